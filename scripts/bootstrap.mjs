@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// Prepares a checkout for `npm start` and `npm test`: npm dependencies and the Debian
+// packages the suites and the local stack use. Plain JavaScript so it runs on the
+// system Node (20 on these machines) before the pinned Node 24 is installed.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync, statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+// Debian package -> a file it installs, used to tell whether it is present without dpkg.
+const systemPackages = {
+  postgresql: '/usr/lib/postgresql',
+  'redis-server': '/usr/bin/redis-server',
+  knot: '/usr/sbin/knotd',
+  'knot-dnsutils': '/usr/bin/kdig',
+  'knot-dnssecutils': '/usr/bin/kzonecheck',
+  'openssh-server': '/usr/sbin/sshd',
+  'openssh-client': '/usr/bin/ssh',
+  'dropbear-bin': '/usr/bin/dbclient',
+  chromium: '/usr/bin/chromium',
+  openssl: '/usr/bin/openssl',
+  nginx: '/usr/sbin/nginx',
+  unzip: '/usr/bin/unzip',
+}
+
+function say(line) {
+  process.stderr.write(`bootstrap: ${line}\n`)
+}
+
+function fail(line) {
+  say(line)
+  process.exit(1)
+}
+
+function ensureSystemPackages() {
+  const missing = Object.entries(systemPackages)
+    .filter(([, file]) => !existsSync(file))
+    .map(([name]) => name)
+  if (missing.length === 0) return
+  const list = missing.join(' ')
+  if (process.platform !== 'linux' || !existsSync('/usr/bin/apt-get')) {
+    fail(`missing system packages (${list}) and no apt-get here: install them with your package manager`)
+  }
+  if (process.getuid?.() !== 0) {
+    fail(`missing system packages; as root run: apt-get install -y ${list}`)
+  }
+  say(`installing system packages: ${list}`)
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+  const opts = { stdio: ['ignore', 'ignore', 'inherit'], env }
+  let r = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', ...missing], opts)
+  if (r.status !== 0) {
+    // A stale or missing package index is the usual cause: refresh once and retry.
+    spawnSync('apt-get', ['update'], opts)
+    r = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', ...missing], opts)
+  }
+  if (r.status !== 0) fail(`apt-get install ${list} failed (exit ${r.status})`)
+  // Debian starts services on install; the suites start their own servers on free ports,
+  // and a system sshd/nginx/knot would only hold the standard ports.
+  for (const svc of ['ssh', 'nginx', 'knot']) {
+    spawnSync('sh', ['-c', `command -v systemctl >/dev/null && systemctl disable --now ${svc}`], { stdio: 'ignore' })
+  }
+}
+
+function ensureNodeModules() {
+  const lock = join(root, 'package-lock.json')
+  const marker = join(root, 'node_modules', '.package-lock.json')
+  const fresh = existsSync(marker) && existsSync(lock) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs
+  if (fresh) return
+  say(existsSync(lock) ? 'installing npm dependencies (npm ci)' : 'installing npm dependencies (npm install)')
+  try {
+    execFileSync('npm', [existsSync(lock) ? 'ci' : 'install', '--no-audit', '--no-fund', '--loglevel=error'], {
+      cwd: root,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    })
+  } catch (err) {
+    fail(`npm dependencies could not be installed (exit ${err.status ?? 'unknown'})`)
+  }
+}
+
+ensureSystemPackages()
+ensureNodeModules()

@@ -1,0 +1,86 @@
+/**
+ * `npm start`: starts every app that exists (each `apps/<app>/stack.ts`) on embedded
+ * defaults under `./.gatehouse/`, prints URLs and generated credentials, and stops them
+ * all cleanly on Ctrl-C.
+ */
+import { existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { StackService, StartStack } from '../packages/kit/src/stack.ts'
+
+const root = join(import.meta.dirname, '..')
+// Order matters where one app points at another (the SSH gate syncs with the control plane).
+const ORDER = ['edgegate', 'sshproxy', 'websignal', 'artsvc', 'dnsctl', 'notify']
+
+function say(line: string) {
+  process.stdout.write(`${line}\n`)
+}
+
+async function main() {
+  const available = ORDER.filter((app) => existsSync(join(root, 'apps', app, 'stack.ts')))
+  const missing = ORDER.filter((app) => !available.includes(app))
+  const started: Record<string, StackService> = {}
+  const failed: Record<string, string> = {}
+  let stopping = false
+
+  const stopAll = async () => {
+    for (const app of Object.keys(started).reverse()) {
+      try {
+        await started[app]!.stop()
+        say(`stopped ${app}`)
+      } catch (err) {
+        say(`${app}: stop failed: ${(err as Error).message}`)
+      }
+    }
+  }
+  const onSignal = () => {
+    if (stopping) process.exit(1)
+    stopping = true
+    say('\nstopping (Ctrl-C again to exit at once)')
+    stopAll().then(() => process.exit(0))
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+
+  for (const app of available) {
+    if (stopping) break
+    const dataDir = join(root, '.gatehouse', app)
+    mkdirSync(dataDir, { recursive: true })
+    const mod = (await import(join(root, 'apps', app, 'stack.ts'))) as { startStack: StartStack }
+    try {
+      started[app] = await mod.startStack({
+        root,
+        dataDir,
+        node: process.execPath,
+        log: (line) => say(`[${app}] ${line}`),
+        started,
+      })
+    } catch (err) {
+      // One broken app should not take the others down: report it and go on.
+      failed[app] = (err as Error).message.split('\n')[0] ?? 'unknown error'
+      say(`[${app}] did not start: ${(err as Error).message}`)
+    }
+  }
+
+  say('')
+  say(`Gatehouse local stack (state in ${join(root, '.gatehouse')}):`)
+  if (available.length === 0) say('  no apps exist yet, so none were started')
+  for (const [app, svc] of Object.entries(started)) {
+    say(`  ${app}`)
+    for (const [what, url] of Object.entries(svc.urls)) say(`    ${what}: ${url}`)
+    for (const [what, value] of Object.entries(svc.credentials ?? {})) say(`    ${what}: ${value}`)
+    for (const note of svc.notes ?? []) say(`    ${note}`)
+  }
+  for (const [app, why] of Object.entries(failed)) say(`  ${app}: FAILED to start (${why}); see the lines above`)
+  if (missing.length > 0) say(`  not built yet: ${missing.join(', ')}`)
+  say('')
+  if (Object.keys(started).length === 0) {
+    say(available.length === 0 ? 'Nothing to run; exiting.' : 'No app started; exiting.')
+    process.exit(available.length === 0 ? 0 : 1)
+  }
+  say('Press Ctrl-C to stop.')
+}
+
+main().catch((err) => {
+  process.stderr.write(`npm start: ${(err as Error).stack ?? err}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,25 @@
+/**
+ * The test step of `npm test`: every workspace's `test/**\/*.test.ts` in one `node --test`
+ * run, so the output ends with one summary for the whole repository.
+ */
+import { spawnSync } from 'node:child_process'
+import { globSync } from 'node:fs'
+import { join } from 'node:path'
+
+const root = join(import.meta.dirname, '..')
+const files = globSync(['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts'], { cwd: root }).sort()
+if (files.length === 0) {
+  process.stderr.write('npm test: no test files found\n')
+  process.exit(1)
+}
+// Suites mostly wait on real servers; a little parallelism beyond the two cores pays off.
+const concurrency = process.env.GATEHOUSE_TEST_CONCURRENCY ?? '3'
+const args = [
+  '--test',
+  `--test-concurrency=${concurrency}`,
+  '--test-timeout=300000',
+  ...process.argv.slice(2),
+  ...files,
+]
+const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' })
+process.exit(result.status ?? 1)
