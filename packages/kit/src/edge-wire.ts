@@ -1,0 +1,213 @@
+/**
+ * Wire types of the edge control plane (spec: edge-gate.md, "Resources and their fields"):
+ * what gate nodes send to `edgegate` and what it answers. Shared by the control plane
+ * (request validation) and the gates (building requests, reading responses), so both
+ * sides agree on one schema. Every object is strict (`additionalProperties: false`).
+ *
+ * @example
+ * import { ObservationBatch, type PolicyResponse } from '@gatehouse/kit'
+ * app.post('/v1/observations/batch', { schema: { body: ObservationBatch } }, handler)
+ */
+import { type Static, Type } from 'typebox'
+import { Compile } from 'typebox/compile'
+
+/** Limits from the spec's "Limits" table. */
+export const EDGE_LIMITS = {
+  /** Fingerprints per observation upload (the gates' page size). */
+  pageSize: 16,
+  /** IPs, ports and sightings per fingerprint. */
+  perFingerprint: 128,
+  /** Encoded fingerprint metadata, bytes (UTF-8 JSON). */
+  metadataBytes: 64 * 1024,
+  /** Signals per signal batch (ours). */
+  signalsPerBatch: 500,
+} as const
+
+/** RFC 3339 UTC with a `Z` suffix and up to nine fraction digits: `2026-11-22T05:19:26.123Z`. */
+export const TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?Z$'
+
+/** A stable instance name: letters, digits, `.`, `_`, `-`; starts with a letter or digit. */
+export const INSTANCE_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$'
+
+/** A fingerprint identifier: 32 hex characters for the SSH gate, JA4-like strings for TLS gates. */
+export const FINGERPRINT_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,255}$'
+
+const Timestamp = Type.String({ pattern: TIMESTAMP_PATTERN, description: 'RFC 3339 UTC timestamp' })
+const InstanceId = Type.String({ pattern: INSTANCE_ID_PATTERN })
+const Fingerprint = Type.String({ pattern: FINGERPRINT_PATTERN })
+const Ip = Type.String({ minLength: 2, maxLength: 45, description: 'IPv4 or IPv6 address' })
+const Port = Type.Integer({ minimum: 0, maximum: 65535 })
+
+export const Verdict = Type.Union([Type.Literal('approved'), Type.Literal('blocked'), Type.Literal('pending')])
+export type Verdict = Static<typeof Verdict>
+
+export const Sighting = Type.Object({ ip: Ip, port: Port, last_seen: Timestamp }, { additionalProperties: false })
+export type Sighting = Static<typeof Sighting>
+
+/**
+ * Fingerprint metadata: `sni`, `ja3`, `ja4` for TLS gates; the SSH gate sends its KEXINIT
+ * lists under snake_case keys (`kex_algorithms`, ...). At most 64 KiB encoded (checked by the
+ * control plane, which a schema cannot express).
+ */
+export const ObservationMetadata = Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$' }), Type.String(), {
+  maxProperties: 32,
+  additionalProperties: false,
+})
+
+export const Observation = Type.Object(
+  {
+    fingerprint: Fingerprint,
+    /** The verdict the gate holds locally (`unknown` when it has none). */
+    status: Type.Union([
+      Type.Literal('approved'),
+      Type.Literal('blocked'),
+      Type.Literal('pending'),
+      Type.Literal('unknown'),
+    ]),
+    first_seen: Timestamp,
+    last_seen: Timestamp,
+    ips: Type.Array(Ip, { maxItems: EDGE_LIMITS.perFingerprint }),
+    ports: Type.Array(Port, { maxItems: EDGE_LIMITS.perFingerprint }),
+    sightings: Type.Array(Sighting, { maxItems: EDGE_LIMITS.perFingerprint }),
+    /** The gate's running total for this fingerprint (not a delta: re-sending is idempotent). */
+    count: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+    metadata: Type.Optional(ObservationMetadata),
+  },
+  { additionalProperties: false },
+)
+export type Observation = Static<typeof Observation>
+
+export const ObservationBatch = Type.Object(
+  {
+    instance_id: InstanceId,
+    observations: Type.Array(Observation, { maxItems: EDGE_LIMITS.pageSize }),
+  },
+  { additionalProperties: false },
+)
+export type ObservationBatch = Static<typeof ObservationBatch>
+
+export const ObservationBatchResult = Type.Object({
+  /** Observations merged (re-sent pages count again; merging is idempotent). */
+  accepted: Type.Integer(),
+})
+export type ObservationBatchResult = Static<typeof ObservationBatchResult>
+
+export const Decision = Type.Object(
+  {
+    scope_type: Type.Literal('instance'),
+    scope_id: Type.String(),
+    fingerprint: Type.String(),
+    status: Verdict,
+    label: Type.String(),
+    updated_at: Timestamp,
+    actor: Type.String(),
+  },
+  // A response: gates tolerate fields added later (e.g. an automated decision's expiry).
+  { additionalProperties: true },
+)
+export type Decision = Static<typeof Decision>
+
+export const PolicyResponse = Type.Object(
+  {
+    /** Send as the next `since`. */
+    cursor: Timestamp,
+    decisions: Type.Array(Decision),
+    /** True when the page limit cut the answer short: pull again at once with the new cursor. */
+    more: Type.Boolean(),
+    /** Present only when trusted-source discovery is configured. */
+    trusted_ranges: Type.Optional(Type.Array(Type.String())),
+  },
+  { additionalProperties: true },
+)
+export type PolicyResponse = Static<typeof PolicyResponse>
+
+/** A response of the control plane that does not match its schema. */
+export class EdgeWireError extends Error {
+  override readonly name = 'EdgeWireError'
+}
+
+const policyCheck = Compile(PolicyResponse)
+
+/**
+ * Check a parsed `GET /v1/policy` body before a gate acts on it.
+ *
+ * @example const policy = readPolicyResponse(res.json()) // throws EdgeWireError when malformed
+ */
+export function readPolicyResponse(value: unknown): PolicyResponse {
+  if (policyCheck.Check(value)) return value
+  const first = [...policyCheck.Errors(value)][0]
+  throw new EdgeWireError(`policy response ${first?.instancePath || '(body)'} ${first?.message ?? 'is invalid'}`)
+}
+
+/** One web scanner signal. There is deliberately no request-target and no user-agent field. */
+export const Signal = Type.Object(
+  {
+    event_id: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$' }),
+    observed_at: Timestamp,
+    host: Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9._:\\[\\]-]+$' }),
+    site: Type.String({ minLength: 1, maxLength: 128 }),
+    ip: Ip,
+    trigger: Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$' }),
+    connections: Type.Integer({ minimum: 0, maximum: 2 ** 31 }),
+    errors: Type.Integer({ minimum: 0, maximum: 2 ** 31 }),
+    successes: Type.Integer({ minimum: 0, maximum: 2 ** 31 }),
+    window_seconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
+  },
+  { additionalProperties: false },
+)
+export type Signal = Static<typeof Signal>
+
+export const SignalBatch = Type.Object(
+  { instance_id: InstanceId, signals: Type.Array(Signal, { maxItems: EDGE_LIMITS.signalsPerBatch }) },
+  { additionalProperties: false },
+)
+export type SignalBatch = Static<typeof SignalBatch>
+
+export const SignalBatchResult = Type.Object({
+  /** Newly stored signals. */
+  accepted: Type.Integer(),
+  /** Signals whose (node, event_id) was already stored: nothing changed. */
+  duplicates: Type.Integer(),
+})
+export type SignalBatchResult = Static<typeof SignalBatchResult>
+
+const SmtpEvidence = Type.Object(
+  {
+    kind: Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$' }),
+    ip: Type.Optional(Ip),
+    fingerprint: Type.Optional(Fingerprint),
+    count: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+    last_seen: Type.Optional(Timestamp),
+  },
+  { additionalProperties: false },
+)
+
+/**
+ * An SMTP correlation report (the spec leaves field names other than instance_id to us).
+ * `replay_id` is derived by the producer from the content (e.g. SHA-256 of the canonical
+ * report): the same replay_id means the same report.
+ */
+export const SmtpReport = Type.Object(
+  {
+    instance_id: InstanceId,
+    namespace: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$' }),
+    listener: Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9.:\\[\\]_-]+$' }),
+    coverage: Type.Object({ from: Timestamp, to: Timestamp }, { additionalProperties: false }),
+    generated_at: Timestamp,
+    replay_id: Type.String({ pattern: '^[A-Za-z0-9_-]{16,128}$' }),
+    counts: Type.Record(
+      Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$' }),
+      Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+      { maxProperties: 64, additionalProperties: false },
+    ),
+    evidence: Type.Array(SmtpEvidence, { maxItems: 100 }),
+  },
+  { additionalProperties: false },
+)
+export type SmtpReport = Static<typeof SmtpReport>
+
+export const SmtpReportResult = Type.Object({
+  /** `stored` (first report), `replaced` (newer generation) or `unchanged` (exact replay). */
+  result: Type.Union([Type.Literal('stored'), Type.Literal('replaced'), Type.Literal('unchanged')]),
+})
+export type SmtpReportResult = Static<typeof SmtpReportResult>

@@ -1,0 +1,295 @@
+/**
+ * The HTTP app factory every Gatehouse service builds on: Fastify 5 with TypeBox
+ * schemas, strict JSON validation, the shared JSON error format, body limits,
+ * request ids, `/healthz`, `/readyz`, `/metrics` and `/openapi.json`.
+ *
+ * `createHttpApp` never listens; `main.ts` of each app does (see `runMain`).
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { ServerOptions as HttpsServerOptions } from 'node:https'
+import swagger from '@fastify/swagger'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Ajv, type Options as AjvOptions } from 'ajv'
+import addFormatsModule from 'ajv-formats'
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify'
+import { AppError, kitErrors } from './errors.ts'
+import { type Logger, requestIdFrom } from './logger.ts'
+import { type AppMetrics, createMetrics } from './metrics.ts'
+
+export type HttpApp = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>
+
+export type ReadinessCheck = () => Promise<void> | void
+
+export interface Readiness {
+  /** Register a dependency check; it throws (or rejects) while the dependency is unusable. */
+  add(name: string, check: ReadinessCheck): void
+  /** Run every check; returns the names of the failing ones with their public reason. */
+  run(): Promise<Record<string, string>>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    readiness: Readiness
+    metrics: AppMetrics
+  }
+}
+
+export interface HttpAppOptions {
+  /** App name: metrics prefix (`<name>_`) and the OpenAPI title when none is given. */
+  name: string
+  version?: string
+  logger: Logger
+  /** Largest accepted request body in bytes (default 1 MiB). */
+  bodyLimit?: number
+  /** HTTPS server options (see `tls.ts`); plain HTTP when absent. */
+  https?: HttpsServerOptions
+  /** Trust `X-Forwarded-*` from these proxies (default: trust nobody). */
+  trustProxy?: boolean | string | string[]
+  openapi?: { title?: string; description?: string }
+  /** Serve `/healthz`, `/readyz`, `/metrics`, `/openapi.json` (default true each). */
+  routes?: { health?: boolean; metrics?: boolean; openapi?: boolean }
+  /** Status of a ready `/readyz`: 200 with a JSON body (default) or 204. */
+  readyStatus?: 200 | 204
+  /** Log one line per completed request (default true). */
+  accessLog?: boolean
+  /** Use this metrics registry instead of creating one. */
+  metrics?: AppMetrics
+}
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
+
+// Bodies are strict: no coercion, and `additionalProperties: false` rejects unknown fields
+// (Fastify's default ajv silently removes them). Query strings and path parameters are
+// text on the wire, so they are coerced to the schema's types.
+function makeAjv(options: AjvOptions): Ajv {
+  const ajv = new Ajv({ allErrors: false, useDefaults: true, strict: false, ...options })
+  addFormats(ajv)
+  return ajv
+}
+
+/**
+ * Build a Fastify app with the shared conventions.
+ *
+ * @example
+ * const app = await createHttpApp({ name: 'dnsctl', logger })
+ * app.readiness.add('database', () => db.ping())
+ * app.get('/v1/zones', { schema: { response: { 200: ZoneList } } }, handler)
+ */
+export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
+  const bodyLimit = options.bodyLimit ?? 1024 * 1024
+  const app = Fastify({
+    loggerInstance: options.logger,
+    // Fastify's own per-request lines are replaced by the access log below; the option
+    // moved into LogController (the top-level ones warn FSTDEP023/FSTDEP024 at startup).
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    bodyLimit,
+    trustProxy: options.trustProxy ?? false,
+    genReqId: (req: IncomingMessage) => requestIdFrom(req.headers['x-request-id']),
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
+    ...(options.https ? { https: options.https } : {}),
+  } as never) as unknown as HttpApp
+
+  const bodyAjv = makeAjv({ coerceTypes: false, removeAdditional: false })
+  const textAjv = makeAjv({ coerceTypes: 'array', removeAdditional: false })
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object),
+  )
+
+  const metrics = options.metrics ?? createMetrics(options.name, options.version)
+  app.decorate('metrics', metrics)
+  const requests = metrics.counter('http_requests_total', 'HTTP requests answered', ['method', 'route', 'status'])
+  const durations = metrics.histogram(
+    'http_request_duration_seconds',
+    'Time to answer HTTP requests',
+    ['method', 'route'],
+    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  )
+
+  const checks = new Map<string, ReadinessCheck>()
+  const readiness: Readiness = {
+    add(name, check) {
+      if (checks.has(name)) throw new TypeError(`readiness check ${name} is registered twice`)
+      checks.set(name, check)
+    },
+    async run() {
+      const failing: Record<string, string> = {}
+      await Promise.all(
+        [...checks].map(async ([name, check]) => {
+          try {
+            await withTimeout(Promise.resolve().then(check), 5000, `${name} check timed out`)
+          } catch (err) {
+            failing[name] = err instanceof AppError ? err.message : `${name} is unusable`
+            app.log.warn({ check: name, err }, 'readiness check failed')
+          }
+        }),
+      )
+      return failing
+    },
+  }
+  app.decorate('readiness', readiness)
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id)
+  })
+
+  // The access line carries only fixed, non-secret fields, so it skips the redaction pass
+  // (which more than doubles the cost of a line); every other log line keeps it.
+  const accessLog = (options.accessLog ?? true) ? options.logger.child({}, { redact: { paths: [] } }) : undefined
+  app.addHook('onResponse', async (req, reply) => {
+    // The route pattern, never the raw URL: paths and queries can carry tokens.
+    const route = req.routeOptions.url ?? 'unmatched'
+    const seconds = reply.elapsedTime / 1000
+    requests.inc({ method: req.method, route, status: reply.statusCode })
+    durations.observe({ method: req.method, route }, seconds)
+    accessLog?.info(
+      {
+        request_id: req.id,
+        method: req.method,
+        route,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request',
+    )
+  })
+
+  app.setErrorHandler((err: FastifyError | AppError | Error, req, reply) => sendError(app, err, req, reply, bodyLimit))
+  installNotFound(app)
+
+  const routes = options.routes ?? {}
+  if (routes.openapi !== false) {
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: {
+          title: options.openapi?.title ?? options.name,
+          version: options.version ?? '0.0.0',
+          ...(options.openapi?.description ? { description: options.openapi.description } : {}),
+        },
+      },
+    })
+    app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  }
+  if (routes.health !== false) {
+    app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }))
+    app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+      const failing = await readiness.run()
+      const names = Object.keys(failing)
+      if (names.length > 0) {
+        return reply.code(503).send({
+          error: { code: 'not_ready', message: `not ready: ${names.join(', ')}`, checks: failing },
+        })
+      }
+      if (options.readyStatus === 204) return reply.code(204).send()
+      return { status: 'ready' }
+    })
+  }
+  if (routes.metrics !== false) {
+    app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+      reply.header('content-type', metrics.registry.contentType)
+      return metrics.registry.metrics()
+    })
+  }
+  return app
+}
+
+/** The one place errors become responses: coded errors as they are, everything else as a plain 500. */
+function sendError(
+  app: HttpApp,
+  err: FastifyError | AppError | Error,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  bodyLimit: number,
+) {
+  let appErr: AppError
+  if (err instanceof AppError) appErr = err
+  else appErr = translate(err as FastifyError, bodyLimit)
+  if (appErr.statusCode >= 500) req.log.error({ code: appErr.code, status: appErr.statusCode, err }, 'request failed')
+  else if (appErr.cause !== undefined) {
+    req.log.info({ code: appErr.code, status: appErr.statusCode, cause: appErr.cause }, 'request refused')
+  }
+  if (appErr.headers) reply.headers(appErr.headers)
+  void app
+  return reply.code(appErr.statusCode).type('application/json; charset=utf-8').send(appErr.toJSON())
+}
+
+function translate(err: FastifyError, bodyLimit: number): AppError {
+  if (err.validation) {
+    const first = err.validation[0]
+    const where = err.validationContext ?? 'request'
+    const path = first?.instancePath ? `${where}${first.instancePath.replaceAll('/', '.')}` : where
+    let message = `${path} ${first?.message ?? 'is invalid'}`
+    if (first?.keyword === 'additionalProperties') {
+      message = `${path} has unknown field ${JSON.stringify((first.params as { additionalProperty: string }).additionalProperty)}`
+    } else if (first?.keyword === 'enum') {
+      message = `${path} must be one of ${(first.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`
+    }
+    return kitErrors.invalid_request.with({ details: { path } }, message)
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return kitErrors.payload_too_large(bodyLimit)
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+        ? kitErrors.unsupported_media_type.with({ cause: err }, 'for this endpoint')
+        : kitErrors.invalid_request.with({ cause: err }, 'Content-Length does not match the body')
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return kitErrors.invalid_json('the body is empty')
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return kitErrors.invalid_json.with({ cause: err }, err.message)
+  }
+  if (err instanceof SyntaxError && err.statusCode === 400)
+    return kitErrors.invalid_json.with({ cause: err }, err.message)
+  if (err.statusCode === 413) return kitErrors.payload_too_large(bodyLimit)
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+    return new AppError(err.statusCode, 'invalid_request', err.message, { cause: err })
+  }
+  return kitErrors.internal.with({ cause: err })
+}
+
+// Fastify answers an unknown method on a known path with 404; the design wants 405 with
+// `Allow`, so keep each route's pattern and test the path against them.
+function installNotFound(app: HttpApp) {
+  const patterns = new Map<string, { regex: RegExp; methods: Set<string> }>()
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    let entry = patterns.get(route.url)
+    if (!entry) {
+      const source = route.url
+        .split('/')
+        .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .join('/')
+      entry = { regex: new RegExp(`^${source}$`), methods: new Set() }
+      patterns.set(route.url, entry)
+    }
+    for (const m of methods) entry.methods.add(m)
+  })
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? '/'
+    const allowed = new Set<string>()
+    for (const { regex, methods } of patterns.values()) if (regex.test(path)) for (const m of methods) allowed.add(m)
+    if (allowed.size > 0) {
+      const allow = [...allowed].sort().join(', ')
+      return sendError(app, kitErrors.method_not_allowed.with({ headers: { allow } }, req.method, path), req, reply, 0)
+    }
+    return sendError(app, kitErrors.not_found(`no route for ${req.method} ${path}`), req, reply, 0)
+  })
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}

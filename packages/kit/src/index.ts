@@ -1,0 +1,86 @@
+export {
+  ConfigError,
+  type ConfigOf,
+  describeSchema,
+  type Field,
+  type FieldOptions,
+  field,
+  type Loaded,
+  type LoadOptions,
+  loadConfig,
+  type Schema,
+} from './config.ts'
+export {
+  type Database,
+  type DatabaseKind,
+  type DatabaseOptions,
+  isUniqueViolation,
+  type Migration,
+  migrate,
+  openDatabase,
+  parseDatabaseUrl,
+  sql,
+} from './db/database.ts'
+export { NodeSqliteDatabase } from './db/sqlite-adapter.ts'
+export { DurationError, formatDuration, parseByteSize, parseDuration } from './durations.ts'
+export {
+  Decision,
+  EDGE_LIMITS,
+  EdgeWireError,
+  FINGERPRINT_PATTERN,
+  INSTANCE_ID_PATTERN,
+  Observation,
+  ObservationBatch,
+  ObservationBatchResult,
+  ObservationMetadata,
+  PolicyResponse,
+  readPolicyResponse,
+  Sighting,
+  Signal,
+  SignalBatch,
+  SignalBatchResult,
+  SmtpReport,
+  SmtpReportResult,
+  TIMESTAMP_PATTERN,
+  Verdict,
+} from './edge-wire.ts'
+export {
+  AppError,
+  type AppErrorOptions,
+  defineErrors,
+  type ErrorDefinition,
+  type ErrorFactory,
+  kitErrors,
+  StartupError,
+} from './errors.ts'
+export { createHttpApp, type HttpApp, type HttpAppOptions, type Readiness, type ReadinessCheck } from './http.ts'
+export { type ClientRequest, type ClientResponse, HttpClientError, requestNoRedirect } from './http-client.ts'
+export { createLogger, type Logger, type LoggerConfig, requestIdFrom } from './logger.ts'
+export { type AppMetrics, Counter, createMetrics, Gauge, Histogram, Registry } from './metrics.ts'
+export {
+  AddressError,
+  type Cidr,
+  CidrSet,
+  cidrContains,
+  type IpAddress,
+  isIp,
+  isLoopback,
+  isPublicIp,
+  type ListenAddress,
+  normalizeIp,
+  parseCidr,
+  parseIp,
+  parseListenAddress,
+} from './net.ts'
+export { exitWithError, type RunOptions, runMain, type Stop } from './process.ts'
+export { generateToken, hashToken, safeEqual, sha256Hex, verifyToken } from './secrets.ts'
+export type { StackContext, StackService, StartStack } from './stack.ts'
+export {
+  type ClientTlsConfig,
+  createTlsAgent,
+  type HttpsServerConfig,
+  httpsServerOptions,
+  loadTlsMaterial,
+  type TlsFiles,
+  type TlsMaterial,
+} from './tls.ts'

@@ -1,0 +1,412 @@
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { after, describe, test } from 'node:test'
+import { ConfigError, describeSchema, field, loadConfig, type Schema } from '../src/index.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'kit-config-'))
+after(() => rmSync(dir, { recursive: true, force: true }))
+let n = 0
+function file(content: string): string {
+  const path = join(dir, `f${n++}`)
+  writeFileSync(path, content)
+  return path
+}
+function json(value: unknown): string {
+  return file(JSON.stringify(value))
+}
+
+/** The ConfigError lines of a failing load. */
+function problems(fn: () => unknown): string[] {
+  try {
+    fn()
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${String(err)}`)
+    return err.lines
+  }
+  assert.fail('expected a ConfigError')
+}
+
+const schema = {
+  listen: field.string({ env: 'APP_LISTEN', flag: 'listen', default: '127.0.0.1:8080' }),
+  workers: field.int({ env: 'APP_WORKERS', flag: 'workers', min: 1, max: 64, default: 4 }),
+  timeout: field.duration({ env: 'APP_TIMEOUT', flag: 'timeout', default: '30s' }),
+  verbose: field.boolean({ env: 'APP_VERBOSE', flag: 'verbose', default: false }),
+  allow: field.list({ env: 'APP_ALLOW', flag: 'allow', default: [] as string[] }),
+  mode: field.enum(['a', 'b'] as const, { env: 'APP_MODE', flag: 'mode' }),
+  token: field.string({ env: 'APP_TOKEN', flag: 'token', secret: true }),
+  db: {
+    url: field.string({ env: 'APP_DB_URL', flag: 'db-url', default: 'sqlite:app.db' }),
+    pool: field.int({ env: 'APP_DB_POOL', default: 10 }),
+    password: field.string({ env: 'APP_DB_PASSWORD', secret: true }),
+  },
+} satisfies Schema
+
+describe('loadConfig precedence', () => {
+  test('defaults when nothing is set', () => {
+    const { config, sources } = loadConfig(schema, { argv: [], env: {} })
+    assert.deepEqual(config, {
+      listen: '127.0.0.1:8080',
+      workers: 4,
+      timeout: 30_000,
+      verbose: false,
+      allow: [],
+      mode: undefined,
+      token: undefined,
+      db: { url: 'sqlite:app.db', pool: 10, password: undefined },
+    })
+    assert.equal(sources.listen, 'default')
+    assert.equal(sources.token, undefined)
+  })
+
+  test('flags > env > file > default', () => {
+    const path = json({ listen: 'file:1', workers: 3, timeout: '3s', mode: 'a', db: { pool: 7 } })
+    const env = { APP_LISTEN: 'env:1', APP_WORKERS: '2' }
+    const { config, sources } = loadConfig(schema, { argv: ['--listen', 'flag:1'], env, file: path })
+    assert.equal(config.listen, 'flag:1')
+    assert.equal(config.workers, 2)
+    assert.equal(config.timeout, 3000)
+    assert.equal(config.mode, 'a')
+    assert.equal(config.db.pool, 7)
+    assert.equal(config.db.url, 'sqlite:app.db')
+    assert.deepEqual(sources, {
+      listen: 'flag',
+      workers: 'env',
+      timeout: 'file',
+      verbose: 'default',
+      allow: 'default',
+      mode: 'file',
+      'db.url': 'default',
+      'db.pool': 'file',
+    })
+  })
+
+  test('flags given already parsed by a CLI library', () => {
+    const { config } = loadConfig(schema, {
+      flags: { workers: '9', verbose: true, listen: undefined },
+      env: { APP_LISTEN: 'e' },
+    })
+    assert.equal(config.workers, 9)
+    assert.equal(config.verbose, true)
+    assert.equal(config.listen, 'e')
+    assert.deepEqual(
+      problems(() => loadConfig(schema, { flags: { nope: 1 } })),
+      ['flag --nope: unknown flag'],
+    )
+  })
+})
+
+describe('loadConfig flags', () => {
+  test('--name value, --name=value and -name value', () => {
+    const { config } = loadConfig(schema, {
+      argv: ['--listen', 'a:1', '--workers=5', '-timeout', '1h30m', '-db-url=postgres://x/y'],
+    })
+    assert.equal(config.listen, 'a:1')
+    assert.equal(config.workers, 5)
+    assert.equal(config.timeout, 5_400_000)
+    assert.equal(config.db.url, 'postgres://x/y')
+  })
+
+  test('a value after = may contain = and start with a dash', () => {
+    const { config } = loadConfig(schema, { argv: ['--listen=a=b', '--token', '-x-'] })
+    assert.equal(config.listen, 'a=b')
+    assert.equal(config.token, '-x-')
+  })
+
+  test('boolean flags take no value but accept =false', () => {
+    assert.equal(loadConfig(schema, { argv: ['--verbose'] }).config.verbose, true)
+    assert.equal(loadConfig(schema, { argv: ['-verbose'] }).config.verbose, true)
+    assert.equal(loadConfig(schema, { argv: ['--verbose=false'] }).config.verbose, false)
+    assert.equal(loadConfig(schema, { argv: [], env: { APP_VERBOSE: 'yes' } }).config.verbose, true)
+    assert.deepEqual(
+      problems(() => loadConfig(schema, { argv: ['--verbose=maybe'] })),
+      ['--verbose: must be true or false, got "maybe"'],
+    )
+  })
+
+  test('list flags repeat; env lists are comma-separated; file lists are arrays', () => {
+    assert.deepEqual(loadConfig(schema, { argv: ['--allow', 'a', '--allow=b', '-allow', 'c'] }).config.allow, [
+      'a',
+      'b',
+      'c',
+    ])
+    assert.deepEqual(loadConfig(schema, { env: { APP_ALLOW: 'x, y ,z' } }).config.allow, ['x', 'y', 'z'])
+    assert.deepEqual(loadConfig(schema, { env: { APP_ALLOW: '' } }).config.allow, [])
+    assert.deepEqual(loadConfig(schema, { file: json({ allow: ['p', 'q'] }) }).config.allow, ['p', 'q'])
+    assert.deepEqual(
+      problems(() => loadConfig(schema, { file: json({ allow: 'p,q' }) })),
+      ['allow: must be an array of strings, got string "p,q"'],
+    )
+    assert.deepEqual(
+      problems(() => loadConfig(schema, { file: json({ allow: ['p', 3] }) })),
+      ['allow: element 1 must be a string, got number 3'],
+    )
+  })
+
+  test('list items are validated by item()', () => {
+    const s = { ports: field.list({ flag: 'port', item: (x: string) => field.int({ max: 65535 }).parse(x, 'flag') }) }
+    assert.deepEqual(loadConfig(s, { argv: ['--port', '80', '--port', '443'] }).config.ports, [80, 443])
+    assert.deepEqual(
+      problems(() => loadConfig(s, { argv: ['--port', '80', '--port', '99999'] })),
+      ['--port: element 1 "99999": must be at most 65535, got 99999'],
+    )
+  })
+
+  test('positionals after the flags and after --', () => {
+    const a = loadConfig(schema, { argv: ['--workers', '2', 'publish', 'file.zip', '--verbose'] })
+    assert.deepEqual(a.positionals, ['publish', 'file.zip', '--verbose'])
+    assert.equal(a.config.verbose, false)
+    const b = loadConfig(schema, { argv: ['--', '--workers'] })
+    assert.deepEqual(b.positionals, ['--workers'])
+    assert.deepEqual(loadConfig(schema, { argv: ['-'] }).positionals, ['-'])
+  })
+
+  test('unknown flag and a flag without value', () => {
+    assert.deepEqual(
+      problems(() => loadConfig(schema, { argv: ['--nope', '--workers'] })),
+      ['flag --nope: unknown flag', 'flag --workers: needs a value'],
+    )
+  })
+})
+
+describe('loadConfig errors', () => {
+  test('every violation at once, each line naming its key', () => {
+    const path = json({ workers: 'many', db: { pool: 1.5, bogus: 1 }, extra: true, mode: 'c' })
+    const lines = problems(() =>
+      loadConfig(schema, {
+        argv: ['--timeout', '1d', '--unknown=1'],
+        env: { APP_LISTEN: 'ok', APP_DB_URL: 'x', APP_VERBOSE: 'perhaps' },
+        file: path,
+      }),
+    )
+    assert.deepEqual(lines.sort(), [
+      '--timeout: invalid duration "1d" at "1d" (use e.g. 500ms, 30s, 15m, 12h, 1h30m)',
+      'APP_VERBOSE: must be true or false, got "perhaps"',
+      'db.bogus: unknown key',
+      'db.pool: must be an integer, got number 1.5',
+      'extra: unknown key',
+      'flag --unknown: unknown flag',
+      'mode: must be one of a, b, got "c"',
+      'workers: must be an integer, got string "many"',
+    ])
+  })
+
+  test('ConfigError message joins the lines', () => {
+    try {
+      loadConfig(schema, { env: { APP_WORKERS: '0', APP_DB_POOL: 'x' } })
+      assert.fail('expected failure')
+    } catch (err) {
+      assert.ok(err instanceof ConfigError)
+      assert.equal(err.name, 'ConfigError')
+      assert.equal(err.message, err.lines.join('; '))
+      assert.deepEqual(err.lines, [
+        'APP_WORKERS: must be at least 1, got 0',
+        'APP_DB_POOL: must be an integer, got string "x"',
+      ])
+    }
+  })
+
+  test('a section given as a scalar', () => {
+    assert.deepEqual(
+      problems(() => loadConfig(schema, { file: json({ db: 'sqlite:x' }) })),
+      ['db: must be an object, got string "sqlite:x"'],
+    )
+  })
+
+  test('durations from JSON need units', () => {
+    assert.deepEqual(
+      problems(() => loadConfig(schema, { file: json({ timeout: 30 }) })),
+      ['timeout: must be a duration string with a unit, e.g. "30s"'],
+    )
+  })
+
+  test('required fields list how to set them', () => {
+    const s = {
+      key: field.string({ env: 'APP_KEY', flag: 'key', secret: true, required: true }),
+      db: { url: field.url({ required: true, protocols: ['postgres:'] }) },
+    }
+    assert.deepEqual(
+      problems(() => loadConfig(s, {})),
+      [
+        'key: required (set --key or APP_KEY or APP_KEY_FILE or "key" in the config file)',
+        'db.url: required (set "db.url" in the config file)',
+      ],
+    )
+    assert.deepEqual(
+      problems(() => loadConfig(s, { env: { APP_KEY: 'k' }, file: json({ db: { url: 'http://x' } }) })),
+      ['db.url: must use postgres, got http'],
+    )
+  })
+})
+
+describe('loadConfig secrets from files', () => {
+  test('<VAR>_FILE is read and one trailing newline stripped', () => {
+    const { config, sources } = loadConfig(schema, {
+      env: { APP_TOKEN_FILE: file('s3cret\n'), APP_DB_PASSWORD_FILE: file('pw\r\n') },
+    })
+    assert.equal(config.token, 's3cret')
+    assert.equal(config.db.password, 'pw')
+    assert.equal(sources.token, 'env')
+  })
+
+  test('a missing secret file is an error naming the variable', () => {
+    const missing = join(dir, 'missing')
+    assert.deepEqual(
+      problems(() => loadConfig(schema, { env: { APP_TOKEN_FILE: missing } })),
+      [`APP_TOKEN_FILE: secret file ${missing} cannot be read (ENOENT)`],
+    )
+  })
+
+  test('setting both VAR and VAR_FILE is an error', () => {
+    assert.deepEqual(
+      problems(() => loadConfig(schema, { env: { APP_TOKEN: 'a', APP_TOKEN_FILE: file('b') } })),
+      ['APP_TOKEN: set either APP_TOKEN or APP_TOKEN_FILE, not both'],
+    )
+  })
+
+  test('<key>_file in the JSON file, also nested', () => {
+    const path = json({ token_file: file('t0k\n'), db: { password_file: file('dbpw') } })
+    const { config, sources } = loadConfig(schema, { file: path })
+    assert.equal(config.token, 't0k')
+    assert.equal(config.db.password, 'dbpw')
+    assert.equal(sources['db.password'], 'file')
+  })
+
+  test('<key>_file problems name the key', () => {
+    const missing = join(dir, 'nothing-here')
+    const lines = problems(() => loadConfig(schema, { file: json({ token_file: 5, db: { password_file: missing } }) }))
+    assert.deepEqual(lines, [
+      'token_file: must be a file path string',
+      `db.password_file: secret file ${missing} cannot be read (ENOENT)`,
+    ])
+  })
+
+  test('_file is not accepted for fields that are not secret', () => {
+    assert.deepEqual(
+      problems(() => loadConfig(schema, { file: json({ listen_file: file('x') }) })),
+      ['listen_file: unknown key'],
+    )
+    // Nor <VAR>_FILE: the variable is simply not read.
+    assert.equal(loadConfig(schema, { env: { APP_LISTEN_FILE: file('x') } }).config.listen, '127.0.0.1:8080')
+  })
+})
+
+describe('loadConfig JSON file', () => {
+  test('missing file: an error when required, empty when optional', () => {
+    const missing = join(dir, 'no-config.json')
+    assert.deepEqual(
+      problems(() => loadConfig(schema, { file: missing })),
+      [`config file ${missing}: cannot be read (ENOENT)`],
+    )
+    assert.equal(loadConfig(schema, { file: missing, fileRequired: false }).config.workers, 4)
+  })
+
+  test('invalid JSON and non-object JSON', () => {
+    const bad = file('{"listen": ')
+    const lines = problems(() => loadConfig(schema, { file: bad }))
+    assert.equal(lines.length, 1)
+    assert.match(lines[0]!, new RegExp(`^config file ${bad}: invalid JSON \\(`))
+    const arr = json([1])
+    assert.deepEqual(
+      problems(() => loadConfig(schema, { file: arr })),
+      [`config file ${arr}: must hold a JSON object`],
+    )
+  })
+})
+
+describe('fields', () => {
+  test('bytes, number, url and custom', () => {
+    const s = {
+      size: field.bytes({ env: 'S', max: 1024 ** 3 }),
+      ratio: field.number({ env: 'R', min: 0, max: 1 }),
+      hook: field.url({ env: 'U', protocols: ['https:'] }),
+      odd: field.custom(
+        (raw) => {
+          const v = Number(raw)
+          if (v % 2 !== 1) throw new Error('must be odd')
+          return v
+        },
+        { env: 'O' },
+      ),
+    }
+    const { config } = loadConfig(s, { env: { S: '25MiB', R: '0.5', U: 'https://x.test/h', O: '3' } })
+    assert.deepEqual(config, { size: 26_214_400, ratio: 0.5, hook: 'https://x.test/h', odd: 3 })
+    assert.deepEqual(
+      problems(() => loadConfig(s, { env: { S: '2GiB', R: '', U: 'nope', O: '2' } })),
+      [
+        'S: must be at most 1073741824, got 2147483648',
+        'R: must be a number, got string ""',
+        'U: must be an absolute URL, got "nope"',
+        'O: must be odd',
+      ],
+    )
+  })
+
+  test('string pattern and minLength', () => {
+    const s = { name: field.string({ env: 'N', pattern: /^[a-z]+$/, patternDoc: 'lowercase letters', minLength: 2 }) }
+    assert.deepEqual(
+      problems(() => loadConfig(s, { env: { N: 'A' } })),
+      ['N: must be at least 2 characters'],
+    )
+    assert.deepEqual(
+      problems(() => loadConfig(s, { env: { N: 'AB' } })),
+      ['N: must be lowercase letters, got "AB"'],
+    )
+  })
+
+  test('a bad env name is a TypeError at definition', () => {
+    assert.throws(() => field.string({ env: 'lower' }), TypeError)
+  })
+
+  test('describeSchema names flags, env vars and defaults', () => {
+    const text = describeSchema(schema).join('\n')
+    assert.match(text, /--listen, \$APP_LISTEN, listen \(default 127\.0\.0\.1:8080\)/)
+    assert.match(text, /\$APP_TOKEN \/ \$APP_TOKEN_FILE/)
+    assert.match(text, /db\.pool \(default 10\)/)
+  })
+})
+
+describe('a program using runMain + loadConfig', () => {
+  test('exits non-zero with one stderr line per problem and no stack trace', () => {
+    const kit = resolve(import.meta.dirname, '../src/index.ts')
+    const script = join(dir, 'main.ts')
+    writeFileSync(
+      script,
+      `import { field, loadConfig, runMain } from ${JSON.stringify(kit)}
+const schema = {
+  port: field.int({ flag: 'port', env: 'DEMO_PORT', max: 65535 }),
+  timeout: field.duration({ flag: 'timeout', env: 'DEMO_TIMEOUT' }),
+  key: field.string({ env: 'DEMO_KEY', required: true }),
+}
+await runMain({ name: 'demo' }, async () => {
+  loadConfig(schema, { argv: process.argv.slice(2), env: process.env })
+  process.stdout.write('started\\n')
+  return undefined
+})
+`,
+    )
+    const res = spawnSync(process.execPath, [script, '--port', '70000', '--bogus'], {
+      env: { PATH: process.env.PATH, DEMO_TIMEOUT: '1m1h' },
+      encoding: 'utf8',
+    })
+    assert.equal(res.status, 1, res.stderr)
+    assert.equal(res.stdout, '')
+    const lines = res.stderr.trimEnd().split('\n')
+    assert.deepEqual(lines, [
+      'demo: flag --bogus: unknown flag',
+      'demo: --port: must be at most 65535, got 70000',
+      'demo: DEMO_TIMEOUT: invalid duration "1m1h": units must go from largest to smallest, once each',
+      'demo: key: required (set DEMO_KEY or "key" in the config file)',
+    ])
+    assert.doesNotMatch(res.stderr, /\n\s+at /)
+
+    const ok = spawnSync(process.execPath, [script, '--port=80'], {
+      env: { PATH: process.env.PATH, DEMO_KEY: 'k' },
+      encoding: 'utf8',
+    })
+    assert.equal(ok.status, 0, ok.stderr)
+    assert.equal(ok.stdout, 'started\n')
+  })
+})

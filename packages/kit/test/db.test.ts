@@ -1,0 +1,448 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { type Postgres, startPostgres } from '@gatehouse/testkit'
+import type { Kysely } from 'kysely'
+import {
+  type Database,
+  isUniqueViolation,
+  type Migration,
+  NodeSqliteDatabase,
+  openDatabase,
+  parseDatabaseUrl,
+  StartupError,
+  sql,
+} from '../src/index.ts'
+
+interface OwnerTable {
+  id: string
+  name: string
+}
+interface ItemTable {
+  id: string
+  owner_id: string
+  name: string
+  active: boolean | number
+  created_at: string | Date
+  size: number
+}
+interface DB {
+  owner: OwnerTable
+  item: ItemTable
+}
+
+/** Migrations that count how often each one runs. */
+function makeMigrations() {
+  const runs = { init: 0, items: 0 }
+  const migrations: Record<string, Migration> = {
+    '0001_init': {
+      async up(db: Kysely<unknown>) {
+        runs.init++
+        await db.schema
+          .createTable('owner')
+          .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
+          .addColumn('name', 'varchar(200)', (c) => c.notNull())
+          .execute()
+      },
+    },
+    '0002_items': {
+      async up(db: Kysely<unknown>) {
+        runs.items++
+        await db.schema
+          .createTable('item')
+          .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
+          .addColumn('owner_id', 'varchar(64)', (c) => c.notNull().references('owner.id').onDelete('cascade'))
+          .addColumn('name', 'varchar(200)', (c) => c.notNull().unique())
+          .addColumn('active', 'boolean', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('size', 'bigint', (c) => c.notNull().defaultTo(0))
+          .execute()
+        await db.schema.createIndex('item_owner').on('item').column('owner_id').execute()
+      },
+    },
+  }
+  return { migrations, runs }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'kit-db-'))
+after(() => rmSync(dir, { recursive: true, force: true }))
+let fileCounter = 0
+
+interface Backend {
+  kind: 'sqlite' | 'postgres'
+  /** A URL of a fresh, empty database. */
+  fresh(): Promise<string>
+}
+
+let pgServer: Postgres | undefined
+const backends: Backend[] = [
+  { kind: 'sqlite', fresh: async () => `sqlite:${join(dir, `t${fileCounter++}.db`)}` },
+  {
+    kind: 'postgres',
+    fresh: async () => {
+      pgServer ??= await startPostgres()
+      return pgServer.createDatabase()
+    },
+  },
+]
+after(async () => {
+  await pgServer?.stop()
+})
+
+async function withDb(url: string, fn: (d: Database<DB>) => Promise<void>) {
+  const d = await openDatabase<DB>({ url, migrations: makeMigrations().migrations })
+  try {
+    await fn(d)
+  } finally {
+    await d.close()
+  }
+}
+
+const now = () => new Date().toISOString()
+
+const childScript = join(dir, 'migrate-child.ts')
+writeFileSync(
+  childScript,
+  `import { openDatabase, sql } from ${JSON.stringify(resolve(import.meta.dirname, '../src/index.ts'))}
+const ran = []
+// Enough work inside each migration that two starters overlap.
+const fill = async (db, table) => {
+  await db.schema.createTable(table).addColumn('id', 'integer').execute()
+  for (let i = 0; i < 3000; i++) await sql\`insert into \${sql.table(table)} values (\${i})\`.execute(db)
+}
+const migrations = {
+  '0001_a': { async up(db) { ran.push('0001'); await fill(db, 'a') } },
+  '0002_b': { async up(db) { ran.push('0002'); await fill(db, 'b') } },
+}
+const d = await openDatabase({ url: process.argv[2], migrations })
+const n = await sql\`select count(*) as n from b\`.execute(d.db)
+if (n.rows[0].n !== 3000) throw new Error('table b has ' + n.rows[0].n + ' rows')
+await d.close()
+process.stdout.write(JSON.stringify(ran))
+`,
+)
+
+async function migrateInChild(url: string): Promise<{ code: number | null; ran: string[]; stderr: string }> {
+  const child = spawn(process.execPath, [childScript, url], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString()
+  })
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString()
+  })
+  const [code] = (await once(child, 'close')) as [number | null]
+  return { code, ran: code === 0 ? (JSON.parse(stdout) as string[]) : [], stderr }
+}
+
+for (const backend of backends) {
+  describe(`database (${backend.kind})`, () => {
+    let url: string
+    before(async () => {
+      url = await backend.fresh()
+    })
+
+    test('migrations are applied once', async () => {
+      const url = await backend.fresh()
+      const first = makeMigrations()
+      const a = await openDatabase<DB>({ url, migrations: first.migrations })
+      assert.equal(a.kind, backend.kind)
+      assert.deepEqual(first.runs, { init: 1, items: 1 })
+      await a.close()
+      const second = makeMigrations()
+      const b = await openDatabase<DB>({ url, migrations: second.migrations })
+      assert.deepEqual(second.runs, { init: 0, items: 0 }, 'the second open applies nothing')
+      const applied = await sql<{ name: string }>`select name from schema_migration order by name`.execute(b.db)
+      assert.deepEqual(
+        applied.rows.map((r) => r.name),
+        ['0001_init', '0002_items'],
+      )
+      await b.close()
+    })
+
+    test('concurrent openDatabase calls on the same database both succeed', async () => {
+      const url = await backend.fresh()
+      if (backend.kind === 'sqlite') {
+        // node:sqlite is synchronous: a second connection in the same thread would block the
+        // event loop while it waits for the lock, so race two processes instead.
+        const [a, b] = await Promise.all([migrateInChild(url), migrateInChild(url)])
+        assert.equal(a.code, 0, a.stderr)
+        assert.equal(b.code, 0, b.stderr)
+        assert.deepEqual([...a.ran, ...b.ran].sort(), ['0001', '0002'], 'each migration ran exactly once')
+        return
+      }
+      const m1 = makeMigrations()
+      const m2 = makeMigrations()
+      const [a, b] = await Promise.all([
+        openDatabase<DB>({ url, migrations: m1.migrations }),
+        openDatabase<DB>({ url, migrations: m2.migrations }),
+      ])
+      assert.equal(m1.runs.init + m2.runs.init, 1, 'each migration ran exactly once')
+      assert.equal(m1.runs.items + m2.runs.items, 1)
+      await Promise.all([a.close(), b.close()])
+    })
+
+    test('a failing migration is a StartupError naming it, and its batch is rolled back', async () => {
+      const url = await backend.fresh()
+      const migrations: Record<string, Migration> = {
+        ...makeMigrations().migrations,
+        '0003_broken': {
+          async up(db) {
+            await db.schema.createTable('half').addColumn('id', 'integer').execute()
+            await sql`this is not sql`.execute(db)
+          },
+        },
+      }
+      await assert.rejects(openDatabase({ url, migrations }), (err: unknown) => {
+        assert.ok(err instanceof StartupError)
+        assert.equal(err.lines.length, 1)
+        assert.match(err.lines[0]!, /^database migration 0003_broken failed: /)
+        return true
+      })
+      const d = await openDatabase<DB>({ url })
+      const tables = (await d.db.introspection.getTables()).map((t) => t.name)
+      assert.ok(!tables.includes('half'), 'nothing of the failed migration is kept')
+      assert.ok(!tables.includes('owner'), 'the whole batch is one transaction')
+      const applied = await sql<{ name: string }>`select name from schema_migration`.execute(d.db)
+      assert.deepEqual(applied.rows, [])
+      await d.close()
+      // A fixed set of migrations then applies cleanly.
+      const fixed = makeMigrations()
+      await (await openDatabase<DB>({ url, migrations: fixed.migrations })).close()
+      assert.deepEqual(fixed.runs, { init: 1, items: 1 })
+    })
+
+    test('CRUD through Kysely', async () => {
+      await withDb(url, async ({ db }) => {
+        await db.insertInto('owner').values({ id: 'o1', name: 'Ann' }).execute()
+        await db
+          .insertInto('item')
+          .values([
+            { id: 'i1', owner_id: 'o1', name: 'one', active: true, created_at: now(), size: 10 },
+            { id: 'i2', owner_id: 'o1', name: 'two', active: false, created_at: now(), size: 2 ** 40 },
+          ])
+          .execute()
+        const rows = await db
+          .selectFrom('item')
+          .select(['id', 'name', 'size'])
+          .where('owner_id', '=', 'o1')
+          .orderBy('id')
+          .execute()
+        assert.deepEqual(rows, [
+          { id: 'i1', name: 'one', size: 10 },
+          { id: 'i2', name: 'two', size: 2 ** 40 },
+        ])
+        const updated = await db.updateTable('item').set({ name: 'uno' }).where('id', '=', 'i1').executeTakeFirst()
+        assert.equal(updated.numUpdatedRows, 1n)
+        const one = await db.selectFrom('item').select('name').where('id', '=', 'i1').executeTakeFirstOrThrow()
+        assert.equal(one.name, 'uno')
+        const count = await db
+          .selectFrom('item')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+        assert.equal(count.n, 2, 'counts are numbers on both backends')
+        const deleted = await db.deleteFrom('item').where('id', '=', 'i2').executeTakeFirst()
+        assert.equal(deleted.numDeletedRows, 1n)
+        const returned = await db
+          .insertInto('item')
+          .values({ id: 'i3', owner_id: 'o1', name: 'three', active: true, created_at: now(), size: 3 })
+          .returning(['id', 'size'])
+          .executeTakeFirstOrThrow()
+        assert.deepEqual(returned, { id: 'i3', size: 3 })
+        await db.deleteFrom('owner').where('id', '=', 'o1').execute()
+        const left = await db.selectFrom('item').selectAll().execute()
+        assert.deepEqual(left, [], 'ON DELETE CASCADE works (foreign keys are enforced)')
+      })
+    })
+
+    test('foreign keys are enforced', async () => {
+      await withDb(url, async ({ db }) => {
+        await assert.rejects(
+          db
+            .insertInto('item')
+            .values({ id: 'fk', owner_id: 'nobody', name: 'fk', active: true, created_at: now(), size: 0 })
+            .execute(),
+          (err: unknown) => {
+            assert.equal(isUniqueViolation(err), false)
+            return true
+          },
+        )
+      })
+    })
+
+    test('a transaction rolls back when its callback throws', async () => {
+      await withDb(url, async ({ db }) => {
+        await assert.rejects(
+          db.transaction().execute(async (trx) => {
+            await trx.insertInto('owner').values({ id: 'tx1', name: 'inside' }).execute()
+            const seen = await trx.selectFrom('owner').select('id').where('id', '=', 'tx1').execute()
+            assert.equal(seen.length, 1, 'visible inside the transaction')
+            throw new Error('abort')
+          }),
+          /abort/,
+        )
+        const after = await db.selectFrom('owner').select('id').where('id', '=', 'tx1').execute()
+        assert.deepEqual(after, [])
+        await db.transaction().execute(async (trx) => {
+          await trx.insertInto('owner').values({ id: 'tx2', name: 'kept' }).execute()
+        })
+        assert.equal(
+          (await db.selectFrom('owner').select('name').where('id', '=', 'tx2').executeTakeFirst())?.name,
+          'kept',
+        )
+      })
+    })
+
+    test('isUniqueViolation recognises duplicate keys', async () => {
+      await withDb(url, async ({ db }) => {
+        await db.insertInto('owner').values({ id: 'u1', name: 'x' }).execute()
+        const dupPk = await db
+          .insertInto('owner')
+          .values({ id: 'u1', name: 'y' })
+          .execute()
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          )
+        assert.ok(dupPk, 'duplicate primary key fails')
+        assert.equal(isUniqueViolation(dupPk), true)
+        await db
+          .insertInto('item')
+          .values({ id: 'u-i1', owner_id: 'u1', name: 'same', active: true, created_at: now(), size: 0 })
+          .execute()
+        const dupName = await db
+          .insertInto('item')
+          .values({ id: 'u-i2', owner_id: 'u1', name: 'same', active: true, created_at: now(), size: 0 })
+          .execute()
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          )
+        assert.equal(isUniqueViolation(dupName), true)
+        assert.equal(isUniqueViolation(new Error('boom')), false)
+        assert.equal(isUniqueViolation(undefined), false)
+      })
+    })
+
+    test('ping', async () => {
+      await withDb(url, async (d) => {
+        await d.ping()
+      })
+    })
+
+    test('many distinct statements (beyond the statement cache) all work', async () => {
+      await withDb(url, async ({ db }) => {
+        for (let round = 0; round < 2; round++) {
+          for (let i = 0; i < 300; i++) {
+            const r = await sql<{ n: number }>`select ${sql.raw(String(i))} + 0 as n`.execute(db)
+            assert.equal(Number(r.rows[0]?.n), i)
+          }
+        }
+      })
+    })
+  })
+}
+
+describe('SQLite specifics', () => {
+  test('booleans and Dates are bound as 1/0 and RFC 3339 text', async () => {
+    const url = `sqlite:${join(dir, `t${fileCounter++}.db`)}`
+    await withDb(url, async ({ db }) => {
+      const when = new Date('2026-11-22T05:19:26.123Z')
+      await db.insertInto('owner').values({ id: 'o', name: 'n' }).execute()
+      await db
+        .insertInto('item')
+        .values([
+          { id: 'a', owner_id: 'o', name: 'a', active: true, created_at: when, size: 1 },
+          { id: 'b', owner_id: 'o', name: 'b', active: false, created_at: when, size: 1 },
+        ])
+        .execute()
+      const rows = await db.selectFrom('item').select(['id', 'active', 'created_at']).orderBy('id').execute()
+      assert.deepEqual(rows, [
+        { id: 'a', active: 1, created_at: '2026-11-22T05:19:26.123Z' },
+        { id: 'b', active: 0, created_at: '2026-11-22T05:19:26.123Z' },
+      ])
+      const byFlag = await db.selectFrom('item').select('id').where('active', '=', true).execute()
+      assert.deepEqual(byFlag, [{ id: 'a' }])
+      const byDate = await db.selectFrom('item').select('id').where('created_at', '<=', when).orderBy('id').execute()
+      assert.equal(byDate.length, 2)
+      // undefined parameters are bound as NULL rather than failing.
+      const r = await sql<{ v: null }>`select ${undefined} as v`.execute(db)
+      assert.deepEqual(r.rows, [{ v: null }])
+    })
+  })
+
+  test('WAL, foreign_keys and busy timeout pragmas', async () => {
+    const url = `sqlite:${join(dir, `t${fileCounter++}.db`)}`
+    await withDb(url, async ({ db }) => {
+      const mode = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(db)
+      assert.equal(mode.rows[0]?.journal_mode, 'wal')
+      const fk = await sql<{ foreign_keys: number }>`pragma foreign_keys`.execute(db)
+      assert.equal(fk.rows[0]?.foreign_keys, 1)
+      const busy = await sql<{ timeout: number }>`pragma busy_timeout`.execute(db)
+      assert.equal(busy.rows[0]?.timeout, 5000)
+    })
+    const raw = new NodeSqliteDatabase(join(dir, 'raw.db'), { busyTimeoutMs: 250 })
+    assert.equal(raw.raw.prepare('pragma busy_timeout').get()?.timeout, 250)
+    raw.close()
+    raw.close()
+  })
+
+  test('sqlite::memory: and sqlite:/// URLs', async () => {
+    const mem = await openDatabase<DB>({ url: 'sqlite::memory:', migrations: makeMigrations().migrations })
+    await mem.db.insertInto('owner').values({ id: 'm', name: 'mem' }).execute()
+    await mem.close()
+    assert.deepEqual(parseDatabaseUrl('sqlite:///var/lib/x.db'), { kind: 'sqlite', location: '/var/lib/x.db' })
+    assert.deepEqual(parseDatabaseUrl('sqlite:data/x.db'), { kind: 'sqlite', location: 'data/x.db' })
+    const nested = join(dir, 'a', 'b', 'c.db')
+    const created = await openDatabase<DB>({ url: `sqlite:${nested}` })
+    await created.close()
+  })
+
+  test('a file that cannot be opened is a StartupError', async () => {
+    await assert.rejects(openDatabase({ url: `sqlite:${dir}` }), (err: unknown) => {
+      assert.ok(err instanceof StartupError)
+      assert.equal(err.lines.length, 1)
+      assert.match(err.lines[0]!, /cannot be opened/)
+      return true
+    })
+  })
+})
+
+describe('database URLs and reachability', () => {
+  test('bad URL schemes are StartupErrors', async () => {
+    for (const url of ['mysql://u:p@h/db', 'sqlite:', 'postgres://[bad', 'file:/x.db']) {
+      await assert.rejects(openDatabase({ url }), (err: unknown) => {
+        assert.ok(err instanceof StartupError, url)
+        assert.equal(err.lines.length, 1)
+        assert.doesNotMatch(err.lines[0]!, /\bp@|:p\b/)
+        return true
+      })
+    }
+  })
+
+  test('an unreachable PostgreSQL server is one line without the password', async () => {
+    const srv = createServer()
+    srv.listen(0, '127.0.0.1')
+    await once(srv, 'listening')
+    const port = (srv.address() as { port: number }).port
+    srv.close()
+    await once(srv, 'close')
+    await assert.rejects(openDatabase({ url: `postgres://app:hunter2@127.0.0.1:${port}/gate` }), (err: unknown) => {
+      assert.ok(err instanceof StartupError)
+      assert.equal(err.lines.length, 1)
+      assert.match(
+        err.lines[0]!,
+        new RegExp(`^database postgres://app:\\*\\*\\*@127\\.0\\.0\\.1:${port}/gate is unreachable: `),
+      )
+      assert.doesNotMatch(err.lines[0]!, /hunter2/)
+      assert.doesNotMatch(err.lines[0]!, /\n/)
+      return true
+    })
+  })
+})

@@ -1,0 +1,373 @@
+import assert from 'node:assert/strict'
+import { PassThrough } from 'node:stream'
+import { after, before, describe, test } from 'node:test'
+import { Type } from 'typebox'
+import { request } from 'undici'
+import { createHttpApp, createLogger, defineErrors, type HttpApp, type HttpAppOptions } from '../src/index.ts'
+
+const errors = defineErrors({
+  item_locked: { status: 423, message: (id: string) => `item ${id} is locked` },
+  busy: { status: 503, message: () => 'try later' },
+})
+
+const Item = Type.Object(
+  {
+    name: Type.String({ minLength: 1 }),
+    count: Type.Integer({ minimum: 0 }),
+    color: Type.Optional(Type.Union([Type.Literal('red'), Type.Literal('blue')])),
+  },
+  { additionalProperties: false },
+)
+
+interface Started {
+  app: HttpApp
+  base: string
+  logs: () => Array<Record<string, unknown>>
+}
+
+/** Build an app with test routes, listen on a free loopback port and collect its log lines. */
+async function start(options: Partial<HttpAppOptions> = {}, routes?: (app: HttpApp) => void): Promise<Started> {
+  const stream = new PassThrough()
+  let text = ''
+  stream.on('data', (c: Buffer) => {
+    text += c.toString('utf8')
+  })
+  const logger = createLogger({ name: 'testapp', destination: stream })
+  const app = await createHttpApp({ name: 'testapp', logger, bodyLimit: 1024, ...options })
+  routes?.(app)
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  const logs = () =>
+    text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+  return { app, base: address, logs }
+}
+
+function defaultRoutes(app: HttpApp) {
+  app.post('/v1/items', { schema: { body: Item, response: { 201: Item } } }, async (req, reply) => {
+    return reply.code(201).send(req.body)
+  })
+  app.get(
+    '/v1/items/:id',
+    {
+      schema: {
+        params: Type.Object({ id: Type.String() }),
+        querystring: Type.Object({ limit: Type.Optional(Type.Integer()) }),
+      },
+    },
+    async (req) => ({ id: req.params.id, limit: req.query.limit ?? null, limitType: typeof req.query.limit }),
+  )
+  app.delete('/v1/items/:id', async (req) => {
+    throw errors.item_locked.with(
+      { cause: new Error('row lock held by tx 42'), headers: { 'retry-after': '5' } },
+      (req.params as { id: string }).id,
+    )
+  })
+  app.get('/v1/boom', async () => {
+    throw new Error('database password=hunter2 exploded')
+  })
+  app.get('/v1/busy', async () => {
+    throw errors.busy()
+  })
+}
+
+async function call(base: string, path: string, init: RequestInit = {}) {
+  const res = await fetch(base + path, init)
+  const text = await res.text()
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    body = text
+  }
+  return { status: res.status, headers: res.headers, body, text }
+}
+
+const json = (body: unknown, method = 'POST'): RequestInit => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: typeof body === 'string' ? body : JSON.stringify(body),
+})
+
+describe('createHttpApp over a real socket', () => {
+  let s: Started
+  before(async () => {
+    s = await start({}, defaultRoutes)
+  })
+  after(() => s.app.close())
+
+  test('JSON route with a TypeBox schema', async () => {
+    const res = await call(s.base, '/v1/items', json({ name: 'a', count: 2, color: 'red' }))
+    assert.equal(res.status, 201)
+    assert.deepEqual(res.body, { name: 'a', count: 2, color: 'red' })
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/)
+  })
+
+  test('unknown body field is 400 invalid_request naming the field', async () => {
+    const res = await call(s.base, '/v1/items', json({ name: 'a', count: 2, admin: true }))
+    assert.equal(res.status, 400)
+    assert.deepEqual(res.body, {
+      error: { code: 'invalid_request', message: 'body has unknown field "admin"', path: 'body' },
+    })
+  })
+
+  test('bad field value names the field', async () => {
+    const res = await call(s.base, '/v1/items', json({ name: 'a', count: -1 }))
+    assert.equal(res.status, 400)
+    const err = (res.body as { error: { code: string; message: string; path: string } }).error
+    assert.equal(err.code, 'invalid_request')
+    assert.equal(err.path, 'body.count')
+    assert.match(err.message, /^body\.count /)
+  })
+
+  test('enum-like values list what is allowed', async () => {
+    const res = await call(s.base, '/v1/items', json({ name: 'a', count: 1, color: 'green' }))
+    assert.equal(res.status, 400)
+    assert.equal((res.body as { error: { code: string } }).error.code, 'invalid_request')
+  })
+
+  test('the body is not coerced: "1" for an integer is refused', async () => {
+    const res = await call(s.base, '/v1/items', json({ name: 'a', count: '1' }))
+    assert.equal(res.status, 400)
+    const err = (res.body as { error: { code: string; path: string } }).error
+    assert.equal(err.code, 'invalid_request')
+    assert.equal(err.path, 'body.count')
+  })
+
+  test('the query string is coerced to the schema type', async () => {
+    const res = await call(s.base, '/v1/items/x1?limit=5')
+    assert.equal(res.status, 200)
+    assert.deepEqual(res.body, { id: 'x1', limit: 5, limitType: 'number' })
+    const bad = await call(s.base, '/v1/items/x1?limit=five')
+    assert.equal(bad.status, 400)
+    assert.equal((bad.body as { error: { path: string } }).error.path, 'querystring.limit')
+  })
+
+  test('body over the limit is 413 payload_too_large', async () => {
+    const res = await call(s.base, '/v1/items', json({ name: 'x'.repeat(2000), count: 1 }))
+    assert.equal(res.status, 413)
+    assert.deepEqual(res.body, {
+      error: { code: 'payload_too_large', message: 'request body exceeds the limit of 1024 bytes' },
+    })
+  })
+
+  test('invalid JSON is 400 invalid_json', async () => {
+    const res = await call(s.base, '/v1/items', json('{"name": '))
+    assert.equal(res.status, 400)
+    assert.equal((res.body as { error: { code: string } }).error.code, 'invalid_json')
+    const empty = await call(s.base, '/v1/items', json(''))
+    assert.equal(empty.status, 400)
+    assert.equal((empty.body as { error: { code: string } }).error.code, 'invalid_json')
+  })
+
+  test('a content type the route cannot parse is 415', async () => {
+    const res = await call(s.base, '/v1/items', {
+      method: 'POST',
+      headers: { 'content-type': 'text/csv' },
+      body: 'a,b',
+    })
+    assert.equal(res.status, 415)
+    assert.equal((res.body as { error: { code: string } }).error.code, 'unsupported_media_type')
+  })
+
+  test('unknown route is 404 not_found', async () => {
+    const res = await call(s.base, '/v1/nothing?token=abc')
+    assert.equal(res.status, 404)
+    assert.deepEqual(res.body, { error: { code: 'not_found', message: 'no route for GET /v1/nothing' } })
+  })
+
+  test('wrong method on a known route is 405 with Allow', async () => {
+    const res = await call(s.base, '/v1/items/abc', {
+      method: 'PUT',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    })
+    assert.equal(res.status, 405)
+    assert.equal(res.headers.get('allow'), 'DELETE, GET, HEAD')
+    assert.equal((res.body as { error: { code: string } }).error.code, 'method_not_allowed')
+    const post = await call(s.base, '/v1/items', { method: 'GET' })
+    assert.equal(post.status, 405)
+    assert.equal(post.headers.get('allow'), 'POST')
+  })
+
+  test('a thrown AppError keeps its status, code and headers; the cause is only logged', async () => {
+    const res = await call(s.base, '/v1/items/x9', { method: 'DELETE' })
+    assert.equal(res.status, 423)
+    assert.deepEqual(res.body, { error: { code: 'item_locked', message: 'item x9 is locked' } })
+    assert.equal(res.headers.get('retry-after'), '5')
+    assert.doesNotMatch(res.text, /row lock/)
+    const logged = s.logs().find((l) => l.msg === 'request refused' && l.code === 'item_locked')
+    assert.ok(logged, 'the refusal and its cause are logged')
+    assert.match(JSON.stringify(logged), /row lock held by tx 42/)
+  })
+
+  test('a coded 5xx keeps its code', async () => {
+    const res = await call(s.base, '/v1/busy')
+    assert.equal(res.status, 503)
+    assert.deepEqual(res.body, { error: { code: 'busy', message: 'try later' } })
+  })
+
+  test('a plain Error is a 500 internal without message or stack', async () => {
+    const res = await call(s.base, '/v1/boom')
+    assert.equal(res.status, 500)
+    assert.deepEqual(res.body, { error: { code: 'internal', message: 'internal error' } })
+    assert.doesNotMatch(res.text, /hunter2|exploded|at |\.ts/)
+    const logged = s.logs().find((l) => l.msg === 'request failed' && l.code === 'internal')
+    assert.equal(logged?.level, 'error')
+    assert.equal(logged?.status, 500)
+    assert.match(JSON.stringify(logged), /exploded/, 'the real error is in the log for operators')
+  })
+
+  test('/healthz', async () => {
+    const res = await call(s.base, '/healthz')
+    assert.equal(res.status, 200)
+    assert.deepEqual(res.body, { status: 'ok' })
+  })
+
+  test('x-request-id: a sane id is echoed, an insane one replaced', async () => {
+    const sane = await fetch(`${s.base}/healthz`, { headers: { 'x-request-id': 'req-42.a:b_c' } })
+    await sane.arrayBuffer()
+    assert.equal(sane.headers.get('x-request-id'), 'req-42.a:b_c')
+    const insane = await fetch(`${s.base}/healthz`, { headers: { 'x-request-id': 'a b<script>' } })
+    await insane.arrayBuffer()
+    const id = insane.headers.get('x-request-id') ?? ''
+    assert.notEqual(id, 'a b<script>')
+    assert.match(id, /^[0-9a-f-]{36}$/)
+    const none = await fetch(`${s.base}/healthz`)
+    await none.arrayBuffer()
+    assert.match(none.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/)
+    const line = s.logs().find((l) => l.request_id === 'req-42.a:b_c')
+    assert.ok(line, 'the access log carries the request id')
+  })
+
+  test('access log lines name the route pattern, not the raw path', async () => {
+    await call(s.base, '/v1/items/SECRET-TOKEN-123?limit=1')
+    const lines = s.logs().filter((l) => l.msg === 'request')
+    assert.ok(lines.some((l) => l.route === '/v1/items/:id' && l.status === 200 && l.method === 'GET'))
+    assert.doesNotMatch(JSON.stringify(s.logs()), /SECRET-TOKEN-123/)
+  })
+
+  test('/metrics has the app prefix and route pattern labels, never raw paths', async () => {
+    await call(s.base, '/v1/items/tok_SECRET987?limit=2')
+    await call(s.base, '/v1/unknown/tok_SECRET654')
+    const res = await call(s.base, '/metrics')
+    assert.equal(res.status, 200)
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain/)
+    assert.match(res.text, /^# TYPE testapp_http_requests_total counter$/m)
+    assert.match(res.text, /testapp_http_requests_total\{method="GET",route="\/v1\/items\/:id",status="200"\} \d+/)
+    assert.match(res.text, /testapp_http_requests_total\{method="GET",route="unmatched",status="404"\} \d+/)
+    assert.match(res.text, /testapp_http_request_duration_seconds_bucket/)
+    assert.match(res.text, /testapp_build_info\{version="0\.0\.0",node="v\d+/)
+    assert.match(res.text, /testapp_process_cpu_user_seconds_total/)
+    assert.doesNotMatch(res.text, /SECRET/)
+  })
+
+  test('/openapi.json lists the routes but not the built-in ones', async () => {
+    const res = await call(s.base, '/openapi.json')
+    assert.equal(res.status, 200)
+    const doc = res.body as { openapi: string; info: { title: string }; paths: Record<string, Record<string, unknown>> }
+    assert.equal(doc.openapi, '3.1.0')
+    assert.equal(doc.info.title, 'testapp')
+    assert.ok(doc.paths['/v1/items']?.post, 'POST /v1/items is listed')
+    assert.ok(doc.paths['/v1/items/{id}']?.get, 'GET /v1/items/{id} is listed')
+    assert.equal(doc.paths['/healthz'], undefined)
+    assert.equal(doc.paths['/metrics'], undefined)
+  })
+})
+
+describe('/readyz', () => {
+  test('200 while every check passes, 503 naming the failing one', async () => {
+    let healthy = true
+    const s = await start()
+    after(() => s.app.close())
+    s.app.readiness.add('database', () => {
+      if (!healthy) throw new Error('connection refused to 10.0.0.5 with password=x')
+    })
+    s.app.readiness.add('cache', async () => {})
+    const ok = await call(s.base, '/readyz')
+    assert.equal(ok.status, 200)
+    assert.deepEqual(ok.body, { status: 'ready' })
+    healthy = false
+    const bad = await call(s.base, '/readyz')
+    assert.equal(bad.status, 503)
+    assert.deepEqual(bad.body, {
+      error: { code: 'not_ready', message: 'not ready: database', checks: { database: 'database is unusable' } },
+    })
+    assert.doesNotMatch(bad.text, /10\.0\.0\.5|password/)
+  })
+
+  test('204 mode', async () => {
+    const s = await start({ readyStatus: 204 })
+    after(() => s.app.close())
+    const res = await call(s.base, '/readyz')
+    assert.equal(res.status, 204)
+    assert.equal(res.text, '')
+  })
+
+  test('registering a check twice is a TypeError', async () => {
+    const s = await start()
+    after(() => s.app.close())
+    s.app.readiness.add('x', () => {})
+    assert.throws(() => s.app.readiness.add('x', () => {}), TypeError)
+  })
+
+  test('the built-in routes can be turned off', async () => {
+    const s = await start({ routes: { health: false, metrics: false, openapi: false }, accessLog: false })
+    after(() => s.app.close())
+    for (const path of ['/healthz', '/readyz', '/metrics', '/openapi.json']) {
+      assert.equal((await call(s.base, path)).status, 404, path)
+    }
+    assert.equal(s.logs().filter((l) => l.msg === 'request').length, 0, 'no access log lines when accessLog is false')
+  })
+})
+
+describe('graceful shutdown', () => {
+  test('close() lets an in-flight slow request finish', async () => {
+    let entered!: () => void
+    const inHandler = new Promise<void>((r) => {
+      entered = r
+    })
+    let release!: () => void
+    const released = new Promise<void>((r) => {
+      release = r
+    })
+    let closing!: () => void
+    const closeStarted = new Promise<void>((r) => {
+      closing = r
+    })
+    const s = await start({}, (app) => {
+      app.get('/slow', async () => {
+        entered()
+        await released
+        return { done: true }
+      })
+      app.addHook('preClose', async () => {
+        closing()
+      })
+    })
+    const { statusCode, body } = await (async () => {
+      const pending = request(`${s.base}/slow`)
+      await inHandler
+      const closed = s.app.close()
+      await closeStarted
+      release()
+      const res = await pending
+      const b = await res.body.json()
+      await closed
+      return { statusCode: res.statusCode, body: b }
+    })()
+    assert.equal(statusCode, 200)
+    assert.deepEqual(body, { done: true })
+    assert.equal(s.app.server.listening, false)
+  })
+})
+
+test('a closed app refuses new connections', async () => {
+  const s = await start()
+  await s.app.close()
+  await assert.rejects(request(`${s.base}/healthz`), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'ECONNREFUSED')
+    return true
+  })
+})

@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { PassThrough } from 'node:stream'
+import { describe, test } from 'node:test'
+import { createLogger, requestIdFrom } from '../src/index.ts'
+
+/** A logger writing into a stream, and a way to read back the parsed lines. */
+function capture(level?: 'info' | 'debug' | 'warn') {
+  const stream = new PassThrough()
+  let text = ''
+  stream.on('data', (chunk: Buffer) => {
+    text += chunk.toString('utf8')
+  })
+  const log = createLogger({ name: 'testapp', destination: stream, ...(level ? { level } : {}) })
+  const lines = async () => {
+    // pino writes synchronously to a plain stream; end it and wait for the last chunk.
+    stream.end()
+    await once(stream, 'end')
+    return text
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+  }
+  return { log, lines }
+}
+
+describe('createLogger', () => {
+  test('writes JSON lines with app, level label and RFC 3339 UTC time', async () => {
+    const { log, lines } = capture()
+    log.info({ zone: 'a.test' }, 'zone published')
+    log.warn('careful')
+    const [first, second] = await lines()
+    assert.ok(first && second)
+    assert.equal(first.app, 'testapp')
+    assert.equal(first.level, 'info')
+    assert.equal(first.msg, 'zone published')
+    assert.equal(first.zone, 'a.test')
+    assert.match(String(first.time), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+    assert.equal(new Date(String(first.time)).toISOString(), first.time)
+    assert.equal(second.level, 'warn')
+  })
+
+  test('respects the level', async () => {
+    const { log, lines } = capture('warn')
+    log.info('hidden')
+    log.error('shown')
+    const out = await lines()
+    assert.deepEqual(
+      out.map((l) => l.msg),
+      ['shown'],
+    )
+  })
+
+  test('redacts tokens, passwords and authorization', async () => {
+    const { log, lines } = capture()
+    log.info(
+      {
+        token: 'tok-SECRET1',
+        password: 'pw-SECRET2',
+        authorization: 'Bearer SECRET3',
+        user: { password: 'pw-SECRET4', name: 'ann' },
+        req: { headers: { authorization: 'Bearer SECRET5', cookie: 'sid=SECRET6', host: 'x' } },
+        secret: 'SECRET7',
+      },
+      'login',
+    )
+    const text = JSON.stringify(await lines())
+    assert.doesNotMatch(text, /SECRET\d/)
+    assert.match(text, /\[redacted\]/)
+    assert.match(text, /"name":"ann"/)
+    assert.match(text, /"host":"x"/)
+  })
+
+  test('errors under err and cause keep their message and stack', async () => {
+    const { log, lines } = capture()
+    const cause = new Error('disk full')
+    log.info({ cause, err: new Error('outer', { cause }) }, 'refused')
+    const [line] = await lines()
+    const c = line?.cause as { type: string; message: string; stack: string }
+    assert.equal(c.type, 'Error')
+    assert.equal(c.message, 'disk full')
+    assert.match(c.stack, /disk full/)
+    assert.match(JSON.stringify(line?.err), /outer/)
+  })
+
+  test('child loggers keep the app field', async () => {
+    const { log, lines } = capture()
+    log.child({ request_id: 'r1' }).info('inside')
+    const [line] = await lines()
+    assert.equal(line?.app, 'testapp')
+    assert.equal(line?.request_id, 'r1')
+  })
+})
+
+describe('requestIdFrom', () => {
+  test('reuses a sane id and replaces others', () => {
+    assert.equal(requestIdFrom('abc-123.x:y_z'), 'abc-123.x:y_z')
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+    assert.match(requestIdFrom(undefined), uuid)
+    assert.match(requestIdFrom('has space'), uuid)
+    assert.match(requestIdFrom('x'.repeat(129)), uuid)
+    assert.match(requestIdFrom(['a', 'b']), uuid)
+    assert.match(requestIdFrom('<script>'), uuid)
+  })
+})
