@@ -1,0 +1,107 @@
+/**
+ * Long-running child processes for test servers: output kept in a log file (shown when
+ * startup fails), readiness by a log line or a probe, and a stop that escalates.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { createWriteStream, readFileSync } from 'node:fs'
+import { setTimeout as delay } from 'node:timers/promises'
+import { killQuietly, onExit } from './cleanup.ts'
+
+export interface StartOptions {
+  command: string
+  args: string[]
+  env?: NodeJS.ProcessEnv
+  cwd?: string
+  /** Where stdout and stderr go. */
+  logFile: string
+  /** Ready when a line of output matches. */
+  readyLine?: RegExp
+  /** Or ready when this resolves true (polled). */
+  probe?: () => Promise<boolean>
+  /** Startup deadline in ms (default 20 s). */
+  timeoutMs?: number
+  /** Name for error messages. */
+  name: string
+}
+
+export interface Child {
+  process: ChildProcess
+  pid: number
+  stop(signal?: NodeJS.Signals): Promise<void>
+  log(): string
+}
+
+function tail(path: string, lines = 30): string {
+  try {
+    return readFileSync(path, 'utf8').split('\n').slice(-lines).join('\n')
+  } catch {
+    return ''
+  }
+}
+
+/** Start a server process and wait until it is ready; on failure the error carries its log tail. */
+export async function startChild(options: StartOptions): Promise<Child> {
+  const out = createWriteStream(options.logFile, { flags: 'a' })
+  const child = spawn(options.command, options.args, {
+    env: options.env ?? process.env,
+    cwd: options.cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const unregister = onExit(() => killQuietly(child.pid))
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined
+  const exitPromise = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exited = { code, signal }
+      unregister()
+      resolve()
+    }),
+  )
+  let ready = false
+  let buffer = ''
+  const onData = (chunk: Buffer) => {
+    out.write(chunk)
+    if (options.readyLine && !ready) {
+      buffer = (buffer + chunk.toString('utf8')).slice(-8192)
+      if (options.readyLine.test(buffer)) ready = true
+    }
+  }
+  child.stdout!.on('data', onData)
+  child.stderr!.on('data', onData)
+  child.once('error', (err) => {
+    out.write(`spawn error: ${err.message}\n`)
+    exited ??= { code: -1, signal: null }
+  })
+
+  const deadline = Date.now() + (options.timeoutMs ?? 20_000)
+  while (!ready) {
+    if (exited) {
+      await new Promise((r) => out.end(r))
+      throw new Error(
+        `${options.name} exited during startup (code ${exited.code}, signal ${exited.signal}):\n${tail(options.logFile)}`,
+      )
+    }
+    if (Date.now() > deadline) {
+      killQuietly(child.pid)
+      await new Promise((r) => out.end(r))
+      throw new Error(
+        `${options.name} was not ready within ${options.timeoutMs ?? 20_000} ms:\n${tail(options.logFile)}`,
+      )
+    }
+    if (options.probe && (await options.probe().catch(() => false))) ready = true
+    else await delay(25)
+  }
+
+  return {
+    process: child,
+    pid: child.pid!,
+    log: () => tail(options.logFile, 200),
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (exited) return
+      killQuietly(child.pid, signal)
+      const timer = setTimeout(() => killQuietly(child.pid), 10_000)
+      await exitPromise
+      clearTimeout(timer)
+      await new Promise((r) => out.end(r))
+    },
+  }
+}

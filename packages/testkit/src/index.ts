@@ -1,0 +1,25 @@
+export { createTestCa, type IssuedCert, type TestCa } from './ca.ts'
+export { type Child, type StartOptions, startChild } from './child.ts'
+export { type Browser, type BrowserContext, CHROMIUM_FLAGS, launchChromium, type Page } from './chromium.ts'
+export { killQuietly, onExit, removeQuietly } from './cleanup.ts'
+export { type DnsAnswer, dnsQuery, soaSerial } from './dns.ts'
+export { freePort, isRoot, MissingBinaryError, requireBinary, type TempDir, tempDir, userIds } from './env.ts'
+export { type Knot, type KnotOptions, knotConfig, startKnot } from './knot.ts'
+export { type AccessTokenOptions, type OidcProvider, type OidcProviderOptions, startOidcProvider } from './oidc.ts'
+export { type Postgres, startPostgres } from './postgres.ts'
+export { type Redis, startRedis } from './redis.ts'
+export { type S3Server, startS3 } from './s3.ts'
+export {
+  type ClientKey,
+  dropbearClient,
+  generateClientKey,
+  readIdentification,
+  type SshClientOptions,
+  type Sshd,
+  type SshdOptions,
+  type SshResult,
+  sshArgs,
+  sshClient,
+  sshVersion,
+  startSshd,
+} from './ssh.ts'
