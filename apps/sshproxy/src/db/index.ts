@@ -1,0 +1,24 @@
+/**
+ * Open the gate's SQLite store (`sqlite:<path>` through the kit), apply migrations, and bring
+ * rows written by older versions within today's bounds.
+ */
+import { type Database, openDatabase } from '@gatehouse/kit'
+import { trimOversized } from '../fingerprints/store.ts'
+import * as m0001 from './migrations/0001_init.ts'
+import * as m0002 from './migrations/0002_managed_ranges.ts'
+import type { DB } from './schema.ts'
+
+export const migrations = { '0001_init': m0001, '0002_managed_ranges': m0002 }
+
+export type Store = Database<DB>
+
+export async function openStore(path: string): Promise<Store> {
+  const store = await openDatabase<DB>({ url: `sqlite:${path}`, migrations })
+  try {
+    await trimOversized(store.db)
+  } catch (err) {
+    await store.close()
+    throw err
+  }
+  return store
+}

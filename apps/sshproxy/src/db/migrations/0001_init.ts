@@ -1,0 +1,47 @@
+import { type Kysely, sql } from 'kysely'
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await db.schema
+    .createTable('fingerprints')
+    .addColumn('fingerprint', 'text', (c) => c.primaryKey())
+    .addColumn('verdict', 'text', (c) => c.notNull().check(sql`verdict in ('approved', 'blocked', 'pending')`))
+    .addColumn('decided_at', 'text')
+    .addColumn('actor', 'text')
+    .addColumn('label', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('count', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('first_seen', 'text', (c) => c.notNull())
+    .addColumn('last_seen', 'text', (c) => c.notNull())
+    .addColumn('identification', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('client_version', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('metadata', 'text', (c) => c.notNull().defaultTo('{}'))
+    .addColumn('ips', 'text', (c) => c.notNull().defaultTo('[]'))
+    .addColumn('ports', 'text', (c) => c.notNull().defaultTo('[]'))
+    .addColumn('sightings', 'text', (c) => c.notNull().defaultTo('[]'))
+    .addColumn('enrolled_count', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('change_seq', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('changed_at', 'text', (c) => c.notNull())
+    .execute()
+  // Pruning takes the oldest non-approved entries first; sync reads by change sequence.
+  await db.schema.createIndex('fingerprints_prune').on('fingerprints').columns(['verdict', 'last_seen']).execute()
+  await db.schema.createIndex('fingerprints_change_seq').on('fingerprints').column('change_seq').execute()
+
+  await db.schema
+    .createTable('change_counter')
+    .addColumn('id', 'integer', (c) => c.primaryKey().check(sql`id = 1`))
+    .addColumn('value', 'integer', (c) => c.notNull())
+    .execute()
+  await sql`insert into change_counter (id, value) values (1, 0)`.execute(db)
+
+  await db.schema
+    .createTable('sync_state')
+    .addColumn('key', 'text', (c) => c.primaryKey())
+    .addColumn('value', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .execute()
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropTable('sync_state').execute()
+  await db.schema.dropTable('change_counter').execute()
+  await db.schema.dropTable('fingerprints').execute()
+}

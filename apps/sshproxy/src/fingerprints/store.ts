@@ -1,0 +1,273 @@
+/**
+ * SQL for fingerprint entries. Every function takes the database or a transaction first, so
+ * callers own transactions. Writes start with `nextChangeSeq`, whose UPDATE takes SQLite's
+ * write lock before any read: a CLI process and `serve` then queue on the busy timeout
+ * instead of failing on a stale snapshot.
+ */
+import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely'
+import type { DB, FingerprintRow, Verdict } from '../db/schema.ts'
+import {
+  boundMetadata,
+  isPort,
+  isSighting,
+  isString,
+  MAX_METADATA_BYTES,
+  MAX_VALUES,
+  mergeIps,
+  mergePorts,
+  mergeSightings,
+  parseArray,
+  type Sighting,
+} from './bounds.ts'
+
+export type Db = Kysely<DB> | Transaction<DB>
+
+/** What the gate does with a fingerprint: `unknown` when absent or observed but never decided. */
+export type GateStatus = 'unknown' | Verdict
+
+/** One fingerprint's observations gathered since the last flush. */
+export interface Observation {
+  fingerprint: string
+  identification: string
+  clientVersion: string
+  /** JSON of the KEXINIT lists. */
+  metadata: string
+  count: number
+  /** Of `count`, connections let through as unknown under `--allow-unknown`. */
+  enrolled: number
+  firstSeen: string
+  lastSeen: string
+  sightings: Sighting[]
+}
+
+/** An entry with its JSON columns decoded. */
+export interface FingerprintEntry extends Omit<FingerprintRow, 'ips' | 'ports' | 'sightings' | 'metadata'> {
+  ips: string[]
+  ports: number[]
+  sightings: Sighting[]
+  metadata: Record<string, unknown>
+}
+
+export function decodeEntry(row: FingerprintRow): FingerprintEntry {
+  let metadata: Record<string, unknown> = {}
+  try {
+    const v: unknown = JSON.parse(row.metadata)
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) metadata = v as Record<string, unknown>
+  } catch {
+    // trimmed or damaged metadata reads as empty
+  }
+  return {
+    ...row,
+    ips: parseArray(row.ips, isString),
+    ports: parseArray(row.ports, isPort),
+    sightings: parseArray(row.sightings, isSighting),
+    metadata,
+  }
+}
+
+const GATE_STATUS_SQL = 'select verdict, decided_at from fingerprints where fingerprint = ?'
+
+/** The verdict the gate applies, read per connection so CLI changes apply at once. */
+export async function gateStatus(db: Db, fingerprint: string): Promise<GateStatus> {
+  // Precompiled: this runs for every connection, and building the query is most of its cost.
+  const { rows } = await db.executeQuery<{ verdict: Verdict; decided_at: string | null }>(
+    CompiledQuery.raw(GATE_STATUS_SQL, [fingerprint]),
+  )
+  const row = rows[0]
+  if (!row || (row.verdict === 'pending' && row.decided_at === null)) return 'unknown'
+  return row.verdict
+}
+
+export async function getEntry(db: Db, fingerprint: string): Promise<FingerprintEntry | undefined> {
+  const row = await db.selectFrom('fingerprints').selectAll().where('fingerprint', '=', fingerprint).executeTakeFirst()
+  return row && decodeEntry(row)
+}
+
+export async function listEntries(db: Db): Promise<FingerprintEntry[]> {
+  const rows = await db.selectFrom('fingerprints').selectAll().orderBy('last_seen', 'desc').execute()
+  return rows.map(decodeEntry)
+}
+
+/** Allocate the next change sequence number (and take the write lock). */
+export async function nextChangeSeq(db: Db): Promise<number> {
+  const row = await db
+    .updateTable('change_counter')
+    .set({ value: sql`value + 1` })
+    .where('id', '=', 1)
+    .returning('value')
+    .executeTakeFirstOrThrow()
+  return row.value
+}
+
+/** Set the verdict (and the label when given). Returns false when the fingerprint is not stored. */
+export async function setVerdict(
+  db: Kysely<DB>,
+  fingerprint: string,
+  change: { verdict: Verdict; actor: string; label?: string | undefined; now: string },
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const seq = await nextChangeSeq(trx)
+    const result = await trx
+      .updateTable('fingerprints')
+      .set({
+        verdict: change.verdict,
+        decided_at: change.now,
+        actor: change.actor,
+        ...(change.label === undefined ? {} : { label: change.label }),
+        change_seq: seq,
+        changed_at: change.now,
+      })
+      .where('fingerprint', '=', fingerprint)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  })
+}
+
+export async function setLabel(db: Kysely<DB>, fingerprint: string, label: string, now: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const seq = await nextChangeSeq(trx)
+    const result = await trx
+      .updateTable('fingerprints')
+      .set({ label, change_seq: seq, changed_at: now })
+      .where('fingerprint', '=', fingerprint)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  })
+}
+
+export async function deleteEntry(db: Db, fingerprint: string): Promise<boolean> {
+  const result = await db.deleteFrom('fingerprints').where('fingerprint', '=', fingerprint).executeTakeFirst()
+  return result.numDeletedRows > 0n
+}
+
+/**
+ * Merge a batch of observations into the store and enforce the entry cap, in one transaction.
+ * New entries start as `pending` with no decision (the gate treats them as unknown).
+ * `maxEntries` < 0 means unlimited.
+ */
+export async function recordObservations(
+  db: Kysely<DB>,
+  observations: readonly Observation[],
+  maxEntries: number,
+  now: string,
+): Promise<{ pruned: number }> {
+  if (observations.length === 0) return { pruned: 0 }
+  return db.transaction().execute(async (trx) => {
+    const seq = await nextChangeSeq(trx)
+    for (const o of observations) {
+      const existing = await trx
+        .selectFrom('fingerprints')
+        .select(['first_seen', 'last_seen', 'ips', 'ports', 'sightings'])
+        .where('fingerprint', '=', o.fingerprint)
+        .executeTakeFirst()
+      const ips = o.sightings.map((s) => s.ip)
+      const ports = o.sightings.map((s) => s.port)
+      const metadata = boundMetadata(o.metadata)
+      if (!existing) {
+        await trx
+          .insertInto('fingerprints')
+          .values({
+            fingerprint: o.fingerprint,
+            verdict: 'pending',
+            decided_at: null,
+            actor: null,
+            label: '',
+            count: o.count,
+            first_seen: o.firstSeen,
+            last_seen: o.lastSeen,
+            identification: o.identification,
+            client_version: o.clientVersion,
+            metadata,
+            ips: JSON.stringify(mergeIps([], ips)),
+            ports: JSON.stringify(mergePorts([], ports)),
+            sightings: JSON.stringify(mergeSightings([], o.sightings)),
+            enrolled_count: o.enrolled,
+            change_seq: seq,
+            changed_at: now,
+          })
+          .execute()
+        continue
+      }
+      await trx
+        .updateTable('fingerprints')
+        .set({
+          count: sql`count + ${o.count}`,
+          enrolled_count: sql`enrolled_count + ${o.enrolled}`,
+          first_seen: [existing.first_seen, o.firstSeen].sort()[0]!,
+          last_seen: [existing.last_seen, o.lastSeen].sort()[1]!,
+          identification: o.identification,
+          client_version: o.clientVersion,
+          metadata,
+          ips: JSON.stringify(mergeIps(parseArray(existing.ips, isString), ips)),
+          ports: JSON.stringify(mergePorts(parseArray(existing.ports, isPort), ports)),
+          sightings: JSON.stringify(mergeSightings(parseArray(existing.sightings, isSighting), o.sightings)),
+          change_seq: seq,
+          changed_at: now,
+        })
+        .where('fingerprint', '=', o.fingerprint)
+        .execute()
+    }
+    return { pruned: await pruneToCap(trx, maxEntries) }
+  })
+}
+
+/** Delete the oldest non-approved entries beyond `maxEntries` (approved entries are never pruned). */
+export async function pruneToCap(db: Db, maxEntries: number): Promise<number> {
+  if (maxEntries < 0) return 0
+  const { n } = await db
+    .selectFrom('fingerprints')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
+  const excess = Number(n) - maxEntries
+  if (excess <= 0) return 0
+  const victims = db
+    .selectFrom('fingerprints')
+    .select('fingerprint')
+    .where('verdict', '!=', 'approved')
+    .orderBy('last_seen', 'asc')
+    .orderBy('fingerprint', 'asc')
+    .limit(excess)
+  const result = await db.deleteFrom('fingerprints').where('fingerprint', 'in', victims).executeTakeFirst()
+  return Number(result.numDeletedRows)
+}
+
+/** Drop sightings last seen before `before` (aggregates, verdicts and labels stay). */
+export async function removeExpiredSightings(db: Db, before: string): Promise<number> {
+  const result = await sql`
+    update fingerprints
+       set sightings = (select coalesce(json_group_array(json(value)), '[]') from json_each(fingerprints.sightings)
+                         where json_extract(value, '$.last_seen') >= ${before})
+     where json_valid(sightings)
+       and exists (select 1 from json_each(fingerprints.sightings) where json_extract(value, '$.last_seen') < ${before})
+  `.execute(db)
+  return Number(result.numAffectedRows ?? 0n)
+}
+
+/**
+ * Bring entries written by older or other versions within the bounds: oversized metadata is
+ * dropped and history beyond 128 values trimmed; verdicts, labels and counts stay.
+ */
+export async function trimOversized(db: Kysely<DB>): Promise<number> {
+  const tooMany = (col: string) =>
+    sql`iif(json_valid(${sql.ref(col)}), json_array_length(${sql.ref(col)}) > ${MAX_VALUES}, 1) = 1`
+  const rows = await db
+    .selectFrom('fingerprints')
+    .select(['fingerprint', 'metadata', 'ips', 'ports', 'sightings'])
+    .where(
+      sql<boolean>`length(cast(metadata as blob)) > ${MAX_METADATA_BYTES} or ${tooMany('ips')} or ${tooMany('ports')} or ${tooMany('sightings')}`,
+    )
+    .execute()
+  for (const row of rows) {
+    await db
+      .updateTable('fingerprints')
+      .set({
+        metadata: boundMetadata(row.metadata),
+        ips: JSON.stringify(mergeIps(parseArray(row.ips, isString), [])),
+        ports: JSON.stringify(mergePorts(parseArray(row.ports, isPort), [])),
+        sightings: JSON.stringify(mergeSightings(parseArray(row.sightings, isSighting), [])),
+      })
+      .where('fingerprint', '=', row.fingerprint)
+      .execute()
+  }
+  return rows.length
+}

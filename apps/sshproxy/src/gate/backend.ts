@@ -1,0 +1,152 @@
+/**
+ * The backend side: dial with a deadline, read the server identification (servers may send
+ * other lines first, RFC 4253 §4.2), and keep the cached identification every client is sent
+ * before its KEXINIT is read.
+ */
+import { connect, type Socket } from 'node:net'
+import type { ListenAddress } from '@gatehouse/kit'
+import { MAX_IDENTIFICATION_LINE } from '../wire/constants.ts'
+
+/** Bytes of pre-identification lines we tolerate from the backend. */
+const MAX_BACKEND_PREAMBLE = 8 * 1024
+
+export type BackendFailure =
+  | 'connection refused'
+  | 'timed out'
+  | 'closed before identification'
+  | 'invalid identification'
+  | 'error'
+
+export class BackendError extends Error {
+  override readonly name = 'BackendError'
+  readonly failure: BackendFailure
+  constructor(failure: BackendFailure, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.failure = failure
+  }
+}
+
+export interface BackendConnection {
+  socket: Socket
+  /** The identification line without CR LF. */
+  identification: string
+  /** Bytes the backend sent after its identification (often its KEXINIT); paused, not yet forwarded. */
+  rest: Buffer
+}
+
+export function formatAddress(a: ListenAddress): string {
+  return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`
+}
+
+/** Connect and read the identification, all within `timeoutMs`. */
+export function dialBackend(address: ListenAddress, timeoutMs: number): Promise<BackendConnection> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: address.host, port: address.port, noDelay: true })
+    let buf: Buffer = Buffer.alloc(0)
+    let settled = false
+    const fail = (err: BackendError) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      socket.destroy()
+      reject(err)
+    }
+    const timer = setTimeout(
+      () => fail(new BackendError('timed out', `no identification within ${timeoutMs} ms`)),
+      timeoutMs,
+    )
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ECONNREFUSED') fail(new BackendError('connection refused', err.message, { cause: err }))
+      else fail(new BackendError('error', err.code ?? err.message, { cause: err }))
+    })
+    socket.on('close', () => fail(new BackendError('closed before identification', 'backend closed the connection')))
+    const onData = (chunk: Buffer) => {
+      buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk])
+      for (;;) {
+        const lf = buf.indexOf(0x0a)
+        if (lf === -1) {
+          if (buf.length >= MAX_IDENTIFICATION_LINE || buf.length > MAX_BACKEND_PREAMBLE) {
+            fail(new BackendError('invalid identification', 'backend line too long'))
+          }
+          return
+        }
+        const line = buf.subarray(0, lf).toString('latin1').replace(/\r$/, '')
+        buf = buf.subarray(lf + 1)
+        if (line.startsWith('SSH-')) {
+          if (lf + 1 > MAX_IDENTIFICATION_LINE || !/^SSH-2\.0-[\x20-\x7e]+$|^SSH-1\.99-[\x20-\x7e]+$/.test(line)) {
+            fail(new BackendError('invalid identification', 'backend sent an invalid SSH identification'))
+            return
+          }
+          settled = true
+          clearTimeout(timer)
+          socket.pause()
+          socket.off('data', onData)
+          socket.removeAllListeners('close')
+          socket.removeAllListeners('error')
+          // The relay attaches its own handlers; until then an error must not crash the process.
+          socket.on('error', () => {})
+          resolve({ socket, identification: line, rest: Buffer.from(buf) })
+          return
+        }
+        if (lf + 1 > MAX_BACKEND_PREAMBLE) {
+          fail(new BackendError('invalid identification', 'backend preamble too long'))
+          return
+        }
+      }
+    }
+    socket.on('data', onData)
+  })
+}
+
+/** Probe: connect, read the identification, close. */
+export async function probeBackend(address: ListenAddress, timeoutMs: number): Promise<string> {
+  const conn = await dialBackend(address, timeoutMs)
+  conn.socket.on('error', () => {})
+  conn.socket.destroy()
+  return conn.identification
+}
+
+/** The cached backend identification of one route; an empty cache is filled by one shared probe. */
+export class BackendIdentity {
+  readonly address: ListenAddress
+  readonly #timeoutMs: number
+  #value: string | undefined
+  #line: Buffer | undefined
+  #probing: Promise<string> | undefined
+
+  constructor(address: ListenAddress, timeoutMs: number) {
+    this.address = address
+    this.#timeoutMs = timeoutMs
+  }
+
+  get cached(): string | undefined {
+    return this.#value
+  }
+
+  set(identification: string): void {
+    this.#value = identification
+    this.#line = Buffer.from(`${identification}\r\n`, 'latin1')
+  }
+
+  /** The cached identification with CR LF, encoded once (written to every client). */
+  get line(): Buffer | undefined {
+    return this.#line
+  }
+
+  /** The cached value, or a probe's result (concurrent callers share one probe). */
+  get(): Promise<string> {
+    if (this.#value !== undefined) return Promise.resolve(this.#value)
+    this.#probing ??= probeBackend(this.address, this.#timeoutMs).then(
+      (id) => {
+        this.#probing = undefined
+        this.set(id)
+        return id
+      },
+      (err) => {
+        this.#probing = undefined
+        throw err
+      },
+    )
+    return this.#probing
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Relaying an allowed session: the client's buffered handshake bytes go to the backend
+ * intact (including anything after the KEXINIT, such as Dropbear's guessed key-exchange
+ * packet), then bytes flow both ways until either side closes or the session is idle.
+ */
+import type { Socket } from 'node:net'
+import type { RouteContext } from './connection.ts'
+
+const KEEPALIVE_MS = 60_000
+
+/** End a socket gracefully, and destroy it if the peer does not close in time. */
+export function closeSoon(socket: Socket, graceMs = 5000): void {
+  if (socket.destroyed) return
+  socket.end()
+  // Keep reading (and discarding) so the peer's FIN is seen and the socket closes promptly.
+  socket.resume()
+  const timer = setTimeout(() => socket.destroy(), graceMs)
+  timer.unref()
+  socket.once('close', () => clearTimeout(timer))
+}
+
+export function relay(ctx: RouteContext, client: Socket, backend: Socket, fromClient: Buffer, fromBackend: Buffer) {
+  const route = ctx.route.name
+  const { up, down } = ctx.metrics
+  client.setNoDelay(true)
+  backend.setNoDelay(true)
+  // Find vanished peers (no FIN, e.g. a laptop that went away) long before the idle timeout.
+  client.setKeepAlive(true, KEEPALIVE_MS)
+  backend.setKeepAlive(true, KEEPALIVE_MS)
+  backend.removeAllListeners('error')
+  backend.on('error', () => client.destroy())
+  client.on('error', () => backend.destroy())
+  // Half-close is not used by SSH; when one side is gone, finish the other gracefully.
+  backend.once('close', () => closeSoon(client))
+  client.once('close', () => closeSoon(backend))
+
+  up.inc(fromClient.length)
+  backend.write(fromClient)
+  if (fromBackend.length > 0) {
+    down.inc(fromBackend.length)
+    client.write(fromBackend)
+  }
+  client.on('data', (d: Buffer) => up.inc(d.length))
+  backend.on('data', (d: Buffer) => down.inc(d.length))
+  client.pipe(backend)
+  backend.pipe(client)
+  if (ctx.idleTimeoutMs > 0) {
+    // A socket's timer restarts on reads and on writes, so the client side sees both directions.
+    client.setTimeout(ctx.idleTimeoutMs, () => {
+      ctx.logger.info({ route }, 'closing idle session')
+      client.destroy()
+      backend.destroy()
+    })
+  }
+  client.resume()
+  backend.resume()
+}

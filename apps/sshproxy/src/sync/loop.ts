@@ -1,0 +1,208 @@
+/**
+ * The SSH gate's sync with the control plane (spec: "Sync behaviour of the SSH gate"):
+ * every sync_interval (default 30 s, ±20 % jitter) it uploads the entries changed since the
+ * last acknowledged upload in pages of 16, then pulls the policy from its cursor until the
+ * control plane says there is no more, applying each page atomically through the sink.
+ * While the control plane is unreachable the gate keeps serving on its local verdicts and
+ * retries with exponential backoff (capped at 5 minutes or the interval, whichever is longer).
+ */
+import { type Decision, EDGE_LIMITS, type Logger, type Observation } from '@gatehouse/kit'
+import { ControlPlaneClient, type SyncControlPlane, SyncError } from './client.ts'
+
+export interface SyncSource {
+  /** The last acknowledged change sequence (0 when nothing was ever uploaded). */
+  acked(): Promise<number>
+  /** Up to `limit` observations changed after `afterSeq`, oldest change first, each with its sequence. */
+  changedSince(afterSeq: number, limit: number): Promise<Array<{ seq: number; observation: Observation }>>
+  /** Persist that every change up to `seq` reached the control plane. */
+  ack(seq: number): Promise<void>
+}
+
+export interface SyncSink {
+  /** The stored policy cursor (undefined before the first pull). */
+  cursor(): Promise<string | undefined>
+  /**
+   * Apply one page of decisions and store `cursor`, in one transaction (all or nothing).
+   * Must be idempotent: a decision older than the local one is skipped.
+   */
+  applyDecisions(decisions: readonly Decision[], cursor: string): Promise<void>
+  /**
+   * Atomically replace the control-plane-managed bypass ranges (static ranges stay). Called
+   * after every successful pull: with the response's `trusted_ranges`, or `[]` when the
+   * control plane has no discovery configured (it omits the field).
+   */
+  replaceManagedRanges(cidrs: readonly string[]): Promise<void>
+}
+
+export interface SyncOptions {
+  controlPlane: SyncControlPlane
+  source: SyncSource
+  sink: SyncSink
+  logger: Logger
+  /** Called after every cycle (for metrics). */
+  onCycle?: (result: CycleResult) => void
+  /** Random source for jitter (tests pass a fixed one). */
+  random?: () => number
+}
+
+export interface CycleResult {
+  ok: boolean
+  uploaded: number
+  skipped: number
+  decisions: number
+  error?: SyncError
+}
+
+export interface SyncStatus {
+  consecutiveFailures: number
+  lastSuccessAt: Date | undefined
+  lastError: SyncError | undefined
+  /** Delay before the next scheduled cycle, ms. */
+  nextDelayMs: number
+}
+
+export interface SyncHandle {
+  /** Run one cycle now (waits for a cycle already running first). */
+  syncNow(): Promise<CycleResult>
+  status(): SyncStatus
+  /** Stop scheduling, abort requests in flight, wait for the running cycle. */
+  stop(): Promise<void>
+}
+
+const MAX_BACKOFF_MS = 5 * 60_000
+const DEFAULT_INTERVAL_MS = 30_000
+
+/** Delay before the next cycle: the interval with ±20 % jitter, doubled per consecutive failure. */
+export function nextDelay(intervalMs: number, failures: number, random: () => number): number {
+  const base =
+    failures === 0
+      ? intervalMs
+      : Math.min(intervalMs * 2 ** Math.min(failures - 1, 16), Math.max(intervalMs, MAX_BACKOFF_MS))
+  return Math.max(1, Math.round(base * (0.8 + 0.4 * random())))
+}
+
+/** Start syncing; the first cycle runs at once. Throws TypeError on a bad control-plane config. */
+export function startSync(options: SyncOptions): SyncHandle {
+  const client = new ControlPlaneClient(options.controlPlane)
+  const interval = options.controlPlane.syncIntervalMs ?? DEFAULT_INTERVAL_MS
+  const random = options.random ?? Math.random
+  const log = options.logger
+  let stopped = false
+  let timer: NodeJS.Timeout | undefined
+  let running: Promise<CycleResult> | undefined
+  const status: SyncStatus = { consecutiveFailures: 0, lastSuccessAt: undefined, lastError: undefined, nextDelayMs: 0 }
+
+  async function upload(result: CycleResult) {
+    let acked = await options.source.acked()
+    for (;;) {
+      const page = await options.source.changedSince(acked, EDGE_LIMITS.pageSize)
+      if (page.length === 0 || stopped) return
+      const last = Math.max(...page.map((p) => p.seq))
+      try {
+        await client.upload(page.map((p) => p.observation))
+        result.uploaded += page.length
+      } catch (err) {
+        // A page the control plane refuses as malformed (400/413) is retried one entry at a
+        // time, so one bad entry is logged and skipped instead of stopping every upload.
+        if (!(err instanceof SyncError) || (err.status !== 400 && err.status !== 413)) throw err
+        for (const p of page) {
+          try {
+            await client.upload([p.observation])
+            result.uploaded++
+          } catch (one) {
+            if (!(one instanceof SyncError) || (one.status !== 400 && one.status !== 413)) throw one
+            result.skipped++
+            log.error(
+              { fingerprint: p.observation.fingerprint, code: one.code, msg_detail: one.message },
+              'control plane refused an observation; skipped',
+            )
+          }
+        }
+      }
+      await options.source.ack(last)
+      acked = last
+    }
+  }
+
+  async function pull(result: CycleResult) {
+    let cursor = await options.sink.cursor()
+    for (;;) {
+      const policy = await client.policy(cursor)
+      await options.sink.applyDecisions(policy.decisions, policy.cursor)
+      result.decisions += policy.decisions.length
+      cursor = policy.cursor
+      if (!policy.more || stopped) {
+        await options.sink.replaceManagedRanges(policy.trusted_ranges ?? [])
+        return
+      }
+    }
+  }
+
+  async function cycle(): Promise<CycleResult> {
+    const result: CycleResult = { ok: false, uploaded: 0, skipped: 0, decisions: 0 }
+    try {
+      await upload(result)
+      await pull(result)
+      result.ok = true
+      status.consecutiveFailures = 0
+      status.lastSuccessAt = new Date()
+      status.lastError = undefined
+      if (result.uploaded || result.decisions || result.skipped) {
+        log.info(
+          { uploaded: result.uploaded, skipped: result.skipped, decisions: result.decisions },
+          'control plane sync',
+        )
+      }
+    } catch (err) {
+      const e =
+        err instanceof SyncError ? err : new SyncError('internal', (err as Error).message, undefined, { cause: err })
+      result.error = e
+      status.consecutiveFailures++
+      status.lastError = e
+      if (!stopped) {
+        log.warn(
+          { code: e.code, status: e.status, failures: status.consecutiveFailures, msg_detail: e.message },
+          'control plane sync failed; serving on local verdicts',
+        )
+      }
+    }
+    try {
+      options.onCycle?.(result)
+    } catch (err) {
+      log.error({ err }, 'sync onCycle callback failed')
+    }
+    return result
+  }
+
+  function schedule() {
+    clearTimeout(timer)
+    if (stopped) return
+    status.nextDelayMs = nextDelay(interval, status.consecutiveFailures, random)
+    timer = setTimeout(() => void run(), status.nextDelayMs)
+    timer.unref()
+  }
+
+  function run(): Promise<CycleResult> {
+    clearTimeout(timer)
+    const previous = running ?? Promise.resolve(undefined)
+    const next = previous.then(cycle).finally(() => {
+      if (running === next) running = undefined
+      schedule()
+    })
+    running = next
+    return next
+  }
+
+  void run()
+  return {
+    syncNow: () => (stopped ? Promise.reject(new Error('sync is stopped')) : run()),
+    status: () => ({ ...status }),
+    async stop() {
+      stopped = true
+      clearTimeout(timer)
+      await client.close()
+      await running?.catch(() => {})
+      clearTimeout(timer)
+    },
+  }
+}

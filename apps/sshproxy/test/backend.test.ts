@@ -1,0 +1,122 @@
+/**
+ * The backend side: refused connections, bytes forwarded intact (Dropbear's guessed packet
+ * behind its KEXINIT), and draining open sessions on SIGTERM.
+ */
+import assert from 'node:assert/strict'
+import { connect } from 'node:net'
+import { before, describe, test } from 'node:test'
+import { freePort } from '@gatehouse/testkit'
+import { captureClientHello, fakeBackend, metric, rawClient, startGate, waitFor } from './helpers.ts'
+
+let dropbearHello: Buffer
+before(async () => {
+  dropbearHello = await captureClientHello('dropbear')
+})
+
+describe('backend', () => {
+  test('a refused backend is logged as BACKEND … connection refused and the client is closed', async (t) => {
+    const port = await freePort()
+    const gate = await startGate(port)
+    t.after(() => gate.stop())
+    assert.match(gate.log(), new RegExp(`BACKEND 127\\.0\\.0\\.1:${port} connection refused \\(startup probe\\)`))
+    const r = await rawClient(gate.port)
+    assert.equal(r.identification, '')
+    await waitFor(
+      'backend_error counted',
+      async () => metric(await gate.metrics(), 'sshproxy_connection_results_total', { result: 'backend_error' }) === 1,
+    )
+    await waitFor('refusal logged', () =>
+      new RegExp(`"msg":"BACKEND 127\\.0\\.0\\.1:${port} connection refused"`).test(gate.log()),
+    )
+  })
+
+  test('an allowed client that finds the backend gone after the probe: BACKEND … connection refused', async (t) => {
+    const backend = await fakeBackend()
+    const gate = await startGate(backend.port, ['--allow-unknown'])
+    t.after(() => gate.stop())
+    await backend.close()
+    const r = await rawClient(gate.port, dropbearHello)
+    assert.equal(r.identification, 'SSH-2.0-OpenSSH_9.9 gatehouse-fake')
+    await waitFor('refused logged', () =>
+      new RegExp(`"msg":"BACKEND 127\\.0\\.0\\.1:${backend.port} connection refused"`).test(gate.log()),
+    )
+  })
+
+  test('the client identification, KEXINIT and the guessed packet after it reach the backend byte for byte', async (t) => {
+    const backend = await fakeBackend()
+    t.after(() => backend.close())
+    const gate = await startGate(backend.port, ['--allow-unknown'])
+    t.after(() => gate.stop())
+    const r = await rawClient(gate.port, (socket) => {
+      // Arbitrary fragmentation on the way in must not matter.
+      for (let i = 0; i < dropbearHello.length; i += 97) socket.write(dropbearHello.subarray(i, i + 97))
+      socket.once('data', () => socket.end())
+    })
+    assert.match(r.identification, /gatehouse-fake/)
+    const got = await waitFor('backend received the hello', () => backend.received().find((b) => b.length > 0))
+    assert.ok(got.equals(dropbearHello), `backend got ${got.length} bytes, expected ${dropbearHello.length}`)
+  })
+
+  test('a backend that never sends an identification: BACKEND … timed out, client closed', async (t) => {
+    const { createServer } = await import('node:net')
+    const silent = createServer((s) => s.on('error', () => {}))
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r))
+    t.after(() => silent.close())
+    const port = (silent.address() as { port: number }).port
+    const gate = await startGate(port, ['--backend-timeout', '300ms'])
+    t.after(() => gate.stop())
+    assert.match(gate.log(), new RegExp(`BACKEND 127\\.0\\.0\\.1:${port} timed out \\(startup probe\\)`))
+    const r = await rawClient(gate.port)
+    assert.equal(r.identification, '')
+    await waitFor('timeout logged for the client', () =>
+      new RegExp(`"msg":"BACKEND 127\\.0\\.0\\.1:${port} timed out"`).test(gate.log()),
+    )
+  })
+
+  test('an idle relayed session is closed after --idle-timeout', async (t) => {
+    const backend = await fakeBackend()
+    t.after(() => backend.close())
+    const gate = await startGate(backend.port, ['--allow-unknown', '--idle-timeout', '500ms'])
+    t.after(() => gate.stop())
+    const r = await rawClient(gate.port, dropbearHello)
+    assert.match(r.identification, /gatehouse-fake/)
+    assert.ok(r.received.length > dropbearHello.length, 'the relay echoed the hello before going idle')
+    await waitFor('idle close logged', () => /closing idle session/.test(gate.log()))
+  })
+
+  test('SIGTERM stops accepting, lets an open session continue, then exits after the drain timeout', async (t) => {
+    const backend = await fakeBackend()
+    t.after(() => backend.close())
+    const gate = await startGate(backend.port, ['--allow-unknown', '--drain-timeout', '2s'])
+    let closedBy: string | undefined
+    const session = connect(gate.port, '127.0.0.1')
+    let echoed = Buffer.alloc(0)
+    session.on('data', (d: Buffer) => {
+      echoed = Buffer.concat([echoed, d])
+    })
+    session.on('close', () => {
+      closedBy ??= 'gate'
+    })
+    await waitFor('identification', () => echoed.includes(0x0a))
+    session.write(dropbearHello)
+    await waitFor('relayed echo', () => echoed.length >= dropbearHello.length)
+    const exited = new Promise<number | null>((r) => gate.child.process.once('exit', (code) => r(code)))
+    gate.child.process.kill('SIGTERM')
+    await waitFor('stopped accepting', () => /stopping: no new connections/.test(gate.log()))
+    const refused = await new Promise<string>((r) => {
+      const s = connect(gate.port, '127.0.0.1')
+      s.on('error', (e: NodeJS.ErrnoException) => r(e.code ?? 'error'))
+      s.on('connect', () => {
+        s.destroy()
+        r('connected')
+      })
+    })
+    assert.equal(refused, 'ECONNREFUSED')
+    const before = echoed.length
+    session.write('still-open')
+    await waitFor('session still relays during the drain', () => echoed.length >= before + 10)
+    assert.equal(await exited, 0)
+    await waitFor('session closed by the drain', () => closedBy === 'gate')
+    await gate.stop()
+  })
+})

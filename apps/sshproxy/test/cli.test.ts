@@ -1,0 +1,176 @@
+/**
+ * The store commands. Exit codes, output and the effect on the database are checked through
+ * child processes (the real binary); the wider matrices of usage errors and `--help` run the
+ * same CLI entry in this process, to keep the suite fast.
+ */
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { tempDir } from '@gatehouse/testkit'
+import { openStore } from '../src/db/index.ts'
+import { recordObservations } from '../src/fingerprints/store.ts'
+import { fingerprintMaterial } from '../src/wire/fingerprint.ts'
+import { readClientHandshake } from '../src/wire/handshake.ts'
+import { captureClientHello, cli, cliInProcess, readEntries } from './helpers.ts'
+
+const dir = tempDir('sshproxy-cli-')
+const db = join(dir.path, 'gate.db')
+const FP = 'a'.repeat(32)
+const OTHER = 'b'.repeat(32)
+const UNKNOWN = 'c'.repeat(32)
+let material = ''
+
+before(async () => {
+  const hello = await captureClientHello('openssh')
+  const s = readClientHandshake(hello)
+  if (s.kind !== 'done') throw new Error('capture failed')
+  const store = await openStore(db)
+  const now = new Date().toISOString()
+  const base = {
+    identification: s.identification.line,
+    clientVersion: s.identification.softwareVersion,
+    metadata: JSON.stringify(s.kexinit),
+    count: 2,
+    enrolled: 0,
+    firstSeen: now,
+    lastSeen: now,
+    sightings: [{ ip: '192.0.2.7', port: 50000, last_seen: now }],
+  }
+  await recordObservations(
+    store.db,
+    [
+      { ...base, fingerprint: FP },
+      { ...base, fingerprint: OTHER },
+    ],
+    100,
+    now,
+  )
+  await store.close()
+  material = fingerprintMaterial(s.kexinit)
+})
+after(() => dir.remove())
+
+async function stored(fp: string) {
+  return (await readEntries(db)).find((e) => e.fingerprint === fp)
+}
+
+describe('store commands (child processes)', () => {
+  test('list prints a table; -v adds the client identification, version and raw material; --json', async () => {
+    const [plain, verbose, json] = await Promise.all([
+      cli(['list', '--db', db]),
+      cli(['list', '-v', '--db', db]),
+      cli(['list', '--json', '--db', db]),
+    ])
+    assert.equal(plain.code, 0, plain.stderr)
+    assert.match(plain.stdout, /^FINGERPRINT\s+VERDICT\s+COUNT\s+LAST SEEN\s+IPS\s+LABEL/)
+    assert.match(plain.stdout, new RegExp(`${FP}\\s+new\\s+2\\s+\\S+\\s+192\\.0\\.2\\.7`))
+    assert.doesNotMatch(plain.stdout, /material:/)
+    assert.match(verbose.stdout, /client: SSH-2\.0-OpenSSH_9\.2p1 \S+ \(version OpenSSH_9\.2p1\)/)
+    assert.ok(verbose.stdout.includes(`material: ${material}`))
+    const entries = JSON.parse(json.stdout) as { fingerprint: string; verdict: string; decided: boolean }[]
+    assert.deepEqual(entries.map((e) => [e.fingerprint, e.verdict, e.decided]).sort(), [
+      [FP, 'pending', false],
+      [OTHER, 'pending', false],
+    ])
+  })
+
+  test('approve --label, block, pending, label, delete change the entry and say so', async () => {
+    let r = await cli(['approve', '--db', db, '--label', 'build server', FP])
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal(r.stdout.trim(), `${FP} approved (label "build server")`)
+    let e = (await stored(FP))!
+    assert.deepEqual([e.verdict, e.label], ['approved', 'build server'])
+    assert.match(e.actor!, /^cli:/)
+    assert.notEqual(e.decided_at, null)
+    r = await cli(['block', '--db', db, FP])
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal((await stored(FP))!.verdict, 'blocked')
+    r = await cli(['pending', '--db', db, FP.toUpperCase()])
+    assert.equal(r.code, 0, r.stderr)
+    e = (await stored(FP))!
+    assert.deepEqual([e.verdict, e.label], ['pending', 'build server'])
+    r = await cli(['label', '--db', db, FP, 'renamed'])
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal((await stored(FP))!.label, 'renamed')
+    r = await cli(['delete', '--db', db, OTHER])
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal(await stored(OTHER), undefined)
+  })
+
+  test('exit codes: 1 for an unknown fingerprint or a missing database, 2 for usage errors', async () => {
+    const missing = join(dir.path, 'nope', 'x.db')
+    const [unknown, badFp, lateFlag, noDb, viaEnv] = await Promise.all([
+      cli(['approve', '--db', db, UNKNOWN]),
+      cli(['block', '--db', db, 'xyz']),
+      cli(['approve', '--db', db, FP, '--label', 'late']),
+      cli(['list', '--db', missing]),
+      cli(['list', '--json'], { SSHPROXY_DB: db }),
+    ])
+    assert.equal(unknown.code, 1)
+    assert.equal(
+      unknown.stderr,
+      `sshproxy: fingerprint ${UNKNOWN} is not in the store (sshproxy list shows the stored ones)\n`,
+    )
+    assert.equal(badFp.code, 2)
+    assert.match(badFp.stderr, /^sshproxy: fingerprint must be 32 lowercase hexadecimal characters, got "xyz"\n$/)
+    assert.equal(lateFlag.code, 2)
+    assert.match(lateFlag.stderr, /too many arguments.*\(flags go before the fingerprint\)\n$/)
+    assert.equal(noDb.code, 1)
+    assert.match(noDb.stderr, /database .*x\.db does not exist/)
+    assert.equal(existsSync(missing), false, 'store commands never create a database')
+    assert.equal(viaEnv.code, 0, viaEnv.stderr)
+    assert.equal(JSON.parse(viaEnv.stdout)[0].fingerprint, FP)
+    assert.equal((await stored(FP))!.label, 'renamed', 'nothing changed')
+  })
+
+  test('--help exits 0', async () => {
+    const [top, sub] = await Promise.all([cli(['--help']), cli(['approve', '--help'])])
+    assert.equal(top.code, 0)
+    assert.match(top.stdout, /Commands:[\s\S]*correlate/)
+    assert.equal(sub.code, 0)
+    assert.match(sub.stdout, /^Usage: sshproxy approve \[options\] <fingerprint>/)
+  })
+})
+
+describe('store commands (in process)', () => {
+  test('every command has --help', async () => {
+    for (const cmd of ['list', 'approve', 'block', 'pending', 'label', 'delete', 'serve', 'doctor', 'correlate']) {
+      const r = await cliInProcess([cmd, '--help'])
+      assert.equal(r.code, 0, `${cmd}: ${r.stderr}`)
+      assert.match(r.stdout, new RegExp(`^Usage: sshproxy ${cmd}`))
+      assert.match(r.stdout, /--db/)
+    }
+  })
+
+  test('usage errors are one line, exit 2, and change nothing', async () => {
+    const before = await readEntries(db)
+    const cases: [string[], RegExp][] = [
+      [['block', '--db', db], /missing required argument 'fingerprint'/],
+      [['label', '--db', db, FP, 'bad\u001b[31mlabel'], /label must not contain control characters/],
+      [['label', '--db', db, FP, 'x'.repeat(300)], /label must be at most 256 characters/],
+      [['list', '--db', db, '--bogus'], /unknown option '--bogus'/],
+      [['correlate', '--db', db, FP], /required option '--log <path>' not specified/],
+      [['correlate', '--db', db, '--log', db, '--window', 'soon', FP], /--window: invalid duration/],
+      [['frobnicate'], /unknown command 'frobnicate'/],
+    ]
+    for (const [args, message] of cases) {
+      const r = await cliInProcess(args)
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)
+      assert.match(r.stderr, message)
+      assert.match(r.stderr, /^sshproxy: [^\n]+\n$/, 'one line')
+    }
+    assert.deepEqual(await readEntries(db), before)
+  })
+
+  test('every verdict command refuses an unknown fingerprint with exit 1', async () => {
+    for (const args of [['approve'], ['block'], ['pending'], ['delete'], ['label'], ['correlate', '--log', db]]) {
+      const r = await cliInProcess([...args, '--db', db, UNKNOWN, ...(args[0] === 'label' ? ['x'] : [])])
+      assert.equal(r.code, 1, `${args[0]}: ${r.stderr}`)
+      assert.match(r.stderr, /is not in the store/)
+    }
+    const unreadable = await cliInProcess(['correlate', '--db', db, '--log', join(dir.path, 'none.log'), FP])
+    assert.equal(unreadable.code, 1)
+    assert.match(unreadable.stderr, /log file .*none\.log cannot be read \(ENOENT\)/)
+  })
+})

@@ -1,0 +1,201 @@
+/**
+ * Issue 4 end to end with real processes: edgegate (HTTPS, a test CA) + `sshproxy serve` +
+ * a real sshd + the real OpenSSH client. An unknown client is refused and observed, the
+ * observation reaches the control plane, an administrator approves it there, the gate pulls
+ * the decision and the same client gets through; with a bearer token and with mTLS. A
+ * redirecting control-plane URL is refused while the gate keeps serving on local verdicts,
+ * and a trusted range from the control plane lets a client through without a verdict.
+ */
+import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:https'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { createTestCa, type Sshd, sshClient, startSshd, type TestCa, tempDir } from '@gatehouse/testkit'
+import { api, controlPlaneFingerprints, type Edgegate, edgegateCli, edgegateToken, startEdgegate } from './edgegate.ts'
+import { cli, type Gate, metric, OPENSSH_FP, readEntries, startGate, waitFor } from './helpers.ts'
+
+let ca: TestCa
+let sshd: Sshd
+
+async function controlPlaneFingerprint(eg: Edgegate, admin: string, instance: string, fp: string) {
+  return (await controlPlaneFingerprints(eg, admin, instance)).find((f) => f.fingerprint === fp)
+}
+
+async function verdict(gate: Gate, fp: string) {
+  return (await readEntries(gate.dbPath)).find((e) => e.fingerprint === fp)
+}
+
+/** The full round trip: refused and observed, uploaded, approved there by `approve`, pulled, through. */
+async function roundTrip(gate: Gate, eg: Edgegate, admin: string, instance: string, approve: () => Promise<void>) {
+  const refused = await sshClient({ port: gate.port, key: sshd.key, command: 'echo reached' })
+  assert.notEqual(refused.code, 0)
+  assert.doesNotMatch(refused.stdout, /reached/)
+  const local = await waitFor('the refusal observed locally', () => verdict(gate, OPENSSH_FP))
+  assert.equal(local.decided_at, null)
+  const remote = await waitFor(
+    'the observation on the control plane',
+    () => controlPlaneFingerprint(eg, admin, instance, OPENSSH_FP),
+    30_000,
+  )
+  assert.ok(remote.count >= 1)
+  assert.deepEqual(remote.ips, ['127.0.0.1'])
+  await approve()
+  const pulled = await waitFor(
+    'the approval pulled by the gate',
+    async () => {
+      const e = await verdict(gate, OPENSSH_FP)
+      return e?.verdict === 'approved' ? e : undefined
+    },
+    30_000,
+  )
+  assert.notEqual(pulled.decided_at, null)
+  const ok = await sshClient({ port: gate.port, key: sshd.key, command: 'echo through-the-gate' })
+  assert.equal(ok.code, 0, ok.stderr)
+  assert.equal(ok.stdout.trim(), 'through-the-gate')
+  const m = await gate.metrics()
+  assert.equal(metric(m, 'sshproxy_connection_results_total', { result: 'rejected_unknown' }), 1)
+  assert.equal(metric(m, 'sshproxy_connection_results_total', { result: 'allowed' }), 1)
+  assert.ok((metric(m, 'sshproxy_sync_cycles_total', { result: 'ok' }) ?? 0) >= 1)
+  assert.ok((metric(m, 'sshproxy_sync_last_success_timestamp_seconds') ?? 0) > 0)
+}
+
+before(async () => {
+  ca = createTestCa()
+  sshd = await startSshd()
+})
+after(async () => {
+  await sshd?.stop()
+  ca?.remove()
+})
+
+describe('control plane end to end (edgegate + sshproxy serve + sshd + OpenSSH)', () => {
+  let eg: Edgegate
+  let admin: string
+  before(async () => {
+    eg = await startEdgegate(ca)
+    admin = await edgegateToken(eg.database, ['admin', 'add', 'admin'])
+  })
+  after(async () => {
+    await eg?.stop()
+  })
+
+  test('bearer token: an unknown client is refused, approved on the control plane (admin API), then gets through', async (t) => {
+    const token = await edgegateToken(eg.database, ['node', 'add', '--kind', 'sshgate', 'gate-token'])
+    const gate = await startGate(sshd.port, [], undefined, {
+      control_plane: { url: eg.base, instance_id: 'gate-token', token, ca: ca.caPath, sync_interval: '1s' },
+    })
+    t.after(() => gate.stop())
+    await roundTrip(gate, eg, admin, 'gate-token', async () => {
+      const put = await api(eg, admin, `/api/decisions/gate-token/${OPENSSH_FP}`, { status: 'approved', label: 'ops' })
+      assert.equal(put.status, 200, JSON.stringify(put.body))
+    })
+    assert.equal((await verdict(gate, OPENSSH_FP))?.label, 'ops')
+    await waitFor('sync success logged', () => /control plane sync ok/.test(gate.log()))
+  })
+
+  test('mutual TLS: the same round trip with a client certificate, approved with the edgegate CLI', async (t) => {
+    const r = await edgegateCli(eg.database, [
+      'node',
+      'add',
+      '--kind',
+      'sshgate',
+      '--cert-name',
+      'gate-mtls',
+      'gate-mtls',
+    ])
+    assert.equal(r.code, 0, r.stderr)
+    const cert = ca.issueClient('gate-mtls')
+    const gate = await startGate(sshd.port, [], undefined, {
+      control_plane: {
+        url: eg.base,
+        instance_id: 'gate-mtls',
+        client_cert: cert.certPath,
+        client_key: cert.keyPath,
+        ca: ca.caPath,
+        sync_interval: '1s',
+      },
+    })
+    t.after(() => gate.stop())
+    await roundTrip(gate, eg, admin, 'gate-mtls', async () => {
+      const a = await edgegateCli(eg.database, ['decision', 'approve', '--instance', 'gate-mtls', OPENSSH_FP])
+      assert.equal(a.code, 0, a.stderr)
+    })
+  })
+
+  test('a redirecting control-plane URL is refused and logged; the gate keeps serving on local verdicts', async (t) => {
+    const token = await edgegateToken(eg.database, ['node', 'add', '--kind', 'sshgate', 'gate-redirect'])
+    const cert = ca.issueServer()
+    const redirector: Server = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
+      res.writeHead(307, { location: `${eg.base}${req.url}` })
+      res.end()
+    })
+    await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', r))
+    t.after(() => new Promise<void>((r) => redirector.close(() => r())))
+    const port = (redirector.address() as { port: number }).port
+    const gate = await startGate(sshd.port, [], undefined, {
+      control_plane: {
+        url: `https://127.0.0.1:${port}`,
+        instance_id: 'gate-redirect',
+        token,
+        ca: ca.caPath,
+        sync_interval: '1s',
+      },
+    })
+    t.after(() => gate.stop())
+    await waitFor('the refusal in the log', () => /redirect_refused/.test(gate.log()))
+    await waitFor('local fallback logged', () =>
+      /control plane sync failed; serving on local verdicts/.test(gate.log()),
+    )
+    assert.doesNotMatch(gate.log(), new RegExp(token))
+    const m = await gate.metrics()
+    assert.ok((metric(m, 'sshproxy_sync_cycles_total', { result: 'failed' }) ?? 0) >= 1)
+    assert.equal(metric(m, 'sshproxy_sync_cycles_total', { result: 'ok' }), 0)
+    // Local verdicts still apply: unknown refused, approved (by the local CLI) through.
+    const refused = await sshClient({ port: gate.port, key: sshd.key, command: 'echo reached' })
+    assert.notEqual(refused.code, 0)
+    await waitFor('the refusal observed locally', () => verdict(gate, OPENSSH_FP))
+    const approve = await cli(['approve', '--db', gate.dbPath, OPENSSH_FP])
+    assert.equal(approve.code, 0, approve.stderr)
+    const ok = await sshClient({ port: gate.port, key: sshd.key, command: 'echo local-verdict' })
+    assert.equal(ok.code, 0, ok.stderr)
+    assert.equal(ok.stdout.trim(), 'local-verdict')
+    // Nothing reached the control plane through the redirect.
+    assert.equal(await controlPlaneFingerprint(eg, admin, 'gate-redirect', OPENSSH_FP), undefined)
+  })
+})
+
+describe('trusted ranges from the control plane', () => {
+  let eg: Edgegate
+  before(async () => {
+    const dir = tempDir('sshproxy-ranges-')
+    const file = join(dir.path, 'ranges.txt')
+    writeFileSync(file, '# loopback clients are trusted\n127.0.0.0/8\n')
+    eg = await startEdgegate(ca, { extra: ['--trusted-ranges-file', file] })
+  })
+  after(async () => {
+    await eg?.stop()
+  })
+
+  test('a client in a control-plane trusted range is relayed without a verdict (result bypassed), and still observed', async (t) => {
+    const token = await edgegateToken(eg.database, ['node', 'add', '--kind', 'sshgate', 'gate-trusted'])
+    const gate = await startGate(sshd.port, [], undefined, {
+      control_plane: { url: eg.base, instance_id: 'gate-trusted', token, ca: ca.caPath, sync_interval: '1s' },
+    })
+    t.after(() => gate.stop())
+    await waitFor(
+      'the managed range pulled',
+      async () => metric(await gate.metrics(), 'sshproxy_bypass_ranges', { source: 'control_plane' }) === 1,
+      30_000,
+    )
+    const ok = await sshClient({ port: gate.port, key: sshd.key, command: 'echo trusted' })
+    assert.equal(ok.code, 0, ok.stderr)
+    assert.equal(ok.stdout.trim(), 'trusted')
+    const e = await waitFor('the bypassed client observed', () => verdict(gate, OPENSSH_FP))
+    assert.equal(e.decided_at, null, 'no verdict was made')
+    const m = await gate.metrics()
+    assert.equal(metric(m, 'sshproxy_connection_results_total', { result: 'bypassed' }), 1)
+    assert.equal(metric(m, 'sshproxy_connection_results_total', { result: 'allowed' }), 0)
+    await waitFor('bypass logged', () => /"result":"bypassed"/.test(gate.log()))
+  })
+})
