@@ -1,0 +1,301 @@
+/**
+ * `npm run bench -w apps/edgegate`: observation ingest (pages of 16 from many simulated
+ * gates, over HTTPS) and policy pulls against 100k stored decisions (full and incremental),
+ * on SQLite and PostgreSQL, each against the raw SQL the store issues, executed directly
+ * on the same driver with the same concurrency. Loopback only; stops by itself.
+ */
+import { cpus, totalmem } from 'node:os'
+import { createTlsAgent, requestNoRedirect } from '@gatehouse/kit'
+import { type Postgres, startPostgres } from '@gatehouse/testkit'
+import { CompiledQuery, type Kysely } from 'kysely'
+import { openEdgeDatabase } from '../src/db/open.ts'
+import type { DB } from '../src/db/schema.ts'
+import { normalizeObservation, toRow } from '../src/observations/merge.ts'
+import { COLUMNS, mergeBatch } from '../src/observations/store.ts'
+import { makeTls, newDatabase, seed, startEdgegate } from '../test/helpers.ts'
+
+const GATES = 32
+const PAGES_PER_GATE = 40
+const PAGE = 16
+const DECISIONS = 100_000
+const PULLS = 1000
+const ROUNDS = 3
+
+const tls = makeTls()
+let postgres: Postgres | undefined
+const pg = async () => (postgres ??= await startPostgres())
+
+function pct(values: number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!
+}
+const ms = (n: number) => `${n.toFixed(2)} ms`
+
+function page(gate: number, n: number, round: number, epoch = 0) {
+  const t = new Date(Date.now() - 60_000 + round * 1000).toISOString()
+  return Array.from({ length: PAGE }, (_, i) => {
+    const ip = `10.${gate}.${n % 256}.${i + 1}`
+    return {
+      fingerprint:
+        `${epoch.toString(16)}${gate.toString(16).padStart(4, '0')}${n.toString(16).padStart(6, '0')}${i.toString(16).padStart(2, '0')}`.padEnd(
+          32,
+          '0',
+        ),
+      status: 'unknown' as const,
+      first_seen: t,
+      last_seen: t,
+      ips: [ip, `192.0.2.${i + 1}`],
+      ports: [22],
+      sightings: [0, 1, 2, 3].map((k) => ({ ip, port: 40000 + k + round * 4, last_seen: t })),
+      count: round + 1,
+      metadata: { kex_algorithms: 'curve25519-sha256,ecdh-sha2-nistp256', first_kex_packet_follows: 'false' },
+    }
+  })
+}
+
+/** Run `work(i)` for i in [0, n) with `concurrency` workers; returns elapsed ms. */
+async function pool(n: number, concurrency: number, work: (i: number) => Promise<void>): Promise<number> {
+  let next = 0
+  const start = performance.now()
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) await work(next++)
+    }),
+  )
+  return performance.now() - start
+}
+
+/** The statements `mergeBatch` issues for one page, compiled, as the baseline executes them. */
+function compilePage(db: Kysely<DB>, kind: string, instance: string, obs: ReturnType<typeof page>) {
+  const rows = obs.map((o, i) => toRow(instance, normalizeObservation(o, i, 0), Date.now()))
+  const fps = rows.map((r) => r.fingerprint).sort()
+  const cols = COLUMNS
+  const insert = db
+    .insertInto('fingerprints')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['instance_id', 'fingerprint']).doNothing())
+    .returning('fingerprint')
+    .compile()
+  let select = db
+    .selectFrom('fingerprints')
+    .selectAll()
+    .where('instance_id', '=', instance)
+    .where('fingerprint', 'in', fps)
+    .orderBy('fingerprint')
+  if (kind === 'postgres') select = select.forUpdate()
+  const upsert = db
+    .insertInto('fingerprints')
+    .values(rows)
+    .onConflict((oc) =>
+      oc
+        .columns(['instance_id', 'fingerprint'])
+        .doUpdateSet((eb) => Object.fromEntries(cols.map((k) => [k, eb.ref(`excluded.${k}`)]))),
+    )
+    .compile()
+  // New fingerprints: one insert. Stored ones: the insert finds them, then lock, read, write back.
+  return { fresh: [insert], merge: [insert, select.compile(), upsert] }
+}
+
+async function benchDialect(dialect: 'sqlite' | 'postgres') {
+  const url = await newDatabase(dialect, pg)
+  const gates = Array.from({ length: GATES }, (_, i) => ({ id: `gate-${i}`, kind: 'sshgate' }))
+  const { tokens } = await seed(url, [...gates, { id: 'bench-1', kind: 'sshgate' }])
+  const server = await startEdgegate(url, tls, ['--log-level', 'error'])
+  const agent = createTlsAgent({ ca: tls.ca.ca })
+  const direct = await openEdgeDatabase(url, GATES)
+  const out: Record<string, string> = {}
+  try {
+    // --- Observation ingest over HTTPS -------------------------------------------------
+    const total = GATES * PAGES_PER_GATE
+    const post = (round: number, epoch: number) => async (i: number) => {
+      const gate = i % GATES
+      const id = `gate-${gate}`
+      const res = await requestNoRedirect(`${server.base}/v1/observations/batch?instance_id=${id}`, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: { authorization: `Bearer ${tokens[id]}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ instance_id: id, observations: page(gate, Math.floor(i / GATES), round, epoch) }),
+      })
+      if (res.status !== 200) throw new Error(`ingest answered ${res.status}`)
+    }
+    // Each figure is the best of ROUNDS (the machine is shared); new fingerprints every round.
+    const best = {
+      newMs: Infinity,
+      mergeMs: Infinity,
+      baseMs: Infinity,
+      baseMergeMs: Infinity,
+      serviceMs: Infinity,
+      cpuPerObs: Infinity,
+      cpuPerMergeObs: Infinity,
+    }
+    for (let r = 0; r < ROUNDS; r++) {
+      const cpu0 = await serverCpu(server.base, agent)
+      best.newMs = Math.min(best.newMs, await pool(total, GATES, post(0, r + 1)))
+      const cpu1 = await serverCpu(server.base, agent)
+      best.cpuPerObs = Math.min(best.cpuPerObs, (cpu1 - cpu0) / (total * PAGE))
+      best.mergeMs = Math.min(best.mergeMs, await pool(total, GATES, post(r + 1, 1)))
+      const cpu2 = await serverCpu(server.base, agent)
+      best.cpuPerMergeObs = Math.min(best.cpuPerMergeObs, (cpu2 - cpu1) / (total * PAGE))
+      // Baseline: the same statements on the same driver, no HTTP, no validation, no merge.
+      const compiled = Array.from({ length: total }, (_, i) =>
+        compilePage(direct.db, direct.kind, `base-${i % GATES}`, page(i % GATES, Math.floor(i / GATES), 0, r + 1)),
+      )
+      const runBaseline = (which: 'fresh' | 'merge') =>
+        pool(total, GATES, async (i) => {
+          await direct.db.transaction().execute(async (trx) => {
+            for (const q of compiled[i]![which]) await trx.executeQuery(q)
+          })
+        })
+      best.baseMs = Math.min(best.baseMs, await runBaseline('fresh'))
+      best.baseMergeMs = Math.min(best.baseMergeMs, await runBaseline('merge'))
+      // The service layer in-process (normalise + merge + the same SQL), no HTTP or TLS.
+      best.serviceMs = Math.min(
+        best.serviceMs,
+        await pool(total, GATES, async (i) => {
+          const gate = i % GATES
+          const aggregates = page(gate, Math.floor(i / GATES), 0, r + 1).map((o, k) => normalizeObservation(o, k, 0))
+          await mergeBatch(direct.db, direct.kind, `svc-${gate}`, aggregates, 0, Date.now())
+        }),
+      )
+    }
+    const obs = total * PAGE
+    const rate = (t: number) => (obs / t) * 1000
+    out['ingest new fingerprints over HTTPS'] =
+      `${rate(best.newMs).toFixed(0)} obs/s (${total} pages of ${PAGE} from ${GATES} gates in ${(best.newMs / 1000).toFixed(2)} s)`
+    out['ingest server CPU per observation'] =
+      `${(best.cpuPerObs * 1e6).toFixed(0)} µs (${(1 / best.cpuPerObs).toFixed(0)} obs per server CPU-second)`
+    out['ingest merge into existing over HTTPS'] = `${rate(best.mergeMs).toFixed(0)} obs/s`
+    out['ingest server CPU per observation (merge)'] =
+      `${(best.cpuPerMergeObs * 1e6).toFixed(0)} µs (${(1 / best.cpuPerMergeObs).toFixed(0)} obs per server CPU-second)`
+    out['ingest service layer in-process (no HTTP)'] = `${rate(best.serviceMs).toFixed(0)} obs/s`
+    out['ingest raw SQL baseline (new / merge)'] =
+      `${rate(best.baseMs).toFixed(0)} / ${rate(best.baseMergeMs).toFixed(0)} obs/s`
+    out['ingest ratio HTTPS / raw SQL (new / merge)'] =
+      `${(rate(best.newMs) / rate(best.baseMs)).toFixed(2)} / ${(rate(best.mergeMs) / rate(best.baseMergeMs)).toFixed(2)}`
+
+    // --- Policy pulls against 100k decisions -------------------------------------------
+    const startUs = Date.now() * 1000 - DECISIONS
+    for (let i = 0; i < DECISIONS; i += 1000) {
+      await direct.db
+        .insertInto('decisions')
+        .values(
+          Array.from({ length: 1000 }, (_, k) => ({
+            scope_type: 'instance',
+            scope_id: 'bench-1',
+            fingerprint: (i + k).toString(16).padStart(32, '0'),
+            status: (['approved', 'blocked', 'pending'] as const)[(i + k) % 3]!,
+            label: `label ${i + k}`,
+            updated_us: startUs + i + k,
+            actor: 'admin:bench',
+            source: 'manual',
+            expires_ms: null,
+            evidence: null,
+          })),
+        )
+        .execute()
+    }
+    await direct.db
+      .updateTable('decision_clock')
+      .set({ last_us: startUs + DECISIONS })
+      .execute()
+    const pull = async (since: number | undefined) => {
+      const q = since === undefined ? '' : `&since=${encodeURIComponent(formatUs(since))}`
+      const t = performance.now()
+      const res = await requestNoRedirect(`${server.base}/v1/policy?instance_id=bench-1${q}`, {
+        dispatcher: agent,
+        headers: { authorization: `Bearer ${tokens['bench-1']}` },
+        maxBytes: 256 * 1024 * 1024,
+      })
+      const body = res.json<{ cursor: string; decisions: unknown[]; more: boolean }>()
+      return { ms: performance.now() - t, body }
+    }
+    const full: number[] = []
+    for (let r = 0; r < 5; r++) {
+      const t = performance.now()
+      let since: number | undefined
+      let got = 0
+      for (;;) {
+        const { body } = await pull(since)
+        got += body.decisions.length
+        since = parseUs(body.cursor)
+        if (!body.more) break
+      }
+      if (got !== DECISIONS) throw new Error(`full pull got ${got}`)
+      full.push(performance.now() - t)
+    }
+    const incSince = startUs + DECISIONS - 11
+    const inc: number[] = []
+    for (let r = 0; r < PULLS; r++) {
+      const { ms: t, body } = await pull(incSince)
+      if (body.decisions.length !== 10) throw new Error('incremental pull size')
+      inc.push(t)
+    }
+    const raw = (since: number, limit: number) =>
+      CompiledQuery.raw(
+        'select * from decisions where scope_type = $1 and scope_id = $2 and updated_us > $3 order by updated_us limit $4'.replace(
+          /\$\d/g,
+          (m) => (direct.kind === 'postgres' ? m : '?'),
+        ),
+        ['instance', 'bench-1', since, limit],
+      )
+    const rawInc: number[] = []
+    for (let r = 0; r < PULLS; r++) {
+      const t = performance.now()
+      await direct.db.executeQuery(raw(incSince, 5001))
+      rawInc.push(performance.now() - t)
+    }
+    const rawFull: number[] = []
+    for (let r = 0; r < 5; r++) {
+      const t = performance.now()
+      let since = 0
+      for (;;) {
+        const res = await direct.db.executeQuery<{ updated_us: number }>(raw(since, 5001))
+        const rows = res.rows.slice(0, 5000)
+        since = Number(rows.at(-1)?.updated_us ?? since)
+        if (res.rows.length <= 5000) break
+      }
+      rawFull.push(performance.now() - t)
+    }
+    out['full pull (100k, pages of 5000)'] =
+      `p50 ${ms(pct(full, 50))}, p99 ${ms(pct(full, 99))} (raw SQL p50 ${ms(pct(rawFull, 50))}; ratio ${(pct(full, 50) / pct(rawFull, 50)).toFixed(1)})`
+    out['incremental pull (10 changed of 100k)'] =
+      `p50 ${ms(pct(inc, 50))}, p99 ${ms(pct(inc, 99))} over ${PULLS} pulls`
+    out['incremental raw SQL baseline'] =
+      `p50 ${ms(pct(rawInc, 50))}, p99 ${ms(pct(rawInc, 99))} (ratio p50 ${(pct(inc, 50) / pct(rawInc, 50)).toFixed(1)})`
+  } finally {
+    await direct.close()
+    await agent.close()
+    await server.stop()
+  }
+  return out
+}
+
+/** The server's own CPU seconds so far (its Prometheus process collector). */
+async function serverCpu(base: string, agent: ReturnType<typeof createTlsAgent>): Promise<number> {
+  const text = (await requestNoRedirect(`${base}/metrics`, { dispatcher: agent })).body.toString('utf8')
+  const m = /^edgegate_process_cpu_seconds_total (\S+)$/m.exec(text)
+  if (!m) throw new Error('no process_cpu_seconds_total in /metrics')
+  return Number(m[1])
+}
+
+function formatUs(us: number): string {
+  return `${new Date(Math.floor(us / 1000)).toISOString().slice(0, 23)}${String(us % 1000).padStart(3, '0')}Z`
+}
+function parseUs(text: string): number {
+  return Date.parse(text) * 1000 + Number(text.slice(23, 26))
+}
+
+const cpu = cpus()
+process.stdout.write(
+  `machine: ${cpu.length} x ${cpu[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}\n`,
+)
+try {
+  for (const dialect of ['sqlite', 'postgres'] as const) {
+    const r = await benchDialect(dialect)
+    process.stdout.write(`\n${dialect}\n`)
+    for (const [k, v] of Object.entries(r)) process.stdout.write(`  ${k}: ${v}\n`)
+  }
+} finally {
+  await postgres?.stop()
+  tls.ca.remove()
+}

@@ -1,0 +1,70 @@
+/**
+ * Who is calling: a gate node (bearer token or verified client certificate), an
+ * administrator (bearer token or dashboard session cookie), or nobody.
+ */
+import { createHash } from 'node:crypto'
+import type { TLSSocket } from 'node:tls'
+import { hashToken } from '@gatehouse/kit'
+import type { FastifyRequest } from 'fastify'
+import type { Kysely } from 'kysely'
+import { findAdminByTokenHash, findSession } from '../admins/store.ts'
+import type { DB, NodeRow } from '../db/schema.ts'
+import { errors } from '../errors.ts'
+import { findByCertFingerprint, findByCertNames, findByTokenHash } from '../nodes/store.ts'
+import { bearerFrom, cookieFrom } from './tokens.ts'
+
+export const SESSION_COOKIE = 'edgegate_session'
+
+export type Principal =
+  | { type: 'node'; node: NodeRow; via: 'token' | 'certificate' }
+  | { type: 'admin'; name: string; via: 'token' | 'session' }
+
+/** Resolve the caller; throws 401 for presented-but-invalid credentials, returns undefined for none. */
+export async function resolvePrincipal(db: Kysely<DB>, req: FastifyRequest): Promise<Principal | undefined> {
+  const bearer = bearerFrom(req.headers.authorization)
+  if (bearer === null) throw errors.unauthorized('the Authorization header must be "Bearer <token>"')
+  if (bearer !== undefined) {
+    const hash = hashToken(bearer)
+    const node = await findByTokenHash(db, hash)
+    if (node) return { type: 'node', node, via: 'token' }
+    const admin = await findAdminByTokenHash(db, hash)
+    if (admin) return { type: 'admin', name: admin.name, via: 'token' }
+    throw errors.unauthorized('unknown token')
+  }
+  const session = cookieFrom(req.headers.cookie, SESSION_COOKIE)
+  if (session !== undefined) {
+    const found = /^[A-Za-z0-9_-]{16,200}$/.test(session)
+      ? await findSession(db, hashToken(session), Date.now())
+      : undefined
+    if (found) return { type: 'admin', name: found.admin_name, via: 'session' }
+    // A stale cookie is not an error by itself: the caller may still present a certificate.
+  }
+  const node = await nodeFromCertificate(db, req)
+  if (node) return { type: 'node', node, via: 'certificate' }
+  if (session !== undefined) throw errors.unauthorized('the session has expired; sign in again')
+  return undefined
+}
+
+async function nodeFromCertificate(db: Kysely<DB>, req: FastifyRequest): Promise<NodeRow | undefined> {
+  const socket = req.raw.socket as TLSSocket
+  if (typeof socket.getPeerCertificate !== 'function' || !socket.authorized) return undefined
+  const cert = socket.getPeerCertificate()
+  if (!cert?.raw) return undefined
+  const fingerprint = createHash('sha256').update(cert.raw).digest('hex')
+  const byFingerprint = await findByCertFingerprint(db, fingerprint)
+  if (byFingerprint) return byFingerprint
+  const names = new Set<string>()
+  const cn = cert.subject?.CN
+  if (typeof cn === 'string') names.add(cn)
+  for (const part of (cert.subjectaltname ?? '').split(',')) {
+    const m = /^\s*DNS:(.+)$/.exec(part)
+    if (m) names.add(m[1]!.trim())
+  }
+  const matches = await findByCertNames(db, [...names])
+  // Two nodes claiming one certificate name is a registry mistake: fail closed.
+  if (matches.length !== 1) {
+    if (matches.length > 1) throw errors.unauthorized('the client certificate matches more than one node')
+    throw errors.unauthorized('the client certificate is not registered to a node')
+  }
+  return matches[0]
+}

@@ -1,0 +1,45 @@
+/** Dashboard sign-in: an administrator token is exchanged for a session cookie. */
+import { type HttpApp, hashToken } from '@gatehouse/kit'
+import { Type } from 'typebox'
+import { deleteExpiredSessions, deleteSession, findAdminByTokenHash, insertSession } from '../admins/store.ts'
+import type { AppContext } from '../context.ts'
+import { errors } from '../errors.ts'
+import { adminOf, checkOrigin } from './guards.ts'
+import { SESSION_COOKIE } from './principal.ts'
+import { cookieFrom, newToken } from './tokens.ts'
+
+export function sessionRoutes(app: HttpApp, ctx: AppContext) {
+  app.post(
+    '/api/session',
+    {
+      schema: {
+        body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+      },
+    },
+    async (req, reply) => {
+      // Login CSRF: a browser sign-in must come from this page.
+      if (req.headers.origin !== undefined) checkOrigin(req)
+      const admin = await findAdminByTokenHash(ctx.db, hashToken(req.body.token))
+      if (!admin) throw errors.unauthorized('unknown administrator token')
+      const session = newToken('session')
+      const now = Date.now()
+      await deleteExpiredSessions(ctx.db, now)
+      await insertSession(ctx.db, session.hash, admin.name, now, ctx.settings.sessionTtlMs)
+      const maxAge = Math.floor(ctx.settings.sessionTtlMs / 1000)
+      reply.header(
+        'set-cookie',
+        `${SESSION_COOKIE}=${session.token}; Path=/; Max-Age=${maxAge}; HttpOnly; Secure; SameSite=Strict`,
+      )
+      return { admin: admin.name }
+    },
+  )
+
+  app.get('/api/session', { onRequest: ctx.guards.requireAdmin }, async (req) => ({ admin: adminOf(req) }))
+
+  app.delete('/api/session', { onRequest: ctx.guards.requireAdmin }, async (req, reply) => {
+    const cookie = cookieFrom(req.headers.cookie, SESSION_COOKIE)
+    if (cookie) await deleteSession(ctx.db, hashToken(cookie))
+    reply.header('set-cookie', `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Strict`)
+    return reply.code(204).send()
+  })
+}

@@ -1,0 +1,21 @@
+/** What route modules are given: the database, its dialect, guards, settings and metrics. */
+import type { AppMetrics, DatabaseKind, Logger } from '@gatehouse/kit'
+import type { Kysely } from 'kysely'
+import type { makeGuards } from './auth/guards.ts'
+import type { DB } from './db/schema.ts'
+import type { TrustedRanges } from './trusted/ranges.ts'
+
+export interface AppContext {
+  db: Kysely<DB>
+  kind: DatabaseKind
+  guards: ReturnType<typeof makeGuards>
+  metrics: AppMetrics
+  log: Logger
+  /** Present when trusted-source discovery is configured. */
+  trusted: TrustedRanges | undefined
+  settings: {
+    sightingRetentionMs: number
+    sessionTtlMs: number
+    policyPageSize: number
+  }
+}

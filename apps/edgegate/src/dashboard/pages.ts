@@ -1,0 +1,96 @@
+/** Dashboard pages: sign-in, and the overview of nodes, fingerprints, decisions and SMTP reports. */
+import type { Decision, SmtpReport } from '@gatehouse/kit'
+import type { NodeRow } from '../db/schema.ts'
+import { describeNode } from '../nodes/service.ts'
+import type { Aggregate } from '../observations/merge.ts'
+import { formatMillis } from '../timestamps.ts'
+import { type Html, html, layout } from './html.ts'
+
+export function signInPage(): string {
+  return layout(
+    'edgegate: sign in',
+    html`<h1>edgegate</h1>
+<p>Sign in with an administrator token (<code>edgegate admin add NAME</code> prints one).</p>
+<p id="error" hidden></p>
+<form id="login">
+<label>Administrator token <input name="token" type="password" autocomplete="off" required></label>
+<button type="submit">Sign in</button>
+</form>`,
+  )
+}
+
+export interface Overview {
+  admin: string
+  /** Show only this instance's fingerprints and decisions. */
+  instance: string | undefined
+  nodes: NodeRow[]
+  fingerprints: Array<{ instance_id: string; aggregate: Aggregate; decision: Decision | undefined }>
+  decisions: Decision[]
+  reports: Array<SmtpReport & { received_at: string }>
+}
+
+function statusCell(decision: Decision | undefined): Html {
+  const status = decision?.status ?? 'none'
+  return html`<td class="status-${status}" data-testid="decision">${decision ? status : 'no decision'}</td>`
+}
+
+function fingerprintRow(f: Overview['fingerprints'][number]): Html {
+  const a = f.aggregate
+  const sightings = a.sightings
+    .slice(0, 5)
+    .map((s) => `${s.ip} :${s.port} @ ${formatMillis(s.last_seen_ms)}`)
+    .join('\n')
+  const meta = Object.entries(a.metadata)
+    .map(([k, v]) => `${k}=${v.length > 80 ? `${v.slice(0, 80)}…` : v}`)
+    .join('\n')
+  return html`<tr data-instance="${f.instance_id}" data-fingerprint="${a.fingerprint}">
+<td>${f.instance_id}</td>
+<td><code>${a.fingerprint}</code></td>
+${statusCell(f.decision)}
+<td>${f.decision?.label ?? ''}</td>
+<td>${a.reported_status}</td>
+<td>${a.count}</td>
+<td>${formatMillis(a.first_seen_ms)}<br>${formatMillis(a.last_seen_ms)}</td>
+<td><pre class="muted">${a.ips.slice(0, 8).join('\n')}</pre></td>
+<td><pre class="muted">${sightings}</pre></td>
+<td><pre class="muted">${meta}</pre></td>
+<td>
+<button data-status="approved">Approve</button>
+<button data-status="blocked">Block</button>
+<button data-status="pending">Pending</button>
+<form class="label"><input name="label" value="${f.decision?.label ?? ''}" aria-label="label"><button type="submit">Save label</button></form>
+</td>
+</tr>`
+}
+
+export function overviewPage(o: Overview): string {
+  const nodes = o.nodes.map(describeNode)
+  return layout(
+    'edgegate',
+    html`<header><h1>edgegate control plane</h1><span>Signed in as <strong>${o.admin}</strong> <button id="logout">Sign out</button></span></header>
+<p id="error" hidden></p>
+<h2>Nodes</h2>
+<table><thead><tr><th>Instance</th><th>Kind</th><th>Active</th><th>Auth</th><th>Last seen</th></tr></thead><tbody>
+${nodes.map((n) => html`<tr><td><a href="/?instance=${encodeURIComponent(n.instance_id)}">${n.instance_id}</a></td><td>${n.kind}</td><td>${n.active ? 'yes' : 'disabled'}</td><td>${n.auth}</td><td>${n.last_seen_at ?? 'never'}</td></tr>`)}
+</tbody></table>
+<h2>Fingerprints${o.instance === undefined ? '' : html` of ${o.instance} <a href="/" class="muted">(all instances)</a>`}</h2>
+<table id="fingerprints"><thead><tr><th>Instance</th><th>Fingerprint</th><th>Decision</th><th>Label</th><th>Gate reports</th><th>Count</th><th>First / last seen</th><th>IPs</th><th>Recent sightings</th><th>Metadata</th><th></th></tr></thead><tbody>
+${o.fingerprints.map(fingerprintRow)}
+</tbody></table>
+<h2>Recent decisions</h2>
+<table><thead><tr><th>Instance</th><th>Fingerprint</th><th>Status</th><th>Label</th><th>Updated</th><th>Actor</th></tr></thead><tbody>
+${o.decisions.map((d) => html`<tr><td>${d.scope_id}</td><td><code>${d.fingerprint}</code></td><td class="status-${d.status}">${d.status}</td><td>${d.label}</td><td>${d.updated_at}</td><td>${d.actor}</td></tr>`)}
+</tbody></table>
+<h2>SMTP reports</h2>
+<table id="smtp"><thead><tr><th>Node</th><th>Namespace</th><th>Listener</th><th>Generated</th><th>Coverage</th><th>Counts</th><th>Evidence</th></tr></thead><tbody>
+${o.reports.map(
+  (r) =>
+    html`<tr><td>${r.instance_id}</td><td>${r.namespace}</td><td>${r.listener}</td><td>${r.generated_at}</td><td>${r.coverage.from} – ${r.coverage.to}</td><td>${Object.entries(
+      r.counts,
+    )
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(', ')}</td><td>${r.evidence.length} item(s)</td></tr>`,
+)}
+</tbody></table>`,
+  )
+}

@@ -1,0 +1,132 @@
+/**
+ * Table types. Times are integers (ms since the epoch, or µs for the decision clock) so
+ * that both dialects compare and index them the same way; JSON columns are text.
+ */
+import type { Insertable, Selectable } from 'kysely'
+
+export type NodeKind = 'sshgate' | 'tlsgate' | 'websignal' | 'log_watcher'
+
+export interface NodeTable {
+  instance_id: string
+  kind: NodeKind
+  /** 1 active, 0 disabled. */
+  active: number
+  /** SHA-256 of the bearer token, or null for certificate nodes. */
+  token_hash: string | null
+  /** Client-certificate identity: a subject CN / DNS SAN name ... */
+  cert_name: string | null
+  /** ... or the SHA-256 of the DER certificate (lowercase hex). */
+  cert_fingerprint: string | null
+  created_ms: number
+  updated_ms: number
+  last_seen_ms: number | null
+}
+export type NodeRow = Selectable<NodeTable>
+
+export interface AdminTable {
+  name: string
+  token_hash: string
+  created_ms: number
+  last_used_ms: number | null
+}
+export type AdminRow = Selectable<AdminTable>
+
+export interface SessionTable {
+  id_hash: string
+  admin_name: string
+  created_ms: number
+  expires_ms: number
+}
+
+/** Aggregate per (instance, fingerprint), merged from observations. */
+export interface FingerprintTable {
+  instance_id: string
+  fingerprint: string
+  /** The verdict the gate last reported holding. */
+  reported_status: string
+  first_seen_ms: number
+  last_seen_ms: number
+  count: number
+  /** JSON arrays: at most 128 each. */
+  ips: string
+  ports: string
+  /** JSON array of {ip, port, last_seen_ms}, the 128 most recent. */
+  sightings: string
+  /** Oldest sighting kept, for the retention sweep (null when there are none). */
+  oldest_sighting_ms: number | null
+  /** JSON object, at most 64 KiB. */
+  metadata: string
+  updated_ms: number
+}
+export type FingerprintRow = Selectable<FingerprintTable>
+export type NewFingerprint = Insertable<FingerprintTable>
+
+export interface DecisionTable {
+  scope_type: string
+  scope_id: string
+  fingerprint: string
+  status: 'approved' | 'blocked' | 'pending'
+  label: string
+  /** From the decision clock: unique, strictly increasing in commit order (µs since the epoch). */
+  updated_us: number
+  actor: string
+  /** `manual`, or the automated controller's name (later issue). */
+  source: string
+  /** Expiry of automated blocks (ms), null for manual decisions. */
+  expires_ms: number | null
+  /** Aggregate evidence of automated decisions (JSON), null for manual ones. */
+  evidence: string | null
+}
+export type DecisionRow = Selectable<DecisionTable>
+
+export interface DecisionClockTable {
+  id: number
+  last_us: number
+}
+
+export interface SignalTable {
+  instance_id: string
+  event_id: string
+  observed_ms: number
+  host: string
+  site: string
+  ip: string
+  trigger: string
+  connections: number
+  errors: number
+  successes: number
+  window_seconds: number
+  received_ms: number
+}
+export type SignalRow = Selectable<SignalTable>
+
+export interface SmtpReportTable {
+  instance_id: string
+  namespace: string
+  listener: string
+  replay_id: string
+  generated_ms: number
+  /** The whole report as received (JSON). */
+  body: string
+  received_ms: number
+}
+export type SmtpReportRow = Selectable<SmtpReportTable>
+
+export interface AuditTable {
+  at_ms: number
+  actor: string
+  action: string
+  target: string
+}
+
+export interface DB {
+  nodes: NodeTable
+  admins: AdminTable
+  sessions: SessionTable
+  fingerprints: FingerprintTable
+  decisions: DecisionTable
+  decision_clock: DecisionClockTable
+  signals: SignalTable
+  smtp_reports: SmtpReportTable
+  audit_log: AuditTable
+}

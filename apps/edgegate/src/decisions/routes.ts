@@ -1,0 +1,83 @@
+/** Decision administration: /api/decisions (administrators). */
+import { Decision, FINGERPRINT_PATTERN, type HttpApp, INSTANCE_ID_PATTERN, Verdict } from '@gatehouse/kit'
+import { Type } from 'typebox'
+import { adminOf } from '../auth/guards.ts'
+import type { AppContext } from '../context.ts'
+import { errors } from '../errors.ts'
+import { changeDecision, removeDecision, toDecision } from './service.ts'
+import { getDecision, listDecisions } from './store.ts'
+
+const Params = Type.Object(
+  {
+    instance_id: Type.String({ pattern: INSTANCE_ID_PATTERN }),
+    fingerprint: Type.String({ pattern: FINGERPRINT_PATTERN }),
+  },
+  { additionalProperties: false },
+)
+
+const Change = Type.Object(
+  { status: Type.Optional(Verdict), label: Type.Optional(Type.String({ maxLength: 256 })) },
+  { additionalProperties: false },
+)
+
+export function decisionRoutes(app: HttpApp, ctx: AppContext) {
+  app.get(
+    '/api/decisions',
+    {
+      onRequest: ctx.guards.requireAdmin,
+      schema: {
+        querystring: Type.Object(
+          {
+            instance_id: Type.Optional(Type.String()),
+            status: Type.Optional(Verdict),
+            limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+            offset: Type.Integer({ minimum: 0, default: 0 }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ decisions: Type.Array(Decision) }) },
+      },
+    },
+    async (req) => {
+      const rows = await listDecisions(ctx.db, {
+        ...(req.query.instance_id !== undefined ? { scopeId: req.query.instance_id } : {}),
+        ...(req.query.status !== undefined ? { status: req.query.status } : {}),
+        limit: req.query.limit,
+        offset: req.query.offset,
+      })
+      return { decisions: rows.map(toDecision) }
+    },
+  )
+
+  app.get(
+    '/api/decisions/:instance_id/:fingerprint',
+    { onRequest: ctx.guards.requireAdmin, schema: { params: Params, response: { 200: Decision } } },
+    async (req) => {
+      const row = await getDecision(ctx.db, req.params.instance_id, req.params.fingerprint)
+      if (!row) throw errors.decision_not_found()
+      return toDecision(row)
+    },
+  )
+
+  app.put(
+    '/api/decisions/:instance_id/:fingerprint',
+    { onRequest: ctx.guards.requireAdmin, schema: { params: Params, body: Change, response: { 200: Decision } } },
+    async (req) =>
+      changeDecision(ctx.db, ctx.kind, {
+        instanceId: req.params.instance_id,
+        fingerprint: req.params.fingerprint,
+        ...(req.body.status !== undefined ? { status: req.body.status } : {}),
+        ...(req.body.label !== undefined ? { label: req.body.label } : {}),
+        actor: `admin:${adminOf(req)}`,
+      }),
+  )
+
+  app.delete(
+    '/api/decisions/:instance_id/:fingerprint',
+    { onRequest: ctx.guards.requireAdmin, schema: { params: Params } },
+    async (req, reply) => {
+      await removeDecision(ctx.db, req.params.instance_id, req.params.fingerprint, `admin:${adminOf(req)}`)
+      return reply.code(204).send()
+    },
+  )
+}

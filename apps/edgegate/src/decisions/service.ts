@@ -1,0 +1,77 @@
+/** Decision rules: the spec's verdict transitions (approve, block, pending, label, delete). */
+import type { DatabaseKind, Decision, Verdict } from '@gatehouse/kit'
+import type { Kysely } from 'kysely'
+import { audit } from '../admins/store.ts'
+import type { DB, DecisionRow } from '../db/schema.ts'
+import { errors } from '../errors.ts'
+import { getNode } from '../nodes/store.ts'
+import { formatMicros } from '../timestamps.ts'
+import { deleteDecision, getDecision, SCOPE_INSTANCE, tickClock, upsertDecision } from './store.ts'
+
+/** Longest label, in characters (the API schema says the same). */
+export const MAX_LABEL = 256
+
+export function toDecision(row: DecisionRow): Decision {
+  return {
+    scope_type: 'instance',
+    scope_id: row.scope_id,
+    fingerprint: row.fingerprint,
+    status: row.status,
+    label: row.label,
+    updated_at: formatMicros(Number(row.updated_us)),
+    actor: row.actor,
+  }
+}
+
+export interface DecisionChange {
+  instanceId: string
+  fingerprint: string
+  /** New verdict; absent for a label-only change. */
+  status?: Verdict
+  /** New label; absent keeps the current one. */
+  label?: string
+  actor: string
+}
+
+/**
+ * Apply a change: a status moves any entry (or none) to that status; a label alone replaces
+ * the label of an existing decision. Either way the decision gets a new clock time, so
+ * gates pull it.
+ */
+export async function changeDecision(db: Kysely<DB>, kind: DatabaseKind, c: DecisionChange): Promise<Decision> {
+  if (c.status === undefined && c.label === undefined) throw errors.decision_missing_fields()
+  if (c.label !== undefined && c.label.length > MAX_LABEL) throw errors.label_too_long(MAX_LABEL)
+  const node = await getNode(db, c.instanceId)
+  if (!node || (node.kind !== 'sshgate' && node.kind !== 'tlsgate')) throw errors.node_not_found(c.instanceId)
+  return db.transaction().execute(async (trx) => {
+    const at = await tickClock(trx, kind)
+    const existing = await getDecision(trx, c.instanceId, c.fingerprint)
+    if (!existing && c.status === undefined) throw errors.decision_not_found()
+    const row: DecisionRow = {
+      scope_type: SCOPE_INSTANCE,
+      scope_id: c.instanceId,
+      fingerprint: c.fingerprint,
+      status: c.status ?? existing!.status,
+      label: c.label ?? existing?.label ?? '',
+      updated_us: at,
+      actor: c.actor,
+      source: 'manual',
+      expires_ms: null,
+      evidence: null,
+    }
+    await upsertDecision(trx, row)
+    await audit(trx, c.actor, c.status ? `decision.${c.status}` : 'decision.label', `${c.instanceId}/${c.fingerprint}`)
+    return toDecision(row)
+  })
+}
+
+/**
+ * Remove a decision from the control plane. Gates keep the verdict they already pulled
+ * (the policy carries no deletions): send `pending` or `blocked` first to revoke an approval.
+ */
+export async function removeDecision(db: Kysely<DB>, instanceId: string, fingerprint: string, actor: string) {
+  await db.transaction().execute(async (trx) => {
+    if (!(await deleteDecision(trx, instanceId, fingerprint))) throw errors.decision_not_found()
+    await audit(trx, actor, 'decision.delete', `${instanceId}/${fingerprint}`)
+  })
+}

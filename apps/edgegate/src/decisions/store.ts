@@ -1,0 +1,112 @@
+/**
+ * SQL for decisions and the decision clock.
+ *
+ * The clock is one row. Every decision write first moves it forward inside its own
+ * transaction (`last_us = max(last_us + n, now_us + n - 1)`), which row-locks it until
+ * commit. So decision times are unique, strictly increasing, and committed in time order
+ * across every edgegate process sharing the database: once a reader sees time T, every
+ * decision with a time below T is already visible. A gate following the cursor therefore
+ * never misses a change, whatever the clocks of the processes or the commit delays.
+ */
+import { type DatabaseKind, sql } from '@gatehouse/kit'
+import type { Kysely, Transaction } from 'kysely'
+import type { DB, DecisionRow, DecisionTable } from '../db/schema.ts'
+
+type Db = Kysely<DB> | Transaction<DB>
+
+export const SCOPE_INSTANCE = 'instance'
+
+/** Reserve `n` consecutive decision times; returns the first. Must run inside the writing transaction. */
+export async function tickClock(trx: Transaction<DB>, kind: DatabaseKind, n = 1, nowUs = Date.now() * 1000) {
+  const max = sql.raw(kind === 'postgres' ? 'greatest' : 'max')
+  const r = await sql<{ last_us: number | string }>`update decision_clock set last_us = ${max}(last_us + ${n}, ${
+    nowUs + n - 1
+  }) where id = 1 returning last_us`.execute(trx)
+  return Number(r.rows[0]!.last_us) - n + 1
+}
+
+export function getDecision(db: Db, scopeId: string, fingerprint: string): Promise<DecisionRow | undefined> {
+  return db
+    .selectFrom('decisions')
+    .selectAll()
+    .where('scope_type', '=', SCOPE_INSTANCE)
+    .where('scope_id', '=', scopeId)
+    .where('fingerprint', '=', fingerprint)
+    .executeTakeFirst()
+}
+
+/** The decisions of these (instance, fingerprint) pairs, keyed `instance/fingerprint` (one query per instance). */
+export async function decisionsFor(
+  db: Db,
+  pairs: ReadonlyArray<{ instance_id: string; fingerprint: string }>,
+): Promise<Map<string, DecisionRow>> {
+  const byInstance = new Map<string, string[]>()
+  for (const p of pairs) byInstance.set(p.instance_id, [...(byInstance.get(p.instance_id) ?? []), p.fingerprint])
+  const out = new Map<string, DecisionRow>()
+  for (const [instance, fps] of byInstance) {
+    const rows = await db
+      .selectFrom('decisions')
+      .selectAll()
+      .where('scope_type', '=', SCOPE_INSTANCE)
+      .where('scope_id', '=', instance)
+      .where('fingerprint', 'in', fps)
+      .execute()
+    for (const r of rows) out.set(`${r.scope_id}/${r.fingerprint}`, r)
+  }
+  return out
+}
+
+export async function upsertDecision(db: Db, row: DecisionTable): Promise<void> {
+  await db
+    .insertInto('decisions')
+    .values(row)
+    .onConflict((oc) =>
+      oc.columns(['scope_type', 'scope_id', 'fingerprint']).doUpdateSet((eb) => ({
+        status: eb.ref('excluded.status'),
+        label: eb.ref('excluded.label'),
+        updated_us: eb.ref('excluded.updated_us'),
+        actor: eb.ref('excluded.actor'),
+        source: eb.ref('excluded.source'),
+        expires_ms: eb.ref('excluded.expires_ms'),
+        evidence: eb.ref('excluded.evidence'),
+      })),
+    )
+    .execute()
+}
+
+export async function deleteDecision(db: Db, scopeId: string, fingerprint: string): Promise<boolean> {
+  const r = await db
+    .deleteFrom('decisions')
+    .where('scope_type', '=', SCOPE_INSTANCE)
+    .where('scope_id', '=', scopeId)
+    .where('fingerprint', '=', fingerprint)
+    .executeTakeFirst()
+  return Number(r.numDeletedRows) > 0
+}
+
+export interface DecisionQuery {
+  scopeId?: string
+  status?: string
+  limit: number
+  offset: number
+}
+
+export function listDecisions(db: Db, q: DecisionQuery): Promise<DecisionRow[]> {
+  let sel = db.selectFrom('decisions').selectAll().where('scope_type', '=', SCOPE_INSTANCE)
+  if (q.scopeId !== undefined) sel = sel.where('scope_id', '=', q.scopeId)
+  if (q.status !== undefined) sel = sel.where('status', '=', q.status as DecisionRow['status'])
+  return sel.orderBy('updated_us', 'desc').limit(q.limit).offset(q.offset).execute()
+}
+
+/** Decisions of one instance changed after `sinceUs`, oldest first, at most `limit`. */
+export function decisionsSince(db: Db, scopeId: string, sinceUs: number, limit: number): Promise<DecisionRow[]> {
+  return db
+    .selectFrom('decisions')
+    .selectAll()
+    .where('scope_type', '=', SCOPE_INSTANCE)
+    .where('scope_id', '=', scopeId)
+    .where('updated_us', '>', sinceUs)
+    .orderBy('updated_us')
+    .limit(limit)
+    .execute()
+}

@@ -1,0 +1,31 @@
+/** Every error code edgegate answers with (beside kit's); each is documented in the README. */
+import { defineErrors } from '@gatehouse/kit'
+
+export const errors = defineErrors({
+  unauthorized: { status: 401, message: (why = 'credentials are missing or invalid') => why },
+  node_inactive: { status: 403, message: () => 'this node is disabled' },
+  wrong_node_kind: { status: 403, message: (kind: string) => `nodes of kind ${kind} may not use this endpoint` },
+  instance_mismatch: { status: 403, message: () => 'instance_id is not this node’s instance' },
+  admin_required: { status: 403, message: () => 'an administrator is required' },
+  node_required: { status: 403, message: () => 'this endpoint is for gate nodes; administrators cannot use it' },
+  origin_mismatch: { status: 403, message: () => 'the Origin of this request is not this dashboard' },
+  instance_id_mismatch: {
+    status: 400,
+    message: () => 'instance_id in the body must equal the instance_id query parameter',
+  },
+  invalid_timestamp: { status: 400, message: (field: string) => `${field} is not a valid RFC 3339 UTC timestamp` },
+  invalid_ip: { status: 400, message: (field: string) => `${field} is not a valid IP address` },
+  invalid_observation: { status: 400, message: (why: string) => why },
+  metadata_too_large: { status: 413, message: (limit: number) => `encoded metadata exceeds ${limit} bytes` },
+  invalid_report: { status: 400, message: (why: string) => why },
+  smtp_report_stale: {
+    status: 409,
+    message: () => 'a different report with the same or a newer generation is stored for this namespace and listener',
+  },
+  node_not_found: { status: 404, message: (id: string) => `no node with instance_id ${id}` },
+  decision_not_found: { status: 404, message: () => 'no decision for this instance and fingerprint' },
+  decision_missing_fields: { status: 400, message: () => 'give a status, a label or both' },
+  label_too_long: { status: 400, message: (max: number) => `a label is at most ${max} characters` },
+})
+
+export type ErrorCode = keyof typeof errors

@@ -1,0 +1,94 @@
+/** Node registry rules: kinds, exactly one credential per node, enable/disable, token rotation. */
+import { INSTANCE_ID_PATTERN } from '@gatehouse/kit'
+import type { Kysely } from 'kysely'
+import { audit } from '../admins/store.ts'
+import { newToken } from '../auth/tokens.ts'
+import type { DB, NodeKind, NodeRow } from '../db/schema.ts'
+import { formatMillis } from '../timestamps.ts'
+import { getNode, insertNode, updateNode } from './store.ts'
+
+export const NODE_KINDS: readonly NodeKind[] = ['sshgate', 'tlsgate', 'websignal', 'log_watcher']
+
+/** A registry problem (nodes, administrators) the CLI prints as one line (exit 1). */
+export class RegistryError extends Error {
+  override readonly name = 'RegistryError'
+}
+
+export type Credential =
+  | { type: 'token' }
+  | { type: 'cert_name'; name: string }
+  | { type: 'cert_fingerprint'; sha256: string }
+
+export function describeNode(n: NodeRow) {
+  return {
+    instance_id: n.instance_id,
+    kind: n.kind,
+    active: n.active === 1,
+    auth: n.token_hash
+      ? 'token'
+      : n.cert_fingerprint
+        ? `cert sha256:${n.cert_fingerprint}`
+        : `cert name:${n.cert_name}`,
+    created_at: formatMillis(Number(n.created_ms)),
+    last_seen_at: n.last_seen_ms === null ? null : formatMillis(Number(n.last_seen_ms)),
+  }
+}
+
+/** Register a node; returns the bearer token (shown once) for token nodes. */
+export async function addNode(
+  db: Kysely<DB>,
+  instanceId: string,
+  kind: string,
+  credential: Credential,
+  actor: string,
+): Promise<string | undefined> {
+  if (!new RegExp(INSTANCE_ID_PATTERN).test(instanceId)) {
+    throw new RegistryError(
+      `instance id ${JSON.stringify(instanceId)} must be letters, digits, ".", "_" or "-" (at most 128)`,
+    )
+  }
+  if (!NODE_KINDS.includes(kind as NodeKind)) throw new RegistryError(`kind must be one of ${NODE_KINDS.join(', ')}`)
+  if (credential.type === 'cert_fingerprint' && !/^[0-9a-f]{64}$/.test(credential.sha256)) {
+    throw new RegistryError('a certificate fingerprint is 64 lowercase hex characters (SHA-256 of the DER certificate)')
+  }
+  if (credential.type === 'cert_name' && !/^[A-Za-z0-9*._-]{1,253}$/.test(credential.name)) {
+    throw new RegistryError('a certificate name is a subject CN or DNS name')
+  }
+  if (await getNode(db, instanceId)) throw new RegistryError(`node ${instanceId} already exists`)
+  const now = Date.now()
+  const token = credential.type === 'token' ? newToken('node') : undefined
+  await db.transaction().execute(async (trx) => {
+    await insertNode(trx, {
+      instance_id: instanceId,
+      kind: kind as NodeKind,
+      active: 1,
+      token_hash: token?.hash ?? null,
+      cert_name: credential.type === 'cert_name' ? credential.name : null,
+      cert_fingerprint: credential.type === 'cert_fingerprint' ? credential.sha256 : null,
+      created_ms: now,
+      updated_ms: now,
+      last_seen_ms: null,
+    })
+    await audit(trx, actor, 'node.add', instanceId)
+  })
+  return token?.token
+}
+
+export async function setNodeActive(db: Kysely<DB>, instanceId: string, active: boolean, actor: string) {
+  if (!(await updateNode(db, instanceId, { active: active ? 1 : 0, updated_ms: Date.now() }))) {
+    throw new RegistryError(`no node ${instanceId}`)
+  }
+  await audit(db, actor, active ? 'node.enable' : 'node.disable', instanceId)
+}
+
+/** Replace a token node's token; the old one stops working at once. */
+export async function rotateNodeToken(db: Kysely<DB>, instanceId: string, actor: string): Promise<string> {
+  const node = await getNode(db, instanceId)
+  if (!node) throw new RegistryError(`no node ${instanceId}`)
+  if (!node.token_hash)
+    throw new RegistryError(`node ${instanceId} authenticates with a client certificate, not a token`)
+  const token = newToken('node')
+  await updateNode(db, instanceId, { token_hash: token.hash, updated_ms: Date.now() })
+  await audit(db, actor, 'node.rotate_token', instanceId)
+  return token.token
+}

@@ -1,0 +1,50 @@
+/**
+ * The periodic cleanup, every `--retention-interval`: sightings past `--sighting-retention`
+ * (aggregates and decisions stay) and web signals past `--signal-retention`.
+ */
+import type { DatabaseKind, Logger } from '@gatehouse/kit'
+import type { Kysely } from 'kysely'
+import type { DB } from '../db/schema.ts'
+import { sweepSightings } from './store.ts'
+
+export interface RetentionSettings {
+  sightingRetentionMs: number
+  signalRetentionMs: number
+  intervalMs: number
+}
+
+/** Remove signals observed before the cutoff; returns how many. */
+export async function sweepSignals(db: Kysely<DB>, cutoffMs: number): Promise<number> {
+  const r = await db.deleteFrom('signals').where('observed_ms', '<', cutoffMs).executeTakeFirst()
+  return Number(r.numDeletedRows)
+}
+
+export function startRetention(
+  db: Kysely<DB>,
+  kind: DatabaseKind,
+  settings: RetentionSettings,
+  log: Logger,
+): () => Promise<void> {
+  let running: Promise<void> | undefined
+  const run = () => {
+    if (running) return
+    const now = Date.now()
+    running = sweepSightings(db, kind, now - settings.sightingRetentionMs)
+      .then(async (n) => {
+        if (n > 0) log.info({ rewritten: n }, 'old sightings removed')
+        const signals = await sweepSignals(db, now - settings.signalRetentionMs)
+        if (signals > 0) log.info({ removed: signals }, 'old web signals removed')
+      })
+      .catch((err) => log.error({ err }, 'sighting cleanup failed'))
+      .finally(() => {
+        running = undefined
+      })
+  }
+  run()
+  const timer = setInterval(run, settings.intervalMs)
+  timer.unref()
+  return async () => {
+    clearInterval(timer)
+    await running
+  }
+}

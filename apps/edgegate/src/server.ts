@@ -1,0 +1,63 @@
+/** Builds the edgegate HTTPS app from the domain modules; never listens (main.ts does). */
+import { createHttpApp, type HttpApp, httpsServerOptions, type Logger, loadTlsMaterial } from '@gatehouse/kit'
+import { makeGuards } from './auth/guards.ts'
+import { sessionRoutes } from './auth/routes.ts'
+import type { ServeConfig } from './config.ts'
+import type { AppContext } from './context.ts'
+import { dashboardRoutes } from './dashboard/routes.ts'
+import type { EdgeDatabase } from './db/open.ts'
+import { decisionRoutes } from './decisions/routes.ts'
+import { nodeRoutes } from './nodes/routes.ts'
+import { observationRoutes } from './observations/routes.ts'
+import { policyRoutes } from './policy/routes.ts'
+import { signalRoutes } from './signals/routes.ts'
+import { smtpRoutes } from './smtp/routes.ts'
+import type { TrustedRanges } from './trusted/ranges.ts'
+
+export const VERSION = '0.1.0'
+
+export interface ServerDeps {
+  database: EdgeDatabase
+  logger: Logger
+  trusted?: TrustedRanges
+}
+
+export async function buildServer(config: ServeConfig, deps: ServerDeps): Promise<{ app: HttpApp; ctx: AppContext }> {
+  const tls = loadTlsMaterial({
+    cert: config.tls_cert,
+    key: config.tls_key,
+    ...(config.client_ca ? { ca: config.client_ca } : {}),
+  })
+  const app = await createHttpApp({
+    name: 'edgegate',
+    version: VERSION,
+    logger: deps.logger,
+    bodyLimit: 1024 * 1024,
+    // Client certificates are requested, never required: token nodes and browsers connect without one.
+    https: httpsServerOptions({ ...tls, requestClientCert: config.client_ca !== undefined }),
+    openapi: { title: 'edgegate', description: 'Edge control plane: gate sync API and administration' },
+  })
+  app.readiness.add('database', () => deps.database.ping())
+  const ctx: AppContext = {
+    db: deps.database.db,
+    kind: deps.database.kind,
+    guards: makeGuards(deps.database.db),
+    metrics: app.metrics,
+    log: deps.logger,
+    trusted: deps.trusted,
+    settings: {
+      sightingRetentionMs: config.sighting_retention,
+      sessionTtlMs: config.session_ttl,
+      policyPageSize: config.policy_page_size,
+    },
+  }
+  observationRoutes(app, ctx)
+  policyRoutes(app, ctx)
+  decisionRoutes(app, ctx)
+  signalRoutes(app, ctx)
+  smtpRoutes(app, ctx)
+  nodeRoutes(app, ctx)
+  sessionRoutes(app, ctx)
+  dashboardRoutes(app, ctx)
+  return { app, ctx }
+}

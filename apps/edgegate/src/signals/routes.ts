@@ -1,0 +1,97 @@
+/**
+ * POST /v1/signals/batch (websignal and legacy log_watcher nodes). The schema is strict:
+ * there is no field for a raw request target or a user agent, so a batch carrying one is
+ * refused whole (400) and nothing is stored. Idempotent by (node, event_id).
+ */
+import { type HttpApp, normalizeIp, SignalBatch, SignalBatchResult } from '@gatehouse/kit'
+import { Type } from 'typebox'
+import { nodeOf } from '../auth/guards.ts'
+import type { AppContext } from '../context.ts'
+import type { SignalTable } from '../db/schema.ts'
+import { errors } from '../errors.ts'
+import { formatMillis, parseMillis } from '../timestamps.ts'
+
+export function signalRoutes(app: HttpApp, ctx: AppContext) {
+  const received = ctx.metrics.counter('signals_total', 'Web signals received', ['result'])
+
+  app.post(
+    '/v1/signals/batch',
+    {
+      onRequest: ctx.guards.requireNode(['websignal', 'log_watcher']),
+      schema: {
+        querystring: Type.Object({ instance_id: Type.String() }, { additionalProperties: false }),
+        body: SignalBatch,
+        response: { 200: SignalBatchResult },
+      },
+    },
+    async (req) => {
+      const node = nodeOf(req)
+      if (req.body.instance_id !== req.query.instance_id) throw errors.instance_id_mismatch()
+      const now = Date.now()
+      const rows: SignalTable[] = req.body.signals.map((s, i) => {
+        const observed = parseMillis(s.observed_at)
+        if (observed === undefined) throw errors.invalid_timestamp(`signals[${i}].observed_at`)
+        let ip: string
+        try {
+          ip = normalizeIp(s.ip)
+        } catch {
+          throw errors.invalid_ip(`signals[${i}].ip`)
+        }
+        return {
+          instance_id: node.instance_id,
+          event_id: s.event_id,
+          observed_ms: observed,
+          host: s.host.toLowerCase(),
+          site: s.site,
+          ip,
+          trigger: s.trigger,
+          connections: s.connections,
+          errors: s.errors,
+          successes: s.successes,
+          window_seconds: s.window_seconds,
+          received_ms: now,
+        }
+      })
+      let accepted = 0
+      if (rows.length > 0) {
+        const r = await ctx.db
+          .insertInto('signals')
+          .values(rows)
+          .onConflict((oc) => oc.columns(['instance_id', 'event_id']).doNothing())
+          .executeTakeFirst()
+        accepted = Number(r.numInsertedOrUpdatedRows ?? 0)
+      }
+      received.inc({ result: 'accepted' }, accepted)
+      received.inc({ result: 'duplicate' }, rows.length - accepted)
+      return { accepted, duplicates: rows.length - accepted }
+    },
+  )
+
+  app.get(
+    '/api/signals',
+    {
+      onRequest: ctx.guards.requireAdmin,
+      schema: {
+        querystring: Type.Object(
+          { limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }) },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (req) => {
+      const rows = await ctx.db
+        .selectFrom('signals')
+        .selectAll()
+        .orderBy('observed_ms', 'desc')
+        .limit(req.query.limit)
+        .execute()
+      return {
+        signals: rows.map(({ observed_ms, received_ms, ...s }) => ({
+          ...s,
+          observed_at: formatMillis(Number(observed_ms)),
+          received_at: formatMillis(Number(received_ms)),
+        })),
+      }
+    },
+  )
+}

@@ -1,0 +1,38 @@
+/** POST /v1/smtp/reports (active tlsgate nodes) and GET /api/smtp-reports (administrators). */
+import { type HttpApp, SmtpReport, SmtpReportResult } from '@gatehouse/kit'
+import { Type } from 'typebox'
+import { nodeOf } from '../auth/guards.ts'
+import type { AppContext } from '../context.ts'
+import { errors } from '../errors.ts'
+import { acceptReport, currentReports } from './service.ts'
+
+export function smtpRoutes(app: HttpApp, ctx: AppContext) {
+  const reports = ctx.metrics.counter('smtp_reports_total', 'SMTP correlation reports received', ['result'])
+  app.post(
+    '/v1/smtp/reports',
+    {
+      onRequest: ctx.guards.requireNode(['tlsgate']),
+      schema: {
+        querystring: Type.Object({ instance_id: Type.String() }, { additionalProperties: false }),
+        body: SmtpReport,
+        response: { 200: SmtpReportResult, 201: SmtpReportResult },
+      },
+    },
+    async (req, reply) => {
+      const node = nodeOf(req)
+      if (req.body.instance_id !== req.query.instance_id) throw errors.instance_id_mismatch()
+      try {
+        const result = await acceptReport(ctx.db, ctx.kind, node.instance_id, req.body)
+        reports.inc({ result })
+        return reply.code(result === 'stored' ? 201 : 200).send({ result })
+      } catch (err) {
+        reports.inc({ result: 'refused' })
+        throw err
+      }
+    },
+  )
+
+  app.get('/api/smtp-reports', { onRequest: ctx.guards.requireAdmin }, async () => ({
+    reports: await currentReports(ctx.db),
+  }))
+}

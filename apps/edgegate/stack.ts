@@ -1,0 +1,171 @@
+/**
+ * `npm start` support: runs edgegate on embedded defaults (SQLite under ctx.dataDir, HTTPS on
+ * 127.0.0.1:8443) with a locally generated CA and server certificate, an administrator token
+ * and an `sshgate` node (instance `sshgate-1`) for the SSH gate. Everything generated is kept
+ * in ctx.dataDir (credentials.json, tls/) so a restart reuses it.
+ */
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { get } from 'node:https'
+import { join } from 'node:path'
+import type { StackService, StartStack } from '../../packages/kit/src/stack.ts'
+
+const LISTEN = '127.0.0.1:8443'
+const BASE = `https://${LISTEN}`
+const NODE_ID = 'sshgate-1'
+
+interface Credentials {
+  adminToken: string
+  nodeId: string
+  nodeToken: string
+}
+
+/** A throwaway CA and a server certificate for 127.0.0.1 / localhost (openssl CLI). */
+function ensureTls(dir: string): { ca: string; cert: string; key: string } {
+  const ca = join(dir, 'ca.crt')
+  const cert = join(dir, 'server.crt')
+  const key = join(dir, 'server.key')
+  if (existsSync(ca) && existsSync(cert) && existsSync(key)) return { ca, cert, key }
+  mkdirSync(dir, { recursive: true })
+  const ssl = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes']
+  ssl([
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '365',
+    '-subj',
+    '/CN=edgegate local CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ])
+  ssl(['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost'])
+  writeFileSync(
+    join(dir, 'server.ext'),
+    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\n',
+  )
+  ssl([
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.crt',
+    '-days',
+    '365',
+    '-extfile',
+    'server.ext',
+  ])
+  return { ca, cert, key }
+}
+
+function credentials(ctx: Parameters<StartStack>[0], database: string): Credentials {
+  const file = join(ctx.dataDir, 'credentials.json')
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Credentials
+  const main = join(ctx.root, 'apps', 'edgegate', 'src', 'main.ts')
+  const run = (args: string[]) => {
+    const r = spawnSync(ctx.node, [main, ...args], {
+      env: { ...process.env, EDGEGATE_DATABASE: database },
+      encoding: 'utf8',
+    })
+    const token = /token: (\S+)/.exec(r.stdout)?.[1]
+    if (r.status !== 0 || !token) throw new Error(`edgegate ${args.join(' ')} failed: ${r.stderr.trim()}`)
+    return token
+  }
+  const c: Credentials = {
+    adminToken: run(['admin', 'add', 'admin']),
+    nodeId: NODE_ID,
+    nodeToken: run(['node', 'add', '--kind', 'sshgate', NODE_ID]),
+  }
+  writeFileSync(file, `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600 })
+  return c
+}
+
+function healthy(ca: Buffer): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = get(`${BASE}/readyz`, { ca, timeout: 2000 }, (res) => {
+      res.resume()
+      resolve(res.statusCode === 200)
+    })
+    req.on('error', () => resolve(false))
+    req.on('timeout', () => req.destroy())
+  })
+}
+
+async function waitReady(child: ChildProcess, ca: Buffer): Promise<void> {
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`edgegate exited with code ${child.exitCode}; see edgegate.log`)
+    if (await healthy(ca)) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error('edgegate was not ready within 30 s; see edgegate.log')
+}
+
+export const startStack: StartStack = async (ctx) => {
+  const tls = ensureTls(join(ctx.dataDir, 'tls'))
+  const database = `sqlite:${join(ctx.dataDir, 'edgegate.db')}`
+  const c = credentials(ctx, database)
+  const log = createWriteStream(join(ctx.dataDir, 'edgegate.log'), { flags: 'a' })
+  const child = spawn(
+    ctx.node,
+    [
+      join(ctx.root, 'apps', 'edgegate', 'src', 'main.ts'),
+      'serve',
+      '--listen',
+      LISTEN,
+      '--database',
+      database,
+      '--tls-cert',
+      tls.cert,
+      '--tls-key',
+      tls.key,
+      '--client-ca',
+      tls.ca,
+    ],
+    { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  child.stdout!.pipe(log)
+  child.stderr!.pipe(log)
+  try {
+    await waitReady(child, readFileSync(tls.ca))
+  } catch (err) {
+    child.kill('SIGTERM')
+    throw err
+  }
+  const service: StackService = {
+    urls: { dashboard: `${BASE}/`, api: BASE },
+    credentials: {
+      'administrator token (dashboard sign-in, /api/*)': c.adminToken,
+      [`node ${c.nodeId} (sshgate) token`]: c.nodeToken,
+      'CA certificate (trust it to reach the control plane)': tls.ca,
+      kept: join(ctx.dataDir, 'credentials.json'),
+    },
+    notes: [
+      `the certificate is issued by a local CA: curl --cacert ${tls.ca} ${BASE}/readyz`,
+      `try: curl --cacert ${tls.ca} -H "Authorization: Bearer <node token>" "${BASE}/v1/policy?instance_id=${c.nodeId}"`,
+    ],
+    async stop() {
+      if (child.exitCode !== null) return
+      const exited = new Promise((r) => child.once('exit', r))
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+      await exited
+      clearTimeout(timer)
+      log.end()
+    },
+  }
+  return service
+}

@@ -1,0 +1,561 @@
+/**
+ * The node-facing and administrator API against a real edgegate process (HTTPS, test CA),
+ * on SQLite and PostgreSQL: authorization for every endpoint, the spec's rules, bad payloads.
+ */
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { createTestCa } from '@gatehouse/testkit'
+import {
+  call,
+  DIALECTS,
+  type Edgegate,
+  type Json,
+  lazyPostgres,
+  makeTls,
+  newDatabase,
+  now,
+  observation,
+  seed,
+  startEdgegate,
+} from './helpers.ts'
+
+const pg = lazyPostgres()
+const tls = makeTls()
+after(async () => {
+  await pg.stop()
+  tls.ca.remove()
+})
+
+const FP = 'a'.repeat(32)
+
+interface NodeCall {
+  method: 'GET' | 'POST'
+  path: string
+  body?: unknown
+}
+interface NodeEndpoint {
+  kinds: string[]
+  wrongKind: string
+  inactive: string
+  req: (id: string) => NodeCall
+}
+
+for (const dialect of DIALECTS) {
+  describe(`api on ${dialect}`, () => {
+    let gate: Edgegate
+    let tokens: Record<string, string>
+    let admin: string
+    const cert = tls.ca.issueClient('gate-cert-1')
+    const pinned = tls.ca.issueClient('pinned-by-fingerprint')
+    const stranger = tls.ca.issueClient('not-registered')
+
+    before(async () => {
+      const database = await newDatabase(dialect, pg.get)
+      ;({ tokens, admin } = await seed(database, [
+        { id: 'ssh1', kind: 'sshgate' },
+        { id: 'ssh2', kind: 'sshgate' },
+        { id: 'tls1', kind: 'tlsgate' },
+        { id: 'web1', kind: 'websignal' },
+        { id: 'lw1', kind: 'log_watcher' },
+        { id: 'off1', kind: 'tlsgate', active: false },
+        { id: 'off2', kind: 'websignal', active: false },
+        { id: 'cert1', kind: 'sshgate', credential: { type: 'cert_name', name: 'gate-cert-1' } },
+        { id: 'cert2', kind: 'tlsgate', credential: { type: 'cert_fingerprint', sha256: pinned.fingerprint } },
+      ]))
+      gate = await startEdgegate(database, tls)
+    })
+    after(() => gate?.stop())
+
+    const get = (path: string, token?: string) => call(tls, gate.base, path, token ? { token } : {})
+    const post = (path: string, body: unknown, token?: string) =>
+      call(tls, gate.base, path, { method: 'POST', body, ...(token ? { token } : {}) })
+
+    function smtpReport(instance: string, extra: Record<string, unknown> = {}) {
+      return {
+        instance_id: instance,
+        namespace: 'mx',
+        listener: '0.0.0.0:25',
+        coverage: { from: '2026-11-22T05:00:00Z', to: '2026-11-22T06:00:00Z' },
+        generated_at: '2026-11-22T06:00:01Z',
+        replay_id: 'r'.repeat(32),
+        counts: { connections: 10, tls_failures: 2 },
+        evidence: [{ kind: 'tls_failure', ip: '198.51.100.7', count: 2 }],
+        ...extra,
+      }
+    }
+
+    test('every node endpoint: none 401, bad token 401, admin 403, wrong kind 403, inactive 403, wrong instance 403, right 2xx', async () => {
+      const endpoints: NodeEndpoint[] = [
+        {
+          kinds: ['ssh1', 'tls1'],
+          wrongKind: 'web1',
+          inactive: 'off1',
+          req: (id: string) => ({
+            method: 'POST',
+            path: `/v1/observations/batch?instance_id=${id}`,
+            body: { instance_id: id, observations: [] },
+          }),
+        },
+        {
+          kinds: ['ssh1', 'tls1'],
+          wrongKind: 'lw1',
+          inactive: 'off1',
+          req: (id: string) => ({ method: 'GET', path: `/v1/policy?instance_id=${id}` }),
+        },
+        {
+          kinds: ['web1', 'lw1'],
+          wrongKind: 'ssh1',
+          inactive: 'off2',
+          req: (id: string) => ({
+            method: 'POST',
+            path: `/v1/signals/batch?instance_id=${id}`,
+            body: { instance_id: id, signals: [] },
+          }),
+        },
+        {
+          kinds: ['tls1'],
+          wrongKind: 'ssh1',
+          inactive: 'off1',
+          req: (id: string) => ({
+            method: 'POST',
+            path: `/v1/smtp/reports?instance_id=${id}`,
+            body: smtpReport(id, { namespace: `authz-${Math.random().toString(36).slice(2)}` }),
+          }),
+        },
+      ]
+      for (const e of endpoints) {
+        const own = e.kinds[0]!
+        const r = e.req(own)
+        const label = `${r.method} ${r.path}`
+        assert.equal(
+          (await call(tls, gate.base, r.path, { method: r.method, body: r.body })).status,
+          401,
+          `${label} none`,
+        )
+        assert.equal(
+          (await call(tls, gate.base, r.path, { method: r.method, body: r.body, token: 'egn_' + 'x'.repeat(43) }))
+            .status,
+          401,
+          `${label} unknown token`,
+        )
+        assert.equal(
+          (await call(tls, gate.base, r.path, { method: r.method, body: r.body, cert: stranger })).status,
+          401,
+          `${label} unregistered cert`,
+        )
+        const asAdmin = await call(tls, gate.base, r.path, { method: r.method, body: r.body, token: admin })
+        assert.equal(asAdmin.status, 403, `${label} admin`)
+        assert.equal(asAdmin.body.error.code, 'node_required')
+        const w = e.req(e.wrongKind)
+        const wrong = await call(tls, gate.base, w.path, { method: w.method, body: w.body, token: tokens[e.wrongKind] })
+        assert.equal(wrong.status, 403, `${label} wrong kind`)
+        assert.equal(wrong.body.error.code, 'wrong_node_kind')
+        const i = e.req(e.inactive)
+        const inactive = await call(tls, gate.base, i.path, {
+          method: i.method,
+          body: i.body,
+          token: tokens[e.inactive],
+        })
+        assert.equal(inactive.status, 403, `${label} inactive`)
+        assert.equal(inactive.body.error.code, 'node_inactive')
+        const other = e.kinds.length > 1 ? e.kinds[1]! : 'ssh2'
+        const mismatch = await call(tls, gate.base, e.req(other).path, {
+          method: r.method,
+          body: e.req(other).body,
+          token: tokens[own],
+        })
+        assert.equal(mismatch.status, 403, `${label} wrong instance`)
+        assert.equal(mismatch.body.error.code, 'instance_mismatch')
+        for (const id of e.kinds) {
+          const ok = e.req(id)
+          const res = await call(tls, gate.base, ok.path, { method: ok.method, body: ok.body, token: tokens[id] })
+          assert.ok(
+            res.status === 200 || res.status === 201,
+            `${label} as ${id}: ${res.status} ${JSON.stringify(res.body)}`,
+          )
+        }
+      }
+    })
+
+    test('every administrator endpoint: none 401, node 403, admin 2xx', async () => {
+      const paths = [
+        '/api/decisions',
+        `/api/decisions/ssh1/${FP}`,
+        '/api/fingerprints',
+        '/api/nodes',
+        '/api/smtp-reports',
+        '/api/signals',
+        '/api/session',
+      ]
+      for (const path of paths) {
+        assert.equal((await get(path)).status, 401, `${path} none`)
+        const asNode = await get(path, tokens.ssh1)
+        assert.equal(asNode.status, 403, `${path} node`)
+        assert.equal(asNode.body.error.code, 'admin_required')
+        const ok = await get(path, admin)
+        assert.ok(
+          ok.status === 200 || (ok.status === 404 && ok.body.error.code === 'decision_not_found'),
+          `${path} admin ${ok.status}`,
+        )
+      }
+      for (const method of ['PUT', 'DELETE'] as const) {
+        const path = `/api/decisions/ssh1/${'b'.repeat(32)}`
+        const body = method === 'PUT' ? { status: 'pending' } : undefined
+        assert.equal((await call(tls, gate.base, path, { method, body })).status, 401)
+        assert.equal((await call(tls, gate.base, path, { method, body, token: tokens.ssh1 })).status, 403)
+      }
+      const put = await call(tls, gate.base, `/api/decisions/ssh1/${'b'.repeat(32)}`, {
+        method: 'PUT',
+        body: { status: 'pending' },
+        token: admin,
+      })
+      assert.equal(put.status, 200)
+      const del = await call(tls, gate.base, `/api/decisions/ssh1/${'b'.repeat(32)}`, {
+        method: 'DELETE',
+        token: admin,
+      })
+      assert.equal(del.status, 204)
+    })
+
+    test('client-certificate nodes: by certificate name or fingerprint, only when issued by the client CA', async () => {
+      const ok = await call(tls, gate.base, '/v1/policy?instance_id=cert1', { cert })
+      assert.equal(ok.status, 200)
+      assert.deepEqual(ok.body.decisions, [])
+      assert.equal(ok.body.trusted_ranges, undefined, 'no discovery configured: trusted_ranges omitted')
+      const other = await call(tls, gate.base, '/v1/policy?instance_id=ssh1', { cert })
+      assert.equal(other.status, 403)
+      const byFingerprint = await call(tls, gate.base, '/v1/policy?instance_id=cert2', { cert: pinned })
+      assert.equal(byFingerprint.status, 200, 'a node pinned to its certificate fingerprint')
+      // A certificate from another CA is not verified, so it identifies nobody.
+      const foreign = createTestCa('Foreign CA')
+      try {
+        const res = await call(tls, gate.base, '/v1/policy?instance_id=cert1', {
+          cert: foreign.issueClient('gate-cert-1'),
+        })
+        assert.equal(res.status, 401)
+      } finally {
+        foreign.remove()
+      }
+    })
+
+    test('observations merge within the bounds, keep the IP/port pairing, and a re-sent page changes nothing', async () => {
+      const t0 = '2026-11-22T05:00:00.000Z'
+      const ips = Array.from({ length: 100 }, (_, i) => `10.0.${i}.1`)
+      const page1 = {
+        instance_id: 'ssh1',
+        observations: [
+          observation('c'.repeat(32), {
+            first_seen: t0,
+            last_seen: now(),
+            ips: ips.slice(0, 100),
+            ports: [22, 2222],
+            sightings: ips
+              .slice(0, 100)
+              .map((ip, i) => ({ ip, port: 40000 + i, last_seen: new Date(Date.now() - i * 1000).toISOString() })),
+            count: 100,
+            metadata: { kex_algorithms: 'curve25519-sha256' },
+          }),
+        ],
+      }
+      const page2 = {
+        instance_id: 'ssh1',
+        observations: [
+          observation('c'.repeat(32), {
+            first_seen: now(),
+            last_seen: now(),
+            ips: Array.from({ length: 100 }, (_, i) => `::ffff:10.1.${i}.1`),
+            ports: [22],
+            sightings: Array.from({ length: 100 }, (_, i) => ({
+              ip: `10.1.${i}.1`,
+              port: 50000 + i,
+              last_seen: now(),
+            })),
+            count: 150,
+          }),
+        ],
+      }
+      assert.equal((await post('/v1/observations/batch?instance_id=ssh1', page1, tokens.ssh1)).status, 200)
+      assert.equal((await post('/v1/observations/batch?instance_id=ssh1', page2, tokens.ssh1)).status, 200)
+      const read = async () =>
+        (await get('/api/fingerprints?instance_id=ssh1', admin)).body.fingerprints.find(
+          (f: Json) => f.fingerprint === 'c'.repeat(32),
+        )
+      const first = await read()
+      assert.equal(first.count, 150)
+      assert.equal(first.first_seen, t0)
+      assert.equal(first.ips.length, 128)
+      assert.equal(first.ips[0], '10.0.0.1', 'sorted numerically, mapped IPv6 normalised')
+      assert.ok(first.ips.every((ip: string) => !ip.includes('ffff')))
+      assert.deepEqual(first.ports, [22, 2222])
+      assert.equal(first.sightings.length, 128)
+      assert.ok(
+        first.sightings.every((s: Json) =>
+          s.ip.startsWith('10.1.')
+            ? s.port === 50000 + Number(s.ip.split('.')[2])
+            : s.port === 40000 + Number(s.ip.split('.')[2]),
+        ),
+        'pairing kept',
+      )
+      assert.equal(first.metadata.kex_algorithms, 'curve25519-sha256')
+      // Re-send both pages: identical state.
+      await post('/v1/observations/batch?instance_id=ssh1', page1, tokens.ssh1)
+      await post('/v1/observations/batch?instance_id=ssh1', page2, tokens.ssh1)
+      assert.deepEqual(await read(), first)
+    })
+
+    test('bad observation payloads get a clear 4xx and nothing is stored', async () => {
+      const fp = 'd'.repeat(32)
+      const base = (o: Record<string, unknown>, top: Record<string, unknown> = {}) => ({
+        instance_id: 'ssh1',
+        observations: [observation(fp, o)],
+        ...top,
+      })
+      const cases: Array<[string, unknown, number, string]> = [
+        ['unknown field', base({ user_agent: 'x' }), 400, 'invalid_request'],
+        ['unknown top-level field', base({}, { extra: 1 }), 400, 'invalid_request'],
+        ['oversized metadata', base({ metadata: { ja4: 'x'.repeat(70_000) } }), 413, 'metadata_too_large'],
+        ['bad timestamp', base({ last_seen: '2026-02-30T00:00:00Z' }), 400, 'invalid_timestamp'],
+        ['non-UTC timestamp', base({ last_seen: '2026-11-22T05:00:00+01:00' }), 400, 'invalid_request'],
+        [
+          'first after last',
+          base({ first_seen: '2026-11-22T06:00:00Z', last_seen: '2026-11-22T05:00:00Z' }),
+          400,
+          'invalid_observation',
+        ],
+        [
+          'too many ips',
+          base({ ips: Array.from({ length: 129 }, (_, i) => `10.9.0.${i % 250}`) }),
+          400,
+          'invalid_request',
+        ],
+        [
+          'too many observations',
+          {
+            instance_id: 'ssh1',
+            observations: Array.from({ length: 17 }, (_, i) => observation(`e${i}`.padEnd(32, '0'))),
+          },
+          400,
+          'invalid_request',
+        ],
+        ['bad ip', base({ ips: ['999.1.1.1'] }), 400, 'invalid_ip'],
+        ['bad port', base({ ports: [70000] }), 400, 'invalid_request'],
+        ['negative count', base({ count: -1 }), 400, 'invalid_request'],
+        ['body instance differs', { ...base({}), instance_id: 'ssh2' }, 400, 'instance_id_mismatch'],
+      ]
+      for (const [name, body, status, code] of cases) {
+        const res = await post('/v1/observations/batch?instance_id=ssh1', body, tokens.ssh1)
+        assert.equal(res.status, status, `${name}: ${JSON.stringify(res.body)}`)
+        assert.equal(res.body.error.code, code, name)
+        assert.equal(typeof res.body.error.message, 'string')
+      }
+      const bad = await call(tls, gate.base, '/v1/observations/batch?instance_id=ssh1', {
+        method: 'POST',
+        raw: '{"instance_id":',
+        token: tokens.ssh1,
+      })
+      assert.equal(bad.status, 400)
+      const list = (await get('/api/fingerprints?instance_id=ssh1', admin)).body.fingerprints
+      assert.ok(!list.some((f: Json) => f.fingerprint === fp || f.fingerprint.startsWith('e')), 'nothing stored')
+    })
+
+    test('policy: decisions of the instance after since, a cursor that moves, labels and deletes', async () => {
+      const fp = 'f'.repeat(32)
+      const full = await get('/v1/policy?instance_id=ssh2', tokens.ssh2)
+      assert.equal(full.status, 200)
+      const start = full.body.cursor
+      const put = await call(tls, gate.base, `/api/decisions/ssh2/${fp}`, {
+        method: 'PUT',
+        body: { status: 'approved', label: 'ops laptop' },
+        token: admin,
+      })
+      assert.equal(put.status, 200)
+      assert.equal(put.body.actor.startsWith('admin:'), true)
+      await call(tls, gate.base, `/api/decisions/ssh1/${fp}`, {
+        method: 'PUT',
+        body: { status: 'blocked' },
+        token: admin,
+      })
+      const inc = await get(`/v1/policy?instance_id=ssh2&since=${encodeURIComponent(start)}`, tokens.ssh2)
+      assert.deepEqual(
+        inc.body.decisions.map((d: Json) => [d.scope_type, d.scope_id, d.fingerprint, d.status, d.label]),
+        [['instance', 'ssh2', fp, 'approved', 'ops laptop']],
+      )
+      assert.equal(inc.body.cursor, put.body.updated_at)
+      assert.equal(inc.body.more, false)
+      const again = await get(`/v1/policy?instance_id=ssh2&since=${encodeURIComponent(inc.body.cursor)}`, tokens.ssh2)
+      assert.deepEqual(again.body.decisions, [])
+      assert.equal(again.body.cursor, inc.body.cursor)
+      // Label only: status unchanged, new time, pulled again.
+      const label = await call(tls, gate.base, `/api/decisions/ssh2/${fp}`, {
+        method: 'PUT',
+        body: { label: 'renamed' },
+        token: admin,
+      })
+      assert.equal(label.body.status, 'approved')
+      const after = await get(`/v1/policy?instance_id=ssh2&since=${encodeURIComponent(inc.body.cursor)}`, tokens.ssh2)
+      assert.deepEqual(
+        after.body.decisions.map((d: Json) => d.label),
+        ['renamed'],
+      )
+      assert.equal(
+        (
+          await call(tls, gate.base, `/api/decisions/ssh2/${'9'.repeat(32)}`, {
+            method: 'PUT',
+            body: { label: 'x' },
+            token: admin,
+          })
+        ).status,
+        404,
+      )
+      assert.equal(
+        (await call(tls, gate.base, `/api/decisions/ssh2/${fp}`, { method: 'PUT', body: {}, token: admin })).body.error
+          .code,
+        'decision_missing_fields',
+      )
+      assert.equal(
+        (
+          await call(tls, gate.base, `/api/decisions/nosuch/${fp}`, {
+            method: 'PUT',
+            body: { status: 'approved' },
+            token: admin,
+          })
+        ).body.error.code,
+        'node_not_found',
+      )
+      assert.equal(
+        (
+          await call(tls, gate.base, `/api/decisions/ssh2/${fp}`, {
+            method: 'PUT',
+            body: { status: 'maybe' },
+            token: admin,
+          })
+        ).status,
+        400,
+      )
+      assert.equal(
+        (await get('/v1/policy?instance_id=ssh2&since=yesterday', tokens.ssh2)).body.error.code,
+        'invalid_timestamp',
+      )
+      assert.equal(
+        (await call(tls, gate.base, `/api/decisions/ssh2/${fp}`, { method: 'DELETE', token: admin })).status,
+        204,
+      )
+      assert.equal(
+        (await call(tls, gate.base, `/api/decisions/ssh2/${fp}`, { method: 'DELETE', token: admin })).status,
+        404,
+      )
+      const listed = await get('/api/decisions?instance_id=ssh1&status=blocked', admin)
+      assert.ok(listed.body.decisions.some((d: Json) => d.fingerprint === fp))
+    })
+
+    test('signals: strict schema, no raw target or user agent, idempotent by (node, event_id)', async () => {
+      const signal = (id: string, extra: Record<string, unknown> = {}) => ({
+        event_id: id,
+        observed_at: now(),
+        host: 'www.example.test',
+        site: 'www',
+        ip: '203.0.113.9',
+        trigger: 'suspicious_uri',
+        connections: 5,
+        errors: 4,
+        successes: 1,
+        window_seconds: 300,
+        ...extra,
+      })
+      const first = await post(
+        '/v1/signals/batch?instance_id=web1',
+        { instance_id: 'web1', signals: [signal('ev-1'), signal('ev-2')] },
+        tokens.web1,
+      )
+      assert.deepEqual(first.body, { accepted: 2, duplicates: 0 })
+      const again = await post(
+        '/v1/signals/batch?instance_id=web1',
+        { instance_id: 'web1', signals: [signal('ev-1'), signal('ev-3')] },
+        tokens.web1,
+      )
+      assert.deepEqual(again.body, { accepted: 1, duplicates: 1 })
+      // Another producer may use the same event id: its own key.
+      const legacy = await post(
+        '/v1/signals/batch?instance_id=lw1',
+        { instance_id: 'lw1', signals: [signal('ev-1')] },
+        tokens.lw1,
+      )
+      assert.deepEqual(legacy.body, { accepted: 1, duplicates: 0 })
+      for (const field of ['request_uri', 'target', 'path', 'user_agent', 'url']) {
+        const res = await post(
+          '/v1/signals/batch?instance_id=web1',
+          { instance_id: 'web1', signals: [signal(`raw-${field}`, { [field]: '/admin?password=hunter2' })] },
+          tokens.web1,
+        )
+        assert.equal(res.status, 400, field)
+        assert.match(res.body.error.message, /unknown field/)
+        assert.ok(!JSON.stringify(res.body).includes('hunter2'))
+      }
+      const bad = await post(
+        '/v1/signals/batch?instance_id=web1',
+        { instance_id: 'web1', signals: [signal('ok-1'), signal('bad-ts', { observed_at: 'now' })] },
+        tokens.web1,
+      )
+      assert.equal(bad.status, 400)
+      const stored = (await get('/api/signals?limit=1000', admin)).body.signals
+      assert.equal(stored.length, 4)
+      assert.ok(
+        !stored.some((s: Json) => s.event_id.startsWith('raw-') || s.event_id === 'ok-1'),
+        'nothing stored from refused batches',
+      )
+      assert.ok(stored.every((s: Json) => !('user_agent' in s) && !('request_uri' in s)))
+    })
+
+    test('SMTP reports: replay is a no-op, newer replaces, older or equal is 409, isolated from policy', async () => {
+      const r1 = smtpReport('tls1')
+      assert.equal((await post('/v1/smtp/reports?instance_id=tls1', r1, tokens.tls1)).status, 201)
+      const replay = await post('/v1/smtp/reports?instance_id=tls1', r1, tokens.tls1)
+      assert.equal(replay.status, 200)
+      assert.deepEqual(replay.body, { result: 'unchanged' })
+      const equalGen = await post(
+        '/v1/smtp/reports?instance_id=tls1',
+        { ...r1, replay_id: 's'.repeat(32), counts: { connections: 11 } },
+        tokens.tls1,
+      )
+      assert.equal(equalGen.status, 409)
+      assert.equal(equalGen.body.error.code, 'smtp_report_stale')
+      const older = await post(
+        '/v1/smtp/reports?instance_id=tls1',
+        { ...r1, replay_id: 't'.repeat(32), generated_at: '2026-11-22T05:59:00Z' },
+        tokens.tls1,
+      )
+      assert.equal(older.status, 409)
+      const newer = {
+        ...r1,
+        replay_id: 'u'.repeat(32),
+        generated_at: '2026-11-22T07:00:00Z',
+        counts: { connections: 99 },
+      }
+      const replaced = await post('/v1/smtp/reports?instance_id=tls1', newer, tokens.tls1)
+      assert.deepEqual(replaced.body, { result: 'replaced' })
+      // Another listener is its own slot.
+      assert.equal(
+        (await post('/v1/smtp/reports?instance_id=tls1', { ...r1, listener: '[::]:587' }, tokens.tls1)).status,
+        201,
+      )
+      const bad = await post(
+        '/v1/smtp/reports?instance_id=tls1',
+        { ...r1, listener: '[::]:465', coverage: { from: '2026-11-22T07:00:00Z', to: '2026-11-22T06:00:00Z' } },
+        tokens.tls1,
+      )
+      assert.equal(bad.status, 400)
+      const mismatch = await post('/v1/smtp/reports?instance_id=tls1', { ...r1, instance_id: 'other' }, tokens.tls1)
+      assert.equal(mismatch.body.error.code, 'instance_id_mismatch')
+      const reports = (await get('/api/smtp-reports', admin)).body.reports.filter((r: Json) => r.namespace === 'mx')
+      assert.deepEqual(
+        reports.map((r: Json) => [r.listener, r.counts.connections]),
+        [
+          ['0.0.0.0:25', 99],
+          ['[::]:587', 10],
+        ],
+      )
+      const policy = await get('/v1/policy?instance_id=tls1', tokens.tls1)
+      assert.deepEqual(policy.body.decisions, [])
+    })
+  })
+}

@@ -1,0 +1,189 @@
+/**
+ * The CLI as a user runs it (child processes): node registry, administrators, decisions,
+ * usage errors, and startup failures of `serve` (one line on stderr, non-zero exit).
+ */
+import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { freePort, tempDir } from '@gatehouse/testkit'
+import { call, cli, type Edgegate, makeTls, newDatabase, startEdgegate } from './helpers.ts'
+
+const tls = makeTls()
+const FP = '0123456789abcdef0123456789abcdef'
+
+describe('edgegate CLI', () => {
+  let database: string
+  let gate: Edgegate
+  const run = (...args: string[]) => cli(args, { EDGEGATE_DATABASE: database })
+  const tokenOf = (stdout: string) => /token: (\S+)/.exec(stdout)?.[1] ?? ''
+
+  before(async () => {
+    database = await newDatabase('sqlite', async () => {
+      throw new Error('unused')
+    })
+    // The CLI creates the database (and migrates it) on first use.
+    const first = await run('admin', 'add', 'alice')
+    assert.equal(first.code, 0, first.stderr)
+    gate = await startEdgegate(database, tls)
+  })
+  after(async () => {
+    await gate?.stop()
+    tls.ca.remove()
+  })
+
+  test('node add|list|disable|enable|rotate-token', async () => {
+    const add = await run('node', 'add', '--kind', 'sshgate', 'edge-1')
+    assert.equal(add.code, 0, add.stderr)
+    const token = tokenOf(add.stdout)
+    assert.match(token, /^egn_[A-Za-z0-9_-]{43}$/)
+    const policy = () => call(tls, gate.base, '/v1/policy?instance_id=edge-1', { token })
+    assert.equal((await policy()).status, 200)
+
+    const cert = await run('node', 'add', '--kind', 'tlsgate', '--cert-fingerprint', 'AB:'.repeat(31) + 'AB', 'edge-2')
+    assert.equal(cert.code, 0, cert.stderr)
+    assert.doesNotMatch(cert.stdout, /token:/)
+    const both = await run(
+      'node',
+      'add',
+      '--kind',
+      'tlsgate',
+      '--cert-name',
+      'x',
+      '--cert-fingerprint',
+      'ab'.repeat(32),
+      'edge-3',
+    )
+    assert.equal(both.code, 2)
+    const badKind = await run('node', 'add', '--kind', 'mailgate', 'edge-4')
+    assert.equal(badKind.code, 1)
+    assert.match(badKind.stderr, /kind must be one of sshgate, tlsgate, websignal, log_watcher/)
+    const dup = await run('node', 'add', '--kind', 'sshgate', 'edge-1')
+    assert.equal(dup.code, 1)
+    assert.match(dup.stderr, /already exists/)
+
+    const list = await run('node', 'list', '--json')
+    const nodes = JSON.parse(list.stdout)
+    assert.deepEqual(
+      nodes.map((n: { instance_id: string; kind: string; active: boolean }) => [n.instance_id, n.kind, n.active]),
+      [
+        ['edge-1', 'sshgate', true],
+        ['edge-2', 'tlsgate', true],
+      ],
+    )
+    assert.ok(!list.stdout.includes(token), 'tokens are never listed')
+
+    assert.equal((await run('node', 'disable', 'edge-1')).code, 0)
+    const disabled = await policy()
+    assert.equal(disabled.status, 403)
+    assert.equal(disabled.body.error.code, 'node_inactive')
+    assert.equal((await run('node', 'enable', 'edge-1')).code, 0)
+    assert.equal((await policy()).status, 200)
+
+    const rotated = await run('node', 'rotate-token', 'edge-1')
+    assert.equal(rotated.code, 0, rotated.stderr)
+    const fresh = tokenOf(rotated.stdout)
+    assert.notEqual(fresh, token)
+    assert.equal((await policy()).status, 401, 'the old token stops working')
+    assert.equal((await call(tls, gate.base, '/v1/policy?instance_id=edge-1', { token: fresh })).status, 200)
+    const certRotate = await run('node', 'rotate-token', 'edge-2')
+    assert.equal(certRotate.code, 1)
+    assert.match(certRotate.stderr, /client certificate/)
+    assert.equal((await run('node', 'disable', 'nope')).code, 1)
+  })
+
+  test('admin add|list|remove, and decisions from the CLI with their actor', async () => {
+    const add = await run('admin', 'add', 'bob')
+    const bob = tokenOf(add.stdout)
+    assert.match(bob, /^ega_/)
+    assert.equal((await call(tls, gate.base, '/api/nodes', { token: bob })).status, 200)
+    const list = await run('admin', 'list')
+    assert.match(list.stdout, /^alice\t/m)
+    assert.match(list.stdout, /^bob\t/m)
+
+    await run('node', 'add', '--kind', 'sshgate', 'edge-9')
+    const approve = await run('decision', 'approve', '--instance', 'edge-9', '--label', 'ci runner', FP)
+    assert.equal(approve.code, 0, approve.stderr)
+    let d = (await call(tls, gate.base, `/api/decisions/edge-9/${FP}`, { token: bob })).body
+    assert.equal(d.status, 'approved')
+    assert.equal(d.label, 'ci runner')
+    assert.match(d.actor, /^cli:/)
+    assert.equal((await run('decision', 'block', '--instance', 'edge-9', FP)).code, 0)
+    assert.equal((await run('decision', 'label', '--instance', 'edge-9', FP, 'scanner')).code, 0)
+    const long = await run('decision', 'label', '--instance', 'edge-9', FP, 'x'.repeat(257))
+    assert.equal(long.code, 1)
+    assert.match(long.stderr, /at most 256 characters/)
+    d = (await call(tls, gate.base, `/api/decisions/edge-9/${FP}`, { token: bob })).body
+    assert.deepEqual([d.status, d.label], ['blocked', 'scanner'])
+    assert.equal((await run('decision', 'pending', '--instance', 'edge-9', FP)).code, 0)
+    assert.equal((await call(tls, gate.base, `/api/decisions/edge-9/${FP}`, { token: bob })).body.status, 'pending')
+    assert.equal((await run('decision', 'delete', '--instance', 'edge-9', FP)).code, 0)
+    assert.equal((await call(tls, gate.base, `/api/decisions/edge-9/${FP}`, { token: bob })).status, 404)
+    const missing = await run('decision', 'delete', '--instance', 'edge-9', FP)
+    assert.equal(missing.code, 1)
+    assert.match(missing.stderr, /no decision/)
+    const noInstance = await run('decision', 'approve', FP)
+    assert.equal(noInstance.code, 2)
+    assert.match(noInstance.stderr, /instance: required/)
+
+    assert.equal((await run('admin', 'remove', 'bob')).code, 0)
+    assert.equal(
+      (await call(tls, gate.base, '/api/nodes', { token: bob })).status,
+      401,
+      'a removed admin token stops working',
+    )
+    assert.equal((await run('admin', 'remove', 'bob')).code, 1)
+  })
+
+  test('usage errors exit 2; --help exits 0', async () => {
+    assert.equal((await cli([])).code, 2)
+    assert.equal((await cli(['frobnicate'])).code, 2)
+    assert.equal((await run('node')).code, 2)
+    assert.equal((await run('node', 'explode')).code, 2)
+    assert.equal((await run('node', 'list', '--bogus')).code, 2)
+    assert.equal((await run('node', 'disable')).code, 2)
+    const help = await cli(['--help'])
+    assert.equal(help.code, 0)
+    assert.match(help.stdout, /edgegate node add/)
+    const serveHelp = await cli(['serve', '--help'])
+    assert.equal(serveHelp.code, 0)
+    assert.match(serveHelp.stdout, /--sighting-retention/)
+    assert.match((await run('decision', 'approve', '--help')).stdout, /--label/)
+  })
+
+  test('serve startup failures print one clear line and exit 1', async () => {
+    const dir = tempDir('edgegate-startup-')
+    const port = await freePort()
+    const base = ['serve', '--listen', `127.0.0.1:${port}`, '--database', `sqlite:${join(dir.path, 's.db')}`]
+    const tlsArgs = ['--tls-cert', tls.server.certPath, '--tls-key', tls.server.keyPath]
+    const expectOneLine = async (args: string[], pattern: RegExp, env: NodeJS.ProcessEnv = {}) => {
+      const r = await cli(args, env)
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`)
+      const lines = r.stderr.trim().split('\n')
+      assert.equal(lines.length, 1, r.stderr)
+      assert.match(lines[0]!, pattern)
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace')
+    }
+    await expectOneLine([...base, '--tls-key', tls.server.keyPath], /^edgegate: tls_cert: required/)
+    await expectOneLine(
+      [...base, '--tls-cert', join(dir.path, 'missing.crt'), '--tls-key', tls.server.keyPath],
+      /TLS certificate .*missing\.crt cannot be read/,
+    )
+    await expectOneLine(
+      [...base, ...tlsArgs, '--sighting-retention', 'forever'],
+      /EDGEGATE_SIGHTING_RETENTION|sighting-retention/,
+    )
+    const closed = await freePort()
+    await expectOneLine(
+      ['serve', '--listen', `127.0.0.1:${port}`, '--database', `postgres://postgres@127.0.0.1:${closed}/x`, ...tlsArgs],
+      /database .* is unreachable/,
+    )
+    const badRanges = join(dir.path, 'ranges.txt')
+    writeFileSync(badRanges, '10.0.0.0/8\nnot a range\n')
+    await expectOneLine([...base, ...tlsArgs, '--trusted-ranges-file', badRanges], /trusted ranges: .*line 2/)
+    await expectOneLine([...base, ...tlsArgs, '--trusted-ranges-url', 'http://127.0.0.1/ranges'], /https/)
+    const config = join(dir.path, 'config.json')
+    writeFileSync(config, JSON.stringify({ listen: `127.0.0.1:${port}`, nope: 1 }))
+    await expectOneLine(['serve', '--config', config, ...tlsArgs], /nope/)
+  })
+})

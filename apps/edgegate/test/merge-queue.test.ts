@@ -1,0 +1,94 @@
+/**
+ * Group commit of observation pages (SQLite; PostgreSQL passes straight through): pages
+ * merged concurrently through the queue store exactly what one transaction per page stores,
+ * and a page that fails in a group fails alone.
+ */
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+import type { Observation } from '@gatehouse/kit'
+import { openEdgeDatabase } from '../src/db/open.ts'
+import { normalizeObservation } from '../src/observations/merge.ts'
+import { MergeQueue } from '../src/observations/merge-queue.ts'
+import { mergeBatch } from '../src/observations/store.ts'
+import { DIALECTS, lazyPostgres, newDatabase } from './helpers.ts'
+
+const pg = lazyPostgres()
+after(() => pg.stop())
+
+const BASE = Date.UTC(2026, 10, 22)
+
+/** Page p: 4 observations over 6 fingerprints, so pages overlap and repeat fingerprints. */
+function page(p: number): Observation[] {
+  return [0, 1, 2, 3].map((k) => {
+    const at = new Date(BASE + ((p * 7 + k * 13) % 50) * 1000).toISOString()
+    return {
+      fingerprint: String((p + k) % 6).repeat(32),
+      status: 'unknown',
+      first_seen: at,
+      last_seen: at,
+      ips: [`192.0.2.${(p * 3 + k) % 200}`, `2001:db8::${p.toString(16)}`],
+      ports: [22, 1000 + p],
+      sightings: [{ ip: `192.0.2.${(p * 3 + k) % 200}`, port: 40000 + p, last_seen: at }],
+      count: p + k,
+    }
+  })
+}
+
+for (const dialect of DIALECTS) {
+  describe(`merge queue (${dialect})`, () => {
+    test('concurrent pages through the queue store what one transaction per page stores', async () => {
+      const d = await openEdgeDatabase(await newDatabase(dialect, pg.get))
+      try {
+        const pages = Array.from({ length: 60 }, (_, p) => page(p).map((o, i) => normalizeObservation(o, i, 0)))
+        for (const agg of pages) await mergeBatch(d.db, d.kind, 'seq', agg, 0, 1)
+        const queue = new MergeQueue(d.db, d.kind)
+        await Promise.all(pages.map((agg) => queue.merge('grp', agg, 0, 1)))
+        // Re-sent pages change nothing.
+        await Promise.all(pages.slice(0, 20).map((agg) => queue.merge('grp', agg, 0, 1)))
+        const rows = async (id: string) =>
+          (
+            await d.db
+              .selectFrom('fingerprints')
+              .selectAll()
+              .where('instance_id', '=', id)
+              .orderBy('fingerprint')
+              .execute()
+          ).map((r) => ({ ...r, instance_id: undefined, reported_status: undefined, metadata: undefined }))
+        const grouped = await rows('grp')
+        assert.equal(grouped.length, 6)
+        assert.deepEqual(grouped, await rows('seq'))
+      } finally {
+        await d.close()
+      }
+    })
+
+    test('a page that fails in a group fails alone; the others are stored', async () => {
+      const d = await openEdgeDatabase(await newDatabase(dialect, pg.get))
+      try {
+        const queue = new MergeQueue(d.db, d.kind)
+        const good = [0, 1, 2].map((p) => page(p).map((o, i) => normalizeObservation(o, i, 0)))
+        // A NOT NULL violation the schema would never let through, to make the SQL fail.
+        const bad = page(3).map((o, i) => ({
+          ...normalizeObservation(o, i, 0),
+          fingerprint: 'b'.repeat(32),
+          reported_status: null as unknown as string,
+        }))
+        const results = await Promise.allSettled([
+          queue.merge('g', good[0]!, 0, 1),
+          queue.merge('g', good[1]!, 0, 1),
+          queue.merge('g', bad, 0, 1),
+          queue.merge('g', good[2]!, 0, 1),
+        ])
+        assert.deepEqual(
+          results.map((r) => r.status),
+          ['fulfilled', 'fulfilled', 'rejected', 'fulfilled'],
+        )
+        const fps = await d.db.selectFrom('fingerprints').select('fingerprint').where('instance_id', '=', 'g').execute()
+        assert.equal(fps.length, 6)
+        assert.ok(fps.every((r) => r.fingerprint !== 'b'.repeat(32)))
+      } finally {
+        await d.close()
+      }
+    })
+  })
+}

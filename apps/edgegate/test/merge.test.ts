@@ -1,0 +1,213 @@
+/**
+ * Observation parsing and merging: property tests (any input gives a clear result, never a
+ * crash; merging is a join, so re-sent and reordered pages converge) and sighting retention
+ * on both databases.
+ */
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+import { AppError, type Observation } from '@gatehouse/kit'
+import fc from 'fast-check'
+import { openEdgeDatabase } from '../src/db/open.ts'
+import { type Aggregate, mergeAggregates, normalizeObservation } from '../src/observations/merge.ts'
+import { sweepSignals } from '../src/observations/retention.ts'
+import { getFingerprint, mergeBatch, sweepSightings } from '../src/observations/store.ts'
+import { formatMicros, parseMicros } from '../src/timestamps.ts'
+import { DIALECTS, lazyPostgres, newDatabase } from './helpers.ts'
+
+const pg = lazyPostgres()
+after(() => pg.stop())
+
+const BASE = Date.UTC(2026, 10, 22)
+const time = fc.integer({ min: 0, max: 7 * 86_400_000 }).map((o) => new Date(BASE + o).toISOString())
+const ip = fc.oneof(fc.ipV4(), fc.ipV6())
+
+const observation: fc.Arbitrary<Observation> = fc
+  .record({
+    status: fc.constantFrom('approved', 'blocked', 'pending', 'unknown' as const),
+    a: time,
+    b: time,
+    ips: fc.array(ip, { maxLength: 40 }),
+    ports: fc.array(fc.integer({ min: 0, max: 65535 }), { maxLength: 40 }),
+    sightings: fc.array(fc.record({ ip, port: fc.integer({ min: 0, max: 65535 }), last_seen: time }), {
+      maxLength: 60,
+    }),
+    count: fc.nat(),
+    metadata: fc.dictionary(fc.constantFrom('sni', 'ja3', 'ja4', 'kex_algorithms'), fc.string({ maxLength: 20 }), {
+      maxKeys: 3,
+    }),
+  })
+  .map((o) => ({
+    fingerprint: 'f'.repeat(32),
+    status: o.status,
+    first_seen: [o.a, o.b].sort()[0]!,
+    last_seen: [o.a, o.b].sort()[1]!,
+    ips: o.ips,
+    ports: o.ports,
+    sightings: o.sightings,
+    count: o.count,
+    metadata: o.metadata,
+  }))
+
+// Status and metadata follow the newest observation, which is only order-independent when
+// last_seen/count break the tie; compare the lattice parts.
+const lattice = (a: Aggregate) => ({ ...a, reported_status: undefined, metadata: undefined })
+
+describe('observation merge', () => {
+  test('normalising any JSON-shaped observation gives an aggregate or a coded 4xx, never a crash', () => {
+    const junk = fc.record(
+      {
+        fingerprint: fc.string(),
+        status: fc.string(),
+        first_seen: fc.oneof(fc.string(), time),
+        last_seen: fc.oneof(fc.string(), time),
+        ips: fc.array(fc.oneof(fc.string(), ip)),
+        ports: fc.array(fc.integer()),
+        sightings: fc.array(
+          fc.record({ ip: fc.oneof(fc.string(), ip), port: fc.integer(), last_seen: fc.oneof(fc.string(), time) }),
+        ),
+        count: fc.integer(),
+        metadata: fc.dictionary(fc.string(), fc.string({ maxLength: 40_000 }), { maxKeys: 3 }),
+      },
+      { requiredKeys: [] },
+    )
+    fc.assert(
+      fc.property(junk, (o) => {
+        try {
+          const a = normalizeObservation({ ips: [], ports: [], sightings: [], ...o } as Observation, 0, 0)
+          assert.ok(a.ips.length <= 128 && a.sightings.length <= 128)
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err
+          assert.ok(err.statusCode === 400 || err.statusCode === 413, err.code)
+        }
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  test('merge is idempotent, commutative and associative on the aggregate', () => {
+    fc.assert(
+      fc.property(observation, observation, observation, (x, y, z) => {
+        const [a, b, c] = [x, y, z].map((o, i) => normalizeObservation(o, i, 0)) as [Aggregate, Aggregate, Aggregate]
+        const m = (p: Aggregate, q: Aggregate) => mergeAggregates(p, q, 0)
+        assert.deepEqual(m(a, a), a)
+        assert.deepEqual(m(m(a, b), b), m(a, b))
+        assert.deepEqual(lattice(m(a, b)), lattice(m(b, a)))
+        assert.deepEqual(lattice(m(m(a, b), c)), lattice(m(a, m(b, c))))
+        const r = m(a, b)
+        assert.ok(r.ips.length <= 128 && r.ports.length <= 128 && r.sightings.length <= 128)
+      }),
+      { numRuns: 200 },
+    )
+  })
+
+  test('timestamps: any string parses to a valid instant or is refused; formatting round-trips', () => {
+    fc.assert(
+      fc.property(fc.string(), (s) => {
+        const us = parseMicros(s)
+        if (us !== undefined) assert.ok(Number.isSafeInteger(us) && us >= 0)
+      }),
+    )
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 4_102_444_800_000_000 }), (us) => {
+        assert.equal(parseMicros(formatMicros(us)), us)
+      }),
+    )
+    assert.equal(parseMicros('2026-02-29T00:00:00Z'), undefined)
+    assert.equal(parseMicros('2026-11-22T24:00:00Z'), undefined)
+    assert.equal(parseMicros('2026-11-22T05:19:26.1234567Z'), Date.UTC(2026, 10, 22, 5, 19, 26) * 1000 + 123456)
+  })
+})
+
+for (const dialect of DIALECTS) {
+  describe(`sighting retention on ${dialect}`, () => {
+    test('old sightings and signals go; aggregates and decisions stay', async () => {
+      const d = await openEdgeDatabase(await newDatabase(dialect, pg.get))
+      try {
+        const now = Date.now()
+        const old = new Date(now - 9 * 86_400_000).toISOString()
+        const recent = new Date(now - 60_000).toISOString()
+        const o: Observation = {
+          fingerprint: 'a'.repeat(32),
+          status: 'pending',
+          first_seen: old,
+          last_seen: recent,
+          ips: ['192.0.2.1', '192.0.2.2'],
+          ports: [22],
+          sightings: [
+            { ip: '192.0.2.1', port: 1000, last_seen: old },
+            { ip: '192.0.2.2', port: 2000, last_seen: recent },
+          ],
+          count: 7,
+        }
+        // Ingest with no retention cutoff, then sweep with the default 8 days.
+        await mergeBatch(d.db, d.kind, 'g1', [normalizeObservation(o, 0, 0)], 0, now)
+        await d.db
+          .insertInto('decisions')
+          .values({
+            scope_type: 'instance',
+            scope_id: 'g1',
+            fingerprint: o.fingerprint,
+            status: 'approved',
+            label: '',
+            updated_us: 1,
+            actor: 't',
+            source: 'manual',
+            expires_ms: null,
+            evidence: null,
+          })
+          .execute()
+        assert.equal(await sweepSightings(d.db, d.kind, now - 8 * 86_400_000), 1)
+        const row = (await getFingerprint(d.db, 'g1', o.fingerprint))!
+        assert.deepEqual(
+          JSON.parse(row.sightings).map((s: { port: number }) => s.port),
+          [2000],
+        )
+        assert.equal(Number(row.count), 7)
+        assert.equal(Number(row.first_seen_ms), Date.parse(old))
+        assert.deepEqual(JSON.parse(row.ips), ['192.0.2.1', '192.0.2.2'])
+        assert.equal((await d.db.selectFrom('decisions').selectAll().execute()).length, 1)
+        assert.equal(await sweepSightings(d.db, d.kind, now - 8 * 86_400_000), 0, 'nothing left to sweep')
+        // Ingest drops sightings already past retention.
+        await mergeBatch(
+          d.db,
+          d.kind,
+          'g1',
+          [normalizeObservation(o, 0, now - 8 * 86_400_000)],
+          now - 8 * 86_400_000,
+          now,
+        )
+        const again = (await getFingerprint(d.db, 'g1', o.fingerprint))!
+        assert.deepEqual(
+          JSON.parse(again.sightings).map((s: { port: number }) => s.port),
+          [2000],
+        )
+        // Signals past their retention go too.
+        const signal = (id: string, observed: number) => ({
+          instance_id: 'w1',
+          event_id: id,
+          observed_ms: observed,
+          host: 'h',
+          site: 's',
+          ip: '192.0.2.9',
+          trigger: 'suspicious_uri',
+          connections: 1,
+          errors: 1,
+          successes: 0,
+          window_seconds: 60,
+          received_ms: now,
+        })
+        await d.db
+          .insertInto('signals')
+          .values([signal('old', now - 9 * 86_400_000), signal('new', now)])
+          .execute()
+        assert.equal(await sweepSignals(d.db, now - 8 * 86_400_000), 1)
+        assert.deepEqual(
+          (await d.db.selectFrom('signals').select('event_id').execute()).map((r) => r.event_id),
+          ['new'],
+        )
+      } finally {
+        await d.close()
+      }
+    })
+  })
+}

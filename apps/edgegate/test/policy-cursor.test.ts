@@ -1,0 +1,229 @@
+/**
+ * The policy cursor never misses a decision: two edgegate processes share one database
+ * (SQLite file or PostgreSQL) and take concurrent decision writes while a follower pulls
+ * the policy with the cursor from either process and applies what it gets idempotently.
+ * After the writers stop and one last pull, the follower holds exactly the stored state.
+ */
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+import fc from 'fast-check'
+import { sql } from 'kysely'
+import { openEdgeDatabase } from '../src/db/open.ts'
+import type { DecisionRow } from '../src/db/schema.ts'
+import { decisionsSince, tickClock, upsertDecision } from '../src/decisions/store.ts'
+import {
+  call,
+  DIALECTS,
+  type Edgegate,
+  lazyPostgres,
+  makeTls,
+  newDatabase,
+  seed,
+  startEdgegate,
+  until,
+} from './helpers.ts'
+
+const pg = lazyPostgres()
+const tls = makeTls()
+after(async () => {
+  await pg.stop()
+  tls.ca.remove()
+})
+
+const VERDICTS = ['approved', 'blocked', 'pending'] as const
+const fpOf = (i: number) => i.toString(16).padStart(32, '0')
+
+interface Pulled {
+  status: string
+  label: string
+  updated_at: string
+}
+
+for (const dialect of DIALECTS) {
+  describe(`policy cursor on ${dialect}, two processes`, () => {
+    test('a follower of the cursor converges to the stored decisions under concurrent writes', async () => {
+      const database = await newDatabase(dialect, pg.get)
+      const nodes = Array.from({ length: 8 }, (_, i) => ({ id: `g${i}`, kind: 'sshgate' }))
+      const { tokens, admin } = await seed(database, nodes)
+      const servers: Edgegate[] = []
+      try {
+        servers.push(await startEdgegate(database, tls), await startEdgegate(database, tls))
+        let run = 0
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(
+              fc.record({
+                fp: fc.integer({ min: 0, max: 5 }),
+                status: fc.constantFrom(...VERDICTS),
+                label: fc.option(fc.string({ maxLength: 8 }), { nil: undefined }),
+                server: fc.integer({ min: 0, max: 1 }),
+              }),
+              { minLength: 1, maxLength: 40 },
+            ),
+            async (ops) => {
+              const instance = `g${run++ % nodes.length}`
+              const token = tokens[instance]!
+              // Start from this instance's current state.
+              const state = new Map<string, Pulled>()
+              let cursor: string | undefined
+              const pull = async (server: Edgegate) => {
+                for (;;) {
+                  const q = cursor ? `&since=${encodeURIComponent(cursor)}` : ''
+                  const res = await call(tls, server.base, `/v1/policy?instance_id=${instance}${q}`, { token })
+                  assert.equal(res.status, 200)
+                  if (cursor) assert.ok(res.body.cursor >= cursor, 'the cursor never moves back')
+                  for (const d of res.body.decisions) {
+                    if (cursor) assert.ok(d.updated_at > cursor, 'only decisions after since')
+                    const prev = state.get(d.fingerprint)
+                    if (!prev || prev.updated_at < d.updated_at) state.set(d.fingerprint, d)
+                  }
+                  cursor = res.body.cursor
+                  if (!res.body.more) return
+                }
+              }
+              await pull(servers[0]!)
+              let writing = true
+              const written: string[] = []
+              const lanes = [0, 1].map(async (lane) => {
+                for (const op of ops.filter((o) => o.server === lane)) {
+                  const res = await call(tls, servers[lane]!.base, `/api/decisions/${instance}/${fpOf(op.fp)}`, {
+                    method: 'PUT',
+                    token: admin,
+                    body: { status: op.status, ...(op.label !== undefined ? { label: op.label } : {}) },
+                  })
+                  assert.equal(res.status, 200, JSON.stringify(res.body))
+                  written.push(res.body.updated_at)
+                }
+              })
+              const follower = (async () => {
+                let i = 0
+                while (writing) await pull(servers[i++ % 2]!)
+              })()
+              await Promise.all(lanes)
+              writing = false
+              await follower
+              await pull(servers[1]!)
+              assert.equal(new Set(written).size, written.length, 'decision times are unique across processes')
+              const stored = await call(tls, servers[0]!.base, `/api/decisions?instance_id=${instance}&limit=1000`, {
+                token: admin,
+              })
+              const expected = new Map<string, Pulled>(
+                stored.body.decisions.map((d: Pulled & { fingerprint: string }) => [d.fingerprint, d]),
+              )
+              assert.deepEqual(
+                [...state.entries()].sort().map(([fp, d]) => [fp, d.status, d.label, d.updated_at]),
+                [...expected.entries()].sort().map(([fp, d]) => [fp, d.status, d.label, d.updated_at]),
+              )
+            },
+          ),
+          { numRuns: 8 },
+        )
+      } finally {
+        for (const s of servers) await s.stop()
+      }
+    })
+
+    test('paging: more: true until the page limit no longer cuts the answer', async () => {
+      const database = await newDatabase(dialect, pg.get)
+      const { tokens, admin } = await seed(database, [{ id: 'p1', kind: 'sshgate' }])
+      const server = await startEdgegate(database, tls, ['--policy-page-size', '3'])
+      try {
+        await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            call(tls, server.base, `/api/decisions/p1/${fpOf(i)}`, {
+              method: 'PUT',
+              token: admin,
+              body: { status: 'approved' },
+            }),
+          ),
+        )
+        const seen: string[] = []
+        const pages: boolean[] = []
+        let cursor = ''
+        for (;;) {
+          const res = await call(
+            tls,
+            server.base,
+            `/v1/policy?instance_id=p1${cursor ? `&since=${encodeURIComponent(cursor)}` : ''}`,
+            {
+              token: tokens.p1,
+            },
+          )
+          seen.push(...res.body.decisions.map((d: { fingerprint: string }) => d.fingerprint))
+          pages.push(res.body.more)
+          cursor = res.body.cursor
+          if (!res.body.more) break
+        }
+        assert.deepEqual(pages, [true, true, false])
+        assert.deepEqual(
+          [...seen].sort(),
+          Array.from({ length: 8 }, (_, i) => fpOf(i)),
+        )
+      } finally {
+        await server.stop()
+      }
+    })
+  })
+}
+
+describe('decision clock on postgres', () => {
+  test('a writer holding the clock blocks later writers, so commit order is time order', async () => {
+    const url = await newDatabase('postgres', pg.get)
+    const d = await openEdgeDatabase(url, 4)
+    try {
+      const row = (fp: string, at: number): DecisionRow => ({
+        scope_type: 'instance',
+        scope_id: 'c1',
+        fingerprint: fp,
+        status: 'approved',
+        label: '',
+        updated_us: at,
+        actor: 'test',
+        source: 'manual',
+        expires_ms: null,
+        evidence: null,
+      })
+      let release!: () => void
+      const hold = new Promise<void>((r) => {
+        release = r
+      })
+      let ticked = false
+      // T1 takes its time between taking a clock value and committing (a slow commit).
+      const t1 = d.db.transaction().execute(async (trx) => {
+        const at = await tickClock(trx, 'postgres')
+        await upsertDecision(trx, row(fpOf(1), at))
+        ticked = true
+        await hold
+        return at
+      })
+      await until('T1 holds the clock', async () => ticked)
+      const t2 = d.db.transaction().execute(async (trx) => {
+        const at = await tickClock(trx, 'postgres')
+        await upsertDecision(trx, row(fpOf(2), at))
+        return at
+      })
+      const waiting = async () =>
+        Number(
+          (
+            await sql<{
+              n: number
+            }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(
+              d.db,
+            )
+          ).rows[0]!.n,
+        ) > 0
+      await until('T2 waits for the clock row', waiting)
+      // A follower now sees neither decision: T2 cannot commit a later time before T1 commits.
+      assert.deepEqual(await decisionsSince(d.db, 'c1', 0, 10), [])
+      release()
+      const [a1, a2] = await Promise.all([t1, t2])
+      assert.ok(a2 > a1)
+      assert.deepEqual(
+        (await decisionsSince(d.db, 'c1', 0, 10)).map((r) => r.fingerprint),
+        [fpOf(1), fpOf(2)],
+      )
+    } finally {
+      await d.close()
+    }
+  })
+})
