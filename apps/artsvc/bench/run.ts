@@ -1,0 +1,227 @@
+/**
+ * artsvc benchmarks (`npm run bench -w apps/artsvc`), each against a baseline measured in
+ * the same run:
+ *
+ * 1. Upload + validate + commit of a 25 MiB, 500-file bundle, against `unzip -t` of the
+ *    same file (which also inflates and CRC-checks every entry, but stores nothing).
+ * 2. Content-origin requests/s for small files, against nginx serving the same extracted
+ *    files on loopback (one nginx worker, as artsvc is one Node process).
+ *
+ * artsvc and nginx run as child processes; the load generator runs here. Loopback only;
+ * stops by itself in about a minute and a half.
+ */
+import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { cpus, loadavg, totalmem } from 'node:os'
+import { dirname, join } from 'node:path'
+import { freePort, startChild, startOidcProvider, tempDir } from '@gatehouse/testkit'
+import { buildZip, type ZipEntryInput } from '../test/helpers/zip-builder.ts'
+import { load } from './loadgen.ts'
+
+const RUNS = 5
+const LOAD_SECONDS = 8
+const CONNECTIONS = 32
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const ms = (t0: number) => performance.now() - t0
+
+const dir = tempDir('artsvc-bench-')
+const op = await startOidcProvider({
+  redirectUris: ['http://127.0.0.1:9/cb'],
+  audience: 'https://artsvc.bench',
+  scopes: ['artsvc:mcp'],
+})
+const port = await freePort()
+const base = `http://127.0.0.1:${port}`
+const child = await startChild({
+  name: 'artsvc',
+  command: process.execPath,
+  args: [new URL('../src/main.ts', import.meta.url).pathname],
+  env: {
+    PATH: process.env.PATH ?? '',
+    ARTSVC_PUBLIC_URL: base,
+    ARTSVC_CONTENT_URL: `http://localhost:${port}`,
+    ARTSVC_LISTEN: `127.0.0.1:${port}`,
+    ARTSVC_COOKIE_SECRET: randomBytes(32).toString('base64'),
+    ARTSVC_STORAGE_ROOT: join(dir.path, 'artsvc'),
+    ARTSVC_OIDC_ISSUER: op.issuer,
+    ARTSVC_OIDC_CLIENT_ID: op.clientId,
+    ARTSVC_OIDC_CLIENT_SECRET: op.clientSecret,
+    ARTSVC_OAUTH_AUDIENCE: 'https://artsvc.bench',
+    ARTSVC_VIEWER_TICKET_TTL: '30m',
+    ARTSVC_LOG_LEVEL: 'warn',
+  },
+  logFile: join(dir.path, 'artsvc.log'),
+  probe: async () => (await fetch(`${base}/readyz`)).status === 204,
+})
+const auth = {
+  authorization: `Bearer ${await op.mintAccessToken({ sub: 'bench', scope: 'artsvc:mcp', audience: 'https://artsvc.bench' })}`,
+}
+
+const phases = { put: [] as number[], commit: [] as number[] }
+
+async function publish(zip: Buffer, title: string) {
+  const session = (await (
+    await fetch(`${base}/api/v1/artifacts/uploads`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ title, entrypoint: 'index.html' }),
+    })
+  ).json()) as { id: string; upload_url: string; upload_token: string }
+  let t = performance.now()
+  const put = await fetch(session.upload_url, {
+    method: 'PUT',
+    headers: { 'x-artsvc-upload-token': session.upload_token },
+    body: new Uint8Array(zip),
+  })
+  if (put.status !== 200) throw new Error(`upload failed: ${put.status} ${await put.text()}`)
+  phases.put.push(ms(t))
+  t = performance.now()
+  const commit = await fetch(`${base}/api/v1/uploads/${session.id}/commit`, {
+    method: 'POST',
+    headers: { ...auth, 'x-artsvc-upload-token': session.upload_token },
+  })
+  const body = (await commit.json()) as { artifact: { id: string } }
+  if (commit.status !== 201) throw new Error(`commit failed: ${commit.status} ${JSON.stringify(body)}`)
+  phases.commit.push(ms(t))
+  return body.artifact.id
+}
+
+try {
+  // 1. Publish a 25 MiB, 500-file bundle (fresh random content each run: blobs are content-addressed).
+  const publishMs: number[] = []
+  const unzipMs: number[] = []
+  let zipBytes = 0
+  for (let run = 0; run < RUNS; run++) {
+    const entries: ZipEntryInput[] = [{ name: 'index.html', data: '<!doctype html><p>bench</p>' }]
+    for (let i = 1; i < 500; i++) entries.push({ name: `assets/${i}.bin`, data: randomBytes(52_000) })
+    const zip = buildZip(entries)
+    zipBytes = zip.length
+    const file = join(dir.path, `bundle-${run}.zip`)
+    writeFileSync(file, zip)
+    let t0 = performance.now()
+    execFileSync('/usr/bin/unzip', ['-tq', file], { stdio: 'ignore' })
+    unzipMs.push(ms(t0))
+    t0 = performance.now()
+    await publish(zip, `bench ${run}`)
+    publishMs.push(ms(t0))
+  }
+
+  // 2. Small files from the content origin vs nginx serving the same extracted files.
+  const files: ZipEntryInput[] = [{ name: 'index.html', data: '<!doctype html><p>small</p>' }]
+  for (let i = 0; i < 100; i++) {
+    files.push({
+      name: `js/m${i}.js`,
+      data: `export const v${i} = ${JSON.stringify(randomBytes(600 + (i % 5) * 300).toString('base64'))}\n`,
+    })
+    files.push({
+      name: `css/s${i}.css`,
+      data: `.c${i} { content: ${JSON.stringify(randomBytes(400).toString('hex'))} }\n`,
+    })
+  }
+  const artifact = await publish(buildZip(files), 'small files')
+  const page = await (await fetch(`${base}/a/${artifact}`, { headers: auth })).text()
+  const frame = new URL(/<iframe[^>]*src="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&'))
+  const prefix = frame.pathname.replace(/index\.html$/, '')
+  const names = files.slice(1).map((f) => f.name as string)
+  const www = join(dir.path, 'www')
+  for (const f of files.slice(1)) {
+    mkdirSync(dirname(join(www, f.name as string)), { recursive: true })
+    writeFileSync(join(www, f.name as string), f.data as string)
+  }
+  const nginxPort = await freePort()
+  mkdirSync(join(dir.path, 'nginx-tmp'))
+  writeFileSync(
+    join(dir.path, 'nginx.conf'),
+    `${process.getuid?.() === 0 ? 'user root;\n' : ''}worker_processes 1;
+daemon off;
+pid ${dir.path}/nginx.pid;
+error_log ${dir.path}/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  include /etc/nginx/mime.types;
+  access_log off;
+  client_body_temp_path ${dir.path}/nginx-tmp;
+  proxy_temp_path ${dir.path}/nginx-tmp;
+  fastcgi_temp_path ${dir.path}/nginx-tmp;
+  uwsgi_temp_path ${dir.path}/nginx-tmp;
+  scgi_temp_path ${dir.path}/nginx-tmp;
+  server {
+    listen 127.0.0.1:${nginxPort};
+    root ${www};
+    add_header X-Content-Type-Options nosniff;
+  }
+}
+`,
+  )
+  const nginx = await startChild({
+    name: 'nginx',
+    command: '/usr/sbin/nginx',
+    args: ['-c', join(dir.path, 'nginx.conf'), '-e', join(dir.path, 'nginx-error.log')],
+    logFile: join(dir.path, 'nginx.log'),
+    probe: async () => (await fetch(`http://127.0.0.1:${nginxPort}/js/m0.js`)).status === 200,
+  })
+  // Same host name scheme as production: the content origin is reached as `localhost`.
+  const contentOrigin = `http://127.0.0.1:${port}`
+  const hostHeader = { host: `localhost:${port}` }
+  let artsvcLoad: Awaited<ReturnType<typeof load>>
+  let nginxLoad: Awaited<ReturnType<typeof load>>
+  try {
+    await load(
+      contentOrigin,
+      names.map((n) => prefix + n),
+      { connections: CONNECTIONS, seconds: 2, headers: hostHeader },
+    )
+    await load(
+      `http://127.0.0.1:${nginxPort}`,
+      names.map((n) => `/${n}`),
+      { connections: CONNECTIONS, seconds: 2 },
+    )
+    artsvcLoad = await load(
+      contentOrigin,
+      names.map((n) => prefix + n),
+      { connections: CONNECTIONS, seconds: LOAD_SECONDS, headers: hostHeader },
+    )
+    nginxLoad = await load(
+      `http://127.0.0.1:${nginxPort}`,
+      names.map((n) => `/${n}`),
+      { connections: CONNECTIONS, seconds: LOAD_SECONDS },
+    )
+  } finally {
+    await nginx.stop('SIGQUIT')
+  }
+
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}`
+  const pub = median(publishMs)
+  const unz = median(unzipMs)
+  console.log(
+    `machine: ${machine}; load average at the end ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  )
+  console.log(
+    `\n1. publish (upload + validate + commit) of a ${(zipBytes / 2 ** 20).toFixed(1)} MiB, 500-file ZIP, median of ${RUNS}`,
+  )
+  console.log(
+    `   artsvc:           ${pub.toFixed(0)} ms  (${(zipBytes / 2 ** 20 / (pub / 1000)).toFixed(1)} MiB/s)   runs: ${publishMs.map((x) => x.toFixed(0)).join(', ')}`,
+  )
+  console.log(
+    `   of which PUT (stream + hash to staging) ${median(phases.put.slice(0, RUNS)).toFixed(0)} ms, commit (validate, inflate, CRC, SHA-256, fsync, store, DB) ${median(phases.commit.slice(0, RUNS)).toFixed(0)} ms`,
+  )
+  console.log(`   baseline unzip -t: ${unz.toFixed(0)} ms   runs: ${unzipMs.map((x) => x.toFixed(0)).join(', ')}`)
+  console.log(`   ratio artsvc / unzip -t: ${(pub / unz).toFixed(2)}× the time`)
+  console.log(
+    `\n2. content origin, ${names.length} small files (0.4-2 KiB js/css), ${CONNECTIONS} keep-alive connections, ${LOAD_SECONDS} s each`,
+  )
+  console.log(
+    `   artsvc:         ${artsvcLoad.rps.toFixed(0)} req/s  (${artsvcLoad.requests} ok, ${artsvcLoad.errors} errors)`,
+  )
+  console.log(
+    `   baseline nginx: ${nginxLoad.rps.toFixed(0)} req/s  (${nginxLoad.requests} ok, ${nginxLoad.errors} errors)`,
+  )
+  console.log(`   ratio artsvc / nginx: ${(artsvcLoad.rps / nginxLoad.rps).toFixed(2)} (goal >= 0.5)`)
+} finally {
+  await child.stop()
+  await op.stop()
+  dir.remove()
+}

@@ -1,0 +1,63 @@
+/**
+ * OAuth bearer access tokens from the OIDC issuer (API, CLI and service accounts): a JWT
+ * signed by a key of the issuer's JWKS, with the configured audience and scope.
+ */
+import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose'
+import { errors } from '../errors.ts'
+import type { IssuerMetadata } from './issuer.ts'
+
+export interface BearerIdentity {
+  subject: string
+  groups: unknown
+  name?: string | undefined
+  email?: string | undefined
+}
+
+export class BearerVerifier {
+  readonly #issuer: IssuerMetadata
+  readonly #audience: string | undefined
+  readonly #scope: string
+  #jwks: ReturnType<typeof createRemoteJWKSet> | undefined
+
+  constructor(issuer: IssuerMetadata, audience: string | undefined, scope: string) {
+    this.#issuer = issuer
+    this.#audience = audience
+    this.#scope = scope
+  }
+
+  async verify(token: string): Promise<BearerIdentity> {
+    if (!this.#audience) throw errors.token_invalid('bearer tokens are not enabled (ARTSVC_OAUTH_AUDIENCE is not set)')
+    const meta = await this.#issuer.get().catch((err) => {
+      throw errors.identity_provider_unavailable.with({ cause: err })
+    })
+    this.#jwks ??= createRemoteJWKSet(new URL(meta.jwks_uri), { timeoutDuration: 5000 })
+    let payload: JWTPayload
+    try {
+      ;({ payload } = await jwtVerify(token, this.#jwks, {
+        issuer: meta.issuer,
+        audience: this.#audience,
+        algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+        requiredClaims: ['sub', 'exp'],
+      }))
+    } catch (err) {
+      throw verificationError(err, (why) => errors.token_invalid.with({ cause: err }, why))
+    }
+    const scopes =
+      typeof payload.scope === 'string' ? payload.scope.split(' ') : Array.isArray(payload.scp) ? payload.scp : []
+    if (!scopes.includes(this.#scope)) throw errors.insufficient_scope(this.#scope)
+    return {
+      subject: payload.sub!,
+      groups: payload.groups,
+      name: typeof payload.name === 'string' ? payload.name : undefined,
+      email: typeof payload.email === 'string' ? payload.email : undefined,
+    }
+  }
+}
+
+/** jose's own errors mean a bad token; anything else (network, timeout) means we could not check it. */
+export function verificationError(err: unknown, bad: (why: string) => Error): Error {
+  const code = (err as { code?: string }).code
+  if (code === 'ERR_JWKS_TIMEOUT' || !code?.startsWith('ERR_J'))
+    return errors.identity_provider_unavailable.with({ cause: err })
+  return bad(code)
+}

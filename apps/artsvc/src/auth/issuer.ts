@@ -1,0 +1,39 @@
+/**
+ * The OIDC issuer's discovery document, fetched once and kept (a failed fetch is retried
+ * on the next request). Plain HTTP issuers are only accepted on loopback (config checks).
+ */
+import * as client from 'openid-client'
+
+export interface IssuerMetadata {
+  /** The discovered openid-client configuration (with the client credentials when given). */
+  configuration(): Promise<client.Configuration>
+  get(): Promise<{ issuer: string; jwks_uri: string }>
+}
+
+export function issuerMetadata(
+  issuer: string,
+  clientId: string | undefined,
+  clientSecret: string | undefined,
+): IssuerMetadata {
+  let pending: Promise<client.Configuration> | undefined
+  const configuration = () => {
+    pending ??= client
+      .discovery(new URL(issuer), clientId ?? 'artsvc', clientSecret, undefined, {
+        ...(new URL(issuer).protocol === 'http:' ? { execute: [client.allowInsecureRequests] } : {}),
+        timeout: 10,
+      })
+      .catch((err) => {
+        pending = undefined
+        throw err
+      })
+    return pending
+  }
+  return {
+    configuration,
+    async get() {
+      const meta = (await configuration()).serverMetadata()
+      if (!meta.jwks_uri) throw new Error('the issuer publishes no jwks_uri')
+      return { issuer: meta.issuer, jwks_uri: meta.jwks_uri }
+    },
+  }
+}

@@ -1,0 +1,40 @@
+/** Users are keyed by their identity subject (`edge_access:` prefix for edge identities). */
+import type { Kysely, Transaction } from 'kysely'
+import type { DB, UserRow } from '../db/schema.ts'
+import { newId } from '../ids.ts'
+
+type Db = Kysely<DB> | Transaction<DB>
+
+export async function upsertUser(
+  db: Db,
+  subject: string,
+  profile: { name?: string | undefined; email?: string | undefined },
+  now: number,
+): Promise<UserRow> {
+  await db
+    .insertInto('users')
+    .values({
+      id: newId(),
+      oidc_subject: subject,
+      display_name: profile.name ?? null,
+      email: profile.email ?? null,
+      created_at: now,
+      last_seen_at: now,
+    })
+    .onConflict((oc) => oc.column('oidc_subject').doNothing())
+    .execute()
+  const user = await db.selectFrom('users').selectAll().where('oidc_subject', '=', subject).executeTakeFirstOrThrow()
+  // Touch at most once a minute: every API call resolves its user.
+  if (now - Number(user.last_seen_at) > 60_000) {
+    await db
+      .updateTable('users')
+      .set({ last_seen_at: now, display_name: profile.name ?? user.display_name, email: profile.email ?? user.email })
+      .where('id', '=', user.id)
+      .execute()
+  }
+  return user
+}
+
+export function findUserBySubject(db: Db, subject: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('oidc_subject', '=', subject).executeTakeFirst()
+}

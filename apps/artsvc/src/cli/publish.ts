@@ -1,0 +1,95 @@
+/**
+ * `artsvc publish --title T --zip FILE [--artifact ID] [--entrypoint index.html]`:
+ * create an upload session, stream the ZIP with the upload token, commit, print the URL.
+ */
+import { createReadStream, readFileSync } from 'node:fs'
+import { stat } from 'node:fs/promises'
+import { Transform } from 'node:stream'
+import { createTlsAgent } from '@gatehouse/kit'
+import { Agent, type Dispatcher, request } from 'undici'
+import type { PublishConfig } from '../config.ts'
+import { ProgressBar } from './progress.ts'
+
+export class PublishError extends Error {
+  override readonly name = 'PublishError'
+}
+
+async function call(dispatcher: Dispatcher, url: URL, options: Parameters<typeof request>[1]) {
+  let res: Awaited<ReturnType<typeof request>>
+  try {
+    res = await request(url, { ...options, dispatcher, maxRedirections: 0 } as never)
+  } catch (err) {
+    const e = err as { code?: string; message: string; cause?: { code?: string; message?: string } }
+    throw new PublishError(
+      `cannot reach ${url.origin}: ${e.cause?.code ?? e.code ?? ''} ${e.cause?.message ?? e.message}`
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
+  }
+  const text = await res.body.text()
+  let body: Record<string, unknown> = {}
+  try {
+    body = JSON.parse(text)
+  } catch {
+    // not JSON: reported below
+  }
+  if (res.statusCode >= 300) {
+    const e = body.error as { code?: string; message?: string } | undefined
+    throw new PublishError(`${url.pathname}: HTTP ${res.statusCode}${e ? ` ${e.code}: ${e.message}` : ''}`)
+  }
+  return body
+}
+
+export async function publish(config: PublishConfig, stderr: NodeJS.WriteStream, isTerminal: boolean): Promise<string> {
+  const size = (
+    await stat(config.zip).catch(() => {
+      throw new PublishError(`cannot read ${config.zip}`)
+    })
+  ).size
+  const base = new URL(config.url)
+  const dispatcher: Dispatcher =
+    config.clientCert || config.caFile
+      ? createTlsAgent({
+          ...(config.caFile ? { ca: readFileSync(config.caFile) } : {}),
+          ...(config.clientCert ? { cert: readFileSync(config.clientCert), key: readFileSync(config.clientKey!) } : {}),
+        })
+      : new Agent({ headersTimeout: 120_000, bodyTimeout: 120_000 })
+  const auth = { authorization: `Bearer ${config.token}` }
+  try {
+    const session = await call(dispatcher, new URL('/api/v1/artifacts/uploads', base), {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        title: config.title,
+        entrypoint: config.entrypoint,
+        ...(config.artifact ? { artifact: config.artifact } : {}),
+      }),
+    })
+    const token = session.upload_token as string
+    const uploadPath = new URL(session.upload_url as string).pathname
+    const showBar = config.progress === 'always' || (config.progress === 'auto' && isTerminal)
+    const bar = showBar ? new ProgressBar(size, stderr) : undefined
+    const meter = new Transform({
+      transform(chunk: Buffer, _e, done) {
+        bar?.add(chunk.length)
+        done(null, chunk)
+      },
+    })
+    await call(dispatcher, new URL(uploadPath, base), {
+      method: 'PUT',
+      headers: { 'x-artsvc-upload-token': token, 'content-type': 'application/zip', 'content-length': String(size) },
+      body: createReadStream(config.zip).pipe(meter),
+    })
+    bar?.finish()
+    const committed = await call(dispatcher, new URL(`/api/v1/uploads/${session.id}/commit`, base), {
+      method: 'POST',
+      headers: { ...auth, 'x-artsvc-upload-token': token },
+    })
+    const artifact = committed.artifact as { url: string }
+    const version = committed.version as { number: number }
+    stderr.write(`published version ${version.number}\n`)
+    return artifact.url
+  } finally {
+    await dispatcher.close()
+  }
+}

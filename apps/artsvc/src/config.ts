@@ -1,0 +1,216 @@
+/**
+ * The artsvc configuration: every `ARTSVC_*` variable of the spec with its default, plus
+ * `ARTSVC_DATABASE_URL`, the OIDC client settings and the edge key-set URL. This is the
+ * only file that reads `process.env`.
+ */
+import { join } from 'node:path'
+import { ConfigError, type ConfigOf, field, isLoopback, type LoadOptions, loadConfig } from '@gatehouse/kit'
+
+const durationOpts = { min: '1s' } as const
+
+export const configSchema = {
+  publicUrl: field.url({
+    env: 'ARTSVC_PUBLIC_URL',
+    required: true,
+    protocols: ['https:', 'http:'],
+    doc: 'management origin',
+  }),
+  contentUrl: field.url({
+    env: 'ARTSVC_CONTENT_URL',
+    required: true,
+    protocols: ['https:', 'http:'],
+    doc: 'content origin; a different hostname from ARTSVC_PUBLIC_URL',
+  }),
+  cookieSecret: field.string({
+    env: 'ARTSVC_COOKIE_SECRET',
+    secret: true,
+    required: true,
+    doc: 'at least 32 random bytes (base64 or text); keys tickets and share-session cookies',
+  }),
+  authMode: field.enum(['oidc', 'edge_access'], { env: 'ARTSVC_AUTH_MODE', default: 'oidc' }),
+  listen: field.string({ env: 'ARTSVC_LISTEN', flag: 'listen', default: '127.0.0.1:18100', doc: 'host:port' }),
+  databaseUrl: field.string({
+    env: 'ARTSVC_DATABASE_URL',
+    secret: true,
+    doc: 'sqlite:<file> or postgres://...; default sqlite:<storage root>/artsvc.db',
+  }),
+  storageBackend: field.enum(['filesystem', 's3'], { env: 'ARTSVC_STORAGE_BACKEND', default: 'filesystem' }),
+  storageRoot: field.string({
+    env: 'ARTSVC_STORAGE_ROOT',
+    default: '/var/lib/artsvc/artifacts',
+    doc: 'filesystem storage, or local staging space in S3 mode',
+  }),
+  s3Bucket: field.string({ env: 'ARTSVC_S3_BUCKET', doc: 'existing bucket; required in S3 mode' }),
+  s3Prefix: field.string({ env: 'ARTSVC_S3_PREFIX', default: '', doc: 'object-key prefix' }),
+  s3Region: field.string({ env: 'ARTSVC_S3_REGION', default: 'us-east-1' }),
+  s3Endpoint: field.url({
+    env: 'ARTSVC_S3_ENDPOINT',
+    protocols: ['https:', 'http:'],
+    doc: 'plain HTTP only on loopback',
+  }),
+  s3UsePathStyle: field.boolean({ env: 'ARTSVC_S3_USE_PATH_STYLE', default: false }),
+  oidcIssuer: field.url({ env: 'ARTSVC_OIDC_ISSUER', protocols: ['https:', 'http:'], doc: 'OpenID issuer URL' }),
+  oidcClientId: field.string({ env: 'ARTSVC_OIDC_CLIENT_ID' }),
+  oidcClientSecret: field.string({ env: 'ARTSVC_OIDC_CLIENT_SECRET', secret: true }),
+  oauthAudience: field.string({ env: 'ARTSVC_OAUTH_AUDIENCE', doc: 'required audience of bearer access tokens' }),
+  oauthScope: field.string({ env: 'ARTSVC_OAUTH_SCOPE', default: 'artsvc:mcp', doc: 'required bearer token scope' }),
+  edgeAccessTeamDomain: field.url({
+    env: 'ARTSVC_EDGE_ACCESS_TEAM_DOMAIN',
+    protocols: ['https:', 'http:'],
+    doc: 'HTTPS team origin (issuer)',
+  }),
+  edgeAccessAud: field.string({ env: 'ARTSVC_EDGE_ACCESS_AUD', doc: 'exact audience tag' }),
+  edgeAccessJwksUrl: field.url({
+    env: 'ARTSVC_EDGE_ACCESS_JWKS_URL',
+    protocols: ['https:', 'http:'],
+    doc: 'team key set; default <team domain>/cdn-cgi/access/certs',
+  }),
+  adminSubjects: field.list({ env: 'ARTSVC_ADMIN_SUBJECTS', default: [] as string[] }),
+  adminGroups: field.list({ env: 'ARTSVC_ADMIN_GROUPS', default: [] as string[] }),
+  maxBundleBytes: field.bytes({ env: 'ARTSVC_MAX_BUNDLE_BYTES', default: 26_214_400, min: 1024 }),
+  maxFiles: field.int({ env: 'ARTSVC_MAX_FILES', default: 500, min: 1, max: 100_000 }),
+  uploadTtl: field.duration({ env: 'ARTSVC_UPLOAD_TTL', default: '15m', ...durationOpts }),
+  viewerTicketTtl: field.duration({ env: 'ARTSVC_VIEWER_TICKET_TTL', default: '5m', ...durationOpts }),
+  sessionTtl: field.duration({ env: 'ARTSVC_SESSION_TTL', default: '12h', ...durationOpts }),
+  shareSessionTtl: field.duration({ env: 'ARTSVC_SHARE_SESSION_TTL', default: '1h', ...durationOpts }),
+  maintenanceInterval: field.duration({ env: 'ARTSVC_MAINTENANCE_INTERVAL', default: '1h', ...durationOpts }),
+  auditRetention: field.duration({ env: 'ARTSVC_AUDIT_RETENTION', default: '8760h', ...durationOpts }),
+  logLevel: field.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    env: 'ARTSVC_LOG_LEVEL',
+    default: 'info',
+  }),
+}
+
+export type ArtsvcConfig = ConfigOf<typeof configSchema> & {
+  /** Derived: origins and hosts of the two URLs, the database URL with its default applied. */
+  publicOrigin: string
+  contentOrigin: string
+  publicHost: string
+  contentHost: string
+  database: string
+}
+
+const LOOPBACK_NAMES = /^(localhost|[a-z0-9-]+\.localhost)$/i
+
+/** Whether a URL's host is a loopback address or name (the only place plain HTTP is allowed). */
+export function isLoopbackUrl(url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  return LOOPBACK_NAMES.test(host) || isLoopback(host)
+}
+
+/** Load and cross-check; throws ConfigError listing every problem. */
+export function loadArtsvcConfig(options: LoadOptions): ArtsvcConfig {
+  const { config } = loadConfig(configSchema, options)
+  return finishConfig(config)
+}
+
+/** Cross-field checks and derived values (also used by tests building configs in code). */
+export function finishConfig(config: ConfigOf<typeof configSchema>): ArtsvcConfig {
+  const errors: string[] = []
+  const pub = new URL(config.publicUrl)
+  const content = new URL(config.contentUrl)
+  for (const [name, u] of [
+    ['ARTSVC_PUBLIC_URL', pub],
+    ['ARTSVC_CONTENT_URL', content],
+  ] as const) {
+    if (u.protocol !== 'https:' && !isLoopbackUrl(u))
+      errors.push(`${name}: must use https (plain http only on loopback)`)
+    if (u.pathname !== '/' || u.search || u.hash || u.username) errors.push(`${name}: must be an origin without a path`)
+  }
+  if (pub.hostname.toLowerCase() === content.hostname.toLowerCase()) {
+    errors.push('ARTSVC_CONTENT_URL: must use a different hostname from ARTSVC_PUBLIC_URL')
+  }
+  if (Buffer.byteLength(config.cookieSecret) < 32) errors.push('ARTSVC_COOKIE_SECRET: must be at least 32 bytes')
+  if (config.storageBackend === 's3') {
+    if (!config.s3Bucket) errors.push('ARTSVC_S3_BUCKET: required when ARTSVC_STORAGE_BACKEND is s3')
+    if (config.s3Endpoint) {
+      const e = new URL(config.s3Endpoint)
+      if (e.protocol !== 'https:' && !isLoopbackUrl(e))
+        errors.push('ARTSVC_S3_ENDPOINT: must use https (plain http only on loopback)')
+    }
+  }
+  if (config.s3Prefix && !/^[A-Za-z0-9!_.*'()/-]*$/.test(config.s3Prefix)) {
+    errors.push("ARTSVC_S3_PREFIX: may only hold letters, digits and !_.*'()/-")
+  }
+  const httpsOrLoopback = (name: string, value: string | undefined) => {
+    if (value && new URL(value).protocol !== 'https:' && !isLoopbackUrl(new URL(value))) {
+      errors.push(`${name}: must use https (plain http only on loopback)`)
+    }
+  }
+  httpsOrLoopback('ARTSVC_OIDC_ISSUER', config.oidcIssuer)
+  httpsOrLoopback('ARTSVC_EDGE_ACCESS_TEAM_DOMAIN', config.edgeAccessTeamDomain)
+  httpsOrLoopback('ARTSVC_EDGE_ACCESS_JWKS_URL', config.edgeAccessJwksUrl)
+  if (config.authMode === 'oidc') {
+    for (const [name, v] of [
+      ['ARTSVC_OIDC_ISSUER', config.oidcIssuer],
+      ['ARTSVC_OIDC_CLIENT_ID', config.oidcClientId],
+      ['ARTSVC_OIDC_CLIENT_SECRET', config.oidcClientSecret],
+    ] as const) {
+      if (!v) errors.push(`${name}: required when ARTSVC_AUTH_MODE is oidc`)
+    }
+  } else {
+    if (!config.edgeAccessTeamDomain)
+      errors.push('ARTSVC_EDGE_ACCESS_TEAM_DOMAIN: required when ARTSVC_AUTH_MODE is edge_access')
+    if (!config.edgeAccessAud) errors.push('ARTSVC_EDGE_ACCESS_AUD: required when ARTSVC_AUTH_MODE is edge_access')
+  }
+  if (config.oauthAudience && !config.oidcIssuer)
+    errors.push('ARTSVC_OIDC_ISSUER: required when ARTSVC_OAUTH_AUDIENCE is set')
+  if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(config.oauthScope)) errors.push('ARTSVC_OAUTH_SCOPE: must be one scope token')
+  if (errors.length > 0) throw new ConfigError(errors)
+  return {
+    ...config,
+    publicOrigin: pub.origin,
+    contentOrigin: content.origin,
+    publicHost: pub.host.toLowerCase(),
+    contentHost: content.host.toLowerCase(),
+    database: config.databaseUrl ?? `sqlite:${join(config.storageRoot, 'artsvc.db')}`,
+  }
+}
+
+/** `artsvc publish`: where to publish and with which credentials (environment only, flags override). */
+export const publishSchema = {
+  url: field.url({
+    env: 'ARTSVC_URL',
+    flag: 'url',
+    required: true,
+    protocols: ['https:', 'http:'],
+    doc: 'management URL',
+  }),
+  token: field.string({ env: 'ARTSVC_TOKEN', secret: true, required: true, doc: 'OAuth access token' }),
+  clientCert: field.string({ env: 'ARTSVC_CLIENT_CERT', doc: 'PEM client certificate (mTLS at the proxy)' }),
+  clientKey: field.string({ env: 'ARTSVC_CLIENT_KEY', doc: 'PEM client key' }),
+  caFile: field.string({ env: 'ARTSVC_CA_FILE', doc: 'PEM CA bundle to trust' }),
+  title: field.string({ flag: 'title', required: true, doc: 'artifact title' }),
+  zip: field.string({ flag: 'zip', required: true, doc: 'ZIP file to publish' }),
+  entrypoint: field.string({ flag: 'entrypoint', default: 'index.html', doc: 'file opened by the viewer' }),
+  artifact: field.string({ flag: 'artifact', doc: 'publish a new version of this artifact' }),
+  progress: field.enum(['auto', 'always', 'never'], {
+    flag: 'progress',
+    default: 'auto',
+    doc: 'progress bar on stderr',
+  }),
+}
+
+export type PublishConfig = ConfigOf<typeof publishSchema>
+
+export function loadPublishConfig(argv: string[]): PublishConfig {
+  const { config } = loadConfig(publishSchema, { argv, env: process.env })
+  const errors: string[] = []
+  if ((config.clientCert === undefined) !== (config.clientKey === undefined)) {
+    errors.push('ARTSVC_CLIENT_CERT and ARTSVC_CLIENT_KEY: set both or neither')
+  }
+  const u = new URL(config.url)
+  if (u.protocol !== 'https:' && !isLoopbackUrl(u))
+    errors.push('ARTSVC_URL: must use https (plain http only on loopback)')
+  if (errors.length > 0) throw new ConfigError(errors)
+  return config
+}
+
+/** The server's environment (kept here: this is the one file that reads process.env). */
+export function loadServerConfig(argv: string[]): ArtsvcConfig {
+  return loadArtsvcConfig({ argv, env: process.env })
+}
+
+export function stderrIsTerminal(): boolean {
+  return process.stderr.isTTY === true
+}

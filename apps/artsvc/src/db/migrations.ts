@@ -1,0 +1,12 @@
+import { type Database, type Migration, openDatabase } from '@gatehouse/kit'
+import * as init from './migrations/0001_init.ts'
+import type { DB } from './schema.ts'
+
+export const migrations: Record<string, Migration> = {
+  '0001_init': init,
+}
+
+/** Open the database and apply the schema (startup fails with one line when unreachable). */
+export function openArtsvcDatabase(url: string): Promise<Database<DB>> {
+  return openDatabase<DB>({ url, migrations })
+}

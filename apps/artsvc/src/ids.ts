@@ -1,0 +1,15 @@
+/** Public identifiers: 96 random bits, base64url (16 characters, no dots). */
+import { randomBytes } from 'node:crypto'
+
+export function newId(): string {
+  return randomBytes(12).toString('base64url')
+}
+
+export const ID_PATTERN = '^[A-Za-z0-9_-]{16}$'
+
+/** RFC 3339 UTC from epoch milliseconds (null stays null). */
+export function iso(ms: number): string
+export function iso(ms: number | null): string | null
+export function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(Number(ms)).toISOString()
+}

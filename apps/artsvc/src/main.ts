@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+/**
+ * artsvc                 run the server (also `artsvc serve`)
+ * artsvc publish ...     publish a ZIP bundle (see --help)
+ */
+import { describeSchema, exitWithError, parseListenAddress, runMain, StartupError } from '@gatehouse/kit'
+import { PublishError, publish } from './cli/publish.ts'
+import { configSchema, loadPublishConfig, loadServerConfig, publishSchema, stderrIsTerminal } from './config.ts'
+import { buildServer } from './server.ts'
+
+const USAGE = `usage: artsvc [serve] [--listen host:port]
+       artsvc publish --title <title> --zip <file> [--entrypoint index.html] [--artifact <id>] [--progress auto|always|never]`
+
+async function serve(argv: string[]) {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${USAGE}\n\nserver settings:\n${describeSchema(configSchema).join('\n')}\n`)
+    return
+  }
+  await runMain({ name: 'artsvc' }, async () => {
+    const config = loadServerConfig(argv)
+    const svc = await buildServer(config)
+    try {
+      await svc.ctx.store.check()
+    } catch (err) {
+      await svc.close()
+      throw new StartupError(`storage (${config.storageBackend}) is unusable: ${(err as Error).message}`, {
+        cause: err,
+      })
+    }
+    const { host, port } = parseListenAddress(config.listen)
+    await svc.app.listen({ host, port })
+    svc.ctx.log.info(
+      { listen: config.listen, public: config.publicOrigin, content: config.contentOrigin },
+      'artsvc listening',
+    )
+    const timer = setInterval(() => {
+      svc.maintenance().catch((err) => svc.ctx.log.error({ err }, 'maintenance failed'))
+    }, config.maintenanceInterval)
+    timer.unref()
+    return async () => {
+      clearInterval(timer)
+      await svc.close()
+    }
+  })
+}
+
+async function publishCommand(argv: string[]) {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${USAGE}\n\npublish settings:\n${describeSchema(publishSchema).join('\n')}\n`)
+    return
+  }
+  let config: ReturnType<typeof loadPublishConfig>
+  try {
+    config = loadPublishConfig(argv)
+  } catch (err) {
+    if (err instanceof StartupError) {
+      for (const line of err.lines) process.stderr.write(`artsvc publish: ${line}\n`)
+      process.exit(2)
+    }
+    throw err
+  }
+  try {
+    const url = await publish(config, process.stderr, stderrIsTerminal())
+    process.stdout.write(`${url}\n`)
+  } catch (err) {
+    if (err instanceof PublishError) {
+      process.stderr.write(`artsvc publish: ${err.message}\n`)
+      process.exit(1)
+    }
+    exitWithError('artsvc publish', err)
+  }
+}
+
+const [command, ...rest] = process.argv.slice(2)
+if (command === 'publish') await publishCommand(rest)
+else if (command === 'serve') await serve(rest)
+else if (command === undefined || command.startsWith('-')) await serve(process.argv.slice(2))
+else {
+  process.stderr.write(`artsvc: unknown command ${command}\n${USAGE}\n`)
+  process.exit(2)
+}

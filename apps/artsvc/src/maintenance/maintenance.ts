@@ -1,0 +1,71 @@
+/**
+ * Periodic cleanup every ARTSVC_MAINTENANCE_INTERVAL: expired upload sessions and their
+ * staged ZIPs, staged or temp files no session owns (abandoned), expired browser sessions
+ * and OIDC states, and audit records older than ARTSVC_AUDIT_RETENTION. Published blobs
+ * are never deleted.
+ */
+import { readdir, rm, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { AppContext } from '../context.ts'
+
+export interface MaintenanceResult {
+  uploads: number
+  files: number
+  sessions: number
+  oidcStates: number
+  auditEvents: number
+}
+
+export async function runMaintenance(ctx: AppContext): Promise<MaintenanceResult> {
+  const now = ctx.now()
+  const expired = await ctx.db
+    .selectFrom('uploads')
+    .select('id')
+    .where('expires_at', '<=', now)
+    .where('state', '!=', 'committed')
+    .execute()
+  for (const u of expired) await rm(join(ctx.stagingDir, `${u.id}.zip`), { force: true })
+  // Committed sessions are kept until they expire too: their row proves the token was used.
+  const uploads = await ctx.db.deleteFrom('uploads').where('expires_at', '<=', now).executeTakeFirst()
+  const live = new Set(
+    (await ctx.db.selectFrom('uploads').select('id').where('state', '!=', 'committed').execute()).map((u) => u.id),
+  )
+  let files = 0
+  // Anything in staging without a live session, and leftovers of interrupted work older than an upload lifetime.
+  for (const dir of [ctx.stagingDir, ctx.tmpDir]) {
+    let names: string[] = []
+    try {
+      names = await readdir(dir)
+    } catch {
+      continue
+    }
+    for (const name of names) {
+      const path = join(dir, name)
+      const owner = dir === ctx.stagingDir ? name.split('.')[0]! : undefined
+      const info = await stat(path).catch(() => undefined)
+      if (!info) continue
+      const old = now - info.mtimeMs > ctx.config.uploadTtl
+      const orphan = owner !== undefined && !live.has(owner) && !name.includes('.part-')
+      if (orphan || old) {
+        await rm(path, { recursive: true, force: true })
+        files++
+      }
+    }
+  }
+  const sessions = await ctx.db.deleteFrom('sessions').where('expires_at', '<=', now).executeTakeFirst()
+  const states = await ctx.db.deleteFrom('oidc_states').where('expires_at', '<=', now).executeTakeFirst()
+  const audit = await ctx.db
+    .deleteFrom('audit_events')
+    .where('at', '<', now - ctx.config.auditRetention)
+    .executeTakeFirst()
+  const result = {
+    uploads: Number(uploads.numDeletedRows),
+    files,
+    sessions: Number(sessions.numDeletedRows),
+    oidcStates: Number(states.numDeletedRows),
+    auditEvents: Number(audit.numDeletedRows),
+  }
+  for (const [kind, n] of Object.entries(result)) ctx.metrics.maintenanceRemoved.inc({ kind }, n)
+  ctx.log.info({ maintenance: result }, 'maintenance done')
+  return result
+}

@@ -1,0 +1,146 @@
+/**
+ * Build the artsvc HTTP app (never listens): one listener serving two origins told apart
+ * by the Host header — the management origin (ARTSVC_PUBLIC_URL) and the content origin
+ * (ARTSVC_CONTENT_URL). Any other host gets 421. Unsafe methods with ambient credentials
+ * (session cookie, edge assertion) must come from the management origin itself.
+ */
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import cookie from '@fastify/cookie'
+import { createHttpApp, createLogger, createMetrics, type HttpApp, type Logger } from '@gatehouse/kit'
+import { adminRoutes } from './admin/routes.ts'
+import { artifactRoutes } from './artifacts/routes.ts'
+import { Authenticator } from './auth/authenticator.ts'
+import { BearerVerifier } from './auth/bearer.ts'
+import { EdgeAccessVerifier } from './auth/edge-access.ts'
+import { issuerMetadata } from './auth/issuer.ts'
+import { authRoutes } from './auth/routes.ts'
+import type { ArtsvcConfig } from './config.ts'
+import { ContentCaches } from './content/caches.ts'
+import { contentRoutes } from './content/routes.ts'
+import type { AppContext } from './context.ts'
+import { openArtsvcDatabase } from './db/migrations.ts'
+import { errors } from './errors.ts'
+import { runMaintenance } from './maintenance/maintenance.ts'
+import { artsvcMetrics } from './metrics.ts'
+import { shareRoutes } from './shares/routes.ts'
+import { createBlobStore } from './storage/index.ts'
+import { uploadRoutes } from './uploads/routes.ts'
+import { viewerRoutes } from './viewer/routes.ts'
+import { Signer } from './viewer/signing.ts'
+
+export interface ServerDeps {
+  logger?: Logger
+  /** S3 credentials instead of the SDK's standard chain (tests). */
+  s3Credentials?: { accessKeyId: string; secretAccessKey: string }
+  now?: () => number
+}
+
+export interface Artsvc {
+  app: HttpApp
+  ctx: AppContext
+  maintenance(): ReturnType<typeof runMaintenance>
+  close(): Promise<void>
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+const ANY_HOST = new Set(['/healthz', '/readyz'])
+
+function hostOf(header: string | undefined, defaultPort: string): string {
+  const host = (header ?? '').toLowerCase()
+  return host.endsWith(`:${defaultPort}`) ? host.slice(0, -(defaultPort.length + 1)) : host
+}
+
+export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): Promise<Artsvc> {
+  const log = deps.logger ?? createLogger({ name: 'artsvc', level: config.logLevel })
+  const database = await openArtsvcDatabase(config.database)
+  const store = await createBlobStore(config, deps.s3Credentials)
+  const now = deps.now ?? Date.now
+  const issuer = config.oidcIssuer
+    ? issuerMetadata(config.oidcIssuer, config.oidcClientId, config.oidcClientSecret)
+    : undefined
+  const bearer = issuer ? new BearerVerifier(issuer, config.oauthAudience, config.oauthScope) : undefined
+  const edge =
+    config.authMode === 'edge_access'
+      ? new EdgeAccessVerifier(config.edgeAccessTeamDomain!, config.edgeAccessAud!, config.edgeAccessJwksUrl)
+      : undefined
+  const stagingDir = join(config.storageRoot, 'staging')
+  const tmpDir = join(config.storageRoot, 'tmp')
+  await mkdir(stagingDir, { recursive: true })
+  await mkdir(tmpDir, { recursive: true })
+  const metrics = createMetrics('artsvc')
+  const ctx: AppContext = {
+    config,
+    db: database.db,
+    store,
+    auth: new Authenticator(config, database.db, bearer, edge, now),
+    issuer,
+    signer: new Signer(config.cookieSecret),
+    caches: new ContentCaches(),
+    log,
+    metrics: artsvcMetrics(metrics),
+    stagingDir,
+    tmpDir,
+    now,
+  }
+
+  const app = await createHttpApp({
+    name: 'artsvc',
+    logger: log,
+    bodyLimit: 64 * 1024,
+    readyStatus: 204,
+    metrics,
+    openapi: { title: 'artsvc', description: 'Artifact publishing service' },
+  })
+  await app.register(cookie)
+  app.readiness.add('database', () => database.ping())
+  app.readiness.add('storage', async () => {
+    try {
+      await store.check()
+    } catch (err) {
+      throw errors.storage_unavailable.with({ cause: err })
+    }
+  })
+
+  const publicPort = new URL(config.publicUrl).protocol === 'https:' ? '443' : '80'
+  const contentPort = new URL(config.contentUrl).protocol === 'https:' ? '443' : '80'
+  app.addHook('onRequest', async (req, reply) => {
+    const path = req.url.split('?')[0]!
+    if (ANY_HOST.has(path)) return
+    const isPublic = hostOf(req.headers.host, publicPort) === config.publicHost
+    const isContent = !isPublic && hostOf(req.headers.host, contentPort) === config.contentHost
+    if (!isPublic && !isContent) throw errors.misdirected_request()
+    const wanted = (req.routeOptions.config as { origin?: string } | undefined)?.origin ?? 'public'
+    // Errors from the content origin must stay readable to bundles (opaque-origin CORS).
+    if (isContent) reply.header('access-control-allow-origin', '*').header('x-content-type-options', 'nosniff')
+    if (wanted !== (isPublic ? 'public' : 'content')) throw errors.wrong_origin()
+    // Ambient credentials (cookies, the edge assertion) may only mutate from our own pages.
+    if (isPublic && !SAFE_METHODS.has(req.method) && req.headers.authorization === undefined) {
+      const origin = req.headers.origin
+      const site = req.headers['sec-fetch-site']
+      const ambient = req.headers.cookie !== undefined || req.headers['edge-access-jwt-assertion'] !== undefined
+      if (origin !== undefined ? origin !== config.publicOrigin : ambient && site !== 'same-origin') {
+        throw errors.origin_mismatch()
+      }
+    }
+  })
+
+  uploadRoutes(app, ctx)
+  artifactRoutes(app, ctx)
+  shareRoutes(app, ctx)
+  adminRoutes(app, ctx)
+  authRoutes(app, ctx)
+  viewerRoutes(app, ctx)
+  contentRoutes(app, ctx)
+
+  return {
+    app,
+    ctx,
+    maintenance: () => runMaintenance(ctx),
+    async close() {
+      await app.close()
+      await database.close()
+      ;(store as { close?: () => void }).close?.()
+    },
+  }
+}

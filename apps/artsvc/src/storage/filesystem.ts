@@ -1,0 +1,54 @@
+/** Blobs as files under `<root>/objects/ab/cdef…`, written to a temp name and renamed into place. */
+import { createReadStream } from 'node:fs'
+import { mkdir, open, rename, rm, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import type { Readable } from 'node:stream'
+import { type BlobStore, blobKey } from './blob-store.ts'
+
+export class FilesystemBlobStore implements BlobStore {
+  readonly kind = 'filesystem'
+  readonly root: string
+
+  constructor(root: string) {
+    this.root = root
+  }
+
+  async putFile(sha256: string, tempPath: string): Promise<void> {
+    const dest = join(this.root, blobKey(sha256))
+    await mkdir(dirname(dest), { recursive: true })
+    // Data reaches the disk before the name does, so a crash never leaves a short blob
+    // under a final name; the rename replaces an identical blob atomically.
+    const handle = await open(tempPath, 'r+')
+    try {
+      await handle.datasync()
+    } finally {
+      await handle.close()
+    }
+    await rename(tempPath, dest)
+  }
+
+  async putManifest(name: string, body: string): Promise<void> {
+    const dest = join(this.root, 'manifests', `${name}.json`)
+    await mkdir(dirname(dest), { recursive: true })
+    const temp = `${dest}.tmp-${process.pid}`
+    await writeFile(temp, body, { flush: true })
+    await rename(temp, dest)
+  }
+
+  async read(sha256: string): Promise<Readable> {
+    const path = join(this.root, blobKey(sha256))
+    const stream = createReadStream(path)
+    await new Promise<void>((resolve, reject) => {
+      stream.once('open', () => resolve())
+      stream.once('error', reject)
+    })
+    return stream
+  }
+
+  async check(): Promise<void> {
+    const probe = join(this.root, 'objects', `.probe-${process.pid}`)
+    await mkdir(dirname(probe), { recursive: true })
+    await writeFile(probe, 'ok')
+    await rm(probe, { force: true })
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * Commit: validate the staged ZIP, store its files, then publish the version in one
+ * database transaction. Blobs are content-addressed and written before the transaction,
+ * so a crash at any point leaves either no version (orphaned blobs are harmless and the
+ * upload can be committed again) or a complete one; never half a version.
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdir, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { isUniqueViolation } from '@gatehouse/kit'
+import { requirePublisher } from '../artifacts/access.ts'
+import { insertVersionFiles } from '../artifacts/store.ts'
+import { recordAudit } from '../audit/store.ts'
+import type { Principal } from '../auth/principal.ts'
+import { BundleError, extractBundle } from '../bundles/zip.ts'
+import type { AppContext } from '../context.ts'
+import type { UploadRow } from '../db/schema.ts'
+import { errors } from '../errors.ts'
+import { iso, newId } from '../ids.ts'
+import { stagingPath } from './service.ts'
+import { transition } from './store.ts'
+
+class AlreadyCommitted extends Error {}
+
+export async function commitUpload(ctx: AppContext, principal: Principal, upload: UploadRow) {
+  if (upload.user_id !== principal.user.id) throw errors.access_denied('commit an upload started by another account')
+  if (upload.state !== 'received')
+    throw upload.state === 'receiving' ? errors.upload_in_progress() : errors.upload_not_received()
+  if (upload.artifact_id) await requirePublisher(ctx, principal, upload.artifact_id)
+
+  const work = join(ctx.tmpDir, `commit-${upload.id}-${randomBytes(4).toString('hex')}`)
+  await mkdir(work, { recursive: true })
+  try {
+    let bundle: Awaited<ReturnType<typeof extractBundle>>
+    try {
+      bundle = await extractBundle(
+        stagingPath(ctx, upload.id),
+        upload.entrypoint,
+        { maxBytes: ctx.config.maxBundleBytes, maxFiles: ctx.config.maxFiles },
+        work,
+      )
+    } catch (err) {
+      if (err instanceof BundleError) ctx.metrics.bundleRejections.inc({ reason: err.reason })
+      if (err instanceof BundleError)
+        throw errors.bundle_invalid.with({ details: { reason: err.reason }, cause: err }, err.message)
+      throw err
+    }
+    try {
+      // Several at a time: each waits on an fsync or an S3 round trip.
+      const queue = [...bundle.files]
+      const worker = async () => {
+        for (let f = queue.shift(); f; f = queue.shift()) await ctx.store.putFile(f.sha256, f.tempPath, f.size)
+      }
+      await Promise.all(Array.from({ length: 16 }, worker))
+    } catch (err) {
+      throw errors.storage_unavailable.with({ cause: err })
+    }
+    const versionId = newId()
+    const files = bundle.files.map((f) => ({
+      path: f.path,
+      size: f.size,
+      sha256: f.sha256,
+      content_type: f.contentType,
+    }))
+    await ctx.store.putManifest(
+      versionId,
+      JSON.stringify({ version: versionId, upload: upload.id, entrypoint: upload.entrypoint, files }),
+    )
+    const now = ctx.now()
+    const artifactId = upload.artifact_id ?? newId()
+    let number = 1
+    try {
+      await ctx.db.transaction().execute(async (tx) => {
+        if (upload.artifact_id) {
+          const bumped = await tx
+            .updateTable('artifacts')
+            .set((eb) => ({ latest_version: eb('latest_version', '+', 1), updated_at: now, title: upload.title }))
+            .where('id', '=', upload.artifact_id)
+            .where('deleted_at', 'is', null)
+            .returning('latest_version')
+            .executeTakeFirst()
+          if (!bumped) throw errors.artifact_not_found()
+          number = Number(bumped.latest_version)
+        } else {
+          await tx
+            .insertInto('artifacts')
+            .values({
+              id: artifactId,
+              title: upload.title,
+              owner_id: principal.user.id,
+              visibility: 'private',
+              latest_version: 1,
+              created_at: now,
+              updated_at: now,
+              deleted_at: null,
+              deleted_by: null,
+            })
+            .execute()
+        }
+        await tx
+          .insertInto('versions')
+          .values({
+            id: versionId,
+            artifact_id: artifactId,
+            number,
+            upload_id: upload.id,
+            title: upload.title,
+            entrypoint: upload.entrypoint,
+            file_count: files.length,
+            total_bytes: bundle.totalBytes,
+            zip_sha256: upload.zip_sha256 ?? '',
+            created_by: principal.user.id,
+            created_at: now,
+          })
+          .execute()
+        await insertVersionFiles(
+          tx,
+          files.map((f) => ({ version_id: versionId, ...f })),
+        )
+        if (!(await transition(tx, upload.id, ['received'], 'committed'))) throw new AlreadyCommitted()
+        await recordAudit(
+          tx,
+          principal,
+          {
+            action: 'version.publish',
+            targetType: 'artifact',
+            targetId: artifactId,
+            details: { version: number, upload: upload.id, files: files.length },
+          },
+          now,
+        )
+      })
+    } catch (err) {
+      if (err instanceof AlreadyCommitted || isUniqueViolation(err)) throw errors.upload_committed()
+      throw err
+    }
+    ctx.metrics.publishes.inc()
+    await rm(stagingPath(ctx, upload.id), { force: true })
+    return {
+      artifact: { id: artifactId, title: upload.title, url: `${ctx.config.publicOrigin}/a/${artifactId}` },
+      version: {
+        number,
+        entrypoint: upload.entrypoint,
+        file_count: files.length,
+        total_bytes: bundle.totalBytes,
+        created_at: iso(now),
+      },
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * Chromium against a real artsvc and the testkit OpenID provider: sign in through the
+ * provider, open /a/{artifact}, and check the bundle really runs in the sandboxed frame
+ * (module scripts with relative imports, WASM by fetch, localStorage) while staying
+ * isolated (opaque origin, no cookies, no requests to the management origin). Then the
+ * share flow, and a ticket URL opened directly (the CSP sandbox still applies).
+ */
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { type Browser, freePort, launchChromium, type OidcProvider, startOidcProvider } from '@gatehouse/testkit'
+import { AUDIENCE, bearer, type Harness, mustPublish, SCOPE, startArtsvc } from './helpers/harness.ts'
+import { webBundle } from './helpers/web-bundle.ts'
+
+let op: OidcProvider
+let h: Harness
+let browser: Browser
+
+before(async () => {
+  const port = await freePort()
+  op = await startOidcProvider({
+    redirectUris: [`http://127.0.0.1:${port}/api/v1/auth/oidc/callback`],
+    audience: AUDIENCE,
+    scopes: [SCOPE],
+  })
+  h = await startArtsvc({ op, port })
+  browser = await launchChromium()
+})
+after(async () => {
+  await browser?.close()
+  await h?.close()
+  await op?.stop()
+})
+
+interface Result {
+  module: string
+  origin: string
+  storage: string
+  cookie: string
+  wasm: number | string
+  escape: string
+}
+
+async function frameResult(page: import('@gatehouse/testkit').Page): Promise<Result> {
+  const frame = page.frameLocator('#artifact')
+  await frame.locator('#result').filter({ hasNotText: 'pending' }).waitFor({ timeout: 20_000 })
+  return JSON.parse((await frame.locator('#result').textContent())!) as Result
+}
+
+test('signed-in viewing in Chromium: sandboxed frame runs modules, WASM and localStorage', async () => {
+  const p = await mustPublish(h, await bearer(op, 'alice'), webBundle(h.base), { title: 'Web app' })
+  op.loginAs('alice')
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  const response = await page.goto(`${h.base}/a/${p.artifact}`)
+  assert.equal(response?.status(), 200)
+  assert.equal(new URL(page.url()).pathname, `/a/${p.artifact}`)
+  const cookies = await context.cookies(h.base)
+  const session = cookies.find((c) => c.name === 'artsvc_session')
+  assert.ok(session, 'session cookie set by the OIDC callback')
+  assert.equal(session.httpOnly, true)
+  assert.equal(session.secure, true)
+  const iframe = page.locator('#artifact')
+  assert.equal(
+    await iframe.getAttribute('sandbox'),
+    'allow-scripts allow-forms allow-popups allow-modals allow-downloads',
+  )
+  assert.ok((await iframe.getAttribute('src'))!.startsWith(`${h.content}/t/`))
+  const result = await frameResult(page)
+  assert.equal(result.module, 'hello sandbox')
+  assert.equal(result.wasm, 5)
+  assert.equal(result.storage, '1')
+  assert.equal(result.origin, 'null', 'the frame has an opaque origin')
+  assert.match(result.cookie, /^(|threw SecurityError)$/)
+  assert.equal(result.escape, 'blocked', 'CSP keeps the bundle off the management origin')
+  const color = await page
+    .frameLocator('#artifact')
+    .locator('h1')
+    .evaluate((el) => getComputedStyle(el).color)
+  assert.equal(color, 'rgb(1, 2, 3)')
+  await context.close()
+})
+
+test('a ticket URL opened directly is still sandboxed by its CSP and still works', async () => {
+  const p = await mustPublish(h, await bearer(op, 'alice'), webBundle(h.base), { title: 'Direct' })
+  const html = await (await fetch(`${h.base}/a/${p.artifact}`, { headers: await bearer(op, 'alice') })).text()
+  const frameUrl = /<iframe[^>]*src="([^"]+)"/.exec(html)![1]!.replaceAll('&amp;', '&')
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  await page.goto(frameUrl)
+  await page.locator('#result').filter({ hasNotText: 'pending' }).waitFor({ timeout: 20_000 })
+  const result = JSON.parse((await page.locator('#result').textContent())!) as Result
+  assert.equal(result.origin, 'null')
+  assert.equal(result.wasm, 5)
+  assert.equal(result.storage, '1')
+  assert.equal(await page.evaluate(() => self.origin), 'null')
+  await context.close()
+})
+
+test('share links in Chromium: /s/ sets the share session, /shared/ shows the pinned version', async () => {
+  const alice = await bearer(op, 'alice')
+  const p = await mustPublish(h, alice, webBundle(h.base), { title: 'Shared app' })
+  const share = (await (
+    await fetch(`${h.base}/api/v1/artifacts/${p.artifact}/shares`, {
+      method: 'POST',
+      headers: { ...alice, 'content-type': 'application/json' },
+      body: '{}',
+    })
+  ).json()) as { id: string; url: string }
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  await page.goto(share.url)
+  assert.equal(new URL(page.url()).pathname, `/shared/${share.id}/`)
+  assert.match((await page.locator('header').textContent())!, /shared view/)
+  const result = await frameResult(page)
+  assert.equal(result.wasm, 5)
+  const cookies = await context.cookies(`${h.base}/shared/${share.id}/`)
+  assert.ok(cookies.some((c) => c.name === 'artsvc_share' && c.httpOnly && c.path === `/shared/${share.id}`))
+  await context.close()
+})

@@ -1,0 +1,132 @@
+/** `artsvc publish` as a child process against a real server. */
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
+import { createServer as createHttpsServer, type Server } from 'node:https'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { createTestCa, type OidcProvider, startOidcProvider, type TestCa, tempDir } from '@gatehouse/testkit'
+import { AUDIENCE, type Harness, SCOPE, startArtsvc } from './helpers/harness.ts'
+import { sampleBundle } from './helpers/zip-builder.ts'
+
+const MAIN = new URL('../src/main.ts', import.meta.url).pathname
+let op: OidcProvider
+let h: Harness
+const dir = tempDir('artsvc-cli-')
+const zip = join(dir.path, 'site.zip')
+
+before(async () => {
+  op = await startOidcProvider({ redirectUris: ['http://127.0.0.1:9/cb'], audience: AUDIENCE, scopes: [SCOPE] })
+  h = await startArtsvc({ op })
+  writeFileSync(zip, sampleBundle([{ name: 'big.bin', data: Buffer.alloc(300_000, 7), method: 0 }]))
+})
+after(async () => {
+  await h?.close()
+  await op?.stop()
+  dir.remove()
+})
+
+function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [MAIN, 'publish', ...args],
+      { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', timeout: 60_000 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    )
+  })
+}
+
+test('publishes a ZIP, prints the artifact URL, then a new version of it', async () => {
+  const token = await op.clientCredentialsToken(SCOPE)
+  const env = { ARTSVC_URL: h.base, ARTSVC_TOKEN: token }
+  const first = await cli(['--title', 'From CI', '--zip', zip], env)
+  assert.equal(first.code, 0, first.stderr)
+  const url = first.stdout.trim()
+  assert.match(url, new RegExp(`^${h.base}/a/[A-Za-z0-9_-]{16}$`))
+  assert.match(first.stderr, /published version 1/)
+  assert.doesNotMatch(first.stderr, /\[#+/, 'no progress bar when stderr is not a terminal')
+  const id = url.split('/a/')[1]!
+  const second = await cli(['--title', 'From CI 2', '--zip', zip, '--artifact', id, '--progress', 'always'], env)
+  assert.equal(second.code, 0, second.stderr)
+  assert.equal(second.stdout.trim(), url)
+  assert.match(second.stderr, /\[#{30}\] 100% /)
+  assert.match(second.stderr, /published version 2/)
+  const detail = (await (
+    await fetch(`${h.base}/api/v1/artifacts/${id}`, { headers: { authorization: `Bearer ${token}` } })
+  ).json()) as { versions: unknown[] }
+  assert.equal(detail.versions.length, 2)
+})
+
+test('errors: usage mistakes exit 2, refused requests exit 1, one line each', async () => {
+  const usage = await cli(['--title', 'x'], { ARTSVC_URL: h.base, ARTSVC_TOKEN: 't' })
+  assert.equal(usage.code, 2)
+  assert.match(usage.stderr, /^artsvc publish: zip: required/m)
+  const insecure = await cli(['--title', 'x', '--zip', zip], {
+    ARTSVC_URL: 'http://artifacts.example.com',
+    ARTSVC_TOKEN: 't',
+  })
+  assert.equal(insecure.code, 2)
+  const refused = await cli(['--title', 'x', '--zip', zip], { ARTSVC_URL: h.base, ARTSVC_TOKEN: 'not-a-token' })
+  assert.equal(refused.code, 1)
+  assert.equal(
+    refused.stderr,
+    'artsvc publish: /api/v1/artifacts/uploads: HTTP 401 token_invalid: access token rejected: ERR_JWS_INVALID\n',
+  )
+  const missing = await cli(['--title', 'x', '--zip', join(dir.path, 'nope.zip')], {
+    ARTSVC_URL: h.base,
+    ARTSVC_TOKEN: 't',
+  })
+  assert.equal(missing.code, 1)
+  assert.match(missing.stderr, /cannot read/)
+})
+
+test('through an mTLS proxy: client certificate, key and CA file from the environment', async () => {
+  const ca: TestCa = createTestCa()
+  const server = ca.issueServer(['127.0.0.1'])
+  const client = ca.issueClient('publisher')
+  // A TLS-terminating proxy that demands a client certificate, like the one in front of artsvc.
+  const proxy: Server = createHttpsServer(
+    { cert: server.cert, key: server.key, ca: ca.ca, requestCert: true, rejectUnauthorized: true },
+    (req, res) => {
+      const upstream = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: h.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: `127.0.0.1:${h.port}` },
+        },
+        (r) => {
+          res.writeHead(r.statusCode ?? 502, r.headers)
+          r.pipe(res)
+        },
+      )
+      req.pipe(upstream)
+    },
+  )
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
+  try {
+    const url = `https://127.0.0.1:${(proxy.address() as { port: number }).port}`
+    const token = await op.clientCredentialsToken(SCOPE)
+    const env = { ARTSVC_URL: url, ARTSVC_TOKEN: token, ARTSVC_CA_FILE: ca.caPath }
+    const ok = await cli(['--title', 'via mTLS', '--zip', zip], {
+      ...env,
+      ARTSVC_CLIENT_CERT: client.certPath,
+      ARTSVC_CLIENT_KEY: client.keyPath,
+    })
+    assert.equal(ok.code, 0, ok.stderr)
+    assert.match(ok.stdout, new RegExp(`^${h.base}/a/`))
+    const noCert = await cli(['--title', 'no cert', '--zip', zip], env)
+    assert.equal(noCert.code, 1, noCert.stderr)
+    assert.equal(noCert.stderr.split('\n').filter(Boolean).length, 1)
+    const half = await cli(['--title', 'x', '--zip', zip], { ...env, ARTSVC_CLIENT_CERT: client.certPath })
+    assert.equal(half.code, 2)
+  } finally {
+    proxy.closeAllConnections()
+    proxy.close()
+    ca.remove()
+  }
+})

@@ -1,0 +1,142 @@
+/**
+ * Maintenance, host routing (421), readiness and metrics, on SQLite and PostgreSQL.
+ */
+import assert from 'node:assert/strict'
+import { existsSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { request } from 'undici'
+import { type ApiSuite, apiSuites } from './helpers/api-suite.ts'
+import { publishZip } from './helpers/harness.ts'
+import { buildZip, sampleBundle } from './helpers/zip-builder.ts'
+
+apiSuites('operations', (s: ApiSuite) => {
+  test('maintenance removes expired uploads, abandoned files, expired sessions and old audit records', async () => {
+    const created = await s.call('owner', 'POST', '/api/v1/artifacts/uploads', {
+      title: 'abandoned',
+      entrypoint: 'index.html',
+    })
+    await fetch(created.body.upload_url, {
+      method: 'PUT',
+      headers: { 'x-artsvc-upload-token': created.body.upload_token },
+      body: new Uint8Array(sampleBundle()),
+    })
+    const staged = join(s.h.svc.ctx.stagingDir, `${created.body.id}.zip`)
+    assert.ok(existsSync(staged))
+    writeFileSync(join(s.h.svc.ctx.stagingDir, 'AAAAAAAAAAAAAAAA.zip'), 'orphan')
+    const db = s.h.svc.ctx.db
+    await db
+      .insertInto('sessions')
+      .values({
+        token_hash: 'a'.repeat(64),
+        user_id: (await db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id,
+        groups: '[]',
+        created_at: 0,
+        expires_at: s.clock.now() + 1000,
+      })
+      .execute()
+    await db
+      .insertInto('oidc_states')
+      .values({
+        state_hash: 'b'.repeat(64),
+        nonce: 'n',
+        code_verifier: 'v',
+        return_to: '/',
+        expires_at: s.clock.now() + 1000,
+      })
+      .execute()
+    await db
+      .insertInto('audit_events')
+      .values({
+        id: 'old-event-000001',
+        at: s.clock.now() - s.h.config.auditRetention - 1,
+        actor_id: null,
+        actor_subject: null,
+        action: 'x',
+        target_type: 'artifact',
+        target_id: 'x',
+        details: '{}',
+      })
+      .execute()
+    const first = await s.h.svc.maintenance()
+    assert.equal(first.auditEvents, 1)
+    assert.ok(first.files >= 1)
+    assert.ok(!existsSync(join(s.h.svc.ctx.stagingDir, 'AAAAAAAAAAAAAAAA.zip')))
+    assert.ok(existsSync(staged), 'a live session keeps its file')
+    s.clock.advance(s.h.config.uploadTtl + 5000)
+    try {
+      const second = await s.h.svc.maintenance()
+      assert.ok(second.uploads >= 1)
+      assert.ok(second.sessions >= 1)
+      assert.ok(second.oidcStates >= 1)
+      assert.ok(!existsSync(staged))
+      assert.equal(
+        await db.selectFrom('uploads').select('id').where('id', '=', created.body.id).executeTakeFirst(),
+        undefined,
+      )
+    } finally {
+      s.clock.advance(-(s.h.config.uploadTtl + 5000))
+    }
+  })
+
+  test('one listener, two origins: routing by Host, 421 for unknown hosts', async () => {
+    const viaHost = (host: string, path: string) =>
+      request(`${s.h.base}${path}`, { headers: { host } }).then(async (r) => ({
+        status: r.statusCode,
+        body: await r.body.text(),
+      }))
+    const unknown = await viaHost('evil.example', '/api/v1/artifacts')
+    assert.equal(unknown.status, 421)
+    assert.equal(JSON.parse(unknown.body).error.code, 'misdirected_request')
+    assert.equal((await viaHost(`localhost:${s.h.port}`, '/api/v1/artifacts')).status, 404)
+    assert.equal((await viaHost(`LOCALHOST:${s.h.port}`, '/__artsvc/storage-shim.js')).status, 200)
+    assert.equal((await viaHost(`127.0.0.1:${s.h.port}`, '/__artsvc/storage-shim.js')).status, 404)
+    assert.equal((await viaHost('evil.example', '/healthz')).status, 200)
+    const ready = await fetch(`${s.h.base}/readyz`)
+    assert.equal(ready.status, 204)
+    // One publish, one refused bundle, one refused share opening, then the counters.
+    await publishZip(
+      s.h,
+      s.auth.owner,
+      buildZip([
+        { name: 'index.html', data: 'x' },
+        { name: '../x', data: 'x' },
+      ]),
+    )
+    const share = await s.call('owner', 'POST', `/api/v1/artifacts/${s.art.artifact}/shares`, { max_views: 1 })
+    assert.equal((await fetch(share.body.url, { redirect: 'manual' })).status, 303)
+    assert.equal((await fetch(share.body.url, { redirect: 'manual' })).status, 410)
+    const metrics = await (await fetch(`${s.h.base}/metrics`)).text()
+    assert.match(metrics, /^artsvc_publishes_total [1-9]\d*$/m)
+    assert.match(metrics, /^artsvc_bundle_rejections_total\{reason="path_traversal"\} [1-9]/m)
+    assert.match(metrics, /^artsvc_share_openings_total\{result="refused"\} [1-9]/m)
+    assert.doesNotMatch(metrics, /\/t\/[A-Za-z0-9_-]{16}\./, 'no tickets in metric labels')
+  })
+
+  test('viewer tickets stop working after ARTSVC_VIEWER_TICKET_TTL', async () => {
+    const page = await (await fetch(`${s.h.base}/a/${s.art.artifact}`, { headers: s.auth.owner })).text()
+    const frame = /<iframe[^>]*src="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&')
+    assert.equal((await fetch(frame)).status, 200)
+    s.clock.advance(s.h.config.viewerTicketTtl + 1000)
+    try {
+      const late = await fetch(frame)
+      assert.equal(late.status, 403)
+      assert.equal(((await late.json()) as { error: { code: string } }).error.code, 'ticket_invalid')
+    } finally {
+      s.clock.advance(-(s.h.config.viewerTicketTtl + 1000))
+    }
+  })
+
+  test('readiness fails while storage is unusable', async () => {
+    const objects = join(s.h.root, 'objects')
+    rmSync(objects, { recursive: true, force: true })
+    writeFileSync(objects, 'not a directory')
+    try {
+      const r = await fetch(`${s.h.base}/readyz`)
+      assert.equal(r.status, 503)
+    } finally {
+      rmSync(objects, { force: true })
+    }
+    assert.equal((await fetch(`${s.h.base}/readyz`)).status, 204)
+  })
+})

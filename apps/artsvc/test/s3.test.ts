@@ -1,0 +1,103 @@
+/**
+ * The S3 backend against a real S3-compatible server (s3rver): published files land in
+ * the bucket under the prefix byte for byte (no aws-chunked framing), the content origin
+ * reads them back, readiness follows the bucket, and startup refuses a missing bucket.
+ */
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { createHash, randomBytes } from 'node:crypto'
+import { after, before, test } from 'node:test'
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3'
+import { type OidcProvider, type S3Server, startOidcProvider, startS3 } from '@gatehouse/testkit'
+import { AUDIENCE, baseEnv, bearer, type Harness, mustPublish, SCOPE, startArtsvc } from './helpers/harness.ts'
+import { sampleBundle } from './helpers/zip-builder.ts'
+
+let s3: S3Server
+let op: OidcProvider
+let h: Harness
+let client: S3Client
+
+const s3Env = (bucket: string) => ({
+  ARTSVC_STORAGE_BACKEND: 's3',
+  ARTSVC_S3_BUCKET: bucket,
+  ARTSVC_S3_PREFIX: 'tenant-a/',
+  ARTSVC_S3_ENDPOINT: s3.endpoint,
+  ARTSVC_S3_USE_PATH_STYLE: 'true',
+})
+
+before(async () => {
+  s3 = await startS3()
+  await s3.createBucket('artifacts')
+  op = await startOidcProvider({ redirectUris: ['http://127.0.0.1:9/cb'], audience: AUDIENCE, scopes: [SCOPE] })
+  const credentials = { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }
+  h = await startArtsvc({ op, env: s3Env('artifacts'), deps: { s3Credentials: credentials } })
+  client = new S3Client({
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    credentials,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  })
+})
+after(async () => {
+  client?.destroy()
+  await h?.close()
+  await op?.stop()
+  await s3?.stop()
+})
+
+test('published files are stored in the bucket byte for byte and served by the content origin', async () => {
+  const payload = randomBytes(200_000)
+  const alice = await bearer(op, 'alice')
+  const p = await mustPublish(h, alice, sampleBundle([{ name: 'blob.bin', data: payload }]))
+  const sha = createHash('sha256').update(payload).digest('hex')
+  const obj = await client.send(
+    new GetObjectCommand({ Bucket: 'artifacts', Key: `tenant-a/objects/${sha.slice(0, 2)}/${sha.slice(2)}` }),
+  )
+  const stored = Buffer.from(await obj.Body!.transformToByteArray())
+  assert.equal(stored.length, payload.length)
+  assert.ok(stored.equals(payload))
+  const keys = (await client.send(new ListObjectsV2Command({ Bucket: 'artifacts' }))).Contents!.map((c) => c.Key!)
+  assert.ok(keys.every((k) => k.startsWith('tenant-a/')))
+  assert.ok(keys.some((k) => k.startsWith('tenant-a/manifests/')))
+  const page = await (await fetch(`${h.base}/a/${p.artifact}`, { headers: alice })).text()
+  const frame = /<iframe[^>]*src="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&')
+  const served = await fetch(frame.replace('index.html', 'blob.bin'))
+  assert.equal(served.status, 200)
+  assert.ok(Buffer.from(await served.arrayBuffer()).equals(payload))
+  assert.equal((await fetch(`${h.base}/readyz`)).status, 204)
+})
+
+test('readiness fails without the bucket; startup refuses a missing bucket with one line', async () => {
+  const other = await startArtsvc({
+    op,
+    env: s3Env('missing-bucket'),
+    deps: { s3Credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } },
+  })
+  try {
+    assert.equal((await fetch(`${other.base}/readyz`)).status, 503)
+  } finally {
+    await other.close()
+  }
+  // The standard credential chain (environment variables) in a real process.
+  const env = {
+    ...baseEnv('/tmp/artsvc-s3-staging', 1, op),
+    ...s3Env('missing-bucket'),
+    AWS_ACCESS_KEY_ID: s3.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    PATH: process.env.PATH ?? '',
+  }
+  // Asynchronously: s3rver runs in this process and must keep answering.
+  const r = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [new URL('../src/main.ts', import.meta.url).pathname],
+      { env, encoding: 'utf8', timeout: 60_000 },
+      (err, _out, stderr) => resolve({ status: err ? ((err as { code?: number }).code ?? null) : 0, stderr }),
+    )
+  })
+  assert.equal(r.status, 1)
+  assert.match(r.stderr, /^artsvc: storage \(s3\) is unusable: /)
+  assert.equal(r.stderr.trim().split('\n').length, 1)
+})
