@@ -1,0 +1,49 @@
+/** Table types of the dnsctl database (SQLite through kit). */
+import type { Generated, Insertable, Selectable } from 'kysely'
+
+export interface ZoneTable {
+  name: string
+  role: 'primary' | 'secondary'
+  created_at: string
+}
+
+/** A prior revision of a zone, saved before each publication replaces it (spec step 5). */
+export interface ZoneHistoryTable {
+  id: Generated<number>
+  zone: string
+  revision: string
+  role: 'primary' | 'secondary'
+  serial: number
+  zone_text: string
+  saved_at: string
+  request_id: string
+  /** What replaced it: changes, import or delete. */
+  reason: string
+}
+
+/** One per committed (or failed) zone change, creation and deletion (spec step 9). */
+export interface AuditEventTable {
+  id: Generated<number>
+  at: string
+  zone: string
+  action: string
+  actor: string
+  request_id: string
+  before_revision: string | null
+  after_revision: string | null
+  outcome: 'committed' | 'rolled_back' | 'aborted'
+  /** JSON: change summary, warnings, failure reason, recovered flag. */
+  detail: string
+}
+
+export interface DB {
+  zones: ZoneTable
+  zone_history: ZoneHistoryTable
+  audit_events: AuditEventTable
+}
+
+export type ZoneRow = Selectable<ZoneTable>
+export type NewHistory = Insertable<ZoneHistoryTable>
+export type HistoryRow = Selectable<ZoneHistoryTable>
+export type NewAuditEvent = Insertable<AuditEventTable>
+export type AuditEventRow = Selectable<AuditEventTable>

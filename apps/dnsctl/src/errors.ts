@@ -1,0 +1,62 @@
+/**
+ * Every error code dnsctl answers with (besides the kit's invalid_request, invalid_json,
+ * not_found, method_not_allowed, payload_too_large). Each is documented in README.md.
+ */
+import { defineErrors } from '@gatehouse/kit'
+
+export const errors = defineErrors({
+  // Revisions (optimistic concurrency).
+  revision_required: {
+    status: 428,
+    message: (what: string) => `${what} needs the current revision in If-Match or expected_revision`,
+  },
+  revision_mismatch: {
+    status: 412,
+    message: (given: string, current: string) => `revision ${given} is not current (current revision is ${current})`,
+  },
+  revision_disagreement: {
+    status: 400,
+    message: (header: string, body: string) =>
+      `If-Match (${header}) and expected_revision (${body}) name different revisions`,
+  },
+  // Zone text and record rules (the spec's error list).
+  invalid_zone_name: { status: 400, message: (why: string) => `invalid zone name: ${why}` },
+  invalid_zone_text: { status: 400, message: (why: string) => why },
+  invalid_record: { status: 400, message: (why: string) => why },
+  invalid_ttl: { status: 400, message: (why: string) => why },
+  unsupported_type: { status: 400, message: (why: string) => why },
+  non_internet_class: { status: 400, message: (why: string) => why },
+  include_refused: { status: 400, message: (why: string) => why },
+  name_outside_zone: { status: 400, message: (why: string) => why },
+  duplicate_record: { status: 400, message: (why: string) => why },
+  cname_conflict: { status: 400, message: (why: string) => why },
+  apex_violation: { status: 400, message: (why: string) => why },
+  soa_change_forbidden: {
+    status: 400,
+    message: () => 'SOA records cannot be changed directly; the serial advances with every committed batch',
+  },
+  conflicting_changes: {
+    status: 400,
+    message: (rrset: string) => `the batch changes RRset ${rrset} more than once`,
+  },
+  rrset_not_found: { status: 409, message: (rrset: string) => `RRset ${rrset} does not exist` },
+  zone_not_found: { status: 404, message: (zone: string) => `zone ${zone} does not exist` },
+  zone_is_secondary: {
+    status: 409,
+    message: (zone: string) => `zone ${zone} has role secondary: its RRsets are read-only`,
+  },
+  // Publication against Knot.
+  publication_failed: {
+    status: 503,
+    message: (zone: string, why: string) => `publication of ${zone} failed and was rolled back: ${why}`,
+  },
+  // Blocklist configuration.
+  invalid_blocklist_source: { status: 400, message: (why: string) => why },
+  too_many_blocklist_sources: {
+    status: 400,
+    message: (n: number) => `${n} blocklist sources given; at most 32 are allowed`,
+  },
+  invalid_domain: { status: 400, message: (why: string) => why },
+})
+
+export type ErrorCode = keyof typeof errors

@@ -1,0 +1,84 @@
+/**
+ * The two DNS messages dnsctl sends: an SOA query to knotd (to verify that the authority
+ * serves a new serial) and NOTIFY (RFC 1996) to the configured replicas.
+ */
+import { createSocket } from 'node:dgram'
+import { isIPv6 } from 'node:net'
+import dnsPacket from 'dns-packet'
+
+/** RFC 1996 §3.1: NOTIFY is opcode 4, with AA set and the zone's SOA as the question. */
+const OPCODE_NOTIFY = 4
+
+export interface Address {
+  host: string
+  port: number
+}
+
+function exchange(to: Address, packet: Buffer, id: number, timeoutMs: number): Promise<dnsPacket.DecodedPacket> {
+  return new Promise((resolve, reject) => {
+    const socket = createSocket(isIPv6(to.host) ? 'udp6' : 'udp4')
+    const timer = setTimeout(() => {
+      socket.close()
+      reject(new Error(`no answer from ${to.host}:${to.port} within ${timeoutMs} ms`))
+    }, timeoutMs)
+    socket.on('message', (msg) => {
+      let res: dnsPacket.DecodedPacket
+      try {
+        res = dnsPacket.decode(msg)
+      } catch {
+        return
+      }
+      if (res.id !== id) return
+      clearTimeout(timer)
+      socket.close()
+      resolve(res)
+    })
+    socket.on('error', (err) => {
+      clearTimeout(timer)
+      socket.close()
+      reject(err)
+    })
+    socket.send(packet, to.port, to.host)
+  })
+}
+
+function newId(): number {
+  return Math.floor(Math.random() * 65536)
+}
+
+export interface SoaAnswer {
+  rcode: string
+  authoritative: boolean
+  serial: number | undefined
+}
+
+/** Ask `server` for the SOA of `zone`. */
+export async function querySoa(server: Address, zone: string, timeoutMs = 2000): Promise<SoaAnswer> {
+  const id = newId()
+  const packet = dnsPacket.encode({
+    type: 'query',
+    id,
+    flags: 0,
+    questions: [{ type: 'SOA', name: zone, class: 'IN' }],
+  })
+  const res = (await exchange(server, packet, id, timeoutMs)) as dnsPacket.DecodedPacket & { rcode?: string }
+  const soa = (res.answers ?? []).find((a) => a.type === 'SOA') as dnsPacket.SoaAnswer | undefined
+  return {
+    rcode: res.rcode ?? 'NOERROR',
+    authoritative: ((res.flags ?? 0) & dnsPacket.AUTHORITATIVE_ANSWER) !== 0,
+    serial: soa?.data.serial,
+  }
+}
+
+/** Send NOTIFY for `zone` to one replica and wait for its answer; rejects with why it failed. */
+export async function sendNotify(to: Address, zone: string, timeoutMs: number): Promise<void> {
+  const id = newId()
+  const packet = dnsPacket.encode({
+    type: 'query',
+    id,
+    flags: (OPCODE_NOTIFY << 11) | dnsPacket.AUTHORITATIVE_ANSWER,
+    questions: [{ type: 'SOA', name: zone, class: 'IN' }],
+  })
+  const res = (await exchange(to, packet, id, timeoutMs)) as dnsPacket.DecodedPacket & { rcode?: string }
+  if ((res.rcode ?? 'NOERROR') !== 'NOERROR') throw new Error(`${to.host}:${to.port} answered ${res.rcode}`)
+}

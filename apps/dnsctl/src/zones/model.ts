@@ -1,0 +1,88 @@
+/** A managed zone as the API sees it, its revision, and zone-name and serial helpers. */
+import { createHash } from 'node:crypto'
+import { errors } from '../errors.ts'
+import {
+  NameError,
+  parseZone,
+  renderZone,
+  resolveName,
+  soaFields,
+  soaText,
+  validateZone,
+  type Zone,
+  ZoneError,
+} from '../zonefile/index.ts'
+
+export type Role = 'primary' | 'secondary'
+
+export interface ZoneState {
+  /** Absolute, lower-case name with the trailing dot. */
+  name: string
+  role: Role
+  zone: Zone
+  /** Canonical zone text (what is in Knot's zone file). */
+  text: string
+  revision: string
+  serial: number
+}
+
+/**
+ * The revision: opaque, derived from the canonical content (role and canonical text), so
+ * equal content has equal revisions across restarts and machines.
+ */
+export function revisionOf(role: Role, text: string): string {
+  return createHash('sha256').update(`${role}\n${text}`).digest('base64url').slice(0, 27)
+}
+
+export function stateOf(name: string, role: Role, zone: Zone): ZoneState {
+  const text = renderZone(zone)
+  return { name, role, zone, text, revision: revisionOf(role, text), serial: soaFields(zone.records[0]!.rdata).serial }
+}
+
+/** Zone name from a URL path segment: `example.test` or `example.test.`, any case. */
+export function zoneNameFromPath(segment: string): string {
+  if (segment === '' || segment === '.' || segment === '@')
+    throw errors.invalid_zone_name('the root zone is not managed')
+  if (segment.startsWith('*')) throw errors.invalid_zone_name('a zone name cannot be a wildcard')
+  try {
+    return resolveName(segment.endsWith('.') ? segment : `${segment}.`, '.')
+  } catch (err) {
+    if (err instanceof NameError) throw errors.invalid_zone_name(err.message)
+    throw err
+  }
+}
+
+/** A ZoneError as the API error with the same code. */
+export function apiError(err: ZoneError) {
+  return errors[err.code](err.message)
+}
+
+/** Parse and validate complete zone text; throws the API error. */
+export function parseZoneText(name: string, text: string): Zone {
+  try {
+    const zone = parseZone(text, { origin: name })
+    validateZone(zone)
+    return zone
+  } catch (err) {
+    if (err instanceof ZoneError) throw apiError(err)
+    throw err
+  }
+}
+
+/** RFC 1982 serial arithmetic: is a "later" than b? */
+export function serialAfter(a: number, b: number): boolean {
+  return a !== b && ((a > b && a - b < 2 ** 31) || (a < b && b - a > 2 ** 31))
+}
+
+/** The zone with its SOA serial replaced. */
+export function withSerial(zone: Zone, serial: number): Zone {
+  const [soa, ...rest] = zone.records
+  const fields = soaFields(soa!.rdata)
+  return { origin: zone.origin, records: [{ ...soa!, rdata: soaText({ ...fields, serial }) }, ...rest] }
+}
+
+/** The next serial: one more than the current one (mod 2^32), or the given one when it is already later. */
+export function nextSerial(current: number, proposed?: number): number {
+  if (proposed !== undefined && serialAfter(proposed, current)) return proposed
+  return (current + 1) % 2 ** 32
+}

@@ -1,0 +1,200 @@
+/** HTTP endpoints of zones and RRsets (spec Part A "Endpoints"). */
+import { type HttpApp, kitErrors } from '@gatehouse/kit'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { expectedRevision, notModified } from '../revisions.ts'
+import { relativeName, rrsets } from '../zonefile/index.ts'
+import { type ZoneState, zoneNameFromPath } from './model.ts'
+import type { ZoneService } from './service.ts'
+
+const ZoneParams = Type.Object({ zone: Type.String({ minLength: 1, maxLength: 254 }) })
+
+const Revision = Type.String({ minLength: 1, maxLength: 200 })
+
+const PutZoneBody = Type.Object(
+  {
+    role: Type.Union([Type.Literal('primary'), Type.Literal('secondary')]),
+    zone_text: Type.String({ minLength: 1 }),
+    dry_run: Type.Optional(Type.Boolean()),
+    expected_revision: Type.Optional(Revision),
+  },
+  { additionalProperties: false },
+)
+
+const DeleteZoneBody = Type.Union([
+  Type.Object({ expected_revision: Type.Optional(Revision) }, { additionalProperties: false }),
+  Type.Null(),
+])
+
+const Change = Type.Object(
+  {
+    action: Type.Union([Type.Literal('upsert'), Type.Literal('delete')]),
+    name: Type.String({ maxLength: 255 }),
+    type: Type.String({ minLength: 1, maxLength: 16 }),
+    ttl: Type.Optional(Type.Integer()),
+    records: Type.Optional(Type.Array(Type.String({ maxLength: 70000 }), { maxItems: 1000 })),
+  },
+  { additionalProperties: false },
+)
+
+const ChangesBody = Type.Object(
+  {
+    dry_run: Type.Optional(Type.Boolean()),
+    expected_revision: Type.Optional(Revision),
+    changes: Type.Array(Change, { minItems: 1, maxItems: 1000 }),
+  },
+  { additionalProperties: false },
+)
+
+/** The actor named in X-Dns-Actor (recorded in the audit event), or "local". */
+function actorOf(req: FastifyRequest): string {
+  const raw = req.headers['x-dns-actor']
+  if (raw === undefined) return 'local'
+  if (typeof raw !== 'string' || !/^[\x21-\x7e][\x20-\x7e]{0,127}$/.test(raw)) {
+    throw kitErrors.invalid_request('X-Dns-Actor must be 1 to 128 printable ASCII characters')
+  }
+  return raw.trim()
+}
+
+function ifMatch(req: FastifyRequest): string | undefined {
+  const h = req.headers['if-match']
+  return typeof h === 'string' ? h : undefined
+}
+
+function etag(reply: FastifyReply, state: ZoneState) {
+  reply.header('etag', `"${state.revision}"`)
+}
+
+function publicName(name: string): string {
+  return name.replace(/\.$/, '')
+}
+
+function summary(state: ZoneState) {
+  return {
+    name: publicName(state.name),
+    role: state.role,
+    revision: state.revision,
+    serial: state.serial,
+    records: state.zone.records.length,
+  }
+}
+
+export function zoneRoutes(app: HttpApp, service: ZoneService) {
+  const meta = (req: FastifyRequest) => ({
+    requestId: String(req.id),
+    actor: actorOf(req),
+    startedAt: performance.now(),
+  })
+
+  app.get('/v1/zones', async () => ({ zones: service.list().map(summary) }))
+
+  app.get('/v1/zones/:zone', { schema: { params: ZoneParams } }, async (req, reply) => {
+    const state = service.get(zoneNameFromPath((req.params as { zone: string }).zone))
+    etag(reply, state)
+    if (notModified(req.headers['if-none-match'], state.revision)) return reply.code(304).send()
+    return { ...summary(state), zone_text: state.text }
+  })
+
+  app.get('/v1/zones/:zone/rrsets', { schema: { params: ZoneParams } }, async (req, reply) => {
+    const state = service.get(zoneNameFromPath((req.params as { zone: string }).zone))
+    etag(reply, state)
+    if (notModified(req.headers['if-none-match'], state.revision)) return reply.code(304).send()
+    return {
+      zone: publicName(state.name),
+      role: state.role,
+      revision: state.revision,
+      serial: state.serial,
+      rrsets: rrsets(state.zone).map((s) => ({
+        name: relativeName(s.name, state.name),
+        type: s.type,
+        ttl: s.ttl,
+        records: s.rdata,
+      })),
+    }
+  })
+
+  app.put('/v1/zones/:zone', { schema: { params: ZoneParams, body: PutZoneBody } }, async (req, reply) => {
+    const name = zoneNameFromPath((req.params as { zone: string }).zone)
+    const body = req.body as {
+      role: 'primary' | 'secondary'
+      zone_text: string
+      dry_run?: boolean
+      expected_revision?: string
+    }
+    const expected = expectedRevision(ifMatch(req), body.expected_revision)
+    const input = { role: body.role, zone_text: body.zone_text, dry_run: body.dry_run ?? false }
+    const result = await service.put(name, input, expected, meta(req))
+    if (!result.dryRun) etag(reply, result.state)
+    reply.code(result.created && !result.dryRun ? 201 : 200)
+    return {
+      ...summary(result.state),
+      dry_run: result.dryRun,
+      created: result.created,
+      warnings: result.warnings,
+    }
+  })
+
+  app.delete('/v1/zones/:zone', { schema: { params: ZoneParams, body: DeleteZoneBody } }, async (req) => {
+    const name = zoneNameFromPath((req.params as { zone: string }).zone)
+    const body = (req.body ?? {}) as { expected_revision?: string }
+    const expected = expectedRevision(ifMatch(req), body.expected_revision)
+    const { warnings } = await service.remove(name, expected, meta(req))
+    return { name: publicName(name), deleted: true, warnings }
+  })
+
+  app.post('/v1/zones/:zone/changes', { schema: { params: ZoneParams, body: ChangesBody } }, async (req, reply) => {
+    const name = zoneNameFromPath((req.params as { zone: string }).zone)
+    const body = req.body as {
+      dry_run?: boolean
+      expected_revision?: string
+      changes: Parameters<ZoneService['change']>[1]['changes']
+    }
+    const expected = expectedRevision(ifMatch(req), body.expected_revision)
+    const m = meta(req)
+    const result = await service.change(name, { changes: body.changes, dry_run: body.dry_run ?? false }, expected, m)
+    reply.header('etag', `"${result.revision}"`)
+    return {
+      zone: publicName(name),
+      dry_run: result.dryRun,
+      revision: result.revision,
+      previous_revision: result.before.revision,
+      serial: result.serial,
+      applied: body.changes.length,
+      records: result.records,
+    }
+  })
+
+  app.get('/v1/zones/:zone/history', { schema: { params: ZoneParams } }, async (req) => {
+    const name = zoneNameFromPath((req.params as { zone: string }).zone)
+    const rows = await service.history(name)
+    return {
+      zone: publicName(name),
+      history: rows.map((r) => ({
+        revision: r.revision,
+        role: r.role,
+        serial: r.serial,
+        saved_at: r.saved_at,
+        replaced_by: r.reason,
+        request_id: r.request_id,
+      })),
+    }
+  })
+
+  app.get('/v1/zones/:zone/audit', { schema: { params: ZoneParams } }, async (req) => {
+    const name = zoneNameFromPath((req.params as { zone: string }).zone)
+    const rows = await service.audit(name)
+    return {
+      zone: publicName(name),
+      events: rows.map((r) => ({
+        at: r.at,
+        action: r.action,
+        actor: r.actor,
+        request_id: r.request_id,
+        before_revision: r.before_revision,
+        after_revision: r.after_revision,
+        outcome: r.outcome,
+        detail: JSON.parse(r.detail) as unknown,
+      })),
+    }
+  })
+}
