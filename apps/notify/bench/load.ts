@@ -1,0 +1,69 @@
+/**
+ * A small closed-loop HTTP load generator: `connections` keep-alive sockets, each sending
+ * the next request as soon as the previous answer arrives, for a fixed time.
+ */
+import http from 'node:http'
+
+export interface LoadResult {
+  requests: number
+  errors: number
+  seconds: number
+  rps: number
+  latencies: number[]
+}
+
+export interface LoadOptions {
+  url: string
+  method?: string
+  headers?: Record<string, string>
+  body?: string
+  connections: number
+  durationMs: number
+  /** Status that counts as success (default: any 2xx). */
+  okStatus?: (status: number) => boolean
+}
+
+function once(agent: http.Agent, o: LoadOptions): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(o.url, { method: o.method ?? 'GET', headers: o.headers, agent }, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode ?? 0))
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(o.body)
+  })
+}
+
+export async function load(o: LoadOptions): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: o.connections })
+  const ok = o.okStatus ?? ((s: number) => s >= 200 && s < 300)
+  let requests = 0
+  let errors = 0
+  const latencies: number[] = []
+  const start = performance.now()
+  const end = start + o.durationMs
+  const worker = async () => {
+    while (performance.now() < end) {
+      const t = performance.now()
+      try {
+        const status = await once(agent, o)
+        if (ok(status)) requests++
+        else errors++
+      } catch {
+        errors++
+      }
+      latencies.push(performance.now() - t)
+    }
+  }
+  await Promise.all(Array.from({ length: o.connections }, worker))
+  const seconds = (performance.now() - start) / 1000
+  agent.destroy()
+  return { requests, errors, seconds, rps: requests / seconds, latencies }
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+}

@@ -1,0 +1,59 @@
+/**
+ * Servers under test, each in its own process so the load generator does not share its
+ * event loop: notify itself (src/main.ts) and the baseline (kit's bare JSON route).
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { freePort } from '@gatehouse/testkit'
+
+export interface Running {
+  base: string
+  stop(): Promise<void>
+}
+
+async function waitReady(child: ChildProcess, url: string): Promise<void> {
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
+    try {
+      if ((await fetch(url)).ok) return
+    } catch {
+      // not yet listening
+    }
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error(`${url} not ready in 30 s`)
+}
+
+async function run(script: string, args: string[], env: Record<string, string>, ready: string): Promise<Running> {
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  const base = ready.replace(/\/[^/]*$/, '')
+  await waitReady(child, ready)
+  return {
+    base,
+    async stop() {
+      if (child.exitCode !== null) return
+      const exited = new Promise((r) => child.once('exit', r))
+      child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
+export async function startBaseline(): Promise<Running> {
+  const port = await freePort()
+  return run(join(import.meta.dirname, 'baseline-server.ts'), [String(port)], {}, `http://127.0.0.1:${port}/healthz`)
+}
+
+export async function startNotifyProcess(env: Record<string, string>): Promise<Running> {
+  const port = await freePort()
+  return run(
+    join(import.meta.dirname, '..', 'src', 'main.ts'),
+    ['-listen', `127.0.0.1:${port}`],
+    { NOTIFY_LOG_LEVEL: 'info', ...env },
+    `http://127.0.0.1:${port}/readyz`,
+  )
+}

@@ -1,0 +1,115 @@
+/**
+ * Who is asking: the signed-in reader (session cookie), or in loopback development mode
+ * (no reader password configured) the built-in `local` administrator. Also the browser
+ * checks: mutations carrying a session cookie must come from the public origin and host;
+ * X-Forwarded-* headers are never consulted.
+ */
+import { isLoopback } from '@gatehouse/kit'
+import type { FastifyRequest } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { Config } from '../config.ts'
+import type { DB, UserRow } from '../db/schema.ts'
+import { errors } from '../errors.ts'
+import { readCookie, SESSION_COOKIE, userForSession } from './sessions.ts'
+
+export interface Reader {
+  id: string
+  username: string
+  isAdmin: boolean
+}
+
+/** The identity every request acts as in development mode. */
+export const LOCAL_READER_NAME = 'local'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the `signedIn` / `admin` route hooks. */
+    reader: Reader | null
+  }
+}
+
+/** The reader a `signedIn` or `admin` hook attached to the request. */
+export function readerOf(req: FastifyRequest): Reader {
+  if (!req.reader) throw new TypeError('route is missing its signedIn/admin hook')
+  return req.reader
+}
+
+export interface Guard {
+  /** onRequest hook: any signed-in reader (401 otherwise); runs before body validation. */
+  signedIn(req: FastifyRequest): Promise<void>
+  /** onRequest hook: an administrator (401/403 otherwise). */
+  admin(req: FastifyRequest): Promise<void>
+  /** The reader behind the request, or undefined. */
+  reader(req: FastifyRequest): Promise<Reader | undefined>
+  /** The reader, or 401. */
+  requireReader(req: FastifyRequest): Promise<Reader>
+  /** An installation administrator, or 401/403. */
+  requireAdmin(req: FastifyRequest): Promise<Reader>
+  /** onRequest hook: origin and host rules. */
+  checkOrigin(req: FastifyRequest): void
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+export function toReader(user: UserRow): Reader {
+  return { id: user.id, username: user.username, isAdmin: user.is_admin === 1 }
+}
+
+export function createGuard(config: Config, db: Kysely<DB>, localReader: Reader | undefined): Guard {
+  const publicHost = config.publicUrl ? new URL(config.publicUrl).host : undefined
+
+  async function reader(req: FastifyRequest): Promise<Reader | undefined> {
+    if (!config.auth) return localReader
+    const token = readCookie(req.headers.cookie, SESSION_COOKIE)
+    if (!token || token.length > 200) return undefined
+    const user = await userForSession(db, token)
+    return user ? toReader(user) : undefined
+  }
+
+  async function requireReader(req: FastifyRequest): Promise<Reader> {
+    const r = await reader(req)
+    if (!r) throw errors.session_required()
+    return r
+  }
+
+  async function requireAdmin(req: FastifyRequest): Promise<Reader> {
+    const r = await requireReader(req)
+    if (!r.isAdmin) throw errors.admin_required()
+    return r
+  }
+
+  return {
+    reader,
+    requireReader,
+    requireAdmin,
+    async signedIn(req) {
+      req.reader = await requireReader(req)
+    },
+    async admin(req) {
+      req.reader = await requireAdmin(req)
+    },
+    checkOrigin(req) {
+      const host = req.headers.host ?? ''
+      const origin = req.headers.origin
+      if (!config.auth) {
+        // Unauthenticated mode: refuse anything that does not name a loopback host (DNS
+        // rebinding) and cross-origin browser writes.
+        const hostname = host.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1')
+        if (!isLoopback(hostname)) throw errors.origin_mismatch()
+        if (!SAFE_METHODS.has(req.method) && origin !== undefined && origin !== `http://${host}`) {
+          throw errors.origin_mismatch()
+        }
+        return
+      }
+      if (SAFE_METHODS.has(req.method)) return
+      const path = req.url.split('?')[0]
+      const hasSession = readCookie(req.headers.cookie, SESSION_COOKIE) !== undefined
+      const isLogin = path === '/api/v1/auth/login'
+      if (!hasSession && !isLogin) return
+      if (host !== publicHost) throw errors.origin_mismatch()
+      // A browser always sends Origin on a cross-site or non-GET fetch; a session-carrying
+      // mutation without it is refused. Sign-in from a non-browser client may omit it.
+      if (origin === undefined ? hasSession : origin !== config.publicOrigin) throw errors.origin_mismatch()
+    },
+  }
+}

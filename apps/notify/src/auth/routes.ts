@@ -1,0 +1,62 @@
+/**
+ * Sign-in and sign-out for local readers (paths ours: the spec leaves them unshown).
+ *   POST /api/v1/auth/login   {username, password} -> sets the session cookie
+ *   POST /api/v1/auth/logout  ends the session
+ *   GET  /api/v1/auth/me      the signed-in reader
+ */
+import type { HttpApp } from '@gatehouse/kit'
+import { Type } from 'typebox'
+import type { Context } from '../context.ts'
+import { errors } from '../errors.ts'
+import { userResponse } from '../users/service.ts'
+import { findUserById } from '../users/store.ts'
+import { MAX_PASSWORD_LENGTH } from './passwords.ts'
+import {
+  clearedSessionCookie,
+  createSession,
+  deleteSession,
+  readCookie,
+  SESSION_COOKIE,
+  sessionCookie,
+} from './sessions.ts'
+
+const Login = Type.Object(
+  {
+    username: Type.String({ minLength: 1, maxLength: 64 }),
+    password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }),
+  },
+  { additionalProperties: false },
+)
+
+export function authRoutes(app: HttpApp, ctx: Context) {
+  const secure = ctx.config.publicUrl?.startsWith('https:') ?? false
+  const logins = ctx.metrics.counter('logins_total', 'Sign-in attempts by result', ['result'])
+
+  app.post('/api/v1/auth/login', { schema: { body: Login } }, async (req, reply) => {
+    if (!ctx.config.auth) throw errors.invalid_payload('reader authentication is off (development mode)')
+    try {
+      const user = await ctx.users.login(req.body.username, req.body.password)
+      const token = await createSession(ctx.db, user.id, ctx.config.sessionTtl)
+      logins.inc({ result: 'ok' })
+      reply.header('set-cookie', sessionCookie(token, ctx.config.sessionTtl, secure))
+      return { user: userResponse(user) }
+    } catch (err) {
+      logins.inc({ result: 'failed' })
+      throw err
+    }
+  })
+
+  app.post('/api/v1/auth/logout', async (req, reply) => {
+    const token = readCookie(req.headers.cookie, SESSION_COOKIE)
+    if (token) await deleteSession(ctx.db, token)
+    reply.header('set-cookie', clearedSessionCookie(secure))
+    return reply.code(204).send()
+  })
+
+  app.get('/api/v1/auth/me', async (req) => {
+    const reader = await ctx.guard.requireReader(req)
+    const user = await findUserById(ctx.db, reader.id)
+    if (!user) throw errors.session_required()
+    return { user: userResponse(user), auth: ctx.config.auth }
+  })
+}

@@ -1,0 +1,130 @@
+/**
+ * Channels and their members. The channel id in paths is its URL-safe name, which is
+ * immutable.
+ *   POST   /api/v1/channels                            administrator; returns a publishing token once
+ *   GET    /api/v1/channels                            channels the reader may see, with their role
+ *   GET    /api/v1/channels/{id}                       one visible channel
+ *   GET    /api/v1/channels/{id}/members               administrator or channel_admin
+ *   PUT    /api/v1/channels/{id}/members/{username}    administrator or channel_admin; {role}
+ *   DELETE /api/v1/channels/{id}/members/{username}    administrator or channel_admin
+ */
+import { type HttpApp, isUniqueViolation } from '@gatehouse/kit'
+import { Type } from 'typebox'
+import { readerOf } from '../auth/guard.ts'
+import type { Context } from '../context.ts'
+import type { ChannelRole, ChannelRow } from '../db/schema.ts'
+import { errors } from '../errors.ts'
+import { ChannelName, Username } from '../names.ts'
+import { findUserByName } from '../users/store.ts'
+import { issueWebhook } from '../webhooks/service.ts'
+import { canManageMembers, visibleChannel } from './access.ts'
+import { deleteMember, insertChannel, listMembers, listVisibleChannels, upsertMember } from './store.ts'
+
+const CreateChannel = Type.Object(
+  {
+    name: ChannelName,
+    display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    description: Type.Optional(Type.String({ maxLength: 1000 })),
+    accent_color: Type.Optional(Type.String({ pattern: '^#[0-9a-fA-F]{6}$' })),
+    visibility: Type.Optional(Type.Union([Type.Literal('public'), Type.Literal('private')])),
+  },
+  { additionalProperties: false },
+)
+
+const Role = Type.Union([Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('channel_admin')])
+const ChannelParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
+const MemberParams = Type.Object({ id: Type.String({ maxLength: 64 }), username: Username })
+
+function channelResponse(c: ChannelRow, role?: ChannelRole | null) {
+  return {
+    id: c.name,
+    name: c.name,
+    display_name: c.display_name,
+    description: c.description,
+    accent_color: c.accent_color,
+    visibility: c.visibility,
+    created_at: c.created_at,
+    ...(role === undefined ? {} : { role }),
+  }
+}
+
+export function channelRoutes(app: HttpApp, ctx: Context) {
+  const { db, guard } = ctx
+
+  app.post('/api/v1/channels', { onRequest: guard.admin, schema: { body: CreateChannel } }, async (req, reply) => {
+    const b = req.body
+    const row: ChannelRow = {
+      name: b.name,
+      display_name: b.display_name ?? b.name,
+      description: b.description ?? '',
+      accent_color: (b.accent_color ?? '#4f6bed').toLowerCase(),
+      visibility: b.visibility ?? 'public',
+      created_at: new Date().toISOString(),
+    }
+    const hook = await db
+      .transaction()
+      .execute(async (tx) => {
+        await insertChannel(tx, row)
+        return issueWebhook(tx, row.name, true, 'channel')
+      })
+      .catch((err) => {
+        if (isUniqueViolation(err)) throw errors.channel_exists(b.name)
+        throw err
+      })
+    return reply.code(201).send({
+      channel: channelResponse(row),
+      publishing: { webhook_id: hook.id, token: hook.token, path: hook.path },
+    })
+  })
+
+  app.get('/api/v1/channels', { onRequest: guard.signedIn }, async (req) => {
+    const rows = await listVisibleChannels(db, readerOf(req))
+    return { channels: rows.map((r) => channelResponse(r, r.role)) }
+  })
+
+  app.get('/api/v1/channels/:id', { onRequest: guard.signedIn, schema: { params: ChannelParams } }, async (req) => {
+    const { channel, role } = await visibleChannel(db, readerOf(req), req.params.id)
+    return { channel: channelResponse(channel, role ?? null) }
+  })
+
+  app.get(
+    '/api/v1/channels/:id/members',
+    { onRequest: guard.signedIn, schema: { params: ChannelParams } },
+    async (req) => {
+      const reader = readerOf(req)
+      const { channel, role } = await visibleChannel(db, reader, req.params.id)
+      if (!canManageMembers(reader, role)) throw errors.admin_required()
+      return { members: await listMembers(db, channel.name) }
+    },
+  )
+
+  app.put(
+    '/api/v1/channels/:id/members/:username',
+    {
+      onRequest: guard.signedIn,
+      schema: { params: MemberParams, body: Type.Object({ role: Role }, { additionalProperties: false }) },
+    },
+    async (req, reply) => {
+      const reader = readerOf(req)
+      const { channel, role } = await visibleChannel(db, reader, req.params.id)
+      if (!canManageMembers(reader, role)) throw errors.admin_required()
+      const user = await findUserByName(db, req.params.username)
+      if (!user) throw errors.user_not_found(req.params.username)
+      const created = await upsertMember(db, channel.name, user.id, req.body.role)
+      return reply.code(created ? 201 : 200).send({ member: { username: user.username, role: req.body.role } })
+    },
+  )
+
+  app.delete(
+    '/api/v1/channels/:id/members/:username',
+    { onRequest: guard.signedIn, schema: { params: MemberParams } },
+    async (req, reply) => {
+      const reader = readerOf(req)
+      const { channel, role } = await visibleChannel(db, reader, req.params.id)
+      if (!canManageMembers(reader, role)) throw errors.admin_required()
+      const user = await findUserByName(db, req.params.username)
+      if (!user || !(await deleteMember(db, channel.name, user.id))) throw errors.user_not_found(req.params.username)
+      return reply.code(204).send()
+    },
+  )
+}

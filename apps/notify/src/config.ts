@@ -1,0 +1,140 @@
+/**
+ * The service configuration: flags > NOTIFY_* environment > defaults. The only file that
+ * reads process.env. Flags use the spec's single-dash form (`-listen`, `-hook-id`); the
+ * kit's parser also takes `--listen` and `--listen=value`.
+ */
+import { ConfigError, type ConfigOf, field, isLoopback, loadConfig, parseListenAddress } from '@gatehouse/kit'
+import { CHANNEL_NAME, USERNAME } from './names.ts'
+
+export const schema = {
+  listen: field.string({
+    env: 'NOTIFY_LISTEN',
+    flag: 'listen',
+    default: '127.0.0.1:8080',
+    doc: 'host:port of the HTTP listener',
+  }),
+  database: field.string({
+    env: 'NOTIFY_DATABASE_URL',
+    flag: 'database',
+    default: 'sqlite:notify.db',
+    doc: 'sqlite:<file> (one node) or postgres://user@host/db (several nodes)',
+  }),
+  hookToken: field.string({
+    env: 'NOTIFY_HOOK_TOKEN',
+    flag: 'hook-id',
+    secret: true,
+    minLength: 16,
+    doc: 'development hook token: /hooks/<token> and Bearer <token> publish to the development channel',
+  }),
+  hookChannel: field.string({
+    env: 'NOTIFY_HOOK_CHANNEL',
+    flag: 'hook-channel',
+    default: 'general',
+    pattern: CHANNEL_NAME,
+    patternDoc: 'a channel name (lowercase letters, digits, - and _)',
+    doc: 'channel of the development hook (created public when missing)',
+  }),
+  readerUsername: field.string({
+    env: 'NOTIFY_READER_USERNAME',
+    flag: 'reader-username',
+    doc: 'bootstrap administrator; enables reader authentication together with the password',
+  }),
+  readerPassword: field.string({
+    env: 'NOTIFY_READER_PASSWORD',
+    secret: true,
+    minLength: 12,
+    doc: 'bootstrap administrator password (at least 12 characters)',
+  }),
+  publicUrl: field.url({
+    env: 'NOTIFY_PUBLIC_URL',
+    flag: 'public-url',
+    protocols: ['http:', 'https:'],
+    doc: 'exact browser origin (scheme://host[:port]); required when authentication is on',
+  }),
+  sessionTtl: field.duration({
+    env: 'NOTIFY_SESSION_TTL',
+    flag: 'session-ttl',
+    default: '168h',
+    min: '5m',
+    max: '8760h',
+    doc: 'lifetime of a reader session',
+  }),
+  bcryptCost: field.int({
+    env: 'NOTIFY_BCRYPT_COST',
+    flag: 'bcrypt-cost',
+    default: 12,
+    min: 4,
+    max: 15,
+    doc: 'bcrypt work factor for local passwords (tests use 4)',
+  }),
+  bodyLimit: field.bytes({
+    env: 'NOTIFY_BODY_LIMIT',
+    flag: 'body-limit',
+    default: '1MiB',
+    min: 4096,
+    max: 16 * 1024 * 1024,
+    doc: 'largest accepted request body',
+  }),
+  logLevel: field.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, {
+    env: 'NOTIFY_LOG_LEVEL',
+    flag: 'log-level',
+    default: 'info',
+  }),
+} as const
+
+export type RawConfig = ConfigOf<typeof schema>
+
+export interface Config extends RawConfig {
+  /** Reader authentication is on (a bootstrap password is set). */
+  auth: boolean
+  /** The public origin (`https://notify.example`), set whenever auth is on. */
+  publicOrigin: string | undefined
+}
+
+/** Cross-field rules on an already typed config; throws ConfigError listing every violation. */
+export function finishConfig(raw: RawConfig): Config {
+  const problems: string[] = []
+  const auth = raw.readerPassword !== undefined
+  if (raw.readerPassword !== undefined && raw.readerUsername === undefined) {
+    problems.push('NOTIFY_READER_USERNAME: required when NOTIFY_READER_PASSWORD is set')
+  }
+  if (raw.readerUsername !== undefined && raw.readerPassword === undefined) {
+    problems.push('NOTIFY_READER_PASSWORD: required when NOTIFY_READER_USERNAME is set')
+  }
+  if (raw.readerUsername !== undefined && !USERNAME.test(raw.readerUsername)) {
+    problems.push('NOTIFY_READER_USERNAME: must be lowercase letters, digits, ".", "_" or "-" (at most 64)')
+  }
+  let publicOrigin: string | undefined
+  if (raw.publicUrl !== undefined) {
+    const u = new URL(raw.publicUrl)
+    if ((u.pathname !== '/' && u.pathname !== '') || u.search || u.hash || u.username || u.password) {
+      problems.push('NOTIFY_PUBLIC_URL: must be an origin only (scheme://host[:port]), without path or query')
+    }
+    publicOrigin = u.origin
+  }
+  if (auth && raw.publicUrl === undefined) {
+    problems.push('NOTIFY_PUBLIC_URL: required when reader authentication is on (NOTIFY_READER_PASSWORD is set)')
+  }
+  try {
+    const { host } = parseListenAddress(raw.listen)
+    if (!auth && !isLoopbackHost(host)) {
+      problems.push(
+        `NOTIFY_LISTEN: ${raw.listen} is not a loopback address; without NOTIFY_READER_PASSWORD the service is unauthenticated and only listens on loopback`,
+      )
+    }
+  } catch (err) {
+    problems.push(`NOTIFY_LISTEN: ${(err as Error).message}`)
+  }
+  if (problems.length > 0) throw new ConfigError(problems)
+  return { ...raw, auth, publicOrigin }
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || isLoopback(host)
+}
+
+/** Load from argv and environment. */
+export function readConfig(argv: string[], env: Record<string, string | undefined>): Config {
+  const { config } = loadConfig(schema, { argv, env })
+  return finishConfig(config)
+}

@@ -1,0 +1,19 @@
+/**
+ * What route modules receive from buildServer: the database, the configuration, the
+ * request guard, services and metrics. Domain modules never import each other's routes.
+ */
+import type { AppMetrics, DatabaseKind } from '@gatehouse/kit'
+import type { Kysely } from 'kysely'
+import type { Guard } from './auth/guard.ts'
+import type { Config } from './config.ts'
+import type { DB } from './db/schema.ts'
+import type { UserService } from './users/service.ts'
+
+export interface Context {
+  config: Config
+  db: Kysely<DB>
+  kind: DatabaseKind
+  guard: Guard
+  users: UserService
+  metrics: AppMetrics
+}

@@ -1,0 +1,21 @@
+/**
+ * Opening the service database: the dialect is chosen by URL, migrations are numbered.
+ */
+import { type Database, type DatabaseKind, type Migration, openDatabase, parseDatabaseUrl } from '@gatehouse/kit'
+import { initMigration } from './migrations/0001_init.ts'
+import { searchVocabularyMigration } from './migrations/0002_search_vocabulary.ts'
+import { searchBacklogMigration } from './migrations/0003_search_backlog.ts'
+import type { DB } from './schema.ts'
+
+export function migrations(kind: DatabaseKind): Record<string, Migration> {
+  return {
+    '0001_init': initMigration(kind),
+    '0002_search_vocabulary': searchVocabularyMigration(kind),
+    '0003_search_backlog': searchBacklogMigration(kind),
+  }
+}
+
+export async function openNotifyDatabase(url: string, poolSize?: number): Promise<Database<DB>> {
+  const { kind } = parseDatabaseUrl(url)
+  return openDatabase<DB>({ url, migrations: migrations(kind), ...(poolSize ? { poolSize } : {}) })
+}

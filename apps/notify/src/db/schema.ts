@@ -1,0 +1,133 @@
+/**
+ * Table types for Kysely. Booleans are stored as integers (0/1) and times as RFC 3339
+ * text on both backends, so one set of queries serves SQLite and PostgreSQL.
+ */
+import type { Generated, Insertable, Selectable } from 'kysely'
+
+export type Visibility = 'public' | 'private'
+export type ChannelRole = 'viewer' | 'operator' | 'channel_admin'
+export type LifecycleState = 'received' | 'firing' | 'acknowledged' | 'resolved'
+export type Severity = 'info' | 'success' | 'warning' | 'error' | 'critical'
+export type NotificationKind = 'compat' | 'card' | 'message'
+export type WebhookKind = 'webhook' | 'channel' | 'imported' | 'development'
+
+export interface UserTable {
+  id: string
+  username: string
+  /** 'human' or 'system' (a service identity that never signs in). */
+  kind: 'human' | 'system'
+  /** 'local' (password), 'oidc' (identity provider, keyed by oidc_subject) or 'none'. */
+  auth_type: 'local' | 'oidc' | 'none'
+  oidc_subject: string | null
+  password_hash: string | null
+  is_admin: number
+  enabled: number
+  created_at: string
+}
+
+export interface SessionTable {
+  token_hash: string
+  user_id: string
+  created_at: string
+  expires_at: string
+}
+
+export interface ChannelTable {
+  name: string
+  display_name: string
+  description: string
+  accent_color: string
+  visibility: Visibility
+  created_at: string
+}
+
+export interface ChannelMemberTable {
+  channel: string
+  user_id: string
+  role: ChannelRole
+  created_at: string
+}
+
+export interface WebhookTable {
+  id: string
+  token_hash: string
+  channel: string
+  channel_locked: number
+  kind: WebhookKind
+  created_at: string
+  revoked_at: string | null
+}
+
+export interface NotificationTable {
+  id: Generated<number>
+  channel: string
+  webhook_id: string | null
+  kind: NotificationKind
+  title: string
+  body: string
+  source: string | null
+  username: string | null
+  severity: Severity
+  state: LifecycleState
+  /** JSON: the stored card or the kept compatibility attachments. */
+  content: string
+  /** Lower-cased text of everything searchable, indexed by trigrams. */
+  search_text: string
+  created_at: string
+}
+
+export interface NotificationReadTable {
+  user_id: string
+  notification_id: number
+}
+
+export interface ReadCursorTable {
+  user_id: string
+  channel: string
+  last_read_id: number
+}
+
+export interface NotificationArchiveTable {
+  user_id: string
+  notification_id: number
+  archived_at: string
+}
+
+export interface NotificationEventTable {
+  id: Generated<number>
+  notification_id: number
+  user_id: string
+  username: string
+  action: 'acknowledge' | 'resolve'
+  from_state: LifecycleState
+  to_state: LifecycleState
+  created_at: string
+}
+
+/** SQLite only: the background search indexer's high-water mark (one row, id 1). */
+export interface SearchIndexStateTable {
+  id: number
+  high_water: number
+}
+
+export interface DB {
+  users: UserTable
+  sessions: SessionTable
+  channels: ChannelTable
+  channel_members: ChannelMemberTable
+  webhooks: WebhookTable
+  notifications: NotificationTable
+  notification_reads: NotificationReadTable
+  read_cursors: ReadCursorTable
+  notification_archives: NotificationArchiveTable
+  notification_events: NotificationEventTable
+  search_index_state: SearchIndexStateTable
+}
+
+export type UserRow = Selectable<UserTable>
+export type NewUser = Insertable<UserTable>
+export type ChannelRow = Selectable<ChannelTable>
+export type WebhookRow = Selectable<WebhookTable>
+export type NotificationRow = Selectable<NotificationTable>
+export type NewNotification = Insertable<NotificationTable>
+export type NotificationEventRow = Selectable<NotificationEventTable>

@@ -1,0 +1,37 @@
+/**
+ * Every error code the notification service answers with (besides the kit's own codes:
+ * invalid_request, invalid_json, unauthorized, forbidden, not_found, method_not_allowed,
+ * payload_too_large, unsupported_media_type, internal, unavailable). Each code is
+ * documented in README.md; a test checks it.
+ */
+import { defineErrors } from '@gatehouse/kit'
+
+export const errors = defineErrors({
+  invalid_card: { status: 400, message: (path: string, why: string) => `${path}: ${why}` },
+  invalid_payload: { status: 400, message: (why: string) => why },
+  invalid_message: { status: 400, message: (why: string) => why },
+  invalid_cursor: { status: 400, message: () => 'before is not a cursor returned by this service' },
+  hook_token_invalid: { status: 401, message: () => 'the hook token is unknown or revoked' },
+  login_failed: { status: 401, message: () => 'unknown user, wrong password or disabled account' },
+  session_required: { status: 401, message: () => 'sign in first' },
+  admin_required: { status: 403, message: () => 'this needs an installation administrator' },
+  role_required: {
+    status: 403,
+    message: (what: string) => `${what} needs the operator or channel_admin role on the channel`,
+  },
+  origin_mismatch: {
+    status: 403,
+    message: () => 'the request origin or host does not match the public URL of this service',
+  },
+  channel_not_found: { status: 404, message: (name: string) => `no channel ${JSON.stringify(name)}` },
+  user_not_found: { status: 404, message: (name: string) => `no user ${JSON.stringify(name)}` },
+  webhook_not_found: { status: 404, message: (id: string) => `no webhook ${JSON.stringify(id)}` },
+  notification_not_found: { status: 404, message: (id: string) => `no notification ${id}` },
+  channel_exists: { status: 409, message: (name: string) => `channel ${JSON.stringify(name)} already exists` },
+  user_exists: { status: 409, message: (name: string) => `user ${JSON.stringify(name)} already exists` },
+  webhook_revoked: { status: 409, message: (id: string) => `webhook ${JSON.stringify(id)} is revoked` },
+  invalid_transition: { status: 409, message: (from: string, to: string) => `cannot move from ${from} to ${to}` },
+  import_rejected: { status: 409, message: (why: string) => `import refused, nothing was changed: ${why}` },
+})
+
+export type ErrorCode = keyof typeof errors

@@ -1,0 +1,103 @@
+/**
+ * SQLite: the background search indexer. A delivery only inserts its notification row;
+ * this moves new rows into the FTS5 trigram table in batches, each in one transaction
+ * with the high-water mark (search_index_state), so "every id <= high_water is indexed"
+ * always holds. Search reads the mark first and scans the newer rows without the index
+ * (see queryInbox), so results never depend on whether the indexer has run yet.
+ *
+ * Batching is the point: FTS5 writes a new index segment per transaction, so indexing a
+ * thousand rows at once costs far less per row than one at a time in each delivery.
+ * The indexer runs in every process that serves the database; several of them (or a
+ * restart after a crash) are safe because each batch reads and advances the mark inside
+ * its own write transaction.
+ */
+import { type Logger, sql } from '@gatehouse/kit'
+import type { Kysely, Transaction } from 'kysely'
+import type { DB } from '../db/schema.ts'
+
+/** Rows per transaction. */
+export const INDEX_BATCH = 2000
+/** Pause between passes when the backlog is empty or was fully drained. */
+export const INDEX_INTERVAL_MS = 50
+
+/** Notifications with an id up to this are in the trigram index. */
+export async function indexedUpTo(db: Kysely<DB> | Transaction<DB>): Promise<number> {
+  const row = await db.selectFrom('search_index_state').select('high_water').where('id', '=', 1).executeTakeFirst()
+  return Number(row?.high_water ?? 0)
+}
+
+/** Index up to `max` not-yet-indexed notifications, oldest first; returns how many. */
+export async function indexPending(db: Kysely<DB>, max = INDEX_BATCH): Promise<number> {
+  // A cheap read first: an idle server must not write a transaction every pass.
+  const pending = await sql<{ p: number }>`select exists (select 1 from notifications
+    where id > (select high_water from search_index_state where id = 1)) as p`.execute(db)
+  if (Number(pending.rows[0]?.p ?? 0) === 0) return 0
+  return db.transaction().execute(async (trx) => {
+    // Write first, so the transaction holds the write lock before it reads the mark.
+    await sql`update search_index_state set high_water = high_water where id = 1`.execute(trx)
+    const low = await indexedUpTo(trx)
+    const range = await sql<{ n: number; upto: number | null }>`select count(*) as n, max(id) as upto
+      from (select id from notifications where id > ${low} order by id limit ${max})`.execute(trx)
+    const { n, upto } = range.rows[0] ?? { n: 0, upto: null }
+    if (upto === null || Number(n) === 0) return 0
+    await sql`insert into notification_fts (rowid, search_text)
+      select id, search_text from notifications where id > ${low} and id <= ${upto}`.execute(trx)
+    await trx
+      .updateTable('search_index_state')
+      .set({ high_water: Number(upto) })
+      .where('id', '=', 1)
+      .execute()
+    return Number(n)
+  })
+}
+
+/** Index everything pending (bench and tests; the server uses SearchIndexer). */
+export async function indexAll(db: Kysely<DB>, batch = INDEX_BATCH): Promise<void> {
+  while ((await indexPending(db, batch)) > 0) {}
+}
+
+export class SearchIndexer {
+  readonly #db: Kysely<DB>
+  readonly #logger: Logger
+  readonly #intervalMs: number
+  #timer: NodeJS.Timeout | undefined
+  #running: Promise<void> | undefined
+  #stopped = false
+
+  constructor(db: Kysely<DB>, logger: Logger, intervalMs = INDEX_INTERVAL_MS) {
+    this.#db = db
+    this.#logger = logger
+    this.#intervalMs = intervalMs
+  }
+
+  start(): void {
+    this.#schedule(0)
+  }
+
+  #schedule(ms: number) {
+    if (this.#stopped) return
+    this.#timer = setTimeout(() => {
+      this.#running = this.#pass()
+    }, ms)
+    this.#timer.unref()
+  }
+
+  async #pass(): Promise<void> {
+    let next = this.#intervalMs
+    try {
+      // A full batch means more is waiting: go on at once (after other queued work).
+      if ((await indexPending(this.#db)) === INDEX_BATCH) next = 0
+    } catch (err) {
+      this.#logger.warn({ err: (err as Error).message }, 'search indexing failed; retrying')
+      next = Math.max(this.#intervalMs, 1000)
+    }
+    this.#schedule(next)
+  }
+
+  /** Stop the loop and wait for a pass in progress (rows left over are indexed by the next start). */
+  async stop(): Promise<void> {
+    this.#stopped = true
+    clearTimeout(this.#timer)
+    await this.#running
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * The inbox API (paths ours; the spec leaves them unshown). Every route needs a reader.
+ *   GET  /api/v1/notifications                    query: q, channel, state, severity, unread, limit (<=200), before
+ *   GET  /api/v1/notifications/{id}               one notification
+ *   GET  /api/v1/notifications/{id}/activity      its immutable activity events
+ *   POST /api/v1/notifications/{id}/acknowledge   operator, channel_admin or administrator
+ *   POST /api/v1/notifications/{id}/resolve       same
+ *   POST /api/v1/notifications/{id}/read          mark one read
+ *   POST /api/v1/notifications/{id}/archive       hide from the reader's normal history
+ *   POST /api/v1/notifications/{id}/restore       bring it back from the archived view
+ *   POST /api/v1/channels/{id}/read               mark the channel read (cursor to its newest item)
+ *   POST /api/v1/notifications/read-all           mark every readable channel read, atomically
+ */
+import type { HttpApp } from '@gatehouse/kit'
+import { Type } from 'typebox'
+import { type Reader, readerOf } from '../auth/guard.ts'
+import { readableChannelNames, visibleChannel } from '../channels/access.ts'
+import type { Context } from '../context.ts'
+import type { NotificationRow } from '../db/schema.ts'
+import { decodeCursor, encodeCursor } from './cursor.ts'
+import { indexedUpTo } from './indexer.ts'
+import { activity, transition, visibleNotification } from './lifecycle.ts'
+import { MAX_QUERY_LENGTH, searchPlan, searchTerms } from './search.ts'
+import { advanceCursor, isArchived, isRead, markRead, newestIds, queryInbox, setArchived } from './store.ts'
+import { TrigramStats } from './trigram-stats.ts'
+
+export const MAX_LIMIT = 200
+export const DEFAULT_LIMIT = 50
+
+const Query = Type.Object(
+  {
+    q: Type.Optional(Type.String({ maxLength: MAX_QUERY_LENGTH })),
+    channel: Type.Optional(Type.String({ maxLength: 64 })),
+    state: Type.Optional(
+      Type.Union(['received', 'firing', 'acknowledged', 'resolved', 'archived'].map((s) => Type.Literal(s))),
+    ),
+    severity: Type.Optional(
+      Type.Union(['info', 'success', 'warning', 'error', 'critical'].map((s) => Type.Literal(s))),
+    ),
+    unread: Type.Optional(Type.Boolean()),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT })),
+    before: Type.Optional(Type.String({ maxLength: 64 })),
+  },
+  { additionalProperties: false },
+)
+
+const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) })
+
+export function notificationResponse(n: NotificationRow, read: boolean, extra: Record<string, unknown> = {}) {
+  return {
+    id: Number(n.id),
+    channel: n.channel,
+    kind: n.kind,
+    title: n.title,
+    body: n.body,
+    source: n.source,
+    username: n.username,
+    severity: n.severity,
+    state: n.state,
+    created_at: n.created_at,
+    read,
+    content: JSON.parse(n.content) as unknown,
+    ...extra,
+  }
+}
+
+export function inboxRoutes(app: HttpApp, ctx: Context) {
+  const { db, guard } = ctx
+  const kind = ctx.kind
+  const stats = kind === 'sqlite' ? new TrigramStats(db) : undefined
+  const signedIn = { onRequest: guard.signedIn }
+  const byId = { ...signedIn, schema: { params: IdParams } }
+
+  app.get('/api/v1/notifications', { ...signedIn, schema: { querystring: Query } }, async (req) => {
+    const reader = readerOf(req)
+    const query = req.query
+    if (query.channel !== undefined) await visibleChannel(db, reader, query.channel)
+    const limit = query.limit ?? DEFAULT_LIMIT
+    const before = query.before !== undefined ? decodeCursor(query.before) : undefined
+    // Read before the plan: every notification up to it is in the trigram index (SQLite).
+    const upTo = kind === 'sqlite' ? await indexedUpTo(db) : undefined
+    const search = await searchPlan(
+      kind,
+      stats,
+      searchTerms(query.q ?? ''),
+      query.channel,
+      query.severity !== undefined || query.state !== undefined,
+    )
+    if (search === undefined) return { notifications: [], next_cursor: null }
+    const rows = await queryInbox(db, {
+      readerId: reader.id,
+      channels: await readableChannelNames(db, reader),
+      ...(query.channel !== undefined ? { channel: query.channel } : {}),
+      ...(query.state !== undefined ? { state: query.state as never } : {}),
+      ...(query.severity !== undefined ? { severity: query.severity as never } : {}),
+      ...(before !== undefined ? { before } : {}),
+      unread: query.unread === true,
+      search,
+      ...(upTo !== undefined ? { indexedUpTo: upTo } : {}),
+      limit,
+    })
+    const page = rows.slice(0, limit)
+    return {
+      notifications: page.map((r) => notificationResponse(r, Number(r.is_read) === 1)),
+      next_cursor: rows.length > limit ? encodeCursor(Number(page.at(-1)!.id)) : null,
+    }
+  })
+
+  const one = async (reader: Reader, id: number) => {
+    const { notification } = await visibleNotification(db, reader, id)
+    return notificationResponse(notification, await isRead(db, reader.id, notification), {
+      archived: await isArchived(db, reader.id, id),
+    })
+  }
+
+  app.get('/api/v1/notifications/:id', byId, async (req) => ({
+    notification: await one(readerOf(req), req.params.id),
+  }))
+
+  app.get('/api/v1/notifications/:id/activity', byId, async (req) => ({
+    events: await activity(db, readerOf(req), req.params.id),
+  }))
+
+  for (const action of ['acknowledge', 'resolve'] as const) {
+    app.post(`/api/v1/notifications/:id/${action}`, byId, async (req) => {
+      const reader = readerOf(req)
+      const { changed } = await transition(db, reader, req.params.id, action)
+      return { notification: await one(reader, req.params.id), changed }
+    })
+  }
+
+  app.post('/api/v1/notifications/:id/read', byId, async (req) => {
+    const reader = readerOf(req)
+    await visibleNotification(db, reader, req.params.id)
+    await markRead(db, reader.id, req.params.id)
+    return { notification: await one(reader, req.params.id) }
+  })
+
+  for (const [action, archived] of [
+    ['archive', true],
+    ['restore', false],
+  ] as const) {
+    app.post(`/api/v1/notifications/:id/${action}`, byId, async (req) => {
+      const reader = readerOf(req)
+      await visibleNotification(db, reader, req.params.id)
+      await setArchived(db, reader.id, req.params.id, archived)
+      return { notification: await one(reader, req.params.id) }
+    })
+  }
+
+  app.post(
+    '/api/v1/channels/:id/read',
+    { ...signedIn, schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }) } },
+    async (req) => {
+      const reader = readerOf(req)
+      const { channel } = await visibleChannel(db, reader, req.params.id)
+      const newest = await newestIds(db, [channel.name])
+      if (newest[0]) await advanceCursor(db, reader.id, channel.name, newest[0].id)
+      return { channel: channel.name, last_read_id: newest[0]?.id ?? 0 }
+    },
+  )
+
+  app.post('/api/v1/notifications/read-all', signedIn, async (req) => {
+    const reader = readerOf(req)
+    const cursors = await db.transaction().execute(async (tx) => {
+      const newest = await newestIds(tx, await readableChannelNames(tx, reader))
+      for (const { channel, id } of newest) await advanceCursor(tx, reader.id, channel, id)
+      return newest
+    })
+    return { channels: cursors.map((c) => ({ channel: c.channel, last_read_id: c.id })) }
+  })
+}

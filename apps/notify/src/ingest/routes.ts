@@ -1,0 +1,89 @@
+/**
+ * Publishing endpoints (hook token auth, no reader session):
+ *   POST /hooks/{token}            compatibility payload (JSON or form payload=)
+ *   POST /api/v1/notifications     native card v1; Authorization: Bearer <token>
+ *   POST /api/v1/messages          text/plain, or JSON {text, source}; Authorization: Bearer <token>
+ */
+import type { HttpApp } from '@gatehouse/kit'
+import type { FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { Context } from '../context.ts'
+import type { WebhookRow } from '../db/schema.ts'
+import { errors } from '../errors.ts'
+import { authenticateToken } from '../webhooks/service.ts'
+import { cardDraft, parseCard } from './card.ts'
+import { compatDraft, decodeCompatBody } from './compat.ts'
+import type { Draft } from './draft.ts'
+import { messageDraft, parseMessage } from './message.ts'
+import { store } from './service.ts'
+import { WriteQueue } from './write-queue.ts'
+
+function bearer(req: FastifyRequest): string | undefined {
+  const h = req.headers.authorization
+  const m = h ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null
+  return m?.[1]
+}
+
+export function ingestRoutes(app: HttpApp, ctx: Context) {
+  const received = ctx.metrics.counter('notifications_received_total', 'Notifications stored, by kind', ['kind'])
+  const rejected = ctx.metrics.counter('deliveries_rejected_total', 'Deliveries refused, by error code', ['code'])
+
+  // Token authentication runs before the body is parsed: an unknown or revoked token
+  // learns nothing about payload validation.
+  const hooks = new WeakMap<FastifyRequest, WebhookRow>()
+  const queue = ctx.kind === 'sqlite' ? new WriteQueue(ctx.db) : undefined
+  const withToken = (token: (req: FastifyRequest) => string | undefined) => async (req: FastifyRequest) => {
+    try {
+      hooks.set(req, await authenticateToken(ctx.db, token(req)))
+    } catch (err) {
+      rejected.inc({ code: (err as { code?: string }).code ?? 'internal' })
+      throw err
+    }
+  }
+  const pathToken = withToken((req) => (req.params as { token?: string }).token)
+  const bearerToken = withToken(bearer)
+
+  const accept = async (req: FastifyRequest, parse: () => Draft) => {
+    try {
+      const draft = parse()
+      const stored = await store(ctx.db, hooks.get(req)!, draft, queue)
+      received.inc({ kind: draft.kind })
+      return stored
+    } catch (err) {
+      rejected.inc({ code: (err as { code?: string }).code ?? 'internal' })
+      throw err
+    }
+  }
+
+  // Compatibility and message bodies arrive in many content types and are parsed here,
+  // so this scope takes every body as text (the body limit still applies).
+  app.register(async (scope) => {
+    scope.removeAllContentTypeParsers()
+    scope.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body))
+
+    scope.post(
+      '/hooks/:token',
+      { onRequest: pathToken, schema: { params: Type.Object({ token: Type.String({ maxLength: 512 }) }), hide: true } },
+      async (req, reply) => {
+        const body = typeof req.body === 'string' ? req.body : ''
+        await accept(req, () => compatDraft(decodeCompatBody(req.headers['content-type'], body)))
+        // Slack-compatible senders (Grafana among them) expect the literal body "ok".
+        return reply.type('text/plain; charset=utf-8').send('ok')
+      },
+    )
+
+    scope.post('/api/v1/messages', { onRequest: bearerToken }, async (req, reply) => {
+      const body = typeof req.body === 'string' ? req.body : ''
+      const stored = await accept(req, () => messageDraft(parseMessage(req.headers['content-type'], body)))
+      return reply.code(201).send({ notification: stored })
+    })
+  })
+
+  app.post('/api/v1/notifications', { onRequest: bearerToken }, async (req, reply) => {
+    const stored = await accept(req, () => {
+      if (req.body === undefined) throw errors.invalid_card('card', 'a JSON body is required')
+      return cardDraft(parseCard(req.body))
+    })
+    return reply.code(201).send({ notification: stored })
+  })
+}

@@ -1,0 +1,50 @@
+/**
+ * Storing a delivery: the hook's override policy picks the channel, then one insert (the
+ * SQLite search index is filled afterwards, in batches, by inbox/indexer.ts). On SQLite
+ * the insert goes through the group-commit WriteQueue.
+ */
+import type { Kysely } from 'kysely'
+import { findChannel } from '../channels/store.ts'
+import type { DB, NewNotification, WebhookRow } from '../db/schema.ts'
+import { CHANNEL_NAME } from '../names.ts'
+import { type Draft, searchText } from './draft.ts'
+import { insertNotification, type WriteQueue } from './write-queue.ts'
+
+/**
+ * Spec rule 1: a payload's channel selects a destination only when the hook is unlocked,
+ * and only an existing public channel. Anything else (locked hook, unknown or private
+ * channel) keeps the hook's channel, so a sender cannot probe for private channels.
+ */
+export async function destination(db: Kysely<DB>, hook: WebhookRow, requested: string | undefined): Promise<string> {
+  if (requested === undefined || hook.channel_locked === 1) return hook.channel
+  const name = requested.trim().replace(/^[#~]/, '').toLowerCase()
+  if (name === hook.channel || !CHANNEL_NAME.test(name)) return hook.channel
+  const channel = await findChannel(db, name)
+  return channel && channel.visibility === 'public' ? channel.name : hook.channel
+}
+
+export async function store(
+  db: Kysely<DB>,
+  hook: WebhookRow,
+  draft: Draft,
+  queue?: WriteQueue,
+): Promise<{ id: number; channel: string; created_at: string }> {
+  const channel = await destination(db, hook, draft.requestedChannel)
+  const created_at = new Date().toISOString()
+  const row: NewNotification = {
+    channel,
+    webhook_id: hook.id,
+    kind: draft.kind,
+    title: draft.title,
+    body: draft.body,
+    source: draft.source,
+    username: draft.username,
+    severity: draft.severity,
+    state: 'received',
+    content: JSON.stringify(draft.content),
+    search_text: searchText([channel, ...draft.searchParts]),
+    created_at,
+  }
+  const id = queue ? await queue.insert(row) : await insertNotification(db, row)
+  return { id, channel, created_at }
+}

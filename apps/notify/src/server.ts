@@ -1,0 +1,72 @@
+/**
+ * Builds the notification service's HTTP app from the domain modules. Never listens:
+ * `main.ts` (or a test) does.
+ */
+import { createHttpApp, type Database, type HttpApp, type Logger } from '@gatehouse/kit'
+import { createGuard, LOCAL_READER_NAME, type Reader, toReader } from './auth/guard.ts'
+import { authRoutes } from './auth/routes.ts'
+import { channelRoutes } from './channels/routes.ts'
+import type { Config } from './config.ts'
+import type { Context } from './context.ts'
+import type { DB } from './db/schema.ts'
+import { SearchIndexer } from './inbox/indexer.ts'
+import { inboxRoutes } from './inbox/routes.ts'
+import { ingestRoutes } from './ingest/routes.ts'
+import { userRoutes } from './users/routes.ts'
+import { UserService } from './users/service.ts'
+import { webhookRoutes } from './webhooks/routes.ts'
+import { ensureDevelopmentHook } from './webhooks/service.ts'
+
+export const VERSION = '0.1.0'
+
+export interface Deps {
+  database: Database<DB>
+  logger: Logger
+  /** SQLite: pause between search indexer passes (tests set a long one to see the unindexed tail). */
+  searchIndexIntervalMs?: number
+}
+
+/** Bootstrap state from the configuration: the administrator, the development reader and hook. */
+async function bootstrap(config: Config, database: Database<DB>, users: UserService): Promise<Reader | undefined> {
+  if (config.readerUsername !== undefined && config.readerPassword !== undefined) {
+    await users.ensureBootstrapAdmin(config.readerUsername, config.readerPassword)
+  }
+  if (config.hookToken !== undefined) await ensureDevelopmentHook(database.db, config.hookToken, config.hookChannel)
+  if (!config.auth) return toReader(await users.ensureLocalReader(LOCAL_READER_NAME))
+  return undefined
+}
+
+export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> {
+  const { database, logger } = deps
+  const users = new UserService(database.db, config.bcryptCost)
+  const localReader = await bootstrap(config, database, users)
+  const app = await createHttpApp({
+    name: 'notify',
+    version: VERSION,
+    logger,
+    bodyLimit: config.bodyLimit,
+    trustProxy: false,
+    openapi: { title: 'Gatehouse notification service' },
+  })
+  app.decorateRequest('reader', null)
+  app.readiness.add('database', () => database.ping())
+  const guard = createGuard(config, database.db, localReader)
+  app.addHook('onRequest', async (req) => guard.checkOrigin(req))
+  // Responses carry reader data or one-time secrets: never cache them.
+  app.addHook('onSend', async (_req, reply) => {
+    reply.header('cache-control', 'no-store')
+  })
+  const ctx: Context = { config, db: database.db, kind: database.kind, guard, users, metrics: app.metrics }
+  authRoutes(app, ctx)
+  userRoutes(app, ctx)
+  channelRoutes(app, ctx)
+  webhookRoutes(app, ctx)
+  ingestRoutes(app, ctx)
+  inboxRoutes(app, ctx)
+  if (database.kind === 'sqlite') {
+    const indexer = new SearchIndexer(database.db, logger, deps.searchIndexIntervalMs)
+    app.addHook('onReady', async () => indexer.start())
+    app.addHook('onClose', async () => indexer.stop())
+  }
+  return app
+}

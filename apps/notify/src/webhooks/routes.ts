@@ -1,0 +1,62 @@
+/**
+ * Webhook administration (administrators only).
+ *   POST /api/v1/webhooks                 {channel, channel_locked?} -> path /hooks/{token}, shown once
+ *   GET  /api/v1/webhooks                 non-secret metadata
+ *   POST /api/v1/webhooks/{id}/revoke     disables future deliveries at once
+ *   POST /api/v1/webhooks/{id}/new-url    another active URL, same channel and override policy
+ *   POST /api/v1/admin/import/webhooks    strict {dry_run, webhooks: [{id, channel, channel_locked}]}
+ */
+import type { HttpApp } from '@gatehouse/kit'
+import { Type } from 'typebox'
+import type { Context } from '../context.ts'
+import { ChannelName } from '../names.ts'
+import { importWebhooks } from './import.ts'
+import { createWebhook, metadata, newUrl, revoke } from './service.ts'
+import { listWebhooks } from './store.ts'
+
+const CreateWebhook = Type.Object(
+  { channel: ChannelName, channel_locked: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+)
+
+/** Imported ids become URL tokens, so they must be URL-safe and long enough not to be guessed. */
+const ImportedId = Type.String({ pattern: '^[A-Za-z0-9_-]{16,256}$' })
+
+const ImportBody = Type.Object(
+  {
+    dry_run: Type.Boolean(),
+    webhooks: Type.Array(
+      Type.Object(
+        { id: ImportedId, channel: ChannelName, channel_locked: Type.Optional(Type.Boolean()) },
+        { additionalProperties: false },
+      ),
+      { maxItems: 5000 },
+    ),
+  },
+  { additionalProperties: false },
+)
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
+
+export function webhookRoutes(app: HttpApp, ctx: Context) {
+  const admin = { onRequest: ctx.guard.admin }
+
+  app.post('/api/v1/webhooks', { ...admin, schema: { body: CreateWebhook } }, async (req, reply) => {
+    const hook = await createWebhook(ctx.db, req.body.channel, req.body.channel_locked ?? false)
+    return reply.code(201).send({ webhook: hook })
+  })
+
+  app.get('/api/v1/webhooks', admin, async () => ({ webhooks: (await listWebhooks(ctx.db)).map(metadata) }))
+
+  app.post('/api/v1/webhooks/:id/revoke', { ...admin, schema: { params: IdParams } }, async (req) => ({
+    webhook: metadata(await revoke(ctx.db, req.params.id)),
+  }))
+
+  app.post('/api/v1/webhooks/:id/new-url', { ...admin, schema: { params: IdParams } }, async (req, reply) => {
+    return reply.code(201).send({ webhook: await newUrl(ctx.db, req.params.id) })
+  })
+
+  app.post('/api/v1/admin/import/webhooks', { ...admin, schema: { body: ImportBody } }, async (req) => {
+    return importWebhooks(ctx.db, req.body.dry_run, req.body.webhooks)
+  })
+}

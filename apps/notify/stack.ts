@@ -1,0 +1,91 @@
+/**
+ * `npm start` support: runs notify on embedded defaults (SQLite under ctx.dataDir) with a
+ * generated administrator and a demo channel with its development hook. Generated
+ * credentials are kept in ctx.dataDir/credentials.json so a restart reuses them.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { StackService, StartStack } from '../../packages/kit/src/stack.ts'
+
+const LISTEN = '127.0.0.1:8480'
+const URL_BASE = `http://${LISTEN}`
+
+interface Credentials {
+  username: string
+  password: string
+  hookToken: string
+}
+
+function credentials(dataDir: string): Credentials {
+  const file = join(dataDir, 'credentials.json')
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Credentials
+  const c: Credentials = {
+    username: 'admin',
+    password: randomBytes(18).toString('base64url'),
+    hookToken: randomBytes(32).toString('base64url'),
+  }
+  writeFileSync(file, `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600 })
+  return c
+}
+
+async function waitReady(child: ChildProcess, deadlineMs: number): Promise<void> {
+  const deadline = Date.now() + deadlineMs
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`notify exited with code ${child.exitCode}; see notify.log`)
+    try {
+      if ((await fetch(`${URL_BASE}/readyz`)).ok) return
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error('notify was not ready within 20 s; see notify.log')
+}
+
+export const startStack: StartStack = async (ctx) => {
+  const c = credentials(ctx.dataDir)
+  const log = createWriteStream(join(ctx.dataDir, 'notify.log'), { flags: 'a' })
+  const child = spawn(ctx.node, [join(ctx.root, 'apps', 'notify', 'src', 'main.ts')], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      NOTIFY_LISTEN: LISTEN,
+      NOTIFY_DATABASE_URL: `sqlite:${join(ctx.dataDir, 'notify.db')}`,
+      NOTIFY_READER_USERNAME: c.username,
+      NOTIFY_READER_PASSWORD: c.password,
+      NOTIFY_PUBLIC_URL: URL_BASE,
+      NOTIFY_HOOK_TOKEN: c.hookToken,
+      NOTIFY_HOOK_CHANNEL: 'demo',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  child.stdout!.pipe(log)
+  child.stderr!.pipe(log)
+  try {
+    await waitReady(child, 20_000)
+  } catch (err) {
+    child.kill('SIGTERM')
+    throw err
+  }
+  const service: StackService = {
+    urls: { api: URL_BASE, hook: `${URL_BASE}/hooks/<hook token>` },
+    credentials: {
+      'reader (administrator)': `${c.username} / ${c.password}`,
+      'demo hook token': c.hookToken,
+      kept: join(ctx.dataDir, 'credentials.json'),
+    },
+    notes: [
+      `try: curl -d '{"text":"hello"}' ${URL_BASE}/hooks/${c.hookToken}`,
+      `then: sign in with POST ${URL_BASE}/api/v1/auth/login and GET /api/v1/notifications?channel=demo`,
+    ],
+    async stop() {
+      if (child.exitCode !== null) return
+      const exited = new Promise((r) => child.once('exit', r))
+      child.kill('SIGTERM')
+      await exited
+      log.end()
+    },
+  }
+  return service
+}

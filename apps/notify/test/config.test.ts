@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { join } from 'node:path'
+import { describe, test } from 'node:test'
+import { ConfigError, loadConfig } from '@gatehouse/kit'
+import { freePort, tempDir } from '@gatehouse/testkit'
+import { finishConfig, readConfig, schema } from '../src/config.ts'
+
+const main = join(import.meta.dirname, '..', 'src', 'main.ts')
+
+function run(args: string[], env: Record<string, string>, timeout = 20_000) {
+  return spawnSync(process.execPath, [main, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    encoding: 'utf8',
+    timeout,
+  })
+}
+
+describe('configuration', () => {
+  test('defaults follow the spec: 127.0.0.1:8080, notify.db, unauthenticated development mode', () => {
+    const c = readConfig([], {})
+    assert.equal(c.listen, '127.0.0.1:8080')
+    assert.equal(c.database, 'sqlite:notify.db')
+    assert.equal(c.auth, false)
+  })
+
+  test('spec-style single-dash flags win over the environment', () => {
+    const c = readConfig(['-listen', '127.0.0.2:9000', '-hook-id', 'abcdefghijklmnop1234'], {
+      NOTIFY_LISTEN: '127.0.0.1:1',
+      NOTIFY_HOOK_TOKEN: 'zzzzzzzzzzzzzzzzzzzz',
+    })
+    assert.equal(c.listen, '127.0.0.2:9000')
+    assert.equal(c.hookToken, 'abcdefghijklmnop1234')
+    assert.equal(readConfig(['--listen=127.0.0.1:7000'], {}).listen, '127.0.0.1:7000')
+  })
+
+  test('cross-field rules are all reported at once', () => {
+    const err = (() => {
+      try {
+        finishConfig(
+          loadConfig(schema, {
+            env: { NOTIFY_READER_PASSWORD: 'long-enough-password', NOTIFY_LISTEN: '0.0.0.0:8080' },
+          }).config,
+        )
+      } catch (e) {
+        return e as ConfigError
+      }
+      return undefined
+    })()
+    assert.ok(err instanceof ConfigError)
+    assert.ok(err.lines.some((l) => l.startsWith('NOTIFY_READER_USERNAME: required')))
+    assert.ok(err.lines.some((l) => l.startsWith('NOTIFY_PUBLIC_URL: required')))
+    assert.throws(() => readConfig([], { NOTIFY_LISTEN: '0.0.0.0:8080' }), /not a loopback address/)
+    assert.throws(() => readConfig([], { NOTIFY_READER_USERNAME: 'x', NOTIFY_READER_PASSWORD: 'short' }), /at least 12/)
+    assert.throws(
+      () =>
+        readConfig([], {
+          NOTIFY_READER_USERNAME: 'x',
+          NOTIFY_READER_PASSWORD: 'long-enough-password',
+          NOTIFY_PUBLIC_URL: 'https://n.example/app',
+        }),
+      /origin only/,
+    )
+    const ok = readConfig([], {
+      NOTIFY_READER_USERNAME: 'admin',
+      NOTIFY_READER_PASSWORD: 'long-enough-password',
+      NOTIFY_PUBLIC_URL: 'https://notify.example',
+      NOTIFY_LISTEN: '0.0.0.0:8080',
+    })
+    assert.equal(ok.auth, true)
+    assert.equal(ok.publicOrigin, 'https://notify.example')
+  })
+})
+
+describe('startup failures (child process)', () => {
+  test('authentication without NOTIFY_PUBLIC_URL: one clear line, exit 1', () => {
+    const r = run([], { NOTIFY_READER_USERNAME: 'admin', NOTIFY_READER_PASSWORD: 'long-enough-password' })
+    assert.equal(r.status, 1)
+    assert.match(r.stderr, /^notify: NOTIFY_PUBLIC_URL: required when reader authentication is on/m)
+    assert.doesNotMatch(r.stderr, /\n\s+at /)
+  })
+
+  test('unauthenticated mode on a non-loopback address is refused', () => {
+    const r = run(['-listen', '0.0.0.0:8080'], {})
+    assert.equal(r.status, 1)
+    assert.match(r.stderr, /not a loopback address/)
+  })
+
+  test('an unreachable database and an unknown flag stop startup', async () => {
+    const port = await freePort()
+    const r = run([], { NOTIFY_DATABASE_URL: `postgres://nobody@127.0.0.1:${port}/x`, NOTIFY_LISTEN: '127.0.0.1:0' })
+    assert.equal(r.status, 1)
+    assert.match(r.stderr, /^notify: database .* is unreachable/m)
+    const u = run(['-no-such-flag', 'x'], {})
+    assert.equal(u.status, 1)
+    assert.match(u.stderr, /unknown flag/)
+  })
+
+  test('--help lists every flag and variable', () => {
+    const r = run(['-help'], {})
+    assert.equal(r.status, 0)
+    for (const name of ['-listen', 'NOTIFY_HOOK_TOKEN', 'NOTIFY_PUBLIC_URL', 'NOTIFY_READER_PASSWORD']) {
+      assert.ok(r.stdout.includes(name.replace(/^-/, '--')) || r.stdout.includes(name), name)
+    }
+  })
+
+  test('a running service warns about development mode and stops cleanly on SIGTERM', async () => {
+    const dir = tempDir('notify-main-')
+    const port = await freePort()
+    const { spawn } = await import('node:child_process')
+    const child = spawn(process.execPath, [main, '-listen', `127.0.0.1:${port}`], {
+      env: { PATH: process.env.PATH ?? '', NOTIFY_DATABASE_URL: `sqlite:${join(dir.path, 'n.db')}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let out = ''
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString()
+    })
+    const deadline = Date.now() + 15_000
+    // Poll for the condition with a deadline.
+    while (!out.includes('notify listening') && Date.now() < deadline && child.exitCode === null) {
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    assert.match(out, /unauthenticated development mode/)
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`)
+    assert.equal(health.status, 200)
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`)
+    assert.equal(ready.status, 200)
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+    assert.match(metrics, /notify_build_info/)
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
+    child.kill('SIGTERM')
+    assert.equal(await exited, 0)
+    dir.remove()
+  })
+})

@@ -1,0 +1,174 @@
+/**
+ * Search and pagination against an oracle: a few thousand generated notifications, random
+ * queries (terms cut from the generated text, with filters), every page fetched; the
+ * result must equal a plain substring check in JavaScript, newest first, whichever plan
+ * (trigram index or scan) the database takes. On SQLite half the rows are indexed and
+ * half are left to the background indexer (stopped here), so every query crosses the
+ * boundary between the index and the unindexed tail.
+ */
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import fc from 'fast-check'
+import { indexAll, indexedUpTo, indexPending } from '../src/inbox/indexer.ts'
+import { searchText } from '../src/ingest/draft.ts'
+import { ADMIN, ADMIN_PASSWORD, backends, channel, DEV_TOKEN, type Notify, publish, startNotify } from './helpers.ts'
+
+const VOCAB = [
+  'Disk',
+  'disk-full',
+  'MEMORY',
+  'latency',
+  'timeout',
+  'web-1',
+  'web-12',
+  'db_2',
+  '100%',
+  'Straße',
+  'ok',
+  'x',
+]
+const SEVERITIES = ['info', 'warning', 'error'] as const
+const ROWS = 2500
+const HOUR = 3_600_000
+
+interface Row {
+  id: number
+  channel: string
+  severity: string
+  doc: string
+}
+
+for (const backend of backends) {
+  describe(`search oracle (${backend.name})`, () => {
+    let n: Notify
+    let admin: string
+    const rows: Row[] = []
+    before(async () => {
+      n = await startNotify(backend, { searchIndexIntervalMs: HOUR })
+      admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+      await channel(n, admin, 'alpha')
+      await channel(n, admin, 'beta')
+      const rnd = fc.sample(fc.array(fc.nat(), { minLength: 8, maxLength: 8 }), { numRuns: ROWS, seed: 42 })
+      const values = rnd.map((r, i) => {
+        const ch = r[0]! % 3 === 0 ? 'beta' : 'alpha'
+        // Skewed vocabulary: some words are in most rows, some in few.
+        const words = r.slice(1, 6).map((x, k) => VOCAB[(x % (k + 3)) + (k % 2) * 4]!)
+        const text = `${words.join(' ')} n${i}`
+        return {
+          channel: ch,
+          webhook_id: null,
+          kind: 'message' as const,
+          title: text,
+          body: text,
+          source: null,
+          username: null,
+          severity: SEVERITIES[r[6]! % 3]!,
+          state: 'received' as const,
+          content: '{}',
+          search_text: searchText([ch, text]),
+          created_at: new Date().toISOString(),
+        }
+      })
+      for (let i = 0; i < values.length; i += 500) {
+        const inserted = await n.database.db
+          .insertInto('notifications')
+          .values(values.slice(i, i + 500))
+          .returning(['id', 'channel', 'severity', 'search_text'])
+          .execute()
+        for (const r of inserted)
+          rows.push({ id: Number(r.id), channel: r.channel, severity: r.severity, doc: r.search_text })
+      }
+      if (backend.name === 'sqlite') {
+        assert.equal(await indexPending(n.database.db, ROWS / 2), ROWS / 2)
+        assert.equal(await indexedUpTo(n.database.db), rows[ROWS / 2 - 1]!.id)
+      }
+    })
+    after(() => n.close())
+
+    test('random queries equal a substring oracle across all pages', async () => {
+      const term = fc.oneof(
+        fc.constantFrom(...VOCAB),
+        fc.constantFrom(...VOCAB).chain((w) => fc.nat(w.length - 1).map((s) => w.slice(s, s + 4))),
+        fc.constantFrom('web-1 ', 'zz', 'eb-12', 'ülk', 'n12', 'n2499'),
+      )
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(term, { minLength: 1, maxLength: 3 }),
+          fc.option(fc.constantFrom('alpha', 'beta'), { nil: undefined }),
+          fc.option(fc.constantFrom(...SEVERITIES), { nil: undefined }),
+          fc.constantFrom(7, 50, 200),
+          async (terms, ch, severity, limit) => {
+            const clean = terms.map((t) => t.trim()).filter((t) => t !== '')
+            fc.pre(clean.length > 0)
+            const q = clean.map((t) => (t.includes(' ') ? `"${t}"` : t)).join(' ')
+            const expected = rows
+              .filter(
+                (r) =>
+                  clean.every((t) => r.doc.includes(t.toLowerCase())) &&
+                  (ch === undefined || r.channel === ch) &&
+                  (severity === undefined || r.severity === severity),
+              )
+              .map((r) => r.id)
+              .sort((a, b) => b - a)
+            const got: number[] = []
+            let cursor: string | null = null
+            let pages = 0
+            do {
+              const params = new URLSearchParams({ q, limit: String(limit) })
+              if (ch) params.set('channel', ch)
+              if (severity) params.set('severity', severity)
+              if (cursor) params.set('before', cursor)
+              const res = await n.client.get(`/api/v1/notifications?${params}`, { cookie: admin })
+              assert.equal(res.status, 200)
+              got.push(...res.body.notifications.map((x: { id: number }) => x.id))
+              cursor = res.body.next_cursor
+              pages++
+            } while (cursor && pages < 400)
+            assert.deepEqual(got, expected, `q=${q} channel=${ch} severity=${severity}`)
+          },
+        ),
+        { numRuns: 25, seed: 7 },
+      )
+    })
+  })
+
+  describe(`search right after ingestion (${backend.name})`, () => {
+    let n: Notify
+    let admin: string
+    before(async () => {
+      n = await startNotify(backend, { searchIndexIntervalMs: HOUR })
+      admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+    })
+    after(() => n.close())
+
+    test('a delivery is found at once, before and after the indexer ran', async () => {
+      const ids: number[] = []
+      for (const word of ['quokka-7731 first', 'quokka-7731 second', 'other'])
+        ids.push(await publish(n, DEV_TOKEN, `zebrafish ${word}`))
+      const expected = [ids[1]!, ids[0]!]
+      const search = async (q: string, limit = 50) => {
+        const res = await n.client.get(`/api/v1/notifications?q=${encodeURIComponent(q)}&limit=${limit}`, {
+          cookie: admin,
+        })
+        assert.equal(res.status, 200)
+        return res.body.notifications.map((x: { id: number }) => x.id)
+      }
+      if (backend.name === 'sqlite') {
+        // Not indexed yet: the trigram index knows none of these words.
+        assert.ok((await indexedUpTo(n.database.db)) < ids[0]!)
+      }
+      assert.deepEqual(await search('quokka-7731'), expected)
+      assert.deepEqual(await search('QUOKKA-7731 second'), [ids[1]!])
+      assert.deepEqual(await search('zebrafish', 2), ids.slice(1).reverse())
+      if (backend.name === 'sqlite') {
+        // One of the two indexed, then both: the same answers, never a duplicate.
+        assert.equal(await indexPending(n.database.db, 1), 1)
+        assert.deepEqual(await search('quokka-7731'), expected)
+        await indexAll(n.database.db)
+        assert.equal(await indexedUpTo(n.database.db), ids[2]!)
+      }
+      assert.deepEqual(await search('quokka-7731'), expected)
+      assert.deepEqual(await search('zebrafish'), [...ids].reverse())
+    })
+  })
+}
