@@ -17,7 +17,7 @@ import { issuerMetadata } from './auth/issuer.ts'
 import { authRoutes } from './auth/routes.ts'
 import type { ArtsvcConfig } from './config.ts'
 import { ContentCaches } from './content/caches.ts'
-import { contentRoutes } from './content/routes.ts'
+import { contentRoutes, installContentPath } from './content/routes.ts'
 import type { AppContext } from './context.ts'
 import { openArtsvcDatabase } from './db/migrations.ts'
 import { errors } from './errors.ts'
@@ -132,6 +132,7 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
   authRoutes(app, ctx)
   viewerRoutes(app, ctx)
   contentRoutes(app, ctx)
+  installContentPath(app, ctx)
 
   return {
     app,

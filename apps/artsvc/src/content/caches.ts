@@ -58,6 +58,8 @@ export class ContentCaches {
   /** Small blobs (≤ 256 KiB), 64 MiB in all. */
   readonly blobs = new LruCache<Buffer>(4096, 64 * 1024 * 1024, (b) => b.length)
   readonly #live = new LruCache<number>(10_000)
+  /** Responses answered by the lean path (`fast.ts`); operators and tests read it. */
+  fastResponses = 0
 
   isLive(key: string, now: number): boolean {
     const until = this.#live.get(key)

@@ -14,21 +14,26 @@ import type { AppContext } from '../context.ts'
 import { errors } from '../errors.ts'
 import { shareIsLive } from '../shares/store.ts'
 import { SMALL_BLOB } from './caches.ts'
-import { contentSecurityPolicy, injectShim, SHIM_TAG, STORAGE_SHIM } from './policy.ts'
+import { CONTENT_ROUTE, fileHeaders, htmlBody, installContentFastPath } from './fast.ts'
+import { contentSecurityPolicy, injectShim, STORAGE_SHIM } from './policy.ts'
 
 const TicketParams = Type.Object({ ticket: Type.String({ maxLength: 300 }), '*': Type.String({ maxLength: 2048 }) })
 
-export function contentRoutes(app: HttpApp, ctx: AppContext) {
-  const csp = contentSecurityPolicy(ctx.config.contentOrigin, ctx.config.publicOrigin)
-  const caches = ctx.caches
-  const fixedHeaders = {
+/** The headers every file response of the content origin carries. */
+function contentFixedHeaders(ctx: AppContext): Record<string, string> {
+  return {
     'x-content-type-options': 'nosniff',
-    'content-security-policy': csp,
+    'content-security-policy': contentSecurityPolicy(ctx.config.contentOrigin, ctx.config.publicOrigin),
     'access-control-allow-origin': '*',
     'cross-origin-resource-policy': 'cross-origin',
     'referrer-policy': 'no-referrer',
     'cache-control': 'private, max-age=60',
   }
+}
+
+export function contentRoutes(app: HttpApp, ctx: AppContext) {
+  const caches = ctx.caches
+  const fixedHeaders = contentFixedHeaders(ctx)
   const origin = { origin: 'content' }
 
   const manifest = async (versionId: string) => {
@@ -68,7 +73,7 @@ export function contentRoutes(app: HttpApp, ctx: AppContext) {
 
   app.route({
     method: ['GET', 'HEAD'],
-    url: '/t/:ticket/*',
+    url: CONTENT_ROUTE,
     config: origin,
     schema: { params: TicketParams, hide: true },
     handler: async (req, reply) => {
@@ -80,23 +85,24 @@ export function contentRoutes(app: HttpApp, ctx: AppContext) {
       if (path === '' || path.endsWith('/')) path += 'index.html'
       const file = (await manifest(ticket.versionId)).get(path.normalize('NFC'))
       if (!file) throw errors.file_not_found()
-      reply.headers(fixedHeaders).header('content-type', file.content_type).header('etag', `"${file.sha256}"`)
-      if (req.headers['if-none-match'] === `"${file.sha256}"`) return reply.code(304).send()
-      const html = isHtml(file.content_type)
-      if (req.method === 'HEAD') {
-        return reply
-          .header('content-length', Number(file.size) + (html ? SHIM_TAG.length : 0))
-          .code(200)
-          .send()
+      const headers = fileHeaders(fixedHeaders, file)
+      const set = (flat: string[]) => {
+        for (let i = 0; i < flat.length; i += 2) reply.header(flat[i]!, flat[i + 1])
       }
+      if (req.headers['if-none-match'] === headers.etag) {
+        set(headers.notModified)
+        return reply.code(304).send()
+      }
+      set(headers.ok)
+      if (req.method === 'HEAD') return reply.code(200).send()
       let data: Buffer | NodeJS.ReadableStream
       try {
         data = await body(file.sha256, Number(file.size))
       } catch (err) {
         throw errors.storage_unavailable.with({ cause: err })
       }
-      if (html) return reply.send(injectShim(Buffer.isBuffer(data) ? data : await buffer(data)))
-      return reply.header('content-length', Number(file.size)).send(data)
+      if (!isHtml(file.content_type)) return reply.send(data)
+      return reply.send(Buffer.isBuffer(data) ? htmlBody(data) : injectShim(await buffer(data)))
     },
   })
 
@@ -108,4 +114,9 @@ export function contentRoutes(app: HttpApp, ctx: AppContext) {
       .header('cross-origin-resource-policy', 'cross-origin')
       .send(STORAGE_SHIM),
   )
+}
+
+/** After every route is registered: the lean path for cache hits (see `fast.ts`). */
+export function installContentPath(app: HttpApp, ctx: AppContext) {
+  installContentFastPath(app, ctx, contentFixedHeaders(ctx))
 }

@@ -1,0 +1,163 @@
+/**
+ * The content origin's lean path: a `node:http` request listener placed in front of
+ * Fastify's on the same server. It answers only what it can answer synchronously from
+ * memory — a GET/HEAD `/t/{ticket}/{path}` on the content host whose ticket was already
+ * verified, whose liveness was checked less than LIVENESS_TTL_MS ago, whose version
+ * manifest is cached and (for GET) whose body is in the small-blob cache — and hands
+ * every other request, untouched, to Fastify. So every error (403, 404, 421, 405, 503
+ * while closing), every first fetch and every large file still takes the one full path in
+ * `routes.ts`, and the lean path can only ever repeat what that path already decided.
+ *
+ * The responses are the same as Fastify's (headers from `contentHeaders`, the kit's
+ * `x-request-id`, the same metrics and access line); `test/content-fast.test.ts`
+ * compares both paths header by header.
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import { type HttpApp, requestIdFrom } from '@gatehouse/kit'
+import { isHtml } from '../bundles/content-types.ts'
+import type { AppContext } from '../context.ts'
+import type { VersionFileRow } from '../db/schema.ts'
+import { injectShim, SHIM_TAG } from './policy.ts'
+
+export const CONTENT_ROUTE = '/t/:ticket/*'
+
+/** Header lines of one file's responses (everything but `x-request-id`, `date`, `connection`). */
+export interface FileHeaders {
+  /** Flat `[name, value, …]` for 200 responses, `content-length` included. */
+  ok: string[]
+  /** For 304 responses (no `content-length`). */
+  notModified: string[]
+  etag: string
+}
+
+/** Per manifest row; rows are immutable (versions never change) and held by the manifest cache. */
+const headerCache = new WeakMap<VersionFileRow, FileHeaders>()
+/** HTML bodies with the storage shim inserted, per cached blob. */
+const htmlCache = new WeakMap<Buffer, Buffer>()
+/**
+ * Small bodies as latin1 strings (one char per byte, so lossless for any bytes), per
+ * cached blob: `res.end(string, 'latin1')` lets Node send the header block and the body in
+ * one string write instead of a two-buffer writev, which a profile showed to be the
+ * largest single cost of a cached response.
+ */
+const latin1Cache = new WeakMap<Buffer, string>()
+const LATIN1_MAX = 16 * 1024
+
+function latin1Of(body: Buffer): string | Buffer {
+  if (body.length > LATIN1_MAX) return body
+  let s = latin1Cache.get(body)
+  if (s === undefined) {
+    s = body.toString('latin1')
+    latin1Cache.set(body, s)
+  }
+  return s
+}
+
+export function fileHeaders(fixed: Record<string, string>, file: VersionFileRow): FileHeaders {
+  let h = headerCache.get(file)
+  if (!h) {
+    const etag = `"${file.sha256}"`
+    const common = [...Object.entries(fixed).flat(), 'content-type', file.content_type, 'etag', etag]
+    const length = Number(file.size) + (isHtml(file.content_type) ? SHIM_TAG.length : 0)
+    h = { ok: [...common, 'content-length', String(length)], notModified: common, etag }
+    headerCache.set(file, h)
+  }
+  return h
+}
+
+export function htmlBody(blob: Buffer): Buffer {
+  let b = htmlCache.get(blob)
+  if (!b) {
+    b = injectShim(blob)
+    htmlCache.set(blob, b)
+  }
+  return b
+}
+
+/** Put the lean path in front of Fastify's request listener (call after all routes are registered). */
+export function installContentFastPath(app: HttpApp, ctx: AppContext, fixed: Record<string, string>) {
+  const server = app.server as Server
+  const fastify = server.listeners('request')
+  if (fastify.length !== 1) throw new Error(`expected one request listener on the server, found ${fastify.length}`)
+  const next = fastify[0] as (req: IncomingMessage, res: ServerResponse) => void
+  const { caches, signer, config } = ctx
+  const defaultPort = new URL(config.contentUrl).protocol === 'https:' ? '443' : '80'
+  const hosts = new Set([config.contentHost, `${config.contentHost}:${defaultPort}`])
+  const registry = app.metrics.registry
+  // Label children bound once: the hot path then skips prom-client's label hashing.
+  type Child = { inc(): void; observe(v: number): void }
+  type Metric = { labels(...values: string[]): Child }
+  const requests = registry.getSingleMetric('artsvc_http_requests_total') as unknown as Metric
+  const durations = registry.getSingleMetric('artsvc_http_request_duration_seconds') as unknown as Metric
+  const counted = new Map<string, Child>()
+  const countOf = (method: string, status: number) => {
+    const key = `${method} ${status}`
+    let c = counted.get(key)
+    if (!c) {
+      c = requests.labels(method, CONTENT_ROUTE, String(status))
+      counted.set(key, c)
+    }
+    return c
+  }
+  const timers = { GET: durations.labels('GET', CONTENT_ROUTE), HEAD: durations.labels('HEAD', CONTENT_ROUTE) }
+  const log = ctx.log
+
+  const serve = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const started = performance.now()
+    const method = req.method
+    if (method !== 'GET' && method !== 'HEAD') return false
+    const url = req.url!
+    if (!url.startsWith('/t/')) return false
+    const host = req.headers.host
+    if (host === undefined || (!hosts.has(host) && !hosts.has(host.toLowerCase()))) return false
+    if (!server.listening) return false // closing: Fastify answers 503
+    const slash = url.indexOf('/', 3)
+    if (slash < 0 || slash - 3 > 300) return false
+    const q = url.indexOf('?', slash)
+    let path = q < 0 ? url.slice(slash + 1) : url.slice(slash + 1, q)
+    // Percent-encoded names, odd lengths and everything else unusual take the full path.
+    if (path.length > 2048 || path.includes('%')) return false
+    const now = ctx.now()
+    const ticket = signer.verifyTicket(url.slice(3, slash), now)
+    if (!ticket) return false
+    if (!caches.isLive(`${ticket.versionId}/${ticket.shareId ?? ''}`, now)) return false
+    const manifest = caches.manifests.get(ticket.versionId)
+    if (!manifest) return false
+    if (path === '' || path.endsWith('/')) path += 'index.html'
+    const file = manifest.get(path.normalize('NFC'))
+    if (!file) return false
+    const headers = fileHeaders(fixed, file)
+    let status = 200
+    let body: Buffer | string | undefined
+    if (req.headers['if-none-match'] === headers.etag) status = 304
+    else if (method === 'GET') {
+      const blob = caches.blobs.get(file.sha256)
+      if (!blob) return false
+      body = latin1Of(isHtml(file.content_type) ? htmlBody(blob) : blob)
+    }
+    const id = requestIdFrom(req.headers['x-request-id'])
+    res.writeHead(status, [...(status === 304 ? headers.notModified : headers.ok), 'x-request-id', id])
+    if (typeof body === 'string') res.end(body, 'latin1')
+    else res.end(body)
+    caches.fastResponses++
+    countOf(method, status).inc()
+    const ms = performance.now() - started
+    timers[method].observe(ms / 1000)
+    if (log.isLevelEnabled('info')) {
+      log.info({ request_id: id, method, route: CONTENT_ROUTE, status, ms: Math.round(ms * 100) / 100 }, 'request')
+    }
+    return true
+  }
+
+  server.removeListener('request', next)
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    let done = false
+    try {
+      done = serve(req, res)
+    } catch (err) {
+      if (res.headersSent) throw err
+      done = false
+    }
+    if (!done) next.call(server, req, res)
+  })
+}

@@ -1,0 +1,182 @@
+/**
+ * The content origin's lean path (src/content/fast.ts) against the full Fastify route:
+ * the same status, headers and bytes for every kind of response it takes over; it never
+ * answers what it cannot decide from memory (errors, first fetches, revoked shares, stale
+ * liveness, other hosts and methods), so those still get the full path's answers.
+ */
+import assert from 'node:assert/strict'
+import { request } from 'node:http'
+import { after, before, test } from 'node:test'
+import { type OidcProvider, startOidcProvider } from '@gatehouse/testkit'
+import { AUDIENCE, bearer, type Harness, mustPublish, SCOPE, startArtsvc, TestClock } from './helpers/harness.ts'
+import { sampleBundle } from './helpers/zip-builder.ts'
+
+let op: OidcProvider
+let h: Harness
+let owner: Record<string, string>
+const clock = new TestClock()
+
+before(async () => {
+  op = await startOidcProvider({ redirectUris: ['http://127.0.0.1:9/unused'], audience: AUDIENCE, scopes: [SCOPE] })
+  h = await startArtsvc({ op, clock })
+  owner = await bearer(op, 'alice')
+})
+after(async () => {
+  await h?.close()
+  await op?.stop()
+})
+
+const frameOf = (html: string) => /<iframe[^>]*src="([^"]+)"/.exec(html)![1]!.replaceAll('&amp;', '&')
+
+/** Everything but the per-response headers (date, request id, connection keep-alive). */
+function comparable(r: Response): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of r.headers) if (!['date', 'x-request-id', 'keep-alive', 'connection'].includes(k)) out[k] = v
+  return out
+}
+
+async function fetchBoth(url: string, init: RequestInit = {}) {
+  const fast0 = h.svc.ctx.caches.fastResponses
+  const r = await fetch(url, init)
+  const body = Buffer.from(await r.arrayBuffer())
+  return { r, body, fast: h.svc.ctx.caches.fastResponses - fast0 === 1 }
+}
+
+test('the lean path answers cache hits exactly like the full route', async () => {
+  const p = await mustPublish(
+    h,
+    owner,
+    sampleBundle([
+      { name: 'img/a.wasm', data: Buffer.from([0, 97, 115, 109]) },
+      { name: 'bytes.bin', data: Buffer.from([0xff, 0x00, 0xe9, 0x80, 0xc3, 0x28, 0x0a]), method: 0 },
+      { name: 'utf8.txt', data: 'été — ☃ 🎉\n' },
+      { name: 'big.js', data: `// ${'x'.repeat(40_000)}\n` },
+    ]),
+  )
+  const frame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
+  for (const file of ['index.html', 'app.js', 'css/site.css', 'img/a.wasm', 'bytes.bin', 'utf8.txt', 'big.js']) {
+    const url = frame.replace('index.html', file)
+    const first = await fetchBoth(url)
+    const second = await fetchBoth(url)
+    assert.equal(first.fast, false, `${file}: the first fetch takes the full route`)
+    assert.equal(second.fast, true, `${file}: a repeated fetch takes the lean path`)
+    assert.equal(second.r.status, 200)
+    assert.deepEqual(comparable(second.r), comparable(first.r), file)
+    assert.ok(second.body.equals(first.body), file)
+    assert.match(second.r.headers.get('x-request-id')!, /^[0-9a-f-]{36}$/)
+    assert.notEqual(second.r.headers.get('x-request-id'), first.r.headers.get('x-request-id'))
+  }
+  // The storage shim is inserted by both paths.
+  const html = await fetchBoth(frame)
+  assert.equal(html.fast, true)
+  assert.match(html.body.toString(), /^<!doctype html><script src="\/__artsvc\/storage-shim.js"><\/script><html>/)
+  assert.equal(Number(html.r.headers.get('content-length')), html.body.length)
+  // A query string is ignored like the route does; `dir/` means its index.html.
+  const q = await fetchBoth(`${frame.replace('index.html', 'app.js')}?v=1`)
+  assert.equal(q.fast, true)
+  assert.equal(q.r.headers.get('content-type'), 'text/javascript; charset=utf-8')
+  const dir = await fetchBoth(frame.replace('index.html', ''))
+  assert.equal(dir.fast, true)
+  assert.ok(dir.body.equals(html.body))
+
+  // HEAD and conditional requests: the same as the route's (route first, then lean path).
+  h.svc.ctx.caches.invalidateLiveness()
+  const headSlow = await fetchBoth(frame, { method: 'HEAD' })
+  const headFast = await fetchBoth(frame, { method: 'HEAD' })
+  assert.deepEqual([headSlow.fast, headFast.fast], [false, true])
+  assert.equal(headFast.r.status, 200)
+  assert.deepEqual(comparable(headFast.r), comparable(headSlow.r))
+  assert.equal(headFast.body.length, 0)
+  assert.equal(Number(headFast.r.headers.get('content-length')), html.body.length)
+  const etag = html.r.headers.get('etag')!
+  h.svc.ctx.caches.invalidateLiveness()
+  const notModSlow = await fetchBoth(frame, { headers: { 'if-none-match': etag } })
+  const notModFast = await fetchBoth(frame, { headers: { 'if-none-match': etag } })
+  assert.deepEqual([notModSlow.fast, notModFast.fast], [false, true])
+  assert.equal(notModFast.r.status, 304)
+  assert.deepEqual(comparable(notModFast.r), comparable(notModSlow.r))
+
+  // The kit's per-route metrics count lean-path responses too.
+  const metrics = await (await fetch(`${h.base}/metrics`)).text()
+  assert.match(metrics, /artsvc_http_requests_total\{method="GET",route="\/t\/:ticket\/\*",status="200"\} \d+/)
+})
+
+test('the lean path never answers what the full route must decide', async () => {
+  const p = await mustPublish(h, owner, sampleBundle([{ name: 'caf\u00e9.txt', data: 'accent' }]))
+  const frame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
+  await fetchBoth(frame)
+  assert.equal((await fetchBoth(frame)).fast, true)
+  const refusedBy = async (url: string, status: number, init: RequestInit = {}) => {
+    const r = await fetchBoth(url, init)
+    assert.equal(r.r.status, status, url)
+    assert.equal(r.fast, false, url)
+    return r
+  }
+  // Unknown files (manifest cached), forged tickets, other hosts, other methods.
+  const missing = await refusedBy(frame.replace('index.html', 'nope.js'), 404)
+  assert.equal(JSON.parse(missing.body.toString()).error.code, 'file_not_found')
+  assert.equal(missing.r.headers.get('x-content-type-options'), 'nosniff')
+  await refusedBy(frame.replace(/\/t\/([A-Za-z0-9_-]{16})\./, '/t/AAAAAAAAAAAAAAAA.'), 403)
+  await refusedBy(frame.replace(h.content, h.base), 404)
+  const fast0 = h.svc.ctx.caches.fastResponses
+  const misdirected = await new Promise<number>((resolve, reject) => {
+    const u = new URL(frame)
+    request({ host: '127.0.0.1', port: h.port, path: u.pathname, headers: { host: 'elsewhere.example' } }, (res) => {
+      res.resume()
+      resolve(res.statusCode!)
+    })
+      .on('error', reject)
+      .end()
+  })
+  assert.equal(misdirected, 421)
+  assert.equal(h.svc.ctx.caches.fastResponses, fast0)
+  await refusedBy(frame, 404, { method: 'POST' })
+  // Percent-encoded names take the full route and still work.
+  const accent = await refusedBy(frame.replace('index.html', 'caf%C3%A9.txt'), 200)
+  assert.equal(accent.body.toString(), 'accent')
+  // Liveness older than its TTL is checked again by the full route (which then refreshes it).
+  clock.advance(1500)
+  assert.equal((await fetchBoth(frame)).fast, false)
+  assert.equal((await fetchBoth(frame)).fast, true)
+  // Expired tickets are refused by the full route.
+  clock.advance(h.config.viewerTicketTtl + 1000)
+  try {
+    await refusedBy(frame, 403)
+  } finally {
+    clock.advance(-(h.config.viewerTicketTtl + 1000 + 1500))
+  }
+})
+
+test('a revoked share or deleted artifact stops lean-path answers at once', async () => {
+  const admin = await bearer(op, 'root-admin')
+  assert.equal((await fetch(`${h.base}/api/v1/me`, { headers: admin })).status, 200)
+  const p = await mustPublish(h, owner, sampleBundle())
+  const share = await fetch(`${h.base}/api/v1/artifacts/${p.artifact}/shares`, {
+    method: 'POST',
+    headers: { ...owner, 'content-type': 'application/json' },
+    body: '{}',
+  })
+  const { id, url } = (await share.json()) as { id: string; url: string }
+  const opened = await fetch(url, { redirect: 'manual' })
+  const cookie = opened.headers.getSetCookie()[0]!.split(';')[0]!
+  const page = await fetch(`${h.base}/shared/${id}/`, { headers: { cookie } })
+  const shareFrame = frameOf(await page.text())
+  const ownerFrame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
+  for (const f of [shareFrame, ownerFrame]) {
+    await fetchBoth(f)
+    assert.equal((await fetchBoth(f)).fast, true)
+  }
+  const revoke = await fetch(`${h.base}/api/v1/artifacts/${p.artifact}/shares/${id}`, {
+    method: 'DELETE',
+    headers: owner,
+  })
+  assert.equal(revoke.status, 204)
+  assert.equal((await fetchBoth(shareFrame)).r.status, 403)
+  assert.equal((await fetchBoth(ownerFrame)).r.status, 200)
+  assert.equal((await fetchBoth(ownerFrame)).fast, true)
+  const del = await fetch(`${h.base}/api/v1/admin/artifacts/${p.artifact}`, { method: 'DELETE', headers: admin })
+  assert.equal(del.status, 204)
+  const gone = await fetchBoth(ownerFrame)
+  assert.equal(gone.r.status, 403)
+  assert.equal(gone.fast, false)
+})
