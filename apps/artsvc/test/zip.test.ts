@@ -103,6 +103,11 @@ describe('hostile corpus', () => {
       [index, { name: 'a.txt', data: 'x'.repeat(1000) }, { name: 'b.txt', data: 'x'.repeat(1000), shareLocalWith: 1 }],
       'header_mismatch',
     ],
+    [
+      "an entry whose bytes lie inside another's (overlap with consistent headers)",
+      [index, { name: 'outer.bin', containsNext: true }, { name: 'inner.txt', data: 'y'.repeat(1000) }],
+      'overlapping_entries',
+    ],
     ['missing entrypoint', [{ name: 'other.html', data: 'x' }], 'missing_entrypoint'],
     ['no files', [{ name: 'dir/', data: '' }], 'empty_bundle'],
     ['invalid UTF-8 name', [index, { name: Buffer.from([0x61, 0xff, 0xfe]), data: 'x' }], 'invalid_encoding'],

@@ -20,6 +20,12 @@ export interface ZipEntryInput {
   flags?: number
   /** Point the central entry at another entry's local header (by index). */
   shareLocalWith?: number
+  /**
+   * Store this entry (method 0) with the next entry's whole local record (header and data)
+   * as its data, and point the next central entry inside it: two entries whose byte ranges
+   * overlap although every header is consistent (the "overlapping files" bomb).
+   */
+  containsNext?: boolean
 }
 
 export interface ZipOptions {
@@ -42,47 +48,77 @@ const u64 = (n: number) => {
   return b
 }
 
+interface LocalRecord {
+  local: Buffer
+  body: Buffer
+  crc: number
+  usize: number
+  method: number
+  flags: number
+  isDir: boolean
+}
+
+function localRecord(e: ZipEntryInput, z64: boolean, dataOverride?: Buffer): LocalRecord {
+  const name = Buffer.isBuffer(e.name) ? e.name : Buffer.from(e.name, 'utf8')
+  const localName = e.localName === undefined ? name : Buffer.from(e.localName, 'utf8')
+  const data =
+    dataOverride ?? (e.data === undefined ? Buffer.alloc(0) : Buffer.isBuffer(e.data) ? e.data : Buffer.from(e.data))
+  const isDir = name.toString().endsWith('/')
+  const method = dataOverride ? 0 : (e.method ?? (isDir ? 0 : 8))
+  const body = method === 8 ? deflateRawSync(data) : data
+  const crc = e.crc ?? crc32(data)
+  const usize = e.uncompressedSize ?? data.length
+  const flags = e.flags ?? 1 << 11
+  const extra = z64 ? Buffer.concat([u16(1), u16(16), u64(usize), u64(body.length)]) : Buffer.alloc(0)
+  const local = Buffer.concat([
+    u32(0x04034b50),
+    u16(z64 ? 45 : 20),
+    u16(flags),
+    u16(method),
+    u16(0),
+    u16(0x21),
+    u32(crc),
+    u32(z64 ? 0xffffffff : body.length),
+    u32(z64 ? 0xffffffff : usize),
+    u16(localName.length),
+    u16(extra.length),
+    localName,
+    extra,
+  ])
+  return { local, body, crc, usize, method, flags, isDir }
+}
+
 export function buildZip(entries: ZipEntryInput[], options: ZipOptions = {}): Buffer {
   const parts: Buffer[] = []
   const central: Buffer[] = []
   const offsets: number[] = []
   let offset = 0
   const z64 = options.zip64 === true
+  let nestedAt: number | undefined
   entries.forEach((e, i) => {
     const name = Buffer.isBuffer(e.name) ? e.name : Buffer.from(e.name, 'utf8')
-    const localName = e.localName === undefined ? name : Buffer.from(e.localName, 'utf8')
-    const data = e.data === undefined ? Buffer.alloc(0) : Buffer.isBuffer(e.data) ? e.data : Buffer.from(e.data)
-    const isDir = name.toString().endsWith('/')
-    const method = e.method ?? (isDir ? 0 : 8)
-    const body = method === 8 ? deflateRawSync(data) : data
-    const crc = e.crc ?? crc32(data)
-    const usize = e.uncompressedSize ?? data.length
-    const flags = e.flags ?? 1 << 11
+    let rec: LocalRecord
     let entryOffset = offset
+    if (e.containsNext) {
+      const inner = localRecord(entries[i + 1]!, z64)
+      const innerBytes = Buffer.concat([inner.local, inner.body])
+      rec = localRecord(e, z64, innerBytes)
+      nestedAt = offset + rec.local.length
+    } else {
+      rec = localRecord(e, z64)
+    }
+    const { body, crc, usize, method, flags, isDir } = rec
     if (e.shareLocalWith !== undefined) {
       entryOffset = offsets[e.shareLocalWith]!
+    } else if (nestedAt !== undefined && !e.containsNext) {
+      entryOffset = nestedAt
+      nestedAt = undefined
     } else {
-      const extra = z64 ? Buffer.concat([u16(1), u16(16), u64(usize), u64(body.length)]) : Buffer.alloc(0)
-      const local = Buffer.concat([
-        u32(0x04034b50),
-        u16(z64 ? 45 : 20),
-        u16(flags),
-        u16(method),
-        u16(0),
-        u16(0x21),
-        u32(crc),
-        u32(z64 ? 0xffffffff : body.length),
-        u32(z64 ? 0xffffffff : usize),
-        u16(localName.length),
-        u16(extra.length),
-        localName,
-        extra,
-      ])
-      parts.push(local, body)
-      offset += local.length + body.length
+      parts.push(rec.local, body)
+      offset += rec.local.length + body.length
     }
     offsets.push(entryOffset)
-    const compressed = e.shareLocalWith !== undefined ? deflateRawSync(data).length : body.length
+    const compressed = body.length
     const madeBy = e.mode !== undefined ? (3 << 8) | 20 : 20
     const attrs = e.mode !== undefined ? (e.mode << 16) >>> 0 : isDir ? 0x10 : 0
     const extra = z64
