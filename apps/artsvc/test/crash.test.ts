@@ -3,10 +3,13 @@
  * the middle of committing a 400-file bundle, at different points. After a restart the
  * state is either the old one (no version; the upload can be committed again) or the new
  * one (a complete version whose every file is readable) — never half a version.
+ * Killed in the middle of receiving a PUT, the upload session takes a retried PUT after the
+ * restart (nothing is left marked as receiving for good).
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync } from 'node:fs'
+import { request } from 'node:http'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
@@ -124,5 +127,52 @@ test('killing the server mid-commit leaves the old state or the new one, never h
     } finally {
       await restarted.stop()
     }
+  }
+})
+
+test('killing the server mid-PUT: after a restart the same session takes a retried PUT', async () => {
+  const auth = await bearer(op, 'alice')
+  const base = `http://127.0.0.1:${port}`
+  const child = await start()
+  const created = (await (
+    await fetch(`${base}/api/v1/artifacts/uploads`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'crash mid-PUT', entrypoint: 'index.html' }),
+    })
+  ).json()) as { id: string; upload_url: string; upload_token: string }
+  const zip = freshBundle()
+  const req = request(created.upload_url, { method: 'PUT', headers: { 'x-artsvc-upload-token': created.upload_token } })
+  const failed = new Promise<void>((resolve) => {
+    req.on('error', () => resolve())
+    req.on('response', (res) => {
+      res.resume()
+      resolve()
+    })
+  })
+  req.write(zip.subarray(0, zip.length >> 1))
+  const staging = join(dir.path, 'staging')
+  const receiving = () => existsSync(staging) && readdirSync(staging).some((f) => f.startsWith(`${created.id}.part-`))
+  const deadline = Date.now() + 60_000
+  while (!receiving() && Date.now() < deadline) await delay(5)
+  assert.ok(receiving(), 'the server was receiving the PUT')
+  child.process.kill('SIGKILL')
+  await child.stop()
+  await failed
+  const restarted = await start()
+  try {
+    const retry = await fetch(created.upload_url, {
+      method: 'PUT',
+      headers: { 'x-artsvc-upload-token': created.upload_token },
+      body: new Uint8Array(zip),
+    })
+    assert.equal(retry.status, 200)
+    const commit = await fetch(`${base}/api/v1/uploads/${created.id}/commit`, {
+      method: 'POST',
+      headers: { ...auth, 'x-artsvc-upload-token': created.upload_token },
+    })
+    assert.equal(commit.status, 201)
+  } finally {
+    await restarted.stop()
   }
 })

@@ -16,12 +16,13 @@ apiSuites('operations', (s: ApiSuite) => {
       title: 'abandoned',
       entrypoint: 'index.html',
     })
-    await fetch(created.body.upload_url, {
+    const put = await fetch(created.body.upload_url, {
       method: 'PUT',
       headers: { 'x-artsvc-upload-token': created.body.upload_token },
       body: new Uint8Array(sampleBundle()),
     })
-    const staged = join(s.h.svc.ctx.stagingDir, `${created.body.id}.zip`)
+    const { sha256 } = (await put.json()) as { sha256: string }
+    const staged = join(s.h.svc.ctx.stagingDir, `${created.body.id}.${sha256}.zip`)
     assert.ok(existsSync(staged))
     writeFileSync(join(s.h.svc.ctx.stagingDir, 'AAAAAAAAAAAAAAAA.zip'), 'orphan')
     const db = s.h.svc.ctx.db

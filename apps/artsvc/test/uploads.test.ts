@@ -4,7 +4,9 @@
  */
 import assert from 'node:assert/strict'
 import { readdirSync } from 'node:fs'
+import { type ClientRequest, request } from 'node:http'
 import { test } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
 import { type ApiSuite, apiSuites, json } from './helpers/api-suite.ts'
 import { mustPublish, publishZip } from './helpers/harness.ts'
 import { buildZip, sampleBundle } from './helpers/zip-builder.ts'
@@ -252,6 +254,93 @@ apiSuites('uploads', (s: ApiSuite) => {
       .where('upload_id', '=', created.body.id)
       .execute()
     assert.equal(versions.length, 1)
+  })
+
+  test('a PUT interrupted mid-body can be retried; a newer PUT takes over; a committed upload stays fixed', async () => {
+    const created = await s.call('owner', 'POST', '/api/v1/artifacts/uploads', {
+      title: 'retry',
+      entrypoint: 'index.html',
+    })
+    const { id, upload_url: url, upload_token: token } = created.body
+    const db = s.h.svc.ctx.db
+    const state = async () =>
+      (await db.selectFrom('uploads').select(['state', 'zip_sha256']).where('id', '=', id).executeTakeFirstOrThrow())
+        .state
+    /** Start a chunked PUT, send the first half of `zip`, wait until the server is receiving it. */
+    const halfPut = async (zip: Buffer) => {
+      let answer: (r: { status: number; body: string }) => void = () => {}
+      const answered = new Promise<{ status: number; body: string } | Error>((resolve) => {
+        answer = resolve
+      })
+      const req: ClientRequest = request(url, { method: 'PUT', headers: { 'x-artsvc-upload-token': token } }, (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (c: string) => {
+          body += c
+        })
+        res.on('end', () => answer({ status: res.statusCode!, body }))
+      })
+      req.on('error', (err) => answer(err as never))
+      req.write(zip.subarray(0, zip.length >> 1))
+      const stagedParts = () => readdirSync(s.h.svc.ctx.stagingDir).filter((f) => f.startsWith(`${id}.part-`))
+      const before = stagedParts().length
+      while (stagedParts().length === before) await delay(5)
+      assert.equal(await state(), 'receiving')
+      return { req, answered, rest: zip.subarray(zip.length >> 1) }
+    }
+    const put = (zip: Buffer) =>
+      fetch(url, { method: 'PUT', headers: { 'x-artsvc-upload-token': token }, body: new Uint8Array(zip) })
+    const commit = () =>
+      s.call('owner', 'POST', `/api/v1/uploads/${id}/commit`, undefined, { 'x-artsvc-upload-token': token })
+
+    // 1. The client goes away mid-body: the session is usable again at once.
+    const first = sampleBundle([{ name: 'which.txt', data: 'first' }])
+    const aborted = await halfPut(first)
+    aborted.req.destroy()
+    await aborted.answered
+    for (let i = 0; i < 200 && (await state()) === 'receiving'; i++) await delay(5)
+    assert.equal(await state(), 'open')
+    assert.equal((await commit()).status, 409, 'nothing to commit yet')
+    const second = sampleBundle([{ name: 'which.txt', data: 'second' }])
+    const ok = await put(second)
+    assert.equal(ok.status, 200)
+    const okBody = (await ok.json()) as { sha256: string }
+    assert.equal(await state(), 'received')
+
+    // 2. A PUT that hangs (or whose node died) does not block a retry: the newer PUT takes
+    // over; the older one, finishing later, is refused and changes nothing.
+    const third = sampleBundle([{ name: 'which.txt', data: 'third' }])
+    const stalled = await halfPut(sampleBundle([{ name: 'which.txt', data: 'stalled' }]))
+    assert.equal((await commit()).status, 409, 'no commit while a PUT is receiving')
+    const retry = await put(third)
+    assert.equal(retry.status, 200)
+    const retryBody = (await retry.json()) as { sha256: string }
+    assert.notEqual(retryBody.sha256, okBody.sha256)
+    stalled.req.end(stalled.rest)
+    const late = await stalled.answered
+    assert.ok(!(late instanceof Error))
+    assert.equal(late.status, 409)
+    assert.equal(JSON.parse(late.body).error.code, 'upload_in_progress')
+    const row = await db.selectFrom('uploads').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+    assert.equal(row.state, 'received')
+    assert.equal(row.zip_sha256, retryBody.sha256)
+    // Only the current bundle is left in staging (the replaced and the refused ones are gone).
+    assert.deepEqual(
+      readdirSync(s.h.svc.ctx.stagingDir).filter((f) => f.startsWith(id)),
+      [`${id}.${retryBody.sha256}.zip`],
+    )
+
+    // 3. Commit publishes the newest complete bundle; afterwards the upload is fixed.
+    const done = await commit()
+    assert.equal(done.status, 201)
+    const frame = /<iframe[^>]*src="([^"]+)"/
+      .exec(await (await fetch(`${s.h.base}/a/${done.body.artifact.id}`, { headers: s.auth.owner })).text())![1]!
+      .replaceAll('&amp;', '&')
+    assert.equal(await (await fetch(frame.replace('index.html', 'which.txt'))).text(), 'third')
+    const after = await put(first)
+    assert.equal(after.status, 409)
+    assert.equal(((await after.json()) as { error: { code: string } }).error.code, 'upload_committed')
+    assert.equal(await state(), 'committed')
   })
 
   test('an expired upload session is refused', async () => {

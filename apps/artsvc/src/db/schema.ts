@@ -86,6 +86,8 @@ export interface UploadTable {
   state: 'open' | 'receiving' | 'received' | 'committed'
   size: number | null
   zip_sha256: string | null
+  /** The PUT receiving the bundle now (state `receiving`); null otherwise. */
+  put_attempt: string | null
   created_at: number
   expires_at: number
 }

@@ -18,13 +18,7 @@ export interface MaintenanceResult {
 
 export async function runMaintenance(ctx: AppContext): Promise<MaintenanceResult> {
   const now = ctx.now()
-  const expired = await ctx.db
-    .selectFrom('uploads')
-    .select('id')
-    .where('expires_at', '<=', now)
-    .where('state', '!=', 'committed')
-    .execute()
-  for (const u of expired) await rm(join(ctx.stagingDir, `${u.id}.zip`), { force: true })
+  // Staged files of expired sessions go in the sweep below (their owner is no longer live).
   // Committed sessions are kept until they expire too: their row proves the token was used.
   const uploads = await ctx.db.deleteFrom('uploads').where('expires_at', '<=', now).executeTakeFirst()
   const live = new Set(

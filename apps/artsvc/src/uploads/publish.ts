@@ -18,14 +18,15 @@ import type { UploadRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { iso, newId } from '../ids.ts'
 import { stagingPath } from './service.ts'
-import { transition } from './store.ts'
+import { getUpload } from './store.ts'
 
 class AlreadyCommitted extends Error {}
 
 export async function commitUpload(ctx: AppContext, principal: Principal, upload: UploadRow) {
   if (upload.user_id !== principal.user.id) throw errors.access_denied('commit an upload started by another account')
-  if (upload.state !== 'received')
+  if (upload.state !== 'received' || !upload.zip_sha256)
     throw upload.state === 'receiving' ? errors.upload_in_progress() : errors.upload_not_received()
+  const staged = stagingPath(ctx, upload.id, upload.zip_sha256)
   if (upload.artifact_id) await requirePublisher(ctx, principal, upload.artifact_id)
 
   const work = join(ctx.tmpDir, `commit-${upload.id}-${randomBytes(4).toString('hex')}`)
@@ -34,7 +35,7 @@ export async function commitUpload(ctx: AppContext, principal: Principal, upload
     let bundle: Awaited<ReturnType<typeof extractBundle>>
     try {
       bundle = await extractBundle(
-        stagingPath(ctx, upload.id),
+        staged,
         upload.entrypoint,
         { maxBytes: ctx.config.maxBundleBytes, maxFiles: ctx.config.maxFiles },
         work,
@@ -117,7 +118,15 @@ export async function commitUpload(ctx: AppContext, principal: Principal, upload
           tx,
           files.map((f) => ({ version_id: versionId, ...f })),
         )
-        if (!(await transition(tx, upload.id, ['received'], 'committed'))) throw new AlreadyCommitted()
+        // Only the bundle that was validated: a PUT since then (taking over or done) wins.
+        const done = await tx
+          .updateTable('uploads')
+          .set({ state: 'committed' })
+          .where('id', '=', upload.id)
+          .where('state', '=', 'received')
+          .where('zip_sha256', '=', upload.zip_sha256)
+          .executeTakeFirst()
+        if (Number(done.numUpdatedRows) !== 1) throw new AlreadyCommitted()
         await recordAudit(
           tx,
           principal,
@@ -131,11 +140,14 @@ export async function commitUpload(ctx: AppContext, principal: Principal, upload
         )
       })
     } catch (err) {
-      if (err instanceof AlreadyCommitted || isUniqueViolation(err)) throw errors.upload_committed()
+      if (err instanceof AlreadyCommitted || isUniqueViolation(err)) {
+        const now = await getUpload(ctx.db, upload.id)
+        throw now?.state === 'committed' ? errors.upload_committed() : errors.upload_in_progress()
+      }
       throw err
     }
     ctx.metrics.publishes.inc()
-    await rm(stagingPath(ctx, upload.id), { force: true })
+    await rm(staged, { force: true })
     return {
       artifact: { id: artifactId, title: upload.title, url: `${ctx.config.publicOrigin}/a/${artifactId}` },
       version: {

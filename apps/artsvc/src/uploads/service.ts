@@ -17,7 +17,7 @@ import type { AppContext } from '../context.ts'
 import type { UploadRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { iso, newId } from '../ids.ts'
-import { getUpload, transition } from './store.ts'
+import { abandonAttempt, finishAttempt, getUpload, startAttempt } from './store.ts'
 
 export interface CreateUploadRequest {
   title: string
@@ -46,6 +46,7 @@ export async function createUpload(ctx: AppContext, principal: Principal, body: 
       state: 'open',
       size: null,
       zip_sha256: null,
+      put_attempt: null,
       created_at: now,
       expires_at: expiresAt,
     })
@@ -72,11 +73,22 @@ export async function authorizeUpload(ctx: AppContext, id: string, token: string
   return upload
 }
 
-export function stagingPath(ctx: AppContext, id: string): string {
-  return join(ctx.stagingDir, `${id}.zip`)
+/** The received bundle of an upload: named by its SHA-256, so a file can only ever hold the bytes the row names. */
+export function stagingPath(ctx: AppContext, id: string, sha256: string): string {
+  return join(ctx.stagingDir, `${id}.${sha256}.zip`)
 }
 
-/** Stream the body to the staging file, counting bytes; the previous bundle stays until the new one is complete. */
+/**
+ * Stream the body to a temp file, counting bytes, then make it the upload's bundle.
+ *
+ * Every PUT takes over the session (`put_attempt`), including from a PUT that is still
+ * marked as receiving: that one may have died with its node or lost its client, and
+ * nothing else could ever release it. Only the newest PUT can complete (its final update
+ * requires its own attempt id); an older one that finishes later answers
+ * `409 upload_in_progress` and changes nothing. A PUT that fails puts the session back to
+ * `received` (if an earlier bundle was complete, which stays in place) or `open`.
+ * Committed sessions are never touched (`authorizeUpload` and the conditional updates).
+ */
 export async function receiveBundle(
   ctx: AppContext,
   upload: UploadRow,
@@ -88,8 +100,9 @@ export async function receiveBundle(
   // unread bytes would be taken for the next request on a kept-alive connection.
   const tooLarge = () => errors.bundle_too_large.with({ headers: { connection: 'close' } }, limit)
   if (declaredLength !== undefined && declaredLength > limit) throw tooLarge()
-  const previous = upload.state === 'received' ? 'received' : 'open'
-  if (!(await transition(ctx.db, upload.id, ['open', 'received'], 'receiving'))) throw errors.upload_in_progress()
+  const attempt = randomBytes(12).toString('base64url')
+  const previous = await startAttempt(ctx.db, upload.id, attempt)
+  if (previous === undefined) throw errors.upload_committed()
   await mkdir(ctx.stagingDir, { recursive: true })
   const temp = join(ctx.stagingDir, `${upload.id}.part-${randomBytes(6).toString('hex')}`)
   const hash = createHash('sha256')
@@ -102,16 +115,24 @@ export async function receiveBundle(
       done(null, chunk)
     },
   })
+  let sha256: string
   try {
     await pipeline(body, meter, createWriteStream(temp))
     if (size === 0) throw errors.bundle_invalid('the body is empty')
-    await rename(temp, stagingPath(ctx, upload.id))
+    sha256 = hash.digest('hex')
+    await rename(temp, stagingPath(ctx, upload.id, sha256))
   } catch (err) {
     await rm(temp, { force: true })
-    await transition(ctx.db, upload.id, ['receiving'], previous)
+    await abandonAttempt(ctx.db, upload.id, attempt)
     throw err
   }
-  const sha256 = hash.digest('hex')
-  await transition(ctx.db, upload.id, ['receiving'], 'received', { size, zip_sha256: sha256 })
+  if (!(await finishAttempt(ctx.db, upload.id, attempt, size, sha256))) {
+    // A newer PUT took over meanwhile; its bundle (or its failure) decides. Our file stays
+    // only if it is also the current bundle (same bytes); maintenance removes strays.
+    const now = await getUpload(ctx.db, upload.id)
+    if (now?.zip_sha256 !== sha256) await rm(stagingPath(ctx, upload.id, sha256), { force: true })
+    throw errors.upload_in_progress()
+  }
+  if (previous && previous !== sha256) await rm(stagingPath(ctx, upload.id, previous), { force: true })
   return { id: upload.id, size, sha256, state: 'received' as const }
 }
