@@ -14,6 +14,8 @@ const BODY = readFileSync(join(import.meta.dirname, '..', 'test', 'fixtures', 'a
 export interface IngestFigures {
   name: string
   result: LoadResult
+  /** Server process CPU time per successful request, in µs. */
+  cpuPerRequestUs: number
 }
 
 async function measure(name: string, server: Running, connections: number, durationMs: number): Promise<IngestFigures> {
@@ -25,9 +27,11 @@ async function measure(name: string, server: Running, connections: number, durat
     connections,
   }
   await load({ ...options, durationMs: 1500 }) // warm-up
+  const cpuBefore = server.cpuSeconds()
   const result = await load({ ...options, durationMs })
+  const cpuPerRequestUs = ((server.cpuSeconds() - cpuBefore) / result.requests) * 1e6
   if (result.errors > 0) throw new Error(`${name}: ${result.errors} failed requests`)
-  return { name, result }
+  return { name, result, cpuPerRequestUs }
 }
 
 export async function benchIngest(pg: Postgres, durationMs: number, connections: number): Promise<IngestFigures[]> {
@@ -57,9 +61,9 @@ export async function benchIngest(pg: Postgres, durationMs: number, connections:
 
 export function printIngest(figures: IngestFigures[]): string[] {
   const base = figures[0]!.result.rps
-  return figures.map(({ name, result }) => {
+  return figures.map(({ name, result, cpuPerRequestUs }) => {
     const p50 = percentile(result.latencies, 50).toFixed(2)
     const p99 = percentile(result.latencies, 99).toFixed(2)
-    return `${name.padEnd(32)} ${result.rps.toFixed(0).padStart(7)} req/s  (${(result.rps / base).toFixed(2)}x baseline)  p50 ${p50} ms  p99 ${p99} ms  n=${result.requests}`
+    return `${name.padEnd(32)} ${result.rps.toFixed(0).padStart(7)} req/s  (${(result.rps / base).toFixed(2)}x baseline)  p50 ${p50} ms  p99 ${p99} ms  server CPU ${cpuPerRequestUs.toFixed(0)} µs/req  n=${result.requests}`
   })
 }

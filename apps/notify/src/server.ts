@@ -8,6 +8,7 @@ import { authRoutes } from './auth/routes.ts'
 import { channelRoutes } from './channels/routes.ts'
 import type { Config } from './config.ts'
 import type { Context } from './context.ts'
+import type { NotifyDatabase } from './db/open.ts'
 import type { DB } from './db/schema.ts'
 import { SearchIndexer } from './inbox/indexer.ts'
 import { inboxRoutes } from './inbox/routes.ts'
@@ -20,7 +21,7 @@ import { ensureDevelopmentHook } from './webhooks/service.ts'
 export const VERSION = '0.1.0'
 
 export interface Deps {
-  database: Database<DB>
+  database: NotifyDatabase
   logger: Logger
   /** SQLite: pause between search indexer passes (tests set a long one to see the unindexed tail). */
   searchIndexIntervalMs?: number
@@ -56,7 +57,15 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   app.addHook('onSend', async (_req, reply) => {
     reply.header('cache-control', 'no-store')
   })
-  const ctx: Context = { config, db: database.db, kind: database.kind, guard, users, metrics: app.metrics }
+  const ctx: Context = {
+    config,
+    db: database.db,
+    kind: database.kind,
+    ...(database.sqlite ? { sqlite: database.sqlite } : {}),
+    guard,
+    users,
+    metrics: app.metrics,
+  }
   authRoutes(app, ctx)
   userRoutes(app, ctx)
   channelRoutes(app, ctx)

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { openNotifyDatabase } from '../src/db/open.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, count, type Notify, startNotify } from './helpers.ts'
 
 for (const backend of backends) {
@@ -61,6 +62,44 @@ for (const backend of backends) {
       const again = await n.client.post(`/api/v1/webhooks/${first.id}/new-url`, { cookie: admin })
       assert.equal(again.status, 409)
       assert.equal((await n.client.post('/api/v1/webhooks/wh_missing/revoke', { cookie: admin })).status, 404)
+    })
+
+    test('changes committed through another database connection apply to the next delivery', async () => {
+      const hook = (await n.client.post('/api/v1/webhooks', { cookie: admin, body: { channel: 'alpha' } })).body.webhook
+      const stored = async (text: string) =>
+        (await n.database.db.selectFrom('notifications').select('channel').where('body', '=', text).executeTakeFirst())
+          ?.channel
+      assert.equal((await n.client.post(hook.path, { body: { text: 'before gamma', channel: 'gamma' } })).status, 200)
+      assert.equal(await stored('before gamma'), 'alpha')
+      // Another connection to the same database, as a second node or the database shell would be.
+      const other = await openNotifyDatabase(n.config.database)
+      try {
+        await other.db
+          .insertInto('channels')
+          .values({
+            name: 'gamma',
+            display_name: 'gamma',
+            description: '',
+            accent_color: '#000000',
+            visibility: 'public',
+            created_at: new Date().toISOString(),
+          })
+          .execute()
+        assert.equal((await n.client.post(hook.path, { body: { text: 'to gamma', channel: 'gamma' } })).status, 200)
+        assert.equal(await stored('to gamma'), 'gamma')
+        await other.db
+          .updateTable('webhooks')
+          .set({ revoked_at: new Date().toISOString() })
+          .where('id', '=', hook.id)
+          .execute()
+        const refused = await n.client.post(hook.path, { body: { text: 'after revoke' } })
+        assert.equal(refused.status, 401)
+        assert.equal(refused.body.error.code, 'hook_token_invalid')
+        await other.db.updateTable('webhooks').set({ revoked_at: null }).where('id', '=', hook.id).execute()
+        assert.equal((await n.client.post(hook.path, { body: { text: 'reinstated' } })).status, 200)
+      } finally {
+        await other.close()
+      }
     })
 
     test('import: strict, atomic, idempotent; never echoes hook ids', async () => {

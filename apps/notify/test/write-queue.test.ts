@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { hashToken } from '@gatehouse/kit'
+import { DeliveryLookups } from '../src/ingest/lookups.ts'
 import { WriteQueue } from '../src/ingest/write-queue.ts'
 import { backends, count, DEV_TOKEN, type Notify, startNotify } from './helpers.ts'
 
@@ -50,7 +52,7 @@ for (const backend of backends) {
     })
 
     test('a row that fails a constraint fails alone; the rest of its batch is stored', async () => {
-      const queue = new WriteQueue(n.database.db)
+      const queue = new WriteQueue(n.database.db, n.database.sqlite)
       const before = await count(n)
       const results = await Promise.allSettled([
         queue.insert(row('general', 'good one')),
@@ -76,3 +78,69 @@ for (const backend of backends) {
     })
   })
 }
+
+/** A turn of the event loop (the write queue flushes on setImmediate). */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
+
+// SQLite's delivery path runs prepared statements on the connection under Kysely; a
+// Kysely transaction open on that connection must neither see them nor swallow them.
+describe('delivery path on the SQLite connection during a Kysely transaction', () => {
+  let n: Notify
+  before(async () => {
+    n = await startNotify(backends.find((b) => b.name === 'sqlite')!)
+  })
+  after(() => n.close())
+
+  test('an insert queued meanwhile is committed on its own, not rolled back with the transaction', async () => {
+    const queue = new WriteQueue(n.database.db, n.database.sqlite)
+    const before = await count(n)
+    let pending: Promise<number> | undefined
+    await assert.rejects(
+      n.database.db.transaction().execute(async (trx) => {
+        await trx.insertInto('notifications').values(row('general', 'rolled back')).execute()
+        pending = queue.insert(row('general', 'queued during the transaction'))
+        await nextTurn()
+        await nextTurn()
+        throw new Error('roll back')
+      }),
+      /roll back/,
+    )
+    const id = await pending!
+    assert.equal(await count(n), before + 1)
+    const stored = await n.database.db
+      .selectFrom('notifications')
+      .select('title')
+      .where('id', '=', id)
+      .executeTakeFirst()
+    assert.equal(stored?.title, 'queued during the transaction')
+  })
+
+  test("lookups do not see a transaction's uncommitted hook", async () => {
+    const lookups = new DeliveryLookups(n.database.db, n.database.sqlite)
+    const hash = hashToken('uncommitted-token-0123456789')
+    let seen: ReturnType<DeliveryLookups['hook']> | undefined
+    await assert.rejects(
+      n.database.db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('webhooks')
+          .values({
+            id: 'wh_uncommitted',
+            token_hash: hash,
+            channel: 'general',
+            channel_locked: 0,
+            kind: 'webhook',
+            created_at: new Date().toISOString(),
+            revoked_at: null,
+          })
+          .execute()
+        seen = lookups.hook(hash)
+        throw new Error('roll back')
+      }),
+      /roll back/,
+    )
+    assert.equal(await seen, undefined)
+    assert.equal((await n.client.post('/hooks/uncommitted-token-0123456789', { body: { text: 'x' } })).status, 401)
+    // Outside a transaction the prepared statement answers, and sees committed rows.
+    assert.equal((lookups.hook(hashToken(DEV_TOKEN)) as { id: string } | undefined)?.id, 'development')
+  })
+})

@@ -14,6 +14,7 @@ import { authenticateToken } from '../webhooks/service.ts'
 import { cardDraft, parseCard } from './card.ts'
 import { compatDraft, decodeCompatBody } from './compat.ts'
 import type { Draft } from './draft.ts'
+import { DeliveryLookups } from './lookups.ts'
 import { messageDraft, parseMessage } from './message.ts'
 import { store } from './service.ts'
 import { WriteQueue } from './write-queue.ts'
@@ -31,10 +32,12 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
   // Token authentication runs before the body is parsed: an unknown or revoked token
   // learns nothing about payload validation.
   const hooks = new WeakMap<FastifyRequest, WebhookRow>()
-  const queue = ctx.kind === 'sqlite' ? new WriteQueue(ctx.db) : undefined
+  const lookups = new DeliveryLookups(ctx.db, ctx.sqlite)
+  const byTokenHash = (hash: string) => lookups.hook(hash)
+  const queue = ctx.kind === 'sqlite' ? new WriteQueue(ctx.db, ctx.sqlite) : undefined
   const withToken = (token: (req: FastifyRequest) => string | undefined) => async (req: FastifyRequest) => {
     try {
-      hooks.set(req, await authenticateToken(ctx.db, token(req)))
+      hooks.set(req, await authenticateToken(byTokenHash, token(req)))
     } catch (err) {
       rejected.inc({ code: (err as { code?: string }).code ?? 'internal' })
       throw err
@@ -46,7 +49,7 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
   const accept = async (req: FastifyRequest, parse: () => Draft) => {
     try {
       const draft = parse()
-      const stored = await store(ctx.db, hooks.get(req)!, draft, queue)
+      const stored = await store(ctx.db, lookups, hooks.get(req)!, draft, queue)
       received.inc({ kind: draft.kind })
       return stored
     } catch (err) {

@@ -4,10 +4,10 @@
  * the insert goes through the group-commit WriteQueue.
  */
 import type { Kysely } from 'kysely'
-import { findChannel } from '../channels/store.ts'
 import type { DB, NewNotification, WebhookRow } from '../db/schema.ts'
 import { CHANNEL_NAME } from '../names.ts'
 import { type Draft, searchText } from './draft.ts'
+import type { DeliveryLookups } from './lookups.ts'
 import { insertNotification, type WriteQueue } from './write-queue.ts'
 
 /**
@@ -15,21 +15,26 @@ import { insertNotification, type WriteQueue } from './write-queue.ts'
  * and only an existing public channel. Anything else (locked hook, unknown or private
  * channel) keeps the hook's channel, so a sender cannot probe for private channels.
  */
-export async function destination(db: Kysely<DB>, hook: WebhookRow, requested: string | undefined): Promise<string> {
+export async function destination(
+  lookups: DeliveryLookups,
+  hook: WebhookRow,
+  requested: string | undefined,
+): Promise<string> {
   if (requested === undefined || hook.channel_locked === 1) return hook.channel
   const name = requested.trim().replace(/^[#~]/, '').toLowerCase()
   if (name === hook.channel || !CHANNEL_NAME.test(name)) return hook.channel
-  const channel = await findChannel(db, name)
+  const channel = await lookups.channel(name)
   return channel && channel.visibility === 'public' ? channel.name : hook.channel
 }
 
 export async function store(
   db: Kysely<DB>,
+  lookups: DeliveryLookups,
   hook: WebhookRow,
   draft: Draft,
   queue?: WriteQueue,
 ): Promise<{ id: number; channel: string; created_at: string }> {
-  const channel = await destination(db, hook, draft.requestedChannel)
+  const channel = await destination(lookups, hook, draft.requestedChannel)
   const created_at = new Date().toISOString()
   const row: NewNotification = {
     channel,

@@ -1,15 +1,15 @@
 /**
  * Incoming webhooks and channel publishing tokens. A token is 32 random bytes shown
  * exactly once; only its SHA-256 hash is stored. Revocation takes effect on the next
- * request: every delivery looks its token up in the database (no cache), so all nodes
- * sharing a PostgreSQL database agree at once.
+ * request: every delivery looks its token up in the database (no cache, see
+ * ingest/lookups.ts), so all nodes sharing a database agree at once.
  */
 import { generateToken, hashToken } from '@gatehouse/kit'
 import type { Kysely, Transaction } from 'kysely'
 import { findChannel, insertChannel } from '../channels/store.ts'
 import type { DB, WebhookKind, WebhookRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
-import { findWebhook, findWebhookByTokenHash, insertWebhook, revokeWebhook, updateWebhook } from './store.ts'
+import { findWebhook, insertWebhook, revokeWebhook, updateWebhook } from './store.ts'
 
 export const DEVELOPMENT_HOOK_ID = 'development'
 
@@ -87,10 +87,16 @@ export async function revoke(db: Kysely<DB>, id: string): Promise<WebhookRow> {
   return (await findWebhook(db, id))!
 }
 
-/** The active hook for a presented token, or hook_token_invalid. */
-export async function authenticateToken(db: Kysely<DB>, token: string | undefined): Promise<WebhookRow> {
+/**
+ * The active hook for a presented token, or hook_token_invalid. `byTokenHash` reads the
+ * hook from the database (findWebhookByTokenHash, or the delivery path's statement).
+ */
+export async function authenticateToken(
+  byTokenHash: (tokenHash: string) => Promise<WebhookRow | undefined> | WebhookRow | undefined,
+  token: string | undefined,
+): Promise<WebhookRow> {
   if (!token || token.length > 512) throw errors.hook_token_invalid()
-  const hook = await findWebhookByTokenHash(db, hashToken(token))
+  const hook = await byTokenHash(hashToken(token))
   if (!hook || hook.revoked_at !== null) throw errors.hook_token_invalid()
   return hook
 }
