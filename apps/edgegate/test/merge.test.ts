@@ -8,7 +8,15 @@ import { after, describe, test } from 'node:test'
 import { AppError, type Observation } from '@gatehouse/kit'
 import fc from 'fast-check'
 import { openEdgeDatabase } from '../src/db/open.ts'
-import { type Aggregate, mergeAggregates, normalizeObservation } from '../src/observations/merge.ts'
+import type { FingerprintRow } from '../src/db/schema.ts'
+import {
+  type Aggregate,
+  fromRow,
+  mergeAggregates,
+  mergeIntoRow,
+  normalizeObservation,
+  toRow,
+} from '../src/observations/merge.ts'
 import { sweepSignals } from '../src/observations/retention.ts'
 import { getFingerprint, mergeBatch, sweepSightings } from '../src/observations/store.ts'
 import { formatMicros, parseMicros } from '../src/timestamps.ts'
@@ -97,6 +105,37 @@ describe('observation merge', () => {
         assert.ok(r.ips.length <= 128 && r.ports.length <= 128 && r.sightings.length <= 128)
       }),
       { numRuns: 200 },
+    )
+  })
+
+  test('merging into a stored row gives exactly the row of the decoded merge', () => {
+    fc.assert(
+      fc.property(
+        observation,
+        observation,
+        fc.boolean(),
+        fc.boolean(),
+        fc.constantFrom(0, BASE + 3 * 86_400_000),
+        (x, y, sameIps, samePorts, cutoff) => {
+          // Often the new observation adds nothing to the stored IP or port sets.
+          const z = {
+            ...y,
+            ips: sameIps ? x.ips.slice(0, 3) : y.ips,
+            ports: samePorts ? x.ports.slice(1, 4) : y.ports,
+          }
+          const a = normalizeObservation(x, 0, 0)
+          const b = normalizeObservation(z, 1, 0)
+          const row = { ...toRow('g1', a, 5) } as FingerprintRow
+          const expected = toRow('g1', mergeAggregates(fromRow(row), b, cutoff), 7)
+          assert.deepEqual(mergeIntoRow('g1', row, b, cutoff, 7), expected)
+          const stored = { ...expected } as FingerprintRow
+          assert.deepEqual(
+            mergeIntoRow('g1', stored, b, cutoff, 9),
+            toRow('g1', mergeAggregates(fromRow(stored), b, cutoff), 9),
+          )
+        },
+      ),
+      { numRuns: 300 },
     )
   })
 

@@ -30,33 +30,50 @@ export interface Aggregate {
   metadata: Record<string, string>
 }
 
-function time(text: string, field: string): number {
+function time(text: string, index: number, field: string): number {
   const ms = parseMillis(text)
-  if (ms === undefined) throw errors.invalid_timestamp(field)
+  if (ms === undefined) throw errors.invalid_timestamp(`observations[${index}].${field}`)
   return ms
 }
 
 const DOTTED_QUAD = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/
 
-function ip(text: string, field: string): string {
+// Canonical forms of other address texts (IPv6 mostly), memoised like the sort keys.
+const canonical = new Map<string, string>()
+
+/** The canonical text of an address, or undefined when it is not one. */
+function ip(text: string): string | undefined {
   // Plain dotted quads are already canonical: skip the general parser (the ingest hot path).
   if (DOTTED_QUAD.test(text)) return text
-  try {
-    return normalizeIp(text)
-  } catch {
-    throw errors.invalid_ip(field)
+  let out = canonical.get(text)
+  if (out === undefined) {
+    try {
+      out = normalizeIp(text)
+    } catch {
+      return undefined
+    }
+    if (canonical.size >= 50_000) canonical.clear()
+    canonical.set(text, out)
   }
+  return out
 }
 
 // Sort keys of canonical addresses ("4" + 8 hex digits, "6" + 32), memoised: sorting
-// compares the same few addresses many times.
+// compares the same few addresses many times. Dotted quads (canonical IPv4) are keyed
+// directly; only IPv6 goes through the general parser.
 const sortKeys = new Map<string, string>()
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
 
 function sortKey(address: string): string {
   let key = sortKeys.get(address)
   if (key === undefined) {
-    const bytes = parseIp(address).toByteArray()
-    key = (bytes.length === 4 ? '4' : '6') + bytes.map((b) => b.toString(16).padStart(2, '0')).join('')
+    if (DOTTED_QUAD.test(address)) {
+      const [a, b, c, d] = address.split('.').map(Number) as [number, number, number, number]
+      key = `4${HEX[a]}${HEX[b]}${HEX[c]}${HEX[d]}`
+    } else {
+      const bytes = parseIp(address).toByteArray()
+      key = (bytes.length === 4 ? '4' : '6') + bytes.map((b) => HEX[b]).join('')
+    }
     if (sortKeys.size >= 50_000) sortKeys.clear()
     sortKeys.set(address, key)
   }
@@ -73,21 +90,34 @@ export function compareIps(a: string, b: string): number {
 
 /** Validate one observation beyond its schema; throws a 4xx AppError naming the field. */
 export function normalizeObservation(o: Observation, index: number, cutoffMs: number): Aggregate {
-  const at = `observations[${index}]`
-  const first = time(o.first_seen, `${at}.first_seen`)
-  const last = time(o.last_seen, `${at}.last_seen`)
-  if (first > last) throw errors.invalid_observation(`${at}: first_seen is after last_seen`)
+  // Field names are built only for an error message (this is the ingest hot path).
+  const first = time(o.first_seen, index, 'first_seen')
+  const last = time(o.last_seen, index, 'last_seen')
+  if (first > last) throw errors.invalid_observation(`observations[${index}]: first_seen is after last_seen`)
   // A plain object whatever the parser produced (own keys only).
   const metadata: Record<string, string> = Object.fromEntries(Object.entries(o.metadata ?? {}))
-  if (Buffer.byteLength(JSON.stringify(metadata)) > EDGE_LIMITS.metadataBytes) {
+  // Encoded, a UTF-16 unit takes at most 6 bytes (\u escapes; UTF-8 needs at most 3), plus
+  // quotes, colon and comma per entry: encode and count only when that bound is too large.
+  let bound = 2
+  for (const k in metadata) bound += 6 * (k.length + (metadata[k]?.length ?? 0)) + 6
+  if (bound > EDGE_LIMITS.metadataBytes && Buffer.byteLength(JSON.stringify(metadata)) > EDGE_LIMITS.metadataBytes) {
     throw errors.metadata_too_large(EDGE_LIMITS.metadataBytes)
   }
-  const ips = o.ips.map((x, i) => ip(x, `${at}.ips[${i}]`))
-  const sightings = o.sightings.map((s, i) => ({
-    ip: ip(s.ip, `${at}.sightings[${i}].ip`),
-    port: s.port,
-    last_seen_ms: time(s.last_seen, `${at}.sightings[${i}].last_seen`),
-  }))
+  const ips = new Array<string>(o.ips.length)
+  for (let i = 0; i < ips.length; i++) {
+    const x = ip(o.ips[i]!)
+    if (x === undefined) throw errors.invalid_ip(`observations[${index}].ips[${i}]`)
+    ips[i] = x
+  }
+  const sightings = new Array<StoredSighting>(o.sightings.length)
+  for (let i = 0; i < sightings.length; i++) {
+    const s = o.sightings[i]!
+    const x = ip(s.ip)
+    if (x === undefined) throw errors.invalid_ip(`observations[${index}].sightings[${i}].ip`)
+    const seen = parseMillis(s.last_seen)
+    if (seen === undefined) throw errors.invalid_timestamp(`observations[${index}].sightings[${i}].last_seen`)
+    sightings[i] = { ip: x, port: s.port, last_seen_ms: seen }
+  }
   return {
     fingerprint: o.fingerprint,
     reported_status: o.status,
@@ -101,25 +131,52 @@ export function normalizeObservation(o: Observation, index: number, cutoffMs: nu
   }
 }
 
+/** The distinct values of `a` then `b`, in first-seen order (a fresh array). */
+function distinct<T>(a: readonly T[], b: readonly T[]): T[] {
+  if (a.length + b.length <= 8) {
+    // A handful of values (a fresh observation): linear scans beat building a Set.
+    const out: T[] = []
+    for (const x of a) if (!out.includes(x)) out.push(x)
+    for (const x of b) if (!out.includes(x)) out.push(x)
+    return out
+  }
+  const set = new Set(a)
+  for (const x of b) set.add(x)
+  return [...set]
+}
+
 export function mergeIps(a: string[], b: string[]): string[] {
-  return [...new Set([...a, ...b])].sort(compareIps).slice(0, MAX)
+  const out = distinct(a, b)
+  if (out.length > 1) out.sort(compareIps)
+  if (out.length > MAX) out.length = MAX
+  return out
 }
 
 export function mergePorts(a: number[], b: number[]): number[] {
-  return [...new Set([...a, ...b])].sort((x, y) => x - y).slice(0, MAX)
+  const out = distinct(a, b)
+  if (out.length > 1) out.sort((x, y) => x - y)
+  if (out.length > MAX) out.length = MAX
+  return out
+}
+
+function bySightingOrder(x: StoredSighting, y: StoredSighting): number {
+  return y.last_seen_ms - x.last_seen_ms || compareIps(x.ip, y.ip) || x.port - y.port
 }
 
 export function mergeSightings(a: StoredSighting[], b: StoredSighting[], cutoffMs: number): StoredSighting[] {
   const byPair = new Map<string, StoredSighting>()
-  for (const s of [...a, ...b]) {
-    if (s.last_seen_ms < cutoffMs) continue
+  const add = (s: StoredSighting) => {
+    if (s.last_seen_ms < cutoffMs) return
     const key = `${s.ip}|${s.port}`
     const prev = byPair.get(key)
     if (!prev || prev.last_seen_ms < s.last_seen_ms) byPair.set(key, s)
   }
-  return [...byPair.values()]
-    .sort((x, y) => y.last_seen_ms - x.last_seen_ms || compareIps(x.ip, y.ip) || x.port - y.port)
-    .slice(0, MAX)
+  for (const s of a) add(s)
+  for (const s of b) add(s)
+  const out = [...byPair.values()]
+  if (out.length > 1) out.sort(bySightingOrder)
+  if (out.length > MAX) out.length = MAX
+  return out
 }
 
 /** Merge two aggregates of one fingerprint. The newer observation's status and metadata win. */
@@ -153,6 +210,15 @@ export function fromRow(row: FingerprintRow): Aggregate {
   }
 }
 
+/** The oldest sighting's time (the retention sweep's index), or null. */
+export function oldestSighting(a: Aggregate): number | null {
+  const s = a.sightings
+  if (s.length === 0) return null
+  let min = s[0]!.last_seen_ms
+  for (let i = 1; i < s.length; i++) if (s[i]!.last_seen_ms < min) min = s[i]!.last_seen_ms
+  return min
+}
+
 export function toRow(instanceId: string, a: Aggregate, now: number): NewFingerprint {
   return {
     instance_id: instanceId,
@@ -164,8 +230,64 @@ export function toRow(instanceId: string, a: Aggregate, now: number): NewFingerp
     ips: JSON.stringify(a.ips),
     ports: JSON.stringify(a.ports),
     sightings: JSON.stringify(a.sightings),
-    oldest_sighting_ms: a.sightings.length ? Math.min(...a.sightings.map((s) => s.last_seen_ms)) : null,
+    oldest_sighting_ms: oldestSighting(a),
     metadata: JSON.stringify(a.metadata),
+    updated_ms: now,
+  }
+}
+
+/** Whether every canonical address of `ips` is in the stored JSON array text (quoted tokens). */
+function ipsStored(text: string, ips: readonly string[]): boolean {
+  for (const x of ips) if (!text.includes(`"${x}"`)) return false
+  return true
+}
+
+/** Whether every port is in the stored JSON array text of integers. */
+function portsStored(text: string, ports: readonly number[]): boolean {
+  if (ports.length === 0) return true
+  const list = `,${text.slice(1, -1)},`
+  for (const p of ports) if (!list.includes(`,${p},`)) return false
+  return true
+}
+
+/**
+ * `toRow(instanceId, mergeAggregates(fromRow(row), b, cutoffMs), now)`, without decoding
+ * and re-encoding the stored columns the merge leaves as they are: the IP and port sets
+ * when `b` adds nothing to them (stored sets are canonical: sorted, distinct, capped), and
+ * the metadata, which is either kept or replaced whole. Tested equal to the long form.
+ */
+export function mergeIntoRow(
+  instanceId: string,
+  row: FingerprintRow,
+  b: Aggregate,
+  cutoffMs: number,
+  now: number,
+): NewFingerprint {
+  const aLast = Number(row.last_seen_ms)
+  const aCount = Number(row.count)
+  const bNewer = b.last_seen_ms > aLast || (b.last_seen_ms === aLast && b.count >= aCount)
+  const bHasMetadata = Object.keys(b.metadata).length > 0
+  const metadata = bNewer
+    ? bHasMetadata
+      ? JSON.stringify(b.metadata)
+      : row.metadata
+    : row.metadata !== '{}' || !bHasMetadata
+      ? row.metadata
+      : JSON.stringify(b.metadata)
+  const sightings = mergeSightings(JSON.parse(row.sightings), b.sightings, cutoffMs)
+  const merged = { sightings } as Aggregate
+  return {
+    instance_id: instanceId,
+    fingerprint: row.fingerprint,
+    reported_status: bNewer ? b.reported_status : row.reported_status,
+    first_seen_ms: Math.min(Number(row.first_seen_ms), b.first_seen_ms),
+    last_seen_ms: Math.max(aLast, b.last_seen_ms),
+    count: Math.max(aCount, b.count),
+    ips: ipsStored(row.ips, b.ips) ? row.ips : JSON.stringify(mergeIps(JSON.parse(row.ips), b.ips)),
+    ports: portsStored(row.ports, b.ports) ? row.ports : JSON.stringify(mergePorts(JSON.parse(row.ports), b.ports)),
+    sightings: JSON.stringify(sightings),
+    oldest_sighting_ms: oldestSighting(merged),
+    metadata,
     updated_ms: now,
   }
 }
