@@ -17,6 +17,7 @@ import { issuerMetadata } from './auth/issuer.ts'
 import { authRoutes } from './auth/routes.ts'
 import type { ArtsvcConfig } from './config.ts'
 import { ContentCaches } from './content/caches.ts'
+import { isPostgres, LivenessListener } from './content/liveness-notify.ts'
 import { contentRoutes, installContentPath } from './content/routes.ts'
 import type { AppContext } from './context.ts'
 import { openArtsvcDatabase } from './db/migrations.ts'
@@ -84,6 +85,9 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
     now,
   }
 
+  const listener = isPostgres(config.database) ? new LivenessListener(config.database, ctx.caches, log) : undefined
+  await listener?.start()
+
   const app = await createHttpApp({
     name: 'artsvc',
     logger: log,
@@ -139,6 +143,7 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
     ctx,
     maintenance: () => runMaintenance(ctx),
     async close() {
+      await listener?.close()
       await app.close()
       await database.close()
       ;(store as { close?: () => void }).close?.()

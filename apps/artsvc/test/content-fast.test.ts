@@ -180,3 +180,29 @@ test('a revoked share or deleted artifact stops lean-path answers at once', asyn
   assert.equal(gone.r.status, 403)
   assert.equal(gone.fast, false)
 })
+
+test('cached liveness never outlasts a share expiry', async () => {
+  const p = await mustPublish(h, owner, sampleBundle())
+  const expiresAt = clock.now() + 10_000
+  const share = await fetch(`${h.base}/api/v1/artifacts/${p.artifact}/shares`, {
+    method: 'POST',
+    headers: { ...owner, 'content-type': 'application/json' },
+    body: JSON.stringify({ expires_at: new Date(expiresAt).toISOString() }),
+  })
+  assert.equal(share.status, 201)
+  const { id, url } = (await share.json()) as { id: string; url: string }
+  const cookie = (await fetch(url, { redirect: 'manual' })).headers.getSetCookie()[0]!.split(';')[0]!
+  const frame = frameOf(await (await fetch(`${h.base}/shared/${id}/`, { headers: { cookie } })).text())
+  const shift = expiresAt - clock.now() - 300
+  clock.advance(shift) // 0.3 s before the expiry
+  try {
+    await fetchBoth(frame)
+    assert.equal((await fetchBoth(frame)).fast, true)
+    clock.advance(600) // past the expiry, within the one-second liveness TTL
+    const late = await fetchBoth(frame)
+    assert.equal(late.r.status, 403)
+    assert.equal(late.fast, false)
+  } finally {
+    clock.advance(-(shift + 600))
+  }
+})

@@ -10,6 +10,7 @@ import type { HttpApp } from '@gatehouse/kit'
 import { Type } from 'typebox'
 import { artifactJson } from '../artifacts/routes.ts'
 import { listAudit, recordAudit } from '../audit/store.ts'
+import { announceRevocation } from '../content/liveness-notify.ts'
 import type { AppContext } from '../context.ts'
 import { errors } from '../errors.ts'
 import { ID_PATTERN } from '../ids.ts'
@@ -73,6 +74,7 @@ export function adminRoutes(app: HttpApp, ctx: AppContext) {
           .executeTakeFirst()
         if (Number(r.numUpdatedRows) !== 1) throw errors.artifact_not_found()
         const revoked = await revokeArtifactShares(tx, req.params.artifact, admin.user.id, now)
+        await announceRevocation(ctx, tx)
         await recordAudit(
           tx,
           admin,
@@ -104,6 +106,7 @@ export function adminRoutes(app: HttpApp, ctx: AppContext) {
           .executeTakeFirst()
         if (!share) throw errors.share_not_found()
         if (await revokeShare(tx, share.id, admin.user.id, now)) {
+          await announceRevocation(ctx, tx)
           await recordAudit(
             tx,
             admin,

@@ -3,8 +3,9 @@
  * - blobs are content-addressed and immutable, so a cached body is always right;
  * - manifests belong to immutable versions.
  * Liveness (artifact not deleted, share not revoked or expired) is cached for at most one
- * second and dropped at once on this node when it revokes or deletes; other nodes of a
- * multi-node deployment notice within that second.
+ * second (never past a share's expiry) and dropped at once on this node when it revokes or
+ * deletes; on PostgreSQL, other nodes drop it when the revocation's notification reaches
+ * them (see `liveness-notify.ts`), and the second stays the bound if one is late.
  */
 import type { VersionFileRow } from '../db/schema.ts'
 
@@ -58,21 +59,41 @@ export class ContentCaches {
   /** Small blobs (≤ 256 KiB), 64 MiB in all. */
   readonly blobs = new LruCache<Buffer>(4096, 64 * 1024 * 1024, (b) => b.length)
   readonly #live = new LruCache<number>(10_000)
+  #generation = 0
+  /** While false (a multi-node listener is down), nothing is remembered as live. */
+  #enabled = true
   /** Responses answered by the lean path (`fast.ts`); operators and tests read it. */
   fastResponses = 0
+  /** Liveness invalidations so far (local revocations and other nodes' notifications). */
+  invalidations = 0
 
   isLive(key: string, now: number): boolean {
     const until = this.#live.get(key)
     return until !== undefined && until > now
   }
 
-  markLive(key: string, now: number) {
-    this.#live.set(key, now + LIVENESS_TTL_MS)
+  /** Taken before a liveness query; `markLive` ignores results that an invalidation overtook. */
+  generation(): number {
+    return this.#generation
   }
 
-  /** Called by this node's revoke and delete paths. */
+  /** Remember a positive check until `now + LIVENESS_TTL_MS`, never past `until` (a share's expiry). */
+  markLive(key: string, now: number, generation: number, until = Number.POSITIVE_INFINITY) {
+    if (!this.#enabled || generation !== this.#generation) return
+    this.#live.set(key, Math.min(now + LIVENESS_TTL_MS, until))
+  }
+
+  /** Called by this node's revoke and delete paths, and on other nodes' notifications. */
   invalidateLiveness() {
+    this.#generation++
+    this.invalidations++
     this.#live.clear()
+  }
+
+  /** Stop or resume remembering liveness (multi-node: while the notification listener is down). */
+  setLivenessCaching(enabled: boolean) {
+    this.#enabled = enabled
+    this.invalidateLiveness()
   }
 }
 

@@ -12,7 +12,7 @@ import { Type } from 'typebox'
 import { isHtml } from '../bundles/content-types.ts'
 import type { AppContext } from '../context.ts'
 import { errors } from '../errors.ts'
-import { shareIsLive } from '../shares/store.ts'
+import { shareLiveUntil } from '../shares/store.ts'
 import { SMALL_BLOB } from './caches.ts'
 import { CONTENT_ROUTE, fileHeaders, htmlBody, installContentFastPath } from './fast.ts'
 import { contentSecurityPolicy, injectShim, STORAGE_SHIM } from './policy.ts'
@@ -49,6 +49,7 @@ export function contentRoutes(app: HttpApp, ctx: AppContext) {
   const live = async (versionId: string, shareId: string | undefined, now: number) => {
     const key = `${versionId}/${shareId ?? ''}`
     if (caches.isLive(key, now)) return true
+    const generation = caches.generation()
     const row = await ctx.db
       .selectFrom('versions')
       .innerJoin('artifacts', 'artifacts.id', 'versions.artifact_id')
@@ -56,9 +57,11 @@ export function contentRoutes(app: HttpApp, ctx: AppContext) {
       .where('versions.id', '=', versionId)
       .where('artifacts.deleted_at', 'is', null)
       .executeTakeFirst()
-    const ok = row !== undefined && (!shareId || (await shareIsLive(ctx.db, shareId, now)))
-    if (ok) caches.markLive(key, now)
-    return ok
+    if (row === undefined) return false
+    const until = shareId ? await shareLiveUntil(ctx.db, shareId, now) : Number.POSITIVE_INFINITY
+    if (until === undefined) return false
+    caches.markLive(key, now, generation, until)
+    return true
   }
 
   const body = async (sha256: string, size: number): Promise<Buffer | NodeJS.ReadableStream> => {

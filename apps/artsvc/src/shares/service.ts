@@ -10,6 +10,7 @@ import { requireOwner } from '../artifacts/access.ts'
 import { getActiveArtifact, getVersion } from '../artifacts/store.ts'
 import { recordAudit } from '../audit/store.ts'
 import type { Principal } from '../auth/principal.ts'
+import { announceRevocation } from '../content/liveness-notify.ts'
 import type { AppContext } from '../context.ts'
 import type { ShareRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
@@ -113,6 +114,7 @@ export async function revokeOwnShare(ctx: AppContext, principal: Principal, arti
     const share = await tx.selectFrom('shares').select('artifact_id').where('id', '=', shareId).executeTakeFirst()
     if (!share || share.artifact_id !== artifactId) throw errors.share_not_found()
     if (await revokeShare(tx, shareId, principal.user.id, now)) {
+      await announceRevocation(ctx, tx)
       await recordAudit(
         tx,
         principal,

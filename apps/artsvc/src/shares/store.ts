@@ -55,15 +55,21 @@ export async function revokeArtifactShares(db: Db, artifactId: string, by: strin
 }
 
 /** Whether a share still lets its holders view (not revoked, not expired, artifact not deleted). */
-export async function shareIsLive(db: Db, id: string, now: number): Promise<boolean> {
+/** Until when the share is live (its expiry, or Infinity); undefined when revoked, expired or its artifact deleted. */
+export async function shareLiveUntil(db: Db, id: string, now: number): Promise<number | undefined> {
   const row = await db
     .selectFrom('shares')
     .innerJoin('artifacts', 'artifacts.id', 'shares.artifact_id')
-    .select(['shares.id'])
+    .select(['shares.expires_at'])
     .where('shares.id', '=', id)
     .where('shares.revoked_at', 'is', null)
     .where('artifacts.deleted_at', 'is', null)
     .where((eb) => eb.or([eb('shares.expires_at', 'is', null), eb('shares.expires_at', '>', now)]))
     .executeTakeFirst()
-  return row !== undefined
+  if (!row) return undefined
+  return row.expires_at === null ? Number.POSITIVE_INFINITY : Number(row.expires_at)
+}
+
+export async function shareIsLive(db: Db, id: string, now: number): Promise<boolean> {
+  return (await shareLiveUntil(db, id, now)) !== undefined
 }
