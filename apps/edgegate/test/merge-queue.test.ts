@@ -92,3 +92,40 @@ for (const dialect of DIALECTS) {
     })
   })
 }
+
+describe('merge queue grouping (sqlite)', () => {
+  test('pages queued in one turn of the event loop share one transaction', async () => {
+    const d = await openEdgeDatabase(await newDatabase('sqlite', pg.get))
+    try {
+      let transactions = 0
+      const counted = new Proxy(d.db, {
+        get(target, prop) {
+          if (prop === 'transaction') transactions++
+          const value = Reflect.get(target, prop, target)
+          return typeof value === 'function' ? value.bind(target) : value
+        },
+      })
+      const queue = new MergeQueue(counted, 'sqlite')
+      const pages = [0, 1, 2, 3].map((p) => page(p).map((o, i) => normalizeObservation(o, i, 0)))
+      // As the requests read from several sockets in one I/O phase do: every page is queued
+      // before any is written (a SQLite transaction never yields to I/O once started).
+      await Promise.all(pages.map((agg) => queue.merge('g', agg, 0, 1)))
+      assert.equal(transactions, 1)
+      await queue.merge('g', pages[0]!, 0, 1)
+      assert.equal(transactions, 2)
+      for (const agg of pages) await mergeBatch(d.db, d.kind, 'seq', agg, 0, 1)
+      const rows = async (id: string) =>
+        (
+          await d.db
+            .selectFrom('fingerprints')
+            .selectAll()
+            .where('instance_id', '=', id)
+            .orderBy('fingerprint')
+            .execute()
+        ).map((r) => ({ ...r, instance_id: undefined }))
+      assert.deepEqual(await rows('g'), await rows('seq'))
+    } finally {
+      await d.close()
+    }
+  })
+})

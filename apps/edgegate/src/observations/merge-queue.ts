@@ -1,8 +1,9 @@
 /**
  * Group commit for observation pages on SQLite. SQLite has one writer at a time, so
  * concurrent pages queue for the write lock anyway; committing each one separately rewrites
- * the same B-tree pages into the WAL once per page. Pages that arrive while a write is
- * under way are merged together in one transaction, page after page with the very same
+ * the same B-tree pages into the WAL once per page. Pages of the requests read in one turn
+ * of the event loop (the queue starts writing in the turn's check phase, `setImmediate`)
+ * are merged together in one transaction, page after page with the very same
  * statements as `mergeBatch` (a fingerprint in two pages of one group merges twice, as it
  * would in two transactions). If the group transaction fails, nothing of it is committed
  * and each page is retried in its own transaction, so one bad page fails only itself.
@@ -30,6 +31,7 @@ export class MergeQueue {
   readonly #kind: DatabaseKind
   #pending: Pending[] = []
   #running = false
+  #scheduled = false
 
   constructor(db: Kysely<DB>, kind: DatabaseKind) {
     this.#db = db
@@ -42,7 +44,16 @@ export class MergeQueue {
     if (incoming.length === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
       this.#pending.push({ instanceId, incoming, cutoffMs, now, resolve, reject })
-      if (!this.#running) void this.#drain()
+      if (!this.#running && !this.#scheduled) {
+        // Start after the event loop's current I/O phase, not at once: a SQLite transaction
+        // runs to its end without yielding to I/O, so starting it here would commit every
+        // page alone. Pages from the requests read in the same phase join this group.
+        this.#scheduled = true
+        setImmediate(() => {
+          this.#scheduled = false
+          void this.#drain()
+        })
+      }
     })
   }
 
