@@ -3,6 +3,7 @@
  * behind its KEXINIT), and draining open sessions on SIGTERM.
  */
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { connect } from 'node:net'
 import { before, describe, test } from 'node:test'
 import { freePort } from '@gatehouse/testkit'
@@ -55,6 +56,50 @@ describe('backend', () => {
     assert.match(r.identification, /gatehouse-fake/)
     const got = await waitFor('backend received the hello', () => backend.received().find((b) => b.length > 0))
     assert.ok(got.equals(dropbearHello), `backend got ${got.length} bytes, expected ${dropbearHello.length}`)
+  })
+
+  test('16 MiB of random bytes both ways arrive intact while the client reads slowly', async (t) => {
+    // Echoed by the backend: the client's bytes go up through the stream path and come back
+    // down through the gate's reused read buffers, with the client pausing now and then so
+    // the gate's writes queue and it has to stop reading the backend.
+    const backend = await fakeBackend()
+    t.after(() => backend.close())
+    const gate = await startGate(backend.port, ['--allow-unknown'])
+    t.after(() => gate.stop())
+    const payload = randomBytes(16 * 1024 * 1024)
+    const received: Buffer[] = []
+    let total = 0
+    let identification = ''
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(gate.port, '127.0.0.1')
+      socket.on('error', reject)
+      let chunks = 0
+      socket.on('data', (d: Buffer) => {
+        received.push(d)
+        total += d.length
+        if (!identification) {
+          const all = Buffer.concat(received)
+          const lf = all.indexOf(0x0a)
+          if (lf === -1) return
+          identification = all.subarray(0, lf + 1).toString('latin1')
+          socket.write(dropbearHello)
+          for (let i = 0; i < payload.length; i += 60_000) socket.write(payload.subarray(i, i + 60_000))
+        }
+        if (++chunks % 8 === 0) {
+          socket.pause()
+          setTimeout(() => socket.resume(), 5)
+        }
+        if (total >= identification.length + dropbearHello.length + payload.length) {
+          socket.destroy()
+          resolve()
+        }
+      })
+    })
+    const expected = Buffer.concat([Buffer.from(identification, 'latin1'), dropbearHello, payload])
+    const got = Buffer.concat(received)
+    assert.equal(got.length, expected.length)
+    assert.ok(got.equals(expected), 'the echoed bytes differ from the bytes sent')
+    assert.match(identification, /gatehouse-fake/)
   })
 
   test('a backend that never sends an identification: BACKEND … timed out, client closed', async (t) => {

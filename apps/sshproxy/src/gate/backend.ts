@@ -6,6 +6,7 @@
 import { connect, type Socket } from 'node:net'
 import type { ListenAddress } from '@gatehouse/kit'
 import { MAX_IDENTIFICATION_LINE } from '../wire/constants.ts'
+import { ReusedReads } from './reads.ts'
 
 /** Bytes of pre-identification lines we tolerate from the backend. */
 const MAX_BACKEND_PREAMBLE = 8 * 1024
@@ -28,6 +29,8 @@ export class BackendError extends Error {
 
 export interface BackendConnection {
   socket: Socket
+  /** The socket's reads: the relay points `sink` at the client once it takes over. */
+  reads: ReusedReads
   /** The identification line without CR LF. */
   identification: string
   /** Bytes the backend sent after its identification (often its KEXINIT); paused, not yet forwarded. */
@@ -38,12 +41,13 @@ export function formatAddress(a: ListenAddress): string {
   return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`
 }
 
-/** Connect and read the identification, all within `timeoutMs`. */
+/** Connect and read the identification, all within `timeoutMs`; the socket is left paused. */
 export function dialBackend(address: ListenAddress, timeoutMs: number): Promise<BackendConnection> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: address.host, port: address.port, noDelay: true })
     let buf: Buffer = Buffer.alloc(0)
     let settled = false
+    const reads = new ReusedReads((chunk) => onChunk(chunk))
+    const socket = connect({ host: address.host, port: address.port, noDelay: true, onread: reads.onread })
     const fail = (err: BackendError) => {
       if (settled) return
       settled = true
@@ -60,41 +64,49 @@ export function dialBackend(address: ListenAddress, timeoutMs: number): Promise<
       else fail(new BackendError('error', err.code ?? err.message, { cause: err }))
     })
     socket.on('close', () => fail(new BackendError('closed before identification', 'backend closed the connection')))
-    const onData = (chunk: Buffer) => {
-      buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk])
+    // Returns false (pause reading) once the identification is in or the dial has failed.
+    const onChunk = (chunk: Buffer): boolean => {
+      if (settled) return false
+      // The chunk lives in a reused buffer: keep a copy.
+      buf = Buffer.concat([buf, chunk])
       for (;;) {
         const lf = buf.indexOf(0x0a)
         if (lf === -1) {
           if (buf.length >= MAX_IDENTIFICATION_LINE || buf.length > MAX_BACKEND_PREAMBLE) {
             fail(new BackendError('invalid identification', 'backend line too long'))
+            return false
           }
-          return
+          return true
         }
         const line = buf.subarray(0, lf).toString('latin1').replace(/\r$/, '')
         buf = buf.subarray(lf + 1)
         if (line.startsWith('SSH-')) {
           if (lf + 1 > MAX_IDENTIFICATION_LINE || !/^SSH-2\.0-[\x20-\x7e]+$|^SSH-1\.99-[\x20-\x7e]+$/.test(line)) {
             fail(new BackendError('invalid identification', 'backend sent an invalid SSH identification'))
-            return
+            return false
           }
           settled = true
           clearTimeout(timer)
           socket.pause()
-          socket.off('data', onData)
           socket.removeAllListeners('close')
           socket.removeAllListeners('error')
           // The relay attaches its own handlers; until then an error must not crash the process.
           socket.on('error', () => {})
-          resolve({ socket, identification: line, rest: Buffer.from(buf) })
-          return
+          const conn: BackendConnection = { socket, reads, identification: line, rest: buf }
+          // Reading is stopped until the relay takes over; should a read still come, keep it.
+          reads.sink = (more) => {
+            conn.rest = Buffer.concat([conn.rest, more])
+            return false
+          }
+          resolve(conn)
+          return false
         }
         if (lf + 1 > MAX_BACKEND_PREAMBLE) {
           fail(new BackendError('invalid identification', 'backend preamble too long'))
-          return
+          return false
         }
       }
     }
-    socket.on('data', onData)
   })
 }
 

@@ -174,7 +174,7 @@ async function run(ctx: RouteContext, client: Socket, ip: string, port: number, 
     'relaying',
   )
   finish(bypassed ? 'bypassed' : 'allowed')
-  relay(ctx, client, backend.socket, buffer, backend.rest)
+  relay(ctx, client, backend, buffer)
 }
 
 function readHandshake(client: Socket, timeoutMs: number): Promise<HandshakeOutcome> {

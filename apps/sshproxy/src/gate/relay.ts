@@ -4,6 +4,7 @@
  * packet), then bytes flow both ways until either side closes or the session is idle.
  */
 import type { Socket } from 'node:net'
+import type { BackendConnection } from './backend.ts'
 import type { RouteContext } from './connection.ts'
 
 const KEEPALIVE_MS = 60_000
@@ -19,9 +20,10 @@ export function closeSoon(socket: Socket, graceMs = 5000): void {
   socket.once('close', () => clearTimeout(timer))
 }
 
-export function relay(ctx: RouteContext, client: Socket, backend: Socket, fromClient: Buffer, fromBackend: Buffer) {
+export function relay(ctx: RouteContext, client: Socket, backendConnection: BackendConnection, fromClient: Buffer) {
   const route = ctx.route.name
   const { up, down } = ctx.metrics
+  const { socket: backend, reads, rest: fromBackend } = backendConnection
   client.setNoDelay(true)
   backend.setNoDelay(true)
   // Find vanished peers (no FIN, e.g. a laptop that went away) long before the idle timeout.
@@ -40,10 +42,20 @@ export function relay(ctx: RouteContext, client: Socket, backend: Socket, fromCl
     down.inc(fromBackend.length)
     client.write(fromBackend)
   }
+  // Backend to client (the bulk of most sessions) without the stream machinery: each read
+  // is written at once; reading stops while the client's socket is full.
+  const resumeBackend = () => backend.resume()
+  reads.sink = (chunk) => {
+    down.inc(chunk.length)
+    const more = client.write(chunk)
+    // Queued rather than written through: the write still points into the read buffer.
+    if (client.writableLength > 0) reads.retain()
+    if (more) return true
+    client.once('drain', resumeBackend)
+    return false
+  }
   client.on('data', (d: Buffer) => up.inc(d.length))
-  backend.on('data', (d: Buffer) => down.inc(d.length))
   client.pipe(backend)
-  backend.pipe(client)
   if (ctx.idleTimeoutMs > 0) {
     // A socket's timer restarts on reads and on writes, so the client side sees both directions.
     client.setTimeout(ctx.idleTimeoutMs, () => {
