@@ -97,6 +97,12 @@ for (const backend of backends) {
         assert.equal(refused.body.error.code, 'hook_token_invalid')
         await other.db.updateTable('webhooks').set({ revoked_at: null }).where('id', '=', hook.id).execute()
         assert.equal((await n.client.post(hook.path, { body: { text: 'reinstated' } })).status, 200)
+        // The same through this server's own API.
+        assert.equal((await n.client.post(hook.path, { body: { text: 'before delta', channel: 'delta' } })).status, 200)
+        assert.equal(await stored('before delta'), 'alpha')
+        await channel(n, admin, 'delta')
+        assert.equal((await n.client.post(hook.path, { body: { text: 'to delta', channel: 'delta' } })).status, 200)
+        assert.equal(await stored('to delta'), 'delta')
       } finally {
         await other.close()
       }

@@ -116,7 +116,7 @@ describe('delivery path on the SQLite connection during a Kysely transaction', (
   })
 
   test("lookups do not see a transaction's uncommitted hook", async () => {
-    const lookups = new DeliveryLookups(n.database.db, n.database.sqlite)
+    const lookups = new DeliveryLookups(n.database.db, 'sqlite', n.database.sqlite)
     const hash = hashToken('uncommitted-token-0123456789')
     let seen: ReturnType<DeliveryLookups['hook']> | undefined
     await assert.rejects(

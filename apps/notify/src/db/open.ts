@@ -25,6 +25,7 @@ import { Kysely } from 'kysely'
 import { initMigration } from './migrations/0001_init.ts'
 import { searchVocabularyMigration } from './migrations/0002_search_vocabulary.ts'
 import { searchBacklogMigration } from './migrations/0003_search_backlog.ts'
+import { channelGenerationMigration } from './migrations/0004_channel_generation.ts'
 import type { DB } from './schema.ts'
 
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
@@ -32,6 +33,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0001_init': initMigration(kind),
     '0002_search_vocabulary': searchVocabularyMigration(kind),
     '0003_search_backlog': searchBacklogMigration(kind),
+    '0004_channel_generation': channelGenerationMigration(kind),
   }
 }
 

@@ -110,6 +110,12 @@ export interface SearchIndexStateTable {
   high_water: number
 }
 
+/** PostgreSQL only: advanced by every change to channels (one row, id 1; see ingest/lookups.ts). */
+export interface ChannelGenerationTable {
+  id: number
+  generation: number
+}
+
 export interface DB {
   users: UserTable
   sessions: SessionTable
@@ -122,6 +128,7 @@ export interface DB {
   notification_archives: NotificationArchiveTable
   notification_events: NotificationEventTable
   search_index_state: SearchIndexStateTable
+  channel_generation: ChannelGenerationTable
 }
 
 export type UserRow = Selectable<UserTable>

@@ -1,29 +1,46 @@
 /**
  * The two reads of a delivery: its hook by token hash and, for a channel override, the
- * requested channel. Not cached: every delivery reads the database, so a revoked hook
- * stops at once for every process sharing it. (A cache that stays correct must still read
- * the database on every delivery, `PRAGMA data_version` on SQLite, which costs about as
- * much as these indexed reads; measured in docs/performance/notify.md.)
+ * requested channel. Hooks are never cached: every delivery reads its hook from the
+ * database, so a revoked hook stops at once for every process sharing it. (A hook cache
+ * that stays correct must still read the database on every delivery, e.g. SQLite's
+ * `PRAGMA data_version`, which costs about as much as the indexed read; measured in
+ * docs/performance/notify.md.)
  *
  * SQLite: prepared statements on the connection under Kysely, run synchronously; while a
  * Kysely transaction is open on that connection (it spans awaits, and its uncommitted
  * rows must not be seen), the Kysely queries are used, which wait for it to end.
+ *
+ * PostgreSQL: the hook query also returns the channel generation (0004_channel_generation:
+ * advanced in the same transaction as any change to channels), and channel lookups are
+ * cached for that generation only. A channel created on any node is therefore seen by
+ * the next delivery, and a delivery reads channels as of its token lookup or later; the
+ * query per delivery for the channel is saved.
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
+import type { DatabaseKind } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import { findChannel } from '../channels/store.ts'
 import type { ChannelRow, DB, WebhookRow } from '../db/schema.ts'
 import { findWebhookByTokenHash } from '../webhooks/store.ts'
 
+/** Channel names cached before the map is emptied (names come from senders: bounded memory). */
+const CHANNEL_CACHE_LIMIT = 4096
+
 export class DeliveryLookups {
   readonly #db: Kysely<DB>
+  readonly #kind: DatabaseKind
   readonly #sqlite: DatabaseSync | undefined
   readonly #hook: StatementSync | undefined
   readonly #channel: StatementSync | undefined
+  /** PostgreSQL: the channel generation each looked-up hook was read with. */
+  readonly #generations = new WeakMap<WebhookRow, number>()
+  #cacheGeneration = -1
+  readonly #channels = new Map<string, ChannelRow | undefined>()
 
   /** `sqlite`: the connection under `db`, for the prepared-statement path. */
-  constructor(db: Kysely<DB>, sqlite?: DatabaseSync) {
+  constructor(db: Kysely<DB>, kind: DatabaseKind, sqlite?: DatabaseSync) {
     this.#db = db
+    this.#kind = kind
     this.#sqlite = sqlite
     this.#hook = sqlite?.prepare(
       'select id, token_hash, channel, channel_locked, kind, created_at, revoked_at from webhooks where token_hash = ?',
@@ -43,12 +60,45 @@ export class DeliveryLookups {
   /** The hook with this token hash (active or revoked), if any. */
   hook(tokenHash: string): Promise<WebhookRow | undefined> | WebhookRow | undefined {
     if (this.#raw) return this.#hook!.get(tokenHash) as WebhookRow | undefined
+    if (this.#kind === 'postgres') return this.#hookWithGeneration(tokenHash)
     return findWebhookByTokenHash(this.#db, tokenHash)
   }
 
-  /** The channel with this name, if any. */
-  channel(name: string): Promise<ChannelRow | undefined> | ChannelRow | undefined {
+  async #hookWithGeneration(tokenHash: string): Promise<WebhookRow | undefined> {
+    const row = await this.#db
+      .selectFrom('webhooks')
+      .selectAll('webhooks')
+      .select((eb) =>
+        eb.selectFrom('channel_generation').select('generation').where('id', '=', 1).as('channel_generation'),
+      )
+      .where('token_hash', '=', tokenHash)
+      .executeTakeFirst()
+    if (!row) return undefined
+    const { channel_generation, ...hook } = row
+    if (channel_generation !== null) this.#generations.set(hook, Number(channel_generation))
+    return hook
+  }
+
+  /** The channel with this name, if any, for a delivery by `hook`. */
+  channel(name: string, hook: WebhookRow): Promise<ChannelRow | undefined> | ChannelRow | undefined {
     if (this.#raw) return this.#channel!.get(name) as ChannelRow | undefined
-    return findChannel(this.#db, name)
+    const generation = this.#generations.get(hook)
+    if (generation === undefined) return findChannel(this.#db, name)
+    if (generation > this.#cacheGeneration) {
+      this.#channels.clear()
+      this.#cacheGeneration = generation
+    }
+    if (generation === this.#cacheGeneration && this.#channels.has(name)) return this.#channels.get(name)
+    return this.#readChannel(name, generation)
+  }
+
+  async #readChannel(name: string, generation: number): Promise<ChannelRow | undefined> {
+    const row = await findChannel(this.#db, name)
+    // Cached only if no newer generation was seen meanwhile.
+    if (generation === this.#cacheGeneration) {
+      if (this.#channels.size >= CHANNEL_CACHE_LIMIT) this.#channels.clear()
+      this.#channels.set(name, row)
+    }
+    return row
   }
 }

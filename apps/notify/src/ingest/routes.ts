@@ -32,7 +32,7 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
   // Token authentication runs before the body is parsed: an unknown or revoked token
   // learns nothing about payload validation.
   const hooks = new WeakMap<FastifyRequest, WebhookRow>()
-  const lookups = new DeliveryLookups(ctx.db, ctx.sqlite)
+  const lookups = new DeliveryLookups(ctx.db, ctx.kind, ctx.sqlite)
   const byTokenHash = (hash: string) => lookups.hook(hash)
   const queue = ctx.kind === 'sqlite' ? new WriteQueue(ctx.db, ctx.sqlite) : undefined
   const withToken = (token: (req: FastifyRequest) => string | undefined) => async (req: FastifyRequest) => {

@@ -23,7 +23,7 @@ export async function destination(
   if (requested === undefined || hook.channel_locked === 1) return hook.channel
   const name = requested.trim().replace(/^[#~]/, '').toLowerCase()
   if (name === hook.channel || !CHANNEL_NAME.test(name)) return hook.channel
-  const channel = await lookups.channel(name)
+  const channel = await lookups.channel(name, hook)
   return channel && channel.visibility === 'public' ? channel.name : hook.channel
 }
 
