@@ -12,7 +12,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { get as httpGet, type IncomingHttpHeaders } from 'node:http'
 import { cpus, loadavg, totalmem } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -26,6 +26,26 @@ const RUNS = 5
 const ROUNDS = 16
 const ROUND_SECONDS = 1.5
 const CONNECTIONS = 32
+/** CPU time (ms: user, system) of a process and its children so far, from /proc. */
+function cpuMs(pid: number): { user: number; sys: number } {
+  const ticks = (p: number) => {
+    const stat = readFileSync(`/proc/${p}/stat`, 'latin1')
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return [Number(f[11]), Number(f[12])] as const // utime, stime
+  }
+  const children = `/proc/${pid}/task/${pid}/children`
+  const kids = existsSync(children)
+    ? readFileSync(children, 'latin1').trim().split(/\s+/).filter(Boolean).map(Number)
+    : []
+  let user = 0
+  let sys = 0
+  for (const p of [pid, ...kids]) {
+    const [u, s] = ticks(p)
+    user += u
+    sys += s
+  }
+  return { user: user * 10, sys: sys * 10 } // USER_HZ = 100 on Linux
+}
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const ms = (t0: number) => performance.now() - t0
 
@@ -100,7 +120,8 @@ try {
   const publishMs: number[] = []
   const unzipMs: number[] = []
   let zipBytes = 0
-  for (let run = 0; run < RUNS; run++) {
+  // ARTSVC_BENCH_ONLY=content skips part 1 (for profiling the content origin).
+  for (let run = 0; run < (process.env.ARTSVC_BENCH_ONLY === 'content' ? 0 : RUNS); run++) {
     const entries: ZipEntryInput[] = [{ name: 'index.html', data: '<!doctype html><p>bench</p>' }]
     for (let i = 1; i < 500; i++) entries.push({ name: `assets/${i}.bin`, data: randomBytes(52_000) })
     const zip = buildZip(entries)
@@ -204,12 +225,23 @@ ${addHeaders}
   const artsvcTarget = { host: '127.0.0.1', port }
   const nginxTarget = { host: '127.0.0.1', port: nginxPort }
   const rounds: { artsvc: LoadResult; nginx: LoadResult; load: number }[] = []
+  // Server CPU time during the measured rounds: CPU per request is far less sensitive to
+  // other load on the machine than requests/s.
+  const cpu = { artsvc: { user: 0, sys: 0 }, nginx: { user: 0, sys: 0 } }
   try {
     await load(artsvcTarget, artsvcRequests, { connections: CONNECTIONS, seconds: 2 })
     await load(nginxTarget, nginxRequests, { connections: CONNECTIONS, seconds: 2 })
     for (let r = 0; r < ROUNDS; r++) {
+      const count = (k: 'artsvc' | 'nginx', before: { user: number; sys: number }, after: typeof before) => {
+        cpu[k].user += after.user - before.user
+        cpu[k].sys += after.sys - before.sys
+      }
+      let c = cpuMs(child.pid)
       const a = await load(artsvcTarget, artsvcRequests, { connections: CONNECTIONS, seconds: ROUND_SECONDS })
+      count('artsvc', c, cpuMs(child.pid))
+      c = cpuMs(nginx.pid)
       const n = await load(nginxTarget, nginxRequests, { connections: CONNECTIONS, seconds: ROUND_SECONDS })
+      count('nginx', c, cpuMs(nginx.pid))
       rounds.push({ artsvc: a, nginx: n, load: loadavg()[0]! })
     }
   } finally {
@@ -233,17 +265,19 @@ ${addHeaders}
       .map((x) => x.toFixed(1))
       .join(' ')}`,
   )
-  console.log(
-    `\n1. publish (upload + validate + commit) of a ${(zipBytes / 2 ** 20).toFixed(1)} MiB, 500-file ZIP, median of ${RUNS}`,
-  )
-  console.log(
-    `   artsvc:           ${pub.toFixed(0)} ms  (${(zipBytes / 2 ** 20 / (pub / 1000)).toFixed(1)} MiB/s)   runs: ${publishMs.map((x) => x.toFixed(0)).join(', ')}`,
-  )
-  console.log(
-    `   of which PUT (stream + hash to staging) ${median(phases.put.slice(0, RUNS)).toFixed(0)} ms, commit (validate, inflate, CRC, SHA-256, fsync, store, DB) ${median(phases.commit.slice(0, RUNS)).toFixed(0)} ms`,
-  )
-  console.log(`   baseline unzip -t: ${unz.toFixed(0)} ms   runs: ${unzipMs.map((x) => x.toFixed(0)).join(', ')}`)
-  console.log(`   ratio artsvc / unzip -t: ${(pub / unz).toFixed(2)}× the time`)
+  if (publishMs.length > 0) {
+    console.log(
+      `\n1. publish (upload + validate + commit) of a ${(zipBytes / 2 ** 20).toFixed(1)} MiB, 500-file ZIP, median of ${RUNS}`,
+    )
+    console.log(
+      `   artsvc:           ${pub.toFixed(0)} ms  (${(zipBytes / 2 ** 20 / (pub / 1000)).toFixed(1)} MiB/s)   runs: ${publishMs.map((x) => x.toFixed(0)).join(', ')}`,
+    )
+    console.log(
+      `   of which PUT (stream + hash to staging) ${median(phases.put.slice(0, RUNS)).toFixed(0)} ms, commit (validate, inflate, CRC, SHA-256, fsync, store, DB) ${median(phases.commit.slice(0, RUNS)).toFixed(0)} ms`,
+    )
+    console.log(`   baseline unzip -t: ${unz.toFixed(0)} ms   runs: ${unzipMs.map((x) => x.toFixed(0)).join(', ')}`)
+    console.log(`   ratio artsvc / unzip -t: ${(pub / unz).toFixed(2)}× the time`)
+  }
   console.log(
     `\n2. content origin, ${names.length} small files (0.4-2 KiB js/css), ${CONNECTIONS} keep-alive connections, ${ROUNDS} alternating rounds of ${ROUND_SECONDS} s each`,
   )
@@ -257,6 +291,15 @@ ${addHeaders}
   )
   console.log(
     `   baseline nginx: ${nginxLoad.rps.toFixed(0)} req/s  (${nginxLoad.requests} ok, ${nginxLoad.errors} errors)`,
+  )
+  const us = (k: 'artsvc' | 'nginx', n: number) => {
+    const per = (ms: number) => (ms * 1000) / n
+    return { all: per(cpu[k].user + cpu[k].sys), user: per(cpu[k].user), sys: per(cpu[k].sys) }
+  }
+  const ua = us('artsvc', artsvcLoad.requests)
+  const un = us('nginx', nginxLoad.requests)
+  console.log(
+    `   server CPU per request: artsvc ${ua.all.toFixed(1)} µs (user ${ua.user.toFixed(1)}, system ${ua.sys.toFixed(1)}), nginx ${un.all.toFixed(1)} µs (user ${un.user.toFixed(1)}, system ${un.sys.toFixed(1)}); nginx/artsvc ${(un.all / ua.all).toFixed(2)}`,
   )
   console.log(
     `   ratio artsvc / nginx: median of rounds ${median(ratios).toFixed(2)}, min ${Math.min(...ratios).toFixed(2)}, totals ${(artsvcLoad.rps / nginxLoad.rps).toFixed(2)} (goal >= 0.5)`,
