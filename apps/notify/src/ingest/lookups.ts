@@ -18,10 +18,15 @@
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import type { DatabaseKind } from '@gatehouse/kit'
-import type { Kysely } from 'kysely'
+import { CompiledQuery, type Kysely } from 'kysely'
 import { findChannel } from '../channels/store.ts'
 import type { ChannelRow, DB, WebhookRow } from '../db/schema.ts'
 import { findWebhookByTokenHash } from '../webhooks/store.ts'
+
+/** PostgreSQL: the hook and the current channel generation, in one statement. */
+const PG_HOOK = `select id, token_hash, channel, channel_locked, kind, created_at, revoked_at,
+  (select generation from channel_generation where id = 1) as channel_generation
+  from webhooks where token_hash = $1`
 
 /** Channel names cached before the map is emptied (names come from senders: bounded memory). */
 const CHANNEL_CACHE_LIMIT = 4096
@@ -65,14 +70,10 @@ export class DeliveryLookups {
   }
 
   async #hookWithGeneration(tokenHash: string): Promise<WebhookRow | undefined> {
-    const row = await this.#db
-      .selectFrom('webhooks')
-      .selectAll('webhooks')
-      .select((eb) =>
-        eb.selectFrom('channel_generation').select('generation').where('id', '=', 1).as('channel_generation'),
-      )
-      .where('token_hash', '=', tokenHash)
-      .executeTakeFirst()
+    const result = await this.#db.executeQuery<WebhookRow & { channel_generation: number | null }>(
+      CompiledQuery.raw(PG_HOOK, [tokenHash]),
+    )
+    const row = result.rows[0]
     if (!row) return undefined
     const { channel_generation, ...hook } = row
     if (channel_generation !== null) this.#generations.set(hook, Number(channel_generation))

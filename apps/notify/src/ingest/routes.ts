@@ -49,7 +49,7 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
   const accept = async (req: FastifyRequest, parse: () => Draft) => {
     try {
       const draft = parse()
-      const stored = await store(ctx.db, lookups, hooks.get(req)!, draft, queue)
+      const stored = await store(ctx.db, ctx.kind, lookups, hooks.get(req)!, draft, queue)
       received.inc({ kind: draft.kind })
       return stored
     } catch (err) {

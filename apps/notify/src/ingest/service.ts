@@ -3,12 +3,13 @@
  * SQLite search index is filled afterwards, in batches, by inbox/indexer.ts). On SQLite
  * the insert goes through the group-commit WriteQueue.
  */
+import type { DatabaseKind } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import type { DB, NewNotification, WebhookRow } from '../db/schema.ts'
 import { CHANNEL_NAME } from '../names.ts'
 import { type Draft, searchText } from './draft.ts'
 import type { DeliveryLookups } from './lookups.ts'
-import { insertNotification, type WriteQueue } from './write-queue.ts'
+import { insertNotification, insertNotificationPg, type WriteQueue } from './write-queue.ts'
 
 /**
  * Spec rule 1: a payload's channel selects a destination only when the hook is unlocked,
@@ -29,6 +30,7 @@ export async function destination(
 
 export async function store(
   db: Kysely<DB>,
+  kind: DatabaseKind,
   lookups: DeliveryLookups,
   hook: WebhookRow,
   draft: Draft,
@@ -50,6 +52,10 @@ export async function store(
     search_text: searchText([channel, ...draft.searchParts]),
     created_at,
   }
-  const id = queue ? await queue.insert(row) : await insertNotification(db, row)
+  const id = queue
+    ? await queue.insert(row)
+    : kind === 'postgres'
+      ? await insertNotificationPg(db, row)
+      : await insertNotification(db, row)
   return { id, channel, created_at }
 }

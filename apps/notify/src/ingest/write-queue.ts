@@ -13,7 +13,7 @@
  * the batch goes through Kysely instead, which waits for that transaction to end.
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
-import type { Kysely, Transaction } from 'kysely'
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import type { DB, NewNotification } from '../db/schema.ts'
 
 interface Pending {
@@ -46,6 +46,33 @@ export async function insertNotification(db: Kysely<DB> | Transaction<DB>, row: 
   return Number(inserted.id)
 }
 
+const PG_INSERT = `insert into notifications (${COLUMNS.join(', ')})
+  values (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')}) returning id`
+
+/** PostgreSQL: the same insert as fixed SQL (no query building per delivery). */
+export async function insertNotificationPg(db: Kysely<DB>, row: NewNotification): Promise<number> {
+  const r = await db.executeQuery<{ id: number }>(CompiledQuery.raw(PG_INSERT, values(row)))
+  return Number(r.rows[0]!.id)
+}
+
+/** The row's values in COLUMNS order. */
+function values(row: NewNotification): Array<string | null> {
+  return [
+    row.channel,
+    row.webhook_id ?? null,
+    row.kind,
+    row.title,
+    row.body,
+    row.source ?? null,
+    row.username ?? null,
+    row.severity,
+    row.state,
+    row.content,
+    row.search_text,
+    row.created_at,
+  ]
+}
+
 /** The same insert as a prepared statement on the raw connection. */
 class RawInsert {
   readonly #sqlite: DatabaseSync
@@ -61,20 +88,7 @@ class RawInsert {
     return this.#sqlite.isOpen && !this.#sqlite.isTransaction
   }
   one(row: NewNotification): number {
-    const r = this.#insert.run(
-      row.channel,
-      row.webhook_id ?? null,
-      row.kind,
-      row.title,
-      row.body,
-      row.source ?? null,
-      row.username ?? null,
-      row.severity,
-      row.state,
-      row.content,
-      row.search_text,
-      row.created_at,
-    )
+    const r = this.#insert.run(...values(row))
     return Number(r.lastInsertRowid)
   }
   /** All rows in one immediate transaction; throws (after rolling back) if any fails. */
