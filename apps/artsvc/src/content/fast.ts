@@ -155,8 +155,12 @@ export function installContentFastPath(app: HttpApp, ctx: AppContext, fixed: Rec
     try {
       done = serve(req, res)
     } catch (err) {
-      if (res.headersSent) throw err
-      done = false
+      if (res.headersSent) {
+        // Nothing sensible can follow a half-written response: drop the connection.
+        log.error({ err }, 'content lean path failed mid-response')
+        res.destroy()
+        return
+      }
     }
     if (!done) next.call(server, req, res)
   })
