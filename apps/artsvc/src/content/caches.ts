@@ -53,11 +53,17 @@ export class LruCache<V> {
 }
 
 export const LIVENESS_TTL_MS = 1000
+/** Bodies up to this size are also kept as latin1 strings by the lean path. */
+export const LATIN1_MAX = 16 * 1024
 
 export class ContentCaches {
-  readonly manifests = new LruCache<Map<string, VersionFileRow>>(256)
-  /** Small blobs (≤ 256 KiB), 64 MiB in all. */
-  readonly blobs = new LruCache<Buffer>(4096, 64 * 1024 * 1024, (b) => b.length)
+  /** Manifests of up to 256 versions and 100 000 file rows in all. */
+  readonly manifests = new LruCache<Map<string, VersionFileRow>>(256, 100_000, (m) => Math.max(1, m.size))
+  /**
+   * Small blobs (≤ 256 KiB), 64 MiB in all; bodies ≤ LATIN1_MAX count twice, as the lean
+   * path also keeps them as latin1 strings (held weakly by the buffer, `fast.ts`).
+   */
+  readonly blobs = new LruCache<Buffer>(4096, 64 * 1024 * 1024, (b) => (b.length <= LATIN1_MAX ? 2 : 1) * b.length)
   readonly #live = new LruCache<number>(10_000)
   #generation = 0
   /** While false (a multi-node listener is down), nothing is remembered as live. */

@@ -17,6 +17,7 @@ import { type HttpApp, requestIdFrom } from '@gatehouse/kit'
 import { isHtml } from '../bundles/content-types.ts'
 import type { AppContext } from '../context.ts'
 import type { VersionFileRow } from '../db/schema.ts'
+import { LATIN1_MAX } from './caches.ts'
 import { injectShim, SHIM_TAG } from './policy.ts'
 
 export const CONTENT_ROUTE = '/t/:ticket/*'
@@ -41,7 +42,6 @@ const htmlCache = new WeakMap<Buffer, Buffer>()
  * largest single cost of a cached response.
  */
 const latin1Cache = new WeakMap<Buffer, string>()
-const LATIN1_MAX = 16 * 1024
 
 function latin1Of(body: Buffer): string | Buffer {
   if (body.length > LATIN1_MAX) return body
