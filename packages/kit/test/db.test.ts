@@ -330,9 +330,10 @@ for (const backend of backends) {
       })
     })
 
-    test('ping', async () => {
+    test('ping; a raw connection only on SQLite', async () => {
       await withDb(url, async (d) => {
         await d.ping()
+        assert.equal(d.sqlite !== undefined, backend.kind === 'sqlite')
       })
     })
 
@@ -391,6 +392,21 @@ describe('SQLite specifics', () => {
     assert.equal(raw.raw.prepare('pragma busy_timeout').get()?.timeout, 250)
     raw.close()
     raw.close()
+  })
+
+  test('the raw SQLite connection is the one Kysely runs on', async () => {
+    const url = `sqlite:${join(dir, `t${fileCounter++}.db`)}`
+    await withDb(url, async ({ db, sqlite }) => {
+      assert.ok(sqlite)
+      sqlite.prepare("insert into owner (id, name) values ('raw', 'from raw')").run()
+      const row = await db.selectFrom('owner').select('name').where('id', '=', 'raw').executeTakeFirst()
+      assert.equal(row?.name, 'from raw')
+      // Inside a Kysely transaction the raw handle sees its uncommitted writes: same connection.
+      await db.transaction().execute(async (trx) => {
+        await trx.insertInto('owner').values({ id: 'tx', name: 'in tx' }).execute()
+        assert.equal(sqlite.prepare("select count(*) as n from owner where id = 'tx'").get()?.n, 1)
+      })
+    })
   })
 
   test('sqlite::memory: and sqlite:/// URLs', async () => {
