@@ -3,8 +3,9 @@
  * content origin's responses, on SQLite and PostgreSQL.
  */
 import assert from 'node:assert/strict'
-import { readdirSync } from 'node:fs'
+import { readdirSync, rmSync } from 'node:fs'
 import { type ClientRequest, request } from 'node:http'
+import { join } from 'node:path'
 import { test } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
 import { type ApiSuite, apiSuites, json } from './helpers/api-suite.ts'
@@ -341,6 +342,25 @@ apiSuites('uploads', (s: ApiSuite) => {
     assert.equal(after.status, 409)
     assert.equal(((await after.json()) as { error: { code: string } }).error.code, 'upload_committed')
     assert.equal(await state(), 'committed')
+  })
+
+  test('a commit whose staged bundle is gone asks for the upload again', async () => {
+    const created = await s.call('owner', 'POST', '/api/v1/artifacts/uploads', {
+      title: 'gone',
+      entrypoint: 'index.html',
+    })
+    const { id, upload_url: url, upload_token: token } = created.body
+    const put = () =>
+      fetch(url, { method: 'PUT', headers: { 'x-artsvc-upload-token': token }, body: new Uint8Array(sampleBundle()) })
+    const { sha256 } = (await (await put()).json()) as { sha256: string }
+    rmSync(join(s.h.svc.ctx.stagingDir, `${id}.${sha256}.zip`))
+    const commit = () =>
+      s.call('owner', 'POST', `/api/v1/uploads/${id}/commit`, undefined, { 'x-artsvc-upload-token': token })
+    const refused = await commit()
+    assert.equal(refused.status, 409)
+    assert.equal(refused.body.error.code, 'upload_not_received')
+    assert.equal((await put()).status, 200)
+    assert.equal((await commit()).status, 201)
   })
 
   test('an expired upload session is refused', async () => {

@@ -5,7 +5,7 @@
  * upload can be committed again) or a complete one; never half a version.
  */
 import { randomBytes } from 'node:crypto'
-import { mkdir, rm } from 'node:fs/promises'
+import { mkdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { isUniqueViolation } from '@gatehouse/kit'
 import { requirePublisher } from '../artifacts/access.ts'
@@ -27,6 +27,9 @@ export async function commitUpload(ctx: AppContext, principal: Principal, upload
   if (upload.state !== 'received' || !upload.zip_sha256)
     throw upload.state === 'receiving' ? errors.upload_in_progress() : errors.upload_not_received()
   const staged = stagingPath(ctx, upload.id, upload.zip_sha256)
+  // Only overlapping PUTs of the same bytes can remove a current bundle (see receiveBundle):
+  // the client uploads again.
+  if (!(await stat(staged).catch(() => undefined))) throw errors.upload_not_received()
   if (upload.artifact_id) await requirePublisher(ctx, principal, upload.artifact_id)
 
   const work = join(ctx.tmpDir, `commit-${upload.id}-${randomBytes(4).toString('hex')}`)

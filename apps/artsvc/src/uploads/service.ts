@@ -133,6 +133,9 @@ export async function receiveBundle(
     if (now?.zip_sha256 !== sha256) await rm(stagingPath(ctx, upload.id, sha256), { force: true })
     throw errors.upload_in_progress()
   }
+  // The replaced bundle goes. (A newer PUT of exactly those bytes, started and finished in
+  // the moment between our update and this removal, would lose its file; its commit then
+  // answers 409 upload_not_received and the client uploads again.)
   if (previous && previous !== sha256) await rm(stagingPath(ctx, upload.id, previous), { force: true })
   return { id: upload.id, size, sha256, state: 'received' as const }
 }
