@@ -2,7 +2,7 @@
  * `npm run bench -w apps/sshproxy`: the gate (`sshproxy serve` as a child process) against a
  * direct connection to the same real sshd, in the same run:
  *   1. new connections per second, reject path and allow path
- *   2. bulk throughput of one SSH session moving BENCH_BYTES (default 1 GiB)
+ *   2. bulk throughput of one SSH session moving BENCH_BYTES (default 1 GiB), download and upload
  *   3. added latency to connection setup (p50, p99)
  *   4. memory with 1024 open idle connections
  * Loopback only; stops by itself (a few minutes).
@@ -43,6 +43,16 @@ function runSsh(args: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
     const t = performance.now()
     const child = spawn('/usr/bin/ssh', args, { stdio: ['ignore', 'ignore', 'inherit'] })
+    child.on('exit', (code) => (code === 0 ? resolve(performance.now() - t) : reject(new Error(`ssh exited ${code}`))))
+  })
+}
+
+/** `ssh … 'cat > /dev/null'` fed BYTES zeros on stdin: the client-to-backend direction. */
+function runSshUpload(args: string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t = performance.now()
+    const source = spawn('/usr/bin/head', ['-c', String(BYTES), '/dev/zero'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn('/usr/bin/ssh', args, { stdio: [source.stdout, 'ignore', 'inherit'] })
     child.on('exit', (code) => (code === 0 ? resolve(performance.now() - t) : reject(new Error(`ssh exited ${code}`))))
   })
 }
@@ -221,6 +231,27 @@ async function main() {
     )
     say(
       `  gate process CPU: ${f(gateCpu / 2 / (BYTES / 1024 ** 3), 2)} s per GiB relayed (ssh and sshd do the encryption)`,
+    )
+    // The other direction: the gate reads the client socket through the stream path.
+    const uploads: Record<string, number[]> = { gate: [], direct: [] }
+    let uploadCpu = 0
+    for (let round = 0; round < 2; round++) {
+      for (const [name, port] of [
+        ['gate', gatePort],
+        ['direct', sshd.port],
+      ] as const) {
+        const cpuBefore = await metricValue(metricsPort, 'sshproxy_process_cpu_seconds_total')
+        const ms = await runSshUpload(sshArgs({ port, key: sshd.key, home, command: 'cat > /dev/null' }))
+        const cpu = (await metricValue(metricsPort, 'sshproxy_process_cpu_seconds_total')) - cpuBefore
+        if (name === 'gate') uploadCpu += cpu
+        uploads[name]!.push(BYTES / 1024 ** 2 / (ms / 1000))
+      }
+    }
+    say(
+      `${f(BYTES / 1024 ** 2)} MiB local -> remote (upload), best of 2: gate ${f(best(uploads.gate!))} MiB/s, direct ${f(best(uploads.direct!))} MiB/s -> ratio ${ratio(best(uploads.gate!), best(uploads.direct!))}`,
+    )
+    say(
+      `  all runs: gate ${uploads.gate!.map((x) => f(x)).join(', ')}; direct ${uploads.direct!.map((x) => f(x)).join(', ')} MiB/s; gate CPU ${f(uploadCpu / 2 / (BYTES / 1024 ** 3), 2)} s per GiB`,
     )
     say(
       `  load average after the transfers: ${loadavg()
