@@ -448,6 +448,96 @@ for (const dialect of DIALECTS) {
       assert.ok(listed.body.decisions.some((d: Json) => d.fingerprint === fp))
     })
 
+    test('deleting a decision: gates pull an explicit pending, administration sees it absent, a verdict revives it', async () => {
+      const fp = 'd'.repeat(32)
+      const other = 'e'.repeat(32)
+      const put = (f: string, body: unknown) =>
+        call(tls, gate.base, `/api/decisions/ssh2/${f}`, { method: 'PUT', body, token: admin })
+      const del = (f: string) => call(tls, gate.base, `/api/decisions/ssh2/${f}`, { method: 'DELETE', token: admin })
+      const pull = (since: string) => get(`/v1/policy?instance_id=ssh2&since=${encodeURIComponent(since)}`, tokens.ssh2)
+      // The fingerprint is observed too, so the fingerprint listing shows its decision.
+      const obs = await post(
+        '/v1/observations/batch?instance_id=ssh2',
+        { instance_id: 'ssh2', observations: [observation(fp)] },
+        tokens.ssh2,
+      )
+      assert.equal(obs.status, 200, JSON.stringify(obs.body))
+      const approved = await put(fp, { status: 'approved', label: 'laptop' })
+      assert.equal(approved.status, 200)
+      assert.equal((await put(other, { status: 'blocked' })).status, 200)
+      const before = await pull(approved.body.updated_at)
+      assert.deepEqual(
+        before.body.decisions.map((d: Json) => d.fingerprint),
+        [other],
+      )
+      const sawBefore = (await get('/api/fingerprints?instance_id=ssh2', admin)).body.fingerprints.find(
+        (f: Json) => f.fingerprint === fp,
+      )
+      assert.equal(sawBefore.decision.status, 'approved')
+
+      assert.equal((await del(fp)).status, 204)
+
+      // The policy: the deletion arrives as pending, empty label, the deleter, a newer time and cursor.
+      const after = await pull(before.body.cursor)
+      assert.equal(after.status, 200)
+      assert.equal(after.body.decisions.length, 1)
+      const tomb = after.body.decisions[0]
+      assert.deepEqual(
+        [tomb.scope_type, tomb.scope_id, tomb.fingerprint, tomb.status, tomb.label],
+        ['instance', 'ssh2', fp, 'pending', ''],
+      )
+      assert.match(tomb.actor, /^admin:/)
+      assert.ok(tomb.updated_at > before.body.cursor, 'the deletion has a fresh clock time')
+      assert.equal(after.body.cursor, tomb.updated_at)
+      assert.deepEqual(Object.keys(tomb).sort(), Object.keys(approved.body).sort(), 'the same decision schema')
+      // A full pull also carries it, as pending (a gate that starts over still revokes).
+      const full = await get('/v1/policy?instance_id=ssh2', tokens.ssh2)
+      const inFull = full.body.decisions.find((d: Json) => d.fingerprint === fp)
+      assert.deepEqual([inFull.status, inFull.label, inFull.updated_at], ['pending', '', tomb.updated_at])
+      assert.deepEqual((await pull(after.body.cursor)).body.decisions, [], 'nothing new after the cursor')
+
+      // Administration: absent.
+      const gone = await get(`/api/decisions/ssh2/${fp}`, admin)
+      assert.equal(gone.status, 404)
+      assert.equal(gone.body.error.code, 'decision_not_found')
+      const listAll = (await get('/api/decisions?instance_id=ssh2&limit=1000', admin)).body.decisions
+      assert.ok(!listAll.some((d: Json) => d.fingerprint === fp), 'lists exclude it')
+      assert.ok(listAll.some((d: Json) => d.fingerprint === other))
+      const listPending = (await get('/api/decisions?instance_id=ssh2&status=pending', admin)).body.decisions
+      assert.ok(!listPending.some((d: Json) => d.fingerprint === fp), 'not even as pending')
+      const seen = (await get('/api/fingerprints?instance_id=ssh2', admin)).body.fingerprints.find(
+        (f: Json) => f.fingerprint === fp,
+      )
+      assert.equal(seen.decision, null)
+      const again = await del(fp)
+      assert.equal(again.status, 404)
+      assert.equal(again.body.error.code, 'decision_not_found')
+      const relabel = await put(fp, { label: 'x' })
+      assert.equal(relabel.status, 404)
+      assert.equal(relabel.body.error.code, 'decision_not_found')
+      assert.deepEqual((await pull(after.body.cursor)).body.decisions, [], 'refused changes wrote nothing')
+
+      // A verdict revives it normally: no old label, a newer time, pulled again.
+      const revived = await put(fp, { status: 'blocked' })
+      assert.equal(revived.status, 200)
+      assert.deepEqual([revived.body.status, revived.body.label], ['blocked', ''])
+      assert.ok(revived.body.updated_at > tomb.updated_at)
+      assert.equal((await get(`/api/decisions/ssh2/${fp}`, admin)).body.status, 'blocked')
+      assert.ok(
+        (await get('/api/decisions?instance_id=ssh2&status=blocked', admin)).body.decisions.some(
+          (d: Json) => d.fingerprint === fp,
+        ),
+      )
+      const back = await pull(after.body.cursor)
+      assert.deepEqual(
+        back.body.decisions.map((d: Json) => [d.fingerprint, d.status, d.updated_at]),
+        [[fp, 'blocked', revived.body.updated_at]],
+      )
+      assert.equal((await put(fp, { label: 'known scanner' })).body.label, 'known scanner')
+      assert.equal((await del(fp)).status, 204, 'and can be deleted again')
+      assert.equal((await pull(back.body.cursor)).body.decisions.at(-1).status, 'pending')
+    })
+
     test('signals: strict schema, no raw target or user agent, idempotent by (node, event_id)', async () => {
       const signal = (id: string, extra: Record<string, unknown> = {}) => ({
         event_id: id,

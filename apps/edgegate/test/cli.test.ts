@@ -122,6 +122,12 @@ describe('edgegate CLI', () => {
     const missing = await run('decision', 'delete', '--instance', 'edge-9', FP)
     assert.equal(missing.code, 1)
     assert.match(missing.stderr, /no decision/)
+    const relabel = await run('decision', 'label', '--instance', 'edge-9', FP, 'again')
+    assert.equal(relabel.code, 1, 'a deleted decision cannot be relabelled')
+    assert.match(relabel.stderr, /no decision/)
+    assert.equal((await run('decision', 'approve', '--instance', 'edge-9', FP)).code, 0)
+    d = (await call(tls, gate.base, `/api/decisions/edge-9/${FP}`, { token: bob })).body
+    assert.deepEqual([d.status, d.label], ['approved', ''], 'a verdict revives it, without the old label')
     const noInstance = await run('decision', 'approve', FP)
     assert.equal(noInstance.code, 2)
     assert.match(noInstance.stderr, /instance: required/)

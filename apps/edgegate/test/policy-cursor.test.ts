@@ -1,15 +1,16 @@
 /**
  * The policy cursor never misses a decision: two edgegate processes share one database
- * (SQLite file or PostgreSQL) and take concurrent decision writes while a follower pulls
- * the policy with the cursor from either process and applies what it gets idempotently.
- * After the writers stop and one last pull, the follower holds exactly the stored state.
+ * (SQLite file or PostgreSQL) and take concurrent decision writes and deletes while a
+ * follower pulls the policy with the cursor from either process and applies what it gets
+ * idempotently. After the writers stop and one last pull, the follower holds exactly the
+ * stored state: the live decisions, and `pending` for each deleted one.
  */
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { openEdgeDatabase } from '../src/db/open.ts'
-import type { DecisionRow } from '../src/db/schema.ts'
+import type { NewDecision } from '../src/db/schema.ts'
 import { decisionsSince, tickClock, upsertDecision } from '../src/decisions/store.ts'
 import {
   call,
@@ -31,6 +32,8 @@ after(async () => {
 })
 
 const VERDICTS = ['approved', 'blocked', 'pending'] as const
+/** Writes the property test makes: a verdict, or a delete. */
+const WRITES = [...VERDICTS, 'delete'] as const
 const fpOf = (i: number) => i.toString(16).padStart(32, '0')
 
 interface Pulled {
@@ -54,7 +57,7 @@ for (const dialect of DIALECTS) {
             fc.array(
               fc.record({
                 fp: fc.integer({ min: 0, max: 5 }),
-                status: fc.constantFrom(...VERDICTS),
+                status: fc.constantFrom(...WRITES),
                 label: fc.option(fc.string({ maxLength: 8 }), { nil: undefined }),
                 server: fc.integer({ min: 0, max: 1 }),
               }),
@@ -84,9 +87,18 @@ for (const dialect of DIALECTS) {
               await pull(servers[0]!)
               let writing = true
               const written: string[] = []
+              const touched = new Set<string>()
               const lanes = [0, 1].map(async (lane) => {
                 for (const op of ops.filter((o) => o.server === lane)) {
-                  const res = await call(tls, servers[lane]!.base, `/api/decisions/${instance}/${fpOf(op.fp)}`, {
+                  const path = `/api/decisions/${instance}/${fpOf(op.fp)}`
+                  touched.add(fpOf(op.fp))
+                  if (op.status === 'delete') {
+                    // 404 when the other lane (or nothing) left no live decision to delete.
+                    const res = await call(tls, servers[lane]!.base, path, { method: 'DELETE', token: admin })
+                    assert.ok(res.status === 204 || res.status === 404, JSON.stringify(res.body))
+                    continue
+                  }
+                  const res = await call(tls, servers[lane]!.base, path, {
                     method: 'PUT',
                     token: admin,
                     body: { status: op.status, ...(op.label !== undefined ? { label: op.label } : {}) },
@@ -110,9 +122,30 @@ for (const dialect of DIALECTS) {
               const expected = new Map<string, Pulled>(
                 stored.body.decisions.map((d: Pulled & { fingerprint: string }) => [d.fingerprint, d]),
               )
+              // What the follower holds beyond the live decisions must be deletions: pending,
+              // no label, of a fingerprint this run wrote.
+              for (const [fp, d] of state) {
+                if (expected.has(fp)) continue
+                assert.ok(touched.has(fp), `${fp} was written in this run`)
+                assert.deepEqual([d.status, d.label], ['pending', ''], `${fp} deleted`)
+                expected.set(fp, d)
+              }
               assert.deepEqual(
                 [...state.entries()].sort().map(([fp, d]) => [fp, d.status, d.label, d.updated_at]),
                 [...expected.entries()].sort().map(([fp, d]) => [fp, d.status, d.label, d.updated_at]),
+              )
+              // And a fresh full pull (no cursor) holds the same state as the follower.
+              const full = new Map<string, Pulled>()
+              for (let since = ''; ; ) {
+                const q = since ? `&since=${encodeURIComponent(since)}` : ''
+                const res = await call(tls, servers[0]!.base, `/v1/policy?instance_id=${instance}${q}`, { token })
+                for (const d of res.body.decisions) full.set(d.fingerprint, d)
+                since = res.body.cursor
+                if (!res.body.more) break
+              }
+              assert.deepEqual(
+                [...state.entries()].sort().map(([fp, d]) => [fp, d.status, d.label, d.updated_at]),
+                [...full.entries()].sort().map(([fp, d]) => [fp, d.status, d.label, d.updated_at]),
               )
             },
           ),
@@ -171,7 +204,7 @@ describe('decision clock on postgres', () => {
     const url = await newDatabase('postgres', pg.get)
     const d = await openEdgeDatabase(url, 4)
     try {
-      const row = (fp: string, at: number): DecisionRow => ({
+      const row = (fp: string, at: number): NewDecision => ({
         scope_type: 'instance',
         scope_id: 'c1',
         fingerprint: fp,

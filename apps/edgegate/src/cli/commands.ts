@@ -221,7 +221,7 @@ const decisionCommands: Record<string, Command> = {
     schema: { ...cliSchema, ...instanceFlag },
     args: 1,
     async run(c, [fp], out) {
-      await withDb(c, (x) => removeDecision(x.db, c.instance as string, fp!, actor()))
+      await withDb(c, (x) => removeDecision(x.db, x.kind, c.instance as string, fp!, actor()))
       out(`${c.instance} ${fp} decision deleted`)
     },
   },

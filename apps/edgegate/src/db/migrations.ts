@@ -121,4 +121,18 @@ const m0001: Migration = {
   },
 }
 
-export const migrations: Record<string, Migration> = { '0001_init': m0001 }
+/**
+ * Decision tombstones: a deleted decision keeps its row with `deleted = 1` (served to gates as
+ * an explicit `pending`, hidden from administration), so gates that pulled the old verdict
+ * drop it. Forward only.
+ */
+const m0002: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .alterTable('decisions')
+      .addColumn('deleted', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute()
+  },
+}
+
+export const migrations: Record<string, Migration> = { '0001_init': m0001, '0002_decision_tombstones': m0002 }

@@ -2,7 +2,7 @@
  * Table types. Times are integers (ms since the epoch, or µs for the decision clock) so
  * that both dialects compare and index them the same way; JSON columns are text.
  */
-import type { Insertable, Selectable } from 'kysely'
+import type { Generated, Insertable, Selectable } from 'kysely'
 
 export type NodeKind = 'sshgate' | 'tlsgate' | 'websignal' | 'log_watcher'
 
@@ -76,8 +76,16 @@ export interface DecisionTable {
   expires_ms: number | null
   /** Aggregate evidence of automated decisions (JSON), null for manual ones. */
   evidence: string | null
+  /**
+   * 1 for a tombstone: the decision was deleted at `updated_us` by `actor`. It keeps
+   * status `pending` and an empty label so the policy revokes it on gates; administration
+   * treats it as absent. Any later write (approve, block, pending) revives the row.
+   */
+  deleted: Generated<number>
 }
 export type DecisionRow = Selectable<DecisionTable>
+/** A decision write; `deleted` is always reset by `upsertDecision`. */
+export type NewDecision = Omit<Insertable<DecisionTable>, 'deleted'>
 
 export interface DecisionClockTable {
   id: number

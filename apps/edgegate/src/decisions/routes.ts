@@ -76,7 +76,7 @@ export function decisionRoutes(app: HttpApp, ctx: AppContext) {
     '/api/decisions/:instance_id/:fingerprint',
     { onRequest: ctx.guards.requireAdmin, schema: { params: Params } },
     async (req, reply) => {
-      await removeDecision(ctx.db, req.params.instance_id, req.params.fingerprint, `admin:${adminOf(req)}`)
+      await removeDecision(ctx.db, ctx.kind, req.params.instance_id, req.params.fingerprint, `admin:${adminOf(req)}`)
       return reply.code(204).send()
     },
   )

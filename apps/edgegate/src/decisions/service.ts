@@ -2,16 +2,18 @@
 import type { DatabaseKind, Decision, Verdict } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import { audit } from '../admins/store.ts'
-import type { DB, DecisionRow } from '../db/schema.ts'
+import type { DB, DecisionRow, NewDecision } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { getNode } from '../nodes/store.ts'
 import { formatMicros } from '../timestamps.ts'
-import { deleteDecision, getDecision, SCOPE_INSTANCE, tickClock, upsertDecision } from './store.ts'
+import { getDecision, SCOPE_INSTANCE, tickClock, tombstoneDecision, upsertDecision } from './store.ts'
 
 /** Longest label, in characters (the API schema says the same). */
 export const MAX_LABEL = 256
 
-export function toDecision(row: DecisionRow): Decision {
+export function toDecision(
+  row: Pick<DecisionRow, 'scope_id' | 'fingerprint' | 'status' | 'label' | 'updated_us' | 'actor'>,
+): Decision {
   return {
     scope_type: 'instance',
     scope_id: row.scope_id,
@@ -34,9 +36,9 @@ export interface DecisionChange {
 }
 
 /**
- * Apply a change: a status moves any entry (or none) to that status; a label alone replaces
- * the label of an existing decision. Either way the decision gets a new clock time, so
- * gates pull it.
+ * Apply a change: a status moves any entry (or none, or a tombstone) to that status; a label
+ * alone replaces the label of an existing live decision. Either way the decision gets a new
+ * clock time, so gates pull it.
  */
 export async function changeDecision(db: Kysely<DB>, kind: DatabaseKind, c: DecisionChange): Promise<Decision> {
   if (c.status === undefined && c.label === undefined) throw errors.decision_missing_fields()
@@ -47,7 +49,7 @@ export async function changeDecision(db: Kysely<DB>, kind: DatabaseKind, c: Deci
     const at = await tickClock(trx, kind)
     const existing = await getDecision(trx, c.instanceId, c.fingerprint)
     if (!existing && c.status === undefined) throw errors.decision_not_found()
-    const row: DecisionRow = {
+    const row: NewDecision = {
       scope_type: SCOPE_INSTANCE,
       scope_id: c.instanceId,
       fingerprint: c.fingerprint,
@@ -66,12 +68,22 @@ export async function changeDecision(db: Kysely<DB>, kind: DatabaseKind, c: Deci
 }
 
 /**
- * Remove a decision from the control plane. Gates keep the verdict they already pulled
- * (the policy carries no deletions): send `pending` or `blocked` first to revoke an approval.
+ * Delete a decision. Administration treats it as absent from now on, but the row stays as a
+ * tombstone with a fresh clock time, which the policy serves as an explicit `pending` (empty
+ * label, the deleter as actor): gates that pulled the old verdict fall back to pending
+ * (fail closed) instead of keeping, say, an approval forever.
  */
-export async function removeDecision(db: Kysely<DB>, instanceId: string, fingerprint: string, actor: string) {
+export async function removeDecision(
+  db: Kysely<DB>,
+  kind: DatabaseKind,
+  instanceId: string,
+  fingerprint: string,
+  actor: string,
+) {
   await db.transaction().execute(async (trx) => {
-    if (!(await deleteDecision(trx, instanceId, fingerprint))) throw errors.decision_not_found()
+    // Clock first, like every decision write: the same lock order, and the time is unique.
+    const at = await tickClock(trx, kind)
+    if (!(await tombstoneDecision(trx, instanceId, fingerprint, at, actor))) throw errors.decision_not_found()
     await audit(trx, actor, 'decision.delete', `${instanceId}/${fingerprint}`)
   })
 }

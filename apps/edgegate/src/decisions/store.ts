@@ -7,10 +7,15 @@
  * across every edgegate process sharing the database: once a reader sees time T, every
  * decision with a time below T is already visible. A gate following the cursor therefore
  * never misses a change, whatever the clocks of the processes or the commit delays.
+ *
+ * A delete is a decision write too: it turns the row into a tombstone (`deleted = 1`, status
+ * `pending`, empty label) at a fresh clock time, so the policy carries it to gates. Reads for
+ * administration (`getDecision`, `decisionsFor`, `listDecisions`) skip tombstones;
+ * `decisionsSince` (the policy) returns them.
  */
 import { type DatabaseKind, sql } from '@gatehouse/kit'
 import type { Kysely, Transaction } from 'kysely'
-import type { DB, DecisionRow, DecisionTable } from '../db/schema.ts'
+import type { DB, DecisionRow, NewDecision } from '../db/schema.ts'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -25,6 +30,7 @@ export async function tickClock(trx: Transaction<DB>, kind: DatabaseKind, n = 1,
   return Number(r.rows[0]!.last_us) - n + 1
 }
 
+/** The live decision of this pair (a tombstone counts as none). */
 export function getDecision(db: Db, scopeId: string, fingerprint: string): Promise<DecisionRow | undefined> {
   return db
     .selectFrom('decisions')
@@ -32,10 +38,11 @@ export function getDecision(db: Db, scopeId: string, fingerprint: string): Promi
     .where('scope_type', '=', SCOPE_INSTANCE)
     .where('scope_id', '=', scopeId)
     .where('fingerprint', '=', fingerprint)
+    .where('deleted', '=', 0)
     .executeTakeFirst()
 }
 
-/** The decisions of these (instance, fingerprint) pairs, keyed `instance/fingerprint` (one query per instance). */
+/** The live decisions of these (instance, fingerprint) pairs, keyed `instance/fingerprint` (one query per instance). */
 export async function decisionsFor(
   db: Db,
   pairs: ReadonlyArray<{ instance_id: string; fingerprint: string }>,
@@ -50,16 +57,18 @@ export async function decisionsFor(
       .where('scope_type', '=', SCOPE_INSTANCE)
       .where('scope_id', '=', instance)
       .where('fingerprint', 'in', fps)
+      .where('deleted', '=', 0)
       .execute()
     for (const r of rows) out.set(`${r.scope_id}/${r.fingerprint}`, r)
   }
   return out
 }
 
-export async function upsertDecision(db: Db, row: DecisionTable): Promise<void> {
+/** Insert or replace a decision; a tombstone of the same pair is revived. */
+export async function upsertDecision(db: Db, row: NewDecision): Promise<void> {
   await db
     .insertInto('decisions')
-    .values(row)
+    .values({ ...row, deleted: 0 })
     .onConflict((oc) =>
       oc.columns(['scope_type', 'scope_id', 'fingerprint']).doUpdateSet((eb) => ({
         status: eb.ref('excluded.status'),
@@ -69,19 +78,42 @@ export async function upsertDecision(db: Db, row: DecisionTable): Promise<void> 
         source: eb.ref('excluded.source'),
         expires_ms: eb.ref('excluded.expires_ms'),
         evidence: eb.ref('excluded.evidence'),
+        deleted: 0,
       })),
     )
     .execute()
 }
 
-export async function deleteDecision(db: Db, scopeId: string, fingerprint: string): Promise<boolean> {
+/**
+ * Turn a live decision into a tombstone at clock time `atUs` (from `tickClock` in the same
+ * transaction): status `pending`, empty label, `actor` the deleter. False when there is no
+ * live decision.
+ */
+export async function tombstoneDecision(
+  db: Db,
+  scopeId: string,
+  fingerprint: string,
+  atUs: number,
+  actor: string,
+): Promise<boolean> {
   const r = await db
-    .deleteFrom('decisions')
+    .updateTable('decisions')
+    .set({
+      status: 'pending',
+      label: '',
+      updated_us: atUs,
+      actor,
+      source: 'manual',
+      expires_ms: null,
+      evidence: null,
+      deleted: 1,
+    })
     .where('scope_type', '=', SCOPE_INSTANCE)
     .where('scope_id', '=', scopeId)
     .where('fingerprint', '=', fingerprint)
+    .where('deleted', '=', 0)
     .executeTakeFirst()
-  return Number(r.numDeletedRows) > 0
+  return Number(r.numUpdatedRows) > 0
 }
 
 export interface DecisionQuery {
@@ -91,14 +123,18 @@ export interface DecisionQuery {
   offset: number
 }
 
+/** Live decisions, newest first. */
 export function listDecisions(db: Db, q: DecisionQuery): Promise<DecisionRow[]> {
-  let sel = db.selectFrom('decisions').selectAll().where('scope_type', '=', SCOPE_INSTANCE)
+  let sel = db.selectFrom('decisions').selectAll().where('scope_type', '=', SCOPE_INSTANCE).where('deleted', '=', 0)
   if (q.scopeId !== undefined) sel = sel.where('scope_id', '=', q.scopeId)
   if (q.status !== undefined) sel = sel.where('status', '=', q.status as DecisionRow['status'])
   return sel.orderBy('updated_us', 'desc').limit(q.limit).offset(q.offset).execute()
 }
 
-/** Decisions of one instance changed after `sinceUs`, oldest first, at most `limit`. */
+/**
+ * Decisions of one instance changed after `sinceUs`, oldest first, at most `limit`; tombstones
+ * included (they read as `pending`), so gates revoke what was deleted.
+ */
 export function decisionsSince(db: Db, scopeId: string, sinceUs: number, limit: number): Promise<DecisionRow[]> {
   return db
     .selectFrom('decisions')
