@@ -2,7 +2,8 @@
  * Issue 4 end to end with real processes: edgegate (HTTPS, a test CA) + `sshproxy serve` +
  * a real sshd + the real OpenSSH client. An unknown client is refused and observed, the
  * observation reaches the control plane, an administrator approves it there, the gate pulls
- * the decision and the same client gets through; with a bearer token and with mTLS. A
+ * the decision and the same client gets through; with a bearer token and with mTLS. Deleting
+ * that decision on the control plane stops the client again after the gate's next pull. A
  * redirecting control-plane URL is refused while the gate keeps serving on local verdicts,
  * and a trusted range from the control plane lets a client through without a verdict.
  */
@@ -11,6 +12,7 @@ import { writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:https'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { requestNoRedirect } from '@gatehouse/kit'
 import { createTestCa, type Sshd, sshClient, startSshd, type TestCa, tempDir } from '@gatehouse/testkit'
 import { api, controlPlaneFingerprints, type Edgegate, edgegateCli, edgegateToken, startEdgegate } from './edgegate.ts'
 import { cli, type Gate, metric, OPENSSH_FP, readEntries, startGate, waitFor } from './helpers.ts'
@@ -121,6 +123,44 @@ describe('control plane end to end (edgegate + sshproxy serve + sshd + OpenSSH)'
       const a = await edgegateCli(eg.database, ['decision', 'approve', '--instance', 'gate-mtls', OPENSSH_FP])
       assert.equal(a.code, 0, a.stderr)
     })
+  })
+
+  test('deleting an approval on the control plane stops the client again after the next pull', async (t) => {
+    const token = await edgegateToken(eg.database, ['node', 'add', '--kind', 'sshgate', 'gate-revoke'])
+    const gate = await startGate(sshd.port, [], undefined, {
+      control_plane: { url: eg.base, instance_id: 'gate-revoke', token, ca: ca.caPath, sync_interval: '1s' },
+    })
+    t.after(() => gate.stop())
+    await roundTrip(gate, eg, admin, 'gate-revoke', async () => {
+      const put = await api(eg, admin, `/api/decisions/gate-revoke/${OPENSSH_FP}`, { status: 'approved', label: 'ops' })
+      assert.equal(put.status, 200, JSON.stringify(put.body))
+    })
+    const approvedAt = (await verdict(gate, OPENSSH_FP))!.decided_at!
+    const del = await requestNoRedirect(`${eg.base}/api/decisions/gate-revoke/${OPENSSH_FP}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${admin}` },
+      dispatcher: eg.agent,
+      accept: () => true,
+    })
+    assert.equal(del.status, 204, del.body.toString('utf8'))
+    assert.equal((await api(eg, admin, `/api/decisions/gate-revoke/${OPENSSH_FP}`)).status, 404)
+    const revoked = await waitFor(
+      'the deletion pulled by the gate as pending',
+      async () => {
+        const e = await verdict(gate, OPENSSH_FP)
+        return e?.verdict === 'pending' ? e : undefined
+      },
+      30_000,
+    )
+    assert.equal(revoked.label, '')
+    assert.match(revoked.actor ?? '', /^admin:/)
+    assert.ok(revoked.decided_at! > approvedAt, 'the deletion is newer than the approval')
+    const stopped = await sshClient({ port: gate.port, key: sshd.key, command: 'echo reached' })
+    assert.notEqual(stopped.code, 0)
+    assert.doesNotMatch(stopped.stdout, /reached/)
+    const m = await gate.metrics()
+    assert.equal(metric(m, 'sshproxy_connection_results_total', { result: 'rejected_pending' }), 1)
+    assert.equal(metric(m, 'sshproxy_connection_results_total', { result: 'allowed' }), 1)
   })
 
   test('a redirecting control-plane URL is refused and logged; the gate keeps serving on local verdicts', async (t) => {
