@@ -53,7 +53,14 @@ export {
   kitErrors,
   StartupError,
 } from './errors.ts'
-export { createHttpApp, type HttpApp, type HttpAppOptions, type Readiness, type ReadinessCheck } from './http.ts'
+export {
+  createHttpApp,
+  type FastPath,
+  type HttpApp,
+  type HttpAppOptions,
+  type Readiness,
+  type ReadinessCheck,
+} from './http.ts'
 export { type ClientRequest, type ClientResponse, HttpClientError, requestNoRedirect } from './http-client.ts'
 export { createLogger, type Logger, type LoggerConfig, requestIdFrom } from './logger.ts'
 export { type AppMetrics, Counter, createMetrics, Gauge, Histogram, Registry } from './metrics.ts'

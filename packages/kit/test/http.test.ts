@@ -371,3 +371,66 @@ test('a closed app refuses new connections', async () => {
     return true
   })
 })
+
+describe('setFastPath', () => {
+  let s: Started
+  before(async () => {
+    s = await start({}, (app) => {
+      defaultRoutes(app)
+      app.setFastPath((req, res, requestId) => {
+        if (req.url === '/fast/boom') throw new Error('fast path bug')
+        if (req.url === '/fast/half') {
+          res.writeHead(200, { 'content-type': 'text/plain' })
+          res.write('partial')
+          throw new Error('fast path bug after the headers')
+        }
+        if (!req.url?.startsWith('/fast/')) return undefined
+        res.writeHead(200, ['content-type', 'text/plain', 'x-request-id', requestId])
+        res.end('fast')
+        return '/fast/:name'
+      })
+    })
+  })
+  after(() => s.app.close())
+
+  test('answers what it takes, with the request id, metrics and the access line of a route', async () => {
+    const res = await call(s.base, '/fast/secret-name', { headers: { 'x-request-id': 'fast-1' } })
+    assert.equal(res.status, 200)
+    assert.equal(res.text, 'fast')
+    assert.equal(res.headers.get('x-request-id'), 'fast-1')
+    const line = s.logs().find((l) => l.msg === 'request' && l.request_id === 'fast-1')
+    assert.ok(line, 'an access line for the fast answer')
+    assert.equal(line.route, '/fast/:name')
+    assert.equal(line.status, 200)
+    assert.equal(typeof line.ms, 'number')
+    const metrics = await call(s.base, '/metrics')
+    assert.match(metrics.text, /testapp_http_requests_total\{method="GET",route="\/fast\/:name",status="200"\} 1/)
+    assert.match(metrics.text, /testapp_http_request_duration_seconds_count\{method="GET",route="\/fast\/:name"\} 1/)
+    assert.doesNotMatch(metrics.text, /secret-name/)
+  })
+
+  test('everything it declines goes to Fastify unchanged', async () => {
+    const res = await call(s.base, '/v1/items/7?limit=3')
+    assert.equal(res.status, 200)
+    assert.deepEqual(res.body, { id: '7', limit: 3, limitType: 'number' })
+    const missing = await call(s.base, '/nothing-here')
+    assert.equal(missing.status, 404)
+  })
+
+  test('a fast path that throws before answering leaves the request to Fastify', async () => {
+    const res = await call(s.base, '/fast/boom')
+    assert.equal(res.status, 404, 'Fastify answers (no such route)')
+    assert.ok(s.logs().some((l) => l.msg === 'fast path failed; the full path answers'))
+  })
+
+  test('a fast path that throws mid-response drops the connection', async () => {
+    await assert.rejects(call(s.base, '/fast/half'))
+    assert.ok(s.logs().some((l) => l.msg === 'fast path failed mid-response'))
+    // The server is still fine.
+    assert.equal((await call(s.base, '/fast/again')).text, 'fast')
+  })
+
+  test('a second fast path is a TypeError', () => {
+    assert.throws(() => s.app.setFastPath(() => undefined), TypeError)
+  })
+})

@@ -1,6 +1,6 @@
 /**
- * The content origin's lean path: a `node:http` request listener placed in front of
- * Fastify's on the same server. It answers only what it can answer synchronously from
+ * The content origin's lean path: a `node:http` handler the kit puts in front of
+ * Fastify (`app.setFastPath`). It answers only what it can answer synchronously from
  * memory — a GET/HEAD `/t/{ticket}/{path}` on the content host whose ticket was already
  * verified, whose liveness was checked less than LIVENESS_TTL_MS ago, whose version
  * manifest is cached and (for GET) whose body is in the small-blob cache — and hands
@@ -9,11 +9,12 @@
  * `routes.ts`, and the lean path can only ever repeat what that path already decided.
  *
  * The responses are the same as Fastify's (headers from `contentHeaders`, the kit's
- * `x-request-id`, the same metrics and access line); `test/content-fast.test.ts`
- * compares both paths header by header.
+ * `x-request-id`; the kit counts them in the same metrics and access line);
+ * `test/content-fast.test.ts` compares both paths header by header. While the server is
+ * closing the kit does not call the lean path, so Fastify answers 503.
  */
-import type { IncomingMessage, Server, ServerResponse } from 'node:http'
-import { type HttpApp, requestIdFrom } from '@gatehouse/kit'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { HttpApp } from '@gatehouse/kit'
 import { isHtml } from '../bundles/content-types.ts'
 import type { AppContext } from '../context.ts'
 import type { VersionFileRow } from '../db/schema.ts'
@@ -74,94 +75,49 @@ export function htmlBody(blob: Buffer): Buffer {
   return b
 }
 
-/** Put the lean path in front of Fastify's request listener (call after all routes are registered). */
+/** Put the lean path in front of Fastify (the kit's `setFastPath`; call after the routes are registered). */
 export function installContentFastPath(app: HttpApp, ctx: AppContext, fixed: Record<string, string>) {
-  const server = app.server as Server
-  const fastify = server.listeners('request')
-  if (fastify.length !== 1) throw new Error(`expected one request listener on the server, found ${fastify.length}`)
-  const next = fastify[0] as (req: IncomingMessage, res: ServerResponse) => void
   const { caches, signer, config } = ctx
   const defaultPort = new URL(config.contentUrl).protocol === 'https:' ? '443' : '80'
   const hosts = new Set([config.contentHost, `${config.contentHost}:${defaultPort}`])
-  const registry = app.metrics.registry
-  // Label children bound once: the hot path then skips prom-client's label hashing.
-  type Child = { inc(): void; observe(v: number): void }
-  type Metric = { labels(...values: string[]): Child }
-  const requests = registry.getSingleMetric('artsvc_http_requests_total') as unknown as Metric
-  const durations = registry.getSingleMetric('artsvc_http_request_duration_seconds') as unknown as Metric
-  const counted = new Map<string, Child>()
-  const countOf = (method: string, status: number) => {
-    const key = `${method} ${status}`
-    let c = counted.get(key)
-    if (!c) {
-      c = requests.labels(method, CONTENT_ROUTE, String(status))
-      counted.set(key, c)
-    }
-    return c
-  }
-  const timers = { GET: durations.labels('GET', CONTENT_ROUTE), HEAD: durations.labels('HEAD', CONTENT_ROUTE) }
-  const log = ctx.log
 
-  const serve = (req: IncomingMessage, res: ServerResponse): boolean => {
-    const started = performance.now()
+  const serve = (req: IncomingMessage, res: ServerResponse, requestId: string): string | undefined => {
     const method = req.method
-    if (method !== 'GET' && method !== 'HEAD') return false
+    if (method !== 'GET' && method !== 'HEAD') return undefined
     const url = req.url!
-    if (!url.startsWith('/t/')) return false
+    if (!url.startsWith('/t/')) return undefined
     const host = req.headers.host
-    if (host === undefined || (!hosts.has(host) && !hosts.has(host.toLowerCase()))) return false
-    if (!server.listening) return false // closing: Fastify answers 503
+    if (host === undefined || (!hosts.has(host) && !hosts.has(host.toLowerCase()))) return undefined
     const slash = url.indexOf('/', 3)
-    if (slash < 0 || slash - 3 > 300) return false
+    if (slash < 0 || slash - 3 > 300) return undefined
     const q = url.indexOf('?', slash)
     let path = q < 0 ? url.slice(slash + 1) : url.slice(slash + 1, q)
     // Percent-encoded names, odd lengths and everything else unusual take the full path.
-    if (path.length > 2048 || path.includes('%')) return false
+    if (path.length > 2048 || path.includes('%')) return undefined
     const now = ctx.now()
     const ticket = signer.verifyTicket(url.slice(3, slash), now)
-    if (!ticket) return false
-    if (!caches.isLive(`${ticket.versionId}/${ticket.shareId ?? ''}`, now)) return false
+    if (!ticket) return undefined
+    if (!caches.isLive(`${ticket.versionId}/${ticket.shareId ?? ''}`, now)) return undefined
     const manifest = caches.manifests.get(ticket.versionId)
-    if (!manifest) return false
+    if (!manifest) return undefined
     if (path === '' || path.endsWith('/')) path += 'index.html'
     const file = manifest.get(path.normalize('NFC'))
-    if (!file) return false
+    if (!file) return undefined
     const headers = fileHeaders(fixed, file)
     let status = 200
     let body: Buffer | string | undefined
     if (req.headers['if-none-match'] === headers.etag) status = 304
     else if (method === 'GET') {
       const blob = caches.blobs.get(file.sha256)
-      if (!blob) return false
+      if (!blob) return undefined
       body = latin1Of(isHtml(file.content_type) ? htmlBody(blob) : blob)
     }
-    const id = requestIdFrom(req.headers['x-request-id'])
-    res.writeHead(status, [...(status === 304 ? headers.notModified : headers.ok), 'x-request-id', id])
+    res.writeHead(status, [...(status === 304 ? headers.notModified : headers.ok), 'x-request-id', requestId])
     if (typeof body === 'string') res.end(body, 'latin1')
     else res.end(body)
     caches.fastResponses++
-    countOf(method, status).inc()
-    const ms = performance.now() - started
-    timers[method].observe(ms / 1000)
-    if (log.isLevelEnabled('info')) {
-      log.info({ request_id: id, method, route: CONTENT_ROUTE, status, ms: Math.round(ms * 100) / 100 }, 'request')
-    }
-    return true
+    return CONTENT_ROUTE
   }
 
-  server.removeListener('request', next)
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    let done = false
-    try {
-      done = serve(req, res)
-    } catch (err) {
-      if (res.headersSent) {
-        // Nothing sensible can follow a half-written response: drop the connection.
-        log.error({ err }, 'content lean path failed mid-response')
-        res.destroy()
-        return
-      }
-    }
-    if (!done) next.call(server, req, res)
-  })
+  app.setFastPath(serve)
 }
