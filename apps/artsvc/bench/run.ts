@@ -12,13 +12,21 @@
  */
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { get as httpGet, type IncomingHttpHeaders } from 'node:http'
 import { cpus, loadavg, totalmem } from 'node:os'
 import { dirname, join } from 'node:path'
-import { freePort, startChild, startOidcProvider, tempDir } from '@gatehouse/testkit'
+import {
+  buildHttpRequest,
+  freePort,
+  type HttpLoadResult,
+  httpLoad,
+  processCpu,
+  startChild,
+  startOidcProvider,
+  tempDir,
+} from '@gatehouse/testkit'
 import { buildZip, type ZipEntryInput } from '../test/helpers/zip-builder.ts'
-import { buildRequests, type LoadResult, load } from './loadgen.ts'
 
 const RUNS = 5
 /** Content origin: alternating rounds (artsvc, nginx, artsvc, …) so that load from
@@ -26,25 +34,10 @@ const RUNS = 5
 const ROUNDS = 16
 const ROUND_SECONDS = 1.5
 const CONNECTIONS = 32
-/** CPU time (ms: user, system) of a process and its children so far, from /proc. */
+/** CPU time (ms: user, system) of a process and its children so far. */
 function cpuMs(pid: number): { user: number; sys: number } {
-  const ticks = (p: number) => {
-    const stat = readFileSync(`/proc/${p}/stat`, 'latin1')
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return [Number(f[11]), Number(f[12])] as const // utime, stime
-  }
-  const children = `/proc/${pid}/task/${pid}/children`
-  const kids = existsSync(children)
-    ? readFileSync(children, 'latin1').trim().split(/\s+/).filter(Boolean).map(Number)
-    : []
-  let user = 0
-  let sys = 0
-  for (const p of [pid, ...kids]) {
-    const [u, s] = ticks(p)
-    user += u
-    sys += s
-  }
-  return { user: user * 10, sys: sys * 10 } // USER_HZ = 100 on Linux
+  const c = processCpu(pid, { children: true })
+  return { user: c.user * 1000, sys: c.system * 1000 }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const ms = (t0: number) => performance.now() - t0
@@ -214,33 +207,36 @@ ${addHeaders}
     logFile: join(dir.path, 'nginx.log'),
     probe: async () => (await fetch(`http://127.0.0.1:${nginxPort}/js/m0.js`)).status === 200,
   })
-  const artsvcRequests = buildRequests(
-    names.map((n) => prefix + n),
-    hostHeader.host,
-  )
-  const nginxRequests = buildRequests(
-    names.map((n) => `/${n}`),
-    `127.0.0.1:${nginxPort}`,
-  )
-  const artsvcTarget = { host: '127.0.0.1', port }
-  const nginxTarget = { host: '127.0.0.1', port: nginxPort }
-  const rounds: { artsvc: LoadResult; nginx: LoadResult; load: number }[] = []
+  const artsvcLoadOptions = {
+    host: '127.0.0.1',
+    port,
+    requests: names.map((n) => buildHttpRequest({ path: prefix + n, host: hostHeader.host })),
+    connections: CONNECTIONS,
+  }
+  const nginxLoadOptions = {
+    host: '127.0.0.1',
+    port: nginxPort,
+    requests: names.map((n) => buildHttpRequest({ path: `/${n}`, host: `127.0.0.1:${nginxPort}` })),
+    connections: CONNECTIONS,
+  }
+  const ok = (status: number) => status === 200
+  const rounds: { artsvc: HttpLoadResult; nginx: HttpLoadResult; load: number }[] = []
   // Server CPU time during the measured rounds: CPU per request is far less sensitive to
   // other load on the machine than requests/s.
   const cpu = { artsvc: { user: 0, sys: 0 }, nginx: { user: 0, sys: 0 } }
   try {
-    await load(artsvcTarget, artsvcRequests, { connections: CONNECTIONS, seconds: 2 })
-    await load(nginxTarget, nginxRequests, { connections: CONNECTIONS, seconds: 2 })
+    await httpLoad({ ...artsvcLoadOptions, ok, durationMs: 2000 })
+    await httpLoad({ ...nginxLoadOptions, ok, durationMs: 2000 })
     for (let r = 0; r < ROUNDS; r++) {
       const count = (k: 'artsvc' | 'nginx', before: { user: number; sys: number }, after: typeof before) => {
         cpu[k].user += after.user - before.user
         cpu[k].sys += after.sys - before.sys
       }
       let c = cpuMs(child.pid)
-      const a = await load(artsvcTarget, artsvcRequests, { connections: CONNECTIONS, seconds: ROUND_SECONDS })
+      const a = await httpLoad({ ...artsvcLoadOptions, ok, durationMs: ROUND_SECONDS * 1000 })
       count('artsvc', c, cpuMs(child.pid))
       c = cpuMs(nginx.pid)
-      const n = await load(nginxTarget, nginxRequests, { connections: CONNECTIONS, seconds: ROUND_SECONDS })
+      const n = await httpLoad({ ...nginxLoadOptions, ok, durationMs: ROUND_SECONDS * 1000 })
       count('nginx', c, cpuMs(nginx.pid))
       rounds.push({ artsvc: a, nginx: n, load: loadavg()[0]! })
     }

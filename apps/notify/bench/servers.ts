@@ -3,22 +3,14 @@
  * event loop: notify itself (src/main.ts) and the baseline (kit's bare JSON route).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort } from '@gatehouse/testkit'
+import { freePort, processCpu } from '@gatehouse/testkit'
 
 export interface Running {
   base: string
   /** CPU time the server process has used so far (user + system), in seconds (Linux /proc). */
   cpuSeconds(): number
   stop(): Promise<void>
-}
-
-/** utime + stime of a process from /proc/<pid>/stat (fields 14 and 15, in clock ticks of 1/100 s). */
-function cpuSecondsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
 async function waitReady(child: ChildProcess, url: string): Promise<void> {
@@ -44,7 +36,10 @@ async function run(script: string, args: string[], env: Record<string, string>, 
   await waitReady(child, ready)
   return {
     base,
-    cpuSeconds: () => cpuSecondsOf(child.pid!),
+    cpuSeconds: () => {
+      const c = processCpu(child.pid!)
+      return c.user + c.system
+    },
     async stop() {
       if (child.exitCode !== null) return
       const exited = new Promise((r) => child.once('exit', r))

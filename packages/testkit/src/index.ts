@@ -5,6 +5,14 @@ export { killQuietly, onExit, removeQuietly } from './cleanup.ts'
 export { type DnsAnswer, dnsQuery, soaSerial } from './dns.ts'
 export { freePort, isRoot, MissingBinaryError, requireBinary, type TempDir, tempDir, userIds } from './env.ts'
 export { type Knot, type KnotOptions, knotConfig, startKnot } from './knot.ts'
+export {
+  buildHttpRequest,
+  type HttpLoadOptions,
+  type HttpLoadResult,
+  type HttpRequestSpec,
+  httpLoad,
+  processCpu,
+} from './load.ts'
 export { type AccessTokenOptions, type OidcProvider, type OidcProviderOptions, startOidcProvider } from './oidc.ts'
 export { type Postgres, startPostgres } from './postgres.ts'
 export { type Redis, startRedis } from './redis.ts'
