@@ -41,6 +41,10 @@ export const errors = defineErrors({
   },
   rrset_not_found: { status: 409, message: (rrset: string) => `RRset ${rrset} does not exist` },
   zone_not_found: { status: 404, message: (zone: string) => `zone ${zone} does not exist` },
+  revision_not_in_history: {
+    status: 404,
+    message: (zone: string, revision: string) => `the history of ${zone} holds no revision ${revision}`,
+  },
   zone_is_secondary: {
     status: 409,
     message: (zone: string) => `zone ${zone} has role secondary: its RRsets are read-only`,

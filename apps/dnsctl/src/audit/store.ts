@@ -18,9 +18,13 @@ export async function hasAuditFor(db: Db, requestId: string, zone: string): Prom
   return row !== undefined
 }
 
-/** Newest first. */
-export function listAudit(db: Db, zone?: string, limit = 100): Promise<AuditEventRow[]> {
-  let q = db.selectFrom('audit_events').selectAll()
-  if (zone !== undefined) q = q.where('zone', '=', zone)
-  return q.orderBy('id', 'desc').limit(limit).execute()
+/** Newest first; `before` (an id) continues a listing where the previous page ended. */
+export function listAudit(
+  db: Db,
+  zone: string,
+  page: { limit: number; before?: number | undefined },
+): Promise<AuditEventRow[]> {
+  let q = db.selectFrom('audit_events').selectAll().where('zone', '=', zone)
+  if (page.before !== undefined) q = q.where('id', '<', page.before)
+  return q.orderBy('id', 'desc').limit(page.limit).execute()
 }

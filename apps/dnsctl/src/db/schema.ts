@@ -14,7 +14,10 @@ export interface ZoneHistoryTable {
   revision: string
   role: 'primary' | 'secondary'
   serial: number
-  zone_text: string
+  /** The zone text, gzip (history-text.ts). */
+  zone_gzip: Uint8Array
+  /** Length of the uncompressed zone text in bytes. */
+  zone_bytes: number
   saved_at: string
   request_id: string
   /** What replaced it: changes, import or delete. */
@@ -43,7 +46,6 @@ export interface DB {
 }
 
 export type ZoneRow = Selectable<ZoneTable>
-export type NewHistory = Insertable<ZoneHistoryTable>
 export type HistoryRow = Selectable<ZoneHistoryTable>
 export type NewAuditEvent = Insertable<AuditEventTable>
 export type AuditEventRow = Selectable<AuditEventTable>

@@ -5,11 +5,32 @@ import { Type } from 'typebox'
 import { expectedRevision, notModified } from '../revisions.ts'
 import { relativeName, rrsets } from '../zonefile/index.ts'
 import { type ZoneState, zoneNameFromPath } from './model.ts'
-import type { ZoneService } from './service.ts'
+import type { Page, ZoneService } from './service.ts'
 
 const ZoneParams = Type.Object({ zone: Type.String({ minLength: 1, maxLength: 254 }) })
 
 const Revision = Type.String({ minLength: 1, maxLength: 200 })
+
+const HistoryParams = Type.Object({ zone: ZoneParams.properties.zone, revision: Revision })
+
+/** Newest-first listings page with `limit` and `before` (the `id` of the last row seen). */
+const PageQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    before: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+)
+type PageQueryType = { limit?: number; before?: number }
+
+function pageOf(query: PageQueryType): Page {
+  return { limit: query.limit ?? 100, before: query.before }
+}
+
+/** The `before` of the next page, or null when this page was the last. */
+function nextBefore(rows: readonly { id: number }[], page: Page): number | null {
+  return rows.length === page.limit ? rows[rows.length - 1]!.id : null
+}
 
 const PutZoneBody = Type.Object(
   {
@@ -164,28 +185,51 @@ export function zoneRoutes(app: HttpApp, service: ZoneService) {
     }
   })
 
-  app.get('/v1/zones/:zone/history', { schema: { params: ZoneParams } }, async (req) => {
+  app.get('/v1/zones/:zone/history', { schema: { params: ZoneParams, querystring: PageQuery } }, async (req) => {
     const name = zoneNameFromPath((req.params as { zone: string }).zone)
-    const rows = await service.history(name)
+    const page = pageOf(req.query as PageQueryType)
+    const rows = await service.history(name, page)
     return {
       zone: publicName(name),
       history: rows.map((r) => ({
+        id: r.id,
         revision: r.revision,
         role: r.role,
         serial: r.serial,
+        bytes: r.zone_bytes,
         saved_at: r.saved_at,
         replaced_by: r.reason,
         request_id: r.request_id,
       })),
+      next_before: nextBefore(rows, page),
     }
   })
 
-  app.get('/v1/zones/:zone/audit', { schema: { params: ZoneParams } }, async (req) => {
+  app.get('/v1/zones/:zone/history/:revision', { schema: { params: HistoryParams } }, async (req) => {
+    const params = req.params as { zone: string; revision: string }
+    const name = zoneNameFromPath(params.zone)
+    const r = await service.historyEntry(name, params.revision)
+    return {
+      zone: publicName(name),
+      id: r.id,
+      revision: r.revision,
+      role: r.role,
+      serial: r.serial,
+      saved_at: r.saved_at,
+      replaced_by: r.reason,
+      request_id: r.request_id,
+      zone_text: r.zone_text,
+    }
+  })
+
+  app.get('/v1/zones/:zone/audit', { schema: { params: ZoneParams, querystring: PageQuery } }, async (req) => {
     const name = zoneNameFromPath((req.params as { zone: string }).zone)
-    const rows = await service.audit(name)
+    const page = pageOf(req.query as PageQueryType)
+    const rows = await service.audit(name, page)
     return {
       zone: publicName(name),
       events: rows.map((r) => ({
+        id: r.id,
         at: r.at,
         action: r.action,
         actor: r.actor,
@@ -195,6 +239,7 @@ export function zoneRoutes(app: HttpApp, service: ZoneService) {
         outcome: r.outcome,
         detail: JSON.parse(r.detail) as unknown,
       })),
+      next_before: nextBefore(rows, page),
     }
   })
 }

@@ -15,7 +15,13 @@ import { recover } from '../publish/recovery.ts'
 import { parseZone } from '../zonefile/index.ts'
 import { applyChanges, type RRsetChange } from './changes.ts'
 import { nextSerial, parseZoneText, type Role, stateOf, withSerial, type ZoneState } from './model.ts'
-import { listHistory, listZoneRows } from './store.ts'
+import { findHistory, listHistory, listZoneRows } from './store.ts'
+
+/** One page of a newest-first listing: at most `limit` rows with ids below `before`. */
+export interface Page {
+  limit: number
+  before?: number | undefined
+}
 
 export interface ServiceDeps extends PipelineDeps {
   notifier: Notifier
@@ -107,14 +113,21 @@ export class ZoneService {
     await this.#locks.drain()
   }
 
-  /** Prior revisions of a zone (also of a deleted one), newest first. */
-  history(name: string) {
-    return listHistory(this.deps.db, name)
+  /** Prior revisions of a zone (also of a deleted one), newest first, without their text. */
+  history(name: string, page: Page) {
+    return listHistory(this.deps.db, name, page)
+  }
+
+  /** One prior revision with its zone text (the newest one, if the zone returned to it). */
+  async historyEntry(name: string, revision: string) {
+    const entry = await findHistory(this.deps.db, name, revision)
+    if (!entry) throw errors.revision_not_in_history(name, revision)
+    return entry
   }
 
   /** Audit events of a zone (also of a deleted one), newest first. */
-  audit(name: string) {
-    return listAudit(this.deps.db, name)
+  audit(name: string, page: Page) {
+    return listAudit(this.deps.db, name, page)
   }
 
   list(): ZoneState[] {

@@ -1,6 +1,8 @@
 import type { Migration } from 'kysely'
 import { init } from './0001_init.ts'
+import { historyGzip } from './0002_history_gzip.ts'
 
 export const migrations: Record<string, Migration> = {
   '0001_init': init,
+  '0002_history_gzip': historyGzip,
 }
