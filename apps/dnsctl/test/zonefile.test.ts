@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
-import { parseZone, renderZone, validateZone, type Zone, ZoneError } from '../src/zonefile/index.ts'
+import {
+  compareNames,
+  NameError,
+  parseZone,
+  renderZone,
+  resolveName,
+  validateZone,
+  type Zone,
+  ZoneError,
+} from '../src/zonefile/index.ts'
 
 const ORIGIN = 'example.test.'
 
@@ -166,6 +175,17 @@ describe('zone rules', () => {
     refuse(`${HEAD}www CNAME a\nwww CNAME b\n`, 'cname_conflict', /more than one CNAME/)
     refuse(`${HEAD}@ CNAME a\n`, 'cname_conflict')
   })
+
+  test('zone-level errors name the line of the record in the text', () => {
+    const text = `${HEAD}zzz A 192.0.2.9\nwww A 192.0.2.1\nmid A 192.0.2.5\nWWW A 192.0.2.1\n`
+    refuse(text, 'duplicate_record', /^line 8: duplicate record: www A 192\.0\.2\.1/)
+    refuse(
+      `${HEAD}\n\nsub NS ns.sub\n`,
+      'invalid_record',
+      /^line 7: name server ns\.sub\.example\.test\. .*missing glue/,
+    )
+    refuse(`${HEAD}www.example.org. A 192.0.2.1\n`, 'name_outside_zone', /^line 5: /)
+  })
 })
 
 // ---- property tests ----
@@ -307,6 +327,74 @@ describe('zone text properties', () => {
         },
       ),
       { numRuns: 2000 },
+    )
+  })
+})
+
+describe('name helpers against their plain definitions', () => {
+  // The helpers walk strings in place for speed; these are the definitions they must agree with.
+  function compareByLabels(a: string, b: string): number {
+    const la = a === '.' ? [] : a.slice(0, -1).split('.').reverse()
+    const lb = b === '.' ? [] : b.slice(0, -1).split('.').reverse()
+    for (let i = 0; i < Math.min(la.length, lb.length); i++) {
+      if (la[i] !== lb[i]) return la[i]! < lb[i]! ? -1 : 1
+    }
+    return Math.sign(la.length - lb.length)
+  }
+  function validByLabels(name: string): boolean {
+    if (name === '.') return true
+    if (name.length + 1 > 255) return false
+    const labels = name.slice(0, -1).split('.')
+    return labels.every((l, i) => (l === '*' ? i === 0 : /^[a-z0-9_-]{1,63}$/.test(l)))
+  }
+  const piece = fc.constantFrom(
+    'a',
+    'b',
+    'z',
+    '0',
+    '9',
+    '-',
+    '_',
+    '*',
+    '.',
+    'A',
+    'é',
+    ' ',
+    'x'.repeat(63),
+    'y'.repeat(64),
+  )
+  const written = fc.array(piece, { maxLength: 12 }).map((p) => p.join(''))
+
+  test('compareNames is RFC 4034 order: labels right to left, a name before its subdomains', () => {
+    const label = fc.stringMatching(/^[a-c0-9_-]{1,4}$/)
+    const name = fc.array(label, { maxLength: 4 }).map((l) => (l.length === 0 ? '.' : `${l.join('.')}.`))
+    fc.assert(
+      fc.property(name, name, (a, b) => {
+        assert.equal(compareNames(a, b), compareByLabels(a, b), `${a} vs ${b}`)
+      }),
+      { numRuns: 2000 },
+    )
+  })
+
+  test('resolveName accepts exactly the host-name subset, with a clear error otherwise', () => {
+    fc.assert(
+      fc.property(written, (w) => {
+        let expected: string | undefined
+        if (w === '@') expected = ORIGIN
+        else if (w !== '' && !w.includes('\\')) {
+          const absolute = (w === '.' ? '.' : w.endsWith('.') ? w : `${w}.${ORIGIN}`).toLowerCase()
+          expected = validByLabels(absolute) ? absolute : undefined
+        }
+        let got: string | undefined
+        try {
+          got = resolveName(w, ORIGIN)
+        } catch (err) {
+          assert.ok(err instanceof NameError, String(err))
+          assert.ok(err.message.length > 0)
+        }
+        assert.equal(got, expected, JSON.stringify(w))
+      }),
+      { numRuns: 3000 },
     )
   })
 })

@@ -1,6 +1,6 @@
 export { ZoneError, type ZoneErrorCode } from './errors.ts'
 export { lex, lexRecord, type Token } from './lexer.ts'
-export { isInZone, NameError, relativeName, resolveName } from './names.ts'
+export { compareNames, isInZone, NameError, relativeName, resolveName } from './names.ts'
 export { parseZone, recordType } from './parser.ts'
 export { isRecordType, parseRdata, RECORD_TYPES, type RecordType, type Soa, soaFields, soaText } from './rdata.ts'
 export { isValidTtl, MAX_TTL } from './ttl.ts'

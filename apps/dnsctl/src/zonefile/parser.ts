@@ -9,7 +9,7 @@ import { type Entry, lex, type Token } from './lexer.ts'
 import { NameError, resolveName } from './names.ts'
 import { isRecordType, parseRdata, RECORD_TYPES, type RecordType } from './rdata.ts'
 import { isValidTtl, MAX_TTL, parseTtlText } from './ttl.ts'
-import { setRecordLine, sortRecords, type Zone, type ZoneRecord } from './zone.ts'
+import { setSourceLines, sortRecords, type Zone, type ZoneRecord } from './zone.ts'
 
 /** Classes other than IN, refused by name (RFC 1035 §3.2.4, RFC 3597 CLASSnn). */
 const OTHER_CLASSES = /^(CH|CS|HS|NONE|ANY|CLASS\d+)$/
@@ -65,6 +65,7 @@ export function parseZone(text: string, options: ParseOptions): Zone {
   let lastTtl: number | undefined
   let lastOwner: string | undefined
   const records: ZoneRecord[] = []
+  const lines: number[] = []
 
   for (const entry of entries) {
     const first = entry.tokens[0]!
@@ -89,12 +90,14 @@ export function parseZone(text: string, options: ParseOptions): Zone {
     }
     const { record, explicitTtl } = parseRecord(entry, origin, lastOwner, defaultTtl ?? lastTtl)
     records.push(record)
-    setRecordLine(record, entry.line)
+    lines.push(entry.line)
     lastOwner = record.name
     // RFC 1035 §5.1: without $TTL, an omitted TTL is the last explicitly stated one.
     if (explicitTtl !== undefined) lastTtl = explicitTtl
   }
-  return { origin: options.origin, records: sortRecords(records, options.origin) }
+  const zone = { origin: options.origin, records: sortRecords(records, options.origin) }
+  setSourceLines(zone, records, lines)
+  return zone
 }
 
 function parseRecord(
