@@ -12,6 +12,8 @@ export interface Variant {
   /** Operations one call of `fn` performs. */
   ops: number
   fn: () => unknown
+  /** Untimed preparation before each call of `fn` (warm-up included). */
+  setup?: () => unknown
 }
 
 /**
@@ -20,10 +22,14 @@ export interface Variant {
  * processes, CPU frequency) hits them alike, so their ratio stays meaningful.
  */
 export async function bestOf(rounds: number, variants: Variant[]): Promise<Figure[]> {
-  for (const v of variants) await v.fn()
+  for (const v of variants) {
+    await v.setup?.()
+    await v.fn()
+  }
   const bestSeconds = variants.map(() => Number.POSITIVE_INFINITY)
   for (let r = 0; r < rounds; r++) {
     for (const [i, v] of variants.entries()) {
+      await v.setup?.()
       const t0 = process.hrtime.bigint()
       await v.fn()
       const seconds = Number(process.hrtime.bigint() - t0) / 1e9

@@ -18,15 +18,15 @@ console.log('')
 
 if (only === undefined || only === 'sqlite') {
   console.log('SQLite: kit (Kysely over NodeSqliteDatabase) vs raw node:sqlite prepared statements')
-  const sqliteRows = [['case', 'raw ops/s', 'kit ops/s', 'kit/raw time', 'precompiled ops/s', 'precompiled/raw']]
+  const sqliteRows = [['case', 'raw ops/s', 'kit ops/s', 'kit/raw time', 'prepared ops/s', 'prepared/raw time']]
   for (const r of await benchSqlite(quick ? 2000 : 20_000, quick ? 2 : 5)) {
     sqliteRows.push([
       r.label,
       fmt(r.raw.opsPerSec),
       fmt(r.kit.opsPerSec),
       ratio(r.kit, r.raw),
-      r.precompiled ? fmt(r.precompiled.opsPerSec) : '-',
-      r.precompiled ? ratio(r.precompiled, r.raw) : '-',
+      r.prepared ? fmt(r.prepared.opsPerSec) : '-',
+      r.prepared ? ratio(r.prepared, r.raw) : '-',
     ])
   }
   console.log(table(sqliteRows))

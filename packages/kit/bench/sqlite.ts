@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { CompiledQuery, type Generated, type Kysely } from 'kysely'
-import { type Migration, openDatabase } from '../src/index.ts'
+import { type Migration, openDatabase, sql } from '../src/index.ts'
 import { bestOf, type Figure } from './measure.ts'
 
 interface ItemTable {
@@ -36,8 +36,8 @@ export interface SqlitePair {
   label: string
   kit: Figure
   raw: Figure
-  /** Kit running queries compiled once (no query building), to separate Kysely's builder from the adapter. */
-  precompiled?: Figure
+  /** The kit's prepared query (`Database.prepare`): built and compiled once, run with new parameters. */
+  prepared?: Figure
 }
 
 export async function benchSqlite(n: number, rounds: number): Promise<SqlitePair[]> {
@@ -57,15 +57,24 @@ export async function benchSqlite(n: number, rounds: number): Promise<SqlitePair
     const now = new Date().toISOString()
     let seq = 0
     const clearKit = () => db.deleteFrom('item').execute()
+    // Untimed before each round: empty the table and checkpoint the WAL, so neither the
+    // delete nor an automatic checkpoint (which lands on whichever commit crosses 1000
+    // pages) is charged to the variant that happens to run then.
+    const resetRaw = () => {
+      rawClear.run()
+      raw.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+    }
+    const resetKit = async () => {
+      await clearKit()
+      await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(db)
+    }
 
     const rawTx = () => {
-      rawClear.run()
       raw.exec('BEGIN')
       for (let i = 0; i < n; i++) rawInsert.run(`item-${seq++}`, 'owner', now)
       raw.exec('COMMIT')
     }
     const kitTx = async () => {
-      await clearKit()
       await db.transaction().execute(async (trx) => {
         for (let i = 0; i < n; i++) {
           await trx
@@ -75,22 +84,18 @@ export async function benchSqlite(n: number, rounds: number): Promise<SqlitePair
         }
       })
     }
-    const insertSql = db.insertInto('item').values({ name: '', owner: '', created_at: '' }).compile()
-    const kitTxPre = async () => {
-      await clearKit()
+    const insert = kit.prepare(db.insertInto('item').values({ name: '', owner: '', created_at: '' }))
+    const kitTxPrepared = async () => {
       await db.transaction().execute(async (trx) => {
-        for (let i = 0; i < n; i++) {
-          await trx.executeQuery(CompiledQuery.raw(insertSql.sql, [`item-${seq++}`, 'owner', now]))
-        }
+        const txInsert = insert.in(trx)
+        for (let i = 0; i < n; i++) await txInsert.run(`item-${seq++}`, 'owner', now)
       })
     }
     const auto = Math.max(1000, Math.floor(n / 4))
     const rawAuto = () => {
-      rawClear.run()
       for (let i = 0; i < auto; i++) rawInsert.run(`item-${seq++}`, 'owner', now)
     }
     const kitAuto = async () => {
-      await clearKit()
       for (let i = 0; i < auto; i++) {
         await db
           .insertInto('item')
@@ -99,21 +104,34 @@ export async function benchSqlite(n: number, rounds: number): Promise<SqlitePair
       }
     }
 
+    const transactionSync = kit.transactionSync!
+    const kitTxSync = async () => {
+      await transactionSync((tx) => {
+        for (let i = 0; i < n; i++) tx.run(insert, `item-${seq++}`, 'owner', now)
+      })
+    }
+    const kitAutoPrepared = async () => {
+      for (let i = 0; i < auto; i++) await insert.run(`item-${seq++}`, 'owner', now)
+    }
+
     const results: SqlitePair[] = []
     {
-      const [raw, kit, precompiled] = await bestOf(rounds, [
-        { name: 'raw', ops: n, fn: rawTx },
-        { name: 'kit', ops: n, fn: kitTx },
-        { name: 'kit precompiled', ops: n, fn: kitTxPre },
+      const [raw, kit, sync, prepared] = await bestOf(rounds, [
+        { name: 'raw', ops: n, fn: rawTx, setup: resetRaw },
+        { name: 'kit', ops: n, fn: kitTx, setup: resetKit },
+        { name: 'kit transactionSync', ops: n, fn: kitTxSync, setup: resetKit },
+        { name: 'kit prepared', ops: n, fn: kitTxPrepared, setup: resetKit },
       ])
-      results.push({ label: `insert, one transaction (${n} rows)`, raw: raw!, kit: kit!, precompiled: precompiled! })
+      results.push({ label: `insert, one transaction (${n} rows)`, raw: raw!, kit: kit!, prepared: prepared! })
+      results.push({ label: '  same, prepared in transactionSync', raw: raw!, kit: sync! })
     }
     {
-      const [raw, kit] = await bestOf(rounds, [
-        { name: 'raw', ops: auto, fn: rawAuto },
-        { name: 'kit', ops: auto, fn: kitAuto },
+      const [raw, kit, prepared] = await bestOf(rounds, [
+        { name: 'raw', ops: auto, fn: rawAuto, setup: resetRaw },
+        { name: 'kit', ops: auto, fn: kitAuto, setup: resetKit },
+        { name: 'kit prepared', ops: auto, fn: kitAutoPrepared, setup: resetKit },
       ])
-      results.push({ label: `insert, autocommit (${auto} rows)`, raw: raw!, kit: kit! })
+      results.push({ label: `insert, autocommit (${auto} rows)`, raw: raw!, kit: kit!, prepared: prepared! })
     }
 
     // Point reads by an indexed column over the same n rows in both databases.
@@ -144,20 +162,19 @@ export async function benchSqlite(n: number, rounds: number): Promise<SqlitePair
         sink += row.id
       }
     }
-    const readSql = db.selectFrom('item').select(['id', 'name', 'owner', 'created_at']).where('name', '=', '').compile()
-    const kitReadPre = async () => {
-      for (let i = 0; i < reads; i++) {
-        const r = await db.executeQuery<{ id: number }>(CompiledQuery.raw(readSql.sql, [`row-${(i * 7919) % n}`]))
-        sink += r.rows[0]!.id
-      }
+    const byName = kit.prepare(
+      db.selectFrom('item').select(['id', 'name', 'owner', 'created_at']).where('name', '=', ''),
+    )
+    const kitReadPrepared = async () => {
+      for (let i = 0; i < reads; i++) sink += (await byName.first(`row-${(i * 7919) % n}`))!.id
     }
     {
-      const [raw, kit, precompiled] = await bestOf(rounds, [
+      const [raw, kit, prepared] = await bestOf(rounds, [
         { name: 'raw', ops: reads, fn: rawRead },
         { name: 'kit', ops: reads, fn: kitRead },
-        { name: 'kit precompiled', ops: reads, fn: kitReadPre },
+        { name: 'kit prepared', ops: reads, fn: kitReadPrepared },
       ])
-      results.push({ label: `indexed point read (${reads} reads)`, raw: raw!, kit: kit!, precompiled: precompiled! })
+      results.push({ label: `indexed point read (${reads} reads)`, raw: raw!, kit: kit!, prepared: prepared! })
     }
     if (sink < 0) console.log(sink)
     raw.close()

@@ -18,6 +18,7 @@ export {
   type Migration,
   migrate,
   openDatabase,
+  type PreparedQuery,
   parseDatabaseUrl,
   sql,
 } from './db/database.ts'

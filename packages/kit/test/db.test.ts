@@ -330,10 +330,94 @@ for (const backend of backends) {
       })
     })
 
-    test('ping; a raw connection only on SQLite', async () => {
+    test('ping; a raw connection and synchronous transactions only on SQLite', async () => {
       await withDb(url, async (d) => {
         await d.ping()
         assert.equal(d.sqlite !== undefined, backend.kind === 'sqlite')
+        assert.equal(d.transactionSync !== undefined, backend.kind === 'sqlite')
+      })
+    })
+
+    test('prepared queries: rows, writes and transactions like the query builder', async () => {
+      await withDb(url, async (d) => {
+        const { db } = d
+        await db.insertInto('owner').values({ id: 'p-owner', name: 'P' }).execute()
+        const insert = d.prepare(
+          db
+            .insertInto('item')
+            .values({ id: '', owner_id: 'p-owner', name: '', active: true, created_at: now(), size: 0 }),
+        )
+        const byName = d.prepare(db.selectFrom('item').select(['id', 'name', 'size']).where('name', '=', ''))
+        const ofOwner = d.prepare(
+          db.selectFrom('item').select(['id']).where('owner_id', '=', '').where('size', '>=', 0).orderBy('id'),
+        )
+        const grow = d.prepare(db.updateTable('item').set({ size: 0 }).where('owner_id', '=', ''))
+
+        // Parameters come in the order the compiled query uses them.
+        assert.equal(await insert.run('p1', 'p-owner', 'first', true, now(), 7), 1)
+        assert.deepEqual(await byName.first('first'), { id: 'p1', name: 'first', size: 7 })
+        assert.equal(await byName.first('missing'), undefined)
+
+        // Inside a transaction: visible there, gone with a rollback, kept with a commit.
+        await assert.rejects(
+          db.transaction().execute(async (trx) => {
+            const txInsert = insert.in(trx)
+            for (let i = 0; i < 3; i++) await txInsert.run(`t${i}`, 'p-owner', `tx-${i}`, false, now(), i)
+            assert.equal((await ofOwner.in(trx).all('p-owner', 0)).length, 4)
+            throw new Error('abort')
+          }),
+          /abort/,
+        )
+        assert.deepEqual(await ofOwner.all('p-owner', 0), [{ id: 'p1' }])
+        await db.transaction().execute(async (trx) => {
+          await insert.in(trx).run('p2', 'p-owner', 'second', true, now(), 1)
+        })
+        assert.deepEqual(await ofOwner.all('p-owner', 1), [{ id: 'p1' }, { id: 'p2' }])
+        assert.equal(await grow.run(100, 'p-owner'), 2)
+        assert.deepEqual(await byName.first('second'), { id: 'p2', name: 'second', size: 100 })
+
+        // Errors reject (never throw synchronously) and leave the connection usable.
+        const duplicate = insert.run('p1', 'p-owner', 'first', true, now(), 0)
+        assert.ok(duplicate instanceof Promise)
+        await assert.rejects(duplicate, (err: unknown) => isUniqueViolation(err))
+        await assert.rejects(byName.first(), /prepared query takes 1 parameters, got 0/)
+        assert.throws(() => insert.in(db), /takes a transaction/)
+        assert.deepEqual(await byName.first('first'), { id: 'p1', name: 'first', size: 100 })
+      })
+    })
+
+    test('a prepared query outside a transaction waits for it: it never reads or writes inside it', async () => {
+      await withDb(url, async (d) => {
+        const { db } = d
+        const byId = d.prepare(db.selectFrom('owner').select(['name']).where('id', '=', ''))
+        const rename = d.prepare(db.updateTable('owner').set({ name: '' }).where('id', '=', ''))
+        await db.insertInto('owner').values({ id: 'w1', name: 'before' }).execute()
+        let release!: () => void
+        const gate = new Promise<void>((r) => {
+          release = r
+        })
+        let inside!: () => void
+        const started = new Promise<void>((r) => {
+          inside = r
+        })
+        const tx = db.transaction().execute(async (trx) => {
+          await trx.updateTable('owner').set({ name: 'uncommitted' }).where('id', '=', 'w1').execute()
+          inside()
+          await gate
+          throw new Error('roll back')
+        })
+        await started
+        const read = byId.first('w1')
+        const write = rename.run('after', 'w1')
+        // Give both every chance to run early; they must not.
+        await new Promise((r) => setTimeout(r, 50))
+        release()
+        await assert.rejects(tx, /roll back/)
+        // On SQLite they waited for the connection; on PostgreSQL they ran on another
+        // connection and saw only committed data. Either way: no uncommitted read, no lost write.
+        assert.deepEqual(await read, { name: 'before' })
+        assert.equal(await write, 1)
+        assert.deepEqual(await byId.first('w1'), { name: 'after' })
       })
     })
 
@@ -351,6 +435,79 @@ for (const backend of backends) {
 }
 
 describe('SQLite specifics', () => {
+  test('transactionSync: one synchronous transaction, committed or rolled back whole', async () => {
+    await withDb(await backends[0]!.fresh(), async (d) => {
+      const { db } = d
+      assert.ok(d.transactionSync)
+      await db.insertInto('owner').values({ id: 's-owner', name: 'S' }).execute()
+      const insert = d.prepare(
+        db.insertInto('item').values({ id: '', owner_id: '', name: '', active: true, created_at: now(), size: 0 }),
+      )
+      const count = d.prepare(
+        db
+          .selectFrom('item')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('size', '>=', 0),
+      )
+      const ids = await d.transactionSync((tx) => {
+        for (let i = 0; i < 100; i++) tx.run(insert, `s${i}`, 's-owner', `sync-${i}`, i % 2 === 0, now(), i)
+        return tx.all(d.prepare(db.selectFrom('item').select('id').where('size', '<', 0).orderBy('id')), 2)
+      })
+      assert.deepEqual(ids, [{ id: 's0' }, { id: 's1' }])
+      assert.deepEqual(await count.first(0), { n: 100 })
+
+      // A throw (here a duplicate key half-way) rolls back everything the callback did.
+      await assert.rejects(
+        d.transactionSync((tx) => {
+          tx.run(insert, 'new-1', 's-owner', 'new-1', true, now(), 1)
+          tx.run(insert, 's5', 's-owner', 'dup', true, now(), 1)
+        }),
+        (err: unknown) => isUniqueViolation(err),
+      )
+      assert.deepEqual(await count.first(0), { n: 100 })
+
+      // It waits for a Kysely transaction holding the connection, and vice versa.
+      let release!: () => void
+      const gate = new Promise<void>((r) => {
+        release = r
+      })
+      const order: string[] = []
+      const kysely = db.transaction().execute(async (trx) => {
+        order.push('kysely begins')
+        await gate
+        await trx.insertInto('owner').values({ id: 'k', name: 'K' }).execute()
+        order.push('kysely ends')
+      })
+      await new Promise((r) => setTimeout(r, 10))
+      const sync = d.transactionSync((tx) => {
+        order.push('sync runs')
+        return tx.first(d.prepare(db.selectFrom('owner').select('name').where('id', '=', '')), 'k')
+      })
+      await new Promise((r) => setTimeout(r, 10))
+      release()
+      await kysely
+      assert.deepEqual(await sync, { name: 'K' }, 'the sync transaction ran after the commit')
+      assert.deepEqual(order, ['kysely begins', 'kysely ends', 'sync runs'])
+
+      // Misuse is a clear error and leaves no transaction open.
+      await assert.rejects(
+        d.transactionSync(async () => {}),
+        /returned a promise; it must be synchronous/,
+      )
+      let kept!: Parameters<Parameters<NonNullable<typeof d.transactionSync>>[0]>[0]
+      await d.transactionSync((tx) => {
+        kept = tx
+      })
+      assert.throws(() => kept.run(insert, 'late', 's-owner', 'late', true, now(), 0), /the transaction has ended/)
+      await assert.rejects(
+        d.transactionSync((tx) => tx.run(insert, 'few')),
+        /takes 6 parameters, got 1/,
+      )
+      assert.equal(d.sqlite!.isTransaction, false)
+      assert.deepEqual(await count.first(0), { n: 100 })
+    })
+  })
+
   test('booleans and Dates are bound as 1/0 and RFC 3339 text', async () => {
     const url = `sqlite:${join(dir, `t${fileCounter++}.db`)}`
     await withDb(url, async ({ db }) => {

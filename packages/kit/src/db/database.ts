@@ -6,10 +6,20 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { DatabaseSync } from 'node:sqlite'
-import { type Dialect, Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, sql } from 'kysely'
+import {
+  type Compilable,
+  CompiledQuery,
+  type Dialect,
+  Kysely,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
+  PostgresDialect,
+  sql,
+} from 'kysely'
 import pg from 'pg'
 import { StartupError } from '../errors.ts'
-import { NodeSqliteDatabase, NodeSqliteDialect } from './sqlite-adapter.ts'
+import { type ConnectionLock, NodeSqliteDatabase, NodeSqliteDialect, type Statement } from './sqlite-adapter.ts'
 
 export type { Migration } from 'kysely'
 export { sql } from 'kysely'
@@ -34,9 +44,52 @@ export interface Database<DB> {
    * transactions: do not use it while a Kysely transaction may be open, or see its writes.
    */
   sqlite?: DatabaseSync
+  /**
+   * A query built and compiled once, run many times with new parameter values: the hot-path
+   * form of `db`, at the cost of SQLite itself (building a query with Kysely costs more than
+   * running a small one). Build it with example values; each call passes the values in the
+   * order the query uses them (the order of `query.compile().parameters`).
+   *
+   * @example
+   * const byName = database.prepare(db.selectFrom('item').selectAll().where('name', '=', ''))
+   * const row = await byName.first('widget')
+   */
+  prepare<Row>(query: Compilable<Row>): PreparedQuery<Row>
+  /**
+   * SQLite only: run `fn` synchronously inside one `BEGIN IMMEDIATE` transaction as soon as the
+   * connection is free, committing when it returns and rolling back when it throws. Prepared
+   * queries run in it through `tx` without an await each: for write batches, where even one
+   * await per statement costs a fifth of a small insert. `fn` must not return a promise.
+   *
+   * @example
+   * await database.transactionSync?.((tx) => { for (const r of rows) tx.run(insert, r.id, r.name) })
+   */
+  transactionSync?: <T>(fn: (tx: SyncTransaction) => T) => Promise<T>
   /** Resolves when a trivial query succeeds; for `/readyz`. */
   ping(): Promise<void>
   close(): Promise<void>
+}
+
+/** A Kysely database or transaction of any schema: what a prepared query runs on. */
+export type Executor = Pick<Kysely<unknown>, 'executeQuery' | 'isTransaction'>
+
+/** See `Database.prepare`. */
+export interface PreparedQuery<Row> {
+  /** Every row. */
+  all(...parameters: unknown[]): Promise<Row[]>
+  /** The first row, or undefined. */
+  first(...parameters: unknown[]): Promise<Row | undefined>
+  /** Runs a write; resolves with the number of rows it changed. */
+  run(...parameters: unknown[]): Promise<number>
+  /** The same query inside a transaction of `db` (keep it for the transaction's loop). */
+  in(trx: Executor): PreparedQuery<Row>
+}
+
+/** Prepared queries inside `Database.transactionSync`, run synchronously. */
+export interface SyncTransaction {
+  all<Row>(query: PreparedQuery<Row>, ...parameters: unknown[]): Row[]
+  first<Row>(query: PreparedQuery<Row>, ...parameters: unknown[]): Row | undefined
+  run(query: PreparedQuery<unknown>, ...parameters: unknown[]): number
 }
 
 // int8 and numeric come back as strings by default; our counters and timestamps fit in
@@ -82,6 +135,8 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
   const { kind, location } = parseDatabaseUrl(options.url)
   let dialect: Dialect
   let sqlite: DatabaseSync | undefined
+  let prepare: <Row>(query: Compilable<Row>) => PreparedQuery<Row>
+  let transactionSync: Database<DB>['transactionSync']
   if (kind === 'sqlite') {
     let file: NodeSqliteDatabase
     try {
@@ -90,8 +145,15 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     } catch (err) {
       throw new StartupError(`database ${location} cannot be opened: ${(err as Error).message}`, { cause: err })
     }
-    dialect = new NodeSqliteDialect({ database: file })
+    const sqliteDialect = new NodeSqliteDialect(file)
+    dialect = sqliteDialect
     sqlite = file.raw
+    const lock = sqliteDialect.driver.lock
+    prepare = (query) => {
+      const compiled = query.compile()
+      return new SqlitePrepared(file.prepareKept(compiled.sql), lock, compiled, false)
+    }
+    transactionSync = (fn) => runSyncTransaction(file.raw, lock, fn)
   } else {
     const pool = new pg.Pool({
       connectionString: location,
@@ -104,6 +166,7 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     dialect = new PostgresDialect({ pool })
   }
   const db = new Kysely<DB>({ dialect })
+  if (kind === 'postgres') prepare = (query) => new PgPrepared(db, query.compile())
   const ping = async () => {
     await sql`select 1`.execute(db)
   }
@@ -122,7 +185,175 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
       throw err
     }
   }
-  return { db, kind, ping, close: () => db.destroy(), ...(sqlite ? { sqlite } : {}) }
+  return {
+    db,
+    kind,
+    ping,
+    prepare: prepare!,
+    close: () => db.destroy(),
+    ...(sqlite ? { sqlite, transactionSync } : {}),
+  }
+}
+
+function checkCount(compiled: CompiledQuery, parameters: unknown[]): void {
+  if (parameters.length !== compiled.parameters.length) {
+    throw new TypeError(
+      `prepared query takes ${compiled.parameters.length} parameters, got ${parameters.length}: ${compiled.sql}`,
+    )
+  }
+}
+
+/**
+ * SQLite: the statement runs at once, synchronously, when nothing holds the connection, and
+ * otherwise waits its turn behind the transaction or query holding it, like a Kysely query.
+ * Bound to a transaction (`in`), it runs on the connection that transaction holds.
+ */
+class SqlitePrepared<Row> implements PreparedQuery<Row> {
+  readonly #stmt: Statement
+  readonly #lock: ConnectionLock
+  readonly #compiled: CompiledQuery
+  readonly #count: number
+  /** Bound to a transaction, which holds the connection: run without looking at the lock. */
+  readonly #direct: boolean
+
+  constructor(stmt: Statement, lock: ConnectionLock, compiled: CompiledQuery, direct: boolean) {
+    this.#stmt = stmt
+    this.#lock = lock
+    this.#compiled = compiled
+    this.#count = compiled.parameters.length
+    this.#direct = direct
+  }
+
+  // Each method runs the statement at once when it may (the hot path: no closure, no
+  // extra promise) and otherwise queues behind the lock's holder.
+  all(...parameters: unknown[]): Promise<Row[]> {
+    if (!this.#direct && this.#lock.held) return this.#later(ALL, parameters) as Promise<Row[]>
+    try {
+      if (parameters.length !== this.#count) checkCount(this.#compiled, parameters)
+      return Promise.resolve(this.#stmt.all(parameters) as Row[])
+    } catch (err) {
+      return Promise.reject(err)
+    }
+  }
+
+  first(...parameters: unknown[]): Promise<Row | undefined> {
+    if (!this.#direct && this.#lock.held) return this.#later(FIRST, parameters) as Promise<Row | undefined>
+    try {
+      if (parameters.length !== this.#count) checkCount(this.#compiled, parameters)
+      return Promise.resolve(this.#stmt.first(parameters) as Row | undefined)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+  }
+
+  run(...parameters: unknown[]): Promise<number> {
+    if (!this.#direct && this.#lock.held) return this.#later(RUN, parameters) as Promise<number>
+    try {
+      if (parameters.length !== this.#count) checkCount(this.#compiled, parameters)
+      return Promise.resolve(this.#stmt.changes(parameters))
+    } catch (err) {
+      return Promise.reject(err)
+    }
+  }
+
+  in(trx: Executor): PreparedQuery<Row> {
+    if (!trx.isTransaction) throw new TypeError('prepared query: in() takes a transaction')
+    return new SqlitePrepared(this.#stmt, this.#lock, this.#compiled, true)
+  }
+
+  /** The statement, for `transactionSync`, after checking the parameters. */
+  statementFor(parameters: unknown[]): Statement {
+    if (parameters.length !== this.#count) checkCount(this.#compiled, parameters)
+    return this.#stmt
+  }
+
+  async #later(op: number, parameters: unknown[]): Promise<unknown> {
+    await this.#lock.acquire()
+    try {
+      checkCount(this.#compiled, parameters)
+      if (op === FIRST) return this.#stmt.first(parameters)
+      if (op === ALL) return this.#stmt.all(parameters)
+      return this.#stmt.changes(parameters)
+    } finally {
+      this.#lock.release()
+    }
+  }
+}
+
+/** `Database.transactionSync` on SQLite. */
+async function runSyncTransaction<T>(
+  raw: DatabaseSync,
+  lock: ConnectionLock,
+  fn: (tx: SyncTransaction) => T,
+): Promise<T> {
+  await lock.acquire()
+  let open = true
+  const statement = (query: PreparedQuery<unknown>, parameters: unknown[]): Statement => {
+    if (!open) throw new TypeError('transactionSync: the transaction has ended')
+    if (!(query instanceof SqlitePrepared))
+      throw new TypeError('transactionSync: not a prepared query of this database')
+    return query.statementFor(parameters)
+  }
+  const tx: SyncTransaction = {
+    all: (query, ...parameters) => statement(query, parameters).all(parameters) as never,
+    first: (query, ...parameters) => statement(query, parameters).first(parameters) as never,
+    run: (query, ...parameters) => statement(query, parameters).changes(parameters),
+  }
+  try {
+    raw.exec('BEGIN IMMEDIATE')
+    try {
+      const result = fn(tx)
+      if (result instanceof Promise) {
+        result.catch(() => {})
+        throw new TypeError('transactionSync: the callback returned a promise; it must be synchronous')
+      }
+      raw.exec('COMMIT')
+      return result
+    } catch (err) {
+      // SQLite may have rolled back already (some errors end the transaction themselves).
+      if (raw.isTransaction) raw.exec('ROLLBACK')
+      throw err
+    }
+  } finally {
+    open = false
+    lock.release()
+  }
+}
+
+const ALL = 0
+const FIRST = 1
+const RUN = 2
+
+/** PostgreSQL: the compiled SQL through Kysely's executor, skipping only building and compiling. */
+class PgPrepared<Row> implements PreparedQuery<Row> {
+  readonly #executor: Executor
+  readonly #compiled: CompiledQuery
+
+  constructor(executor: Executor, compiled: CompiledQuery) {
+    this.#executor = executor
+    this.#compiled = compiled
+  }
+
+  async all(...parameters: unknown[]): Promise<Row[]> {
+    checkCount(this.#compiled, parameters)
+    const result = await this.#executor.executeQuery<Row>(CompiledQuery.raw(this.#compiled.sql, parameters))
+    return result.rows
+  }
+
+  async first(...parameters: unknown[]): Promise<Row | undefined> {
+    return (await this.all(...parameters))[0]
+  }
+
+  async run(...parameters: unknown[]): Promise<number> {
+    checkCount(this.#compiled, parameters)
+    const result = await this.#executor.executeQuery(CompiledQuery.raw(this.#compiled.sql, parameters))
+    return Number(result.numAffectedRows ?? 0n)
+  }
+
+  in(trx: Executor): PreparedQuery<Row> {
+    if (!trx.isTransaction) throw new TypeError('prepared query: in() takes a transaction')
+    return new PgPrepared(trx, this.#compiled)
+  }
 }
 
 /** Apply pending migrations; concurrent starters wait on Kysely's lock. */

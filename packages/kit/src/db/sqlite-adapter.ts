@@ -6,14 +6,18 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite'
 import {
   CompiledQuery,
+  createQueryId,
   type DatabaseConnection,
   type DialectAdapter,
   type Driver,
+  IdentifierNode,
+  type QueryCompiler,
+  type QueryResult,
+  RawNode,
+  SelectQueryNode,
   SqliteAdapter,
   type SqliteDatabase,
   SqliteDialect,
-  type SqliteDialectConfig,
-  SqliteDriver,
   type SqliteStatement,
 } from 'kysely'
 
@@ -35,7 +39,7 @@ function convert(p: unknown): SQLInputValue {
   return p as SQLInputValue
 }
 
-class Statement implements SqliteStatement {
+export class Statement implements SqliteStatement {
   readonly reader: boolean
   /** Recency for the statement cache (a counter, see `NodeSqliteDatabase.prepare`). */
   used = 0
@@ -63,6 +67,15 @@ class Statement implements SqliteStatement {
     for (let i = 0; i < rows.length; i++) out[i] = this.#object(rows[i])
     return out
   }
+  /** The first row as a plain object, or undefined. */
+  first(parameters: ReadonlyArray<unknown>): Record<string, unknown> | undefined {
+    const row = this.#stmt.get(...bind(parameters))
+    return row === undefined ? undefined : this.#object(row)
+  }
+  /** Runs a write; the number of rows it changed. */
+  changes(parameters: ReadonlyArray<unknown>): number {
+    return Number(this.#stmt.run(...bind(parameters)).changes)
+  }
   run(parameters: ReadonlyArray<unknown>) {
     const r = this.#stmt.run(...bind(parameters))
     return { changes: r.changes, lastInsertRowid: r.lastInsertRowid }
@@ -88,6 +101,11 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     this.raw.exec('PRAGMA journal_mode = WAL')
     this.raw.exec('PRAGMA synchronous = NORMAL')
     this.raw.exec('PRAGMA foreign_keys = ON')
+  }
+
+  /** A statement of its own, outside the cache: for queries prepared once and kept (`Database.prepare`). */
+  prepareKept(sql: string): Statement {
+    return new Statement(this.raw.prepare(sql))
   }
 
   prepare(sql: string): SqliteStatement {
@@ -133,26 +151,139 @@ class TransactionalSqliteAdapter extends SqliteAdapter {
   }
 }
 
-// `BEGIN IMMEDIATE` takes the write lock up front, waiting up to the busy timeout for
-// another connection. A deferred `BEGIN` would upgrade its read lock on the first write
-// and, in WAL mode, fail at once with SQLITE_BUSY when another writer committed in
-// between (https://www.sqlite.org/lang_transaction.html). This is also what serialises
-// concurrent migrators across processes.
-class ImmediateSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+/**
+ * The one connection's lock. Kysely's own SQLite driver keeps it private; ours can be asked
+ * whether it is free, so a prepared query can run at once, synchronously, when no
+ * transaction or other query holds the connection (`Database.prepare`).
+ */
+export class ConnectionLock {
+  #held = false
+  #waiters: (() => void)[] = []
+
+  get held(): boolean {
+    return this.#held
+  }
+
+  async acquire(): Promise<void> {
+    if (!this.#held) {
+      this.#held = true
+      return
+    }
+    await new Promise<void>((resolve) => this.#waiters.push(resolve))
+  }
+
+  release(): void {
+    // Hand the lock straight to the next waiter: nobody can slip in between.
+    const next = this.#waiters.shift()
+    if (next) next()
+    else this.#held = false
   }
 }
 
-/** Kysely's SqliteDialect with immediate transactions and transactional migrations. */
+class NodeSqliteConnection implements DatabaseConnection {
+  readonly #db: NodeSqliteDatabase
+  constructor(db: NodeSqliteDatabase) {
+    this.#db = db
+  }
+
+  executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    const stmt = this.#db.prepare(compiledQuery.sql)
+    if (stmt.reader) return Promise.resolve({ rows: stmt.all(compiledQuery.parameters) as R[] })
+    const { changes, lastInsertRowid } = stmt.run(compiledQuery.parameters)
+    return Promise.resolve({
+      numAffectedRows: BigInt(changes),
+      insertId: BigInt(lastInsertRowid),
+      rows: [],
+    })
+  }
+
+  async *streamQuery<R>(compiledQuery: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    if (!SelectQueryNode.is(compiledQuery.query)) throw new Error('SQLite streams select queries only')
+    const stmt = this.#db.prepare(compiledQuery.sql)
+    for (const row of stmt.iterate(compiledQuery.parameters)) yield { rows: [row as R] }
+  }
+}
+
+/**
+ * Kysely's SQLite driver contract over one `NodeSqliteDatabase`, with two differences from
+ * Kysely's own: the connection lock is visible (see `ConnectionLock`), and transactions
+ * begin with `BEGIN IMMEDIATE`, which takes the write lock up front, waiting up to the busy
+ * timeout for another connection. A deferred `BEGIN` would upgrade its read lock on the
+ * first write and, in WAL mode, fail at once with SQLITE_BUSY when another writer committed
+ * in between (https://www.sqlite.org/lang_transaction.html). This is also what serialises
+ * concurrent migrators across processes.
+ */
+export class NodeSqliteDriver implements Driver {
+  readonly lock = new ConnectionLock()
+  readonly #db: NodeSqliteDatabase
+  readonly #connection: NodeSqliteConnection
+
+  constructor(db: NodeSqliteDatabase) {
+    this.#db = db
+    this.#connection = new NodeSqliteConnection(db)
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    await this.lock.acquire()
+    return this.#connection
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'))
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'))
+  }
+
+  async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await connection.executeQuery(compile(parseSavepoint('savepoint', name), createQueryId()))
+  }
+
+  async rollbackToSavepoint(
+    connection: DatabaseConnection,
+    name: string,
+    compile: QueryCompiler['compileQuery'],
+  ): Promise<void> {
+    await connection.executeQuery(compile(parseSavepoint('rollback to', name), createQueryId()))
+  }
+
+  async releaseSavepoint(
+    connection: DatabaseConnection,
+    name: string,
+    compile: QueryCompiler['compileQuery'],
+  ): Promise<void> {
+    await connection.executeQuery(compile(parseSavepoint('release', name), createQueryId()))
+  }
+
+  async releaseConnection(): Promise<void> {
+    this.lock.release()
+  }
+
+  async destroy(): Promise<void> {
+    this.#db.close()
+  }
+}
+
+function parseSavepoint(command: 'savepoint' | 'rollback to' | 'release', name: string): RawNode {
+  return RawNode.createWithChildren([RawNode.createWithSql(`${command} `), IdentifierNode.create(name)])
+}
+
+/** Kysely's SqliteDialect with the kit's driver (visible lock, immediate transactions) and transactional migrations. */
 export class NodeSqliteDialect extends SqliteDialect {
-  readonly #config: SqliteDialectConfig
-  constructor(config: SqliteDialectConfig) {
-    super(config)
-    this.#config = config
+  readonly driver: NodeSqliteDriver
+  constructor(db: NodeSqliteDatabase) {
+    super({ database: db })
+    this.driver = new NodeSqliteDriver(db)
   }
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config)
+    return this.driver
   }
   override createAdapter(): DialectAdapter {
     return new TransactionalSqliteAdapter()
