@@ -2,8 +2,7 @@
  * What route modules receive from buildServer: the database, the configuration, the
  * request guard, services and metrics. Domain modules never import each other's routes.
  */
-import type { DatabaseSync } from 'node:sqlite'
-import type { AppMetrics, DatabaseKind } from '@gatehouse/kit'
+import type { AppMetrics, Database, DatabaseKind } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import type { Guard } from './auth/guard.ts'
 import type { Config } from './config.ts'
@@ -14,8 +13,8 @@ export interface Context {
   config: Config
   db: Kysely<DB>
   kind: DatabaseKind
-  /** SQLite: the connection under `db` (prepared statements of the delivery path). */
-  sqlite?: DatabaseSync
+  /** The database `db` belongs to, for prepared queries on the delivery path. */
+  database: Database<DB>
   guard: Guard
   users: UserService
   metrics: AppMetrics

@@ -61,7 +61,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     config,
     db: database.db,
     kind: database.kind,
-    ...(database.sqlite ? { sqlite: database.sqlite } : {}),
+    database,
     guard,
     users,
     metrics: app.metrics,

@@ -52,7 +52,7 @@ for (const backend of backends) {
     })
 
     test('a row that fails a constraint fails alone; the rest of its batch is stored', async () => {
-      const queue = new WriteQueue(n.database.db, n.database.sqlite)
+      const queue = new WriteQueue(n.database)
       const before = await count(n)
       const results = await Promise.allSettled([
         queue.insert(row('general', 'good one')),
@@ -82,7 +82,7 @@ for (const backend of backends) {
 /** A turn of the event loop (the write queue flushes on setImmediate). */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
-// SQLite's delivery path runs prepared statements on the connection under Kysely; a
+// SQLite's delivery path runs kit prepared queries on the connection under Kysely; a
 // Kysely transaction open on that connection must neither see them nor swallow them.
 describe('delivery path on the SQLite connection during a Kysely transaction', () => {
   let n: Notify
@@ -92,7 +92,7 @@ describe('delivery path on the SQLite connection during a Kysely transaction', (
   after(() => n.close())
 
   test('an insert queued meanwhile is committed on its own, not rolled back with the transaction', async () => {
-    const queue = new WriteQueue(n.database.db, n.database.sqlite)
+    const queue = new WriteQueue(n.database)
     const before = await count(n)
     let pending: Promise<number> | undefined
     await assert.rejects(
@@ -116,7 +116,7 @@ describe('delivery path on the SQLite connection during a Kysely transaction', (
   })
 
   test("lookups do not see a transaction's uncommitted hook", async () => {
-    const lookups = new DeliveryLookups(n.database.db, 'sqlite', n.database.sqlite)
+    const lookups = new DeliveryLookups(n.database)
     const hash = hashToken('uncommitted-token-0123456789')
     let seen: ReturnType<DeliveryLookups['hook']> | undefined
     await assert.rejects(
@@ -140,7 +140,7 @@ describe('delivery path on the SQLite connection during a Kysely transaction', (
     )
     assert.equal(await seen, undefined)
     assert.equal((await n.client.post('/hooks/uncommitted-token-0123456789', { body: { text: 'x' } })).status, 401)
-    // Outside a transaction the prepared statement answers, and sees committed rows.
-    assert.equal((lookups.hook(hashToken(DEV_TOKEN)) as { id: string } | undefined)?.id, 'development')
+    // Outside a transaction the prepared query answers, and sees committed rows.
+    assert.equal((await lookups.hook(hashToken(DEV_TOKEN)))?.id, 'development')
   })
 })

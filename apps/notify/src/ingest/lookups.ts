@@ -6,9 +6,8 @@
  * `PRAGMA data_version`, which costs about as much as the indexed read; measured in
  * docs/performance/notify.md.)
  *
- * SQLite: prepared statements on the connection under Kysely, run synchronously; while a
- * Kysely transaction is open on that connection (it spans awaits, and its uncommitted
- * rows must not be seen), the Kysely queries are used, which wait for it to end.
+ * SQLite: kit prepared queries, which run at once when the connection is free and wait for
+ * a Kysely transaction holding it (whose uncommitted rows must not be seen) to end.
  *
  * PostgreSQL: the hook query also returns the channel generation (0004_channel_generation:
  * advanced in the same transaction as any change to channels), and channel lookups are
@@ -16,12 +15,10 @@
  * the next delivery, and a delivery reads channels as of its token lookup or later; the
  * query per delivery for the channel is saved.
  */
-import type { DatabaseSync, StatementSync } from 'node:sqlite'
-import type { DatabaseKind } from '@gatehouse/kit'
+import type { Database, PreparedQuery } from '@gatehouse/kit'
 import { CompiledQuery, type Kysely } from 'kysely'
 import { findChannel } from '../channels/store.ts'
 import type { ChannelRow, DB, WebhookRow } from '../db/schema.ts'
-import { findWebhookByTokenHash } from '../webhooks/store.ts'
 
 /** PostgreSQL: the hook and the current channel generation, in one statement. */
 const PG_HOOK = `select id, token_hash, channel, channel_locked, kind, created_at, revoked_at,
@@ -33,40 +30,36 @@ const CHANNEL_CACHE_LIMIT = 4096
 
 export class DeliveryLookups {
   readonly #db: Kysely<DB>
-  readonly #kind: DatabaseKind
-  readonly #sqlite: DatabaseSync | undefined
-  readonly #hook: StatementSync | undefined
-  readonly #channel: StatementSync | undefined
+  /** SQLite: the two reads as prepared queries (PostgreSQL reads the channel generation too). */
+  readonly #hook: PreparedQuery<WebhookRow> | undefined
+  readonly #channel: PreparedQuery<ChannelRow> | undefined
   /** PostgreSQL: the channel generation each looked-up hook was read with. */
   readonly #generations = new WeakMap<WebhookRow, number>()
   #cacheGeneration = -1
   readonly #channels = new Map<string, ChannelRow | undefined>()
 
-  /** `sqlite`: the connection under `db`, for the prepared-statement path. */
-  constructor(db: Kysely<DB>, kind: DatabaseKind, sqlite?: DatabaseSync) {
+  constructor(database: Database<DB>) {
+    const db = database.db
     this.#db = db
-    this.#kind = kind
-    this.#sqlite = sqlite
-    this.#hook = sqlite?.prepare(
-      'select id, token_hash, channel, channel_locked, kind, created_at, revoked_at from webhooks where token_hash = ?',
-    )
-    this.#channel = sqlite?.prepare(
-      'select name, display_name, description, accent_color, visibility, created_at from channels where name = ?',
-    )
-  }
-
-  /** Whether the prepared statements may run now (no Kysely transaction open). */
-  get #raw(): boolean {
-    const s = this.#sqlite
-    if (!s?.isOpen) return false
-    return !s.isTransaction
+    if (database.kind === 'sqlite') {
+      this.#hook = database.prepare(
+        db
+          .selectFrom('webhooks')
+          .select(['id', 'token_hash', 'channel', 'channel_locked', 'kind', 'created_at', 'revoked_at'])
+          .where('token_hash', '=', ''),
+      )
+      this.#channel = database.prepare(
+        db
+          .selectFrom('channels')
+          .select(['name', 'display_name', 'description', 'accent_color', 'visibility', 'created_at'])
+          .where('name', '=', ''),
+      )
+    }
   }
 
   /** The hook with this token hash (active or revoked), if any. */
-  hook(tokenHash: string): Promise<WebhookRow | undefined> | WebhookRow | undefined {
-    if (this.#raw) return this.#hook!.get(tokenHash) as WebhookRow | undefined
-    if (this.#kind === 'postgres') return this.#hookWithGeneration(tokenHash)
-    return findWebhookByTokenHash(this.#db, tokenHash)
+  hook(tokenHash: string): Promise<WebhookRow | undefined> {
+    return this.#hook ? this.#hook.first(tokenHash) : this.#hookWithGeneration(tokenHash)
   }
 
   async #hookWithGeneration(tokenHash: string): Promise<WebhookRow | undefined> {
@@ -82,7 +75,7 @@ export class DeliveryLookups {
 
   /** The channel with this name, if any, for a delivery by `hook`. */
   channel(name: string, hook: WebhookRow): Promise<ChannelRow | undefined> | ChannelRow | undefined {
-    if (this.#raw) return this.#channel!.get(name) as ChannelRow | undefined
+    if (this.#channel) return this.#channel.first(name)
     const generation = this.#generations.get(hook)
     if (generation === undefined) return findChannel(this.#db, name)
     if (generation > this.#cacheGeneration) {

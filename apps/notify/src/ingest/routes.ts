@@ -17,7 +17,7 @@ import type { Draft } from './draft.ts'
 import { DeliveryLookups } from './lookups.ts'
 import { messageDraft, parseMessage } from './message.ts'
 import { store } from './service.ts'
-import { WriteQueue } from './write-queue.ts'
+import { notificationWriter } from './write-queue.ts'
 
 function bearer(req: FastifyRequest): string | undefined {
   const h = req.headers.authorization
@@ -32,9 +32,9 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
   // Token authentication runs before the body is parsed: an unknown or revoked token
   // learns nothing about payload validation.
   const hooks = new WeakMap<FastifyRequest, WebhookRow>()
-  const lookups = new DeliveryLookups(ctx.db, ctx.kind, ctx.sqlite)
+  const lookups = new DeliveryLookups(ctx.database)
   const byTokenHash = (hash: string) => lookups.hook(hash)
-  const queue = ctx.kind === 'sqlite' ? new WriteQueue(ctx.db, ctx.sqlite) : undefined
+  const write = notificationWriter(ctx.database)
   const withToken = (token: (req: FastifyRequest) => string | undefined) => async (req: FastifyRequest) => {
     try {
       hooks.set(req, await authenticateToken(byTokenHash, token(req)))
@@ -49,7 +49,7 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
   const accept = async (req: FastifyRequest, parse: () => Draft) => {
     try {
       const draft = parse()
-      const stored = await store(ctx.db, ctx.kind, lookups, hooks.get(req)!, draft, queue)
+      const stored = await store(lookups, hooks.get(req)!, draft, write)
       received.inc({ kind: draft.kind })
       return stored
     } catch (err) {

@@ -1,15 +1,12 @@
 /**
  * Storing a delivery: the hook's override policy picks the channel, then one insert (the
- * SQLite search index is filled afterwards, in batches, by inbox/indexer.ts). On SQLite
- * the insert goes through the group-commit WriteQueue.
+ * SQLite search index is filled afterwards, in batches, by inbox/indexer.ts), by the
+ * writer of write-queue.ts (group commit on SQLite).
  */
-import type { DatabaseKind } from '@gatehouse/kit'
-import type { Kysely } from 'kysely'
-import type { DB, NewNotification, WebhookRow } from '../db/schema.ts'
+import type { NewNotification, WebhookRow } from '../db/schema.ts'
 import { CHANNEL_NAME } from '../names.ts'
 import { type Draft, searchText } from './draft.ts'
 import type { DeliveryLookups } from './lookups.ts'
-import { insertNotification, insertNotificationPg, type WriteQueue } from './write-queue.ts'
 
 /**
  * Spec rule 1: a payload's channel selects a destination only when the hook is unlocked,
@@ -29,12 +26,10 @@ export async function destination(
 }
 
 export async function store(
-  db: Kysely<DB>,
-  kind: DatabaseKind,
   lookups: DeliveryLookups,
   hook: WebhookRow,
   draft: Draft,
-  queue?: WriteQueue,
+  write: (row: NewNotification) => Promise<number>,
 ): Promise<{ id: number; channel: string; created_at: string }> {
   const channel = await destination(lookups, hook, draft.requestedChannel)
   const created_at = new Date().toISOString()
@@ -52,10 +47,6 @@ export async function store(
     search_text: searchText([channel, ...draft.searchParts]),
     created_at,
   }
-  const id = queue
-    ? await queue.insert(row)
-    : kind === 'postgres'
-      ? await insertNotificationPg(db, row)
-      : await insertNotification(db, row)
+  const id = await write(row)
   return { id, channel, created_at }
 }

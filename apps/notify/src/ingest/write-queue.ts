@@ -7,13 +7,12 @@
  * If the batch fails (a row violating a constraint), it is rolled back and every row is
  * inserted on its own, so one bad row fails only its own delivery.
  *
- * Given the node:sqlite connection under the Kysely instance, a batch runs as prepared
- * statements, synchronously from BEGIN to COMMIT (nothing else can run on the connection
- * in between). While a Kysely transaction is open on that connection (it spans awaits),
- * the batch goes through Kysely instead, which waits for that transaction to end.
+ * The insert is a kit prepared query. On SQLite a batch runs in the kit's `transactionSync`:
+ * synchronously from BEGIN to COMMIT, once no Kysely transaction holds the connection. The
+ * queue also works on PostgreSQL (a Kysely transaction per batch), though it is used there
+ * only by tests: PostgreSQL takes concurrent inserts itself.
  */
-import type { DatabaseSync, StatementSync } from 'node:sqlite'
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
+import type { Database, PreparedQuery } from '@gatehouse/kit'
 import type { DB, NewNotification } from '../db/schema.ts'
 
 interface Pending {
@@ -41,22 +40,8 @@ const COLUMNS = [
   'created_at',
 ] as const satisfies ReadonlyArray<keyof NewNotification>
 
-export async function insertNotification(db: Kysely<DB> | Transaction<DB>, row: NewNotification): Promise<number> {
-  const inserted = await db.insertInto('notifications').values(row).returning('id').executeTakeFirstOrThrow()
-  return Number(inserted.id)
-}
-
-const PG_INSERT = `insert into notifications (${COLUMNS.join(', ')})
-  values (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')}) returning id`
-
-/** PostgreSQL: the same insert as fixed SQL (no query building per delivery). */
-export async function insertNotificationPg(db: Kysely<DB>, row: NewNotification): Promise<number> {
-  const r = await db.executeQuery<{ id: number }>(CompiledQuery.raw(PG_INSERT, values(row)))
-  return Number(r.rows[0]!.id)
-}
-
 /** The row's values in COLUMNS order. */
-function values(row: NewNotification): Array<string | null> {
+export function values(row: NewNotification): Array<string | null> {
   return [
     row.channel,
     row.webhook_id ?? null,
@@ -73,48 +58,21 @@ function values(row: NewNotification): Array<string | null> {
   ]
 }
 
-/** The same insert as a prepared statement on the raw connection. */
-class RawInsert {
-  readonly #sqlite: DatabaseSync
-  readonly #insert: StatementSync
-  constructor(sqlite: DatabaseSync) {
-    this.#sqlite = sqlite
-    this.#insert = sqlite.prepare(
-      `insert into notifications (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')})`,
-    )
-  }
-  /** Whether the connection is free (no Kysely transaction open on it). */
-  get usable(): boolean {
-    return this.#sqlite.isOpen && !this.#sqlite.isTransaction
-  }
-  one(row: NewNotification): number {
-    const r = this.#insert.run(...values(row))
-    return Number(r.lastInsertRowid)
-  }
-  /** All rows in one immediate transaction; throws (after rolling back) if any fails. */
-  batch(rows: NewNotification[]): number[] {
-    this.#sqlite.exec('begin immediate')
-    try {
-      const ids = rows.map((row) => this.one(row))
-      this.#sqlite.exec('commit')
-      return ids
-    } catch (err) {
-      if (this.#sqlite.isTransaction) this.#sqlite.exec('rollback')
-      throw err
-    }
-  }
+/** The insert as a kit prepared query: parameters in COLUMNS order (see `values`). */
+export function prepareInsert(database: Database<DB>): PreparedQuery<{ id: number }> {
+  const example = Object.fromEntries(COLUMNS.map((c) => [c, ''])) as unknown as NewNotification
+  return database.prepare(database.db.insertInto('notifications').values(example).returning('id'))
 }
 
 export class WriteQueue {
-  readonly #db: Kysely<DB>
-  readonly #raw: RawInsert | undefined
+  readonly #database: Database<DB>
+  readonly #insert: PreparedQuery<{ id: number }>
   #pending: Pending[] = []
   #scheduled = false
 
-  /** `sqlite`: the connection under `db`, for the prepared-statement path. */
-  constructor(db: Kysely<DB>, sqlite?: DatabaseSync) {
-    this.#db = db
-    this.#raw = sqlite ? new RawInsert(sqlite) : undefined
+  constructor(database: Database<DB>) {
+    this.#database = database
+    this.#insert = prepareInsert(database)
   }
 
   /** Insert a notification; resolves with its id once committed. */
@@ -135,14 +93,7 @@ export class WriteQueue {
     if (batch.length === 1) return this.#one(batch[0]!)
     let ids: number[]
     try {
-      const raw = this.#raw
-      ids = raw?.usable
-        ? raw.batch(batch.map((p) => p.row))
-        : await this.#db.transaction().execute(async (trx) => {
-            const out: number[] = []
-            for (const p of batch) out.push(await insertNotification(trx, p.row))
-            return out
-          })
+      ids = await this.#batch(batch)
     } catch {
       for (const p of batch) await this.#one(p)
       return
@@ -150,12 +101,38 @@ export class WriteQueue {
     for (let i = 0; i < batch.length; i++) batch[i]!.resolve(ids[i]!)
   }
 
+  /** All rows in one transaction; rejects (after rolling back) if any fails. */
+  #batch(batch: Pending[]): Promise<number[]> {
+    const insert = this.#insert
+    const { transactionSync } = this.#database
+    if (transactionSync)
+      return transactionSync((tx) => batch.map((p) => Number(tx.first(insert, ...values(p.row))!.id)))
+    return this.#database.db.transaction().execute(async (trx) => {
+      const inTx = insert.in(trx)
+      const out: number[] = []
+      for (const p of batch) out.push(Number((await inTx.first(...values(p.row)))!.id))
+      return out
+    })
+  }
+
   async #one(p: Pending): Promise<void> {
     try {
-      const raw = this.#raw
-      p.resolve(raw?.usable ? raw.one(p.row) : await insertNotification(this.#db, p.row))
+      p.resolve(Number((await this.#insert.first(...values(p.row)))!.id))
     } catch (err) {
       p.reject(err)
     }
   }
+}
+
+/**
+ * How deliveries are stored: through the group-commit queue on SQLite, with the prepared
+ * insert on its own on PostgreSQL (which takes concurrent inserts itself).
+ */
+export function notificationWriter(database: Database<DB>): (row: NewNotification) => Promise<number> {
+  if (database.kind === 'sqlite') {
+    const queue = new WriteQueue(database)
+    return (row) => queue.insert(row)
+  }
+  const insert = prepareInsert(database)
+  return async (row) => Number((await insert.first(...values(row)))!.id)
 }

@@ -89,7 +89,7 @@ export async function revoke(db: Kysely<DB>, id: string): Promise<WebhookRow> {
 
 /**
  * The active hook for a presented token, or hook_token_invalid. `byTokenHash` reads the
- * hook from the database (findWebhookByTokenHash, or the delivery path's statement).
+ * hook from the database (ingest/lookups.ts), on every delivery.
  */
 export async function authenticateToken(
   byTokenHash: (tokenHash: string) => Promise<WebhookRow | undefined> | WebhookRow | undefined,

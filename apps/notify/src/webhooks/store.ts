@@ -11,10 +11,6 @@ export function findWebhook(db: Db, id: string): Promise<WebhookRow | undefined>
   return db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
-export function findWebhookByTokenHash(db: Db, tokenHash: string): Promise<WebhookRow | undefined> {
-  return db.selectFrom('webhooks').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst()
-}
-
 export function findWebhooksByTokenHashes(db: Db, hashes: string[]): Promise<WebhookRow[]> {
   if (hashes.length === 0) return Promise.resolve([])
   return db.selectFrom('webhooks').selectAll().where('token_hash', 'in', hashes).execute()
