@@ -70,6 +70,24 @@ async function audit(
   }
 }
 
+/** Step 5: the revision about to be replaced goes to the history store. */
+function saveCurrent(deps: PipelineDeps, current: ZoneState, meta: Meta, reason: string): Promise<void> {
+  return saveHistory(
+    deps.db,
+    {
+      zone: current.name,
+      revision: current.revision,
+      role: current.role,
+      serial: current.serial,
+      zone_text: current.text,
+      saved_at: deps.now().toISOString(),
+      request_id: meta.requestId,
+      reason,
+    },
+    deps.historyKeep,
+  )
+}
+
 /** Steps 4-9 for a zone Knot already serves: `next` carries the advanced serial. */
 export async function publishZone(
   deps: PipelineDeps,
@@ -95,20 +113,7 @@ export async function publishZone(
   })
   failpoints.hit('publish:after-intent')
   // 5. The prior revision goes to the history store before anything replaces it.
-  await saveHistory(
-    deps.db,
-    {
-      zone: current.name,
-      revision: current.revision,
-      role: current.role,
-      serial: current.serial,
-      zone_text: current.text,
-      saved_at: deps.now().toISOString(),
-      request_id: meta.requestId,
-      reason: action,
-    },
-    deps.historyKeep,
-  )
+  await saveCurrent(deps, current, meta, action)
   failpoints.hit('publish:after-history')
   try {
     // 6. Write, fsync, rename, fsync the folder; then the synchronous reload.
@@ -209,20 +214,7 @@ export async function undoCreate(
 /** Zone delete: out of Knot's configuration, verified gone, then the row and the file. */
 export async function deleteZone(deps: PipelineDeps, current: ZoneState, meta: Meta): Promise<void> {
   const { authority, failpoints, journal } = deps
-  await saveHistory(
-    deps.db,
-    {
-      zone: current.name,
-      revision: current.revision,
-      role: current.role,
-      serial: current.serial,
-      zone_text: current.text,
-      saved_at: deps.now().toISOString(),
-      request_id: meta.requestId,
-      reason: 'delete',
-    },
-    deps.historyKeep,
-  )
+  await saveCurrent(deps, current, meta, 'delete')
   await journal.begin({
     op: 'delete',
     zone: current.name,

@@ -6,6 +6,7 @@ import { expectedRevision, notModified } from '../revisions.ts'
 import { relativeName, rrsets } from '../zonefile/index.ts'
 import { type ZoneState, zoneNameFromPath } from './model.ts'
 import type { Page, ZoneService } from './service.ts'
+import type { HistorySummary } from './store.ts'
 
 const ZoneParams = Type.Object({ zone: Type.String({ minLength: 1, maxLength: 254 }) })
 
@@ -25,6 +26,20 @@ type PageQueryType = { limit?: number; before?: number }
 
 function pageOf(query: PageQueryType): Page {
   return { limit: query.limit ?? 100, before: query.before }
+}
+
+/** A saved revision as the history endpoints show it (without its text). */
+function historyItem(r: HistorySummary) {
+  return {
+    id: r.id,
+    revision: r.revision,
+    role: r.role,
+    serial: r.serial,
+    bytes: r.zone_bytes,
+    saved_at: r.saved_at,
+    replaced_by: r.reason,
+    request_id: r.request_id,
+  }
 }
 
 /** The `before` of the next page, or null when this page was the last. */
@@ -191,16 +206,7 @@ export function zoneRoutes(app: HttpApp, service: ZoneService) {
     const rows = await service.history(name, page)
     return {
       zone: publicName(name),
-      history: rows.map((r) => ({
-        id: r.id,
-        revision: r.revision,
-        role: r.role,
-        serial: r.serial,
-        bytes: r.zone_bytes,
-        saved_at: r.saved_at,
-        replaced_by: r.reason,
-        request_id: r.request_id,
-      })),
+      history: rows.map(historyItem),
       next_before: nextBefore(rows, page),
     }
   })
@@ -209,17 +215,7 @@ export function zoneRoutes(app: HttpApp, service: ZoneService) {
     const params = req.params as { zone: string; revision: string }
     const name = zoneNameFromPath(params.zone)
     const r = await service.historyEntry(name, params.revision)
-    return {
-      zone: publicName(name),
-      id: r.id,
-      revision: r.revision,
-      role: r.role,
-      serial: r.serial,
-      saved_at: r.saved_at,
-      replaced_by: r.reason,
-      request_id: r.request_id,
-      zone_text: r.zone_text,
-    }
+    return { zone: publicName(name), ...historyItem(r), zone_text: r.zone_text }
   })
 
   app.get('/v1/zones/:zone/audit', { schema: { params: ZoneParams, querystring: PageQuery } }, async (req) => {
