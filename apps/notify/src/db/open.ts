@@ -19,7 +19,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
 
 export type NotifyDatabase = Database<DB>
 
-/** `sqlite` is set on SQLite: the delivery path runs prepared statements on it (ingest/delivery-store.ts). */
+/** The service database, migrated. */
 export function openNotifyDatabase(url: string, poolSize?: number): Promise<NotifyDatabase> {
   const { kind } = parseDatabaseUrl(url)
   return openDatabase<DB>({ url, migrations: migrations(kind), ...(poolSize ? { poolSize } : {}) })
