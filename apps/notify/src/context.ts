@@ -2,8 +2,7 @@
  * What route modules receive from buildServer: the database, the configuration, the
  * request guard, services and metrics. Domain modules never import each other's routes.
  */
-import type { AppMetrics, Database, DatabaseKind } from '@gatehouse/kit'
-import type { Kysely } from 'kysely'
+import type { AppMetrics, Database } from '@gatehouse/kit'
 import type { Guard } from './auth/guard.ts'
 import type { Config } from './config.ts'
 import type { DB } from './db/schema.ts'
@@ -11,9 +10,7 @@ import type { UserService } from './users/service.ts'
 
 export interface Context {
   config: Config
-  db: Kysely<DB>
-  kind: DatabaseKind
-  /** The database `db` belongs to, for prepared queries on the delivery path. */
+  /** Kysely (`database.db`), its kind, and prepared queries for the delivery path. */
   database: Database<DB>
   guard: Guard
   users: UserService

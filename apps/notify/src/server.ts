@@ -59,8 +59,6 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   })
   const ctx: Context = {
     config,
-    db: database.db,
-    kind: database.kind,
     database,
     guard,
     users,

@@ -36,7 +36,7 @@ export function authRoutes(app: HttpApp, ctx: Context) {
     if (!ctx.config.auth) throw errors.invalid_payload('reader authentication is off (development mode)')
     try {
       const user = await ctx.users.login(req.body.username, req.body.password)
-      const token = await createSession(ctx.db, user.id, ctx.config.sessionTtl)
+      const token = await createSession(ctx.database.db, user.id, ctx.config.sessionTtl)
       logins.inc({ result: 'ok' })
       reply.header('set-cookie', sessionCookie(token, ctx.config.sessionTtl, secure))
       return { user: userResponse(user) }
@@ -48,14 +48,14 @@ export function authRoutes(app: HttpApp, ctx: Context) {
 
   app.post('/api/v1/auth/logout', async (req, reply) => {
     const token = readCookie(req.headers.cookie, SESSION_COOKIE)
-    if (token) await deleteSession(ctx.db, token)
+    if (token) await deleteSession(ctx.database.db, token)
     reply.header('set-cookie', clearedSessionCookie(secure))
     return reply.code(204).send()
   })
 
   app.get('/api/v1/auth/me', async (req) => {
     const reader = await ctx.guard.requireReader(req)
-    const user = await findUserById(ctx.db, reader.id)
+    const user = await findUserById(ctx.database.db, reader.id)
     if (!user) throw errors.session_required()
     return { user: userResponse(user), auth: ctx.config.auth }
   })

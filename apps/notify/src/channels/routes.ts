@@ -49,7 +49,8 @@ function channelResponse(c: ChannelRow, role?: ChannelRole | null) {
 }
 
 export function channelRoutes(app: HttpApp, ctx: Context) {
-  const { db, guard } = ctx
+  const { guard } = ctx
+  const { db } = ctx.database
 
   app.post('/api/v1/channels', { onRequest: guard.admin, schema: { body: CreateChannel } }, async (req, reply) => {
     const b = req.body

@@ -65,8 +65,8 @@ export function notificationResponse(n: NotificationRow, read: boolean, extra: R
 }
 
 export function inboxRoutes(app: HttpApp, ctx: Context) {
-  const { db, guard } = ctx
-  const kind = ctx.kind
+  const { guard } = ctx
+  const { db, kind } = ctx.database
   const stats = kind === 'sqlite' ? new TrigramStats(db) : undefined
   const signedIn = { onRequest: guard.signedIn }
   const byId = { ...signedIn, schema: { params: IdParams } }

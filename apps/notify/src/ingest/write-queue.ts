@@ -41,7 +41,7 @@ const COLUMNS = [
 ] as const satisfies ReadonlyArray<keyof NewNotification>
 
 /** The row's values in COLUMNS order. */
-export function values(row: NewNotification): Array<string | null> {
+function values(row: NewNotification): Array<string | null> {
   return [
     row.channel,
     row.webhook_id ?? null,
@@ -58,8 +58,13 @@ export function values(row: NewNotification): Array<string | null> {
   ]
 }
 
+/** Insert a row with the prepared insert (or its transaction-bound form); its id. */
+async function insertRow(insert: PreparedQuery<{ id: number }>, row: NewNotification): Promise<number> {
+  return Number((await insert.first(...values(row)))!.id)
+}
+
 /** The insert as a kit prepared query: parameters in COLUMNS order (see `values`). */
-export function prepareInsert(database: Database<DB>): PreparedQuery<{ id: number }> {
+function prepareInsert(database: Database<DB>): PreparedQuery<{ id: number }> {
   const example = Object.fromEntries(COLUMNS.map((c) => [c, ''])) as unknown as NewNotification
   return database.prepare(database.db.insertInto('notifications').values(example).returning('id'))
 }
@@ -110,14 +115,14 @@ export class WriteQueue {
     return this.#database.db.transaction().execute(async (trx) => {
       const inTx = insert.in(trx)
       const out: number[] = []
-      for (const p of batch) out.push(Number((await inTx.first(...values(p.row)))!.id))
+      for (const p of batch) out.push(await insertRow(inTx, p.row))
       return out
     })
   }
 
   async #one(p: Pending): Promise<void> {
     try {
-      p.resolve(Number((await this.#insert.first(...values(p.row)))!.id))
+      p.resolve(await insertRow(this.#insert, p.row))
     } catch (err) {
       p.reject(err)
     }
@@ -134,5 +139,5 @@ export function notificationWriter(database: Database<DB>): (row: NewNotificatio
     return (row) => queue.insert(row)
   }
   const insert = prepareInsert(database)
-  return async (row) => Number((await insert.first(...values(row)))!.id)
+  return (row) => insertRow(insert, row)
 }

@@ -28,6 +28,6 @@ export function userRoutes(app: HttpApp, ctx: Context) {
   })
 
   app.get('/api/v1/users', { onRequest: ctx.guard.admin }, async () => {
-    return { users: (await listUsers(ctx.db)).map(userResponse) }
+    return { users: (await listUsers(ctx.database.db)).map(userResponse) }
   })
 }

@@ -42,21 +42,21 @@ export function webhookRoutes(app: HttpApp, ctx: Context) {
   const admin = { onRequest: ctx.guard.admin }
 
   app.post('/api/v1/webhooks', { ...admin, schema: { body: CreateWebhook } }, async (req, reply) => {
-    const hook = await createWebhook(ctx.db, req.body.channel, req.body.channel_locked ?? false)
+    const hook = await createWebhook(ctx.database.db, req.body.channel, req.body.channel_locked ?? false)
     return reply.code(201).send({ webhook: hook })
   })
 
-  app.get('/api/v1/webhooks', admin, async () => ({ webhooks: (await listWebhooks(ctx.db)).map(metadata) }))
+  app.get('/api/v1/webhooks', admin, async () => ({ webhooks: (await listWebhooks(ctx.database.db)).map(metadata) }))
 
   app.post('/api/v1/webhooks/:id/revoke', { ...admin, schema: { params: IdParams } }, async (req) => ({
-    webhook: metadata(await revoke(ctx.db, req.params.id)),
+    webhook: metadata(await revoke(ctx.database.db, req.params.id)),
   }))
 
   app.post('/api/v1/webhooks/:id/new-url', { ...admin, schema: { params: IdParams } }, async (req, reply) => {
-    return reply.code(201).send({ webhook: await newUrl(ctx.db, req.params.id) })
+    return reply.code(201).send({ webhook: await newUrl(ctx.database.db, req.params.id) })
   })
 
   app.post('/api/v1/admin/import/webhooks', { ...admin, schema: { body: ImportBody } }, async (req) => {
-    return importWebhooks(ctx.db, req.body.dry_run, req.body.webhooks)
+    return importWebhooks(ctx.database.db, req.body.dry_run, req.body.webhooks)
   })
 }
