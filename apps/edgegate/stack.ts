@@ -84,6 +84,9 @@ function credentials(ctx: Parameters<StartStack>[0], database: string): Credenti
     if (r.status !== 0 || !token) throw new Error(`edgegate ${args.join(' ')} failed: ${r.stderr.trim()}`)
     return token
   }
+  // Admin commands refuse a database that does not exist: create it first.
+  const migrated = spawnSync(ctx.node, [main, 'migrate'], { env: { ...process.env, EDGEGATE_DATABASE: database } })
+  if (migrated.status !== 0) throw new Error(`edgegate migrate failed: ${String(migrated.stderr).trim()}`)
   const c: Credentials = {
     adminToken: run(['admin', 'add', 'admin']),
     nodeId: NODE_ID,

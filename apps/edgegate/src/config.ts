@@ -1,8 +1,10 @@
 /**
- * edgegate configuration: flags > environment > JSON file (`--config`). The only file that
- * reads `process.env`.
+ * edgegate configuration: flags > environment > JSON file (`--config`, `$EDGEGATE_CONFIG`, else
+ * `/etc/gatehouse/edgegate.json` when it exists) > defaults, loaded by the kit's app shell.
  */
-import { type ConfigOf, field, type Loaded, loadConfig, parseCidr, parseDatabaseUrl, type Schema } from '@gatehouse/kit'
+import { type ConfigOf, field, type Schema } from '@gatehouse/kit/config.ts'
+import { parseDatabaseUrl } from '@gatehouse/kit/db/database.ts'
+import { parseCidr } from '@gatehouse/kit/net.ts'
 
 function databaseUrl(raw: unknown): string {
   if (typeof raw !== 'string') throw new Error('must be a string')
@@ -19,12 +21,10 @@ const database = field.custom(databaseUrl, {
 })
 
 export const serveSchema = {
-  listen: field.string({
+  listen: field.listen({
     env: 'EDGEGATE_LISTEN',
     flag: 'listen',
     default: '127.0.0.1:8443',
-    pattern: /^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/,
-    patternDoc: 'a host:port address',
     doc: 'HTTPS listen address (host:port)',
   }),
   database,
@@ -112,7 +112,7 @@ export const serveSchema = {
 
 export type ServeConfig = ConfigOf<typeof serveSchema>
 
-/** Flags of the admin CLIs (node, admin, decision): only the database. */
+/** Flags of the admin CLIs (node, admin, decision, status, migrate): only the database. */
 export const cliSchema = { database } satisfies Schema
 export type CliConfig = ConfigOf<typeof cliSchema>
 
@@ -129,18 +129,4 @@ export function parseRangeLines(text: string, where: string): string[] {
     }
   })
   return out
-}
-
-/** Load a command's configuration from argv, the environment and an optional `--config` JSON file. */
-export function loadCommandConfig<S extends Schema>(schema: S, argv: string[]): Loaded<S> {
-  let file: string | undefined
-  const rest: string[] = []
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!
-    if (a === '--config' || a === '-config') file = argv[++i]
-    else if (a.startsWith('--config=')) file = a.slice('--config='.length)
-    else rest.push(a)
-  }
-  file ??= process.env.EDGEGATE_CONFIG
-  return loadConfig(schema, { argv: rest, env: process.env, ...(file ? { file } : {}) })
 }

@@ -22,7 +22,12 @@ describe('edgegate CLI', () => {
     database = await newDatabase('sqlite', async () => {
       throw new Error('unused')
     })
-    // The CLI creates the database (and migrates it) on first use.
+    // Admin commands refuse a database that does not exist; migrate (or serve) creates it.
+    const refused = await run('admin', 'add', 'alice')
+    assert.equal(refused.code, 1)
+    assert.match(refused.stderr, /^edgegate: database .* does not exist; point --database/)
+    assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr)
+    assert.equal((await run('migrate')).code, 0)
     const first = await run('admin', 'add', 'alice')
     assert.equal(first.code, 0, first.stderr)
     gate = await startEdgegate(database, tls)
@@ -98,8 +103,9 @@ describe('edgegate CLI', () => {
     assert.match(bob, /^ega_/)
     assert.equal((await call(tls, gate.base, '/api/nodes', { token: bob })).status, 200)
     const list = await run('admin', 'list')
-    assert.match(list.stdout, /^alice\t/m)
-    assert.match(list.stdout, /^bob\t/m)
+    assert.match(list.stdout, /^NAME +CREATED$/m)
+    assert.match(list.stdout, /^alice +\d{4}-/m)
+    assert.match(list.stdout, /^bob +\d{4}-/m)
 
     await run('node', 'add', '--kind', 'sshgate', 'edge-9')
     const approve = await run('decision', 'approve', '--instance', 'edge-9', '--label', 'ci runner', FP)

@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs'
 import { parseByteSize, parseDuration } from './durations.ts'
 import { StartupError } from './errors.ts'
+import { parseListenAddress } from './net.ts'
 
 type Source = 'flag' | 'env' | 'file' | 'default'
 
@@ -97,6 +98,18 @@ export const field = {
       if (options.pattern && !options.pattern.test(s)) {
         throw new Error(`must be ${options.patternDoc ?? `of the form ${options.pattern}`}, got ${JSON.stringify(s)}`)
       }
+      return s
+    }) as Field<Out<string, O>>
+  },
+
+  /**
+   * A listen address (`host:port`, `[v6]:port`, `:port` for every interface), checked with
+   * `parseListenAddress` and kept as text; split it with `parseListenAddress` when listening.
+   */
+  listen<const O extends FieldOptions<string>>(options: O = {} as O): Field<Out<string, O>> {
+    return make('listen', options, (raw) => {
+      const s = asString(raw).trim()
+      parseListenAddress(s)
       return s
     }) as Field<Out<string, O>>
   },
@@ -251,6 +264,12 @@ export interface LoadOptions {
   file?: string
   /** When false, a missing file is the same as an empty one. Default true. */
   fileRequired?: boolean
+  /**
+   * Ignore keys of the file this schema does not know. For commands that read only part of a
+   * program's config file (an admin CLI reading the server's file for `database`); the server
+   * itself still rejects unknown keys.
+   */
+  ignoreUnknownFileKeys?: boolean
 }
 
 export interface Loaded<S extends Schema> {
@@ -355,6 +374,7 @@ function flattenFile(
   prefix: string,
   out: Map<string, unknown>,
   errors: string[],
+  ignoreUnknown = false,
 ) {
   for (const [key, value] of Object.entries(obj)) {
     const path = prefix ? `${prefix}.${key}` : key
@@ -366,12 +386,12 @@ function flattenFile(
         out.set(`${prefix ? `${prefix}.` : ''}${secretKey}#file`, value)
         continue
       }
-      errors.push(`${path}: unknown key`)
+      if (!ignoreUnknown) errors.push(`${path}: unknown key`)
       continue
     }
     if (isField(spec)) out.set(path, value)
     else if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      flattenFile(value as Record<string, unknown>, spec, path, out, errors)
+      flattenFile(value as Record<string, unknown>, spec, path, out, errors, ignoreUnknown)
     } else errors.push(`${path}: must be an object, got ${describe(value)}`)
   }
 }
@@ -412,7 +432,8 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
   const env = options.env ?? {}
   const fileValues = new Map<string, unknown>()
   if (options.file !== undefined) {
-    flattenFile(readJsonFile(options.file, options.fileRequired ?? true, errors), schema, '', fileValues, errors)
+    const json = readJsonFile(options.file, options.fileRequired ?? true, errors)
+    flattenFile(json, schema, '', fileValues, errors, options.ignoreUnknownFileKeys)
   }
 
   const config: Record<string, unknown> = {}

@@ -1,4 +1,24 @@
 export {
+  type AppConfigOptions,
+  CONFIG_DIR,
+  type ConfigFile,
+  configEnvName,
+  configFileFor,
+  loadAppConfig,
+} from './cli/config-file.ts'
+export { type Column, formatTable, paint, printList } from './cli/output.ts'
+export {
+  CliError,
+  type CliOptions,
+  createCli,
+  packageVersion,
+  type RunCliOptions,
+  runCli,
+  UsageError,
+  withExamples,
+} from './cli/program.ts'
+export { addSchemaOptions, schemaFlags } from './cli/schema-options.ts'
+export {
   ConfigError,
   type ConfigOf,
   describeSchema,
@@ -10,6 +30,8 @@ export {
   loadConfig,
   type Schema,
 } from './config.ts'
+export { type BaseContext, type Clock, systemClock } from './context.ts'
+export { bearerToken, readCookie } from './credentials.ts'
 export {
   type Database,
   type DatabaseKind,
@@ -83,6 +105,7 @@ export {
 export { exitWithError, type RunOptions, runMain, type Stop } from './process.ts'
 export { generateToken, hashToken, safeEqual, sha256Hex, verifyToken } from './secrets.ts'
 export type { StackContext, StackService, StartStack } from './stack.ts'
+export { escapeForTerminal } from './terminal.ts'
 export {
   type ClientTlsConfig,
   createTlsAgent,

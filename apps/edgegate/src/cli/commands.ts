@@ -1,271 +1,139 @@
 /**
- * The administration CLI: `edgegate node|admin|decision ...`, working on the database
- * directly (the same one `serve` uses). Flags go before positional arguments.
+ * The administration commands: `edgegate node|admin|decision ...` and `migrate`, working on the
+ * database directly (the same one `serve` uses).
  */
 import { userInfo } from 'node:os'
-import { ConfigError, describeSchema, field, type Schema, type Verdict } from '@gatehouse/kit'
+import { printList } from '@gatehouse/kit/cli/output.ts'
+import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
+import { escapeForTerminal } from '@gatehouse/kit/terminal.ts'
+import type { Verdict } from '@gatehouse/kit/edge-wire.ts'
 import { audit, insertAdmin, listAdmins, removeAdmin } from '../admins/store.ts'
 import { newToken } from '../auth/tokens.ts'
-import { cliSchema, loadCommandConfig } from '../config.ts'
-import { openEdgeDatabase } from '../db/open.ts'
 import { changeDecision, removeDecision } from '../decisions/service.ts'
-import {
-  addNode,
-  type Credential,
-  describeNode,
-  RegistryError,
-  rotateNodeToken,
-  setNodeActive,
-} from '../nodes/service.ts'
+import { addNode, type Credential, describeNode, rotateNodeToken, setNodeActive } from '../nodes/service.ts'
 import { listNodes } from '../nodes/store.ts'
 import { formatMillis } from '../timestamps.ts'
+import { withDatabase } from './database.ts'
 
-/** Wrong command line: printed with the usage, exit 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError'
-}
-
-interface Command {
-  usage: string
-  schema: Schema
-  args: number
-  run(config: Record<string, unknown>, args: string[], out: (line: string) => void): Promise<void>
-}
+type Opts = Record<string, unknown>
 
 const actor = () => `cli:${userInfo().username}`
+const out = (line: string) => void process.stdout.write(`${line}\n`)
+const esc = (s: string) => escapeForTerminal(s)
 
-const withDb = async <T>(
-  config: Record<string, unknown>,
-  fn: (db: Awaited<ReturnType<typeof openEdgeDatabase>>) => Promise<T>,
-) => {
-  const database = await openEdgeDatabase(config.database as string, 2)
-  try {
-    return await fn(database)
-  } finally {
-    await database.close()
+export async function migrate(o: Opts): Promise<void> {
+  const kind = await withDatabase(o, async (d) => d.kind, true)
+  out(`database (${kind}) is up to date`)
+}
+
+export async function nodeAdd(o: Opts, id: string): Promise<void> {
+  if (o.certName !== undefined && o.certFingerprint !== undefined) {
+    throw new UsageError('give --cert-name or --cert-fingerprint, not both (a node has exactly one credential)')
+  }
+  const credential: Credential =
+    o.certName !== undefined
+      ? { type: 'cert_name', name: o.certName as string }
+      : o.certFingerprint !== undefined
+        ? { type: 'cert_fingerprint', sha256: (o.certFingerprint as string).replaceAll(':', '').toLowerCase() }
+        : { type: 'token' }
+  const token = await withDatabase(o, (d) => addNode(d.db, id, o.kind as string, credential, actor()))
+  out(`node ${esc(id)} added (${esc(o.kind as string)})`)
+  if (token) {
+    out(`token: ${token}`)
+    out('Store it now: it is shown only once.')
   }
 }
 
-const nodeCommands: Record<string, Command> = {
-  add: {
-    usage:
-      'edgegate node add --kind sshgate|tlsgate|websignal|log_watcher [--cert-name NAME | --cert-fingerprint SHA256] INSTANCE_ID',
-    schema: {
-      ...cliSchema,
-      kind: field.string({ flag: 'kind', required: true, doc: 'sshgate, tlsgate, websignal or log_watcher' }),
-      cert_name: field.string({
-        flag: 'cert-name',
-        doc: 'authenticate with a client certificate whose CN or DNS SAN is this',
-      }),
-      cert_fingerprint: field.string({
-        flag: 'cert-fingerprint',
-        doc: 'authenticate with the client certificate of this SHA-256 (hex)',
-      }),
-    },
-    args: 1,
-    async run(c, [id], out) {
-      if (c.cert_name !== undefined && c.cert_fingerprint !== undefined) {
-        throw new UsageError('give --cert-name or --cert-fingerprint, not both (a node has exactly one credential)')
-      }
-      const credential: Credential =
-        c.cert_name !== undefined
-          ? { type: 'cert_name', name: c.cert_name as string }
-          : c.cert_fingerprint !== undefined
-            ? { type: 'cert_fingerprint', sha256: (c.cert_fingerprint as string).replaceAll(':', '').toLowerCase() }
-            : { type: 'token' }
-      const token = await withDb(c, (d) => addNode(d.db, id!, c.kind as string, credential, actor()))
-      out(`node ${id} added (${c.kind})`)
-      if (token) out(`token: ${token}`)
-      if (token) out('Store it now: it is shown only once.')
-    },
-  },
-  list: {
-    usage: 'edgegate node list [--json]',
-    schema: { ...cliSchema, json: field.boolean({ flag: 'json', default: false, doc: 'print JSON' }) },
-    args: 0,
-    async run(c, _args, out) {
-      const nodes = (await withDb(c, (d) => listNodes(d.db))).map(describeNode)
-      if (c.json) return out(JSON.stringify(nodes, null, 2))
-      for (const n of nodes) {
-        out(
-          `${n.instance_id}\t${n.kind}\t${n.active ? 'active' : 'disabled'}\t${n.auth}\tlast seen ${n.last_seen_at ?? 'never'}`,
-        )
-      }
-    },
-  },
-  disable: {
-    usage: 'edgegate node disable INSTANCE_ID',
-    schema: cliSchema,
-    args: 1,
-    async run(c, [id], out) {
-      await withDb(c, (d) => setNodeActive(d.db, id!, false, actor()))
-      out(`node ${id} disabled`)
-    },
-  },
-  enable: {
-    usage: 'edgegate node enable INSTANCE_ID',
-    schema: cliSchema,
-    args: 1,
-    async run(c, [id], out) {
-      await withDb(c, (d) => setNodeActive(d.db, id!, true, actor()))
-      out(`node ${id} enabled`)
-    },
-  },
-  'rotate-token': {
-    usage: 'edgegate node rotate-token INSTANCE_ID',
-    schema: cliSchema,
-    args: 1,
-    async run(c, [id], out) {
-      const token = await withDb(c, (d) => rotateNodeToken(d.db, id!, actor()))
-      out(`token: ${token}`)
-      out('The previous token no longer works. Store this one now: it is shown only once.')
-    },
-  },
+export async function nodeList(o: Opts): Promise<void> {
+  const nodes = (await withDatabase(o, (d) => listNodes(d.db))).map(describeNode)
+  printList(
+    nodes,
+    [
+      { header: 'INSTANCE', value: (n) => n.instance_id },
+      { header: 'KIND', value: (n) => n.kind },
+      { header: 'STATE', value: (n) => (n.active ? 'active' : 'disabled'), style: (n) => (n.active ? 'green' : 'red') },
+      { header: 'AUTH', value: (n) => n.auth },
+      { header: 'LAST SEEN', value: (n) => n.last_seen_at ?? 'never' },
+    ],
+    { json: o.json === true },
+  )
 }
 
-const adminCommands: Record<string, Command> = {
-  add: {
-    usage: 'edgegate admin add NAME',
-    schema: cliSchema,
-    args: 1,
-    async run(c, [name], out) {
-      if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(name!))
-        throw new RegistryError('an administrator name is letters, digits, ".", "_", "@" or "-"')
-      const token = newToken('admin')
-      await withDb(c, async (d) => {
-        if ((await listAdmins(d.db)).some((a) => a.name === name))
-          throw new RegistryError(`administrator ${name} already exists`)
-        await insertAdmin(d.db, name!, token.hash, Date.now())
-        await audit(d.db, actor(), 'admin.add', name!)
-      })
-      out(`administrator ${name} added`)
-      out(`token: ${token.token}`)
-      out('Store it now: it is shown only once.')
-    },
-  },
-  list: {
-    usage: 'edgegate admin list',
-    schema: cliSchema,
-    args: 0,
-    async run(c, _args, out) {
-      for (const a of await withDb(c, (d) => listAdmins(d.db)))
-        out(`${a.name}\tcreated ${formatMillis(Number(a.created_ms))}`)
-    },
-  },
-  remove: {
-    usage: 'edgegate admin remove NAME',
-    schema: cliSchema,
-    args: 1,
-    async run(c, [name], out) {
-      await withDb(c, async (d) => {
-        if (!(await removeAdmin(d.db, name!))) throw new RegistryError(`no administrator ${name}`)
-        await audit(d.db, actor(), 'admin.remove', name!)
-      })
-      out(`administrator ${name} removed (its token and sessions no longer work)`)
-    },
-  },
+export async function nodeActive(o: Opts, id: string, active: boolean): Promise<void> {
+  await withDatabase(o, (d) => setNodeActive(d.db, id, active, actor()))
+  out(`node ${esc(id)} ${active ? 'enabled' : 'disabled'}`)
 }
 
-const instanceFlag = {
-  instance: field.string({ flag: 'instance', required: true, doc: 'the gate instance_id (decision scope)' }),
+export async function nodeRotate(o: Opts, id: string): Promise<void> {
+  const token = await withDatabase(o, (d) => rotateNodeToken(d.db, id, actor()))
+  out(`token: ${token}`)
+  out('The previous token no longer works. Store this one now: it is shown only once.')
 }
 
-function verdictCommand(status: Verdict): Command {
-  return {
-    usage: `edgegate decision ${status === 'approved' ? 'approve' : status === 'blocked' ? 'block' : 'pending'} --instance ID${status === 'approved' ? ' [--label TEXT]' : ''} FINGERPRINT`,
-    schema: {
-      ...cliSchema,
-      ...instanceFlag,
-      ...(status === 'approved'
-        ? { label: field.string({ flag: 'label', doc: 'label stored with the approval' }) }
-        : {}),
-    },
-    args: 1,
-    async run(c, [fp], out) {
-      const d = await withDb(c, (x) =>
-        changeDecision(x.db, x.kind, {
-          instanceId: c.instance as string,
-          fingerprint: fp!,
-          status,
-          ...(c.label !== undefined ? { label: c.label as string } : {}),
-          actor: actor(),
-        }),
-      )
-      out(`${d.scope_id} ${d.fingerprint} ${d.status}${d.label ? ` (${d.label})` : ''} at ${d.updated_at}`)
-    },
-  }
+export async function adminAdd(o: Opts, name: string): Promise<void> {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(name))
+    throw new CliError('an administrator name is letters, digits, ".", "_", "@" or "-"')
+  const token = newToken('admin')
+  await withDatabase(o, async (d) => {
+    if ((await listAdmins(d.db)).some((a) => a.name === name))
+      throw new CliError(`administrator ${name} already exists`)
+    await insertAdmin(d.db, name, token.hash, Date.now())
+    await audit(d.db, actor(), 'admin.add', name)
+  })
+  out(`administrator ${name} added`)
+  out(`token: ${token.token}`)
+  out('Store it now: it is shown only once.')
 }
 
-const decisionCommands: Record<string, Command> = {
-  approve: verdictCommand('approved'),
-  block: verdictCommand('blocked'),
-  pending: verdictCommand('pending'),
-  label: {
-    usage: 'edgegate decision label --instance ID FINGERPRINT LABEL',
-    schema: { ...cliSchema, ...instanceFlag },
-    args: 2,
-    async run(c, [fp, label], out) {
-      const d = await withDb(c, (x) =>
-        changeDecision(x.db, x.kind, {
-          instanceId: c.instance as string,
-          fingerprint: fp!,
-          label: label!,
-          actor: actor(),
-        }),
-      )
-      out(`${d.scope_id} ${d.fingerprint} labelled ${JSON.stringify(d.label)}`)
-    },
-  },
-  delete: {
-    usage: 'edgegate decision delete --instance ID FINGERPRINT',
-    schema: { ...cliSchema, ...instanceFlag },
-    args: 1,
-    async run(c, [fp], out) {
-      await withDb(c, (x) => removeDecision(x.db, x.kind, c.instance as string, fp!, actor()))
-      out(`${c.instance} ${fp} decision deleted`)
-    },
-  },
+export async function adminList(o: Opts): Promise<void> {
+  const admins = await withDatabase(o, (d) => listAdmins(d.db))
+  printList(
+    admins.map((a) => ({ name: a.name, created_at: formatMillis(Number(a.created_ms)) })),
+    [
+      { header: 'NAME', value: (a) => a.name },
+      { header: 'CREATED', value: (a) => a.created_at },
+    ],
+    { json: o.json === true },
+  )
 }
 
-export const GROUPS: Record<string, Record<string, Command>> = {
-  node: nodeCommands,
-  admin: adminCommands,
-  decision: decisionCommands,
+export async function adminRemove(o: Opts, name: string): Promise<void> {
+  await withDatabase(o, async (d) => {
+    if (!(await removeAdmin(d.db, name))) throw new CliError(`no administrator ${esc(name)}`)
+    await audit(d.db, actor(), 'admin.remove', name)
+  })
+  out(`administrator ${name} removed (its token and sessions no longer work)`)
 }
 
-export function groupUsage(group: string): string {
-  return Object.values(GROUPS[group]!)
-    .map((c) => `  ${c.usage}`)
-    .join('\n')
+function instanceOf(o: Opts): string {
+  if (typeof o.instance !== 'string') throw new UsageError('instance: required (set --instance ID)')
+  return o.instance
 }
 
-/** Run `edgegate <group> <sub> ...`; throws UsageError, ConfigError or a domain error. */
-export async function runCommand(group: string, argv: string[], out: (line: string) => void): Promise<void> {
-  const [sub, ...rest] = argv
-  const commands = GROUPS[group]!
-  if (sub === undefined || sub === '--help' || sub === '-h') {
-    out(`usage:\n${groupUsage(group)}`)
-    if (sub === undefined) throw new UsageError(`edgegate ${group}: a subcommand is required`)
-    return
-  }
-  const command = commands[sub]
-  if (!command)
-    throw new UsageError(`edgegate ${group}: unknown subcommand ${JSON.stringify(sub)}\nusage:\n${groupUsage(group)}`)
-  if (rest.includes('--help') || rest.includes('-h')) {
-    out(`usage: ${command.usage}\n\nflags:\n${describeSchema(command.schema).join('\n')}`)
-    return
-  }
-  let loaded: ReturnType<typeof loadCommandConfig>
-  try {
-    loaded = loadCommandConfig(command.schema, rest)
-  } catch (err) {
-    if (err instanceof ConfigError) throw new UsageError(`${err.lines.join('\n')}\nusage: ${command.usage}`)
-    throw err
-  }
-  if (loaded.positionals.length !== command.args) {
-    throw new UsageError(
-      `expected ${command.args} argument(s), got ${loaded.positionals.length}\nusage: ${command.usage}`,
-    )
-  }
-  await command.run(loaded.config as Record<string, unknown>, loaded.positionals, out)
+export async function decide(o: Opts, status: Verdict, fp: string): Promise<void> {
+  const instanceId = instanceOf(o)
+  const d = await withDatabase(o, (x) =>
+    changeDecision(x.db, x.kind, {
+      instanceId,
+      fingerprint: fp,
+      status,
+      ...(o.label !== undefined ? { label: o.label as string } : {}),
+      actor: actor(),
+    }),
+  )
+  out(`${esc(d.scope_id)} ${d.fingerprint} ${d.status}${d.label ? ` (${esc(d.label)})` : ''} at ${d.updated_at}`)
+}
+
+export async function label(o: Opts, fp: string, text: string): Promise<void> {
+  const instanceId = instanceOf(o)
+  const d = await withDatabase(o, (x) =>
+    changeDecision(x.db, x.kind, { instanceId, fingerprint: fp, label: text, actor: actor() }),
+  )
+  out(`${esc(d.scope_id)} ${d.fingerprint} labelled ${esc(JSON.stringify(d.label))}`)
+}
+
+export async function remove(o: Opts, fp: string): Promise<void> {
+  const instanceId = instanceOf(o)
+  await withDatabase(o, (x) => removeDecision(x.db, x.kind, instanceId, fp, actor()))
+  out(`${esc(instanceId)} ${esc(fp)} decision deleted`)
 }

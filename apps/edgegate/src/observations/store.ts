@@ -187,3 +187,54 @@ export async function sweepSightings(db: Kysely<DB>, kind: DatabaseKind, cutoffM
     }
   }
 }
+
+/** A fingerprint aggregate with the status of its live decision (null: none yet). */
+export type FingerprintWithDecision = FingerprintRow & { decision_status: string | null; decision_label: string | null }
+
+/**
+ * Fingerprints joined with their live decision, most recently seen first; `status` filters by
+ * the decision (`none`: no decision yet). For the CLI's `fingerprint list`.
+ */
+export function listFingerprintsByDecision(
+  db: Db,
+  q: FingerprintQuery & { status?: 'approved' | 'blocked' | 'pending' | 'none' },
+): Promise<FingerprintWithDecision[]> {
+  let sel = db
+    .selectFrom('fingerprints as f')
+    .leftJoin('decisions as d', (j) =>
+      j
+        .onRef('d.scope_id', '=', 'f.instance_id')
+        .onRef('d.fingerprint', '=', 'f.fingerprint')
+        .on('d.scope_type', '=', 'instance')
+        .on('d.deleted', '=', 0),
+    )
+    .selectAll('f')
+    .select(['d.status as decision_status', 'd.label as decision_label'])
+  if (q.instanceId !== undefined) sel = sel.where('f.instance_id', '=', q.instanceId)
+  if (q.status === 'none') sel = sel.where('d.status', 'is', null)
+  else if (q.status !== undefined) sel = sel.where('d.status', '=', q.status)
+  return sel
+    .orderBy('f.last_seen_ms', 'desc')
+    .orderBy('f.instance_id')
+    .orderBy('f.fingerprint')
+    .limit(q.limit)
+    .offset(q.offset)
+    .execute()
+}
+
+/** Fingerprints without a live decision, or with a pending one: what is waiting for an administrator. */
+export async function countWaiting(db: Db): Promise<number> {
+  const r = await db
+    .selectFrom('fingerprints as f')
+    .leftJoin('decisions as d', (j) =>
+      j
+        .onRef('d.scope_id', '=', 'f.instance_id')
+        .onRef('d.fingerprint', '=', 'f.fingerprint')
+        .on('d.scope_type', '=', 'instance')
+        .on('d.deleted', '=', 0),
+    )
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where((eb) => eb.or([eb('d.status', 'is', null), eb('d.status', '=', 'pending')]))
+    .executeTakeFirstOrThrow()
+  return Number(r.n)
+}

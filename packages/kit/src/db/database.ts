@@ -3,7 +3,7 @@
  * PostgreSQL, chosen by URL (`sqlite:path`, `sqlite::memory:`, `postgres://…`), with
  * migrations applied at startup under Kysely's migration lock.
  */
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { DatabaseSync } from 'node:sqlite'
 import {
@@ -17,7 +17,6 @@ import {
   PostgresDialect,
   sql,
 } from 'kysely'
-import pg from 'pg'
 import { StartupError } from '../errors.ts'
 import { type ConnectionLock, NodeSqliteDatabase, NodeSqliteDialect, type Statement } from './sqlite-adapter.ts'
 
@@ -33,6 +32,13 @@ export interface DatabaseOptions {
   migrations?: Record<string, Migration>
   /** PostgreSQL pool size (default 10). */
   poolSize?: number
+  /**
+   * Create a SQLite file that does not exist (default true: `serve`). Admin commands pass
+   * false, so pointing them at the wrong path fails instead of creating an empty database.
+   */
+  create?: boolean
+  /** Appended to the "does not exist" error: how to point at the right database. */
+  missingHint?: string
 }
 
 export interface Database<DB> {
@@ -92,10 +98,6 @@ export interface SyncTransaction {
   run(query: PreparedQuery<unknown>, ...parameters: unknown[]): number
 }
 
-// int8 and numeric come back as strings by default; our counters and timestamps fit in
-// a double, so parse int8 as a number (values beyond 2^53 are refused by the schemas).
-pg.types.setTypeParser(20, (v) => Number(v))
-
 /** Parse a database URL into its kind and location (SQLite path or PostgreSQL URL). */
 export function parseDatabaseUrl(url: string): { kind: DatabaseKind; location: string } {
   if (url.startsWith('sqlite:')) {
@@ -139,6 +141,11 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
   let transactionSync: Database<DB>['transactionSync']
   if (kind === 'sqlite') {
     let file: NodeSqliteDatabase
+    if (options.create === false && location !== ':memory:' && !existsSync(location)) {
+      throw new StartupError(
+        `database ${location} does not exist${options.missingHint ? `; ${options.missingHint}` : ''}`,
+      )
+    }
     try {
       if (location !== ':memory:') mkdirSync(dirname(resolve(location)), { recursive: true })
       file = new NodeSqliteDatabase(location)
@@ -155,6 +162,11 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     }
     transactionSync = (fn) => runSyncTransaction(file.raw, lock, fn)
   } else {
+    // Loaded only here: a SQLite command should not pay for the PostgreSQL driver.
+    const { default: pg } = await import('pg')
+    // int8 and numeric come back as strings by default; our counters and timestamps fit in
+    // a double, so parse int8 as a number (values beyond 2^53 are refused by the schemas).
+    pg.types.setTypeParser(20, (v) => Number(v))
     const pool = new pg.Pool({
       connectionString: location,
       max: options.poolSize ?? 10,

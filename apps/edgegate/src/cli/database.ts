@@ -1,0 +1,36 @@
+/** The database of an admin command: from --database, $EDGEGATE_DATABASE or the config file; never created. */
+import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
+import { CliError } from '@gatehouse/kit/cli/program.ts'
+import { schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
+import { cliSchema } from '../config.ts'
+import { type EdgeDatabase, openEdgeDatabase } from '../db/open.ts'
+import { RegistryError } from '../nodes/service.ts'
+
+/** The database URL the options, environment and config file name. */
+export function databaseUrl(opts: Record<string, unknown>): string {
+  return loadAppConfig('edgegate', cliSchema, {
+    flags: schemaFlags(opts, cliSchema),
+    config: opts.config as string | undefined,
+    partial: true,
+  }).config.database
+}
+
+/**
+ * Run `fn` on the command's database and close it. A missing SQLite file is refused (one line
+ * naming it), unless `create` (the migrate command). Registry mistakes become CLI errors (exit 1).
+ */
+export async function withDatabase<T>(
+  opts: Record<string, unknown>,
+  fn: (d: EdgeDatabase) => Promise<T>,
+  create = false,
+): Promise<T> {
+  const database = await openEdgeDatabase(databaseUrl(opts), 2, { create })
+  try {
+    return await fn(database)
+  } catch (err) {
+    if (err instanceof RegistryError) throw new CliError(err.message)
+    throw err
+  } finally {
+    await database.close()
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The edgegate command tree. Each action imports its module when it runs, so `--help` and a
+ * list command load only what they use (no Fastify or undici outside `serve`).
+ */
+import { type Command, createCli, withExamples } from '@gatehouse/kit/cli/program.ts'
+import { addSchemaOptions, schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
+import { cliSchema, serveSchema } from '../config.ts'
+
+/** Options every command sees: `--config` (the program's) and the command's own. */
+export type Opts = Record<string, unknown>
+
+const VERDICTS = { approve: 'approved', block: 'blocked', pending: 'pending' } as const
+
+export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) => void } = {}): Command {
+  const program = createCli({
+    name: 'edgegate',
+    description:
+      'Edge control plane: gate node registry, fingerprint decisions and policy sync.\nAdmin commands work on the database serve uses.',
+    packageJson: new URL('../../package.json', import.meta.url),
+    ...io,
+  }).option(
+    '-c, --config <file>',
+    'JSON config file (default $EDGEGATE_CONFIG, else /etc/gatehouse/edgegate.json when it exists)',
+  )
+  withExamples(program, [
+    'edgegate serve --tls-cert server.crt --tls-key server.key',
+    'edgegate node add --kind sshgate edge-1',
+    'edgegate decision approve --instance edge-1 --label "ci runner" 0123456789abcdef0123456789abcdef',
+    'edgegate fingerprint list --instance edge-1',
+    'edgegate status',
+  ])
+  const all = (cmd: Command): Opts => cmd.optsWithGlobals()
+  const admin = (cmd: Command) => addSchemaOptions(cmd, cliSchema)
+  const json = (cmd: Command) => cmd.option('--json', 'print JSON for scripts instead of a table')
+  const commands = () => import('./commands.ts')
+  const reports = () => import('./reports.ts')
+
+  withExamples(
+    addSchemaOptions(program.command('serve').description('run the control plane (HTTPS)'), serveSchema),
+    ['edgegate serve --listen 0.0.0.0:8443 --tls-cert server.crt --tls-key server.key --database sqlite:/var/lib/edgegate/edgegate.db'],
+  ).action(async (_o, cmd: Command) => {
+    const o = all(cmd)
+    await (await import('./serve.ts')).serve(schemaFlags(o, serveSchema), o.config as string | undefined)
+  })
+
+  admin(program.command('migrate'))
+    .description('create the database if it does not exist and apply pending migrations (serve does this too)')
+    .action(async (_o, cmd: Command) => (await commands()).migrate(all(cmd)))
+
+  withExamples(
+    json(admin(program.command('status'))).description(
+      'database, nodes and when each was last seen, decisions and fingerprints waiting for one',
+    ),
+    ['edgegate status', 'edgegate status --json'],
+  ).action(async (_o, cmd: Command) => (await reports()).status(all(cmd)))
+
+  const node = program.command('node').description('register, list, disable and re-key gate nodes')
+  withExamples(
+    admin(node.command('add'))
+      .description('register a node; a token node gets its bearer token printed once')
+      .requiredOption('--kind <kind>', 'sshgate, tlsgate, websignal or log_watcher')
+      .option('--cert-name <name>', 'authenticate with a client certificate whose CN or DNS SAN is this')
+      .option('--cert-fingerprint <sha256>', 'authenticate with the client certificate of this SHA-256 (hex)')
+      .argument('<instance-id>', "the node's instance_id"),
+    ['edgegate node add --kind sshgate edge-1', 'edgegate node add --kind tlsgate --cert-name tls-1.example.net tls-1'],
+  ).action(async (id: string, _o, cmd: Command) => (await commands()).nodeAdd(all(cmd), id))
+  json(admin(node.command('list')))
+    .description('list nodes (tokens are never shown)')
+    .action(async (_o, cmd: Command) => (await commands()).nodeList(all(cmd)))
+  for (const [name, active] of [
+    ['disable', false],
+    ['enable', true],
+  ] as const) {
+    admin(node.command(name))
+      .description(`${name} a node (${active ? 'it may sync again' : 'its requests get 403 until enabled'})`)
+      .argument('<instance-id>')
+      .action(async (id: string, _o, cmd: Command) => (await commands()).nodeActive(all(cmd), id, active))
+  }
+  admin(node.command('rotate-token'))
+    .description("replace a token node's bearer token (the old one stops working)")
+    .argument('<instance-id>')
+    .action(async (id: string, _o, cmd: Command) => (await commands()).nodeRotate(all(cmd), id))
+
+  const adminGroup = program.command('admin').description('dashboard and API administrators')
+  withExamples(admin(adminGroup.command('add')).description('add an administrator; prints its API token once'), [
+    'edgegate admin add alice',
+  ])
+    .argument('<name>')
+    .action(async (name: string, _o, cmd: Command) => (await commands()).adminAdd(all(cmd), name))
+  json(admin(adminGroup.command('list')))
+    .description('list administrators')
+    .action(async (_o, cmd: Command) => (await commands()).adminList(all(cmd)))
+  admin(adminGroup.command('remove'))
+    .description('remove an administrator (its token and sessions stop working)')
+    .argument('<name>')
+    .action(async (name: string, _o, cmd: Command) => (await commands()).adminRemove(all(cmd), name))
+
+  const decision = program.command('decision').description('verdicts on fingerprints, per gate instance')
+  const instance = (cmd: Command) => cmd.option('--instance <id>', 'the gate instance_id (decision scope; required)')
+  for (const [name, status] of Object.entries(VERDICTS)) {
+    const cmd = instance(admin(decision.command(name)))
+      .description(
+        status === 'approved'
+          ? 'approve a fingerprint: its clients reach the backend'
+          : status === 'blocked'
+            ? 'block a fingerprint'
+            : 'mark a fingerprint pending (stopped, even where unknown clients are let through)',
+      )
+      .argument('<fingerprint>', '32 hexadecimal characters')
+    if (status === 'approved') cmd.option('--label <text>', 'label stored with the approval')
+    withExamples(cmd, [`edgegate decision ${name} --instance edge-1 0123456789abcdef0123456789abcdef`]).action(
+      async (fp: string, _o, c: Command) => (await commands()).decide(all(c), status, fp),
+    )
+  }
+  instance(admin(decision.command('label')))
+    .description("replace a decision's label")
+    .argument('<fingerprint>')
+    .argument('<label>')
+    .action(async (fp: string, label: string, _o, cmd: Command) => (await commands()).label(all(cmd), fp, label))
+  instance(admin(decision.command('delete')))
+    .description('delete a decision (the gate treats the fingerprint as pending)')
+    .argument('<fingerprint>')
+    .action(async (fp: string, _o, cmd: Command) => (await commands()).remove(all(cmd), fp))
+  withExamples(
+    json(admin(decision.command('list')))
+      .description('list decisions, newest first')
+      .option('--instance <id>', 'only this gate instance')
+      .option('--status <status>', 'approved, blocked or pending')
+      .option('--source <source>', 'manual (people, through the CLI, dashboard or API) or an automated controller\'s name')
+      .option('--limit <n>', 'at most this many (1-10000)', '100'),
+    ['edgegate decision list --status blocked', 'edgegate decision list --instance edge-1 --source manual --json'],
+  ).action(async (_o, cmd: Command) => (await reports()).decisionList(all(cmd)))
+
+  const fingerprint = program.command('fingerprint').description('fingerprints the gates observed')
+  withExamples(
+    json(admin(fingerprint.command('list')))
+      .description('list observed fingerprints, most recently seen first, with their decision')
+      .option('--instance <id>', 'only this gate instance')
+      .option('--status <status>', 'by decision: approved, blocked, pending or none (no decision yet)')
+      .option('--limit <n>', 'at most this many (1-10000)', '100'),
+    ['edgegate fingerprint list --status none', 'edgegate fingerprint list --instance edge-1 --json'],
+  ).action(async (_o, cmd: Command) => (await reports()).fingerprintList(all(cmd)))
+  return program
+}

@@ -1,0 +1,163 @@
+/**
+ * Read-only reports: `status` (like `cscli lapi status`), `decision list` and
+ * `fingerprint list`, as tables for people and `--json` for scripts.
+ */
+import { paint, printList } from '@gatehouse/kit/cli/output.ts'
+import { UsageError } from '@gatehouse/kit/cli/program.ts'
+import { parseDatabaseUrl } from '@gatehouse/kit/db/database.ts'
+import { escapeForTerminal } from '@gatehouse/kit/terminal.ts'
+import { toDecision } from '../decisions/service.ts'
+import { listDecisions } from '../decisions/store.ts'
+import { describeNode } from '../nodes/service.ts'
+import { listNodes } from '../nodes/store.ts'
+import { countWaiting, listFingerprintsByDecision } from '../observations/store.ts'
+import { formatMillis } from '../timestamps.ts'
+import { databaseUrl, withDatabase } from './database.ts'
+
+type Opts = Record<string, unknown>
+const STATUSES = ['approved', 'blocked', 'pending'] as const
+type Status = (typeof STATUSES)[number]
+const verdictStyle = (s: string | null) => (s === 'approved' ? 'green' : s === 'blocked' ? 'red' : 'yellow')
+const out = (text: string) => void process.stdout.write(text)
+
+function limitOf(o: Opts): number {
+  const n = Number(o.limit)
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new UsageError(`--limit must be an integer from 1 to 10000`)
+  return n
+}
+
+function statusOf(o: Opts, allowed: readonly string[]): string | undefined {
+  if (o.status === undefined) return undefined
+  if (!allowed.includes(o.status as string))
+    throw new UsageError(`--status must be one of ${allowed.join(', ')}, got ${JSON.stringify(o.status)}`)
+  return o.status as string
+}
+
+/** The database location without a password, for display. */
+function shownLocation(url: string): string {
+  const { kind, location } = parseDatabaseUrl(url)
+  if (kind === 'sqlite') return location
+  try {
+    const u = new URL(location)
+    if (u.password) u.password = '***'
+    return u.toString()
+  } catch {
+    return 'postgres://…'
+  }
+}
+
+export async function status(o: Opts): Promise<void> {
+  const url = databaseUrl(o)
+  const report = await withDatabase(o, async (d) => {
+    const nodes = (await listNodes(d.db)).map(describeNode)
+    const counts = await d.db
+      .selectFrom('decisions')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('scope_type', '=', 'instance')
+      .where('deleted', '=', 0)
+      .groupBy('status')
+      .execute()
+    const observed = await d.db
+      .selectFrom('fingerprints')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+    const decisions: Record<Status, number> = { approved: 0, blocked: 0, pending: 0 }
+    for (const c of counts) decisions[c.status] = Number(c.n)
+    return {
+      database: { kind: d.kind, location: shownLocation(url), reachable: true },
+      nodes,
+      decisions,
+      fingerprints: { observed: Number(observed.n), waiting_for_decision: await countWaiting(d.db) },
+    }
+  })
+  if (o.json === true) return out(`${JSON.stringify(report, null, 2)}\n`)
+  const dayAgo = Date.now() - 86_400_000
+  const recent = report.nodes.filter((n) => n.last_seen_at !== null && Date.parse(n.last_seen_at) >= dayAgo).length
+  const active = report.nodes.filter((n) => n.active).length
+  out(
+    [
+      `database: ${report.database.kind} ${escapeForTerminal(report.database.location)} (${paint('green', 'reachable')}, migrations applied)`,
+      `nodes: ${report.nodes.length} registered, ${active} active, ${recent} seen in the last 24 hours`,
+      `decisions: ${report.decisions.approved} approved, ${report.decisions.blocked} blocked, ${report.decisions.pending} pending`,
+      `fingerprints: ${report.fingerprints.observed} observed, ${
+        report.fingerprints.waiting_for_decision > 0
+          ? paint('yellow', `${report.fingerprints.waiting_for_decision} waiting for a decision`)
+          : '0 waiting for a decision'
+      }`,
+      '',
+    ].join('\n'),
+  )
+  if (report.nodes.length === 0) return out('no nodes yet: edgegate node add --kind sshgate INSTANCE_ID\n')
+  printList(report.nodes, [
+    { header: 'INSTANCE', value: (n) => n.instance_id },
+    { header: 'KIND', value: (n) => n.kind },
+    { header: 'STATE', value: (n) => (n.active ? 'active' : 'disabled'), style: (n) => (n.active ? 'green' : 'red') },
+    { header: 'LAST SEEN', value: (n) => n.last_seen_at ?? 'never' },
+  ])
+}
+
+export async function decisionList(o: Opts): Promise<void> {
+  const limit = limitOf(o)
+  const st = statusOf(o, STATUSES)
+  const rows = await withDatabase(o, (d) =>
+    listDecisions(d.db, {
+      ...(o.instance !== undefined ? { scopeId: o.instance as string } : {}),
+      ...(st !== undefined ? { status: st } : {}),
+      ...(o.source !== undefined ? { source: o.source as string } : {}),
+      limit,
+      offset: 0,
+    }),
+  )
+  const decisions = rows.map((r) => ({ ...toDecision(r), source: r.source }))
+  printList(
+    decisions,
+    [
+      { header: 'INSTANCE', value: (d) => d.scope_id },
+      { header: 'FINGERPRINT', value: (d) => d.fingerprint },
+      { header: 'STATUS', value: (d) => d.status, style: (d) => verdictStyle(d.status) },
+      { header: 'SOURCE', value: (d) => d.source },
+      { header: 'ACTOR', value: (d) => d.actor },
+      { header: 'UPDATED', value: (d) => d.updated_at },
+      { header: 'LABEL', value: (d) => d.label },
+    ],
+    { json: o.json === true },
+  )
+}
+
+export async function fingerprintList(o: Opts): Promise<void> {
+  const limit = limitOf(o)
+  const st = statusOf(o, [...STATUSES, 'none']) as Status | 'none' | undefined
+  const rows = await withDatabase(o, (d) =>
+    listFingerprintsByDecision(d.db, {
+      ...(o.instance !== undefined ? { instanceId: o.instance as string } : {}),
+      ...(st !== undefined ? { status: st } : {}),
+      limit,
+      offset: 0,
+    }),
+  )
+  const fingerprints = rows.map((r) => ({
+    instance_id: r.instance_id,
+    fingerprint: r.fingerprint,
+    decision: r.decision_status,
+    label: r.decision_label ?? '',
+    reported_status: r.reported_status,
+    count: Number(r.count),
+    ips: JSON.parse(r.ips) as string[],
+    first_seen: formatMillis(Number(r.first_seen_ms)),
+    last_seen: formatMillis(Number(r.last_seen_ms)),
+    metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+  }))
+  printList(
+    fingerprints,
+    [
+      { header: 'INSTANCE', value: (f) => f.instance_id },
+      { header: 'FINGERPRINT', value: (f) => f.fingerprint },
+      { header: 'DECISION', value: (f) => f.decision ?? 'none', style: (f) => verdictStyle(f.decision) },
+      { header: 'COUNT', value: (f) => f.count },
+      { header: 'IPS', value: (f) => (f.ips.length > 3 ? `${f.ips.slice(0, 3).join(',')},+${f.ips.length - 3}` : f.ips.join(',')) },
+      { header: 'LAST SEEN', value: (f) => f.last_seen },
+      { header: 'LABEL', value: (f) => f.label },
+    ],
+    { json: o.json === true },
+  )
+}

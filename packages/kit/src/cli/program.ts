@@ -1,0 +1,128 @@
+/**
+ * The one command-line convention of every Gatehouse binary, on commander: subcommands with
+ * `--help` (and examples), `--version` from the app's package.json, flags before or after
+ * positional arguments, exit 0 on success, 1 on failure and 2 on a usage error, and every
+ * error as one line on stderr prefixed with the program name.
+ *
+ * Commands load their work with `import()` inside the action, so `--help` and a small list
+ * command never load Fastify, undici or pg.
+ */
+import { readFileSync } from 'node:fs'
+import { Command, CommanderError } from 'commander'
+import { AppError, StartupError } from '../errors.ts'
+
+export { Command, Option } from 'commander'
+
+/** A wrong command line (missing argument, conflicting flags): exit 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError'
+}
+
+/** A failure the operator can act on, already worded for them: exit 1, one line. */
+export class CliError extends Error {
+  override readonly name = 'CliError'
+}
+
+export interface CliOptions {
+  /** Binary name, e.g. `edgegate`: the prefix of every error line. */
+  name: string
+  description: string
+  /** The app's package.json (`new URL('../package.json', import.meta.url)`): `--version` prints its version. */
+  packageJson: URL | string
+  /** Output streams (tests capture them); default the process's. */
+  out?: (text: string) => void
+  err?: (text: string) => void
+}
+
+/** The `version` field of a package.json, read synchronously (it is small). */
+export function packageVersion(packageJson: URL | string): string {
+  const pkg = JSON.parse(readFileSync(packageJson, 'utf8')) as { version?: unknown }
+  return typeof pkg.version === 'string' ? pkg.version : '0.0.0'
+}
+
+/**
+ * A commander program configured with the Gatehouse convention. Subcommands made with
+ * `.command()` inherit it. Run it with `runCli`.
+ *
+ * @example
+ * const program = createCli({ name: 'edgegate', description: '...', packageJson: new URL('../package.json', import.meta.url) })
+ * program.command('status').action(async () => (await import('./status.ts')).status())
+ * process.exitCode = await runCli(program)
+ */
+export function createCli(options: CliOptions): Command {
+  const out = options.out ?? ((t: string) => void process.stdout.write(t))
+  const err = options.err ?? ((t: string) => void process.stderr.write(t))
+  return new Command(options.name)
+    .description(options.description)
+    .version(packageVersion(options.packageJson), '-V, --version', 'print the version and exit')
+    .helpOption('-h, --help', 'show help for the command')
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      writeOut: out,
+      writeErr: err,
+      // commander's messages start with "error: " and may end with a period; make them ours.
+      outputError: (text, write) => write(`${options.name}: ${oneLine(text.replace(/^error: /, ''))}\n`),
+    })
+}
+
+/** Add an "Examples:" block to a command's `--help`. */
+export function withExamples(command: Command, examples: string[]): Command {
+  return command.addHelpText('after', `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`)
+}
+
+function oneLine(text: string): string {
+  return text
+    .trim()
+    .replace(/\.$/, '')
+    .replace(/\s*\n\s*/g, '; ')
+}
+
+export interface RunCliOptions {
+  /** Override the exit code for an error (return undefined to keep the default). */
+  exitCodeFor?: (err: unknown) => number | undefined
+}
+
+/**
+ * Parse `argv` (default `process.argv.slice(2)`) and run the action. Returns the exit code:
+ * 0, 1 for a failure (`CliError`, `AppError`, `StartupError` and anything unexpected), 2 for a
+ * usage error (commander's, `UsageError`). Errors are printed one line each; an unexpected error
+ * prints its stack only when `GATEHOUSE_DEBUG` is set.
+ */
+export async function runCli(
+  program: Command,
+  argv: string[] = process.argv.slice(2),
+  options: RunCliOptions = {},
+): Promise<number> {
+  const write = (text: string) => program.configureOutput().writeErr!(text)
+  const name = program.name()
+  try {
+    // Bare `app` prints the help on stderr and is a usage error, as with git or cscli.
+    if (argv.length === 0 && program.commands.length > 0 && !hasDefaultCommand(program)) {
+      write(program.helpInformation())
+      return 2
+    }
+    await program.parseAsync(argv, { from: 'user' })
+    return 0
+  } catch (err) {
+    const code = options.exitCodeFor?.(err)
+    if (err instanceof CommanderError) return code ?? (err.exitCode === 0 ? 0 : 2)
+    if (err instanceof StartupError) {
+      for (const line of err.lines) write(`${name}: ${line}\n`)
+      return code ?? 1
+    }
+    if (err instanceof UsageError || err instanceof CliError || err instanceof AppError) {
+      write(`${name}: ${oneLine(err.message)}\n`)
+      return code ?? (err instanceof UsageError ? 2 : 1)
+    }
+    const e = err as Error
+    write(
+      `${name}: unexpected error: ${process.env.GATEHOUSE_DEBUG ? (e?.stack ?? String(err)) : oneLine(e?.message ?? String(err))}\n`,
+    )
+    return code ?? 1
+  }
+}
+
+function hasDefaultCommand(program: Command): boolean {
+  return (program as unknown as { _defaultCommandName?: string | null })._defaultCommandName != null
+}

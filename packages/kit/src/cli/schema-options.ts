@@ -1,0 +1,53 @@
+/**
+ * Commander options generated from a kit config schema, so a command's `--help` and its config
+ * file, environment variables and defaults come from one description.
+ */
+import { type Command, Option } from 'commander'
+import type { Field, Schema } from '../config.ts'
+
+function flagFields(schema: Schema): Field<unknown>[] {
+  const out: Field<unknown>[] = []
+  for (const value of Object.values(schema)) {
+    const f = value as Field<unknown>
+    if (typeof f.parse === 'function' && typeof f.kind === 'string') {
+      if (f.options.flag) out.push(f)
+    } else out.push(...flagFields(value as Schema))
+  }
+  return out
+}
+
+/**
+ * Add one option per flag of `schema` to `command`: its doc, environment variable and default
+ * in the help; boolean fields take no value, list fields repeat. Values stay text: `schemaFlags`
+ * hands them to the kit loader, which parses and checks them with the environment and file.
+ *
+ * @example addSchemaOptions(program.command('serve'), serveSchema).action((opts) => serve(schemaFlags(opts, serveSchema)))
+ */
+export function addSchemaOptions(command: Command, schema: Schema): Command {
+  for (const f of flagFields(schema)) {
+    const o = f.options
+    const def =
+      o.default === undefined
+        ? ''
+        : ` (default ${typeof o.default === 'string' ? o.default : JSON.stringify(o.default)})`
+    const env = o.env ? ` [env ${o.env}${o.secret ? ` or ${o.env}_FILE` : ''}]` : ''
+    const option = new Option(
+      f.arity === 'none' ? `--${o.flag}` : `--${o.flag} <${f.kind === 'listen' ? 'host:port' : 'value'}>`,
+      `${o.doc ?? ''}${def}${env}`.trim(),
+    )
+    if (f.arity === 'many') option.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v])
+    command.addOption(option)
+  }
+  return command
+}
+
+/** The values of `addSchemaOptions` options that were given, keyed by flag name (for `loadConfig`'s `flags`). */
+export function schemaFlags(options: Record<string, unknown>, schema: Schema): Record<string, unknown> {
+  const flags: Record<string, unknown> = {}
+  for (const f of flagFields(schema)) {
+    const name = f.options.flag!
+    const key = name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())
+    if (options[key] !== undefined) flags[name] = options[key]
+  }
+  return flags
+}
