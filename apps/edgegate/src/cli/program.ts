@@ -35,10 +35,9 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
   const commands = () => import('./commands.ts')
   const reports = () => import('./reports.ts')
 
-  withExamples(
-    addSchemaOptions(program.command('serve').description('run the control plane (HTTPS)'), serveSchema),
-    ['edgegate serve --listen 0.0.0.0:8443 --tls-cert server.crt --tls-key server.key --database sqlite:/var/lib/edgegate/edgegate.db'],
-  ).action(async (_o, cmd: Command) => {
+  withExamples(addSchemaOptions(program.command('serve').description('run the control plane (HTTPS)'), serveSchema), [
+    'edgegate serve --listen 0.0.0.0:8443 --tls-cert server.crt --tls-key server.key --database sqlite:/var/lib/edgegate/edgegate.db',
+  ]).action(async (_o, cmd: Command) => {
     const o = all(cmd)
     await (await import('./serve.ts')).serve(schemaFlags(o, serveSchema), o.config as string | undefined)
   })
@@ -126,7 +125,10 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
       .description('list decisions, newest first')
       .option('--instance <id>', 'only this gate instance')
       .option('--status <status>', 'approved, blocked or pending')
-      .option('--source <source>', 'manual (people, through the CLI, dashboard or API) or an automated controller\'s name')
+      .option(
+        '--source <source>',
+        "manual (people, through the CLI, dashboard or API) or an automated controller's name",
+      )
       .option('--limit <n>', 'at most this many (1-10000)', '100'),
     ['edgegate decision list --status blocked', 'edgegate decision list --instance edge-1 --source manual --json'],
   ).action(async (_o, cmd: Command) => (await reports()).decisionList(all(cmd)))

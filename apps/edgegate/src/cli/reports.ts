@@ -154,7 +154,10 @@ export async function fingerprintList(o: Opts): Promise<void> {
       { header: 'FINGERPRINT', value: (f) => f.fingerprint },
       { header: 'DECISION', value: (f) => f.decision ?? 'none', style: (f) => verdictStyle(f.decision) },
       { header: 'COUNT', value: (f) => f.count },
-      { header: 'IPS', value: (f) => (f.ips.length > 3 ? `${f.ips.slice(0, 3).join(',')},+${f.ips.length - 3}` : f.ips.join(',')) },
+      {
+        header: 'IPS',
+        value: (f) => (f.ips.length > 3 ? `${f.ips.slice(0, 3).join(',')},+${f.ips.length - 3}` : f.ips.join(',')),
+      },
       { header: 'LAST SEEN', value: (f) => f.last_seen },
       { header: 'LABEL', value: (f) => f.label },
     ],

@@ -1,10 +1,10 @@
 /** `edgegate serve`: the control plane over HTTPS, with retention and trusted-range discovery. */
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { StartupError } from '@gatehouse/kit/errors.ts'
-import { createTlsAgent, loadTlsMaterial } from '@gatehouse/kit/tls.ts'
 import { createLogger } from '@gatehouse/kit/logger.ts'
 import { parseListenAddress } from '@gatehouse/kit/net.ts'
 import { runMain } from '@gatehouse/kit/process.ts'
+import { createTlsAgent, loadTlsMaterial } from '@gatehouse/kit/tls.ts'
 import { serveSchema } from '../config.ts'
 import { openEdgeDatabase } from '../db/open.ts'
 import { startRetention } from '../observations/retention.ts'

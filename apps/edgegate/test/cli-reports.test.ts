@@ -1,0 +1,166 @@
+/**
+ * `edgegate status`, `decision list` and `fingerprint list` as child processes against a real
+ * server's database, on SQLite and PostgreSQL; and the config file the admin commands read.
+ */
+import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, describe, test } from 'node:test'
+import { freePort, tempDir } from '@gatehouse/testkit'
+import {
+  call,
+  cli,
+  DIALECTS,
+  type Json,
+  lazyPostgres,
+  makeTls,
+  newDatabase,
+  observation,
+  seed,
+  startEdgegate,
+} from './helpers.ts'
+
+const tls = makeTls()
+const pg = lazyPostgres()
+after(async () => {
+  await pg.stop()
+  tls.ca.remove()
+})
+
+const A = 'a'.repeat(32)
+const B = 'b'.repeat(32)
+const C = 'c'.repeat(32)
+
+for (const dialect of DIALECTS) {
+  describe(`edgegate reports (${dialect})`, () => {
+    test('status, decision list and fingerprint list: tables, filters and --json', async () => {
+      const database = await newDatabase(dialect, pg.get)
+      const run = (...args: string[]) => cli(args, { EDGEGATE_DATABASE: database })
+      assert.equal((await run('migrate')).code, 0)
+
+      const empty = await run('status')
+      assert.equal(empty.code, 0, empty.stderr)
+      assert.match(empty.stdout, new RegExp(`^database: ${dialect} `, 'm'))
+      assert.match(empty.stdout, /^nodes: 0 registered, 0 active, 0 seen in the last 24 hours$/m)
+      assert.match(empty.stdout, /^no nodes yet: edgegate node add/m)
+      const none = await run('decision', 'list')
+      assert.equal(none.stdout, 'INSTANCE  FINGERPRINT  STATUS  SOURCE  ACTOR  UPDATED  LABEL\n', 'the header alone')
+
+      const { tokens, admin } = await seed(database, [
+        { id: 'edge-1', kind: 'sshgate' },
+        { id: 'edge-2', kind: 'sshgate' },
+      ])
+      const gate = await startEdgegate(database, tls)
+      try {
+        const batch = { instance_id: 'edge-1', observations: [A, B, C].map((fp) => observation(fp)) }
+        const posted = await call(tls, gate.base, '/v1/observations/batch?instance_id=edge-1', {
+          body: batch,
+          token: tokens['edge-1']!,
+        })
+        assert.equal(posted.status, 200, JSON.stringify(posted.body))
+        assert.equal((await run('decision', 'approve', '--instance', 'edge-1', '--label', 'ci', A)).code, 0)
+        const blocked = await call(tls, gate.base, `/api/decisions/edge-1/${B}`, {
+          method: 'PUT',
+          body: { status: 'blocked' },
+          token: admin,
+        })
+        assert.equal(blocked.status, 200, JSON.stringify(blocked.body))
+      } finally {
+        await gate.stop()
+      }
+
+      const status = await run('status', '--json')
+      assert.equal(status.code, 0, status.stderr)
+      const s = JSON.parse(status.stdout)
+      assert.equal(s.database.kind, dialect)
+      assert.doesNotMatch(status.stdout, /password|:[^@/]*@/, 'no credentials in the report')
+      assert.deepEqual(
+        s.nodes.map((n: Json) => [n.instance_id, n.active, n.last_seen_at !== null]),
+        [
+          ['edge-1', true, true],
+          ['edge-2', true, false],
+        ],
+      )
+      assert.deepEqual(s.decisions, { approved: 1, blocked: 1, pending: 0 })
+      assert.deepEqual(s.fingerprints, { observed: 3, waiting_for_decision: 1 })
+      const human = await run('status')
+      assert.match(human.stdout, /^nodes: 2 registered, 2 active, 1 seen in the last 24 hours$/m)
+      assert.match(human.stdout, /^fingerprints: 3 observed, 1 waiting for a decision$/m)
+      assert.match(human.stdout, /^INSTANCE +KIND +STATE +LAST SEEN$/m)
+      assert.match(human.stdout, /^edge-2 +sshgate +active +never$/m)
+
+      const decisions = async (...filters: string[]) => {
+        const r = await run('decision', 'list', '--json', ...filters)
+        assert.equal(r.code, 0, r.stderr)
+        return JSON.parse(r.stdout).map((d: Json) => [d.fingerprint, d.status, d.source, d.actor.split(':')[0]])
+      }
+      assert.deepEqual(await decisions(), [
+        [B, 'blocked', 'manual', 'admin'],
+        [A, 'approved', 'manual', 'cli'],
+      ])
+      assert.deepEqual(await decisions('--status', 'approved'), [[A, 'approved', 'manual', 'cli']])
+      assert.deepEqual(await decisions('--instance', 'edge-2'), [])
+      assert.deepEqual(await decisions('--source', 'controller'), [])
+      assert.equal((await decisions('--source', 'manual')).length, 2)
+      assert.deepEqual(await decisions('--limit', '1'), [[B, 'blocked', 'manual', 'admin']])
+      const table = await run('decision', 'list', 'extra-argument-is-refused')
+      assert.equal(table.code, 2)
+      const bad = await run('decision', 'list', '--status', 'maybe')
+      assert.deepEqual(
+        [bad.code, bad.stderr],
+        [2, 'edgegate: --status must be one of approved, blocked, pending, got "maybe"\n'],
+      )
+      assert.equal((await run('decision', 'list', '--limit', '0')).code, 2)
+      const human2 = await run('decision', 'list', '--instance', 'edge-1')
+      assert.match(human2.stdout, /^INSTANCE +FINGERPRINT +STATUS +SOURCE +ACTOR +UPDATED +LABEL$/m)
+      assert.match(human2.stdout, new RegExp(`^edge-1 +${A} +approved +manual +cli:\\S+ +\\S+Z +ci$`, 'm'))
+
+      const fps = async (...filters: string[]) => {
+        const r = await run('fingerprint', 'list', '--json', ...filters)
+        assert.equal(r.code, 0, r.stderr)
+        return JSON.parse(r.stdout)
+          .map((f: Json) => [f.fingerprint, f.decision, f.count, f.ips])
+          .sort((x: string[], y: string[]) => x[0]!.localeCompare(y[0]!))
+      }
+      assert.deepEqual(await fps(), [
+        [A, 'approved', 1, ['192.0.2.10']],
+        [B, 'blocked', 1, ['192.0.2.10']],
+        [C, null, 1, ['192.0.2.10']],
+      ])
+      assert.deepEqual(await fps('--status', 'none'), [[C, null, 1, ['192.0.2.10']]])
+      assert.deepEqual(await fps('--status', 'blocked'), [[B, 'blocked', 1, ['192.0.2.10']]])
+      assert.deepEqual(await fps('--instance', 'edge-2'), [])
+      const fpTable = await run('fingerprint', 'list', '--status', 'none')
+      assert.equal(fpTable.code, 0)
+      assert.match(fpTable.stdout, /^INSTANCE +FINGERPRINT +DECISION +COUNT +IPS +LAST SEEN +LABEL$/m)
+      assert.match(fpTable.stdout, new RegExp(`^edge-1 +${C} +none +1 +192\\.0\\.2\\.10 +\\S+Z +-$`, 'm'))
+    })
+  })
+}
+
+describe('edgegate admin commands and the config file', () => {
+  test('EDGEGATE_CONFIG or --config names the server config file; its other keys are not the CLI’s business', async () => {
+    const dir = tempDir('edgegate-config-')
+    const database = `sqlite:${join(dir.path, 'e.db')}`
+    const file = join(dir.path, 'edgegate.json')
+    writeFileSync(
+      file,
+      JSON.stringify({ listen: '127.0.0.1:8443', database, tls_cert: '/etc/x.pem', tls_key: '/etc/x.key' }),
+    )
+    assert.equal((await cli(['migrate', '--config', file])).code, 0)
+    const viaEnv = await cli(['node', 'list', '--json'], { EDGEGATE_CONFIG: file, EDGEGATE_DATABASE: undefined })
+    assert.deepEqual([viaEnv.code, viaEnv.stdout], [0, '[]\n'], viaEnv.stderr)
+    const viaFlag = await cli(['--config', file, 'status', '--json'], { EDGEGATE_DATABASE: undefined })
+    assert.equal(viaFlag.code, 0, viaFlag.stderr)
+    assert.equal(JSON.parse(viaFlag.stdout).database.location, join(dir.path, 'e.db'))
+    const missing = await cli(['node', 'list', '--config', join(dir.path, 'nope.json')])
+    assert.equal(missing.code, 1)
+    assert.match(missing.stderr, /nope\.json/)
+    const closed = await freePort()
+    const down = await cli(['status', '--database', `postgres://u:secret@127.0.0.1:${closed}/x`])
+    assert.equal(down.code, 1)
+    assert.equal(down.stderr.trim().split('\n').length, 1, down.stderr)
+    assert.match(down.stderr, /unreachable/)
+    assert.doesNotMatch(down.stderr, /secret/)
+  })
+})
