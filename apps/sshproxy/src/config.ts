@@ -3,15 +3,8 @@
  * plus the optional JSON file of the spec (`max_fingerprints`, `metrics_listen`,
  * `control_plane`). The only file that reads `process.env`.
  */
-import {
-  type AddressError,
-  ConfigError,
-  field,
-  type ListenAddress,
-  loadConfig,
-  parseCidr,
-  parseListenAddress,
-} from '@gatehouse/kit'
+import { ConfigError, field, loadConfig } from '@gatehouse/kit/config.ts'
+import { type AddressError, type ListenAddress, parseCidr, parseListenAddress } from '@gatehouse/kit/net.ts'
 
 export const DEFAULT_DB = '/var/lib/sshproxy/sshproxy.db'
 export const DEFAULT_CONFIG = '/etc/sshproxy/config.json'

@@ -2,7 +2,7 @@
  * The gate's coded errors (CLI and store). Each code is documented in the README; the CLI
  * prints the message on stderr and exits 2 for usage errors (HTTP-style 400) and 1 otherwise.
  */
-import { defineErrors } from '@gatehouse/kit'
+import { defineErrors } from '@gatehouse/kit/errors.ts'
 
 export const errors = defineErrors({
   invalid_fingerprint: {

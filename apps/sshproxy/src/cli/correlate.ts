@@ -1,6 +1,6 @@
 /** `correlate --log FILE --window 5m FP`: sshd log lines that belong to a fingerprint. */
 import { access, constants } from 'node:fs/promises'
-import { parseDuration } from '@gatehouse/kit'
+import { parseDuration } from '@gatehouse/kit/durations.ts'
 import { correlate } from '../correlate/service.ts'
 import { errors } from '../errors.ts'
 import { getEntry } from '../fingerprints/store.ts'

@@ -2,8 +2,8 @@
  * The store commands: list, approve, block, pending, label, delete. Each opens the SQLite
  * file `serve` uses; `serve` reads the verdict per connection, so changes apply at once.
  */
-import { existsSync } from 'node:fs'
 import { userInfo } from 'node:os'
+import { escapeForTerminal } from '@gatehouse/kit/terminal.ts'
 import { openStore, type Store } from '../db/index.ts'
 import type { Verdict } from '../db/schema.ts'
 import { errors } from '../errors.ts'
@@ -13,8 +13,7 @@ import type { Io } from './io.ts'
 import { checkFingerprint, checkLabel } from './validate.ts'
 
 export async function withStore<T>(dbPath: string, fn: (store: Store) => Promise<T>): Promise<T> {
-  if (!existsSync(dbPath)) throw errors.database_missing(dbPath)
-  const store = await openStore(dbPath)
+  const store = await openStore(dbPath, { create: false })
   try {
     return await fn(store)
   } finally {
@@ -80,7 +79,7 @@ export async function listCommand(dbPath: string, options: { verbose: boolean; j
     String(e.count),
     e.last_seen,
     e.ips.slice(0, 3).join(',') + (e.ips.length > 3 ? `,+${e.ips.length - 3}` : ''),
-    e.label,
+    escapeForTerminal(e.label),
   ])
   const head = ['FINGERPRINT', 'VERDICT', 'COUNT', 'LAST SEEN', 'IPS', 'LABEL']
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
@@ -90,9 +89,11 @@ export async function listCommand(dbPath: string, options: { verbose: boolean; j
   for (const [i, e] of entries.entries()) {
     out.push(line(rows[i]!))
     if (options.verbose) {
-      out.push(`    client: ${e.identification || '-'} (version ${e.client_version || '-'})`)
+      out.push(
+        `    client: ${escapeForTerminal(e.identification) || '-'} (version ${escapeForTerminal(e.client_version) || '-'})`,
+      )
       out.push(`    first seen: ${e.first_seen}  enrolled connections: ${e.enrolled_count}  actor: ${e.actor ?? '-'}`)
-      out.push(`    material: ${materialOf(e) ?? '(not stored)'}`)
+      out.push(`    material: ${escapeForTerminal(materialOf(e) ?? '(not stored)')}`)
     }
   }
   io.out(`${out.join('\n')}\n`)

@@ -2,7 +2,7 @@
  * sshd log lines: the timestamp (syslog `Nov 22 06:16:56` or RFC 3339) and the first
  * `<address> port <n>` of the message. Pure and total: any text gives a result or undefined.
  */
-import { normalizeIp } from '@gatehouse/kit'
+import { normalizeIp } from '@gatehouse/kit/net.ts'
 
 export interface LogLine {
   /** Epoch milliseconds. */

@@ -7,7 +7,7 @@
  */
 import { createReadStream } from 'node:fs'
 import { createInterface } from 'node:readline'
-import { normalizeIp } from '@gatehouse/kit'
+import { normalizeIp } from '@gatehouse/kit/net.ts'
 import type { FingerprintEntry } from '../fingerprints/store.ts'
 import { parseLogLine } from './log-lines.ts'
 

@@ -2,7 +2,7 @@
  * Open the gate's SQLite store (`sqlite:<path>` through the kit), apply migrations, and bring
  * rows written by older versions within today's bounds.
  */
-import { type Database, openDatabase } from '@gatehouse/kit'
+import { type Database, openDatabase } from '@gatehouse/kit/db/database.ts'
 import { trimOversized } from '../fingerprints/store.ts'
 import * as m0001 from './migrations/0001_init.ts'
 import * as m0002 from './migrations/0002_managed_ranges.ts'
@@ -12,8 +12,17 @@ export const migrations = { '0001_init': m0001, '0002_managed_ranges': m0002 }
 
 export type Store = Database<DB>
 
-export async function openStore(path: string): Promise<Store> {
-  const store = await openDatabase<DB>({ url: `sqlite:${path}`, migrations })
+/**
+ * `serve` creates the file when it is missing; the store commands pass `create: false` and get
+ * one line naming the path instead of an empty database.
+ */
+export async function openStore(path: string, options: { create?: boolean } = {}): Promise<Store> {
+  const store = await openDatabase<DB>({
+    url: `sqlite:${path}`,
+    migrations,
+    create: options.create ?? true,
+    missingHint: 'check --db (or $SSHPROXY_DB), or start sshproxy serve once',
+  })
   try {
     await trimOversized(store.db)
   } catch (err) {

@@ -3,7 +3,7 @@
  * (sightings keep the 128 most recent; the IP and port sets keep the first 128 values in
  * sorted order) and encoded metadata of at most 64 KiB.
  */
-import { parseIp } from '@gatehouse/kit'
+import { parseIp } from '@gatehouse/kit/net.ts'
 
 export const MAX_VALUES = 128
 export const MAX_METADATA_BYTES = 64 * 1024

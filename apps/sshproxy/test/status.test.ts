@@ -1,0 +1,95 @@
+/**
+ * `sshproxy status` as a child process: routes from flags and the config file, stored
+ * fingerprints by verdict (new ones apart), enrolments, and the last control-plane sync.
+ */
+import assert from 'node:assert/strict'
+import { existsSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, describe, test } from 'node:test'
+import { tempDir } from '@gatehouse/testkit'
+import { openStore } from '../src/db/index.ts'
+import { recordObservations } from '../src/fingerprints/store.ts'
+import { setSyncState } from '../src/fingerprints/sync-store.ts'
+import { cli } from './helpers.ts'
+
+const dir = tempDir('sshproxy-status-')
+after(() => dir.remove())
+
+const fp = (c: string) => c.repeat(32)
+
+describe('sshproxy status', () => {
+  test('routes, counts by verdict, enrolments and the last sync; --json; a missing database is refused', async () => {
+    const db = join(dir.path, 'gate.db')
+    const config = join(dir.path, 'config.json')
+    writeFileSync(
+      config,
+      JSON.stringify({
+        control_plane: { url: 'https://cp.example.test:8443', instance_id: 'edge-1', token: 'x'.repeat(20) },
+      }),
+    )
+    const args = ['--db', db, '--config', config, '--route', '127.0.0.1:2222=127.0.0.1:22']
+
+    const missing = await cli(['status', ...args])
+    assert.equal(missing.code, 1)
+    assert.match(missing.stderr, /^sshproxy: database .*gate\.db does not exist; check --db/)
+    assert.equal(existsSync(db), false, 'status never creates the database')
+
+    const store = await openStore(db)
+    const seen = '2026-11-20T10:00:00.000Z'
+    const later = '2026-11-21T10:00:00.000Z'
+    const entry = (f: string, lastSeen: string, enrolled: number) => ({
+      fingerprint: f,
+      identification: 'SSH-2.0-OpenSSH_9.2p1',
+      clientVersion: 'OpenSSH_9.2p1',
+      metadata: '{}',
+      count: 1,
+      enrolled,
+      firstSeen: seen,
+      lastSeen,
+      sightings: [{ ip: '192.0.2.7', port: 50000, last_seen: lastSeen }],
+    })
+    await recordObservations(
+      store.db,
+      [entry(fp('a'), seen, 0), entry(fp('b'), seen, 0), entry(fp('c'), later, 2), entry(fp('d'), seen, 1)],
+      100,
+      later,
+    )
+    await setSyncState(store.db, 'upload_ack_seq', '4', '2026-11-21T11:00:00.000Z')
+    await store.close()
+    for (const [verb, f] of [
+      ['approve', 'a'],
+      ['block', 'b'],
+      ['pending', 'd'],
+    ] as const) {
+      const r = await cli([verb, '--db', db, fp(f)])
+      assert.equal(r.code, 0, r.stderr)
+    }
+
+    const human = await cli(['status', ...args])
+    assert.equal(human.code, 0, human.stderr)
+    assert.equal(
+      human.stdout,
+      [
+        'routes: 1',
+        '  127.0.0.1:2222 -> 127.0.0.1:22',
+        `database: ${db}`,
+        'unknown clients: rejected',
+        'fingerprints: 4 stored: 1 approved, 1 blocked, 1 pending, 1 new',
+        'enrolled connections: 3',
+        `last client seen: ${later}`,
+        'control plane: https://cp.example.test:8443 as edge-1; last upload acknowledged 2026-11-21T11:00:00.000Z; last policy change never; 0 trusted ranges',
+        '',
+      ].join('\n'),
+    )
+    const json = await cli(['status', '--json', ...args])
+    const report = JSON.parse(json.stdout)
+    assert.deepEqual(report.fingerprints, { total: 4, approved: 1, blocked: 1, pending: 1, new: 1 })
+    assert.deepEqual(report.routes, [{ listen: '127.0.0.1:2222', backend: '127.0.0.1:22' }])
+    assert.equal(report.control_plane.instance_id, 'edge-1')
+    assert.doesNotMatch(json.stdout, /xxxxxxxxxx/, 'the control-plane token is never printed')
+
+    const noRoute = await cli(['status', '--db', db])
+    assert.equal(noRoute.code, 1, 'status needs the same inputs as serve')
+    assert.match(noRoute.stderr, /route/)
+  })
+})
