@@ -75,6 +75,12 @@ describe('config file resolution', () => {
       (e: ConfigError) => e.lines.some((l) => /missing\.json/.test(l)),
     )
     assert.equal(loadAppConfig('app', schema, { env: {} }).config.database, 'sqlite:/default.db')
+    const viaArgv = loadAppConfig('app', schema, { argv: ['--config', file, '--listen', ':9'], env: {}, partial: true })
+    assert.deepEqual(viaArgv.config, { database: 'sqlite:/file.db', listen: ':9' })
+    assert.equal(
+      loadAppConfig('app', schema, { argv: [`--config=${file}`], env: {}, partial: true }).config.listen,
+      '[::1]:8443',
+    )
   })
 
   test('field.listen accepts host:port, [v6]:port and :port; refuses the rest with the key named', () => {
@@ -157,7 +163,6 @@ describe('escapeForTerminal', () => {
   })
 
   test('property: the output holds no control characters and distinct inputs stay distinct', () => {
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: checking for control characters
     const control = /[\u0000-\u001f\u007f-\u009f]/
     fc.assert(fc.property(fc.string({ unit: 'binary' }), (s) => !control.test(escapeForTerminal(s))))
     fc.assert(

@@ -38,7 +38,7 @@ export function configFileFor(
 export interface AppConfigOptions {
   /** Flags already parsed by commander, keyed by flag name (`database`, `log-level`). */
   flags?: Record<string, unknown>
-  /** Or raw arguments for the kit's own flag parser. */
+  /** Or raw arguments for the kit's own flag parser; `--config FILE` among them names the file. */
   argv?: string[]
   /** The `--config` value, if given. */
   config?: string | undefined
@@ -55,14 +55,32 @@ export interface AppConfigOptions {
  */
 export function loadAppConfig<S extends Schema>(app: string, schema: S, options: AppConfigOptions = {}): Loaded<S> {
   const env = options.env ?? process.env
-  const file = configFileFor(app, options.config, env)
+  const { argv, config } = options.argv ? takeConfigFlag(options.argv) : { argv: undefined, config: undefined }
+  const file = configFileFor(app, options.config ?? config, env)
   return loadConfig(schema, {
     env,
-    ...(options.argv ? { argv: options.argv } : {}),
+    ...(argv ? { argv } : {}),
     ...(options.flags ? { flags: options.flags } : {}),
     ...(file ? { file: file.path, fileRequired: file.required } : {}),
     ...(options.partial ? { ignoreUnknownFileKeys: true } : {}),
   })
+}
+
+/** Split `--config FILE` (`--config=FILE`, `-config FILE`) out of raw arguments, before `--`. */
+export function takeConfigFlag(argv: string[]): { argv: string[]; config: string | undefined } {
+  let config: string | undefined
+  const rest: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!
+    if (a === '--') {
+      rest.push(...argv.slice(i))
+      break
+    }
+    if (a === '--config' || a === '-config') config = argv[++i] ?? ''
+    else if (a.startsWith('--config=')) config = a.slice('--config='.length)
+    else rest.push(a)
+  }
+  return { argv: rest, config }
 }
 
 export type { ConfigOf }
