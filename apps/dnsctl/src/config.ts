@@ -1,20 +1,15 @@
 /**
- * dnsctl configuration: flags > DNSCTL_* environment > JSON file (--config) > defaults.
+ * dnsctl configuration: flags > DNSCTL_* environment > JSON file (--config, $DNSCTL_CONFIG or
+ * /etc/gatehouse/dnsctl.json) > defaults.
  * The only module that reads process.env.
  */
 import { join, resolve } from 'node:path'
-import {
-  type AddressError,
-  ConfigError,
-  type ConfigOf,
-  field,
-  isLoopback,
-  type ListenAddress,
-  loadConfig,
-  parseListenAddress,
-} from '@gatehouse/kit'
+import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
+import { ConfigError, type ConfigOf, field } from '@gatehouse/kit/config.ts'
+import { type AddressError, isLoopback, type ListenAddress, parseListenAddress } from '@gatehouse/kit/net.ts'
 import { FAILPOINTS } from './publish/failpoints.ts'
 
+/** A host:port the process talks to (knotd, replicas). */
 function address(raw: unknown): ListenAddress {
   try {
     return parseListenAddress(String(raw))
@@ -24,7 +19,7 @@ function address(raw: unknown): ListenAddress {
 }
 
 export const schema = {
-  listen: field.custom(address, {
+  listen: field.listen({
     env: 'DNSCTL_LISTEN',
     flag: 'listen',
     default: '127.0.0.1:8053',
@@ -150,7 +145,8 @@ export const schema = {
 
 export type RawConfig = ConfigOf<typeof schema>
 
-export interface Config extends Omit<RawConfig, 'database' | 'blocklistDir' | 'resultsDir'> {
+export interface Config extends Omit<RawConfig, 'listen' | 'database' | 'blocklistDir' | 'resultsDir'> {
+  listen: ListenAddress
   database: string
   blocklistDir: string
   resultsDir: string
@@ -160,15 +156,17 @@ export interface Config extends Omit<RawConfig, 'database' | 'blocklistDir' | 'r
 /** Fill the defaults that depend on other fields and check cross-field rules. */
 export function finishConfig(raw: RawConfig): Config {
   const problems: string[] = []
-  if (!raw.allowNonLoopback && !isLoopback(raw.listen.host)) {
+  const listen = parseListenAddress(raw.listen)
+  if (!raw.allowNonLoopback && !isLoopback(listen.host)) {
     problems.push(
-      `listen: ${raw.listen.host} is not a loopback address; the API has no authentication (set --allow-non-loopback to acknowledge)`,
+      `listen: ${listen.host} is not a loopback address; the API has no authentication (set --allow-non-loopback to acknowledge)`,
     )
   }
   if (problems.length > 0) throw new ConfigError(problems)
   const stateDir = resolve(raw.stateDir)
   return {
     ...raw,
+    listen,
     stateDir,
     database: raw.database ?? `sqlite:${join(stateDir, 'dnsctl.db')}`,
     blocklistDir: resolve(raw.blocklistDir ?? join(stateDir, 'blocklists')),
@@ -178,17 +176,33 @@ export function finishConfig(raw: RawConfig): Config {
   }
 }
 
-/** Load from argv and process.env (`--config FILE` or DNSCTL_CONFIG names the JSON file). */
-export function loadDnsctlConfig(argv: string[], env: Record<string, string | undefined> = process.env): Config {
-  let file = env.DNSCTL_CONFIG
-  const rest: string[] = []
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!
-    if (a === '--config' || a === '-config') file = argv[++i]
-    else if (a.startsWith('--config=')) file = a.slice('--config='.length)
-    else rest.push(a)
-  }
-  const { config, positionals } = loadConfig(schema, { argv: rest, env, ...(file ? { file } : {}) })
+/**
+ * Load from flags (raw `argv`, or `flags` parsed by the CLI) and the environment; the JSON file is
+ * `--config FILE`, else `$DNSCTL_CONFIG`, else `/etc/gatehouse/dnsctl.json` when it exists.
+ */
+export function loadDnsctlConfig(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+  options: { flags?: Record<string, unknown>; config?: string | undefined } = {},
+): Config {
+  const { config, positionals } = loadAppConfig('dnsctl', schema, {
+    argv,
+    env,
+    ...(options.flags ? { flags: options.flags } : {}),
+    ...(options.config !== undefined ? { config: options.config } : {}),
+  })
   if (positionals.length > 0) throw new ConfigError(`unexpected argument ${JSON.stringify(positionals[0])}`)
   return finishConfig(config)
+}
+
+/** The API's base URL as the config names it, for the CLI (`http://127.0.0.1:8053` by default). */
+export function apiUrlFromConfig(env: Record<string, string | undefined>, config: string | undefined): string {
+  const { listen } = loadAppConfig(
+    'dnsctl',
+    { listen: schema.listen },
+    { env, partial: true, ...(config !== undefined ? { config } : {}) },
+  ).config
+  const { host, port } = parseListenAddress(listen)
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`
 }

@@ -1,58 +1,6 @@
 #!/usr/bin/env node
-/** dnsctl process entry: config -> database -> recovery -> listen; SIGTERM drains publications. */
-import { mkdirSync } from 'node:fs'
-import { createLogger, describeSchema, openDatabase, runMain, StartupError } from '@gatehouse/kit'
-import { loadDnsctlConfig, schema } from './config.ts'
-import { migrations } from './db/migrations/index.ts'
-import type { DB } from './db/schema.ts'
-import { lockStateDir } from './files/state-lock.ts'
-import { buildServer } from './server.ts'
+/** dnsctl: `serve` (the default) runs the API; the other commands are a CLI over it (see --help). */
+import { runCli } from '@gatehouse/kit/cli/program.ts'
+import { buildProgram } from './cli/program.ts'
 
-const argv = process.argv.slice(2)
-if (argv.includes('--help') || argv.includes('-h')) {
-  process.stdout.write(
-    `usage: dnsctl [flags]\n\nDNS management API driving a Knot DNS server.\n\n  --config FILE, $DNSCTL_CONFIG\n      JSON configuration file\n${describeSchema(schema).join('\n')}\n`,
-  )
-  process.exit(0)
-}
-
-await runMain({ name: 'dnsctl' }, async () => {
-  const config = loadDnsctlConfig(argv)
-  const logger = createLogger({ name: 'dnsctl', level: config.logLevel })
-  for (const dir of [config.stateDir, config.journalDir, config.blocklistDir, config.resultsDir]) {
-    try {
-      mkdirSync(dir, { recursive: true })
-    } catch (err) {
-      throw new StartupError(`cannot create ${dir}: ${(err as Error).message}`)
-    }
-  }
-  const unlock = lockStateDir(config.stateDir)
-  const database = await openDatabase<DB>({ url: config.database, migrations }).catch((err) => {
-    unlock()
-    throw err
-  })
-  const server = await buildServer(config, { db: database.db, logger })
-  try {
-    await server.start()
-  } catch (err) {
-    await database.close()
-    unlock()
-    if (err instanceof StartupError) throw err
-    throw new StartupError(`knotd at ${config.knot.socket} is not usable: ${(err as Error).message}`, { cause: err })
-  }
-  let address: string
-  try {
-    address = await server.app.listen({ host: config.listen.host, port: config.listen.port })
-  } catch (err) {
-    await server.close()
-    await database.close()
-    unlock()
-    throw new StartupError(`cannot listen on ${config.listen.host}:${config.listen.port}: ${(err as Error).message}`)
-  }
-  logger.info({ address, zones: server.zones.list().length }, 'dnsctl listening')
-  return async () => {
-    await server.close()
-    await database.close()
-    unlock()
-  }
-})
+process.exitCode = await runCli(buildProgram())

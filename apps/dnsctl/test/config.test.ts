@@ -98,7 +98,10 @@ describe('configuration and startup', () => {
     assert.match(r.stderr, /config file \/nonexistent\/dnsctl\.json: cannot be read/)
     const help = await runMain(['--help'])
     assert.equal(help.code, 0)
-    assert.match(help.stdout, /DNSCTL_KNOT_SOCKET/)
+    assert.match(help.stdout, /dnsctl serve --help/, 'the program help points at the server flags')
+    const serveHelp = await runMain(['serve', '--help'])
+    assert.equal(serveHelp.code, 0)
+    assert.match(serveHelp.stdout, /DNSCTL_KNOT_SOCKET/)
   })
 
   test('every error code is documented in the README', () => {

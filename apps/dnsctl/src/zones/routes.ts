@@ -2,6 +2,7 @@
 import { type HttpApp, kitErrors } from '@gatehouse/kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { Value } from 'typebox/value'
 import { expectedRevision, notModified } from '../revisions.ts'
 import { relativeName, rrsets } from '../zonefile/index.ts'
 import { type ZoneState, zoneNameFromPath } from './model.ts'
@@ -115,6 +116,37 @@ function summary(state: ZoneState) {
   }
 }
 
+/**
+ * `PUT /v1/zones/{zone}` also takes the zone text itself as a `text/dns` body (RFC 4027's media
+ * type for zone files), so `curl --data-binary @example.com.zone -H 'content-type: text/dns'`
+ * works; `role` (default primary) and `dry_run` come from the query string and the revision from
+ * `If-Match`.
+ */
+function acceptZoneText(app: HttpApp) {
+  app.addContentTypeParser('text/dns', { parseAs: 'string' }, (_req, body, done) => done(null, body))
+}
+
+const ZoneTextQuery = Type.Object(
+  {
+    role: Type.Optional(Type.Union([Type.Literal('primary'), Type.Literal('secondary')])),
+    dry_run: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+  },
+  { additionalProperties: false },
+)
+const checkZoneTextQuery = (q: unknown): q is { role?: 'primary' | 'secondary'; dry_run?: 'true' | 'false' } =>
+  Value.Check(ZoneTextQuery, q)
+
+async function zoneTextBody(req: FastifyRequest) {
+  if (typeof req.body !== 'string') return
+  const query = { ...(req.query as Record<string, unknown>) }
+  if (!checkZoneTextQuery(query)) {
+    throw kitErrors.invalid_request(
+      'a text/dns body takes the query parameters role (primary or secondary) and dry_run (true or false) only',
+    )
+  }
+  req.body = { role: query.role ?? 'primary', zone_text: req.body, dry_run: query.dry_run === 'true' }
+}
+
 export function zoneRoutes(app: HttpApp, service: ZoneService) {
   const meta = (req: FastifyRequest) => ({
     requestId: String(req.id),
@@ -149,26 +181,32 @@ export function zoneRoutes(app: HttpApp, service: ZoneService) {
     }
   })
 
-  app.put('/v1/zones/:zone', { schema: { params: ZoneParams, body: PutZoneBody } }, async (req, reply) => {
-    const name = zoneNameFromPath((req.params as { zone: string }).zone)
-    const body = req.body as {
-      role: 'primary' | 'secondary'
-      zone_text: string
-      dry_run?: boolean
-      expected_revision?: string
-    }
-    const expected = expectedRevision(ifMatch(req), body.expected_revision)
-    const input = { role: body.role, zone_text: body.zone_text, dry_run: body.dry_run ?? false }
-    const result = await service.put(name, input, expected, meta(req))
-    if (!result.dryRun) etag(reply, result.state)
-    reply.code(result.created && !result.dryRun ? 201 : 200)
-    return {
-      ...summary(result.state),
-      dry_run: result.dryRun,
-      created: result.created,
-      warnings: result.warnings,
-    }
-  })
+  acceptZoneText(app)
+  app.put(
+    '/v1/zones/:zone',
+    { schema: { params: ZoneParams, body: PutZoneBody }, preValidation: zoneTextBody },
+    async (req, reply) => {
+      const name = zoneNameFromPath((req.params as { zone: string }).zone)
+      const body = req.body as {
+        role: 'primary' | 'secondary'
+        zone_text: string
+        dry_run?: boolean
+        expected_revision?: string
+      }
+      const expected = expectedRevision(ifMatch(req), body.expected_revision)
+      const input = { role: body.role, zone_text: body.zone_text, dry_run: body.dry_run ?? false }
+      const result = await service.put(name, input, expected, meta(req))
+      if (!result.dryRun) etag(reply, result.state)
+      reply.code(result.created && !result.dryRun ? 201 : 200)
+      return {
+        ...summary(result.state),
+        dry_run: result.dryRun,
+        created: result.created,
+        warnings: result.warnings,
+        ...(result.diff ? { diff: result.diff } : {}),
+      }
+    },
+  )
 
   app.delete('/v1/zones/:zone', { schema: { params: ZoneParams, body: DeleteZoneBody } }, async (req) => {
     const name = zoneNameFromPath((req.params as { zone: string }).zone)
@@ -197,6 +235,7 @@ export function zoneRoutes(app: HttpApp, service: ZoneService) {
       serial: result.serial,
       applied: body.changes.length,
       records: result.records,
+      ...(result.diff ? { diff: result.diff } : {}),
     }
   })
 

@@ -14,6 +14,7 @@ import { createZone, deleteZone, type Meta, type PipelineDeps, publishZone } fro
 import { recover } from '../publish/recovery.ts'
 import { parseZone } from '../zonefile/index.ts'
 import { applyChanges, type RRsetChange } from './changes.ts'
+import { diffZones, type ZoneDiff } from './diff.ts'
 import { nextSerial, parseZoneText, type Role, stateOf, withSerial, type ZoneState } from './model.ts'
 import { findHistory, listHistory, listZoneRows } from './store.ts'
 
@@ -39,6 +40,8 @@ export interface ChangeResult {
   serial: number
   records: number
   dryRun: boolean
+  /** Dry runs: the records the batch would add and remove (SOA serial included). */
+  diff?: ZoneDiff
 }
 
 export interface PutResult {
@@ -46,6 +49,8 @@ export interface PutResult {
   created: boolean
   dryRun: boolean
   warnings: string[]
+  /** Dry runs: the records the import would add and remove. */
+  diff?: ZoneDiff
 }
 
 export class ZoneService {
@@ -153,7 +158,8 @@ export class ZoneService {
       if (!current) {
         if (expected !== undefined) throw errors.revision_mismatch(expected, '(none: the zone does not exist)')
         const state = stateOf(name, input.role, parsed)
-        if (input.dry_run) return { state, created: true, dryRun: true, warnings: [] }
+        if (input.dry_run)
+          return { state, created: true, dryRun: true, warnings: [], diff: diffZones(undefined, state.zone) }
         await createZone(this.deps, state, meta)
         this.#zones.set(name, state)
         const warnings = await this.deps.notifier.notify(name)
@@ -162,7 +168,8 @@ export class ZoneService {
       checkRevision(`replacing zone ${name}`, expected, current)
       const given = stateOf(name, input.role, parsed)
       const next = stateOf(name, input.role, withSerial(parsed, nextSerial(current.serial, given.serial)))
-      if (input.dry_run) return { state: next, created: false, dryRun: true, warnings: [] }
+      if (input.dry_run)
+        return { state: next, created: false, dryRun: true, warnings: [], diff: diffZones(current.zone, next.zone) }
       await publishZone(this.deps, current, next, meta, 'import', { role: input.role })
       this.#zones.set(name, next)
       return { state: next, created: false, dryRun: false, warnings: [] }
@@ -198,7 +205,14 @@ export class ZoneService {
       const serial = nextSerial(current.serial)
       // A dry run stops here: rendering and hashing the new zone would only cost time.
       if (input.dry_run)
-        return { before: current, revision: current.revision, serial, records: applied.records.length, dryRun: true }
+        return {
+          before: current,
+          revision: current.revision,
+          serial,
+          records: applied.records.length,
+          dryRun: true,
+          diff: diffZones(current.zone, withSerial(applied, serial)),
+        }
       const next = stateOf(name, current.role, withSerial(applied, serial))
       await publishZone(this.deps, current, next, meta, 'changes', {
         changes: input.changes.map((c) => ({ action: c.action, name: c.name, type: c.type })),

@@ -1,0 +1,54 @@
+/** `dnsctl serve` (also bare `dnsctl`): config -> database -> recovery -> listen; SIGTERM drains publications. */
+import { mkdirSync } from 'node:fs'
+import { openDatabase } from '@gatehouse/kit/db/database.ts'
+import { StartupError } from '@gatehouse/kit/errors.ts'
+import { createLogger } from '@gatehouse/kit/logger.ts'
+import { runMain } from '@gatehouse/kit/process.ts'
+import { loadDnsctlConfig } from '../config.ts'
+import { migrations } from '../db/migrations/index.ts'
+import type { DB } from '../db/schema.ts'
+import { lockStateDir } from '../files/state-lock.ts'
+import { buildServer } from '../server.ts'
+
+export async function serve(flags: Record<string, unknown>, configFile: string | undefined): Promise<void> {
+  await runMain({ name: 'dnsctl' }, async () => {
+    const config = loadDnsctlConfig([], process.env, { flags, config: configFile })
+    const logger = createLogger({ name: 'dnsctl', level: config.logLevel })
+    for (const dir of [config.stateDir, config.journalDir, config.blocklistDir, config.resultsDir]) {
+      try {
+        mkdirSync(dir, { recursive: true })
+      } catch (err) {
+        throw new StartupError(`cannot create ${dir}: ${(err as Error).message}`)
+      }
+    }
+    const unlock = lockStateDir(config.stateDir)
+    const database = await openDatabase<DB>({ url: config.database, migrations, create: true }).catch((err) => {
+      unlock()
+      throw err
+    })
+    const server = await buildServer(config, { db: database.db, logger })
+    try {
+      await server.start()
+    } catch (err) {
+      await database.close()
+      unlock()
+      if (err instanceof StartupError) throw err
+      throw new StartupError(`knotd at ${config.knot.socket} is not usable: ${(err as Error).message}`, { cause: err })
+    }
+    let address: string
+    try {
+      address = await server.app.listen({ host: config.listen.host, port: config.listen.port })
+    } catch (err) {
+      await server.close()
+      await database.close()
+      unlock()
+      throw new StartupError(`cannot listen on ${config.listen.host}:${config.listen.port}: ${(err as Error).message}`)
+    }
+    logger.info({ address, zones: server.zones.list().length }, 'dnsctl listening')
+    return async () => {
+      await server.close()
+      await database.close()
+      unlock()
+    }
+  })
+}

@@ -1,0 +1,261 @@
+/**
+ * The CLI over the dnsctl API: zones (list, create, export, import, delete), RRsets (list, set,
+ * delete), diff (a dry-run import printed record by record, like octoDNS's plan), history and
+ * rollback. Every write sends the revision it read (If-Match), so a concurrent change is refused
+ * with 412 instead of being overwritten.
+ */
+import { readFileSync, writeFileSync } from 'node:fs'
+import { paint, printList } from '@gatehouse/kit/cli/output.ts'
+import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
+import { escapeForTerminal } from '@gatehouse/kit/terminal.ts'
+import type { ZoneDiff } from '../zones/diff.ts'
+import { apiOf, zonePath } from './client.ts'
+
+type Opts = Record<string, unknown>
+const out = (text: string) => void process.stdout.write(text)
+
+interface ZoneSummary {
+  name: string
+  role: string
+  revision: string
+  serial: number
+  records: number
+}
+
+function printDiff(zone: string, diff: ZoneDiff): void {
+  out(
+    `${escapeForTerminal(zone)}: ${diff.added} to add, ${diff.removed} to remove, ${diff.unchanged} unchanged${diff.records.length === 0 ? ' (no changes)' : ''}\n`,
+  )
+  for (const r of diff.records) {
+    const text = `${r.op === 'add' ? '+' : '-'} ${escapeForTerminal(r.record)}`
+    out(`${paint(r.op === 'add' ? 'green' : 'red', text)}\n`)
+  }
+}
+
+function readZoneFile(file: string): string {
+  try {
+    return file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+  }
+}
+
+/** The zone's current revision, or undefined when dnsctl does not manage it. */
+async function currentRevision(api: ReturnType<typeof apiOf>, zone: string): Promise<string | undefined> {
+  const res = await api.request('GET', zonePath(zone), { accept: [404] })
+  if (res.status === 404) {
+    await res.text()
+    return undefined
+  }
+  await res.text()
+  return res.headers.get('etag')?.replace(/^"|"$/g, '')
+}
+
+function ifMatch(revision: string | undefined): Record<string, string> {
+  return revision === undefined ? {} : { 'if-match': `"${revision}"` }
+}
+
+export async function zoneList(o: Opts): Promise<void> {
+  const { body } = await apiOf(o).json<{ zones: ZoneSummary[] }>('GET', '/v1/zones')
+  printList(
+    body.zones,
+    [
+      { header: 'ZONE', value: (z) => z.name },
+      { header: 'ROLE', value: (z) => z.role },
+      { header: 'SERIAL', value: (z) => z.serial },
+      { header: 'RECORDS', value: (z) => z.records },
+      { header: 'REVISION', value: (z) => z.revision },
+    ],
+    { json: o.json === true },
+  )
+}
+
+const NAME = /^(?=.{1,253}\.?$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?\.?$/i
+
+function absolute(name: string, zone: string): string {
+  if (name.endsWith('.')) return name
+  return `${name}.${zone}.`
+}
+
+/** The zone text `zone create` sends: an SOA and NS records from the flags, with glue for in-zone servers. */
+export function newZoneText(zone: string, o: Opts, now = new Date()): string {
+  const origin = `${zone.replace(/\.$/, '').toLowerCase()}`
+  if (!NAME.test(origin)) throw new UsageError(`zone name ${JSON.stringify(zone)} is not a DNS name`)
+  const ns = ((o.ns as string[] | undefined) ?? ['ns1']).map((n) => absolute(n, origin))
+  const addresses = (o.nsAddress as string[] | undefined) ?? []
+  const inZone = ns.filter((n) => n === `${origin}.` || n.endsWith(`.${origin}.`))
+  if (inZone.length > 0 && addresses.length === 0) {
+    throw new UsageError(
+      `name server ${inZone[0]} is inside the zone and needs an address: give --ns-address IP (or --ns with a name outside the zone)`,
+    )
+  }
+  const serial = Number(o.serial ?? `${now.toISOString().slice(0, 10).replaceAll('-', '')}01`)
+  const rname = absolute((o.email as string | undefined)?.replace('@', '.') ?? 'hostmaster', origin)
+  const ttl = Number(o.ttl)
+  const lines = [
+    `$ORIGIN ${origin}.`,
+    `$TTL ${ttl}`,
+    `@ IN SOA ${ns[0]} ${rname} ${serial} ${o.refresh} ${o.retry} ${o.expire} ${o.minimum}`,
+    ...ns.map((n) => `@ IN NS ${n}`),
+  ]
+  for (const n of inZone) for (const a of addresses) lines.push(`${n} IN ${a.includes(':') ? 'AAAA' : 'A'} ${a}`)
+  return `${lines.join('\n')}\n`
+}
+
+export async function zoneCreate(o: Opts, zone: string): Promise<void> {
+  const api = apiOf(o)
+  const text = newZoneText(zone, o)
+  const dry = o.dryRun === true
+  const { body } = await api.json<ZoneSummary & { diff?: ZoneDiff; warnings: string[] }>(
+    'PUT',
+    `${zonePath(zone)}?role=primary&dry_run=${dry}`,
+    { text },
+  )
+  if (dry) return printDiff(body.name, body.diff!)
+  out(`zone ${body.name} created: serial ${body.serial}, ${body.records} records, revision ${body.revision}\n`)
+  for (const w of body.warnings) process.stderr.write(`dnsctl: warning: ${escapeForTerminal(w)}\n`)
+}
+
+export async function zoneExport(o: Opts, zone: string, file: string | undefined): Promise<void> {
+  const { body } = await apiOf(o).json<{ zone_text: string; revision: string }>('GET', zonePath(zone))
+  if (file === undefined || file === '-') return out(body.zone_text)
+  writeFileSync(file, body.zone_text)
+  process.stderr.write(`dnsctl: wrote ${file} (revision ${body.revision})\n`)
+}
+
+/** Import (or diff) a zone file: a dry run returns the record-level difference. */
+async function putText(o: Opts, zone: string, text: string, dry: boolean) {
+  const api = apiOf(o)
+  const revision = await currentRevision(api, zone)
+  const role = (o.role as string | undefined) ?? 'primary'
+  return api.json<ZoneSummary & { diff?: ZoneDiff; created: boolean; warnings: string[] }>(
+    'PUT',
+    `${zonePath(zone)}?role=${encodeURIComponent(role)}&dry_run=${dry}`,
+    { text, headers: ifMatch(revision) },
+  )
+}
+
+export async function zoneImport(o: Opts, zone: string, file: string): Promise<void> {
+  const dry = o.dryRun === true
+  const { body } = await putText(o, zone, readZoneFile(file), dry)
+  if (dry) return printDiff(body.name, body.diff!)
+  out(
+    `zone ${body.name} ${body.created ? 'created' : 'imported'}: serial ${body.serial}, ${body.records} records, revision ${body.revision}\n`,
+  )
+}
+
+export async function diff(o: Opts, zone: string, file: string): Promise<void> {
+  const { body } = await putText(o, zone, readZoneFile(file), true)
+  if (o.json === true) return out(`${JSON.stringify(body.diff, null, 2)}\n`)
+  printDiff(body.name, body.diff!)
+}
+
+export async function zoneDelete(o: Opts, zone: string): Promise<void> {
+  const api = apiOf(o)
+  const revision = await currentRevision(api, zone)
+  if (revision === undefined) throw new CliError(`zone ${zone} is not managed by dnsctl at ${api.base}`)
+  await api.json('DELETE', zonePath(zone), { headers: ifMatch(revision) })
+  out(`zone ${zone.replace(/\.$/, '')} deleted (its history is kept)\n`)
+}
+
+interface RRset {
+  name: string
+  type: string
+  ttl: number
+  records: string[]
+}
+
+export async function rrsetList(o: Opts, zone: string): Promise<void> {
+  const { body } = await apiOf(o).json<{ rrsets: RRset[] }>('GET', `${zonePath(zone)}/rrsets`)
+  printList(
+    body.rrsets.flatMap((s) => s.records.map((r) => ({ name: s.name || '@', ttl: s.ttl, type: s.type, data: r }))),
+    [
+      { header: 'NAME', value: (r) => r.name },
+      { header: 'TTL', value: (r) => r.ttl },
+      { header: 'TYPE', value: (r) => r.type },
+      { header: 'DATA', value: (r) => r.data },
+    ],
+    { json: o.json === true, ...(o.json === true ? { toJson: (r) => r } : {}) },
+  )
+}
+
+async function change(o: Opts, zone: string, c: Record<string, unknown>): Promise<void> {
+  const api = apiOf(o)
+  const { body: current, etag } = await api.json<{ rrsets: RRset[] }>('GET', `${zonePath(zone)}/rrsets`)
+  if (c.action === 'upsert' && c.ttl === undefined) {
+    // Keep the RRset's TTL when it exists; a new RRset gets the TTL of the apex SOA.
+    const same = current.rrsets.find((s) => s.name === c.name && s.type === c.type)
+    const soa = current.rrsets.find((s) => s.type === 'SOA')
+    c.ttl = same?.ttl ?? soa?.ttl ?? 3600
+  }
+  const dry = o.dryRun === true
+  const { body } = await api.json<{ zone: string; serial: number; revision: string; diff?: ZoneDiff }>(
+    'POST',
+    `${zonePath(zone)}/changes`,
+    { body: { changes: [c], dry_run: dry }, headers: ifMatch(etag) },
+  )
+  if (dry) return printDiff(body.zone, body.diff!)
+  out(
+    `${body.zone}: ${c.action === 'upsert' ? 'set' : 'deleted'} ${escapeForTerminal(`${c.name || '@'} ${c.type}`)}; serial ${body.serial}, revision ${body.revision}\n`,
+  )
+}
+
+export function rrsetSet(o: Opts, zone: string, name: string, type: string, records: string[]): Promise<void> {
+  let ttl: number | undefined
+  if (o.ttl !== undefined) {
+    ttl = Number(o.ttl)
+    if (!Number.isInteger(ttl) || ttl < 0 || ttl > 2_147_483_647)
+      throw new UsageError(`--ttl must be an integer from 0 to 2147483647, got ${JSON.stringify(o.ttl)}`)
+  }
+  return change(o, zone, {
+    action: 'upsert',
+    name: name === '@' ? '' : name,
+    type: type.toUpperCase(),
+    ...(ttl !== undefined ? { ttl } : {}),
+    records,
+  })
+}
+
+export function rrsetDelete(o: Opts, zone: string, name: string, type: string): Promise<void> {
+  return change(o, zone, { action: 'delete', name: name === '@' ? '' : name, type: type.toUpperCase() })
+}
+
+interface HistoryItem {
+  id: number
+  revision: string
+  role: string
+  serial: number
+  bytes: number
+  saved_at: string
+  replaced_by: string
+}
+
+export async function history(o: Opts, zone: string): Promise<void> {
+  const limit = Number(o.limit)
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+    throw new UsageError('--limit must be an integer from 1 to 1000')
+  const { body } = await apiOf(o).json<{ history: HistoryItem[] }>('GET', `${zonePath(zone)}/history?limit=${limit}`)
+  printList(
+    body.history,
+    [
+      { header: 'REVISION', value: (h) => h.revision },
+      { header: 'SERIAL', value: (h) => h.serial },
+      { header: 'SAVED', value: (h) => h.saved_at },
+      { header: 'REPLACED BY', value: (h) => h.replaced_by },
+      { header: 'BYTES', value: (h) => h.bytes },
+    ],
+    { json: o.json === true },
+  )
+}
+
+export async function rollback(o: Opts, zone: string, revision: string): Promise<void> {
+  const api = apiOf(o)
+  const { body: prior } = await api.json<{ zone_text: string; role: string }>(
+    'GET',
+    `${zonePath(zone)}/history/${encodeURIComponent(revision)}`,
+  )
+  const dry = o.dryRun === true
+  const { body } = await putText({ ...o, role: prior.role }, zone, prior.zone_text, dry)
+  if (dry) return printDiff(body.name, body.diff!)
+  out(`zone ${body.name} rolled back to the content of ${revision}: serial ${body.serial}, revision ${body.revision}\n`)
+}

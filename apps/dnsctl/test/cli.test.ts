@@ -1,0 +1,250 @@
+/**
+ * The dnsctl CLI as a user runs it: child processes against `dnsctl serve` (itself a child, on
+ * a real knotd): zone create without zone text, rrset set/delete with dry runs printed as
+ * record-level diffs, export/import, diff, history and rollback; and the API's text/dns bodies.
+ */
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { type Child, dnsQuery, freePort, type Knot, startChild, startKnot, tempDir } from '@gatehouse/testkit'
+import { json } from './helpers.ts'
+
+const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts')
+
+function cli(args: string[], env: NodeJS.ProcessEnv = {}, input?: string) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env } })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (c) => (stdout += c))
+    child.stderr.on('data', (c) => (stderr += c))
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
+    child.stdin.end(input ?? '')
+  })
+}
+
+describe('dnsctl CLI over the API', () => {
+  let knot: Knot
+  let server: Child
+  let base: string
+  const dir = tempDir('dnsctl-cli-')
+  let env: NodeJS.ProcessEnv
+
+  before(async () => {
+    knot = await startKnot()
+    const port = await freePort()
+    base = `http://127.0.0.1:${port}`
+    // The server reads the config file; the CLI finds the API through the same file.
+    const config = join(dir.path, 'dnsctl.json')
+    writeFileSync(
+      config,
+      JSON.stringify({
+        listen: `127.0.0.1:${port}`,
+        stateDir: join(dir.path, 'state'),
+        knot: { socket: knot.controlSocket, zonesDir: knot.zonesDir, address: `127.0.0.1:${knot.port}` },
+        logLevel: 'warn',
+      }),
+    )
+    env = { DNSCTL_CONFIG: config, DNSCTL_URL: undefined }
+    server = await startChild({
+      name: 'dnsctl',
+      command: process.execPath,
+      args: [MAIN],
+      logFile: join(dir.path, 'dnsctl.log'),
+      env: { ...process.env, ...env } as NodeJS.ProcessEnv,
+      probe: async () => (await fetch(`${base}/healthz`)).ok,
+    })
+  })
+  after(async () => {
+    await server?.stop()
+    await knot?.stop()
+    dir.remove()
+  })
+
+  const run = (...args: string[]) => cli(args, env)
+  const ok = async (...args: string[]) => {
+    const r = await run(...args)
+    assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`)
+    return r.stdout
+  }
+  const answers = async (name: string, type: 'A' | 'MX' | 'TXT') =>
+    (await dnsQuery(knot.port, name, type)).answers.map((a) => String((a as { data: unknown }).data)).sort()
+
+  test('zone create from flags, rrset set/delete with dry-run diffs, list, export/import, diff, history, rollback', async () => {
+    const zone = 'cli.test'
+    const dry = await ok(
+      'zone',
+      'create',
+      zone,
+      '--ns',
+      'ns1',
+      '--ns-address',
+      '192.0.2.53',
+      '--serial',
+      '7',
+      '--dry-run',
+    )
+    assert.equal(
+      dry,
+      [
+        'cli.test: 3 to add, 0 to remove, 0 unchanged',
+        '+ @ 3600 IN SOA ns1.cli.test. hostmaster.cli.test. 7 3600 900 604800 300',
+        '+ @ 3600 IN NS ns1.cli.test.',
+        '+ ns1 3600 IN A 192.0.2.53',
+        '',
+      ].join('\n'),
+    )
+    assert.equal((await run('zone', 'list', '--json')).stdout, '[]\n', 'a dry run creates nothing')
+    assert.match(
+      await ok('zone', 'create', zone, '--ns', 'ns1', '--ns-address', '192.0.2.53', '--serial', '7'),
+      /^zone cli\.test created: serial 7, 3 records/,
+    )
+    assert.equal(await knot.soaSerial(zone), 7)
+
+    const planned = await ok('rrset', 'set', '--dry-run', zone, 'www', 'A', '192.0.2.10', '192.0.2.11', '--ttl', '300')
+    assert.equal(
+      planned,
+      [
+        'cli.test: 3 to add, 1 to remove, 2 unchanged',
+        '- @ 3600 IN SOA ns1.cli.test. hostmaster.cli.test. 7 3600 900 604800 300',
+        '+ @ 3600 IN SOA ns1.cli.test. hostmaster.cli.test. 8 3600 900 604800 300',
+        '+ www 300 IN A 192.0.2.10',
+        '+ www 300 IN A 192.0.2.11',
+        '',
+      ].join('\n'),
+    )
+    assert.equal(await knot.soaSerial(zone), 7, 'the dry run published nothing')
+    assert.match(
+      await ok('rrset', 'set', zone, 'www', 'A', '192.0.2.10', '192.0.2.11', '--ttl', '300'),
+      /set www A; serial 8/,
+    )
+    assert.deepEqual(await answers('www.cli.test', 'A'), ['192.0.2.10', '192.0.2.11'])
+    assert.match(await ok('rrset', 'set', zone, '@', 'MX', '10 mail'), /serial 9/)
+    assert.match(await ok('rrset', 'set', zone, 'www', 'A', '192.0.2.12'), /serial 10/)
+    const rrsets = JSON.parse(await ok('rrset', 'list', zone, '--json'))
+    assert.deepEqual(
+      rrsets.filter((r: { name: string }) => r.name === 'www'),
+      [{ name: 'www', ttl: 300, type: 'A', data: '192.0.2.12' }],
+      'set keeps the RRset TTL when --ttl is absent',
+    )
+    const table = await ok('rrset', 'list', zone)
+    assert.match(table, /^NAME +TTL +TYPE +DATA$/m)
+    assert.match(table, /^@ +3600 +MX +10 mail\.cli\.test\.$/m)
+
+    const file = join(dir.path, 'cli.test.zone')
+    await ok('zone', 'export', zone, file)
+    const exported = readFileSync(file, 'utf8')
+    assert.match(exported, /^\$ORIGIN cli\.test\.\n@ 3600 IN SOA /)
+    writeFileSync(
+      file,
+      exported.replace(/^www 300 IN A 192\.0\.2\.12$/m, 'www 300 IN A 192.0.2.13\ntxt 60 IN TXT "hello"'),
+    )
+    const plan = await ok('diff', zone, file)
+    assert.match(plan, /^cli\.test: 3 to add, 2 to remove, \d+ unchanged$/m)
+    assert.match(plan, /^- www 300 IN A 192\.0\.2\.12$/m)
+    assert.match(plan, /^\+ www 300 IN A 192\.0\.2\.13$/m)
+    assert.match(plan, /^\+ txt 60 IN TXT "hello"$/m)
+    const planJson = JSON.parse(await ok('diff', zone, file, '--json'))
+    assert.equal(planJson.added, 3)
+    assert.deepEqual(await answers('www.cli.test', 'A'), ['192.0.2.12'], 'diff changes nothing')
+    assert.match(await ok('zone', 'import', zone, file), /^zone cli\.test imported: serial 11/)
+    assert.deepEqual(await answers('www.cli.test', 'A'), ['192.0.2.13'])
+    const stdin = await cli(['diff', zone, '-'], env, readFileSync(file, 'utf8'))
+    assert.match(stdin.stdout, /^cli\.test: 1 to add, 1 to remove/m, 'only the SOA serial would move')
+
+    assert.match(await ok('rrset', 'delete', zone, 'txt', 'TXT'), /deleted txt TXT; serial 12/)
+    const missing = await run('rrset', 'delete', zone, 'txt', 'TXT')
+    assert.equal(missing.code, 1)
+    assert.match(missing.stderr, /^dnsctl: .*\(rrset_not_found\)\n$/)
+
+    const history = JSON.parse(await ok('history', zone, '--json'))
+    assert.equal(history.length, 5, 'one prior revision per committed change after the create')
+    const beforeImport = history.find((h: { serial: number }) => h.serial === 10)
+    assert.match(await ok('history', zone), /^REVISION +SERIAL +SAVED +REPLACED BY +BYTES$/m)
+    const rollbackPlan = await ok('rollback', '--dry-run', zone, beforeImport.revision)
+    assert.match(rollbackPlan, /^\+ www 300 IN A 192\.0\.2\.12$/m)
+    assert.match(await ok('rollback', zone, beforeImport.revision), /rolled back to the content of .*: serial 13/)
+    assert.deepEqual(await answers('www.cli.test', 'A'), ['192.0.2.12'])
+    assert.equal(await knot.soaSerial(zone), 13, 'the serial moves forward')
+
+    const badRev = await run('rollback', zone, 'nope')
+    assert.equal(badRev.code, 1)
+    assert.equal(badRev.stderr.trim().split('\n').length, 1)
+    assert.match(await ok('zone', 'delete', zone), /deleted/)
+    assert.equal((await run('zone', 'list', '--json')).stdout, '[]\n')
+  })
+
+  test('usage errors exit 2; an unreachable API is one line naming the URL; --help has examples', async () => {
+    for (const args of [
+      ['zone'],
+      ['zone', 'create'],
+      ['rrset', 'set', 'a.test', 'www'],
+      ['diff', 'a.test'],
+      ['bogus-command'],
+    ]) {
+      const r = await run(...args)
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)
+    }
+    const noGlue = await run('zone', 'create', 'glue.test', '--ns', 'ns1')
+    assert.deepEqual([noGlue.code, noGlue.stderr.trim().split('\n').length], [2, 1])
+    const closed = await freePort()
+    const down = await cli(['zone', 'list'], { ...env, DNSCTL_URL: `http://127.0.0.1:${closed}` })
+    assert.equal(down.code, 1)
+    assert.equal(
+      down.stderr,
+      `dnsctl: cannot reach dnsctl at http://127.0.0.1:${closed} (ECONNREFUSED); is dnsctl serve running? set --url or $DNSCTL_URL\n`,
+    )
+    const help = await run('rrset', 'set', '--help')
+    assert.equal(help.code, 0)
+    assert.match(help.stdout, /Examples:\n {2}\$ dnsctl rrset set example\.com www A/)
+    assert.match((await run('--version')).stdout, /^\d+\.\d+\.\d+\n$/)
+  })
+
+  test('the API takes text/dns zone bodies; dry runs answer the record diff', async () => {
+    const zone = 'text.test'
+    const text =
+      '$ORIGIN text.test.\n$TTL 300\n@ IN SOA ns1 hostmaster 1 3600 900 604800 300\n@ IN NS ns1\nns1 IN A 192.0.2.1\n'
+    const put = (query: string, body: string, headers: Record<string, string> = {}) =>
+      fetch(`${base}/v1/zones/${zone}${query}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'text/dns', ...headers },
+        body,
+      })
+    let res = await put('?dry_run=true', text)
+    let body = await json(res)
+    assert.equal(res.status, 200, JSON.stringify(body))
+    assert.deepEqual([body.dry_run, body.diff.added, body.diff.removed], [true, 3, 0])
+    res = await put('', text)
+    body = await json(res)
+    assert.equal(res.status, 201, JSON.stringify(body))
+    assert.equal(await knot.soaSerial(zone), 1)
+    const revision = body.revision as string
+    res = await put('', text.replace('192.0.2.1', '192.0.2.2'))
+    assert.equal(res.status, 428, 'an import still needs the revision')
+    res = await put('?dry_run=true', text.replace('192.0.2.1', '192.0.2.2'), { 'if-match': `"${revision}"` })
+    body = await json(res)
+    assert.deepEqual(
+      body.diff.records.filter((r: { record: string }) => !r.record.includes('SOA')),
+      [
+        { op: 'remove', record: 'ns1 300 IN A 192.0.2.1' },
+        { op: 'add', record: 'ns1 300 IN A 192.0.2.2' },
+      ],
+    )
+    res = await put('?role=tertiary', text, { 'if-match': `"${revision}"` })
+    body = await json(res)
+    assert.equal(res.status, 400)
+    assert.match(body.error.message, /role \(primary or secondary\)/)
+    res = await put('', 'not a zone', { 'if-match': `"${revision}"` })
+    assert.equal(res.status, 400)
+    assert.equal(await knot.soaSerial(zone), 1, 'nothing was published by the refused requests')
+    res = await fetch(`${base}/v1/zones/${zone}/changes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'if-match': `"${revision}"` },
+      body: JSON.stringify({ dry_run: true, changes: [{ action: 'delete', name: 'ns1', type: 'A' }] }),
+    })
+    body = await json(res)
+    assert.equal(res.status, 400, 'removing the glue of an in-zone name server is refused, also in a dry run')
+  })
+})
