@@ -3,7 +3,7 @@
  * `/etc/gatehouse/edgegate.json` when it exists) > defaults, loaded by the kit's app shell.
  */
 import { type ConfigOf, field, type Schema } from '@gatehouse/kit/config.ts'
-import { parseDatabaseUrl } from '@gatehouse/kit/db/database.ts'
+import { parseDatabaseUrl } from '@gatehouse/kit/db/url.ts'
 import { parseCidr } from '@gatehouse/kit/net.ts'
 
 function databaseUrl(raw: unknown): string {

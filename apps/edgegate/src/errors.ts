@@ -1,5 +1,5 @@
 /** Every error code edgegate answers with (beside kit's); each is documented in the README. */
-import { defineErrors } from '@gatehouse/kit'
+import { defineErrors } from '@gatehouse/kit/errors.ts'
 
 export const errors = defineErrors({
   unauthorized: { status: 401, message: (why = 'credentials are missing or invalid') => why },

@@ -10,27 +10,9 @@
  */
 import { type Static, Type } from 'typebox'
 import { Compile } from 'typebox/compile'
+import { EDGE_LIMITS, FINGERPRINT_PATTERN, INSTANCE_ID_PATTERN, TIMESTAMP_PATTERN } from './edge-limits.ts'
 
-/** Limits from the spec's "Limits" table. */
-export const EDGE_LIMITS = {
-  /** Fingerprints per observation upload (the gates' page size). */
-  pageSize: 16,
-  /** IPs, ports and sightings per fingerprint. */
-  perFingerprint: 128,
-  /** Encoded fingerprint metadata, bytes (UTF-8 JSON). */
-  metadataBytes: 64 * 1024,
-  /** Signals per signal batch (ours). */
-  signalsPerBatch: 500,
-} as const
-
-/** RFC 3339 UTC with a `Z` suffix and up to nine fraction digits: `2026-11-22T05:19:26.123Z`. */
-export const TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?Z$'
-
-/** A stable instance name: letters, digits, `.`, `_`, `-`; starts with a letter or digit. */
-export const INSTANCE_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$'
-
-/** A fingerprint identifier: 32 hex characters for the SSH gate, JA4-like strings for TLS gates. */
-export const FINGERPRINT_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,255}$'
+export { EDGE_LIMITS, FINGERPRINT_PATTERN, INSTANCE_ID_PATTERN, TIMESTAMP_PATTERN }
 
 const Timestamp = Type.String({ pattern: TIMESTAMP_PATTERN, description: 'RFC 3339 UTC timestamp' })
 const InstanceId = Type.String({ pattern: INSTANCE_ID_PATTERN })

@@ -4,7 +4,7 @@
  */
 import { paint, printList } from '@gatehouse/kit/cli/output.ts'
 import { UsageError } from '@gatehouse/kit/cli/program.ts'
-import { parseDatabaseUrl } from '@gatehouse/kit/db/database.ts'
+import { parseDatabaseUrl } from '@gatehouse/kit/db/url.ts'
 import { escapeForTerminal } from '@gatehouse/kit/terminal.ts'
 import { toDecision } from '../decisions/service.ts'
 import { listDecisions } from '../decisions/store.ts'

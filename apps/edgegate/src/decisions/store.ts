@@ -13,7 +13,7 @@
  * administration (`getDecision`, `decisionsFor`, `listDecisions`) skip tombstones;
  * `decisionsSince` (the policy) returns them.
  */
-import { type DatabaseKind, sql } from '@gatehouse/kit'
+import { type DatabaseKind, sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely, Transaction } from 'kysely'
 import type { DB, DecisionRow, NewDecision } from '../db/schema.ts'
 

@@ -1,5 +1,5 @@
 /** Node registry rules: kinds, exactly one credential per node, enable/disable, token rotation. */
-import { INSTANCE_ID_PATTERN } from '@gatehouse/kit'
+import { INSTANCE_ID_PATTERN } from '@gatehouse/kit/edge-limits.ts'
 import type { Kysely } from 'kysely'
 import { audit } from '../admins/store.ts'
 import { newToken } from '../auth/tokens.ts'

@@ -4,12 +4,12 @@
  * the gate's running totals, so the larger wins. Every rule is a join (commutative,
  * associative, idempotent): a re-sent page changes nothing.
  */
-import { EDGE_LIMITS, normalizeIp, type Observation, parseIp } from '@gatehouse/kit'
+import { compareIps, EDGE_LIMITS, mergeIpSet, mergePortSet, mergeSightingLists } from '@gatehouse/kit/edge-limits.ts'
+import type { Observation } from '@gatehouse/kit/edge-wire.ts'
+import { normalizeIp } from '@gatehouse/kit/net.ts'
 import type { FingerprintRow, NewFingerprint } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { parseMillis } from '../timestamps.ts'
-
-const MAX = EDGE_LIMITS.perFingerprint
 
 export interface StoredSighting {
   ip: string
@@ -58,35 +58,8 @@ function ip(text: string): string | undefined {
   return out
 }
 
-// Sort keys of canonical addresses ("4" + 8 hex digits, "6" + 32), memoised: sorting
-// compares the same few addresses many times. Dotted quads (canonical IPv4) are keyed
-// directly; only IPv6 goes through the general parser.
-const sortKeys = new Map<string, string>()
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
-
-function sortKey(address: string): string {
-  let key = sortKeys.get(address)
-  if (key === undefined) {
-    if (DOTTED_QUAD.test(address)) {
-      const [a, b, c, d] = address.split('.').map(Number) as [number, number, number, number]
-      key = `4${HEX[a]}${HEX[b]}${HEX[c]}${HEX[d]}`
-    } else {
-      const bytes = parseIp(address).toByteArray()
-      key = (bytes.length === 4 ? '4' : '6') + bytes.map((b) => HEX[b]).join('')
-    }
-    if (sortKeys.size >= 50_000) sortKeys.clear()
-    sortKeys.set(address, key)
-  }
-  return key
-}
-
-/** Numeric address order, IPv4 before IPv6 (addresses already canonical). */
-export function compareIps(a: string, b: string): number {
-  if (a === b) return 0
-  const x = sortKey(a)
-  const y = sortKey(b)
-  return x < y ? -1 : x > y ? 1 : 0
-}
+/** Numeric address order, IPv4 before IPv6: the kit's one rule for fingerprint sets. */
+export { compareIps }
 
 /** Validate one observation beyond its schema; throws a 4xx AppError naming the field. */
 export function normalizeObservation(o: Observation, index: number, cutoffMs: number): Aggregate {
@@ -131,52 +104,20 @@ export function normalizeObservation(o: Observation, index: number, cutoffMs: nu
   }
 }
 
-/** The distinct values of `a` then `b`, in first-seen order (a fresh array). */
-function distinct<T>(a: readonly T[], b: readonly T[]): T[] {
-  if (a.length + b.length <= 8) {
-    // A handful of values (a fresh observation): linear scans beat building a Set.
-    const out: T[] = []
-    for (const x of a) if (!out.includes(x)) out.push(x)
-    for (const x of b) if (!out.includes(x)) out.push(x)
-    return out
-  }
-  const set = new Set(a)
-  for (const x of b) set.add(x)
-  return [...set]
-}
-
+// The set rules are the kit's (packages/kit/src/edge-limits.ts), shared with the SSH gate so
+// both keep the same 128 values, ties included.
 export function mergeIps(a: string[], b: string[]): string[] {
-  const out = distinct(a, b)
-  if (out.length > 1) out.sort(compareIps)
-  if (out.length > MAX) out.length = MAX
-  return out
+  return mergeIpSet(a, b)
 }
 
 export function mergePorts(a: number[], b: number[]): number[] {
-  const out = distinct(a, b)
-  if (out.length > 1) out.sort((x, y) => x - y)
-  if (out.length > MAX) out.length = MAX
-  return out
+  return mergePortSet(a, b)
 }
 
-function bySightingOrder(x: StoredSighting, y: StoredSighting): number {
-  return y.last_seen_ms - x.last_seen_ms || compareIps(x.ip, y.ip) || x.port - y.port
-}
+const sightingTime = (s: StoredSighting) => s.last_seen_ms
 
 export function mergeSightings(a: StoredSighting[], b: StoredSighting[], cutoffMs: number): StoredSighting[] {
-  const byPair = new Map<string, StoredSighting>()
-  const add = (s: StoredSighting) => {
-    if (s.last_seen_ms < cutoffMs) return
-    const key = `${s.ip}|${s.port}`
-    const prev = byPair.get(key)
-    if (!prev || prev.last_seen_ms < s.last_seen_ms) byPair.set(key, s)
-  }
-  for (const s of a) add(s)
-  for (const s of b) add(s)
-  const out = [...byPair.values()]
-  if (out.length > 1) out.sort(bySightingOrder)
-  if (out.length > MAX) out.length = MAX
-  return out
+  return mergeSightingLists(a, b, sightingTime, cutoffMs)
 }
 
 /** Merge two aggregates of one fingerprint. The newer observation's status and metadata win. */

@@ -3,10 +3,10 @@
  * (sightings keep the 128 most recent; the IP and port sets keep the first 128 values in
  * sorted order) and encoded metadata of at most 64 KiB.
  */
-import { parseIp } from '@gatehouse/kit/net.ts'
+import { compareIps, EDGE_LIMITS, mergeIpSet, mergePortSet, mergeSightingLists } from '@gatehouse/kit/edge-limits.ts'
 
-export const MAX_VALUES = 128
-export const MAX_METADATA_BYTES = 64 * 1024
+export const MAX_VALUES = EDGE_LIMITS.perFingerprint
+export const MAX_METADATA_BYTES = EDGE_LIMITS.metadataBytes
 
 export interface Sighting {
   ip: string
@@ -18,46 +18,29 @@ export interface Sighting {
   relay_ip?: string
 }
 
-/** IPv4 before IPv6, each in numeric order; text that is not an address sorts last. */
-export function compareIps(a: string, b: string): number {
-  const ka = ipKey(a)
-  const kb = ipKey(b)
-  if (ka === undefined || kb === undefined) {
-    if (ka === kb) return a < b ? -1 : a > b ? 1 : 0
-    return ka === undefined ? 1 : -1
-  }
-  if (ka.length !== kb.length) return ka.length - kb.length
-  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i]! - kb[i]!
-  return 0
-}
+// The set rules are the kit's (packages/kit/src/edge-limits.ts), shared with the control plane
+// so both keep the same 128 values, ties included.
 
-function ipKey(text: string): number[] | undefined {
-  try {
-    return parseIp(text).toByteArray()
-  } catch {
-    return undefined
-  }
-}
+/** IPv4 before IPv6, each in numeric order; text that is not an address sorts last. */
+export { compareIps }
 
 export function mergeIps(existing: readonly string[], added: Iterable<string>): string[] {
-  return [...new Set([...existing, ...added])].sort(compareIps).slice(0, MAX_VALUES)
+  return mergeIpSet(existing, [...added])
 }
 
 export function mergePorts(existing: readonly number[], added: Iterable<number>): number[] {
-  return [...new Set([...existing, ...added])].sort((a, b) => a - b).slice(0, MAX_VALUES)
+  return mergePortSet(existing, [...added])
 }
 
-/** One sighting per IP/port pair, newest first, the 128 most recent kept. */
+const sightingTime = (s: Sighting) => Date.parse(s.last_seen)
+
+/**
+ * One sighting per IP/port pair (the newest; at the same instant the added one), newest first,
+ * the 128 most recent kept. Times are compared as instants: RFC 3339 texts with different
+ * fraction digits do not sort as text.
+ */
 export function mergeSightings(existing: readonly Sighting[], added: readonly Sighting[]): Sighting[] {
-  const byPair = new Map<string, Sighting>()
-  for (const s of [...existing, ...added]) {
-    const key = `${s.ip}|${s.port}`
-    const prev = byPair.get(key)
-    if (!prev || prev.last_seen <= s.last_seen) byPair.set(key, s)
-  }
-  return [...byPair.values()]
-    .sort((a, b) => (a.last_seen < b.last_seen ? 1 : a.last_seen > b.last_seen ? -1 : 0))
-    .slice(0, MAX_VALUES)
+  return mergeSightingLists(existing, added, sightingTime)
 }
 
 /** Metadata over the limit (only possible in databases written by other versions) is dropped. */

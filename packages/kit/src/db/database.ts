@@ -19,11 +19,12 @@ import {
 } from 'kysely'
 import { StartupError } from '../errors.ts'
 import { type ConnectionLock, NodeSqliteDatabase, NodeSqliteDialect, type Statement } from './sqlite-adapter.ts'
+import { type DatabaseKind, parseDatabaseUrl } from './url.ts'
 
 export type { Migration } from 'kysely'
 export { sql } from 'kysely'
 
-export type DatabaseKind = 'sqlite' | 'postgres'
+export { type DatabaseKind, parseDatabaseUrl }
 
 export interface DatabaseOptions {
   /** `sqlite:/var/lib/app/app.db`, `sqlite::memory:` or `postgres://user@host/db`. */
@@ -96,25 +97,6 @@ export interface SyncTransaction {
   all<Row>(query: PreparedQuery<Row>, ...parameters: unknown[]): Row[]
   first<Row>(query: PreparedQuery<Row>, ...parameters: unknown[]): Row | undefined
   run(query: PreparedQuery<unknown>, ...parameters: unknown[]): number
-}
-
-/** Parse a database URL into its kind and location (SQLite path or PostgreSQL URL). */
-export function parseDatabaseUrl(url: string): { kind: DatabaseKind; location: string } {
-  if (url.startsWith('sqlite:')) {
-    const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
-    if (path === '')
-      throw new StartupError(`database URL ${JSON.stringify(url)}: missing file path (sqlite:/path/to/file.db)`)
-    return { kind: 'sqlite', location: path }
-  }
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    try {
-      new URL(url)
-    } catch {
-      throw new StartupError('database URL is not a valid postgres:// URL')
-    }
-    return { kind: 'postgres', location: url }
-  }
-  throw new StartupError('database URL must start with sqlite: or postgres://')
 }
 
 function redact(url: string): string {

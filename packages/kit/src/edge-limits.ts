@@ -1,0 +1,135 @@
+/**
+ * The edge protocol's limits and identifier patterns (spec edge-gate.md, "Limits"), apart from
+ * the TypeBox schemas in edge-wire.ts: gates and the control plane's CLI check them without
+ * compiling the wire schemas (about 0.2 s at start-up); and the merge rules of a fingerprint's IP,
+ * port and sighting sets, one implementation for the SSH gate and the control plane.
+ */
+import { parseIp } from './net.ts'
+
+/** Limits from the spec's "Limits" table. */
+export const EDGE_LIMITS = {
+  /** Fingerprints per observation upload (the gates' page size). */
+  pageSize: 16,
+  /** IPs, ports and sightings per fingerprint. */
+  perFingerprint: 128,
+  /** Encoded fingerprint metadata, bytes (UTF-8 JSON). */
+  metadataBytes: 64 * 1024,
+  /** Signals per signal batch (ours). */
+  signalsPerBatch: 500,
+} as const
+
+/** RFC 3339 UTC with a `Z` suffix and up to nine fraction digits: `2026-11-22T05:19:26.123Z`. */
+export const TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?Z$'
+
+/** A stable instance name: letters, digits, `.`, `_`, `-`; starts with a letter or digit. */
+export const INSTANCE_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$'
+
+/** A fingerprint identifier: 32 hex characters for the SSH gate, JA4-like strings for TLS gates. */
+export const FINGERPRINT_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,255}$'
+
+// The merge rules of one fingerprint's sets (spec "Limits"), shared by the SSH gate's store and
+// the control plane's aggregates so both keep the same 128 values, ties included. Each rule is a
+// join (commutative, associative, idempotent) on values that are equal when their keys are.
+
+const MAX = EDGE_LIMITS.perFingerprint
+const DOTTED_QUAD = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
+// Sort keys ("4" + 8 hex digits, "6" + 32, "9" + text for what is not an address), memoised:
+// sorting compares the same few addresses many times (the control plane's ingest hot path).
+const sortKeys = new Map<string, string>()
+
+function sortKey(address: string): string {
+  let key = sortKeys.get(address)
+  if (key === undefined) {
+    if (DOTTED_QUAD.test(address)) {
+      const [a, b, c, d] = address.split('.').map(Number) as [number, number, number, number]
+      key = `4${HEX[a]}${HEX[b]}${HEX[c]}${HEX[d]}`
+    } else {
+      try {
+        const bytes = parseIp(address).toByteArray()
+        key = (bytes.length === 4 ? '4' : '6') + bytes.map((b) => HEX[b]).join('')
+      } catch {
+        key = `9${address}`
+      }
+    }
+    if (sortKeys.size >= 50_000) sortKeys.clear()
+    sortKeys.set(address, key)
+  }
+  return key
+}
+
+/**
+ * The order of addresses in a fingerprint's sets: IPv4 before IPv6, each numeric; text that is
+ * not an address (only in rows written by other versions) last, in text order.
+ *
+ * @example ['::1', '10.0.0.2', '9.0.0.1'].sort(compareIps) // ['9.0.0.1', '10.0.0.2', '::1']
+ */
+export function compareIps(a: string, b: string): number {
+  if (a === b) return 0
+  const x = sortKey(a)
+  const y = sortKey(b)
+  return x < y ? -1 : x > y ? 1 : 0
+}
+
+/** The distinct values of `a` then `b` (a fresh array). */
+function distinct<T>(a: readonly T[], b: readonly T[]): T[] {
+  if (a.length + b.length <= 8) {
+    // A handful of values (a fresh observation): linear scans beat building a Set.
+    const out: T[] = []
+    for (const x of a) if (!out.includes(x)) out.push(x)
+    for (const x of b) if (!out.includes(x)) out.push(x)
+    return out
+  }
+  const set = new Set(a)
+  for (const x of b) set.add(x)
+  return [...set]
+}
+
+/** The IP set rule: distinct addresses in `compareIps` order, the first 128 kept. */
+export function mergeIpSet(a: readonly string[], b: readonly string[]): string[] {
+  const out = distinct(a, b)
+  if (out.length > 1) out.sort(compareIps)
+  if (out.length > MAX) out.length = MAX
+  return out
+}
+
+/** The port set rule: distinct ports in numeric order, the first 128 kept. */
+export function mergePortSet(a: readonly number[], b: readonly number[]): number[] {
+  const out = distinct(a, b)
+  if (out.length > 1) out.sort((x, y) => x - y)
+  if (out.length > MAX) out.length = MAX
+  return out
+}
+
+export interface SightingLike {
+  ip: string
+  port: number
+}
+
+/**
+ * The sighting rule: one sighting per IP/port pair, the newest (at the same instant the one in
+ * `b`, the later report, replaces the one in `a`); sightings older than `cutoffMs` dropped; then
+ * newest first, ties broken by IP (`compareIps`) and port, and the first 128 kept. `time` gives a
+ * sighting's instant in milliseconds (the apps store it as a number or as RFC 3339 text).
+ */
+export function mergeSightingLists<S extends SightingLike>(
+  a: readonly S[],
+  b: readonly S[],
+  time: (s: S) => number,
+  cutoffMs = Number.NEGATIVE_INFINITY,
+): S[] {
+  const byPair = new Map<string, { s: S; t: number }>()
+  const add = (s: S) => {
+    const t = time(s)
+    if (!(t >= cutoffMs)) return
+    const key = `${s.ip}|${s.port}`
+    const prev = byPair.get(key)
+    if (!prev || prev.t <= t) byPair.set(key, { s, t })
+  }
+  for (const s of a) add(s)
+  for (const s of b) add(s)
+  const out = [...byPair.values()]
+  if (out.length > 1) out.sort((x, y) => y.t - x.t || compareIps(x.s.ip, y.s.ip) || x.s.port - y.s.port)
+  if (out.length > MAX) out.length = MAX
+  return out.map((x) => x.s)
+}
