@@ -8,7 +8,16 @@ import { spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { type Child, dnsQuery, freePort, type Knot, startChild, startKnot, tempDir } from '@gatehouse/testkit'
+import {
+  type Child,
+  dnsQuery,
+  freePort,
+  type Knot,
+  loadedPackages,
+  startChild,
+  startKnot,
+  tempDir,
+} from '@gatehouse/testkit'
 import { json } from './helpers.ts'
 
 const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts')
@@ -200,6 +209,11 @@ describe('dnsctl CLI over the API', () => {
     assert.equal(help.code, 0)
     assert.match(help.stdout, /Examples:\n {2}\$ dnsctl rrset set example\.com www A/)
     assert.match((await run('--version')).stdout, /^\d+\.\d+\.\d+\n$/)
+    for (const args of [['--help'], ['zone', 'list']]) {
+      const r = await loadedPackages([MAIN, ...args], { ...process.env, ...env })
+      assert.equal(r.code, 0, r.stderr)
+      assert.deepEqual(r.packages, ['commander', 'ipaddr.js'], `${args.join(' ')} loads only the CLI's own packages`)
+    }
   })
 
   test('the API takes text/dns zone bodies; dry runs answer the record diff', async () => {

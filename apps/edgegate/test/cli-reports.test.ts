@@ -6,13 +6,14 @@ import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { freePort, tempDir } from '@gatehouse/testkit'
+import { freePort, loadedPackages, tempDir } from '@gatehouse/testkit'
 import {
   call,
   cli,
   DIALECTS,
   type Json,
   lazyPostgres,
+  MAIN,
   makeTls,
   newDatabase,
   observation,
@@ -162,5 +163,22 @@ describe('edgegate admin commands and the config file', () => {
     assert.equal(down.stderr.trim().split('\n').length, 1, down.stderr)
     assert.match(down.stderr, /unreachable/)
     assert.doesNotMatch(down.stderr, /secret/)
+  })
+
+  test('--help and the SQLite admin commands never load the server stack (Fastify, undici, pg)', async () => {
+    const dir = tempDir('edgegate-lazy-')
+    const database = `sqlite:${join(dir.path, 'e.db')}`
+    assert.equal((await cli(['migrate', '--database', database])).code, 0)
+    for (const args of [
+      ['--help'],
+      ['node', 'list', '--database', database],
+      ['status', '--database', database],
+      ['decision', 'list', '--database', database],
+    ]) {
+      const r = await loadedPackages([MAIN, ...args])
+      assert.equal(r.code, 0, r.stderr)
+      for (const heavy of ['fastify', 'undici', 'pg', 'pino', 'typebox'])
+        assert.ok(!r.packages.includes(heavy), `${args.join(' ')} loaded ${heavy}: ${r.packages.join(', ')}`)
+    }
   })
 })

@@ -6,11 +6,11 @@ import assert from 'node:assert/strict'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { tempDir } from '@gatehouse/testkit'
+import { loadedPackages, tempDir } from '@gatehouse/testkit'
 import { openStore } from '../src/db/index.ts'
 import { recordObservations } from '../src/fingerprints/store.ts'
 import { setSyncState } from '../src/fingerprints/sync-store.ts'
-import { cli } from './helpers.ts'
+import { cli, MAIN } from './helpers.ts'
 
 const dir = tempDir('sshproxy-status-')
 after(() => dir.remove())
@@ -91,5 +91,13 @@ describe('sshproxy status', () => {
     const noRoute = await cli(['status', '--db', db])
     assert.equal(noRoute.code, 1, 'status needs the same inputs as serve')
     assert.match(noRoute.stderr, /route/)
+
+    // The store commands and --help never load the gate's server stack.
+    for (const a of [['--help'], ['list', '--db', db], ['status', ...args]]) {
+      const r = await loadedPackages([MAIN, ...a])
+      assert.equal(r.code, 0, r.stderr)
+      for (const heavy of ['fastify', 'undici', 'pg', 'pino', 'prom-client'])
+        assert.ok(!r.packages.includes(heavy), `${a.join(' ')} loaded ${heavy}: ${r.packages.join(', ')}`)
+    }
   })
 })

@@ -13,6 +13,7 @@ export {
   httpLoad,
   processCpu,
 } from './load.ts'
+export { loadedPackages } from './loaded-packages.ts'
 export { type AccessTokenOptions, type OidcProvider, type OidcProviderOptions, startOidcProvider } from './oidc.ts'
 export { type Postgres, startPostgres } from './postgres.ts'
 export { type Redis, startRedis } from './redis.ts'
