@@ -40,15 +40,8 @@ export async function deleteSession(db: Kysely<DB>, token: string): Promise<void
   await db.deleteFrom('sessions').where('token_hash', '=', hashToken(token)).execute()
 }
 
-/** The value of one cookie from a Cookie header, or undefined. */
-export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=')
-    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
-  }
-  return undefined
-}
+/** The value of one cookie from a Cookie header, or undefined (the kit's parser). */
+export { readCookie } from '@gatehouse/kit/credentials.ts'
 
 export function sessionCookie(token: string, ttlMs: number, secure: boolean): string {
   const attrs = [
