@@ -4,7 +4,15 @@
  * only file that reads `process.env`.
  */
 import { join } from 'node:path'
-import { ConfigError, type ConfigOf, field, isLoopback, type LoadOptions, loadConfig } from '@gatehouse/kit'
+import {
+  ConfigError,
+  type ConfigOf,
+  field,
+  isLoopback,
+  type LoadOptions,
+  loadAppConfig,
+  loadConfig,
+} from '@gatehouse/kit'
 
 const durationOpts = { min: '1s' } as const
 
@@ -206,9 +214,13 @@ export function loadPublishConfig(argv: string[]): PublishConfig {
   return config
 }
 
-/** The server's environment (kept here: this is the one file that reads process.env). */
+/**
+ * The server's flags, environment and JSON file (`--config FILE`, else `$ARTSVC_CONFIG`, else
+ * `/etc/gatehouse/artsvc.json` when it exists; keys as in the schema). Kept here: this is the one
+ * file that reads process.env.
+ */
 export function loadServerConfig(argv: string[]): ArtsvcConfig {
-  return loadArtsvcConfig({ argv, env: process.env })
+  return finishConfig(loadAppConfig('artsvc', configSchema, { argv, env: process.env }).config)
 }
 
 export function stderrIsTerminal(): boolean {

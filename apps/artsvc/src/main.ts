@@ -3,12 +3,19 @@
  * artsvc                 run the server (also `artsvc serve`)
  * artsvc publish ...     publish a ZIP bundle (see --help)
  */
-import { describeSchema, exitWithError, parseListenAddress, runMain, StartupError } from '@gatehouse/kit'
+import {
+  describeSchema,
+  exitWithError,
+  packageVersion,
+  parseListenAddress,
+  runMain,
+  StartupError,
+} from '@gatehouse/kit'
 import { PublishError, publish } from './cli/publish.ts'
 import { configSchema, loadPublishConfig, loadServerConfig, publishSchema, stderrIsTerminal } from './config.ts'
 import { buildServer } from './server.ts'
 
-const USAGE = `usage: artsvc [serve] [--listen host:port]
+const USAGE = `usage: artsvc [serve] [--config FILE] [--listen host:port]
        artsvc publish --title <title> --zip <file> [--entrypoint index.html] [--artifact <id>] [--progress auto|always|never]`
 
 async function serve(argv: string[]) {
@@ -72,6 +79,10 @@ async function publishCommand(argv: string[]) {
 }
 
 const [command, ...rest] = process.argv.slice(2)
+if (command === '--version' || command === '-V') {
+  process.stdout.write(`${packageVersion(new URL('../package.json', import.meta.url))}\n`)
+  process.exit(0)
+}
 if (command === 'publish') await publishCommand(rest)
 else if (command === 'serve') await serve(rest)
 else if (command === undefined || command.startsWith('-')) await serve(process.argv.slice(2))

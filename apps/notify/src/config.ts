@@ -1,13 +1,13 @@
 /**
- * The service configuration: flags > NOTIFY_* environment > defaults. The only file that
+ * The service configuration: flags > NOTIFY_* environment > JSON file > defaults. The only file that
  * reads process.env. Flags use the spec's single-dash form (`-listen`, `-hook-id`); the
  * kit's parser also takes `--listen` and `--listen=value`.
  */
-import { ConfigError, type ConfigOf, field, isLoopback, loadConfig, parseListenAddress } from '@gatehouse/kit'
+import { ConfigError, type ConfigOf, field, isLoopback, loadAppConfig, parseListenAddress } from '@gatehouse/kit'
 import { CHANNEL_NAME, USERNAME } from './names.ts'
 
 export const schema = {
-  listen: field.string({
+  listen: field.listen({
     env: 'NOTIFY_LISTEN',
     flag: 'listen',
     default: '127.0.0.1:8080',
@@ -133,8 +133,11 @@ function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || isLoopback(host)
 }
 
-/** Load from argv and environment. */
+/**
+ * Load from argv and environment, and the JSON file `--config FILE` (or `-config`), else
+ * `$NOTIFY_CONFIG`, else `/etc/gatehouse/notify.json` when it exists, names (keys as in `schema`).
+ */
 export function readConfig(argv: string[], env: Record<string, string | undefined>): Config {
-  const { config } = loadConfig(schema, { argv, env })
+  const { config } = loadAppConfig('notify', schema, { argv, env })
   return finishConfig(config)
 }

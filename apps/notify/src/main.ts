@@ -3,14 +3,20 @@
  * notify: the notification service. Reads flags and NOTIFY_* variables, opens the
  * database (migrations run at startup), listens, and drains on SIGTERM/SIGINT.
  */
-import { createLogger, describeSchema, parseListenAddress, runMain } from '@gatehouse/kit'
+import { createLogger, describeSchema, packageVersion, parseListenAddress, runMain } from '@gatehouse/kit'
 import { readConfig, schema } from './config.ts'
 import { openNotifyDatabase } from './db/open.ts'
 import { buildServer } from './server.ts'
 
 const argv = process.argv.slice(2)
 if (argv.includes('-help') || argv.includes('--help') || argv.includes('-h')) {
-  process.stdout.write(`usage: notify [flags]\n\n${describeSchema(schema).join('\n')}\n`)
+  process.stdout.write(
+    `usage: notify [flags]\n\nFlags take one dash or two (-listen, --listen=ADDR). Flags > NOTIFY_* environment > JSON file > defaults.\n\n  --config FILE, $NOTIFY_CONFIG (default /etc/gatehouse/notify.json when it exists)\n      JSON file whose keys are the names below (listen, database, ...)\n${describeSchema(schema).join('\n')}\n\nexample:\n  notify -listen 127.0.0.1:8080 -database sqlite:/var/lib/notify/notify.db\n`,
+  )
+  process.exit(0)
+}
+if (argv.includes('-version') || argv.includes('--version') || argv.includes('-V')) {
+  process.stdout.write(`${packageVersion(new URL('../package.json', import.meta.url))}\n`)
   process.exit(0)
 }
 
