@@ -10,7 +10,7 @@ import { loadedPackages, tempDir } from '@gatehouse/testkit'
 import { openStore } from '../src/db/index.ts'
 import { recordObservations } from '../src/fingerprints/store.ts'
 import { setSyncState } from '../src/fingerprints/sync-store.ts'
-import { cli, MAIN } from './helpers.ts'
+import { cli, fakeBackend, MAIN, rawClient, startGate, waitFor } from './helpers.ts'
 
 const dir = tempDir('sshproxy-status-')
 after(() => dir.remove())
@@ -73,6 +73,7 @@ describe('sshproxy status', () => {
         'routes: 1',
         '  127.0.0.1:2222 -> 127.0.0.1:22',
         `database: ${db}`,
+        'gate: unknown (no --metrics-listen: status reads the running gate through its metrics endpoint)',
         'unknown clients: rejected',
         'fingerprints: 4 stored: 1 approved, 1 blocked, 1 pending, 1 new',
         'enrolled connections: 3',
@@ -98,6 +99,43 @@ describe('sshproxy status', () => {
       assert.equal(r.code, 0, r.stderr)
       for (const heavy of ['fastify', 'undici', 'pg', 'pino', 'prom-client'])
         assert.ok(!r.packages.includes(heavy), `${a.join(' ')} loaded ${heavy}: ${r.packages.join(', ')}`)
+    }
+  })
+
+  test('with --metrics-listen it reads the running gate: connections by result, or that it does not answer', async () => {
+    const backend = await fakeBackend()
+    // The database outside the gate's folder: it outlives the gate (stop removes that folder).
+    const db = join(dir.path, 'live.db')
+    const gate = await startGate(backend.port, [], db)
+    try {
+      const args = [
+        '--db',
+        db,
+        '--route',
+        `127.0.0.1:${gate.port}=127.0.0.1:${backend.port}`,
+        '--metrics-listen',
+        `127.0.0.1:${gate.metricsPort}`,
+      ]
+      // A client that breaks the protocol: one protocol_error, counted by the running gate.
+      await rawClient(gate.port, Buffer.from('SSH-1.5-ancient\r\n'))
+      const live = await waitFor('the protocol error in status', async () => {
+        const r = await cli(['status', '--json', ...args])
+        const report = JSON.parse(r.stdout)
+        return report.gate.connections?.protocol_error === 1 ? report : undefined
+      })
+      assert.equal(live.gate.running, true)
+      const human = await cli(['status', ...args])
+      assert.match(human.stdout, /^gate: running; connections since it started: 1 protocol_error$/m)
+      await gate.stop()
+      const down = await cli(['status', ...args])
+      assert.equal(down.code, 0, 'a stopped gate is a state, not a failure of status')
+      assert.match(
+        down.stdout,
+        new RegExp(`^gate: not answering on 127\\.0\\.0\\.1:${gate.metricsPort} \\(not running\\?\\)$`, 'm'),
+      )
+    } finally {
+      await gate.stop()
+      await backend.close()
     }
   })
 })

@@ -16,8 +16,33 @@ import type { Io } from './io.ts'
 const UPLOAD_ACK_KEY = 'upload_ack_seq'
 const POLICY_CURSOR_KEY = 'policy_cursor'
 
+/**
+ * Connection results of the running gate since it started, from its metrics endpoint
+ * (`sshproxy_connection_results_total`, summed over routes); undefined when it does not answer.
+ */
+async function liveResults(address: { host: string; port: number }): Promise<Record<string, number> | undefined> {
+  const host = address.host === '0.0.0.0' ? '127.0.0.1' : address.host === '::' ? '::1' : address.host
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}/metrics`
+  let text: string
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2000), redirect: 'manual' })
+    if (!res.ok) return undefined
+    text = await res.text()
+  } catch {
+    return undefined
+  }
+  const results: Record<string, number> = {}
+  for (const m of text.matchAll(
+    /^sshproxy_connection_results_total\{[^}]*result="([a-z_]+)"[^}]*\} (\d+(?:\.\d+)?(?:e\+\d+)?)$/gm,
+  )) {
+    results[m[1]!] = (results[m[1]!] ?? 0) + Number(m[2])
+  }
+  return results
+}
+
 export async function statusCommand(flags: Record<string, unknown>, json: boolean, io: Io): Promise<void> {
   const config = loadServeConfig({ flags, fileExists: existsSync })
+  const live = config.metricsListen ? await liveResults(config.metricsListen) : undefined
   const report = await withStore(config.dbPath, async ({ db }) => {
     const rows = await db
       .selectFrom('fingerprints')
@@ -54,6 +79,11 @@ export async function statusCommand(flags: Record<string, unknown>, json: boolea
       .executeTakeFirstOrThrow()
     return {
       routes: config.routes.map((r) => ({ listen: r.name, backend: formatAddress(r.backend) })),
+      gate: config.metricsListen
+        ? live
+          ? { running: true, connections: live }
+          : { running: false, connections: null }
+        : { running: null, connections: null },
       database: config.dbPath,
       unknown_clients: config.allowUnknown ? 'let through (enrollment)' : 'rejected',
       fingerprints,
@@ -78,6 +108,17 @@ export async function statusCommand(flags: Record<string, unknown>, json: boolea
     `routes: ${report.routes.length}`,
     ...report.routes.map((r) => `  ${r.listen} -> ${r.backend}`),
     `database: ${escapeForTerminal(report.database)}`,
+    report.gate.running === null
+      ? 'gate: unknown (no --metrics-listen: status reads the running gate through its metrics endpoint)'
+      : report.gate.running
+        ? `gate: running; connections since it started: ${
+            Object.entries(report.gate.connections!)
+              .filter(([, n]) => n > 0)
+              .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+              .map(([r, n]) => `${n} ${r}`)
+              .join(', ') || 'none'
+          }`
+        : paint('red', `gate: not answering on ${formatAddress(config.metricsListen!)} (not running?)`),
     `unknown clients: ${report.unknown_clients}`,
     `fingerprints: ${f.total} stored: ${paint('green', `${f.approved} approved`)}, ${paint('red', `${f.blocked} blocked`)}, ${f.pending} pending, ${f.new > 0 ? paint('yellow', `${f.new} new`) : '0 new'}`,
     `enrolled connections: ${report.enrolled_connections}`,
