@@ -36,7 +36,7 @@ export const configSchema = {
     doc: 'at least 32 random bytes (base64 or text); keys tickets and share-session cookies',
   }),
   authMode: field.enum(['oidc', 'edge_access'], { env: 'ARTSVC_AUTH_MODE', default: 'oidc' }),
-  listen: field.string({ env: 'ARTSVC_LISTEN', flag: 'listen', default: '127.0.0.1:18100', doc: 'host:port' }),
+  listen: field.listen({ env: 'ARTSVC_LISTEN', flag: 'listen', default: '127.0.0.1:18100', doc: 'host:port' }),
   databaseUrl: field.string({
     env: 'ARTSVC_DATABASE_URL',
     secret: true,
