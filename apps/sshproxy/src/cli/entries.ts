@@ -92,7 +92,9 @@ export async function listCommand(dbPath: string, options: { verbose: boolean; j
       out.push(
         `    client: ${escapeForTerminal(e.identification) || '-'} (version ${escapeForTerminal(e.client_version) || '-'})`,
       )
-      out.push(`    first seen: ${e.first_seen}  enrolled connections: ${e.enrolled_count}  actor: ${e.actor ?? '-'}`)
+      out.push(
+        `    first seen: ${e.first_seen}  enrolled connections: ${e.enrolled_count}  actor: ${escapeForTerminal(e.actor ?? '-')}`,
+      )
       out.push(`    material: ${escapeForTerminal(materialOf(e) ?? '(not stored)')}`)
     }
   }
