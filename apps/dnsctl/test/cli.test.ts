@@ -18,6 +18,7 @@ import {
   startKnot,
   tempDir,
 } from '@gatehouse/testkit'
+import fc from 'fast-check'
 import { json } from './helpers.ts'
 
 const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts')
@@ -260,5 +261,30 @@ describe('dnsctl CLI over the API', () => {
     })
     body = await json(res)
     assert.equal(res.status, 400, 'removing the glue of an in-zone name server is refused, also in a dry run')
+
+    // Any text as a text/dns body: a diff or a clear 4xx, never a 5xx, and nothing published.
+    const line = fc.oneof(
+      fc.constantFrom(
+        'www 300 IN A 192.0.2.9',
+        '$INCLUDE /etc/passwd',
+        '@ IN NS ns1',
+        'x IN TXT "a\\"b"',
+        '(',
+        ')',
+        ';c',
+      ),
+      fc.string({ maxLength: 40 }),
+    )
+    await fc.assert(
+      fc.asyncProperty(fc.array(line, { maxLength: 8 }), async (lines) => {
+        const r = await put('?dry_run=true', `${text}${lines.join('\n')}\n`, { 'if-match': `"${revision}"` })
+        const b = await json(r)
+        assert.ok(r.status === 200 || (r.status >= 400 && r.status < 500), `${r.status} ${JSON.stringify(b)}`)
+        if (r.status === 200) assert.equal(typeof b.diff.added, 'number')
+        else assert.match(b.error.code, /^[a-z_]+$/)
+      }),
+      { numRuns: 60 },
+    )
+    assert.equal(await knot.soaSerial(zone), 1)
   })
 })
