@@ -81,12 +81,9 @@ export function apiOf(opts: Record<string, unknown>, env = process.env): Api {
   }
 }
 
+/** The X-Dns-Actor of CLI changes (recorded in the audit events): printable ASCII, at most 128. */
 function actor(): string {
-  try {
-    return `cli:${process.env.USER ?? 'local'}`.replace(/[^\x21-\x7e]/g, '_').slice(0, 128)
-  } catch {
-    return 'cli'
-  }
+  return `cli:${process.env.USER ?? 'local'}`.replace(/[^\x21-\x7e]/g, '_').slice(0, 128)
 }
 
 /** The path segment of a zone name (the API takes it with or without the trailing dot). */

@@ -6,9 +6,6 @@ import { type Command, createCli, withExamples } from '@gatehouse/kit/cli/progra
 import { addSchemaOptions, schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
 import { cliSchema, serveSchema } from '../config.ts'
 
-/** Options every command sees: `--config` (the program's) and the command's own. */
-export type Opts = Record<string, unknown>
-
 const VERDICTS = { approve: 'approved', block: 'blocked', pending: 'pending' } as const
 
 export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) => void } = {}): Command {
@@ -29,7 +26,8 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
     'edgegate fingerprint list --instance edge-1',
     'edgegate status',
   ])
-  const all = (cmd: Command): Opts => cmd.optsWithGlobals()
+  // Every action sees its own options and the program's (--config).
+  const all = (cmd: Command): Record<string, unknown> => cmd.optsWithGlobals()
   const admin = (cmd: Command) => addSchemaOptions(cmd, cliSchema)
   const json = (cmd: Command) => cmd.option('--json', 'print JSON for scripts instead of a table')
   const commands = () => import('./commands.ts')
