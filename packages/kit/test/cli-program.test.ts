@@ -105,6 +105,18 @@ describe('kit app shell (createCli/runCli)', () => {
     ])
   })
 
+  test('a reader that closes the pipe early (| head) ends the program quietly with 0', async () => {
+    const clean = { ...process.env }
+    delete clean.FORCE_COLOR
+    const child = spawn(process.execPath, [PROGRAM, 'many'], { env: clean })
+    let stderr = ''
+    child.stderr.on('data', (c) => (stderr += c))
+    child.stdout.once('data', () => child.stdout.destroy())
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)))
+    assert.equal(code, 0, stderr)
+    assert.equal(stderr, '')
+  })
+
   test('colour only on a terminal, and not with NO_COLOR', async () => {
     const tty = await runOnTty(['list'])
     assert.match(tty, /\x1b\[1mNAME/, 'bold header on a terminal')

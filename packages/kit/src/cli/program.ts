@@ -96,6 +96,7 @@ export async function runCli(
 ): Promise<number> {
   const write = (text: string) => program.configureOutput().writeErr!(text)
   const name = program.name()
+  quietOnClosedPipe()
   try {
     // Bare `app` prints the help on stderr and is a usage error, as with git or cscli.
     if (argv.length === 0 && program.commands.length > 0 && !hasDefaultCommand(program)) {
@@ -120,6 +121,23 @@ export async function runCli(
       `${name}: unexpected error: ${process.env.GATEHOUSE_DEBUG ? (e?.stack ?? String(err)) : oneLine(e?.message ?? String(err))}\n`,
     )
     return code ?? 1
+  }
+}
+
+let pipeGuard = false
+
+/**
+ * `app list | head` closes the pipe while we are still writing: stop quietly with 0, as
+ * `ls | head` does, instead of dying with an EPIPE stack trace.
+ */
+function quietOnClosedPipe(): void {
+  if (pipeGuard) return
+  pipeGuard = true
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(0)
+      throw err
+    })
   }
 }
 
