@@ -2,7 +2,7 @@
  * Builds the notification service's HTTP app from the domain modules. Never listens:
  * `main.ts` (or a test) does.
  */
-import { createHttpApp, type Database, type HttpApp, type Logger } from '@gatehouse/kit'
+import { createHttpApp, type Database, type HttpApp, type Logger, systemClock } from '@gatehouse/kit'
 import { createGuard, LOCAL_READER_NAME, type Reader, toReader } from './auth/guard.ts'
 import { authRoutes } from './auth/routes.ts'
 import { channelRoutes } from './channels/routes.ts'
@@ -60,6 +60,8 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   const ctx: Context = {
     config,
     database,
+    logger,
+    clock: systemClock,
     guard,
     users,
     metrics: app.metrics,
