@@ -119,6 +119,63 @@ export const schema = {
     flag: 'blocklist-dir',
     doc: 'where the blocklist configuration files are published (default <state-dir>/blocklists)',
   }),
+  blocklist: {
+    maxSourceBytes: field.bytes({
+      env: 'DNSCTL_BLOCKLIST_MAX_BYTES',
+      flag: 'blocklist-max-bytes',
+      default: '64MiB',
+      min: 1024,
+      doc: 'largest blocklist source download; a bigger source fails and keeps its last good copy',
+    }),
+    fetchTimeout: field.duration({
+      env: 'DNSCTL_BLOCKLIST_FETCH_TIMEOUT',
+      flag: 'blocklist-fetch-timeout',
+      default: '60s',
+      min: '100ms',
+      doc: 'deadline for downloading one blocklist source',
+    }),
+    caFile: field.string({
+      env: 'DNSCTL_BLOCKLIST_CA_FILE',
+      flag: 'blocklist-ca-file',
+      doc: 'PEM file of extra CA certificates trusted for blocklist sources (besides the system roots)',
+    }),
+    refreshInterval: field.duration({
+      env: 'DNSCTL_BLOCKLIST_REFRESH_INTERVAL',
+      flag: 'blocklist-refresh-interval',
+      default: '24h',
+      min: '1m',
+      doc: 'time between scheduled blocklist refreshes',
+    }),
+    refreshJitter: field.duration({
+      env: 'DNSCTL_BLOCKLIST_REFRESH_JITTER',
+      flag: 'blocklist-refresh-jitter',
+      default: '1h',
+      min: '1ms',
+      doc: 'random extra delay of each scheduled refresh (spreads load on the list servers)',
+    }),
+  },
+  resolver: {
+    rpzFiles: field.list({
+      env: 'DNSCTL_RESOLVER_RPZ_FILES',
+      flag: 'resolver-rpz-file',
+      default: [],
+      doc: 'the RPZ file each kresd instance loads with the watch flag (comma-separated, one per instance)',
+    }),
+    addresses: field.list({
+      env: 'DNSCTL_RESOLVER_ADDRESSES',
+      flag: 'resolver-address',
+      default: [],
+      item: (s: string) => address(s),
+      doc: 'host:port where each kresd instance alone answers DNS, in the order of the RPZ files',
+    }),
+    loadTimeout: field.duration({
+      env: 'DNSCTL_RESOLVER_LOAD_TIMEOUT',
+      flag: 'resolver-load-timeout',
+      default: '2m',
+      min: '1s',
+      doc: 'how long one kresd instance may take to load a new blocklist before the refresh fails',
+    }),
+  },
   resultsDir: field.string({
     env: 'DNSCTL_RESULTS_DIR',
     flag: 'results-dir',
@@ -163,6 +220,11 @@ export function finishConfig(raw: RawConfig): Config {
   if (!raw.allowNonLoopback && !isLoopback(raw.listen.host)) {
     problems.push(
       `listen: ${raw.listen.host} is not a loopback address; the API has no authentication (set --allow-non-loopback to acknowledge)`,
+    )
+  }
+  if (raw.resolver.rpzFiles.length !== raw.resolver.addresses.length) {
+    problems.push(
+      `resolver: ${raw.resolver.rpzFiles.length} RPZ files but ${raw.resolver.addresses.length} addresses; give one address per RPZ file`,
     )
   }
   if (problems.length > 0) throw new ConfigError(problems)

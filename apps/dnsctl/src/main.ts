@@ -9,6 +9,15 @@ import { lockStateDir } from './files/state-lock.ts'
 import { buildServer } from './server.ts'
 
 const argv = process.argv.slice(2)
+if (argv[0] === 'refresh') {
+  const { refreshCommand } = await import('./blocklists/command.ts')
+  let code = 1
+  await runMain({ name: 'dnsctl' }, async () => {
+    code = await refreshCommand(argv.slice(1))
+    return undefined
+  })
+  process.exit(code)
+}
 if (argv.includes('--help') || argv.includes('-h')) {
   process.stdout.write(
     `usage: dnsctl [flags]\n\nDNS management API driving a Knot DNS server.\n\n  --config FILE, $DNSCTL_CONFIG\n      JSON configuration file\n${describeSchema(schema).join('\n')}\n`,

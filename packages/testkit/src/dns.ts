@@ -20,7 +20,13 @@ export function dnsQuery(
   timeoutMs = 5000,
 ): Promise<DnsAnswer> {
   const id = Math.floor(Math.random() * 65535)
-  const query = dnsPacket.encode({ type: 'query', id, flags: 0, questions: [{ type, name, class: 'IN' }] })
+  // RD set, as every stub resolver sends it: kresd refuses non-recursive queries; Knot ignores the bit.
+  const query = dnsPacket.encode({
+    type: 'query',
+    id,
+    flags: dnsPacket.RECURSION_DESIRED,
+    questions: [{ type, name, class: 'IN' }],
+  })
   return new Promise((resolve, reject) => {
     const socket = createSocket(host.includes(':') ? 'udp6' : 'udp4')
     const timer = setTimeout(() => {
