@@ -1,6 +1,7 @@
 /** Builds the dnsctl HTTP app from its parts; never listens (main.ts and the tests do). */
 import { createHttpApp, Gauge, type HttpApp, type Logger } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
+import { type Schedule, scheduleRefresh } from './blocklists/job.ts'
 import { blocklistRoutes } from './blocklists/routes.ts'
 import { BlocklistService } from './blocklists/service.ts'
 import type { Config } from './config.ts'
@@ -93,6 +94,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
   blocklistRoutes(app, new BlocklistService(config.blocklistDir))
   healthRoutes(app, new HealthService(config.resultsDir, now))
   let timer: NodeJS.Timeout | undefined
+  let blocklistSchedule: Schedule | undefined
   return {
     app,
     zones,
@@ -102,9 +104,11 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
         zones.reconcile().catch((err) => deps.logger.error({ err }, 'reconciling zones with knotd failed'))
       }, config.knot.reconcileInterval)
       timer.unref()
+      blocklistSchedule = scheduleRefresh(config, deps.logger)
     },
     async close() {
       clearInterval(timer)
+      await blocklistSchedule?.stop()
       await app.close()
       await zones.stop()
     },
