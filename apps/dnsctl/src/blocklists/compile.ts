@@ -36,7 +36,7 @@ export function compileBlocklist(input: {
   const set = new Set<string>()
   for (const s of input.sources) {
     for (const name of s.block) {
-      if (allow.size === 0 || !coveredBy(name, allow, true)) set.add(name)
+      if (!set.has(name) && (allow.size === 0 || !coveredBy(name, allow, true))) set.add(name)
     }
   }
   for (const name of deny) set.add(name)

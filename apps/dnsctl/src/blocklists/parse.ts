@@ -80,7 +80,7 @@ export function parseList(text: string): ParsedList {
       }
       line = line.slice(0, hash).trimEnd()
     }
-    const tokens = line.split(/[ \t]+/)
+    const tokens = line.includes(' ') || line.includes('\t') ? line.split(/[ \t]+/) : [line]
     let names = tokens
     if (tokens.length > 1) {
       if (isIP(tokens[0]!) === 0) {
