@@ -168,6 +168,19 @@ export const schema = {
       item: (s: string) => address(s),
       doc: 'host:port where each kresd instance alone answers DNS, in the order of the RPZ files',
     }),
+    controlDirs: field.list({
+      env: 'DNSCTL_RESOLVER_CONTROL_DIRS',
+      flag: 'resolver-control-dir',
+      default: [],
+      doc: 'kresd control-socket folders (<workdir>/control): every socket in them is sampled for the metrics history',
+    }),
+    sampleInterval: field.duration({
+      env: 'DNSCTL_RESOLVER_SAMPLE_INTERVAL',
+      flag: 'resolver-sample-interval',
+      default: '15s',
+      min: '1s',
+      doc: 'how often the resolver counters are sampled into the metrics history',
+    }),
     loadTimeout: field.duration({
       env: 'DNSCTL_RESOLVER_LOAD_TIMEOUT',
       flag: 'resolver-load-timeout',

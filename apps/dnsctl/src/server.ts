@@ -8,6 +8,8 @@ import type { Config } from './config.ts'
 import type { DB } from './db/schema.ts'
 import { healthRoutes } from './health/routes.ts'
 import { HealthService } from './health/service.ts'
+import { historyRoutes } from './history/routes.ts'
+import { HistoryService } from './history/service.ts'
 import { Knotc } from './knot/knotc.ts'
 import { Failpoints } from './publish/failpoints.ts'
 import { Journal } from './publish/journal.ts'
@@ -93,6 +95,9 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
   zoneRoutes(app, zones)
   blocklistRoutes(app, new BlocklistService(config.blocklistDir))
   healthRoutes(app, new HealthService(config.resultsDir, now))
+  const history = new HistoryService(deps.db, config.resolver.controlDirs, now)
+  historyRoutes(app, history)
+  let sampler: NodeJS.Timeout | undefined
   let timer: NodeJS.Timeout | undefined
   let blocklistSchedule: Schedule | undefined
   return {
@@ -105,9 +110,16 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       }, config.knot.reconcileInterval)
       timer.unref()
       blocklistSchedule = scheduleRefresh(config, deps.logger)
+      if (config.resolver.controlDirs.length > 0) {
+        sampler = setInterval(() => {
+          history.sample().catch((err) => deps.logger.warn({ err }, 'sampling the resolver counters failed'))
+        }, config.resolver.sampleInterval)
+        sampler.unref()
+      }
     },
     async close() {
       clearInterval(timer)
+      clearInterval(sampler)
       await blocklistSchedule?.stop()
       await app.close()
       await zones.stop()
