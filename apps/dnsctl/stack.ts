@@ -138,6 +138,7 @@ export const startStack: StartStack = async (ctx) => {
     DNSCTL_KNOT_ADDRESS: `127.0.0.1:${port}`,
     DNSCTL_RESOLVER_RPZ_FILES: rpzFile,
     DNSCTL_RESOLVER_ADDRESSES: `127.0.0.1:${instancePort}`,
+    DNSCTL_RESOLVER_CONTROL_DIRS: join(kresdDir, 'control'),
   }
   const dnsctl = spawn(ctx.node, [join(import.meta.dirname, 'src', 'main.ts')], {
     env: dnsctlEnv,

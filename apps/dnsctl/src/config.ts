@@ -189,6 +189,19 @@ export const schema = {
       doc: 'how long one kresd instance may take to load a new blocklist before the refresh fails',
     }),
   },
+  analytics: {
+    privacy: field.enum(['off', 'aggregate', 'detailed'] as const, {
+      env: 'DNSCTL_ANALYTICS_PRIVACY',
+      flag: 'analytics-privacy',
+      default: 'aggregate',
+      doc: 'query analytics: off (nothing recorded), aggregate (client networks only: IPv4 /24, IPv6 /48), detailed (full client addresses and the newest queries)',
+    }),
+    dnstapSocket: field.string({
+      env: 'DNSCTL_DNSTAP_SOCKET',
+      flag: 'dnstap-socket',
+      doc: "unix socket dnsctl listens on for kresd's dnstap stream (kresd's dnstap socket_path); unset: no analytics",
+    }),
+  },
   resultsDir: field.string({
     env: 'DNSCTL_RESULTS_DIR',
     flag: 'results-dir',

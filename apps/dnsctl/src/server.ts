@@ -1,6 +1,9 @@
 /** Builds the dnsctl HTTP app from its parts; never listens (main.ts and the tests do). */
 import { createHttpApp, Gauge, type HttpApp, type Logger } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
+import { DnstapListener } from './analytics/listener.ts'
+import { analyticsRoutes } from './analytics/routes.ts'
+import { AnalyticsService } from './analytics/service.ts'
 import { type Schedule, scheduleRefresh } from './blocklists/job.ts'
 import { blocklistRoutes } from './blocklists/routes.ts'
 import { BlocklistService } from './blocklists/service.ts'
@@ -98,6 +101,11 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
   const history = new HistoryService(deps.db, config.resolver.controlDirs, now)
   historyRoutes(app, history)
   let sampler: NodeJS.Timeout | undefined
+  const analytics = new AnalyticsService(config.analytics.privacy, now)
+  analyticsRoutes(app, analytics)
+  const dnstap = config.analytics.dnstapSocket
+    ? new DnstapListener(config.analytics.dnstapSocket, analytics, deps.logger)
+    : undefined
   let timer: NodeJS.Timeout | undefined
   let blocklistSchedule: Schedule | undefined
   return {
@@ -110,6 +118,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       }, config.knot.reconcileInterval)
       timer.unref()
       blocklistSchedule = scheduleRefresh(config, deps.logger)
+      await dnstap?.start()
       if (config.resolver.controlDirs.length > 0) {
         sampler = setInterval(() => {
           history.sample().catch((err) => deps.logger.warn({ err }, 'sampling the resolver counters failed'))
@@ -120,6 +129,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     async close() {
       clearInterval(timer)
       clearInterval(sampler)
+      await dnstap?.close()
       await blocklistSchedule?.stop()
       await app.close()
       await zones.stop()
