@@ -202,6 +202,33 @@ export const schema = {
       doc: "unix socket dnsctl listens on for kresd's dnstap stream (kresd's dnstap socket_path); unset: no analytics",
     }),
   },
+  transfer: {
+    zones: field.list({
+      env: 'DNSCTL_TRANSFER_ZONES',
+      flag: 'transfer-zone',
+      default: [],
+      doc: 'zones this knotd is secondary for, refreshed and compared hourly (comma-separated)',
+    }),
+    primary: field.custom(address, {
+      env: 'DNSCTL_TRANSFER_PRIMARY',
+      flag: 'transfer-primary',
+      doc: 'host:port of the primary the transferred zones are compared with (AXFR)',
+    }),
+    interval: field.duration({
+      env: 'DNSCTL_TRANSFER_INTERVAL',
+      flag: 'transfer-interval',
+      default: '1h',
+      min: '1m',
+      doc: 'time between zone-transfer refreshes',
+    }),
+    timeout: field.duration({
+      env: 'DNSCTL_TRANSFER_TIMEOUT',
+      flag: 'transfer-timeout',
+      default: '60s',
+      min: '1s',
+      doc: 'deadline of one zone transfer (AXFR) for the comparison',
+    }),
+  },
   resultsDir: field.string({
     env: 'DNSCTL_RESULTS_DIR',
     flag: 'results-dir',
@@ -252,6 +279,9 @@ export function finishConfig(raw: RawConfig): Config {
     problems.push(
       `resolver: ${raw.resolver.rpzFiles.length} RPZ files but ${raw.resolver.addresses.length} addresses; give one address per RPZ file`,
     )
+  }
+  if (raw.transfer.zones.length > 0 && raw.transfer.primary === undefined) {
+    problems.push('transfer: if transfer zones are set, transfer.primary (--transfer-primary) must be set')
   }
   if (problems.length > 0) throw new ConfigError(problems)
   const stateDir = resolve(raw.stateDir)

@@ -18,6 +18,7 @@ import { Failpoints } from './publish/failpoints.ts'
 import { Journal } from './publish/journal.ts'
 import { KnotAuthority } from './publish/knot-authority.ts'
 import { Notifier } from './publish/notifier.ts'
+import { scheduleTransfers } from './transfer/job.ts'
 import { zoneRoutes } from './zones/routes.ts'
 import { ZoneService } from './zones/service.ts'
 
@@ -108,6 +109,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     : undefined
   let timer: NodeJS.Timeout | undefined
   let blocklistSchedule: Schedule | undefined
+  let transferSchedule: Schedule | undefined
   return {
     app,
     zones,
@@ -118,6 +120,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       }, config.knot.reconcileInterval)
       timer.unref()
       blocklistSchedule = scheduleRefresh(config, deps.logger)
+      transferSchedule = scheduleTransfers(config, deps.logger)
       await dnstap?.start()
       if (config.resolver.controlDirs.length > 0) {
         sampler = setInterval(() => {
@@ -131,6 +134,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       clearInterval(sampler)
       await dnstap?.close()
       await blocklistSchedule?.stop()
+      await transferSchedule?.stop()
       await app.close()
       await zones.stop()
     },
