@@ -102,6 +102,29 @@ function runCli(config: Record<string, string>, ...args: string[]) {
   })
 }
 
+describe('dnsctl refresh: usage', () => {
+  const cli = (...args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [MAIN, 'refresh', ...args],
+        { env: { PATH: process.env.PATH } },
+        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      )
+    })
+  test('--help exits 0; an unknown job exits 2; zones without configuration exits 2', async () => {
+    const help = await cli('blocklists', '--help')
+    assert.equal(help.code, 0)
+    assert.match(help.stdout, /^usage: dnsctl refresh blocklists\|zones/)
+    const unknown = await cli('everything')
+    assert.equal(unknown.code, 2)
+    assert.match(unknown.stderr, /^usage: /)
+    const zones = await cli('zones', '--state-dir', tempDir('dnsctl-usage-').path)
+    assert.equal(zones.code, 2)
+    assert.equal(zones.stderr, 'dnsctl: no transfer zones configured (--transfer-zone and --transfer-primary)\n')
+  })
+})
+
 describe('blocklist refresh with two kresd processes', () => {
   let ca: TestCa
   let knot: Knot
