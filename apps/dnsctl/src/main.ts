@@ -10,7 +10,7 @@ import { buildServer } from './server.ts'
 
 const argv = process.argv.slice(2)
 if (argv[0] === 'refresh') {
-  const { refreshCommand } = await import('./blocklists/command.ts')
+  const { refreshCommand } = await import('./refresh-command.ts')
   let code = 1
   await runMain({ name: 'dnsctl' }, async () => {
     code = await refreshCommand(argv.slice(1))

@@ -1,13 +1,15 @@
 /**
- * `dnsctl refresh blocklists [--json] [config flags]`: run the refresh job now, print a
- * per-source summary, exit 0 when every source and resolver succeeded, 1 otherwise
- * (the list is still compiled from the sources that worked and the last good copies).
+ * `dnsctl refresh blocklists|zones [--json] [config flags]`: run a refresh job now and print
+ * what happened. Blocklists: exit 0 when every source and resolver succeeded, 1 otherwise (the
+ * list is still compiled from the sources that worked and the last good copies). Zones: exit 0
+ * when every zone transferred and no record differs. A function of its own so the CLI shell
+ * can mount it as a command.
  */
-import { type Config, loadDnsctlConfig } from '../config.ts'
-import { transferOptions } from '../transfer/job.ts'
-import { refreshTransfers } from '../transfer/refresh.ts'
-import { refreshOptions } from './job.ts'
-import { refreshBlocklists } from './refresh.ts'
+import { refreshOptions } from './blocklists/job.ts'
+import { refreshBlocklists } from './blocklists/refresh.ts'
+import { type Config, loadDnsctlConfig } from './config.ts'
+import { transferOptions } from './transfer/job.ts'
+import { refreshTransfers } from './transfer/refresh.ts'
 
 const USAGE = `usage: dnsctl refresh blocklists|zones [--json] [--config FILE] [flags]
 
