@@ -16,6 +16,8 @@ const systemPackages = {
   knot: '/usr/sbin/knotd',
   'knot-dnsutils': '/usr/bin/kdig',
   'knot-dnssecutils': '/usr/bin/kzonecheck',
+  'knot-resolver': '/usr/sbin/kresd',
+  'lua-cqueues': '/usr/share/lua/5.1/cqueues.lua',
   'openssh-server': '/usr/sbin/sshd',
   'openssh-client': '/usr/bin/ssh',
   'dropbear-bin': '/usr/bin/dbclient',

@@ -1,7 +1,8 @@
 /**
  * `npm start`: a private knotd (its own config, control socket and zone folder under
  * ctx.dataDir, DNS on a free loopback port) and dnsctl on 127.0.0.1:8053 managing the
- * example zone `example.test`.
+ * example zone `example.test`, plus a Knot Resolver (kresd) in front of it that enforces the
+ * compiled blocklist (the demo denies `blocked.example`).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs'
@@ -51,6 +52,50 @@ async function until(what: string, check: () => Promise<boolean>, child: ChildPr
   }
 }
 
+/** kresd: DNS on `port` (and `instancePort` for the refresh job), stub to knotd, the compiled RPZ watched. */
+function kresdConfig(dir: string, port: number, instancePort: number, rpzFile: string, knotPort: number): string {
+  return `net.listen('127.0.0.1', ${port}, { kind = 'dns' })
+net.listen('127.0.0.1', ${instancePort}, { kind = 'dns' })
+modules = { 'stats', 'policy' }
+cache.open(10*MB, 'lmdb://${join(dir, 'cache')}')
+policy.add(policy.rpz(policy.DENY, '${rpzFile}', true))
+policy.add(policy.all(policy.STUB('127.0.0.1@${knotPort}')))
+`
+}
+
+const EMPTY_RPZ = '$TTL 60\n@ IN SOA localhost. nobody.invalid. 1 3600 900 86400 60\n'
+
+/** Put `blocked.example` on the deny list (once) and compile the blocklist, as an operator would. */
+async function denyDemoName(ctx: Parameters<StartStack>[0], env: NodeJS.ProcessEnv) {
+  const config = (await (await fetch(`${API}/v1/blocklists/config`)).json()) as {
+    sources: string[]
+    allow: string[]
+    deny: string[]
+    revision: string
+  }
+  if (!config.deny.includes('blocked.example')) {
+    const res = await fetch(`${API}/v1/blocklists/config`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'if-match': `"${config.revision}"` },
+      body: JSON.stringify({ sources: config.sources, allow: config.allow, deny: [...config.deny, 'blocked.example'] }),
+    })
+    if (!res.ok) ctx.log(`setting the demo deny list failed: ${await res.text()}`)
+  }
+  const refresh = spawn(ctx.node, [join(import.meta.dirname, 'src', 'main.ts'), 'refresh', 'blocklists'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  refresh.stdout.on('data', (d: Buffer) => {
+    output += d
+  })
+  refresh.stderr.on('data', (d: Buffer) => {
+    output += d
+  })
+  const code = await new Promise<number | null>((resolve) => refresh.once('exit', resolve))
+  if (code !== 0) ctx.log(`dnsctl refresh blocklists failed: ${output.trim()}`)
+}
+
 export const startStack: StartStack = async (ctx) => {
   const knotDir = join(ctx.dataDir, 'knot')
   const runDir = join(knotDir, 'run')
@@ -69,22 +114,41 @@ export const startStack: StartStack = async (ctx) => {
   knotd.stderr.pipe(knotLog)
   await until('knotd', async () => existsSync(socket), knotd)
 
+  const kresdDir = join(ctx.dataDir, 'kresd')
+  mkdirSync(join(kresdDir, 'rpz'), { recursive: true })
+  const resolverPort = await freeUdpishPort()
+  const instancePort = await freeUdpishPort()
+  const rpzFile = join(kresdDir, 'rpz', 'blocklist.rpz')
+  if (!existsSync(rpzFile)) writeFileSync(rpzFile, EMPTY_RPZ)
+  writeFileSync(join(kresdDir, 'kresd.conf'), kresdConfig(kresdDir, resolverPort, instancePort, rpzFile, port))
+  const kresdLog = createWriteStream(join(kresdDir, 'kresd.log'), { flags: 'a' })
+  const kresd = spawn('/usr/sbin/kresd', ['-n', '-c', join(kresdDir, 'kresd.conf'), kresdDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  kresd.stdout.pipe(kresdLog)
+  kresd.stderr.pipe(kresdLog)
+
   const dnsctlLog = createWriteStream(join(ctx.dataDir, 'dnsctl.log'), { flags: 'a' })
+  const dnsctlEnv = {
+    ...process.env,
+    DNSCTL_LISTEN: '127.0.0.1:8053',
+    DNSCTL_STATE_DIR: join(ctx.dataDir, 'state'),
+    DNSCTL_KNOT_SOCKET: socket,
+    DNSCTL_KNOT_ZONES_DIR: zonesDir,
+    DNSCTL_KNOT_ADDRESS: `127.0.0.1:${port}`,
+    DNSCTL_RESOLVER_RPZ_FILES: rpzFile,
+    DNSCTL_RESOLVER_ADDRESSES: `127.0.0.1:${instancePort}`,
+    DNSCTL_RESOLVER_CONTROL_DIRS: join(kresdDir, 'control'),
+  }
   const dnsctl = spawn(ctx.node, [join(import.meta.dirname, 'src', 'main.ts')], {
-    env: {
-      ...process.env,
-      DNSCTL_LISTEN: '127.0.0.1:8053',
-      DNSCTL_STATE_DIR: join(ctx.dataDir, 'state'),
-      DNSCTL_KNOT_SOCKET: socket,
-      DNSCTL_KNOT_ZONES_DIR: zonesDir,
-      DNSCTL_KNOT_ADDRESS: `127.0.0.1:${port}`,
-    },
+    env: dnsctlEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   dnsctl.stdout.pipe(dnsctlLog)
   dnsctl.stderr.pipe(dnsctlLog)
   const stop = async () => {
     await stopChild(dnsctl)
+    await stopChild(kresd)
     await stopChild(knotd)
   }
   try {
@@ -98,16 +162,25 @@ export const startStack: StartStack = async (ctx) => {
       })
       if (!res.ok) ctx.log(`creating example.test failed: ${await res.text()}`)
     }
+    await denyDemoName(ctx, dnsctlEnv)
   } catch (err) {
     await stop()
     throw err
   }
   return {
-    urls: { api: API, openapi: `${API}/openapi.json`, dns: `udp://127.0.0.1:${port}` },
+    urls: {
+      api: API,
+      openapi: `${API}/openapi.json`,
+      dns: `udp://127.0.0.1:${port}`,
+      resolver: `udp://127.0.0.1:${resolverPort}`,
+    },
     notes: [
       `knotd serves example.test on 127.0.0.1:${port}; logs in ${ctx.dataDir}`,
       `try: curl -s ${API}/v1/zones/example.test/rrsets`,
       `     kdig @127.0.0.1 -p ${port} www.example.test A`,
+      `kresd resolves through knotd on 127.0.0.1:${resolverPort} and enforces the blocklist:`,
+      `     kdig @127.0.0.1 -p ${resolverPort} blocked.example A       (NXDOMAIN: on the deny list)`,
+      `     kdig @127.0.0.1 -p ${resolverPort} www.example.test A`,
     ],
     stop,
   }

@@ -114,6 +114,116 @@ export const schema = {
     flag: 'blocklist-dir',
     doc: 'where the blocklist configuration files are published (default <state-dir>/blocklists)',
   }),
+  blocklist: {
+    maxSourceBytes: field.bytes({
+      env: 'DNSCTL_BLOCKLIST_MAX_BYTES',
+      flag: 'blocklist-max-bytes',
+      default: '64MiB',
+      min: 1024,
+      doc: 'largest blocklist source download; a bigger source fails and keeps its last good copy',
+    }),
+    fetchTimeout: field.duration({
+      env: 'DNSCTL_BLOCKLIST_FETCH_TIMEOUT',
+      flag: 'blocklist-fetch-timeout',
+      default: '60s',
+      min: '100ms',
+      doc: 'deadline for downloading one blocklist source',
+    }),
+    caFile: field.string({
+      env: 'DNSCTL_BLOCKLIST_CA_FILE',
+      flag: 'blocklist-ca-file',
+      doc: 'PEM file of extra CA certificates trusted for blocklist sources (besides the system roots)',
+    }),
+    refreshInterval: field.duration({
+      env: 'DNSCTL_BLOCKLIST_REFRESH_INTERVAL',
+      flag: 'blocklist-refresh-interval',
+      default: '24h',
+      min: '1m',
+      doc: 'time between scheduled blocklist refreshes',
+    }),
+    refreshJitter: field.duration({
+      env: 'DNSCTL_BLOCKLIST_REFRESH_JITTER',
+      flag: 'blocklist-refresh-jitter',
+      default: '1h',
+      min: '1ms',
+      doc: 'random extra delay of each scheduled refresh (spreads load on the list servers)',
+    }),
+  },
+  resolver: {
+    rpzFiles: field.list({
+      env: 'DNSCTL_RESOLVER_RPZ_FILES',
+      flag: 'resolver-rpz-file',
+      default: [],
+      doc: 'the RPZ file each kresd instance loads with the watch flag (comma-separated, one per instance)',
+    }),
+    addresses: field.list({
+      env: 'DNSCTL_RESOLVER_ADDRESSES',
+      flag: 'resolver-address',
+      default: [],
+      item: (s: string) => address(s),
+      doc: 'host:port where each kresd instance alone answers DNS, in the order of the RPZ files',
+    }),
+    controlDirs: field.list({
+      env: 'DNSCTL_RESOLVER_CONTROL_DIRS',
+      flag: 'resolver-control-dir',
+      default: [],
+      doc: 'kresd control-socket folders (<workdir>/control): every socket in them is sampled for the metrics history',
+    }),
+    sampleInterval: field.duration({
+      env: 'DNSCTL_RESOLVER_SAMPLE_INTERVAL',
+      flag: 'resolver-sample-interval',
+      default: '15s',
+      min: '1s',
+      doc: 'how often the resolver counters are sampled into the metrics history',
+    }),
+    loadTimeout: field.duration({
+      env: 'DNSCTL_RESOLVER_LOAD_TIMEOUT',
+      flag: 'resolver-load-timeout',
+      default: '2m',
+      min: '1s',
+      doc: 'how long one kresd instance may take to load a new blocklist before the refresh fails',
+    }),
+  },
+  analytics: {
+    privacy: field.enum(['off', 'aggregate', 'detailed'] as const, {
+      env: 'DNSCTL_ANALYTICS_PRIVACY',
+      flag: 'analytics-privacy',
+      default: 'aggregate',
+      doc: 'query analytics: off (nothing recorded), aggregate (client networks only: IPv4 /24, IPv6 /48), detailed (full client addresses and the newest queries)',
+    }),
+    dnstapSocket: field.string({
+      env: 'DNSCTL_DNSTAP_SOCKET',
+      flag: 'dnstap-socket',
+      doc: "unix socket dnsctl listens on for kresd's dnstap stream (kresd's dnstap socket_path); unset: no analytics",
+    }),
+  },
+  transfer: {
+    zones: field.list({
+      env: 'DNSCTL_TRANSFER_ZONES',
+      flag: 'transfer-zone',
+      default: [],
+      doc: 'zones this knotd is secondary for, refreshed and compared hourly (comma-separated)',
+    }),
+    primary: field.custom(address, {
+      env: 'DNSCTL_TRANSFER_PRIMARY',
+      flag: 'transfer-primary',
+      doc: 'host:port of the primary the transferred zones are compared with (AXFR)',
+    }),
+    interval: field.duration({
+      env: 'DNSCTL_TRANSFER_INTERVAL',
+      flag: 'transfer-interval',
+      default: '1h',
+      min: '1m',
+      doc: 'time between zone-transfer refreshes',
+    }),
+    timeout: field.duration({
+      env: 'DNSCTL_TRANSFER_TIMEOUT',
+      flag: 'transfer-timeout',
+      default: '60s',
+      min: '1s',
+      doc: 'deadline of one zone transfer (AXFR) for the comparison',
+    }),
+  },
   resultsDir: field.string({
     env: 'DNSCTL_RESULTS_DIR',
     flag: 'results-dir',
@@ -161,6 +271,14 @@ export function finishConfig(raw: RawConfig): Config {
     problems.push(
       `listen: ${listen.host} is not a loopback address; the API has no authentication (set --allow-non-loopback to acknowledge)`,
     )
+  }
+  if (raw.resolver.rpzFiles.length !== raw.resolver.addresses.length) {
+    problems.push(
+      `resolver: ${raw.resolver.rpzFiles.length} RPZ files but ${raw.resolver.addresses.length} addresses; give one address per RPZ file`,
+    )
+  }
+  if (raw.transfer.zones.length > 0 && raw.transfer.primary === undefined) {
+    problems.push('transfer: if transfer zones are set, transfer.primary (--transfer-primary) must be set')
   }
   if (problems.length > 0) throw new ConfigError(problems)
   const stateDir = resolve(raw.stateDir)

@@ -1,17 +1,24 @@
 /** Builds the dnsctl HTTP app from its parts; never listens (main.ts and the tests do). */
 import { createHttpApp, Gauge, type HttpApp, type Logger } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
+import { DnstapListener } from './analytics/listener.ts'
+import { analyticsRoutes } from './analytics/routes.ts'
+import { AnalyticsService } from './analytics/service.ts'
+import { type Schedule, scheduleRefresh } from './blocklists/job.ts'
 import { blocklistRoutes } from './blocklists/routes.ts'
 import { BlocklistService } from './blocklists/service.ts'
 import type { Config } from './config.ts'
 import type { DB } from './db/schema.ts'
 import { healthRoutes } from './health/routes.ts'
 import { HealthService } from './health/service.ts'
+import { historyRoutes } from './history/routes.ts'
+import { HistoryService } from './history/service.ts'
 import { Knotc } from './knot/knotc.ts'
 import { Failpoints } from './publish/failpoints.ts'
 import { Journal } from './publish/journal.ts'
 import { KnotAuthority } from './publish/knot-authority.ts'
 import { Notifier } from './publish/notifier.ts'
+import { scheduleTransfers } from './transfer/job.ts'
 import { zoneRoutes } from './zones/routes.ts'
 import { ZoneService } from './zones/service.ts'
 
@@ -92,7 +99,17 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
   zoneRoutes(app, zones)
   blocklistRoutes(app, new BlocklistService(config.blocklistDir))
   healthRoutes(app, new HealthService(config.resultsDir, now))
+  const history = new HistoryService(deps.db, config.resolver.controlDirs, now)
+  historyRoutes(app, history)
+  let sampler: NodeJS.Timeout | undefined
+  const analytics = new AnalyticsService(config.analytics.privacy, now)
+  analyticsRoutes(app, analytics)
+  const dnstap = config.analytics.dnstapSocket
+    ? new DnstapListener(config.analytics.dnstapSocket, analytics, deps.logger)
+    : undefined
   let timer: NodeJS.Timeout | undefined
+  let blocklistSchedule: Schedule | undefined
+  let transferSchedule: Schedule | undefined
   return {
     app,
     zones,
@@ -102,9 +119,22 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
         zones.reconcile().catch((err) => deps.logger.error({ err }, 'reconciling zones with knotd failed'))
       }, config.knot.reconcileInterval)
       timer.unref()
+      blocklistSchedule = scheduleRefresh(config, deps.logger)
+      transferSchedule = scheduleTransfers(config, deps.logger)
+      await dnstap?.start()
+      if (config.resolver.controlDirs.length > 0) {
+        sampler = setInterval(() => {
+          history.sample().catch((err) => deps.logger.warn({ err }, 'sampling the resolver counters failed'))
+        }, config.resolver.sampleInterval)
+        sampler.unref()
+      }
     },
     async close() {
       clearInterval(timer)
+      clearInterval(sampler)
+      await dnstap?.close()
+      await blocklistSchedule?.stop()
+      await transferSchedule?.stop()
       await app.close()
       await zones.stop()
     },

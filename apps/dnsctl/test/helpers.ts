@@ -2,6 +2,7 @@
 import { PassThrough } from 'node:stream'
 import { createLogger, openDatabase } from '@gatehouse/kit'
 import { type Knot, startKnot, tempDir } from '@gatehouse/testkit'
+import type { Kysely } from 'kysely'
 import { type Config, finishConfig, loadDnsctlConfig } from '../src/config.ts'
 import { migrations } from '../src/db/migrations/index.ts'
 import type { DB } from '../src/db/schema.ts'
@@ -24,6 +25,7 @@ export interface Harness {
   dnsctl: Dnsctl
   base: string
   config: Config
+  db: Kysely<DB>
   close(): Promise<void>
   /** fetch with a JSON body. */
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>
@@ -59,6 +61,7 @@ export async function startHarness(
     dnsctl,
     base,
     config,
+    db: database.db,
     async close() {
       await dnsctl.close()
       await database.close()

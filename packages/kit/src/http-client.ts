@@ -55,7 +55,8 @@ export async function requestNoRedirect(url: string | URL, options: ClientReques
   } catch (err) {
     throw new HttpClientError('network', `${new URL(url).origin}: ${(err as Error).message}`, { cause: err })
   }
-  if (res.statusCode >= 300 && res.statusCode < 400) {
+  // 304 Not Modified answers a conditional request; it is not a redirect.
+  if (res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304) {
     await res.body.dump()
     throw new HttpClientError(
       'redirect_refused',

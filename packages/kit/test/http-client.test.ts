@@ -25,6 +25,9 @@ before(async () => {
       } else if (req.url === '/moved') {
         res.writeHead(301, { location: '/target' })
         res.end()
+      } else if (req.url === '/conditional') {
+        res.writeHead(304, { etag: '"v1"' })
+        res.end()
       } else if (req.url === '/stream') {
         // Sends more than the limit in many chunks, then never ends: the client must stop reading.
         res.writeHead(200)
@@ -72,6 +75,20 @@ describe('requestNoRedirect', () => {
       hits.map((h) => h.url),
       ['/moved'],
     )
+  })
+
+  test('a 304 answers a conditional request: not a redirect, a bad_status unless accepted', async () => {
+    const res = await requestNoRedirect(`${base}/conditional`, {
+      headers: { 'if-none-match': '"v1"' },
+      accept: (s) => s === 200 || s === 304,
+    })
+    assert.equal(res.status, 304)
+    assert.equal(res.body.length, 0)
+    await assert.rejects(requestNoRedirect(`${base}/conditional`), (err: unknown) => {
+      assert.ok(err instanceof HttpClientError)
+      assert.equal(err.code, 'bad_status')
+      return true
+    })
   })
 
   test('stops reading a body that exceeds maxBytes', async () => {

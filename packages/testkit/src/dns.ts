@@ -11,21 +11,28 @@ export interface DnsAnswer {
   answers: dnsPacket.Answer[]
 }
 
-/** Send one query to 127.0.0.1:port and return the decoded response (5 s timeout). */
+/** Send one query to 127.0.0.1:port and return the decoded response (5 s timeout unless given). */
 export function dnsQuery(
   port: number,
   name: string,
   type: dnsPacket.RecordType,
   host = '127.0.0.1',
+  timeoutMs = 5000,
 ): Promise<DnsAnswer> {
   const id = Math.floor(Math.random() * 65535)
-  const query = dnsPacket.encode({ type: 'query', id, flags: 0, questions: [{ type, name, class: 'IN' }] })
+  // RD set, as every stub resolver sends it: kresd refuses non-recursive queries; Knot ignores the bit.
+  const query = dnsPacket.encode({
+    type: 'query',
+    id,
+    flags: dnsPacket.RECURSION_DESIRED,
+    questions: [{ type, name, class: 'IN' }],
+  })
   return new Promise((resolve, reject) => {
     const socket = createSocket(host.includes(':') ? 'udp6' : 'udp4')
     const timer = setTimeout(() => {
       socket.close()
       reject(new Error(`no DNS answer from ${host}:${port} for ${name} ${type}`))
-    }, 5000)
+    }, timeoutMs)
     socket.on('message', (msg) => {
       const res = dnsPacket.decode(msg) as dnsPacket.DecodedPacket & { rcode?: string }
       if (res.id !== id) return

@@ -5,6 +5,7 @@ export { killQuietly, onExit, removeQuietly } from './cleanup.ts'
 export { type DnsAnswer, dnsQuery, soaSerial } from './dns.ts'
 export { freePort, isRoot, MissingBinaryError, requireBinary, type TempDir, tempDir, userIds } from './env.ts'
 export { type Knot, type KnotOptions, knotConfig, startKnot } from './knot.ts'
+export { EMPTY_RPZ, type Kresd, type KresdInstance, type KresdOptions, kresdConfig, startKresd } from './kresd.ts'
 export {
   buildHttpRequest,
   type HttpLoadOptions,

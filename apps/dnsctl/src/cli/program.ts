@@ -44,6 +44,30 @@ export function buildProgram(): Command {
     await (await import('./serve.ts')).serve(schemaFlags(o, schema), o.config as string | undefined)
   })
 
+  const refresh = program
+    .command('refresh')
+    .description('run a refresh job now (blocklists, zones) and print what happened')
+  for (const [job, about] of [
+    ['blocklists', 'download the blocklist sources, compile the RPZ file, reload the resolvers one after the other'],
+    ['zones', 'refresh the secondary zones from their primary and compare primary and secondary records'],
+  ] as const) {
+    withExamples(json(addSchemaOptions(refresh.command(job).description(about), schema)), [
+      `dnsctl refresh ${job} --config /etc/gatehouse/dnsctl.json`,
+    ]).action(async (_o, cmd: Command) => {
+      const o = all(cmd)
+      const { loadDnsctlConfig } = await import('../config.ts')
+      const config = loadDnsctlConfig([], process.env, {
+        flags: schemaFlags(o, schema),
+        config: o.config as string | undefined,
+      })
+      const run = await import('../refresh-command.ts')
+      process.exitCode =
+        job === 'zones'
+          ? await run.refreshZonesCommand(config, o.json === true)
+          : await run.refreshBlocklistsCommand(config, o.json === true)
+    })
+  }
+
   const zone = program.command('zone').description('list, create, export, import and delete zones')
   json(zone.command('list'))
     .description('zones dnsctl manages')

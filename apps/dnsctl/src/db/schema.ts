@@ -39,10 +39,26 @@ export interface AuditEventTable {
   detail: string
 }
 
+/** Resolver counters summed over one time bucket (history/store.ts). */
+export interface MetricPointTable {
+  /** Bucket length in seconds: 60 or 3600. */
+  resolution: number
+  /** Unix time (s) the bucket starts. */
+  bucket: number
+  /** Sampled seconds that fell in the bucket (the rate denominator). */
+  seconds: number
+  queries: number
+  cached: number
+  nxdomain: number
+  /** Largest cache entry count sampled in the bucket. */
+  cache_entries: number
+}
+
 export interface DB {
   zones: ZoneTable
   zone_history: ZoneHistoryTable
   audit_events: AuditEventTable
+  metric_points: MetricPointTable
 }
 
 export type ZoneRow = Selectable<ZoneTable>

@@ -14,7 +14,7 @@ export interface Address {
   port: number
 }
 
-function exchange(to: Address, packet: Buffer, id: number, timeoutMs: number): Promise<dnsPacket.DecodedPacket> {
+export function exchange(to: Address, packet: Buffer, id: number, timeoutMs: number): Promise<dnsPacket.DecodedPacket> {
   return new Promise((resolve, reject) => {
     const socket = createSocket(isIPv6(to.host) ? 'udp6' : 'udp4')
     const timer = setTimeout(() => {

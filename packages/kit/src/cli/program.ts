@@ -86,7 +86,7 @@ export interface RunCliOptions {
 /**
  * Parse `argv` (default `process.argv.slice(2)`) and run the action. Returns the exit code:
  * 0, 1 for a failure (`CliError`, `AppError`, `StartupError` and anything unexpected), 2 for a
- * usage error (commander's, `UsageError`). Errors are printed one line each; an unexpected error
+ * usage error (commander's, `UsageError`); an action may set `process.exitCode` itself. Errors are printed one line each; an unexpected error
  * prints its stack only when `GATEHOUSE_DEBUG` is set.
  */
 export async function runCli(
@@ -104,7 +104,9 @@ export async function runCli(
       return 2
     }
     await program.parseAsync(argv, { from: 'user' })
-    return 0
+    // An action that already printed its outcome may set process.exitCode (a refresh job
+    // that partly failed) instead of throwing a second message.
+    return Number(process.exitCode ?? 0)
   } catch (err) {
     const code = options.exitCodeFor?.(err)
     if (err instanceof CommanderError) return code ?? (err.exitCode === 0 ? 0 : 2)

@@ -1,0 +1,180 @@
+/** Blocklist source parsers, name normalisation and the compile rules (fast-check for the parsers). */
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import fc from 'fast-check'
+import { compileBlocklist } from '../src/blocklists/compile.ts'
+import { normaliseName } from '../src/blocklists/names.ts'
+import { parseList } from '../src/blocklists/parse.ts'
+import { checkBody, SourceError } from '../src/blocklists/sources.ts'
+
+const label = fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,10}[a-z0-9])?$/)
+const domain = fc
+  .tuple(fc.array(label, { minLength: 1, maxLength: 4 }), fc.stringMatching(/^[a-z]{2,6}$/))
+  .map(([labels, tld]) => [...labels, tld].join('.'))
+const VALID = /^(?:(?!-)[a-z0-9_-]{1,63}(?<!-)\.)+(?!-)[a-z0-9_-]{1,63}(?<!-)$/
+
+describe('normaliseName', () => {
+  test('lower case, trailing dot, IDNA', () => {
+    assert.equal(normaliseName('Ads.Example.COM.'), 'ads.example.com')
+    assert.equal(normaliseName('bücher.example'), 'xn--bcher-kva.example')
+    assert.equal(normaliseName('_dmarc.example'), '_dmarc.example')
+  })
+  test('refuses what is not a domain', () => {
+    for (const bad of [
+      '',
+      '.',
+      'localhost',
+      '1.2.3.4',
+      '-a.example',
+      'a-.example',
+      'a..example',
+      'a b.example',
+      'a/b.example',
+      `${'a'.repeat(64)}.example`,
+      `${'a.'.repeat(127)}example`,
+      'ex\u0000ample.com',
+    ]) {
+      assert.equal(normaliseName(bad), undefined, JSON.stringify(bad))
+    }
+  })
+  test('property: never throws; any result is a valid lower-case name of at most 253 octets', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (s) => {
+        const name = normaliseName(s)
+        if (name !== undefined) {
+          assert.match(name, VALID)
+          assert.ok(name.length <= 253)
+          assert.equal(normaliseName(name), name)
+        }
+      }),
+      { numRuns: 2000 },
+    )
+  })
+})
+
+describe('parseList', () => {
+  test('hosts, plain and adblock lines in one list', () => {
+    const parsed = parseList(
+      [
+        '# comment',
+        '! adblock comment',
+        '[Adblock Plus 2.0]',
+        '127.0.0.1 localhost',
+        '0.0.0.0 a.example b.example # trailing',
+        '::1 ip6-localhost',
+        'C.Example.',
+        '*.d.example',
+        '||e.example^',
+        '||f.example^|',
+        '@@||g.example^',
+        '||h.example/path',
+        '||i.example^$third-party',
+        'example.org##.banner',
+        '/ads/*',
+        'not a domain!',
+        '999.example.1',
+        'a.example',
+        '',
+      ].join('\r\n'),
+    )
+    assert.deepEqual(parsed.block, ['a.example', 'b.example', 'c.example', 'd.example', 'e.example', 'f.example'])
+    assert.deepEqual(parsed.allow, ['g.example'])
+    assert.equal(parsed.unsupported, 4)
+    assert.equal(parsed.invalid, 2)
+    assert.deepEqual(parsed.invalidSamples, ['not a domain!', '999.example.1'])
+  })
+
+  test('property: never throws, every output name is valid, counts add up', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 2000 }), (text) => {
+        const p = parseList(text)
+        for (const n of [...p.block, ...p.allow]) assert.match(n, VALID)
+        assert.equal(new Set(p.block).size, p.block.length)
+        assert.ok(p.invalid + p.unsupported <= p.entries + p.invalid)
+      }),
+      { numRuns: 500 },
+    )
+  })
+
+  test('property: a list written in any of the three formats parses back to the same set', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(domain, { minLength: 1, maxLength: 40 }),
+        fc.constantFrom('hosts', 'plain', 'adblock'),
+        (names, format) => {
+          const line = (n: string) => (format === 'hosts' ? `0.0.0.0 ${n}` : format === 'plain' ? n : `||${n}^`)
+          const parsed = parseList(`# header\n${names.map(line).join('\n')}\n`)
+          assert.deepEqual(new Set(parsed.block), new Set(names))
+          assert.equal(parsed.invalid, 0)
+        },
+      ),
+    )
+  })
+
+  test('property: junk lines mixed into a list never add names and never throw', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(domain, { maxLength: 20 }),
+        fc.array(fc.string({ unit: 'binary', maxLength: 40 }), { maxLength: 20 }),
+        (names, junk) => {
+          const parsed = parseList([...names, ...junk].join('\n'))
+          for (const n of names) assert.ok(parsed.block.includes(n))
+          for (const n of parsed.block) assert.match(n, VALID)
+        },
+      ),
+    )
+  })
+})
+
+describe('checkBody', () => {
+  test('refuses HTML, binary, empty and mostly-invalid bodies with a clear reason', () => {
+    const refuse = (body: string | Buffer, type: string | undefined, why: RegExp) =>
+      assert.throws(
+        () => checkBody(Buffer.from(body), type),
+        (e: Error) => e instanceof SourceError && why.test(e.message),
+      )
+    refuse('a.example\n', 'text/html; charset=utf-8', /serves HTML \(content-type text\/html\)/)
+    refuse('  <!DOCTYPE html>\na.example', 'text/plain', /HTML or XML page/)
+    refuse(Buffer.from([0x61, 0x2e, 0x65, 0x0a, 0x00, 0x01]), undefined, /NUL bytes/)
+    refuse(Buffer.from([0x61, 0x2e, 0xff, 0xfe]), undefined, /not UTF-8/)
+    refuse('# only comments\n', undefined, /holds no domain names/)
+    refuse('not valid!\n', undefined, /holds no valid domain names \(1 invalid/)
+    refuse(`a.example\n${'bad name\n'.repeat(20)}`, undefined, /20 of 21 entries are not valid/)
+    assert.deepEqual(checkBody(Buffer.from(`a.example\n${'bad name\n'.repeat(5)}`), 'text/plain').parsed.block, [
+      'a.example',
+    ])
+  })
+})
+
+describe('compileBlocklist', () => {
+  const src = (block: string[], allow: string[] = []) => ({
+    block,
+    allow,
+    entries: 0,
+    invalid: 0,
+    invalidSamples: [],
+    unsupported: 0,
+  })
+  test('de-duplicates across sources and drops names a blocked parent covers', () => {
+    const out = compileBlocklist({
+      sources: [src(['a.example', 'x.a.example', 'b.example']), src(['b.example', 'c.example'])],
+      allow: [],
+      deny: [],
+    })
+    assert.deepEqual(out, { blocked: ['a.example', 'b.example', 'c.example'], passthru: [] })
+  })
+  test('allow exempts a name and its subdomains; under a blocked parent it becomes passthru; deny wins', () => {
+    const out = compileBlocklist({
+      sources: [
+        src(
+          ['parent.example', 'ok.parent.example', 'x.ok.parent.example', 'free.example', 'sub.free.example'],
+          ['src-allowed.parent.example'],
+        ),
+      ],
+      allow: ['ok.parent.example', 'free.example', 'both.example'],
+      deny: ['denied.example', 'both.example', 'y.ok.parent.example'],
+    })
+    assert.deepEqual(out.blocked.sort(), ['both.example', 'denied.example', 'parent.example', 'y.ok.parent.example'])
+    assert.deepEqual(out.passthru.sort(), ['ok.parent.example', 'src-allowed.parent.example'])
+  })
+})
