@@ -13,8 +13,9 @@ import {
   StartupError,
 } from '@gatehouse/kit'
 import { GROUPS, groupUsage, runCommand, UsageError } from './cli/commands.ts'
-import { loadCommandConfig, serveSchema } from './config.ts'
+import { checkServeConfig, loadCommandConfig, serveSchema } from './config.ts'
 import { openEdgeDatabase } from './db/open.ts'
+import { startController } from './enforcement/controller.ts'
 import { RegistryError } from './nodes/service.ts'
 import { startRetention } from './observations/retention.ts'
 import { buildServer } from './server.ts'
@@ -38,7 +39,7 @@ async function serve(argv: string[]) {
     return
   }
   await runMain({ name: 'edgegate' }, async () => {
-    const { config } = loadCommandConfig(serveSchema, argv)
+    const config = checkServeConfig(loadCommandConfig(serveSchema, argv).config)
     const logger = createLogger({ name: 'edgegate', level: config.log_level })
     const rangeFiles = config.trusted_ranges_file ?? []
     const rangeUrls = config.trusted_ranges_url ?? []
@@ -56,9 +57,10 @@ async function serve(argv: string[]) {
       : undefined
     const database = await openEdgeDatabase(config.database)
     let stopRetention: (() => Promise<void>) | undefined
+    let stopController: (() => Promise<void>) | undefined
     try {
       await trusted?.start()
-      const { app } = await buildServer(config, { database, logger, ...(trusted ? { trusted } : {}) })
+      const { app, ctx } = await buildServer(config, { database, logger, ...(trusted ? { trusted } : {}) })
       const [host, port] = splitListen(config.listen)
       try {
         await app.listen({ host, port })
@@ -81,13 +83,23 @@ async function serve(argv: string[]) {
         },
         logger,
       )
+      stopController = startController({
+        db: database.db,
+        kind: database.kind,
+        settings: ctx.web,
+        intervalMs: config.web_enforcement_interval,
+        log: logger,
+        metrics: app.metrics,
+      })
       return async () => {
         await app.close()
+        await stopController?.()
         await stopRetention?.()
         trusted?.stop()
         await database.close()
       }
     } catch (err) {
+      await stopController?.()
       await stopRetention?.()
       trusted?.stop()
       await database.close()

@@ -1,0 +1,101 @@
+/** SQL of the web enforcement controller: shared state, the controller lock, automated decisions. */
+import { type DatabaseKind, sql } from '@gatehouse/kit'
+import type { Kysely, Transaction } from 'kysely'
+import type { DB, DecisionRow } from '../db/schema.ts'
+import { SCOPE_INSTANCE } from '../decisions/store.ts'
+import { AUTOMATED_SOURCE, CONTROLLER_ACTOR } from '../web/candidates.ts'
+
+type Db = Kysely<DB> | Transaction<DB>
+
+/** PostgreSQL advisory lock key of the controller ("edgewebc"). */
+export const CONTROLLER_LOCK_KEY = 0x6564676577656263n
+
+export async function readState(db: Db) {
+  const row = await db.selectFrom('web_enforcement_state').selectAll().where('id', '=', 1).executeTakeFirstOrThrow()
+  return { killSwitch: Number(row.kill_switch) === 1, actor: row.actor, updatedMs: Number(row.updated_ms) }
+}
+
+export async function writeState(db: Db, killSwitch: boolean, actor: string, nowMs: number) {
+  await db
+    .updateTable('web_enforcement_state')
+    .set({ kill_switch: killSwitch ? 1 : 0, actor, updated_ms: nowMs })
+    .where('id', '=', 1)
+    .execute()
+}
+
+/**
+ * Take the controller lock for this transaction, without waiting: PostgreSQL's transaction-level
+ * advisory lock (released at commit, rollback, or when a crashed process's connection drops).
+ * On SQLite the transaction's write lock (BEGIN IMMEDIATE) already serialises passes.
+ */
+export async function tryControllerLock(trx: Transaction<DB>, kind: DatabaseKind): Promise<boolean> {
+  if (kind !== 'postgres') return true
+  const r = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${sql.lit(
+    CONTROLLER_LOCK_KEY.toString(),
+  )}::bigint) as locked`.execute(trx)
+  return r.rows[0]?.locked === true
+}
+
+/**
+ * Hold the decision clock's row lock until commit: every decision write ticks the clock first,
+ * so no manual decision can be written between the controller's read and its write.
+ */
+export async function lockDecisionClock(trx: Transaction<DB>, kind: DatabaseKind) {
+  if (kind === 'postgres') await sql`select last_us from decision_clock where id = 1 for update`.execute(trx)
+}
+
+/** Live automated blocks (the ones gates hold), every gate. */
+export function automatedBlocks(db: Db): Promise<DecisionRow[]> {
+  return db
+    .selectFrom('decisions')
+    .selectAll()
+    .where('source', '=', AUTOMATED_SOURCE)
+    .where('status', '=', 'blocked')
+    .where('deleted', '=', 0)
+    .execute()
+}
+
+/** Decisions of these pairs, tombstones included, keyed `instance/fingerprint`. */
+export async function decisionRowsFor(
+  db: Db,
+  pairs: ReadonlyArray<{ instance_id: string; fingerprint: string }>,
+): Promise<Map<string, DecisionRow>> {
+  const byInstance = new Map<string, string[]>()
+  for (const p of pairs) {
+    const list = byInstance.get(p.instance_id)
+    if (list) list.push(p.fingerprint)
+    else byInstance.set(p.instance_id, [p.fingerprint])
+  }
+  const out = new Map<string, DecisionRow>()
+  for (const [instance, fps] of byInstance) {
+    for (let i = 0; i < fps.length; i += 5000) {
+      const rows = await db
+        .selectFrom('decisions')
+        .selectAll()
+        .where('scope_type', '=', SCOPE_INSTANCE)
+        .where('scope_id', '=', instance)
+        .where('fingerprint', 'in', fps.slice(i, i + 5000))
+        .execute()
+      for (const r of rows) out.set(`${r.scope_id}/${r.fingerprint}`, r)
+    }
+  }
+  return out
+}
+
+/**
+ * Revoke an automated block at clock time `atUs`: a tombstone (pending, served to gates,
+ * absent for administration) that keeps the source and evidence, so a later pass can tell
+ * whether newer evidence exists. Only touches a live automated block.
+ */
+export async function revokeAutomated(db: Db, scopeId: string, fingerprint: string, atUs: number, label: string) {
+  const r = await db
+    .updateTable('decisions')
+    .set({ status: 'pending', label, updated_us: atUs, actor: CONTROLLER_ACTOR, expires_ms: null, deleted: 1 })
+    .where('scope_type', '=', SCOPE_INSTANCE)
+    .where('scope_id', '=', scopeId)
+    .where('fingerprint', '=', fingerprint)
+    .where('source', '=', AUTOMATED_SOURCE)
+    .where('deleted', '=', 0)
+    .executeTakeFirst()
+  return Number(r.numUpdatedRows) > 0
+}
