@@ -119,6 +119,8 @@ export async function tombstoneDecision(
 export interface DecisionQuery {
   scopeId?: string
   status?: string
+  /** `manual` or an automated source such as `web-controller`. */
+  source?: string
   limit: number
   offset: number
 }
@@ -128,6 +130,7 @@ export function listDecisions(db: Db, q: DecisionQuery): Promise<DecisionRow[]> 
   let sel = db.selectFrom('decisions').selectAll().where('scope_type', '=', SCOPE_INSTANCE).where('deleted', '=', 0)
   if (q.scopeId !== undefined) sel = sel.where('scope_id', '=', q.scopeId)
   if (q.status !== undefined) sel = sel.where('status', '=', q.status as DecisionRow['status'])
+  if (q.source !== undefined) sel = sel.where('source', '=', q.source)
   return sel.orderBy('updated_us', 'desc').limit(q.limit).offset(q.offset).execute()
 }
 
