@@ -144,7 +144,13 @@ for (const dialect of DIALECTS) {
       })
       await upload('web-2', '/v1/signals/batch', {
         instance_id: 'web-2',
-        signals: [signal('192.0.2.80', T), signal('192.0.2.80', T + MIN), signal('198.51.100.7', T + MIN)],
+        signals: [
+          signal('192.0.2.80', T),
+          signal('192.0.2.80', T + MIN),
+          signal('198.51.100.7', T + MIN),
+          // The same host with a port and in capitals.
+          signal('192.0.2.80', T + 2 * MIN, { host: 'SHOP.example:8443' }),
+        ],
       })
     })
     after(async () => {
@@ -193,6 +199,7 @@ for (const dialect of DIALECTS) {
       }
       const b = find(res.body, 'tls-1', FP.b)
       assert.deepEqual([b.signals, b.network_count, b.cross_site, b.cross_node], [3, 1, false, false])
+      assert.equal(find(res.body, 'tls-2', FP.c).signals, 3, 'SHOP.example:8443 is the host shop.example')
       // A narrower interval: `since` starts it, `window` sets its length.
       const early = await report(plain, `since=${encodeURIComponent(iso(T - 6 * MIN))}&window=2m`)
       assert.equal(early.status, 200)

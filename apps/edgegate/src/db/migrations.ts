@@ -155,10 +155,10 @@ const m0004: Migration = {
     await db.schema
       .createIndex('web_sightings_ip_host_seen')
       .on('web_sightings')
-      .columns(['ip', 'host', 'seen_ms'])
+      .columns(['ip', 'host', 'seen_ms', 'instance_id', 'fingerprint'])
       .execute()
     await db.schema.createIndex('web_sightings_seen').on('web_sightings').column('seen_ms').execute()
-    await db.schema.createIndex('signals_observed').on('signals').column('observed_ms').execute()
+    await db.schema.createIndex('signals_observed').on('signals').columns(['observed_ms', 'ip', 'host']).execute()
     await db.schema
       .createIndex('decisions_source_status')
       .on('decisions')

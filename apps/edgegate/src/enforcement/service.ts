@@ -120,6 +120,7 @@ export async function runPass(
         { ...s.policy, enabled: false },
         nowMs,
         Number.POSITIVE_INFINITY,
+        false, // the pass reads decisions itself, tombstones included
       )
       const eligible = report.candidates.filter(
         (c) => covered(c.instance_id) && shadowVerdict(c.evidence, undefined, s.policy, nowMs).status === 'would_block',

@@ -56,8 +56,12 @@ export interface Candidate {
   shadow?: { status: ShadowStatus; reasons: string[]; proposedExpiresMs: number | undefined }
 }
 
+const DOTTED_QUAD = /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/
+
 /** The client network of an address: its /24 (IPv4) or /64 (IPv6). */
 export function networkOf(ip: string): string {
+  // Stored addresses are normalised (IPv4 dotted quads): the common case needs no parser.
+  if (DOTTED_QUAD.test(ip)) return `${ip.slice(0, ip.lastIndexOf('.'))}.0/24`
   try {
     const a = parseIp(ip)
     if (a.kind() === 'ipv4') {

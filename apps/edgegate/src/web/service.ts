@@ -57,13 +57,11 @@ export async function buildReport(
   policy: ShadowPolicy,
   nowMs: number,
   limit = MAX_CANDIDATES,
+  withDecisions = true,
 ): Promise<Report> {
   const groups = groupMatches(await matchSignals(db, interval.fromMs, interval.toMs))
   const kept = groups.slice(0, limit)
-  const decisions = await decisionsFor(
-    db,
-    kept.map((g) => ({ instance_id: g.instance_id, fingerprint: g.fingerprint })),
-  )
+  const decisions = withDecisions ? await decisionsFor(db, kept) : new Map()
   const candidates = kept.map((g): Candidate => {
     const decision = decisions.get(`${g.instance_id}/${g.fingerprint}`)
     const c: Candidate = { ...g, decision }
