@@ -212,6 +212,7 @@ for (const dialect of DIALECTS) {
         const before = await snapshot()
         await assert.rejects(
           runPass(d.db, d.kind, settings('enforce'), t0, {
+            chunkSize: 1,
             beforeWrite: (i) => {
               if (i === 1) throw new Error('crash after the first write')
             },

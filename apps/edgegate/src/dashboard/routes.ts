@@ -10,6 +10,7 @@ import type { AppContext } from '../context.ts'
 import { toDecision } from '../decisions/service.ts'
 import { decisionsFor, listDecisions } from '../decisions/store.ts'
 import { enforcementStatus } from '../enforcement/routes.ts'
+import { coverage } from '../enforcement/service.ts'
 import { listNodes } from '../nodes/store.ts'
 import { fromRow } from '../observations/merge.ts'
 import { listFingerprints } from '../observations/store.ts'
@@ -116,8 +117,7 @@ export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
         enforcementStatus(ctx),
         buildReport(ctx.db, interval, ctx.web.policy, now),
       ])
-      const canary = new Set(ctx.web.canaryNodes)
-      const mode = status.enforcement_mode
+      const covered = await coverage(ctx.db, status.enforcement_mode, ctx.web.canaryNodes)
       return webPage(
         admin,
         status,
@@ -126,9 +126,7 @@ export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
           to: formatMillis(interval.toMs),
           window_seconds: interval.windowMs / 1000,
           truncated: report.truncated,
-          candidates: report.candidates.map((c) =>
-            candidateJson(c, mode === 'enforce' || (mode === 'canary' && canary.has(c.instance_id))),
-          ),
+          candidates: report.candidates.map((c) => candidateJson(c, covered(c.instance_id))),
         },
         window ?? formatDuration(ctx.web.windowMs),
       )

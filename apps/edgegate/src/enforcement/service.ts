@@ -19,8 +19,8 @@
 import type { DatabaseKind } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import { audit } from '../admins/store.ts'
-import type { DB, DecisionRow } from '../db/schema.ts'
-import { SCOPE_INSTANCE, tickClock, upsertDecision } from '../decisions/store.ts'
+import type { DB, DecisionRow, NewDecision } from '../db/schema.ts'
+import { SCOPE_INSTANCE, tickClock } from '../decisions/store.ts'
 import { listNodes } from '../nodes/store.ts'
 import {
   AUTOMATED_SOURCE,
@@ -34,9 +34,12 @@ import {
   automatedBlocks,
   decisionRowsFor,
   lockDecisionClock,
+  type Revocation,
   readState,
-  revokeAutomated,
+  revokeBlocks,
   tryControllerLock,
+  WRITE_CHUNK,
+  writeBlocks,
   writeState,
 } from './store.ts'
 
@@ -60,7 +63,10 @@ export interface PassResult {
 
 /** Test seam: called before each planned write (a throw simulates a crash mid-pass). */
 export interface PassHooks {
+  /** Called before each chunk of writes with the index of its first write. */
   beforeWrite?: (index: number) => void
+  /** Writes per statement (default WRITE_CHUNK). */
+  chunkSize?: number
 }
 
 /** What the controller keeps in `decisions.evidence` (JSON): aggregates only, never a request target. */
@@ -85,6 +91,23 @@ function previousEvidenceMs(d: DecisionRow | undefined): number {
   }
 }
 
+/**
+ * Which TLS gates a mode covers: enforce every active `tlsgate`, canary the active ones listed,
+ * disabled none.
+ */
+export async function coverage(
+  db: Kysely<DB>,
+  mode: EnforcementMode,
+  canaryNodes: readonly string[],
+): Promise<(gate: string) => boolean> {
+  if (mode === 'disabled') return () => false
+  const gates = new Set(
+    (await listNodes(db, ['tlsgate'])).filter((n) => Number(n.active) === 1).map((n) => n.instance_id),
+  )
+  const canary = new Set(canaryNodes)
+  return (gate) => gates.has(gate) && (mode === 'enforce' || canary.has(gate))
+}
+
 /** The mode in force: the kill switch overrides the configured mode. */
 export async function effectiveMode(db: Kysely<DB>, configured: EnforcementMode): Promise<EnforcementMode> {
   return (await readState(db)).killSwitch ? 'disabled' : configured
@@ -104,12 +127,7 @@ export async function runPass(
     await lockDecisionClock(trx, kind)
     const mode: EnforcementMode = (await readState(trx)).killSwitch ? 'disabled' : s.mode
     result.mode = mode
-    const gates = new Set(
-      (await listNodes(trx, ['tlsgate'])).filter((n) => Number(n.active) === 1).map((n) => n.instance_id),
-    )
-    const canary = new Set(s.canaryNodes)
-    const covered = (gate: string) =>
-      mode === 'enforce' ? gates.has(gate) : mode === 'canary' ? gates.has(gate) && canary.has(gate) : false
+    const covered = await coverage(trx, mode, s.canaryNodes)
 
     const writes: Write[] = []
     const keep = new Set<string>()
@@ -168,28 +186,36 @@ export async function runPass(
     }
     if (writes.length === 0) return result
 
+    // Consecutive clock times in plan order; written in chunks of one statement each.
     const first = await tickClock(trx, kind, writes.length, nowMs * 1000)
-    for (const [i, w] of writes.entries()) {
+    const chunk = hooks.chunkSize ?? WRITE_CHUNK
+    for (let i = 0; i < writes.length; i += chunk) {
       hooks.beforeWrite?.(i)
-      const at = first + i
-      if (w.type === 'revoke') {
-        if (await revokeAutomated(trx, w.instance, w.fingerprint, at, w.why)) result.revoked++
-        continue
+      const part = writes.slice(i, i + chunk).map((w, j) => ({ w, at: first + i + j }))
+      const blocks: NewDecision[] = []
+      const revocations: Revocation[] = []
+      for (const { w, at } of part) {
+        if (w.type === 'revoke') {
+          revocations.push({ scope_id: w.instance, fingerprint: w.fingerprint, atUs: at, label: w.why })
+          continue
+        }
+        blocks.push({
+          scope_type: SCOPE_INSTANCE,
+          scope_id: w.instance,
+          fingerprint: w.fingerprint,
+          status: 'blocked',
+          label: 'automated: web scanner evidence',
+          updated_us: at,
+          actor: CONTROLLER_ACTOR,
+          source: AUTOMATED_SOURCE,
+          expires_ms: w.expiresMs,
+          evidence: JSON.stringify(w.evidence),
+        })
+        if (w.type === 'block') result.blocked++
+        else result.renewed++
       }
-      await upsertDecision(trx, {
-        scope_type: SCOPE_INSTANCE,
-        scope_id: w.instance,
-        fingerprint: w.fingerprint,
-        status: 'blocked',
-        label: 'automated: web scanner evidence',
-        updated_us: at,
-        actor: CONTROLLER_ACTOR,
-        source: AUTOMATED_SOURCE,
-        expires_ms: w.expiresMs,
-        evidence: JSON.stringify(w.evidence),
-      })
-      if (w.type === 'block') result.blocked++
-      else result.renewed++
+      await writeBlocks(trx, blocks)
+      result.revoked += await revokeBlocks(trx, revocations)
     }
     await audit(
       trx,
@@ -229,8 +255,16 @@ export async function setKillSwitch(
     if (blocks.length === 0) return { revoked: 0 }
     const first = await tickClock(trx, kind, blocks.length, nowMs * 1000)
     let revoked = 0
-    for (const [i, d] of blocks.entries()) {
-      if (await revokeAutomated(trx, d.scope_id, d.fingerprint, first + i, 'kill switch engaged')) revoked++
+    for (let i = 0; i < blocks.length; i += WRITE_CHUNK) {
+      revoked += await revokeBlocks(
+        trx,
+        blocks.slice(i, i + WRITE_CHUNK).map((d, j) => ({
+          scope_id: d.scope_id,
+          fingerprint: d.fingerprint,
+          atUs: first + i + j,
+          label: 'kill switch engaged',
+        })),
+      )
     }
     return { revoked }
   })

@@ -5,7 +5,7 @@ import type { ServeConfig } from '../config.ts'
 import type { AppContext } from '../context.ts'
 import { toDecision } from '../decisions/service.ts'
 import type { EnforcementSettings } from '../enforcement/service.ts'
-import { effectiveMode } from '../enforcement/service.ts'
+import { coverage, effectiveMode } from '../enforcement/service.ts'
 import { formatMillis } from '../timestamps.ts'
 import type { Candidate } from './candidates.ts'
 import { buildReport, reportInterval } from './service.ts'
@@ -75,7 +75,7 @@ export function webRoutes(app: HttpApp, ctx: AppContext) {
       const interval = reportInterval(req.query, ctx.web.windowMs, now)
       const report = await buildReport(ctx.db, interval, ctx.web.policy, now)
       const mode = await effectiveMode(ctx.db, ctx.web.mode)
-      const canary = new Set(ctx.web.canaryNodes)
+      const covered = await coverage(ctx.db, mode, ctx.web.canaryNodes)
       return {
         from: formatMillis(interval.fromMs),
         to: formatMillis(interval.toMs),
@@ -83,9 +83,7 @@ export function webRoutes(app: HttpApp, ctx: AppContext) {
         enforcement_mode: mode,
         configured_enforcement_mode: ctx.web.mode,
         shadow_enabled: ctx.web.policy.enabled,
-        candidates: report.candidates.map((c) =>
-          candidateJson(c, mode === 'enforce' || (mode === 'canary' && canary.has(c.instance_id))),
-        ),
+        candidates: report.candidates.map((c) => candidateJson(c, covered(c.instance_id))),
         truncated: report.truncated,
       }
     },
