@@ -4,7 +4,8 @@
  * driver in the same run; (2) one enforcement controller pass over C candidates: time and
  * decisions written per second. Knobs: EDGEGATE_BENCH_WEB_N (default 200000),
  * EDGEGATE_BENCH_WEB_CANDIDATES (default 20000), EDGEGATE_BENCH_WEB_RUNS (default 20),
- * EDGEGATE_BENCH_DIALECTS (default sqlite,postgres).
+ * EDGEGATE_BENCH_DIALECTS (default sqlite,postgres); EDGEGATE_BENCH_WEB_PROFILE=1 also times the
+ * report's parts (join, grouping, decision reads). Figures: docs/performance/edgegate.md.
  */
 import { cpus } from 'node:os'
 import { type Postgres, startPostgres } from '@gatehouse/testkit'
