@@ -14,6 +14,7 @@ import { policyRoutes } from './policy/routes.ts'
 import { signalRoutes } from './signals/routes.ts'
 import { smtpRoutes } from './smtp/routes.ts'
 import type { TrustedRanges } from './trusted/ranges.ts'
+import { pairRoutes } from './web/pairs.ts'
 import { webRoutes, webSettings } from './web/routes.ts'
 
 export const VERSION = '0.1.0'
@@ -62,6 +63,7 @@ export async function buildServer(config: ServeConfig, deps: ServerDeps): Promis
   nodeRoutes(app, ctx)
   sessionRoutes(app, ctx)
   webRoutes(app, ctx)
+  pairRoutes(app, ctx)
   enforcementRoutes(app, ctx)
   dashboardRoutes(app, ctx)
   return { app, ctx }

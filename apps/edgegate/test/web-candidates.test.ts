@@ -259,6 +259,34 @@ for (const dialect of DIALECTS) {
       assert.equal(find((await report(shadow)).body, 'tls-1', FP.a).shadow_status, 'would_block')
     })
 
+    test('node pairing: a paired websignal node matches its TLS gate whatever the SNI', async () => {
+      const path = '/api/web-pairs/web-1/tls-1'
+      assert.equal((await call(tls, plain.base, path, { method: 'PUT' })).status, 401)
+      const node = await call(tls, plain.base, path, { method: 'PUT', token: tokens['web-1'] })
+      assert.equal(node.body.error.code, 'admin_required')
+      const wrong = await call(tls, plain.base, '/api/web-pairs/tls-1/web-1', { method: 'PUT', token: admin })
+      assert.equal(wrong.status, 400)
+      assert.equal(wrong.body.error.code, 'invalid_pair')
+      assert.equal((await call(tls, plain.base, path, { method: 'PUT', token: admin })).status, 204)
+      assert.equal((await call(tls, plain.base, path, { method: 'PUT', token: admin })).status, 204, 'idempotent')
+      const list = await call(tls, plain.base, '/api/web-pairs', { token: admin })
+      assert.deepEqual(
+        list.body.pairs.map((p: Json) => [p.websignal_id, p.tlsgate_id]),
+        [['web-1', 'tls-1']],
+      )
+      const paired = await report(plain)
+      const keys = paired.body.candidates.map((c: Json) => `${c.instance_id}/${c.fingerprint}`).sort()
+      // d (signal for admin.example) and e (sighting for other.example) now match through the pairing;
+      // tls-2 is not paired, and the window still applies.
+      assert.deepEqual(keys, [`tls-1/${FP.a}`, `tls-1/${FP.b}`, `tls-1/${FP.d}`, `tls-1/${FP.e}`, `tls-2/${FP.c}`])
+      assert.equal(find(paired.body, 'tls-1', FP.a).signals, 4, 'a signal matched by both rules counts once')
+      assert.equal((await call(tls, plain.base, path, { method: 'DELETE', token: admin })).status, 204)
+      const gone = await call(tls, plain.base, path, { method: 'DELETE', token: admin })
+      assert.equal(gone.status, 404)
+      assert.equal(gone.body.error.code, 'pair_not_found')
+      assert.equal((await report(plain)).body.candidates.length, 3)
+    })
+
     test('bad query values: clear 400s', async () => {
       const cases: Array<[string, string]> = [
         ['window=31m', 'invalid_window'],

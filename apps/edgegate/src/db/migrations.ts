@@ -158,6 +158,25 @@ const m0004: Migration = {
       .columns(['ip', 'host', 'seen_ms', 'instance_id', 'fingerprint'])
       .execute()
     await db.schema.createIndex('web_sightings_seen').on('web_sightings').column('seen_ms').execute()
+    // Node pairings: a web signal node's signals match its paired TLS gates' sightings whatever the SNI.
+    await db.schema
+      .createTable('web_node_pairs')
+      .addColumn('websignal_id', 'text', (c) => c.notNull().references('nodes.instance_id').onDelete('cascade'))
+      .addColumn('tlsgate_id', 'text', (c) => c.notNull().references('nodes.instance_id').onDelete('cascade'))
+      .addColumn('actor', 'text', (c) => c.notNull())
+      .addColumn('created_ms', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('web_node_pairs_pk', ['websignal_id', 'tlsgate_id'])
+      .execute()
+    await db.schema
+      .createIndex('signals_node_observed')
+      .on('signals')
+      .columns(['instance_id', 'observed_ms', 'ip'])
+      .execute()
+    await db.schema
+      .createIndex('web_sightings_gate_ip_seen')
+      .on('web_sightings')
+      .columns(['instance_id', 'ip', 'seen_ms', 'fingerprint'])
+      .execute()
     await db.schema.createIndex('signals_observed').on('signals').columns(['observed_ms', 'ip', 'host']).execute()
     await db.schema
       .createIndex('decisions_source_status')

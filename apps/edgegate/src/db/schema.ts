@@ -138,6 +138,14 @@ export interface WebSightingTable {
   seen_ms: number
 }
 
+/** A web signal node paired with a TLS gate: its signals match that gate's sightings whatever the SNI. */
+export interface WebNodePairTable {
+  websignal_id: string
+  tlsgate_id: string
+  actor: string
+  created_ms: number
+}
+
 /** One row (id 1): the runtime kill switch every edgegate process reads. */
 export interface WebEnforcementStateTable {
   id: number
@@ -159,4 +167,5 @@ export interface DB {
   audit_log: AuditTable
   web_sightings: WebSightingTable
   web_enforcement_state: WebEnforcementStateTable
+  web_node_pairs: WebNodePairTable
 }
