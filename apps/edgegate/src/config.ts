@@ -2,8 +2,9 @@
  * edgegate configuration: flags > environment > JSON file (`--config`, `$EDGEGATE_CONFIG`, else
  * `/etc/gatehouse/edgegate.json` when it exists) > defaults, loaded by the kit's app shell.
  */
-import { type ConfigOf, field, type Schema } from '@gatehouse/kit/config.ts'
+import { ConfigError, type ConfigOf, field, type Schema } from '@gatehouse/kit/config.ts'
 import { parseDatabaseUrl } from '@gatehouse/kit/db/url.ts'
+import { INSTANCE_ID_PATTERN } from '@gatehouse/kit/edge-limits.ts'
 import { parseCidr } from '@gatehouse/kit/net.ts'
 
 function databaseUrl(raw: unknown): string {
@@ -103,6 +104,81 @@ export const serveSchema = {
     max: 50_000,
     doc: 'most decisions in one policy response (more: true tells the gate to pull again)',
   }),
+  web_candidate_window: field.duration({
+    env: 'EDGEGATE_WEB_CANDIDATE_WINDOW',
+    flag: 'web-candidate-window',
+    default: '15m',
+    min: '1m',
+    max: '30m',
+    doc: 'evidence interval of the candidate report when ?window= is not given, and of each controller pass',
+  }),
+  web_shadow_enabled: field.boolean({
+    env: 'EDGEGATE_WEB_SHADOW_ENABLED',
+    flag: 'web-shadow-enabled',
+    default: false,
+    doc: 'score web candidates (shadow_status, shadow_reasons, proposed expiry); simulation only',
+  }),
+  web_shadow_min_networks: field.int({
+    env: 'EDGEGATE_WEB_SHADOW_MIN_NETWORKS',
+    flag: 'web-shadow-min-networks',
+    default: 2,
+    min: 1,
+    max: 1_000_000,
+    doc: 'distinct client networks (/24 IPv4, /64 IPv6) a candidate needs for would_block',
+  }),
+  web_shadow_min_signals: field.int({
+    env: 'EDGEGATE_WEB_SHADOW_MIN_SIGNALS',
+    flag: 'web-shadow-min-signals',
+    default: 5,
+    min: 1,
+    max: 1_000_000_000,
+    doc: 'matching web signals a candidate needs for would_block',
+  }),
+  web_shadow_min_error_ratio: field.number({
+    env: 'EDGEGATE_WEB_SHADOW_MIN_ERROR_RATIO',
+    flag: 'web-shadow-min-error-ratio',
+    default: 0.5,
+    min: 0,
+    max: 1,
+    doc: 'errors / (errors + successes) over the matching signals a candidate needs for would_block (0..1)',
+  }),
+  web_shadow_require_multi_scope: field.boolean({
+    env: 'EDGEGATE_WEB_SHADOW_REQUIRE_MULTI_SCOPE',
+    flag: 'web-shadow-require-multi-scope',
+    default: true,
+    doc: 'would_block also needs evidence from two or more sites or two or more web signal nodes',
+  }),
+  web_shadow_proposed_ttl: field.duration({
+    env: 'EDGEGATE_WEB_SHADOW_PROPOSED_TTL',
+    flag: 'web-shadow-proposed-ttl',
+    default: '1h',
+    min: '1m',
+    max: '168h',
+    doc: 'lifetime of a would-be block (proposed expiry); also the lifetime of automated blocks',
+  }),
+  web_enforcement_mode: field.enum(['disabled', 'canary', 'enforce'] as const, {
+    env: 'EDGEGATE_WEB_ENFORCEMENT_MODE',
+    flag: 'web-enforcement-mode',
+    default: 'disabled',
+    doc: 'disabled: no automated blocks (existing ones are revoked); canary: only the canary TLS gates; enforce: every active TLS gate',
+  }),
+  web_enforcement_canary_nodes: field.list({
+    env: 'EDGEGATE_WEB_ENFORCEMENT_CANARY_NODES',
+    flag: 'web-enforcement-canary-nodes',
+    item: (s: string) => {
+      if (!new RegExp(INSTANCE_ID_PATTERN).test(s)) throw new Error('must be an instance id')
+      return s
+    },
+    doc: 'TLS gate instance ids covered in canary mode; repeatable or comma-separated',
+  }),
+  web_enforcement_interval: field.duration({
+    env: 'EDGEGATE_WEB_ENFORCEMENT_INTERVAL',
+    flag: 'web-enforcement-interval',
+    default: '1m',
+    min: '1s',
+    max: '1h',
+    doc: 'how often the enforcement controller runs a pass',
+  }),
   log_level: field.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, {
     env: 'EDGEGATE_LOG_LEVEL',
     flag: 'log-level',
@@ -111,6 +187,26 @@ export const serveSchema = {
 } satisfies Schema
 
 export type ServeConfig = ConfigOf<typeof serveSchema>
+
+/** Cross-field rules of `serve`; throws ConfigError listing every violation. */
+export function checkServeConfig(config: ServeConfig): ServeConfig {
+  const problems: string[] = []
+  const mode = config.web_enforcement_mode
+  const canary = config.web_enforcement_canary_nodes ?? []
+  if (mode !== 'disabled' && !config.web_shadow_enabled) {
+    problems.push(
+      `web_enforcement_mode: ${mode} needs --web-shadow-enabled (the controller blocks what the shadow policy scores would_block)`,
+    )
+  }
+  if (mode === 'canary' && canary.length === 0) {
+    problems.push('web_enforcement_canary_nodes: canary mode needs at least one TLS gate instance id')
+  }
+  if (mode !== 'canary' && canary.length > 0) {
+    problems.push(`web_enforcement_canary_nodes: only used in canary mode (the mode is ${mode})`)
+  }
+  if (problems.length > 0) throw new ConfigError(problems)
+  return config
+}
 
 /** Flags of the admin CLIs (node, admin, decision, status, migrate): only the database. */
 export const cliSchema = { database } satisfies Schema

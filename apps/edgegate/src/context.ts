@@ -3,6 +3,7 @@ import type { AppMetrics, DatabaseKind, Logger } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import type { makeGuards } from './auth/guards.ts'
 import type { DB } from './db/schema.ts'
+import type { EnforcementSettings } from './enforcement/service.ts'
 import type { TrustedRanges } from './trusted/ranges.ts'
 
 export interface AppContext {
@@ -18,4 +19,6 @@ export interface AppContext {
     sessionTtlMs: number
     policyPageSize: number
   }
+  /** Web candidates, the shadow policy and the enforcement controller (`--web-*`). */
+  web: EnforcementSettings
 }

@@ -25,6 +25,10 @@ export const errors = defineErrors({
   node_not_found: { status: 404, message: (id: string) => `no node with instance_id ${id}` },
   decision_not_found: { status: 404, message: () => 'no decision for this instance and fingerprint' },
   decision_missing_fields: { status: 400, message: () => 'give a status, a label or both' },
+  invalid_window: { status: 400, message: (why: string) => why },
+  invalid_pair: { status: 400, message: (why: string) => why },
+  pair_not_found: { status: 404, message: () => 'no such pairing of a websignal node with a tlsgate node' },
+  invalid_since: { status: 400, message: () => 'since is in the future' },
   label_too_long: { status: 400, message: (max: number) => `a label is at most ${max} characters` },
 })
 

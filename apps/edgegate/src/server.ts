@@ -7,12 +7,15 @@ import type { AppContext } from './context.ts'
 import { dashboardRoutes } from './dashboard/routes.ts'
 import type { EdgeDatabase } from './db/open.ts'
 import { decisionRoutes } from './decisions/routes.ts'
+import { enforcementRoutes } from './enforcement/routes.ts'
 import { nodeRoutes } from './nodes/routes.ts'
 import { observationRoutes } from './observations/routes.ts'
 import { policyRoutes } from './policy/routes.ts'
 import { signalRoutes } from './signals/routes.ts'
 import { smtpRoutes } from './smtp/routes.ts'
 import type { TrustedRanges } from './trusted/ranges.ts'
+import { pairRoutes } from './web/pairs.ts'
+import { webRoutes, webSettings } from './web/routes.ts'
 
 export const VERSION = '0.1.0'
 
@@ -50,6 +53,7 @@ export async function buildServer(config: ServeConfig, deps: ServerDeps): Promis
       sessionTtlMs: config.session_ttl,
       policyPageSize: config.policy_page_size,
     },
+    web: webSettings(config),
   }
   observationRoutes(app, ctx)
   policyRoutes(app, ctx)
@@ -58,6 +62,9 @@ export async function buildServer(config: ServeConfig, deps: ServerDeps): Promis
   smtpRoutes(app, ctx)
   nodeRoutes(app, ctx)
   sessionRoutes(app, ctx)
+  webRoutes(app, ctx)
+  pairRoutes(app, ctx)
+  enforcementRoutes(app, ctx)
   dashboardRoutes(app, ctx)
   return { app, ctx }
 }

@@ -1,19 +1,20 @@
-/** `edgegate serve`: the control plane over HTTPS, with retention and trusted-range discovery. */
+/** `edgegate serve`: the control plane over HTTPS, with retention, trusted-range discovery and the web enforcement controller. */
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { StartupError } from '@gatehouse/kit/errors.ts'
 import { createLogger } from '@gatehouse/kit/logger.ts'
 import { parseListenAddress } from '@gatehouse/kit/net.ts'
 import { runMain } from '@gatehouse/kit/process.ts'
 import { createTlsAgent, loadTlsMaterial } from '@gatehouse/kit/tls.ts'
-import { serveSchema } from '../config.ts'
+import { checkServeConfig, serveSchema } from '../config.ts'
 import { openEdgeDatabase } from '../db/open.ts'
+import { startController } from '../enforcement/controller.ts'
 import { startRetention } from '../observations/retention.ts'
 import { buildServer } from '../server.ts'
 import { TrustedRanges } from '../trusted/ranges.ts'
 
 export async function serve(flags: Record<string, unknown>, configFile: string | undefined): Promise<void> {
   await runMain({ name: 'edgegate' }, async () => {
-    const { config } = loadAppConfig('edgegate', serveSchema, { flags, config: configFile })
+    const config = checkServeConfig(loadAppConfig('edgegate', serveSchema, { flags, config: configFile }).config)
     const logger = createLogger({ name: 'edgegate', level: config.log_level })
     const rangeFiles = config.trusted_ranges_file ?? []
     const rangeUrls = config.trusted_ranges_url ?? []
@@ -31,9 +32,10 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
       : undefined
     const database = await openEdgeDatabase(config.database)
     let stopRetention: (() => Promise<void>) | undefined
+    let stopController: (() => Promise<void>) | undefined
     try {
       await trusted?.start()
-      const { app } = await buildServer(config, { database, logger, ...(trusted ? { trusted } : {}) })
+      const { app, ctx } = await buildServer(config, { database, logger, ...(trusted ? { trusted } : {}) })
       const { host, port } = parseListenAddress(config.listen)
       try {
         await app.listen({ host, port })
@@ -56,13 +58,23 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
         },
         logger,
       )
+      stopController = startController({
+        db: database.db,
+        kind: database.kind,
+        settings: ctx.web,
+        intervalMs: config.web_enforcement_interval,
+        log: logger,
+        metrics: app.metrics,
+      })
       return async () => {
         await app.close()
+        await stopController?.()
         await stopRetention?.()
         trusted?.stop()
         await database.close()
       }
     } catch (err) {
+      await stopController?.()
       await stopRetention?.()
       trusted?.stop()
       await database.close()

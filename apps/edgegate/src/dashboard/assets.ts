@@ -34,6 +34,12 @@ document.addEventListener('DOMContentLoaded', () => {
       send('PUT', path, { status: button.dataset.status }).then(() => location.reload(), show)
     })
   }
+  const kill = document.getElementById('kill-switch')
+  if (kill) {
+    kill.addEventListener('click', () => {
+      send('PUT', '/api/web-enforcement/kill-switch', { engaged: kill.dataset.engaged === 'true' }).then(() => location.reload(), show)
+    })
+  }
   for (const form of document.querySelectorAll('form.label')) {
     form.addEventListener('submit', (e) => {
       e.preventDefault()
@@ -46,15 +52,38 @@ document.addEventListener('DOMContentLoaded', () => {
 `
 
 export const DASHBOARD_CSS = `
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #1d1d1f; }
+body { font: 14px/1.4 system-ui, sans-serif; margin: 0 1.5rem 1.5rem; color: #1d1d1f; }
 h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
+.skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: .5rem; background: #fff; padding: .3rem; z-index: 2; }
+header { gap: 1rem; flex-wrap: wrap; border-bottom: 1px solid #ddd; padding: .6rem 0; position: sticky; top: 0; background: #fff; z-index: 1; }
+nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: .2rem 1rem; margin: 0; padding: 0; }
+nav a { text-decoration: none; color: #1a4fa0; padding: .2rem 0; } nav a[aria-current=page] { font-weight: 700; border-bottom: 2px solid #1a4fa0; }
+a:focus-visible, button:focus-visible, select:focus-visible, input:focus-visible { outline: 3px solid #1a4fa0; outline-offset: 2px; }
+button { font: inherit; padding: .2rem .6rem; margin: .1rem 0; cursor: pointer; }
+button.danger { background: #aa1111; color: #fff; border: 1px solid #800; }
+.table-wrap { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; }
+.filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; margin: .5rem 0; }
+.panel { border: 1px solid #ccc; border-radius: 6px; padding: .2rem 1rem 1rem; max-width: 44rem; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; } dt { color: #555; } dd { margin: 0; }
+.badge { display: inline-block; font-size: 12px; padding: 0 .4rem; border-radius: 3px; background: #eee; }
+.badge.auto { background: #e8e0ff; } .shadow-would_block { background: #ffd9d9; } .shadow-already_blocked { background: #f1c0c0; }
+.shadow-protected { background: #d6f5d6; } .shadow-insufficient_evidence { background: #eee; }
+.mode-enforce { color: #aa1111; } .mode-canary { color: #886600; } .mode-disabled { color: #555; }
+ul.reasons { margin: .2rem 0 0; padding-left: 1rem; font-size: 12px; color: #444; }
+td.actions button { display: block; width: 100%; }
+time { white-space: nowrap; font-size: 13px; }
+#candidates code, #decisions code { word-break: break-all; }
+#candidates td:first-child, #decisions td:first-child { white-space: nowrap; }
+.panel h2 { margin-top: 1rem; }
+pre.ips { white-space: pre; word-break: normal; }
 th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #ddd; vertical-align: top; }
 code { font-size: 12px; }
 .status-approved { color: #116611; font-weight: 600; } .status-blocked { color: #aa1111; font-weight: 600; }
 .status-pending, .status-none { color: #886600; }
 #error { background: #fee; border: 1px solid #c66; padding: .5rem; }
 header { display: flex; justify-content: space-between; align-items: center; }
+@media (max-width: 40rem) { body { margin: 0 .6rem .6rem; } td, th { padding: .25rem .3rem; } }
 .muted { color: #666; font-size: 12px; }
 pre { white-space: pre-wrap; word-break: break-all; max-width: 22rem; margin: 0; }
 `

@@ -30,6 +30,36 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
   return new Html(out)
 }
 
+/** A time for people: `2026-11-25 08:44:50Z` (UTC, seconds), the full RFC 3339 value as `datetime` and tooltip. */
+export function time(value: string | number | null | undefined): Html {
+  if (value === null || value === undefined) return html``
+  const iso = typeof value === 'number' ? new Date(value).toISOString() : value
+  const short = iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')
+  return html`<time datetime="${iso}" title="${iso}">${short}</time>`
+}
+
+/** The dashboard's views, in menu order: path and name. */
+export const VIEWS = [
+  ['/', 'Overview'],
+  ['/decisions', 'Decisions'],
+  ['/web', 'Web candidates'],
+  ['/signals', 'Signals'],
+] as const
+
+/** The menu and signed-in bar of every administrator view; `current` is the active path. */
+export function chrome(admin: string, current: string, body: Html): Html {
+  return html`<a class="skip" href="#main">Skip to content</a>
+<header><strong class="brand">edgegate</strong>
+<nav aria-label="Views"><ul>${VIEWS.map(
+    ([path, name]) => html`<li><a href="${path}"${path === current ? html` aria-current="page"` : ''}>${name}</a></li>`,
+  )}</ul></nav>
+<span class="who">Signed in as <strong>${admin}</strong> <button id="logout" type="button">Sign out</button></span></header>
+<main id="main">
+<p id="error" role="alert" hidden></p>
+${body}
+</main>`
+}
+
 export function layout(title: string, body: Html): string {
   return html`<!doctype html>
 <html lang="en">

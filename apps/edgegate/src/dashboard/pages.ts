@@ -4,7 +4,7 @@ import type { NodeRow } from '../db/schema.ts'
 import { describeNode } from '../nodes/service.ts'
 import type { Aggregate } from '../observations/merge.ts'
 import { formatMillis } from '../timestamps.ts'
-import { type Html, html, layout } from './html.ts'
+import { chrome, type Html, html, layout, time } from './html.ts'
 
 export function signInPage(): string {
   return layout(
@@ -34,6 +34,13 @@ function statusCell(decision: Decision | undefined): Html {
   return html`<td class="status-${status}" data-testid="decision">${decision ? status : 'no decision'}</td>`
 }
 
+/** Verdict buttons of a row carrying data-instance and data-fingerprint (dashboard.js sends them). */
+export function verdictButtons(): Html {
+  return html`<button type="button" data-status="approved">Approve</button>
+<button type="button" data-status="blocked">Block</button>
+<button type="button" data-status="pending">Pending</button>`
+}
+
 function fingerprintRow(f: Overview['fingerprints'][number]): Html {
   const a = f.aggregate
   const sightings = a.sightings
@@ -50,14 +57,12 @@ ${statusCell(f.decision)}
 <td>${f.decision?.label ?? ''}</td>
 <td>${a.reported_status}</td>
 <td>${a.count}</td>
-<td>${formatMillis(a.first_seen_ms)}<br>${formatMillis(a.last_seen_ms)}</td>
-<td><pre class="muted">${a.ips.slice(0, 8).join('\n')}</pre></td>
+<td>${time(a.first_seen_ms)}<br>${time(a.last_seen_ms)}</td>
+<td><pre class="muted ips">${a.ips.slice(0, 8).join('\n')}</pre></td>
 <td><pre class="muted">${sightings}</pre></td>
 <td><pre class="muted">${meta}</pre></td>
 <td>
-<button data-status="approved">Approve</button>
-<button data-status="blocked">Block</button>
-<button data-status="pending">Pending</button>
+${verdictButtons()}
 <form class="label"><input name="label" value="${f.decision?.label ?? ''}" aria-label="label"><button type="submit">Save label</button></form>
 </td>
 </tr>`
@@ -67,22 +72,24 @@ export function overviewPage(o: Overview): string {
   const nodes = o.nodes.map(describeNode)
   return layout(
     'edgegate',
-    html`<header><h1>edgegate control plane</h1><span>Signed in as <strong>${o.admin}</strong> <button id="logout">Sign out</button></span></header>
-<p id="error" hidden></p>
+    chrome(
+      o.admin,
+      '/',
+      html`<h1>Control plane overview</h1>
 <h2>Nodes</h2>
-<table><thead><tr><th>Instance</th><th>Kind</th><th>Active</th><th>Auth</th><th>Last seen</th></tr></thead><tbody>
-${nodes.map((n) => html`<tr><td><a href="/?instance=${encodeURIComponent(n.instance_id)}">${n.instance_id}</a></td><td>${n.kind}</td><td>${n.active ? 'yes' : 'disabled'}</td><td>${n.auth}</td><td>${n.last_seen_at ?? 'never'}</td></tr>`)}
-</tbody></table>
+<div class="table-wrap"><table id="nodes"><thead><tr><th>Instance</th><th>Kind</th><th>Active</th><th>Auth</th><th>Last seen</th></tr></thead><tbody>
+${nodes.map((n) => html`<tr><td><a href="/?instance=${encodeURIComponent(n.instance_id)}">${n.instance_id}</a></td><td>${n.kind}</td><td>${n.active ? 'yes' : 'disabled'}</td><td>${n.auth}</td><td>${n.last_seen_at ? time(n.last_seen_at) : 'never'}</td></tr>`)}
+</tbody></table></div>
 <h2>Fingerprints${o.instance === undefined ? '' : html` of ${o.instance} <a href="/" class="muted">(all instances)</a>`}</h2>
-<table id="fingerprints"><thead><tr><th>Instance</th><th>Fingerprint</th><th>Decision</th><th>Label</th><th>Gate reports</th><th>Count</th><th>First / last seen</th><th>IPs</th><th>Recent sightings</th><th>Metadata</th><th></th></tr></thead><tbody>
+<div class="table-wrap"><table id="fingerprints"><thead><tr><th>Instance</th><th>Fingerprint</th><th>Decision</th><th>Label</th><th>Gate reports</th><th>Count</th><th>First / last seen</th><th>IPs</th><th>Recent sightings</th><th>Metadata</th><th></th></tr></thead><tbody>
 ${o.fingerprints.map(fingerprintRow)}
-</tbody></table>
-<h2>Recent decisions</h2>
-<table><thead><tr><th>Instance</th><th>Fingerprint</th><th>Status</th><th>Label</th><th>Updated</th><th>Actor</th></tr></thead><tbody>
-${o.decisions.map((d) => html`<tr><td>${d.scope_id}</td><td><code>${d.fingerprint}</code></td><td class="status-${d.status}">${d.status}</td><td>${d.label}</td><td>${d.updated_at}</td><td>${d.actor}</td></tr>`)}
-</tbody></table>
+</tbody></table></div>
+<h2>Recent decisions <a href="/decisions" class="muted">(all, with filters)</a></h2>
+<div class="table-wrap"><table><thead><tr><th>Instance</th><th>Fingerprint</th><th>Status</th><th>Label</th><th>Updated</th><th>Actor</th></tr></thead><tbody>
+${o.decisions.map((d) => html`<tr><td>${d.scope_id}</td><td><code>${d.fingerprint}</code></td><td class="status-${d.status}">${d.status}</td><td>${d.label}</td><td>${time(d.updated_at)}</td><td>${d.actor}</td></tr>`)}
+</tbody></table></div>
 <h2>SMTP reports</h2>
-<table id="smtp"><thead><tr><th>Node</th><th>Namespace</th><th>Listener</th><th>Generated</th><th>Coverage</th><th>Counts</th><th>Evidence</th></tr></thead><tbody>
+<div class="table-wrap"><table id="smtp"><thead><tr><th>Node</th><th>Namespace</th><th>Listener</th><th>Generated</th><th>Coverage</th><th>Counts</th><th>Evidence</th></tr></thead><tbody>
 ${o.reports.map(
   (r) =>
     html`<tr><td>${r.instance_id}</td><td>${r.namespace}</td><td>${r.listener}</td><td>${r.generated_at}</td><td>${r.coverage.from} – ${r.coverage.to}</td><td>${Object.entries(
@@ -91,6 +98,7 @@ ${o.reports.map(
       .map(([k, v]) => `${k}: ${v}`)
       .join(', ')}</td><td>${r.evidence.length} item(s)</td></tr>`,
 )}
-</tbody></table>`,
+</tbody></table></div>`,
+    ),
   )
 }

@@ -3,23 +3,33 @@
  * administrator token for a session cookie (HttpOnly, Secure, SameSite=Strict); the page's
  * buttons call the JSON API, whose cookie-authenticated writes are origin-checked.
  */
-import type { HttpApp } from '@gatehouse/kit'
+import { formatDuration, type HttpApp } from '@gatehouse/kit'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { resolvePrincipal } from '../auth/principal.ts'
 import type { AppContext } from '../context.ts'
 import { toDecision } from '../decisions/service.ts'
 import { decisionsFor, listDecisions } from '../decisions/store.ts'
+import { enforcementStatus } from '../enforcement/routes.ts'
+import { coverage } from '../enforcement/service.ts'
 import { listNodes } from '../nodes/store.ts'
 import { fromRow } from '../observations/merge.ts'
 import { listFingerprints } from '../observations/store.ts'
 import { currentReports } from '../smtp/service.ts'
+import { formatMillis } from '../timestamps.ts'
+import { candidateJson } from '../web/routes.ts'
+import { buildReport, reportInterval } from '../web/service.ts'
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.ts'
 import { overviewPage, signInPage } from './pages.ts'
+import { decisionsPage, signalsPage, webPage } from './views.ts'
 
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
-  app.get('/', { schema: { hide: true } }, async (req, reply) => {
+type View = (req: FastifyRequest, admin: string) => Promise<string>
+
+/** A server-rendered administrator view: the sign-in page without a session. */
+function page(ctx: AppContext, view: View) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
     reply.header('content-security-policy', CSP).header('x-frame-options', 'DENY').header('cache-control', 'no-store')
     reply.type('text/html; charset=utf-8')
     let principal: Awaited<ReturnType<typeof resolvePrincipal>>
@@ -29,29 +39,108 @@ export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
       principal = undefined
     }
     if (principal?.type !== 'admin') return signInPage()
-    const q = (req.query as Record<string, unknown>).instance
-    const instance = typeof q === 'string' && q !== '' ? q : undefined
-    const scope = instance === undefined ? {} : { instanceId: instance }
-    const [nodes, rows, decisions, reports] = await Promise.all([
-      listNodes(ctx.db),
-      listFingerprints(ctx.db, { ...scope, limit: 200, offset: 0 }),
-      listDecisions(ctx.db, { ...(instance === undefined ? {} : { scopeId: instance }), limit: 50, offset: 0 }),
-      currentReports(ctx.db),
-    ])
-    const byPair = await decisionsFor(ctx.db, rows)
-    const fingerprints = rows.map((row) => {
-      const d = byPair.get(`${row.instance_id}/${row.fingerprint}`)
-      return { instance_id: row.instance_id, aggregate: fromRow(row), decision: d ? toDecision(d) : undefined }
-    })
-    return overviewPage({
-      admin: principal.name,
-      instance,
-      nodes,
-      fingerprints,
-      decisions: decisions.map(toDecision),
-      reports,
-    })
-  })
+    return view(req, principal.name)
+  }
+}
+
+/** A query-string value the views accept: one short string, or nothing. */
+function param(req: FastifyRequest, name: string): string | undefined {
+  const v = (req.query as Record<string, unknown>)[name]
+  return typeof v === 'string' && v !== '' && v.length <= 256 ? v : undefined
+}
+
+export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
+  app.get(
+    '/',
+    { schema: { hide: true } },
+    page(ctx, async (req, admin) => {
+      const q = (req.query as Record<string, unknown>).instance
+      const instance = typeof q === 'string' && q !== '' ? q : undefined
+      const scope = instance === undefined ? {} : { instanceId: instance }
+      const [nodes, rows, decisions, reports] = await Promise.all([
+        listNodes(ctx.db),
+        listFingerprints(ctx.db, { ...scope, limit: 200, offset: 0 }),
+        listDecisions(ctx.db, { ...(instance === undefined ? {} : { scopeId: instance }), limit: 50, offset: 0 }),
+        currentReports(ctx.db),
+      ])
+      const byPair = await decisionsFor(ctx.db, rows)
+      const fingerprints = rows.map((row) => {
+        const d = byPair.get(`${row.instance_id}/${row.fingerprint}`)
+        return { instance_id: row.instance_id, aggregate: fromRow(row), decision: d ? toDecision(d) : undefined }
+      })
+      return overviewPage({
+        admin,
+        instance,
+        nodes,
+        fingerprints,
+        decisions: decisions.map(toDecision),
+        reports,
+      })
+    }),
+  )
+
+  app.get(
+    '/decisions',
+    { schema: { hide: true } },
+    page(ctx, async (req, admin) => {
+      const f = { instance: param(req, 'instance'), status: param(req, 'status'), source: param(req, 'source') }
+      const status = ['approved', 'blocked', 'pending'].includes(f.status ?? '') ? f.status : undefined
+      const [rows, gates] = await Promise.all([
+        listDecisions(ctx.db, {
+          ...(f.instance ? { scopeId: f.instance } : {}),
+          ...(status ? { status } : {}),
+          ...(f.source ? { source: f.source } : {}),
+          limit: 500,
+          offset: 0,
+        }),
+        listNodes(ctx.db, ['sshgate', 'tlsgate']),
+      ])
+      return decisionsPage(
+        admin,
+        rows,
+        gates.map((g) => g.instance_id),
+        { ...f, status },
+        Date.now(),
+      )
+    }),
+  )
+
+  app.get(
+    '/web',
+    { schema: { hide: true } },
+    page(ctx, async (req, admin) => {
+      const now = Date.now()
+      const asked = param(req, 'window')
+      const window = asked && ['5m', '15m', '30m'].includes(asked) ? asked : undefined
+      const interval = reportInterval(window ? { window } : {}, ctx.web.windowMs, now)
+      const [status, report] = await Promise.all([
+        enforcementStatus(ctx),
+        buildReport(ctx.db, interval, ctx.web.policy, now),
+      ])
+      const covered = await coverage(ctx.db, status.enforcement_mode, ctx.web.canaryNodes)
+      return webPage(
+        admin,
+        status,
+        {
+          from: formatMillis(interval.fromMs),
+          to: formatMillis(interval.toMs),
+          window_seconds: interval.windowMs / 1000,
+          truncated: report.truncated,
+          candidates: report.candidates.map((c) => candidateJson(c, covered(c.instance_id))),
+        },
+        window ?? formatDuration(ctx.web.windowMs),
+      )
+    }),
+  )
+
+  app.get(
+    '/signals',
+    { schema: { hide: true } },
+    page(ctx, async (_req, admin) => {
+      const rows = await ctx.db.selectFrom('signals').selectAll().orderBy('observed_ms', 'desc').limit(200).execute()
+      return signalsPage(admin, rows)
+    }),
+  )
   app.get('/dashboard.js', { schema: { hide: true } }, async (_req, reply) =>
     reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(DASHBOARD_JS),
   )

@@ -135,4 +135,67 @@ const m0002: Migration = {
   },
 }
 
-export const migrations: Record<string, Migration> = { '0001_init': m0001, '0002_decision_tombstones': m0002 }
+/**
+ * Web evidence and enforcement: TLS sightings with the host they were seen for (the join side
+ * of the candidate report), an index on signal time (the report's interval), and one row of
+ * shared enforcement state (the runtime kill switch) that every edgegate process reads.
+ */
+const m0004: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('web_sightings')
+      .addColumn('instance_id', 'text', (c) => c.notNull())
+      .addColumn('fingerprint', 'text', (c) => c.notNull())
+      .addColumn('ip', 'text', (c) => c.notNull())
+      .addColumn('port', 'integer', (c) => c.notNull())
+      .addColumn('host', 'text', (c) => c.notNull())
+      .addColumn('seen_ms', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('web_sightings_pk', ['instance_id', 'fingerprint', 'ip', 'port', 'host', 'seen_ms'])
+      .execute()
+    await db.schema
+      .createIndex('web_sightings_ip_host_seen')
+      .on('web_sightings')
+      .columns(['ip', 'host', 'seen_ms', 'instance_id', 'fingerprint'])
+      .execute()
+    await db.schema.createIndex('web_sightings_seen').on('web_sightings').column('seen_ms').execute()
+    // Node pairings: a web signal node's signals match its paired TLS gates' sightings whatever the SNI.
+    await db.schema
+      .createTable('web_node_pairs')
+      .addColumn('websignal_id', 'text', (c) => c.notNull().references('nodes.instance_id').onDelete('cascade'))
+      .addColumn('tlsgate_id', 'text', (c) => c.notNull().references('nodes.instance_id').onDelete('cascade'))
+      .addColumn('actor', 'text', (c) => c.notNull())
+      .addColumn('created_ms', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('web_node_pairs_pk', ['websignal_id', 'tlsgate_id'])
+      .execute()
+    await db.schema
+      .createIndex('signals_node_observed')
+      .on('signals')
+      .columns(['instance_id', 'observed_ms', 'ip'])
+      .execute()
+    await db.schema
+      .createIndex('web_sightings_gate_ip_seen')
+      .on('web_sightings')
+      .columns(['instance_id', 'ip', 'seen_ms', 'fingerprint'])
+      .execute()
+    await db.schema.createIndex('signals_observed').on('signals').columns(['observed_ms', 'ip', 'host']).execute()
+    await db.schema
+      .createIndex('decisions_source_status')
+      .on('decisions')
+      .columns(['source', 'status', 'deleted'])
+      .execute()
+    await db.schema
+      .createTable('web_enforcement_state')
+      .addColumn('id', 'integer', (c) => c.primaryKey())
+      .addColumn('kill_switch', 'integer', (c) => c.notNull())
+      .addColumn('actor', 'text', (c) => c.notNull())
+      .addColumn('updated_ms', 'bigint', (c) => c.notNull())
+      .execute()
+    await sql`insert into web_enforcement_state (id, kill_switch, actor, updated_ms) values (1, 0, '', 0)`.execute(db)
+  },
+}
+
+export const migrations: Record<string, Migration> = {
+  '0001_init': m0001,
+  '0002_decision_tombstones': m0002,
+  '0004_web_enforcement': m0004,
+}

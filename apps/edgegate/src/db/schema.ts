@@ -127,6 +127,34 @@ export interface AuditTable {
   target: string
 }
 
+/** A TLS gate's sighting with the host (SNI) of the observation that carried it (migration 0004). */
+export interface WebSightingTable {
+  instance_id: string
+  fingerprint: string
+  ip: string
+  port: number
+  /** Lowercase SNI without a trailing dot; empty when the observation had none. */
+  host: string
+  seen_ms: number
+}
+
+/** A web signal node paired with a TLS gate: its signals match that gate's sightings whatever the SNI. */
+export interface WebNodePairTable {
+  websignal_id: string
+  tlsgate_id: string
+  actor: string
+  created_ms: number
+}
+
+/** One row (id 1): the runtime kill switch every edgegate process reads. */
+export interface WebEnforcementStateTable {
+  id: number
+  /** 1 engaged: no automated blocks whatever the configured mode. */
+  kill_switch: number
+  actor: string
+  updated_ms: number
+}
+
 export interface DB {
   nodes: NodeTable
   admins: AdminTable
@@ -137,4 +165,7 @@ export interface DB {
   signals: SignalTable
   smtp_reports: SmtpReportTable
   audit_log: AuditTable
+  web_sightings: WebSightingTable
+  web_enforcement_state: WebEnforcementStateTable
+  web_node_pairs: WebNodePairTable
 }

@@ -30,6 +30,7 @@ export function decisionRoutes(app: HttpApp, ctx: AppContext) {
           {
             instance_id: Type.Optional(Type.String()),
             status: Type.Optional(Verdict),
+            source: Type.Optional(Type.String({ maxLength: 64 })),
             limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
             offset: Type.Integer({ minimum: 0, default: 0 }),
           },
@@ -42,6 +43,7 @@ export function decisionRoutes(app: HttpApp, ctx: AppContext) {
       const rows = await listDecisions(ctx.db, {
         ...(req.query.instance_id !== undefined ? { scopeId: req.query.instance_id } : {}),
         ...(req.query.status !== undefined ? { status: req.query.status } : {}),
+        ...(req.query.source !== undefined ? { source: req.query.source } : {}),
         limit: req.query.limit,
         offset: req.query.offset,
       })

@@ -48,18 +48,25 @@ export async function decisionsFor(
   pairs: ReadonlyArray<{ instance_id: string; fingerprint: string }>,
 ): Promise<Map<string, DecisionRow>> {
   const byInstance = new Map<string, string[]>()
-  for (const p of pairs) byInstance.set(p.instance_id, [...(byInstance.get(p.instance_id) ?? []), p.fingerprint])
+  for (const p of pairs) {
+    const list = byInstance.get(p.instance_id)
+    if (list) list.push(p.fingerprint)
+    else byInstance.set(p.instance_id, [p.fingerprint])
+  }
   const out = new Map<string, DecisionRow>()
-  for (const [instance, fps] of byInstance) {
-    const rows = await db
-      .selectFrom('decisions')
-      .selectAll()
-      .where('scope_type', '=', SCOPE_INSTANCE)
-      .where('scope_id', '=', instance)
-      .where('fingerprint', 'in', fps)
-      .where('deleted', '=', 0)
-      .execute()
-    for (const r of rows) out.set(`${r.scope_id}/${r.fingerprint}`, r)
+  for (const [instance, all] of byInstance) {
+    // In chunks: both dialects limit the parameters of one statement.
+    for (let i = 0; i < all.length; i += 5000) {
+      const rows = await db
+        .selectFrom('decisions')
+        .selectAll()
+        .where('scope_type', '=', SCOPE_INSTANCE)
+        .where('scope_id', '=', instance)
+        .where('fingerprint', 'in', all.slice(i, i + 5000))
+        .where('deleted', '=', 0)
+        .execute()
+      for (const r of rows) out.set(`${r.scope_id}/${r.fingerprint}`, r)
+    }
   }
   return out
 }
@@ -119,7 +126,7 @@ export async function tombstoneDecision(
 export interface DecisionQuery {
   scopeId?: string
   status?: string
-  /** `manual` or an automated controller's name. */
+  /** `manual` or an automated source such as `web-controller`. */
   source?: string
   limit: number
   offset: number

@@ -5,6 +5,7 @@
 import type { DatabaseKind, Logger } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
+import { sweepTlsSightings } from '../web/sightings.ts'
 import { sweepSightings } from './store.ts'
 
 export interface RetentionSettings {
@@ -32,6 +33,8 @@ export function startRetention(
     running = sweepSightings(db, kind, now - settings.sightingRetentionMs)
       .then(async (n) => {
         if (n > 0) log.info({ rewritten: n }, 'old sightings removed')
+        const tls = await sweepTlsSightings(db, now - settings.sightingRetentionMs)
+        if (tls > 0) log.info({ removed: tls }, 'old TLS sightings removed from the web evidence')
         const signals = await sweepSignals(db, now - settings.signalRetentionMs)
         if (signals > 0) log.info({ removed: signals }, 'old web signals removed')
       })

@@ -7,6 +7,7 @@ import { toDecision } from '../decisions/service.ts'
 import { decisionsFor } from '../decisions/store.ts'
 import { errors } from '../errors.ts'
 import { formatMillis } from '../timestamps.ts'
+import { recordTlsSightings } from '../web/sightings.ts'
 import { fromRow, normalizeObservation } from './merge.ts'
 import { MergeQueue } from './merge-queue.ts'
 import { listFingerprints } from './store.ts'
@@ -35,6 +36,8 @@ export function observationRoutes(app: HttpApp, ctx: AppContext) {
       const cutoff = now - ctx.settings.sightingRetentionMs
       const aggregates = req.body.observations.map((o, i) => normalizeObservation(o, i, cutoff))
       await queue.merge(node.instance_id, aggregates, cutoff, now)
+      // TLS gates' sightings also feed the web candidate report (with their host).
+      if (node.kind === 'tlsgate') await recordTlsSightings(ctx.db, node.instance_id, aggregates)
       observed.inc(aggregates.length)
       return { accepted: aggregates.length }
     },

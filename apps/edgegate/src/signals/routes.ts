@@ -10,6 +10,7 @@ import type { AppContext } from '../context.ts'
 import type { SignalTable } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { formatMillis, parseMillis } from '../timestamps.ts'
+import { normalizeHost } from '../web/sightings.ts'
 
 export function signalRoutes(app: HttpApp, ctx: AppContext) {
   const received = ctx.metrics.counter('signals_total', 'Web signals received', ['result'])
@@ -41,7 +42,7 @@ export function signalRoutes(app: HttpApp, ctx: AppContext) {
           instance_id: node.instance_id,
           event_id: s.event_id,
           observed_ms: observed,
-          host: s.host.toLowerCase(),
+          host: normalizeHost(s.host),
           site: s.site,
           ip,
           trigger: s.trigger,

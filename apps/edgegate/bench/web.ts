@@ -1,0 +1,234 @@
+/**
+ * `npm run bench:web -w apps/edgegate`: (1) the web candidate report over N signals and N TLS
+ * sightings inside its window, p50/p95 against the raw SQL of the same join run on the same
+ * driver in the same run; (2) one enforcement controller pass over C candidates: time and
+ * decisions written per second. Knobs: EDGEGATE_BENCH_WEB_N (default 200000),
+ * EDGEGATE_BENCH_WEB_CANDIDATES (default 20000), EDGEGATE_BENCH_WEB_RUNS (default 20),
+ * EDGEGATE_BENCH_DIALECTS (default sqlite,postgres); EDGEGATE_BENCH_WEB_PROFILE=1 also times the
+ * report's parts (join, grouping, decision reads). Figures: docs/performance/edgegate.md.
+ */
+import { cpus } from 'node:os'
+import { type Postgres, startPostgres } from '@gatehouse/testkit'
+import { CompiledQuery } from 'kysely'
+import { type EdgeDatabase, openEdgeDatabase } from '../src/db/open.ts'
+import { runPass } from '../src/enforcement/service.ts'
+import { addNode } from '../src/nodes/service.ts'
+import { buildReport } from '../src/web/service.ts'
+import { matchQuery } from '../src/web/store.ts'
+import { newDatabase } from '../test/helpers.ts'
+
+const N = Number(process.env.EDGEGATE_BENCH_WEB_N ?? 200_000)
+const CANDIDATES = Number(process.env.EDGEGATE_BENCH_WEB_CANDIDATES ?? 20_000)
+const RUNS = Number(process.env.EDGEGATE_BENCH_WEB_RUNS ?? 20)
+const DIALECTS = (process.env.EDGEGATE_BENCH_DIALECTS ?? 'sqlite,postgres').split(',') as Array<'sqlite' | 'postgres'>
+const MIN = 60_000
+const GATES = ['tls-1', 'tls-2', 'tls-3', 'tls-4']
+
+let postgres: Postgres | undefined
+const pg = async () => (postgres ??= await startPostgres())
+
+function pct(values: number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!
+}
+const ms = (n: number) => `${n.toFixed(1)} ms`
+
+/** Deterministic pseudo-random numbers (mulberry32), so both dialects get the same data. */
+function rng(seed: number) {
+  let a = seed
+  return () => {
+    a = (a + 0x6d2b79f5) | 0
+    let t = Math.imul(a ^ (a >>> 15), 1 | a)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+async function insertRows(d: EdgeDatabase, table: 'signals' | 'web_sightings', rows: Record<string, unknown>[]) {
+  for (let i = 0; i < rows.length; i += 2000) {
+    await d.db
+      .insertInto(table)
+      .values(rows.slice(i, i + 2000) as never)
+      .onConflict((oc) => oc.doNothing())
+      .execute()
+  }
+}
+
+async function seedNodes(d: EdgeDatabase) {
+  for (const g of GATES) await addNode(d.db, g, 'tlsgate', { type: 'token' }, 'bench')
+  await addNode(d.db, 'web-1', 'websignal', { type: 'token' }, 'bench')
+}
+
+/**
+ * N sightings of 2000 fingerprints on 4 gates from 20000 client addresses, and N signals over
+ * the 30-minute window of which about one in ten comes from an address with sightings.
+ */
+async function reportData(d: EdgeDatabase, now: number) {
+  const r = rng(42)
+  const ip = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
+  const sightings = Array.from({ length: N }, (_, i) => ({
+    instance_id: GATES[i % 4],
+    fingerprint: `t13d_${Math.floor(r() * 2000)}`,
+    ip: ip(Math.floor(r() * 20_000)),
+    port: 1024 + (i % 60_000),
+    host: 'shop.example',
+    seen_ms: now - Math.floor(r() * 35 * MIN),
+  }))
+  const signals = Array.from({ length: N }, (_, i) => ({
+    instance_id: 'web-1',
+    event_id: `b${i}`,
+    observed_ms: now - Math.floor(r() * 30 * MIN),
+    host: 'shop.example',
+    site: `site${i % 7}`,
+    ip: r() < 0.1 ? ip(Math.floor(r() * 20_000)) : ip(100_000 + Math.floor(r() * 1_000_000)),
+    trigger: 'suspicious_uri',
+    connections: 10,
+    errors: 6,
+    successes: 4,
+    window_seconds: 60,
+    received_ms: now,
+  }))
+  await insertRows(d, 'web_sightings', sightings)
+  await insertRows(d, 'signals', signals)
+}
+
+async function benchReport(dialect: 'sqlite' | 'postgres') {
+  const d = await openEdgeDatabase(await newDatabase(dialect, pg), 4)
+  try {
+    const now = Date.now()
+    await seedNodes(d)
+    let t = performance.now()
+    await reportData(d, now)
+    console.log(`  ${dialect}: loaded ${N} signals + ${N} sightings in ${ms(performance.now() - t)}`)
+    if (dialect === 'postgres') await d.db.executeQuery(CompiledQuery.raw('analyze'))
+    else await d.db.executeQuery(CompiledQuery.raw('analyze'))
+    const interval = { fromMs: now - 30 * MIN, toMs: now, windowMs: 30 * MIN }
+    const policy = {
+      enabled: true,
+      minNetworks: 2,
+      minSignals: 5,
+      minErrorRatio: 0.5,
+      requireMultiScope: true,
+      proposedTtlMs: 60 * MIN,
+    }
+    const compiled = matchQuery(interval.fromMs, interval.toMs).compile(d.db)
+    const raw =
+      dialect === 'sqlite'
+        ? (() => {
+            const stmt = d.sqlite!.prepare(compiled.sql)
+            return async () => stmt.all(...(compiled.parameters as number[])).length
+          })()
+        : async () => (await d.db.executeQuery(compiled)).rows.length
+    const report: number[] = []
+    const baseline: number[] = []
+    if (process.env.EDGEGATE_BENCH_WEB_PROFILE) {
+      const { matchSignals } = await import('../src/web/store.ts')
+      const { groupMatches } = await import('../src/web/candidates.ts')
+      const { decisionsFor } = await import('../src/decisions/store.ts')
+      for (let i = 0; i < 3; i++) {
+        let s0 = performance.now()
+        const m = await matchSignals(d.db, interval.fromMs, interval.toMs)
+        const a = performance.now() - s0
+        s0 = performance.now()
+        const g = groupMatches(m)
+        const b = performance.now() - s0
+        s0 = performance.now()
+        await decisionsFor(d.db, g)
+        console.log('  profile: match', ms(a), 'group', ms(b), 'decisions', ms(performance.now() - s0))
+      }
+    }
+    let candidates = 0
+    let matches = 0
+    // Interleaved, one warm-up round each.
+    for (let i = 0; i <= RUNS; i++) {
+      t = performance.now()
+      const rep = await buildReport(d.db, interval, policy, now)
+      if (i > 0) report.push(performance.now() - t)
+      candidates = rep.candidates.length
+      t = performance.now()
+      matches = await raw()
+      if (i > 0) baseline.push(performance.now() - t)
+    }
+    console.log(
+      `  ${dialect}: report p50 ${ms(pct(report, 50))}, p95 ${ms(pct(report, 95))}; raw join p50 ${ms(pct(baseline, 50))}, p95 ${ms(pct(baseline, 95))}; ratio p95 ${(pct(report, 95) / pct(baseline, 95)).toFixed(2)} (${matches} matches, ${candidates} candidates)`,
+    )
+  } finally {
+    await d.close()
+  }
+}
+
+async function benchPass(dialect: 'sqlite' | 'postgres') {
+  const d = await openEdgeDatabase(await newDatabase(dialect, pg), 4)
+  try {
+    const now = Date.now()
+    await seedNodes(d)
+    const ip = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
+    await insertRows(
+      d,
+      'web_sightings',
+      Array.from({ length: CANDIDATES }, (_, i) => ({
+        instance_id: GATES[i % 4],
+        fingerprint: `t13d_${i}`,
+        ip: ip(i),
+        port: 443,
+        host: 'shop.example',
+        seen_ms: now - MIN,
+      })),
+    )
+    await insertRows(
+      d,
+      'signals',
+      Array.from({ length: CANDIDATES }, (_, i) => ({
+        instance_id: 'web-1',
+        event_id: `p${i}`,
+        observed_ms: now - MIN,
+        host: 'shop.example',
+        site: 'shop',
+        ip: ip(i),
+        trigger: 'suspicious_uri',
+        connections: 10,
+        errors: 9,
+        successes: 1,
+        window_seconds: 60,
+        received_ms: now,
+      })),
+    )
+    const settings = {
+      mode: 'enforce' as const,
+      canaryNodes: [],
+      windowMs: 15 * MIN,
+      policy: {
+        enabled: true,
+        minNetworks: 1,
+        minSignals: 1,
+        minErrorRatio: 0.5,
+        requireMultiScope: false,
+        proposedTtlMs: 60 * MIN,
+      },
+    }
+    let t = performance.now()
+    const first = await runPass(d.db, d.kind, settings, now)
+    const pass = performance.now() - t
+    t = performance.now()
+    const idle = await runPass(d.db, d.kind, settings, now + 1000)
+    const again = performance.now() - t
+    t = performance.now()
+    const expire = await runPass(d.db, d.kind, settings, now + 61 * MIN)
+    const revoke = performance.now() - t
+    console.log(
+      `  ${dialect}: pass over ${CANDIDATES} candidates: ${ms(pass)}, ${first.blocked} blocks (${Math.round(first.blocked / (pass / 1000))}/s); unchanged pass ${ms(again)} (${idle.blocked + idle.renewed} writes); expiry pass ${ms(revoke)}, ${expire.revoked} revoked (${Math.round(expire.revoked / (revoke / 1000))}/s)`,
+    )
+  } finally {
+    await d.close()
+  }
+}
+
+console.log(`edgegate web bench on ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores)`)
+try {
+  for (const dialect of DIALECTS) {
+    await benchReport(dialect)
+    await benchPass(dialect)
+  }
+} finally {
+  await postgres?.stop()
+}

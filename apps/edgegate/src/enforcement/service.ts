@@ -1,0 +1,271 @@
+/**
+ * The web enforcement controller's rules (spec "Web enforcement mode"). One pass is one
+ * transaction: it takes the controller lock (PostgreSQL advisory lock; SQLite's write lock),
+ * locks the decision clock so no manual decision can slip between its read and its write,
+ * plans every change, then writes them at consecutive clock times. A crash or error anywhere
+ * rolls the whole pass back: there is never a half-applied pass.
+ *
+ * - A candidate the shadow policy scores would_block, on a covered TLS gate (canary: listed
+ *   and active; enforce: every active tlsgate), gets an expiring instance-scoped block with
+ *   its source, expiry and aggregate evidence.
+ * - A block is written again (renewed) only when the evidence is newer than the evidence of
+ *   the previous automated block of the pair, live or revoked.
+ * - A manual decision (any verdict) is never overwritten; tombstones of deleted manual
+ *   decisions do not count as decisions.
+ * - Automated blocks that expired, whose gate is no longer covered, or all of them when the
+ *   effective mode is disabled (flag or kill switch), become explicit pending decisions that
+ *   gates pull.
+ */
+import type { DatabaseKind } from '@gatehouse/kit'
+import type { Kysely } from 'kysely'
+import { audit } from '../admins/store.ts'
+import type { DB, DecisionRow, NewDecision } from '../db/schema.ts'
+import { SCOPE_INSTANCE, tickClock } from '../decisions/store.ts'
+import { listNodes } from '../nodes/store.ts'
+import {
+  AUTOMATED_SOURCE,
+  CONTROLLER_ACTOR,
+  type Evidence,
+  type ShadowPolicy,
+  shadowVerdict,
+} from '../web/candidates.ts'
+import { buildReport } from '../web/service.ts'
+import {
+  automatedBlocks,
+  decisionRowsFor,
+  lockDecisionClock,
+  type Revocation,
+  readState,
+  revokeBlocks,
+  tryControllerLock,
+  WRITE_CHUNK,
+  writeBlocks,
+  writeState,
+} from './store.ts'
+
+export type EnforcementMode = 'disabled' | 'canary' | 'enforce'
+
+export interface EnforcementSettings {
+  mode: EnforcementMode
+  canaryNodes: readonly string[]
+  /** Evidence interval of a pass, ending at the pass's time. */
+  windowMs: number
+  policy: ShadowPolicy
+}
+
+export interface PassResult {
+  ran: boolean
+  mode: EnforcementMode
+  blocked: number
+  renewed: number
+  revoked: number
+}
+
+/** Test seam: called before each planned write (a throw simulates a crash mid-pass). */
+export interface PassHooks {
+  /** Called before each chunk of writes with the index of its first write. */
+  beforeWrite?: (index: number) => void
+  /** Writes per statement (default WRITE_CHUNK). */
+  chunkSize?: number
+}
+
+/** What the controller keeps in `decisions.evidence` (JSON): aggregates only, never a request target. */
+export interface StoredEvidence extends Omit<Evidence, 'first_ms' | 'last_ms'> {
+  first_at: string
+  last_at: string
+  last_ms: number
+  reasons: string[]
+}
+
+type Write =
+  | { type: 'block' | 'renew'; instance: string; fingerprint: string; evidence: StoredEvidence; expiresMs: number }
+  | { type: 'revoke'; instance: string; fingerprint: string; why: string }
+
+function previousEvidenceMs(d: DecisionRow | undefined): number {
+  if (!d || d.source !== AUTOMATED_SOURCE || d.evidence === null) return Number.NEGATIVE_INFINITY
+  try {
+    const e = JSON.parse(d.evidence) as { last_ms?: unknown }
+    return typeof e.last_ms === 'number' ? e.last_ms : Number.NEGATIVE_INFINITY
+  } catch {
+    return Number.NEGATIVE_INFINITY
+  }
+}
+
+/**
+ * Which TLS gates a mode covers: enforce every active `tlsgate`, canary the active ones listed,
+ * disabled none.
+ */
+export async function coverage(
+  db: Kysely<DB>,
+  mode: EnforcementMode,
+  canaryNodes: readonly string[],
+): Promise<(gate: string) => boolean> {
+  if (mode === 'disabled') return () => false
+  const gates = new Set(
+    (await listNodes(db, ['tlsgate'])).filter((n) => Number(n.active) === 1).map((n) => n.instance_id),
+  )
+  const canary = new Set(canaryNodes)
+  return (gate) => gates.has(gate) && (mode === 'enforce' || canary.has(gate))
+}
+
+/** The mode in force: the kill switch overrides the configured mode. */
+export async function effectiveMode(db: Kysely<DB>, configured: EnforcementMode): Promise<EnforcementMode> {
+  return (await readState(db)).killSwitch ? 'disabled' : configured
+}
+
+export async function runPass(
+  db: Kysely<DB>,
+  kind: DatabaseKind,
+  s: EnforcementSettings,
+  nowMs: number,
+  hooks: PassHooks = {},
+): Promise<PassResult> {
+  return db.transaction().execute(async (trx) => {
+    const result: PassResult = { ran: false, mode: s.mode, blocked: 0, renewed: 0, revoked: 0 }
+    if (!(await tryControllerLock(trx, kind))) return result
+    result.ran = true
+    await lockDecisionClock(trx, kind)
+    const mode: EnforcementMode = (await readState(trx)).killSwitch ? 'disabled' : s.mode
+    result.mode = mode
+    const covered = await coverage(trx, mode, s.canaryNodes)
+
+    const writes: Write[] = []
+    const keep = new Set<string>()
+    if (mode !== 'disabled') {
+      const report = await buildReport(
+        trx,
+        { fromMs: nowMs - s.windowMs, toMs: nowMs, windowMs: s.windowMs },
+        { ...s.policy, enabled: false },
+        nowMs,
+        Number.POSITIVE_INFINITY,
+        false, // the pass reads decisions itself, tombstones included
+      )
+      const eligible = report.candidates.filter(
+        (c) => covered(c.instance_id) && shadowVerdict(c.evidence, undefined, s.policy, nowMs).status === 'would_block',
+      )
+      const rows = await decisionRowsFor(trx, eligible)
+      for (const c of eligible) {
+        const key = `${c.instance_id}/${c.fingerprint}`
+        const d = rows.get(key)
+        const live = d !== undefined && Number(d.deleted) === 0
+        if (live && d.source !== AUTOMATED_SOURCE) continue // manual decisions always win
+        const liveBlock = live && d.status === 'blocked'
+        if (c.evidence.last_ms <= previousEvidenceMs(d)) {
+          if (liveBlock) keep.add(key)
+          continue // no evidence newer than the previous block
+        }
+        const { first_ms, last_ms, ...rest } = c.evidence
+        writes.push({
+          type: liveBlock ? 'renew' : 'block',
+          instance: c.instance_id,
+          fingerprint: c.fingerprint,
+          expiresMs: nowMs + s.policy.proposedTtlMs,
+          evidence: {
+            ...rest,
+            first_at: new Date(first_ms).toISOString(),
+            last_at: new Date(last_ms).toISOString(),
+            last_ms,
+            reasons: shadowVerdict(c.evidence, undefined, s.policy, nowMs).reasons,
+          },
+        })
+        keep.add(key)
+      }
+    }
+    for (const d of await automatedBlocks(trx)) {
+      const key = `${d.scope_id}/${d.fingerprint}`
+      if (keep.has(key)) continue
+      const why =
+        mode === 'disabled'
+          ? 'web enforcement disabled'
+          : !covered(d.scope_id)
+            ? 'gate not covered by web enforcement'
+            : d.expires_ms === null || Number(d.expires_ms) <= nowMs
+              ? 'automated block expired'
+              : undefined
+      if (why) writes.push({ type: 'revoke', instance: d.scope_id, fingerprint: d.fingerprint, why })
+    }
+    if (writes.length === 0) return result
+
+    // Consecutive clock times in plan order; written in chunks of one statement each.
+    const first = await tickClock(trx, kind, writes.length, nowMs * 1000)
+    const chunk = hooks.chunkSize ?? WRITE_CHUNK
+    for (let i = 0; i < writes.length; i += chunk) {
+      hooks.beforeWrite?.(i)
+      const part = writes.slice(i, i + chunk).map((w, j) => ({ w, at: first + i + j }))
+      const blocks: NewDecision[] = []
+      const revocations: Revocation[] = []
+      for (const { w, at } of part) {
+        if (w.type === 'revoke') {
+          revocations.push({ scope_id: w.instance, fingerprint: w.fingerprint, atUs: at, label: w.why })
+          continue
+        }
+        blocks.push({
+          scope_type: SCOPE_INSTANCE,
+          scope_id: w.instance,
+          fingerprint: w.fingerprint,
+          status: 'blocked',
+          label: 'automated: web scanner evidence',
+          updated_us: at,
+          actor: CONTROLLER_ACTOR,
+          source: AUTOMATED_SOURCE,
+          expires_ms: w.expiresMs,
+          evidence: JSON.stringify(w.evidence),
+        })
+        if (w.type === 'block') result.blocked++
+        else result.renewed++
+      }
+      await writeBlocks(trx, blocks)
+      result.revoked += await revokeBlocks(trx, revocations)
+    }
+    await audit(
+      trx,
+      CONTROLLER_ACTOR,
+      'web_enforcement.pass',
+      `mode=${mode} blocked=${result.blocked} renewed=${result.renewed} revoked=${result.revoked}`,
+      nowMs,
+    )
+    return result
+  })
+}
+
+/**
+ * The runtime kill switch (administrators, audited). Engaging it revokes every automated block
+ * in the same transaction, so gates drop them on their next pull even before a controller pass;
+ * while engaged, passes create nothing. Releasing it returns to the configured mode.
+ */
+export async function setKillSwitch(
+  db: Kysely<DB>,
+  kind: DatabaseKind,
+  engaged: boolean,
+  actor: string,
+  nowMs = Date.now(),
+): Promise<{ revoked: number }> {
+  return db.transaction().execute(async (trx) => {
+    await lockDecisionClock(trx, kind)
+    await writeState(trx, engaged, actor, nowMs)
+    await audit(
+      trx,
+      actor,
+      engaged ? 'web_enforcement.kill_switch.engage' : 'web_enforcement.kill_switch.release',
+      'web_enforcement',
+      nowMs,
+    )
+    if (!engaged) return { revoked: 0 }
+    const blocks = await automatedBlocks(trx)
+    if (blocks.length === 0) return { revoked: 0 }
+    const first = await tickClock(trx, kind, blocks.length, nowMs * 1000)
+    let revoked = 0
+    for (let i = 0; i < blocks.length; i += WRITE_CHUNK) {
+      revoked += await revokeBlocks(
+        trx,
+        blocks.slice(i, i + WRITE_CHUNK).map((d, j) => ({
+          scope_id: d.scope_id,
+          fingerprint: d.fingerprint,
+          atUs: first + i + j,
+          label: 'kill switch engaged',
+        })),
+      )
+    }
+    return { revoked }
+  })
+}

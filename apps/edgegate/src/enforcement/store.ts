@@ -1,0 +1,135 @@
+/** SQL of the web enforcement controller: shared state, the controller lock, automated decisions. */
+import { type DatabaseKind, sql } from '@gatehouse/kit'
+import type { Kysely, Transaction } from 'kysely'
+import type { DB, DecisionRow, NewDecision } from '../db/schema.ts'
+import { SCOPE_INSTANCE } from '../decisions/store.ts'
+import { AUTOMATED_SOURCE, CONTROLLER_ACTOR } from '../web/candidates.ts'
+
+type Db = Kysely<DB> | Transaction<DB>
+
+/** PostgreSQL advisory lock key of the controller ("edgewebc"). */
+export const CONTROLLER_LOCK_KEY = 0x6564676577656263n
+
+export async function readState(db: Db) {
+  const row = await db.selectFrom('web_enforcement_state').selectAll().where('id', '=', 1).executeTakeFirstOrThrow()
+  return { killSwitch: Number(row.kill_switch) === 1, actor: row.actor, updatedMs: Number(row.updated_ms) }
+}
+
+export async function writeState(db: Db, killSwitch: boolean, actor: string, nowMs: number) {
+  await db
+    .updateTable('web_enforcement_state')
+    .set({ kill_switch: killSwitch ? 1 : 0, actor, updated_ms: nowMs })
+    .where('id', '=', 1)
+    .execute()
+}
+
+/**
+ * Take the controller lock for this transaction, without waiting: PostgreSQL's transaction-level
+ * advisory lock (released at commit, rollback, or when a crashed process's connection drops).
+ * On SQLite the transaction's write lock (BEGIN IMMEDIATE) already serialises passes.
+ */
+export async function tryControllerLock(trx: Transaction<DB>, kind: DatabaseKind): Promise<boolean> {
+  if (kind !== 'postgres') return true
+  const r = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${sql.lit(
+    CONTROLLER_LOCK_KEY.toString(),
+  )}::bigint) as locked`.execute(trx)
+  return r.rows[0]?.locked === true
+}
+
+/**
+ * Hold the decision clock's row lock until commit: every decision write ticks the clock first,
+ * so no manual decision can be written between the controller's read and its write.
+ */
+export async function lockDecisionClock(trx: Transaction<DB>, kind: DatabaseKind) {
+  if (kind === 'postgres') await sql`select last_us from decision_clock where id = 1 for update`.execute(trx)
+}
+
+/** Live automated blocks (the ones gates hold), every gate. */
+export function automatedBlocks(db: Db): Promise<DecisionRow[]> {
+  return db
+    .selectFrom('decisions')
+    .selectAll()
+    .where('source', '=', AUTOMATED_SOURCE)
+    .where('status', '=', 'blocked')
+    .where('deleted', '=', 0)
+    .execute()
+}
+
+/** Decisions of these pairs, tombstones included, keyed `instance/fingerprint`. */
+export async function decisionRowsFor(
+  db: Db,
+  pairs: ReadonlyArray<{ instance_id: string; fingerprint: string }>,
+): Promise<Map<string, DecisionRow>> {
+  const byInstance = new Map<string, string[]>()
+  for (const p of pairs) {
+    const list = byInstance.get(p.instance_id)
+    if (list) list.push(p.fingerprint)
+    else byInstance.set(p.instance_id, [p.fingerprint])
+  }
+  const out = new Map<string, DecisionRow>()
+  for (const [instance, fps] of byInstance) {
+    for (let i = 0; i < fps.length; i += 5000) {
+      const rows = await db
+        .selectFrom('decisions')
+        .selectAll()
+        .where('scope_type', '=', SCOPE_INSTANCE)
+        .where('scope_id', '=', instance)
+        .where('fingerprint', 'in', fps.slice(i, i + 5000))
+        .execute()
+      for (const r of rows) out.set(`${r.scope_id}/${r.fingerprint}`, r)
+    }
+  }
+  return out
+}
+
+/** Rows per batched statement (at most 10 parameters each: well under both dialects' limits). */
+export const WRITE_CHUNK = 500
+
+/** Write automated blocks (insert or replace, reviving tombstones) in one statement per call. */
+export async function writeBlocks(db: Db, rows: NewDecision[]): Promise<void> {
+  if (rows.length === 0) return
+  await db
+    .insertInto('decisions')
+    .values(rows.map((r) => ({ ...r, deleted: 0 })))
+    .onConflict((oc) =>
+      oc.columns(['scope_type', 'scope_id', 'fingerprint']).doUpdateSet((eb) => ({
+        status: eb.ref('excluded.status'),
+        label: eb.ref('excluded.label'),
+        updated_us: eb.ref('excluded.updated_us'),
+        actor: eb.ref('excluded.actor'),
+        source: eb.ref('excluded.source'),
+        expires_ms: eb.ref('excluded.expires_ms'),
+        evidence: eb.ref('excluded.evidence'),
+        deleted: 0,
+      })),
+    )
+    .execute()
+}
+
+export interface Revocation {
+  scope_id: string
+  fingerprint: string
+  atUs: number
+  label: string
+}
+
+/**
+ * Revoke automated blocks, one statement per call: each becomes a tombstone (pending, served to
+ * gates, absent for administration) at its own clock time, keeping source and evidence so a
+ * later pass can tell whether newer evidence exists. The caller read each row as a live
+ * automated block in this transaction, under the decision clock's lock (no other decision write
+ * can interleave), so rows are matched by primary key only (one statement per row, with the
+ * source predicate, was planned through the source index on PostgreSQL: 50 s for 20k).
+ */
+export async function revokeBlocks(db: Db, items: Revocation[]): Promise<number> {
+  if (items.length === 0) return 0
+  const values = sql.join(items.map((i) => sql`(${i.scope_id}, ${i.fingerprint}, ${String(i.atUs)}, ${i.label})`))
+  const r = await sql`with v (scope_id, fingerprint, at_us, label) as (values ${values})
+update decisions set status = 'pending', label = v.label, updated_us = cast(v.at_us as bigint),
+  actor = ${CONTROLLER_ACTOR}, expires_ms = null, deleted = 1
+from v
+where decisions.scope_type = ${SCOPE_INSTANCE} and decisions.scope_id = v.scope_id and decisions.fingerprint = v.fingerprint`.execute(
+    db,
+  )
+  return Number(r.numAffectedRows ?? 0)
+}

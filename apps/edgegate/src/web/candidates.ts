@@ -1,0 +1,224 @@
+/**
+ * Web candidates: the signal/sighting matches grouped by gate instance and TLS fingerprint,
+ * with aggregate evidence, and (shadow policy) what automation would do with each. Pure
+ * functions over the matches and decisions: reading them is the store's job, writing
+ * anything is never this module's.
+ */
+import { parseIp } from '@gatehouse/kit'
+import type { DecisionRow } from '../db/schema.ts'
+import type { MatchRow } from './store.ts'
+
+/** `decisions.source` of blocks the web enforcement controller writes. */
+export const AUTOMATED_SOURCE = 'web-controller'
+/** `decisions.actor` of the controller's writes. */
+export const CONTROLLER_ACTOR = 'controller:web'
+
+/** Lists in the evidence keep at most this many values (the counts are exact). */
+const LIST_CAP = 20
+
+export interface ShadowPolicy {
+  enabled: boolean
+  minNetworks: number
+  minSignals: number
+  minErrorRatio: number
+  requireMultiScope: boolean
+  proposedTtlMs: number
+}
+
+export type ShadowStatus = 'would_block' | 'already_blocked' | 'protected' | 'insufficient_evidence'
+
+export interface Evidence {
+  signals: number
+  connections: number
+  errors: number
+  successes: number
+  /** errors / (errors + successes); 0 when both are 0. */
+  error_ratio: number
+  ip_count: number
+  network_count: number
+  networks: string[]
+  site_count: number
+  sites: string[]
+  node_count: number
+  nodes: string[]
+  cross_site: boolean
+  cross_node: boolean
+  first_ms: number
+  last_ms: number
+}
+
+export interface Candidate {
+  instance_id: string
+  fingerprint: string
+  evidence: Evidence
+  /** The live decision of the pair, if any. */
+  decision: DecisionRow | undefined
+  shadow?: { status: ShadowStatus; reasons: string[]; proposedExpiresMs: number | undefined }
+}
+
+const DOTTED_QUAD = /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/
+
+/** The client network of an address: its /24 (IPv4) or /64 (IPv6). */
+export function networkOf(ip: string): string {
+  // Stored addresses are normalised (IPv4 dotted quads): the common case needs no parser.
+  if (DOTTED_QUAD.test(ip)) return `${ip.slice(0, ip.lastIndexOf('.'))}.0/24`
+  try {
+    const a = parseIp(ip)
+    if (a.kind() === 'ipv4') {
+      const o = a.toByteArray()
+      return `${o[0]}.${o[1]}.${o[2]}.0/24`
+    }
+    const p = (a.toByteArray() as number[]).slice(0, 8)
+    const groups = [0, 2, 4, 6].map((i) => ((p[i]! << 8) | p[i + 1]!).toString(16))
+    return `${groups.join(':')}::/64`
+  } catch {
+    return ip
+  }
+}
+
+interface Acc {
+  instance_id: string
+  fingerprint: string
+  signals: number
+  connections: number
+  errors: number
+  successes: number
+  ips: Set<string>
+  networks: Set<string>
+  sites: Set<string>
+  nodes: Set<string>
+  first: number
+  last: number
+}
+
+function sorted(set: Set<string>): string[] {
+  return [...set].sort().slice(0, LIST_CAP)
+}
+
+/** Group matches by (gate, fingerprint); most signals first, then by key. */
+export function groupMatches(matches: MatchRow[]): Array<Omit<Candidate, 'decision'>> {
+  const groups = new Map<string, Acc>()
+  for (const m of matches) {
+    const key = `${m.gate}/${m.fingerprint}`
+    let g = groups.get(key)
+    if (!g) {
+      g = {
+        instance_id: m.gate,
+        fingerprint: m.fingerprint,
+        signals: 0,
+        connections: 0,
+        errors: 0,
+        successes: 0,
+        ips: new Set(),
+        networks: new Set(),
+        sites: new Set(),
+        nodes: new Set(),
+        first: m.observed_ms,
+        last: m.observed_ms,
+      }
+      groups.set(key, g)
+    }
+    g.signals++
+    g.connections += m.connections
+    g.errors += m.errors
+    g.successes += m.successes
+    if (!g.ips.has(m.ip)) {
+      g.ips.add(m.ip)
+      g.networks.add(networkOf(m.ip))
+    }
+    g.sites.add(m.site)
+    g.nodes.add(m.node)
+    if (m.observed_ms < g.first) g.first = m.observed_ms
+    if (m.observed_ms > g.last) g.last = m.observed_ms
+  }
+  return [...groups.values()]
+    .map((g) => {
+      const judged = g.errors + g.successes
+      return {
+        instance_id: g.instance_id,
+        fingerprint: g.fingerprint,
+        evidence: {
+          signals: g.signals,
+          connections: g.connections,
+          errors: g.errors,
+          successes: g.successes,
+          error_ratio: judged === 0 ? 0 : Math.round((g.errors / judged) * 10_000) / 10_000,
+          ip_count: g.ips.size,
+          network_count: g.networks.size,
+          networks: sorted(g.networks),
+          site_count: g.sites.size,
+          sites: sorted(g.sites),
+          node_count: g.nodes.size,
+          nodes: sorted(g.nodes),
+          cross_site: g.sites.size >= 2,
+          cross_node: g.nodes.size >= 2,
+          first_ms: g.first,
+          last_ms: g.last,
+        },
+      }
+    })
+    .sort(
+      (a, b) =>
+        b.evidence.signals - a.evidence.signals ||
+        (a.instance_id < b.instance_id ? -1 : a.instance_id > b.instance_id ? 1 : 0) ||
+        (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0),
+    )
+}
+
+/** An automated block that is still in force at `nowMs`. */
+export function isActiveAutomatedBlock(d: DecisionRow | undefined, nowMs: number): boolean {
+  return (
+    d !== undefined &&
+    d.source === AUTOMATED_SOURCE &&
+    d.status === 'blocked' &&
+    Number(d.deleted) === 0 &&
+    d.expires_ms !== null &&
+    Number(d.expires_ms) > nowMs
+  )
+}
+
+/**
+ * The shadow verdict (spec "Shadow-policy rules"): a manual approval protects, a manual block
+ * is already_blocked (so is an automated block in force), otherwise the thresholds decide.
+ * Every unmet threshold is a reason; so is every met one for would_block.
+ */
+export function shadowVerdict(
+  e: Evidence,
+  decision: DecisionRow | undefined,
+  p: ShadowPolicy,
+  nowMs: number,
+): NonNullable<Candidate['shadow']> {
+  const manual = decision !== undefined && decision.source !== AUTOMATED_SOURCE
+  if (manual && decision.status === 'approved') {
+    return {
+      status: 'protected',
+      reasons: [`manual_approved: approved by ${decision.actor}`],
+      proposedExpiresMs: undefined,
+    }
+  }
+  if (manual && decision.status === 'blocked') {
+    return {
+      status: 'already_blocked',
+      reasons: [`manual_blocked: blocked by ${decision.actor}`],
+      proposedExpiresMs: undefined,
+    }
+  }
+  if (isActiveAutomatedBlock(decision, nowMs)) {
+    return {
+      status: 'already_blocked',
+      reasons: [`automated_block: until ${new Date(Number(decision!.expires_ms)).toISOString()}`],
+      proposedExpiresMs: undefined,
+    }
+  }
+  const unmet: string[] = []
+  const met: string[] = []
+  const check = (ok: boolean, text: string) => (ok ? met : unmet).push(text)
+  check(e.signals >= p.minSignals, `min_signals: ${e.signals} of ${p.minSignals}`)
+  check(e.network_count >= p.minNetworks, `min_networks: ${e.network_count} of ${p.minNetworks}`)
+  check(e.error_ratio >= p.minErrorRatio, `min_error_ratio: ${e.error_ratio} of ${p.minErrorRatio}`)
+  if (p.requireMultiScope) {
+    check(e.cross_site || e.cross_node, `multi_scope: ${e.site_count} site(s), ${e.node_count} node(s)`)
+  }
+  if (unmet.length > 0) return { status: 'insufficient_evidence', reasons: unmet, proposedExpiresMs: undefined }
+  return { status: 'would_block', reasons: met, proposedExpiresMs: nowMs + p.proposedTtlMs }
+}

@@ -1,0 +1,219 @@
+/**
+ * The dashboard's views in Chromium, with web evidence and the controller running: the
+ * overview, decisions (filters, automated ones marked with their expiry), web candidates (shadow
+ * verdict and reasons, enforcement mode, the kill switch), signals. Keyboard use, no inline
+ * script, no CSP violation. Screenshots of each view (laptop and phone widths) are saved under
+ * apps/edgegate/test-output/.
+ */
+import assert from 'node:assert/strict'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { type Browser, launchChromium } from '@gatehouse/testkit'
+import {
+  APP,
+  call,
+  type Edgegate,
+  type Json,
+  makeTls,
+  newDatabase,
+  observation,
+  seed,
+  startEdgegate,
+  until,
+} from './helpers.ts'
+
+const tls = makeTls()
+const OUT = join(APP, 'test-output')
+const FP = 't13d1516h2_8daaf6152771_b0da82dd1658'
+const FP2 = 't13d1715h2_5b57614c22b0_3d5424432f57'
+const iso = (ms: number) => new Date(ms).toISOString()
+
+describe('dashboard views', () => {
+  let gate: Edgegate
+  let browser: Browser
+  let tokens: Record<string, string>
+  let admin: string
+
+  before(async () => {
+    mkdirSync(OUT, { recursive: true })
+    const database = await newDatabase('sqlite', async () => {
+      throw new Error('unused')
+    })
+    ;({ tokens, admin } = await seed(database, [
+      { id: 'tls-edge-1', kind: 'tlsgate' },
+      { id: 'ssh-bastion', kind: 'sshgate' },
+      { id: 'web-shop', kind: 'websignal' },
+    ]))
+    gate = await startEdgegate(database, tls, [
+      '--web-shadow-enabled',
+      '--web-shadow-min-signals',
+      '3',
+      '--web-enforcement-mode',
+      'enforce',
+      '--web-enforcement-interval',
+      '1s',
+    ])
+    browser = await launchChromium()
+    const t = Date.now() - 60_000
+    const tlsObs = (fp: string, ips: string[]) =>
+      observation(fp, {
+        ips,
+        ports: [443],
+        sightings: ips.map((ip, i) => ({ ip, port: 50000 + i, last_seen: iso(t) })),
+        metadata: { sni: 'shop.example', ja4: fp },
+      })
+    const obs = await call(tls, gate.base, '/v1/observations/batch?instance_id=tls-edge-1', {
+      token: tokens['tls-edge-1'],
+      body: {
+        instance_id: 'tls-edge-1',
+        observations: [tlsObs(FP, ['198.51.100.7', '203.0.113.9']), tlsObs(FP2, ['192.0.2.44'])],
+      },
+    })
+    assert.equal(obs.status, 200)
+    let n = 0
+    const sig = (ip: string, site: string, errors: number) => ({
+      event_id: `dash-${++n}`,
+      observed_at: iso(t + n),
+      host: 'shop.example',
+      site,
+      ip,
+      trigger: 'suspicious_uri',
+      connections: 12,
+      errors,
+      successes: 12 - errors,
+      window_seconds: 60,
+    })
+    const sigs = await call(tls, gate.base, '/v1/signals/batch?instance_id=web-shop', {
+      token: tokens['web-shop'],
+      body: {
+        instance_id: 'web-shop',
+        signals: [
+          sig('198.51.100.7', 'shop', 11),
+          sig('203.0.113.9', 'blog', 10),
+          sig('198.51.100.7', 'shop', 12),
+          sig('192.0.2.44', 'shop', 1),
+          sig('192.0.2.44', '<img src=x onerror=alert(1)>', 2),
+        ],
+      },
+    })
+    assert.equal(sigs.status, 200, JSON.stringify(sigs.body))
+    const ssh = await call(tls, gate.base, '/v1/observations/batch?instance_id=ssh-bastion', {
+      token: tokens['ssh-bastion'],
+      body: { instance_id: 'ssh-bastion', observations: [observation('2edbc78717d7f7d5c4c7e3a0bca94ef7')] },
+    })
+    assert.equal(ssh.status, 200)
+    await until('the controller blocks the scanner', async () => {
+      const r = await call(tls, gate.base, `/api/decisions/tls-edge-1/${FP}`, { token: admin })
+      return r.status === 200 && r.body.status === 'blocked'
+    })
+  })
+  after(async () => {
+    await browser?.close()
+    await gate?.stop()
+    tls.ca.remove()
+  })
+
+  test('every view: content, keyboard, CSP, screenshots; the kill switch and a verdict from the candidates view', async () => {
+    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1366, height: 800 } })
+    const problems: string[] = []
+    try {
+      const page = await context.newPage()
+      page.on('console', (m) => {
+        if (m.type() === 'error') problems.push(m.text())
+      })
+      page.on('pageerror', (e) => problems.push(e.message))
+      page.on('dialog', (d) => {
+        problems.push(`dialog: ${d.message()}`)
+        void d.dismiss()
+      })
+      const res = await page.goto(`${gate.base}/`)
+      assert.doesNotMatch(res?.headers()['content-security-policy'] ?? '', /unsafe-inline/)
+      await page.locator('input[name=token]').fill(admin)
+      await page.locator('input[name=token]').press('Enter')
+      await page.locator('nav[aria-label=Views]').waitFor()
+      const shot = async (name: string) => {
+        assert.equal(await page.locator('script:not([src])').count(), 0, `${name}: no inline script`)
+        await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true })
+      }
+
+      // Overview
+      await page.locator(`tr[data-fingerprint="${FP}"]`).first().waitFor()
+      await shot('overview')
+
+      // Keyboard: the skip link is the first stop; the menu is reachable by Tab and Enter.
+      await page.keyboard.press('Tab')
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content')
+      let onMenu = false
+      for (let i = 0; i < 6 && !onMenu; i++) {
+        await page.keyboard.press('Tab')
+        onMenu = (await page.evaluate(() => document.activeElement?.textContent)) === 'Web candidates'
+      }
+      assert.ok(onMenu, 'Tab reaches the Web candidates menu entry')
+      await page.keyboard.press('Enter')
+      await page.locator('h1', { hasText: 'Web candidates' }).waitFor()
+
+      // Web candidates: the enforcement panel and the shadow verdicts.
+      assert.equal((await page.locator('[data-testid=mode]').textContent())?.trim(), 'enforce')
+      const scanner = page.locator(`#candidates tr[data-fingerprint="${FP}"]`)
+      assert.match((await scanner.textContent()) ?? '', /already_blocked/)
+      assert.match((await scanner.textContent()) ?? '', /automated_block: until/)
+      assert.match((await scanner.textContent()) ?? '', /cross-site/)
+      const quiet = page.locator(`#candidates tr[data-fingerprint="${FP2}"]`)
+      assert.match((await quiet.textContent()) ?? '', /insufficient_evidence/)
+      assert.match((await quiet.textContent()) ?? '', /min_signals: 2 of 3/)
+      assert.equal(await page.locator('img').count(), 0, 'user-supplied text is never HTML')
+      await shot('web-candidates')
+      // A phone-width rendering of the same view.
+      await page.setViewportSize({ width: 390, height: 844 })
+      await shot('web-candidates-phone')
+      await page.setViewportSize({ width: 1366, height: 800 })
+
+      // Decisions: the automated block is marked with its expiry; filter by source.
+      await page.locator('nav a', { hasText: 'Decisions' }).click()
+      await page.locator('h1', { hasText: 'Decisions' }).waitFor()
+      const auto = page.locator(`#decisions tr[data-fingerprint="${FP}"]`)
+      assert.match((await auto.textContent()) ?? '', /automated\s*web-controller\s*expires \d{4}-/)
+      await page.locator('select[name=source]').selectOption('manual')
+      await page.locator('.filters button[type=submit]').click()
+      await page.waitForURL(/source=manual/)
+      assert.equal(await page.locator(`#decisions tr[data-fingerprint="${FP}"]`).count(), 0)
+      await page.locator('select[name=source]').selectOption('web-controller')
+      await page.locator('.filters button[type=submit]').click()
+      await page.waitForURL(/source=web-controller/)
+      await page.locator(`#decisions tr[data-fingerprint="${FP}"]`).waitFor()
+      await shot('decisions')
+
+      // Signals
+      await page.locator('nav a', { hasText: 'Signals' }).click()
+      await page.locator('#signals tbody tr').first().waitFor()
+      assert.equal(await page.locator('#signals tbody tr').count(), 5)
+      assert.match((await page.locator('#signals').textContent()) ?? '', /<img src=x onerror=alert\(1\)>/)
+      await shot('signals')
+
+      // The kill switch, by keyboard: focus the button and press Enter.
+      await page.locator('nav a', { hasText: 'Web candidates' }).click()
+      await page.locator('#kill-switch').focus()
+      await page.keyboard.press('Enter')
+      await page.locator('[data-testid=mode]', { hasText: 'disabled' }).waitFor()
+      assert.match((await page.locator('[data-testid=kill]').textContent()) ?? '', /engaged/)
+      assert.equal((await page.locator('[data-testid=automated]').textContent())?.trim(), '0')
+      assert.match((await page.locator(`#candidates tr[data-fingerprint="${FP}"]`).textContent()) ?? '', /would_block/)
+      await shot('web-candidates-kill-switch')
+      const policy = await call(tls, gate.base, '/v1/policy?instance_id=tls-edge-1', { token: tokens['tls-edge-1'] })
+      assert.deepEqual(
+        policy.body.decisions.filter((d: Json) => d.fingerprint === FP).map((d: Json) => d.status),
+        ['pending'],
+      )
+
+      // A verdict from the candidates view: approving protects the fingerprint.
+      await page.locator(`#candidates tr[data-fingerprint="${FP}"] button[data-status=approved]`).click()
+      await page.locator(`#candidates tr[data-fingerprint="${FP}"] .shadow-protected`).waitFor()
+      await page.locator('#kill-switch', { hasText: 'Release' }).click()
+      await page.locator('[data-testid=mode]', { hasText: 'enforce' }).waitFor()
+      assert.deepEqual(problems, [])
+    } finally {
+      await context.close()
+    }
+  })
+})

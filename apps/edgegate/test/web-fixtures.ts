@@ -1,0 +1,73 @@
+/** Store-level fixtures for the web enforcement tests: signals and TLS sightings written directly. */
+import type { Kysely } from 'kysely'
+import type { DB } from '../src/db/schema.ts'
+import type { EnforcementSettings } from '../src/enforcement/service.ts'
+import { recordTlsSightings } from '../src/web/sightings.ts'
+
+export const MIN = 60_000
+let seq = 0
+
+/** A TLS sighting of `fp` on `gate` for host shop.example. */
+export async function sighting(db: Kysely<DB>, gate: string, fp: string, ip: string, atMs: number) {
+  await recordTlsSightings(db, gate, [
+    {
+      fingerprint: fp,
+      reported_status: 'unknown',
+      first_seen_ms: atMs,
+      last_seen_ms: atMs,
+      count: 1,
+      ips: [ip],
+      ports: [443],
+      sightings: [{ ip, port: 443, last_seen_ms: atMs }],
+      metadata: { sni: 'shop.example' },
+    },
+  ])
+}
+
+/** A scanner-like signal from `ip` for shop.example (8 errors, 2 successes). */
+export async function signal(db: Kysely<DB>, node: string, ip: string, atMs: number, site = 'shop') {
+  await db
+    .insertInto('signals')
+    .values({
+      instance_id: node,
+      event_id: `e${++seq}`,
+      observed_ms: atMs,
+      host: 'shop.example',
+      site,
+      ip,
+      trigger: 'suspicious_uri',
+      connections: 10,
+      errors: 8,
+      successes: 2,
+      window_seconds: 60,
+      received_ms: atMs,
+    })
+    .execute()
+}
+
+/** Enough evidence for would_block under `settings()`: two networks, two sites, three signals. */
+export async function scanner(db: Kysely<DB>, gate: string, fp: string, atMs: number, net = 1) {
+  const a = `198.51.${net}.7`
+  const b = `203.0.${net}.9`
+  await sighting(db, gate, fp, a, atMs)
+  await sighting(db, gate, fp, b, atMs)
+  await signal(db, 'web-1', a, atMs, 'shop')
+  await signal(db, 'web-1', b, atMs, 'blog')
+  await signal(db, 'web-1', a, atMs + 1)
+}
+
+export function settings(mode: EnforcementSettings['mode'], canaryNodes: string[] = []): EnforcementSettings {
+  return {
+    mode,
+    canaryNodes,
+    windowMs: 15 * MIN,
+    policy: {
+      enabled: true,
+      minNetworks: 2,
+      minSignals: 3,
+      minErrorRatio: 0.5,
+      requireMultiScope: true,
+      proposedTtlMs: 60 * MIN,
+    },
+  }
+}
