@@ -135,4 +135,24 @@ const m0002: Migration = {
   },
 }
 
-export const migrations: Record<string, Migration> = { '0001_init': m0001, '0002_decision_tombstones': m0002 }
+/**
+ * Publisher fencing for web signal nodes: the highest epoch seen per node; a batch with a
+ * lower epoch is refused (409), so a paused former publisher cannot publish after its lease
+ * passed to another instance. Forward only.
+ */
+const m0003: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('signal_publishers')
+      .addColumn('instance_id', 'text', (c) => c.primaryKey())
+      .addColumn('epoch', 'bigint', (c) => c.notNull())
+      .addColumn('updated_ms', 'bigint', (c) => c.notNull())
+      .execute()
+  },
+}
+
+export const migrations: Record<string, Migration> = {
+  '0001_init': m0001,
+  '0002_decision_tombstones': m0002,
+  '0003_signal_publisher_epoch': m0003,
+}

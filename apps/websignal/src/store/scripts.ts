@@ -1,0 +1,102 @@
+/**
+ * The store's Lua scripts. Each touches keys of one hash tag only (Redis Cluster safe) and is
+ * small enough to run in microseconds. Lease scripts check the owner, so a stale instance can
+ * never renew or release another's lease.
+ */
+
+/**
+ * Fold one tick of an aggregate into its window and return the window totals.
+ * KEYS: counts hash, distinct-path HyperLogLog. ARGV: requests, errors, successes, non-static,
+ * suspicious, ttl ms, then path hashes. Returns {r, e, s, n, x, distinct, signalled}.
+ */
+export const FLUSH = `
+local r = redis.call('HINCRBY', KEYS[1], 'r', ARGV[1])
+local e = redis.call('HINCRBY', KEYS[1], 'e', ARGV[2])
+local s = redis.call('HINCRBY', KEYS[1], 's', ARGV[3])
+local n = redis.call('HINCRBY', KEYS[1], 'n', ARGV[4])
+local x = redis.call('HINCRBY', KEYS[1], 'x', ARGV[5])
+if #ARGV > 6 then redis.call('PFADD', KEYS[2], unpack(ARGV, 7)) end
+local d = redis.call('PFCOUNT', KEYS[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[6])
+redis.call('PEXPIRE', KEYS[2], ARGV[6])
+local sig = redis.call('HGET', KEYS[1], 'sig')
+return {r, e, s, n, x, d, sig and 1 or 0}
+`
+
+/**
+ * Acquire (or keep) the publisher lease. KEYS: lease hash, epoch. ARGV: owner, ttl ms.
+ * A new acquisition sets epoch = max(stored + 1, TIME in ms): it rises even after a failover
+ * to a replica that lagged (a plain INCR could hand out the same epoch twice there).
+ * Returns the epoch, or 0 when another owner holds the lease.
+ */
+export const ACQUIRE = `
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if owner == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return tonumber(redis.call('HGET', KEYS[1], 'epoch'))
+end
+if owner then return 0 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local stored = tonumber(redis.call('GET', KEYS[2]) or '0')
+local epoch = math.max(stored + 1, now)
+redis.call('SET', KEYS[2], epoch)
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'epoch', epoch)
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return epoch
+`
+
+/** Renew: KEYS: lease. ARGV: owner, epoch, ttl ms. 1 when still ours, else 0. */
+export const RENEW = `
+if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] and redis.call('HGET', KEYS[1], 'epoch') == ARGV[2] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  return 1
+end
+return 0
+`
+
+/** Release: KEYS: lease. ARGV: owner, epoch. 1 when it was ours and is now free. */
+export const RELEASE = `
+if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] and redis.call('HGET', KEYS[1], 'epoch') == ARGV[2] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+`
+
+/**
+ * Add to a bounded outbox unless already queued or recently acknowledged.
+ * KEYS: outbox zset, data hash, sent zset. ARGV: id, payload, max depth, score (ms).
+ * Past the bound the oldest entries are dropped. Returns {added, dropped}.
+ */
+export const ENQUEUE = `
+if redis.call('ZSCORE', KEYS[3], ARGV[1]) or redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return {0, 0} end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
+local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3])
+local dropped = 0
+if over > 0 then
+  local old = redis.call('ZPOPMIN', KEYS[1], over)
+  for i = 1, #old, 2 do
+    redis.call('HDEL', KEYS[2], old[i])
+    dropped = dropped + 1
+  end
+end
+return {1, dropped}
+`
+
+/**
+ * Acknowledge delivered entries. KEYS: outbox zset, data hash, sent zset. ARGV: now ms,
+ * remember ms, ids... The sent set keeps ids for a while so a later re-trigger in the same
+ * window is not queued again; old ids are trimmed here.
+ */
+export const ACK = `
+local until = tonumber(ARGV[1]) + tonumber(ARGV[2])
+for i = 3, #ARGV do
+  redis.call('ZREM', KEYS[1], ARGV[i])
+  redis.call('HDEL', KEYS[2], ARGV[i])
+  redis.call('ZADD', KEYS[3], until, ARGV[i])
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
+return #ARGV - 2
+`

@@ -1,0 +1,203 @@
+/**
+ * The shared store (Redis through ioredis; Sentinel via the `sentinels` option). Short
+ * command timeouts: a stalled store fails calls fast, so a publisher whose lease cannot be
+ * renewed stops publishing before the lease can pass to another instance.
+ */
+import { Redis, type RedisOptions } from 'ioredis'
+import type { Aggregate } from '../detect/window.ts'
+import { type Keys, keysFor, SCHEMA_VERSION } from './keys.ts'
+import { ACK, ACQUIRE, ENQUEUE, FLUSH, RELEASE, RENEW } from './scripts.ts'
+
+export interface StoreConfig {
+  /** `redis://host:port/db` (or `rediss://`); ignored when `sentinels` is set. */
+  url: string
+  /** Sentinel addresses (`host:port`) and the monitored master's name. */
+  sentinels?: { hosts: string[]; name: string }
+  namespace: string
+  commandTimeoutMs: number
+}
+
+/** Raised when the namespace holds data of another, incompatible agent version. */
+export class SchemaMismatchError extends Error {
+  override readonly name = 'SchemaMismatchError'
+}
+
+type Cmd = (...args: (string | number)[]) => Promise<unknown>
+type Commands = Record<'wsFlush' | 'wsAcquire' | 'wsRenew' | 'wsRelease' | 'wsEnqueue' | 'wsAck', Cmd>
+
+export interface WindowTotals {
+  requests: number
+  errors: number
+  successes: number
+  nonStatic: number
+  suspicious: number
+  distinctPaths: number
+  signalled: boolean
+}
+
+export class Store {
+  readonly redis: Redis
+  readonly keys: Keys
+  readonly #c: Commands
+
+  constructor(config: StoreConfig, extra: RedisOptions = {}) {
+    const base: RedisOptions = {
+      commandTimeout: config.commandTimeoutMs,
+      connectTimeout: config.commandTimeoutMs * 2,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: true,
+      lazyConnect: true,
+      retryStrategy: (n) => Math.min(100 * 2 ** n, 2000),
+      ...extra,
+    }
+    if (config.sentinels) {
+      this.redis = new Redis({
+        ...base,
+        sentinels: config.sentinels.hosts.map((h) => {
+          const i = h.lastIndexOf(':')
+          return { host: h.slice(0, i), port: Number(h.slice(i + 1)) }
+        }),
+        name: config.sentinels.name,
+      })
+    } else this.redis = new Redis(config.url, base)
+    // Errors surface through the failed calls and readiness; without a listener ioredis logs them itself.
+    this.redis.on('error', () => {})
+    this.keys = keysFor(config.namespace)
+    const define = (name: string, keys: number, lua: string) =>
+      this.redis.defineCommand(name, { numberOfKeys: keys, lua })
+    define('wsFlush', 2, FLUSH)
+    define('wsAcquire', 2, ACQUIRE)
+    define('wsRenew', 1, RENEW)
+    define('wsRelease', 1, RELEASE)
+    define('wsEnqueue', 3, ENQUEUE)
+    define('wsAck', 3, ACK)
+    this.#c = this.redis as unknown as Commands
+  }
+
+  /** Connect and check (or set) the namespace's schema version (spec: versioning 3). */
+  async open(): Promise<void> {
+    await this.redis.connect()
+    await this.checkSchema()
+  }
+
+  async checkSchema(): Promise<void> {
+    await this.redis.set(this.keys.schema, SCHEMA_VERSION, 'NX')
+    const found = await this.redis.get(this.keys.schema)
+    if (found !== SCHEMA_VERSION) {
+      throw new SchemaMismatchError(
+        `store namespace holds schema version ${found}, this agent uses ${SCHEMA_VERSION}: run a compatible version or another namespace`,
+      )
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping()
+  }
+
+  /** Fold a tick's aggregate into its window; returns the window totals across all instances. */
+  async flush(a: Aggregate, ttlMs: number): Promise<WindowTotals> {
+    const k = this.keys.aggregate(a.host, a.site, a.ip, a.windowStart)
+    const r = (await this.#c.wsFlush(
+      k.counts,
+      k.paths,
+      a.requests,
+      a.errors,
+      a.successes,
+      a.nonStatic,
+      a.suspicious,
+      ttlMs,
+      ...[...a.paths].map((h) => h.toString(36)),
+    )) as number[]
+    return {
+      requests: r[0]!,
+      errors: r[1]!,
+      successes: r[2]!,
+      nonStatic: r[3]!,
+      suspicious: r[4]!,
+      distinctPaths: r[5]!,
+      signalled: r[6] === 1,
+    }
+  }
+
+  async markSignalled(a: Aggregate): Promise<void> {
+    await this.redis.hset(this.keys.aggregate(a.host, a.site, a.ip, a.windowStart).counts, 'sig', '1')
+  }
+
+  async acquire(owner: string, ttlMs: number): Promise<number> {
+    return Number(await this.#c.wsAcquire(this.keys.lease, this.keys.epoch, owner, ttlMs))
+  }
+
+  async renew(owner: string, epoch: number, ttlMs: number): Promise<boolean> {
+    return Number(await this.#c.wsRenew(this.keys.lease, owner, epoch, ttlMs)) === 1
+  }
+
+  async release(owner: string, epoch: number): Promise<boolean> {
+    return Number(await this.#c.wsRelease(this.keys.lease, owner, epoch)) === 1
+  }
+
+  /** Current lease holder (for status and tests). */
+  async leaseOwner(): Promise<{ owner: string; epoch: number } | undefined> {
+    const h = await this.redis.hgetall(this.keys.lease)
+    return h.owner ? { owner: h.owner, epoch: Number(h.epoch) } : undefined
+  }
+
+  outbox(kind: 'signals' | 'analytics'): Outbox {
+    const k = this.keys
+    return kind === 'signals'
+      ? new Outbox(this, k.outbox, k.outboxData, k.sent)
+      : new Outbox(this, k.analyticsOutbox, k.analyticsData, `${k.analyticsOutbox}:sent`)
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect()
+  }
+
+  /** @internal for Outbox */
+  cmd(): Commands {
+    return this.#c
+  }
+}
+
+/** A store-backed, bounded outbox of JSON payloads keyed by a deterministic id (at-least-once). */
+export class Outbox {
+  readonly #store: Store
+  readonly #zset: string
+  readonly #data: string
+  readonly #sent: string
+
+  constructor(store: Store, zset: string, data: string, sent: string) {
+    this.#store = store
+    this.#zset = zset
+    this.#data = data
+    this.#sent = sent
+  }
+
+  /** Returns whether it was added and how many old entries the bound dropped. */
+  async add(id: string, payload: unknown, max: number, nowMs: number): Promise<{ added: boolean; dropped: number }> {
+    const r = (await this.#store
+      .cmd()
+      .wsEnqueue(this.#zset, this.#data, this.#sent, id, JSON.stringify(payload), max, nowMs)) as number[]
+    return { added: r[0] === 1, dropped: r[1]! }
+  }
+
+  /** The oldest `limit` entries, in order. */
+  async peek<T>(limit: number): Promise<Array<{ id: string; payload: T }>> {
+    const ids = await this.#store.redis.zrange(this.#zset, 0, limit - 1)
+    if (ids.length === 0) return []
+    const values = await this.#store.redis.hmget(this.#data, ...ids)
+    const out: Array<{ id: string; payload: T }> = []
+    ids.forEach((id, i) => {
+      const v = values[i]
+      if (v != null) out.push({ id, payload: JSON.parse(v) as T })
+    })
+    return out
+  }
+
+  async ack(ids: string[], nowMs: number, rememberMs: number): Promise<void> {
+    if (ids.length > 0) await this.#store.cmd().wsAck(this.#zset, this.#data, this.#sent, nowMs, rememberMs, ...ids)
+  }
+
+  async depth(): Promise<number> {
+    return this.#store.redis.zcard(this.#zset)
+  }
+}
