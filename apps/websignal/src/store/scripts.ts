@@ -91,11 +91,11 @@ return {1, dropped}
  * window is not queued again; old ids are trimmed here.
  */
 export const ACK = `
-local until = tonumber(ARGV[1]) + tonumber(ARGV[2])
+local keep_until = tonumber(ARGV[1]) + tonumber(ARGV[2])
 for i = 3, #ARGV do
   redis.call('ZREM', KEYS[1], ARGV[i])
   redis.call('HDEL', KEYS[2], ARGV[i])
-  redis.call('ZADD', KEYS[3], until, ARGV[i])
+  redis.call('ZADD', KEYS[3], keep_until, ARGV[i])
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
 return #ARGV - 2
