@@ -184,12 +184,11 @@ export class Agent {
     const m = this.#d.metrics
     const ttl = c.windowMs * 2
     const failed: Aggregate[] = []
+    const totals = await this.#d.store.flush(batch, ttl, c.thresholds.minRequests)
     await Promise.all(
-      batch.map(async (a) => {
-        let t: Awaited<ReturnType<Store['flush']>>
-        try {
-          t = await this.#d.store.flush(a, ttl)
-        } catch {
+      batch.map(async (a, i) => {
+        const t = totals[i]!
+        if (t instanceof Error) {
           // Retried whole next tick. A call that timed out after Redis ran it counts twice:
           // at-least-once counting, documented.
           failed.push(a)

@@ -31,10 +31,24 @@ export interface Aggregate {
 /** At most this many path hashes per key per tick: enough for the distinct-path threshold. */
 const MAX_PATHS_PER_TICK = 256
 
+/** What a target means for the counters, cached per tick: busy sites repeat the same targets. */
+interface TargetFacts {
+  statik: boolean
+  hash: number
+  suspicious: boolean
+}
+
+/** Per-tick cache bounds (entries): beyond them lookups are computed without caching. */
+const MAX_CACHED = 100_000
+
 export class WindowAggregator {
   readonly windowMs: number
   readonly #suspicious: RegExp
   #pending = new Map<string, Aggregate>()
+  // Parsing an address (ipaddr.js) and matching the pattern lists cost more than the rest of a
+  // line; both are cached for the tick (memory only, cleared at every drain).
+  #ips = new Map<string, string | null>()
+  #targets = new Map<string, TargetFacts>()
 
   constructor(windowMs: number, suspicious: RegExp) {
     this.windowMs = windowMs
@@ -47,12 +61,16 @@ export class WindowAggregator {
 
   /** Fold one request; returns false when the client IP is not an IP address (the line counts as unmatched). */
   add(req: LogRequest, site: string, host: string, nowMs: number): boolean {
-    let ip: string
-    try {
-      ip = normalizeIp(req.ip)
-    } catch {
-      return false
+    let ip = this.#ips.get(req.ip)
+    if (ip === undefined) {
+      try {
+        ip = normalizeIp(req.ip)
+      } catch {
+        ip = null
+      }
+      if (this.#ips.size < MAX_CACHED) this.#ips.set(req.ip, ip)
     }
+    if (ip === null) return false
     const t = Number.isFinite(req.timeMs) ? req.timeMs : nowMs
     const windowStart = t - (t % this.windowMs)
     const key = `${host}\t${site}\t${ip}\t${windowStart}`
@@ -76,15 +94,23 @@ export class WindowAggregator {
     a.requests++
     if (t > a.lastSeenMs) a.lastSeenMs = t
     if (req.status < 400) a.successes++
-    const path = pathOf(req.target)
-    const statik = isStaticAsset(path)
-    if (!statik) {
+    let facts = this.#targets.get(req.target)
+    if (facts === undefined) {
+      const path = pathOf(req.target)
+      facts = {
+        statik: isStaticAsset(path),
+        hash: pathHash(path),
+        // Traversal and backdoor probes often live in the query string: match the decoded target.
+        suspicious: this.#suspicious.test(decodeForMatch(req.target)),
+      }
+      if (this.#targets.size < MAX_CACHED) this.#targets.set(req.target, facts)
+    }
+    if (!facts.statik) {
       a.nonStatic++
       if (req.status >= 400) a.errors++
-      if (a.paths.size < MAX_PATHS_PER_TICK) a.paths.add(pathHash(path))
+      if (a.paths.size < MAX_PATHS_PER_TICK) a.paths.add(facts.hash)
     }
-    // Traversal and backdoor probes often live in the query string: match the decoded target.
-    if (this.#suspicious.test(decodeForMatch(req.target))) a.suspicious++
+    if (facts.suspicious) a.suspicious++
     return true
   }
 
@@ -92,6 +118,8 @@ export class WindowAggregator {
   drain(): Aggregate[] {
     const out = [...this.#pending.values()]
     this.#pending = new Map()
+    this.#ips = new Map()
+    this.#targets = new Map()
     return out
   }
 }

@@ -4,9 +4,10 @@
  * renewed stops publishing before the lease can pass to another instance.
  */
 import { Redis, type RedisOptions } from 'ioredis'
+import { pathHash } from '../detect/classify.ts'
 import type { Aggregate } from '../detect/window.ts'
-import { type Keys, keysFor, SCHEMA_VERSION } from './keys.ts'
-import { ACK, ACQUIRE, ENQUEUE, FLUSH, RELEASE, RENEW } from './scripts.ts'
+import { AGGREGATE_BUCKETS, type Keys, keysFor, SCHEMA_VERSION } from './keys.ts'
+import { ACK, ACQUIRE, ENQUEUE, FLUSH, MARK, RELEASE, RENEW } from './scripts.ts'
 
 export interface StoreConfig {
   /** `redis://host:port/db` (or `rediss://`); ignored when `sentinels` is set. */
@@ -22,8 +23,11 @@ export class SchemaMismatchError extends Error {
   override readonly name = 'SchemaMismatchError'
 }
 
+/** Aggregates per flush call: bounds how long one script holds Redis (about a millisecond). */
+const MAX_PER_CALL = 200
+
 type Cmd = (...args: (string | number)[]) => Promise<unknown>
-type Commands = Record<'wsFlush' | 'wsAcquire' | 'wsRenew' | 'wsRelease' | 'wsEnqueue' | 'wsAck', Cmd>
+type Commands = Record<'wsFlush' | 'wsMark' | 'wsAcquire' | 'wsRenew' | 'wsRelease' | 'wsEnqueue' | 'wsAck', Cmd>
 
 export interface WindowTotals {
   requests: number
@@ -31,6 +35,7 @@ export interface WindowTotals {
   successes: number
   nonStatic: number
   suspicious: number
+  /** -1 when the non-static count is below the point where distinct paths matter (not counted). */
   distinctPaths: number
   signalled: boolean
 }
@@ -46,6 +51,8 @@ export class Store {
       connectTimeout: config.commandTimeoutMs * 2,
       maxRetriesPerRequest: 1,
       enableOfflineQueue: true,
+      // Commands issued in the same tick go out as one pipeline: a tick's flush is one round trip per batch, not per key.
+      enableAutoPipelining: true,
       lazyConnect: true,
       retryStrategy: (n) => Math.min(100 * 2 ** n, 2000),
       ...extra,
@@ -65,7 +72,9 @@ export class Store {
     this.keys = keysFor(config.namespace)
     const define = (name: string, keys: number, lua: string) =>
       this.redis.defineCommand(name, { numberOfKeys: keys, lua })
-    define('wsFlush', 2, FLUSH)
+    // The flush script's key count varies (one HyperLogLog per aggregate): passed per call.
+    this.redis.defineCommand('wsFlush', { lua: FLUSH })
+    define('wsMark', 1, MARK)
     define('wsAcquire', 2, ACQUIRE)
     define('wsRenew', 1, RENEW)
     define('wsRelease', 1, RELEASE)
@@ -94,33 +103,60 @@ export class Store {
     await this.redis.ping()
   }
 
-  /** Fold a tick's aggregate into its window; returns the window totals across all instances. */
-  async flush(a: Aggregate, ttlMs: number): Promise<WindowTotals> {
-    const k = this.keys.aggregate(a.host, a.site, a.ip, a.windowStart)
-    const r = (await this.#c.wsFlush(
-      k.counts,
-      k.paths,
-      a.requests,
-      a.errors,
-      a.successes,
-      a.nonStatic,
-      a.suspicious,
-      ttlMs,
-      ...[...a.paths].map((h) => h.toString(36)),
-    )) as number[]
-    return {
-      requests: r[0]!,
-      errors: r[1]!,
-      successes: r[2]!,
-      nonStatic: r[3]!,
-      suspicious: r[4]!,
-      distinctPaths: r[5]!,
-      signalled: r[6] === 1,
-    }
+  /**
+   * Fold a tick's aggregates into their windows; returns each one's window totals across all
+   * instances, in input order. One script call per bucket (at most `MAX_PER_CALL` aggregates,
+   * so one call never holds Redis for long); calls of a tick go out pipelined.
+   */
+  async flush(aggregates: Aggregate[], ttlMs: number, needPathsFrom = 0): Promise<Array<WindowTotals | Error>> {
+    const groups = new Map<string, number[]>()
+    aggregates.forEach((a, i) => {
+      const key = `${a.host}\t${a.site}\t${a.windowStart}\t${pathHash(a.ip) % AGGREGATE_BUCKETS}`
+      const g = groups.get(key)
+      if (g) g.push(i)
+      else groups.set(key, [i])
+    })
+    const calls: number[][] = []
+    for (const g of groups.values())
+      for (let i = 0; i < g.length; i += MAX_PER_CALL) calls.push(g.slice(i, i + MAX_PER_CALL))
+    const out: Array<WindowTotals | Error> = new Array(aggregates.length)
+    await Promise.all(
+      calls.map(async (idx) => {
+        const first = aggregates[idx[0]!]!
+        const k = this.keys.bucket(first.host, first.site, first.windowStart, pathHash(first.ip) % AGGREGATE_BUCKETS)
+        const keys = [k.counts]
+        const argv: (string | number)[] = [ttlMs, needPathsFrom]
+        for (const i of idx) {
+          const a = aggregates[i]!
+          keys.push(k.pathsPrefix + a.ip)
+          argv.push(a.ip, a.requests, a.errors, a.successes, a.nonStatic, a.suspicious, a.paths.size)
+          for (const h of a.paths) argv.push(h.toString(36))
+        }
+        try {
+          const r = (await this.#c.wsFlush(keys.length, ...keys, ...argv)) as number[]
+          idx.forEach((i, j) => {
+            const o = j * 7
+            out[i] = {
+              requests: r[o]!,
+              errors: r[o + 1]!,
+              successes: r[o + 2]!,
+              nonStatic: r[o + 3]!,
+              suspicious: r[o + 4]!,
+              distinctPaths: r[o + 5]!,
+              signalled: r[o + 6] === 1,
+            }
+          })
+        } catch (err) {
+          for (const i of idx) out[i] = err as Error
+        }
+      }),
+    )
+    return out
   }
 
   async markSignalled(a: Aggregate): Promise<void> {
-    await this.redis.hset(this.keys.aggregate(a.host, a.site, a.ip, a.windowStart).counts, 'sig', '1')
+    const k = this.keys.bucket(a.host, a.site, a.windowStart, pathHash(a.ip) % AGGREGATE_BUCKETS)
+    await this.#c.wsMark(k.counts, a.ip)
   }
 
   async acquire(owner: string, ttlMs: number): Promise<number> {
