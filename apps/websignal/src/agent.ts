@@ -3,8 +3,12 @@
  * to the shared store, detect, queue signals in the store-backed outbox, and (on the one
  * lease holder) publish. Read positions are saved only after the tick's flush succeeded.
  */
+
+import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import type { Logger } from '@gatehouse/kit'
+import { AnalyticsCollector, type HourCounts, VisitorKeys } from './analytics/collector.ts'
+import { AnalyticsSender, closeHours, flushAnalytics } from './analytics/roll.ts'
 import type { Config } from './config.ts'
 import { buildSignal, isScanner } from './detect/detect.ts'
 import { BUILTIN_PATTERN_DIR, compilePatterns, loadPatternLists } from './detect/patterns.ts'
@@ -40,6 +44,11 @@ export class Agent {
   readonly publisher: Publisher | undefined
   readonly #client: SignalClient | undefined
   #retry: Aggregate[] = []
+  readonly #analytics: AnalyticsCollector | undefined
+  readonly #analyticsSender: AnalyticsSender | undefined
+  #analyticsRetry: HourCounts[] = []
+  #analyticsRunning = false
+  #analyticsEpoch = 0
   #storeOk = false
   #timers: NodeJS.Timeout[] = []
   #polling = false
@@ -66,8 +75,21 @@ export class Agent {
       },
     }
     const fallbackHost = hostname().toLowerCase()
+    const an = c.analytics
+    if (an) {
+      this.#analytics = new AnalyticsCollector(new VisitorKeys(an.secret, an.pipelineId))
+      if (!c.shadow) {
+        const out = an.output
+        this.#analyticsSender = new AnalyticsSender(
+          d.store,
+          out.kind === 'file'
+            ? out
+            : { kind: 'https', url: out.url, token: out.token, ...(out.ca ? { ca: readFileSync(out.ca) } : {}) },
+        )
+      }
+    }
     this.#inputs = c.inputs.map((input) => {
-      const pipeline = new InputPipeline(input, this.#agg, counters, fallbackHost)
+      const pipeline = new InputPipeline(input, this.#agg, counters, fallbackHost, this.#analytics)
       const entry: Input = { pipeline, tailer: undefined as never, position: saved[input.path] }
       entry.tailer = new Tailer(
         { path: input.path, start: saved[input.path], maxLineBytes: 16 * 1024 },
@@ -131,6 +153,9 @@ export class Agent {
     this.#timers.push(setInterval(() => void this.pollOnce(), c.pollIntervalMs))
     this.#timers.push(setInterval(() => void this.flush(), c.flushIntervalMs))
     this.#timers.push(setInterval(() => void this.#health(), Math.max(c.flushIntervalMs, 1000)))
+    if (this.#analyticsSender) {
+      this.#timers.push(setInterval(() => void this.analyticsRound(), c.controlPlane?.publishIntervalMs ?? 1000))
+    }
     this.publisher?.start()
     this.readiness()
   }
@@ -174,9 +199,11 @@ export class Agent {
     const positions = Object.fromEntries(
       this.#inputs.filter((i) => i.position).map((i) => [i.pipeline.input.path, { ...i.position! }]),
     )
+    const analyticsOk = await this.#flushAnalytics()
     const batch = [...this.#retry, ...this.#agg.drain()]
     this.#retry = []
     if (batch.length === 0) {
+      if (!analyticsOk) return
       this.#offsets.save(positions)
       return
     }
@@ -212,13 +239,60 @@ export class Agent {
         }
       }),
     )
-    if (failed.length > 0) {
+    if (failed.length > 0 || !analyticsOk) {
       this.#retry = failed
       this.#storeOk = false
       this.readiness()
       return
     }
     this.#offsets.save(positions)
+  }
+
+  async #flushAnalytics(): Promise<boolean> {
+    if (!this.#analytics) return true
+    const hours = [...this.#analyticsRetry, ...this.#analytics.drain()]
+    this.#analyticsRetry = []
+    if (hours.length === 0) return true
+    try {
+      await flushAnalytics(this.#d.store, this.#d.config.store.namespace, hours)
+      return true
+    } catch {
+      this.#analyticsRetry = hours
+      this.#d.metrics.storeFailures.inc()
+      return false
+    }
+  }
+
+  /**
+   * The analytics roll, on the lease holder only: close finished hours into records and
+   * deliver the analytics outbox. Exposed for tests (with the agent's clock).
+   */
+  async analyticsRound(): Promise<void> {
+    const an = this.#d.config.analytics
+    if (!an || !this.#analyticsSender || this.#analyticsRunning) return
+    this.#analyticsRunning = true
+    const m = this.#d.metrics
+    try {
+      const epoch = await this.#d.store.acquire(
+        this.#d.config.agentId,
+        this.#d.config.controlPlane?.leaseTtlMs ?? 10_000,
+      )
+      this.#analyticsEpoch = epoch
+      if (epoch === 0) return
+      const now = this.#now()
+      await closeHours(this.#d.store, this.#d.config.store.namespace, now, an.graceMs, an.outboxMax)
+      try {
+        await this.#analyticsSender.send(now)
+      } catch (err) {
+        m.analyticsPublishFailures.inc()
+        this.#d.logger.warn({ err: (err as Error).message }, 'analytics output failed, retrying later')
+      }
+      m.analyticsOutbox.set(await this.#d.store.outbox('analytics').depth())
+    } catch {
+      m.storeFailures.inc()
+    } finally {
+      this.#analyticsRunning = false
+    }
   }
 
   /** Stop tailing, flush what was read, stop publishing (releasing the lease). */
@@ -229,7 +303,13 @@ export class Agent {
     while (this.#polling) await new Promise((r) => setImmediate(r))
     await this.flush().catch(() => {})
     await this.publisher?.stop()
+    while (this.#analyticsRunning) await new Promise((r) => setImmediate(r))
+    if (!this.publisher && this.#analyticsEpoch > 0) {
+      // Without a signal publisher the analytics roll held the lease: hand it over at once.
+      await this.#d.store.release(this.#d.config.agentId, this.#analyticsEpoch).catch(() => {})
+    }
     await this.#client?.close()
+    await this.#analyticsSender?.close()
     for (const i of this.#inputs) await i.tailer.close()
   }
 }

@@ -143,6 +143,39 @@ export const fileSchema = {
     outbox_max: field.int({ default: 100_000, min: 1 }),
     batch_size: field.int({ default: 500, min: 1, max: 500 }),
   },
+  analytics: {
+    output: field.enum(['file', 'https'] as const, { doc: 'where hourly analytics go; omit to disable analytics' }),
+    file: field.string({ minLength: 1, doc: 'JSON-lines file (output file)' }),
+    url: field.url({ protocols: ['https:'], doc: 'endpoint taking POST {"records": [...]} (output https)' }),
+    token: field.string({
+      secret: true,
+      env: 'WEBSIGNAL_ANALYTICS_TOKEN',
+      minLength: 1,
+      doc: 'bearer token of the https output',
+    }),
+    ca: field.string({ minLength: 1, doc: 'CA bundle verifying the https output' }),
+    secret: field.string({
+      secret: true,
+      env: 'WEBSIGNAL_ANALYTICS_SECRET',
+      minLength: 16,
+      doc: 'visitor-hash secret (16+ characters); rotating it breaks visitor continuity',
+    }),
+    pipeline_id: field.string({
+      pattern: name,
+      patternDoc: 'a name of letters, digits, . _ -',
+      doc: 'default: store.namespace',
+    }),
+    grace: field.duration({ default: '2m', min: '1s', max: '1h', doc: 'how long after an hour ends it is closed' }),
+    outbox_max: field.int({ default: 10_000, min: 1 }),
+  },
+}
+
+export interface AnalyticsConfig {
+  output: { kind: 'file'; path: string } | { kind: 'https'; url: string; token: string; ca?: string }
+  secret: string
+  pipelineId: string
+  graceMs: number
+  outboxMax: number
 }
 
 export interface ControlPlane {
@@ -174,6 +207,7 @@ export interface Config {
   patternDirs: string[]
   disabledLists: string[]
   controlPlane: ControlPlane | undefined
+  analytics: AnalyticsConfig | undefined
 }
 
 /** The config file path: `--config`, then `WEBSIGNAL_CONFIG`, then the default. */
@@ -198,6 +232,7 @@ export function loadWebsignalConfig(path: string, env: Record<string, string | u
   for (const h of s.sentinels ?? [])
     if (!/^[^\s:]+:\d{1,5}$/.test(h)) errors.push(`store.sentinels: ${h} is not host:port`)
   const controlPlane = checkControlPlane(c.control_plane, loaded.sources, errors)
+  const analytics = checkAnalytics(c.analytics, c.store.namespace, loaded.sources, errors)
   if (errors.length > 0) throw new ConfigError(errors)
   const d = c.detection
   return {
@@ -226,6 +261,40 @@ export function loadWebsignalConfig(path: string, env: Record<string, string | u
     patternDirs: d.pattern_dirs ?? [],
     disabledLists: d.disabled_lists ?? [],
     controlPlane,
+    analytics,
+  }
+}
+
+function checkAnalytics(
+  a: ReturnType<typeof loadConfig<typeof fileSchema>>['config']['analytics'],
+  namespace: string,
+  sources: Record<string, string>,
+  errors: string[],
+): AnalyticsConfig | undefined {
+  const given = Object.keys(sources).filter((k) => k.startsWith('analytics.') && sources[k] !== 'default')
+  if (a.output === undefined) {
+    if (given.length > 0)
+      errors.push(`analytics.output: required when analytics is configured (${given.join(', ')} set)`)
+    return undefined
+  }
+  const before = errors.length
+  if (a.secret === undefined) {
+    errors.push('analytics.secret: required (or WEBSIGNAL_ANALYTICS_SECRET / WEBSIGNAL_ANALYTICS_SECRET_FILE)')
+  }
+  if (a.output === 'file' && a.file === undefined) errors.push('analytics.file: required with output file')
+  if (a.output === 'https' && (a.url === undefined || a.token === undefined)) {
+    errors.push('analytics: output https needs url and token (or WEBSIGNAL_ANALYTICS_TOKEN_FILE)')
+  }
+  if (errors.length > before) return undefined
+  return {
+    output:
+      a.output === 'file'
+        ? { kind: 'file', path: a.file! }
+        : { kind: 'https', url: a.url!, token: a.token!, ...(a.ca ? { ca: a.ca } : {}) },
+    secret: a.secret!,
+    pipelineId: a.pipeline_id ?? namespace,
+    graceMs: a.grace,
+    outboxMax: a.outbox_max,
   }
 }
 

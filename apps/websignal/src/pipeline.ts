@@ -2,6 +2,7 @@
  * Inputs -> parser -> in-memory window aggregation. Used by `serve` (flushed to the store
  * each tick) and `replay` (evaluated in memory). Raw targets and user agents stop here.
  */
+import type { AnalyticsCollector } from './analytics/collector.ts'
 import type { InputConfig } from './config.ts'
 import type { WindowAggregator } from './detect/window.ts'
 import { makeParser } from './logs/parser.ts'
@@ -22,8 +23,16 @@ export class InputPipeline {
   readonly #agg: WindowAggregator
   readonly #counters: LineCounters
   readonly #fallbackHost: string
+  readonly #analytics: AnalyticsCollector | undefined
 
-  constructor(input: InputConfig, agg: WindowAggregator, counters: LineCounters, fallbackHost: string) {
+  constructor(
+    input: InputConfig,
+    agg: WindowAggregator,
+    counters: LineCounters,
+    fallbackHost: string,
+    analytics?: AnalyticsCollector,
+  ) {
+    this.#analytics = analytics
     this.input = input
     this.#parse = makeParser({ format: input.format, syslog: input.syslog, jsonFields: input.jsonFields })
     this.#agg = agg
@@ -46,10 +55,20 @@ export class InputPipeline {
       }
       // The log's host (vhost / Host) wins; the configured one fills in when the log has none.
       const host = req.host !== undefined && HOST.test(req.host) ? req.host : this.#fallbackHost
-      if (!this.#agg.add(req, site, host, now)) {
+      const ip = this.#agg.add(req, site, host, now)
+      if (ip === undefined) {
         badIp++
         continue
       }
+      this.#analytics?.add(
+        ip,
+        host,
+        site,
+        req.target,
+        req.status,
+        req.userAgent,
+        Number.isFinite(req.timeMs) ? req.timeMs : now,
+      )
       parsed++
       if (req.timeMs > newest) newest = req.timeMs
     }

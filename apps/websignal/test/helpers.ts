@@ -42,7 +42,12 @@ export interface TestAgent {
 }
 
 /** An Agent on a real Redis (not started: tests drive ticks). `overrides` merge into the config file. */
-export async function testAgent(redisUrl: string, overrides: Record<string, unknown> = {}, logPath?: string) {
+export async function testAgent(
+  redisUrl: string,
+  overrides: Record<string, unknown> = {},
+  logPath?: string,
+  now?: () => number,
+) {
   const dir = tempDir('websignal-agent-')
   const log = logPath ?? join(dir.path, `access${++seq}.log`)
   writeFileSync(log, '', { flag: 'a' })
@@ -57,7 +62,13 @@ export async function testAgent(redisUrl: string, overrides: Record<string, unkn
   const store = new Store(config.store)
   await store.open()
   const metrics = agentMetrics()
-  const agent = new Agent({ config, store, metrics, logger: createLogger({ name: 'websignal', level: 'silent' }) })
+  const agent = new Agent({
+    config,
+    store,
+    metrics,
+    logger: createLogger({ name: 'websignal', level: 'silent' }),
+    ...(now ? { now } : {}),
+  })
   await agent.pollOnce()
   const t: TestAgent = {
     agent,

@@ -59,8 +59,11 @@ export class WindowAggregator {
     return this.#pending.size
   }
 
-  /** Fold one request; returns false when the client IP is not an IP address (the line counts as unmatched). */
-  add(req: LogRequest, site: string, host: string, nowMs: number): boolean {
+  /**
+   * Fold one request; returns the normalised client IP, or undefined when it is not an IP
+   * address (the line counts as unmatched).
+   */
+  add(req: LogRequest, site: string, host: string, nowMs: number): string | undefined {
     let ip = this.#ips.get(req.ip)
     if (ip === undefined) {
       try {
@@ -70,7 +73,7 @@ export class WindowAggregator {
       }
       if (this.#ips.size < MAX_CACHED) this.#ips.set(req.ip, ip)
     }
-    if (ip === null) return false
+    if (ip === null) return undefined
     const t = Number.isFinite(req.timeMs) ? req.timeMs : nowMs
     const windowStart = t - (t % this.windowMs)
     const key = `${host}\t${site}\t${ip}\t${windowStart}`
@@ -111,7 +114,7 @@ export class WindowAggregator {
       if (a.paths.size < MAX_PATHS_PER_TICK) a.paths.add(facts.hash)
     }
     if (facts.suspicious) a.suspicious++
-    return true
+    return ip
   }
 
   /** Take everything folded since the last drain. */

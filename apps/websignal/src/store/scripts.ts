@@ -138,3 +138,24 @@ end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
 return #ARGV - 2
 `
+
+/**
+ * Fold one tick of an hour's analytics. KEYS: counters hash, visitors HyperLogLog, paths zset
+ * (one hash tag). ARGV: ttl ms, requests, 1xx..5xx, bots, visitor count, visitors..., then
+ * path/count pairs.
+ */
+export const ANALYTICS_FLUSH = `
+local ttl = ARGV[1]
+redis.call('HINCRBY', KEYS[1], 'r', ARGV[2])
+for j = 1, 5 do redis.call('HINCRBY', KEYS[1], 's' .. j, ARGV[2 + j]) end
+redis.call('HINCRBY', KEYS[1], 'b', ARGV[8])
+local nv = tonumber(ARGV[9])
+if nv > 0 then redis.call('PFADD', KEYS[2], unpack(ARGV, 10, 9 + nv)) end
+local i = 10 + nv
+while i < #ARGV do
+  redis.call('ZINCRBY', KEYS[3], ARGV[i + 1], ARGV[i])
+  i = i + 2
+end
+for k = 1, 3 do redis.call('PEXPIRE', KEYS[k], ttl) end
+return 1
+`

@@ -7,7 +7,7 @@ import { Redis, type RedisOptions } from 'ioredis'
 import { pathHash } from '../detect/classify.ts'
 import type { Aggregate } from '../detect/window.ts'
 import { AGGREGATE_BUCKETS, type Keys, keysFor, SCHEMA_VERSION } from './keys.ts'
-import { ACK, ACQUIRE, ENQUEUE, FLUSH, MARK, RELEASE, RENEW } from './scripts.ts'
+import { ACK, ACQUIRE, ANALYTICS_FLUSH, ENQUEUE, FLUSH, MARK, RELEASE, RENEW } from './scripts.ts'
 
 export interface StoreConfig {
   /** `redis://host:port/db` (or `rediss://`); ignored when `sentinels` is set. */
@@ -27,7 +27,10 @@ export class SchemaMismatchError extends Error {
 const MAX_PER_CALL = 200
 
 type Cmd = (...args: (string | number)[]) => Promise<unknown>
-type Commands = Record<'wsFlush' | 'wsMark' | 'wsAcquire' | 'wsRenew' | 'wsRelease' | 'wsEnqueue' | 'wsAck', Cmd>
+type Commands = Record<
+  'wsFlush' | 'wsMark' | 'wsAnalytics' | 'wsAcquire' | 'wsRenew' | 'wsRelease' | 'wsEnqueue' | 'wsAck',
+  Cmd
+>
 
 export interface WindowTotals {
   requests: number
@@ -75,6 +78,7 @@ export class Store {
     // The flush script's key count varies (one HyperLogLog per aggregate): passed per call.
     this.redis.defineCommand('wsFlush', { lua: FLUSH })
     define('wsMark', 1, MARK)
+    define('wsAnalytics', 3, ANALYTICS_FLUSH)
     define('wsAcquire', 2, ACQUIRE)
     define('wsRenew', 1, RENEW)
     define('wsRelease', 1, RELEASE)
