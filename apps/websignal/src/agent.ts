@@ -173,7 +173,11 @@ export class Agent {
   async #health(): Promise<void> {
     try {
       await this.#d.store.ping()
-      if (!this.#storeOk) this.#d.logger.info('store reachable again')
+      if (!this.#storeOk) {
+        // A store that restarted without persistence lost its schema key: set (or check) it again.
+        await this.#d.store.checkSchema()
+        this.#d.logger.info('store reachable again')
+      }
       this.#storeOk = true
     } catch {
       if (this.#storeOk) this.#d.logger.warn('store unreachable: not ready until it answers')

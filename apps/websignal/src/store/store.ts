@@ -53,7 +53,10 @@ export class Store {
       commandTimeout: config.commandTimeoutMs,
       connectTimeout: config.commandTimeoutMs * 2,
       maxRetriesPerRequest: 1,
-      enableOfflineQueue: true,
+      // A command that failed (timed out, or issued while disconnected) is retried by the
+      // agent itself; ioredis must not also send it later, or counts would double.
+      enableOfflineQueue: false,
+      autoResendUnfulfilledCommands: false,
       // Commands issued in the same tick go out as one pipeline: a tick's flush is one round trip per batch, not per key.
       enableAutoPipelining: true,
       lazyConnect: true,
