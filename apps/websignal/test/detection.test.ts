@@ -45,6 +45,7 @@ describe('detection in the shared store', () => {
     a.append(line('203.0.113.9', '/.env.bak', 404, T0 + 3000))
     await a.tick()
     assert.equal(await outbox.depth(), 1, 'one signal per host, site, IP and window')
+    assert.equal((await a.metrics.storeFailures.get()).values[0]?.value ?? 0, 0, 'no store call failed')
   })
 
   test('error ratio over distinct paths; static assets stay out of the ratio', async () => {

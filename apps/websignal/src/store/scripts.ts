@@ -57,7 +57,7 @@ return out
 export const MARK = `
 local old = redis.call('HGET', KEYS[1], ARGV[1])
 if not old then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], string.gsub(old, '[^,]+$', '1'))
+redis.call('HSET', KEYS[1], ARGV[1], (string.gsub(old, '[^,]+$', '1')))
 return 1
 `
 
