@@ -75,7 +75,9 @@ export class Publisher {
     const { store, cp, agentId, metrics } = this.#o
     const asked = this.#now()
     try {
-      const epoch = await store.acquire(agentId, cp.leaseTtlMs)
+      // Renew while we hold it (owner- and epoch-checked); otherwise try to acquire.
+      const renewed = this.#epoch > 0 && (await store.renew(agentId, this.#epoch, cp.leaseTtlMs))
+      const epoch = renewed ? this.#epoch : await store.acquire(agentId, cp.leaseTtlMs)
       if (epoch > 0) {
         if (epoch !== this.#epoch) this.#o.log?.('publisher lease acquired', { epoch })
         this.#epoch = epoch
