@@ -153,3 +153,36 @@ test('an unreadable path keeps the input from starting', async () => {
   assert.equal(h.tailer.started, false)
   assert.match(h.tailer.error ?? '', /not a regular file/)
 })
+
+test('property: any content appended in any pieces yields exactly its complete lines', async () => {
+  const fc = (await import('fast-check')).default
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.string({ unit: fc.constantFrom('a', 'é', '\n', '\r', ' ', 'x'), maxLength: 60 }), { maxLength: 12 }),
+      async (pieces) => {
+        const h = harness(undefined, 40)
+        writeFileSync(h.path, '')
+        await h.tailer.poll()
+        for (const p of pieces) {
+          appendFileSync(h.path, p)
+          await h.tailer.poll()
+        }
+        await h.tailer.close()
+        const text = pieces.join('')
+        // Complete lines as written (the bound counts a trailing CR), without the unfinished tail.
+        const lines = text
+          .slice(0, text.lastIndexOf('\n') + 1)
+          .split('\n')
+          .slice(0, -1)
+        const fits = (l: string) => Buffer.byteLength(l) <= 40
+        const expected = lines
+          .filter(fits)
+          .map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
+          .filter((l) => l !== '')
+        assert.deepEqual(h.got, expected)
+        assert.ok(h.tooLong >= lines.filter((l) => !fits(l)).length)
+      },
+    ),
+    { numRuns: 150 },
+  )
+})
