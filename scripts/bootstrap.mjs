@@ -13,6 +13,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const systemPackages = {
   postgresql: '/usr/lib/postgresql',
   'redis-server': '/usr/bin/redis-server',
+  'redis-sentinel': '/usr/bin/redis-sentinel',
   knot: '/usr/sbin/knotd',
   'knot-dnsutils': '/usr/bin/kdig',
   'knot-dnssecutils': '/usr/bin/kzonecheck',

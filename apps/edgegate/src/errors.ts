@@ -22,6 +22,10 @@ export const errors = defineErrors({
     status: 409,
     message: () => 'a different report with the same or a newer generation is stored for this namespace and listener',
   },
+  stale_publisher_epoch: {
+    status: 409,
+    message: () => 'a newer publisher epoch was seen for this node; this publisher has lost its lease',
+  },
   node_not_found: { status: 404, message: (id: string) => `no node with instance_id ${id}` },
   decision_not_found: { status: 404, message: () => 'no decision for this instance and fingerprint' },
   decision_missing_fields: { status: 400, message: () => 'give a status, a label or both' },

@@ -57,6 +57,7 @@ for (const dialect of DIALECTS) {
         { id: 'tls1', kind: 'tlsgate' },
         { id: 'web1', kind: 'websignal' },
         { id: 'lw1', kind: 'log_watcher' },
+        { id: 'web2', kind: 'websignal' },
         { id: 'off1', kind: 'tlsgate', active: false },
         { id: 'off2', kind: 'websignal', active: false },
         { id: 'cert1', kind: 'sshgate', credential: { type: 'cert_name', name: 'gate-cert-1' } },
@@ -594,6 +595,47 @@ for (const dialect of DIALECTS) {
         'nothing stored from refused batches',
       )
       assert.ok(stored.every((s: Json) => !('user_agent' in s) && !('request_uri' in s)))
+    })
+
+    test('signals: a publisher epoch below the highest seen is refused (409), as is none once one was seen', async () => {
+      const send = (id: string, epoch?: number) =>
+        post(
+          '/v1/signals/batch?instance_id=web2',
+          {
+            instance_id: 'web2',
+            signals: [
+              {
+                event_id: id,
+                observed_at: now(),
+                host: 'www.example.test',
+                site: 'www',
+                ip: '203.0.113.10',
+                trigger: 'suspicious_uri',
+                connections: 3,
+                errors: 3,
+                successes: 0,
+                window_seconds: 300,
+              },
+            ],
+            ...(epoch === undefined ? {} : { epoch }),
+          },
+          tokens.web2,
+        )
+      assert.equal((await send('e-legacy')).status, 200, 'no epoch while none was seen (legacy publishers)')
+      assert.equal((await send('e-100', 100)).status, 200)
+      assert.equal((await send('e-100b', 100)).status, 200, 'the same epoch keeps publishing')
+      const stale = await send('e-99', 99)
+      assert.equal(stale.status, 409)
+      assert.equal(stale.body.error.code, 'stale_publisher_epoch')
+      assert.equal((await send('e-none')).status, 409, 'no epoch once one was seen')
+      assert.equal((await send('e-200', 200)).status, 200, 'a newer publisher takes over')
+      assert.equal((await send('e-100c', 100)).status, 409, 'and the old one is fenced off')
+      const stored = (await get('/api/signals?limit=1000', admin)).body.signals as Json[]
+      const ids = stored
+        .filter((x) => x.instance_id === 'web2')
+        .map((x) => x.event_id)
+        .sort()
+      assert.deepEqual(ids, ['e-100', 'e-100b', 'e-200', 'e-legacy'], 'refused batches stored nothing')
     })
 
     test('SMTP reports: replay is a no-op, newer replaces, older or equal is 409, isolated from policy', async () => {

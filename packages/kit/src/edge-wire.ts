@@ -140,7 +140,15 @@ export const Signal = Type.Object(
 export type Signal = Static<typeof Signal>
 
 export const SignalBatch = Type.Object(
-  { instance_id: InstanceId, signals: Type.Array(Signal, { maxItems: EDGE_LIMITS.signalsPerBatch }) },
+  {
+    instance_id: InstanceId,
+    signals: Type.Array(Signal, { maxItems: EDGE_LIMITS.signalsPerBatch }),
+    /**
+     * The publisher's fencing epoch (ours; websignal sends it with every batch). The control
+     * plane refuses a batch whose epoch is lower than the highest it has seen for the node.
+     */
+    epoch: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
+  },
   { additionalProperties: false },
 )
 export type SignalBatch = Static<typeof SignalBatch>

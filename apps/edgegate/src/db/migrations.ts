@@ -136,6 +136,22 @@ const m0002: Migration = {
 }
 
 /**
+ * Publisher fencing for web signal nodes: the highest epoch seen per node; a batch with a
+ * lower epoch is refused (409), so a paused former publisher cannot publish after its lease
+ * passed to another instance. Forward only.
+ */
+const m0003: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('signal_publishers')
+      .addColumn('instance_id', 'text', (c) => c.primaryKey())
+      .addColumn('epoch', 'bigint', (c) => c.notNull())
+      .addColumn('updated_ms', 'bigint', (c) => c.notNull())
+      .execute()
+  },
+}
+
+/**
  * Web evidence and enforcement: TLS sightings with the host they were seen for (the join side
  * of the candidate report), an index on signal time (the report's interval), and one row of
  * shared enforcement state (the runtime kill switch) that every edgegate process reads.
@@ -197,5 +213,6 @@ const m0004: Migration = {
 export const migrations: Record<string, Migration> = {
   '0001_init': m0001,
   '0002_decision_tombstones': m0002,
+  '0003_signal_publisher_epoch': m0003,
   '0004_web_enforcement': m0004,
 }

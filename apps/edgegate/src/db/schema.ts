@@ -108,6 +108,13 @@ export interface SignalTable {
 }
 export type SignalRow = Selectable<SignalTable>
 
+/** The highest publisher fencing epoch seen per signal node (migration 0003). */
+export interface SignalPublisherTable {
+  instance_id: string
+  epoch: number
+  updated_ms: number
+}
+
 export interface SmtpReportTable {
   instance_id: string
   namespace: string
@@ -163,6 +170,7 @@ export interface DB {
   decisions: DecisionTable
   decision_clock: DecisionClockTable
   signals: SignalTable
+  signal_publishers: SignalPublisherTable
   smtp_reports: SmtpReportTable
   audit_log: AuditTable
   web_sightings: WebSightingTable

@@ -1,7 +1,8 @@
 /**
  * POST /v1/signals/batch (websignal and legacy log_watcher nodes). The schema is strict:
  * there is no field for a raw request target or a user agent, so a batch carrying one is
- * refused whole (400) and nothing is stored. Idempotent by (node, event_id).
+ * refused whole (400) and nothing is stored. Idempotent by (node, event_id). A batch from a
+ * fenced-off publisher (epoch below the highest seen for the node) is refused with 409.
  */
 import { type HttpApp, normalizeIp, SignalBatch, SignalBatchResult } from '@gatehouse/kit'
 import { Type } from 'typebox'
@@ -11,6 +12,7 @@ import type { SignalTable } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { formatMillis, parseMillis } from '../timestamps.ts'
 import { normalizeHost } from '../web/sightings.ts'
+import { checkPublisherEpoch } from './epoch.ts'
 
 export function signalRoutes(app: HttpApp, ctx: AppContext) {
   const received = ctx.metrics.counter('signals_total', 'Web signals received', ['result'])
@@ -53,6 +55,7 @@ export function signalRoutes(app: HttpApp, ctx: AppContext) {
           received_ms: now,
         }
       })
+      await checkPublisherEpoch(ctx.db, node.instance_id, req.body.epoch, now)
       let accepted = 0
       if (rows.length > 0) {
         const r = await ctx.db

@@ -1,0 +1,204 @@
+/**
+ * websignal benchmarks (`npm run bench -w apps/websignal`), ratios against baselines in the
+ * same run:
+ * 1. Lines/s end to end (tail -> parse -> aggregate in a real Redis -> detect) on a generated
+ *    combined log, against `cat` of the same file and a bare parse-only loop; GoAccess as a
+ *    peer when installed.
+ * 2. Agent memory holding 1M distinct client IPs in one tick, and Redis memory per aggregate.
+ * WEBSIGNAL_BENCH_LINES sets the file size (default 1,000,000: this machine is shared).
+ */
+import { execFileSync, spawnSync } from 'node:child_process'
+import { createWriteStream, existsSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createLogger } from '@gatehouse/kit'
+import { startRedis, tempDir } from '@gatehouse/testkit'
+import { Agent } from '../src/agent.ts'
+import { loadWebsignalConfig } from '../src/config.ts'
+import { BUILTIN_PATTERN_DIR, compilePatterns, loadPatternLists } from '../src/detect/patterns.ts'
+import { WindowAggregator } from '../src/detect/window.ts'
+import { parseCombined } from '../src/logs/combined.ts'
+import { agentMetrics } from '../src/metrics.ts'
+import { Store } from '../src/store/store.ts'
+import { Tailer } from '../src/tail/tailer.ts'
+
+const LINES = Number(process.env.WEBSIGNAL_BENCH_LINES ?? 1_000_000)
+const dir = tempDir('websignal-bench-')
+const log = join(dir.path, 'access.log')
+
+const PATHS = [
+  '/',
+  '/index.html',
+  '/about',
+  '/blog/2026/11/post',
+  '/static/app.js',
+  '/static/app.css',
+  '/img/logo.png',
+  '/api/items?id=42',
+  '/login',
+  '/.env',
+  '/wp-login.php',
+  '/search?q=x',
+]
+const UAS = [
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36',
+  'curl/8.5.0',
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)',
+]
+
+async function generate(): Promise<void> {
+  const out = createWriteStream(log)
+  const t0 = Date.UTC(2026, 10, 25, 8, 0, 0)
+  let buf = ''
+  for (let i = 0; i < LINES; i++) {
+    // About 20,000 distinct clients, as on a busy site over ten minutes.
+    const c = (i * 7919) % 20_000
+    const ip = `10.${c >> 16}.${(c >> 8) & 255}.${c & 255}`
+    const d = new Date(t0 + Math.floor((i / LINES) * 600_000))
+    const ts = `25/Nov/2026:${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')}:${String(d.getUTCSeconds()).padStart(2, '0')} +0000`
+    const p = PATHS[i % PATHS.length]!
+    const status = p === '/.env' || p === '/wp-login.php' ? 404 : 200
+    buf += `${ip} - - [${ts}] "GET ${p} HTTP/1.1" ${status} ${512 + (i % 4000)} "https://www.example.org/" "${UAS[i % UAS.length]}"\n`
+    if (buf.length > 1 << 20) {
+      if (!out.write(buf)) await new Promise<void>((r) => out.once('drain', () => r()))
+      buf = ''
+    }
+  }
+  out.end(buf)
+  await new Promise<void>((r) => out.on('finish', () => r()))
+}
+
+function seconds(f: () => void): number {
+  const t = process.hrtime.bigint()
+  f()
+  return Number(process.hrtime.bigint() - t) / 1e9
+}
+
+async function parseOnly(): Promise<number> {
+  const st = statSync(log)
+  let n = 0
+  const tailer = new Tailer(
+    { path: log, start: { dev: st.dev, ino: st.ino, offset: 0 }, maxLineBytes: 16 * 1024 },
+    {
+      lines: (lines) => {
+        for (const l of lines) if (parseCombined(l)) n++
+      },
+      tooLong: () => {},
+      restart: () => {},
+    },
+  )
+  const t = process.hrtime.bigint()
+  await tailer.poll()
+  await tailer.close()
+  if (n !== LINES) throw new Error(`parse-only parsed ${n} of ${LINES}`)
+  return Number(process.hrtime.bigint() - t) / 1e9
+}
+
+async function endToEnd(redisUrl: string): Promise<{ s: number; keys: number; redisBytes: number }> {
+  const state = join(dir.path, 'state')
+  const st = statSync(log)
+  const cfgPath = join(dir.path, 'websignal.json')
+  writeFileSync(
+    cfgPath,
+    JSON.stringify({
+      state_dir: state,
+      inputs: [{ path: log, format: 'combined', site: 'main', host: 'www.example.org' }],
+      store: { url: redisUrl, namespace: 'bench' },
+      window: '5m',
+      flush_interval: '250ms',
+      poll_interval: '100ms',
+      log_level: 'silent',
+    }),
+  )
+  const { mkdirSync } = await import('node:fs')
+  mkdirSync(state, { recursive: true })
+  writeFileSync(join(state, 'offsets.json'), JSON.stringify({ [log]: { dev: st.dev, ino: st.ino, offset: 0 } }))
+  const config = loadWebsignalConfig(cfgPath, {})
+  const store = new Store(config.store)
+  await store.open()
+  const before = Number(/used_memory:(\d+)/.exec(await store.redis.info('memory'))![1])
+  const metrics = agentMetrics()
+  const agent = new Agent({ config, store, metrics, logger: createLogger({ name: 'websignal', level: 'silent' }) })
+  const t = process.hrtime.bigint()
+  await agent.start()
+  for (;;) {
+    const parsed = (await metrics.parsed.get()).values[0]?.value ?? 0
+    if (parsed >= LINES) break
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  await agent.flush()
+  const s = Number(process.hrtime.bigint() - t) / 1e9
+  await agent.stop()
+  const keys = await store.redis.dbsize()
+  const after = Number(/used_memory:(\d+)/.exec(await store.redis.info('memory'))![1])
+  await store.close()
+  return { s, keys, redisBytes: after - before }
+}
+
+function memoryAt1M(): number {
+  const agg = new WindowAggregator(300_000, compilePatterns(loadPatternLists([BUILTIN_PATTERN_DIR])))
+  globalThis.gc?.()
+  const before = process.memoryUsage().heapUsed
+  const now = Date.UTC(2026, 10, 25, 8)
+  for (let i = 0; i < 1_000_000; i++) {
+    agg.add(
+      {
+        ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+        host: undefined,
+        target: '/index.html',
+        status: 200,
+        userAgent: '',
+        timeMs: now,
+      },
+      'main',
+      'www.example.org',
+      now,
+    )
+  }
+  globalThis.gc?.()
+  const used = process.memoryUsage().heapUsed - before
+  if (agg.size !== 1_000_000) throw new Error('expected 1M keys')
+  return used
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
+
+await generate()
+const bytes = statSync(log).size
+console.log(`websignal bench: ${fmt(LINES)} combined lines (${(bytes / 1e6).toFixed(0)} MB), node ${process.version}`)
+const cat = seconds(() => execFileSync('sh', ['-c', `cat "${log}" > /dev/null`]))
+const parse = await parseOnly()
+const redis = await startRedis()
+let e2e: Awaited<ReturnType<typeof endToEnd>>
+try {
+  e2e = await endToEnd(redis.url)
+} finally {
+  await redis.stop()
+}
+let goaccess: number | undefined
+if (existsSync('/usr/bin/goaccess')) {
+  goaccess = seconds(() => {
+    const r = spawnSync('goaccess', [log, '--log-format=COMBINED', '-o', join(dir.path, 'report.json')], {
+      stdio: 'ignore',
+    })
+    if (r.status !== 0) throw new Error(`goaccess exited ${r.status}`)
+  })
+}
+const rate = (s: number) => LINES / s
+console.log(`cat                 ${fmt(rate(cat))} lines/s`)
+console.log(`parse only          ${fmt(rate(parse))} lines/s`)
+console.log(
+  `end to end (Redis)  ${fmt(rate(e2e.s))} lines/s  = ${(rate(e2e.s) / rate(parse)).toFixed(2)}x parse-only, ${(rate(e2e.s) / rate(cat)).toFixed(3)}x cat`,
+)
+if (goaccess !== undefined) {
+  console.log(
+    `goaccess 1.7        ${fmt(rate(goaccess))} lines/s  (end to end is ${(rate(e2e.s) / rate(goaccess)).toFixed(2)}x goaccess)`,
+  )
+} else console.log('goaccess            not installed (apt-get install -y goaccess)')
+console.log(
+  `redis               ${fmt(e2e.keys)} keys, ~${fmt(e2e.redisBytes / Math.max(1, e2e.keys / 2))} bytes per aggregate (hash + HyperLogLog)`,
+)
+const mem = memoryAt1M()
+console.log(
+  `memory, 1M distinct IPs in one tick: ${(mem / 1048576).toFixed(0)} MiB heap (${fmt(mem / 1e6)} bytes per IP)`,
+)
+dir.remove()

@@ -1,0 +1,319 @@
+/**
+ * The running agent: tail every input, fold lines in memory, flush each key once per tick
+ * to the shared store, detect, queue signals in the store-backed outbox, and (on the one
+ * lease holder) publish. Read positions are saved only after the tick's flush succeeded.
+ */
+
+import { readFileSync } from 'node:fs'
+import { hostname } from 'node:os'
+import type { Logger } from '@gatehouse/kit'
+import { AnalyticsCollector, type HourCounts, VisitorKeys } from './analytics/collector.ts'
+import { AnalyticsSender, closeHours, flushAnalytics } from './analytics/roll.ts'
+import type { Config } from './config.ts'
+import { buildSignal, isScanner } from './detect/detect.ts'
+import { BUILTIN_PATTERN_DIR, compilePatterns, loadPatternLists } from './detect/patterns.ts'
+import { type Aggregate, WindowAggregator } from './detect/window.ts'
+import type { Metrics } from './metrics.ts'
+import { InputPipeline } from './pipeline.ts'
+import { SignalClient } from './publish/client.ts'
+import { Publisher } from './publish/publisher.ts'
+import type { Outbox, Store } from './store/store.ts'
+import { OffsetFile } from './tail/offsets.ts'
+import { Tailer, type TailPosition } from './tail/tailer.ts'
+
+export interface AgentDeps {
+  config: Config
+  store: Store
+  metrics: Metrics
+  logger: Logger
+  now?: () => number
+}
+
+interface Input {
+  pipeline: InputPipeline
+  tailer: Tailer
+  position: TailPosition | undefined
+}
+
+export class Agent {
+  readonly #d: AgentDeps
+  readonly #agg: WindowAggregator
+  readonly #inputs: Input[]
+  readonly #offsets: OffsetFile
+  readonly #outbox: Outbox
+  readonly publisher: Publisher | undefined
+  readonly #client: SignalClient | undefined
+  #retry: Aggregate[] = []
+  readonly #analytics: AnalyticsCollector | undefined
+  readonly #analyticsSender: AnalyticsSender | undefined
+  #analyticsRetry: HourCounts[] = []
+  #analyticsRunning = false
+  #analyticsEpoch = 0
+  #storeOk = false
+  #timers: NodeJS.Timeout[] = []
+  #polling = false
+  #flushing: Promise<void> | undefined
+  #stopped = false
+
+  constructor(d: AgentDeps) {
+    this.#d = d
+    const c = d.config
+    const lists = loadPatternLists([BUILTIN_PATTERN_DIR, ...c.patternDirs], c.disabledLists)
+    this.#agg = new WindowAggregator(c.windowMs, compilePatterns(lists))
+    this.#offsets = new OffsetFile(c.stateDir)
+    const saved = this.#offsets.load()
+    const m = d.metrics
+    const counters = {
+      parsed: (n: number) => m.parsed.inc(n),
+      unmatched: (reason: string, n = 1) => m.unmatched.inc({ reason }, n),
+      observed: (ms: number) => {
+        const s = ms / 1000
+        if (s > (this.#lastObservation ?? 0)) {
+          this.#lastObservation = s
+          m.lastObservation.set(s)
+        }
+      },
+    }
+    const fallbackHost = hostname().toLowerCase()
+    const an = c.analytics
+    if (an) {
+      this.#analytics = new AnalyticsCollector(new VisitorKeys(an.secret, an.pipelineId))
+      if (!c.shadow) {
+        const out = an.output
+        this.#analyticsSender = new AnalyticsSender(
+          d.store,
+          out.kind === 'file'
+            ? out
+            : { kind: 'https', url: out.url, token: out.token, ...(out.ca ? { ca: readFileSync(out.ca) } : {}) },
+        )
+      }
+    }
+    this.#inputs = c.inputs.map((input) => {
+      const pipeline = new InputPipeline(input, this.#agg, counters, fallbackHost, this.#analytics)
+      const entry: Input = { pipeline, tailer: undefined as never, position: saved[input.path] }
+      entry.tailer = new Tailer(
+        { path: input.path, start: saved[input.path], maxLineBytes: 16 * 1024 },
+        {
+          lines: (lines, pos) => {
+            pipeline.lines(lines, this.#now())
+            entry.position = pos
+          },
+          tooLong: () => m.unmatched.inc({ reason: 'too_long' }),
+          restart: (reason) => {
+            m.tailRestarts.inc({ reason })
+            d.logger.info({ input: input.path, reason }, 'input switched files')
+          },
+        },
+      )
+      return entry
+    })
+    this.#outbox = d.store.outbox('signals')
+    if (c.controlPlane && !c.shadow) {
+      this.#client = new SignalClient(c.controlPlane)
+      this.publisher = new Publisher({
+        store: d.store,
+        client: this.#client,
+        cp: c.controlPlane,
+        agentId: c.agentId,
+        metrics: {
+          owner: (v) => m.publisherOwner.set(v),
+          leaseFailure: () => m.leaseFailures.inc(),
+          publishFailure: () => m.signalPublishFailures.inc(),
+          published: (n) => m.published.inc(n),
+        },
+        log: (msg, extra) => d.logger.info(extra ?? {}, msg),
+      })
+    }
+    m.publisherOwner.set(0)
+  }
+
+  #lastObservation: number | undefined
+
+  #now(): number {
+    return (this.#d.now ?? Date.now)()
+  }
+
+  /** Readiness: store connected and every input started (a missing file is waited for, not a failure). */
+  readiness(): { ready: boolean; failing: Record<string, string> } {
+    const failing: Record<string, string> = {}
+    if (!this.#storeOk) failing.store = 'the store is unreachable'
+    for (const i of this.#inputs) {
+      if (!i.tailer.started) failing[`input ${i.pipeline.input.site}`] = `cannot read the log (${i.tailer.error})`
+    }
+    const ready = Object.keys(failing).length === 0
+    this.#d.metrics.ready.set(ready ? 1 : 0)
+    return { ready, failing }
+  }
+
+  /** Start polling, flushing and publishing. The store was opened by the caller. */
+  async start(): Promise<void> {
+    this.#storeOk = true
+    await this.pollOnce()
+    const c = this.#d.config
+    this.#timers.push(setInterval(() => void this.pollOnce(), c.pollIntervalMs))
+    this.#timers.push(setInterval(() => void this.flush(), c.flushIntervalMs))
+    this.#timers.push(setInterval(() => void this.#health(), Math.max(c.flushIntervalMs, 1000)))
+    if (this.#analyticsSender) {
+      this.#timers.push(setInterval(() => void this.analyticsRound(), c.controlPlane?.publishIntervalMs ?? 1000))
+    }
+    this.publisher?.start()
+    this.readiness()
+  }
+
+  async pollOnce(): Promise<void> {
+    if (this.#polling) return
+    this.#polling = true
+    try {
+      for (const i of this.#inputs) await i.tailer.poll()
+    } finally {
+      this.#polling = false
+    }
+  }
+
+  async #health(): Promise<void> {
+    try {
+      await this.#d.store.ping()
+      if (!this.#storeOk) {
+        // A store that restarted without persistence lost its schema key: set (or check) it again.
+        await this.#d.store.checkSchema()
+        this.#d.logger.info('store reachable again')
+      }
+      this.#storeOk = true
+    } catch {
+      if (this.#storeOk) this.#d.logger.warn('store unreachable: not ready until it answers')
+      this.#storeOk = false
+    }
+    try {
+      if (!this.#d.config.shadow) this.#d.metrics.signalOutbox.set(await this.#outbox.depth())
+    } catch {
+      // The ping above reports store trouble.
+    }
+    this.readiness()
+  }
+
+  /** One tick: flush every key, detect, queue; then save read positions. */
+  flush(): Promise<void> {
+    this.#flushing ??= this.#flush().finally(() => {
+      this.#flushing = undefined
+    })
+    return this.#flushing
+  }
+
+  async #flush(): Promise<void> {
+    const positions = Object.fromEntries(
+      this.#inputs.filter((i) => i.position).map((i) => [i.pipeline.input.path, { ...i.position! }]),
+    )
+    const analyticsOk = await this.#flushAnalytics()
+    const batch = [...this.#retry, ...this.#agg.drain()]
+    this.#retry = []
+    if (batch.length === 0) {
+      if (!analyticsOk) return
+      this.#offsets.save(positions)
+      return
+    }
+    const c = this.#d.config
+    const m = this.#d.metrics
+    const ttl = c.windowMs * 2
+    const failed: Aggregate[] = []
+    const totals = await this.#d.store.flush(batch, ttl, c.thresholds.minRequests)
+    await Promise.all(
+      batch.map(async (a, i) => {
+        const t = totals[i]!
+        if (t instanceof Error) {
+          // Retried whole next tick. A call that timed out after Redis ran it counts twice:
+          // at-least-once counting, documented.
+          failed.push(a)
+          m.storeFailures.inc()
+          return
+        }
+        if (t.signalled || !isScanner(t, c.thresholds)) return
+        try {
+          const signal = buildSignal(a, t, a.lastSeenMs, c.windowMs)
+          if (c.shadow) m.detected.inc({ mode: 'shadow' })
+          else {
+            const r = await this.#outbox.add(signal.event_id, signal, c.controlPlane?.outboxMax ?? 100_000, this.#now())
+            if (r.dropped) m.dropped.inc(r.dropped)
+            if (r.added) m.detected.inc({ mode: 'publish' })
+          }
+          await this.#d.store.markSignalled(a)
+        } catch {
+          // The counts are in the store; an empty copy re-evaluates the window next tick.
+          failed.push({ ...a, requests: 0, errors: 0, successes: 0, nonStatic: 0, suspicious: 0, paths: new Set() })
+          m.storeFailures.inc()
+        }
+      }),
+    )
+    if (failed.length > 0 || !analyticsOk) {
+      this.#retry = failed
+      this.#storeOk = false
+      this.readiness()
+      return
+    }
+    this.#offsets.save(positions)
+  }
+
+  async #flushAnalytics(): Promise<boolean> {
+    if (!this.#analytics) return true
+    const hours = [...this.#analyticsRetry, ...this.#analytics.drain()]
+    this.#analyticsRetry = []
+    if (hours.length === 0) return true
+    try {
+      await flushAnalytics(this.#d.store, this.#d.config.store.namespace, hours)
+      return true
+    } catch {
+      this.#analyticsRetry = hours
+      this.#d.metrics.storeFailures.inc()
+      return false
+    }
+  }
+
+  /**
+   * The analytics roll, on the lease holder only: close finished hours into records and
+   * deliver the analytics outbox. Exposed for tests (with the agent's clock).
+   */
+  async analyticsRound(): Promise<void> {
+    const an = this.#d.config.analytics
+    if (!an || !this.#analyticsSender || this.#analyticsRunning) return
+    this.#analyticsRunning = true
+    const m = this.#d.metrics
+    try {
+      const epoch = await this.#d.store.acquire(
+        this.#d.config.agentId,
+        this.#d.config.controlPlane?.leaseTtlMs ?? 10_000,
+      )
+      this.#analyticsEpoch = epoch
+      if (epoch === 0) return
+      const now = this.#now()
+      await closeHours(this.#d.store, this.#d.config.store.namespace, now, an.graceMs, an.outboxMax)
+      try {
+        await this.#analyticsSender.send(now)
+      } catch (err) {
+        m.analyticsPublishFailures.inc()
+        this.#d.logger.warn({ err: (err as Error).message }, 'analytics output failed, retrying later')
+      }
+      m.analyticsOutbox.set(await this.#d.store.outbox('analytics').depth())
+    } catch {
+      m.storeFailures.inc()
+    } finally {
+      this.#analyticsRunning = false
+    }
+  }
+
+  /** Stop tailing, flush what was read, stop publishing (releasing the lease). */
+  async stop(): Promise<void> {
+    if (this.#stopped) return
+    this.#stopped = true
+    for (const t of this.#timers) clearInterval(t)
+    while (this.#polling) await new Promise((r) => setImmediate(r))
+    await this.flush().catch(() => {})
+    await this.publisher?.stop()
+    while (this.#analyticsRunning) await new Promise((r) => setImmediate(r))
+    if (!this.publisher && this.#analyticsEpoch > 0) {
+      // Without a signal publisher the analytics roll held the lease: hand it over at once.
+      await this.#d.store.release(this.#d.config.agentId, this.#analyticsEpoch).catch(() => {})
+    }
+    await this.#client?.close()
+    await this.#analyticsSender?.close()
+    for (const i of this.#inputs) await i.tailer.close()
+  }
+}

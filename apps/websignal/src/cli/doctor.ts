@@ -1,0 +1,81 @@
+/**
+ * `websignal doctor`: validate the config, secret files, pattern lists and inputs, and
+ * summarise them, without touching the store or the network.
+ */
+import { accessSync, constants, readFileSync, statSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { StartupError } from '@gatehouse/kit'
+import { configPath, loadWebsignalConfig } from '../config.ts'
+import { BUILTIN_PATTERN_DIR, checkPatternCost, loadPatternLists, PatternError } from '../detect/patterns.ts'
+import type { Io } from './io.ts'
+
+export function doctorCommand(opts: { config?: string }, io: Io): void {
+  const path = configPath(opts.config)
+  const c = loadWebsignalConfig(path)
+  const problems: string[] = []
+  let lists: ReturnType<typeof loadPatternLists> = []
+  try {
+    lists = loadPatternLists([BUILTIN_PATTERN_DIR, ...c.patternDirs], c.disabledLists)
+    for (const slow of checkPatternCost(lists)) problems.push(`pattern too slow on long input: ${slow}`)
+  } catch (err) {
+    if (!(err instanceof PatternError)) throw err
+    problems.push(err.message)
+  }
+  const lines = [`config ${path}: ok`]
+  for (const [i, inp] of c.inputs.entries()) {
+    let state: string
+    try {
+      const st = statSync(inp.path)
+      if (!st.isFile()) problems.push(`inputs[${i}].path: ${inp.path} is not a regular file`)
+      accessSync(inp.path, constants.R_OK)
+      state = 'readable'
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code === 'ENOENT') {
+        try {
+          accessSync(dirname(inp.path), constants.R_OK | constants.X_OK)
+          state = 'not there yet (waited for)'
+        } catch {
+          problems.push(`inputs[${i}].path: directory ${dirname(inp.path)} cannot be read`)
+          state = 'directory unreadable'
+        }
+      } else {
+        problems.push(`inputs[${i}].path: ${inp.path} cannot be read (${code})`)
+        state = 'unreadable'
+      }
+    }
+    lines.push(`input ${inp.path}: format ${inp.format}${inp.syslog ? ' in syslog' : ''}, site ${inp.site}, ${state}`)
+  }
+  const cp = c.controlPlane
+  if (cp?.auth.kind === 'mtls' || cp?.auth.ca) {
+    const a = cp.auth as { clientCert?: string; clientKey?: string; ca?: string }
+    for (const [what, p] of [
+      ['client_cert', a.clientCert],
+      ['client_key', a.clientKey],
+      ['ca', a.ca],
+    ] as const) {
+      if (!p) continue
+      try {
+        readFileSync(p)
+      } catch (err) {
+        problems.push(`control_plane.${what}: ${p} cannot be read (${(err as NodeJS.ErrnoException).code})`)
+      }
+    }
+  }
+  const store = c.store.sentinels
+    ? `sentinel ${c.store.sentinels.name} via ${c.store.sentinels.hosts.join(', ')}`
+    : new URL(c.store.url).host
+  lines.push(
+    `store ${store}, namespace ${c.store.namespace} (not contacted)`,
+    `patterns: ${lists.map((l) => `${l.name} (${l.patterns.length})`).join(', ')}`,
+    `window ${c.windowMs / 1000}s; thresholds: ${c.thresholds.minSuspiciousHits} suspicious hits, or ${c.thresholds.minRequests} requests over ${c.thresholds.minDistinctPaths} distinct paths with error ratio >= ${c.thresholds.minErrorRatio}`,
+    c.shadow
+      ? 'shadow mode: detection only, nothing sent or queued'
+      : cp
+        ? `publishing to ${cp.url} as ${cp.instanceId} (${cp.auth.kind === 'token' ? 'bearer token' : 'mutual TLS'}; not contacted)`
+        : 'no control_plane: signals are detected but not published',
+    `listen ${c.listen.host}:${c.listen.port}`,
+  )
+  if (problems.length > 0) throw new StartupError(problems)
+  io.out(`${lines.join('\n')}\n`)
+}

@@ -1,0 +1,342 @@
+/**
+ * websignal's configuration: a strict JSON file (an unknown or bad field stops startup with
+ * one line naming it) plus `--config` / `WEBSIGNAL_CONFIG`. Secrets (control-plane token,
+ * analytics token and secret) may come from files through `*_FILE` environment variables or
+ * `<key>_file` in the JSON file; a missing or unreadable file stops startup. The only file
+ * that reads `process.env`.
+ */
+import { hostname } from 'node:os'
+import { ConfigError, field, type ListenAddress, loadConfig, parseListenAddress } from '@gatehouse/kit'
+import { DEFAULT_THRESHOLDS, type Thresholds } from './detect/detect.ts'
+import { DEFAULT_JSON_FIELDS, type JsonFields } from './logs/json.ts'
+import { LOG_FORMATS } from './logs/parser.ts'
+import type { LogFormat } from './logs/request.ts'
+
+export const DEFAULT_CONFIG = '/etc/gatehouse/websignal.json'
+export const DEFAULT_LISTEN = '127.0.0.1:9466'
+
+export interface InputConfig {
+  path: string
+  format: LogFormat
+  site: string
+  /** Host name used when the log line carries none. */
+  host: string | undefined
+  syslog: boolean
+  jsonFields: Partial<JsonFields>
+}
+
+const INPUT_KEYS = new Set(['path', 'format', 'site', 'host', 'syslog', 'json_fields'])
+
+/** `inputs`: an array of {path, format, site, host?, syslog?, json_fields?}; every problem is named by index. */
+export function parseInputs(raw: unknown): InputConfig[] {
+  if (!Array.isArray(raw) || raw.length === 0) throw new Error('must be a non-empty array of inputs')
+  const problems: string[] = []
+  const out = raw.map((item, i): InputConfig => {
+    const at = `[${i}]`
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+      problems.push(`${at}: must be an object`)
+      return undefined as never
+    }
+    const o = item as Record<string, unknown>
+    for (const k of Object.keys(o)) if (!INPUT_KEYS.has(k)) problems.push(`${at}.${k}: unknown key`)
+    if (typeof o.path !== 'string' || !o.path.startsWith('/'))
+      problems.push(`${at}.path: must be an absolute file path`)
+    if (!LOG_FORMATS.includes(o.format as LogFormat)) {
+      problems.push(`${at}.format: must be one of ${LOG_FORMATS.join(', ')}, got ${JSON.stringify(o.format)}`)
+    }
+    if (typeof o.site !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(o.site)) {
+      problems.push(`${at}.site: must be a name of letters, digits, . _ - (up to 128 characters)`)
+    }
+    if (o.host !== undefined && (typeof o.host !== 'string' || !/^[A-Za-z0-9._:[\]-]{1,253}$/.test(o.host))) {
+      problems.push(`${at}.host: must be a host name`)
+    }
+    if (o.syslog !== undefined && typeof o.syslog !== 'boolean') problems.push(`${at}.syslog: must be true or false`)
+    const jf: Partial<JsonFields> = {}
+    if (o.json_fields !== undefined) {
+      if (o.format !== 'json') problems.push(`${at}.json_fields: only for format json`)
+      if (o.json_fields === null || typeof o.json_fields !== 'object' || Array.isArray(o.json_fields)) {
+        problems.push(`${at}.json_fields: must be an object`)
+      } else {
+        for (const [k, v] of Object.entries(o.json_fields)) {
+          if (!(k in DEFAULT_JSON_FIELDS)) {
+            problems.push(`${at}.json_fields.${k}: unknown key (known: ${Object.keys(DEFAULT_JSON_FIELDS).join(', ')})`)
+          } else if (typeof v !== 'string' || v === '') problems.push(`${at}.json_fields.${k}: must be a field name`)
+          else jf[k as keyof JsonFields] = v
+        }
+      }
+    }
+    return {
+      path: o.path as string,
+      format: o.format as LogFormat,
+      site: o.site as string,
+      host: typeof o.host === 'string' ? o.host.toLowerCase() : undefined,
+      syslog: o.syslog === true,
+      jsonFields: jf,
+    }
+  })
+  const paths = new Set<string>()
+  for (const [i, inp] of out.entries()) {
+    if (inp && paths.has(inp.path)) problems.push(`[${i}].path: ${inp.path} is configured twice`)
+    if (inp) paths.add(inp.path)
+  }
+  if (problems.length > 0) throw new Error(problems.join('; '))
+  return out
+}
+
+const name = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
+
+export const fileSchema = {
+  listen: field.string({ default: DEFAULT_LISTEN, doc: 'host:port of /healthz, /readyz and /metrics' }),
+  log_level: field.enum(['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as const, {
+    env: 'WEBSIGNAL_LOG_LEVEL',
+    default: 'info',
+  }),
+  agent_id: field.string({
+    pattern: name,
+    patternDoc: 'a name of letters, digits, . _ -',
+    doc: 'this instance in the lease (default host name and pid)',
+  }),
+  state_dir: field.string({ default: '/var/lib/websignal', minLength: 1, doc: 'read positions (offsets.json)' }),
+  inputs: field.custom(parseInputs, { required: true, doc: 'access logs to tail' }),
+  window: field.duration({
+    default: '5m',
+    min: '10s',
+    max: '24h',
+    doc: 'aggregation window (the signal window_seconds)',
+  }),
+  flush_interval: field.duration({
+    default: '1s',
+    min: '50ms',
+    max: '1m',
+    doc: 'how often aggregates go to the store',
+  }),
+  poll_interval: field.duration({ default: '250ms', min: '10ms', max: '10s', doc: 'how often log files are checked' }),
+  shadow: field.boolean({ default: false, doc: 'detect and count, but send nothing and queue nothing' }),
+  store: {
+    url: field.url({ protocols: ['redis:', 'rediss:'], default: 'redis://127.0.0.1:6379', doc: 'Redis URL' }),
+    sentinels: field.list({ doc: 'Sentinel host:port addresses (use with sentinel_name)' }),
+    sentinel_name: field.string({ minLength: 1, doc: 'the monitored master name' }),
+    namespace: field.string({ default: 'websignal', pattern: name, patternDoc: 'a name of letters, digits, . _ -' }),
+    command_timeout: field.duration({ default: '2s', min: '50ms', max: '30s', doc: 'per store command' }),
+  },
+  detection: {
+    min_suspicious_hits: field.int({ default: DEFAULT_THRESHOLDS.minSuspiciousHits, min: 1 }),
+    min_requests: field.int({ default: DEFAULT_THRESHOLDS.minRequests, min: 1 }),
+    min_distinct_paths: field.int({ default: DEFAULT_THRESHOLDS.minDistinctPaths, min: 1 }),
+    min_error_ratio: field.number({ default: DEFAULT_THRESHOLDS.minErrorRatio, min: 0, max: 1 }),
+    pattern_dirs: field.list({ doc: 'extra directories of *.txt pattern lists' }),
+    disabled_lists: field.list({ doc: 'names of pattern lists to leave out (e.g. wordpress)' }),
+  },
+  control_plane: {
+    url: field.url({
+      protocols: ['https:'],
+      doc: 'control-plane base URL (HTTPS only); omit to run without publishing',
+    }),
+    instance_id: field.string({ pattern: name, patternDoc: 'a node instance id', doc: 'the websignal node id' }),
+    token: field.string({ secret: true, env: 'WEBSIGNAL_CONTROL_PLANE_TOKEN', minLength: 1, doc: 'bearer token' }),
+    client_cert: field.string({ minLength: 1 }),
+    client_key: field.string({ minLength: 1 }),
+    ca: field.string({ minLength: 1 }),
+    server_name: field.string({ minLength: 1 }),
+    publish_interval: field.duration({ default: '1s', min: '50ms', max: '1m' }),
+    lease_ttl: field.duration({ default: '10s', min: '1s', max: '5m' }),
+    outbox_max: field.int({ default: 100_000, min: 1 }),
+    batch_size: field.int({ default: 500, min: 1, max: 500 }),
+  },
+  analytics: {
+    output: field.enum(['file', 'https'] as const, { doc: 'where hourly analytics go; omit to disable analytics' }),
+    file: field.string({ minLength: 1, doc: 'JSON-lines file (output file)' }),
+    url: field.url({ protocols: ['https:'], doc: 'endpoint taking POST {"records": [...]} (output https)' }),
+    token: field.string({
+      secret: true,
+      env: 'WEBSIGNAL_ANALYTICS_TOKEN',
+      minLength: 1,
+      doc: 'bearer token of the https output',
+    }),
+    ca: field.string({ minLength: 1, doc: 'CA bundle verifying the https output' }),
+    secret: field.string({
+      secret: true,
+      env: 'WEBSIGNAL_ANALYTICS_SECRET',
+      minLength: 16,
+      doc: 'visitor-hash secret (16+ characters); rotating it breaks visitor continuity',
+    }),
+    pipeline_id: field.string({
+      pattern: name,
+      patternDoc: 'a name of letters, digits, . _ -',
+      doc: 'default: store.namespace',
+    }),
+    grace: field.duration({ default: '2m', min: '1s', max: '1h', doc: 'how long after an hour ends it is closed' }),
+    outbox_max: field.int({ default: 10_000, min: 1 }),
+  },
+}
+
+export interface AnalyticsConfig {
+  output: { kind: 'file'; path: string } | { kind: 'https'; url: string; token: string; ca?: string }
+  secret: string
+  pipelineId: string
+  graceMs: number
+  outboxMax: number
+}
+
+export interface ControlPlane {
+  url: string
+  instanceId: string
+  auth:
+    | { kind: 'token'; token: string; ca?: string }
+    | { kind: 'mtls'; clientCert: string; clientKey: string; ca: string }
+  serverName?: string
+  publishIntervalMs: number
+  leaseTtlMs: number
+  outboxMax: number
+  batchSize: number
+}
+
+export interface Config {
+  configPath: string
+  listen: ListenAddress
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent'
+  agentId: string
+  stateDir: string
+  inputs: InputConfig[]
+  windowMs: number
+  flushIntervalMs: number
+  pollIntervalMs: number
+  shadow: boolean
+  store: { url: string; sentinels?: { hosts: string[]; name: string }; namespace: string; commandTimeoutMs: number }
+  thresholds: Thresholds
+  patternDirs: string[]
+  disabledLists: string[]
+  controlPlane: ControlPlane | undefined
+  analytics: AnalyticsConfig | undefined
+}
+
+/** The config file path: `--config`, then `WEBSIGNAL_CONFIG`, then the default. */
+export function configPath(flag: string | undefined, env = process.env): string {
+  return flag ?? env.WEBSIGNAL_CONFIG ?? DEFAULT_CONFIG
+}
+
+export function loadWebsignalConfig(path: string, env: Record<string, string | undefined> = process.env): Config {
+  const loaded = loadConfig(fileSchema, { file: path, env })
+  const c = loaded.config
+  const errors: string[] = []
+  let listen: ListenAddress | undefined
+  try {
+    listen = parseListenAddress(c.listen)
+  } catch (err) {
+    errors.push(`listen: ${(err as Error).message}`)
+  }
+  const s = c.store
+  if ((s.sentinels ?? []).length > 0 !== (s.sentinel_name !== undefined)) {
+    errors.push('store: sentinels and sentinel_name go together')
+  }
+  for (const h of s.sentinels ?? [])
+    if (!/^[^\s:]+:\d{1,5}$/.test(h)) errors.push(`store.sentinels: ${h} is not host:port`)
+  const controlPlane = checkControlPlane(c.control_plane, loaded.sources, errors)
+  const analytics = checkAnalytics(c.analytics, c.store.namespace, loaded.sources, errors)
+  if (errors.length > 0) throw new ConfigError(errors)
+  const d = c.detection
+  return {
+    configPath: path,
+    listen: listen!,
+    logLevel: c.log_level,
+    agentId: c.agent_id ?? `${hostname()}-${process.pid}`,
+    stateDir: c.state_dir,
+    inputs: c.inputs,
+    windowMs: c.window,
+    flushIntervalMs: c.flush_interval,
+    pollIntervalMs: c.poll_interval,
+    shadow: c.shadow,
+    store: {
+      url: s.url,
+      ...(s.sentinel_name ? { sentinels: { hosts: s.sentinels ?? [], name: s.sentinel_name } } : {}),
+      namespace: s.namespace,
+      commandTimeoutMs: s.command_timeout,
+    },
+    thresholds: {
+      minSuspiciousHits: d.min_suspicious_hits,
+      minRequests: d.min_requests,
+      minDistinctPaths: d.min_distinct_paths,
+      minErrorRatio: d.min_error_ratio,
+    },
+    patternDirs: d.pattern_dirs ?? [],
+    disabledLists: d.disabled_lists ?? [],
+    controlPlane,
+    analytics,
+  }
+}
+
+function checkAnalytics(
+  a: ReturnType<typeof loadConfig<typeof fileSchema>>['config']['analytics'],
+  namespace: string,
+  sources: Record<string, string>,
+  errors: string[],
+): AnalyticsConfig | undefined {
+  const given = Object.keys(sources).filter((k) => k.startsWith('analytics.') && sources[k] !== 'default')
+  if (a.output === undefined) {
+    if (given.length > 0)
+      errors.push(`analytics.output: required when analytics is configured (${given.join(', ')} set)`)
+    return undefined
+  }
+  const before = errors.length
+  if (a.secret === undefined) {
+    errors.push('analytics.secret: required (or WEBSIGNAL_ANALYTICS_SECRET / WEBSIGNAL_ANALYTICS_SECRET_FILE)')
+  }
+  if (a.output === 'file' && a.file === undefined) errors.push('analytics.file: required with output file')
+  if (a.output === 'https' && (a.url === undefined || a.token === undefined)) {
+    errors.push('analytics: output https needs url and token (or WEBSIGNAL_ANALYTICS_TOKEN_FILE)')
+  }
+  if (errors.length > before) return undefined
+  return {
+    output:
+      a.output === 'file'
+        ? { kind: 'file', path: a.file! }
+        : { kind: 'https', url: a.url!, token: a.token!, ...(a.ca ? { ca: a.ca } : {}) },
+    secret: a.secret!,
+    pipelineId: a.pipeline_id ?? namespace,
+    graceMs: a.grace,
+    outboxMax: a.outbox_max,
+  }
+}
+
+/** Spec, Authentication 1-2: HTTPS only, instance_id with url, exactly one auth method. */
+function checkControlPlane(
+  cp: ReturnType<typeof loadConfig<typeof fileSchema>>['config']['control_plane'],
+  sources: Record<string, string>,
+  errors: string[],
+): ControlPlane | undefined {
+  const given = Object.keys(sources).filter((k) => k.startsWith('control_plane.') && sources[k] !== 'default')
+  if (cp.url === undefined) {
+    if (given.length > 0)
+      errors.push(`control_plane.url: required when control_plane is configured (${given.join(', ')} set)`)
+    return undefined
+  }
+  const u = new URL(cp.url)
+  if (u.username || u.password || u.search || u.hash) {
+    errors.push('control_plane.url: must be a plain base URL (no credentials, query or fragment)')
+  }
+  if (cp.instance_id === undefined) errors.push('control_plane.instance_id: required when control_plane.url is set')
+  const anyMtls = cp.client_cert !== undefined || cp.client_key !== undefined
+  if (cp.token !== undefined && anyMtls) {
+    errors.push('control_plane: configure exactly one auth method: token, or client_cert + client_key + ca (not both)')
+  } else if (cp.token === undefined && !anyMtls) {
+    errors.push(
+      'control_plane: an auth method is required: token (or WEBSIGNAL_CONTROL_PLANE_TOKEN_FILE), or client_cert + client_key + ca',
+    )
+  } else if (anyMtls && (cp.client_cert === undefined || cp.client_key === undefined || cp.ca === undefined)) {
+    errors.push('control_plane: mutual TLS needs client_cert, client_key and ca')
+  }
+  if (errors.length > 0 || cp.instance_id === undefined) return undefined
+  return {
+    url: cp.url.replace(/\/+$/, ''),
+    instanceId: cp.instance_id,
+    auth:
+      cp.token !== undefined
+        ? { kind: 'token', token: cp.token, ...(cp.ca ? { ca: cp.ca } : {}) }
+        : { kind: 'mtls', clientCert: cp.client_cert!, clientKey: cp.client_key!, ca: cp.ca! },
+    ...(cp.server_name ? { serverName: cp.server_name } : {}),
+    publishIntervalMs: cp.publish_interval,
+    leaseTtlMs: cp.lease_ttl,
+    outboxMax: cp.outbox_max,
+    batchSize: cp.batch_size,
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * The one listener: GET /healthz and /readyz (the same readiness, as the spec says:
+ * successful once the store is connected and every input has started) and GET /metrics.
+ */
+import { createHttpApp, type HttpApp, type Logger } from '@gatehouse/kit'
+import type { Metrics } from '../metrics.ts'
+
+export async function buildListener(
+  logger: Logger,
+  metrics: Metrics,
+  readiness: () => { ready: boolean; failing: Record<string, string> },
+): Promise<HttpApp> {
+  const app = await createHttpApp({
+    name: 'websignal',
+    logger,
+    metrics: metrics.registry,
+    routes: { health: false, openapi: false },
+    accessLog: false,
+  })
+  const ready = async (_req: unknown, reply: { code(n: number): { send(b: unknown): unknown } }) => {
+    const r = readiness()
+    if (!r.ready) {
+      return reply.code(503).send({
+        error: { code: 'not_ready', message: `not ready: ${Object.keys(r.failing).join(', ')}`, checks: r.failing },
+      })
+    }
+    return { status: 'ready' }
+  }
+  app.get('/healthz', { schema: { hide: true } }, ready)
+  app.get('/readyz', { schema: { hide: true } }, ready)
+  return app
+}

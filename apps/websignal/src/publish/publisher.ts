@@ -1,0 +1,148 @@
+/**
+ * The publisher: exactly one instance per namespace holds the lease and sends the outbox.
+ *
+ * Each round: acquire (or renew) the lease; if held, send the oldest batch with the lease's
+ * fencing epoch and acknowledge it on success. A failure backs off exponentially (1 s to
+ * 60 s). A 409 stale_publisher_epoch means a newer publisher exists: this instance drops
+ * the lease it thought it had. The local view of the lease expires `ttl/3` before the
+ * store's, and store calls time out quickly, so a stalled store cannot leave two
+ * publishers believing they own it; the epoch check at the control plane fences the rest.
+ */
+import type { Signal } from '@gatehouse/kit'
+import type { ControlPlane } from '../config.ts'
+import type { Outbox, Store } from '../store/store.ts'
+import { PublishError, type SignalClient } from './client.ts'
+
+export interface PublisherMetrics {
+  owner(v: 0 | 1): void
+  leaseFailure(): void
+  publishFailure(): void
+  published(n: number): void
+}
+
+export interface PublisherOptions {
+  store: Store
+  client: SignalClient
+  cp: ControlPlane
+  agentId: string
+  metrics: PublisherMetrics
+  now?: () => number
+  log?: (msg: string, extra?: Record<string, unknown>) => void
+}
+
+const MIN_BACKOFF = 1_000
+const MAX_BACKOFF = 60_000
+/** How long an acknowledged id is remembered, so a re-trigger in the same window is not queued again. */
+export const SENT_MEMORY_MS = 48 * 3600_000
+
+export class Publisher {
+  readonly #o: PublisherOptions
+  readonly #outbox: Outbox
+  #epoch = 0
+  #validUntil = 0
+  #backoffUntil = 0
+  #backoff = MIN_BACKOFF
+  #timer: NodeJS.Timeout | undefined
+  #running: Promise<void> | undefined
+  #stopped = false
+
+  constructor(o: PublisherOptions) {
+    this.#o = o
+    this.#outbox = o.store.outbox('signals')
+  }
+
+  /** The epoch of the lease this instance holds, or 0. */
+  get epoch(): number {
+    return this.#now() < this.#validUntil ? this.#epoch : 0
+  }
+
+  #now(): number {
+    return (this.#o.now ?? Date.now)()
+  }
+
+  start(): void {
+    const loop = () => {
+      if (this.#stopped) return
+      this.#running = this.round().finally(() => {
+        if (!this.#stopped) this.#timer = setTimeout(loop, this.#o.cp.publishIntervalMs)
+      })
+    }
+    loop()
+  }
+
+  /** One round: lease, then at most one batch. Exposed for tests. */
+  async round(): Promise<void> {
+    const { store, cp, agentId, metrics } = this.#o
+    const asked = this.#now()
+    try {
+      // Renew while we hold it (owner- and epoch-checked); otherwise try to acquire.
+      const renewed = this.#epoch > 0 && (await store.renew(agentId, this.#epoch, cp.leaseTtlMs))
+      const epoch = renewed ? this.#epoch : await store.acquire(agentId, cp.leaseTtlMs)
+      if (epoch > 0) {
+        if (epoch !== this.#epoch) this.#o.log?.('publisher lease acquired', { epoch })
+        this.#epoch = epoch
+        this.#validUntil = asked + Math.floor((cp.leaseTtlMs * 2) / 3)
+      } else this.#validUntil = 0
+    } catch {
+      metrics.leaseFailure()
+      this.#validUntil = 0
+    }
+    metrics.owner(this.epoch > 0 ? 1 : 0)
+    if (this.epoch === 0 || this.#now() < this.#backoffUntil) return
+    let batch: Array<{ id: string; payload: Signal }>
+    try {
+      batch = await this.#outbox.peek<Signal>(cp.batchSize)
+    } catch {
+      metrics.leaseFailure()
+      return
+    }
+    if (batch.length === 0) return
+    // Re-check after the read: the lease must still be ours (locally) when the request leaves.
+    const epoch = this.epoch
+    if (epoch === 0) return
+    try {
+      await this.#o.client.send(
+        batch.map((b) => b.payload),
+        epoch,
+      )
+    } catch (err) {
+      metrics.publishFailure()
+      if (err instanceof PublishError && err.code === 'stale_publisher_epoch') {
+        this.#o.log?.('control plane refused a stale publisher epoch: giving up the lease', { epoch })
+        await store.release(agentId, epoch).catch(() => {})
+        this.#validUntil = 0
+        metrics.owner(0)
+        return
+      }
+      this.#backoffUntil = this.#now() + this.#backoff
+      this.#backoff = Math.min(this.#backoff * 2, MAX_BACKOFF)
+      this.#o.log?.('signal publish failed, retrying later', {
+        code: err instanceof PublishError ? err.code : 'error',
+        retry_in_ms: this.#backoffUntil - this.#now(),
+      })
+      return
+    }
+    this.#backoff = MIN_BACKOFF
+    metrics.published(batch.length)
+    try {
+      await this.#outbox.ack(
+        batch.map((b) => b.id),
+        this.#now(),
+        SENT_MEMORY_MS,
+      )
+    } catch {
+      // Not acknowledged: the batch is sent again; the control plane deduplicates by event id.
+      metrics.leaseFailure()
+    }
+  }
+
+  /** Stop after the round in flight and release the lease so another instance takes over at once. */
+  async stop(): Promise<void> {
+    this.#stopped = true
+    clearTimeout(this.#timer)
+    await this.#running
+    if (this.#epoch > 0) await this.#o.store.release(this.#o.agentId, this.#epoch).catch(() => {})
+    this.#validUntil = 0
+    this.#o.metrics.owner(0)
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * `npm start`: the web signal agent on local defaults. It starts its own Redis (127.0.0.1:6390,
+ * AOF under the stack's data folder), writes a sample access log (ordinary visitors plus a
+ * scanner from a documentation address every few seconds), registers itself once as node
+ * `websignal-1` (kind websignal) on the local edgegate when the stack started it, and runs
+ * `websignal serve` with /healthz, /readyz and /metrics on 127.0.0.1:9466 (a taken port falls
+ * back to a free one). Signals appear in edgegate under /api/signals; hourly analytics go to
+ * analytics.jsonl. Secrets are files (0600) passed through `*_FILE` variables.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import type { StackContext, StackService, StartStack } from '@gatehouse/kit'
+
+const HOST = '127.0.0.1'
+const REDIS_PORT = 6390
+const LISTEN_PORT = 9466
+const NODE_ID = 'websignal-1'
+
+function portOrAny(port: number): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer()
+    probe.once('error', () => {
+      const any = createServer()
+      any.listen({ host: HOST, port: 0 }, () => {
+        const p = (any.address() as { port: number }).port
+        any.close(() => resolve(p))
+      })
+    })
+    probe.listen({ host: HOST, port, exclusive: true }, () => probe.close(() => resolve(port)))
+  })
+}
+
+function secretFile(path: string, make: () => string): string {
+  if (!existsSync(path)) writeFileSync(path, `${make()}\n`, { mode: 0o600 })
+  return path
+}
+
+/** Register `websignal-1` on the stack's edgegate once; the token is kept in a 0600 file. */
+function controlPlane(ctx: StackContext): Record<string, unknown> | undefined {
+  const edgegate = ctx.started.edgegate
+  if (!edgegate?.urls.api) return undefined
+  const dir = join(ctx.root, '.gatehouse', 'edgegate')
+  const ca = join(dir, 'tls', 'ca.crt')
+  const tokenFile = join(ctx.dataDir, 'node-token')
+  if (!existsSync(tokenFile)) {
+    const r = spawnSync(
+      ctx.node,
+      [join(ctx.root, 'apps', 'edgegate', 'src', 'main.ts'), 'node', 'add', '--kind', 'websignal', NODE_ID],
+      { env: { ...process.env, EDGEGATE_DATABASE: `sqlite:${join(dir, 'edgegate.db')}` }, encoding: 'utf8' },
+    )
+    const token = /token: (\S+)/.exec(r.stdout)?.[1]
+    if (r.status !== 0 || !token) {
+      ctx.log(`could not register ${NODE_ID} on edgegate (${r.stderr.trim()}): publishing disabled`)
+      return undefined
+    }
+    writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 })
+  }
+  return { url: edgegate.urls.api.replace(/\/+$/, ''), instance_id: NODE_ID, ca, token_file: tokenFile }
+}
+
+const PAGES = ['/', '/about', '/blog/2026/11/hello', '/static/app.css', '/static/app.js', '/img/logo.png', '/contact']
+const PROBES = ['/.env', '/.git/config', '/wp-login.php', '/phpmyadmin/', '/../../etc/passwd', '/admin.php']
+
+function clf(ip: string, path: string, status: number, ua: string): string {
+  const d = new Date()
+  const mon = d.toUTCString().slice(8, 11)
+  const p = (n: number) => String(n).padStart(2, '0')
+  const t = `${p(d.getUTCDate())}/${mon}/${d.getUTCFullYear()}:${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000`
+  return `${ip} - - [${t}] "GET ${path} HTTP/1.1" ${status} 512 "-" "${ua}"\n`
+}
+
+/** Append sample traffic: visitors every tick, a scanner burst every tenth tick. */
+function sampleWriter(path: string): NodeJS.Timeout {
+  let tick = 0
+  return setInterval(() => {
+    tick++
+    let text = ''
+    for (let i = 0; i < 5; i++) {
+      text += clf(`192.0.2.${1 + ((tick + i) % 50)}`, PAGES[(tick + i) % PAGES.length]!, 200, 'Mozilla/5.0 (demo)')
+    }
+    if (tick % 10 === 0) {
+      const scanner = `198.51.100.${1 + ((tick / 10) % 200)}`
+      for (const probe of PROBES) text += clf(scanner, probe, 404, 'demo-scanner/1.0')
+    }
+    appendFileSync(path, text)
+  }, 500)
+}
+
+async function waitReady(url: string, child: ChildProcess, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}`)
+    const ok = await fetch(url)
+      .then((r) => r.status === 200)
+      .catch(() => false)
+    if (ok) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`${what} was not ready within 30 s`)
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve())
+    child.kill('SIGTERM')
+  })
+}
+
+export const startStack: StartStack = async (ctx: StackContext): Promise<StackService> => {
+  const redisDir = join(ctx.dataDir, 'redis')
+  mkdirSync(redisDir, { recursive: true })
+  const redisPort = await portOrAny(REDIS_PORT)
+  const redisLog = join(ctx.dataDir, 'redis.log')
+  const redis = spawn(
+    '/usr/bin/redis-server',
+    [
+      '--port',
+      String(redisPort),
+      '--bind',
+      HOST,
+      '--dir',
+      redisDir,
+      '--appendonly',
+      'yes',
+      '--save',
+      '',
+      '--logfile',
+      redisLog,
+    ],
+    { stdio: 'ignore' },
+  )
+  const log = join(ctx.dataDir, 'access.log')
+  if (!existsSync(log)) writeFileSync(log, '')
+  const writer = sampleWriter(log)
+  const listenPort = await portOrAny(LISTEN_PORT)
+  const cp = controlPlane(ctx)
+  const configPath = join(ctx.dataDir, 'config.json')
+  const config = {
+    listen: `${HOST}:${listenPort}`,
+    state_dir: join(ctx.dataDir, 'state'),
+    agent_id: 'websignal-local',
+    inputs: [{ path: log, format: 'combined', site: 'demo', host: 'www.example.test' }],
+    store: { url: `redis://${HOST}:${redisPort}`, namespace: 'demo' },
+    window: '5m',
+    ...(cp ? { control_plane: cp } : {}),
+    analytics: {
+      output: 'file',
+      file: join(ctx.dataDir, 'analytics.jsonl'),
+      secret_file: secretFile(join(ctx.dataDir, 'analytics-secret'), () => randomBytes(32).toString('base64url')),
+    },
+  }
+  writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`)
+  // Redis must answer before the agent starts (an unreachable store stops startup).
+  for (
+    let i = 0;
+    i < 100 &&
+    spawnSync('redis-cli', ['-p', String(redisPort), 'ping'])
+      .stdout?.toString()
+      .trim() !== 'PONG';
+    i++
+  ) {
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  const out = join(ctx.dataDir, 'websignal.log')
+  const child = spawn(ctx.node, [join(import.meta.dirname, 'src', 'main.ts'), 'serve', '--config', configPath], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH ?? '' },
+  })
+  child.stdout!.on('data', (c) => appendFileSync(out, c))
+  child.stderr!.on('data', (c) => appendFileSync(out, c))
+  const stop = async () => {
+    clearInterval(writer)
+    await stopChild(child)
+    await stopChild(redis)
+  }
+  try {
+    await waitReady(`http://${HOST}:${listenPort}/readyz`, child, 'websignal')
+  } catch (err) {
+    await stop()
+    throw new Error(
+      `${(err as Error).message}; see ${out}: ${readFileSync(out, 'utf8').trim().split('\n').at(-1) ?? ''}`,
+    )
+  }
+  ctx.log(`tailing ${log} (sample traffic written every 0.5 s), Redis ${HOST}:${redisPort}`)
+  return {
+    urls: { metrics: `http://${HOST}:${listenPort}/metrics`, readyz: `http://${HOST}:${listenPort}/readyz` },
+    notes: [
+      cp
+        ? `publishes to edgegate as ${NODE_ID}: a scanner appears every 5 s; see the signals with GET /api/signals (administrator token)`
+        : 'edgegate is not running: signals are detected and queued, not published',
+      `config: ${configPath}; analytics (hourly): ${join(ctx.dataDir, 'analytics.jsonl')}`,
+      `try: bin/websignal replay --log ${log} --format combined`,
+    ],
+    stop,
+  }
+}

@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
+import { normalizePath, VisitorKeys } from '../src/analytics/collector.ts'
+import { line, testAgent } from './helpers.ts'
+
+let redis: TestRedis
+before(async () => {
+  redis = await startRedis()
+})
+after(() => redis?.stop())
+
+const H = Date.UTC(2026, 10, 25, 8, 0, 0)
+const MIN = 60_000
+
+test('paths lose their query and ids; visitor ids depend on secret, pipeline and day', () => {
+  assert.equal(normalizePath('/users/123/orders/9f86d081884c7d65?x=1'), '/users/:id/orders/:id')
+  assert.equal(normalizePath('/a/3fa85f64-5717-4562-b3fc-2c963f66afa6'), '/a/:id')
+  assert.equal(normalizePath('/blog/hello-world'), '/blog/hello-world')
+  const k = new VisitorKeys('s'.repeat(20), 'p1')
+  const v = k.visitor('203.0.113.1', 'UA', 'h', H)
+  assert.equal(k.visitor('203.0.113.1', 'UA', 'h', H + 3600_000), v, 'same day, same visitor')
+  assert.notEqual(k.visitor('203.0.113.1', 'UA', 'h', H + 86_400_000), v, 'another day')
+  assert.notEqual(new VisitorKeys('t'.repeat(20), 'p1').visitor('203.0.113.1', 'UA', 'h', H), v, 'rotated secret')
+  assert.notEqual(new VisitorKeys('s'.repeat(20), 'p2').visitor('203.0.113.1', 'UA', 'h', H), v, 'another pipeline')
+})
+
+test('hourly roll with a fake clock: one record per host, site and hour, written once, no IP or UA', async () => {
+  const out = tempDir('websignal-analytics-')
+  after(() => out.remove())
+  const file = join(out.path, 'analytics.jsonl')
+  let now = H + 30 * MIN
+  const a = await testAgent(
+    redis.url,
+    { analytics: { output: 'file', file, secret: 'analytics-secret-0123456789', grace: '2m' } },
+    undefined,
+    () => now,
+  )
+  after(() => a.close())
+  const BOT_UA = 'Googlebot/2.1 (+http://www.google.com/bot.html)'
+  a.append(
+    line('203.0.113.1', '/users/1', 200, H + MIN) +
+      line('203.0.113.1', '/users/2?page=3', 200, H + 2 * MIN) +
+      line('203.0.113.2', '/', 301, H + 3 * MIN) +
+      line('203.0.113.3', '/missing', 404, H + 4 * MIN, BOT_UA) +
+      line('203.0.113.3', '/boom', 500, H + 5 * MIN, BOT_UA) +
+      // The next hour: not closed in this test.
+      line('203.0.113.4', '/', 200, H + 61 * MIN),
+  )
+  await a.tick()
+  await a.agent.analyticsRound()
+  assert.equal(existsSync(file), false, 'the hour is not over')
+  now = H + 60 * MIN + MIN
+  await a.agent.analyticsRound()
+  assert.equal(existsSync(file), false, 'within the grace period')
+  now = H + 60 * MIN + 3 * MIN
+  await a.agent.analyticsRound()
+  const records = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+  assert.equal(records.length, 1)
+  const r = records[0]
+  assert.match(r.id, /^wa-[0-9a-f]{40}$/)
+  assert.deepEqual(
+    { ...r, id: undefined },
+    {
+      id: undefined,
+      host: 'www.example.org',
+      site: 'main',
+      hour: '2026-11-25T08:00:00.000Z',
+      requests: 5,
+      status: { '1xx': 0, '2xx': 2, '3xx': 1, '4xx': 1, '5xx': 1 },
+      unique_visitors: 3,
+      top_paths: [
+        { path: '/users/:id', count: 2 },
+        { path: '/missing', count: 1 },
+        { path: '/boom', count: 1 },
+        { path: '/', count: 1 },
+      ].sort((x, y) => y.count - x.count || (x.path < y.path ? 1 : -1)),
+      bot_share: 0.4,
+    },
+  )
+  const text = readFileSync(file, 'utf8')
+  for (const secret of ['203.0.113', 'Googlebot', 'Mozilla', 'page=3'])
+    assert.ok(!text.includes(secret), `${secret} leaked`)
+  await a.agent.analyticsRound()
+  assert.equal(readFileSync(file, 'utf8').trim().split('\n').length, 1, 'written once')
+  assert.equal(await a.store.outbox('analytics').depth(), 0)
+})
+
+test('analytics config: a missing secret file stops startup', async () => {
+  const { writeConfig } = await import('./helpers.ts')
+  const c = writeConfig({
+    inputs: [{ path: '/var/log/x.log', format: 'combined', site: 'main' }],
+    analytics: { output: 'file', file: '/tmp/x.jsonl' },
+  })
+  after(() => c.dir.remove())
+  assert.throws(() => c.load(), /analytics\.secret: required/)
+  const { loadWebsignalConfig } = await import('../src/config.ts')
+  assert.throws(
+    () => loadWebsignalConfig(c.path, { WEBSIGNAL_ANALYTICS_SECRET_FILE: '/nonexistent/secret' }),
+    /WEBSIGNAL_ANALYTICS_SECRET_FILE: secret file \/nonexistent\/secret cannot be read/,
+  )
+})

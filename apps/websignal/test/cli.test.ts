@@ -1,0 +1,181 @@
+/** The `websignal` binary as a child process: serve, doctor, replay, and startup failures. */
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { freePort, startChild, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
+import { line, MAIN, until, writeConfig } from './helpers.ts'
+
+let redis: TestRedis
+before(async () => {
+  redis = await startRedis()
+})
+after(() => redis?.stop())
+
+function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [MAIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (c) => (stdout += c))
+    child.stderr.on('data', (c) => (stderr += c))
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
+  })
+}
+
+const T0 = Date.UTC(2026, 10, 25, 10, 0, 0)
+const logDir = tempDir('websignal-cli-')
+after(() => logDir.remove())
+const LOG = join(logDir.path, 'access.log')
+writeFileSync(LOG, '')
+const INPUTS = [{ path: LOG, format: 'combined', site: 'main' }]
+
+test('strict config: every unknown or bad field is named, exit 1', async () => {
+  const c = writeConfig({ inputs: [{ ...INPUTS[0], colour: 'red' }], windw: '5m', window: 'soon' })
+  const r = await run(['serve', '--config', c.path])
+  assert.equal(r.code, 1)
+  assert.match(r.stderr, /windw: unknown key/)
+  assert.match(r.stderr, /window: /)
+  assert.match(r.stderr, /\[0\]\.colour: unknown key/)
+  c.dir.remove()
+})
+
+test('a missing secret file stops startup and names it', async () => {
+  const c = writeConfig({ inputs: INPUTS, control_plane: { url: 'https://127.0.0.1:1', instance_id: 'n1' } })
+  const r = await run(['doctor', '--config', c.path], { WEBSIGNAL_CONTROL_PLANE_TOKEN_FILE: '/nonexistent/token' })
+  assert.equal(r.code, 1)
+  assert.match(
+    r.stderr,
+    /WEBSIGNAL_CONTROL_PLANE_TOKEN_FILE: secret file \/nonexistent\/token cannot be read \(ENOENT\)/,
+  )
+  const http = writeConfig({
+    inputs: INPUTS,
+    control_plane: { url: 'http://cp.example', instance_id: 'n1', token: 'x' },
+  })
+  const r2 = await run(['doctor', '--config', http.path])
+  assert.equal(r2.code, 1)
+  assert.match(r2.stderr, /control_plane\.url: must use https/)
+  c.dir.remove()
+  http.dir.remove()
+})
+
+test('doctor summarises without touching the store; a bad pattern list is named', async () => {
+  const patterns = join(logDir.path, 'patterns')
+  mkdirSync(patterns)
+  writeFileSync(join(patterns, 'local.txt'), '# ours\n^/secret-admin\n')
+  const c = writeConfig({
+    inputs: INPUTS,
+    store: { url: 'redis://127.0.0.1:1' },
+    detection: { pattern_dirs: [patterns], disabled_lists: ['wordpress'] },
+  })
+  const r = await run(['doctor', '--config', c.path])
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stdout, /local \(1\)/)
+  assert.doesNotMatch(r.stdout, /wordpress/)
+  assert.match(r.stdout, /not contacted/)
+  writeFileSync(join(patterns, 'broken.txt'), 'ok\n(unclosed\n')
+  const bad = await run(['doctor', '--config', c.path])
+  assert.equal(bad.code, 1)
+  assert.match(bad.stderr, /broken\.txt:2: /)
+  c.dir.remove()
+})
+
+test('the store unreachable at startup: exit 1', async () => {
+  const c = writeConfig({
+    inputs: INPUTS,
+    store: { url: `redis://127.0.0.1:${await freePort()}`, command_timeout: '200ms' },
+  })
+  const r = await run(['serve', '--config', c.path])
+  assert.equal(r.code, 1)
+  assert.match(r.stderr, /the store is unreachable/)
+  c.dir.remove()
+})
+
+test('serve: readiness, metrics, lines counted, an unreadable input keeps it unready, SIGTERM stops', async () => {
+  const port = await freePort()
+  const notAFile = join(logDir.path, 'dir.log')
+  mkdirSync(notAFile)
+  const c = writeConfig({
+    listen: `127.0.0.1:${port}`,
+    inputs: INPUTS,
+    store: { url: redis.url, namespace: 'cli' },
+    poll_interval: '50ms',
+    flush_interval: '100ms',
+    log_level: 'warn',
+  })
+  const child = await startChild({
+    name: 'websignal',
+    command: process.execPath,
+    args: [MAIN, 'serve', '--config', c.path],
+    logFile: join(c.dir.path, 'websignal.log'),
+    probe: async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
+    timeoutMs: 30_000,
+  })
+  after(() => child.stop())
+  const healthz = await fetch(`http://127.0.0.1:${port}/healthz`)
+  assert.equal(healthz.status, 200)
+  appendFileSync(LOG, line('203.0.113.5', '/.env', 404, T0).repeat(4) + 'not a log line\n')
+  const metrics = await until('lines counted', async () => {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+    return /websignal_lines_parsed_total 4/.test(text) && text
+  })
+  for (const name of [
+    'websignal_ready 1',
+    'websignal_last_observation_timestamp_seconds 1795', // 2026-11-25
+    'websignal_publisher_owner 0',
+    'websignal_lines_unmatched_total{reason="no_match"} 1',
+    'websignal_input_tail_restarts_total',
+    'websignal_store_failures_total',
+    'websignal_publisher_lease_failures_total',
+    'websignal_signal_publish_failures_total',
+    'websignal_analytics_publish_failures_total',
+    'websignal_signal_outbox_depth',
+    'websignal_analytics_outbox_depth',
+  ]) {
+    assert.ok(metrics.includes(name), `${name} in /metrics`)
+  }
+  assert.ok(!metrics.includes('203.0.113.5'), 'no IP in metrics')
+  await child.stop()
+  assert.equal(child.process.exitCode, 0, 'SIGTERM drains and exits 0')
+
+  // The same agent with an input it cannot read never becomes ready.
+  const port2 = await freePort()
+  const c2 = writeConfig({
+    listen: `127.0.0.1:${port2}`,
+    inputs: [...INPUTS, { path: notAFile, format: 'json', site: 'api' }],
+    store: { url: redis.url, namespace: 'cli' },
+    log_level: 'warn',
+  })
+  const child2 = await startChild({
+    name: 'websignal',
+    command: process.execPath,
+    args: [MAIN, 'serve', '--config', c2.path],
+    logFile: join(c2.dir.path, 'websignal.log'),
+    probe: async () => (await fetch(`http://127.0.0.1:${port2}/healthz`).catch(() => undefined))?.status === 503,
+    timeoutMs: 30_000,
+  })
+  after(() => child2.stop())
+  const body = (await (await fetch(`http://127.0.0.1:${port2}/readyz`)).json()) as { error: { code: string } }
+  assert.equal(body.error.code, 'not_ready')
+})
+
+test('replay prints the signals it would send', async () => {
+  const file = join(logDir.path, 'replay.log')
+  writeFileSync(file, line('198.51.100.9', '/.git/config', 404, T0).repeat(3) + line('198.51.100.10', '/', 200, T0))
+  const r = await run(['replay', '--log', file, '--format', 'combined', '--host', 'web.example'])
+  assert.equal(r.code, 0, r.stderr)
+  const signals = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+  assert.equal(signals.length, 1)
+  assert.equal(signals[0].ip, '198.51.100.9')
+  assert.equal(signals[0].host, 'web.example')
+  assert.match(r.stderr, /4 lines parsed, 0 unmatched, 1 signals/)
+  const usage = await run(['replay', '--log', file, '--format', 'apache'])
+  assert.equal(usage.code, 2)
+})

@@ -1,0 +1,144 @@
+/**
+ * The wire: three instances on one namespace, one real edgegate. Exactly one publisher;
+ * killing the owner mid-publish loses nothing and duplicates only as the same event id;
+ * a stale epoch is refused by edgegate.
+ */
+import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import type { Signal } from '@gatehouse/kit'
+import { startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
+import { SignalClient } from '../src/publish/client.ts'
+import { Publisher } from '../src/publish/publisher.ts'
+import { startEdgegate, type TestEdgegate } from './edgegate.ts'
+import { line, type TestAgent, testAgent, until } from './helpers.ts'
+
+let redis: TestRedis
+let eg: TestEdgegate
+const NODE = 'websignal-1'
+before(async () => {
+  redis = await startRedis()
+  eg = await startEdgegate(NODE)
+})
+after(async () => {
+  await eg?.stop()
+  await redis?.stop()
+})
+
+const T0 = Date.UTC(2026, 10, 25, 9, 0, 0)
+
+function cpConfig(namespace: string, secrets: string, agentId: string) {
+  const tokenFile = join(secrets, 'token')
+  writeFileSync(tokenFile, `${eg.nodeToken}\n`)
+  return {
+    agent_id: agentId,
+    store: { url: redis.url, namespace, command_timeout: '1s' },
+    control_plane: {
+      url: eg.base,
+      instance_id: NODE,
+      token_file: tokenFile,
+      ca: eg.ca.caPath,
+      lease_ttl: '1s',
+      publish_interval: '100ms',
+    },
+  }
+}
+
+/** A publisher whose process "dies" right after its request left: the batch is sent, never acknowledged. */
+class DyingClient extends SignalClient {
+  override async send(signals: Signal[], epoch: number): ReturnType<SignalClient['send']> {
+    await super.send(signals, epoch)
+    throw new Error('killed after the request left')
+  }
+}
+
+test('three instances: one publisher, owner killed mid-publish, no loss, duplicates only by id, stale epoch refused', async () => {
+  const secrets = tempDir('websignal-secrets-')
+  after(() => secrets.remove())
+  const ns = `pub${process.pid}`
+  const agents: TestAgent[] = []
+  for (const id of ['a', 'b', 'c']) {
+    const a = await testAgent(redis.url, cpConfig(ns, secrets.path, id))
+    agents.push(a)
+    after(() => a.close())
+  }
+  const [a, b, c] = agents as [TestAgent, TestAgent, TestAgent]
+  // Each instance reads its own host's log; scanners on each.
+  const expected: string[] = []
+  for (const [i, ag] of agents.entries()) {
+    for (let k = 0; k < 4; k++) ag.append(line(`203.0.113.${10 + i * 4 + k}`, '/.env', 404, T0).repeat(3))
+    await ag.tick()
+  }
+  const queued = await a.store.outbox('signals').peek<Signal>(100)
+  assert.equal(queued.length, 12)
+  expected.push(...queued.map((q) => q.id))
+
+  // a takes the lease first: its first batch of 5 reaches edgegate, then its process dies
+  // before the acknowledgement (and without releasing the lease).
+  const dying = new Publisher({
+    store: a.store,
+    client: new DyingClient(a.config.controlPlane!),
+    cp: { ...a.config.controlPlane!, batchSize: 5 },
+    agentId: 'a',
+    metrics: { owner: () => {}, leaseFailure: () => {}, publishFailure: () => {}, published: () => {} },
+  })
+  await dying.round()
+  const deadEpoch = dying.epoch
+  assert.ok(deadEpoch > 0)
+  assert.equal((await eg.eventIds()).length, 5)
+  assert.equal(await a.store.outbox('signals').depth(), 12, 'not acknowledged: still queued')
+  const others = [b.agent.publisher!, c.agent.publisher!]
+  // While a's lease lasts nobody else publishes.
+  await Promise.all(others.map((p) => p.round()))
+  assert.deepEqual(
+    others.map((p) => p.epoch),
+    [0, 0],
+  )
+  // After its TTL one of b and c takes over and drains the outbox, resending a's batch.
+  await until('a new publisher', async () => {
+    await Promise.all(others.map((p) => p.round()))
+    return others.filter((p) => p.epoch > 0).length === 1
+  })
+  const owner = others.find((p) => p.epoch > 0)!
+  assert.ok(owner.epoch > deadEpoch)
+  await until('the outbox drained', async () => {
+    await Promise.all(others.map((p) => p.round()))
+    assert.ok(others.filter((p) => p.epoch > 0).length <= 1, 'never two publishers')
+    return (await a.store.outbox('signals').depth()) === 0
+  })
+  assert.deepEqual(await eg.eventIds(), [...expected].sort(), 'every signal stored once (duplicates were the same ids)')
+
+  // a comes back from its pause with its old epoch: edgegate refuses it.
+  const stale = await eg.post({ instance_id: NODE, signals: [], epoch: deadEpoch })
+  assert.equal(stale.status, 409)
+  assert.equal(stale.body.error?.code, 'stale_publisher_epoch')
+  const noEpoch = await eg.post({ instance_id: NODE, signals: [] })
+  assert.equal(noEpoch.status, 409, 'a batch without an epoch after epochs were seen is refused')
+  const current = await eg.post({ instance_id: NODE, signals: [], epoch: owner.epoch })
+  assert.equal(current.status, 200)
+
+  // The refused publisher gives up its lease view and says so in its metrics.
+  const back = new Publisher({
+    store: a.store,
+    client: new SignalClient(a.config.controlPlane!),
+    cp: a.config.controlPlane!,
+    agentId: 'a',
+    metrics: { owner: () => {}, leaseFailure: () => {}, publishFailure: () => {}, published: () => {} },
+  })
+  await back.round()
+  assert.equal(back.epoch, 0, 'the lease is held by the new owner')
+})
+
+test('shadow mode sends nothing even with a control plane configured', async () => {
+  const secrets = tempDir('websignal-secrets-')
+  after(() => secrets.remove())
+  const before = await eg.eventIds()
+  const s = await testAgent(redis.url, { ...cpConfig(`shadow${process.pid}`, secrets.path, 's'), shadow: true })
+  after(() => s.close())
+  assert.equal(s.agent.publisher, undefined)
+  s.append(line('203.0.113.200', '/.env', 404, T0).repeat(5))
+  await s.tick()
+  assert.equal(await s.store.outbox('signals').depth(), 0)
+  assert.deepEqual(await eg.eventIds(), before)
+})

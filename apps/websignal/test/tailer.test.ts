@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict'
+import { appendFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, test } from 'node:test'
+import { tempDir } from '@gatehouse/testkit'
+import { OffsetFile } from '../src/tail/offsets.ts'
+import { Tailer, type TailPosition } from '../src/tail/tailer.ts'
+
+const dir = tempDir('websignal-tail-')
+after(() => dir.remove())
+let n = 0
+
+function harness(start?: TailPosition, maxLineBytes = 16 * 1024) {
+  const path = join(dir.path, `log${++n}`)
+  const got: string[] = []
+  const restarts: string[] = []
+  let tooLong = 0
+  let position: TailPosition | undefined
+  const tailer = new Tailer(
+    { path, maxLineBytes, chunkBytes: 64, ...(start ? { start } : {}) },
+    {
+      lines: (lines, pos) => {
+        got.push(...lines)
+        position = pos
+      },
+      tooLong: () => tooLong++,
+      restart: (r) => restarts.push(r),
+    },
+  )
+  after(() => tailer.close())
+  return {
+    path,
+    tailer,
+    got,
+    restarts,
+    get tooLong() {
+      return tooLong
+    },
+    get position() {
+      return position
+    },
+  }
+}
+
+test('first start reads from the end; later lines arrive, partial lines wait', async () => {
+  const h = harness()
+  writeFileSync(h.path, 'old line\n')
+  await h.tailer.poll()
+  assert.deepEqual(h.got, [])
+  appendFileSync(h.path, 'one\ntw')
+  await h.tailer.poll()
+  assert.deepEqual(h.got, ['one'])
+  appendFileSync(h.path, 'o\r\nthree\n')
+  await h.tailer.poll()
+  assert.deepEqual(h.got, ['one', 'two', 'three'])
+  assert.equal(h.position?.offset, 'old line\none\ntwo\r\nthree\n'.length)
+})
+
+test('rename rotation loses nothing: old file drained, new one read from 0', async () => {
+  const h = harness()
+  writeFileSync(h.path, '')
+  await h.tailer.poll()
+  appendFileSync(h.path, 'a\n')
+  await h.tailer.poll()
+  appendFileSync(h.path, 'b\n') // written before rotation, not yet read
+  renameSync(h.path, `${h.path}.1`)
+  writeFileSync(h.path, 'c\n')
+  await h.tailer.poll()
+  assert.deepEqual(h.got, ['a', 'b', 'c'])
+  assert.deepEqual(h.restarts, ['rotated'])
+})
+
+test('copytruncate and truncation: read again from 0 and count it', async () => {
+  const h = harness()
+  writeFileSync(h.path, '')
+  await h.tailer.poll()
+  appendFileSync(h.path, 'a\nb\n')
+  await h.tailer.poll()
+  truncateSync(h.path, 0)
+  appendFileSync(h.path, 'c\n')
+  await h.tailer.poll()
+  assert.deepEqual(h.got, ['a', 'b', 'c'])
+  assert.deepEqual(h.restarts, ['truncated'])
+})
+
+test('a file that does not exist yet, then deletion and reappearance', async () => {
+  const h = harness()
+  await h.tailer.poll()
+  assert.equal(h.tailer.state, 'waiting')
+  assert.equal(h.tailer.started, true)
+  writeFileSync(h.path, 'x\n')
+  await h.tailer.poll()
+  // Created after the first poll: read whole, nothing written to it is missed.
+  assert.deepEqual(h.got, ['x'])
+  appendFileSync(h.path, 'y\n')
+  rmSync(h.path)
+  await h.tailer.poll()
+  assert.deepEqual(h.got, ['x', 'y'])
+  assert.equal(h.tailer.state, 'waiting')
+  writeFileSync(h.path, 'z\n')
+  await h.tailer.poll()
+  assert.deepEqual(h.got, ['x', 'y', 'z'])
+  assert.deepEqual(h.restarts, ['reappeared', 'reappeared'])
+})
+
+test('restart resumes from the saved offset; a file rotated while down is read whole', async () => {
+  const first = harness()
+  writeFileSync(first.path, '')
+  await first.tailer.poll()
+  appendFileSync(first.path, 'a\nb\n')
+  await first.tailer.poll()
+  await first.tailer.close()
+  const state = new OffsetFile(join(dir.path, 'state'))
+  state.save({ [first.path]: first.position! })
+  appendFileSync(first.path, 'c\n')
+  const saved = new OffsetFile(join(dir.path, 'state')).load()[first.path]!
+  const again = new Tailer(
+    { path: first.path, start: saved, maxLineBytes: 1024 },
+    { lines: (l) => first.got.push(...l), tooLong: () => {}, restart: (r) => first.restarts.push(r) },
+  )
+  await again.poll()
+  assert.deepEqual(first.got, ['a', 'b', 'c'])
+  await again.close()
+  renameSync(first.path, `${first.path}.1`)
+  writeFileSync(first.path, 'd\n')
+  const third = new Tailer(
+    { path: first.path, start: saved, maxLineBytes: 1024 },
+    { lines: (l) => first.got.push(...l), tooLong: () => {}, restart: (r) => first.restarts.push(r) },
+  )
+  await third.poll()
+  await third.close()
+  assert.deepEqual(first.got, ['a', 'b', 'c', 'd'])
+  assert.deepEqual(first.restarts, ['rotated'])
+})
+
+test('a line over the bound is dropped and counted; the next line is intact', async () => {
+  const h = harness(undefined, 100)
+  writeFileSync(h.path, '')
+  await h.tailer.poll()
+  appendFileSync(h.path, `${'x'.repeat(500)}\nok\n${'y'.repeat(150)}`)
+  await h.tailer.poll()
+  appendFileSync(h.path, `${'y'.repeat(150)}\nfine\n`)
+  await h.tailer.poll()
+  assert.deepEqual(h.got, ['ok', 'fine'])
+  assert.equal(h.tooLong, 2)
+})
+
+test('an unreadable path keeps the input from starting', async () => {
+  const h = harness()
+  const { mkdirSync } = await import('node:fs')
+  mkdirSync(h.path)
+  await h.tailer.poll()
+  assert.equal(h.tailer.started, false)
+  assert.match(h.tailer.error ?? '', /not a regular file/)
+})
+
+test('property: any content appended in any pieces yields exactly its complete lines', async () => {
+  const fc = (await import('fast-check')).default
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.string({ unit: fc.constantFrom('a', 'é', '\n', '\r', ' ', 'x'), maxLength: 60 }), { maxLength: 12 }),
+      async (pieces) => {
+        const h = harness(undefined, 40)
+        writeFileSync(h.path, '')
+        await h.tailer.poll()
+        for (const p of pieces) {
+          appendFileSync(h.path, p)
+          await h.tailer.poll()
+        }
+        await h.tailer.close()
+        const text = pieces.join('')
+        // Complete lines as written (the bound counts a trailing CR), without the unfinished tail.
+        const lines = text
+          .slice(0, text.lastIndexOf('\n') + 1)
+          .split('\n')
+          .slice(0, -1)
+        const fits = (l: string) => Buffer.byteLength(l) <= 40
+        const expected = lines
+          .filter(fits)
+          .map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
+          .filter((l) => l !== '')
+        assert.deepEqual(h.got, expected)
+        assert.ok(h.tooLong >= lines.filter((l) => !fits(l)).length)
+      },
+    ),
+    { numRuns: 150 },
+  )
+})
