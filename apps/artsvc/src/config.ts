@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path'
 import { ConfigError, type ConfigOf, field, isLoopback, type LoadOptions, loadConfig } from '@gatehouse/kit'
+import { type PublisherViewers, parsePublisherViewers } from './grants/publisher-viewers.ts'
 
 const durationOpts = { min: '1s' } as const
 
@@ -54,6 +55,14 @@ export const configSchema = {
   oidcClientSecret: field.string({ env: 'ARTSVC_OIDC_CLIENT_SECRET', secret: true }),
   oauthAudience: field.string({ env: 'ARTSVC_OAUTH_AUDIENCE', doc: 'required audience of bearer access tokens' }),
   oauthScope: field.string({ env: 'ARTSVC_OAUTH_SCOPE', default: 'artsvc:mcp', doc: 'required bearer token scope' }),
+  gatewayOauthSubject: field.string({
+    env: 'ARTSVC_GATEWAY_OAUTH_SUBJECT',
+    doc: "exact subject of the gateway's client-credentials token that may send X-Gateway-OAuth-Subject",
+  }),
+  publisherViewers: field.string({
+    env: 'ARTSVC_PUBLISHER_VIEWERS',
+    doc: 'JSON object: publisher subject -> array of subjects that get a viewer grant on what it publishes',
+  }),
   edgeAccessTeamDomain: field.url({
     env: 'ARTSVC_EDGE_ACCESS_TEAM_DOMAIN',
     protocols: ['https:', 'http:'],
@@ -88,6 +97,8 @@ export type ArtsvcConfig = ConfigOf<typeof configSchema> & {
   publicHost: string
   contentHost: string
   database: string
+  /** ARTSVC_PUBLISHER_VIEWERS, parsed. */
+  publisherViewerMap: PublisherViewers
 }
 
 const LOOPBACK_NAMES = /^(localhost|[a-z0-9-]+\.localhost)$/i
@@ -156,9 +167,12 @@ export function finishConfig(config: ConfigOf<typeof configSchema>): ArtsvcConfi
   if (config.oauthAudience && !config.oidcIssuer)
     errors.push('ARTSVC_OIDC_ISSUER: required when ARTSVC_OAUTH_AUDIENCE is set')
   if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(config.oauthScope)) errors.push('ARTSVC_OAUTH_SCOPE: must be one scope token')
+  const viewers = parsePublisherViewers(config.publisherViewers)
+  errors.push(...viewers.problems)
   if (errors.length > 0) throw new ConfigError(errors)
   return {
     ...config,
+    publisherViewerMap: viewers.value,
     publicOrigin: pub.origin,
     contentOrigin: content.origin,
     publicHost: pub.host.toLowerCase(),

@@ -9,13 +9,20 @@ import { mkdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { isUniqueViolation } from '@gatehouse/kit'
 import { requirePublisher } from '../artifacts/access.ts'
-import { bumpLatestVersion, insertArtifact, insertVersion, insertVersionFiles } from '../artifacts/store.ts'
+import {
+  bumpLatestVersion,
+  getActiveArtifact,
+  insertArtifact,
+  insertVersion,
+  insertVersionFiles,
+} from '../artifacts/store.ts'
 import { recordAudit } from '../audit/store.ts'
 import type { Principal } from '../auth/principal.ts'
 import { BundleError, extractBundle } from '../bundles/zip.ts'
 import type { AppContext } from '../context.ts'
 import type { UploadRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
+import { grantPublisherViewers } from '../grants/publisher-viewers.ts'
 import { iso, newId } from '../ids.ts'
 import { stagingPath } from './service.ts'
 import { getUpload, markCommitted } from './store.ts'
@@ -108,6 +115,14 @@ export async function commitUpload(ctx: AppContext, principal: Principal, upload
         await insertVersionFiles(
           tx,
           files.map((f) => ({ version_id: versionId, ...f })),
+        )
+        const owner = upload.artifact_id ? (await getActiveArtifact(tx, artifactId))!.owner_id : principal.user.id
+        await grantPublisherViewers(
+          tx,
+          ctx.config.publisherViewerMap,
+          principal.user,
+          { id: artifactId, owner_id: owner },
+          now,
         )
         // Only the bundle that was validated: a PUT since then (taking over or done) wins.
         if (!(await markCommitted(tx, upload.id, upload.zip_sha256 ?? ''))) throw new AlreadyCommitted()
