@@ -34,6 +34,14 @@ export const errors = defineErrors({
     message: (subject: string) =>
       `publication rolled back: ARTSVC_PUBLISHER_VIEWERS names ${subject}, who is no longer a user`,
   },
+  branding_invalid: { status: 400, message: (why: string) => `theme rejected: ${why}` },
+  theme_limit: {
+    status: 409,
+    message: (max: number) => `at most ${max} themes can be saved; delete an inactive theme first`,
+  },
+  theme_not_found: { status: 404, message: () => 'no such theme' },
+  theme_active: { status: 409, message: () => 'the active theme cannot be deleted; activate another theme first' },
+  image_not_found: { status: 404, message: () => 'no such branding image' },
   mcp_unavailable: {
     status: 404,
     message: () => 'the MCP endpoint is off: set ARTSVC_OIDC_ISSUER and ARTSVC_OAUTH_AUDIENCE',

@@ -15,6 +15,7 @@ import { BearerVerifier } from './auth/bearer.ts'
 import { EdgeAccessVerifier } from './auth/edge-access.ts'
 import { issuerMetadata } from './auth/issuer.ts'
 import { authRoutes } from './auth/routes.ts'
+import { brandingRoutes } from './branding/routes.ts'
 import type { ArtsvcConfig } from './config.ts'
 import { ContentCaches } from './content/caches.ts'
 import { isPostgres, LivenessListener } from './content/liveness-notify.ts'
@@ -146,6 +147,7 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
   adminRoutes(app, ctx)
   authRoutes(app, ctx)
   mcpRoutes(app, ctx, bearer)
+  brandingRoutes(app, ctx)
   viewerRoutes(app, ctx)
   contentRoutes(app, ctx)
   installContentPath(app, ctx)

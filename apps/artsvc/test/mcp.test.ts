@@ -16,13 +16,22 @@ const USER_TOOLS = [
   'artsvc_commit_upload',
   'artsvc_create_upload',
   'artsvc_get',
+  'artsvc_get_branding',
   'artsvc_list',
   'artsvc_publish',
   'artsvc_revoke_share',
   'artsvc_set_visibility',
   'artsvc_share',
 ]
-const ADMIN_TOOLS = ['artsvc_admin_delete_artifact', 'artsvc_admin_list', 'artsvc_admin_revoke_share']
+const ADMIN_TOOLS = [
+  'artsvc_admin_activate_branding_theme',
+  'artsvc_admin_delete_artifact',
+  'artsvc_admin_delete_branding_theme',
+  'artsvc_admin_get_branding',
+  'artsvc_admin_list',
+  'artsvc_admin_revoke_share',
+  'artsvc_admin_update_branding',
+]
 const GATEWAY = 'gateway-service'
 
 let backends: Backends

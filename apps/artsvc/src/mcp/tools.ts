@@ -15,6 +15,7 @@ import { createShare, revokeOwnShare } from '../shares/service.ts'
 import { publishInline } from '../uploads/inline.ts'
 import { commitUpload } from '../uploads/publish.ts'
 import { authorizeUpload, createUpload } from '../uploads/service.ts'
+import { brandingTools } from './branding-tools.ts'
 import { inputs, outputs } from './schemas.ts'
 
 export const SERVER_INFO = { name: 'artsvc', version: '0.1.0' }
@@ -48,24 +49,15 @@ export async function run(
   }
 }
 
-export interface McpLimits {
-  /** The largest inline bundle artsvc_publish accepts (bytes). */
-  inlineBytes: number
-}
+export type DefineTool = <I extends z.ZodType, O extends z.ZodType>(
+  name: string,
+  config: { title: string; description: string; input: I; output: O; readOnly?: boolean; destructive?: boolean },
+  fn: (args: z.output<I>) => Promise<Record<string, unknown>>,
+) => void
 
-export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits): McpServer {
-  const server = new McpServer(SERVER_INFO, {
-    instructions:
-      'artsvc publishes versioned web bundles (HTML, CSS, JavaScript, WASM) and shares them. ' +
-      'Publish a page with artsvc_publish (files map or base64 ZIP); larger bundles go through ' +
-      'artsvc_create_upload, an HTTP PUT of the ZIP, then artsvc_commit_upload. New artifacts are private: ' +
-      'use artsvc_set_visibility or artsvc_share to show them to others.',
-  })
-  const tool = <I extends z.ZodType, O extends z.ZodType>(
-    name: string,
-    config: { title: string; description: string; input: I; output: O; readOnly?: boolean; destructive?: boolean },
-    fn: (args: z.output<I>) => Promise<Record<string, unknown>>,
-  ) =>
+/** Register a tool whose handler runs a service call through `run`. */
+function toolDefiner(ctx: AppContext, server: McpServer): DefineTool {
+  return (name, config, fn) => {
     server.registerTool(
       name,
       {
@@ -82,6 +74,23 @@ export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits)
       // biome-ignore lint/suspicious/noExplicitAny: the SDK infers the argument type from the schema
       (async (args: any) => run(ctx, name, () => fn(args))) as never,
     )
+  }
+}
+
+export interface McpLimits {
+  /** The largest inline bundle artsvc_publish accepts (bytes). */
+  inlineBytes: number
+}
+
+export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits): McpServer {
+  const server = new McpServer(SERVER_INFO, {
+    instructions:
+      'artsvc publishes versioned web bundles (HTML, CSS, JavaScript, WASM) and shares them. ' +
+      'Publish a page with artsvc_publish (files map or base64 ZIP); larger bundles go through ' +
+      'artsvc_create_upload, an HTTP PUT of the ZIP, then artsvc_commit_upload. New artifacts are private: ' +
+      'use artsvc_set_visibility or artsvc_share to show them to others.',
+  })
+  const tool = toolDefiner(ctx, server)
 
   tool(
     'artsvc_list',
@@ -186,6 +195,8 @@ export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits)
     },
     (a) => revokeOwnShare(ctx, p, a.artifact, a.share),
   )
+
+  brandingTools(ctx, p, tool)
 
   if (!p.isAdmin) return server
   tool(
