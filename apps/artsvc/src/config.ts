@@ -207,6 +207,28 @@ export const publishSchema = {
 
 export type PublishConfig = ConfigOf<typeof publishSchema>
 
+/** `artsvc mcp-bridge`: the loopback listener and the mTLS material towards the management URL. */
+export const bridgeSchema = {
+  listen: field.string({
+    env: 'ARTSVC_BRIDGE_LISTEN',
+    flag: 'listen',
+    default: '127.0.0.1:18101',
+    doc: 'loopback host:port the bridge listens on',
+  }),
+  url: field.url({ env: 'ARTSVC_URL', flag: 'url', required: true, protocols: ['https:'], doc: 'management URL' }),
+  clientCert: field.string({ env: 'ARTSVC_CLIENT_CERT', required: true, doc: 'PEM client certificate' }),
+  clientKey: field.string({ env: 'ARTSVC_CLIENT_KEY', required: true, doc: 'PEM client key' }),
+  caFile: field.string({ env: 'ARTSVC_CA_FILE', doc: 'PEM CA bundle to trust (default: the system store)' }),
+  logLevel: field.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    env: 'ARTSVC_LOG_LEVEL',
+    default: 'info',
+  }),
+}
+
+export function loadBridgeConfig(argv: string[]): ConfigOf<typeof bridgeSchema> {
+  return loadConfig(bridgeSchema, { argv, env: process.env }).config
+}
+
 export function loadPublishConfig(argv: string[]): PublishConfig {
   const { config } = loadConfig(publishSchema, { argv, env: process.env })
   const errors: string[] = []
