@@ -39,6 +39,20 @@ const adminOut = z.object({
   }),
 })
 
+const none = z.strictObject({})
+const activeOut = z.object({ theme: theme.nullable() })
+const updateIn = z.strictObject({
+  name: themeName,
+  site_name: z.string().min(1).max(100).describe('Name shown in the header'),
+  message: z.string().max(500).optional().describe('Short plain-text message shown to users'),
+  palette,
+  logo: image,
+  favicon: image,
+  activate: z.boolean().optional().describe('Also make this theme the active one'),
+})
+const nameIn = z.strictObject({ name: themeName })
+const deletedOut = z.object({ theme: z.string(), deleted: z.literal(true) })
+
 export function brandingTools(ctx: AppContext, p: Principal, tool: DefineTool) {
   tool(
     'artsvc_get_branding',
@@ -47,8 +61,8 @@ export function brandingTools(ctx: AppContext, p: Principal, tool: DefineTool) {
       description:
         'The active branding theme (site name, message, colour palette, logo and favicon URLs), so pages you publish can match ' +
         'the instance. theme is null when no theme is active.',
-      input: z.strictObject({}),
-      output: z.object({ theme: theme.nullable() }),
+      input: none,
+      output: activeOut,
       readOnly: true,
     },
     () => activeBranding(ctx),
@@ -59,7 +73,7 @@ export function brandingTools(ctx: AppContext, p: Principal, tool: DefineTool) {
     {
       title: 'List branding themes (administrator)',
       description: 'Every saved theme, which one is active, and the limits (50 themes, 512 KiB PNG/JPEG/WebP images).',
-      input: z.strictObject({}),
+      input: none,
       output: adminOut,
       readOnly: true,
     },
@@ -72,15 +86,7 @@ export function brandingTools(ctx: AppContext, p: Principal, tool: DefineTool) {
       description:
         'Create or replace a named theme. Images are checked by their bytes (PNG, JPEG or WebP, at most 512 KiB); at most ' +
         '50 themes. With activate: true the theme also becomes the active one. Audited.',
-      input: z.strictObject({
-        name: themeName,
-        site_name: z.string().min(1).max(100).describe('Name shown in the header'),
-        message: z.string().max(500).optional().describe('Short plain-text message shown to users'),
-        palette,
-        logo: image,
-        favicon: image,
-        activate: z.boolean().optional().describe('Also make this theme the active one'),
-      }),
+      input: updateIn,
       output: theme,
     },
     ({ activate: act, ...input }) => saveTheme(ctx, p, input, act ?? false),
@@ -90,7 +96,7 @@ export function brandingTools(ctx: AppContext, p: Principal, tool: DefineTool) {
     {
       title: 'Activate a branding theme (administrator)',
       description: 'Make a saved theme the active one for every user. Audited.',
-      input: z.strictObject({ name: themeName }),
+      input: nameIn,
       output: theme,
     },
     ({ name }) => activate(ctx, p, name),
@@ -101,8 +107,8 @@ export function brandingTools(ctx: AppContext, p: Principal, tool: DefineTool) {
       title: 'Delete a branding theme (administrator)',
       description:
         'Delete an inactive saved theme. The active theme is refused (theme_active): activate another first. Audited.',
-      input: z.strictObject({ name: themeName }),
-      output: z.object({ theme: z.string(), deleted: z.literal(true) }),
+      input: nameIn,
+      output: deletedOut,
       destructive: true,
     },
     ({ name }) => removeTheme(ctx, p, name),

@@ -55,6 +55,33 @@ export type DefineTool = <I extends z.ZodType, O extends z.ZodType>(
   fn: (args: z.output<I>) => Promise<Record<string, unknown>>,
 ) => void
 
+/**
+ * The endpoint builds a fresh McpServer per request, and the SDK converts each tool's zod
+ * schema to JSON Schema on every instance (to list it, and to check structured output).
+ * The schemas never change: convert each once per target and keep the result.
+ */
+const cachedSchemas = new WeakMap<object, object>()
+function cached<S extends z.ZodType>(schema: S): S {
+  let wrapped = cachedSchemas.get(schema)
+  if (!wrapped) {
+    const std = schema['~standard'] as unknown as {
+      jsonSchema: { input(o: { target: string }): unknown; output(o: { target: string }): unknown }
+    }
+    const memo = (side: 'input' | 'output') => {
+      const byTarget = new Map<string, unknown>()
+      return (o: { target: string }) => {
+        if (!byTarget.has(o.target)) byTarget.set(o.target, std.jsonSchema[side](o))
+        return byTarget.get(o.target)
+      }
+    }
+    wrapped = {
+      '~standard': { ...schema['~standard'], jsonSchema: { input: memo('input'), output: memo('output') } },
+    }
+    cachedSchemas.set(schema, wrapped)
+  }
+  return wrapped as S
+}
+
 /** Register a tool whose handler runs a service call through `run`. */
 function toolDefiner(ctx: AppContext, server: McpServer): DefineTool {
   return (name, config, fn) => {
@@ -63,8 +90,8 @@ function toolDefiner(ctx: AppContext, server: McpServer): DefineTool {
       {
         title: config.title,
         description: config.description,
-        inputSchema: config.input,
-        outputSchema: config.output,
+        inputSchema: cached(config.input),
+        outputSchema: cached(config.output),
         annotations: {
           readOnlyHint: config.readOnly ?? false,
           destructiveHint: config.destructive ?? false,
