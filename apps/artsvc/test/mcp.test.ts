@@ -366,3 +366,41 @@ for (const dbName of ['sqlite', 'postgres'] as const) {
     })
   })
 }
+
+test('MCP works in edge_access mode too: bearer tokens from the OIDC issuer', async () => {
+  const h = await startArtsvc({
+    op: backends.op,
+    env: {
+      ARTSVC_AUTH_MODE: 'edge_access',
+      ARTSVC_EDGE_ACCESS_TEAM_DOMAIN: 'http://127.0.0.1:9',
+      ARTSVC_EDGE_ACCESS_AUD: 'edge-aud',
+    },
+  })
+  try {
+    const meta = (await (await fetch(`${h.base}/.well-known/oauth-protected-resource/mcp`)).json()) as {
+      authorization_servers: string[]
+    }
+    assert.deepEqual(meta.authorization_servers, [backends.op.issuer])
+    const mcp = await connectMcp(h.base, await bearer(backends.op, 'alice'))
+    try {
+      const p = await mcp.call('artsvc_publish', { title: 'edge', files: { 'index.html': 'edge mode' } })
+      assert.ok(p.ok, JSON.stringify(p.error))
+      assert.equal((await mcp.call('artsvc_list')).out.artifacts.length, 1)
+    } finally {
+      await mcp.close()
+    }
+    assert.equal((await post(h.base, {})).status, 401)
+  } finally {
+    await h.close()
+  }
+})
+
+async function post(base: string, headers: Record<string, string>) {
+  const r = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+  })
+  await r.arrayBuffer()
+  return r
+}
