@@ -13,6 +13,7 @@ import {
   loadAppConfig,
   loadConfig,
 } from '@gatehouse/kit'
+import { type PublisherViewers, parsePublisherViewers } from './grants/publisher-viewers.ts'
 
 const durationOpts = { min: '1s' } as const
 
@@ -62,6 +63,14 @@ export const configSchema = {
   oidcClientSecret: field.string({ env: 'ARTSVC_OIDC_CLIENT_SECRET', secret: true }),
   oauthAudience: field.string({ env: 'ARTSVC_OAUTH_AUDIENCE', doc: 'required audience of bearer access tokens' }),
   oauthScope: field.string({ env: 'ARTSVC_OAUTH_SCOPE', default: 'artsvc:mcp', doc: 'required bearer token scope' }),
+  gatewayOauthSubject: field.string({
+    env: 'ARTSVC_GATEWAY_OAUTH_SUBJECT',
+    doc: "exact subject of the gateway's client-credentials token that may send X-Gateway-OAuth-Subject",
+  }),
+  publisherViewers: field.string({
+    env: 'ARTSVC_PUBLISHER_VIEWERS',
+    doc: 'JSON object: publisher subject -> array of subjects that get a viewer grant on what it publishes',
+  }),
   edgeAccessTeamDomain: field.url({
     env: 'ARTSVC_EDGE_ACCESS_TEAM_DOMAIN',
     protocols: ['https:', 'http:'],
@@ -96,6 +105,8 @@ export type ArtsvcConfig = ConfigOf<typeof configSchema> & {
   publicHost: string
   contentHost: string
   database: string
+  /** ARTSVC_PUBLISHER_VIEWERS, parsed. */
+  publisherViewerMap: PublisherViewers
 }
 
 const LOOPBACK_NAMES = /^(localhost|[a-z0-9-]+\.localhost)$/i
@@ -164,9 +175,12 @@ export function finishConfig(config: ConfigOf<typeof configSchema>): ArtsvcConfi
   if (config.oauthAudience && !config.oidcIssuer)
     errors.push('ARTSVC_OIDC_ISSUER: required when ARTSVC_OAUTH_AUDIENCE is set')
   if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(config.oauthScope)) errors.push('ARTSVC_OAUTH_SCOPE: must be one scope token')
+  const viewers = parsePublisherViewers(config.publisherViewers)
+  errors.push(...viewers.problems)
   if (errors.length > 0) throw new ConfigError(errors)
   return {
     ...config,
+    publisherViewerMap: viewers.value,
     publicOrigin: pub.origin,
     contentOrigin: content.origin,
     publicHost: pub.host.toLowerCase(),
@@ -200,6 +214,28 @@ export const publishSchema = {
 }
 
 export type PublishConfig = ConfigOf<typeof publishSchema>
+
+/** `artsvc mcp-bridge`: the loopback listener and the mTLS material towards the management URL. */
+export const bridgeSchema = {
+  listen: field.string({
+    env: 'ARTSVC_BRIDGE_LISTEN',
+    flag: 'listen',
+    default: '127.0.0.1:18101',
+    doc: 'loopback host:port the bridge listens on',
+  }),
+  url: field.url({ env: 'ARTSVC_URL', flag: 'url', required: true, protocols: ['https:'], doc: 'management URL' }),
+  clientCert: field.string({ env: 'ARTSVC_CLIENT_CERT', required: true, doc: 'PEM client certificate' }),
+  clientKey: field.string({ env: 'ARTSVC_CLIENT_KEY', required: true, doc: 'PEM client key' }),
+  caFile: field.string({ env: 'ARTSVC_CA_FILE', doc: 'PEM CA bundle to trust (default: the system store)' }),
+  logLevel: field.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    env: 'ARTSVC_LOG_LEVEL',
+    default: 'info',
+  }),
+}
+
+export function loadBridgeConfig(argv: string[]): ConfigOf<typeof bridgeSchema> {
+  return loadConfig(bridgeSchema, { argv, env: process.env }).config
+}
 
 export function loadPublishConfig(argv: string[]): PublishConfig {
   const { config } = loadConfig(publishSchema, { argv, env: process.env })

@@ -1,6 +1,7 @@
 import type { Logger } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import type { Authenticator } from './auth/authenticator.ts'
+import type { BearerVerifier } from './auth/bearer.ts'
 import type { IssuerMetadata } from './auth/issuer.ts'
 import type { ArtsvcConfig } from './config.ts'
 import type { ContentCaches } from './content/caches.ts'
@@ -15,6 +16,8 @@ export interface AppContext {
   db: Kysely<DB>
   store: BlobStore
   auth: Authenticator
+  /** Bearer access-token verification; undefined without ARTSVC_OIDC_ISSUER. */
+  bearer: BearerVerifier | undefined
   issuer: IssuerMetadata | undefined
   signer: Signer
   /** Hot-path caches of the content origin (revoke/delete paths invalidate liveness). */

@@ -16,6 +16,36 @@ export const errors = defineErrors({
   authentication_required: { status: 401, message: () => 'sign in or present a bearer access token' },
   token_invalid: { status: 401, message: (why: string) => `access token rejected: ${why}` },
   insufficient_scope: { status: 403, message: (scope: string) => `access token lacks the scope ${scope}` },
+  delegation_refused: {
+    status: 403,
+    message: () => 'X-Gateway-OAuth-Subject is accepted only with the configured gateway service token',
+  },
+  delegated_user_unknown: {
+    status: 403,
+    message: () => 'the delegated subject is not a known user (users must sign in once)',
+  },
+  inline_bundle_too_large: {
+    status: 413,
+    message: (limit: number) =>
+      `the inline bundle exceeds ${limit} bytes: use artsvc_create_upload, PUT the ZIP to its upload_url, then artsvc_commit_upload`,
+  },
+  viewer_recipient_missing: {
+    status: 409,
+    message: (subject: string) =>
+      `publication rolled back: ARTSVC_PUBLISHER_VIEWERS names ${subject}, who is no longer a user`,
+  },
+  branding_invalid: { status: 400, message: (why: string) => `theme rejected: ${why}` },
+  theme_limit: {
+    status: 409,
+    message: (max: number) => `at most ${max} themes can be saved; delete an inactive theme first`,
+  },
+  theme_not_found: { status: 404, message: () => 'no such theme' },
+  theme_active: { status: 409, message: () => 'the active theme cannot be deleted; activate another theme first' },
+  image_not_found: { status: 404, message: () => 'no such branding image' },
+  mcp_unavailable: {
+    status: 404,
+    message: () => 'the MCP endpoint is off: set ARTSVC_OIDC_ISSUER and ARTSVC_OAUTH_AUDIENCE',
+  },
   admin_required: { status: 403, message: () => 'administrator access is required' },
   access_denied: { status: 403, message: (what: string) => `not allowed to ${what}` },
   artifact_not_found: { status: 404, message: () => 'no such artifact' },

@@ -2,6 +2,7 @@
 /**
  * artsvc                 run the server (also `artsvc serve`)
  * artsvc publish ...     publish a ZIP bundle (see --help)
+ * artsvc mcp-bridge      loopback MCP bridge to an mTLS-protected management URL (see --help)
  */
 import {
   describeSchema,
@@ -11,11 +12,13 @@ import {
   runMain,
   StartupError,
 } from '@gatehouse/kit'
+import { mcpBridgeCommand } from './bridge/command.ts'
 import { PublishError, publish } from './cli/publish.ts'
 import { configSchema, loadPublishConfig, loadServerConfig, publishSchema, stderrIsTerminal } from './config.ts'
 import { buildServer } from './server.ts'
 
 const USAGE = `usage: artsvc [serve] [--config FILE] [--listen host:port]
+       artsvc mcp-bridge [--listen 127.0.0.1:18101] [--url https://…]
        artsvc publish --title <title> --zip <file> [--entrypoint index.html] [--artifact <id>] [--progress auto|always|never]`
 
 async function serve(argv: string[]) {
@@ -85,6 +88,7 @@ if (command === '--version' || command === '-V') {
 }
 if (command === 'publish') await publishCommand(rest)
 else if (command === 'serve') await serve(rest)
+else if (command === 'mcp-bridge') await mcpBridgeCommand(rest)
 else if (command === undefined || command.startsWith('-')) await serve(process.argv.slice(2))
 else {
   process.stderr.write(`artsvc: unknown command ${command}\n${USAGE}\n`)

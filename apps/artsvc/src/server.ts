@@ -15,6 +15,7 @@ import { BearerVerifier } from './auth/bearer.ts'
 import { EdgeAccessVerifier } from './auth/edge-access.ts'
 import { issuerMetadata } from './auth/issuer.ts'
 import { authRoutes } from './auth/routes.ts'
+import { brandingRoutes } from './branding/routes.ts'
 import type { ArtsvcConfig } from './config.ts'
 import { ContentCaches } from './content/caches.ts'
 import { isPostgres, LivenessListener } from './content/liveness-notify.ts'
@@ -22,7 +23,9 @@ import { contentRoutes, installContentPath } from './content/routes.ts'
 import type { AppContext } from './context.ts'
 import { openArtsvcDatabase } from './db/migrations.ts'
 import { errors } from './errors.ts'
+import { applyPublisherViewers } from './grants/publisher-viewers.ts'
 import { runMaintenance } from './maintenance/maintenance.ts'
+import { mcpRoutes } from './mcp/routes.ts'
 import { artsvcMetrics } from './metrics.ts'
 import { shareRoutes } from './shares/routes.ts'
 import { createBlobStore } from './storage/index.ts'
@@ -75,6 +78,7 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
     db: database.db,
     store,
     auth: new Authenticator(config, database.db, bearer, edge, now),
+    bearer,
     issuer,
     signer: new Signer(config.cookieSecret),
     caches: new ContentCaches(),
@@ -83,6 +87,14 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
     stagingDir,
     tmpDir,
     now,
+  }
+
+  try {
+    await applyPublisherViewers(database.db, config.publisherViewerMap, now())
+  } catch (err) {
+    await database.close()
+    ;(store as { close?: () => void }).close?.()
+    throw err
   }
 
   const listener = isPostgres(config.database) ? new LivenessListener(config.database, ctx.caches, log) : undefined
@@ -134,6 +146,8 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
   shareRoutes(app, ctx)
   adminRoutes(app, ctx)
   authRoutes(app, ctx)
+  mcpRoutes(app, ctx, bearer)
+  brandingRoutes(app, ctx)
   viewerRoutes(app, ctx)
   contentRoutes(app, ctx)
   installContentPath(app, ctx)

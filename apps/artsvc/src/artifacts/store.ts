@@ -93,3 +93,65 @@ export async function deleteGrant(db: Db, artifactId: string, userId: string): P
     .executeTakeFirst()
   return Number(r.numDeletedRows) > 0
 }
+
+/** A new artifact with its first version's number (the commit transaction inserts the version next). */
+export async function insertArtifact(db: Db, row: ArtifactRow): Promise<void> {
+  await db.insertInto('artifacts').values(row).execute()
+}
+
+/** Take the next version number of an active artifact (and its new title); undefined when it is gone. */
+export async function bumpLatestVersion(
+  db: Db,
+  artifactId: string,
+  title: string,
+  now: number,
+): Promise<number | undefined> {
+  const bumped = await db
+    .updateTable('artifacts')
+    .set((eb) => ({ latest_version: eb('latest_version', '+', 1), updated_at: now, title }))
+    .where('id', '=', artifactId)
+    .where('deleted_at', 'is', null)
+    .returning('latest_version')
+    .executeTakeFirst()
+  return bumped === undefined ? undefined : Number(bumped.latest_version)
+}
+
+export async function insertVersion(db: Db, row: VersionRow): Promise<void> {
+  await db.insertInto('versions').values(row).execute()
+}
+
+export async function setVisibility(
+  db: Db,
+  artifactId: string,
+  visibility: ArtifactRow['visibility'],
+  now: number,
+): Promise<void> {
+  await db.updateTable('artifacts').set({ visibility, updated_at: now }).where('id', '=', artifactId).execute()
+}
+
+/** Soft-delete: false when the artifact is unknown or already deleted. */
+export async function softDeleteArtifact(db: Db, artifactId: string, by: string, now: number): Promise<boolean> {
+  const r = await db
+    .updateTable('artifacts')
+    .set({ deleted_at: now, deleted_by: by })
+    .where('id', '=', artifactId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst()
+  return Number(r.numUpdatedRows) === 1
+}
+
+/** Every active artifact with its owner's subject, newest first (administrators). */
+export function listActiveArtifacts(db: Db) {
+  return db
+    .selectFrom('artifacts')
+    .innerJoin('users', 'users.id', 'artifacts.owner_id')
+    .selectAll('artifacts')
+    .select('users.oidc_subject as owner_subject')
+    .where('artifacts.deleted_at', 'is', null)
+    .orderBy('artifacts.updated_at', 'desc')
+    .execute()
+}
+
+export function versionNumbers(db: Db, artifactId: string) {
+  return db.selectFrom('versions').select(['id', 'number']).where('artifact_id', '=', artifactId).execute()
+}

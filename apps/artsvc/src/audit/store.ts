@@ -8,7 +8,7 @@ type Db = Kysely<DB> | Transaction<DB>
 
 export interface AuditEntry {
   action: string
-  targetType: 'artifact' | 'share' | 'upload' | 'grant' | 'session'
+  targetType: 'artifact' | 'share' | 'upload' | 'grant' | 'session' | 'theme'
   targetId: string
   details?: Record<string, unknown>
 }
@@ -24,7 +24,10 @@ export async function recordAudit(db: Db, actor: Principal | undefined, entry: A
       action: entry.action,
       target_type: entry.targetType,
       target_id: entry.targetId,
-      details: JSON.stringify(entry.details ?? {}),
+      // A delegated call names both: the user as actor, the gateway in the details.
+      details: JSON.stringify(
+        actor?.gateway ? { ...entry.details, gateway: actor.gateway.oidc_subject } : (entry.details ?? {}),
+      ),
     })
     .execute()
 }

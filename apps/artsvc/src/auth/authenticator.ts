@@ -12,11 +12,14 @@ import type { Kysely } from 'kysely'
 import type { ArtsvcConfig } from '../config.ts'
 import type { DB } from '../db/schema.ts'
 import { errors } from '../errors.ts'
-import type { BearerVerifier } from './bearer.ts'
+import type { BearerIdentity, BearerVerifier } from './bearer.ts'
 import { EDGE_ASSERTION_HEADER, type EdgeAccessVerifier } from './edge-access.ts'
 import { groupsFrom, isAdminIdentity, type Principal } from './principal.ts'
 import { findSession, SESSION_COOKIE } from './sessions.ts'
-import { upsertUser } from './users.ts'
+import { findUserBySubject, upsertUser } from './users.ts'
+
+/** `X-Gateway-OAuth-Subject` (lower-case, as Node presents headers). */
+export const DELEGATION_HEADER = 'x-gateway-oauth-subject'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -64,6 +67,29 @@ export class Authenticator {
     return p
   }
 
+  /**
+   * The principal of a verified bearer token. With `X-Gateway-OAuth-Subject`, only the
+   * token whose subject is exactly ARTSVC_GATEWAY_OAUTH_SUBJECT may act for an existing
+   * user (fail closed: anyone else sending the header, or an unknown user, is refused).
+   * A delegated user is an administrator only by subject: the gateway's groups are not theirs.
+   */
+  async bearerPrincipal(id: BearerIdentity, delegated: string | string[] | undefined): Promise<Principal> {
+    const now = this.#now()
+    const gatewaySubject = this.#config.gatewayOauthSubject
+    if (delegated === undefined) {
+      const user = await upsertUser(this.#db, id.subject, id, now)
+      const groups = groupsFrom(id.groups)
+      return { user, groups, isAdmin: this.#admin(user.oidc_subject, groups), via: 'bearer' }
+    }
+    if (gatewaySubject === undefined || id.subject !== gatewaySubject || typeof delegated !== 'string')
+      throw errors.delegation_refused()
+    const subject = delegated.trim()
+    const user = subject === '' ? undefined : await findUserBySubject(this.#db, subject)
+    if (!user || user.oidc_subject === gatewaySubject) throw errors.delegated_user_unknown()
+    const gateway = await upsertUser(this.#db, id.subject, id, now)
+    return { user, groups: [], isAdmin: this.#admin(user.oidc_subject, []), via: 'bearer', gateway }
+  }
+
   #admin(subject: string, groups: string[]): boolean {
     return isAdminIdentity(subject, groups, this.#config.adminSubjects, this.#config.adminGroups)
   }
@@ -74,10 +100,10 @@ export class Authenticator {
     if (auth !== undefined && /^bearer\s/i.test(auth)) {
       if (!this.#bearer) throw errors.token_invalid('bearer tokens are not enabled')
       const id = await this.#bearer.verify(auth.slice(7).trim())
-      const user = await upsertUser(this.#db, id.subject, id, now)
-      const groups = groupsFrom(id.groups)
-      return { user, groups, isAdmin: this.#admin(user.oidc_subject, groups), via: 'bearer' }
+      return this.bearerPrincipal(id, req.headers[DELEGATION_HEADER])
     }
+    // Delegation rides only on the gateway's bearer token: with any other credential it is refused.
+    if (req.headers[DELEGATION_HEADER] !== undefined) throw errors.delegation_refused()
     if (this.#config.authMode === 'edge_access') {
       const assertion = req.headers[EDGE_ASSERTION_HEADER]
       if (typeof assertion !== 'string' || assertion === '') return undefined

@@ -11,6 +11,11 @@ export interface BearerIdentity {
   groups: unknown
   name?: string | undefined
   email?: string | undefined
+  /** The token's scopes (`scope` or `scp`). */
+  scopes: string[]
+  /** Expiry, seconds since the epoch. */
+  expiresAt: number
+  clientId?: string | undefined
 }
 
 export class BearerVerifier {
@@ -25,7 +30,18 @@ export class BearerVerifier {
     this.#scope = scope
   }
 
+  /** Signature, issuer, audience and lifetime, and the configured scope: REST and the CLI. */
   async verify(token: string): Promise<BearerIdentity> {
+    const id = await this.identify(token)
+    if (!id.scopes.includes(this.#scope)) throw errors.insufficient_scope(this.#scope)
+    return id
+  }
+
+  /**
+   * Signature, issuer, audience and lifetime only; the scope is the caller's check (the MCP
+   * endpoint lets the SDK's bearer helper answer a missing scope with its challenge).
+   */
+  async identify(token: string): Promise<BearerIdentity> {
     if (!this.#audience) throw errors.token_invalid('bearer tokens are not enabled (ARTSVC_OAUTH_AUDIENCE is not set)')
     const meta = await this.#issuer.get().catch((err) => {
       throw errors.identity_provider_unavailable.with({ cause: err })
@@ -44,9 +60,11 @@ export class BearerVerifier {
     }
     const scopes =
       typeof payload.scope === 'string' ? payload.scope.split(' ') : Array.isArray(payload.scp) ? payload.scp : []
-    if (!scopes.includes(this.#scope)) throw errors.insufficient_scope(this.#scope)
     return {
       subject: payload.sub!,
+      scopes: scopes.filter((x): x is string => typeof x === 'string'),
+      expiresAt: payload.exp!,
+      clientId: typeof payload.client_id === 'string' ? payload.client_id : undefined,
       groups: payload.groups,
       name: typeof payload.name === 'string' ? payload.name : undefined,
       email: typeof payload.email === 'string' ? payload.email : undefined,

@@ -8,6 +8,8 @@ export interface Principal {
   isAdmin: boolean
   /** `session` (OIDC browser session), `edge` (verified edge assertion), `bearer` (access token). */
   via: 'session' | 'edge' | 'bearer'
+  /** Set when a gateway acts for `user` (X-Gateway-OAuth-Subject): the gateway's service account. */
+  gateway?: UserRow | undefined
 }
 
 export function isAdminIdentity(

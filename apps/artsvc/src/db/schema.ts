@@ -120,6 +120,29 @@ export interface AuditTable {
   details: string
 }
 
+export interface BrandingImageTable {
+  sha256: string
+  /** From the magic bytes: image/png, image/jpeg or image/webp. */
+  content_type: string
+  size: number
+  data_base64: string
+  created_at: number
+}
+
+export interface BrandingThemeTable {
+  name: string
+  site_name: string
+  message: string
+  /** JSON object of #rrggbb colours. */
+  palette: string
+  logo_sha256: string | null
+  favicon_sha256: string | null
+  /** 1 for the one active theme, else 0. */
+  active: number
+  updated_at: number
+  updated_by: string
+}
+
 export interface DB {
   users: UserTable
   sessions: SessionTable
@@ -131,6 +154,8 @@ export interface DB {
   uploads: UploadTable
   shares: ShareTable
   audit_events: AuditTable
+  branding_images: BrandingImageTable
+  branding_themes: BrandingThemeTable
 }
 
 export type UserRow = Selectable<UserTable>
@@ -142,3 +167,4 @@ export type ShareRow = Selectable<ShareTable>
 export type GrantRow = Selectable<GrantTable>
 export type AuditRow = Selectable<AuditTable>
 export type NewAudit = Insertable<AuditTable>
+export type BrandingThemeRow = Selectable<BrandingThemeTable>

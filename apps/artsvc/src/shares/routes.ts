@@ -6,11 +6,9 @@
  */
 import type { HttpApp } from '@gatehouse/kit'
 import { Type } from 'typebox'
-import { requireOwner } from '../artifacts/access.ts'
 import type { AppContext } from '../context.ts'
 import { ID_PATTERN } from '../ids.ts'
-import { createShare, revokeOwnShare, shareJson } from './service.ts'
-import { listShares } from './store.ts'
+import { createShare, listSharesOf, revokeOwnShare } from './service.ts'
 
 const ArtifactParams = Type.Object({ artifact: Type.String({ pattern: ID_PATTERN }) })
 const ShareParams = Type.Object({
@@ -38,20 +36,8 @@ export function shareRoutes(app: HttpApp, ctx: AppContext) {
     },
   )
 
-  app.get(
-    '/api/v1/artifacts/:artifact/shares',
-    { schema: { params: ArtifactParams, tags: ['shares'] } },
-    async (req) => {
-      const principal = await ctx.auth.require(req)
-      const { artifact } = await requireOwner(ctx, principal, req.params.artifact, 'list shares of this artifact')
-      const [shares, versions] = await Promise.all([
-        listShares(ctx.db, artifact.id),
-        ctx.db.selectFrom('versions').select(['id', 'number']).where('artifact_id', '=', artifact.id).execute(),
-      ])
-      const numbers = new Map(versions.map((v) => [v.id, Number(v.number)]))
-      const now = ctx.now()
-      return { shares: shares.map((s) => shareJson(s, now, s.version_id ? (numbers.get(s.version_id) ?? null) : null)) }
-    },
+  app.get('/api/v1/artifacts/:artifact/shares', { schema: { params: ArtifactParams, tags: ['shares'] } }, async (req) =>
+    listSharesOf(ctx, await ctx.auth.require(req), req.params.artifact),
   )
 
   app.delete(

@@ -7,7 +7,7 @@
  */
 import { generateToken, hashToken } from '@gatehouse/kit'
 import { requireOwner } from '../artifacts/access.ts'
-import { getActiveArtifact, getVersion } from '../artifacts/store.ts'
+import { getActiveArtifact, getVersion, versionNumbers } from '../artifacts/store.ts'
 import { recordAudit } from '../audit/store.ts'
 import type { Principal } from '../auth/principal.ts'
 import { announceRevocation } from '../content/liveness-notify.ts'
@@ -15,7 +15,7 @@ import type { AppContext } from '../context.ts'
 import type { ShareRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { iso, newId } from '../ids.ts'
-import { getShareBySecretHash, revokeShare, spendView } from './store.ts'
+import { getShareBySecretHash, listShares, revokeShare, spendView } from './store.ts'
 
 export interface CreateShareRequest {
   /** Version number to pin (default: the newest at creation). */
@@ -107,6 +107,14 @@ export async function createShare(ctx: AppContext, principal: Principal, artifac
   return { ...shareJson(row, now, pinned), url: `${ctx.config.publicOrigin}/s/${secret}` }
 }
 
+export async function listSharesOf(ctx: AppContext, principal: Principal, artifactId: string) {
+  const { artifact } = await requireOwner(ctx, principal, artifactId, 'list shares of this artifact')
+  const [shares, versions] = await Promise.all([listShares(ctx.db, artifact.id), versionNumbers(ctx.db, artifact.id)])
+  const numbers = new Map(versions.map((v) => [v.id, Number(v.number)]))
+  const now = ctx.now()
+  return { shares: shares.map((s) => shareJson(s, now, s.version_id ? (numbers.get(s.version_id) ?? null) : null)) }
+}
+
 export async function revokeOwnShare(ctx: AppContext, principal: Principal, artifactId: string, shareId: string) {
   await requireOwner(ctx, principal, artifactId, 'revoke shares of this artifact')
   const now = ctx.now()
@@ -124,6 +132,7 @@ export async function revokeOwnShare(ctx: AppContext, principal: Principal, arti
     }
   })
   ctx.caches.invalidateLiveness()
+  return { share: shareId, artifact: artifactId, revoked: true as const }
 }
 
 /** Exchange a share secret for its share row, spending one view. */

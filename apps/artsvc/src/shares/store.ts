@@ -73,3 +73,14 @@ export async function shareLiveUntil(db: Db, id: string, now: number): Promise<n
 export async function shareIsLive(db: Db, id: string, now: number): Promise<boolean> {
   return (await shareLiveUntil(db, id, now)) !== undefined
 }
+
+/** Unrevoked shares of every artifact with their pinned version number (administrators). */
+export function listUnrevokedShares(db: Db) {
+  return db
+    .selectFrom('shares')
+    .leftJoin('versions', 'versions.id', 'shares.version_id')
+    .selectAll('shares')
+    .select('versions.number as pinned')
+    .where('shares.revoked_at', 'is', null)
+    .execute()
+}

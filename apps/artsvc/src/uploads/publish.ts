@@ -9,16 +9,23 @@ import { mkdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { isUniqueViolation } from '@gatehouse/kit'
 import { requirePublisher } from '../artifacts/access.ts'
-import { insertVersionFiles } from '../artifacts/store.ts'
+import {
+  bumpLatestVersion,
+  getActiveArtifact,
+  insertArtifact,
+  insertVersion,
+  insertVersionFiles,
+} from '../artifacts/store.ts'
 import { recordAudit } from '../audit/store.ts'
 import type { Principal } from '../auth/principal.ts'
 import { BundleError, extractBundle } from '../bundles/zip.ts'
 import type { AppContext } from '../context.ts'
 import type { UploadRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
+import { grantPublisherViewers } from '../grants/publisher-viewers.ts'
 import { iso, newId } from '../ids.ts'
 import { stagingPath } from './service.ts'
-import { getUpload } from './store.ts'
+import { getUpload, markCommitted } from './store.ts'
 
 class AlreadyCommitted extends Error {}
 
@@ -76,60 +83,49 @@ export async function commitUpload(ctx: AppContext, principal: Principal, upload
     try {
       await ctx.db.transaction().execute(async (tx) => {
         if (upload.artifact_id) {
-          const bumped = await tx
-            .updateTable('artifacts')
-            .set((eb) => ({ latest_version: eb('latest_version', '+', 1), updated_at: now, title: upload.title }))
-            .where('id', '=', upload.artifact_id)
-            .where('deleted_at', 'is', null)
-            .returning('latest_version')
-            .executeTakeFirst()
-          if (!bumped) throw errors.artifact_not_found()
-          number = Number(bumped.latest_version)
+          const bumped = await bumpLatestVersion(tx, upload.artifact_id, upload.title, now)
+          if (bumped === undefined) throw errors.artifact_not_found()
+          number = bumped
         } else {
-          await tx
-            .insertInto('artifacts')
-            .values({
-              id: artifactId,
-              title: upload.title,
-              owner_id: principal.user.id,
-              visibility: 'private',
-              latest_version: 1,
-              created_at: now,
-              updated_at: now,
-              deleted_at: null,
-              deleted_by: null,
-            })
-            .execute()
-        }
-        await tx
-          .insertInto('versions')
-          .values({
-            id: versionId,
-            artifact_id: artifactId,
-            number,
-            upload_id: upload.id,
+          await insertArtifact(tx, {
+            id: artifactId,
             title: upload.title,
-            entrypoint: upload.entrypoint,
-            file_count: files.length,
-            total_bytes: bundle.totalBytes,
-            zip_sha256: upload.zip_sha256 ?? '',
-            created_by: principal.user.id,
+            owner_id: principal.user.id,
+            visibility: 'private',
+            latest_version: 1,
             created_at: now,
+            updated_at: now,
+            deleted_at: null,
+            deleted_by: null,
           })
-          .execute()
+        }
+        await insertVersion(tx, {
+          id: versionId,
+          artifact_id: artifactId,
+          number,
+          upload_id: upload.id,
+          title: upload.title,
+          entrypoint: upload.entrypoint,
+          file_count: files.length,
+          total_bytes: bundle.totalBytes,
+          zip_sha256: upload.zip_sha256 ?? '',
+          created_by: principal.user.id,
+          created_at: now,
+        })
         await insertVersionFiles(
           tx,
           files.map((f) => ({ version_id: versionId, ...f })),
         )
+        const owner = upload.artifact_id ? (await getActiveArtifact(tx, artifactId))!.owner_id : principal.user.id
+        await grantPublisherViewers(
+          tx,
+          ctx.config.publisherViewerMap,
+          principal.user,
+          { id: artifactId, owner_id: owner },
+          now,
+        )
         // Only the bundle that was validated: a PUT since then (taking over or done) wins.
-        const done = await tx
-          .updateTable('uploads')
-          .set({ state: 'committed' })
-          .where('id', '=', upload.id)
-          .where('state', '=', 'received')
-          .where('zip_sha256', '=', upload.zip_sha256)
-          .executeTakeFirst()
-        if (Number(done.numUpdatedRows) !== 1) throw new AlreadyCommitted()
+        if (!(await markCommitted(tx, upload.id, upload.zip_sha256 ?? ''))) throw new AlreadyCommitted()
         await recordAudit(
           tx,
           principal,

@@ -51,3 +51,15 @@ export async function abandonAttempt(db: Db, id: string, attempt: string) {
       .execute()
   }
 }
+
+/** Mark the upload committed, only if it still holds the validated bundle; false otherwise. */
+export async function markCommitted(db: Db, id: string, sha256: string): Promise<boolean> {
+  const done = await db
+    .updateTable('uploads')
+    .set({ state: 'committed' })
+    .where('id', '=', id)
+    .where('state', '=', 'received')
+    .where('zip_sha256', '=', sha256)
+    .executeTakeFirst()
+  return Number(done.numUpdatedRows) === 1
+}

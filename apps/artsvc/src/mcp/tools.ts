@@ -1,0 +1,264 @@
+/**
+ * The MCP tools of the spec, one McpServer per request bound to its caller (the endpoint
+ * is stateless). Each tool calls the same service function as its REST twin, so rules,
+ * limits and audit records cannot drift. Administrators' tools are registered only for
+ * administrators: nobody else sees them in tools/list.
+ */
+import { AppError } from '@gatehouse/kit'
+import { McpServer } from '@modelcontextprotocol/server'
+import type * as z from 'zod'
+import { adminDeleteArtifact, adminListArtifacts, adminRevokeShare } from '../admin/service.ts'
+import { changeVisibility, getArtifact, getVersionManifest, listArtifacts } from '../artifacts/service.ts'
+import type { Principal } from '../auth/principal.ts'
+import type { AppContext } from '../context.ts'
+import { createShare, revokeOwnShare } from '../shares/service.ts'
+import { publishInline } from '../uploads/inline.ts'
+import { commitUpload } from '../uploads/publish.ts'
+import { authorizeUpload, createUpload } from '../uploads/service.ts'
+import { brandingTools } from './branding-tools.ts'
+import { inputs, outputs } from './schemas.ts'
+
+export const SERVER_INFO = { name: 'artsvc', version: '0.1.0' }
+
+type ToolResult = {
+  content: { type: 'text'; text: string }[]
+  structuredContent?: Record<string, unknown>
+  isError?: boolean
+}
+
+/** A service result as structured output, or a coded error the agent can act on (isError). */
+export async function run(
+  ctx: AppContext,
+  tool: string,
+  fn: () => Promise<Record<string, unknown>>,
+): Promise<ToolResult> {
+  try {
+    const result = await fn()
+    ctx.metrics.mcpToolCalls.inc({ tool, result: 'ok' })
+    return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result }
+  } catch (err) {
+    if (!(err instanceof AppError) || err.statusCode >= 500) {
+      ctx.metrics.mcpToolCalls.inc({ tool, result: 'failed' })
+      ctx.log.error({ err, tool }, 'MCP tool failed')
+      const code = err instanceof AppError ? err.code : 'internal'
+      const message = err instanceof AppError ? err.message : 'internal error; try again later'
+      return { content: [{ type: 'text', text: JSON.stringify({ error: { code, message } }) }], isError: true }
+    }
+    ctx.metrics.mcpToolCalls.inc({ tool, result: 'refused' })
+    return { content: [{ type: 'text', text: JSON.stringify(err.toJSON()) }], isError: true }
+  }
+}
+
+export type DefineTool = <I extends z.ZodType, O extends z.ZodType>(
+  name: string,
+  config: { title: string; description: string; input: I; output: O; readOnly?: boolean; destructive?: boolean },
+  fn: (args: z.output<I>) => Promise<Record<string, unknown>>,
+) => void
+
+/**
+ * The endpoint builds a fresh McpServer per request, and the SDK converts each tool's zod
+ * schema to JSON Schema on every instance (to list it, and to check structured output).
+ * The schemas never change: convert each once per target and keep the result.
+ */
+const cachedSchemas = new WeakMap<object, object>()
+function cached<S extends z.ZodType>(schema: S): S {
+  let wrapped = cachedSchemas.get(schema)
+  if (!wrapped) {
+    const std = schema['~standard'] as unknown as {
+      jsonSchema: { input(o: { target: string }): unknown; output(o: { target: string }): unknown }
+    }
+    const memo = (side: 'input' | 'output') => {
+      const byTarget = new Map<string, unknown>()
+      return (o: { target: string }) => {
+        if (!byTarget.has(o.target)) byTarget.set(o.target, std.jsonSchema[side](o))
+        return byTarget.get(o.target)
+      }
+    }
+    wrapped = {
+      '~standard': { ...schema['~standard'], jsonSchema: { input: memo('input'), output: memo('output') } },
+    }
+    cachedSchemas.set(schema, wrapped)
+  }
+  return wrapped as S
+}
+
+/** Register a tool whose handler runs a service call through `run`. */
+function toolDefiner(ctx: AppContext, server: McpServer): DefineTool {
+  return (name, config, fn) => {
+    server.registerTool(
+      name,
+      {
+        title: config.title,
+        description: config.description,
+        inputSchema: cached(config.input),
+        outputSchema: cached(config.output),
+        annotations: {
+          readOnlyHint: config.readOnly ?? false,
+          destructiveHint: config.destructive ?? false,
+          openWorldHint: false,
+        },
+      },
+      // biome-ignore lint/suspicious/noExplicitAny: the SDK infers the argument type from the schema
+      (async (args: any) => run(ctx, name, () => fn(args))) as never,
+    )
+  }
+}
+
+export interface McpLimits {
+  /** The largest inline bundle artsvc_publish accepts (bytes). */
+  inlineBytes: number
+}
+
+export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits): McpServer {
+  const server = new McpServer(SERVER_INFO, {
+    instructions:
+      'artsvc publishes versioned web bundles (HTML, CSS, JavaScript, WASM) and shares them. ' +
+      'Publish a page with artsvc_publish (files map or base64 ZIP); larger bundles go through ' +
+      'artsvc_create_upload, an HTTP PUT of the ZIP, then artsvc_commit_upload. New artifacts are private: ' +
+      'use artsvc_set_visibility or artsvc_share to show them to others.',
+  })
+  const tool = toolDefiner(ctx, server)
+
+  tool(
+    'artsvc_list',
+    {
+      title: 'List artifacts',
+      description:
+        'List the artifacts you can open: those you own, those shared with you, and those visible to every signed-in account. ' +
+        'Each has its id, title, visibility, newest version number, viewer URL and your role.',
+      input: inputs.none,
+      output: outputs.list,
+      readOnly: true,
+    },
+    () => listArtifacts(ctx, p),
+  )
+  tool(
+    'artsvc_get',
+    {
+      title: 'Get an artifact',
+      description:
+        'Read one artifact with its versions (newest first), or, with version, that version and its file manifest ' +
+        '(path, size, sha256, content type). Unknown and unreadable artifacts both answer artifact_not_found.',
+      input: inputs.get,
+      output: outputs.get,
+      readOnly: true,
+    },
+    async (a) =>
+      a.version === undefined
+        ? { artifact: await getArtifact(ctx, p, a.artifact) }
+        : { version: await getVersionManifest(ctx, p, a.artifact, a.version) },
+  )
+  tool(
+    'artsvc_publish',
+    {
+      title: 'Publish a bundle',
+      description:
+        `Publish web content in one call and get its viewer URL. Give either files (path -> text, or {base64} for binary) ` +
+        `or bundle_base64 (a ZIP). The bundle must contain the entrypoint (default index.html). ` +
+        `Inline bundles are limited to ${limits.inlineBytes} bytes; for larger ones use artsvc_create_upload, ` +
+        'PUT the ZIP to its upload_url, then artsvc_commit_upload. With artifact, adds a new version to an artifact you own or edit. ' +
+        'New artifacts are private.',
+      input: inputs.publish,
+      output: outputs.published,
+    },
+    (a) => publishInline(ctx, p, a, limits.inlineBytes),
+  )
+  tool(
+    'artsvc_create_upload',
+    {
+      title: 'Start a large upload',
+      description:
+        'Start an upload session for a bundle too large to send inline. Then HTTP PUT the ZIP bytes to upload_url with the ' +
+        'header "X-Artsvc-Upload-Token: <upload_token>" (never in the URL) before expires_at, and call artsvc_commit_upload. ' +
+        'Bundles up to max_bytes and max_files.',
+      input: inputs.createUpload,
+      output: outputs.upload,
+    },
+    (a) => createUpload(ctx, p, a),
+  )
+  tool(
+    'artsvc_commit_upload',
+    {
+      title: 'Publish an upload',
+      description:
+        'Validate and publish the bundle PUT to an upload session as a new immutable version; answers the viewer URL. ' +
+        'Errors: upload_not_received (PUT the ZIP first), bundle_invalid (with a reason), upload_expired (start again).',
+      input: inputs.commitUpload,
+      output: outputs.published,
+    },
+    async (a) => commitUpload(ctx, p, await authorizeUpload(ctx, a.upload, a.upload_token)),
+  )
+  tool(
+    'artsvc_set_visibility',
+    {
+      title: 'Set visibility',
+      description:
+        'Owner only. private: only you and users granted access can view; authenticated: every signed-in account can find and view it.',
+      input: inputs.visibility,
+      output: outputs.artifact,
+    },
+    (a) => changeVisibility(ctx, p, a.artifact, a.visibility),
+  )
+  tool(
+    'artsvc_share',
+    {
+      title: 'Create a share link',
+      description:
+        'Owner only. Create a capability link anyone can open without an account; it pins the newest version unless version ' +
+        'or follow_latest says otherwise, and may expire or allow a number of views. The url is shown only now.',
+      input: inputs.share,
+      output: outputs.share,
+    },
+    (a) => createShare(ctx, p, a.artifact, a),
+  )
+  tool(
+    'artsvc_revoke_share',
+    {
+      title: 'Revoke a share link',
+      description: 'Owner only. Revoke a share link at once: open viewers stop working. Revoking twice is harmless.',
+      input: inputs.revokeShare,
+      output: outputs.revoked,
+      destructive: true,
+    },
+    (a) => revokeOwnShare(ctx, p, a.artifact, a.share),
+  )
+
+  brandingTools(ctx, p, tool)
+
+  if (!p.isAdmin) return server
+  tool(
+    'artsvc_admin_list',
+    {
+      title: 'List every artifact (administrator)',
+      description: 'Every active artifact of every owner, with its owner and its active share links.',
+      input: inputs.none,
+      output: outputs.adminList,
+      readOnly: true,
+    },
+    () => adminListArtifacts(ctx, p),
+  )
+  tool(
+    'artsvc_admin_revoke_share',
+    {
+      title: 'Revoke any share link (administrator)',
+      description: 'Revoke any share link by id, whoever owns the artifact. Audited.',
+      input: inputs.adminRevokeShare,
+      output: outputs.revoked,
+      destructive: true,
+    },
+    (a) => adminRevokeShare(ctx, p, a.share),
+  )
+  tool(
+    'artsvc_admin_delete_artifact',
+    {
+      title: 'Delete an artifact (administrator)',
+      description:
+        'Soft-delete an artifact: hidden from everyone at once and all its share links revoked; stored files stay for operators. Audited.',
+      input: inputs.adminDeleteArtifact,
+      output: outputs.deleted,
+      destructive: true,
+    },
+    (a) => adminDeleteArtifact(ctx, p, a.artifact),
+  )
+  return server
+}
