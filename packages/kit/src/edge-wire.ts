@@ -10,6 +10,7 @@
  */
 import { type Static, Type } from 'typebox'
 import { Compile } from 'typebox/compile'
+import { TIMESTAMP_PATTERN } from './timestamps.ts'
 
 /** Limits from the spec's "Limits" table. */
 export const EDGE_LIMITS = {
@@ -23,16 +24,16 @@ export const EDGE_LIMITS = {
   signalsPerBatch: 500,
 } as const
 
-/** RFC 3339 UTC with a `Z` suffix and up to nine fraction digits: `2026-11-22T05:19:26.123Z`. */
-export const TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?Z$'
-
 /** A stable instance name: letters, digits, `.`, `_`, `-`; starts with a letter or digit. */
 export const INSTANCE_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$'
 
 /** A fingerprint identifier: 32 hex characters for the SSH gate, JA4-like strings for TLS gates. */
 export const FINGERPRINT_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,255}$'
 
-const Timestamp = Type.String({ pattern: TIMESTAMP_PATTERN, description: 'RFC 3339 UTC timestamp' })
+const Timestamp = Type.String({
+  pattern: TIMESTAMP_PATTERN,
+  description: 'RFC 3339 timestamp (UTC with Z when written; any offset is read)',
+})
 const InstanceId = Type.String({ pattern: INSTANCE_ID_PATTERN })
 const Fingerprint = Type.String({ pattern: FINGERPRINT_PATTERN })
 const Ip = Type.String({ minLength: 2, maxLength: 45, description: 'IPv4 or IPv6 address' })

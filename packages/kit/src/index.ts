@@ -42,7 +42,6 @@ export {
   SignalBatchResult,
   SmtpReport,
   SmtpReportResult,
-  TIMESTAMP_PATTERN,
   Verdict,
 } from './edge-wire.ts'
 export {
@@ -54,6 +53,7 @@ export {
   kitErrors,
   StartupError,
 } from './errors.ts'
+export { type HostGuardOptions, hostNameOf, installHostGuard, isAllowedHost } from './host-guard.ts'
 export {
   createHttpApp,
   type FastPath,
@@ -83,6 +83,15 @@ export {
 export { exitWithError, type RunOptions, runMain, type Stop } from './process.ts'
 export { generateToken, hashToken, safeEqual, sha256Hex, verifyToken } from './secrets.ts'
 export type { StackContext, StackService, StartStack } from './stack.ts'
+export { escapeTerminal, hasControlCharacter } from './terminal.ts'
+export { findNul, installNulGuard, refuseNul } from './text-guard.ts'
+export {
+  formatTimestampMicros,
+  formatTimestampMillis,
+  parseTimestampMicros,
+  parseTimestampMillis,
+  TIMESTAMP_PATTERN,
+} from './timestamps.ts'
 export {
   type ClientTlsConfig,
   createTlsAgent,
