@@ -26,6 +26,10 @@ export const errors = defineErrors({
   decision_not_found: { status: 404, message: () => 'no decision for this instance and fingerprint' },
   decision_missing_fields: { status: 400, message: () => 'give a status, a label or both' },
   label_too_long: { status: 400, message: (max: number) => `a label is at most ${max} characters` },
+  label_invalid: {
+    status: 400,
+    message: () => 'a label may not contain control characters (escape sequences, line breaks, bidi overrides)',
+  },
 })
 
 export type ErrorCode = keyof typeof errors
