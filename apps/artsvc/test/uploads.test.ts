@@ -152,6 +152,22 @@ apiSuites('uploads', (s: ApiSuite) => {
       readdirSync(s.h.svc.ctx.stagingDir).filter((f) => f.startsWith(created.body.id)),
       [],
     )
+    // A zero-byte PUT names its reason like every other bundle refusal.
+    const empty = await fetch(created.body.upload_url, {
+      method: 'PUT',
+      headers: { 'x-artsvc-upload-token': created.body.upload_token },
+      body: new Uint8Array(0),
+    })
+    assert.equal(empty.status, 422)
+    const emptyError = (await json(empty)).error
+    assert.deepEqual([emptyError.code, emptyError.reason], ['bundle_invalid', 'empty_body'])
+    // A NUL character in a title is a 400 on both databases (PostgreSQL answered 500).
+    const nul = await s.call('owner', 'POST', '/api/v1/artifacts/uploads', {
+      title: 'a\u0000b',
+      entrypoint: 'index.html',
+    })
+    assert.equal(nul.status, 400)
+    assert.equal(nul.body.error.code, 'invalid_request')
   })
 
   test('content origin: types, nosniff, sandboxing CSP, CORS for the opaque origin, HEAD and ETag', async () => {

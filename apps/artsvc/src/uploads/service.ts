@@ -118,7 +118,7 @@ export async function receiveBundle(
   let sha256: string
   try {
     await pipeline(body, meter, createWriteStream(temp))
-    if (size === 0) throw errors.bundle_invalid('the body is empty')
+    if (size === 0) throw errors.bundle_invalid.with({ details: { reason: 'empty_body' } }, 'the body is empty')
     sha256 = hash.digest('hex')
     await rename(temp, stagingPath(ctx, upload.id, sha256))
   } catch (err) {
