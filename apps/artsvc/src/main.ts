@@ -3,7 +3,14 @@
  * artsvc                 run the server (also `artsvc serve`)
  * artsvc publish ...     publish a ZIP bundle (see --help)
  */
-import { describeSchema, exitWithError, parseListenAddress, runMain, StartupError } from '@gatehouse/kit'
+import {
+  describeSchema,
+  escapeTerminal,
+  exitWithError,
+  parseListenAddress,
+  runMain,
+  StartupError,
+} from '@gatehouse/kit'
 import { PublishError, publish } from './cli/publish.ts'
 import { configSchema, loadPublishConfig, loadServerConfig, publishSchema, stderrIsTerminal } from './config.ts'
 import { buildServer } from './server.ts'
@@ -64,7 +71,8 @@ async function publishCommand(argv: string[]) {
     process.stdout.write(`${url}\n`)
   } catch (err) {
     if (err instanceof PublishError) {
-      process.stderr.write(`artsvc publish: ${err.message}\n`)
+      // The message may quote the server's refusal (bundle entry names): escaped.
+      process.stderr.write(`artsvc publish: ${escapeTerminal(err.message)}\n`)
       process.exit(1)
     }
     exitWithError('artsvc publish', err)

@@ -83,7 +83,7 @@ export {
 export { exitWithError, type RunOptions, runMain, type Stop } from './process.ts'
 export { generateToken, hashToken, safeEqual, sha256Hex, verifyToken } from './secrets.ts'
 export type { StackContext, StackService, StartStack } from './stack.ts'
-export { escapeTerminal, hasControlCharacter } from './terminal.ts'
+export { escapeTerminal, hasControlCharacter, terminalJson } from './terminal.ts'
 export { findNul, installNulGuard, refuseNul } from './text-guard.ts'
 export {
   formatTimestampMicros,

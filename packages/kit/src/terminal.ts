@@ -38,3 +38,20 @@ export function escapeTerminal(text: string): string {
     return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`
   })
 }
+
+// What JSON.stringify leaves raw but a terminal may act on (it escapes C0 already).
+const JSON_UNSAFE = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
+
+/**
+ * `JSON.stringify(value, null, space)` that is also safe to print: DEL, C1 controls and
+ * bidirectional overrides, which JSON leaves raw, are written as `\uXXXX` escapes, so
+ * the text is still the same JSON.
+ *
+ * @example terminalJson({ label: 'a\u009bb' }) === '{"label":"a\\u009bb"}'
+ */
+export function terminalJson(value: unknown, space?: number): string {
+  return JSON.stringify(value, null, space).replace(
+    JSON_UNSAFE,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  )
+}

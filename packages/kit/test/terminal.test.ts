@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
-import { escapeTerminal, hasControlCharacter } from '../src/index.ts'
+import { escapeTerminal, hasControlCharacter, terminalJson } from '../src/index.ts'
 
 describe('escapeTerminal', () => {
   test('escape sequences, line breaks and overrides become visible text', () => {
@@ -18,5 +18,20 @@ describe('escapeTerminal', () => {
         if (!hasControlCharacter(s)) assert.equal(out, s)
       }),
     )
+  })
+})
+
+describe('terminalJson', () => {
+  test('is the same JSON, with nothing a terminal would act on', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.string({ unit: 'binary' }), (value, text) => {
+        for (const v of [value, { text }]) {
+          const out = terminalJson(v, 2)
+          assert.deepEqual(JSON.parse(out), JSON.parse(JSON.stringify(v)))
+          assert.equal(hasControlCharacter(out.replaceAll('\n', '')), false)
+        }
+      }),
+    )
+    assert.equal(terminalJson({ label: 'a\u009bb\u001b' }), '{"label":"a\\u009bb\\u001b"}')
   })
 })

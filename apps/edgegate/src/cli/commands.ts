@@ -3,7 +3,15 @@
  * directly (the same one `serve` uses). Flags go before positional arguments.
  */
 import { userInfo } from 'node:os'
-import { ConfigError, describeSchema, field, type Schema, type Verdict } from '@gatehouse/kit'
+import {
+  ConfigError,
+  describeSchema,
+  escapeTerminal,
+  field,
+  type Schema,
+  terminalJson,
+  type Verdict,
+} from '@gatehouse/kit'
 import { audit, insertAdmin, listAdmins, removeAdmin } from '../admins/store.ts'
 import { newToken } from '../auth/tokens.ts'
 import { cliSchema, loadCommandConfig } from '../config.ts'
@@ -85,7 +93,7 @@ const nodeCommands: Record<string, Command> = {
     args: 0,
     async run(c, _args, out) {
       const nodes = (await withDb(c, (d) => listNodes(d.db))).map(describeNode)
-      if (c.json) return out(JSON.stringify(nodes, null, 2))
+      if (c.json) return out(terminalJson(nodes, 2))
       for (const n of nodes) {
         out(
           `${n.instance_id}\t${n.kind}\t${n.active ? 'active' : 'disabled'}\t${n.auth}\tlast seen ${n.last_seen_at ?? 'never'}`,
@@ -191,7 +199,9 @@ function verdictCommand(status: Verdict): Command {
           actor: actor(),
         }),
       )
-      out(`${d.scope_id} ${d.fingerprint} ${d.status}${d.label ? ` (${d.label})` : ''} at ${d.updated_at}`)
+      out(
+        `${d.scope_id} ${d.fingerprint} ${d.status}${d.label ? ` (${escapeTerminal(d.label)})` : ''} at ${d.updated_at}`,
+      )
     },
   }
 }
@@ -213,7 +223,7 @@ const decisionCommands: Record<string, Command> = {
           actor: actor(),
         }),
       )
-      out(`${d.scope_id} ${d.fingerprint} labelled ${JSON.stringify(d.label)}`)
+      out(`${d.scope_id} ${d.fingerprint} labelled ${terminalJson(d.label)}`)
     },
   },
   delete: {

@@ -4,6 +4,7 @@
  */
 import { existsSync } from 'node:fs'
 import { userInfo } from 'node:os'
+import { escapeTerminal, terminalJson } from '@gatehouse/kit'
 import { openStore, type Store } from '../db/index.ts'
 import type { Verdict } from '../db/schema.ts'
 import { errors } from '../errors.ts'
@@ -67,7 +68,7 @@ export async function listCommand(dbPath: string, options: { verbose: boolean; j
           }
         : {}),
     }))
-    io.out(`${JSON.stringify(out, null, 2)}\n`)
+    io.out(`${terminalJson(out, 2)}\n`)
     return
   }
   if (entries.length === 0) {
@@ -80,7 +81,8 @@ export async function listCommand(dbPath: string, options: { verbose: boolean; j
     String(e.count),
     e.last_seen,
     e.ips.slice(0, 3).join(',') + (e.ips.length > 3 ? `,+${e.ips.length - 3}` : ''),
-    e.label,
+    // Labels come from edgegate and client strings from the network: never raw to a terminal.
+    escapeTerminal(e.label),
   ])
   const head = ['FINGERPRINT', 'VERDICT', 'COUNT', 'LAST SEEN', 'IPS', 'LABEL']
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
@@ -90,9 +92,13 @@ export async function listCommand(dbPath: string, options: { verbose: boolean; j
   for (const [i, e] of entries.entries()) {
     out.push(line(rows[i]!))
     if (options.verbose) {
-      out.push(`    client: ${e.identification || '-'} (version ${e.client_version || '-'})`)
-      out.push(`    first seen: ${e.first_seen}  enrolled connections: ${e.enrolled_count}  actor: ${e.actor ?? '-'}`)
-      out.push(`    material: ${materialOf(e) ?? '(not stored)'}`)
+      out.push(
+        `    client: ${escapeTerminal(e.identification || '-')} (version ${escapeTerminal(e.client_version || '-')})`,
+      )
+      out.push(
+        `    first seen: ${e.first_seen}  enrolled connections: ${e.enrolled_count}  actor: ${escapeTerminal(e.actor ?? '-')}`,
+      )
+      out.push(`    material: ${escapeTerminal(materialOf(e) ?? '(not stored)')}`)
     }
   }
   io.out(`${out.join('\n')}\n`)
