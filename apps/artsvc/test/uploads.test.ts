@@ -3,7 +3,7 @@
  * content origin's responses, on SQLite and PostgreSQL.
  */
 import assert from 'node:assert/strict'
-import { readdirSync, rmSync } from 'node:fs'
+import { readdirSync, rmSync, statSync } from 'node:fs'
 import { type ClientRequest, request } from 'node:http'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -377,6 +377,32 @@ apiSuites('uploads', (s: ApiSuite) => {
     assert.equal(refused.body.error.code, 'upload_not_received')
     assert.equal((await put()).status, 200)
     assert.equal((await commit()).status, 201)
+  })
+
+  test('storage folders, blobs, manifests and the SQLite database are owner-only (0700/0600)', async () => {
+    const umask = process.umask(0o022)
+    try {
+      await mustPublish(s.h, s.auth.owner, sampleBundle([{ name: 'private.txt', data: 'only the owner' }]))
+    } finally {
+      process.umask(umask)
+    }
+    const seen = { dirs: 0, files: 0 }
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name)
+        const mode = statSync(path).mode & 0o777
+        if (entry.isDirectory()) {
+          assert.equal(mode, 0o700, path)
+          seen.dirs++
+          walk(path)
+        } else {
+          assert.equal(mode, 0o600, path)
+          seen.files++
+        }
+      }
+    }
+    walk(s.h.root)
+    assert.ok(seen.dirs >= 3 && seen.files >= 2, JSON.stringify(seen))
   })
 
   test('an expired upload session is refused', async () => {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** dnsctl process entry: config -> database -> recovery -> listen; SIGTERM drains publications. */
 import { mkdirSync } from 'node:fs'
-import { createLogger, describeSchema, openDatabase, runMain, StartupError } from '@gatehouse/kit'
+import { createLogger, describeSchema, mkdirPrivateSync, openDatabase, runMain, StartupError } from '@gatehouse/kit'
 import { loadDnsctlConfig, schema } from './config.ts'
 import { migrations } from './db/migrations/index.ts'
 import type { DB } from './db/schema.ts'
@@ -19,9 +19,14 @@ if (argv.includes('--help') || argv.includes('-h')) {
 await runMain({ name: 'dnsctl' }, async () => {
   const config = loadDnsctlConfig(argv)
   const logger = createLogger({ name: 'dnsctl', level: config.logLevel })
+  // The journal (zone text) and job results are owner-only (0700 when created), like the
+  // database (0600, kit). The state and blocklist folders keep the umask: the resolver,
+  // which may run as another user, reads the published blocklist files under them.
+  const shared = new Set([config.stateDir, config.blocklistDir])
   for (const dir of [config.stateDir, config.journalDir, config.blocklistDir, config.resultsDir]) {
     try {
-      mkdirSync(dir, { recursive: true })
+      if (shared.has(dir)) mkdirSync(dir, { recursive: true })
+      else mkdirPrivateSync(dir)
     } catch (err) {
       throw new StartupError(`cannot create ${dir}: ${(err as Error).message}`)
     }

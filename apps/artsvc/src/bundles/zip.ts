@@ -22,6 +22,7 @@ import { join } from 'node:path'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { crc32 } from 'node:zlib'
+import { PRIVATE_FILE_MODE } from '@gatehouse/kit'
 import yauzl, { type Entry, type ZipFile } from 'yauzl'
 import { contentTypeFor } from './content-types.ts'
 import { checkPath, collisionKey, decodeEntryName } from './names.ts'
@@ -370,7 +371,7 @@ async function extractOne(
     })
   }
   try {
-    await pipeline(stream, meter, createWriteStream(tempPath))
+    await pipeline(stream, meter, createWriteStream(tempPath, { mode: PRIVATE_FILE_MODE }))
   } catch (err) {
     await rm(tempPath, { force: true })
     if (err instanceof BundleError) throw err

@@ -3,7 +3,7 @@
  * PostgreSQL, chosen by URL (`sqlite:path`, `sqlite::memory:`, `postgres://…`), with
  * migrations applied at startup under Kysely's migration lock.
  */
-import { mkdirSync } from 'node:fs'
+import { closeSync, openSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { DatabaseSync } from 'node:sqlite'
 import {
@@ -19,6 +19,7 @@ import {
 } from 'kysely'
 import pg from 'pg'
 import { StartupError } from '../errors.ts'
+import { mkdirPrivateSync, PRIVATE_FILE_MODE } from '../private-files.ts'
 import { type ConnectionLock, NodeSqliteDatabase, NodeSqliteDialect, type Statement } from './sqlite-adapter.ts'
 
 export type { Migration } from 'kysely'
@@ -140,7 +141,12 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
   if (kind === 'sqlite') {
     let file: NodeSqliteDatabase
     try {
-      if (location !== ':memory:') mkdirSync(dirname(resolve(location)), { recursive: true })
+      if (location !== ':memory:') {
+        // Owner-only (private-files.ts): created 0600 in a 0700 folder before SQLite opens
+        // it; SQLite gives the -wal and -shm files the database file's mode.
+        mkdirPrivateSync(dirname(resolve(location)))
+        closeSync(openSync(location, 'a', PRIVATE_FILE_MODE))
+      }
       file = new NodeSqliteDatabase(location)
     } catch (err) {
       throw new StartupError(`database ${location} cannot be opened: ${(err as Error).message}`, { cause: err })
