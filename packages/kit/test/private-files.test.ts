@@ -21,7 +21,7 @@ describe('owner-only state files', () => {
 
   test('a new SQLite database is 0600 in a new 0700 folder, and so are its WAL files', async () => {
     const file = join(dir.path, 'state', 'nested', 'app.db')
-    const db = await openDatabase({ url: `sqlite:${file}`, migrations: [] })
+    const db = await openDatabase({ url: `sqlite:${file}`, migrations: {} })
     try {
       await sql`create table t (x integer)`.execute(db.db)
       await sql`insert into t values (1)`.execute(db.db)
