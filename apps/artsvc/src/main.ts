@@ -6,6 +6,7 @@
  */
 import {
   describeSchema,
+  escapeTerminal,
   exitWithError,
   packageVersion,
   parseListenAddress,
@@ -74,7 +75,8 @@ async function publishCommand(argv: string[]) {
     process.stdout.write(`${url}\n`)
   } catch (err) {
     if (err instanceof PublishError) {
-      process.stderr.write(`artsvc publish: ${err.message}\n`)
+      // The message may quote the server's refusal (bundle entry names): escaped.
+      process.stderr.write(`artsvc publish: ${escapeTerminal(err.message)}\n`)
       process.exit(1)
     }
     exitWithError('artsvc publish', err)

@@ -4,10 +4,9 @@
  * (ARTSVC_CONTENT_URL). Any other host gets 421. Unsafe methods with ambient credentials
  * (session cookie, edge assertion) must come from the management origin itself.
  */
-import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import cookie from '@fastify/cookie'
-import { createHttpApp, createLogger, createMetrics, type HttpApp, type Logger } from '@gatehouse/kit'
+import { createHttpApp, createLogger, createMetrics, type HttpApp, type Logger, mkdirPrivate } from '@gatehouse/kit'
 import { adminRoutes } from './admin/routes.ts'
 import { artifactRoutes } from './artifacts/routes.ts'
 import { Authenticator } from './auth/authenticator.ts'
@@ -70,8 +69,9 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
       : undefined
   const stagingDir = join(config.storageRoot, 'staging')
   const tmpDir = join(config.storageRoot, 'tmp')
-  await mkdir(stagingDir, { recursive: true })
-  await mkdir(tmpDir, { recursive: true })
+  // Owner-only: staged and extracted bundles are private artifacts.
+  await mkdirPrivate(stagingDir)
+  await mkdirPrivate(tmpDir)
   const metrics = createMetrics('artsvc')
   const ctx: AppContext = {
     config,

@@ -112,10 +112,22 @@ describe('oidc mode', () => {
     assert.equal(await sessions(), before, 'no session was created')
   })
 
-  test('return_to cannot redirect off-site', async () => {
-    const { callback, stateCookie } = await login('alice', '//evil.example/x')
-    const done = await fetch(callback, { redirect: 'manual', headers: { cookie: stateCookie } })
-    assert.equal(done.headers.get('location'), '/api/v1/me')
+  test('return_to cannot redirect off-site, and a bad one never fails the sign-in', async () => {
+    const cases: Array<[string, string]> = [
+      ['//evil.example/x', '/'],
+      ['/\t/evil.example', '/'],
+      ['/\\evil.example', '/'],
+      ['https://evil.example/', '/'],
+      ['javascript:alert(1)', '/'],
+      ['/a/AAAAAAAAAAAAAAAA\r\nSet-Cookie: x=1', '/a/AAAAAAAAAAAAAAAASet-Cookie:%20x=1'],
+      [`${h.base}/a/AAAAAAAAAAAAAAAA?v=1`, '/a/AAAAAAAAAAAAAAAA?v=1'],
+    ]
+    for (const [returnTo, location] of cases) {
+      const { callback, stateCookie } = await login('alice', returnTo)
+      const done = await fetch(callback, { redirect: 'manual', headers: { cookie: stateCookie } })
+      assert.equal(done.status, 303, JSON.stringify(returnTo))
+      assert.equal(done.headers.get('location'), location, JSON.stringify(returnTo))
+    }
   })
 
   test('sessions expire after ARTSVC_SESSION_TTL', async () => {

@@ -82,6 +82,12 @@ apiSuites('shares and admin', (s: ApiSuite) => {
         .status,
       400,
     )
+    // RFC 3339 with an offset is read (kit parser) and written back in UTC with Z.
+    const inAnHour = new Date(Math.floor((s.clock.now() + 3_600_000) / 1000) * 1000)
+    const offset = `${new Date(inAnHour.getTime() + 2 * 3_600_000).toISOString().slice(0, 19)}+02:00`
+    const offsetShare = await s.call('owner', 'POST', `/api/v1/artifacts/${p.artifact}/shares`, { expires_at: offset })
+    assert.equal(offsetShare.status, 201, JSON.stringify(offsetShare.body))
+    assert.equal(offsetShare.body.expires_at, inAnHour.toISOString())
     assert.equal((await s.call('owner', 'POST', `/api/v1/artifacts/${p.artifact}/shares`, { version: 9 })).status, 404)
     assert.equal((await fetch(`${s.h.base}/s/${'x'.repeat(43)}`, { redirect: 'manual' })).status, 404)
   })

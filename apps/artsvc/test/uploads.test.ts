@@ -3,7 +3,7 @@
  * content origin's responses, on SQLite and PostgreSQL.
  */
 import assert from 'node:assert/strict'
-import { readdirSync, rmSync } from 'node:fs'
+import { readdirSync, rmSync, statSync } from 'node:fs'
 import { type ClientRequest, request } from 'node:http'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -152,6 +152,22 @@ apiSuites('uploads', (s: ApiSuite) => {
       readdirSync(s.h.svc.ctx.stagingDir).filter((f) => f.startsWith(created.body.id)),
       [],
     )
+    // A zero-byte PUT names its reason like every other bundle refusal.
+    const empty = await fetch(created.body.upload_url, {
+      method: 'PUT',
+      headers: { 'x-artsvc-upload-token': created.body.upload_token },
+      body: new Uint8Array(0),
+    })
+    assert.equal(empty.status, 422)
+    const emptyError = (await json(empty)).error
+    assert.deepEqual([emptyError.code, emptyError.reason], ['bundle_invalid', 'empty_body'])
+    // A NUL character in a title is a 400 on both databases (PostgreSQL answered 500).
+    const nul = await s.call('owner', 'POST', '/api/v1/artifacts/uploads', {
+      title: 'a\u0000b',
+      entrypoint: 'index.html',
+    })
+    assert.equal(nul.status, 400)
+    assert.equal(nul.body.error.code, 'invalid_request')
   })
 
   test('content origin: types, nosniff, sandboxing CSP, CORS for the opaque origin, HEAD and ETag', async () => {
@@ -361,6 +377,32 @@ apiSuites('uploads', (s: ApiSuite) => {
     assert.equal(refused.body.error.code, 'upload_not_received')
     assert.equal((await put()).status, 200)
     assert.equal((await commit()).status, 201)
+  })
+
+  test('storage folders, blobs, manifests and the SQLite database are owner-only (0700/0600)', async () => {
+    const umask = process.umask(0o022)
+    try {
+      await mustPublish(s.h, s.auth.owner, sampleBundle([{ name: 'private.txt', data: 'only the owner' }]))
+    } finally {
+      process.umask(umask)
+    }
+    const seen = { dirs: 0, files: 0 }
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name)
+        const mode = statSync(path).mode & 0o777
+        if (entry.isDirectory()) {
+          assert.equal(mode, 0o700, path)
+          seen.dirs++
+          walk(path)
+        } else {
+          assert.equal(mode, 0o600, path)
+          seen.files++
+        }
+      }
+    }
+    walk(s.h.root)
+    assert.ok(seen.dirs >= 3 && seen.files >= 2, JSON.stringify(seen))
   })
 
   test('an expired upload session is refused', async () => {

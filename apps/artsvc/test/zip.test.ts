@@ -99,6 +99,21 @@ describe('hostile corpus', () => {
       'header_mismatch',
     ],
     [
+      'local header states another CRC',
+      [index, { name: 'x.txt', data: 'hello', local: { crc: 1 } }],
+      'header_mismatch',
+    ],
+    [
+      'local header states another uncompressed size',
+      [index, { name: 'x.txt', data: 'hello world', local: { uncompressedSize: 3 } }],
+      'header_mismatch',
+    ],
+    [
+      'local header states another compressed size',
+      [index, { name: 'x.txt', data: 'hello world', local: { compressedSize: 2 } }],
+      'header_mismatch',
+    ],
+    [
       'overlapping entries sharing one local header',
       [index, { name: 'a.txt', data: 'x'.repeat(1000) }, { name: 'b.txt', data: 'x'.repeat(1000), shareLocalWith: 1 }],
       'header_mismatch',
@@ -136,6 +151,28 @@ describe('hostile corpus', () => {
   test('refuses a total over the limit spread across files', async () => {
     const files = Array.from({ length: 5 }, (_, i) => ({ name: `p${i}.bin`, data: Buffer.alloc(300 * 1024, i) }))
     await refused(buildZip([index, ...files]), 'too_large')
+  })
+
+  test('refuses a zip64 local header whose sizes disagree with the central directory', async () => {
+    await refused(
+      buildZip([index, { name: 'x.txt', data: 'abcdef', local: { uncompressedSize: 7 } }], { zip64: true }),
+      'header_mismatch',
+    )
+  })
+
+  test('accepts a data descriptor entry whose local CRC and sizes are zero (bit 3)', async () => {
+    const entry = {
+      name: 'x.txt',
+      data: 'streamed',
+      flags: (1 << 11) | 0x08,
+      local: { crc: 0, compressedSize: 0, uncompressedSize: 0 },
+    }
+    const bundle = await run(buildZip([index, entry]))
+    assert.deepEqual(bundle.files.map((f) => f.path).sort(), ['index.html', 'x.txt'])
+    await refused(
+      buildZip([index, { ...entry, local: { crc: 0, compressedSize: 0, uncompressedSize: 99 } }]),
+      'header_mismatch',
+    )
   })
 
   test('refuses a lying zip64 size', async () => {

@@ -31,6 +31,12 @@ export const schema = {
     default: false,
     doc: 'acknowledge that the API (which has no authentication) listens beyond loopback',
   }),
+  allowedHosts: field.list({
+    env: 'DNSCTL_ALLOWED_HOSTS',
+    flag: 'allowed-host',
+    default: [],
+    doc: 'Host header names the API answers besides loopback ones (comma-separated); others get 403 (DNS rebinding)',
+  }),
   stateDir: field.string({
     env: 'DNSCTL_STATE_DIR',
     flag: 'state-dir',

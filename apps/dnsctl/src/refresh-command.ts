@@ -5,7 +5,7 @@
  * when every zone transferred and no record differs. Mounted as commands by cli/program.ts.
  */
 
-import { escapeForTerminal } from '@gatehouse/kit/terminal.ts'
+import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
 import { refreshOptions } from './blocklists/job.ts'
 import { refreshBlocklists } from './blocklists/refresh.ts'
 import type { Config } from './config.ts'
@@ -26,15 +26,15 @@ export async function refreshBlocklistsCommand(
     for (const s of report.sources) {
       const what = s.ok
         ? `${s.domains} domains (${s.origin.replace(/_/g, ' ')})`
-        : `FAILED: ${escapeForTerminal(s.error ?? '')}`
+        : `FAILED: ${escapeTerminal(s.error ?? '')}`
       out.write(
-        `${escapeForTerminal(s.url)}\n  ${what}${!s.ok && s.origin === 'last_good_copy' ? `; using the last good copy (${s.domains} domains)` : ''}\n`,
+        `${escapeTerminal(s.url)}\n  ${what}${!s.ok && s.origin === 'last_good_copy' ? `; using the last good copy (${s.domains} domains)` : ''}\n`,
       )
     }
     out.write(
       `${report.ok ? 'ok' : 'failed'}: ${report.domain_count} blocked domains, ${report.passthru_count} allowed exceptions, ${report.duration_ms} ms\n`,
     )
-    if (!report.ok) err.write(`dnsctl: blocklist refresh failed: ${escapeForTerminal(report.error ?? '')}\n`)
+    if (!report.ok) err.write(`dnsctl: blocklist refresh failed: ${escapeTerminal(report.error ?? '')}\n`)
   }
   return report.ok ? 0 : 1
 }

@@ -45,6 +45,8 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     version: '0.1.0',
     logger: deps.logger,
     bodyLimit: config.bodyLimit,
+    // No authentication: only a request naming this listener may reach it (DNS rebinding).
+    hostGuard: { names: [...config.allowedHosts, ...(isUnspecified(config.listen.host) ? [] : [config.listen.host])] },
     openapi: {
       title: 'dnsctl',
       description: 'DNS management API (zones, RRsets, blocklist configuration, refresh health)',
@@ -139,4 +141,9 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       await zones.stop()
     },
   }
+}
+
+// 0.0.0.0 and :: are not names a client should use (browsers map 0.0.0.0 to this host).
+function isUnspecified(host: string): boolean {
+  return host === '0.0.0.0' || host === '::' || host === '[::]'
 }

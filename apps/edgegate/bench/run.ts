@@ -372,7 +372,7 @@ async function benchPulls(
 /** The server's own CPU seconds so far (its Prometheus process collector). */
 async function serverCpu(base: string, agent: ReturnType<typeof createTlsAgent>): Promise<number> {
   const text = (await requestNoRedirect(`${base}/metrics`, { dispatcher: agent })).body.toString('utf8')
-  const m = /^edgegate_process_cpu_seconds_total (\S+)$/m.exec(text)
+  const m = /^process_cpu_seconds_total (\S+)$/m.exec(text)
   if (!m) throw new Error('no process_cpu_seconds_total in /metrics')
   return Number(m[1])
 }

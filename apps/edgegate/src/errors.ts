@@ -34,6 +34,10 @@ export const errors = defineErrors({
   pair_not_found: { status: 404, message: () => 'no such pairing of a websignal node with a tlsgate node' },
   invalid_since: { status: 400, message: () => 'since is in the future' },
   label_too_long: { status: 400, message: (max: number) => `a label is at most ${max} characters` },
+  label_invalid: {
+    status: 400,
+    message: () => 'a label may not contain control characters (escape sequences, line breaks, bidi overrides)',
+  },
 })
 
 export type ErrorCode = keyof typeof errors

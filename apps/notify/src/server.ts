@@ -47,6 +47,8 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     logger,
     bodyLimit: config.bodyLimit,
     trustProxy: false,
+    // Development mode has no authentication and relies on loopback: refuse DNS rebinding.
+    ...(config.auth ? {} : { hostGuard: {} }),
     openapi: { title: 'Gatehouse notification service' },
   })
   app.decorateRequest('reader', null)
@@ -66,7 +68,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     users,
     metrics: app.metrics,
   }
-  authRoutes(app, ctx)
+  await authRoutes(app, ctx)
   userRoutes(app, ctx)
   channelRoutes(app, ctx)
   webhookRoutes(app, ctx)

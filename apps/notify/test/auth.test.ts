@@ -171,6 +171,7 @@ describe('development mode (no reader password)', () => {
         headers: { host: 'evil.example' },
       })
       assert.equal(rebinding.statusCode, 403)
+      assert.equal(rebinding.json().error.code, 'host_not_allowed')
       const login = await n.client.post('/api/v1/auth/login', {
         body: { username: 'local', password: 'whatever-123456' },
       })

@@ -60,15 +60,23 @@ for (const backend of backends) {
       assert.equal(q.body.notifications[0]?.id, item.id)
     })
 
-    test('GitLab-style attachments: unsafe links dropped, text kept', async () => {
-      const res = await n.client.post(`/hooks/${DEV_TOKEN}`, {
+    test('GitLab-style attachments: an unsafe link is refused (spec), a safe one kept with the text', async () => {
+      const unsafe = await n.client.post(`/hooks/${DEV_TOKEN}`, {
         raw: fixture('gitlab-attachments.json'),
+        type: 'application/json',
+      })
+      assert.equal(unsafe.status, 400)
+      assert.equal(unsafe.body.error.code, 'invalid_payload')
+      assert.match(unsafe.body.error.message, /^attachments\[0\]\.title_link must be an absolute http or https URL/)
+      const link = 'https://gitlab.example.internal/platform/api/-/pipelines/48213'
+      const res = await n.client.post(`/hooks/${DEV_TOKEN}`, {
+        raw: fixture('gitlab-attachments.json').replace('javascript:alert(1)', link),
         type: 'application/json',
       })
       assert.equal(res.status, 200)
       const item = await latest()
       assert.equal(item.channel, 'builds')
-      assert.equal(item.content.attachments[0].title_link, undefined)
+      assert.equal(item.content.attachments[0].title_link, link)
       assert.match(item.content.attachments[0].text, /rspec 3\/4/)
     })
 

@@ -120,8 +120,8 @@ async function main() {
     say('')
 
     // 4. Memory (first, on a fresh gate, so earlier load does not inflate the figures) with 1024 open idle connections.
-    const rss = () => metricValue(metricsPort, 'sshproxy_process_resident_memory_bytes')
-    const heap = () => metricValue(metricsPort, 'sshproxy_nodejs_heap_size_used_bytes')
+    const rss = () => metricValue(metricsPort, 'process_resident_memory_bytes')
+    const heap = () => metricValue(metricsPort, 'nodejs_heap_size_used_bytes')
     const base = { rss: await rss(), heap: await heap() }
     const handshaking = await openMany(idleRoutePort, 1024)
     const inHandshake = {
@@ -153,10 +153,9 @@ async function main() {
     )
     say('')
     // 1. Connection rates.
-    const cpu0 = await metricValue(metricsPort, 'sshproxy_process_cpu_seconds_total')
+    const cpu0 = await metricValue(metricsPort, 'process_cpu_seconds_total')
     const rejectGate = await closedLoop(helloUntilClosed(unknownHello), gatePort, CONCURRENCY, SECONDS)
-    const rejectCpuUs =
-      (((await metricValue(metricsPort, 'sshproxy_process_cpu_seconds_total')) - cpu0) * 1e6) / rejectGate.ops
+    const rejectCpuUs = (((await metricValue(metricsPort, 'process_cpu_seconds_total')) - cpu0) * 1e6) / rejectGate.ops
     const rejectDirect = await closedLoop(identOnly, sshd.port, CONCURRENCY, SECONDS)
     const rejectBare = await closedLoop(helloUntilClosed(unknownHello), bare.port, CONCURRENCY, SECONDS)
     say('## 1. New connections per second')
@@ -215,9 +214,9 @@ async function main() {
         ['gate', gatePort],
         ['direct', sshd.port],
       ] as const) {
-        const cpuBefore = await metricValue(metricsPort, 'sshproxy_process_cpu_seconds_total')
+        const cpuBefore = await metricValue(metricsPort, 'process_cpu_seconds_total')
         const ms = await runSsh(sshArgs({ port: port, key: sshd.key, home, command: cmd }))
-        const cpu = (await metricValue(metricsPort, 'sshproxy_process_cpu_seconds_total')) - cpuBefore
+        const cpu = (await metricValue(metricsPort, 'process_cpu_seconds_total')) - cpuBefore
         if (name === 'gate') gateCpu += cpu
         results[name]!.push(BYTES / 1024 ** 2 / (ms / 1000))
       }
@@ -240,9 +239,9 @@ async function main() {
         ['gate', gatePort],
         ['direct', sshd.port],
       ] as const) {
-        const cpuBefore = await metricValue(metricsPort, 'sshproxy_process_cpu_seconds_total')
+        const cpuBefore = await metricValue(metricsPort, 'process_cpu_seconds_total')
         const ms = await runSshUpload(sshArgs({ port, key: sshd.key, home, command: 'cat > /dev/null' }))
-        const cpu = (await metricValue(metricsPort, 'sshproxy_process_cpu_seconds_total')) - cpuBefore
+        const cpu = (await metricValue(metricsPort, 'process_cpu_seconds_total')) - cpuBefore
         if (name === 'gate') uploadCpu += cpu
         uploads[name]!.push(BYTES / 1024 ** 2 / (ms / 1000))
       }

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { tempDir } from '@gatehouse/testkit'
 import { openStore } from '../src/db/index.ts'
-import { recordObservations } from '../src/fingerprints/store.ts'
+import { recordObservations, setLabel } from '../src/fingerprints/store.ts'
 import { fingerprintMaterial } from '../src/wire/fingerprint.ts'
 import { readClientHandshake } from '../src/wire/handshake.ts'
 import { captureClientHello, cli, cliInProcess, readEntries } from './helpers.ts'
@@ -73,6 +73,45 @@ describe('store commands (child processes)', () => {
       [FP, 'pending', false],
       [OTHER, 'pending', false],
     ])
+  })
+
+  test('list never prints a synced label or a client string raw: escapes, C1 and bidi controls are shown escaped', async () => {
+    const hostileDb = join(dir.path, 'hostile.db')
+    const label = 'evil\u001b]52;c;ZXZpbA==\u0007\u001b[2J\r\nfake \u009b31m \u202egnp.exe'
+    const store = await openStore(hostileDb)
+    const now = new Date().toISOString()
+    await recordObservations(
+      store.db,
+      [
+        {
+          identification: 'SSH-2.0-evil\u001b[31m',
+          clientVersion: 'evil\u001b[31m',
+          metadata: '{}',
+          count: 1,
+          enrolled: 0,
+          firstSeen: now,
+          lastSeen: now,
+          sightings: [{ ip: '192.0.2.8', port: 50001, last_seen: now }],
+          fingerprint: UNKNOWN,
+        },
+      ],
+      100,
+      now,
+    )
+    await setLabel(store.db, UNKNOWN, label, now)
+    await store.close()
+    const [plain, verbose, json] = await Promise.all([
+      cli(['list', '--db', hostileDb]),
+      cli(['list', '-v', '--db', hostileDb]),
+      cli(['list', '--json', '--db', hostileDb]),
+    ])
+    for (const r of [plain, verbose, json]) {
+      assert.equal(r.code, 0, r.stderr)
+      assert.doesNotMatch(r.stdout, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/)
+    }
+    assert.ok(plain.stdout.includes('evil\\e]52;c;ZXZpbA==\\x07\\e[2J\\r\\nfake \\x9b31m \\u202egnp.exe'), plain.stdout)
+    assert.ok(verbose.stdout.includes('client: SSH-2.0-evil\\e[31m'), verbose.stdout)
+    assert.equal((JSON.parse(json.stdout) as { label: string }[])[0]!.label, label)
   })
 
   test('approve --label, block, pending, label, delete change the entry and say so', async () => {

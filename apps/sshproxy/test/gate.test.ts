@@ -186,8 +186,8 @@ describe('sshproxy serve in front of a real sshd', () => {
     assert.ok(metric(m, 'sshproxy_connection_results_total', { route, result: 'allowed' })! >= 4)
     assert.ok(metric(m, 'sshproxy_proxied_bytes_total', { route, direction: 'backend_to_client' })! > 0)
     assert.match(m, /sshproxy_build_info\{version="0\.1\.0"/)
-    assert.match(m, /sshproxy_process_cpu_user_seconds_total/)
-    assert.match(m, /sshproxy_nodejs_eventloop_lag_seconds/)
+    assert.match(m, /^process_cpu_user_seconds_total /m)
+    assert.match(m, /^nodejs_eventloop_lag_seconds /m)
     assert.doesNotMatch(m, /127\.0\.0\.1"|client_ip|fingerprint/)
     const base = `http://127.0.0.1:${gate.metricsPort}`
     assert.equal((await fetch(`${base}/healthz`)).status, 200)

@@ -286,5 +286,6 @@ test('compareTimes orders any two RFC 3339 times like their instants, whatever t
     }),
   )
   assert.equal(compareTimes('2026-11-22T08:00:00.5+02:00', '2026-11-22T06:00:00.499999Z'), 1)
+  assert.equal(compareTimes('2026-11-22t06:00:00z', '2026-11-22T06:00:00+00:00'), 0)
   assert.equal(compareTimes('not a time', '2026-11-22T06:00:00Z'), -1)
 })

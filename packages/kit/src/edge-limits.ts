@@ -18,8 +18,8 @@ export const EDGE_LIMITS = {
   signalsPerBatch: 500,
 } as const
 
-/** RFC 3339 UTC with a `Z` suffix and up to nine fraction digits: `2026-11-22T05:19:26.123Z`. */
-export const TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?Z$'
+/** RFC 3339 timestamps: one pattern, in timestamps.ts (any offset is read; Z is written). */
+export { TIMESTAMP_PATTERN } from './timestamps.ts'
 
 /** A stable instance name: letters, digits, `.`, `_`, `-`; starts with a letter or digit. */
 export const INSTANCE_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$'

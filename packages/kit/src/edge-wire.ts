@@ -14,7 +14,10 @@ import { EDGE_LIMITS, FINGERPRINT_PATTERN, INSTANCE_ID_PATTERN, TIMESTAMP_PATTER
 
 export { EDGE_LIMITS, FINGERPRINT_PATTERN, INSTANCE_ID_PATTERN, TIMESTAMP_PATTERN }
 
-const Timestamp = Type.String({ pattern: TIMESTAMP_PATTERN, description: 'RFC 3339 UTC timestamp' })
+const Timestamp = Type.String({
+  pattern: TIMESTAMP_PATTERN,
+  description: 'RFC 3339 timestamp (UTC with Z when written; any offset is read)',
+})
 const InstanceId = Type.String({ pattern: INSTANCE_ID_PATTERN })
 const Fingerprint = Type.String({ pattern: FINGERPRINT_PATTERN })
 const Ip = Type.String({ minLength: 2, maxLength: 45, description: 'IPv4 or IPv6 address' })

@@ -83,6 +83,10 @@ export const kitErrors = defineErrors({
   invalid_json: { status: 400, message: (why: string) => `request body is not valid JSON: ${why}` },
   unauthorized: { status: 401, message: (why = 'credentials are missing or invalid') => why },
   forbidden: { status: 403, message: (why = 'not allowed') => why },
+  host_not_allowed: {
+    status: 403,
+    message: () => 'the Host header does not name this service (loopback or a configured name)',
+  },
   not_found: { status: 404, message: (what = 'no such resource') => what },
   method_not_allowed: {
     status: 405,

@@ -20,8 +20,10 @@ import Fastify, {
   LogController,
 } from 'fastify'
 import { AppError, kitErrors } from './errors.ts'
+import { type HostGuardOptions, installHostGuard } from './host-guard.ts'
 import { type Logger, requestIdFrom } from './logger.ts'
 import { type AppMetrics, createMetrics } from './metrics.ts'
+import { installNulGuard } from './text-guard.ts'
 
 export type HttpApp = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>
 
@@ -73,6 +75,8 @@ export interface HttpAppOptions {
   accessLog?: boolean
   /** Use this metrics registry instead of creating one. */
   metrics?: AppMetrics
+  /** For a listener that relies on being loopback-only: refuse other Host headers (see host-guard.ts). */
+  hostGuard?: HostGuardOptions
 }
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
@@ -152,6 +156,8 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id)
   })
+  if (options.hostGuard) installHostGuard(app, options.hostGuard)
+  installNulGuard(app)
 
   // The access line carries only fixed, non-secret fields, so it skips the redaction pass
   // (which more than doubles the cost of a line); every other log line keeps it.

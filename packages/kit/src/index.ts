@@ -64,7 +64,6 @@ export {
   SignalBatchResult,
   SmtpReport,
   SmtpReportResult,
-  TIMESTAMP_PATTERN,
   Verdict,
 } from './edge-wire.ts'
 export {
@@ -76,6 +75,7 @@ export {
   kitErrors,
   StartupError,
 } from './errors.ts'
+export { type HostGuardOptions, hostNameOf, installHostGuard, isAllowedHost } from './host-guard.ts'
 export {
   createHttpApp,
   type FastPath,
@@ -102,10 +102,19 @@ export {
   parseIp,
   parseListenAddress,
 } from './net.ts'
+export { mkdirPrivate, mkdirPrivateSync, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts'
 export { exitWithError, type RunOptions, runMain, type Stop } from './process.ts'
 export { generateToken, hashToken, safeEqual, sha256Hex, verifyToken } from './secrets.ts'
 export type { StackContext, StackService, StartStack } from './stack.ts'
-export { escapeForTerminal } from './terminal.ts'
+export { escapeTerminal, hasControlCharacter, terminalJson } from './terminal.ts'
+export { findNul, installNulGuard, refuseNul } from './text-guard.ts'
+export {
+  formatTimestampMicros,
+  formatTimestampMillis,
+  parseTimestampMicros,
+  parseTimestampMillis,
+  TIMESTAMP_PATTERN,
+} from './timestamps.ts'
 export {
   type ClientTlsConfig,
   createTlsAgent,

@@ -1,6 +1,8 @@
 /**
- * Prometheus metrics: one registry per app, every metric name prefixed with the app
- * (`dnsctl_`, `notify_`, ...). Labels never carry client addresses, fingerprints,
+ * Prometheus metrics: one registry per app. The app's own metrics are prefixed with the app
+ * (`dnsctl_`, `notify_`, ...); the standard process and Node.js runtime collectors keep
+ * their usual names (`process_cpu_seconds_total`, `nodejs_heap_size_used_bytes`) so stock
+ * dashboards and alerts for Node.js work unchanged. Labels never carry client addresses, fingerprints,
  * tokens or user names.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
@@ -24,7 +26,7 @@ export function createMetrics(app: string, version = '0.0.0'): AppMetrics {
   if (!/^[a-z][a-z0-9_]*$/.test(app)) throw new TypeError(`metrics prefix ${app} must be snake_case`)
   const registry = new Registry()
   const prefix = `${app}_`
-  collectDefaultMetrics({ register: registry, prefix })
+  collectDefaultMetrics({ register: registry })
   const metrics: AppMetrics = {
     registry,
     prefix,

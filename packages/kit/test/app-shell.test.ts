@@ -14,7 +14,6 @@ import { type ConfigError, field } from '../src/config.ts'
 import { bearerToken, readCookie } from '../src/credentials.ts'
 import { openDatabase } from '../src/db/database.ts'
 import type { StartupError } from '../src/errors.ts'
-import { escapeForTerminal } from '../src/terminal.ts'
 
 const dir = tempDir('kit-shell-')
 after(() => dir.remove())
@@ -147,27 +146,6 @@ describe('credential parsers', () => {
           const header = [...others.map(([k, v]) => `${k}=${v}`), `${name}=${value}`].join('; ')
           return readCookie(header, name) === value
         },
-      ),
-    )
-  })
-})
-
-describe('escapeForTerminal', () => {
-  test('control characters become visible escapes; plain text is unchanged', () => {
-    assert.equal(escapeForTerminal('edge-1 ci runner é'), 'edge-1 ci runner é')
-    assert.equal(escapeForTerminal('a\x1b[2Jb'), 'a\\x1b[2Jb')
-    assert.equal(escapeForTerminal('a\\x1b'), 'a\\\\x1b', 'a literal backslash cannot forge an escape')
-    assert.equal(escapeForTerminal('l1\nl2\tx\r'), 'l1\\x0al2\\x09x\\x0d')
-    assert.equal(escapeForTerminal('l1\nl2\tx\r', { multiline: true }), 'l1\nl2\tx\\x0d')
-    assert.equal(escapeForTerminal('\u009b31m\u202e'), '\\x9b31m\\u{202e}')
-  })
-
-  test('property: the output holds no control characters and distinct inputs stay distinct', () => {
-    const control = /[\u0000-\u001f\u007f-\u009f]/
-    fc.assert(fc.property(fc.string({ unit: 'binary' }), (s) => !control.test(escapeForTerminal(s))))
-    fc.assert(
-      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (a, b) =>
-        a === b ? true : escapeForTerminal(a) !== escapeForTerminal(b),
       ),
     )
   })

@@ -259,7 +259,7 @@ describe('createHttpApp over a real socket', () => {
     assert.match(res.text, /testapp_http_requests_total\{method="GET",route="unmatched",status="404"\} \d+/)
     assert.match(res.text, /testapp_http_request_duration_seconds_bucket/)
     assert.match(res.text, /testapp_build_info\{version="0\.0\.0",node="v\d+/)
-    assert.match(res.text, /testapp_process_cpu_user_seconds_total/)
+    assert.match(res.text, /^process_cpu_user_seconds_total /m)
     assert.doesNotMatch(res.text, /SECRET/)
   })
 

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test'
 import { createMetrics } from '../src/index.ts'
 
 describe('createMetrics', () => {
-  test('prefixes every metric with the app name', async () => {
+  test('prefixes the app metrics with the app name; the standard collectors keep their names', async () => {
     const m = createMetrics('dnsctl', '1.2.3')
     assert.equal(m.prefix, 'dnsctl_')
     const c = m.counter('zones_published_total', 'Zones published', ['result'])
@@ -16,10 +16,14 @@ describe('createMetrics', () => {
     assert.match(text, /^dnsctl_queue_depth 3$/m)
     assert.match(text, /^dnsctl_publish_seconds_bucket\{le="1"\} 1$/m)
     assert.match(text, /^dnsctl_build_info\{version="1\.2\.3",node="v\d+\.\d+\.\d+"\} 1$/m)
-    assert.match(text, /^dnsctl_process_resident_memory_bytes /m)
+    // The names every Node.js dashboard and alert expects (prom-client's defaults, unprefixed).
+    assert.match(text, /^process_resident_memory_bytes /m)
+    assert.match(text, /^process_cpu_seconds_total /m)
+    assert.match(text, /^nodejs_heap_size_used_bytes /m)
+    assert.doesNotMatch(text, /^dnsctl_(process|nodejs)_/m)
     for (const line of text.split('\n')) {
       if (line === '' || line.startsWith('#')) continue
-      assert.match(line, /^dnsctl_/, line)
+      assert.match(line, /^(dnsctl_|process_|nodejs_)/, line)
     }
   })
 

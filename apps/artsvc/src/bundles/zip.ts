@@ -5,8 +5,9 @@
  * - names: UTF-8 only, no traversal, absolute paths, backslashes or control characters,
  *   no duplicates including case and Unicode variants, no file/directory clashes;
  * - entry types: regular files and directories only (symlinks and devices refused);
- * - local headers must agree with the central directory (name, method, flags) and
- *   entries must not overlap (the overlapping-entry bomb);
+ * - local headers must agree with the central directory (name, method, flags, and CRC-32
+ *   and sizes unless a data descriptor carries them) and entries must not overlap (the
+ *   overlapping-entry bomb);
  * - counts and sizes: at most `maxFiles` files; the expanded bytes are counted as they
  *   are inflated and the read stops at `maxBytes`, whatever the headers claim;
  * - every file's CRC-32 and size are verified against the central directory.
@@ -21,6 +22,7 @@ import { join } from 'node:path'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { crc32 } from 'node:zlib'
+import { PRIVATE_FILE_MODE } from '@gatehouse/kit'
 import yauzl, { type Entry, type ZipFile } from 'yauzl'
 import { contentTypeFor } from './content-types.ts'
 import { checkPath, collisionKey, decodeEntryName } from './names.ts'
@@ -44,6 +46,7 @@ export type BundleReason =
   | 'crc_mismatch'
   | 'missing_entrypoint'
   | 'empty_bundle'
+  | 'empty_body'
 
 export class BundleError extends Error {
   override readonly name = 'BundleError'
@@ -236,6 +239,13 @@ async function checkLocalHeaders(zip: ZipFile, planned: Planned[]) {
         `the local header of ${JSON.stringify(p.path)} disagrees with the central directory`,
       )
     }
+    const disagreement = localSizesDisagree(local, p.entry)
+    if (disagreement) {
+      throw new BundleError(
+        'header_mismatch',
+        `the local header of ${JSON.stringify(p.path)} disagrees with the central directory on the ${disagreement}`,
+      )
+    }
     spans.push({
       start: p.entry.relativeOffsetOfLocalHeader,
       end: local.fileDataStart + p.entry.compressedSize,
@@ -251,6 +261,77 @@ async function checkLocalHeaders(zip: ZipFile, planned: Planned[]) {
       )
     }
   }
+}
+
+const DATA_DESCRIPTOR_FLAG = 0x08
+const ZIP64_MARKER = 0xffffffff
+const ZIP64_EXTRA_ID = 0x0001
+
+interface LocalHeader {
+  generalPurposeBitFlag: number
+  crc32: number
+  compressedSize: number
+  uncompressedSize: number
+  extraField: Buffer
+}
+
+/**
+ * The field a local header states differently from the central directory, or undefined.
+ * With bit 3 set (APPNOTE 4.4.4) the CRC and sizes follow the data in a descriptor and
+ * the local fields are zero, so only non-zero ones are compared; a 0xFFFFFFFF size is
+ * read from the local zip64 extra field (APPNOTE 4.5.3: uncompressed, then compressed).
+ */
+function localSizesDisagree(local: LocalHeader, entry: Entry): string | undefined {
+  const deferred = (local.generalPurposeBitFlag & DATA_DESCRIPTOR_FLAG) !== 0
+  const differs = (stated: number, central: number) => !(deferred && stated === 0) && stated !== central
+  if (differs(local.crc32 >>> 0, entry.crc32 >>> 0)) return 'CRC-32'
+  let uncompressed = local.uncompressedSize
+  let compressed = local.compressedSize
+  if (uncompressed === ZIP64_MARKER || compressed === ZIP64_MARKER) {
+    const zip64 = readZip64Sizes(local.extraField, uncompressed === ZIP64_MARKER, compressed === ZIP64_MARKER)
+    if (!zip64) return 'sizes (no zip64 extra field)'
+    uncompressed = zip64.uncompressed ?? uncompressed
+    compressed = zip64.compressed ?? compressed
+  }
+  if (differs(uncompressed, entry.uncompressedSize)) return 'uncompressed size'
+  if (differs(compressed, entry.compressedSize)) return 'compressed size'
+  return undefined
+}
+
+function readZip64Sizes(
+  extra: Buffer,
+  wantUncompressed: boolean,
+  wantCompressed: boolean,
+): { uncompressed?: number; compressed?: number } | undefined {
+  for (let i = 0; i + 4 <= extra.length; ) {
+    const id = extra.readUInt16LE(i)
+    const size = extra.readUInt16LE(i + 2)
+    const start = i + 4
+    if (start + size > extra.length) return undefined
+    if (id === ZIP64_EXTRA_ID) {
+      let at = start
+      const out: { uncompressed?: number; compressed?: number } = {}
+      const next = () => {
+        if (at + 8 > start + size) return undefined
+        const v = Number(extra.readBigUInt64LE(at))
+        at += 8
+        return v
+      }
+      if (wantUncompressed) {
+        const v = next()
+        if (v === undefined) return undefined
+        out.uncompressed = v
+      }
+      if (wantCompressed) {
+        const v = next()
+        if (v === undefined) return undefined
+        out.compressed = v
+      }
+      return out
+    }
+    i = start + size
+  }
+  return undefined
 }
 
 async function extractOne(
@@ -290,7 +371,7 @@ async function extractOne(
     })
   }
   try {
-    await pipeline(stream, meter, createWriteStream(tempPath))
+    await pipeline(stream, meter, createWriteStream(tempPath, { mode: PRIVATE_FILE_MODE }))
   } catch (err) {
     await rm(tempPath, { force: true })
     if (err instanceof BundleError) throw err

@@ -5,7 +5,7 @@
  * views are spent refuses new openings (410) while sessions already opened run out
  * normally. Revocation, expiry and artifact deletion stop every session at once.
  */
-import { generateToken, hashToken } from '@gatehouse/kit'
+import { generateToken, hashToken, parseTimestampMillis } from '@gatehouse/kit'
 import { requireOwner } from '../artifacts/access.ts'
 import { getActiveArtifact, getVersion, versionNumbers } from '../artifacts/store.ts'
 import { recordAudit } from '../audit/store.ts'
@@ -66,7 +66,7 @@ export async function createShare(ctx: AppContext, principal: Principal, artifac
   }
   let expiresAt: number | null = null
   if (body.expires_at !== undefined) {
-    expiresAt = Date.parse(body.expires_at)
+    expiresAt = parseTimestampMillis(body.expires_at) ?? Number.NaN
     if (!Number.isFinite(expiresAt) || expiresAt <= now)
       throw errors.share_invalid('expires_at must be an RFC 3339 time in the future')
   }

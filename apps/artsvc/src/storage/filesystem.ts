@@ -1,8 +1,12 @@
-/** Blobs as files under `<root>/objects/ab/cdef…`, written to a temp name and renamed into place. */
+/**
+ * Blobs as files under `<root>/objects/ab/cdef…`, written to a temp name and renamed into
+ * place; folders 0700 and files 0600 (private artifacts, see docs/security.md).
+ */
 import { createReadStream } from 'node:fs'
-import { mkdir, open, rename, rm, writeFile } from 'node:fs/promises'
+import { open, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
+import { mkdirPrivate, PRIVATE_FILE_MODE } from '@gatehouse/kit'
 import { type BlobStore, blobKey } from './blob-store.ts'
 
 export class FilesystemBlobStore implements BlobStore {
@@ -15,7 +19,7 @@ export class FilesystemBlobStore implements BlobStore {
 
   async putFile(sha256: string, tempPath: string): Promise<void> {
     const dest = join(this.root, blobKey(sha256))
-    await mkdir(dirname(dest), { recursive: true })
+    await mkdirPrivate(dirname(dest))
     // Data reaches the disk before the name does, so a crash never leaves a short blob
     // under a final name; the rename replaces an identical blob atomically.
     const handle = await open(tempPath, 'r+')
@@ -29,9 +33,9 @@ export class FilesystemBlobStore implements BlobStore {
 
   async putManifest(name: string, body: string): Promise<void> {
     const dest = join(this.root, 'manifests', `${name}.json`)
-    await mkdir(dirname(dest), { recursive: true })
+    await mkdirPrivate(dirname(dest))
     const temp = `${dest}.tmp-${process.pid}`
-    await writeFile(temp, body, { flush: true })
+    await writeFile(temp, body, { flush: true, mode: PRIVATE_FILE_MODE })
     await rename(temp, dest)
   }
 
@@ -47,7 +51,7 @@ export class FilesystemBlobStore implements BlobStore {
 
   async check(): Promise<void> {
     const probe = join(this.root, 'objects', `.probe-${process.pid}`)
-    await mkdir(dirname(probe), { recursive: true })
+    await mkdirPrivate(dirname(probe))
     await writeFile(probe, 'ok')
     await rm(probe, { force: true })
   }

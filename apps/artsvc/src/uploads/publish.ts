@@ -5,9 +5,9 @@
  * upload can be committed again) or a complete one; never half a version.
  */
 import { randomBytes } from 'node:crypto'
-import { mkdir, rm, stat } from 'node:fs/promises'
+import { rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { isUniqueViolation } from '@gatehouse/kit'
+import { isUniqueViolation, mkdirPrivate } from '@gatehouse/kit'
 import { requirePublisher } from '../artifacts/access.ts'
 import {
   bumpLatestVersion,
@@ -40,7 +40,7 @@ export async function commitUpload(ctx: AppContext, principal: Principal, upload
   if (upload.artifact_id) await requirePublisher(ctx, principal, upload.artifact_id)
 
   const work = join(ctx.tmpDir, `commit-${upload.id}-${randomBytes(4).toString('hex')}`)
-  await mkdir(work, { recursive: true })
+  await mkdirPrivate(work)
   try {
     let bundle: Awaited<ReturnType<typeof extractBundle>>
     try {

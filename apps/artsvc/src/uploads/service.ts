@@ -5,11 +5,11 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
-import { mkdir, rename, rm } from 'node:fs/promises'
+import { rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { type Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { generateToken, hashToken, verifyToken } from '@gatehouse/kit'
+import { generateToken, hashToken, mkdirPrivate, PRIVATE_FILE_MODE, verifyToken } from '@gatehouse/kit'
 import { requirePublisher } from '../artifacts/access.ts'
 import type { Principal } from '../auth/principal.ts'
 import { checkEntrypoint } from '../bundles/names.ts'
@@ -103,7 +103,7 @@ export async function receiveBundle(
   const attempt = randomBytes(12).toString('base64url')
   const previous = await startAttempt(ctx.db, upload.id, attempt)
   if (previous === undefined) throw errors.upload_committed()
-  await mkdir(ctx.stagingDir, { recursive: true })
+  await mkdirPrivate(ctx.stagingDir)
   const temp = join(ctx.stagingDir, `${upload.id}.part-${randomBytes(6).toString('hex')}`)
   const hash = createHash('sha256')
   let size = 0
@@ -117,8 +117,8 @@ export async function receiveBundle(
   })
   let sha256: string
   try {
-    await pipeline(body, meter, createWriteStream(temp))
-    if (size === 0) throw errors.bundle_invalid('the body is empty')
+    await pipeline(body, meter, createWriteStream(temp, { mode: PRIVATE_FILE_MODE }))
+    if (size === 0) throw errors.bundle_invalid.with({ details: { reason: 'empty_body' } }, 'the body is empty')
     sha256 = hash.digest('hex')
     await rename(temp, stagingPath(ctx, upload.id, sha256))
   } catch (err) {

@@ -17,6 +17,8 @@ export interface ZipEntryInput {
   uncompressedSize?: number
   /** Name written in the local header (default: the same). */
   localName?: string
+  /** CRC-32 and sizes written in the local header only (default: what the central directory says). */
+  local?: { crc?: number; compressedSize?: number; uncompressedSize?: number }
   flags?: number
   /** Point the central entry at another entry's local header (by index). */
   shareLocalWith?: number
@@ -69,7 +71,10 @@ function localRecord(e: ZipEntryInput, z64: boolean, dataOverride?: Buffer): Loc
   const crc = e.crc ?? crc32(data)
   const usize = e.uncompressedSize ?? data.length
   const flags = e.flags ?? 1 << 11
-  const extra = z64 ? Buffer.concat([u16(1), u16(16), u64(usize), u64(body.length)]) : Buffer.alloc(0)
+  const localCrc = e.local?.crc ?? crc
+  const localUsize = e.local?.uncompressedSize ?? usize
+  const localCsize = e.local?.compressedSize ?? body.length
+  const extra = z64 ? Buffer.concat([u16(1), u16(16), u64(localUsize), u64(localCsize)]) : Buffer.alloc(0)
   const local = Buffer.concat([
     u32(0x04034b50),
     u16(z64 ? 45 : 20),
@@ -77,9 +82,9 @@ function localRecord(e: ZipEntryInput, z64: boolean, dataOverride?: Buffer): Loc
     u16(method),
     u16(0),
     u16(0x21),
-    u32(crc),
-    u32(z64 ? 0xffffffff : body.length),
-    u32(z64 ? 0xffffffff : usize),
+    u32(localCrc),
+    u32(z64 ? 0xffffffff : localCsize),
+    u32(z64 ? 0xffffffff : localUsize),
     u16(localName.length),
     u16(extra.length),
     localName,

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { openDatabase } from '@gatehouse/kit/db/database.ts'
 import { StartupError } from '@gatehouse/kit/errors.ts'
 import { createLogger } from '@gatehouse/kit/logger.ts'
+import { mkdirPrivateSync } from '@gatehouse/kit/private-files.ts'
 import { runMain } from '@gatehouse/kit/process.ts'
 import { loadDnsctlConfig } from '../config.ts'
 import { migrations } from '../db/migrations/index.ts'
@@ -14,9 +15,14 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
   await runMain({ name: 'dnsctl' }, async () => {
     const config = loadDnsctlConfig([], process.env, { flags, config: configFile })
     const logger = createLogger({ name: 'dnsctl', level: config.logLevel })
+    // The journal (zone text) and job results are owner-only (0700 when created), like the
+    // database (0600, kit). The state and blocklist folders keep the umask: the resolver,
+    // which may run as another user, reads the published blocklist files under them.
+    const shared = new Set([config.stateDir, config.blocklistDir])
     for (const dir of [config.stateDir, config.journalDir, config.blocklistDir, config.resultsDir]) {
       try {
-        mkdirSync(dir, { recursive: true })
+        if (shared.has(dir)) mkdirSync(dir, { recursive: true })
+        else mkdirPrivateSync(dir)
       } catch (err) {
         throw new StartupError(`cannot create ${dir}: ${(err as Error).message}`)
       }

@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { paint, printList } from '@gatehouse/kit/cli/output.ts'
 import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
-import { escapeForTerminal } from '@gatehouse/kit/terminal.ts'
+import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
 import type { ZoneDiff } from '../zones/diff.ts'
 import { apiOf, zonePath } from './client.ts'
 
@@ -24,10 +24,10 @@ interface ZoneSummary {
 
 function printDiff(zone: string, diff: ZoneDiff): void {
   out(
-    `${escapeForTerminal(zone)}: ${diff.added} to add, ${diff.removed} to remove, ${diff.unchanged} unchanged${diff.records.length === 0 ? ' (no changes)' : ''}\n`,
+    `${escapeTerminal(zone)}: ${diff.added} to add, ${diff.removed} to remove, ${diff.unchanged} unchanged${diff.records.length === 0 ? ' (no changes)' : ''}\n`,
   )
   for (const r of diff.records) {
-    const text = `${r.op === 'add' ? '+' : '-'} ${escapeForTerminal(r.record)}`
+    const text = `${r.op === 'add' ? '+' : '-'} ${escapeTerminal(r.record)}`
     out(`${paint(r.op === 'add' ? 'green' : 'red', text)}\n`)
   }
 }
@@ -113,7 +113,7 @@ export async function zoneCreate(o: Opts, zone: string): Promise<void> {
   )
   if (dry) return printDiff(body.name, body.diff!)
   out(`zone ${body.name} created: serial ${body.serial}, ${body.records} records, revision ${body.revision}\n`)
-  for (const w of body.warnings) process.stderr.write(`dnsctl: warning: ${escapeForTerminal(w)}\n`)
+  for (const w of body.warnings) process.stderr.write(`dnsctl: warning: ${escapeTerminal(w)}\n`)
 }
 
 export async function zoneExport(o: Opts, zone: string, file: string | undefined): Promise<void> {
@@ -196,7 +196,7 @@ async function change(o: Opts, zone: string, c: Record<string, unknown>): Promis
   )
   if (dry) return printDiff(body.zone, body.diff!)
   out(
-    `${body.zone}: ${c.action === 'upsert' ? 'set' : 'deleted'} ${escapeForTerminal(`${c.name || '@'} ${c.type}`)}; serial ${body.serial}, revision ${body.revision}\n`,
+    `${body.zone}: ${c.action === 'upsert' ? 'set' : 'deleted'} ${escapeTerminal(`${c.name || '@'} ${c.type}`)}; serial ${body.serial}, revision ${body.revision}\n`,
   )
 }
 

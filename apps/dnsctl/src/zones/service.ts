@@ -3,8 +3,7 @@
  * zone files at startup), revision checks, dry runs, and the calls into the publication
  * pipeline under a per-zone lock.
  */
-import { mkdir } from 'node:fs/promises'
-import { StartupError } from '@gatehouse/kit'
+import { mkdirPrivate, StartupError } from '@gatehouse/kit'
 import { listAudit } from '../audit/store.ts'
 import { errors } from '../errors.ts'
 import { removeLeftoverTemps } from '../files/atomic.ts'
@@ -65,7 +64,7 @@ export class ZoneService {
   /** Finish interrupted publications, then load every zone and make Knot serve it. */
   async start(): Promise<void> {
     const { authority, journal } = this.deps
-    await mkdir(journal.dir, { recursive: true })
+    await mkdirPrivate(journal.dir)
     await removeLeftoverTemps(authority.knotc.options.zonesDir)
     await removeLeftoverTemps(journal.dir)
     await recover(this.deps, await journal.pending())

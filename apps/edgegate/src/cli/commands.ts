@@ -6,7 +6,7 @@ import { userInfo } from 'node:os'
 import { printList } from '@gatehouse/kit/cli/output.ts'
 import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
 import type { Verdict } from '@gatehouse/kit/edge-wire.ts'
-import { escapeForTerminal } from '@gatehouse/kit/terminal.ts'
+import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
 import { audit, insertAdmin, listAdmins, removeAdmin } from '../admins/store.ts'
 import { newToken } from '../auth/tokens.ts'
 import { changeDecision, removeDecision } from '../decisions/service.ts'
@@ -19,7 +19,7 @@ type Opts = Record<string, unknown>
 
 const actor = () => `cli:${userInfo().username}`
 const out = (line: string) => void process.stdout.write(`${line}\n`)
-const esc = (s: string) => escapeForTerminal(s)
+const esc = (s: string) => escapeTerminal(s)
 
 export async function migrate(o: Opts): Promise<void> {
   const kind = await withDatabase(o, async (d) => d.kind, true)

@@ -5,7 +5,7 @@
 import { paint, printList } from '@gatehouse/kit/cli/output.ts'
 import { UsageError } from '@gatehouse/kit/cli/program.ts'
 import { parseDatabaseUrl } from '@gatehouse/kit/db/url.ts'
-import { escapeForTerminal } from '@gatehouse/kit/terminal.ts'
+import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { toDecision } from '../decisions/service.ts'
 import { listDecisions } from '../decisions/store.ts'
 import { describeNode } from '../nodes/service.ts'
@@ -70,13 +70,13 @@ export async function status(o: Opts): Promise<void> {
       fingerprints: { observed: Number(observed.n), waiting_for_decision: await countWaiting(d.db) },
     }
   })
-  if (o.json === true) return out(`${JSON.stringify(report, null, 2)}\n`)
+  if (o.json === true) return out(`${terminalJson(report, 2)}\n`)
   const dayAgo = Date.now() - 86_400_000
   const recent = report.nodes.filter((n) => n.last_seen_at !== null && Date.parse(n.last_seen_at) >= dayAgo).length
   const active = report.nodes.filter((n) => n.active).length
   out(
     [
-      `database: ${report.database.kind} ${escapeForTerminal(report.database.location)} (${paint('green', 'reachable')}, migrations applied)`,
+      `database: ${report.database.kind} ${escapeTerminal(report.database.location)} (${paint('green', 'reachable')}, migrations applied)`,
       `nodes: ${report.nodes.length} registered, ${active} active, ${recent} seen in the last 24 hours`,
       `decisions: ${report.decisions.approved} approved, ${report.decisions.blocked} blocked, ${report.decisions.pending} pending`,
       `fingerprints: ${report.fingerprints.observed} observed, ${

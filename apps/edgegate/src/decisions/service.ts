@@ -1,5 +1,5 @@
 /** Decision rules: the spec's verdict transitions (approve, block, pending, label, delete). */
-import type { DatabaseKind, Decision, Verdict } from '@gatehouse/kit'
+import { type DatabaseKind, type Decision, hasControlCharacter, type Verdict } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import { audit } from '../admins/store.ts'
 import type { DB, DecisionRow, NewDecision } from '../db/schema.ts'
@@ -43,6 +43,9 @@ export interface DecisionChange {
 export async function changeDecision(db: Kysely<DB>, kind: DatabaseKind, c: DecisionChange): Promise<Decision> {
   if (c.status === undefined && c.label === undefined) throw errors.decision_missing_fields()
   if (c.label !== undefined && c.label.length > MAX_LABEL) throw errors.label_too_long(MAX_LABEL)
+  // Labels sync to the gates and are printed by their CLIs (`sshproxy list`): one place,
+  // here, refuses what a terminal would interpret, for the API, the CLI and the dashboard.
+  if (c.label !== undefined && hasControlCharacter(c.label)) throw errors.label_invalid()
   const node = await getNode(db, c.instanceId)
   if (!node || (node.kind !== 'sshgate' && node.kind !== 'tlsgate')) throw errors.node_not_found(c.instanceId)
   return db.transaction().execute(async (trx) => {

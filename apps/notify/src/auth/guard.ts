@@ -1,10 +1,9 @@
 /**
  * Who is asking: the signed-in reader (session cookie), or in loopback development mode
- * (no reader password configured) the built-in `local` administrator. Also the browser
- * checks: mutations carrying a session cookie must come from the public origin and host;
+ * (no reader password configured, loopback Host only: see server.ts) the built-in `local`
+ * administrator. Also the browser checks: mutations carrying a session cookie must come from the public origin and host;
  * X-Forwarded-* headers are never consulted.
  */
-import { isLoopback } from '@gatehouse/kit'
 import type { FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Config } from '../config.ts'
@@ -92,10 +91,8 @@ export function createGuard(config: Config, db: Kysely<DB>, localReader: Reader 
       const host = req.headers.host ?? ''
       const origin = req.headers.origin
       if (!config.auth) {
-        // Unauthenticated mode: refuse anything that does not name a loopback host (DNS
-        // rebinding) and cross-origin browser writes.
-        const hostname = host.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1')
-        if (!isLoopback(hostname)) throw errors.origin_mismatch()
+        // Unauthenticated mode: the kit's Host guard (server.ts) already refused any Host that
+        // is not loopback (DNS rebinding); refuse cross-origin browser writes here.
         if (!SAFE_METHODS.has(req.method) && origin !== undefined && origin !== `http://${host}`) {
           throw errors.origin_mismatch()
         }

@@ -19,6 +19,7 @@ import {
   SESSION_COOKIE,
   sessionCookie,
 } from './sessions.ts'
+import { loginThrottle } from './throttle.ts'
 
 const Login = Type.Object(
   {
@@ -28,11 +29,13 @@ const Login = Type.Object(
   { additionalProperties: false },
 )
 
-export function authRoutes(app: HttpApp, ctx: Context) {
+export async function authRoutes(app: HttpApp, ctx: Context) {
   const secure = ctx.config.publicUrl?.startsWith('https:') ?? false
   const logins = ctx.metrics.counter('logins_total', 'Sign-in attempts by result', ['result'])
+  const throttle = await loginThrottle(app, ctx.config)
 
-  app.post('/api/v1/auth/login', { schema: { body: Login } }, async (req, reply) => {
+  const limits = { onRequest: throttle.byAddress, preHandler: throttle.byAccount }
+  app.post('/api/v1/auth/login', { schema: { body: Login }, ...limits }, async (req, reply) => {
     if (!ctx.config.auth) throw errors.invalid_payload('reader authentication is off (development mode)')
     try {
       const user = await ctx.users.login(req.body.username, req.body.password)

@@ -4,12 +4,17 @@
  * Mattermost/Slack integrations, shell scripts.
  *
  * Accepted bodies: JSON (`application/json`, or no/any content type when the body is a
- * JSON object), or form-encoded `payload=<json>` (`application/x-www-form-urlencoded`).
+ * JSON object), or form-encoded `payload=<json>` (`application/x-www-form-urlencoded`, or
+ * no/any other content type when the body starts with `payload=`, as Mattermost reads it).
  * Tolerant by design: unknown top-level fields are ignored (senders add `icon_emoji`,
  * `link_names`, `mrkdwn`, ...), raw newlines inside strings are accepted, and attachment
  * fields we do not keep are dropped. Kept attachment text is stored and searchable.
- * Links in attachments are kept only when they are http(s); other schemes are dropped.
- * A payload with neither text nor attachment/block text is refused.
+ * Strict where a sender's mistake would otherwise be stored wrongly: a text field that is
+ * not a string (`{"text": 12345}`, `true`) is refused (attachment field values may be
+ * numbers, as Grafana sends them), and so is a link, image or action URL that
+ * is not an absolute http(s) URL (`javascript:`, `data:`, `vbscript:`), as in cards (an
+ * empty string counts as absent: templating tools emit it). A payload with neither text
+ * nor attachment/block text is refused.
  */
 import { errors } from '../errors.ts'
 import { type Draft, isSafeUrl, titleFrom } from './draft.ts'
@@ -52,12 +57,15 @@ export interface CompatContent {
 
 const TEXT_KEYS = ['fallback', 'pretext', 'author_name', 'title', 'text', 'footer'] as const
 const LINK_KEYS = ['author_link', 'title_link'] as const
+/** URLs a sender may put in an attachment that we do not keep, but still refuse when unsafe. */
+const CHECKED_URL_KEYS = ['image_url', 'thumb_url', 'author_icon', 'footer_icon'] as const
 
 /** Decode the body into a JSON object (form `payload=` or JSON), or throw invalid_payload. */
 export function decodeCompatBody(contentType: string | undefined, body: string): Record<string, unknown> {
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase()
   let json = body
-  if (type === 'application/x-www-form-urlencoded' && !body.trimStart().startsWith('{')) {
+  const form = type === 'application/x-www-form-urlencoded' || (type !== 'application/json' && /^payload=/.test(body))
+  if (form && !body.trimStart().startsWith('{')) {
     const payload = new URLSearchParams(body).get('payload')
     if (payload === null) throw errors.invalid_payload('form body has no payload field')
     json = payload
@@ -66,7 +74,7 @@ export function decodeCompatBody(contentType: string | undefined, body: string):
   }
   let value: unknown
   try {
-    value = parseLenientJson(json)
+    value = parseLenientJson(json, 'payload')
   } catch (err) {
     if (err instanceof JsonError) throw errors.invalid_payload(`body is not valid JSON: ${err.message}`)
     throw err
@@ -80,10 +88,16 @@ export function decodeCompatBody(contentType: string | undefined, body: string):
 function optionalString(obj: Record<string, unknown>, key: string, max: number, where: string): string | undefined {
   const v = obj[key]
   if (v === undefined || v === null) return undefined
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v)
   if (typeof v !== 'string') throw errors.invalid_payload(`${where}${key} must be a string`)
   if (v.length > max) throw errors.invalid_payload(`${where}${key} is longer than ${max} characters`)
   return v
+}
+
+/** A field title or value: text, or a finite number kept as text (Grafana sends `"value": 812.4`). */
+function fieldText(obj: Record<string, unknown>, key: string, where: string): string | undefined {
+  const v = obj[key]
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v)
+  return optionalString(obj, key, COMPAT_LIMITS.attachmentText, where)
 }
 
 function keepAttachment(raw: unknown, i: number): KeptAttachment | undefined {
@@ -100,8 +114,21 @@ function keepAttachment(raw: unknown, i: number): KeptAttachment | undefined {
   const color = optionalString(a, 'color', 32, where)
   if (color) kept.color = color
   for (const key of LINK_KEYS) {
-    const v = typeof a[key] === 'string' ? (a[key] as string) : undefined
-    if (v && isSafeUrl(v)) kept[key] = v
+    const v = checkedUrl(a[key], `${where}${key}`)
+    if (v) kept[key] = v
+  }
+  for (const key of CHECKED_URL_KEYS) checkedUrl(a[key], `${where}${key}`)
+  if (a.actions !== undefined && a.actions !== null) {
+    if (!Array.isArray(a.actions)) throw errors.invalid_payload(`${where}actions must be an array`)
+    a.actions.forEach((action, j) => {
+      if (action === null || typeof action !== 'object') return
+      const o = action as Record<string, unknown>
+      checkedUrl(o.url, `${where}actions[${j}].url`)
+      const integration = o.integration
+      if (integration && typeof integration === 'object') {
+        checkedUrl((integration as Record<string, unknown>).url, `${where}actions[${j}].integration.url`)
+      }
+    })
   }
   if (Array.isArray(a.fields)) {
     if (a.fields.length > COMPAT_LIMITS.fields) {
@@ -111,13 +138,22 @@ function keepAttachment(raw: unknown, i: number): KeptAttachment | undefined {
     a.fields.forEach((f, j) => {
       if (f === null || typeof f !== 'object' || Array.isArray(f)) return
       const fw = `${where}fields[${j}].`
-      const title = optionalString(f as Record<string, unknown>, 'title', COMPAT_LIMITS.attachmentText, fw) ?? ''
-      const value = optionalString(f as Record<string, unknown>, 'value', COMPAT_LIMITS.attachmentText, fw) ?? ''
+      const title = fieldText(f as Record<string, unknown>, 'title', fw) ?? ''
+      const value = fieldText(f as Record<string, unknown>, 'value', fw) ?? ''
       if (title || value) fields.push({ title, value, short: (f as Record<string, unknown>).short === true })
     })
     if (fields.length > 0) kept.fields = fields
   }
   return Object.keys(kept).length > 0 ? kept : undefined
+}
+
+/** An absolute http(s) URL, or undefined when absent or empty; anything else is refused. */
+function checkedUrl(v: unknown, path: string): string | undefined {
+  if (v === undefined || v === null || v === '') return undefined
+  if (typeof v !== 'string' || !isSafeUrl(v)) {
+    throw errors.invalid_payload(`${path} must be an absolute http or https URL`)
+  }
+  return v
 }
 
 /** Text of Slack Block Kit blocks (section/header/context text and fields), depth- and size-bounded. */

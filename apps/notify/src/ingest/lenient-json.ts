@@ -3,8 +3,10 @@
  * line breaks and tabs inside JSON strings (`"text": "line one
  * line two"`), which RFC 8259 section 7 forbids. When strict parsing fails, raw control
  * characters inside string literals are escaped and parsing is tried once more; anything
- * else that is not JSON stays an error.
+ * else that is not JSON stays an error. A decoded NUL character is refused (400) like the
+ * kit refuses it in every parsed body: the kit never sees what this parser decodes.
  */
+import { refuseNul } from '@gatehouse/kit'
 
 /** Escape U+0000..U+001F found inside string literals; linear, never throws. */
 export function escapeControlCharsInStrings(text: string): string {
@@ -38,8 +40,17 @@ export class JsonError extends Error {
   override readonly name = 'JsonError'
 }
 
-/** Parse JSON, tolerating raw control characters inside strings; throws JsonError. */
-export function parseLenientJson(text: string): unknown {
+/**
+ * Parse JSON, tolerating raw control characters inside strings; throws JsonError, or the
+ * kit's 400 `invalid_request` naming `where` when a decoded string holds U+0000.
+ */
+export function parseLenientJson(text: string, where = 'body'): unknown {
+  const value = parse(text)
+  refuseNul(value, where)
+  return value
+}
+
+function parse(text: string): unknown {
   try {
     return JSON.parse(text)
   } catch (first) {

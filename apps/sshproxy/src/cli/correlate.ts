@@ -1,6 +1,7 @@
 /** `correlate --log FILE --window 5m FP`: sshd log lines that belong to a fingerprint. */
 import { access, constants } from 'node:fs/promises'
 import { parseDuration } from '@gatehouse/kit/durations.ts'
+import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
 import { correlate } from '../correlate/service.ts'
 import { errors } from '../errors.ts'
 import { getEntry } from '../fingerprints/store.ts'
@@ -33,7 +34,8 @@ export async function correlateCommand(
       m.kind === 'client_ip'
         ? `client ${m.ip}`
         : `gate port ${m.relayPort} = client ${m.client.ip} port ${m.client.port}`
-    io.out(`[${why}] ${m.line}\n`)
+    // Log lines carry what clients sent (user names, versions): escaped before printing.
+    io.out(`[${why}] ${escapeTerminal(m.line)}\n`)
   })
   io.err(
     `${matches} of ${lines} lines match ${fp} (${entry.ips.length} source IPs, window ${options.window} around ${entry.first_seen} .. ${entry.last_seen})\n`,

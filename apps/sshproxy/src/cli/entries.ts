@@ -3,7 +3,7 @@
  * file `serve` uses; `serve` reads the verdict per connection, so changes apply at once.
  */
 import { userInfo } from 'node:os'
-import { escapeForTerminal } from '@gatehouse/kit/terminal.ts'
+import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { openStore, type Store } from '../db/index.ts'
 import type { Verdict } from '../db/schema.ts'
 import { errors } from '../errors.ts'
@@ -66,7 +66,7 @@ export async function listCommand(dbPath: string, options: { verbose: boolean; j
           }
         : {}),
     }))
-    io.out(`${JSON.stringify(out, null, 2)}\n`)
+    io.out(`${terminalJson(out, 2)}\n`)
     return
   }
   if (entries.length === 0) {
@@ -79,7 +79,7 @@ export async function listCommand(dbPath: string, options: { verbose: boolean; j
     String(e.count),
     e.last_seen,
     e.ips.slice(0, 3).join(',') + (e.ips.length > 3 ? `,+${e.ips.length - 3}` : ''),
-    escapeForTerminal(e.label),
+    escapeTerminal(e.label),
   ])
   const head = ['FINGERPRINT', 'VERDICT', 'COUNT', 'LAST SEEN', 'IPS', 'LABEL']
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
@@ -90,12 +90,12 @@ export async function listCommand(dbPath: string, options: { verbose: boolean; j
     out.push(line(rows[i]!))
     if (options.verbose) {
       out.push(
-        `    client: ${escapeForTerminal(e.identification) || '-'} (version ${escapeForTerminal(e.client_version) || '-'})`,
+        `    client: ${escapeTerminal(e.identification || '-')} (version ${escapeTerminal(e.client_version || '-')})`,
       )
       out.push(
-        `    first seen: ${e.first_seen}  enrolled connections: ${e.enrolled_count}  actor: ${escapeForTerminal(e.actor ?? '-')}`,
+        `    first seen: ${e.first_seen}  enrolled connections: ${e.enrolled_count}  actor: ${escapeTerminal(e.actor ?? '-')}`,
       )
-      out.push(`    material: ${escapeForTerminal(materialOf(e) ?? '(not stored)')}`)
+      out.push(`    material: ${escapeTerminal(materialOf(e) ?? '(not stored)')}`)
     }
   }
   io.out(`${out.join('\n')}\n`)

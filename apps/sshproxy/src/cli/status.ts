@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs'
 import { paint } from '@gatehouse/kit/cli/output.ts'
-import { escapeForTerminal } from '@gatehouse/kit/terminal.ts'
+import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
 import { loadServeConfig } from '../config.ts'
 import { getSyncState } from '../fingerprints/sync-store.ts'
 import { formatAddress } from '../gate/backend.ts'
@@ -107,7 +107,7 @@ export async function statusCommand(flags: Record<string, unknown>, json: boolea
   const lines = [
     `routes: ${report.routes.length}`,
     ...report.routes.map((r) => `  ${r.listen} -> ${r.backend}`),
-    `database: ${escapeForTerminal(report.database)}`,
+    `database: ${escapeTerminal(report.database)}`,
     report.gate.running === null
       ? 'gate: unknown (no --metrics-listen: status reads the running gate through its metrics endpoint)'
       : report.gate.running
@@ -124,7 +124,7 @@ export async function statusCommand(flags: Record<string, unknown>, json: boolea
     `enrolled connections: ${report.enrolled_connections}`,
     `last client seen: ${report.last_client_seen ?? 'never'}`,
     cp
-      ? `control plane: ${escapeForTerminal(cp.url)} as ${escapeForTerminal(cp.instance_id)}; last upload acknowledged ${cp.last_upload_acknowledged ?? 'never'}; last policy change ${cp.last_policy_change ?? 'never'}; ${cp.trusted_ranges} trusted ranges`
+      ? `control plane: ${escapeTerminal(cp.url)} as ${escapeTerminal(cp.instance_id)}; last upload acknowledged ${cp.last_upload_acknowledged ?? 'never'}; last policy change ${cp.last_policy_change ?? 'never'}; ${cp.trusted_ranges} trusted ranges`
       : 'control plane: sync disabled (no control_plane.url)',
   ]
   io.out(`${lines.join('\n')}\n`)

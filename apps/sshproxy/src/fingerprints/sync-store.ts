@@ -2,6 +2,7 @@
  * Store functions for the control-plane sync (issue 4): read entries changed since the last
  * acknowledged upload, keep small cursors, and apply pulled decisions atomically.
  */
+import { parseTimestampMicros } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import type { DB, Verdict } from '../db/schema.ts'
 import { type Db, decodeEntry, type FingerprintEntry } from './store.ts'
@@ -38,11 +39,7 @@ export async function setSyncState(db: Db, key: string, value: string, now: stri
  * NaN for text that is not a time.
  */
 export function timeMicros(text: string): number {
-  const m = /^([^.]*)(?:\.(\d+))?(.*)$/.exec(text)
-  if (!m) return Number.NaN
-  const seconds = Date.parse(`${m[1]}${m[3]}`)
-  const fraction = Number((m[2] ?? '').padEnd(6, '0').slice(0, 6))
-  return seconds * 1000 + fraction
+  return parseTimestampMicros(text) ?? Number.NaN
 }
 
 /** -1, 0 or 1 as `a` is before, equal to or after `b`; text that is not a time sorts first. */

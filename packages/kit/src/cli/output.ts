@@ -4,7 +4,7 @@
  * text escaped so it cannot drive the terminal.
  */
 import { styleText } from 'node:util'
-import { escapeForTerminal } from '../terminal.ts'
+import { escapeTerminal, terminalJson } from '../terminal.ts'
 
 type Style = Parameters<typeof styleText>[0]
 
@@ -36,7 +36,7 @@ export function formatTable<Row>(
   const cells = rows.map((r) =>
     columns.map((c) => {
       const v = c.value(r)
-      return v === null || v === undefined || v === '' ? '-' : escapeForTerminal(String(v))
+      return v === null || v === undefined || v === '' ? '-' : escapeTerminal(String(v))
     }),
   )
   const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((row) => row[i]!.length)))
@@ -76,6 +76,6 @@ export function printList<Row>(
   options: { json?: boolean; toJson?: (row: Row) => unknown; out?: (text: string) => void } = {},
 ): void {
   const out = options.out ?? ((t: string) => void process.stdout.write(t))
-  if (options.json) out(`${JSON.stringify(options.toJson ? rows.map(options.toJson) : rows, null, 2)}\n`)
+  if (options.json) out(`${terminalJson(options.toJson ? rows.map(options.toJson) : rows, 2)}\n`)
   else out(formatTable(columns, rows))
 }

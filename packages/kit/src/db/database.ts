@@ -3,7 +3,7 @@
  * PostgreSQL, chosen by URL (`sqlite:path`, `sqlite::memory:`, `postgres://…`), with
  * migrations applied at startup under Kysely's migration lock.
  */
-import { existsSync, mkdirSync } from 'node:fs'
+import { closeSync, existsSync, openSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { DatabaseSync } from 'node:sqlite'
 import {
@@ -18,6 +18,7 @@ import {
   sql,
 } from 'kysely'
 import { StartupError } from '../errors.ts'
+import { mkdirPrivateSync, PRIVATE_FILE_MODE } from '../private-files.ts'
 import { type ConnectionLock, NodeSqliteDatabase, NodeSqliteDialect, type Statement } from './sqlite-adapter.ts'
 import { type DatabaseKind, parseDatabaseUrl } from './url.ts'
 
@@ -129,7 +130,12 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
       )
     }
     try {
-      if (location !== ':memory:') mkdirSync(dirname(resolve(location)), { recursive: true })
+      if (location !== ':memory:') {
+        // Owner-only (private-files.ts): created 0600 in a 0700 folder before SQLite opens
+        // it; SQLite gives the -wal and -shm files the database file's mode.
+        mkdirPrivateSync(dirname(resolve(location)))
+        closeSync(openSync(location, 'a', PRIVATE_FILE_MODE))
+      }
       file = new NodeSqliteDatabase(location)
     } catch (err) {
       throw new StartupError(`database ${location} cannot be opened: ${(err as Error).message}`, { cause: err })

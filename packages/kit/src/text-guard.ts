@@ -1,0 +1,58 @@
+/**
+ * Refusal of NUL characters (U+0000) in request text. PostgreSQL cannot store NUL in
+ * `text` (error 22021), SQLite truncates it in places, and no sender means it: a NUL in
+ * any field is refused as a 400 naming the field, the same on both databases, before
+ * anything is stored. `createHttpApp` checks the parsed body, query and path parameters
+ * of every request; a route that decodes a body itself (a form `payload=`, a lenient JSON
+ * parser) calls `refuseNul` on what it decoded.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { kitErrors } from './errors.ts'
+
+const MAX_DEPTH = 64
+
+/** The path of the first string (value or key) holding U+0000 in `value`, or undefined. */
+export function findNul(value: unknown, path = 'value'): string | undefined {
+  return walk(value, path, 0)
+}
+
+function walk(value: unknown, path: string, depth: number): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined
+  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return undefined
+  // Raw uploads (Buffer, streams) are bytes, not text: they are checked where they are read.
+  if (ArrayBuffer.isView(value) || typeof (value as { pipe?: unknown }).pipe === 'function') return undefined
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = walk(value[i], `${path}[${i}]`, depth + 1)
+      if (found) return found
+    }
+    return undefined
+  }
+  for (const key of Object.keys(value)) {
+    if (key.includes('\u0000')) return path
+    const found = walk((value as Record<string, unknown>)[key], `${path}.${key}`, depth + 1)
+    if (found) return found
+  }
+  return undefined
+}
+
+/**
+ * Throw a 400 `invalid_request` when `value` holds a NUL character anywhere.
+ *
+ * @example refuseNul(JSON.parse(payload), 'payload')
+ */
+export function refuseNul(value: unknown, where: string): void {
+  const path = findNul(value, where)
+  if (path !== undefined) {
+    throw kitErrors.invalid_request.with({ details: { path } }, `${path} contains a NUL character (U+0000)`)
+  }
+}
+
+/** Check every request's parsed body, query and path parameters (before schema validation). */
+export function installNulGuard(app: FastifyInstance): void {
+  app.addHook('preValidation', async (req: FastifyRequest) => {
+    refuseNul(req.params, 'params')
+    refuseNul(req.query, 'query')
+    refuseNul(req.body, 'body')
+  })
+}

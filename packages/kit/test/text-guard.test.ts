@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict'
+import { PassThrough } from 'node:stream'
+import { after, before, describe, test } from 'node:test'
+import fc from 'fast-check'
+import { Type } from 'typebox'
+import { request } from 'undici'
+import { createHttpApp, createLogger, findNul, type HttpApp, refuseNul } from '../src/index.ts'
+
+describe('findNul', () => {
+  test('names the path of the first NUL in values and keys', () => {
+    assert.equal(findNul({ a: ['x', 'y\u0000'] }, 'body'), 'body.a[1]')
+    assert.equal(findNul({ 'k\u0000': 1 }, 'body'), 'body')
+    assert.equal(findNul('\u0000', 'query'), 'query')
+    assert.equal(findNul({ a: 1, b: null, c: [true, 'ok'] }, 'body'), undefined)
+    assert.equal(findNul(Buffer.from([0, 0]), 'body'), undefined)
+  })
+  test('finds a NUL wherever it is, and never when there is none', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const text = JSON.stringify(value)
+        assert.equal(findNul(value) !== undefined, text.includes('\\u0000'))
+      }),
+    )
+  })
+  test('refuseNul throws a coded 400', () => {
+    assert.throws(() => refuseNul({ t: 'a\u0000' }, 'payload'), { statusCode: 400, code: 'invalid_request' })
+  })
+})
+
+describe('createHttpApp refuses NUL', () => {
+  let app: HttpApp
+  let base: string
+  let reached = 0
+  before(async () => {
+    const logger = createLogger({ name: 'testapp', destination: new PassThrough() })
+    app = await createHttpApp({ name: 'testapp', logger })
+    const Body = Type.Object({ title: Type.String() }, { additionalProperties: false })
+    app.post('/v1/items/:id', { schema: { body: Body } }, async () => {
+      reached++
+      return { ok: true }
+    })
+    app.post('/v1/loose', async () => {
+      reached++
+      return { ok: true }
+    })
+    base = await app.listen({ port: 0, host: '127.0.0.1' })
+  })
+  after(() => app.close())
+
+  const cases: Array<[string, string, string, string]> = [
+    ['body', '/v1/items/1', JSON.stringify({ title: 'a\u0000b' }), 'body.title'],
+    ['body without schema', '/v1/loose', JSON.stringify({ deep: [{ x: '\u0000' }] }), 'body.deep[0].x'],
+    ['query', '/v1/items/1?q=%00', JSON.stringify({ title: 'ok' }), 'query.q'],
+    ['path parameter', '/v1/items/a%00b', JSON.stringify({ title: 'ok' }), 'params.id'],
+  ]
+  for (const [name, path, body, where] of cases) {
+    test(`a NUL in the ${name} is a 400 naming ${where}`, async () => {
+      const before = reached
+      const res = await request(`${base}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      })
+      const json = (await res.body.json()) as { error: { code: string; message: string; path: string } }
+      assert.equal(res.statusCode, 400)
+      assert.equal(json.error.code, 'invalid_request')
+      assert.equal(json.error.path, where)
+      assert.match(json.error.message, /NUL/)
+      assert.equal(reached, before)
+    })
+  }
+})
