@@ -3,14 +3,15 @@
  * generated administrator and a demo channel with its development hook. Generated
  * credentials are kept in ctx.dataDir/credentials.json so a restart reuses them.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { StackService, StartStack } from '../../packages/kit/src/stack.ts'
+import { ensurePortFree, waitHttp } from '../../packages/kit/src/stack-ready.ts'
 
-const LISTEN = '127.0.0.1:8480'
-const URL_BASE = `http://${LISTEN}`
+const HOST = '127.0.0.1'
+const PORT = 8480
 
 interface Credentials {
   username: string
@@ -30,23 +31,14 @@ function credentials(dataDir: string): Credentials {
   return c
 }
 
-async function waitReady(child: ChildProcess, deadlineMs: number): Promise<void> {
-  const deadline = Date.now() + deadlineMs
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`notify exited with code ${child.exitCode}; see notify.log`)
-    try {
-      if ((await fetch(`${URL_BASE}/readyz`)).ok) return
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error('notify was not ready within 20 s; see notify.log')
-}
-
 export const startStack: StartStack = async (ctx) => {
+  const port = ctx.port(PORT)
+  const LISTEN = `${HOST}:${port}`
+  const URL_BASE = `http://${LISTEN}`
+  await ensurePortFree('notify', HOST, port, 'HTTP')
   const c = credentials(ctx.dataDir)
-  const log = createWriteStream(join(ctx.dataDir, 'notify.log'), { flags: 'a' })
+  const logFile = join(ctx.dataDir, 'notify.log')
+  const log = createWriteStream(logFile, { flags: 'a' })
   const child = spawn(ctx.node, [join(ctx.root, 'apps', 'notify', 'src', 'main.ts')], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -63,7 +55,7 @@ export const startStack: StartStack = async (ctx) => {
   child.stdout!.pipe(log)
   child.stderr!.pipe(log)
   try {
-    await waitReady(child, 20_000)
+    await waitHttp({ app: 'notify', url: `${URL_BASE}/readyz`, timeoutMs: 20_000, child, logFile })
   } catch (err) {
     child.kill('SIGTERM')
     throw err
@@ -76,8 +68,9 @@ export const startStack: StartStack = async (ctx) => {
       kept: join(ctx.dataDir, 'credentials.json'),
     },
     notes: [
-      `try: curl -d '{"text":"hello"}' ${URL_BASE}/hooks/${c.hookToken}`,
-      `then: sign in with POST ${URL_BASE}/api/v1/auth/login and GET /api/v1/notifications?channel=demo`,
+      'post to the demo channel through its hook:',
+      `$ curl -d '{"text":"hello from the demo"}' ${URL_BASE}/hooks/${c.hookToken}`,
+      `then sign in with POST ${URL_BASE}/api/v1/auth/login and GET /api/v1/notifications?channel=demo`,
     ],
     async stop() {
       if (child.exitCode !== null) return

@@ -84,6 +84,15 @@ export { exitWithError, type RunOptions, runMain, type Stop } from './process.ts
 export { generateToken, hashToken, safeEqual, sha256Hex, verifyToken } from './secrets.ts'
 export type { StackContext, StackService, StartStack } from './stack.ts'
 export {
+  ensurePortFree,
+  ensureUdpPortFree,
+  StackError,
+  shownPath,
+  type WaitHttpOptions,
+  waitHttp,
+  waitSshBanner,
+} from './stack-ready.ts'
+export {
   type ClientTlsConfig,
   createTlsAgent,
   type HttpsServerConfig,
