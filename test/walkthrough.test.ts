@@ -164,7 +164,7 @@ test('artsvc: the printed publish command publishes the demo site and the URL se
 })
 
 test('notify: the printed hook command posts a message an administrator then reads', async () => {
-  const r = paste(printed("curl -d '")[0]!)
+  const r = paste(printed("curl -H 'Title: Demo'")[0]!)
   assert.equal(r.status, 0, r.stderr)
   const base = `http://127.0.0.1:${port(8480)}`
   const { username, password } = (await import(join(home, 'notify', 'credentials.json'), { with: { type: 'json' } }))
@@ -179,7 +179,12 @@ test('notify: the printed hook command posts a message an administrator then rea
   const cookie = login.headers.get('set-cookie')!.split(';')[0]!
   const inbox = await fetch(`${base}/api/v1/notifications?channel=demo`, { headers: { cookie } })
   assert.equal(inbox.status, 200)
-  assert.match(await inbox.text(), /hello from the demo/)
+  const items = ((await inbox.json()) as { notifications: { title: string; body: string; severity: string }[] })
+    .notifications
+  assert.ok(
+    items.some((i) => i.title === 'Demo' && i.body === 'hello from the demo' && i.severity === 'error'),
+    JSON.stringify(items),
+  )
 })
 
 test('dnsctl: the printed API and DNS commands answer for the example zone', () => {

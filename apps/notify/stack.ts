@@ -68,8 +68,8 @@ export const startStack: StartStack = async (ctx) => {
       kept: join(ctx.dataDir, 'credentials.json'),
     },
     notes: [
-      'post to the demo channel through its hook:',
-      `$ curl -d '{"text":"hello from the demo"}' ${URL_BASE}/hooks/${c.hookToken}`,
+      'post to the demo channel through its hook (a plain body and ntfy-style headers, or Slack-style JSON):',
+      `$ curl -H 'Title: Demo' -H 'Priority: high' -d 'hello from the demo' ${URL_BASE}/hooks/${c.hookToken}`,
       `then sign in with POST ${URL_BASE}/api/v1/auth/login and GET /api/v1/notifications?channel=demo`,
     ],
     async stop() {

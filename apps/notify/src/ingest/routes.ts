@@ -1,6 +1,7 @@
 /**
  * Publishing endpoints (hook token auth, no reader session):
- *   POST /hooks/{token}            compatibility payload (JSON or form payload=)
+ *   POST /hooks/{token}            compatibility payload (JSON or form payload=), or a plain
+ *                                  message with ntfy-style Title/Priority/Tags headers (ntfy.ts)
  *   POST /api/v1/notifications     native card v1; Authorization: Bearer <token>
  *   POST /api/v1/messages          text/plain, or JSON {text, source}; Authorization: Bearer <token>
  */
@@ -16,6 +17,7 @@ import { compatDraft, decodeCompatBody } from './compat.ts'
 import type { Draft } from './draft.ts'
 import { DeliveryLookups } from './lookups.ts'
 import { messageDraft, parseMessage } from './message.ts'
+import { isPlainBody, plainDraft, withPublishHeaders } from './ntfy.ts'
 import { store } from './service.ts'
 import { notificationWriter } from './write-queue.ts'
 
@@ -69,7 +71,13 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
       { onRequest: pathToken, schema: { params: Type.Object({ token: Type.String({ maxLength: 512 }) }), hide: true } },
       async (req, reply) => {
         const body = typeof req.body === 'string' ? req.body : ''
-        await accept(req, () => compatDraft(decodeCompatBody(req.headers['content-type'], body)))
+        const type = req.headers['content-type']
+        await accept(req, () =>
+          withPublishHeaders(
+            isPlainBody(type, body) ? plainDraft(body) : compatDraft(decodeCompatBody(type, body)),
+            req.headers,
+          ),
+        )
         // Slack-compatible senders (Grafana among them) expect the literal body "ok".
         return reply.type('text/plain; charset=utf-8').send('ok')
       },
