@@ -222,3 +222,21 @@ test('a second stack on the same ports stops at once with one line per app namin
     rmSync(other, { recursive: true, force: true })
   }
 })
+
+test('every HTTP app serves /docs over its OpenAPI document with the version from package.json', async () => {
+  const ca = join(home, 'edgegate', 'tls', 'ca.crt')
+  const bases = [
+    `https://127.0.0.1:${port(8443)}`,
+    `http://127.0.0.1:${port(18100)}`,
+    `http://127.0.0.1:${port(8053)}`,
+    `http://127.0.0.1:${port(8480)}`,
+  ]
+  for (const base of bases) {
+    const page = paste(`curl --fail --silent --show-error --location --cacert ${ca} ${base}/docs`)
+    assert.equal(page.status, 0, `${base}/docs: ${page.stderr}`)
+    assert.match(page.stdout, /swagger-ui-bundle\.js/)
+    const doc = paste(`curl --fail --silent --show-error --cacert ${ca} ${base}/openapi.json`)
+    assert.equal(doc.status, 0, `${base}/openapi.json: ${doc.stderr}`)
+    assert.equal((JSON.parse(doc.stdout) as { info: { version: string } }).info.version, '0.1.0')
+  }
+})

@@ -7,7 +7,7 @@
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import cookie from '@fastify/cookie'
-import { createHttpApp, createLogger, createMetrics, type HttpApp, type Logger } from '@gatehouse/kit'
+import { createHttpApp, createLogger, createMetrics, type HttpApp, type Logger, packageVersion } from '@gatehouse/kit'
 import { adminRoutes } from './admin/routes.ts'
 import { artifactRoutes } from './artifacts/routes.ts'
 import { Authenticator } from './auth/authenticator.ts'
@@ -93,6 +93,7 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
     logger: log,
     bodyLimit: 64 * 1024,
     readyStatus: 204,
+    version: packageVersion(import.meta.dirname),
     metrics,
     openapi: { title: 'artsvc', description: 'Artifact publishing service' },
   })

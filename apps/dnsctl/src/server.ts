@@ -1,5 +1,5 @@
 /** Builds the dnsctl HTTP app from its parts; never listens (main.ts and the tests do). */
-import { createHttpApp, Gauge, type HttpApp, type Logger } from '@gatehouse/kit'
+import { createHttpApp, Gauge, type HttpApp, type Logger, packageVersion } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import { blocklistRoutes } from './blocklists/routes.ts'
 import { BlocklistService } from './blocklists/service.ts'
@@ -35,7 +35,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
   const now = deps.now ?? (() => new Date())
   const app = await createHttpApp({
     name: 'dnsctl',
-    version: '0.1.0',
+    version: packageVersion(import.meta.dirname),
     logger: deps.logger,
     bodyLimit: config.bodyLimit,
     openapi: {

@@ -1,5 +1,12 @@
 /** Builds the edgegate HTTPS app from the domain modules; never listens (main.ts does). */
-import { createHttpApp, type HttpApp, httpsServerOptions, type Logger, loadTlsMaterial } from '@gatehouse/kit'
+import {
+  createHttpApp,
+  type HttpApp,
+  httpsServerOptions,
+  type Logger,
+  loadTlsMaterial,
+  packageVersion,
+} from '@gatehouse/kit'
 import { makeGuards } from './auth/guards.ts'
 import { sessionRoutes } from './auth/routes.ts'
 import type { ServeConfig } from './config.ts'
@@ -14,7 +21,7 @@ import { signalRoutes } from './signals/routes.ts'
 import { smtpRoutes } from './smtp/routes.ts'
 import type { TrustedRanges } from './trusted/ranges.ts'
 
-export const VERSION = '0.1.0'
+export const VERSION = packageVersion(import.meta.dirname)
 
 export interface ServerDeps {
   database: EdgeDatabase

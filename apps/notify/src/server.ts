@@ -2,7 +2,7 @@
  * Builds the notification service's HTTP app from the domain modules. Never listens:
  * `main.ts` (or a test) does.
  */
-import { createHttpApp, type Database, type HttpApp, type Logger } from '@gatehouse/kit'
+import { createHttpApp, type Database, type HttpApp, type Logger, packageVersion } from '@gatehouse/kit'
 import { createGuard, LOCAL_READER_NAME, type Reader, toReader } from './auth/guard.ts'
 import { authRoutes } from './auth/routes.ts'
 import { channelRoutes } from './channels/routes.ts'
@@ -18,7 +18,7 @@ import { UserService } from './users/service.ts'
 import { webhookRoutes } from './webhooks/routes.ts'
 import { ensureDevelopmentHook } from './webhooks/service.ts'
 
-export const VERSION = '0.1.0'
+export const VERSION = packageVersion(import.meta.dirname)
 
 export interface Deps {
   database: NotifyDatabase

@@ -1,0 +1,108 @@
+/**
+ * Discoverable APIs: `/docs` (Swagger UI over the app's own `/openapi.json`), the real version
+ * of an app from its package.json, and validation messages that say what is allowed.
+ */
+import { readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import swaggerUi from '@fastify/swagger-ui'
+import type { FastifyInstance } from 'fastify'
+
+/**
+ * Serve Swagger UI at `/docs` for the document @fastify/swagger builds (register it after
+ * @fastify/swagger). The page loads only its own scripts, so a strict CSP still applies.
+ * @example await registerDocs(app)
+ */
+export async function registerDocs(app: FastifyInstance): Promise<void> {
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { deepLinking: true, docExpansion: 'list' },
+    staticCSP: true,
+  })
+}
+
+/**
+ * The `version` of the nearest package.json at or above `from` (an app passes its
+ * `import.meta.dirname`), so `/openapi.json` and `--version` show the released number.
+ * @example packageVersion(import.meta.dirname) // '0.1.0'
+ */
+export function packageVersion(from: string): string {
+  let dir = from
+  for (;;) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version?: unknown }
+      if (typeof pkg.version === 'string') return pkg.version
+    } catch {
+      // no package.json here: look further up
+    }
+    const up = dirname(dir)
+    if (up === dir) throw new TypeError(`no package.json with a version at or above ${from}`)
+    dir = up
+  }
+}
+
+interface ValidationIssue {
+  keyword: string
+  instancePath: string
+  message?: string
+  params: Record<string, unknown>
+}
+
+const list = (values: unknown[]) => values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')
+
+/**
+ * One sentence for a failed request validation, naming the field and what it accepts
+ * (`body.severity must be one of info, warning, critical`), from Ajv's error list.
+ */
+export function validationMessage(where: string, issues: ValidationIssue[]): { path: string; message: string } {
+  const first = issues[0]
+  const pathOf = (i: ValidationIssue | undefined) =>
+    i?.instancePath ? `${where}${i.instancePath.replaceAll('/', '.')}` : where
+  if (!first) return { path: where, message: `${where} is invalid` }
+  // A union of literals (TypeBox Union of Literal) fails as one `const` error per branch
+  // followed by `anyOf`: report the allowed values of the branches at the first failing path.
+  const consts = issues.filter((i) => i.keyword === 'const' && i.instancePath === first.instancePath)
+  if (consts.length > 0 && issues.some((i) => i.keyword === 'anyOf' && i.instancePath === first.instancePath)) {
+    return {
+      path: pathOf(first),
+      message: `${pathOf(first)} must be one of ${list(consts.map((i) => i.params.allowedValue))}`,
+    }
+  }
+  const path = pathOf(first)
+  const p = first.params
+  switch (first.keyword) {
+    case 'required': {
+      const field = `${path === where ? where : path}.${String(p.missingProperty)}`
+      return { path: field, message: `${field} is required` }
+    }
+    case 'additionalProperties':
+      return { path, message: `${path} has unknown field ${JSON.stringify(p.additionalProperty)}` }
+    case 'enum':
+      return { path, message: `${path} must be one of ${list(p.allowedValues as unknown[])}` }
+    case 'const':
+      return { path, message: `${path} must be ${list([p.allowedValue])}` }
+    case 'type':
+      return { path, message: `${path} must be ${/^[aeiou]/.test(String(p.type)) ? 'an' : 'a'} ${String(p.type)}` }
+    case 'minLength':
+      return { path, message: `${path} must be at least ${String(p.limit)} characters long` }
+    case 'maxLength':
+      return { path, message: `${path} must be at most ${String(p.limit)} characters long` }
+    case 'minimum':
+    case 'maximum':
+      return {
+        path,
+        message: `${path} must be ${first.keyword === 'minimum' ? 'at least' : 'at most'} ${String(p.limit)}`,
+      }
+    case 'minItems':
+    case 'maxItems':
+      return {
+        path,
+        message: `${path} must have ${first.keyword === 'minItems' ? 'at least' : 'at most'} ${String(p.limit)} items`,
+      }
+    case 'pattern':
+      return { path, message: `${path} must match the pattern ${String(p.pattern)}` }
+    case 'format':
+      return { path, message: `${path} must be a valid ${String(p.format)}` }
+    default:
+      return { path, message: `${path} ${first.message ?? 'is invalid'}` }
+  }
+}
