@@ -7,7 +7,10 @@ import { lstatSync, readdirSync, readFileSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import { crc32, deflateRawSync } from 'node:zlib'
 
-/** Regular files under `dir`, as forward-slash relative paths, sorted (symlinks are skipped). */
+/** The file in a published folder that links it to its artifact (kept out of the ZIP). */
+export const LINK_FILE = '.artsvc.json'
+
+/** Regular files under `dir`, as forward-slash relative paths, sorted (symlinks and the link file are skipped). */
 export function listFiles(dir: string): string[] {
   const out: string[] = []
   const walk = (d: string) => {
@@ -15,7 +18,7 @@ export function listFiles(dir: string): string[] {
       const full = join(d, name)
       const st = lstatSync(full)
       if (st.isDirectory()) walk(full)
-      else if (st.isFile()) out.push(relative(dir, full).split(sep).join('/'))
+      else if (st.isFile() && !(d === dir && name === LINK_FILE)) out.push(relative(dir, full).split(sep).join('/'))
     }
   }
   walk(dir)
