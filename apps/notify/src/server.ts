@@ -13,6 +13,7 @@ import type { DB } from './db/schema.ts'
 import { SearchIndexer } from './inbox/indexer.ts'
 import { inboxRoutes } from './inbox/routes.ts'
 import { ingestRoutes } from './ingest/routes.ts'
+import { readerTokenRoutes } from './tokens/routes.ts'
 import { userRoutes } from './users/routes.ts'
 import { UserService } from './users/service.ts'
 import { webhookRoutes } from './webhooks/routes.ts'
@@ -66,6 +67,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   }
   authRoutes(app, ctx)
   userRoutes(app, ctx)
+  readerTokenRoutes(app, ctx)
   channelRoutes(app, ctx)
   webhookRoutes(app, ctx)
   ingestRoutes(app, ctx)

@@ -83,7 +83,11 @@ export function validationMessage(where: string, issues: ValidationIssue[]): { p
     case 'type':
       return { path, message: `${path} must be ${/^[aeiou]/.test(String(p.type)) ? 'an' : 'a'} ${String(p.type)}` }
     case 'minLength':
-      return { path, message: `${path} must be at least ${String(p.limit)} characters long` }
+      return {
+        path,
+        message:
+          p.limit === 1 ? `${path} must not be empty` : `${path} must be at least ${String(p.limit)} characters long`,
+      }
     case 'maxLength':
       return { path, message: `${path} must be at most ${String(p.limit)} characters long` }
     case 'minimum':

@@ -68,7 +68,16 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
 
     scope.post(
       '/hooks/:token',
-      { onRequest: pathToken, schema: { params: Type.Object({ token: Type.String({ maxLength: 512 }) }), hide: true } },
+      {
+        onRequest: pathToken,
+        schema: {
+          summary: 'Publish through a hook: Slack/Mattermost JSON, payload= form, or a plain message (ntfy style)',
+          description:
+            'The path token is the only credential. A body that is neither a JSON object nor a payload= form is the message text; the Title, Priority (1-5, min, low, default, high, urgent, max) and Tags headers set the title, severity and tags. Answers the literal body "ok".',
+          tags: ['publishing'],
+          params: Type.Object({ token: Type.String({ maxLength: 512 }) }),
+        },
+      },
       async (req, reply) => {
         const body = typeof req.body === 'string' ? req.body : ''
         const type = req.headers['content-type']
