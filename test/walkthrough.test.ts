@@ -237,6 +237,8 @@ test('every HTTP app serves /docs over its OpenAPI document with the version fro
     assert.match(page.stdout, /swagger-ui-bundle\.js/)
     const doc = paste(`curl --fail --silent --show-error --cacert ${ca} ${base}/openapi.json`)
     assert.equal(doc.status, 0, `${base}/openapi.json: ${doc.stderr}`)
-    assert.equal((JSON.parse(doc.stdout) as { info: { version: string } }).info.version, '0.1.0')
+    const document = JSON.parse(doc.stdout) as { info: { version: string }; paths: Record<string, unknown> }
+    assert.equal(document.info.version, '0.1.0')
+    if (base.endsWith(String(port(8480)))) assert.ok(document.paths['/hooks/{token}'], 'notify documents its hook')
   }
 })
