@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { StackService, StartStack } from '../../packages/kit/src/stack.ts'
-import { ensurePortFree, waitHttp } from '../../packages/kit/src/stack-ready.ts'
+import { ensurePortFree, StackError, shownPath, waitHttp } from '../../packages/kit/src/stack-ready.ts'
 
 const HOST = '127.0.0.1'
 const PORT = 8480
@@ -29,6 +29,24 @@ function credentials(dataDir: string): Credentials {
   }
   writeFileSync(file, `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600 })
   return c
+}
+
+/** Sign in as the generated administrator and create a reader API token (POST /api/v1/me/tokens). */
+async function demoReaderToken(base: string, c: Credentials): Promise<string> {
+  const login = await fetch(`${base}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: base },
+    body: JSON.stringify({ username: c.username, password: c.password }),
+  })
+  const cookie = login.headers.get('set-cookie')?.split(';')[0]
+  if (!login.ok || !cookie) throw new StackError(`notify: signing in as ${c.username} failed (HTTP ${login.status})`)
+  const res = await fetch(`${base}/api/v1/me/tokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: base, cookie },
+    body: JSON.stringify({ name: 'npm start demo' }),
+  })
+  if (res.status !== 201) throw new StackError(`notify: creating a reader token failed (HTTP ${res.status})`)
+  return ((await res.json()) as { secret: string }).secret
 }
 
 export const startStack: StartStack = async (ctx) => {
@@ -60,6 +78,10 @@ export const startStack: StartStack = async (ctx) => {
     child.kill('SIGTERM')
     throw err
   }
+  // A reader API token for the printed curl command (one per start; older ones stay valid).
+  const readerToken = await demoReaderToken(URL_BASE, c)
+  const tokenFile = join(ctx.dataDir, 'reader-token')
+  writeFileSync(tokenFile, `${readerToken}\n`, { mode: 0o600 })
   const service: StackService = {
     urls: { api: URL_BASE, hook: `${URL_BASE}/hooks/<hook token>` },
     credentials: {
@@ -70,7 +92,8 @@ export const startStack: StartStack = async (ctx) => {
     notes: [
       'post to the demo channel through its hook (a plain body and ntfy-style headers, or Slack-style JSON):',
       `$ curl -H 'Title: Demo' -H 'Priority: high' -d 'hello from the demo' ${URL_BASE}/hooks/${c.hookToken}`,
-      `then sign in with POST ${URL_BASE}/api/v1/auth/login and GET /api/v1/notifications?channel=demo`,
+      'read the channel as a script does, with a reader API token (or sign in with the password above):',
+      `$ curl -H "Authorization: Bearer $(cat ${shownPath(ctx.root, tokenFile)})" '${URL_BASE}/api/v1/notifications?channel=demo'`,
     ],
     async stop() {
       if (child.exitCode !== null) return
