@@ -10,6 +10,7 @@ import type { Config } from './config.ts'
 import type { Context } from './context.ts'
 import type { NotifyDatabase } from './db/open.ts'
 import type { DB } from './db/schema.ts'
+import { errors } from './errors.ts'
 import { SearchIndexer } from './inbox/indexer.ts'
 import { inboxRoutes } from './inbox/routes.ts'
 import { ingestRoutes } from './ingest/routes.ts'
@@ -48,7 +49,28 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     logger,
     bodyLimit: config.bodyLimit,
     trustProxy: false,
-    openapi: { title: 'Gatehouse notification service' },
+    openapi: {
+      title: 'Gatehouse notification service',
+      errors,
+      securitySchemes: {
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'notify_session',
+          description: 'reader session (POST /api/v1/auth/login)',
+        },
+        readerToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'reader API token ntr_... (POST /api/v1/me/tokens)',
+        },
+        hookToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'hook token, for POST /api/v1/notifications and /api/v1/messages',
+        },
+      },
+    },
   })
   app.decorateRequest('reader', null)
   app.readiness.add('database', () => database.ping())

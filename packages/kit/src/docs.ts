@@ -110,3 +110,55 @@ export function validationMessage(where: string, issues: ValidationIssue[]): { p
       return { path, message: `${path} ${first.message ?? 'is invalid'}` }
   }
 }
+
+/** Options that complete an app's OpenAPI document (`createHttpApp({ openapi: { ... } })`). */
+export interface OpenApiExtras {
+  /** The app's `errors` map (from `defineErrors`): each route documents the codes by status. */
+  errors?: Record<string, { status: number }>
+  /** OpenAPI security schemes, e.g. `{ bearer: { type: 'http', scheme: 'bearer' } }`. */
+  securitySchemes?: Record<string, unknown>
+}
+
+const ERROR_BODY = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: { code: { type: 'string' }, message: { type: 'string' } },
+    },
+  },
+}
+
+/**
+ * The parts @fastify/swagger takes to document errors on every route: a response per error
+ * status listing the codes the app (and the kit) may answer with, in the one JSON error shape.
+ */
+export function openApiErrorParts(kit: Record<string, { status: number }>, extras: OpenApiExtras) {
+  const byStatus = new Map<number, string[]>()
+  for (const [code, def] of Object.entries({ ...kit, ...extras.errors })) {
+    if (code === 'internal') continue
+    byStatus.set(def.status, [...(byStatus.get(def.status) ?? []), code])
+  }
+  const statuses = [...byStatus.keys()].sort((a, b) => a - b)
+  return {
+    components: {
+      schemas: { Error: ERROR_BODY },
+      ...(extras.securitySchemes ? { securitySchemes: extras.securitySchemes } : {}),
+    },
+    transform({ schema, url }: { schema: Record<string, unknown> | undefined; url: string }) {
+      if (!schema || schema.hide) return { schema: schema ?? {}, url }
+      const response = { ...((schema.response as Record<string, unknown>) ?? {}) }
+      for (const status of statuses) {
+        if (String(status) in response) continue
+        response[String(status)] = {
+          description: `error codes: ${byStatus.get(status)!.sort().join(', ')}`,
+          ...ERROR_BODY,
+        }
+      }
+      response['500'] ??= { description: 'error code: internal', ...ERROR_BODY }
+      return { schema: { ...schema, response }, url }
+    },
+  }
+}

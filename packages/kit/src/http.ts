@@ -19,7 +19,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify'
-import { registerDocs, validationMessage } from './docs.ts'
+import { type OpenApiExtras, openApiErrorParts, registerDocs, validationMessage } from './docs.ts'
 import { AppError, kitErrors } from './errors.ts'
 import { type Logger, requestIdFrom } from './logger.ts'
 import { type AppMetrics, createMetrics } from './metrics.ts'
@@ -65,7 +65,7 @@ export interface HttpAppOptions {
   https?: HttpsServerOptions
   /** Trust `X-Forwarded-*` from these proxies (default: trust nobody). */
   trustProxy?: boolean | string | string[]
-  openapi?: { title?: string; description?: string }
+  openapi?: { title?: string; description?: string } & OpenApiExtras
   /** Serve `/healthz`, `/readyz`, `/metrics`, `/openapi.json` (default true each). */
   routes?: { health?: boolean; metrics?: boolean; openapi?: boolean; docs?: boolean }
   /** Status of a ready `/readyz`: 200 with a JSON body (default) or 204. */
@@ -237,9 +237,12 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
 
   const routes = options.routes ?? {}
   if (routes.openapi !== false) {
+    const errorParts = openApiErrorParts(kitErrors, options.openapi ?? {})
     await app.register(swagger, {
+      transform: errorParts.transform as never,
       openapi: {
         openapi: '3.1.0',
+        components: errorParts.components as never,
         info: {
           title: options.openapi?.title ?? options.name,
           version: options.version ?? '0.0.0',

@@ -23,7 +23,7 @@ export {
   sql,
 } from './db/database.ts'
 export { NodeSqliteDatabase } from './db/sqlite-adapter.ts'
-export { packageVersion, registerDocs, validationMessage } from './docs.ts'
+export { type OpenApiExtras, packageVersion, registerDocs, validationMessage } from './docs.ts'
 export { DurationError, formatDuration, parseByteSize, parseDuration } from './durations.ts'
 export {
   Decision,

@@ -17,6 +17,10 @@ describe('discoverable APIs', () => {
   let base: string
   before(async () => {
     app = await createHttpApp({
+      openapi: {
+        errors: { alert_muted: { status: 409 }, alert_not_found: { status: 404 } },
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      },
       name: 'docsapp',
       version: '1.2.3',
       logger: createLogger({ name: 'docsapp', level: 'silent' }),
@@ -83,6 +87,16 @@ describe('discoverable APIs', () => {
     assert.equal(doc.info.version, '1.2.3')
     assert.equal(doc.paths['/v1/alerts']?.post?.summary, 'Raise an alert')
     assert.equal(doc.paths['/docs'], undefined, 'the docs pages are not API routes')
+    const full = doc as unknown as {
+      paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>>
+      components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> }
+    }
+    const responses = full.paths['/v1/alerts']!.post!.responses
+    assert.match(responses['409']!.description, /alert_muted/)
+    assert.match(responses['404']!.description, /alert_not_found/)
+    assert.match(responses['400']!.description, /invalid_request/)
+    assert.equal(responses['500']!.description, 'error code: internal')
+    assert.deepEqual(full.components.securitySchemes, { bearer: { type: 'http', scheme: 'bearer' } })
   })
 })
 
