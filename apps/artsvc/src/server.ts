@@ -95,7 +95,12 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
     readyStatus: 204,
     version: packageVersion(import.meta.dirname),
     metrics,
-    openapi: { title: 'artsvc', description: 'Artifact publishing service' },
+    openapi: {
+      title: 'artsvc',
+      description: 'Artifact publishing service',
+      errors,
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'OAuth access token (JWT)' } },
+    },
   })
   await app.register(cookie)
   app.readiness.add('database', () => database.ping())

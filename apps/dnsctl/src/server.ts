@@ -5,6 +5,7 @@ import { blocklistRoutes } from './blocklists/routes.ts'
 import { BlocklistService } from './blocklists/service.ts'
 import type { Config } from './config.ts'
 import type { DB } from './db/schema.ts'
+import { errors } from './errors.ts'
 import { healthRoutes } from './health/routes.ts'
 import { HealthService } from './health/service.ts'
 import { Knotc } from './knot/knotc.ts'
@@ -41,6 +42,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     openapi: {
       title: 'dnsctl',
       description: 'DNS management API (zones, RRsets, blocklist configuration, refresh health)',
+      errors,
     },
   })
   const knotc = new Knotc({

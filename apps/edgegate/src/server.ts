@@ -14,6 +14,7 @@ import type { AppContext } from './context.ts'
 import { dashboardRoutes } from './dashboard/routes.ts'
 import type { EdgeDatabase } from './db/open.ts'
 import { decisionRoutes } from './decisions/routes.ts'
+import { errors } from './errors.ts'
 import { nodeRoutes } from './nodes/routes.ts'
 import { observationRoutes } from './observations/routes.ts'
 import { policyRoutes } from './policy/routes.ts'
@@ -42,7 +43,18 @@ export async function buildServer(config: ServeConfig, deps: ServerDeps): Promis
     bodyLimit: 1024 * 1024,
     // Client certificates are requested, never required: token nodes and browsers connect without one.
     https: httpsServerOptions({ ...tls, requestClientCert: config.client_ca !== undefined }),
-    openapi: { title: 'edgegate', description: 'Edge control plane: gate sync API and administration' },
+    openapi: {
+      title: 'edgegate',
+      description: 'Edge control plane: gate sync API and administration',
+      errors,
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'node token (egn_...) or administrator token (ega_...)',
+        },
+      },
+    },
   })
   app.readiness.add('database', () => deps.database.ping())
   const ctx: AppContext = {
