@@ -8,6 +8,10 @@ import { join } from 'node:path'
 import type { StackService, StartStack } from '../packages/kit/src/stack.ts'
 
 const root = join(import.meta.dirname, '..')
+// GATEHOUSE_HOME and GATEHOUSE_PORT_OFFSET let a test run a second stack beside one in use;
+// the bin/<app> launchers read the same GATEHOUSE_HOME to find the config files written here.
+const home = process.env.GATEHOUSE_HOME ?? join(root, '.gatehouse')
+const portOffset = Number(process.env.GATEHOUSE_PORT_OFFSET ?? 0)
 // Order matters where one app points at another (the SSH gate syncs with the control plane).
 const ORDER = ['edgegate', 'sshproxy', 'websignal', 'artsvc', 'dnsctl', 'notify']
 
@@ -43,7 +47,7 @@ async function main() {
 
   for (const app of available) {
     if (stopping) break
-    const dataDir = join(root, '.gatehouse', app)
+    const dataDir = join(home, app)
     mkdirSync(dataDir, { recursive: true })
     const mod = (await import(join(root, 'apps', app, 'stack.ts'))) as { startStack: StartStack }
     try {
@@ -53,16 +57,17 @@ async function main() {
         node: process.execPath,
         log: (line) => say(`[${app}] ${line}`),
         started,
+        port: (base) => base + portOffset,
       })
     } catch (err) {
       // One broken app should not take the others down: report it and go on.
       failed[app] = (err as Error).message.split('\n')[0] ?? 'unknown error'
-      say(`[${app}] did not start: ${(err as Error).message}`)
+      say(`[${app}] did not start: ${failed[app]}`)
     }
   }
 
   say('')
-  say(`Gatehouse local stack (state in ${join(root, '.gatehouse')}):`)
+  say(`Gatehouse local stack (state in ${home}); run the commands below from ${root}:`)
   if (available.length === 0) say('  no apps exist yet, so none were started')
   for (const [app, svc] of Object.entries(started)) {
     say(`  ${app}`)

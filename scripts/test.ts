@@ -7,7 +7,9 @@ import { globSync } from 'node:fs'
 import { join } from 'node:path'
 
 const root = join(import.meta.dirname, '..')
-const files = globSync(['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts'], { cwd: root }).sort()
+const files = globSync(['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'test/**/*.test.ts'], {
+  cwd: root,
+}).sort()
 if (files.length === 0) {
   process.stderr.write('npm test: no test files found\n')
   process.exit(1)

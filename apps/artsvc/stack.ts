@@ -4,16 +4,16 @@
  * defaults (SQLite and filesystem storage under ctx.dataDir). The cookie secret and the
  * OIDC client secret are kept in ctx.dataDir/credentials.json so a restart reuses them.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { StartStack } from '../../packages/kit/src/stack.ts'
+import { ensurePortFree, shownPath, waitHttp } from '../../packages/kit/src/stack-ready.ts'
+import { zipFolder } from './src/cli/zip-folder.ts'
 
 const PORT = 18100
 const OIDC_PORT = 18109
-const PUBLIC = `http://127.0.0.1:${PORT}`
-const CONTENT = `http://localhost:${PORT}`
 const AUDIENCE = 'https://artsvc.local'
 
 interface Credentials {
@@ -29,26 +29,31 @@ function credentials(dataDir: string): Credentials {
   return c
 }
 
-async function waitReady(child: ChildProcess, deadlineMs: number): Promise<void> {
-  const deadline = Date.now() + deadlineMs
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`artsvc exited with code ${child.exitCode}; see artsvc.log`)
-    try {
-      if ((await fetch(`${PUBLIC}/readyz`)).status === 204) return
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error('artsvc was not ready within 30 s; see artsvc.log')
+/** A one-page site and its ZIP under the data folder, for the printed publish command. */
+function demoSite(dataDir: string): string {
+  const dir = join(dataDir, 'demo-site')
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(
+    join(dir, 'index.html'),
+    '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Gatehouse demo</title></head>\n<body><h1>Published with artsvc</h1><p>This page came from the Gatehouse demo stack.</p></body></html>\n',
+  )
+  const zip = join(dataDir, 'demo-site.zip')
+  writeFileSync(zip, zipFolder(dir))
+  return zip
 }
 
 export const startStack: StartStack = async (ctx) => {
+  const port = ctx.port(PORT)
+  const oidcPort = ctx.port(OIDC_PORT)
+  const PUBLIC = `http://127.0.0.1:${port}`
+  const CONTENT = `http://localhost:${port}`
+  await ensurePortFree('artsvc', '127.0.0.1', port, 'HTTP')
+  await ensurePortFree('artsvc', '127.0.0.1', oidcPort, 'OpenID provider')
   const c = credentials(ctx.dataDir)
   // The test OpenID provider is a development dependency: fine for a local stack, never for production.
   const { startOidcProvider } = await import('../../packages/testkit/src/oidc.ts')
   const op = await startOidcProvider({
-    port: OIDC_PORT,
+    port: oidcPort,
     clientId: 'artsvc-local',
     clientSecret: c.clientSecret,
     redirectUris: [`${PUBLIC}/api/v1/auth/oidc/callback`],
@@ -56,13 +61,14 @@ export const startStack: StartStack = async (ctx) => {
     scopes: ['artsvc:mcp'],
   })
   op.loginAs('demo')
-  const log = createWriteStream(join(ctx.dataDir, 'artsvc.log'), { flags: 'a' })
+  const logFile = join(ctx.dataDir, 'artsvc.log')
+  const log = createWriteStream(logFile, { flags: 'a' })
   const child = spawn(ctx.node, [join(ctx.root, 'apps', 'artsvc', 'src', 'main.ts')], {
     env: {
       PATH: process.env.PATH ?? '',
       ARTSVC_PUBLIC_URL: PUBLIC,
       ARTSVC_CONTENT_URL: CONTENT,
-      ARTSVC_LISTEN: `127.0.0.1:${PORT}`,
+      ARTSVC_LISTEN: `127.0.0.1:${port}`,
       ARTSVC_COOKIE_SECRET: c.cookieSecret,
       ARTSVC_STORAGE_ROOT: join(ctx.dataDir, 'storage'),
       ARTSVC_OIDC_ISSUER: op.issuer,
@@ -76,13 +82,17 @@ export const startStack: StartStack = async (ctx) => {
   child.stdout!.pipe(log)
   child.stderr!.pipe(log)
   try {
-    await waitReady(child, 30_000)
+    await waitHttp({ app: 'artsvc', url: `${PUBLIC}/readyz`, ready: [204], timeoutMs: 30_000, child, logFile })
   } catch (err) {
     child.kill('SIGTERM')
     await op.stop()
     throw err
   }
+  const demoZip = demoSite(ctx.dataDir)
   const token = await op.mintAccessToken({ sub: 'demo', scope: 'artsvc:mcp', expiresIn: 12 * 3600 })
+  // Kept in a file so the printed command stays short; the token lives as long as this run's provider.
+  const tokenFile = join(ctx.dataDir, 'demo-token')
+  writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 })
   return {
     urls: {
       management: PUBLIC,
@@ -92,12 +102,12 @@ export const startStack: StartStack = async (ctx) => {
     },
     credentials: {
       'browser sign-in': 'automatic as "demo" (local OpenID provider)',
-      'API token for demo (12 h)': token,
+      'API token for demo (12 h, this run only)': shownPath(ctx.root, tokenFile),
       kept: join(ctx.dataDir, 'credentials.json'),
     },
     notes: [
-      `publish: ARTSVC_URL=${PUBLIC} ARTSVC_TOKEN=<API token> node apps/artsvc/src/main.ts publish --title Demo --zip site.zip`,
-      'then open the printed /a/<artifact> URL in a browser',
+      'publish the demo site (then open the printed URL in a browser):',
+      `$ ARTSVC_URL=${PUBLIC} ARTSVC_TOKEN=$(cat ${shownPath(ctx.root, tokenFile)}) bin/artsvc publish --title Demo --zip ${shownPath(ctx.root, demoZip)}`,
     ],
     async stop() {
       if (child.exitCode === null) {

@@ -1,17 +1,30 @@
 /**
  * `npm start`: a private knotd (its own config, control socket and zone folder under
- * ctx.dataDir, DNS on a free loopback port) and dnsctl on 127.0.0.1:8053 managing the
+ * ctx.dataDir, DNS on 127.0.0.1:8054) and dnsctl on 127.0.0.1:8053 managing the
  * example zone `example.test`, plus a Knot Resolver (kresd) in front of it that enforces the
- * compiled blocklist (the demo denies `blocked.example`).
+ * compiled blocklist on 127.0.0.1:8055 (the demo denies `blocked.example`).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { StartStack } from '../../packages/kit/src/stack.ts'
+import {
+  ensurePortFree,
+  ensureUdpPortFree,
+  StackError,
+  shownPath,
+  waitHttp,
+} from '../../packages/kit/src/stack-ready.ts'
 
-const API = 'http://127.0.0.1:8053'
+const HOST = '127.0.0.1'
+const API_PORT = 8053
+// Fixed (not a free port picked per start) so `kdig -p 8054` keeps working across restarts.
+const DNS_PORT = 8054
+// kresd: the resolver address users query, and one instance-only address the refresh job
+// checks a reload on.
+const RESOLVER_PORT = 8055
+const RESOLVER_INSTANCE_PORT = 8056
 const EXAMPLE = `$ORIGIN example.test.
 $TTL 3600
 @ IN SOA ns1 hostmaster 1 3600 900 604800 300
@@ -19,17 +32,6 @@ $TTL 3600
 ns1 IN A 127.0.0.1
 www 300 IN A 192.0.2.10
 `
-
-function freeUdpishPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
-}
 
 function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
@@ -43,11 +45,11 @@ function stopChild(child: ChildProcess): Promise<void> {
   })
 }
 
-async function until(what: string, check: () => Promise<boolean>, child: ChildProcess) {
+async function until(what: string, check: () => Promise<boolean>, child: ChildProcess, logFile: string) {
   const deadline = Date.now() + 20_000
   while (!(await check().catch(() => false))) {
-    if (child.exitCode !== null) throw new Error(`${what} exited during startup (see its log)`)
-    if (Date.now() > deadline) throw new Error(`${what} did not start within 20 s`)
+    if (child.exitCode !== null) throw new StackError(`dnsctl: ${what} exited during startup; see ${logFile}`)
+    if (Date.now() > deadline) throw new StackError(`dnsctl: ${what} did not start within 20 s; see ${logFile}`)
     await delay(100)
   }
 }
@@ -66,7 +68,7 @@ policy.add(policy.all(policy.STUB('127.0.0.1@${knotPort}')))
 const EMPTY_RPZ = '$TTL 60\n@ IN SOA localhost. nobody.invalid. 1 3600 900 86400 60\n'
 
 /** Put `blocked.example` on the deny list (once) and compile the blocklist, as an operator would. */
-async function denyDemoName(ctx: Parameters<StartStack>[0], env: NodeJS.ProcessEnv) {
+async function denyDemoName(ctx: Parameters<StartStack>[0], API: string, env: NodeJS.ProcessEnv) {
   const config = (await (await fetch(`${API}/v1/blocklists/config`)).json()) as {
     sources: string[]
     allow: string[]
@@ -101,23 +103,31 @@ export const startStack: StartStack = async (ctx) => {
   const runDir = join(knotDir, 'run')
   const zonesDir = join(knotDir, 'zones')
   for (const d of [runDir, join(knotDir, 'db'), zonesDir]) mkdirSync(d, { recursive: true })
-  const port = await freeUdpishPort()
+  const port = ctx.port(DNS_PORT)
+  const apiPort = ctx.port(API_PORT)
+  const API = `http://${HOST}:${apiPort}`
+  await ensurePortFree('dnsctl', HOST, apiPort, 'API')
+  await ensurePortFree('dnsctl', HOST, port, 'DNS (knotd)')
+  await ensureUdpPortFree('dnsctl', HOST, port, 'DNS (knotd)')
   const socket = join(runDir, 'knot.sock')
   const configFile = join(knotDir, 'knot.conf')
   writeFileSync(
     configFile,
     `server:\n  listen: 127.0.0.1@${port}\n  rundir: ${runDir}\ndatabase:\n  storage: ${join(knotDir, 'db')}\ncontrol:\n  listen: ${socket}\nlog:\n  - target: stderr\n    any: info\ntemplate:\n  - id: default\n    storage: ${zonesDir}\n    file: "%s.zone"\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n    semantic-checks: on\n`,
   )
-  const knotLog = createWriteStream(join(knotDir, 'knotd.log'), { flags: 'a' })
+  const knotLogFile = join(knotDir, 'knotd.log')
+  const knotLog = createWriteStream(knotLogFile, { flags: 'a' })
   const knotd = spawn('/usr/sbin/knotd', ['-c', configFile], { stdio: ['ignore', 'pipe', 'pipe'] })
   knotd.stdout.pipe(knotLog)
   knotd.stderr.pipe(knotLog)
-  await until('knotd', async () => existsSync(socket), knotd)
+  await until('knotd', async () => existsSync(socket), knotd, knotLogFile)
 
   const kresdDir = join(ctx.dataDir, 'kresd')
   mkdirSync(join(kresdDir, 'rpz'), { recursive: true })
-  const resolverPort = await freeUdpishPort()
-  const instancePort = await freeUdpishPort()
+  const resolverPort = ctx.port(RESOLVER_PORT)
+  const instancePort = ctx.port(RESOLVER_INSTANCE_PORT)
+  await ensureUdpPortFree('dnsctl', HOST, resolverPort, 'DNS (kresd)')
+  await ensureUdpPortFree('dnsctl', HOST, instancePort, 'DNS (kresd instance)')
   const rpzFile = join(kresdDir, 'rpz', 'blocklist.rpz')
   if (!existsSync(rpzFile)) writeFileSync(rpzFile, EMPTY_RPZ)
   writeFileSync(join(kresdDir, 'kresd.conf'), kresdConfig(kresdDir, resolverPort, instancePort, rpzFile, port))
@@ -128,18 +138,28 @@ export const startStack: StartStack = async (ctx) => {
   kresd.stdout.pipe(kresdLog)
   kresd.stderr.pipe(kresdLog)
 
-  const dnsctlLog = createWriteStream(join(ctx.dataDir, 'dnsctl.log'), { flags: 'a' })
-  const dnsctlEnv = {
-    ...process.env,
-    DNSCTL_LISTEN: '127.0.0.1:8053',
-    DNSCTL_STATE_DIR: join(ctx.dataDir, 'state'),
-    DNSCTL_KNOT_SOCKET: socket,
-    DNSCTL_KNOT_ZONES_DIR: zonesDir,
-    DNSCTL_KNOT_ADDRESS: `127.0.0.1:${port}`,
-    DNSCTL_RESOLVER_RPZ_FILES: rpzFile,
-    DNSCTL_RESOLVER_ADDRESSES: `127.0.0.1:${instancePort}`,
-    DNSCTL_RESOLVER_CONTROL_DIRS: join(kresdDir, 'control'),
-  }
+  const dnsctlLogFile = join(ctx.dataDir, 'dnsctl.log')
+  const dnsctlLog = createWriteStream(dnsctlLogFile, { flags: 'a' })
+  // The server reads this file (DNSCTL_CONFIG) and so do bin/dnsctl and its refresh job by default.
+  const dnsctlConfig = join(ctx.dataDir, 'config.json')
+  writeFileSync(
+    dnsctlConfig,
+    `${JSON.stringify(
+      {
+        listen: `${HOST}:${apiPort}`,
+        stateDir: join(ctx.dataDir, 'state'),
+        knot: { socket, zonesDir, address: `${HOST}:${port}` },
+        resolver: {
+          rpzFiles: [rpzFile],
+          addresses: [`${HOST}:${instancePort}`],
+          controlDirs: [join(kresdDir, 'control')],
+        },
+      },
+      null,
+      2,
+    )}\n`,
+  )
+  const dnsctlEnv = { PATH: process.env.PATH ?? '', DNSCTL_CONFIG: dnsctlConfig }
   const dnsctl = spawn(ctx.node, [join(import.meta.dirname, 'src', 'main.ts')], {
     env: dnsctlEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -152,7 +172,7 @@ export const startStack: StartStack = async (ctx) => {
     await stopChild(knotd)
   }
   try {
-    await until('dnsctl', async () => (await fetch(`${API}/readyz`)).ok, dnsctl)
+    await waitHttp({ app: 'dnsctl', url: `${API}/readyz`, timeoutMs: 20_000, child: dnsctl, logFile: dnsctlLogFile })
     const zones = (await (await fetch(`${API}/v1/zones`)).json()) as { zones: { name: string }[] }
     if (!zones.zones.some((z) => z.name === 'example.test')) {
       const res = await fetch(`${API}/v1/zones/example.test`, {
@@ -162,7 +182,7 @@ export const startStack: StartStack = async (ctx) => {
       })
       if (!res.ok) ctx.log(`creating example.test failed: ${await res.text()}`)
     }
-    await denyDemoName(ctx, dnsctlEnv)
+    await denyDemoName(ctx, API, dnsctlEnv)
   } catch (err) {
     await stop()
     throw err
@@ -175,12 +195,13 @@ export const startStack: StartStack = async (ctx) => {
       resolver: `udp://127.0.0.1:${resolverPort}`,
     },
     notes: [
-      `knotd serves example.test on 127.0.0.1:${port}; logs in ${ctx.dataDir}`,
-      `try: curl -s ${API}/v1/zones/example.test/rrsets`,
-      `     kdig @127.0.0.1 -p ${port} www.example.test A`,
-      `kresd resolves through knotd on 127.0.0.1:${resolverPort} and enforces the blocklist:`,
-      `     kdig @127.0.0.1 -p ${resolverPort} blocked.example A       (NXDOMAIN: on the deny list)`,
-      `     kdig @127.0.0.1 -p ${resolverPort} www.example.test A`,
+      `knotd serves example.test on 127.0.0.1:${port}; logs in ${shownPath(ctx.root, ctx.dataDir)}`,
+      'try it (the API is described at /docs):',
+      `$ curl -s ${API}/v1/zones/example.test/rrsets`,
+      `$ kdig @127.0.0.1 -p ${port} www.example.test A`,
+      `kresd resolves through knotd on 127.0.0.1:${resolverPort} and enforces the blocklist (blocked.example is denied: NXDOMAIN):`,
+      `$ kdig @127.0.0.1 -p ${resolverPort} blocked.example A`,
+      `$ kdig @127.0.0.1 -p ${resolverPort} www.example.test A`,
     ],
     stop,
   }

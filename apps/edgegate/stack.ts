@@ -4,14 +4,14 @@
  * and an `sshgate` node (instance `sshgate-1`) for the SSH gate. Everything generated is kept
  * in ctx.dataDir (credentials.json, tls/) so a restart reuses it.
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { get } from 'node:https'
 import { join } from 'node:path'
 import type { StackService, StartStack } from '../../packages/kit/src/stack.ts'
+import { ensurePortFree, shownPath, waitHttp } from '../../packages/kit/src/stack-ready.ts'
 
-const LISTEN = '127.0.0.1:8443'
-const BASE = `https://${LISTEN}`
+const HOST = '127.0.0.1'
+const PORT = 8443
 const NODE_ID = 'sshgate-1'
 
 interface Credentials {
@@ -96,32 +96,18 @@ function credentials(ctx: Parameters<StartStack>[0], database: string): Credenti
   return c
 }
 
-function healthy(ca: Buffer): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = get(`${BASE}/readyz`, { ca, timeout: 2000 }, (res) => {
-      res.resume()
-      resolve(res.statusCode === 200)
-    })
-    req.on('error', () => resolve(false))
-    req.on('timeout', () => req.destroy())
-  })
-}
-
-async function waitReady(child: ChildProcess, ca: Buffer): Promise<void> {
-  const deadline = Date.now() + 30_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`edgegate exited with code ${child.exitCode}; see edgegate.log`)
-    if (await healthy(ca)) return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error('edgegate was not ready within 30 s; see edgegate.log')
-}
-
 export const startStack: StartStack = async (ctx) => {
+  const port = ctx.port(PORT)
+  const LISTEN = `${HOST}:${port}`
+  const BASE = `https://${LISTEN}`
+  await ensurePortFree('edgegate', HOST, port, 'HTTPS')
   const tls = ensureTls(join(ctx.dataDir, 'tls'))
   const database = `sqlite:${join(ctx.dataDir, 'edgegate.db')}`
+  // What bin/edgegate reads by default (EDGEGATE_CONFIG): the admin commands reach this database.
+  writeFileSync(join(ctx.dataDir, 'config.json'), `${JSON.stringify({ database }, null, 2)}\n`)
   const c = credentials(ctx, database)
-  const log = createWriteStream(join(ctx.dataDir, 'edgegate.log'), { flags: 'a' })
+  const logFile = join(ctx.dataDir, 'edgegate.log')
+  const log = createWriteStream(logFile, { flags: 'a' })
   const child = spawn(
     ctx.node,
     [
@@ -143,7 +129,14 @@ export const startStack: StartStack = async (ctx) => {
   child.stdout!.pipe(log)
   child.stderr!.pipe(log)
   try {
-    await waitReady(child, readFileSync(tls.ca))
+    await waitHttp({
+      app: 'edgegate',
+      url: `${BASE}/readyz`,
+      ca: readFileSync(tls.ca),
+      timeoutMs: 30_000,
+      child,
+      logFile,
+    })
   } catch (err) {
     child.kill('SIGTERM')
     throw err
@@ -157,8 +150,13 @@ export const startStack: StartStack = async (ctx) => {
       kept: join(ctx.dataDir, 'credentials.json'),
     },
     notes: [
-      `the certificate is issued by a local CA: curl --cacert ${tls.ca} ${BASE}/readyz`,
-      `try: curl --cacert ${tls.ca} -H "Authorization: Bearer <node token>" "${BASE}/v1/policy?instance_id=${c.nodeId}"`,
+      'the certificate is issued by a local CA:',
+      `$ curl --cacert ${shownPath(ctx.root, tls.ca)} ${BASE}/readyz`,
+      'administer it (bin/edgegate reads the database from the config file the stack wrote):',
+      '$ bin/edgegate node list',
+      '$ bin/edgegate admin list',
+      'the policy a gate pulls:',
+      `$ curl --cacert ${shownPath(ctx.root, tls.ca)} -H "Authorization: Bearer ${c.nodeToken}" "${BASE}/v1/policy?instance_id=${c.nodeId}"`,
     ],
     async stop() {
       if (child.exitCode !== null) return

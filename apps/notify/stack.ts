@@ -3,14 +3,15 @@
  * generated administrator and a demo channel with its development hook. Generated
  * credentials are kept in ctx.dataDir/credentials.json so a restart reuses them.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { StackService, StartStack } from '../../packages/kit/src/stack.ts'
+import { ensurePortFree, StackError, shownPath, waitHttp } from '../../packages/kit/src/stack-ready.ts'
 
-const LISTEN = '127.0.0.1:8480'
-const URL_BASE = `http://${LISTEN}`
+const HOST = '127.0.0.1'
+const PORT = 8480
 
 interface Credentials {
   username: string
@@ -30,23 +31,32 @@ function credentials(dataDir: string): Credentials {
   return c
 }
 
-async function waitReady(child: ChildProcess, deadlineMs: number): Promise<void> {
-  const deadline = Date.now() + deadlineMs
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`notify exited with code ${child.exitCode}; see notify.log`)
-    try {
-      if ((await fetch(`${URL_BASE}/readyz`)).ok) return
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error('notify was not ready within 20 s; see notify.log')
+/** Sign in as the generated administrator and create a reader API token (POST /api/v1/me/tokens). */
+async function demoReaderToken(base: string, c: Credentials): Promise<string> {
+  const login = await fetch(`${base}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: base },
+    body: JSON.stringify({ username: c.username, password: c.password }),
+  })
+  const cookie = login.headers.get('set-cookie')?.split(';')[0]
+  if (!login.ok || !cookie) throw new StackError(`notify: signing in as ${c.username} failed (HTTP ${login.status})`)
+  const res = await fetch(`${base}/api/v1/me/tokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: base, cookie },
+    body: JSON.stringify({ name: 'npm start demo' }),
+  })
+  if (res.status !== 201) throw new StackError(`notify: creating a reader token failed (HTTP ${res.status})`)
+  return ((await res.json()) as { secret: string }).secret
 }
 
 export const startStack: StartStack = async (ctx) => {
+  const port = ctx.port(PORT)
+  const LISTEN = `${HOST}:${port}`
+  const URL_BASE = `http://${LISTEN}`
+  await ensurePortFree('notify', HOST, port, 'HTTP')
   const c = credentials(ctx.dataDir)
-  const log = createWriteStream(join(ctx.dataDir, 'notify.log'), { flags: 'a' })
+  const logFile = join(ctx.dataDir, 'notify.log')
+  const log = createWriteStream(logFile, { flags: 'a' })
   const child = spawn(ctx.node, [join(ctx.root, 'apps', 'notify', 'src', 'main.ts')], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -63,11 +73,15 @@ export const startStack: StartStack = async (ctx) => {
   child.stdout!.pipe(log)
   child.stderr!.pipe(log)
   try {
-    await waitReady(child, 20_000)
+    await waitHttp({ app: 'notify', url: `${URL_BASE}/readyz`, timeoutMs: 20_000, child, logFile })
   } catch (err) {
     child.kill('SIGTERM')
     throw err
   }
+  // A reader API token for the printed curl command (one per start; older ones stay valid).
+  const readerToken = await demoReaderToken(URL_BASE, c)
+  const tokenFile = join(ctx.dataDir, 'reader-token')
+  writeFileSync(tokenFile, `${readerToken}\n`, { mode: 0o600 })
   const service: StackService = {
     urls: { api: URL_BASE, hook: `${URL_BASE}/hooks/<hook token>` },
     credentials: {
@@ -76,8 +90,10 @@ export const startStack: StartStack = async (ctx) => {
       kept: join(ctx.dataDir, 'credentials.json'),
     },
     notes: [
-      `try: curl -d '{"text":"hello"}' ${URL_BASE}/hooks/${c.hookToken}`,
-      `then: sign in with POST ${URL_BASE}/api/v1/auth/login and GET /api/v1/notifications?channel=demo`,
+      'post to the demo channel through its hook (a plain body and ntfy-style headers, or Slack-style JSON):',
+      `$ curl -H 'Title: Demo' -H 'Priority: high' -d 'hello from the demo' ${URL_BASE}/hooks/${c.hookToken}`,
+      'read the channel as a script does, with a reader API token (or sign in with the password above):',
+      `$ curl -H "Authorization: Bearer $(cat ${shownPath(ctx.root, tokenFile)})" '${URL_BASE}/api/v1/notifications?channel=demo'`,
     ],
     async stop() {
       if (child.exitCode !== null) return

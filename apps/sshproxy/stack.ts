@@ -1,29 +1,22 @@
 /**
- * `npm start`: the SSH gate on embedded defaults. It listens on 127.0.0.1:2222 in front of the
- * local sshd (127.0.0.1:22) with its database under the stack's data folder, and serves
- * metrics on 127.0.0.1:9122; a port already taken falls back to a free one (printed). When
- * the stack started edgegate first, the gate syncs with it as node `sshgate-1` (bearer token
- * from edgegate's credentials.json, its local CA): config.json is regenerated on every start.
+ * `npm start`: the SSH gate on embedded defaults in front of a private demo sshd
+ * (stack-sshd.ts): the gate listens on 127.0.0.1:2222, sshd on 127.0.0.1:2200, metrics on
+ * 127.0.0.1:9122 (a port already taken stops this app with one line saying so). When the stack
+ * started edgegate first, the gate syncs with it every 5 s as node `sshgate-1` (bearer token
+ * from edgegate's credentials.json, its local CA). config.json is regenerated on every start.
  */
 import { spawn } from 'node:child_process'
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
-import type { StackContext, StackService, StartStack } from '@gatehouse/kit'
+import type { StackContext, StackService, StartStack } from '../../packages/kit/src/stack.ts'
+import { ensurePortFree, StackError, shownPath } from '../../packages/kit/src/stack-ready.ts'
+import { startDemoSshd } from './stack-sshd.ts'
 
 const HOST = '127.0.0.1'
 const LISTEN_PORT = 2222
-const BACKEND = '127.0.0.1:22'
+const SSHD_PORT = 2200
 const METRICS_PORT = 9122
-
-/** The port if nothing listens on it, else 0 (the gate then binds a free one). */
-function portOrAny(port: number): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer()
-    probe.once('error', () => resolve(0))
-    probe.listen({ host: HOST, port, exclusive: true }, () => probe.close(() => resolve(port)))
-  })
-}
+const READY_MS = 20_000
 
 interface ControlPlane {
   config: Record<string, unknown>
@@ -36,7 +29,7 @@ interface ControlPlane {
 function controlPlane(ctx: StackContext): ControlPlane | undefined {
   const edgegate = ctx.started.edgegate
   if (!edgegate) return undefined
-  const dir = join(ctx.root, '.gatehouse', 'edgegate')
+  const dir = join(ctx.dataDir, '..', 'edgegate')
   const file = join(dir, 'credentials.json')
   const ca = join(dir, 'tls', 'ca.crt')
   if (!existsSync(file) || !existsSync(ca)) {
@@ -49,16 +42,25 @@ function controlPlane(ctx: StackContext): ControlPlane | undefined {
     ctx.log(`${file} has no nodeId/nodeToken (or edgegate printed no api URL): sync disabled`)
     return undefined
   }
-  // The token goes through the environment, so config.json holds no secret.
-  return { config: { url, instance_id: c.nodeId, ca }, token: c.nodeToken, url, instance: c.nodeId }
+  // The token goes through the environment, so config.json holds no secret. A short interval
+  // makes an approval on the dashboard reach the gate within seconds in the demo.
+  return {
+    config: { url, instance_id: c.nodeId, ca, sync_interval: '5s' },
+    token: c.nodeToken,
+    url,
+    instance: c.nodeId,
+  }
 }
 
 export const startStack: StartStack = async (ctx: StackContext): Promise<StackService> => {
+  const [listenPort, sshdPort, metricsPort] = [ctx.port(LISTEN_PORT), ctx.port(SSHD_PORT), ctx.port(METRICS_PORT)]
+  await ensurePortFree('sshproxy', HOST, listenPort, 'SSH gate')
+  await ensurePortFree('sshproxy', HOST, metricsPort, 'metrics')
   const db = join(ctx.dataDir, 'sshproxy.db')
   const configPath = join(ctx.dataDir, 'config.json')
   const cp = controlPlane(ctx)
   writeFileSync(configPath, `${JSON.stringify(cp ? { control_plane: cp.config } : {}, null, 2)}\n`)
-  const [listenPort, metricsPort] = [await portOrAny(LISTEN_PORT), await portOrAny(METRICS_PORT)]
+  const sshd = await startDemoSshd(join(ctx.dataDir, 'sshd'), sshdPort, listenPort)
   const main = join(import.meta.dirname, 'src', 'main.ts')
   const logPath = join(ctx.dataDir, 'sshproxy.log')
   const log = createWriteStream(logPath, { flags: 'a' })
@@ -68,7 +70,7 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
       main,
       'serve',
       '--route',
-      `${HOST}:${listenPort}=${BACKEND}`,
+      `${HOST}:${listenPort}=${HOST}:${sshdPort}`,
       '--db',
       db,
       '--config',
@@ -78,41 +80,62 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...(cp ? { SSHPROXY_CONTROL_PLANE_TOKEN: cp.token } : {}) },
+      env: { PATH: process.env.PATH ?? '', ...(cp ? { SSHPROXY_CONTROL_PLANE_TOKEN: cp.token } : {}) },
     },
   )
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  const ready = await new Promise<{ routes: { port: number }[]; metrics?: { port: number } }>((resolve, reject) => {
-    let seen = ''
-    const onData = (chunk: Buffer) => {
-      log.write(chunk)
-      seen = (seen + chunk.toString()).slice(-16_384)
-      const line = seen.split('\n').find((l) => l.includes('"msg":"sshproxy ready"'))
-      if (line) resolve(JSON.parse(line))
-    }
-    child.stdout.on('data', onData)
-    child.stderr.on('data', onData)
-    void exited.then((code) => reject(new Error(`sshproxy exited (code ${code}): ${seen.trim().split('\n').at(-1)}`)))
-  })
-  const port = ready.routes[0]?.port ?? listenPort
-  const metrics = `http://${HOST}:${ready.metrics?.port ?? metricsPort}/metrics`
-  if (listenPort !== LISTEN_PORT) ctx.log(`port ${LISTEN_PORT} is taken; the gate listens on ${port} instead`)
-  if (metricsPort !== METRICS_PORT) ctx.log(`port ${METRICS_PORT} is taken; metrics are on ${metrics} instead`)
-  ctx.log(`SSH gate ${HOST}:${port} -> sshd ${BACKEND} (log: ${logPath})`)
+  const stop = async () => {
+    if (child.exitCode === null) child.kill('SIGTERM')
+    await exited
+    log.end()
+    await sshd.stop()
+  }
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let seen = ''
+      const timer = setTimeout(
+        () => reject(new StackError(`sshproxy: not ready within ${READY_MS / 1000} s; see ${logPath}`)),
+        READY_MS,
+      )
+      const onData = (chunk: Buffer) => {
+        log.write(chunk)
+        seen = (seen + chunk.toString()).slice(-16_384)
+        if (seen.includes('"msg":"sshproxy ready"')) {
+          clearTimeout(timer)
+          resolve()
+        }
+      }
+      child.stdout.on('data', onData)
+      child.stderr.on('data', onData)
+      void exited.then((code) => {
+        clearTimeout(timer)
+        const last = seen.trim().split('\n').at(-1) ?? ''
+        reject(new StackError(`sshproxy: exited during startup (code ${code}): ${last.slice(0, 300)}`))
+      })
+    })
+  } catch (err) {
+    await stop()
+    throw err
+  }
+  const show = (p: string) => shownPath(ctx.root, p)
+  const dbFlag = `--db ${show(db)}`
+  const ssh = `ssh -p ${listenPort} -i ${show(sshd.key)} -o IdentitiesOnly=yes -o UserKnownHostsFile=${show(sshd.knownHosts)} ${sshd.user}@${HOST}`
+  ctx.log(`SSH gate ${HOST}:${listenPort} -> demo sshd ${HOST}:${sshdPort} (log: ${logPath})`)
   return {
-    urls: { 'ssh gate': `ssh -p ${port} ${HOST}`, metrics },
+    urls: { 'ssh gate': `${HOST}:${listenPort}`, metrics: `http://${HOST}:${metricsPort}/metrics` },
     notes: [
+      'connect through the gate (a new client is stopped until approved):',
+      `$ ${ssh}`,
+      'see its fingerprint:',
+      `$ bin/sshproxy list ${dbFlag}`,
       cp
-        ? `syncs with edgegate ${cp.url} as ${cp.instance} every 30 s: approve clients on the dashboard, or locally:`
-        : 'new clients are stopped until approved (edgegate is not running: no control-plane sync):',
-      `  node apps/sshproxy/src/main.ts list --db ${db}`,
-      `  node apps/sshproxy/src/main.ts approve --db ${db} <fingerprint>`,
-      `an sshd must listen on ${BACKEND} for approved clients to get through`,
+        ? `approve it on the edgegate dashboard or with bin/edgegate (the gate syncs with ${cp.url} as ${cp.instance} every 5 s):`
+        : 'approve it locally (edgegate is not running: no control-plane sync):',
+      cp
+        ? `$ bin/edgegate decision approve --instance ${cp.instance} <fingerprint>`
+        : `$ bin/sshproxy approve ${dbFlag} <fingerprint>`,
+      'then run the ssh command again: the demo sshd greets you',
     ],
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM')
-      await exited
-      log.end()
-    },
+    stop,
   }
 }

@@ -203,7 +203,11 @@ export const publishSchema = {
   clientKey: field.string({ env: 'ARTSVC_CLIENT_KEY', doc: 'PEM client key' }),
   caFile: field.string({ env: 'ARTSVC_CA_FILE', doc: 'PEM CA bundle to trust' }),
   title: field.string({ flag: 'title', required: true, doc: 'artifact title' }),
-  zip: field.string({ flag: 'zip', required: true, doc: 'ZIP file to publish' }),
+  zip: field.string({
+    flag: 'zip',
+    required: true,
+    doc: 'ZIP file, or a folder to zip on the fly (linked to its artifact by .artsvc.json)',
+  }),
   entrypoint: field.string({ flag: 'entrypoint', default: 'index.html', doc: 'file opened by the viewer' }),
   artifact: field.string({ flag: 'artifact', doc: 'publish a new version of this artifact' }),
   progress: field.enum(['auto', 'always', 'never'], {

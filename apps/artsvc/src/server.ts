@@ -6,7 +6,15 @@
  */
 import { join } from 'node:path'
 import cookie from '@fastify/cookie'
-import { createHttpApp, createLogger, createMetrics, type HttpApp, type Logger, mkdirPrivate } from '@gatehouse/kit'
+import {
+  createHttpApp,
+  createLogger,
+  createMetrics,
+  type HttpApp,
+  type Logger,
+  mkdirPrivate,
+  packageVersion,
+} from '@gatehouse/kit'
 import { adminRoutes } from './admin/routes.ts'
 import { artifactRoutes } from './artifacts/routes.ts'
 import { Authenticator } from './auth/authenticator.ts'
@@ -105,8 +113,14 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
     logger: log,
     bodyLimit: 64 * 1024,
     readyStatus: 204,
+    version: packageVersion(import.meta.dirname),
     metrics,
-    openapi: { title: 'artsvc', description: 'Artifact publishing service' },
+    openapi: {
+      title: 'artsvc',
+      description: 'Artifact publishing service',
+      errors,
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'OAuth access token (JWT)' } },
+    },
   })
   await app.register(cookie)
   app.readiness.add('database', () => database.ping())

@@ -1,7 +1,7 @@
 /** `artsvc publish` as a child process against a real server. */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { createServer as createHttpsServer, type Server } from 'node:https'
 import { join } from 'node:path'
@@ -57,6 +57,32 @@ test('publishes a ZIP, prints the artifact URL, then a new version of it', async
   const detail = (await (
     await fetch(`${h.base}/api/v1/artifacts/${id}`, { headers: { authorization: `Bearer ${token}` } })
   ).json()) as { versions: unknown[] }
+  assert.equal(detail.versions.length, 2)
+})
+
+test('publishes a folder zipped on the fly; the folder is linked, so publishing it again adds a version', async () => {
+  const token = await op.clientCredentialsToken(SCOPE)
+  const env = { ARTSVC_URL: h.base, ARTSVC_TOKEN: token }
+  const site = join(dir.path, 'site')
+  mkdirSync(join(site, 'css'), { recursive: true })
+  writeFileSync(
+    join(site, 'index.html'),
+    '<!doctype html><title>folder</title><link rel="stylesheet" href="css/a.css">',
+  )
+  writeFileSync(join(site, 'css', 'a.css'), 'body { color: #123 }')
+  const first = await cli(['--title', 'Folder', '--zip', site], env)
+  assert.equal(first.code, 0, first.stderr)
+  const url = first.stdout.trim()
+  const id = url.split('/a/')[1]!
+  assert.deepEqual(JSON.parse(readFileSync(join(site, '.artsvc.json'), 'utf8')), { url: h.base, artifact: id })
+  writeFileSync(join(site, 'index.html'), '<!doctype html><title>folder v2</title>')
+  const second = await cli(['--title', 'Folder', '--zip', site], env)
+  assert.equal(second.code, 0, second.stderr)
+  assert.equal(second.stdout.trim(), url, 'the linked artifact got the new version')
+  assert.match(second.stderr, /published version 2/)
+  const detail = (await (
+    await fetch(`${h.base}/api/v1/artifacts/${id}`, { headers: { authorization: `Bearer ${token}` } })
+  ).json()) as { versions: { files?: unknown; file_count?: number }[] }
   assert.equal(detail.versions.length, 2)
 })
 

@@ -1,5 +1,5 @@
 /** Builds the dnsctl HTTP app from its parts; never listens (main.ts and the tests do). */
-import { createHttpApp, Gauge, type HttpApp, type Logger } from '@gatehouse/kit'
+import { createHttpApp, Gauge, type HttpApp, type Logger, packageVersion } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import { DnstapListener } from './analytics/listener.ts'
 import { analyticsRoutes } from './analytics/routes.ts'
@@ -9,6 +9,7 @@ import { blocklistRoutes } from './blocklists/routes.ts'
 import { BlocklistService } from './blocklists/service.ts'
 import type { Config } from './config.ts'
 import type { DB } from './db/schema.ts'
+import { errors } from './errors.ts'
 import { healthRoutes } from './health/routes.ts'
 import { HealthService } from './health/service.ts'
 import { historyRoutes } from './history/routes.ts'
@@ -42,7 +43,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
   const now = deps.now ?? (() => new Date())
   const app = await createHttpApp({
     name: 'dnsctl',
-    version: '0.1.0',
+    version: packageVersion(import.meta.dirname),
     logger: deps.logger,
     bodyLimit: config.bodyLimit,
     // No authentication: only a request naming this listener may reach it (DNS rebinding).
@@ -50,6 +51,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     openapi: {
       title: 'dnsctl',
       description: 'DNS management API (zones, RRsets, blocklist configuration, refresh health)',
+      errors,
     },
   })
   const knotc = new Knotc({

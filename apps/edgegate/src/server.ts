@@ -1,5 +1,12 @@
 /** Builds the edgegate HTTPS app from the domain modules; never listens (main.ts does). */
-import { createHttpApp, type HttpApp, httpsServerOptions, type Logger, loadTlsMaterial } from '@gatehouse/kit'
+import {
+  createHttpApp,
+  type HttpApp,
+  httpsServerOptions,
+  type Logger,
+  loadTlsMaterial,
+  packageVersion,
+} from '@gatehouse/kit'
 import { makeGuards } from './auth/guards.ts'
 import { sessionRoutes } from './auth/routes.ts'
 import type { ServeConfig } from './config.ts'
@@ -8,6 +15,7 @@ import { dashboardRoutes } from './dashboard/routes.ts'
 import type { EdgeDatabase } from './db/open.ts'
 import { decisionRoutes } from './decisions/routes.ts'
 import { enforcementRoutes } from './enforcement/routes.ts'
+import { errors } from './errors.ts'
 import { nodeRoutes } from './nodes/routes.ts'
 import { observationRoutes } from './observations/routes.ts'
 import { policyRoutes } from './policy/routes.ts'
@@ -17,7 +25,7 @@ import type { TrustedRanges } from './trusted/ranges.ts'
 import { pairRoutes } from './web/pairs.ts'
 import { webRoutes, webSettings } from './web/routes.ts'
 
-export const VERSION = '0.1.0'
+export const VERSION = packageVersion(import.meta.dirname)
 
 export interface ServerDeps {
   database: EdgeDatabase
@@ -38,7 +46,18 @@ export async function buildServer(config: ServeConfig, deps: ServerDeps): Promis
     bodyLimit: 1024 * 1024,
     // Client certificates are requested, never required: token nodes and browsers connect without one.
     https: httpsServerOptions({ ...tls, requestClientCert: config.client_ca !== undefined }),
-    openapi: { title: 'edgegate', description: 'Edge control plane: gate sync API and administration' },
+    openapi: {
+      title: 'edgegate',
+      description: 'Edge control plane: gate sync API and administration',
+      errors,
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'node token (egn_...) or administrator token (ega_...)',
+        },
+      },
+    },
   })
   app.readiness.add('database', () => deps.database.ping())
   const ctx: AppContext = {

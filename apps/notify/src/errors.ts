@@ -26,6 +26,7 @@ export const errors = defineErrors({
   channel_not_found: { status: 404, message: (name: string) => `no channel ${JSON.stringify(name)}` },
   user_not_found: { status: 404, message: (name: string) => `no user ${JSON.stringify(name)}` },
   webhook_not_found: { status: 404, message: (id: string) => `no webhook ${JSON.stringify(id)}` },
+  reader_token_not_found: { status: 404, message: (id: string) => `no reader token ${JSON.stringify(id)}` },
   notification_not_found: { status: 404, message: (id: string) => `no notification ${id}` },
   channel_exists: { status: 409, message: (name: string) => `channel ${JSON.stringify(name)} already exists` },
   user_exists: { status: 409, message: (name: string) => `user ${JSON.stringify(name)} already exists` },

@@ -2,7 +2,7 @@
  * Builds the notification service's HTTP app from the domain modules. Never listens:
  * `main.ts` (or a test) does.
  */
-import { createHttpApp, type Database, type HttpApp, type Logger, systemClock } from '@gatehouse/kit'
+import { createHttpApp, type Database, type HttpApp, type Logger, packageVersion, systemClock } from '@gatehouse/kit'
 import { createGuard, LOCAL_READER_NAME, type Reader, toReader } from './auth/guard.ts'
 import { authRoutes } from './auth/routes.ts'
 import { channelRoutes } from './channels/routes.ts'
@@ -10,15 +10,17 @@ import type { Config } from './config.ts'
 import type { Context } from './context.ts'
 import type { NotifyDatabase } from './db/open.ts'
 import type { DB } from './db/schema.ts'
+import { errors } from './errors.ts'
 import { SearchIndexer } from './inbox/indexer.ts'
 import { inboxRoutes } from './inbox/routes.ts'
 import { ingestRoutes } from './ingest/routes.ts'
+import { readerTokenRoutes } from './tokens/routes.ts'
 import { userRoutes } from './users/routes.ts'
 import { UserService } from './users/service.ts'
 import { webhookRoutes } from './webhooks/routes.ts'
 import { ensureDevelopmentHook } from './webhooks/service.ts'
 
-export const VERSION = '0.1.0'
+export const VERSION = packageVersion(import.meta.dirname)
 
 export interface Deps {
   database: NotifyDatabase
@@ -49,7 +51,28 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     trustProxy: false,
     // Development mode has no authentication and relies on loopback: refuse DNS rebinding.
     ...(config.auth ? {} : { hostGuard: {} }),
-    openapi: { title: 'Gatehouse notification service' },
+    openapi: {
+      title: 'Gatehouse notification service',
+      errors,
+      securitySchemes: {
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'notify_session',
+          description: 'reader session (POST /api/v1/auth/login)',
+        },
+        readerToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'reader API token ntr_... (POST /api/v1/me/tokens)',
+        },
+        hookToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'hook token, for POST /api/v1/notifications and /api/v1/messages',
+        },
+      },
+    },
   })
   app.decorateRequest('reader', null)
   app.readiness.add('database', () => database.ping())
@@ -70,6 +93,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   }
   await authRoutes(app, ctx)
   userRoutes(app, ctx)
+  readerTokenRoutes(app, ctx)
   channelRoutes(app, ctx)
   webhookRoutes(app, ctx)
   ingestRoutes(app, ctx)

@@ -1,2 +1,4 @@
-/** The version reported by `--version` and `sshproxy_build_info`. */
-export const VERSION = '0.1.0'
+import { packageVersion } from '@gatehouse/kit'
+
+/** The version reported by `--version` and `sshproxy_build_info` (from package.json). */
+export const VERSION = packageVersion(import.meta.dirname)

@@ -19,6 +19,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify'
+import { type OpenApiExtras, openApiErrorParts, registerDocs, validationMessage } from './docs.ts'
 import { AppError, kitErrors } from './errors.ts'
 import { type HostGuardOptions, installHostGuard } from './host-guard.ts'
 import { type Logger, requestIdFrom } from './logger.ts'
@@ -66,9 +67,9 @@ export interface HttpAppOptions {
   https?: HttpsServerOptions
   /** Trust `X-Forwarded-*` from these proxies (default: trust nobody). */
   trustProxy?: boolean | string | string[]
-  openapi?: { title?: string; description?: string }
+  openapi?: { title?: string; description?: string } & OpenApiExtras
   /** Serve `/healthz`, `/readyz`, `/metrics`, `/openapi.json` (default true each). */
-  routes?: { health?: boolean; metrics?: boolean; openapi?: boolean }
+  routes?: { health?: boolean; metrics?: boolean; openapi?: boolean; docs?: boolean }
   /** Status of a ready `/readyz`: 200 with a JSON body (default) or 204. */
   readyStatus?: 200 | 204
   /** Log one line per completed request (default true). */
@@ -242,9 +243,12 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
 
   const routes = options.routes ?? {}
   if (routes.openapi !== false) {
+    const errorParts = openApiErrorParts(kitErrors, options.openapi ?? {})
     await app.register(swagger, {
+      transform: errorParts.transform as never,
       openapi: {
         openapi: '3.1.0',
+        components: errorParts.components as never,
         info: {
           title: options.openapi?.title ?? options.name,
           version: options.version ?? '0.0.0',
@@ -253,6 +257,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
       },
     })
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+    if (routes.docs !== false) await registerDocs(app)
   }
   if (routes.health !== false) {
     app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }))
@@ -299,15 +304,7 @@ function sendError(
 
 function translate(err: FastifyError, bodyLimit: number): AppError {
   if (err.validation) {
-    const first = err.validation[0]
-    const where = err.validationContext ?? 'request'
-    const path = first?.instancePath ? `${where}${first.instancePath.replaceAll('/', '.')}` : where
-    let message = `${path} ${first?.message ?? 'is invalid'}`
-    if (first?.keyword === 'additionalProperties') {
-      message = `${path} has unknown field ${JSON.stringify((first.params as { additionalProperty: string }).additionalProperty)}`
-    } else if (first?.keyword === 'enum') {
-      message = `${path} must be one of ${(first.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`
-    }
+    const { path, message } = validationMessage(err.validationContext ?? 'request', err.validation as never)
     return kitErrors.invalid_request.with({ details: { path } }, message)
   }
   switch (err.code) {

@@ -45,6 +45,7 @@ export {
   sql,
 } from './db/database.ts'
 export { NodeSqliteDatabase } from './db/sqlite-adapter.ts'
+export { type OpenApiExtras, registerDocs, validationMessage } from './docs.ts'
 export { DurationError, formatDuration, parseByteSize, parseDuration } from './durations.ts'
 export {
   Decision,
@@ -106,6 +107,15 @@ export { mkdirPrivate, mkdirPrivateSync, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } f
 export { exitWithError, type RunOptions, runMain, type Stop } from './process.ts'
 export { generateToken, hashToken, safeEqual, sha256Hex, verifyToken } from './secrets.ts'
 export type { StackContext, StackService, StartStack } from './stack.ts'
+export {
+  ensurePortFree,
+  ensureUdpPortFree,
+  StackError,
+  shownPath,
+  type WaitHttpOptions,
+  waitHttp,
+  waitSshBanner,
+} from './stack-ready.ts'
 export { escapeTerminal, hasControlCharacter, terminalJson } from './terminal.ts'
 export { findNul, installNulGuard, refuseNul } from './text-guard.ts'
 export {

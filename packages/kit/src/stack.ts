@@ -15,6 +15,11 @@ export interface StackContext {
   log(line: string): void
   /** Services other apps started before this one, by app name (e.g. edgegate for sshproxy). */
   started: Record<string, StackService>
+  /**
+   * The stack's fixed port for `base` (e.g. 8443): `base` itself unless GATEHOUSE_PORT_OFFSET
+   * shifts every port, which lets a test run a second stack beside one already running.
+   */
+  port(base: number): number
 }
 
 export interface StackService {

@@ -1,14 +1,33 @@
 /**
- * `artsvc publish --title T --zip FILE [--artifact ID] [--entrypoint index.html]`:
+ * `artsvc publish --title T --zip FILE|DIR [--artifact ID] [--entrypoint index.html]`:
  * create an upload session, stream the ZIP with the upload token, commit, print the URL.
+ * A folder is zipped on the fly and linked to its artifact like a Netlify linked site: the
+ * first publish writes `.artsvc.json` ({url, artifact}) in the folder (never uploaded), and
+ * later publishes of the folder to the same URL add a version to that artifact.
  */
-import { createReadStream, readFileSync } from 'node:fs'
+import { createReadStream, readFileSync, writeFileSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
-import { Transform } from 'node:stream'
+import { join } from 'node:path'
+import { Readable, Transform } from 'node:stream'
 import { createTlsAgent } from '@gatehouse/kit'
 import { Agent, type Dispatcher, request } from 'undici'
 import type { PublishConfig } from '../config.ts'
 import { ProgressBar } from './progress.ts'
+import { LINK_FILE, zipFolder } from './zip-folder.ts'
+
+interface Link {
+  url: string
+  artifact: string
+}
+
+function readLink(dir: string, url: string): string | undefined {
+  try {
+    const link = JSON.parse(readFileSync(join(dir, LINK_FILE), 'utf8')) as Partial<Link>
+    return link.url === url && typeof link.artifact === 'string' ? link.artifact : undefined
+  } catch {
+    return undefined
+  }
+}
 
 export class PublishError extends Error {
   override readonly name = 'PublishError'
@@ -41,12 +60,14 @@ async function call(dispatcher: Dispatcher, url: URL, options: Parameters<typeof
 }
 
 export async function publish(config: PublishConfig, stderr: NodeJS.WriteStream, isTerminal: boolean): Promise<string> {
-  const size = (
-    await stat(config.zip).catch(() => {
-      throw new PublishError(`cannot read ${config.zip}`)
-    })
-  ).size
+  const source = await stat(config.zip).catch(() => {
+    throw new PublishError(`cannot read ${config.zip}`)
+  })
+  const folder = source.isDirectory() ? config.zip : undefined
+  const zipped = folder ? zipFolder(folder) : undefined
+  const size = zipped ? zipped.length : source.size
   const base = new URL(config.url)
+  const artifactId = config.artifact ?? (folder ? readLink(folder, base.origin) : undefined)
   const dispatcher: Dispatcher =
     config.clientCert || config.caFile
       ? createTlsAgent({
@@ -62,7 +83,7 @@ export async function publish(config: PublishConfig, stderr: NodeJS.WriteStream,
       body: JSON.stringify({
         title: config.title,
         entrypoint: config.entrypoint,
-        ...(config.artifact ? { artifact: config.artifact } : {}),
+        ...(artifactId ? { artifact: artifactId } : {}),
       }),
     })
     const token = session.upload_token as string
@@ -78,15 +99,19 @@ export async function publish(config: PublishConfig, stderr: NodeJS.WriteStream,
     await call(dispatcher, new URL(uploadPath, base), {
       method: 'PUT',
       headers: { 'x-artsvc-upload-token': token, 'content-type': 'application/zip', 'content-length': String(size) },
-      body: createReadStream(config.zip).pipe(meter),
+      body: (zipped ? Readable.from([zipped]) : createReadStream(config.zip)).pipe(meter),
     })
     bar?.finish()
     const committed = await call(dispatcher, new URL(`/api/v1/uploads/${session.id}/commit`, base), {
       method: 'POST',
       headers: { ...auth, 'x-artsvc-upload-token': token },
     })
-    const artifact = committed.artifact as { url: string }
+    const artifact = committed.artifact as { id: string; url: string }
     const version = committed.version as { number: number }
+    if (folder) {
+      const link: Link = { url: base.origin, artifact: artifact.id }
+      writeFileSync(join(folder, LINK_FILE), `${JSON.stringify(link, null, 2)}\n`)
+    }
     stderr.write(`published version ${version.number}\n`)
     return artifact.url
   } finally {

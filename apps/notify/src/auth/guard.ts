@@ -9,6 +9,7 @@ import type { Kysely } from 'kysely'
 import type { Config } from '../config.ts'
 import type { DB, UserRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
+import { userForReaderToken } from '../tokens/store.ts'
 import { readCookie, SESSION_COOKIE, userForSession } from './sessions.ts'
 
 export interface Reader {
@@ -60,7 +61,13 @@ export function createGuard(config: Config, db: Kysely<DB>, localReader: Reader 
   async function reader(req: FastifyRequest): Promise<Reader | undefined> {
     if (!config.auth) return localReader
     const token = readCookie(req.headers.cookie, SESSION_COOKIE)
-    if (!token || token.length > 200) return undefined
+    if (token === undefined) {
+      // A script's reader API token (tokens/): no cookie, so checkOrigin asks for no Origin.
+      const bearer = /^Bearer\s+(ntr_\S+)\s*$/.exec(req.headers.authorization ?? '')?.[1]
+      const user = bearer ? await userForReaderToken(db, bearer) : undefined
+      return user ? toReader(user) : undefined
+    }
+    if (token.length > 200) return undefined
     const user = await userForSession(db, token)
     return user ? toReader(user) : undefined
   }

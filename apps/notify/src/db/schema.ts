@@ -32,6 +32,17 @@ export interface SessionTable {
   expires_at: string
 }
 
+/** A reader API token (migration 0005): `Authorization: Bearer ntr_...` acts as its user. */
+export interface ReaderTokenTable {
+  id: string
+  user_id: string
+  name: string
+  token_hash: string
+  created_at: string
+  last_used_at: string | null
+}
+export type ReaderTokenRow = Selectable<ReaderTokenTable>
+
 export interface ChannelTable {
   name: string
   display_name: string
@@ -119,6 +130,7 @@ export interface ChannelGenerationTable {
 export interface DB {
   users: UserTable
   sessions: SessionTable
+  reader_tokens: ReaderTokenTable
   channels: ChannelTable
   channel_members: ChannelMemberTable
   webhooks: WebhookTable

@@ -1,6 +1,7 @@
 /**
  * Publishing endpoints (hook token auth, no reader session):
- *   POST /hooks/{token}            compatibility payload (JSON or form payload=)
+ *   POST /hooks/{token}            compatibility payload (JSON or form payload=), or a plain
+ *                                  message with ntfy-style Title/Priority/Tags headers (ntfy.ts)
  *   POST /api/v1/notifications     native card v1; Authorization: Bearer <token>
  *   POST /api/v1/messages          text/plain, or JSON {text, source}; Authorization: Bearer <token>
  */
@@ -16,6 +17,7 @@ import { compatDraft, decodeCompatBody } from './compat.ts'
 import type { Draft } from './draft.ts'
 import { DeliveryLookups } from './lookups.ts'
 import { messageDraft, parseMessage } from './message.ts'
+import { isPlainBody, plainDraft, withPublishHeaders } from './ntfy.ts'
 import { store } from './service.ts'
 import { notificationWriter } from './write-queue.ts'
 
@@ -66,10 +68,25 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
 
     scope.post(
       '/hooks/:token',
-      { onRequest: pathToken, schema: { params: Type.Object({ token: Type.String({ maxLength: 512 }) }), hide: true } },
+      {
+        onRequest: pathToken,
+        schema: {
+          summary: 'Publish through a hook: Slack/Mattermost JSON, payload= form, or a plain message (ntfy style)',
+          description:
+            'The path token is the only credential. A body that is neither a JSON object nor a payload= form is the message text; the Title, Priority (1-5, min, low, default, high, urgent, max) and Tags headers set the title, severity and tags. Answers the literal body "ok".',
+          tags: ['publishing'],
+          params: Type.Object({ token: Type.String({ maxLength: 512 }) }),
+        },
+      },
       async (req, reply) => {
         const body = typeof req.body === 'string' ? req.body : ''
-        await accept(req, () => compatDraft(decodeCompatBody(req.headers['content-type'], body)))
+        const type = req.headers['content-type']
+        await accept(req, () =>
+          withPublishHeaders(
+            isPlainBody(type, body) ? plainDraft(body) : compatDraft(decodeCompatBody(type, body)),
+            req.headers,
+          ),
+        )
         // Slack-compatible senders (Grafana among them) expect the literal body "ok".
         return reply.type('text/plain; charset=utf-8').send('ok')
       },

@@ -7,9 +7,9 @@
  * Commands load their work with `import()` inside the action, so `--help` and a small list
  * command never load Fastify, undici or pg.
  */
-import { readFileSync } from 'node:fs'
 import { Command, CommanderError } from 'commander'
 import { AppError, StartupError } from '../errors.ts'
+import { packageVersion } from '../package-version.ts'
 
 export { Command, Option } from 'commander'
 
@@ -34,11 +34,7 @@ export interface CliOptions {
   err?: (text: string) => void
 }
 
-/** The `version` field of a package.json, read synchronously (it is small). */
-export function packageVersion(packageJson: URL | string): string {
-  const pkg = JSON.parse(readFileSync(packageJson, 'utf8')) as { version?: unknown }
-  return typeof pkg.version === 'string' ? pkg.version : '0.0.0'
-}
+export { packageVersion }
 
 /**
  * A commander program configured with the Gatehouse convention. Subcommands made with

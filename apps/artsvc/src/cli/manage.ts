@@ -1,0 +1,161 @@
+/**
+ * The management commands of the artsvc CLI as plain functions over parsed options (the app
+ * shell wires them as `artsvc login | list | open | share create|list|revoke`, each with
+ * `--json`): each returns the lines a person reads and the value `--json` prints.
+ *
+ * `login` keeps one token per management origin in `$XDG_CONFIG_HOME/gatehouse/artsvc.json`
+ * (default `~/.config`), folder 0700 and file 0600; ARTSVC_TOKEN still wins over it. The token is
+ * checked against the server before it is saved. Refreshing needs a refresh token from the
+ * provider, which the stored token flow does not get: log in again when it expires.
+ */
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { request } from 'undici'
+import { PublishError } from './publish.ts'
+
+export interface Output {
+  lines: string[]
+  json: unknown
+}
+
+export interface Target {
+  /** Management URL (its origin is the key of the stored token). */
+  url: string
+  /** An explicit token (ARTSVC_TOKEN); else the stored one is used. */
+  token?: string
+  env?: NodeJS.ProcessEnv
+}
+
+export function credentialsFile(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config')
+  return join(base, 'gatehouse', 'artsvc.json')
+}
+
+type Stored = Record<string, { token: string; saved_at: string }>
+
+function readStored(file: string): Stored {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Stored
+  } catch {
+    return {}
+  }
+}
+
+function tokenFor(t: Target): string {
+  if (t.token) return t.token
+  const stored = readStored(credentialsFile(t.env))[new URL(t.url).origin]
+  if (!stored) throw new PublishError(`not logged in to ${new URL(t.url).origin}: run artsvc login or set ARTSVC_TOKEN`)
+  return stored.token
+}
+
+async function api(t: Target, method: string, path: string, body?: unknown, token = tokenFor(t)) {
+  const url = new URL(path, t.url)
+  let res: Awaited<ReturnType<typeof request>>
+  try {
+    res = await request(url, {
+      method: method as 'GET',
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    })
+  } catch (err) {
+    throw new PublishError(`cannot reach ${url.origin}: ${(err as Error).message}`)
+  }
+  const text = await res.body.text()
+  const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {}
+  if (res.statusCode >= 300) {
+    const e = parsed.error as { code?: string; message?: string } | undefined
+    throw new PublishError(`${url.pathname}: HTTP ${res.statusCode}${e ? ` ${e.code}: ${e.message}` : ''}`)
+  }
+  return parsed
+}
+
+/** A table with a header row, columns padded to their widest cell. */
+export function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd()
+  return [line(header), ...rows.map(line)]
+}
+
+export async function login(t: Target & { token: string }): Promise<Output> {
+  const origin = new URL(t.url).origin
+  await api(t, 'GET', '/api/v1/artifacts', undefined, t.token)
+  const file = credentialsFile(t.env)
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
+  const stored = readStored(file)
+  stored[origin] = { token: t.token, saved_at: new Date().toISOString() }
+  writeFileSync(file, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 })
+  chmodSync(file, 0o600) // an older file keeps its mode on write
+  return { lines: [`logged in to ${origin} (token kept in ${file})`], json: { url: origin, file } }
+}
+
+interface ArtifactJson {
+  id: string
+  title: string
+  latest_version: number
+  updated_at: string
+  url: string
+  role?: string
+}
+
+export async function list(t: Target): Promise<Output> {
+  const { artifacts } = (await api(t, 'GET', '/api/v1/artifacts')) as { artifacts: ArtifactJson[] }
+  return {
+    lines: table(
+      ['ID', 'TITLE', 'VERSION', 'UPDATED', 'ROLE', 'URL'],
+      artifacts.map((a) => [a.id, a.title, String(a.latest_version), a.updated_at, a.role ?? '', a.url]),
+    ),
+    json: artifacts,
+  }
+}
+
+/** The artifact's URL (the shell opens it in a browser when there is one). */
+export async function open(t: Target & { artifact: string }): Promise<Output> {
+  const a = (await api(t, 'GET', `/api/v1/artifacts/${encodeURIComponent(t.artifact)}`)) as unknown as ArtifactJson
+  return { lines: [a.url], json: { id: a.id, url: a.url } }
+}
+
+interface ShareJson {
+  id: string
+  url?: string
+  status: string
+  label?: string | null
+  views?: number
+  expires_at?: string | null
+}
+
+export async function shareCreate(
+  t: Target & { artifact: string; label?: string; expiresAt?: string; maxViews?: number },
+): Promise<Output> {
+  const share = (await api(t, 'POST', `/api/v1/artifacts/${encodeURIComponent(t.artifact)}/shares`, {
+    ...(t.label ? { label: t.label } : {}),
+    ...(t.expiresAt ? { expires_at: t.expiresAt } : {}),
+    ...(t.maxViews ? { max_views: t.maxViews } : {}),
+  })) as unknown as ShareJson
+  return { lines: [share.url ?? share.id], json: share }
+}
+
+export async function shareList(t: Target & { artifact: string }): Promise<Output> {
+  const { shares } = (await api(t, 'GET', `/api/v1/artifacts/${encodeURIComponent(t.artifact)}/shares`)) as {
+    shares: ShareJson[]
+  }
+  return {
+    lines: table(
+      ['ID', 'STATUS', 'VIEWS', 'EXPIRES', 'LABEL'],
+      shares.map((s) => [s.id, s.status, String(s.views ?? 0), s.expires_at ?? '', s.label ?? '']),
+    ),
+    json: shares,
+  }
+}
+
+export async function shareRevoke(t: Target & { artifact: string; share: string }): Promise<Output> {
+  await api(t, 'DELETE', `/api/v1/artifacts/${encodeURIComponent(t.artifact)}/shares/${encodeURIComponent(t.share)}`)
+  return { lines: [`revoked ${t.share}`], json: { id: t.share, status: 'revoked' } }
+}

@@ -1,0 +1,79 @@
+/** The artsvc management commands (login, list, open, share) against a real server. */
+import assert from 'node:assert/strict'
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { type OidcProvider, startOidcProvider, tempDir } from '@gatehouse/testkit'
+import { credentialsFile, list, login, open, shareCreate, shareList, shareRevoke } from '../src/cli/manage.ts'
+import { publish } from '../src/cli/publish.ts'
+import { AUDIENCE, type Harness, SCOPE, startArtsvc } from './helpers/harness.ts'
+
+let op: OidcProvider
+let h: Harness
+const dir = tempDir('artsvc-manage-')
+const env = { HOME: dir.path }
+let artifact: string
+
+before(async () => {
+  op = await startOidcProvider({ redirectUris: ['http://127.0.0.1:9/cb'], audience: AUDIENCE, scopes: [SCOPE] })
+  h = await startArtsvc({ op })
+  const site = join(dir.path, 'site')
+  mkdirSync(site)
+  writeFileSync(join(site, 'index.html'), '<!doctype html><title>managed</title>')
+  const token = await op.clientCredentialsToken(SCOPE)
+  const sink = { write: () => true } as unknown as NodeJS.WriteStream
+  const url = await publish(
+    { url: h.base, token, title: 'Managed', zip: site, entrypoint: 'index.html', progress: 'never' } as never,
+    sink,
+    false,
+  )
+  artifact = url.split('/a/')[1]!
+})
+after(async () => {
+  await h?.close()
+  await op?.stop()
+  dir.remove()
+})
+
+test('login checks the token, then keeps it per origin in an owner-only file', async () => {
+  await assert.rejects(login({ url: h.base, token: 'not-a-token', env }), /HTTP 401 token_invalid/)
+  const token = await op.clientCredentialsToken(SCOPE)
+  const out = await login({ url: h.base, token, env })
+  const file = credentialsFile(env)
+  assert.equal(file, join(dir.path, '.config', 'gatehouse', 'artsvc.json'))
+  assert.match(out.lines[0]!, /^logged in to http:\/\/127\.0\.0\.1:\d+ /)
+  assert.equal(statSync(file).mode & 0o777, 0o600)
+  assert.equal(statSync(join(dir.path, '.config', 'gatehouse')).mode & 0o777, 0o700)
+  assert.equal(JSON.parse(readFileSync(file, 'utf8'))[new URL(h.base).origin].token, token)
+})
+
+test('list and open use the stored token; list prints a table with a header and --json the objects', async () => {
+  const out = await list({ url: h.base, env })
+  assert.match(out.lines[0]!, /^ID\s+TITLE\s+VERSION\s+UPDATED\s+ROLE\s+URL$/)
+  assert.ok(out.lines.some((l) => l.startsWith(artifact) && l.includes('Managed')))
+  const items = out.json as { id: string; latest_version: number }[]
+  assert.equal(items.find((a) => a.id === artifact)?.latest_version, 1)
+  const opened = await open({ url: h.base, env, artifact })
+  assert.deepEqual(opened.lines, [`${h.base}/a/${artifact}`])
+})
+
+test('share create, list and revoke', async () => {
+  const created = await shareCreate({ url: h.base, env, artifact, label: 'for review' })
+  const share = created.json as { id: string; url: string }
+  assert.match(created.lines[0]!, /^http:\/\/.+/)
+  const listed = await shareList({ url: h.base, env, artifact })
+  assert.ok(
+    listed.lines.some((l) => l.startsWith(share.id) && /active/.test(l) && l.endsWith('for review')),
+    listed.lines.join('\n'),
+  )
+  await shareRevoke({ url: h.base, env, artifact, share: share.id })
+  const after = (await shareList({ url: h.base, env, artifact })).json as { id: string; status: string }[]
+  assert.equal(after.find((s) => s.id === share.id)?.status, 'revoked')
+})
+
+test('without a stored or given token the commands say how to log in', async () => {
+  await assert.rejects(
+    list({ url: h.base, env: { HOME: join(dir.path, 'nobody') } }),
+    /not logged in to .*: run artsvc login or set ARTSVC_TOKEN/,
+  )
+})

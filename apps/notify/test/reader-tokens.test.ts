@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { hashToken } from '@gatehouse/kit'
+import { tokenCreate } from '../src/cli/tokens.ts'
+import { ADMIN, ADMIN_PASSWORD, backends, DEV_TOKEN, type Notify, reader, startNotify } from './helpers.ts'
+
+for (const backend of backends) {
+  describe(`reader API tokens (${backend.name})`, () => {
+    let n: Notify
+    let admin: string
+    before(async () => {
+      n = await startNotify(backend)
+      admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+    })
+    after(() => n.close())
+
+    const asToken = (secret: string) => ({ headers: { authorization: `Bearer ${secret}` } })
+
+    test('a reader creates a token; it is stored hashed and reads as that reader with no cookie and no Origin', async () => {
+      const created = await n.client.post('/api/v1/me/tokens', { cookie: admin, body: { name: 'inbox script' } })
+      assert.equal(created.status, 201, created.text)
+      const secret = created.body.secret as string
+      assert.match(secret, /^ntr_[A-Za-z0-9_-]{43}$/)
+      assert.equal(created.body.token.name, 'inbox script')
+      assert.equal(created.body.token.last_used_at, null)
+      const rows = await n.database.db.selectFrom('reader_tokens').selectAll().execute()
+      const row = rows.find((r) => r.id === created.body.token.id)!
+      assert.equal(row.token_hash, hashToken(secret))
+      assert.ok(!JSON.stringify(rows).includes(secret), 'the secret itself is not stored')
+
+      const me = await n.client.get('/api/v1/auth/me', asToken(secret))
+      assert.equal(me.status, 200, me.text)
+      assert.equal(me.body.user.username, ADMIN)
+      const inbox = await n.client.get('/api/v1/notifications', asToken(secret))
+      assert.equal(inbox.status, 200)
+      // A mutation with the token and no Origin passes the browser checks (no cookie is sent).
+      const second = await n.client.post('/api/v1/me/tokens', { ...asToken(secret), body: { name: 'second' } })
+      assert.equal(second.status, 201, second.text)
+      const list = await n.client.get('/api/v1/me/tokens', { cookie: admin })
+      assert.deepEqual(
+        list.body.tokens.map((t: { name: string }) => t.name),
+        ['inbox script', 'second'],
+      )
+      assert.ok(list.body.tokens[0].last_used_at, 'use is recorded')
+      assert.ok(!list.text.includes('ntr_'), 'listing never shows secrets')
+    })
+
+    test('revoking stops the token at once; a token is only revocable by its owner', async () => {
+      const { body } = await n.client.post('/api/v1/me/tokens', { cookie: admin, body: { name: 'short-lived' } })
+      const other = await reader(n, admin, 'mallory')
+      const foreign = await n.client.delete(`/api/v1/me/tokens/${body.token.id}`, { cookie: other })
+      assert.equal(foreign.status, 404)
+      assert.equal(foreign.body.error.code, 'reader_token_not_found')
+      assert.equal((await n.client.get('/api/v1/auth/me', asToken(body.secret))).status, 200)
+      const revoked = await n.client.delete(`/api/v1/me/tokens/${body.token.id}`, { cookie: admin })
+      assert.equal(revoked.status, 204)
+      const after = await n.client.get('/api/v1/auth/me', asToken(body.secret))
+      assert.equal(after.status, 401)
+      assert.equal(after.body.error.code, 'session_required')
+    })
+
+    test('a disabled reader, a hook token or garbage as bearer is refused', async () => {
+      await reader(n, admin, 'erin')
+      const erin = await tokenCreate({ database: n.config.database, user: 'erin', name: 'cli' })
+      assert.equal((await n.client.get('/api/v1/auth/me', asToken(erin.secret))).status, 200)
+      await n.database.db.updateTable('users').set({ enabled: 0 }).where('username', '=', 'erin').execute()
+      assert.equal((await n.client.get('/api/v1/auth/me', asToken(erin.secret))).status, 401)
+      await assert.rejects(tokenCreate({ database: n.config.database, user: 'erin', name: 'x' }), /is disabled/)
+      await assert.rejects(tokenCreate({ database: n.config.database, user: 'nobody', name: 'x' }), /no user "nobody"/)
+      for (const bad of [DEV_TOKEN, `ntr_${'x'.repeat(43)}`, 'ntr_short', `ntr_${'y'.repeat(5000)}`]) {
+        const res = await n.client.get('/api/v1/notifications', asToken(bad))
+        assert.equal(res.status, 401, bad.slice(0, 20))
+      }
+    })
+
+    test('a token name is required and bounded, with a message saying so', async () => {
+      const empty = await n.client.post('/api/v1/me/tokens', { cookie: admin, body: { name: '' } })
+      assert.equal(empty.status, 400)
+      assert.equal(empty.body.error.message, 'body.name must not be empty')
+      const missing = await n.client.post('/api/v1/me/tokens', { cookie: admin, body: {} })
+      assert.equal(missing.body.error.message, 'body.name is required')
+    })
+  })
+}

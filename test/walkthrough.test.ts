@@ -1,0 +1,234 @@
+/**
+ * The walkthrough a new user makes: start the stack as `npm start` does, paste every command it
+ * prints (`$ ...` lines) into a clean shell whose first `node` is the system one (older than
+ * 24), and follow each app through its main job: gate an SSH client and approve it, read the
+ * control plane, publish a site, post and read a notification, query DNS.
+ *
+ * The stack runs with its state in a temporary GATEHOUSE_HOME and every port shifted by
+ * GATEHOUSE_PORT_OFFSET, so it does not meet a demo already running on this machine; the pasted
+ * commands get that GATEHOUSE_HOME too (the bin/<app> launchers read it) and nothing else.
+ */
+import assert from 'node:assert/strict'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
+
+const root = join(import.meta.dirname, '..')
+const BASE_PORTS = [2200, 2222, 8053, 8054, 8443, 8480, 9122, 18100, 18109]
+// A shift that keeps every port below the ephemeral range (where other tests bind port 0) and
+// off the default ports of a demo that may be running.
+const offsets = Array.from({ length: 13 }, (_, i) => (i + 1) * 1000 + 500).filter((o) =>
+  BASE_PORTS.every((p) => !BASE_PORTS.includes(p + o)),
+)
+const OFFSET = offsets[Math.floor(Math.random() * offsets.length)]!
+const port = (base: number) => base + OFFSET
+
+let home: string
+let stack: ChildProcess
+let output = ''
+let commands: string[] = []
+
+function cleanEnv(): Record<string, string> {
+  return { PATH: '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', GATEHOUSE_HOME: home }
+}
+
+/** Run one pasted line in /bin/sh from the repository root. */
+function paste(line: string) {
+  const r = spawnSync('/bin/sh', ['-c', line], { cwd: root, env: cleanEnv(), encoding: 'utf8', timeout: 60_000 })
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+function printed(prefix: string): string[] {
+  const found = commands.filter((c) => c.startsWith(prefix))
+  assert.ok(found.length > 0, `the stack printed no command starting with ${prefix}:\n${output}`)
+  return found
+}
+
+/** Poll `check` until it returns a value, at most `ms`: the stack works on its own clock (gate sync). */
+async function eventually<T>(
+  what: string,
+  ms: number,
+  check: () => T | undefined | Promise<T | undefined>,
+): Promise<T> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const v = await check()
+    if (v !== undefined) return v
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms / 1000} s`)
+    await delay(250)
+  }
+}
+
+before(async () => {
+  home = mkdtempSync(join(tmpdir(), 'gatehouse-walkthrough-'))
+  stack = spawn(process.execPath, [join(root, 'scripts', 'stack.ts')], {
+    cwd: root,
+    env: { ...process.env, GATEHOUSE_HOME: home, GATEHOUSE_PORT_OFFSET: String(OFFSET) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  stack.stdout!.on('data', (c: Buffer) => {
+    output += c.toString()
+  })
+  stack.stderr!.on('data', (c: Buffer) => {
+    output += c.toString()
+  })
+  const exited = new Promise((r) => stack.once('exit', r))
+  await Promise.race([
+    eventually('the stack start', 100_000, () => (output.includes('Press Ctrl-C to stop.') ? true : undefined)),
+    exited.then(() => {
+      throw new Error(`the stack exited during startup:\n${output}`)
+    }),
+  ])
+  commands = output
+    .split('\n')
+    .map((l) => /^\s+\$ (.+)$/.exec(l)?.[1])
+    .filter((c): c is string => c !== undefined)
+})
+
+after(async () => {
+  if (stack && stack.exitCode === null) {
+    const exited = new Promise((r) => stack.once('exit', r))
+    stack.kill('SIGTERM')
+    await exited
+  }
+  if (home) rmSync(home, { recursive: true, force: true })
+})
+
+test('every app started, and the printed commands use the launchers, never node apps/...', () => {
+  assert.doesNotMatch(output, /FAILED to start|did not start/, output)
+  for (const app of ['edgegate', 'sshproxy', 'artsvc', 'dnsctl', 'notify']) {
+    assert.match(output, new RegExp(`^  ${app}$`, 'm'), `${app} is listed`)
+  }
+  assert.ok(commands.length >= 8, output)
+  for (const c of commands) assert.doesNotMatch(c, /node apps\/|node_modules\/\.bin/, c)
+  assert.ok(commands.some((c) => c.startsWith('bin/')))
+})
+
+test('edgegate: the printed commands reach the running server and its database', () => {
+  for (const line of printed('curl --cacert')) {
+    const r = paste(`${line} --fail --silent --show-error`)
+    assert.equal(r.status, 0, `${line}\n${r.stderr}`)
+  }
+  const nodes = paste(printed('bin/edgegate node list')[0]!)
+  assert.equal(nodes.status, 0, nodes.stderr)
+  // The stack registered sshgate-1 in the server's database and the gate has synced since.
+  assert.match(nodes.stdout, /^sshgate-1\s+sshgate\s+active/m)
+  const admins = paste(printed('bin/edgegate admin list')[0]!)
+  assert.equal(admins.status, 0, admins.stderr)
+  assert.match(admins.stdout, /admin/)
+})
+
+test('sshproxy: a new SSH client is stopped, listed, approved on the control plane, then let through', async () => {
+  const ssh = printed('ssh -p ')[0]!
+  const first = paste(`${ssh} </dev/null`)
+  assert.notEqual(first.status, 0, 'an unknown client is stopped')
+  assert.doesNotMatch(first.stdout, /SSH gate let you through/)
+  const list = paste(printed('bin/sshproxy list')[0]!)
+  assert.equal(list.status, 0, list.stderr)
+  const fingerprint = /^([0-9a-f]{32})\s+new\b/m.exec(list.stdout)?.[1]
+  assert.ok(fingerprint, `the stopped client is listed as new:\n${list.stdout}`)
+
+  // It reaches the edgegate dashboard's data through the gate's sync.
+  const { adminToken } = (await import(join(home, 'edgegate', 'credentials.json'), { with: { type: 'json' } }))
+    .default as { adminToken: string }
+  const ca = join(home, 'edgegate', 'tls', 'ca.crt')
+  const api = `https://127.0.0.1:${port(8443)}/api/fingerprints?instance_id=sshgate-1`
+  await eventually('the fingerprint on the control plane', 30_000, () => {
+    const r = paste(`curl --fail --silent --cacert ${ca} -H "Authorization: Bearer ${adminToken}" "${api}"`)
+    return r.status === 0 && r.stdout.includes(fingerprint) ? true : undefined
+  })
+
+  const approve = paste(printed('bin/edgegate decision approve')[0]!.replace('<fingerprint>', fingerprint))
+  assert.equal(approve.status, 0, approve.stderr)
+  assert.match(approve.stdout, new RegExp(`${fingerprint} approved`))
+  // The gate pulls the approval on its next sync (every 5 s in the demo).
+  const through = await eventually('the approved client getting through', 30_000, () => {
+    const r = paste(`${ssh} </dev/null`)
+    return r.status === 0 ? r : undefined
+  })
+  assert.match(through.stdout, /the SSH gate let you through/)
+})
+
+test('artsvc: the printed publish command publishes the demo site and the URL serves it', async () => {
+  const r = paste(printed('ARTSVC_URL=')[0]!)
+  assert.equal(r.status, 0, r.stderr)
+  const url = r.stdout.trim()
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/a\//)
+  assert.match(r.stderr, /published version 1/)
+  // The artifact page answers (the viewer asks a browser to sign in; the page itself exists).
+  const page = await fetch(url, { redirect: 'manual' })
+  assert.ok(page.status < 500, `GET ${url}: ${page.status}`)
+})
+
+test('notify: the printed hook command posts a message that the printed reader-token command reads', () => {
+  const r = paste(printed("curl -H 'Title: Demo'")[0]!)
+  assert.equal(r.status, 0, r.stderr)
+  assert.equal(r.stdout, 'ok')
+  const read = paste(`${printed('curl -H "Authorization: Bearer $(cat ')[0]!} --fail --silent --show-error`)
+  assert.equal(read.status, 0, read.stderr)
+  const items = (JSON.parse(read.stdout) as { notifications: { title: string; body: string; severity: string }[] })
+    .notifications
+  assert.ok(
+    items.some((i) => i.title === 'Demo' && i.body === 'hello from the demo' && i.severity === 'error'),
+    read.stdout,
+  )
+})
+
+test('dnsctl: the printed API and DNS commands answer for the example zone', () => {
+  const rrsets = paste(printed('curl -s ')[0]!)
+  assert.equal(rrsets.status, 0, rrsets.stderr)
+  assert.match(rrsets.stdout, /192\.0\.2\.10/)
+  const dig = paste(printed('kdig ')[0]!)
+  assert.equal(dig.status, 0, dig.stderr)
+  assert.match(dig.stdout, /192\.0\.2\.10/)
+})
+
+test('a second stack on the same ports stops at once with one line per app naming the port', async () => {
+  const other = mkdtempSync(join(tmpdir(), 'gatehouse-walkthrough-2-'))
+  try {
+    const r = spawnSync(process.execPath, [join(root, 'scripts', 'stack.ts')], {
+      cwd: root,
+      env: { ...process.env, GATEHOUSE_HOME: other, GATEHOUSE_PORT_OFFSET: String(OFFSET) },
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
+    assert.equal(r.status, 1, r.stdout + r.stderr)
+    const expected: [string, string, number][] = [
+      ['edgegate', 'HTTPS', 8443],
+      ['sshproxy', 'SSH gate', 2222],
+      ['artsvc', 'HTTP', 18100],
+      ['dnsctl', 'API', 8053],
+      ['notify', 'HTTP', 8480],
+    ]
+    for (const [app, what, base] of expected) {
+      const line = `[${app}] did not start: ${app}: ${what} port 127.0.0.1:${port(base)} is already in use by another process (a stack still running, or another service)`
+      assert.ok(r.stdout.split('\n').includes(line), `missing: ${line}\n${r.stdout}`)
+    }
+    assert.match(r.stdout, /No app started; exiting\./)
+  } finally {
+    rmSync(other, { recursive: true, force: true })
+  }
+})
+
+test('every HTTP app serves /docs over its OpenAPI document with the version from package.json', async () => {
+  const ca = join(home, 'edgegate', 'tls', 'ca.crt')
+  const bases = [
+    `https://127.0.0.1:${port(8443)}`,
+    `http://127.0.0.1:${port(18100)}`,
+    `http://127.0.0.1:${port(8053)}`,
+    `http://127.0.0.1:${port(8480)}`,
+  ]
+  for (const base of bases) {
+    const page = paste(`curl --fail --silent --show-error --location --cacert ${ca} ${base}/docs`)
+    assert.equal(page.status, 0, `${base}/docs: ${page.stderr}`)
+    assert.match(page.stdout, /swagger-ui-bundle\.js/)
+    const doc = paste(`curl --fail --silent --show-error --cacert ${ca} ${base}/openapi.json`)
+    assert.equal(doc.status, 0, `${base}/openapi.json: ${doc.stderr}`)
+    const document = JSON.parse(doc.stdout) as { info: { version: string }; paths: Record<string, unknown> }
+    assert.equal(document.info.version, '0.1.0')
+    if (base.endsWith(String(port(8480)))) assert.ok(document.paths['/hooks/{token}'], 'notify documents its hook')
+  }
+})
