@@ -3,35 +3,21 @@
  * AOF under the stack's data folder), writes a sample access log (ordinary visitors plus a
  * scanner from a documentation address every few seconds), registers itself once as node
  * `websignal-1` (kind websignal) on the local edgegate when the stack started it, and runs
- * `websignal serve` with /healthz, /readyz and /metrics on 127.0.0.1:9466 (a taken port falls
- * back to a free one). Signals appear in edgegate under /api/signals; hourly analytics go to
+ * `websignal serve` with /healthz, /readyz and /metrics on 127.0.0.1:9466 (a taken port stops
+ * the stack with one line naming it). Signals appear in edgegate under /api/signals; hourly analytics go to
  * analytics.jsonl. Secrets are files (0600) passed through `*_FILE` variables.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { join } from 'node:path'
+import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import type { StackContext, StackService, StartStack } from '@gatehouse/kit'
+import { ensurePortFree, shownPath, waitHttp } from '../../packages/kit/src/stack-ready.ts'
 
 const HOST = '127.0.0.1'
 const REDIS_PORT = 6390
 const LISTEN_PORT = 9466
 const NODE_ID = 'websignal-1'
-
-function portOrAny(port: number): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer()
-    probe.once('error', () => {
-      const any = createServer()
-      any.listen({ host: HOST, port: 0 }, () => {
-        const p = (any.address() as { port: number }).port
-        any.close(() => resolve(p))
-      })
-    })
-    probe.listen({ host: HOST, port, exclusive: true }, () => probe.close(() => resolve(port)))
-  })
-}
 
 function secretFile(path: string, make: () => string): string {
   if (!existsSync(path)) writeFileSync(path, `${make()}\n`, { mode: 0o600 })
@@ -42,14 +28,14 @@ function secretFile(path: string, make: () => string): string {
 function controlPlane(ctx: StackContext): Record<string, unknown> | undefined {
   const edgegate = ctx.started.edgegate
   if (!edgegate?.urls.api) return undefined
-  const dir = join(ctx.root, '.gatehouse', 'edgegate')
+  const dir = join(dirname(ctx.dataDir), 'edgegate')
   const ca = join(dir, 'tls', 'ca.crt')
   const tokenFile = join(ctx.dataDir, 'node-token')
   if (!existsSync(tokenFile)) {
     const r = spawnSync(
       ctx.node,
       [join(ctx.root, 'apps', 'edgegate', 'src', 'main.ts'), 'node', 'add', '--kind', 'websignal', NODE_ID],
-      { env: { ...process.env, EDGEGATE_DATABASE: `sqlite:${join(dir, 'edgegate.db')}` }, encoding: 'utf8' },
+      { env: { ...process.env, EDGEGATE_CONFIG: join(dir, 'config.json') }, encoding: 'utf8' },
     )
     const token = /token: (\S+)/.exec(r.stdout)?.[1]
     if (r.status !== 0 || !token) {
@@ -89,19 +75,6 @@ function sampleWriter(path: string): NodeJS.Timeout {
   }, 500)
 }
 
-async function waitReady(url: string, child: ChildProcess, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}`)
-    const ok = await fetch(url)
-      .then((r) => r.status === 200)
-      .catch(() => false)
-    if (ok) return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`${what} was not ready within 30 s`)
-}
-
 function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
   return new Promise((resolve) => {
@@ -113,7 +86,8 @@ function stopChild(child: ChildProcess): Promise<void> {
 export const startStack: StartStack = async (ctx: StackContext): Promise<StackService> => {
   const redisDir = join(ctx.dataDir, 'redis')
   mkdirSync(redisDir, { recursive: true })
-  const redisPort = await portOrAny(REDIS_PORT)
+  const redisPort = ctx.port(REDIS_PORT)
+  await ensurePortFree('websignal', HOST, redisPort, 'Redis')
   const redisLog = join(ctx.dataDir, 'redis.log')
   const redis = spawn(
     '/usr/bin/redis-server',
@@ -136,7 +110,8 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
   const log = join(ctx.dataDir, 'access.log')
   if (!existsSync(log)) writeFileSync(log, '')
   const writer = sampleWriter(log)
-  const listenPort = await portOrAny(LISTEN_PORT)
+  const listenPort = ctx.port(LISTEN_PORT)
+  await ensurePortFree('websignal', HOST, listenPort, 'metrics')
   const cp = controlPlane(ctx)
   const configPath = join(ctx.dataDir, 'config.json')
   const config = {
@@ -178,12 +153,16 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
     await stopChild(redis)
   }
   try {
-    await waitReady(`http://${HOST}:${listenPort}/readyz`, child, 'websignal')
+    await waitHttp({
+      app: 'websignal',
+      url: `http://${HOST}:${listenPort}/readyz`,
+      timeoutMs: 30_000,
+      child,
+      logFile: out,
+    })
   } catch (err) {
     await stop()
-    throw new Error(
-      `${(err as Error).message}; see ${out}: ${readFileSync(out, 'utf8').trim().split('\n').at(-1) ?? ''}`,
-    )
+    throw err
   }
   ctx.log(`tailing ${log} (sample traffic written every 0.5 s), Redis ${HOST}:${redisPort}`)
   return {
@@ -193,7 +172,8 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
         ? `publishes to edgegate as ${NODE_ID}: a scanner appears every 5 s; see the signals with GET /api/signals (administrator token)`
         : 'edgegate is not running: signals are detected and queued, not published',
       `config: ${configPath}; analytics (hourly): ${join(ctx.dataDir, 'analytics.jsonl')}`,
-      `try: bin/websignal replay --log ${log} --format combined`,
+      'try it (detection over the sample log, the signals it would send):',
+      `$ bin/websignal replay --log ${shownPath(ctx.root, log)} --format combined`,
     ],
     stop,
   }
