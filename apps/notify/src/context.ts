@@ -15,4 +15,6 @@ export interface Context {
   guard: Guard
   users: UserService
   metrics: AppMetrics
+  /** The realtime hub: `wake()` after committing a notification or a stream change. */
+  stream: { wake(): void }
 }

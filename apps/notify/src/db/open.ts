@@ -6,6 +6,7 @@ import { initMigration } from './migrations/0001_init.ts'
 import { searchVocabularyMigration } from './migrations/0002_search_vocabulary.ts'
 import { searchBacklogMigration } from './migrations/0003_search_backlog.ts'
 import { channelGenerationMigration } from './migrations/0004_channel_generation.ts'
+import { streamChangesMigration } from './migrations/0006_stream_changes.ts'
 import type { DB } from './schema.ts'
 
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
@@ -14,6 +15,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0002_search_vocabulary': searchVocabularyMigration(kind),
     '0003_search_backlog': searchBacklogMigration(kind),
     '0004_channel_generation': channelGenerationMigration(kind),
+    '0006_stream_changes': streamChangesMigration(kind),
   }
 }
 
