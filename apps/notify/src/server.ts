@@ -18,6 +18,7 @@ import { PgListener } from './realtime/pg-listen.ts'
 import { streamRoutes } from './realtime/routes.ts'
 import { userRoutes } from './users/routes.ts'
 import { UserService } from './users/service.ts'
+import { webRoutes } from './web/routes.ts'
 import { webhookRoutes } from './webhooks/routes.ts'
 import { ensureDevelopmentHook } from './webhooks/service.ts'
 
@@ -78,6 +79,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   ingestRoutes(app, ctx)
   inboxRoutes(app, ctx)
   streamRoutes(app, ctx, hub)
+  webRoutes(app)
   const listener = database.kind === 'postgres' ? new PgListener(config.database, logger, () => hub.wake()) : undefined
   app.addHook('onReady', async () => {
     await hub.start()

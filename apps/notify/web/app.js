@@ -1,0 +1,531 @@
+// The notify web client: plain DOM, no build step. Every piece of text from a payload is
+// set with textContent (the h() helper never touches innerHTML), links get
+// rel="noopener noreferrer", and the page runs under a CSP without inline scripts.
+
+const app = document.getElementById('app')
+const state = {
+  me: undefined,
+  channels: [],
+  channel: undefined, // undefined: every channel
+  unreadOnly: true,
+  q: '',
+  lifecycle: '',
+  severity: '',
+  items: [],
+  next: null,
+  selected: -1,
+  stream: undefined,
+}
+
+/** An element with attributes and children; strings become text nodes, never HTML. */
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag)
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === false || v === null) continue
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v)
+    else if (k === 'style') for (const [p, val] of Object.entries(v)) el.style.setProperty(p, val)
+    else el.setAttribute(k, v === true ? '' : String(v))
+  }
+  for (const c of children.flat(Number.POSITIVE_INFINITY))
+    if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c))
+  return el
+}
+
+async function api(method, path, body) {
+  const res = await fetch(path, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const data = res.status === 204 ? {} : await res.json().catch(() => ({}))
+  if (!res.ok)
+    throw Object.assign(new Error(data.error?.message ?? `HTTP ${res.status}`), {
+      code: data.error?.code,
+      status: res.status,
+    })
+  return data
+}
+
+function relative(iso) {
+  const s = Math.round((Date.now() - Date.parse(iso)) / 1000)
+  if (s < 60) return 'just now'
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`
+  return `${Math.floor(s / 86400)} d ago`
+}
+
+function safeUrl(url) {
+  try {
+    const u = new URL(url)
+    return u.protocol === 'https:' || u.protocol === 'http:' ? u.href : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function link(label, url) {
+  const href = safeUrl(url)
+  return href ? h('a', { href, target: '_blank', rel: 'noopener noreferrer' }, label) : h('span', {}, label)
+}
+
+// ---- sign-in ---------------------------------------------------------------------------
+
+function signIn(message) {
+  const error = h('p', { class: 'error', role: 'alert' }, message ?? '')
+  const form = h(
+    'form',
+    {
+      class: 'signin',
+      onsubmit: async (e) => {
+        e.preventDefault()
+        const f = new FormData(form)
+        try {
+          await api('POST', '/api/v1/auth/login', { username: f.get('username'), password: f.get('password') })
+          await start()
+        } catch (err) {
+          error.textContent = err.message
+        }
+      },
+    },
+    h('h1', {}, 'Sign in to Notify'),
+    h('label', {}, 'Username', h('input', { name: 'username', autocomplete: 'username', required: true })),
+    h(
+      'label',
+      {},
+      'Password',
+      h('input', { name: 'password', type: 'password', autocomplete: 'current-password', required: true }),
+    ),
+    h('button', { class: 'primary', type: 'submit' }, 'Sign in'),
+    error,
+  )
+  app.replaceChildren(form)
+  form.querySelector('input').focus()
+}
+
+// ---- data ------------------------------------------------------------------------------
+
+async function loadChannels() {
+  state.channels = (await api('GET', '/api/v1/channels')).channels
+}
+
+function query(before) {
+  const p = new URLSearchParams()
+  if (state.q) p.set('q', state.q)
+  if (state.channel) p.set('channel', state.channel)
+  if (state.lifecycle) p.set('state', state.lifecycle)
+  if (state.severity) p.set('severity', state.severity)
+  if (state.unreadOnly && state.lifecycle !== 'archived') p.set('unread', 'true')
+  if (before) p.set('before', before)
+  return `/api/v1/notifications?${p}`
+}
+
+async function loadInbox() {
+  const r = await api('GET', query())
+  state.items = r.notifications
+  state.next = r.next_cursor
+  state.selected = Math.min(state.selected, state.items.length - 1)
+  render()
+}
+
+async function loadMore() {
+  const r = await api('GET', query(state.next))
+  state.items.push(...r.notifications)
+  state.next = r.next_cursor
+  render()
+}
+
+function roleOf(channel) {
+  return state.channels.find((c) => c.name === channel)?.role
+}
+
+function canOperate(channel) {
+  const role = roleOf(channel)
+  return state.me.admin || role === 'operator' || role === 'channel_admin'
+}
+
+/** Whether a live notification belongs in the current view (search results reload instead). */
+function matches(n) {
+  if (state.q || state.lifecycle === 'archived') return false
+  if (state.channel && n.channel !== state.channel) return false
+  if (state.lifecycle && n.state !== state.lifecycle) return false
+  if (state.severity && n.severity !== state.severity) return false
+  return true
+}
+
+function connect() {
+  state.stream?.close()
+  const es = new EventSource('/api/v1/stream')
+  state.stream = es
+  es.addEventListener('ready', () => void loadInbox())
+  es.addEventListener('notification', (e) => {
+    const n = JSON.parse(e.data).notification
+    if (matches(n) && !state.items.some((i) => i.id === n.id)) {
+      state.items.unshift(n)
+      if (state.selected >= 0) state.selected++
+      render()
+    }
+  })
+  es.addEventListener('lifecycle', (e) => {
+    const d = JSON.parse(e.data)
+    const item = state.items.find((i) => i.id === d.id)
+    if (item) {
+      item.state = d.state
+      render()
+    }
+  })
+  es.addEventListener('read', (e) => {
+    const d = JSON.parse(e.data)
+    for (const item of state.items) {
+      if (d.notification_ids?.includes(item.id)) item.read = true
+      for (const c of d.channels ?? []) if (c.channel === item.channel && item.id <= c.last_read_id) item.read = true
+    }
+    if (state.unreadOnly) state.items = state.items.filter((i) => !i.read)
+    render()
+  })
+  es.addEventListener('archive', () => void loadInbox())
+  for (const type of ['channel', 'membership'])
+    es.addEventListener(type, async () => {
+      await loadChannels()
+      render()
+    })
+}
+
+// ---- actions ---------------------------------------------------------------------------
+
+async function act(item, action) {
+  try {
+    const r = await api('POST', `/api/v1/notifications/${item.id}/${action}`)
+    Object.assign(item, r.notification)
+    if (action === 'archive' || action === 'restore' || (action === 'read' && state.unreadOnly))
+      state.items = state.items.filter((i) => i !== item)
+    render()
+  } catch (err) {
+    toast(err.message)
+  }
+}
+
+function toast(text) {
+  const t = h('p', { class: 'error', role: 'alert' }, text)
+  document.querySelector('.toolbar')?.after(t)
+  setTimeout(() => t.remove(), 5000)
+}
+
+async function markChannelRead() {
+  if (state.channel) await api('POST', `/api/v1/channels/${encodeURIComponent(state.channel)}/read`)
+  else await api('POST', '/api/v1/notifications/read-all')
+  await loadInbox()
+}
+
+// ---- rendering -------------------------------------------------------------------------
+
+function cardContent(n) {
+  const c = n.content ?? {}
+  const out = []
+  if (n.kind === 'card') {
+    if (c.summary) out.push(h('p', { class: 'body' }, c.summary))
+    if (c.badges?.length)
+      out.push(
+        h(
+          'p',
+          {},
+          c.badges.map((b) => h('span', { class: `badge tone-${b.tone ?? 'neutral'}` }, b.text)),
+        ),
+      )
+    if (c.metrics?.length)
+      out.push(
+        h(
+          'div',
+          { class: 'metrics' },
+          c.metrics.map((m) => h('div', {}, h('span', { class: 'muted' }, m.label), h('b', {}, String(m.value)))),
+        ),
+      )
+    if (c.rows?.length)
+      out.push(
+        h(
+          'ul',
+          { class: 'rows' },
+          c.rows.map((r) =>
+            h(
+              'li',
+              { class: r.emphasis === 'strong' ? 'strong' : undefined },
+              r.primary,
+              r.secondary ? ` — ${r.secondary}` : '',
+              (r.tags ?? []).map((t) => h('span', { class: 'badge' }, t)),
+            ),
+          ),
+        ),
+      )
+    if (c.fields?.length)
+      out.push(
+        h(
+          'dl',
+          { class: 'fields' },
+          c.fields.flatMap((f) => [h('dt', {}, f.label), h('dd', {}, f.value)]),
+        ),
+      )
+    for (const img of c.images ?? []) {
+      const src = safeUrl(img.url)
+      if (src) out.push(h('img', { src, alt: img.alt, loading: 'lazy', referrerpolicy: 'no-referrer' }))
+    }
+    if (c.links?.length)
+      out.push(
+        h(
+          'p',
+          {},
+          c.links.map((l) => [link(l.label, l.url), ' ']),
+        ),
+      )
+    if (c.actions?.length)
+      out.push(
+        h(
+          'p',
+          {},
+          c.actions.map((a) =>
+            a.type === 'link'
+              ? link(a.label, a.url)
+              : h('button', { disabled: true, title: 'Actions are not available yet' }, a.label),
+          ),
+        ),
+      )
+  } else {
+    if (n.body) out.push(h('p', { class: 'body' }, n.body))
+    for (const a of c.attachments ?? []) {
+      out.push(
+        h(
+          'div',
+          { class: 'attachment' },
+          a.title ? h('p', { class: 'strong' }, a.title_link ? link(a.title, a.title_link) : a.title) : '',
+          a.text ? h('p', { class: 'body' }, a.text) : '',
+          a.fields?.length
+            ? h(
+                'dl',
+                { class: 'fields' },
+                a.fields.flatMap((f) => [h('dt', {}, f.title ?? ''), h('dd', {}, f.value ?? '')]),
+              )
+            : '',
+        ),
+      )
+    }
+  }
+  return out
+}
+
+function card(n, index) {
+  const operate = canOperate(n.channel)
+  const archivedView = state.lifecycle === 'archived'
+  return h(
+    'li',
+    {
+      class: `card sev-${n.severity}${n.read ? '' : ' unread'}${index === state.selected ? ' selected' : ''}`,
+      'data-id': n.id,
+      tabindex: '-1',
+    },
+    h(
+      'header',
+      {},
+      h('h2', {}, n.title || n.body.slice(0, 120)),
+      h('span', { class: `badge sev-${n.severity}` }, n.severity),
+      h('span', { class: 'badge state' }, n.state),
+    ),
+    h(
+      'div',
+      { class: 'meta' },
+      h('span', {}, `#${n.channel}`),
+      n.source ? h('span', {}, n.source) : '',
+      n.username ? h('span', {}, n.username) : '',
+      h('time', { datetime: n.created_at, title: n.created_at }, relative(n.created_at)),
+    ),
+    cardContent(n),
+    h(
+      'div',
+      { class: 'actions' },
+      n.read ? '' : h('button', { onclick: () => act(n, 'read') }, 'Mark read'),
+      operate && (n.state === 'received' || n.state === 'firing')
+        ? h('button', { onclick: () => act(n, 'acknowledge') }, 'Acknowledge')
+        : '',
+      operate && n.state !== 'resolved' ? h('button', { onclick: () => act(n, 'resolve') }, 'Resolve') : '',
+      archivedView
+        ? h('button', { onclick: () => act(n, 'restore') }, 'Restore')
+        : h('button', { onclick: () => act(n, 'archive') }, 'Archive'),
+    ),
+  )
+}
+
+function select(options, value, onchange, label) {
+  return h(
+    'select',
+    { 'aria-label': label, onchange: (e) => onchange(e.target.value) },
+    options.map(([v, text]) => h('option', { value: v, selected: v === value }, text)),
+  )
+}
+
+function render() {
+  const nav = h(
+    'nav',
+    {},
+    h('h1', {}, 'Notify'),
+    h(
+      'ul',
+      {},
+      h(
+        'li',
+        {},
+        h(
+          'button',
+          { 'aria-current': state.channel === undefined ? 'true' : 'false', onclick: () => choose(undefined) },
+          'All channels',
+        ),
+      ),
+      state.channels.map((c) =>
+        h(
+          'li',
+          {},
+          h(
+            'button',
+            {
+              style: { '--chan': c.accent_color },
+              'aria-current': state.channel === c.name ? 'true' : 'false',
+              onclick: () => choose(c.name),
+            },
+            h('span', {}, c.display_name),
+            c.visibility === 'private' ? h('span', { class: 'muted private' }, 'private') : '',
+          ),
+        ),
+      ),
+    ),
+    h(
+      'div',
+      { class: 'me muted' },
+      `Signed in as ${state.me.username}`,
+      ' ',
+      h('button', { onclick: signOut }, 'Sign out'),
+    ),
+  )
+  const search = h('input', {
+    type: 'search',
+    placeholder: 'Search (/)',
+    value: state.q,
+    'aria-label': 'Search',
+    onchange: (e) => {
+      state.q = e.target.value
+      void loadInbox()
+    },
+  })
+  const toolbar = h(
+    'div',
+    { class: 'toolbar' },
+    search,
+    select(
+      [
+        ['unread', 'Unread only'],
+        ['all', 'Read & unread'],
+      ],
+      state.unreadOnly ? 'unread' : 'all',
+      (v) => {
+        state.unreadOnly = v === 'unread'
+        void loadInbox()
+      },
+      'Read filter',
+    ),
+    select(
+      [
+        ['', 'Any state'],
+        ['received', 'Received'],
+        ['firing', 'Firing'],
+        ['acknowledged', 'Acknowledged'],
+        ['resolved', 'Resolved'],
+        ['archived', 'Archived'],
+      ],
+      state.lifecycle,
+      (v) => {
+        state.lifecycle = v
+        void loadInbox()
+      },
+      'Lifecycle',
+    ),
+    select(
+      [
+        ['', 'Any severity'],
+        ['info', 'Info'],
+        ['success', 'Success'],
+        ['warning', 'Warning'],
+        ['error', 'Error'],
+        ['critical', 'Critical'],
+      ],
+      state.severity,
+      (v) => {
+        state.severity = v
+        void loadInbox()
+      },
+      'Severity',
+    ),
+    h('button', { onclick: markChannelRead }, state.channel ? 'Mark channel read' : 'Mark all read'),
+  )
+  const list = state.items.length
+    ? h('ul', { class: 'cards' }, state.items.map(card))
+    : h('p', { class: 'muted' }, state.unreadOnly ? 'Nothing unread.' : 'No notifications.')
+  const more = state.next ? h('button', { class: 'more', onclick: loadMore }, 'Load more') : ''
+  const focused = document.activeElement?.getAttribute('aria-label') === 'Search'
+  app.replaceChildren(h('div', { class: 'layout' }, nav, h('section', { class: 'content' }, toolbar, list, more)))
+  if (focused) search.focus()
+}
+
+function choose(channel) {
+  state.channel = channel
+  state.unreadOnly = true // channel timelines open in Unread only (spec)
+  state.selected = -1
+  void loadInbox()
+}
+
+async function signOut() {
+  state.stream?.close()
+  await api('POST', '/api/v1/auth/logout').catch(() => undefined)
+  signIn()
+}
+
+document.addEventListener('keydown', (e) => {
+  if (
+    !state.me ||
+    e.target instanceof HTMLInputElement ||
+    e.target instanceof HTMLSelectElement ||
+    e.ctrlKey ||
+    e.metaKey ||
+    e.altKey
+  )
+    return
+  const item = state.items[state.selected]
+  const keys = {
+    j: () => {
+      state.selected = Math.min(state.selected + 1, state.items.length - 1)
+      render()
+    },
+    k: () => {
+      state.selected = Math.max(state.selected - 1, 0)
+      render()
+    },
+    e: () => item && act(item, state.lifecycle === 'archived' ? 'restore' : 'archive'),
+    a: () => item && canOperate(item.channel) && act(item, 'acknowledge'),
+    r: () => item && canOperate(item.channel) && act(item, 'resolve'),
+    '/': () => document.querySelector('input[type=search]')?.focus(),
+  }
+  const fn = keys[e.key]
+  if (fn) {
+    e.preventDefault()
+    fn()
+    document.querySelector('.card.selected')?.scrollIntoView({ block: 'nearest' })
+  }
+})
+
+async function start() {
+  try {
+    state.me = (await api('GET', '/api/v1/auth/me')).user
+  } catch (err) {
+    if (err.status === 401) return signIn()
+    throw err
+  }
+  await loadChannels()
+  render()
+  connect()
+}
+
+void start()
