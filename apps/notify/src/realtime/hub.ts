@@ -37,6 +37,8 @@ export interface Subscriber {
   /** The last notification and change this subscriber was sent (or skipped past). */
   pos: Position
   sink: StreamSink
+  /** Events of the current pass not yet written: one write per subscriber per pass. */
+  out: string
 }
 
 export interface StreamHubOptions {
@@ -104,7 +106,7 @@ export class StreamHub {
    */
   attach(reader: Reader, sink: StreamSink, from?: Position): Promise<Subscriber> {
     return this.#enqueue(async () => {
-      const sub: Subscriber = { reader: { ...reader }, visible: undefined, pos: { ...this.#pos }, sink }
+      const sub: Subscriber = { reader: { ...reader }, visible: undefined, pos: { ...this.#pos }, sink, out: '' }
       if (!(await this.#refresh(sub))) throw new TypeError('attach: the reader no longer exists')
       if (from) {
         sub.pos = { ...from }
@@ -113,6 +115,7 @@ export class StreamHub {
         sub.pos = { n: Math.max(sub.pos.n, this.#pos.n), c: Math.max(sub.pos.c, this.#pos.c) }
       }
       this.#send(sub, 'ready', JSON.stringify({ position: formatPosition(sub.pos) }))
+      this.#flush(sub)
       if (!this.#closed) this.#subs.add(sub)
       return sub
     })
@@ -167,6 +170,7 @@ export class StreamHub {
       }
       if (rows.length < PAGE) break
     }
+    for (const sub of this.#subs) this.#flush(sub)
   }
 
   /** Send `sub` what happened after its position, up to `to` (inclusive). */
@@ -178,6 +182,7 @@ export class StreamHub {
         if (sees(sub, row.channel))
           this.#send(sub, 'notification', JSON.stringify({ notification: notificationResponse(row, false) }))
       }
+      this.#flush(sub)
       if (rows.length < PAGE) sub.pos.n = Math.max(sub.pos.n, to.n)
     }
     while (sub.pos.c < to.c) {
@@ -186,6 +191,7 @@ export class StreamHub {
         sub.pos.c = Number(row.id)
         if (concerns(sub, row)) this.#send(sub, row.kind, row.data)
       }
+      this.#flush(sub)
       if (rows.length < PAGE) sub.pos.c = Math.max(sub.pos.c, to.c)
     }
   }
@@ -239,7 +245,14 @@ export class StreamHub {
   }
 
   #send(sub: Subscriber, event: string, data: string): void {
-    sub.sink.write(`id: ${formatPosition(sub.pos)}\nevent: ${event}\ndata: ${data}\n\n`)
+    sub.out += `id: ${formatPosition(sub.pos)}\nevent: ${event}\ndata: ${data}\n\n`
+  }
+
+  /** Write what the pass gathered for `sub`; drop a subscriber that does not read. */
+  #flush(sub: Subscriber): void {
+    if (sub.out === '') return
+    sub.sink.write(sub.out)
+    sub.out = ''
     if (sub.sink.buffered > this.#options.maxBufferedBytes) {
       this.#subs.delete(sub)
       sub.sink.close()
