@@ -105,6 +105,16 @@ for (const backend of backends) {
       await card(otto.page, 'Disk full').getByRole('button', { name: 'Acknowledge' }).click()
       for (const s of [otto, vera])
         await card(s.page, 'Disk full').locator('.state', { hasText: 'acknowledged' }).waitFor()
+      await card(vera.page, 'Disk full').getByRole('button', { name: 'History' }).click()
+      await card(vera.page, 'Disk full')
+        .getByRole('list', { name: 'Activity history' })
+        .getByText('otto acknowledged')
+        .waitFor()
+      // Keyboard: j selects the first card, r resolves it (operator).
+      await otto.page.locator('body').press('j')
+      await otto.page.locator('li.card.selected', { hasText: 'backup finished' }).waitFor()
+      await otto.page.locator('body').press('r')
+      await card(otto.page, 'backup finished').locator('.state', { hasText: 'resolved' }).waitFor()
 
       // Mark read removes it from Unread only; Read & unread shows it again.
       await card(vera.page, 'backup finished').getByRole('button', { name: 'Mark read' }).click()

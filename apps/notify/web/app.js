@@ -15,6 +15,7 @@ const state = {
   next: null,
   selected: -1,
   stream: undefined,
+  arrived: [], // live notifications received while the inbox loads
   admin: false, // the administration view is open
 }
 
@@ -120,9 +121,28 @@ function query(before) {
   return `/api/v1/notifications?${p}`
 }
 
+let inboxLoads = 0
+let inboxLoading = false
+
+/**
+ * (Re)load the first page. Only the newest load applies its answer (an older one may
+ * finish later), and notifications that arrived live while it ran are kept: the query
+ * may have run before they were committed.
+ */
 async function loadInbox() {
-  const r = await api('GET', query())
-  state.items = r.notifications
+  const load = ++inboxLoads
+  state.arrived = []
+  inboxLoading = true
+  let r
+  try {
+    r = await api('GET', query())
+  } finally {
+    if (load === inboxLoads) inboxLoading = false
+  }
+  if (load !== inboxLoads) return
+  const fresh = state.arrived.filter((n) => matches(n) && !r.notifications.some((i) => i.id === n.id))
+  state.items = [...fresh.reverse(), ...r.notifications]
+  state.arrived = []
   state.next = r.next_cursor
   state.selected = Math.min(state.selected, state.items.length - 1)
   render()
@@ -160,6 +180,7 @@ function connect() {
   es.addEventListener('ready', () => void loadInbox())
   es.addEventListener('notification', (e) => {
     const n = JSON.parse(e.data).notification
+    if (inboxLoading) state.arrived.push(n)
     if (matches(n) && !state.items.some((i) => i.id === n.id)) {
       state.items.unshift(n)
       if (state.selected >= 0) state.selected++
@@ -577,8 +598,35 @@ function card(n, index) {
       archivedView
         ? h('button', { onclick: () => act(n, 'restore') }, 'Restore')
         : h('button', { onclick: () => act(n, 'archive') }, 'Archive'),
+      h('button', { onclick: (e) => showHistory(n, e.target.closest('li')) }, 'History'),
     ),
   )
+}
+
+/** The item's immutable activity events (who did what, when), below the card. */
+async function showHistory(n, li) {
+  try {
+    const { events } = await api('GET', `/api/v1/notifications/${n.id}/activity`)
+    li.querySelector('.history')?.remove()
+    li.append(
+      h(
+        'ol',
+        { class: 'history', 'aria-label': 'Activity history' },
+        events.length
+          ? events.map((ev) =>
+              h(
+                'li',
+                {},
+                `${ev.username} ${ev.action === 'acknowledge' ? 'acknowledged' : 'resolved'} (${ev.from_state} → ${ev.to_state}) `,
+                h('time', { datetime: ev.created_at, title: ev.created_at }, relative(ev.created_at)),
+              ),
+            )
+          : h('li', { class: 'muted' }, 'No activity yet.'),
+      ),
+    )
+  } catch (err) {
+    toast(err.message)
+  }
 }
 
 function select(options, value, onchange, label) {
