@@ -200,6 +200,7 @@ for (const backend of backends) {
     await page.locator('table.hooks').getByText('night-shift').first().waitFor()
     await page.screenshot({ path: join(OUT, `admin-laptop-${backend.name}.png`) })
     await page.getByRole('button', { name: 'All channels' }).click()
+    await page.getByLabel('Search').waitFor()
     await page.getByRole('button', { name: 'Administration' }).click()
     await page.locator('table.hooks').waitFor()
     assert.equal(await page.getByLabel('Webhook URL').count(), 0, 'the URL is not shown again')

@@ -693,6 +693,15 @@ function navigation() {
 
 function openAdmin() {
   state.admin = true
+  // Replace the inbox at once, so nothing of the previous view lingers while loading.
+  app.replaceChildren(
+    h(
+      'div',
+      { class: 'layout' },
+      navigation(),
+      h('section', { class: 'content' }, h('p', { class: 'muted' }, 'Loading…')),
+    ),
+  )
   renderAdmin().catch((err) => toast(err.message))
 }
 
@@ -773,6 +782,7 @@ function choose(channel) {
   state.channel = channel
   state.unreadOnly = true // channel timelines open in Unread only (spec)
   state.selected = -1
+  render()
   void loadInbox()
 }
 
