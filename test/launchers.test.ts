@@ -11,7 +11,9 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 
 const root = join(import.meta.dirname, '..')
-const APPS = ['edgegate', 'sshproxy', 'websignal', 'artsvc', 'dnsctl', 'notify'].filter((a) => existsSync(join(root, 'apps', a)))
+const APPS = ['edgegate', 'sshproxy', 'websignal', 'artsvc', 'dnsctl', 'notify'].filter((a) =>
+  existsSync(join(root, 'apps', a)),
+)
 // A clean environment whose node is the system one (v20 here): what a pasted command meets.
 const cleanEnv = { PATH: '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', LANG: 'C.UTF-8' }
 

@@ -15,4 +15,6 @@ import type { UserService } from './users/service.ts'
 export interface Context extends BaseContext<Config, DB> {
   guard: Guard
   users: UserService
+  /** The realtime hub: `wake()` after committing a notification or a stream change. */
+  stream: { wake(): void }
 }

@@ -11,6 +11,10 @@ export const errors = defineErrors({
   invalid_payload: { status: 400, message: (why: string) => why },
   invalid_message: { status: 400, message: (why: string) => why },
   invalid_cursor: { status: 400, message: () => 'before is not a cursor returned by this service' },
+  invalid_stream_position: {
+    status: 400,
+    message: () => 'Last-Event-ID (or after) is not an event id sent by this stream: N-M',
+  },
   hook_token_invalid: { status: 401, message: () => 'the hook token is unknown or revoked' },
   login_failed: { status: 401, message: () => 'unknown user, wrong password or disabled account' },
   session_required: { status: 401, message: () => 'sign in first' },

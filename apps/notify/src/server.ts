@@ -14,9 +14,13 @@ import { errors } from './errors.ts'
 import { SearchIndexer } from './inbox/indexer.ts'
 import { inboxRoutes } from './inbox/routes.ts'
 import { ingestRoutes } from './ingest/routes.ts'
+import { StreamHub } from './realtime/hub.ts'
+import { PgListener } from './realtime/pg-listen.ts'
+import { streamRoutes } from './realtime/routes.ts'
 import { readerTokenRoutes } from './tokens/routes.ts'
 import { userRoutes } from './users/routes.ts'
 import { UserService } from './users/service.ts'
+import { webRoutes } from './web/routes.ts'
 import { webhookRoutes } from './webhooks/routes.ts'
 import { ensureDevelopmentHook } from './webhooks/service.ts'
 
@@ -27,6 +31,8 @@ export interface Deps {
   logger: Logger
   /** SQLite: pause between search indexer passes (tests set a long one to see the unindexed tail). */
   searchIndexIntervalMs?: number
+  /** Realtime safety-net poll (ms; tests set a long one to prove PostgreSQL LISTEN delivers). */
+  streamPollMs?: number
 }
 
 /** Bootstrap state from the configuration: the administrator, the development reader and hook. */
@@ -82,6 +88,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   app.addHook('onSend', async (_req, reply) => {
     reply.header('cache-control', 'no-store')
   })
+  const hub = new StreamHub(database.db, logger, deps.streamPollMs ? { pollMs: deps.streamPollMs } : {})
   const ctx: Context = {
     config,
     database,
@@ -90,6 +97,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     guard,
     users,
     metrics: app.metrics,
+    stream: hub,
   }
   await authRoutes(app, ctx)
   userRoutes(app, ctx)
@@ -98,6 +106,18 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   webhookRoutes(app, ctx)
   ingestRoutes(app, ctx)
   inboxRoutes(app, ctx)
+  streamRoutes(app, ctx, hub)
+  webRoutes(app)
+  const listener = database.kind === 'postgres' ? new PgListener(config.database, logger, () => hub.wake()) : undefined
+  app.addHook('onReady', async () => {
+    await hub.start()
+    await listener?.start()
+  })
+  // Before the server closes: open streams would otherwise keep it waiting.
+  app.addHook('preClose', async () => {
+    await listener?.close()
+    await hub.close()
+  })
   if (database.kind === 'sqlite') {
     const indexer = new SearchIndexer(database.db, logger, deps.searchIndexIntervalMs)
     app.addHook('onReady', async () => indexer.start())

@@ -52,6 +52,8 @@ export interface StartOptions {
   env?: Record<string, string>
   /** SQLite search indexer pause (a long one keeps new rows out of the index). */
   searchIndexIntervalMs?: number
+  /** Realtime safety-net poll (ms); a long one proves delivery by PostgreSQL LISTEN. */
+  streamPollMs?: number
 }
 
 export async function startNotify(backend: Backend, options: StartOptions = {}): Promise<Notify> {
@@ -77,6 +79,7 @@ export async function startNotify(backend: Backend, options: StartOptions = {}):
     database,
     logger: createLogger({ name: 'notify', level: config.logLevel }),
     ...(options.searchIndexIntervalMs !== undefined ? { searchIndexIntervalMs: options.searchIndexIntervalMs } : {}),
+    ...(options.streamPollMs !== undefined ? { streamPollMs: options.streamPollMs } : {}),
   })
   await app.listen({ host: '127.0.0.1', port })
   const base = `http://127.0.0.1:${port}`

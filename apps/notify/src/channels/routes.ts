@@ -15,6 +15,7 @@ import type { Context } from '../context.ts'
 import type { ChannelRole, ChannelRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { ChannelName, Username } from '../names.ts'
+import { appendChange } from '../realtime/changes.ts'
 import { findUserByName } from '../users/store.ts'
 import { issueWebhook } from '../webhooks/service.ts'
 import { canManageMembers, visibleChannel } from './access.ts'
@@ -50,7 +51,7 @@ function channelResponse(c: ChannelRow, role?: ChannelRole | null) {
 
 export function channelRoutes(app: HttpApp, ctx: Context) {
   const { guard } = ctx
-  const { db } = ctx.database
+  const { db, kind } = ctx.database
 
   app.post('/api/v1/channels', { onRequest: guard.admin, schema: { body: CreateChannel } }, async (req, reply) => {
     const b = req.body
@@ -66,7 +67,13 @@ export function channelRoutes(app: HttpApp, ctx: Context) {
       .transaction()
       .execute(async (tx) => {
         await insertChannel(tx, row)
-        return issueWebhook(tx, row.name, true, 'channel')
+        const hook = await issueWebhook(tx, row.name, true, 'channel')
+        await appendChange(tx, kind, {
+          kind: 'channel',
+          channel: row.name,
+          data: { change: 'created', channel: channelResponse(row) },
+        })
+        return hook
       })
       .catch((err) => {
         if (isUniqueViolation(err)) throw errors.channel_exists(b.name)
@@ -111,7 +118,17 @@ export function channelRoutes(app: HttpApp, ctx: Context) {
       if (!canManageMembers(reader, role)) throw errors.admin_required()
       const user = await findUserByName(db, req.params.username)
       if (!user) throw errors.user_not_found(req.params.username)
-      const created = await upsertMember(db, channel.name, user.id, req.body.role)
+      const created = await db.transaction().execute(async (tx) => {
+        const created = await upsertMember(tx, channel.name, user.id, req.body.role)
+        await appendChange(tx, kind, {
+          kind: 'membership',
+          channel: channel.name,
+          userId: user.id,
+          data: { change: 'member', channel: channelResponse(channel), role: req.body.role },
+        })
+        return created
+      })
+      ctx.stream.wake()
       return reply.code(created ? 201 : 200).send({ member: { username: user.username, role: req.body.role } })
     },
   )
@@ -124,7 +141,20 @@ export function channelRoutes(app: HttpApp, ctx: Context) {
       const { channel, role } = await visibleChannel(db, reader, req.params.id)
       if (!canManageMembers(reader, role)) throw errors.admin_required()
       const user = await findUserByName(db, req.params.username)
-      if (!user || !(await deleteMember(db, channel.name, user.id))) throw errors.user_not_found(req.params.username)
+      const removed =
+        user !== undefined &&
+        (await db.transaction().execute(async (tx) => {
+          if (!(await deleteMember(tx, channel.name, user.id))) return false
+          await appendChange(tx, kind, {
+            kind: 'membership',
+            channel: channel.name,
+            userId: user.id,
+            data: { change: 'removed', channel: channelResponse(channel), role: null },
+          })
+          return true
+        }))
+      if (!removed) throw errors.user_not_found(req.params.username)
+      ctx.stream.wake()
       return reply.code(204).send()
     },
   )

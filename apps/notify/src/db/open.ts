@@ -7,6 +7,7 @@ import { searchVocabularyMigration } from './migrations/0002_search_vocabulary.t
 import { searchBacklogMigration } from './migrations/0003_search_backlog.ts'
 import { channelGenerationMigration } from './migrations/0004_channel_generation.ts'
 import { readerTokensMigration } from './migrations/0005_reader_tokens.ts'
+import { streamChangesMigration } from './migrations/0006_stream_changes.ts'
 import type { DB } from './schema.ts'
 
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
@@ -16,6 +17,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0003_search_backlog': searchBacklogMigration(kind),
     '0004_channel_generation': channelGenerationMigration(kind),
     '0005_reader_tokens': readerTokensMigration(kind),
+    '0006_stream_changes': streamChangesMigration(kind),
   }
 }
 

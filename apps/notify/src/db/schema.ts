@@ -127,6 +127,19 @@ export interface ChannelGenerationTable {
   generation: number
 }
 
+/** The realtime stream's change log (migration 0006; see realtime/changes.ts). */
+export interface StreamChangeTable {
+  id: Generated<number>
+  kind: 'lifecycle' | 'read' | 'archive' | 'channel' | 'membership'
+  /** The channel the change concerns, when it concerns one. */
+  channel: string | null
+  /** Set when only this reader's streams carry the change (read state, archive, own membership). */
+  user_id: string | null
+  /** JSON: the event's data on the wire. */
+  data: string
+  created_at: string
+}
+
 export interface DB {
   users: UserTable
   sessions: SessionTable
@@ -141,6 +154,7 @@ export interface DB {
   notification_events: NotificationEventTable
   search_index_state: SearchIndexStateTable
   channel_generation: ChannelGenerationTable
+  stream_changes: StreamChangeTable
 }
 
 export type UserRow = Selectable<UserTable>
@@ -150,3 +164,4 @@ export type WebhookRow = Selectable<WebhookTable>
 export type NotificationRow = Selectable<NotificationTable>
 export type NewNotification = Insertable<NotificationTable>
 export type NotificationEventRow = Selectable<NotificationEventTable>
+export type StreamChangeRow = Selectable<StreamChangeTable>

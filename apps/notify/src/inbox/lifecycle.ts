@@ -13,6 +13,7 @@ import type { Reader } from '../auth/guard.ts'
 import { canOperate, visibleChannel } from '../channels/access.ts'
 import type { DB, LifecycleState, NotificationRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
+import { appendChange } from '../realtime/changes.ts'
 import { findNotification } from './store.ts'
 
 export type LifecycleAction = 'acknowledge' | 'resolve'
@@ -42,6 +43,7 @@ export async function visibleNotification(
 
 export async function transition(
   db: Kysely<DB>,
+  kind: 'sqlite' | 'postgres',
   reader: Reader,
   id: number,
   action: LifecycleAction,
@@ -61,18 +63,23 @@ export async function transition(
         .where('state', '=', notification.state)
         .executeTakeFirst()
       if (Number(updated.numUpdatedRows) !== 1) return undefined
-      await tx
+      const event = {
+        action,
+        from_state: notification.state,
+        to_state: target,
+        username: reader.username,
+        created_at: new Date().toISOString(),
+      }
+      const inserted = await tx
         .insertInto('notification_events')
-        .values({
-          notification_id: id,
-          user_id: reader.id,
-          username: reader.username,
-          action,
-          from_state: notification.state,
-          to_state: target,
-          created_at: new Date().toISOString(),
-        })
-        .execute()
+        .values({ notification_id: id, user_id: reader.id, ...event })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      await appendChange(tx, kind, {
+        kind: 'lifecycle',
+        channel: notification.channel,
+        data: { id, channel: notification.channel, state: target, event: { id: Number(inserted.id), ...event } },
+      })
       return { notification: { ...notification, state: target }, changed: true }
     })
     if (result) return result

@@ -17,6 +17,7 @@ import { type Reader, readerOf } from '../auth/guard.ts'
 import { readableChannelNames, visibleChannel } from '../channels/access.ts'
 import type { Context } from '../context.ts'
 import type { NotificationRow } from '../db/schema.ts'
+import { appendChange } from '../realtime/changes.ts'
 import { decodeCursor, encodeCursor } from './cursor.ts'
 import { indexedUpTo } from './indexer.ts'
 import { activity, transition, visibleNotification } from './lifecycle.ts'
@@ -124,15 +125,25 @@ export function inboxRoutes(app: HttpApp, ctx: Context) {
   for (const action of ['acknowledge', 'resolve'] as const) {
     app.post(`/api/v1/notifications/:id/${action}`, byId, async (req) => {
       const reader = readerOf(req)
-      const { changed } = await transition(db, reader, req.params.id, action)
+      const { changed } = await transition(db, kind, reader, req.params.id, action)
+      if (changed) ctx.stream.wake()
       return { notification: await one(reader, req.params.id), changed }
     })
   }
 
   app.post('/api/v1/notifications/:id/read', byId, async (req) => {
     const reader = readerOf(req)
-    await visibleNotification(db, reader, req.params.id)
-    await markRead(db, reader.id, req.params.id)
+    const { notification } = await visibleNotification(db, reader, req.params.id)
+    await db.transaction().execute(async (tx) => {
+      await markRead(tx, reader.id, req.params.id)
+      await appendChange(tx, kind, {
+        kind: 'read',
+        channel: notification.channel,
+        userId: reader.id,
+        data: { channel: notification.channel, notification_ids: [req.params.id] },
+      })
+    })
+    ctx.stream.wake()
     return { notification: await one(reader, req.params.id) }
   })
 
@@ -142,8 +153,17 @@ export function inboxRoutes(app: HttpApp, ctx: Context) {
   ] as const) {
     app.post(`/api/v1/notifications/:id/${action}`, byId, async (req) => {
       const reader = readerOf(req)
-      await visibleNotification(db, reader, req.params.id)
-      await setArchived(db, reader.id, req.params.id, archived)
+      const { notification } = await visibleNotification(db, reader, req.params.id)
+      await db.transaction().execute(async (tx) => {
+        await setArchived(tx, reader.id, req.params.id, archived)
+        await appendChange(tx, kind, {
+          kind: 'archive',
+          channel: notification.channel,
+          userId: reader.id,
+          data: { id: req.params.id, channel: notification.channel, archived },
+        })
+      })
+      ctx.stream.wake()
       return { notification: await one(reader, req.params.id) }
     })
   }
@@ -154,8 +174,18 @@ export function inboxRoutes(app: HttpApp, ctx: Context) {
     async (req) => {
       const reader = readerOf(req)
       const { channel } = await visibleChannel(db, reader, req.params.id)
-      const newest = await newestIds(db, [channel.name])
-      if (newest[0]) await advanceCursor(db, reader.id, channel.name, newest[0].id)
+      const newest = await db.transaction().execute(async (tx) => {
+        const newest = await newestIds(tx, [channel.name])
+        if (newest[0]) await advanceCursor(tx, reader.id, channel.name, newest[0].id)
+        await appendChange(tx, kind, {
+          kind: 'read',
+          channel: channel.name,
+          userId: reader.id,
+          data: { channels: [{ channel: channel.name, last_read_id: newest[0]?.id ?? 0 }] },
+        })
+        return newest
+      })
+      ctx.stream.wake()
       return { channel: channel.name, last_read_id: newest[0]?.id ?? 0 }
     },
   )
@@ -165,8 +195,14 @@ export function inboxRoutes(app: HttpApp, ctx: Context) {
     const cursors = await db.transaction().execute(async (tx) => {
       const newest = await newestIds(tx, await readableChannelNames(tx, reader))
       for (const { channel, id } of newest) await advanceCursor(tx, reader.id, channel, id)
+      await appendChange(tx, kind, {
+        kind: 'read',
+        userId: reader.id,
+        data: { channels: newest.map((c) => ({ channel: c.channel, last_read_id: c.id })) },
+      })
       return newest
     })
+    ctx.stream.wake()
     return { channels: cursors.map((c) => ({ channel: c.channel, last_read_id: c.id })) }
   })
 }

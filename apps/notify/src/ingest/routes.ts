@@ -52,6 +52,7 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
     try {
       const draft = parse()
       const stored = await store(lookups, hooks.get(req)!, draft, write)
+      ctx.stream.wake()
       received.inc({ kind: draft.kind })
       return stored
     } catch (err) {

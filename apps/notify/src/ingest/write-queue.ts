@@ -13,7 +13,9 @@
  * only by tests: PostgreSQL takes concurrent inserts itself.
  */
 import type { Database, PreparedQuery } from '@gatehouse/kit'
+import { CompiledQuery } from 'kysely'
 import type { DB, NewNotification } from '../db/schema.ts'
+import { STREAM_LOCK_NOTIFICATIONS, STREAM_PG_CHANNEL } from '../realtime/changes.ts'
 
 interface Pending {
   row: NewNotification
@@ -65,8 +67,25 @@ async function insertRow(insert: PreparedQuery<{ id: number }>, row: NewNotifica
 
 /** The insert as a kit prepared query: parameters in COLUMNS order (see `values`). */
 function prepareInsert(database: Database<DB>): PreparedQuery<{ id: number }> {
+  if (database.kind === 'postgres') return database.prepare({ compile: () => pgOrderedInsert() })
   const example = Object.fromEntries(COLUMNS.map((c) => [c, ''])) as unknown as NewNotification
   return database.prepare(database.db.insertInto('notifications').values(example).returning('id'))
+}
+
+/**
+ * PostgreSQL: the insert under a transaction-scoped advisory lock, so notification ids
+ * become visible in id order (the realtime stream resumes by id; see realtime/changes.ts),
+ * with a NOTIFY that wakes every process's stream at commit. The lock is taken in the
+ * FROM subquery, before the id default is evaluated, and held until the statement commits.
+ */
+function pgOrderedInsert(): CompiledQuery<{ id: number }> {
+  const params = COLUMNS.map((_, i) => `$${i + 1}`).join(', ')
+  return CompiledQuery.raw(
+    `insert into notifications (${COLUMNS.join(', ')}) select ${params} from ` +
+      `(select pg_advisory_xact_lock(${STREAM_LOCK_NOTIFICATIONS}), pg_notify('${STREAM_PG_CHANNEL}', '')) as stream_order ` +
+      'returning id',
+    COLUMNS.map(() => ''),
+  ) as CompiledQuery<{ id: number }>
 }
 
 export class WriteQueue {

@@ -1,0 +1,275 @@
+/**
+ * The realtime fan-out of one notify process. Every connected stream of every reader is a
+ * subscriber; one serial loop (a "pass") reads what is new since the hub's position, once
+ * for all subscribers, and writes each event to the subscribers allowed to see it.
+ *
+ * A pass starts when this process stored something (`wake()`), when PostgreSQL reports a
+ * commit by any process (realtime/pg-listen.ts), and on a slow poll that only repairs a
+ * lost LISTEN connection. Attaching a subscriber runs in the same serial loop: its
+ * catch-up from Last-Event-ID reads up to the hub's position and live events continue
+ * from there, so nothing falls between the two and nothing is sent twice.
+ *
+ * Visibility is the inbox's rule (channels/access.ts): administrators see every channel,
+ * others the public channels and the private ones they are members of. It is computed when
+ * a stream attaches and recomputed from the database on every channel or membership change
+ * (and a reader that was deleted or disabled loses the stream).
+ */
+import type { Logger } from '@gatehouse/kit'
+import type { Kysely } from 'kysely'
+import type { Reader } from '../auth/guard.ts'
+import { readableChannelNames } from '../channels/access.ts'
+import type { DB, NotificationRow, StreamChangeRow } from '../db/schema.ts'
+import { notificationResponse } from '../inbox/routes.ts'
+import { formatPosition, type Position } from './position.ts'
+
+/** Where a subscriber's bytes go (an HTTP response in routes.ts, a test double elsewhere). */
+export interface StreamSink {
+  write(chunk: string): void
+  /** Bytes written but not yet taken by the socket. */
+  readonly buffered: number
+  close(): void
+}
+
+export interface Subscriber {
+  reader: Reader
+  /** Channels the reader may see; undefined: all (administrator). */
+  visible: Set<string> | undefined
+  /** The last notification and change this subscriber was sent (or skipped past). */
+  pos: Position
+  sink: StreamSink
+  /** Events of the current pass not yet written: one write per subscriber per pass. */
+  out: string
+}
+
+export interface StreamHubOptions {
+  /** Safety-net pass interval (ms); LISTEN or local wake-ups deliver without it. */
+  pollMs?: number
+  /** Comment line interval (ms) that keeps proxies from closing an idle stream. */
+  keepaliveMs?: number
+  /** A subscriber whose socket holds more unsent bytes is dropped (it resumes by Last-Event-ID). */
+  maxBufferedBytes?: number
+}
+
+const PAGE = 500
+
+export class StreamHub {
+  readonly #db: Kysely<DB>
+  readonly #logger: Logger
+  readonly #options: Required<StreamHubOptions>
+  readonly #subs = new Set<Subscriber>()
+  #pos: Position = { n: 0, c: 0 }
+  #queue: Promise<unknown> = Promise.resolve()
+  #passQueued = false
+  #timers: NodeJS.Timeout[] = []
+  #closed = false
+
+  constructor(db: Kysely<DB>, logger: Logger, options: StreamHubOptions = {}) {
+    this.#db = db
+    this.#logger = logger
+    this.#options = { pollMs: 2000, keepaliveMs: 25_000, maxBufferedBytes: 1 << 20, ...options }
+  }
+
+  get subscriberCount(): number {
+    return this.#subs.size
+  }
+
+  /** Start at the newest notification and change (earlier ones are read through the inbox API). */
+  async start(): Promise<void> {
+    await this.#enqueue(async () => {
+      const n = await this.#db
+        .selectFrom('notifications')
+        .select((eb) => eb.fn.max('id').as('id'))
+        .executeTakeFirst()
+      const c = await this.#db
+        .selectFrom('stream_changes')
+        .select((eb) => eb.fn.max('id').as('id'))
+        .executeTakeFirst()
+      this.#pos = { n: Number(n?.id ?? 0), c: Number(c?.id ?? 0) }
+    })
+    this.#timers.push(setInterval(() => this.wake(), this.#options.pollMs).unref())
+    this.#timers.push(setInterval(() => this.#keepalive(), this.#options.keepaliveMs).unref())
+  }
+
+  /** Something was committed: run a pass soon (calls while one is queued coalesce). */
+  wake(): void {
+    if (this.#passQueued || this.#closed) return
+    this.#passQueued = true
+    void this.#enqueue(async () => {
+      this.#passQueued = false
+      await this.#pass()
+    })
+  }
+
+  /**
+   * Add a stream for `reader`, first sending what it missed after `from` (a resumed stream)
+   * or nothing (a new one), then a `ready` event carrying the position.
+   */
+  attach(reader: Reader, sink: StreamSink, from?: Position): Promise<Subscriber> {
+    return this.#enqueue(async () => {
+      const sub: Subscriber = { reader: { ...reader }, visible: undefined, pos: { ...this.#pos }, sink, out: '' }
+      if (!(await this.#refresh(sub))) throw new TypeError('attach: the reader no longer exists')
+      if (from) {
+        sub.pos = { ...from }
+        // A position ahead of this process (sent by another one) is kept: live events skip up to it.
+        await this.#catchUp(sub, this.#pos)
+        sub.pos = { n: Math.max(sub.pos.n, this.#pos.n), c: Math.max(sub.pos.c, this.#pos.c) }
+      }
+      this.#send(sub, 'ready', JSON.stringify({ position: formatPosition(sub.pos) }))
+      this.#flush(sub)
+      if (!this.#closed) this.#subs.add(sub)
+      return sub
+    })
+  }
+
+  detach(sub: Subscriber): void {
+    this.#subs.delete(sub)
+  }
+
+  /** End every stream (server shutdown) and stop the timers. */
+  async close(): Promise<void> {
+    this.#closed = true
+    for (const t of this.#timers) clearInterval(t)
+    await this.#queue
+    for (const sub of this.#subs) sub.sink.close()
+    this.#subs.clear()
+  }
+
+  #enqueue<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn)
+    this.#queue = run.catch((err: unknown) => this.#logger.error({ err }, 'realtime stream pass failed'))
+    return run
+  }
+
+  async #pass(): Promise<void> {
+    for (;;) {
+      const rows = await this.#notificationsAfter(this.#pos.n, Number.MAX_SAFE_INTEGER)
+      for (const row of rows) {
+        const id = Number(row.id)
+        this.#pos.n = id
+        let data: string | undefined
+        for (const sub of this.#subs) {
+          if (id <= sub.pos.n || !sees(sub, row.channel)) continue
+          data ??= JSON.stringify({ notification: notificationResponse(row, false) })
+          sub.pos.n = id
+          this.#send(sub, 'notification', data)
+        }
+      }
+      if (rows.length < PAGE) break
+    }
+    for (;;) {
+      const rows = await this.#changesAfter(this.#pos.c, Number.MAX_SAFE_INTEGER)
+      for (const row of rows) {
+        const id = Number(row.id)
+        this.#pos.c = id
+        await this.#applyAccessChange(row)
+        for (const sub of this.#subs) {
+          if (id <= sub.pos.c || !concerns(sub, row)) continue
+          sub.pos.c = id
+          this.#send(sub, row.kind, row.data)
+        }
+      }
+      if (rows.length < PAGE) break
+    }
+    for (const sub of this.#subs) this.#flush(sub)
+  }
+
+  /** Send `sub` what happened after its position, up to `to` (inclusive). */
+  async #catchUp(sub: Subscriber, to: Position): Promise<void> {
+    while (sub.pos.n < to.n) {
+      const rows = await this.#notificationsAfter(sub.pos.n, to.n)
+      for (const row of rows) {
+        sub.pos.n = Number(row.id)
+        if (sees(sub, row.channel))
+          this.#send(sub, 'notification', JSON.stringify({ notification: notificationResponse(row, false) }))
+      }
+      this.#flush(sub)
+      if (rows.length < PAGE) sub.pos.n = Math.max(sub.pos.n, to.n)
+    }
+    while (sub.pos.c < to.c) {
+      const rows = await this.#changesAfter(sub.pos.c, to.c)
+      for (const row of rows) {
+        sub.pos.c = Number(row.id)
+        if (concerns(sub, row)) this.#send(sub, row.kind, row.data)
+      }
+      this.#flush(sub)
+      if (rows.length < PAGE) sub.pos.c = Math.max(sub.pos.c, to.c)
+    }
+  }
+
+  #notificationsAfter(after: number, upTo: number): Promise<NotificationRow[]> {
+    return this.#db
+      .selectFrom('notifications')
+      .selectAll()
+      .where('id', '>', after)
+      .where('id', '<=', upTo)
+      .orderBy('id')
+      .limit(PAGE)
+      .execute()
+  }
+
+  #changesAfter(after: number, upTo: number): Promise<StreamChangeRow[]> {
+    return this.#db
+      .selectFrom('stream_changes')
+      .selectAll()
+      .where('id', '>', after)
+      .where('id', '<=', upTo)
+      .orderBy('id')
+      .limit(PAGE)
+      .execute()
+  }
+
+  /** Channel and membership changes: re-check who may see what before delivering. */
+  async #applyAccessChange(row: StreamChangeRow): Promise<void> {
+    if (row.kind !== 'channel' && row.kind !== 'membership') return
+    for (const sub of [...this.#subs]) {
+      if (row.kind === 'membership' && sub.reader.id !== row.user_id) continue
+      if (!(await this.#refresh(sub))) {
+        this.#subs.delete(sub)
+        sub.sink.close()
+      }
+    }
+  }
+
+  /** Reload the reader's administrator flag and visible channels; false when it is gone or disabled. */
+  async #refresh(sub: Subscriber): Promise<boolean> {
+    const user = await this.#db
+      .selectFrom('users')
+      .select(['is_admin', 'enabled'])
+      .where('id', '=', sub.reader.id)
+      .executeTakeFirst()
+    if (user?.enabled !== 1) return false
+    sub.reader.isAdmin = user.is_admin === 1
+    const names = await readableChannelNames(this.#db, sub.reader)
+    sub.visible = names === undefined ? undefined : new Set(names)
+    return true
+  }
+
+  #send(sub: Subscriber, event: string, data: string): void {
+    sub.out += `id: ${formatPosition(sub.pos)}\nevent: ${event}\ndata: ${data}\n\n`
+  }
+
+  /** Write what the pass gathered for `sub`; drop a subscriber that does not read. */
+  #flush(sub: Subscriber): void {
+    if (sub.out === '') return
+    sub.sink.write(sub.out)
+    sub.out = ''
+    if (sub.sink.buffered > this.#options.maxBufferedBytes) {
+      this.#subs.delete(sub)
+      sub.sink.close()
+    }
+  }
+
+  #keepalive(): void {
+    for (const sub of this.#subs) sub.sink.write(': keepalive\n\n')
+  }
+}
+
+function sees(sub: Subscriber, channel: string): boolean {
+  return sub.visible === undefined || sub.visible.has(channel)
+}
+
+/** Whether a change goes to this subscriber: its own (user-scoped) or its channels' ones. */
+function concerns(sub: Subscriber, row: StreamChangeRow): boolean {
+  if (row.user_id !== null) return row.user_id === sub.reader.id
+  return row.channel === null || sees(sub, row.channel)
+}

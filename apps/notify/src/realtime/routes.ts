@@ -1,0 +1,66 @@
+/**
+ * The realtime stream (path ours; the spec leaves it unshown):
+ *   GET /api/v1/stream    Server-Sent Events for the signed-in reader; resume with the
+ *                         Last-Event-ID header (EventSource sends it itself) or ?after=N-M
+ * The event format is documented in README.md ("Realtime stream").
+ */
+import type { HttpApp } from '@gatehouse/kit'
+import { Type } from 'typebox'
+import { readerOf } from '../auth/guard.ts'
+import type { Context } from '../context.ts'
+import type { StreamHub, StreamSink } from './hub.ts'
+import { type Position, parsePosition } from './position.ts'
+
+/** Reconnection delay suggested to EventSource clients (ms). */
+const RETRY_MS = 2000
+
+const StreamQuery = Type.Object(
+  { after: Type.Optional(Type.String({ maxLength: 40 })) },
+  { additionalProperties: false },
+)
+
+export function streamRoutes(app: HttpApp, ctx: Context, hub: StreamHub) {
+  app.get(
+    '/api/v1/stream',
+    { onRequest: ctx.guard.signedIn, schema: { querystring: StreamQuery } },
+    async (req, reply) => {
+      const reader = readerOf(req)
+      const header = req.headers['last-event-id']
+      const text = typeof header === 'string' && header !== '' ? header : req.query.after
+      // Parsed before the response starts, so a bad position is an ordinary 400.
+      const from: Position | undefined = text !== undefined ? parsePosition(text) : undefined
+      reply.hijack()
+      const res = reply.raw
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        'x-accel-buffering': 'no',
+      })
+      res.write(`retry: ${RETRY_MS}\n\n`)
+      const sink: StreamSink = {
+        write: (chunk) => void res.write(chunk),
+        get buffered() {
+          return res.writableLength
+        },
+        close: () => res.end(),
+      }
+      let closed = false
+      res.on('close', () => {
+        // Finish the response too: node counts a connection as busy until its response ends,
+        // and a server closing gracefully would wait for it.
+        if (!res.writableEnded) res.end()
+        closed = true
+        if (sub) hub.detach(sub)
+      })
+      let sub: Awaited<ReturnType<StreamHub['attach']>> | undefined
+      try {
+        sub = await hub.attach(reader, sink, from)
+      } catch (err) {
+        req.log.warn({ err }, 'realtime stream could not attach')
+        res.end()
+        return
+      }
+      if (closed) hub.detach(sub)
+    },
+  )
+}

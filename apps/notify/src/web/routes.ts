@@ -1,0 +1,48 @@
+/**
+ * The web client, served by notify itself: a static page, one ES module and a stylesheet
+ * from apps/notify/web/ (plain DOM, no build step), under a CSP without inline scripts.
+ *   GET /                       the client
+ *   GET /app.js, /app.css       its script and style
+ *   GET /manifest.webmanifest   PWA manifest;  GET /icon.svg  its icon
+ */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { HttpApp } from '@gatehouse/kit'
+
+const WEB = join(import.meta.dirname, '..', '..', 'web')
+
+const FILES: Record<string, { file: string; type: string }> = {
+  '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
+  '/manifest.webmanifest': { file: 'manifest.webmanifest', type: 'application/manifest+json' },
+  '/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
+}
+
+/** Images are the only outside content a card may load (https, lazily); nothing else leaves the origin. */
+export const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' https: http:",
+  "connect-src 'self'",
+  "manifest-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+export function webRoutes(app: HttpApp) {
+  for (const [path, { file, type }] of Object.entries(FILES)) {
+    // Read once at startup: the files ship with the source.
+    const body = readFileSync(join(WEB, file))
+    app.get(path, { schema: { hide: true } }, async (_req, reply) =>
+      reply
+        .header('content-type', type)
+        .header('content-security-policy', CSP)
+        .header('x-content-type-options', 'nosniff')
+        .header('referrer-policy', 'no-referrer')
+        .send(body),
+    )
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * The realtime stream (GET /api/v1/stream, Server-Sent Events): who receives what, resume
+ * with Last-Event-ID with nothing missed, membership changes re-checked, and two processes
+ * on one PostgreSQL database delivering the same stream.
+ */
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import {
+  ADMIN,
+  ADMIN_PASSWORD,
+  backends,
+  channel,
+  member,
+  type Notify,
+  publish,
+  reader,
+  startNotify,
+} from './helpers.ts'
+import { SseClient } from './sse.ts'
+
+async function setup(n: Notify) {
+  const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+  const ops = await channel(n, admin, 'ops')
+  const secret = await channel(n, admin, 'secret', 'private')
+  const viewer = await reader(n, admin, 'vera')
+  const operator = await reader(n, admin, 'otto')
+  await member(n, admin, 'ops', 'otto', 'operator')
+  return { admin, ops, secret, viewer, operator }
+}
+
+/** Open a stream and take its `ready` event. */
+async function open(n: Notify, cookie: string, lastEventId?: string): Promise<SseClient> {
+  const s = await SseClient.open(n.base, cookie, lastEventId)
+  assert.equal(s.status, 200)
+  assert.equal((await s.next()).event, 'ready')
+  return s
+}
+
+for (const backend of backends) {
+  describe(`realtime stream (${backend.name})`, () => {
+    test('new notifications reach the readers who may see their channel, and no one else', async (t) => {
+      const n = await startNotify(backend)
+      t.after(() => n.close())
+      const { admin, ops, secret, viewer } = await setup(n)
+      const sa = await open(n, admin)
+      const sv = await open(n, viewer)
+      t.after(() => {
+        sa.close()
+        sv.close()
+      })
+      const hidden = await publish(n, secret.token, 'private disk alert')
+      const seen = await publish(n, ops.token, 'public disk alert', 'nagios')
+      const a1 = await sa.nextOf('notification')
+      assert.equal(a1.data.notification.id, hidden)
+      assert.equal((await sa.nextOf('notification')).data.notification.id, seen)
+      // Events come in id order: the viewer's first one is the later public item.
+      const v1 = await sv.nextOf('notification')
+      assert.equal(v1.data.notification.id, seen)
+      assert.equal(v1.data.notification.channel, 'ops')
+      assert.equal(v1.data.notification.source, 'nagios')
+      assert.equal(v1.data.notification.read, false)
+      assert.match(v1.id, /^\d+-\d+$/)
+    })
+
+    test('lifecycle goes to the channel readers, read state and archive only to their reader', async (t) => {
+      const n = await startNotify(backend)
+      t.after(() => n.close())
+      const { admin, ops, viewer, operator } = await setup(n)
+      const id = await publish(n, ops.token, 'cpu high')
+      const sa = await open(n, admin)
+      const sv = await open(n, viewer)
+      t.after(() => {
+        sa.close()
+        sv.close()
+      })
+      assert.equal((await n.client.post(`/api/v1/notifications/${id}/acknowledge`, { cookie: operator })).status, 200)
+      for (const s of [sa, sv]) {
+        const e = await s.next()
+        assert.equal(e.event, 'lifecycle')
+        assert.deepEqual(
+          { id: e.data.id, state: e.data.state, by: e.data.event.username, action: e.data.event.action },
+          { id, state: 'acknowledged', by: 'otto', action: 'acknowledge' },
+        )
+      }
+      // A repeated acknowledge changes nothing and sends nothing.
+      await n.client.post(`/api/v1/notifications/${id}/acknowledge`, { cookie: operator })
+      assert.equal((await n.client.post(`/api/v1/notifications/${id}/read`, { cookie: viewer })).status, 200)
+      assert.equal((await n.client.post('/api/v1/channels/ops/read', { cookie: viewer })).status, 200)
+      assert.equal((await n.client.post('/api/v1/notifications/read-all', { cookie: viewer })).status, 200)
+      assert.equal((await n.client.post(`/api/v1/notifications/${id}/archive`, { cookie: viewer })).status, 200)
+      assert.equal((await n.client.post(`/api/v1/notifications/${id}/restore`, { cookie: viewer })).status, 200)
+      const one = await sv.next()
+      assert.deepEqual([one.event, one.data.notification_ids], ['read', [id]])
+      const ch = await sv.next()
+      assert.deepEqual([ch.event, ch.data.channels], ['read', [{ channel: 'ops', last_read_id: id }]])
+      const all = await sv.next()
+      assert.equal(all.event, 'read')
+      assert.ok(all.data.channels.some((c: { channel: string }) => c.channel === 'ops'))
+      assert.deepEqual([(await sv.next()).data.archived, (await sv.next()).data.archived], [true, false])
+      // The administrator's stream carried none of the viewer's own changes: its next event is its own.
+      await n.client.post(`/api/v1/notifications/${id}/archive`, { cookie: admin })
+      const mine = await sa.next()
+      assert.deepEqual([mine.event, mine.data.id, mine.data.archived], ['archive', id, true])
+    })
+
+    test('a dropped stream resumes with Last-Event-ID and misses nothing', async (t) => {
+      const n = await startNotify(backend)
+      t.after(() => n.close())
+      const { ops, viewer, operator } = await setup(n)
+      let s = await open(n, viewer)
+      const first = await publish(n, ops.token, 'first')
+      assert.equal((await s.nextOf('notification')).data.notification.id, first)
+      const resumeFrom = s.lastId
+      s.close()
+      // While disconnected: more notifications, a lifecycle change and a read change.
+      const missed: number[] = []
+      for (let i = 0; i < 30; i++) missed.push(await publish(n, ops.token, `missed ${i}`))
+      await n.client.post(`/api/v1/notifications/${first}/acknowledge`, { cookie: operator })
+      await n.client.post(`/api/v1/notifications/${missed[3]}/read`, { cookie: viewer })
+      s = await SseClient.open(n.base, viewer, resumeFrom)
+      t.after(() => s.close())
+      const got: number[] = []
+      for (let i = 0; i < missed.length; i++) {
+        const e = await s.next()
+        assert.equal(e.event, 'notification')
+        got.push(e.data.notification.id)
+      }
+      assert.deepEqual(got, missed)
+      assert.deepEqual(
+        [(await s.next()).event, (await s.next()).event, (await s.next()).event],
+        ['lifecycle', 'read', 'ready'],
+      )
+      // And it continues live from there, without repeating anything.
+      const live = await publish(n, ops.token, 'live again')
+      const e = await s.next()
+      assert.deepEqual([e.event, e.data.notification.id], ['notification', live])
+      // A resume from the newest position sends nothing but ready.
+      const again = await SseClient.open(n.base, viewer, e.id)
+      t.after(() => again.close())
+      const ready = await again.next()
+      assert.deepEqual([ready.event, ready.data.position], ['ready', e.id])
+    })
+
+    test('membership changes are re-checked: a private channel appears and disappears', async (t) => {
+      const n = await startNotify(backend)
+      t.after(() => n.close())
+      const { admin, ops, viewer } = await setup(n)
+      const s = await open(n, viewer)
+      t.after(() => s.close())
+      const priv = await channel(n, admin, 'war-room', 'private')
+      await member(n, admin, 'war-room', 'vera', 'viewer')
+      const joined = await s.nextOf('membership')
+      assert.equal(joined.event, 'membership')
+      assert.deepEqual(
+        [joined.data.change, joined.data.channel.name, joined.data.role],
+        ['member', 'war-room', 'viewer'],
+      )
+      const inside = await publish(n, priv.token, 'inside the war room')
+      assert.equal((await s.nextOf('notification')).data.notification.id, inside)
+      assert.equal((await n.client.delete('/api/v1/channels/war-room/members/vera', { cookie: admin })).status, 204)
+      const left = await s.next()
+      assert.deepEqual([left.event, left.data.change, left.data.role], ['membership', 'removed', null])
+      await publish(n, priv.token, 'no longer visible')
+      const after = await publish(n, ops.token, 'public again')
+      const next = await s.nextOf('notification')
+      assert.equal(next.data.notification.id, after)
+    })
+
+    test('no credentials: 401; a malformed Last-Event-ID: 400 before the stream starts', async (t) => {
+      const n = await startNotify(backend)
+      t.after(() => n.close())
+      const { viewer } = await setup(n)
+      const anon = await fetch(`${n.base}/api/v1/stream`)
+      assert.equal(anon.status, 401)
+      for (const bad of ['abc', '1-', '-1-2', '1-2-3', `${'9'.repeat(16)}-1`]) {
+        const res = await n.client.get('/api/v1/stream', { cookie: viewer, headers: { 'last-event-id': bad } })
+        assert.equal(res.status, 400, bad)
+        assert.equal(res.body.error.code, 'invalid_stream_position')
+      }
+      const q = await n.client.get('/api/v1/stream?after=x', { cookie: viewer })
+      assert.equal(q.body.error.code, 'invalid_stream_position')
+    })
+  })
+}
+
+describe('realtime stream across two processes (postgres)', () => {
+  test('both processes deliver the same stream, by LISTEN/NOTIFY, and a stream resumes on the other one', async (t) => {
+    const url = await backends[1]!.url()
+    const same = { name: 'postgres' as const, url: async () => url }
+    // A poll of an hour: only LISTEN/NOTIFY can deliver in time for this test.
+    const a = await startNotify(same, { streamPollMs: 3_600_000 })
+    t.after(() => a.close())
+    const b = await startNotify(same, { streamPollMs: 3_600_000 })
+    t.after(() => b.close())
+    const { ops, viewer, operator } = await setup(a)
+    const viewerOnB = await b.client.login('vera', 'vera-password-123')
+    const sb = await open(b, viewerOnB)
+    t.after(() => sb.close())
+    const id = await publish(a, ops.token, 'stored by process a')
+    const e = await sb.nextOf('notification')
+    assert.equal(e.data.notification.id, id)
+    await a.client.post(`/api/v1/notifications/${id}/acknowledge`, { cookie: operator })
+    assert.equal((await sb.next()).event, 'lifecycle')
+    const from = sb.lastId
+    sb.close()
+    const missed = [await publish(b, ops.token, 'via b'), await publish(a, ops.token, 'via a')]
+    const sa = await SseClient.open(a.base, viewer, from)
+    t.after(() => sa.close())
+    assert.deepEqual([(await sa.next()).data.notification.id, (await sa.next()).data.notification.id], missed)
+    assert.equal((await sa.next()).event, 'ready')
+  })
+})
