@@ -8,4 +8,4 @@ export {
   formatTimestampMillis as formatMillis,
   parseTimestampMicros as parseMicros,
   parseTimestampMillis as parseMillis,
-} from '@gatehouse/kit'
+} from '@gatehouse/kit/timestamps.ts'

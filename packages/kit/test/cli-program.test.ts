@@ -95,7 +95,7 @@ describe('kit app shell (createCli/runCli)', () => {
   test('lists: a table with headers, escaped user text, no colour in a pipe; --json for scripts', async () => {
     const table = await run(['list'])
     assert.equal(table.code, 0)
-    const evil = 'evil\\x1b]0;title\\x07'
+    const evil = 'evil\\e]0;title\\x07'
     const w = evil.length + 2
     assert.equal(table.stdout, `${'NAME'.padEnd(w)}STATE\n${'alpha'.padEnd(w)}ok\n${evil}  bad\n`)
     const json = await run(['list', '--json'])

@@ -1,5 +1,7 @@
 /** Decision rules: the spec's verdict transitions (approve, block, pending, label, delete). */
-import { type DatabaseKind, type Decision, hasControlCharacter, type Verdict } from '@gatehouse/kit'
+import type { DatabaseKind } from '@gatehouse/kit/db/url.ts'
+import type { Decision, Verdict } from '@gatehouse/kit/edge-wire.ts'
+import { hasControlCharacter } from '@gatehouse/kit/terminal.ts'
 import type { Kysely } from 'kysely'
 import { audit } from '../admins/store.ts'
 import type { DB, DecisionRow, NewDecision } from '../db/schema.ts'

@@ -48,7 +48,9 @@ export function isPlainBody(contentType: string | undefined, body: string): bool
   if (type === 'application/json' || type === 'multipart/form-data') return false
   if (body.trimStart().startsWith('{')) return false
   if (type === 'application/x-www-form-urlencoded') return !new URLSearchParams(body).has('payload')
-  return true
+  // Mattermost documents `payload=...` sent with no (or another) content type: the form, as
+  // decodeCompatBody reads it, not a message whose text is the encoded form.
+  return !/^payload=/.test(body)
 }
 
 /** A plain hook body as a message draft (same limits as POST /api/v1/messages). */

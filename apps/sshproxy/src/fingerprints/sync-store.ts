@@ -2,7 +2,7 @@
  * Store functions for the control-plane sync (issue 4): read entries changed since the last
  * acknowledged upload, keep small cursors, and apply pulled decisions atomically.
  */
-import { parseTimestampMicros } from '@gatehouse/kit'
+import { parseTimestampMicros } from '@gatehouse/kit/timestamps.ts'
 import type { Kysely } from 'kysely'
 import type { DB, Verdict } from '../db/schema.ts'
 import { type Db, decodeEntry, type FingerprintEntry } from './store.ts'
