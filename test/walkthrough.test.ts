@@ -126,10 +126,14 @@ test('sshproxy: a new SSH client is stopped, listed, approved on the control pla
   const first = paste(`${ssh} </dev/null`)
   assert.notEqual(first.status, 0, 'an unknown client is stopped')
   assert.doesNotMatch(first.stdout, /SSH gate let you through/)
-  const list = paste(printed('bin/sshproxy list')[0]!)
-  assert.equal(list.status, 0, list.stderr)
-  const fingerprint = /^([0-9a-f]{32})\s+new\b/m.exec(list.stdout)?.[1]
-  assert.ok(fingerprint, `the stopped client is listed as new:\n${list.stdout}`)
+  // The gate records the fingerprint after it has answered the client: poll the printed list.
+  let listed = ''
+  const fingerprint = await eventually('the stopped client listed as new', 30_000, () => {
+    const list = paste(printed('bin/sshproxy list')[0]!)
+    assert.equal(list.status, 0, list.stderr)
+    listed = list.stdout
+    return /^([0-9a-f]{32})\s+new\b/m.exec(list.stdout)?.[1]
+  }).catch((err: Error) => assert.fail(`${err.message}:\n${listed}`))
 
   // It reaches the edgegate dashboard's data through the gate's sync.
   const { adminToken } = (await import(join(home, 'edgegate', 'credentials.json'), { with: { type: 'json' } }))

@@ -33,6 +33,8 @@ function runOnTty(args: string[], env: NodeJS.ProcessEnv = {}) {
     const clean = { ...process.env }
     delete clean.FORCE_COLOR
     delete clean.NO_COLOR
+    // Node's colour detection gives a terminal two colours when CI is set (as in .ci/run).
+    delete clean.CI
     const child = spawn('script', ['-qec', command, '/dev/null'], { env: { ...clean, TERM: 'xterm-256color', ...env } })
     let out = ''
     child.stdout.on('data', (c) => (out += c))
