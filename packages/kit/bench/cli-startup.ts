@@ -4,7 +4,7 @@
  * Fastify, undici and pg to print a list). Each command runs as a child process, as a user runs
  * it; the figure is the median wall time of N runs.
  *
- *   node packages/kit/bench/cli-startup.ts [--runs=15]
+ *   npm run bench:startup -w packages/kit -- --runs=15
  */
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
