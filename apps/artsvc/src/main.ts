@@ -2,6 +2,7 @@
 /**
  * artsvc                 run the server (also `artsvc serve`)
  * artsvc publish ...     publish a ZIP bundle (see --help)
+ * artsvc login|list|open|share   manage artifacts (cli/program.ts)
  * artsvc mcp-bridge      loopback MCP bridge to an mTLS-protected management URL (see --help)
  */
 import {
@@ -13,14 +14,17 @@ import {
   runMain,
   StartupError,
 } from '@gatehouse/kit'
+import { runCli } from '@gatehouse/kit/cli/program.ts'
 import { mcpBridgeCommand } from './bridge/command.ts'
+import { buildManageProgram, MANAGE_COMMANDS } from './cli/program.ts'
 import { PublishError, publish } from './cli/publish.ts'
 import { configSchema, loadPublishConfig, loadServerConfig, publishSchema, stderrIsTerminal } from './config.ts'
 import { buildServer } from './server.ts'
 
 const USAGE = `usage: artsvc [serve] [--config FILE] [--listen host:port]
        artsvc mcp-bridge [--listen 127.0.0.1:18101] [--url https://…]
-       artsvc publish --title <title> --zip <file> [--entrypoint index.html] [--artifact <id>] [--progress auto|always|never]`
+       artsvc publish --title <title> --zip <file|folder> [--entrypoint index.html] [--artifact <id>] [--progress auto|always|never]
+       artsvc login|list|open|share ...   manage artifacts on a server (artsvc list --help)`
 
 async function serve(argv: string[]) {
   if (argv.includes('--help') || argv.includes('-h')) {
@@ -88,7 +92,9 @@ if (command === '--version' || command === '-V') {
   process.stdout.write(`${packageVersion(new URL('../package.json', import.meta.url))}\n`)
   process.exit(0)
 }
-if (command === 'publish') await publishCommand(rest)
+if (command !== undefined && MANAGE_COMMANDS.has(command)) {
+  process.exitCode = await runCli(buildManageProgram())
+} else if (command === 'publish') await publishCommand(rest)
 else if (command === 'serve') await serve(rest)
 else if (command === 'mcp-bridge') await mcpBridgeCommand(rest)
 else if (command === undefined || command.startsWith('-')) await serve(process.argv.slice(2))

@@ -1,5 +1,6 @@
 /** The artsvc management commands (login, list, open, share) against a real server. */
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -76,4 +77,46 @@ test('without a stored or given token the commands say how to log in', async () 
     list({ url: h.base, env: { HOME: join(dir.path, 'nobody') } }),
     /not logged in to .*: run artsvc login or set ARTSVC_TOKEN/,
   )
+})
+
+test('the commands from the command line: login, list --json, share create|list|revoke, exit codes', async () => {
+  const main = join(import.meta.dirname, '..', 'src', 'main.ts')
+  const home = join(dir.path, 'cli-home')
+  mkdirSync(home)
+  // Asynchronous: the server runs in this process and must keep answering.
+  const cli = (args: string[], extra: Record<string, string> = {}) =>
+    new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [main, ...args],
+        { env: { PATH: process.env.PATH ?? '', HOME: home, ARTSVC_URL: h.base, ...extra } },
+        (err, stdout, stderr) =>
+          resolve({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      )
+    })
+  const notLoggedIn = await cli(['list'])
+  assert.equal(notLoggedIn.status, 1)
+  assert.match(notLoggedIn.stderr, /^artsvc: not logged in to .*: run artsvc login or set ARTSVC_TOKEN\n$/)
+  assert.equal((await cli(['list', '--url', 'not a url'])).status, 2)
+  assert.equal((await cli(['login'])).status, 2, 'no token given is a usage error')
+
+  const token = await op.clientCredentialsToken(SCOPE)
+  const logged = await cli(['login'], { ARTSVC_TOKEN: token })
+  assert.equal(logged.status, 0, logged.stderr)
+  assert.match(logged.stdout, /^logged in to /)
+
+  const listed = await cli(['list', '--json'])
+  assert.equal(listed.status, 0, listed.stderr)
+  assert.ok((JSON.parse(listed.stdout) as { id: string }[]).some((a) => a.id === artifact))
+  const table = await cli(['list'])
+  assert.match(table.stdout, /^ID\s+TITLE/)
+
+  const created = await cli(['share', 'create', artifact, '--label', 'cli', '--max-views', '3', '--json'])
+  assert.equal(created.status, 0, created.stderr)
+  const share = JSON.parse(created.stdout) as { id: string }
+  assert.equal((await cli(['share', 'create', artifact, '--max-views', 'many'])).status, 2)
+  assert.match((await cli(['share', 'list', artifact])).stdout, new RegExp(share.id))
+  const revoked = await cli(['share', 'revoke', artifact, share.id])
+  assert.equal(revoked.status, 0, revoked.stderr)
+  assert.equal(revoked.stdout, `revoked ${share.id}\n`)
 })

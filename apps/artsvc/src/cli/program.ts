@@ -1,0 +1,112 @@
+/**
+ * The management commands on the kit's app shell: `artsvc login | list | open | share
+ * create|list|revoke`, each with `--help`, examples and `--json`. `serve`, `publish` and
+ * `mcp-bridge` keep their own dispatch in main.ts (the server's flag set and the publish
+ * command's settings come from the config schema there).
+ */
+import { readFileSync } from 'node:fs'
+import { CliError, type Command, createCli, UsageError, withExamples } from '@gatehouse/kit/cli/program.ts'
+import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
+
+export const MANAGE_COMMANDS = new Set(['login', 'list', 'open', 'share'])
+
+interface Common {
+  url?: string
+  json?: boolean
+}
+
+export function buildManageProgram(env: NodeJS.ProcessEnv = process.env): Command {
+  const program = createCli({
+    name: 'artsvc',
+    description: 'Manage artifacts on an artsvc server (the server itself: artsvc serve --help)',
+    packageJson: new URL('../../package.json', import.meta.url),
+  })
+  const common = (cmd: Command) =>
+    cmd
+      .option('--url <url>', 'management URL (default $ARTSVC_URL)')
+      .option('--json', 'print JSON for scripts instead of text')
+  const target = (o: Common) => {
+    const url = o.url ?? env.ARTSVC_URL
+    if (!url) throw new UsageError('give --url or set ARTSVC_URL (the management URL)')
+    try {
+      new URL(url)
+    } catch {
+      throw new UsageError(`--url ${JSON.stringify(url)} is not a URL`)
+    }
+    return { url, env, ...(env.ARTSVC_TOKEN ? { token: env.ARTSVC_TOKEN } : {}) }
+  }
+  const run = async (
+    o: Common,
+    work: (m: typeof import('./manage.ts')) => Promise<{ lines: string[]; json: unknown }>,
+  ) => {
+    const manage = await import('./manage.ts')
+    let out: { lines: string[]; json: unknown }
+    try {
+      out = await work(manage)
+    } catch (err) {
+      // manage.ts reports refusals (HTTP errors, not logged in) as PublishError: one line, exit 1.
+      if ((err as Error)?.name === 'PublishError') throw new CliError(escapeTerminal((err as Error).message))
+      throw err
+    }
+    if (o.json) process.stdout.write(`${JSON.stringify(out.json, null, 2)}\n`)
+    else for (const line of out.lines) process.stdout.write(`${escapeTerminal(line)}\n`)
+  }
+
+  withExamples(
+    common(program.command('login'))
+      .description('check a token against the server and keep it for that server (owner-only file)')
+      .option('--token-file <file>', 'read the token from this file (default $ARTSVC_TOKEN)'),
+    [
+      'ARTSVC_TOKEN=... artsvc login --url https://artifacts.example.com',
+      'artsvc login --url https://artifacts.example.com --token-file token.txt',
+    ],
+  ).action(async (o: Common & { tokenFile?: string }) => {
+    const token = o.tokenFile ? readFileSync(o.tokenFile, 'utf8').trim() : env.ARTSVC_TOKEN
+    if (!token) throw new UsageError('give --token-file FILE or set ARTSVC_TOKEN')
+    await run(o, (m) => m.login({ ...target(o), token }))
+  })
+
+  withExamples(common(program.command('list')).description('the artifacts you can see, newest version first'), [
+    'artsvc list --url https://artifacts.example.com',
+    'artsvc list --json',
+  ]).action((o: Common) => run(o, (m) => m.list(target(o))))
+
+  withExamples(common(program.command('open')).description("print an artifact's viewer URL").argument('<artifact>'), [
+    'artsvc open a_1234',
+  ]).action((artifact: string, o: Common) => run(o, (m) => m.open({ ...target(o), artifact })))
+
+  const share = program.command('share').description('create, list and revoke share links of an artifact')
+  withExamples(
+    common(share.command('create'))
+      .description('create a share link (shown once)')
+      .argument('<artifact>')
+      .option('--label <text>', 'a label for the link')
+      .option('--expires-at <time>', 'RFC 3339 expiry')
+      .option('--max-views <n>', 'stop after this many views'),
+    ['artsvc share create a_1234 --label reviewers --expires-at 2026-12-31T00:00:00Z'],
+  ).action((artifact: string, o: Common & { label?: string; expiresAt?: string; maxViews?: string }) => {
+    const maxViews = o.maxViews === undefined ? undefined : Number(o.maxViews)
+    if (maxViews !== undefined && (!Number.isInteger(maxViews) || maxViews < 1)) {
+      throw new UsageError(`--max-views must be a whole number of at least 1, got ${JSON.stringify(o.maxViews)}`)
+    }
+    return run(o, (m) =>
+      m.shareCreate({
+        ...target(o),
+        artifact,
+        ...(o.label ? { label: o.label } : {}),
+        ...(o.expiresAt ? { expiresAt: o.expiresAt } : {}),
+        ...(maxViews ? { maxViews } : {}),
+      }),
+    )
+  })
+  withExamples(common(share.command('list')).description('the share links of an artifact').argument('<artifact>'), [
+    'artsvc share list a_1234',
+  ]).action((artifact: string, o: Common) => run(o, (m) => m.shareList({ ...target(o), artifact })))
+  withExamples(
+    common(share.command('revoke')).description('revoke a share link').argument('<artifact>').argument('<share>'),
+    ['artsvc share revoke a_1234 s_5678'],
+  ).action((artifact: string, shareId: string, o: Common) =>
+    run(o, (m) => m.shareRevoke({ ...target(o), artifact, share: shareId })),
+  )
+  return program
+}
