@@ -19,7 +19,10 @@ describe('backend', () => {
     const port = await freePort()
     const gate = await startGate(port)
     t.after(() => gate.stop())
-    assert.match(gate.log(), new RegExp(`BACKEND 127\\.0\\.0\\.1:${port} connection refused \\(startup probe\\)`))
+    // The log is read from the gate's output stream: wait for the line rather than racing it.
+    await waitFor('startup probe logged', () =>
+      new RegExp(`BACKEND 127\\.0\\.0\\.1:${port} connection refused \\(startup probe\\)`).test(gate.log()),
+    )
     const r = await rawClient(gate.port)
     assert.equal(r.identification, '')
     await waitFor(

@@ -133,7 +133,8 @@ function quietOnClosedPipe(): void {
   pipeGuard = true
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EPIPE') process.exit(0)
+      // A pipe gives EPIPE; a socket pair (a parent's spawn) may give ECONNRESET instead.
+      if (err.code === 'EPIPE' || err.code === 'ECONNRESET') process.exit(0)
       throw err
     })
   }
