@@ -170,4 +170,23 @@ apiSuites('branding', (s: ApiSuite) => {
       await user.close()
     }
   })
+
+  test('the 50-theme limit holds under concurrent first saves', async () => {
+    const listed = async () =>
+      (await s.call('admin', 'GET', '/api/v1/admin/branding')).body.themes as { name: string }[]
+    const before = await listed()
+    assert.equal(before.length, 50, 'the previous test leaves the limit reached')
+    // Free two places, then race eight new names for them.
+    for (const name of ['t10', 't11'])
+      assert.equal((await s.call('admin', 'DELETE', `/api/v1/admin/branding/themes/${name}`)).status, 204)
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        s.call('admin', 'PUT', '/api/v1/admin/branding', { theme: theme(`race${i}`) }),
+      ),
+    )
+    const statuses = results.map((r) => r.status).sort()
+    assert.deepEqual(statuses, [200, 200, 409, 409, 409, 409, 409, 409])
+    for (const r of results) if (r.status === 409) assert.equal(r.body.error.code, 'theme_limit')
+    assert.equal((await listed()).length, 50)
+  })
 })

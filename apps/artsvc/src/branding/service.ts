@@ -5,6 +5,7 @@
  * active theme; administrators read, save, activate and delete.
  */
 import { createHash } from 'node:crypto'
+import { parseDatabaseUrl } from '@gatehouse/kit'
 import { assertAdmin } from '../admin/service.ts'
 import { recordAudit } from '../audit/store.ts'
 import type { Principal } from '../auth/principal.ts'
@@ -20,6 +21,7 @@ import {
   getActiveTheme,
   getTheme,
   listThemes,
+  lockThemeSet,
   pruneImages,
   putImage,
   upsertTheme,
@@ -91,6 +93,7 @@ export async function saveTheme(ctx: AppContext, admin: Principal, input: ThemeI
   }
   const now = ctx.now()
   const saved = await ctx.db.transaction().execute(async (tx) => {
+    await lockThemeSet(tx, parseDatabaseUrl(ctx.config.database).kind === 'postgres')
     const existing = await getTheme(tx, input.name)
     if (!existing && (await countThemes(tx)) >= MAX_THEMES) throw errors.theme_limit(MAX_THEMES)
     const shaOf = async (which: 'logo' | 'favicon'): Promise<string | null> => {

@@ -1,4 +1,5 @@
 /** SQL for branding themes and their content-addressed images. */
+import { sql } from '@gatehouse/kit'
 import type { Kysely, Transaction } from 'kysely'
 import type { BrandingThemeRow, DB } from '../db/schema.ts'
 
@@ -14,6 +15,18 @@ export function getTheme(db: Db, name: string): Promise<BrandingThemeRow | undef
 
 export function getActiveTheme(db: Db): Promise<BrandingThemeRow | undefined> {
   return db.selectFrom('branding_themes').selectAll().where('active', '=', 1).executeTakeFirst()
+}
+
+/** PostgreSQL advisory lock key of the theme set ("artbrand"). */
+const THEME_SET_LOCK_KEY = 0x6172746272616e64n
+
+/**
+ * Serialise the transactions that may add a theme, so two first saves cannot both see 49
+ * themes and both insert: PostgreSQL's transaction-level advisory lock (READ COMMITTED would let
+ * both counts pass); SQLite's write transaction already runs one at a time.
+ */
+export async function lockThemeSet(tx: Transaction<DB>, postgres: boolean) {
+  if (postgres) await sql`select pg_advisory_xact_lock(${sql.lit(THEME_SET_LOCK_KEY.toString())}::bigint)`.execute(tx)
 }
 
 export async function countThemes(db: Db): Promise<number> {
