@@ -8,6 +8,8 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
+import { startOidcProvider } from '@gatehouse/testkit'
+import { JWKS_CACHE } from '../src/auth/bearer.ts'
 import { AUDIENCE, type Backends, bearer, type Harness, SCOPE, startArtsvc, startBackends } from './helpers/harness.ts'
 import { connectMcp, type McpSession } from './helpers/mcp-client.ts'
 import { buildZip } from './helpers/zip-builder.ts'
@@ -392,6 +394,35 @@ test('MCP works in edge_access mode too: bearer tokens from the OIDC issuer', as
     assert.equal((await post(h.base, {})).status, 401)
   } finally {
     await h.close()
+  }
+})
+
+test('the issuer rotates its signing key: new-key tokens verify without a restart, old-key tokens while still published', async () => {
+  const op = await startOidcProvider({ redirectUris: ['http://127.0.0.1:9/cb'], audience: AUDIENCE, scopes: [SCOPE] })
+  const h = await startArtsvc({ op })
+  try {
+    const before = await bearer(op, 'alice')
+    assert.equal((await post(h.base, before)).status, 200, 'the first key verifies (JWKS fetched)')
+    await op.rotateKeys()
+    const after = await bearer(op, 'alice')
+    // The key set was fetched moments ago: the refetch for the new key id waits out the cooldown.
+    const deadline = Date.now() + JWKS_CACHE.cooldownDuration + 5000
+    let status = (await post(h.base, after)).status
+    while (status !== 200 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250))
+      status = (await post(h.base, after)).status
+    }
+    assert.equal(status, 200, 'a token signed with the rotated-in key verifies')
+    assert.equal((await post(h.base, before)).status, 200, 'the old key is still published, so its tokens verify')
+    const mcp = await connectMcp(h.base, after)
+    try {
+      assert.ok((await mcp.call('artsvc_list')).ok)
+    } finally {
+      await mcp.close()
+    }
+  } finally {
+    await h.close()
+    await op.stop()
   }
 })
 

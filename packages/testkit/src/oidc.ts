@@ -61,10 +61,22 @@ export interface OidcProvider {
   completeLogin(authorizationUrl: string, subject?: string): Promise<string>
   /** A real client-credentials grant at the token endpoint; returns the JWT access token. */
   clientCredentialsToken(scope?: string): Promise<string>
-  /** Sign an access token for any subject with the provider's key (same `iss`, `kid`, `typ`). */
+  /**
+   * Rotate the signing key: a new key signs from now on (provider and `mintAccessToken`); the
+   * old ones stay in the JWKS unless `retire` drops them. Returns the new key id. Interactive
+   * sessions at the provider are forgotten (a new provider instance serves).
+   */
+  rotateKeys(options?: { retire?: boolean }): Promise<string>
+  /** Sign an access token for any subject with the provider's current key (same `iss`, `kid`, `typ`). */
   mintAccessToken(options: AccessTokenOptions): Promise<string>
   stop(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
+}
+
+async function newSigningKey() {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const jwk = { ...(privateKey.export({ format: 'jwk' }) as JWK), kid: randomUUID(), alg: 'RS256', use: 'sig' }
+  return { jwk: jwk as JWK & { kid: string }, signingKey: await importJWK(jwk, 'RS256') }
 }
 
 /**
@@ -83,12 +95,10 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
   const accounts = new Map(Object.entries(options.accounts ?? {}))
   let loginSubject = 'alice'
 
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
-  const kid = randomUUID()
-  const jwk = { ...(privateKey.export({ format: 'jwk' }) as JWK), kid, alg: 'RS256', use: 'sig' }
-  const signingKey = await importJWK(jwk, 'RS256')
+  // The first key signs; the others stay published for verifiers until retired.
+  let keys = [await newSigningKey()]
 
-  const configuration: Configuration = {
+  const configure = (): Configuration => ({
     clients: [
       {
         client_id: clientId,
@@ -101,7 +111,7 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
       },
     ],
     scopes: ['openid', 'offline_access', 'profile', 'email', ...scopes],
-    jwks: { keys: [jwk as never] },
+    jwks: { keys: keys.map((k) => k.jwk as never) },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     pkce: { required: () => true },
     ttl: {
@@ -150,9 +160,9 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
       await grant.save()
       return grant
     },
-  }
-  const provider = new Provider(issuer, configuration)
-  const callback = provider.callback()
+  })
+  let provider = new Provider(issuer, configure())
+  let callback = provider.callback()
 
   // The interaction endpoint signs the account in at once: `?sub=` names it, else `loginAs`.
   const interact = async (req: IncomingMessage, res: ServerResponse) => {
@@ -229,10 +239,18 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
         throw new Error(`token endpoint: ${body.error} ${body.error_description ?? ''}`)
       return body.access_token
     },
+    async rotateKeys({ retire = false } = {}) {
+      keys = [await newSigningKey(), ...(retire ? [] : keys)]
+      // oidc-provider reads its key set at construction: serve from a new instance.
+      provider = new Provider(issuer, configure())
+      callback = provider.callback()
+      return keys[0]!.jwk.kid
+    },
     async mintAccessToken(o) {
+      const { jwk, signingKey } = keys[0]!
       const now = Math.floor(Date.now() / 1000)
       return new SignJWT({ scope: o.scope ?? scopes.join(' '), client_id: clientId, ...o.claims })
-        .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid })
+        .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: jwk.kid })
         .setIssuer(issuer)
         .setSubject(o.sub)
         .setAudience(o.audience ?? audience)

@@ -18,6 +18,13 @@ export interface BearerIdentity {
   clientId?: string | undefined
 }
 
+/**
+ * The issuer's key set is cached. A token naming an unknown key id (the issuer rotated)
+ * refetches it, at most once per `cooldownDuration` so forged key ids cannot turn into a
+ * request flood; a retired key stops verifying when the cache ages out (`cacheMaxAge`).
+ */
+export const JWKS_CACHE = { timeoutDuration: 5000, cooldownDuration: 2000, cacheMaxAge: 300_000 }
+
 export class BearerVerifier {
   readonly #issuer: IssuerMetadata
   readonly #audience: string | undefined
@@ -46,7 +53,7 @@ export class BearerVerifier {
     const meta = await this.#issuer.get().catch((err) => {
       throw errors.identity_provider_unavailable.with({ cause: err })
     })
-    this.#jwks ??= createRemoteJWKSet(new URL(meta.jwks_uri), { timeoutDuration: 5000 })
+    this.#jwks ??= createRemoteJWKSet(new URL(meta.jwks_uri), JWKS_CACHE)
     let payload: JWTPayload
     try {
       ;({ payload } = await jwtVerify(token, this.#jwks, {
