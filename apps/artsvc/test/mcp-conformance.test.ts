@@ -3,9 +3,11 @@
  * call with the MCP Inspector's CLI mode, against a real artsvc. Neither sends a token, so
  * a small test proxy in front adds a valid bearer token to every request (and nothing else).
  *
- * Scenarios run: server-initialize, ping, tools-list. Skipped, because they need a server
- * surface artsvc does not have: the tools-call-* scenarios call fixed test tools
- * (test_simple_text, test_image_content, …), logging/completion/resources/prompts scenarios
+ * Scenarios run: server-initialize, ping, tools-list, dns-rebinding-protection (a request
+ * whose Host is not the public origin's is refused with 421 before anything runs). Skipped,
+ * because they need a server surface artsvc does not have: the tools-call-* and
+ * json-schema-2020-12 scenarios call fixed test tools (test_simple_text,
+ * json_schema_2020_12_tool, …), logging/completion/resources/prompts scenarios
  * need capabilities artsvc does not offer, elicitation/sampling need client round trips none
  * of our tools make, and the SSE polling/multiple-stream scenarios need a stateful session.
  */
@@ -32,17 +34,12 @@ function run(cmd: string, args: string[]): Promise<{ code: number; stdout: strin
 
 before(async () => {
   op = await startOidcProvider({ redirectUris: ['http://127.0.0.1:9/unused'], audience: AUDIENCE, scopes: [SCOPE] })
-  h = await startArtsvc({ op })
   const auth = await bearer(op, 'alice')
+  // The proxy is artsvc's public origin (as a reverse proxy would be): it passes the Host and
+  // Origin through untouched, so artsvc's own Host check meets the DNS-rebinding scenario.
   proxy = createServer((req, res) => {
     const up = request(
-      {
-        host: '127.0.0.1',
-        port: h.port,
-        method: req.method,
-        path: req.url,
-        headers: { ...req.headers, host: `127.0.0.1:${h.port}`, ...auth },
-      },
+      { host: '127.0.0.1', port: h.port, method: req.method, path: req.url, headers: { ...req.headers, ...auth } },
       (r) => {
         res.writeHead(r.statusCode ?? 502, r.headers)
         r.pipe(res)
@@ -51,7 +48,9 @@ before(async () => {
     req.pipe(up)
   })
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
-  url = `http://127.0.0.1:${(proxy.address() as { port: number }).port}/mcp`
+  const origin = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`
+  h = await startArtsvc({ op, env: { ARTSVC_PUBLIC_URL: origin } })
+  url = `${origin}/mcp`
 })
 after(async () => {
   proxy?.closeAllConnections()
@@ -60,7 +59,7 @@ after(async () => {
   await op?.stop()
 })
 
-for (const scenario of ['server-initialize', 'ping', 'tools-list']) {
+for (const scenario of ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection']) {
   test(`conformance: ${scenario}`, async () => {
     const r = await run('conformance', ['server', '--url', url, '--scenario', scenario])
     assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`)
