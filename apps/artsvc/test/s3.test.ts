@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3'
-import { type OidcProvider, type S3Server, startOidcProvider, startS3 } from '@gatehouse/testkit'
+import { type OidcProvider, type S3Server, startOidcProvider, startS3, tempDir } from '@gatehouse/testkit'
 import { AUDIENCE, baseEnv, bearer, type Harness, mustPublish, SCOPE, startArtsvc } from './helpers/harness.ts'
 import { sampleBundle } from './helpers/zip-builder.ts'
 
@@ -81,8 +81,9 @@ test('readiness fails without the bucket; startup refuses a missing bucket with 
     await other.close()
   }
   // The standard credential chain (environment variables) in a real process.
+  const staging = tempDir('artsvc-s3-staging-')
   const env = {
-    ...baseEnv('/tmp/artsvc-s3-staging', 1, op),
+    ...baseEnv(staging.path, 1, op),
     ...s3Env('missing-bucket'),
     AWS_ACCESS_KEY_ID: s3.accessKeyId,
     AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
@@ -100,4 +101,5 @@ test('readiness fails without the bucket; startup refuses a missing bucket with 
   assert.equal(r.status, 1)
   assert.match(r.stderr, /^artsvc: storage \(s3\) is unusable: /)
   assert.equal(r.stderr.trim().split('\n').length, 1)
+  staging.remove()
 })
