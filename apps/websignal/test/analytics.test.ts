@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
+import { createServer as createHttpsServer } from 'node:https'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import { startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
+import { createTestCa, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
 import { normalizePath, VisitorKeys } from '../src/analytics/collector.ts'
 import { line, testAgent } from './helpers.ts'
 
@@ -104,4 +106,104 @@ test('analytics config: a missing secret file stops startup', async () => {
     () => loadWebsignalConfig(c.path, { WEBSIGNAL_ANALYTICS_SECRET_FILE: '/nonexistent/secret' }),
     /WEBSIGNAL_ANALYTICS_SECRET_FILE: secret file \/nonexistent\/secret cannot be read/,
   )
+})
+
+test('https output: bearer token, the test CA, retried after a refusal and a redirect, delivered once', async () => {
+  const ca = createTestCa()
+  after(() => ca.remove())
+  const cert = ca.issueServer()
+  const received: { auth: string | undefined; body: { records: { id: string; requests: number }[] } }[] = []
+  // The first answer refuses (503), the second redirects (never followed), then it takes records.
+  const answers = [503, 302]
+  const server = createHttpsServer({ cert: cert.cert, key: cert.key }, (req, res) => {
+    let text = ''
+    req.on('data', (c) => {
+      text += c
+    })
+    req.on('end', () => {
+      const status = answers.shift() ?? 200
+      if (status === 200) received.push({ auth: req.headers.authorization, body: JSON.parse(text) })
+      if (status === 302) res.setHeader('location', 'https://127.0.0.1:9/elsewhere')
+      res.writeHead(status).end()
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  after(() => server.close())
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/ingest`
+
+  let now = H + 30 * MIN
+  const a = await testAgent(
+    redis.url,
+    {
+      analytics: {
+        output: 'https',
+        url,
+        token: 'analytics-token-abc',
+        ca: ca.caPath,
+        secret: 'analytics-secret-0123456789',
+        grace: '2m',
+      },
+    },
+    undefined,
+    () => now,
+  )
+  after(() => a.close())
+  a.append(line('203.0.113.1', '/a', 200, H + MIN) + line('203.0.113.2', '/b', 404, H + 2 * MIN))
+  await a.tick()
+  now = H + 60 * MIN + 3 * MIN
+  await a.agent.analyticsRound()
+  assert.equal(received.length, 0, 'refused with 503')
+  assert.equal(await a.store.outbox('analytics').depth(), 1, 'kept for the next round')
+  await a.agent.analyticsRound()
+  assert.equal(received.length, 0, 'a redirect is a refusal, not followed')
+  assert.equal(await a.store.outbox('analytics').depth(), 1)
+  assert.equal((await a.metrics.analyticsPublishFailures.get()).values[0]?.value, 2)
+  await a.agent.analyticsRound()
+  assert.equal(received.length, 1)
+  assert.equal(received[0]!.auth, 'Bearer analytics-token-abc')
+  assert.equal(received[0]!.body.records.length, 1)
+  assert.equal(received[0]!.body.records[0]!.requests, 2)
+  assert.equal(await a.store.outbox('analytics').depth(), 0)
+  await a.agent.analyticsRound()
+  assert.equal(received.length, 1, 'delivered once')
+})
+
+test('https output: a server certificate the configured CA did not sign is refused, the record kept', async () => {
+  const ca = createTestCa()
+  const other = createTestCa('Another CA')
+  after(() => {
+    ca.remove()
+    other.remove()
+  })
+  const cert = other.issueServer()
+  let hits = 0
+  const server = createHttpsServer({ cert: cert.cert, key: cert.key }, (_req, res) => {
+    hits++
+    res.writeHead(200).end()
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  after(() => server.close())
+  let now = H + 30 * MIN
+  const a = await testAgent(
+    redis.url,
+    {
+      analytics: {
+        output: 'https',
+        url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/ingest`,
+        token: 'analytics-token-abc',
+        ca: ca.caPath,
+        secret: 'analytics-secret-0123456789',
+        grace: '2m',
+      },
+    },
+    undefined,
+    () => now,
+  )
+  after(() => a.close())
+  a.append(line('203.0.113.1', '/a', 200, H + MIN))
+  await a.tick()
+  now = H + 60 * MIN + 3 * MIN
+  await a.agent.analyticsRound()
+  assert.equal(hits, 0)
+  assert.equal(await a.store.outbox('analytics').depth(), 1)
 })
