@@ -1,6 +1,7 @@
 /** Blocklist source parsers, name normalisation and the compile rules (fast-check for the parsers). */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { domainToASCII } from 'node:url'
 import fc from 'fast-check'
 import { compileBlocklist } from '../src/blocklists/compile.ts'
 import { normaliseName } from '../src/blocklists/names.ts'
@@ -50,6 +51,36 @@ describe('normaliseName', () => {
       { numRuns: 2000 },
     )
   })
+})
+
+/** normaliseName written the plain way (regular expressions only), to compare the fast path with. */
+function referenceNormalise(raw: string): string | undefined {
+  let name = raw.endsWith('.') ? raw.slice(0, -1) : raw
+  if (name.length === 0 || name.length > 253) return undefined
+  if (/^[\x21-\x7e]+$/.test(name)) name = name.toLowerCase()
+  else {
+    if (/[^\x80-\u{10ffff}a-zA-Z0-9._-]/u.test(name)) return undefined
+    name = domainToASCII(name)
+    if (name === '') return undefined
+  }
+  if (name.length > 253 || !VALID.test(name) || /\.[0-9]+$/.test(name)) return undefined
+  return name
+}
+
+test('property: the one-pass name check answers exactly as the regular expressions do', () => {
+  const near = fc.string({
+    unit: fc.constantFrom('a', 'Z', '0', '9', '-', '_', '.', '.', 'x', '*', ' ', 'ü'),
+    maxLength: 80,
+  })
+  const long = fc
+    .tuple(fc.integer({ min: 60, max: 66 }), fc.integer({ min: 1, max: 5 }))
+    .map(([n, k]) => Array.from({ length: k }, () => 'a'.repeat(n)).join('.'))
+  fc.assert(
+    fc.property(fc.oneof(near, long, fc.string({ unit: 'binary', maxLength: 300 })), (raw) => {
+      assert.equal(normaliseName(raw), referenceNormalise(raw), JSON.stringify(raw))
+    }),
+    { numRuns: 5000 },
+  )
 })
 
 describe('parseList', () => {
@@ -177,4 +208,47 @@ describe('compileBlocklist', () => {
     assert.deepEqual(out.blocked.sort(), ['both.example', 'denied.example', 'parent.example', 'y.ok.parent.example'])
     assert.deepEqual(out.passthru.sort(), ['ok.parent.example', 'src-allowed.parent.example'])
   })
+
+  test('property: the hashed ancestor walk answers exactly as slicing every ancestor does', () => {
+    // Few labels, so names, ancestors, allows and denies overlap often.
+    const name = fc
+      .array(fc.constantFrom('a', 'b', 'c', 'x-y', '0'), { minLength: 2, maxLength: 5 })
+      .map((labels) => labels.join('.'))
+    const names = fc.array(name, { maxLength: 30 })
+    fc.assert(
+      fc.property(fc.array(fc.tuple(names, names), { maxLength: 3 }), names, names, (sources, allow, deny) => {
+        const input = { sources: sources.map(([b, a]) => src([...new Set(b)], [...new Set(a)])), allow, deny }
+        const got = compileBlocklist(input)
+        const want = referenceCompile(input)
+        assert.deepEqual(got.blocked, want.blocked)
+        assert.deepEqual(got.passthru, want.passthru)
+      }),
+      { numRuns: 1000 },
+    )
+  })
 })
+
+/** The rules of compileBlocklist written the plain way (every ancestor sliced and looked up). */
+function referenceCompile(input: { sources: { block: string[]; allow: string[] }[]; allow: string[]; deny: string[] }) {
+  const ancestors = (n: string) =>
+    n
+      .split('.')
+      .map((_, i, l) => l.slice(i + 1).join('.'))
+      .filter((a) => a !== '')
+  const deny = new Set(input.deny)
+  const allow = new Set<string>()
+  for (const n of [...input.allow, ...input.sources.flatMap((s) => s.allow)]) if (!deny.has(n)) allow.add(n)
+  const set = new Set<string>()
+  for (const s of input.sources)
+    for (const n of s.block) if (!set.has(n) && !allow.has(n) && !ancestors(n).some((a) => allow.has(a))) set.add(n)
+  for (const n of deny) set.add(n)
+  const blocked = [...set].filter((n) => {
+    for (const a of ancestors(n)) {
+      if (allow.has(a)) return true
+      if (set.has(a)) return false
+    }
+    return true
+  })
+  const passthru = [...allow].filter((n) => ancestors(n).some((a) => set.has(a)))
+  return { blocked, passthru }
+}

@@ -30,8 +30,29 @@ function adblockName(rule: string): string | undefined {
   if (rule.endsWith('^|')) end -= 2
   else if (rule.endsWith('^')) end -= 1
   else return undefined
-  const name = rule.slice(2, end)
-  return /[/$*^|]/.test(name) ? undefined : name
+  return rule.slice(2, end)
+}
+
+/** Characters of adblock URL rules (paths, options, wildcards): outside the supported subset. */
+const URL_RULE = /[/$*^|]/
+
+/** The address of a hosts-file line; the two every list uses are recognised without parsing. */
+function isHostsAddress(token: string): boolean {
+  return token === '0.0.0.0' || token === '127.0.0.1' || isIP(token) !== 0
+}
+
+/** Split on runs of spaces and tabs (the line is already trimmed). */
+function tokensOf(line: string): string[] {
+  const out: string[] = []
+  let start = -1
+  for (let i = 0; i <= line.length; i++) {
+    const c = i < line.length ? line.charCodeAt(i) : 32
+    if (c === 32 || c === 9) {
+      if (start !== -1) out.push(line.slice(start, i))
+      start = -1
+    } else if (start === -1) start = i
+  }
+  return out
 }
 
 export function parseList(text: string): ParsedList {
@@ -62,13 +83,11 @@ export function parseList(text: string): ParsedList {
         continue
       }
       const raw = adblockName(isAllow ? line.slice(2) : line)
-      if (raw === undefined) {
-        out.unsupported++
-        continue
-      }
-      const name = normaliseName(raw)
-      if (name === undefined) bad(line)
-      else (isAllow ? allow : block).add(name)
+      // A valid name never holds URL-rule characters, so they are looked for only on failure.
+      const name = raw === undefined ? undefined : normaliseName(raw)
+      if (name !== undefined) (isAllow ? allow : block).add(name)
+      else if (raw === undefined || URL_RULE.test(raw)) out.unsupported++
+      else bad(line)
       continue
     }
     const hash = line.indexOf('#')
@@ -80,27 +99,21 @@ export function parseList(text: string): ParsedList {
       }
       line = line.slice(0, hash).trimEnd()
     }
-    const tokens = line.includes(' ') || line.includes('\t') ? line.split(/[ \t]+/) : [line]
-    let names = tokens
-    if (tokens.length > 1) {
-      if (isIP(tokens[0]!) === 0) {
-        bad(line)
-        continue
-      }
-      names = tokens.slice(1)
+    const tokens = line.includes(' ') || line.includes('\t') ? tokensOf(line) : [line]
+    if (tokens.length > 1 && !isHostsAddress(tokens[0]!)) {
+      bad(line)
+      continue
     }
-    for (let raw of names) {
+    for (let t = tokens.length > 1 ? 1 : 0; t < tokens.length; t++) {
+      let raw = tokens[t]!
       if (raw.startsWith('*.')) raw = raw.slice(2)
-      if (tokens.length === 1 && /[/$^|*]/.test(raw)) {
-        // Adblock URL rules (`/ads/*`, `ads.js$script`): outside the supported subset.
-        out.unsupported++
-        continue
-      }
       const name = normaliseName(raw)
       if (name === undefined) {
+        // Adblock URL rules (`/ads/*`, `ads.js$script`): outside the supported subset.
+        if (tokens.length === 1 && URL_RULE.test(raw)) out.unsupported++
         // Single-label hosts entries (localhost, broadcasthost) are the file's own boilerplate.
-        if (tokens.length > 1 && !raw.includes('.')) continue
-        bad(raw)
+        else if (tokens.length > 1 && !raw.includes('.')) continue
+        else bad(raw)
       } else if (!LOCAL_NAMES.has(name)) block.add(name)
     }
   }
