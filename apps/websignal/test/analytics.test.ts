@@ -108,6 +108,27 @@ test('analytics config: a missing secret file stops startup', async () => {
   )
 })
 
+/** An agent whose analytics go to an HTTPS endpoint trusted through `caPath`; closed after the test. */
+async function httpsAgent(url: string, caPath: string, now: () => number) {
+  const a = await testAgent(
+    redis.url,
+    {
+      analytics: {
+        output: 'https',
+        url,
+        token: 'analytics-token-abc',
+        ca: caPath,
+        secret: 'analytics-secret-0123456789',
+        grace: '2m',
+      },
+    },
+    undefined,
+    now,
+  )
+  after(() => a.close())
+  return a
+}
+
 test('https output: bearer token, the test CA, retried after a refusal and a redirect, delivered once', async () => {
   const ca = createTestCa()
   after(() => ca.remove())
@@ -132,22 +153,7 @@ test('https output: bearer token, the test CA, retried after a refusal and a red
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/ingest`
 
   let now = H + 30 * MIN
-  const a = await testAgent(
-    redis.url,
-    {
-      analytics: {
-        output: 'https',
-        url,
-        token: 'analytics-token-abc',
-        ca: ca.caPath,
-        secret: 'analytics-secret-0123456789',
-        grace: '2m',
-      },
-    },
-    undefined,
-    () => now,
-  )
-  after(() => a.close())
+  const a = await httpsAgent(url, ca.caPath, () => now)
   a.append(line('203.0.113.1', '/a', 200, H + MIN) + line('203.0.113.2', '/b', 404, H + 2 * MIN))
   await a.tick()
   now = H + 60 * MIN + 3 * MIN
@@ -184,22 +190,7 @@ test('https output: a server certificate the configured CA did not sign is refus
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   after(() => server.close())
   let now = H + 30 * MIN
-  const a = await testAgent(
-    redis.url,
-    {
-      analytics: {
-        output: 'https',
-        url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/ingest`,
-        token: 'analytics-token-abc',
-        ca: ca.caPath,
-        secret: 'analytics-secret-0123456789',
-        grace: '2m',
-      },
-    },
-    undefined,
-    () => now,
-  )
-  after(() => a.close())
+  const a = await httpsAgent(`https://127.0.0.1:${(server.address() as AddressInfo).port}/ingest`, ca.caPath, () => now)
   a.append(line('203.0.113.1', '/a', 200, H + MIN))
   await a.tick()
   now = H + 60 * MIN + 3 * MIN
