@@ -1,0 +1,98 @@
+/**
+ * Browser-test helpers for the artsvc UI: a real artsvc with the testkit OpenID provider
+ * and Chromium, sign-in through the provider, a drag-and-drop of a file onto an element,
+ * screenshots under apps/artsvc/test-output/, and an accessibility check that every
+ * control has a name.
+ */
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import {
+  type Browser,
+  type BrowserContext,
+  freePort,
+  launchChromium,
+  type OidcProvider,
+  type Page,
+  startOidcProvider,
+} from '@gatehouse/testkit'
+import { AUDIENCE, type Harness, SCOPE, startArtsvc } from './harness.ts'
+
+export const OUTPUT = join(import.meta.dirname, '..', '..', 'test-output')
+
+export interface UiRig {
+  op: OidcProvider
+  h: Harness
+  browser: Browser
+  close(): Promise<void>
+}
+
+export async function startUiRig(): Promise<UiRig> {
+  const port = await freePort()
+  const op = await startOidcProvider({
+    redirectUris: [`http://127.0.0.1:${port}/api/v1/auth/oidc/callback`],
+    audience: AUDIENCE,
+    scopes: [SCOPE],
+  })
+  const h = await startArtsvc({ op, port })
+  const browser = await launchChromium()
+  mkdirSync(OUTPUT, { recursive: true })
+  return {
+    op,
+    h,
+    browser,
+    async close() {
+      await browser.close()
+      await h.close()
+      await op.stop()
+    },
+  }
+}
+
+/** A fresh browser context signed in as `sub` through the provider, on the library page. */
+export async function signIn(rig: UiRig, sub: string, name?: string): Promise<{ context: BrowserContext; page: Page }> {
+  rig.op.loginAs(sub, name ? { name } : undefined)
+  const context = await rig.browser.newContext({ viewport: { width: 1280, height: 860 } })
+  const page = await context.newPage()
+  await page.goto(`${rig.h.base}/`)
+  await page.getByRole('link', { name: 'Sign in' }).click()
+  await page.waitForURL(`${rig.h.base}/`)
+  await page.getByRole('heading', { name: 'Library' }).waitFor()
+  return { context, page }
+}
+
+/** Drop a file on an element the way a browser does: dragenter/dragover/drop with a DataTransfer. */
+export async function dropFile(page: Page, selector: string, fileName: string, bytes: Buffer, type: string) {
+  const transfer = await page.evaluateHandle(
+    ({ data, fileName, type }) => {
+      const dt = new DataTransfer()
+      dt.items.add(new File([new Uint8Array(data)], fileName, { type }))
+      return dt
+    },
+    { data: [...bytes], fileName, type },
+  )
+  for (const event of ['dragenter', 'dragover', 'drop'])
+    await page.dispatchEvent(selector, event, { dataTransfer: transfer })
+}
+
+export async function shot(page: Page, name: string) {
+  await page.screenshot({ path: join(OUTPUT, `${name}.png`), fullPage: true })
+}
+
+/** Descriptions of visible controls without an accessible name (empty when all are labelled). */
+export function unlabelledControls(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const missing: string[] = []
+    for (const el of document.querySelectorAll<HTMLElement>('input, select, textarea, button, a[href]')) {
+      if (el.closest('[hidden]') || (el as HTMLInputElement).type === 'hidden') continue
+      const labels = (el as HTMLInputElement).labels
+      const named =
+        (labels && labels.length > 0 && [...labels].some((l) => l.textContent!.trim() !== '')) ||
+        el.getAttribute('aria-label')?.trim() ||
+        (el.getAttribute('aria-labelledby') &&
+          document.getElementById(el.getAttribute('aria-labelledby')!)?.textContent?.trim()) ||
+        ((el.tagName === 'BUTTON' || el.tagName === 'A') && el.textContent!.trim())
+      if (!named) missing.push(`${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${el.className}`)
+    }
+    return missing
+  })
+}
