@@ -118,3 +118,149 @@ test('a bad bundle is refused with the server reason; a new version and the vers
   assert.equal(await page.frameLocator('#artifact').locator('#v').textContent(), 'one')
   await context.close()
 })
+
+test('share from the dialog, open it without an account, revoke it and see it stop', async () => {
+  const published = await mustPublish(rig.h, await bearer(rig.op, 'carol'), webBundle(rig.h.base), {
+    title: 'Shareable',
+  })
+  const { context, page } = await signIn(rig, 'carol')
+  await page.getByRole('button', { name: 'Share Shareable' }).click()
+  const dialog = page.getByRole('dialog', { name: 'Share “Shareable”' })
+  assert.equal(await dialog.getByLabel('Shows').inputValue(), '1', 'pinned to the newest version by default')
+  await dialog.getByLabel('View limit (optional)').fill('5')
+  await dialog.getByLabel('Label (optional)').fill('reviewers')
+  await dialog.getByRole('button', { name: 'Create link' }).click()
+  const link = dialog.getByLabel('Share link (shown once)')
+  await link.waitFor()
+  const url = await link.inputValue()
+  assert.match(url, new RegExp(`^${rig.h.base}/s/[A-Za-z0-9_-]{43}$`))
+  const row = dialog.locator('.shares li', { hasText: 'reviewers' })
+  assert.match((await row.textContent())!, /active.*version 1 · 0 of 5 views/)
+  assert.deepEqual(await unlabelledControls(page), [])
+  await shot(page, 'share-dialog')
+
+  // A fresh context: no account, no session.
+  const guest = await rig.browser.newContext()
+  const guestPage = await guest.newPage()
+  await guestPage.goto(url)
+  assert.equal(new URL(guestPage.url()).pathname.startsWith('/shared/'), true)
+  const result = await frameResult(guestPage)
+  assert.equal(result.wasm, 5)
+  assert.equal(result.storage, '1')
+  assert.match((await guestPage.locator('.viewer-bar').textContent())!, /Shareable.*by carol.*shared view/)
+  assert.equal(await guestPage.locator('#sign-out').count(), 0)
+  await shot(guestPage, 'shared-view')
+
+  await row.getByRole('button', { name: 'Revoke share reviewers' }).click()
+  await dialog.getByRole('status').filter({ hasText: 'revoked' }).waitFor()
+  await dialog.locator('.shares li.revoked', { hasText: 'reviewers' }).waitFor()
+  const again = await guestPage.reload()
+  assert.equal(again?.status(), 410)
+  await guestPage.getByRole('heading', { name: 'No longer available' }).waitFor()
+  await shot(guestPage, 'shared-revoked')
+  await guest.close()
+
+  // Visibility from the same dialog: everyone signed in now sees it.
+  await dialog.getByLabel('Everyone who signs in to this site').check()
+  await dialog.getByRole('status').filter({ hasText: 'everyone signed in' }).waitFor()
+  const other = await signIn(rig, 'dave')
+  await other.page.locator('#group-everyone').waitFor()
+  await other.page.locator('section[aria-labelledby="group-everyone"] .card', { hasText: 'Shareable' }).waitFor()
+  await other.context.close()
+  const listed = (await (
+    await fetch(`${rig.h.base}/api/v1/artifacts/${published.artifact}`, { headers: await bearer(rig.op, 'carol') })
+  ).json()) as { visibility: string }
+  assert.equal(listed.visibility, 'authenticated')
+  await context.close()
+})
+
+test('the library works with the keyboard and every control has a label', async () => {
+  const erin = await bearer(rig.op, 'erin')
+  await mustPublish(rig.h, erin, buildZip([{ name: 'index.html', data: '<p>a</p>' }]), { title: 'Alpha report' })
+  await mustPublish(rig.h, erin, buildZip([{ name: 'index.html', data: '<p>b</p>' }]), { title: 'Beta dashboard' })
+  const { context, page } = await signIn(rig, 'erin')
+  await page.locator('.card').first().waitFor()
+  assert.deepEqual(await unlabelledControls(page), [])
+  await page.getByRole('button', { name: 'Publish…' }).click()
+  assert.deepEqual(await unlabelledControls(page), [])
+  await page.getByRole('button', { name: 'Publish…' }).click()
+
+  // Tab from the top of the page to the search box, type, and the list narrows.
+  const focused = () =>
+    page.evaluate(
+      () => document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.textContent?.trim() ?? '',
+    )
+  const tabTo = async (test: () => Promise<boolean>, limit = 30) => {
+    for (let i = 0; i < limit; i++) {
+      if (await test()) return
+      await page.keyboard.press('Tab')
+    }
+    assert.fail('focus never reached the control with Tab')
+  }
+  await page.locator('body').focus()
+  await tabTo(() => page.evaluate(() => document.activeElement?.getAttribute('type') === 'search'))
+  await page.keyboard.type('beta')
+  // (Other tests' artifacts visible to everyone may be listed too: count only erin's.)
+  await page
+    .getByRole('status')
+    .filter({ hasText: /^1 of \d+ artifacts match “beta”/ })
+    .waitFor()
+  const mine = page.locator('section[aria-labelledby="group-mine"] .card')
+  assert.deepEqual(await mine.locator('h3').allTextContents(), ['Beta dashboard'])
+  // On to the card's details with Tab, open them with Enter.
+  await tabTo(async () => (await focused()) === 'Details of Beta dashboard')
+  await page.keyboard.press('Enter')
+  const details = page.locator('.card', { hasText: 'Beta dashboard' }).locator('.card-details')
+  await details.getByRole('list', { name: 'Versions of Beta dashboard' }).waitFor()
+  assert.equal(
+    await page.getByRole('button', { name: 'Details of Beta dashboard' }).getAttribute('aria-expanded'),
+    'true',
+  )
+  // The share dialog opens from the keyboard and Escape closes it.
+  await page.keyboard.press('Shift+Tab')
+  await tabTo(async () => (await focused()) === 'Share Beta dashboard')
+  await page.keyboard.press('Enter')
+  await page.getByRole('dialog').waitFor()
+  await page.keyboard.press('Escape')
+  await page.getByRole('dialog').waitFor({ state: 'detached' })
+  // Sorting by title from the keyboard.
+  await page.getByLabel('Search by title').fill('')
+  await page.getByLabel('Sort').focus()
+  await page.keyboard.press('ArrowDown')
+  await page.keyboard.press('ArrowDown')
+  assert.equal(await page.getByLabel('Sort').inputValue(), 'title')
+  assert.deepEqual(await mine.locator('h3').allTextContents(), ['Alpha report', 'Beta dashboard'])
+
+  await page.setViewportSize({ width: 390, height: 844 })
+  await shot(page, 'library-phone')
+  await context.close()
+})
+
+test('mutations from another origin are refused even with the session cookie', async () => {
+  const { context, page } = await signIn(rig, 'frank')
+  const published = await mustPublish(
+    rig.h,
+    await bearer(rig.op, 'frank'),
+    buildZip([{ name: 'index.html', data: 'x' }]),
+  )
+  const cookie = (await context.cookies(rig.h.base)).find((c) => c.name === 'artsvc_session')!
+  const res = await fetch(`${rig.h.base}/api/v1/artifacts/${published.artifact}/shares`, {
+    method: 'POST',
+    headers: {
+      cookie: `artsvc_session=${cookie.value}`,
+      origin: 'http://evil.example',
+      'content-type': 'application/json',
+    },
+    body: '{}',
+  })
+  assert.equal(res.status, 403)
+  assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'origin_mismatch')
+  // Signing out from the header ends the session.
+  await page.getByRole('button', { name: 'Sign out' }).click()
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor()
+  assert.equal(
+    (await context.cookies(rig.h.base)).some((c) => c.name === 'artsvc_session'),
+    false,
+  )
+  await context.close()
+})
