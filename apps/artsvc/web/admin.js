@@ -55,6 +55,11 @@ function shareItem(a, s) {
   )
 }
 
+function sharesEnding(n) {
+  if (n === 0) return ''
+  return n === 1 ? ' and its active share link stops working' : ` and its ${n} active share links stop working`
+}
+
 function row(a) {
   const remove = h(
     'button',
@@ -65,7 +70,7 @@ function row(a) {
       onclick: async () => {
         const ok = await confirmAction(
           `Delete “${a.title}”?`,
-          `It disappears for everyone at once and its ${a.shares.length} active share link${a.shares.length === 1 ? '' : 's'} stop working. The stored files stay with the operator; this cannot be undone here.`,
+          `It disappears for everyone at once${sharesEnding(a.shares.length)}. The stored files stay with the operator; this cannot be undone here.`,
           'Delete artifact',
         )
         if (!ok) return

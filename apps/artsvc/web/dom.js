@@ -59,8 +59,8 @@ export function when(iso) {
 
 export function bytes(n) {
   if (n < 1024) return `${n} B`
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`
-  return `${(n / 1024 / 1024).toFixed(1)} MiB`
+  if (n < 1024 * 1024) return `${+(n / 1024).toFixed(1)} KiB`
+  return `${+(n / 1024 / 1024).toFixed(1)} MiB`
 }
 
 /** A modal <dialog> (focus is trapped and Escape closes it); removed from the page when closed. */

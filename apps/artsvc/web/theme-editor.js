@@ -32,7 +32,7 @@ function applyToPage(theme) {
   if (theme.logo_url && brand) brand.prepend(h('img', { class: 'logo', src: theme.logo_url, alt: '' }))
   const icon = document.querySelector('link[rel="icon"]')
   if (icon) icon.href = theme.favicon_url ?? '/static/app/icon.svg'
-  document.querySelector('.site-message')?.remove()
+  document.querySelector('header.site + .site-message')?.remove()
   if (theme.message)
     document.querySelector('header.site')?.after(h('p', { class: 'site-message', role: 'note' }, theme.message))
   document.title = document.title.replace(/ · [^·]*$/, ` · ${theme.site_name}`)
@@ -72,7 +72,7 @@ export function appearanceSection() {
   // Live preview: the same custom properties the site uses, set on the preview box only.
   const previewLogo = h('img', { class: 'logo', alt: '', hidden: true })
   const previewName = h('span', { class: 'site-name' })
-  const previewMessage = h('p', { class: 'site-message' })
+  const previewMessage = h('p', { class: 'preview-message' })
   const preview = h(
     'div',
     { class: 'theme-preview', 'aria-label': 'Preview', role: 'group' },

@@ -6,6 +6,7 @@
  */
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { crc32, deflateSync } from 'node:zlib'
 import {
   type Browser,
   type BrowserContext,
@@ -95,4 +96,29 @@ export function unlabelledControls(page: Page): Promise<string[]> {
     }
     return missing
   })
+}
+
+/** A real PNG of one colour (for logo and favicon uploads that Chromium can draw). */
+export function solidPng(size: number, rgb: [number, number, number]): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data])
+    const out = Buffer.alloc(12 + data.length)
+    out.writeUInt32BE(data.length, 0)
+    body.copy(out, 4)
+    out.writeUInt32BE(crc32(body), 8 + data.length)
+    return out
+  }
+  const header = Buffer.alloc(13)
+  header.writeUInt32BE(size, 0)
+  header.writeUInt32BE(size, 4)
+  header[8] = 8 // bit depth
+  header[9] = 2 // truecolour
+  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: size }, () => rgb).flat())])
+  const pixels = deflateSync(Buffer.concat(Array.from({ length: size }, () => row)))
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', pixels),
+    chunk('IEND', Buffer.alloc(0)),
+  ])
 }
