@@ -6,8 +6,10 @@
  * every control and a library that works with the keyboard. Screenshots: test-output/.
  */
 import assert from 'node:assert/strict'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import type { Page } from '@gatehouse/testkit'
+import { type Page, tempDir } from '@gatehouse/testkit'
 import { bearer, mustPublish } from './helpers/harness.ts'
 import { dropFile, shot, signIn, startUiRig, type UiRig, unlabelledControls } from './helpers/ui.ts'
 import { webBundle } from './helpers/web-bundle.ts'
@@ -100,12 +102,14 @@ test('a bad bundle is refused with the server reason; a new version and the vers
   await card.getByRole('button', { name: 'Publish a new version of Versioned' }).click()
   const dialog = page.getByRole('dialog')
   const v2 = buildZip([
+    { name: 'index.html', data: '<p>not this one</p>' },
     { name: 'site/about.html', data: '<p>about</p>' },
     { name: 'site/start.html', data: '<h1 id="v">two</h1>' },
   ])
+  // A file the previous version does not have as its entrypoint: index.html is offered first.
   await dropFile(page, 'dialog .dropzone', 'v2.zip', v2, 'application/zip')
-  // No index.html: the first HTML file is offered, any file may be picked.
-  assert.equal(await dialog.getByLabel('Entrypoint', { exact: true }).inputValue(), 'site/about.html')
+  await dialog.getByLabel('Entrypoint', { exact: true }).waitFor() // shown once the bundle is read
+  assert.equal(await dialog.getByLabel('Entrypoint', { exact: true }).inputValue(), 'index.html')
   await dialog.getByLabel('Entrypoint', { exact: true }).selectOption('site/start.html')
   await dialog.getByRole('button', { name: 'Publish new version' }).click()
   await dialog.getByRole('status').filter({ hasText: 'Published version 2' }).waitFor()
@@ -234,6 +238,57 @@ test('the library works with the keyboard and every control has a label', async 
   await page.setViewportSize({ width: 390, height: 844 })
   await shot(page, 'library-phone')
   await context.close()
+})
+
+test('publish a folder chosen with the folder picker; a third version keeps the previous entrypoint', async () => {
+  const dir = tempDir('artsvc-folder-')
+  try {
+    mkdirSync(join(dir.path, 'site', 'assets'), { recursive: true })
+    writeFileSync(join(dir.path, 'site', 'home.html'), '<h1 id="v">folder</h1><script src="assets/app.js"></script>')
+    writeFileSync(join(dir.path, 'site', 'assets', 'app.js'), "document.title = 'from folder'")
+    writeFileSync(join(dir.path, 'site', '.artsvc.json'), '{"url":"x","artifact":"y"}')
+    const { context, page } = await signIn(rig, 'gina')
+    await page.getByRole('button', { name: 'Publish…' }).click()
+    await page.getByLabel('Folder', { exact: true }).setInputFiles(join(dir.path, 'site'))
+    const entry = page.getByLabel('Entrypoint', { exact: true })
+    await entry.waitFor()
+    // The CLI's link file is never uploaded.
+    assert.deepEqual(await entry.locator('option').allTextContents(), ['assets/app.js', 'home.html'])
+    assert.equal(await entry.inputValue(), 'home.html')
+    assert.equal(await page.getByLabel('Title', { exact: true }).inputValue(), 'site')
+    await page.locator('form.publish').getByRole('button', { name: 'Publish' }).click()
+    await page.getByRole('status').filter({ hasText: 'Published version 1 of “site”' }).waitFor()
+    await page.getByRole('link', { name: 'Open it' }).click()
+    assert.equal(await page.frameLocator('#artifact').locator('#v').textContent(), 'folder')
+
+    await page.goto(`${rig.h.base}/`)
+    await page.getByRole('button', { name: 'Publish a new version of site' }).click()
+    const dialog = page.getByRole('dialog')
+    await dropFile(
+      page,
+      'dialog .dropzone',
+      'v2.zip',
+      buildZip([
+        { name: 'index.html', data: 'i' },
+        { name: 'home.html', data: '<h1 id="v">again</h1>' },
+      ]),
+      'application/zip',
+    )
+    await dialog.getByLabel('Entrypoint', { exact: true }).waitFor() // shown once the bundle is read
+  assert.equal(await dialog.getByLabel('Entrypoint', { exact: true }).inputValue(), 'home.html')
+
+    // Bad input from the share dialog gets the server's reason and creates nothing.
+    await dialog.getByRole('button', { name: 'Close' }).click()
+    await page.getByRole('button', { name: 'Share site' }).click()
+    const share = page.getByRole('dialog')
+    await share.getByLabel('Expires (optional)').fill('2020-01-01T10:00')
+    await share.getByRole('button', { name: 'Create link' }).click()
+    await share.getByRole('alert').filter({ hasText: 'expires_at must be an RFC 3339 time in the future' }).waitFor()
+    assert.equal(await share.locator('.shares li.share').count(), 0)
+    await context.close()
+  } finally {
+    dir.remove()
+  }
 })
 
 test('mutations from another origin are refused even with the session cookie', async () => {

@@ -136,12 +136,16 @@ function card(a) {
         {
           type: 'button',
           'aria-label': `Publish a new version of ${a.title}`,
-          onclick: () => {
-            const dialog = modal(
-              `New version of “${a.title}”`,
-              publishPanel({ artifact: a.id, title: a.title, onPublished: () => void load() }),
-            )
-            dialog.querySelector('input')?.focus()
+          onclick: async () => {
+            // The current entrypoint is offered first when the new bundle has it.
+            const detail = await api('GET', `/api/v1/artifacts/${a.id}`).catch(() => undefined)
+            const panel = publishPanel({
+              artifact: a.id,
+              title: a.title,
+              entrypoint: detail?.entrypoint,
+              onPublished: () => void load(),
+            })
+            modal(`New version of “${a.title}”`, panel).querySelector('input')?.focus()
           },
         },
         'New version…',

@@ -7,7 +7,9 @@ import { buildZip, readFolder, zipFileNames } from './zip.js'
 
 const LINK_FILE = '.artsvc.json' // the CLI's folder link file is never uploaded
 
-function defaultEntrypoint(names) {
+/** The previous version's entrypoint when the new bundle has it, else index.html, else the first page. */
+function defaultEntrypoint(names, previous) {
+  if (previous && names.includes(previous)) return previous
   return names.find((n) => n === 'index.html') ?? names.find((n) => /\.html?$/i.test(n)) ?? names[0] ?? ''
 }
 
@@ -63,7 +65,7 @@ function putWithProgress(url, token, blob, onProgress) {
  * The publish panel. `artifact` (optional) publishes a new version of that artifact;
  * `onPublished(result)` runs after a successful commit.
  */
-export function publishPanel({ artifact, title, onPublished } = {}) {
+export function publishPanel({ artifact, title, entrypoint, onPublished } = {}) {
   let bundle
   const alert = h('p', { class: 'error-text', role: 'alert' })
   const status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' })
@@ -104,7 +106,7 @@ export function publishPanel({ artifact, title, onPublished } = {}) {
       entrySelect,
       bundle.names.map((n) => h('option', { value: n }, n)),
     )
-    entrySelect.value = defaultEntrypoint(bundle.names)
+    entrySelect.value = defaultEntrypoint(bundle.names, entrypoint)
     if (!titleInput.value) titleInput.value = bundle.title
     fill(
       status,
