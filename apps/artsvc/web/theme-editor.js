@@ -228,6 +228,62 @@ export function appearanceSection() {
   })
 
   const list = h('ul', { class: 'themes', 'aria-label': 'Saved themes' })
+  /** A small button of a saved theme's row; failures show the server's message. */
+  const themeButton = (label, ariaLabel, className, action) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        class: className,
+        'aria-label': ariaLabel,
+        onclick: async () => {
+          try {
+            await action()
+          } catch (err) {
+            say(undefined, explain(err))
+          }
+        },
+      },
+      label,
+    )
+
+  const themeRow = (t) =>
+    h(
+      'li',
+      { class: t.active ? 'theme active' : 'theme', 'data-theme': t.name },
+      h('span', { class: 'swatch', 'aria-hidden': 'true', 'data-color': t.palette.primary }),
+      h('span', { class: 'theme-name' }, t.name),
+      h('span', { class: 'muted' }, t.site_name),
+      t.active ? h('span', { class: 'badge authenticated' }, 'active') : null,
+      themeButton('Edit', `Edit theme ${t.name}`, 'small', () => {
+        load(t)
+        name.focus()
+      }),
+      // The active theme can be neither re-activated nor deleted.
+      t.active
+        ? null
+        : themeButton('Activate', `Activate theme ${t.name}`, 'small', async () => {
+            data = await api('PUT', '/api/v1/admin/branding', { activate: t.name })
+            say(`Theme ${t.name} is now active.`)
+            applyToPage(data.themes.find((x) => x.name === t.name))
+            renderList()
+          }),
+      t.active
+        ? null
+        : themeButton('Delete…', `Delete theme ${t.name}`, 'small danger', async () => {
+            const ok = await confirmAction(
+              `Delete theme ${t.name}?`,
+              'The saved theme and its images are removed. The active theme is not affected.',
+              'Delete theme',
+            )
+            if (!ok) return
+            await api('DELETE', `/api/v1/admin/branding/themes/${t.name}`)
+            data = await api('GET', '/api/v1/admin/branding')
+            say(`Theme ${t.name} deleted.`)
+            renderList()
+          }),
+    )
+
   const renderList = () => {
     fill(
       rules,
@@ -237,79 +293,7 @@ export function appearanceSection() {
       list,
       data.themes.length === 0
         ? h('li', { class: 'muted' }, 'No saved themes: the built-in look is in use.')
-        : data.themes.map((t) =>
-            h(
-              'li',
-              { class: t.active ? 'theme active' : 'theme', 'data-theme': t.name },
-              h('span', { class: 'swatch', 'aria-hidden': 'true', 'data-color': t.palette.primary }),
-              h('span', { class: 'theme-name' }, t.name),
-              h('span', { class: 'muted' }, t.site_name),
-              t.active ? h('span', { class: 'badge authenticated' }, 'active') : null,
-              h(
-                'button',
-                {
-                  type: 'button',
-                  class: 'small',
-                  'aria-label': `Edit theme ${t.name}`,
-                  onclick: () => {
-                    load(t)
-                    name.focus()
-                  },
-                },
-                'Edit',
-              ),
-              t.active
-                ? null
-                : h(
-                    'button',
-                    {
-                      type: 'button',
-                      class: 'small',
-                      'aria-label': `Activate theme ${t.name}`,
-                      onclick: async () => {
-                        try {
-                          data = await api('PUT', '/api/v1/admin/branding', { activate: t.name })
-                          say(`Theme ${t.name} is now active.`)
-                          applyToPage(data.themes.find((x) => x.name === t.name))
-                          renderList()
-                        } catch (err) {
-                          say(undefined, explain(err))
-                        }
-                      },
-                    },
-                    'Activate',
-                  ),
-              t.active
-                ? null
-                : h(
-                    'button',
-                    {
-                      type: 'button',
-                      class: 'small danger',
-                      'aria-label': `Delete theme ${t.name}`,
-                      onclick: async () => {
-                        if (
-                          !(await confirmAction(
-                            `Delete theme ${t.name}?`,
-                            'The saved theme and its images are removed. The active theme is not affected.',
-                            'Delete theme',
-                          ))
-                        )
-                          return
-                        try {
-                          await api('DELETE', `/api/v1/admin/branding/themes/${t.name}`)
-                          data = await api('GET', '/api/v1/admin/branding')
-                          say(`Theme ${t.name} deleted.`)
-                          renderList()
-                        } catch (err) {
-                          say(undefined, explain(err))
-                        }
-                      },
-                    },
-                    'Delete…',
-                  ),
-            ),
-          ),
+        : data.themes.map(themeRow),
     )
     // Swatch colours through the CSSOM: no inline style attributes under the CSP.
     for (const s of list.querySelectorAll('.swatch')) s.style.setProperty('background', s.dataset.color)
