@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { type ApiSuite, apiSuites, json, type Who } from './helpers/api-suite.ts'
+import { type ApiSuite, apiSuites, json, type Loose, type Who } from './helpers/api-suite.ts'
 import { mustPublish, publishZip } from './helpers/harness.ts'
 import { sampleBundle } from './helpers/zip-builder.ts'
 
@@ -138,10 +138,19 @@ apiSuites('access control', (s: ApiSuite) => {
     const listed = async () =>
       (await s.call('other', 'GET', '/api/v1/artifacts')).body.artifacts.map((x: { id: string }) => x.id)
     assert.ok(!(await listed()).includes(p.artifact))
+    const entry = async () =>
+      (await s.call('owner', 'GET', '/api/v1/artifacts')).body.artifacts.find((x: Loose) => x.id === p.artifact)
+    const before = await entry()
+    assert.equal(before.latest_version_at, before.updated_at, 'the newest version is the last change so far')
+    s.clock.advance(5_000)
     const r = await s.call('owner', 'PUT', `/api/v1/artifacts/${p.artifact}/visibility`, {
       visibility: 'authenticated',
     })
     assert.equal(r.body.visibility, 'authenticated')
+    // A visibility change is an update but not a version: the library sorts by the version time.
+    const afterChange = await entry()
+    assert.equal(afterChange.latest_version_at, before.latest_version_at)
+    assert.notEqual(afterChange.updated_at, before.updated_at)
     assert.equal((await s.call('other', 'GET', `/api/v1/artifacts/${p.artifact}`)).body.role, 'reader')
     assert.ok((await listed()).includes(p.artifact))
     assert.equal((await s.call('other', 'GET', `/a/${p.artifact}`)).status, 200)

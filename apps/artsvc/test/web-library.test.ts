@@ -275,7 +275,7 @@ test('publish a folder chosen with the folder picker; a third version keeps the 
       'application/zip',
     )
     await dialog.getByLabel('Entrypoint', { exact: true }).waitFor() // shown once the bundle is read
-  assert.equal(await dialog.getByLabel('Entrypoint', { exact: true }).inputValue(), 'home.html')
+    assert.equal(await dialog.getByLabel('Entrypoint', { exact: true }).inputValue(), 'home.html')
 
     // Bad input from the share dialog gets the server's reason and creates nothing.
     await dialog.getByRole('button', { name: 'Close' }).click()

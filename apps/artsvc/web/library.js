@@ -32,9 +32,11 @@ const GROUPS = [
   },
 ]
 
+// By the newest version's time (a visibility change does not make an artifact "newer").
+const versionTime = (a) => a.latest_version_at ?? a.updated_at
 const SORTS = {
-  newest: (a, b) => b.updated_at.localeCompare(a.updated_at),
-  oldest: (a, b) => a.updated_at.localeCompare(b.updated_at),
+  newest: (a, b) => versionTime(b).localeCompare(versionTime(a)),
+  oldest: (a, b) => versionTime(a).localeCompare(versionTime(b)),
   title: (a, b) => a.title.localeCompare(b.title),
 }
 
@@ -165,7 +167,7 @@ function card(a) {
         h('span', {}, `version ${a.latest_version}`),
         h('span', { class: `badge ${a.visibility}` }, visibility),
         a.role !== 'owner' ? h('span', {}, `by ${a.owner}`, a.role === 'editor' ? ' · you can publish' : '') : null,
-        h('span', {}, 'updated ', when(a.updated_at)),
+        h('span', {}, 'last version ', when(versionTime(a))),
       ),
     ),
     h('div', { class: 'card-actions' }, actions),
