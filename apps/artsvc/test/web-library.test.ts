@@ -164,6 +164,27 @@ test('share from the dialog, open it without an account, revoke it and see it st
   await shot(guestPage, 'shared-revoked')
   await guest.close()
 
+  // Private access for one account: it must have signed in once, then it is listed for them.
+  await dialog.getByLabel('Account', { exact: true }).fill('nobody-yet')
+  await dialog.getByRole('button', { name: 'Give access' }).click()
+  await dialog.getByRole('alert').filter({ hasText: 'users must sign in once' }).waitFor()
+  const henry = await signIn(rig, 'henry')
+  await dialog.getByLabel('Account', { exact: true }).fill('henry')
+  await dialog.getByLabel('Access', { exact: true }).selectOption('viewer')
+  await dialog.getByRole('button', { name: 'Give access' }).click()
+  await dialog.getByRole('status').filter({ hasText: 'henry is now a viewer.' }).waitFor()
+  await dialog.locator('.grants li', { hasText: 'henry' }).waitFor()
+  await henry.page.reload()
+  await henry.page.locator('section[aria-labelledby="group-shared"] .card', { hasText: 'Shareable' }).waitFor()
+  await dialog.getByRole('button', { name: 'Remove access of henry' }).click()
+  await dialog.getByRole('status').filter({ hasText: 'henry no longer has access.' }).waitFor()
+  await henry.page.reload()
+  await henry.page
+    .locator('section[aria-labelledby="group-shared"]')
+    .getByText('Nobody has granted you access')
+    .waitFor()
+  await henry.context.close()
+
   // Visibility from the same dialog: everyone signed in now sees it.
   await dialog.getByLabel('Everyone who signs in to this site').check()
   await dialog.getByRole('status').filter({ hasText: 'everyone signed in' }).waitFor()

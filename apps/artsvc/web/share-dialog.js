@@ -3,6 +3,7 @@
 // and revoke shares, and change the artifact's visibility.
 import { api, explain } from './api.js'
 import { field, fill, h, modal, when } from './dom.js'
+import { grantsSection } from './grants.js'
 
 const LATEST = 'latest'
 
@@ -137,8 +138,18 @@ export async function openShareDialog(artifact, onChanged) {
     }
   })
 
-  modal(`Share “${artifact.title}”`, visibility, form, h('h3', {}, 'Links'), list, status, alert)
-  await refresh()
+  const grants = grantsSection(artifact, say)
+  // Status and errors stay in view at the bottom of the dialog (sticky, app.css).
+  modal(
+    `Share “${artifact.title}”`,
+    visibility,
+    grants.section,
+    form,
+    h('h3', {}, 'Links'),
+    list,
+    h('div', { class: 'dialog-status' }, status, alert),
+  )
+  await Promise.all([refresh(), grants.refresh()])
 }
 
 function showLinkOnce(box, url) {
@@ -159,6 +170,7 @@ function showLinkOnce(box, url) {
     copy,
   )
   box.hidden = false
-  input.focus()
+  box.scrollIntoView({ block: 'center' })
+  input.focus({ preventScroll: true })
   input.select()
 }
