@@ -200,6 +200,9 @@ test('an administrator edits, previews and activates a theme; it applies everywh
   await editor.getByRole('button', { name: 'New theme' }).click()
   await editor.getByLabel('Theme name').fill('plain')
   await editor.getByLabel('Site name').fill('Plain Site')
+  // A light primary colour: header text turns dark to stay readable (preview and site alike).
+  await editor.getByLabel('Primary (header, buttons)').fill('#ffd54a')
+  assert.equal(await preview.locator('.preview-header').evaluate((el) => getComputedStyle(el).color), 'rgb(0, 0, 0)')
   await editor.getByRole('button', { name: 'Save', exact: true }).click()
   await page.getByRole('status').filter({ hasText: 'Theme plain saved.' }).waitFor()
   assert.equal(
@@ -214,6 +217,10 @@ test('an administrator edits, previews and activates a theme; it applies everywh
   )
   await page.getByRole('button', { name: 'Activate theme plain' }).click()
   await page.locator('header.site .site-name').filter({ hasText: 'Plain Site' }).waitFor()
+  await page.waitForFunction(
+    () => getComputedStyle(document.querySelector('header.site .brand')!).color === 'rgb(0, 0, 0)',
+  )
+  await shot(page, 'admin-light-theme')
   await page.getByRole('button', { name: 'Delete theme acme' }).click()
   await page.getByRole('dialog', { name: 'Delete theme acme?' }).getByRole('button', { name: 'Delete theme' }).click()
   await page.locator('.theme[data-theme="acme"]').waitFor({ state: 'detached' })

@@ -12,6 +12,15 @@ const COLORS = [
   ['accent', 'Accent (links, focus)'],
 ]
 
+/** Black or white text on `hex`, as the server's theme stylesheet picks it (ui/theme.ts). */
+function onColor(hex) {
+  const channel = (i) => {
+    const c = Number.parseInt(hex.slice(i, i + 2), 16) / 255
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4
+  }
+  return 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5) > 0.179 ? '#000000' : '#ffffff'
+}
+
 function readBase64(file) {
   return new Promise((resolve, reject) => {
     const reader = new FileReader()
@@ -94,6 +103,7 @@ export function appearanceSection() {
   const updatePreview = () => {
     for (const [key] of COLORS)
       preview.style.setProperty(`--brand-${key === 'background' ? 'bg' : key}`, colors[key].value)
+    preview.style.setProperty('--brand-on-primary', onColor(colors.primary.value))
     previewName.textContent = siteName.value || 'Site name'
     previewMessage.textContent = message.value
     previewMessage.hidden = !message.value

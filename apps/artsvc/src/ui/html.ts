@@ -12,6 +12,8 @@ export const escapeHtml = (s: string) =>
 export interface PageUser {
   name: string
   isAdmin: boolean
+  /** A browser session of ours (oidc mode); an edge proxy's or a bearer identity cannot sign out here. */
+  canSignOut: boolean
 }
 
 export interface PageOptions {
@@ -54,7 +56,9 @@ function header(o: PageOptions): string {
   const nav = o.user
     ? `<nav aria-label="Main"><a href="/"${o.current === 'library' ? ' aria-current="page"' : ''}>Library</a>${
         o.user.isAdmin ? `<a href="/admin"${o.current === 'admin' ? ' aria-current="page"' : ''}>Admin</a>` : ''
-      }</nav><span class="who" title="Signed in">${escapeHtml(o.user.name)}</span><button type="button" id="sign-out" class="quiet">Sign out</button>`
+      }</nav><span class="who" title="Signed in">${escapeHtml(o.user.name)}</span>${
+        o.user.canSignOut ? '<button type="button" id="sign-out" class="quiet">Sign out</button>' : ''
+      }`
     : ''
   const message = t.message ? `<p class="site-message" role="note">${escapeHtml(t.message)}</p>` : ''
   return `<header class="site"><a class="brand" href="/">${logo}<span class="site-name">${escapeHtml(t.siteName)}</span></a>${nav}</header>${message}`

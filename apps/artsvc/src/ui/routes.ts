@@ -27,7 +27,11 @@ const FileParams = Type.Object({ file: Type.String({ pattern: '^[a-z0-9-]+\\.(js
 const AnyQuery = Type.Object({ v: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false })
 
 export function pageUser(p: Principal): PageUser {
-  return { name: p.user.display_name ?? p.user.email ?? p.user.oidc_subject, isAdmin: p.isAdmin }
+  return {
+    name: p.user.display_name ?? p.user.email ?? p.user.oidc_subject,
+    isAdmin: p.isAdmin,
+    canSignOut: p.via === 'session',
+  }
 }
 
 /** The client files, read once at startup (they ship with the source). */

@@ -43,6 +43,21 @@ export function themeCss(palette: Palette | null): string {
     ['--brand-bg', safe(palette.background)],
     ['--brand-text', safe(palette.text)],
     ['--brand-accent', safe(palette.accent) ?? safe(palette.primary)],
+    ['--brand-on-primary', safe(palette.primary) && onColor(palette.primary)],
   ].filter((v): v is [string, string] => v[1] !== undefined)
   return `:root{${vars.map(([k, v]) => `${k}:${v}`).join(';')}}\n`
+}
+
+/**
+ * Black or white text on a background colour, whichever contrasts more (WCAG 2 relative
+ * luminance): a light primary colour gets dark header text.
+ */
+export function onColor(hex: string): '#000000' | '#ffffff' {
+  const channel = (i: number) => {
+    const c = Number.parseInt(hex.slice(i, i + 2), 16) / 255
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4
+  }
+  const l = 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5)
+  // Contrast with white is 1.05/(l+0.05), with black (l+0.05)/0.05; equal at l ≈ 0.179.
+  return l > 0.179 ? '#000000' : '#ffffff'
 }
