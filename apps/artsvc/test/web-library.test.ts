@@ -312,6 +312,23 @@ test('publish a folder chosen with the folder picker; a third version keeps the 
   }
 })
 
+test('refusals in the browser are themed pages; API clients keep the JSON error', async () => {
+  const { context, page } = await signIn(rig, 'ivan')
+  const missing = await page.goto(`${rig.h.base}/a/AAAAAAAAAAAAAAAA`)
+  assert.equal(missing?.status(), 404)
+  await page.getByRole('heading', { name: 'Not found' }).waitFor()
+  assert.equal(await page.locator('[data-code]').getAttribute('data-code'), 'artifact_not_found')
+  assert.equal(await page.locator('header.site .who').textContent(), 'ivan')
+  const cookie = (await context.cookies(rig.h.base)).find((c) => c.name === 'artsvc_session')!
+  const api = await fetch(`${rig.h.base}/a/AAAAAAAAAAAAAAAA`, { headers: { cookie: `artsvc_session=${cookie.value}` } })
+  assert.equal(api.status, 404)
+  assert.equal(((await api.json()) as { error: { code: string } }).error.code, 'artifact_not_found')
+  const unknownShare = await page.goto(`${rig.h.base}/s/${'x'.repeat(43)}`)
+  assert.equal(unknownShare?.status(), 404)
+  await page.getByText('no such share').waitFor()
+  await context.close()
+})
+
 test('mutations from another origin are refused even with the session cookie', async () => {
   const { context, page } = await signIn(rig, 'frank')
   const published = await mustPublish(

@@ -102,12 +102,11 @@ export function sendPage(reply: FastifyReply, o: PageOptions, status = 200) {
  * page with the same status and the error's public message when the browser asked for
  * HTML; anything else is rethrown to the app's JSON error handler.
  */
-export function htmlErrors(theme: () => Promise<PageTheme>) {
-  return async (
-    err: Error & { statusCode?: number; code?: string },
-    req: { headers: Record<string, string | string[] | undefined> },
-    reply: FastifyReply,
-  ) => {
+export function htmlErrors<Req extends { headers: Record<string, string | string[] | undefined> }>(
+  theme: () => Promise<PageTheme>,
+  user: (req: Req) => Promise<PageUser | undefined>,
+) {
+  return async (err: Error & { statusCode?: number; code?: string }, req: Req, reply: FastifyReply) => {
     const status = err.statusCode ?? 500
     const accept = String(req.headers.accept ?? '')
     if (status < 400 || status >= 500 || typeof err.code !== 'string' || !accept.includes('text/html')) throw err
@@ -117,6 +116,7 @@ export function htmlErrors(theme: () => Promise<PageTheme>) {
       {
         title: heading,
         theme: await theme(),
+        user: await user(req).catch(() => undefined),
         body: `<section class="panel narrow"><h1>${heading}</h1><p class="error-text" data-code="${escapeHtml(err.code)}">${escapeHtml(err.message)}</p></section>`,
       },
       status,

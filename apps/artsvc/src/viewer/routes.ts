@@ -6,6 +6,7 @@
  * (Their stylesheet and script are the UI's, under /static/app/: ui/routes.ts.)
  */
 import type { HttpApp } from '@gatehouse/kit'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { readable } from '../artifacts/access.ts'
 import { getActiveArtifact, getVersion, getVersionById, versionNumbers } from '../artifacts/store.ts'
@@ -40,7 +41,13 @@ export function viewerRoutes(app: HttpApp, ctx: AppContext) {
     // Never the e-mail address: share pages are seen by people without an account.
     return u?.display_name ?? u?.oidc_subject ?? 'unknown'
   }
-  const errorHandler = htmlErrors(() => pageTheme(ctx))
+  const errorHandler = htmlErrors(
+    () => pageTheme(ctx),
+    async (req: FastifyRequest) => {
+      const p = await ctx.auth.principal(req)
+      return p && pageUser(p)
+    },
+  )
   const frameUrl = (version: VersionRow, shareId: string | undefined) => {
     const ticket = ctx.signer.ticket(version.id, shareId, ctx.now() + ctx.config.viewerTicketTtl)
     return `${ctx.config.contentOrigin}/t/${ticket}/${encodePath(version.entrypoint)}`
