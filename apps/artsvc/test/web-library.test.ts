@@ -73,6 +73,13 @@ test('sign in, publish by drag-and-drop with progress, then view it running in t
   const newTab = page.getByRole('link', { name: 'Open in new tab' })
   assert.ok((await newTab.getAttribute('href'))!.startsWith(`${rig.h.content}/t/`))
   assert.equal(await newTab.getAttribute('target'), '_blank')
+  const script = await fetch(`${rig.h.base}/static/app/library.js`)
+  assert.equal(script.headers.get('content-type'), 'text/javascript; charset=utf-8')
+  const etag = script.headers.get('etag')!
+  const again = await fetch(`${rig.h.base}/static/app/library.js`, { headers: { 'if-none-match': etag } })
+  assert.equal(again.status, 304)
+  assert.equal((await fetch(`${rig.h.base}/static/app/nope.js`)).status, 404)
+  assert.equal((await fetch(`${rig.h.base}/static/app/..%2Fpackage.json`)).status, 400)
   const csp = (await page.request.get(page.url())).headers()['content-security-policy']!
   assert.match(csp, /script-src 'self'/)
   assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/)

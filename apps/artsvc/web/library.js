@@ -233,10 +233,14 @@ fill(
   root,
   h(
     'div',
-    { class: 'toolbar', role: 'search' },
+    { class: 'toolbar' },
     h('h1', {}, 'Library'),
-    field('Search by title', search),
-    field('Sort', sort),
+    h(
+      'div',
+      { class: 'filters', role: 'search', 'aria-label': 'Find artifacts' },
+      field('Search by title', search),
+      field('Sort', sort),
+    ),
     publishToggle,
   ),
   publishBox,

@@ -7,6 +7,7 @@
  *   GET /static/app/{file}      the client's modules, stylesheet and icon
  *   GET /branding/theme.css     the active theme as CSS custom properties (anyone)
  */
+import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { extname, join } from 'node:path'
 import type { HttpApp } from '@gatehouse/kit'
@@ -24,6 +25,11 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
 }
 const FileParams = Type.Object({ file: Type.String({ pattern: '^[a-z0-9-]+\\.(js|css|svg)$' }) })
+interface WebFile {
+  body: Buffer
+  type: string
+  etag: string
+}
 const AnyQuery = Type.Object({ v: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false })
 
 export function pageUser(p: Principal): PageUser {
@@ -35,11 +41,13 @@ export function pageUser(p: Principal): PageUser {
 }
 
 /** The client files, read once at startup (they ship with the source). */
-function loadWebFiles(): Map<string, { body: Buffer; type: string }> {
-  const files = new Map<string, { body: Buffer; type: string }>()
+function loadWebFiles(): Map<string, WebFile> {
+  const files = new Map<string, WebFile>()
   for (const name of readdirSync(WEB)) {
     const type = TYPES[extname(name)]
-    if (type) files.set(name, { body: readFileSync(join(WEB, name)), type })
+    if (!type) continue
+    const body = readFileSync(join(WEB, name))
+    files.set(name, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` })
   }
   return files
 }
@@ -112,11 +120,10 @@ export function uiRoutes(app: HttpApp, ctx: AppContext) {
   app.get('/static/app/:file', { schema: { params: FileParams, hide: true } }, async (req, reply) => {
     const file = files.get(req.params.file)
     if (!file) return reply.code(404).header('content-type', 'text/plain').send('not found')
-    return reply
-      .header('content-type', file.type)
-      .header('x-content-type-options', 'nosniff')
-      .header('cache-control', 'no-cache')
-      .send(file.body)
+    // Revalidated on every load (no stale UI after an upgrade), answered 304 when unchanged.
+    reply.header('etag', file.etag).header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff')
+    if (req.headers['if-none-match'] === file.etag) return reply.code(304).send()
+    return reply.header('content-type', file.type).send(file.body)
   })
 
   // Public: share viewers without an account see the theme too. Only colours are in it.
