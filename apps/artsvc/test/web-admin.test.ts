@@ -67,6 +67,9 @@ test('an administrator revokes a share and soft-deletes an artifact after confir
   assert.match((await row.textContent())!, /Quarterly numbers.*alice.*private.*board.*auditors/)
   assert.deepEqual(await unlabelledControls(page), [])
   await shot(page, 'admin')
+  await page.setViewportSize({ width: 390, height: 844 })
+  await shot(page, 'admin-phone')
+  await page.setViewportSize({ width: 1280, height: 860 })
 
   await row.getByRole('button', { name: 'Revoke share board of Quarterly numbers' }).click()
   await page.getByRole('status').filter({ hasText: 'Share board of “Quarterly numbers” revoked.' }).waitFor()
@@ -187,6 +190,8 @@ test('an administrator edits, previews and activates a theme; it applies everywh
   )
   assert.equal(await frame.locator('link[href*="branding"]').count(), 0)
   await shot(p, 'viewer-themed')
+  await p.setViewportSize({ width: 390, height: 844 })
+  await shot(p, 'viewer-phone')
   await other.context.close()
 
   const guest = await rig.browser.newContext()
