@@ -25,6 +25,8 @@ export interface PageOptions {
   current?: 'library' | 'admin' | undefined
   /** ES module under /static/app/ that drives the page. */
   script?: string | undefined
+  /** Extra stylesheets under /static/app/ after app.css (e.g. admin.css). */
+  styles?: string[] | undefined
   /** Extra class on <body> (the viewer lays out differently). */
   bodyClass?: string | undefined
   /** Escaped HTML of the page body below the header. */
@@ -74,7 +76,7 @@ export function renderPage(o: PageOptions): string {
 <title>${escapeHtml(o.title)} · ${escapeHtml(o.theme.siteName)}</title>
 <link rel="icon" href="${escapeHtml(favicon)}">
 <link rel="stylesheet" href="/static/app/app.css">
-<link rel="stylesheet" href="/branding/theme.css?v=${encodeURIComponent(o.theme.version)}">
+${(o.styles ?? []).map((f) => `<link rel="stylesheet" href="/static/app/${f}">\n`).join('')}<link rel="stylesheet" href="/branding/theme.css?v=${encodeURIComponent(o.theme.version)}">
 ${o.script ? `<script type="module" src="/static/app/${o.script}"></script>\n` : ''}</head>
 <body${o.bodyClass ? ` class="${o.bodyClass}"` : ''}>
 <a class="skip" href="#main">Skip to content</a>

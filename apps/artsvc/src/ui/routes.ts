@@ -113,6 +113,7 @@ export function uiRoutes(app: HttpApp, ctx: AppContext) {
       user: pageUser(principal),
       current: 'admin',
       script: 'admin.js',
+      styles: ['admin.css'],
       body: '<div id="app" class="admin"><p class="loading">Loading…</p></div>',
     })
   })
