@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { type Page, tempDir } from '@gatehouse/testkit'
 import { bearer, mustPublish } from './helpers/harness.ts'
-import { dropFile, shot, signIn, startUiRig, type UiRig, unlabelledControls } from './helpers/ui.ts'
+import { dropFile, dropFromDisk, shot, signIn, startUiRig, type UiRig, unlabelledControls } from './helpers/ui.ts'
 import { webBundle } from './helpers/web-bundle.ts'
 import { buildZip } from './helpers/zip-builder.ts'
 
@@ -268,7 +268,7 @@ test('the library works with the keyboard and every control has a label', async 
   await context.close()
 })
 
-test('publish a folder chosen with the folder picker; a third version keeps the previous entrypoint', async () => {
+test('publish a folder with the folder picker and by dropping it from disk; a new version keeps the previous entrypoint', async () => {
   const dir = tempDir('artsvc-folder-')
   try {
     mkdirSync(join(dir.path, 'site', 'assets'), { recursive: true })
@@ -288,6 +288,20 @@ test('publish a folder chosen with the folder picker; a third version keeps the 
     await page.getByRole('status').filter({ hasText: 'Published version 1 of “site”' }).waitFor()
     await page.getByRole('link', { name: 'Open it' }).click()
     assert.equal(await page.frameLocator('#artifact').locator('#v').textContent(), 'folder')
+
+    // The same folder dropped from disk: it arrives as a directory and is zipped in the browser.
+    await page.goto(`${rig.h.base}/`)
+    await page.getByRole('button', { name: 'Publish…' }).click()
+    await dropFromDisk(page, '.dropzone', [join(dir.path, 'site')])
+    await page.getByLabel('Entrypoint', { exact: true }).waitFor()
+    assert.deepEqual(await page.getByLabel('Entrypoint', { exact: true }).locator('option').allTextContents(), [
+      'assets/app.js',
+      'home.html',
+    ])
+    assert.match((await page.locator('form.publish [role=status]').textContent())!, /^folder site: 2 files/)
+    await page.getByLabel('Title', { exact: true }).fill('Dropped folder')
+    await page.locator('form.publish').getByRole('button', { name: 'Publish' }).click()
+    await page.getByRole('status').filter({ hasText: 'Published version 1 of “Dropped folder”' }).waitFor()
 
     await page.goto(`${rig.h.base}/`)
     await page.getByRole('button', { name: 'Publish a new version of site' }).click()

@@ -75,6 +75,22 @@ export async function dropFile(page: Page, selector: string, fileName: string, b
     await page.dispatchEvent(selector, event, { dataTransfer: transfer })
 }
 
+/**
+ * Drop files or folders from disk the way the operating system does, through Chromium's
+ * input pipeline (DevTools `Input.dispatchDragEvent`): a folder arrives as a directory
+ * entry, which a synthetic DataTransfer cannot carry.
+ */
+export async function dropFromDisk(page: Page, selector: string, paths: string[]) {
+  const box = (await page.locator(selector).boundingBox())!
+  const cdp = await page.context().newCDPSession(page)
+  const at = { x: box.x + box.width / 2, y: box.y + box.height / 2 }
+  const data = { items: [], files: paths, dragOperationsMask: 1 }
+  for (const type of ['dragEnter', 'dragOver', 'drop'] as const) {
+    await cdp.send('Input.dispatchDragEvent', { type, ...at, data })
+  }
+  await cdp.detach()
+}
+
 export async function shot(page: Page, name: string) {
   await page.screenshot({ path: join(OUTPUT, `${name}.png`), fullPage: true })
 }
