@@ -6,6 +6,7 @@
  * every control and a library that works with the keyboard. Screenshots: test-output/.
  */
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -84,6 +85,47 @@ test('sign in, publish by drag-and-drop with progress, then view it running in t
   assert.match(csp, /script-src 'self'/)
   assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/)
   await shot(page, 'viewer')
+  await context.close()
+})
+
+test('the progress bar follows a slow upload', async () => {
+  const { context, page } = await signIn(rig, 'paula')
+  // 1.5 MB of incompressible bytes over a link throttled to 1 MB/s: the upload takes a while.
+  const big = buildZip([
+    { name: 'index.html', data: '<p>big</p>' },
+    { name: 'noise.bin', data: randomBytes(1_500_000), method: 0 },
+  ])
+  const cdp = await context.newCDPSession(page)
+  await cdp.send('Network.enable')
+  await cdp.send('Network.emulateNetworkConditions', {
+    offline: false,
+    latency: 0,
+    downloadThroughput: -1,
+    uploadThroughput: 1024 * 1024,
+  })
+  await page.getByRole('button', { name: 'Publish…' }).click()
+  await dropFile(page, '.dropzone', 'big.zip', big, 'application/zip')
+  await page.getByLabel('Entrypoint', { exact: true }).waitFor()
+  await page.evaluate(() => {
+    const seen: number[] = []
+    ;(window as unknown as { seen: number[] }).seen = seen
+    const bar = document.querySelector('progress')!
+    new MutationObserver(() => seen.push(bar.value)).observe(bar, { attributes: true, attributeFilter: ['value'] })
+  })
+  await page.locator('form.publish').getByRole('button', { name: 'Publish' }).click()
+  await page.getByRole('status').filter({ hasText: 'Published version 1' }).waitFor()
+  const seen = await page.evaluate(() => (window as unknown as { seen: number[] }).seen)
+  assert.ok(
+    seen.some((v) => v > 0 && v < 100),
+    `intermediate progress seen: ${seen.join(',')}`,
+  )
+  assert.deepEqual(
+    [...seen].sort((a, b) => a - b),
+    seen,
+    'progress never goes back',
+  )
+  assert.equal(seen.at(-1), 100)
+  await cdp.detach()
   await context.close()
 })
 

@@ -64,12 +64,12 @@ export async function signIn(rig: UiRig, sub: string, name?: string): Promise<{ 
 /** Drop a file on an element the way a browser does: dragenter/dragover/drop with a DataTransfer. */
 export async function dropFile(page: Page, selector: string, fileName: string, bytes: Buffer, type: string) {
   const transfer = await page.evaluateHandle(
-    ({ data, fileName, type }) => {
+    ({ base64, fileName, type }) => {
       const dt = new DataTransfer()
-      dt.items.add(new File([new Uint8Array(data)], fileName, { type }))
+      dt.items.add(new File([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], fileName, { type }))
       return dt
     },
-    { data: [...bytes], fileName, type },
+    { base64: bytes.toString('base64'), fileName, type },
   )
   for (const event of ['dragenter', 'dragover', 'drop'])
     await page.dispatchEvent(selector, event, { dataTransfer: transfer })
