@@ -75,7 +75,8 @@ export const startStack: StartStack = async (ctx) => {
       ARTSVC_OIDC_CLIENT_ID: op.clientId,
       ARTSVC_OIDC_CLIENT_SECRET: op.clientSecret,
       ARTSVC_OAUTH_AUDIENCE: AUDIENCE,
-      ARTSVC_ADMIN_SUBJECTS: 'demo-admin',
+      // The demo account administers the local instance, so /admin can be tried too.
+      ARTSVC_ADMIN_SUBJECTS: 'demo',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -95,13 +96,13 @@ export const startStack: StartStack = async (ctx) => {
   writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 })
   return {
     urls: {
-      management: PUBLIC,
+      'library (browser)': `${PUBLIC}/`,
+      'admin (browser)': `${PUBLIC}/admin`,
       content: CONTENT,
-      'sign in': `${PUBLIC}/api/v1/auth/login`,
       'OpenID provider': op.issuer,
     },
     credentials: {
-      'browser sign-in': 'automatic as "demo" (local OpenID provider)',
+      'browser sign-in': 'automatic as "demo", an administrator here (local OpenID provider)',
       'API token for demo (12 h, this run only)': shownPath(ctx.root, tokenFile),
       kept: join(ctx.dataDir, 'credentials.json'),
     },

@@ -36,6 +36,7 @@ import { mcpRoutes } from './mcp/routes.ts'
 import { artsvcMetrics } from './metrics.ts'
 import { shareRoutes } from './shares/routes.ts'
 import { createBlobStore } from './storage/index.ts'
+import { uiRoutes } from './ui/routes.ts'
 import { uploadRoutes } from './uploads/routes.ts'
 import { viewerRoutes } from './viewer/routes.ts'
 import { Signer } from './viewer/signing.ts'
@@ -163,6 +164,7 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
   mcpRoutes(app, ctx, bearer)
   brandingRoutes(app, ctx)
   viewerRoutes(app, ctx)
+  uiRoutes(app, ctx)
   contentRoutes(app, ctx)
   installContentPath(app, ctx)
 

@@ -295,6 +295,32 @@ describe('edge_access mode', () => {
     assert.equal((await fetch(`${h.base}/api/v1/me`, { headers: await bearer(op, 'svc') })).status, 200)
   })
 
+  test('the browser UI in edge mode: the assertion signs people in, /admin follows custom.groups', async () => {
+    const page = async (path: string, claims?: Record<string, unknown>) => {
+      const res = await fetch(`${h.base}${path}`, {
+        headers: { accept: 'text/html', ...(claims ? { 'edge-access-jwt-assertion': await assertion(claims) } : {}) },
+        redirect: 'manual',
+      })
+      return { status: res.status, html: await res.text(), csp: res.headers.get('content-security-policy') ?? '' }
+    }
+    const anonymous = await page('/')
+    assert.equal(anonymous.status, 401)
+    assert.match(anonymous.html, /Sign in through your access proxy/)
+    assert.doesNotMatch(anonymous.html, /auth\/login/, 'no sign-in route in edge mode')
+    const library = await page('/', { sub: 'ui-1', email: 'ui1@example.test' })
+    assert.equal(library.status, 200)
+    assert.match(library.html, /<script type="module" src="\/static\/app\/library.js">/)
+    assert.match(library.html, /ui1@example.test/)
+    assert.doesNotMatch(library.html, /sign-out/, 'the proxy owns the session: no sign-out button')
+    assert.doesNotMatch(library.html, /href="\/admin"/)
+    assert.doesNotMatch(library.csp, /unsafe-inline/)
+    assert.equal((await page('/admin')).status, 401)
+    assert.equal((await page('/admin', { sub: 'ui-1' })).status, 403)
+    const admin = await page('/admin', { sub: 'ui-2', custom: { groups: ['ops-admins'] } })
+    assert.equal(admin.status, 200)
+    assert.match(admin.html, /src="\/static\/app\/admin.js"/)
+  })
+
   test('an unreachable key set or issuer is 503, not a bad credential', async () => {
     const closed = await freePort()
     const other = await startArtsvc({

@@ -110,7 +110,7 @@ test('share links in Chromium: /s/ sets the share session, /shared/ shows the pi
   const page = await context.newPage()
   await page.goto(share.url)
   assert.equal(new URL(page.url()).pathname, `/shared/${share.id}/`)
-  assert.match((await page.locator('header').textContent())!, /shared view/)
+  assert.match((await page.locator('.viewer-bar').textContent())!, /shared view/)
   const result = await frameResult(page)
   assert.equal(result.wasm, 5)
   const cookies = await context.cookies(`${h.base}/shared/${share.id}/`)

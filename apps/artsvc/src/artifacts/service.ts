@@ -57,6 +57,7 @@ export async function listArtifacts(ctx: AppContext, principal: Principal) {
       artifactJson(ctx, r, {
         owner: r.owner_subject,
         role: r.owner_id === principal.user.id ? 'owner' : (r.grant_role ?? 'reader'),
+        latest_version_at: r.latest_version_created_at === null ? null : iso(Number(r.latest_version_created_at)),
       }),
     ),
   }

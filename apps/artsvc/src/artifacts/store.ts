@@ -19,22 +19,32 @@ export function getGrant(db: Db, artifactId: string, userId: string): Promise<Gr
 
 /** Artifacts a user owns, holds a grant on, or that are visible to every signed-in account. */
 export function listVisibleArtifacts(db: Db, userId: string) {
-  return db
-    .selectFrom('artifacts')
-    .innerJoin('users as owner', 'owner.id', 'artifacts.owner_id')
-    .leftJoin('grants', (j) => j.onRef('grants.artifact_id', '=', 'artifacts.id').on('grants.user_id', '=', userId))
-    .selectAll('artifacts')
-    .select(['owner.oidc_subject as owner_subject', 'grants.role as grant_role'])
-    .where('artifacts.deleted_at', 'is', null)
-    .where((eb) =>
-      eb.or([
-        eb('artifacts.owner_id', '=', userId),
-        eb('grants.user_id', '=', userId),
-        eb('artifacts.visibility', '=', 'authenticated'),
-      ]),
-    )
-    .orderBy('artifacts.updated_at', 'desc')
-    .execute()
+  return (
+    db
+      .selectFrom('artifacts')
+      .innerJoin('users as owner', 'owner.id', 'artifacts.owner_id')
+      .leftJoin('grants', (j) => j.onRef('grants.artifact_id', '=', 'artifacts.id').on('grants.user_id', '=', userId))
+      // The newest version's time: the library sorts by it (updated_at also moves with visibility).
+      .leftJoin('versions as latest', (j) =>
+        j.onRef('latest.artifact_id', '=', 'artifacts.id').onRef('latest.number', '=', 'artifacts.latest_version'),
+      )
+      .selectAll('artifacts')
+      .select([
+        'owner.oidc_subject as owner_subject',
+        'grants.role as grant_role',
+        'latest.created_at as latest_version_created_at',
+      ])
+      .where('artifacts.deleted_at', 'is', null)
+      .where((eb) =>
+        eb.or([
+          eb('artifacts.owner_id', '=', userId),
+          eb('grants.user_id', '=', userId),
+          eb('artifacts.visibility', '=', 'authenticated'),
+        ]),
+      )
+      .orderBy('artifacts.updated_at', 'desc')
+      .execute()
+  )
 }
 
 export function listVersions(db: Db, artifactId: string): Promise<VersionRow[]> {

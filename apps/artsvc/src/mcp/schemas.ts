@@ -31,6 +31,7 @@ export const artifactOut = z.object({
   url: z.string().describe('Viewer URL on the management origin (needs sign-in)'),
   owner: z.string().optional().describe('Owner subject'),
   role: z.enum(['owner', 'editor', 'viewer', 'reader']).optional().describe('Your role on this artifact'),
+  latest_version_at: time.nullable().optional().describe('When the newest version was published (in lists)'),
 })
 
 export const versionOut = z.object({

@@ -1,11 +1,15 @@
-/** The viewer page on the management origin: a frame onto the content origin, sandboxed without allow-same-origin. */
+/**
+ * The viewer page on the management origin: the site's branded header, a bar with the
+ * artifact's title, owner, version switcher and open-in-new-tab, and a frame onto the
+ * content origin, sandboxed without allow-same-origin. The theme styles this chrome only:
+ * nothing of it reaches the content origin.
+ */
 import type { FastifyReply } from 'fastify'
+import { escapeHtml, type PageUser, sendPage } from '../ui/html.ts'
+import type { PageTheme } from '../ui/theme.ts'
 
 /** Sandbox flags of the iframe; `allow-same-origin` is never among them. */
 export const IFRAME_SANDBOX = 'allow-scripts allow-forms allow-popups allow-modals allow-downloads'
-
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 export function encodePath(path: string): string {
   return path.split('/').map(encodeURIComponent).join('/')
@@ -16,41 +20,36 @@ export interface ViewerPage {
   version: number
   frameUrl: string
   contentOrigin: string
+  theme: PageTheme
+  owner: string
+  /** Signed-in viewer (the /a/ page); absent on share pages. */
+  user?: PageUser | undefined
+  /** The /a/ page: every version number, newest first, for the switcher. */
+  switcher?: { artifact: string; versions: number[] } | undefined
   note?: string
 }
 
-export function sendViewer(reply: FastifyReply, page: ViewerPage) {
-  const html = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(page.title)} · artsvc</title>
-<link rel="stylesheet" href="/static/viewer.css">
-</head>
-<body>
-<header><span class="title">${escapeHtml(page.title)}</span><span class="version">version ${page.version}</span>${page.note ? `<span class="note">${escapeHtml(page.note)}</span>` : ''}</header>
-<iframe id="artifact" src="${escapeHtml(page.frameUrl)}" sandbox="${IFRAME_SANDBOX}" referrerpolicy="no-referrer" allow="fullscreen" title="${escapeHtml(page.title)}"></iframe>
-</body>
-</html>
-`
-  return reply
-    .code(200)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header(
-      'content-security-policy',
-      `default-src 'none'; style-src 'self'; img-src 'self' data:; frame-src ${page.contentOrigin}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
-    )
-    .header('x-frame-options', 'DENY')
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    .header('cache-control', 'no-store')
-    .send(html)
+function versionControl(page: ViewerPage): string {
+  const s = page.switcher
+  if (!s || s.versions.length < 2) return `<span class="version">version ${page.version}</span>`
+  const options = s.versions
+    .map((n) => `<option value="${n}"${n === page.version ? ' selected' : ''}>version ${n}</option>`)
+    .join('')
+  return `<form class="switcher" method="get" action="/a/${escapeHtml(s.artifact)}"><label for="version-select">Version</label><select id="version-select" name="version">${options}</select><button type="submit" class="quiet">Show</button></form>`
 }
 
-export const VIEWER_CSS = `html,body{margin:0;height:100%;font:14px system-ui,sans-serif;background:#f4f4f5;color:#18181b}
-body{display:flex;flex-direction:column}
-header{display:flex;gap:1em;align-items:baseline;padding:.5em 1em;border-bottom:1px solid #d4d4d8;background:#fff}
-header .title{font-weight:600}header .version,header .note{color:#71717a}
-iframe{flex:1;border:0;width:100%;background:#fff}
-`
+export function sendViewer(reply: FastifyReply, page: ViewerPage) {
+  const bar = `<div class="viewer-bar"><h1 class="artifact-title">${escapeHtml(page.title)}</h1><span class="owner">by ${escapeHtml(page.owner)}</span>${versionControl(page)}${
+    page.note ? `<span class="note">${escapeHtml(page.note)}</span>` : ''
+  }<a class="button quiet" href="${escapeHtml(page.frameUrl)}" target="_blank" rel="noopener noreferrer">Open in new tab</a></div>`
+  const frame = `<iframe id="artifact" src="${escapeHtml(page.frameUrl)}" sandbox="${IFRAME_SANDBOX}" referrerpolicy="no-referrer" allow="fullscreen" title="${escapeHtml(page.title)}"></iframe>`
+  return sendPage(reply, {
+    title: page.title,
+    theme: page.theme,
+    user: page.user,
+    bodyClass: 'viewer',
+    script: page.switcher ? 'viewer.js' : undefined,
+    body: bar + frame,
+    frameOrigin: page.contentOrigin,
+  })
+}

@@ -3,19 +3,23 @@
  *   GET /a/{artifact}[?version=N]  signed-in viewer (owner, grants, or authenticated visibility)
  *   GET /s/{secret}                share entry: spends a view, sets the share-session cookie
  *   GET /shared/{share}/           shared viewer: accepts only that cookie
- *   GET /static/viewer.css         static assets of these pages
+ * (Their stylesheet and script are the UI's, under /static/app/: ui/routes.ts.)
  */
 import type { HttpApp } from '@gatehouse/kit'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { readable } from '../artifacts/access.ts'
-import { getActiveArtifact, getVersion, getVersionById } from '../artifacts/store.ts'
+import { getActiveArtifact, getVersion, getVersionById, versionNumbers } from '../artifacts/store.ts'
 import type { AppContext } from '../context.ts'
 import type { VersionRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { ID_PATTERN } from '../ids.ts'
 import { openShare } from '../shares/service.ts'
 import { getShare, shareIsLive } from '../shares/store.ts'
-import { encodePath, sendViewer, VIEWER_CSS } from './page.ts'
+import { htmlErrors } from '../ui/html.ts'
+import { pageUser } from '../ui/routes.ts'
+import { pageTheme } from '../ui/theme.ts'
+import { encodePath, sendViewer } from './page.ts'
 
 export const SHARE_COOKIE = 'artsvc_share'
 
@@ -28,6 +32,22 @@ const SecretParams = Type.Object({ secret: Type.String({ maxLength: 128 }) })
 const ShareParams = Type.Object({ share: Type.String({ pattern: ID_PATTERN }) })
 
 export function viewerRoutes(app: HttpApp, ctx: AppContext) {
+  const ownerName = async (userId: string) => {
+    const u = await ctx.db
+      .selectFrom('users')
+      .select(['display_name', 'oidc_subject'])
+      .where('id', '=', userId)
+      .executeTakeFirst()
+    // Never the e-mail address: share pages are seen by people without an account.
+    return u?.display_name ?? u?.oidc_subject ?? 'unknown'
+  }
+  const errorHandler = htmlErrors(
+    () => pageTheme(ctx),
+    async (req: FastifyRequest) => {
+      const p = await ctx.auth.principal(req)
+      return p && pageUser(p)
+    },
+  )
   const frameUrl = (version: VersionRow, shareId: string | undefined) => {
     const ticket = ctx.signer.ticket(version.id, shareId, ctx.now() + ctx.config.viewerTicketTtl)
     return `${ctx.config.contentOrigin}/t/${ticket}/${encodePath(version.entrypoint)}`
@@ -35,7 +55,7 @@ export function viewerRoutes(app: HttpApp, ctx: AppContext) {
 
   app.get(
     '/a/:artifact',
-    { schema: { params: ArtifactParams, querystring: VersionQuery, hide: true } },
+    { schema: { params: ArtifactParams, querystring: VersionQuery, hide: true }, errorHandler },
     async (req, reply) => {
       const principal = await ctx.auth.principal(req)
       if (!principal) {
@@ -48,16 +68,25 @@ export function viewerRoutes(app: HttpApp, ctx: AppContext) {
       const { artifact } = await readable(ctx, principal, req.params.artifact)
       const version = await getVersion(ctx.db, artifact.id, req.query.version ?? Number(artifact.latest_version))
       if (!version) throw errors.version_not_found()
+      const [theme, owner, numbers] = await Promise.all([
+        pageTheme(ctx),
+        ownerName(artifact.owner_id),
+        versionNumbers(ctx.db, artifact.id),
+      ])
       return sendViewer(reply, {
         title: version.title,
         version: Number(version.number),
         frameUrl: frameUrl(version, undefined),
         contentOrigin: ctx.config.contentOrigin,
+        theme,
+        owner,
+        user: pageUser(principal),
+        switcher: { artifact: artifact.id, versions: numbers.map((v) => Number(v.number)).sort((a, b) => b - a) },
       })
     },
   )
 
-  app.get('/s/:secret', { schema: { params: SecretParams, hide: true } }, async (req, reply) => {
+  app.get('/s/:secret', { schema: { params: SecretParams, hide: true }, errorHandler }, async (req, reply) => {
     const share = await openShare(ctx, req.params.secret)
     const expires = ctx.now() + ctx.config.shareSessionTtl
     reply.setCookie(SHARE_COOKIE, ctx.signer.shareSession(share.id, expires), {
@@ -71,7 +100,7 @@ export function viewerRoutes(app: HttpApp, ctx: AppContext) {
     return reply.redirect(`/shared/${share.id}/`, 303)
   })
 
-  app.get('/shared/:share/', { schema: { params: ShareParams, hide: true } }, async (req, reply) => {
+  app.get('/shared/:share/', { schema: { params: ShareParams, hide: true }, errorHandler }, async (req, reply) => {
     const cookie = req.cookies[SHARE_COOKIE]
     const now = ctx.now()
     if (!cookie || ctx.signer.verifyShareSession(cookie, now) !== req.params.share)
@@ -83,20 +112,15 @@ export function viewerRoutes(app: HttpApp, ctx: AppContext) {
       ? await getVersionById(ctx.db, share.version_id)
       : artifact && (await getVersion(ctx.db, artifact.id, Number(artifact.latest_version)))
     if (!version) throw errors.share_unavailable('is no longer available')
+    const [theme, owner] = await Promise.all([pageTheme(ctx), ownerName(artifact?.owner_id ?? '')])
     return sendViewer(reply, {
       title: version.title,
       version: Number(version.number),
       frameUrl: frameUrl(version, share.id),
       contentOrigin: ctx.config.contentOrigin,
+      theme,
+      owner,
       note: 'shared view',
     })
   })
-
-  app.get('/static/viewer.css', { schema: { hide: true } }, async (_req, reply) =>
-    reply
-      .header('content-type', 'text/css; charset=utf-8')
-      .header('cache-control', 'public, max-age=3600')
-      .header('x-content-type-options', 'nosniff')
-      .send(VIEWER_CSS),
-  )
 }
