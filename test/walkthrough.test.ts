@@ -179,6 +179,11 @@ test('notify: the printed hook command posts a message that the printed reader-t
     items.some((i) => i.title === 'Demo' && i.body === 'hello from the demo' && i.severity === 'error'),
     read.stdout,
   )
+  // The admin CLI finds the stack's database through the config file bin/notify reads.
+  const tokens = paste(printed('bin/notify token list')[0]!)
+  assert.equal(tokens.status, 0, tokens.stderr)
+  assert.match(tokens.stdout, /^ID +USER +NAME/)
+  assert.match(tokens.stdout, /admin +npm start demo/)
 })
 
 test('dnsctl: the printed API and DNS commands answer for the example zone', () => {

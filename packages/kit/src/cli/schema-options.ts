@@ -5,15 +5,19 @@
 import { type Command, Option } from 'commander'
 import type { Field, Schema } from '../config.ts'
 
-function flagFields(schema: Schema): Field<unknown>[] {
+/** Every field of `schema`, nested sections included. */
+function fieldsOf(schema: Schema): Field<unknown>[] {
   const out: Field<unknown>[] = []
   for (const value of Object.values(schema)) {
     const f = value as Field<unknown>
-    if (typeof f.parse === 'function' && typeof f.kind === 'string') {
-      if (f.options.flag) out.push(f)
-    } else out.push(...flagFields(value as Schema))
+    if (typeof f.parse === 'function' && typeof f.kind === 'string') out.push(f)
+    else out.push(...fieldsOf(value as Schema))
   }
   return out
+}
+
+function flagFields(schema: Schema): Field<unknown>[] {
+  return fieldsOf(schema).filter((f) => f.options.flag)
 }
 
 /**
@@ -39,6 +43,22 @@ export function addSchemaOptions(command: Command, schema: Schema): Command {
     command.addOption(option)
   }
   return command
+}
+
+/**
+ * Add the settings of `schema` that have no flag (secrets read from the environment or a file,
+ * such as a bootstrap password) to a command's `--help`, so every setting is listed somewhere.
+ *
+ * @example withEnvironmentHelp(program.command('serve'), schema) // "Environment only: NOTIFY_READER_PASSWORD ..."
+ */
+export function withEnvironmentHelp(command: Command, schema: Schema): Command {
+  const lines = fieldsOf(schema)
+    .filter((f) => !f.options.flag && f.options.env)
+    .map(
+      ({ options: o }) =>
+        `  ${o.env}${o.secret ? ` (or ${o.env}_FILE, a file holding it)` : ''}${o.doc ? `: ${o.doc}` : ''}`,
+    )
+  return lines.length === 0 ? command : command.addHelpText('after', `\nEnvironment only:\n${lines.join('\n')}`)
 }
 
 /** The values of `addSchemaOptions` options that were given, keyed by flag name (for `loadConfig`'s `flags`). */
