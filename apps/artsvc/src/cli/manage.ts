@@ -42,11 +42,16 @@ function readStored(file: string): Stored {
   }
 }
 
+/** The token `artsvc login` kept for the origin of `url`, if any. */
+export function storedToken(url: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return readStored(credentialsFile(env))[new URL(url).origin]?.token
+}
+
 function tokenFor(t: Target): string {
   if (t.token) return t.token
-  const stored = readStored(credentialsFile(t.env))[new URL(t.url).origin]
+  const stored = storedToken(t.url, t.env)
   if (!stored) throw new PublishError(`not logged in to ${new URL(t.url).origin}: run artsvc login or set ARTSVC_TOKEN`)
-  return stored.token
+  return stored
 }
 
 async function api(t: Target, method: string, path: string, body?: unknown, token = tokenFor(t)) {

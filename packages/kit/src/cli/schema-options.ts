@@ -5,6 +5,11 @@
 import { type Command, Option } from 'commander'
 import type { Field, Schema } from '../config.ts'
 
+function defaultText(value: unknown): string {
+  if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) return ''
+  return ` (default ${typeof value === 'string' ? value : JSON.stringify(value)})`
+}
+
 /** Every field of `schema`, nested sections included. */
 function fieldsOf(schema: Schema): Field<unknown>[] {
   const out: Field<unknown>[] = []
@@ -30,10 +35,7 @@ function flagFields(schema: Schema): Field<unknown>[] {
 export function addSchemaOptions(command: Command, schema: Schema): Command {
   for (const f of flagFields(schema)) {
     const o = f.options
-    const def =
-      o.default === undefined
-        ? ''
-        : ` (default ${typeof o.default === 'string' ? o.default : JSON.stringify(o.default)})`
+    const def = defaultText(o.default)
     const env = o.env ? ` [env ${o.env}${o.secret ? ` or ${o.env}_FILE` : ''}]` : ''
     const option = new Option(
       f.arity === 'none' ? `--${o.flag}` : `--${o.flag} <${f.kind === 'listen' ? 'host:port' : 'value'}>`,
@@ -54,10 +56,10 @@ export function addSchemaOptions(command: Command, schema: Schema): Command {
 export function withEnvironmentHelp(command: Command, schema: Schema): Command {
   const lines = fieldsOf(schema)
     .filter((f) => !f.options.flag && f.options.env)
-    .map(
-      ({ options: o }) =>
-        `  ${o.env}${o.secret ? ` (or ${o.env}_FILE, a file holding it)` : ''}${o.doc ? `: ${o.doc}` : ''}`,
-    )
+    .map(({ options: o }) => {
+      const file = o.secret ? ` (or ${o.env}_FILE, a file holding it)` : ''
+      return `  ${o.env}${file}${o.doc ? `: ${o.doc}` : ''}${defaultText(o.default)}`
+    })
   return lines.length === 0 ? command : command.addHelpText('after', `\nEnvironment only:\n${lines.join('\n')}`)
 }
 
