@@ -6,11 +6,8 @@
  */
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
-import { schema } from '../config.ts'
 import { type NotifyDatabase, openNotifyDatabase } from '../db/open.ts'
-
-/** The settings an admin command takes: only the database (the rest of a config file is ignored). */
-export const adminSchema = { database: schema.database }
+import { adminSchema } from './admin-schema.ts'
 
 export function databaseUrl(opts: Record<string, unknown>): string {
   return loadAppConfig('notify', adminSchema, {

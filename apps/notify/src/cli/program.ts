@@ -7,7 +7,7 @@
 import { type Command, createCli, runCli, withExamples } from '@gatehouse/kit/cli/program.ts'
 import { addSchemaOptions, schemaFlags, withEnvironmentHelp } from '@gatehouse/kit/cli/schema-options.ts'
 import { schema } from '../config.ts'
-import { adminSchema } from './database.ts'
+import { adminSchema } from './admin-schema.ts'
 
 export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) => void } = {}): Command {
   const program = createCli({
