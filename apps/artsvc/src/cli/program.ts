@@ -103,7 +103,9 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
       out = await work(manage)
     } catch (err) {
       // manage.ts reports refusals (HTTP errors, not logged in) as PublishError: one line, exit 1.
-      if ((err as Error)?.name === 'PublishError') throw new CliError(escapeTerminal((err as Error).message))
+      // A sign-in failure may quote the provider's words: escaped as well.
+      if ((err as Error)?.name === 'PublishError' || err instanceof CliError)
+        throw new CliError(escapeTerminal((err as Error).message))
       throw err
     }
     if (o.json) process.stdout.write(`${JSON.stringify(out.json, null, 2)}\n`)
@@ -112,15 +114,43 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
 
   withExamples(
     common(program.command('login'))
-      .description('check a token against the server and keep it for that server (owner-only file)')
+      .description(
+        'sign in (--browser) or check a given token, and keep it for that server (owner-only file; a browser login renews itself)',
+      )
+      .option('--browser', "sign in at the server's OpenID provider in a browser (authorization code + PKCE)")
+      .option(
+        '--client-id <id>',
+        'the public client registered for this CLI (default $ARTSVC_CLI_CLIENT_ID, else artsvc-cli)',
+      )
+      .option(
+        '--audience <aud>',
+        "the server's ARTSVC_OAUTH_AUDIENCE (default $ARTSVC_OAUTH_AUDIENCE, else its metadata)",
+      )
       .option('--token-file <file>', 'read the token from this file (default $ARTSVC_TOKEN)'),
     [
+      'artsvc login --browser --url https://artifacts.example.com',
       'ARTSVC_TOKEN=... artsvc login --url https://artifacts.example.com',
       'artsvc login --url https://artifacts.example.com --token-file token.txt',
     ],
-  ).action(async (o: Common & { tokenFile?: string }) => {
+  ).action(async (o: Common & { tokenFile?: string; browser?: boolean; clientId?: string; audience?: string }) => {
+    if (o.browser) {
+      if (o.tokenFile) throw new UsageError('give --browser or --token-file, not both')
+      const { url } = target(o)
+      const audience = o.audience ?? env.ARTSVC_OAUTH_AUDIENCE
+      const { browserLogin } = await import('./browser-login.ts')
+      await run(o, () =>
+        browserLogin({
+          url,
+          env,
+          clientId: o.clientId ?? env.ARTSVC_CLI_CLIENT_ID ?? 'artsvc-cli',
+          ...(audience ? { audience } : {}),
+          show: (link) => process.stderr.write(`Open this link in a browser to sign in:\n  ${escapeTerminal(link)}\n`),
+        }),
+      )
+      return
+    }
     const token = o.tokenFile ? readFileSync(o.tokenFile, 'utf8').trim() : env.ARTSVC_TOKEN
-    if (!token) throw new UsageError('give --token-file FILE or set ARTSVC_TOKEN')
+    if (!token) throw new UsageError('give --browser (sign in at the provider), --token-file FILE or set ARTSVC_TOKEN')
     await run(o, (m) => m.login({ ...target(o), token }))
   })
 

@@ -7,13 +7,13 @@ import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
 import { ConfigError } from '@gatehouse/kit/config.ts'
 import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
 import { loadPublishConfig, type PublishConfig, stderrIsTerminal } from '../config.ts'
-import { storedToken } from './manage.ts'
+import { usableToken } from './credentials.ts'
 import { PublishError, publish } from './publish.ts'
 
 export async function publishCommand(flags: Record<string, unknown>, env = process.env): Promise<void> {
   let config: PublishConfig
   try {
-    config = loadPublishConfig(flags, withStoredToken(flags, env))
+    config = loadPublishConfig(flags, await withStoredToken(flags, env))
   } catch (err) {
     if (err instanceof ConfigError) throw new UsageError(err.lines.join('; '))
     throw err
@@ -28,7 +28,7 @@ export async function publishCommand(flags: Record<string, unknown>, env = proce
 }
 
 /** The environment with ARTSVC_TOKEN set from `artsvc login`'s file when none is given. */
-function withStoredToken(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+async function withStoredToken(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
   if (env.ARTSVC_TOKEN || env.ARTSVC_TOKEN_FILE) return env
   const url = (flags.url as string | undefined) ?? env.ARTSVC_URL
   let origin: string
@@ -37,7 +37,7 @@ function withStoredToken(flags: Record<string, unknown>, env: NodeJS.ProcessEnv)
   } catch {
     return env // no URL or not one: the loader says so
   }
-  const token = storedToken(origin, env)
+  const token = await usableToken(origin, env)
   // The same words as the management commands: a missing login is a failure (exit 1), not a usage error.
   if (!token) throw new CliError(`not logged in to ${origin}: run artsvc login or set ARTSVC_TOKEN`)
   return { ...env, ARTSVC_TOKEN: token }
