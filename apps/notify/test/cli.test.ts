@@ -151,6 +151,26 @@ describe('notify command line', () => {
         assert.match(again.stderr, /no reader token/)
       })
 
+      test('user list shows the readers without secrets; --json for scripts', async () => {
+        const db = ['--database', n.config.database]
+        await reader(n, cookie, 'carol')
+        const table = await cli(['user', 'list', ...db])
+        assert.equal(table.code, 0, table.stderr)
+        assert.match(table.stdout, /^USER +KIND +SIGN-IN +ROLE +STATE +CREATED\n/)
+        assert.match(table.stdout, new RegExp(`^${ADMIN} +human +local +administrator +enabled `, 'm'))
+        assert.match(table.stdout, /^carol +human +local +reader +enabled /m)
+        const json = await cli(['user', 'list', '--json', ...db])
+        const users = JSON.parse(json.stdout) as { username: string; admin: boolean }[]
+        assert.deepEqual(
+          users.filter((u) => u.username === ADMIN || u.username === 'carol').map((u) => [u.username, u.admin]),
+          [
+            [ADMIN, true],
+            ['carol', false],
+          ],
+        )
+        assert.doesNotMatch(json.stdout, /password|\$2[aby]\$/)
+      })
+
       test('an unknown or disabled user and a bad name are refused with one line, exit 1', async () => {
         const db = ['--database', n.config.database]
         const tokens = async () =>

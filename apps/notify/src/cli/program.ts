@@ -25,6 +25,7 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
     'notify serve --help',
     'notify token create --user alice --name backup-script',
     'notify token list --json',
+    'notify user list',
   ])
   const all = (cmd: Command): Record<string, unknown> => cmd.optsWithGlobals()
   const admin = (cmd: Command) => addSchemaOptions(cmd, adminSchema)
@@ -47,6 +48,14 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
       const kind = await withDatabase(all(cmd), async (d) => d.kind, true)
       process.stdout.write(`database (${kind}) is up to date\n`)
     })
+
+  const user = program.command('user').description('readers (people and system identities)')
+  withExamples(
+    admin(user.command('list'))
+      .description('list readers (never a password hash)')
+      .option('--json', 'print JSON for scripts instead of a table'),
+    ['notify user list', 'notify user list --json'],
+  ).action(async (_o, cmd: Command) => (await import('./users.ts')).userListCommand(all(cmd)))
 
   const token = program
     .command('token')
