@@ -5,7 +5,17 @@
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -39,6 +49,23 @@ for (const app of APPS) {
     assert.match(r.stdout, new RegExp(`usage: ${app}`, 'i'))
   })
 }
+
+test("the launchers keep Node's compile cache in the user's own cache folder, owner-only", (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'gatehouse-cache-'))
+  t.after(() => rmSync(home, { recursive: true, force: true }))
+  const r = sh(join(root, 'bin', 'notify'), ['--help'], { ...cleanEnv, HOME: home })
+  assert.equal(r.status, 0, r.stderr)
+  const dir = join(home, '.cache', 'gatehouse', 'node-compile-cache')
+  assert.equal(statSync(dir).mode & 0o777, 0o700)
+  assert.ok(readdirSync(dir).length > 0, 'compiled modules were kept')
+  const off = join(home, 'off')
+  mkdirSync(off)
+  assert.equal(
+    sh(join(root, 'bin', 'notify'), ['--help'], { ...cleanEnv, HOME: off, NODE_DISABLE_COMPILE_CACHE: '1' }).status,
+    0,
+  )
+  assert.equal(existsSync(join(off, '.cache')), false, 'NODE_DISABLE_COMPILE_CACHE=1 turns it off')
+})
 
 test('a launcher reached through a symlink in another folder still finds the repository', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bin-'))

@@ -2,7 +2,8 @@
  * The walkthrough a new user makes: start the stack as `npm start` does, paste every command it
  * prints (`$ ...` lines) into a clean shell whose first `node` is the system one (older than
  * 24), and follow each app through its main job: gate an SSH client and approve it, read the
- * control plane, publish a site, post and read a notification, query DNS.
+ * control plane, publish a site, post and read a notification, query DNS. The SSH client is
+ * approved by clicking in the edgegate dashboard (Chromium), as the printed note suggests.
  *
  * The stack runs with its state in a temporary GATEHOUSE_HOME and every port shifted by
  * GATEHOUSE_PORT_OFFSET, so it does not meet a demo already running on this machine; the pasted
@@ -10,7 +11,7 @@
  */
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -145,16 +146,54 @@ test('sshproxy: a new SSH client is stopped, listed, approved on the control pla
     return r.status === 0 && r.stdout.includes(fingerprint) ? true : undefined
   })
 
-  const approve = paste(printed('bin/edgegate decision approve')[0]!.replace('<fingerprint>', fingerprint))
-  assert.equal(approve.status, 0, approve.stderr)
-  assert.match(approve.stdout, new RegExp(`${fingerprint} approved`))
+  // Approve it as the printed note says: on the edgegate dashboard, signed in with the
+  // administrator token the stack printed, by clicking Approve on the fingerprint's row.
+  await approveOnDashboard(`https://127.0.0.1:${port(8443)}/`, adminToken, 'sshgate-1', fingerprint)
   // The gate pulls the approval on its next sync (every 5 s in the demo).
   const through = await eventually('the approved client getting through', 30_000, () => {
     const r = paste(`${ssh} </dev/null`)
     return r.status === 0 ? r : undefined
   })
   assert.match(through.stdout, /the SSH gate let you through/)
+  // The printed CLI alternative works on the same decision (approving again keeps it approved).
+  const approve = paste(printed('bin/edgegate decision approve')[0]!.replace('<fingerprint>', fingerprint))
+  assert.equal(approve.status, 0, approve.stderr)
+  assert.match(approve.stdout, new RegExp(`${fingerprint} approved`))
 })
+
+/**
+ * Sign in to the dashboard in Chromium and click Approve on the fingerprint's row; a screenshot
+ * of the page after the click goes to test-output/. The demo's certificate comes from the
+ * stack's own CA, which this browser does not trust (a user imports tls/ca.crt or clicks
+ * through): its HTTPS errors are ignored.
+ */
+async function approveOnDashboard(url: string, token: string, instance: string, fingerprint: string) {
+  const { launchChromium } = await import('@gatehouse/testkit')
+  const browser = await launchChromium()
+  try {
+    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1366, height: 900 } })
+    const page = await context.newPage()
+    await page.goto(url)
+    await page.locator('input[name=token]').fill(token)
+    await page.locator('input[name=token]').press('Enter')
+    const row = page.locator(`#fingerprints tr[data-instance="${instance}"][data-fingerprint="${fingerprint}"]`)
+    await row.waitFor({ timeout: 30_000 })
+    await row.locator('button[data-status=approved]').click()
+    // The page reloads after the decision is stored; the row then shows it.
+    await page.waitForFunction(
+      ([i, f]) =>
+        document
+          .querySelector(`#fingerprints tr[data-instance="${i}"][data-fingerprint="${f}"]`)
+          ?.textContent?.includes('approved') === true,
+      [instance, fingerprint],
+      { timeout: 15_000 },
+    )
+    mkdirSync(join(root, 'test-output'), { recursive: true })
+    await page.screenshot({ path: join(root, 'test-output', 'walkthrough-dashboard-approved.png'), fullPage: true })
+  } finally {
+    await browser.close()
+  }
+}
 
 test('artsvc: the printed publish command publishes the demo site and the URL serves it', async () => {
   const r = paste(printed('ARTSVC_URL=')[0]!)
@@ -179,6 +218,11 @@ test('notify: the printed hook command posts a message that the printed reader-t
     items.some((i) => i.title === 'Demo' && i.body === 'hello from the demo' && i.severity === 'error'),
     read.stdout,
   )
+  // The admin CLI finds the stack's database through the config file bin/notify reads.
+  const tokens = paste(printed('bin/notify token list')[0]!)
+  assert.equal(tokens.status, 0, tokens.stderr)
+  assert.match(tokens.stdout, /^ID +USER +NAME/)
+  assert.match(tokens.stdout, /admin +npm start demo/)
 })
 
 test('dnsctl: the printed API and DNS commands answer for the example zone', () => {

@@ -57,16 +57,23 @@ export const startStack: StartStack = async (ctx) => {
   const c = credentials(ctx.dataDir)
   const logFile = join(ctx.dataDir, 'notify.log')
   const log = createWriteStream(logFile, { flags: 'a' })
-  const child = spawn(ctx.node, [join(ctx.root, 'apps', 'notify', 'src', 'main.ts')], {
+  // The settings go to the config file bin/notify reads by default, so `bin/notify token list`
+  // finds this database; the secrets stay in the server's environment.
+  const configFile = join(ctx.dataDir, 'config.json')
+  const config = {
+    listen: LISTEN,
+    database: `sqlite:${join(ctx.dataDir, 'notify.db')}`,
+    readerUsername: c.username,
+    publicUrl: URL_BASE,
+    hookChannel: 'demo',
+  }
+  writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`)
+  const child = spawn(ctx.node, [join(ctx.root, 'apps', 'notify', 'src', 'main.ts'), 'serve'], {
     env: {
       PATH: process.env.PATH ?? '',
-      NOTIFY_LISTEN: LISTEN,
-      NOTIFY_DATABASE_URL: `sqlite:${join(ctx.dataDir, 'notify.db')}`,
-      NOTIFY_READER_USERNAME: c.username,
+      NOTIFY_CONFIG: configFile,
       NOTIFY_READER_PASSWORD: c.password,
-      NOTIFY_PUBLIC_URL: URL_BASE,
       NOTIFY_HOOK_TOKEN: c.hookToken,
-      NOTIFY_HOOK_CHANNEL: 'demo',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -94,6 +101,8 @@ export const startStack: StartStack = async (ctx) => {
       `$ curl -H 'Title: Demo' -H 'Priority: high' -d 'hello from the demo' ${URL_BASE}/hooks/${c.hookToken}`,
       'read the channel as a script does, with a reader API token (or sign in with the password above):',
       `$ curl -H "Authorization: Bearer $(cat ${shownPath(ctx.root, tokenFile)})" '${URL_BASE}/api/v1/notifications?channel=demo'`,
+      'reader API tokens, created and revoked from the command line:',
+      '$ bin/notify token list',
     ],
     async stop() {
       if (child.exitCode !== null) return

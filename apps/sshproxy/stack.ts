@@ -59,7 +59,9 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
   const db = join(ctx.dataDir, 'sshproxy.db')
   const configPath = join(ctx.dataDir, 'config.json')
   const cp = controlPlane(ctx)
-  writeFileSync(configPath, `${JSON.stringify(cp ? { control_plane: cp.config } : {}, null, 2)}\n`)
+  // The database is named in the config file too, so bin/sshproxy list (which reads this file by
+  // default) finds it without --db.
+  writeFileSync(configPath, `${JSON.stringify({ db, ...(cp ? { control_plane: cp.config } : {}) }, null, 2)}\n`)
   const sshd = await startDemoSshd(join(ctx.dataDir, 'sshd'), sshdPort, listenPort)
   const main = join(import.meta.dirname, 'src', 'main.ts')
   const logPath = join(ctx.dataDir, 'sshproxy.log')
@@ -71,8 +73,6 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
       'serve',
       '--route',
       `${HOST}:${listenPort}=${HOST}:${sshdPort}`,
-      '--db',
-      db,
       '--config',
       configPath,
       '--metrics-listen',
@@ -118,7 +118,6 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
     throw err
   }
   const show = (p: string) => shownPath(ctx.root, p)
-  const dbFlag = `--db ${show(db)}`
   const ssh = `ssh -p ${listenPort} -i ${show(sshd.key)} -o IdentitiesOnly=yes -o UserKnownHostsFile=${show(sshd.knownHosts)} ${sshd.user}@${HOST}`
   ctx.log(`SSH gate ${HOST}:${listenPort} -> demo sshd ${HOST}:${sshdPort} (log: ${logPath})`)
   return {
@@ -127,13 +126,13 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
       'connect through the gate (a new client is stopped until approved):',
       `$ ${ssh}`,
       'see its fingerprint:',
-      `$ bin/sshproxy list ${dbFlag}`,
+      '$ bin/sshproxy list',
       cp
         ? `approve it on the edgegate dashboard or with bin/edgegate (the gate syncs with ${cp.url} as ${cp.instance} every 5 s):`
         : 'approve it locally (edgegate is not running: no control-plane sync):',
       cp
         ? `$ bin/edgegate decision approve --instance ${cp.instance} <fingerprint>`
-        : `$ bin/sshproxy approve ${dbFlag} <fingerprint>`,
+        : '$ bin/sshproxy approve <fingerprint>',
       'then run the ssh command again: the demo sshd greets you',
     ],
     stop,

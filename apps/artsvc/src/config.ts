@@ -4,16 +4,10 @@
  * only file that reads `process.env`.
  */
 import { join } from 'node:path'
-import {
-  ConfigError,
-  type ConfigOf,
-  field,
-  isLoopback,
-  type LoadOptions,
-  loadAppConfig,
-  loadConfig,
-} from '@gatehouse/kit'
-import { type PublisherViewers, parsePublisherViewers } from './grants/publisher-viewers.ts'
+import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
+import { ConfigError, type ConfigOf, field, type LoadOptions, loadConfig } from '@gatehouse/kit/config.ts'
+import { isLoopback } from '@gatehouse/kit/net.ts'
+import { type PublisherViewers, parsePublisherViewers } from './grants/publisher-viewers-setting.ts'
 
 const durationOpts = { min: '1s' } as const
 
@@ -198,7 +192,12 @@ export const publishSchema = {
     protocols: ['https:', 'http:'],
     doc: 'management URL',
   }),
-  token: field.string({ env: 'ARTSVC_TOKEN', secret: true, required: true, doc: 'OAuth access token' }),
+  token: field.string({
+    env: 'ARTSVC_TOKEN',
+    secret: true,
+    required: true,
+    doc: 'OAuth access token (default: the one artsvc login kept for the URL)',
+  }),
   clientCert: field.string({ env: 'ARTSVC_CLIENT_CERT', doc: 'PEM client certificate (mTLS at the proxy)' }),
   clientKey: field.string({ env: 'ARTSVC_CLIENT_KEY', doc: 'PEM client key' }),
   caFile: field.string({ env: 'ARTSVC_CA_FILE', doc: 'PEM CA bundle to trust' }),
@@ -237,12 +236,14 @@ export const bridgeSchema = {
   }),
 }
 
-export function loadBridgeConfig(argv: string[]): ConfigOf<typeof bridgeSchema> {
-  return loadConfig(bridgeSchema, { argv, env: process.env }).config
+/** `flags` as the CLI parsed them, keyed by flag name. */
+export function loadBridgeConfig(flags: Record<string, unknown>): ConfigOf<typeof bridgeSchema> {
+  return loadConfig(bridgeSchema, { flags, env: process.env }).config
 }
 
-export function loadPublishConfig(argv: string[]): PublishConfig {
-  const { config } = loadConfig(publishSchema, { argv, env: process.env })
+/** `flags` as the CLI parsed them; `env` may add the token `artsvc login` stored. */
+export function loadPublishConfig(flags: Record<string, unknown>, env = process.env): PublishConfig {
+  const { config } = loadConfig(publishSchema, { flags, env })
   const errors: string[] = []
   if ((config.clientCert === undefined) !== (config.clientKey === undefined)) {
     errors.push('ARTSVC_CLIENT_CERT and ARTSVC_CLIENT_KEY: set both or neither')
@@ -259,8 +260,8 @@ export function loadPublishConfig(argv: string[]): PublishConfig {
  * `/etc/gatehouse/artsvc.json` when it exists; keys as in the schema). Kept here: this is the one
  * file that reads process.env.
  */
-export function loadServerConfig(argv: string[]): ArtsvcConfig {
-  return finishConfig(loadAppConfig('artsvc', configSchema, { argv, env: process.env }).config)
+export function loadServerConfig(flags: Record<string, unknown>, configFile: string | undefined): ArtsvcConfig {
+  return finishConfig(loadAppConfig('artsvc', configSchema, { flags, config: configFile, env: process.env }).config)
 }
 
 export function stderrIsTerminal(): boolean {

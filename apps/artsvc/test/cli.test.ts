@@ -6,7 +6,14 @@ import { request as httpRequest } from 'node:http'
 import { createServer as createHttpsServer, type Server } from 'node:https'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import { createTestCa, type OidcProvider, startOidcProvider, type TestCa, tempDir } from '@gatehouse/testkit'
+import {
+  createTestCa,
+  loadedPackages,
+  type OidcProvider,
+  startOidcProvider,
+  type TestCa,
+  tempDir,
+} from '@gatehouse/testkit'
 import { AUDIENCE, type Harness, SCOPE, startArtsvc } from './helpers/harness.ts'
 import { sampleBundle } from './helpers/zip-builder.ts'
 
@@ -89,7 +96,7 @@ test('publishes a folder zipped on the fly; the folder is linked, so publishing 
 test('errors: usage mistakes exit 2, refused requests exit 1, one line each', async () => {
   const usage = await cli(['--title', 'x'], { ARTSVC_URL: h.base, ARTSVC_TOKEN: 't' })
   assert.equal(usage.code, 2)
-  assert.match(usage.stderr, /^artsvc publish: zip: required/m)
+  assert.match(usage.stderr, /^artsvc: zip: required/m)
   const insecure = await cli(['--title', 'x', '--zip', zip], {
     ARTSVC_URL: 'http://artifacts.example.com',
     ARTSVC_TOKEN: 't',
@@ -99,7 +106,7 @@ test('errors: usage mistakes exit 2, refused requests exit 1, one line each', as
   assert.equal(refused.code, 1)
   assert.equal(
     refused.stderr,
-    'artsvc publish: /api/v1/artifacts/uploads: HTTP 401 token_invalid: access token rejected: ERR_JWS_INVALID\n',
+    'artsvc: /api/v1/artifacts/uploads: HTTP 401 token_invalid: access token rejected: ERR_JWS_INVALID\n',
   )
   const missing = await cli(['--title', 'x', '--zip', join(dir.path, 'nope.zip')], {
     ARTSVC_URL: h.base,
@@ -155,4 +162,41 @@ test('through an mTLS proxy: client certificate, key and CA file from the enviro
     proxy.close()
     ca.remove()
   }
+})
+
+test('without ARTSVC_TOKEN, publish uses the token artsvc login kept for the URL; with none it says how to log in', async () => {
+  const home = join(dir.path, 'home')
+  mkdirSync(home)
+  const token = await op.clientCredentialsToken(SCOPE)
+  const login = await new Promise<{ code: number; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [MAIN, 'login', '--url', h.base],
+      { env: { PATH: process.env.PATH ?? '', HOME: home, ARTSVC_TOKEN: token }, encoding: 'utf8' },
+      (err, _out, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stderr }),
+    )
+  })
+  assert.equal(login.code, 0, login.stderr)
+  const published = await cli(['--url', h.base, '--title', 'Stored token', '--zip', zip], { HOME: home })
+  assert.equal(published.code, 0, published.stderr)
+  assert.match(published.stdout, new RegExp(`^${h.base}/a/`))
+  const nobody = await cli(['--url', h.base, '--title', 'x', '--zip', zip], { HOME: join(dir.path, 'nobody') })
+  assert.equal(nobody.code, 1)
+  assert.equal(nobody.stderr, `artsvc: not logged in to ${h.base}: run artsvc login or set ARTSVC_TOKEN\n`)
+})
+
+test('--help of the program and of each command exits 0 with examples and loads no server stack', async () => {
+  for (const args of [['--help'], ['serve', '--help'], ['publish', '--help'], ['mcp-bridge', '--help']]) {
+    const r = await loadedPackages([MAIN, ...args], { PATH: process.env.PATH ?? '' })
+    assert.equal(r.code, 0, r.stderr)
+    for (const heavy of ['fastify', 'undici', 'pg', 'kysely', 'pino']) {
+      assert.ok(!r.packages.includes(heavy), `${args.join(' ')} loaded ${heavy}: ${r.packages.join(', ')}`)
+    }
+  }
+  const help = await new Promise<string>((resolve) =>
+    execFile(process.execPath, [MAIN, 'publish', '--help'], { encoding: 'utf8' }, (_e, out) => resolve(out)),
+  )
+  assert.match(help, /--zip <value>/)
+  assert.match(help, /ARTSVC_TOKEN \(or ARTSVC_TOKEN_FILE/)
+  assert.match(help, /Examples:\n {2}\$ artsvc publish/)
 })

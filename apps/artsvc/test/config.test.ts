@@ -131,8 +131,8 @@ test('startup: an unreachable database is one clear line and exit 1', async () =
   assert.match(lines[0]!, /^artsvc: database postgres:\/\/u@127\.0\.0\.1:\d+\/db is unreachable/)
 })
 
-test('--help lists every setting', () => {
-  const r = spawnSync(process.execPath, [MAIN, '--help'], { encoding: 'utf8' })
+test('serve --help lists every setting', () => {
+  const r = spawnSync(process.execPath, [MAIN, 'serve', '--help'], { encoding: 'utf8' })
   assert.equal(r.status, 0)
   for (const v of ['ARTSVC_PUBLIC_URL', 'ARTSVC_CONTENT_URL', 'ARTSVC_S3_BUCKET', 'ARTSVC_AUDIT_RETENTION'])
     assert.match(r.stdout, new RegExp(v))

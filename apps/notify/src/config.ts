@@ -3,8 +3,10 @@
  * reads process.env. Flags use the spec's single-dash form (`-listen`, `-hook-id`); the
  * kit's parser also takes `--listen` and `--listen=value`.
  */
-import { ConfigError, type ConfigOf, field, isLoopback, loadAppConfig, parseListenAddress } from '@gatehouse/kit'
-import { CHANNEL_NAME, USERNAME } from './names.ts'
+import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
+import { ConfigError, type ConfigOf, field } from '@gatehouse/kit/config.ts'
+import { isLoopback, parseListenAddress } from '@gatehouse/kit/net.ts'
+import { CHANNEL_NAME, USERNAME } from './name-patterns.ts'
 
 export const schema = {
   listen: field.listen({

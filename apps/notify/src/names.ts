@@ -1,10 +1,8 @@
 /** Identifier formats shared by several domains (wire schemas). */
 import { Type } from 'typebox'
+import { CHANNEL_NAME, USERNAME } from './name-patterns.ts'
 
-/** A channel's URL-safe, immutable name; also its id in paths. */
-export const CHANNEL_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/
+export { CHANNEL_NAME, USERNAME }
+
 export const ChannelName = Type.String({ pattern: CHANNEL_NAME.source })
-
-/** A reader's username. */
-export const USERNAME = /^[a-z0-9][a-z0-9._-]{0,63}$/
 export const Username = Type.String({ pattern: USERNAME.source })

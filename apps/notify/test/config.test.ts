@@ -91,13 +91,14 @@ describe('startup failures (child process)', () => {
     const r = run([], { NOTIFY_DATABASE_URL: `postgres://nobody@127.0.0.1:${port}/x`, NOTIFY_LISTEN: '127.0.0.1:0' })
     assert.equal(r.status, 1)
     assert.match(r.stderr, /^notify: database .* is unreachable/m)
+    // A wrong flag is a usage error (exit 2), as with every Gatehouse binary.
     const u = run(['-no-such-flag', 'x'], {})
-    assert.equal(u.status, 1)
-    assert.match(u.stderr, /unknown flag/)
+    assert.equal(u.status, 2)
+    assert.match(u.stderr, /^notify: unknown option '-no-such-flag'/)
   })
 
-  test('--help lists every flag and variable', () => {
-    const r = run(['-help'], {})
+  test('serve --help lists every flag and variable', () => {
+    const r = run(['serve', '-help'], {})
     assert.equal(r.status, 0)
     for (const name of ['-listen', 'NOTIFY_HOOK_TOKEN', 'NOTIFY_PUBLIC_URL', 'NOTIFY_READER_PASSWORD']) {
       assert.ok(r.stdout.includes(name.replace(/^-/, '--')) || r.stdout.includes(name), name)

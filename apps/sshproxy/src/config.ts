@@ -130,6 +130,7 @@ export const flagSchema = {
 
 /** The JSON config file, strict (unknown keys stop startup). */
 export const fileSchema = {
+  db: field.string({ minLength: 1, doc: 'SQLite database path, as --db (the flag and SSHPROXY_DB win)' }),
   max_fingerprints: field.int({ min: -1, default: 0, doc: 'stored-entry cap; 0 = 100000, -1 = unlimited' }),
   metrics_listen: field.string({ doc: 'as --metrics-listen (the flag wins)' }),
   trusted_ranges: field.list({ item: parseTrustedRange, doc: 'bypass CIDRs, added to --trusted-range' }),
@@ -234,7 +235,7 @@ export function loadServeConfig(options: LoadServeOptions): ServeConfig {
   const max = file.config.max_fingerprints
   return {
     routes,
-    dbPath: f.db,
+    dbPath: flags.sources.db === 'default' ? (file.config.db ?? f.db) : f.db,
     configPath,
     configFileFound,
     ...(metricsListen ? { metricsListen } : {}),
@@ -303,9 +304,21 @@ function checkControlPlane(
   }
 }
 
-/** `--db` for the store commands (list, approve, ...), with its environment variable. */
-export const dbSchema = { db: flagSchema.db }
+/** `--db` and `--config` for the store commands (list, approve, ...), with their environment variables. */
+export const dbSchema = { db: flagSchema.db, config: flagSchema.config }
 
+/**
+ * The database of a store command: `--db`, else `$SSHPROXY_DB`, else the `db` key of the config
+ * file (`--config`, `$SSHPROXY_CONFIG`, else /etc/sshproxy/config.json when it exists; bin/sshproxy
+ * names the file `npm start` writes), else the default path. Only the `db` key is read here:
+ * `serve` checks the rest of the file.
+ */
 export function loadDbPath(flags: Record<string, unknown>, env = process.env): string {
-  return loadConfig(dbSchema, { flags, env }).config.db
+  const { config, sources } = loadConfig(dbSchema, { flags, env })
+  if (sources.db !== 'default') return config.db
+  const fromFile = loadConfig(
+    { db: fileSchema.db },
+    { file: config.config, fileRequired: sources.config !== 'default', ignoreUnknownFileKeys: true, env: {} },
+  )
+  return fromFile.config.db ?? config.db
 }

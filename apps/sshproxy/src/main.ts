@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 /** Process entry: `sshproxy <command>`; see `sshproxy --help`. */
-import { run } from './cli/program.ts'
+import { startCompileCache } from '@gatehouse/kit/cli/compile-cache.ts'
 
+// Before the program's modules load (a static import would compile them first).
+startCompileCache()
+const { run } = await import('./cli/program.ts')
 const code = await run(process.argv.slice(2))
 // `serve` installs its own signal handling and keeps the process alive; others end here.
 if (process.argv[2] !== 'serve' || code !== 0) process.exitCode = code

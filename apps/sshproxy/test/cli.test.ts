@@ -4,7 +4,7 @@
  * same CLI entry in this process, to keep the suite fast.
  */
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { tempDir } from '@gatehouse/testkit'
@@ -50,6 +50,7 @@ before(async () => {
   material = fingerprintMaterial(s.kexinit)
 })
 after(() => dir.remove())
+before(() => writeFileSync(join(dir.path, 'broken.json'), '{"db": '))
 
 async function stored(fp: string) {
   return (await readEntries(db)).find((e) => e.fingerprint === fp)
@@ -161,6 +162,29 @@ describe('store commands (child processes)', () => {
     assert.equal(viaEnv.code, 0, viaEnv.stderr)
     assert.equal(JSON.parse(viaEnv.stdout)[0].fingerprint, FP)
     assert.equal((await stored(FP))!.label, 'renamed', 'nothing changed')
+  })
+
+  test('without --db the store commands take the database from the config file serve reads', async () => {
+    const file = join(dir.path, 'config.json')
+    // A whole serve config (strict for serve): the store commands read its db and nothing else.
+    writeFileSync(file, JSON.stringify({ db, metrics_listen: '127.0.0.1:0', max_fingerprints: 10 }))
+    const [viaEnv, viaFlag, flagWins, badFile, missingFile] = await Promise.all([
+      cli(['list', '--json'], { SSHPROXY_CONFIG: file }),
+      cli(['list', '--json', '--config', file]),
+      cli(['list', '--json', '--db', join(dir.path, 'other.db')], { SSHPROXY_CONFIG: file }),
+      cli(['list'], { SSHPROXY_CONFIG: join(dir.path, 'broken.json') }),
+      cli(['list', '--config', join(dir.path, 'absent.json')]),
+    ])
+    assert.equal(viaEnv.code, 0, viaEnv.stderr)
+    assert.equal(JSON.parse(viaEnv.stdout)[0].fingerprint, FP)
+    assert.equal(viaFlag.stdout, viaEnv.stdout)
+    assert.equal(flagWins.code, 1, '--db wins over the file')
+    assert.match(flagWins.stderr, /other\.db does not exist; check --db, \$SSHPROXY_DB or the config file's db/)
+    assert.equal(badFile.code, 1)
+    assert.match(badFile.stderr, /broken\.json/)
+    assert.equal(missingFile.code, 1)
+    assert.equal(missingFile.stderr.trim().split('\n').length, 1, missingFile.stderr)
+    assert.match(missingFile.stderr, /absent\.json/)
   })
 
   test('--help exits 0', async () => {

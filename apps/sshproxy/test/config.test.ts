@@ -92,6 +92,20 @@ describe('doctor', () => {
     assert.match(r.stdout, /control plane: sync disabled/)
   })
 
+  test("the database comes from --db, else the config file's db, else the default", async () => {
+    const fromFile = db()
+    const config = configFile({ db: fromFile })
+    const viaFile = await cliInProcess(['doctor', '--route', route, '--config', config])
+    assert.equal(viaFile.code, 0, viaFile.stderr)
+    assert.match(viaFile.stdout, new RegExp(`^database: ${fromFile} \\(not opened\\)$`, 'm'))
+    const flag = db()
+    const viaFlag = await cliInProcess(['doctor', '--route', route, '--config', config, '--db', flag])
+    assert.match(viaFlag.stdout, new RegExp(`^database: ${flag} \\(not opened\\)$`, 'm'))
+    const empty = await cliInProcess(['doctor', '--route', route, '--config', configFile({ db: '' })])
+    assert.equal(empty.code, 1)
+    assert.match(empty.stderr, /db: /)
+  })
+
   test('mutual TLS needs all three files and they must be readable PEM', async () => {
     const ca = createTestCa()
     const client = ca.issueClient('gate-1')

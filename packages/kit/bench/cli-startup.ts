@@ -1,14 +1,22 @@
 /**
  * Start-up of the CLIs built on the kit's app shell, against bare `node -e 0` (the floor: the
  * runtime itself) and against importing the whole kit index (what a command paid when it loaded
- * Fastify, undici and pg to print a list). Each command runs as a child process, as a user runs
- * it; the figure is the median wall time of N runs.
+ * Fastify, undici and pg to print a list). Each command runs as a child process through its
+ * bin/<app> launcher, as a user runs it. Figures: the median wall time of N runs; the CPU time
+ * (user + system, of the launcher and Node, from bash's `times` over N more runs), which a
+ * machine shared with other work disturbs far less than wall time; and the peak memory (max
+ * RSS) of one more run.
+ *
+ * The binaries keep Node's module compile cache in the user's cache folder (the launchers set
+ * NODE_COMPILE_CACHE; kit/src/cli/compile-cache.ts when run with node directly); the bench gives
+ * them a fresh folder, warms it with one run of each command, and measures two rows with the
+ * cache off (NODE_DISABLE_COMPILE_CACHE=1) for comparison.
  *
  *   npm run bench:startup -w packages/kit -- --runs=15
  */
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { cpus, tmpdir } from 'node:os'
+import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 const root = join(import.meta.dirname, '..', '..', '..')
@@ -16,27 +24,41 @@ const runs = Number(process.argv.find((a) => a.startsWith('--runs='))?.slice(7) 
 const dir = mkdtempSync(join(tmpdir(), 'cli-startup-'))
 const node = process.execPath
 const app = (name: string) => join(root, 'apps', name, 'src', 'main.ts')
+const bin = (name: string) => join(root, 'bin', name)
+const env = { ...process.env, NO_COLOR: '1', GATEHOUSE_HOME: dir, NODE_COMPILE_CACHE: join(dir, 'compile-cache') }
+delete (env as Record<string, string | undefined>).NODE_DISABLE_COMPILE_CACHE
+const cold = { ...env, NODE_DISABLE_COMPILE_CACHE: '1' }
 
 // Databases for the list commands (created once, outside the measurement).
-execFileSync(node, [app('edgegate'), 'migrate', '--database', `sqlite:${join(dir, 'e.db')}`])
+const edb = `sqlite:${join(dir, 'e.db')}`
+const ndb = `sqlite:${join(dir, 'n.db')}`
+execFileSync(node, [app('edgegate'), 'migrate', '--database', edb], { env })
+execFileSync(node, [app('notify'), 'migrate', '--database', ndb], { env })
 execFileSync(node, [
   '--input-type=module',
   '-e',
   `import { openStore } from ${JSON.stringify(join(root, 'apps/sshproxy/src/db/index.ts'))}; await (await openStore(${JSON.stringify(join(dir, 's.db'))})).close()`,
 ])
 
-const cases: [string, string[]][] = [
-  ['node -e 0 (baseline)', ['-e', '0']],
+/** A row: what it runs (`node` with arguments, or a launcher) and in which environment. */
+type Case = [label: string, command: string, args: string[], env: NodeJS.ProcessEnv]
+const cases: Case[] = [
+  ['node -e 0 (baseline)', node, ['-e', '0'], env],
   [
     'import @gatehouse/kit (whole index)',
+    node,
     ['--input-type=module', '-e', `await import(${JSON.stringify(join(root, 'packages/kit/src/index.ts'))})`],
+    env,
   ],
-  ['edgegate --help', [app('edgegate'), '--help']],
-  ['edgegate node list (SQLite)', [app('edgegate'), 'node', 'list', '--database', `sqlite:${join(dir, 'e.db')}`]],
-  ['edgegate status (SQLite)', [app('edgegate'), 'status', '--database', `sqlite:${join(dir, 'e.db')}`]],
-  ['sshproxy --help', [app('sshproxy'), '--help']],
-  ['sshproxy list', [app('sshproxy'), 'list', '--db', join(dir, 's.db')]],
-  ['dnsctl --help', [app('dnsctl'), '--help']],
+  ['edgegate --help, compile cache off', bin('edgegate'), ['--help'], cold],
+  ...['edgegate', 'sshproxy', 'websignal', 'artsvc', 'dnsctl', 'notify'].map(
+    (name): Case => [`${name} --help`, bin(name), ['--help'], env],
+  ),
+  ['edgegate node list (SQLite), cache off', bin('edgegate'), ['node', 'list', '--database', edb], cold],
+  ['edgegate node list (SQLite)', bin('edgegate'), ['node', 'list', '--database', edb], env],
+  ['edgegate status (SQLite)', bin('edgegate'), ['status', '--database', edb], env],
+  ['sshproxy list', bin('sshproxy'), ['list', '--db', join(dir, 's.db')], env],
+  ['notify token list (SQLite)', bin('notify'), ['token', 'list', '--database', ndb], env],
 ]
 
 function median(xs: number[]): number {
@@ -44,23 +66,51 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!
 }
 
+/** Mean CPU time (user + system) of one run, in ms: N runs in one bash, its children's total from `times`. */
+function cpuMs(command: string, args: string[], caseEnv: NodeJS.ProcessEnv): number {
+  const r = spawnSync(
+    'bash',
+    ['-c', `for i in $(seq ${runs}); do "$@" >/dev/null 2>&1 </dev/null; done; times`, 'bash', command, ...args],
+    { env: caseEnv, encoding: 'utf8' },
+  )
+  // `times` prints the shell's own user/system times, then its children's: "0m0.120s 0m0.030s".
+  const children = r.stdout.trim().split('\n')[1] ?? ''
+  const seconds = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]))
+  return (((seconds[0] ?? Number.NaN) + (seconds[1] ?? Number.NaN)) * 1000) / runs
+}
+
+/** Peak resident memory of one run, in MiB (GNU time's %M when present, else not measured). */
+function peakMiB(command: string, args: string[], caseEnv: NodeJS.ProcessEnv): number | undefined {
+  const r = spawnSync('/usr/bin/time', ['-f', '@@rss %M', command, ...args], { env: caseEnv, encoding: 'utf8' })
+  const kib = /@@rss (\d+)/.exec(r.stderr ?? '')?.[1]
+  return kib ? Number(kib) / 1024 : undefined
+}
+
 console.log(
-  `machine: ${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores; node ${process.version}; ${runs} runs each`,
+  `machine: ${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores; node ${process.version}; ${runs} runs each; load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
 )
-const results: [string, number][] = []
-for (const [label, args] of cases) {
+// Warm the compile cache: one run of every command first.
+for (const [, command, args, caseEnv] of cases) spawnSync(command, args, { env: caseEnv, stdio: 'ignore' })
+const results: [string, number, number, number | undefined][] = []
+for (const [label, command, args, caseEnv] of cases) {
   const times: number[] = []
   for (let i = 0; i < runs; i++) {
     const t = performance.now()
-    const r = spawnSync(node, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1' } })
+    const r = spawnSync(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env: caseEnv })
     times.push(performance.now() - t)
     if (r.status !== 0) throw new Error(`${label} exited ${r.status}: ${r.stderr}`)
   }
-  results.push([label, median(times)])
+  results.push([label, median(times), cpuMs(command, args, caseEnv), peakMiB(command, args, caseEnv)])
 }
-const base = results[0]![1]
-console.log(`${'command'.padEnd(38)} ${'median ms'.padStart(10)} ${'x node -e 0'.padStart(12)}`)
-for (const [label, ms] of results) {
-  console.log(`${label.padEnd(38)} ${ms.toFixed(1).padStart(10)} ${(ms / base).toFixed(2).padStart(12)}`)
+const [, base, baseCpu] = results[0]!
+console.log(
+  `${'command'.padEnd(40)} ${'wall ms'.padStart(8)} ${'x'.padStart(6)} ${'CPU ms'.padStart(8)} ${'x'.padStart(6)} ${'peak MiB'.padStart(9)}`,
+)
+for (const [label, ms, cpu, mib] of results) {
+  console.log(
+    `${label.padEnd(40)} ${ms.toFixed(1).padStart(8)} ${(ms / base).toFixed(2).padStart(6)} ${cpu.toFixed(1).padStart(8)} ${(cpu / baseCpu).toFixed(2).padStart(6)} ${(mib?.toFixed(1) ?? '-').padStart(9)}`,
+  )
 }
 rmSync(dir, { recursive: true, force: true })

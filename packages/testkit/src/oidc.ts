@@ -32,6 +32,12 @@ export interface OidcProviderOptions {
   scopes?: string[]
   /** Extra ID-token claims per subject, e.g. `{ alice: { groups: ['admins'] } }`. */
   accounts?: Record<string, Record<string, unknown>>
+  /**
+   * Also register a public native client (a CLI): no secret, PKCE, a loopback redirect on any
+   * port (RFC 8252), the authorization-code and refresh-token grants; with `offline_access` it
+   * gets a refresh token.
+   */
+  nativeClientId?: string
 }
 
 export interface AccessTokenOptions {
@@ -109,6 +115,19 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
         token_endpoint_auth_method: 'client_secret_basic',
         scope: ['openid', 'profile', 'email', ...scopes].join(' '),
       },
+      ...(options.nativeClientId
+        ? [
+            {
+              client_id: options.nativeClientId,
+              application_type: 'native' as const,
+              redirect_uris: ['http://127.0.0.1/callback'],
+              grant_types: ['authorization_code', 'refresh_token'],
+              response_types: ['code' as const],
+              token_endpoint_auth_method: 'none' as const,
+              scope: ['openid', 'offline_access', 'profile', 'email', ...scopes].join(' '),
+            },
+          ]
+        : []),
     ],
     scopes: ['openid', 'offline_access', 'profile', 'email', ...scopes],
     jwks: { keys: keys.map((k) => k.jwk as never) },
@@ -155,8 +174,10 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
       const existing = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(ctx.oidc.client!.clientId)
       if (existing) return ctx.oidc.provider.Grant.find(existing)
       const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client!.clientId, accountId: session.accountId! })
-      grant.addOIDCScope('openid profile email')
+      grant.addOIDCScope('openid profile email offline_access')
       grant.addOIDCClaims(['sub', 'name', 'groups', 'email', 'email_verified'])
+      // The resource's scopes too, for a client that asks for a token for it (`resource=`).
+      grant.addResourceScope(audience, scopes.join(' '))
       await grant.save()
       return grant
     },
@@ -169,7 +190,24 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
     const url = new URL(req.url ?? '/', issuer)
     const details = await provider.interactionDetails(req, res)
     const accountId = url.searchParams.get('sub') ?? loginSubject
-    const result = details.prompt.name === 'login' ? { login: { accountId } } : {}
+    let result: Record<string, unknown> = details.prompt.name === 'login' ? { login: { accountId } } : {}
+    // A consent prompt (a native client always gets one): grant what it asks for, at once.
+    if (details.prompt.name === 'consent') {
+      const grant = details.grantId
+        ? (await provider.Grant.find(details.grantId))!
+        : new provider.Grant({ accountId: details.session!.accountId, clientId: details.params.client_id as string })
+      const missing = details.prompt.details as {
+        missingOIDCScope?: string[]
+        missingOIDCClaims?: string[]
+        missingResourceScopes?: Record<string, string[]>
+      }
+      if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '))
+      if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims)
+      for (const [resource, granted] of Object.entries(missing.missingResourceScopes ?? {})) {
+        grant.addResourceScope(resource, granted.join(' '))
+      }
+      result = { consent: { grantId: await grant.save() } }
+    }
     await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: true })
   }
   const server = createServer((req, res) => {

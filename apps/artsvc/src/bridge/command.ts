@@ -1,17 +1,11 @@
-/** `artsvc mcp-bridge [--listen 127.0.0.1:18101] [--url https://…]`: run the bridge until a signal. */
-import { createLogger, describeSchema, loadTlsMaterial, runMain } from '@gatehouse/kit'
-import { bridgeSchema, loadBridgeConfig } from '../config.ts'
+/** `artsvc mcp-bridge [--listen 127.0.0.1:18101] [--url https://…]`: run the bridge until a signal (flags parsed by cli/program.ts). */
+import { createLogger, loadTlsMaterial, runMain } from '@gatehouse/kit'
+import { loadBridgeConfig } from '../config.ts'
 import { runMcpBridge } from './mcp-bridge.ts'
 
-export async function mcpBridgeCommand(argv: string[]): Promise<void> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(
-      `usage: artsvc mcp-bridge [--listen 127.0.0.1:18101] [--url https://artifacts.example.com]\n\nsettings:\n${describeSchema(bridgeSchema).join('\n')}\n`,
-    )
-    return
-  }
+export async function mcpBridgeCommand(flags: Record<string, unknown>): Promise<void> {
   await runMain({ name: 'artsvc mcp-bridge' }, async () => {
-    const config = loadBridgeConfig(argv)
+    const config = loadBridgeConfig(flags)
     const bridge = await runMcpBridge({
       listen: config.listen,
       target: config.url,

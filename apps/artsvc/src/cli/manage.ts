@@ -3,16 +3,15 @@
  * shell wires them as `artsvc login | list | open | share create|list|revoke`, each with
  * `--json`): each returns the lines a person reads and the value `--json` prints.
  *
- * `login` keeps one token per management origin in `$XDG_CONFIG_HOME/gatehouse/artsvc.json`
- * (default `~/.config`), folder 0700 and file 0600; ARTSVC_TOKEN still wins over it. The token is
- * checked against the server before it is saved. Refreshing needs a refresh token from the
- * provider, which the stored token flow does not get: log in again when it expires.
+ * `login` keeps one token per management origin (credentials.ts: owner-only file, refreshed when
+ * the browser sign-in got a refresh token); ARTSVC_TOKEN still wins over it. The token is checked
+ * against the server before it is saved.
  */
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { homedir } from 'node:os'
-import { dirname, join } from 'node:path'
 import { request } from 'undici'
+import { credentialsFile, type StoredLogin, saveLogin, usableToken } from './credentials.ts'
 import { PublishError } from './publish.ts'
+
+export { credentialsFile }
 
 export interface Output {
   lines: string[]
@@ -27,29 +26,16 @@ export interface Target {
   env?: NodeJS.ProcessEnv
 }
 
-export function credentialsFile(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config')
-  return join(base, 'gatehouse', 'artsvc.json')
-}
-
-type Stored = Record<string, { token: string; saved_at: string }>
-
-function readStored(file: string): Stored {
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Stored
-  } catch {
-    return {}
-  }
-}
-
-function tokenFor(t: Target): string {
+/** ARTSVC_TOKEN, else the stored login for the URL (refreshed when it is about to expire). */
+async function tokenFor(t: Target): Promise<string> {
   if (t.token) return t.token
-  const stored = readStored(credentialsFile(t.env))[new URL(t.url).origin]
+  const stored = await usableToken(t.url, t.env)
   if (!stored) throw new PublishError(`not logged in to ${new URL(t.url).origin}: run artsvc login or set ARTSVC_TOKEN`)
-  return stored.token
+  return stored
 }
 
-async function api(t: Target, method: string, path: string, body?: unknown, token = tokenFor(t)) {
+async function api(t: Target, method: string, path: string, body?: unknown, given?: string) {
+  const token = given ?? (await tokenFor(t))
   const url = new URL(path, t.url)
   let res: Awaited<ReturnType<typeof request>>
   try {
@@ -84,16 +70,16 @@ export function table(header: string[], rows: string[][]): string[] {
   return [line(header), ...rows.map(line)]
 }
 
-export async function login(t: Target & { token: string }): Promise<Output> {
+/** Check a token against the server, then keep it for the server's origin (owner-only file). */
+export async function login(
+  t: Target & { token: string },
+  extra: Omit<StoredLogin, 'token' | 'saved_at'> = {},
+): Promise<Output> {
   const origin = new URL(t.url).origin
   await api(t, 'GET', '/api/v1/artifacts', undefined, t.token)
-  const file = credentialsFile(t.env)
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
-  const stored = readStored(file)
-  stored[origin] = { token: t.token, saved_at: new Date().toISOString() }
-  writeFileSync(file, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 })
-  chmodSync(file, 0o600) // an older file keeps its mode on write
-  return { lines: [`logged in to ${origin} (token kept in ${file})`], json: { url: origin, file } }
+  const file = saveLogin(t.url, { token: t.token, ...extra }, t.env)
+  const refresh = extra.refresh_token ? ', refreshed when it expires' : ''
+  return { lines: [`logged in to ${origin} (token kept in ${file}${refresh})`], json: { url: origin, file } }
 }
 
 interface ArtifactJson {

@@ -1,26 +1,84 @@
 /**
- * The management commands on the kit's app shell: `artsvc login | list | open | share
- * create|list|revoke`, each with `--help`, examples and `--json`. `serve`, `publish` and
- * `mcp-bridge` keep their own dispatch in main.ts (the server's flag set and the publish
- * command's settings come from the config schema there).
+ * The artsvc command tree on the kit's app shell: `serve` (the default command, so bare
+ * `artsvc` runs the server), `publish`, `mcp-bridge` and the management commands `login | list
+ * | open | share create|list|revoke`, each with `--help`, examples, exit 0/1/2 and `--json` on
+ * the management commands. Each action imports its module when it runs, so `--help` loads no
+ * server, HTTP client or database code.
  */
 import { readFileSync } from 'node:fs'
-import { CliError, type Command, createCli, UsageError, withExamples } from '@gatehouse/kit/cli/program.ts'
+import { CliError, type Command, createCli, runCli, UsageError, withExamples } from '@gatehouse/kit/cli/program.ts'
+import { addSchemaOptions, schemaFlags, withEnvironmentHelp } from '@gatehouse/kit/cli/schema-options.ts'
 import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
-
-export const MANAGE_COMMANDS = new Set(['login', 'list', 'open', 'share'])
+import { bridgeSchema, configSchema, publishSchema } from '../config.ts'
 
 interface Common {
   url?: string
   json?: boolean
 }
 
-export function buildManageProgram(env: NodeJS.ProcessEnv = process.env): Command {
+export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   const program = createCli({
     name: 'artsvc',
-    description: 'Manage artifacts on an artsvc server (the server itself: artsvc serve --help)',
+    description:
+      'Artifact service: publish static sites and reports, share them, view them signed in.\nWithout a command it runs the server (artsvc serve).',
     packageJson: new URL('../../package.json', import.meta.url),
+  }).option(
+    '-c, --config <file>',
+    "the server's JSON config file (default $ARTSVC_CONFIG, else /etc/gatehouse/artsvc.json when it exists)",
+  )
+  withExamples(program, [
+    'artsvc serve --listen 127.0.0.1:18100',
+    'artsvc publish --title "Q3 report" --zip ./site',
+    'artsvc list --url https://artifacts.example.com',
+    'artsvc serve --help',
+  ])
+
+  const serve = program
+    .command('serve', { isDefault: true })
+    .description('run the server (the default command); settings come mostly from ARTSVC_* variables')
+  withExamples(withEnvironmentHelp(addSchemaOptions(serve, configSchema), configSchema), [
+    'ARTSVC_PUBLIC_URL=https://artifacts.example.com ARTSVC_CONTENT_URL=https://content.example.net artsvc serve',
+    'artsvc serve --config /etc/gatehouse/artsvc.json --listen 127.0.0.1:18100',
+  ]).action(async (_o, cmd: Command) => {
+    const o = cmd.optsWithGlobals()
+    await (await import('./serve.ts')).serve(schemaFlags(o, configSchema), o.config as string | undefined)
   })
+
+  withExamples(
+    withEnvironmentHelp(
+      addSchemaOptions(
+        program
+          .command('publish')
+          .description(
+            'publish a ZIP or a folder (zipped on the fly; a folder stays linked to its artifact, so publishing it again adds a version); prints the URL',
+          ),
+        publishSchema,
+      ),
+      publishSchema,
+    ),
+    [
+      'artsvc publish --url https://artifacts.example.com --title "Q3 report" --zip ./site',
+      'artsvc publish --title "Q3 report" --zip report.zip --artifact a_1234 --progress never',
+    ],
+  ).action(async (o: Record<string, unknown>) =>
+    (await import('./publish-command.ts')).publishCommand(schemaFlags(o, publishSchema), env),
+  )
+
+  withExamples(
+    withEnvironmentHelp(
+      addSchemaOptions(
+        program
+          .command('mcp-bridge')
+          .description('a loopback MCP endpoint for local agents, forwarding to an mTLS-protected management URL'),
+        bridgeSchema,
+      ),
+      bridgeSchema,
+    ),
+    ['ARTSVC_CLIENT_CERT=me.crt ARTSVC_CLIENT_KEY=me.key artsvc mcp-bridge --url https://artifacts.example.com'],
+  ).action(async (o: Record<string, unknown>) =>
+    (await import('../bridge/command.ts')).mcpBridgeCommand(schemaFlags(o, bridgeSchema)),
+  )
+
   const common = (cmd: Command) =>
     cmd
       .option('--url <url>', 'management URL (default $ARTSVC_URL)')
@@ -45,7 +103,9 @@ export function buildManageProgram(env: NodeJS.ProcessEnv = process.env): Comman
       out = await work(manage)
     } catch (err) {
       // manage.ts reports refusals (HTTP errors, not logged in) as PublishError: one line, exit 1.
-      if ((err as Error)?.name === 'PublishError') throw new CliError(escapeTerminal((err as Error).message))
+      // A sign-in failure may quote the provider's words: escaped as well.
+      if ((err as Error)?.name === 'PublishError' || err instanceof CliError)
+        throw new CliError(escapeTerminal((err as Error).message))
       throw err
     }
     if (o.json) process.stdout.write(`${JSON.stringify(out.json, null, 2)}\n`)
@@ -54,15 +114,43 @@ export function buildManageProgram(env: NodeJS.ProcessEnv = process.env): Comman
 
   withExamples(
     common(program.command('login'))
-      .description('check a token against the server and keep it for that server (owner-only file)')
+      .description(
+        'sign in (--browser) or check a given token, and keep it for that server (owner-only file; a browser login renews itself)',
+      )
+      .option('--browser', "sign in at the server's OpenID provider in a browser (authorization code + PKCE)")
+      .option(
+        '--client-id <id>',
+        'the public client registered for this CLI (default $ARTSVC_CLI_CLIENT_ID, else artsvc-cli)',
+      )
+      .option(
+        '--audience <aud>',
+        "the server's ARTSVC_OAUTH_AUDIENCE (default $ARTSVC_OAUTH_AUDIENCE, else its metadata)",
+      )
       .option('--token-file <file>', 'read the token from this file (default $ARTSVC_TOKEN)'),
     [
+      'artsvc login --browser --url https://artifacts.example.com',
       'ARTSVC_TOKEN=... artsvc login --url https://artifacts.example.com',
       'artsvc login --url https://artifacts.example.com --token-file token.txt',
     ],
-  ).action(async (o: Common & { tokenFile?: string }) => {
+  ).action(async (o: Common & { tokenFile?: string; browser?: boolean; clientId?: string; audience?: string }) => {
+    if (o.browser) {
+      if (o.tokenFile) throw new UsageError('give --browser or --token-file, not both')
+      const { url } = target(o)
+      const audience = o.audience ?? env.ARTSVC_OAUTH_AUDIENCE
+      const { browserLogin } = await import('./browser-login.ts')
+      await run(o, () =>
+        browserLogin({
+          url,
+          env,
+          clientId: o.clientId ?? env.ARTSVC_CLI_CLIENT_ID ?? 'artsvc-cli',
+          ...(audience ? { audience } : {}),
+          show: (link) => process.stderr.write(`Open this link in a browser to sign in:\n  ${escapeTerminal(link)}\n`),
+        }),
+      )
+      return
+    }
     const token = o.tokenFile ? readFileSync(o.tokenFile, 'utf8').trim() : env.ARTSVC_TOKEN
-    if (!token) throw new UsageError('give --token-file FILE or set ARTSVC_TOKEN')
+    if (!token) throw new UsageError('give --browser (sign in at the provider), --token-file FILE or set ARTSVC_TOKEN')
     await run(o, (m) => m.login({ ...target(o), token }))
   })
 
@@ -109,4 +197,9 @@ export function buildManageProgram(env: NodeJS.ProcessEnv = process.env): Comman
     run(o, (m) => m.shareRevoke({ ...target(o), artifact, share: shareId })),
   )
   return program
+}
+
+/** Parse and run: the exit code (serve and mcp-bridge keep the process running until a signal). */
+export function run(argv: string[] = process.argv.slice(2)): Promise<number> {
+  return runCli(buildProgram(), argv)
 }

@@ -17,35 +17,12 @@ import type { Kysely, Transaction } from 'kysely'
 import { recordAudit } from '../audit/store.ts'
 import type { DB, UserRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
+import { type PublisherViewers, parsePublisherViewers } from './publisher-viewers-setting.ts'
 
 type Db = Kysely<DB> | Transaction<DB>
 
-export type PublisherViewers = Record<string, string[]>
-
-/** Parse the setting; returns the problems instead of throwing (config.ts lists them all). */
-export function parsePublisherViewers(raw: string | undefined): { value: PublisherViewers; problems: string[] } {
-  if (raw === undefined || raw.trim() === '') return { value: {}, problems: [] }
-  const name = 'ARTSVC_PUBLISHER_VIEWERS'
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(raw)
-  } catch (err) {
-    return { value: {}, problems: [`${name}: not valid JSON (${(err as Error).message})`] }
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    return { value: {}, problems: [`${name}: must be a JSON object mapping publisher subjects to arrays of subjects`] }
-  const problems: string[] = []
-  const value: PublisherViewers = {}
-  for (const [publisher, recipients] of Object.entries(parsed)) {
-    if (publisher === '') problems.push(`${name}: a publisher subject is empty`)
-    if (!Array.isArray(recipients) || !recipients.every((r) => typeof r === 'string' && r !== '')) {
-      problems.push(`${name}: the recipients of ${JSON.stringify(publisher)} must be an array of non-empty subjects`)
-      continue
-    }
-    value[publisher] = [...new Set(recipients as string[])]
-  }
-  return { value, problems }
-}
+export type { PublisherViewers }
+export { parsePublisherViewers }
 
 async function recipientUsers(db: Db, subjects: string[]): Promise<Map<string, UserRow>> {
   if (subjects.length === 0) return new Map()

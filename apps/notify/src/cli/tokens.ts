@@ -1,11 +1,23 @@
 /**
- * `notify token create --database URL --user NAME --name LABEL` for operators and scripts, as a
- * plain function over parsed options (the app shell wires it into the notify program): it
- * writes to the database directly, like the other admin CLIs, and prints the secret once.
+ * `notify token create|list|revoke`: reader API tokens for scripts, managed by an operator on
+ * the database `serve` uses (like the other admin CLIs). A secret is printed once and stored
+ * only as its hash.
  */
+import { printList } from '@gatehouse/kit/cli/output.ts'
+import { CliError } from '@gatehouse/kit/cli/program.ts'
+import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { openNotifyDatabase } from '../db/open.ts'
-import { createReaderToken } from '../tokens/store.ts'
+import {
+  createReaderToken,
+  deleteReaderTokenById,
+  listReaderTokensWithOwner,
+  readerTokenResponse,
+} from '../tokens/store.ts'
 import { findUserByName } from '../users/store.ts'
+import { withDatabase } from './database.ts'
+
+type Opts = Record<string, unknown>
+const out = (text: string) => void process.stdout.write(text)
 
 export interface TokenCreateOptions {
   database: string
@@ -13,19 +25,56 @@ export interface TokenCreateOptions {
   name: string
 }
 
-export class TokenCommandError extends Error {
-  override readonly name = 'TokenCommandError'
-}
+/** A refusal worded for the operator (unknown or disabled user): exit 1 through the shell. */
+export class TokenCommandError extends CliError {}
 
+/** Create a token for an existing, enabled user on the database at `options.database`. */
 export async function tokenCreate(options: TokenCreateOptions): Promise<{ id: string; secret: string }> {
-  const database = await openNotifyDatabase(options.database)
+  const database = await openNotifyDatabase(options.database, 2, { create: false })
   try {
-    const user = await findUserByName(database.db, options.user)
-    if (!user) throw new TokenCommandError(`no user ${JSON.stringify(options.user)}`)
-    if (user.enabled !== 1) throw new TokenCommandError(`user ${JSON.stringify(options.user)} is disabled`)
-    const { row, secret } = await createReaderToken(database.db, user.id, options.name)
-    return { id: row.id, secret }
+    return await createFor(database.db, options.user, options.name)
   } finally {
     await database.close()
   }
+}
+
+async function createFor(db: Parameters<typeof findUserByName>[0], username: string, name: string) {
+  const user = await findUserByName(db, username)
+  if (!user) throw new TokenCommandError(`no user ${JSON.stringify(username)}`)
+  if (user.enabled !== 1) throw new TokenCommandError(`user ${JSON.stringify(username)} is disabled`)
+  const { row, secret } = await createReaderToken(db, user.id, name)
+  return { id: row.id, secret }
+}
+
+export async function tokenCreateCommand(o: Opts): Promise<void> {
+  const user = o.user as string
+  const name = o.name as string
+  if (name.trim() === '' || name.length > 100) throw new CliError('--name must be 1 to 100 characters')
+  const { id, secret } = await withDatabase(o, (d) => createFor(d.db, user, name))
+  if (o.json === true) out(`${terminalJson({ id, user, name, secret }, 2)}\n`)
+  else {
+    out(`token ${id} created for ${escapeTerminal(user)}: ${secret}\n`)
+    out('Store it now: it is shown only once. Use it as "Authorization: Bearer <token>".\n')
+  }
+}
+
+export async function tokenListCommand(o: Opts): Promise<void> {
+  const rows = await withDatabase(o, (d) => listReaderTokensWithOwner(d.db, o.user as string | undefined))
+  printList(
+    rows,
+    [
+      { header: 'ID', value: (r) => r.id },
+      { header: 'USER', value: (r) => r.username },
+      { header: 'NAME', value: (r) => r.name },
+      { header: 'CREATED', value: (r) => r.created_at },
+      { header: 'LAST USED', value: (r) => r.last_used_at ?? 'never' },
+    ],
+    { json: o.json === true, toJson: (r) => ({ ...readerTokenResponse(r), user: r.username }) },
+  )
+}
+
+export async function tokenRevokeCommand(o: Opts, id: string): Promise<void> {
+  const removed = await withDatabase(o, (d) => deleteReaderTokenById(d.db, id))
+  if (!removed) throw new CliError(`no reader token ${JSON.stringify(id)} (see notify token list)`)
+  out(`token ${escapeTerminal(id)} revoked: it no longer works\n`)
 }

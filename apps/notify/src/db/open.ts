@@ -1,7 +1,13 @@
 /**
  * Opening the service database: the dialect is chosen by URL, migrations are numbered.
  */
-import { type Database, type DatabaseKind, type Migration, openDatabase, parseDatabaseUrl } from '@gatehouse/kit'
+import {
+  type Database,
+  type DatabaseKind,
+  type Migration,
+  openDatabase,
+  parseDatabaseUrl,
+} from '@gatehouse/kit/db/database.ts'
 import { initMigration } from './migrations/0001_init.ts'
 import { searchVocabularyMigration } from './migrations/0002_search_vocabulary.ts'
 import { searchBacklogMigration } from './migrations/0003_search_backlog.ts'
@@ -23,8 +29,15 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
 
 export type NotifyDatabase = Database<DB>
 
-/** The service database, migrated. */
-export function openNotifyDatabase(url: string, poolSize?: number): Promise<NotifyDatabase> {
+/**
+ * The service database, migrated. `create: false` (the admin commands) refuses a SQLite file
+ * that does not exist instead of creating an empty one.
+ */
+export function openNotifyDatabase(
+  url: string,
+  poolSize?: number,
+  options: { create?: boolean; missingHint?: string } = {},
+): Promise<NotifyDatabase> {
   const { kind } = parseDatabaseUrl(url)
-  return openDatabase<DB>({ url, migrations: migrations(kind), ...(poolSize ? { poolSize } : {}) })
+  return openDatabase<DB>({ url, migrations: migrations(kind), ...(poolSize ? { poolSize } : {}), ...options })
 }

@@ -1,6 +1,6 @@
 /** Reader API tokens (table reader_tokens): only SHA-256 hashes are stored. */
 import { randomUUID } from 'node:crypto'
-import { generateToken, hashToken } from '@gatehouse/kit'
+import { generateToken, hashToken } from '@gatehouse/kit/secrets.ts'
 import type { Kysely, Transaction } from 'kysely'
 import type { DB, ReaderTokenRow, UserRow } from '../db/schema.ts'
 
@@ -32,6 +32,26 @@ export async function createReaderToken(
 
 export function listReaderTokens(db: Db, userId: string): Promise<ReaderTokenRow[]> {
   return db.selectFrom('reader_tokens').selectAll().where('user_id', '=', userId).orderBy('created_at').execute()
+}
+
+/** Every reader token (or one user's) with its owner's name, oldest first: for operators (`notify token list`). */
+export function listReaderTokensWithOwner(
+  db: Db,
+  username?: string,
+): Promise<(ReaderTokenRow & { username: string })[]> {
+  let q = db
+    .selectFrom('reader_tokens')
+    .innerJoin('users', 'users.id', 'reader_tokens.user_id')
+    .selectAll('reader_tokens')
+    .select('users.username')
+  if (username !== undefined) q = q.where('users.username', '=', username)
+  return q.orderBy('reader_tokens.created_at').orderBy('reader_tokens.id').execute()
+}
+
+/** Delete a token whoever owns it (an operator revoking it); false when there is none. */
+export async function deleteReaderTokenById(db: Db, id: string): Promise<boolean> {
+  const r = await db.deleteFrom('reader_tokens').where('id', '=', id).executeTakeFirst()
+  return Number(r.numDeletedRows) > 0
 }
 
 /** Delete one of the user's tokens; false when it is not theirs or does not exist. */

@@ -21,7 +21,7 @@ export async function openStore(path: string, options: { create?: boolean } = {}
     url: `sqlite:${path}`,
     migrations,
     create: options.create ?? true,
-    missingHint: 'check --db (or $SSHPROXY_DB), or start sshproxy serve once',
+    missingHint: "check --db, $SSHPROXY_DB or the config file's db, or start sshproxy serve once",
   })
   try {
     await trimOversized(store.db)

@@ -77,6 +77,35 @@ function oneLine(text: string): string {
 export interface RunCliOptions {
   /** Override the exit code for an error (return undefined to keep the default). */
   exitCodeFor?: (err: unknown) => number | undefined
+  /**
+   * Also accept the Go-style single-dash long flags a spec documents (`-listen ADDR`,
+   * `-hook-id=X`, `-help`): see `singleDashLongFlags`.
+   */
+  singleDashFlags?: boolean
+}
+
+/** Every long option name (`listen`, `hook-id`) of `command` and its subcommands, plus help. */
+function longOptionNames(command: Command, names = new Set<string>(['help'])): Set<string> {
+  for (const option of command.options) if (option.long) names.add(option.long.slice(2))
+  for (const sub of command.commands) longOptionNames(sub, names)
+  return names
+}
+
+/**
+ * The arguments with each single-dash long flag the program knows (`-listen`, `-hook-id=X`,
+ * `-version`) rewritten to its double-dash form, before `--`. Short flags (`-h`, `-v`), unknown
+ * words and values are left as they are, so commander still reports a wrong flag.
+ *
+ * @example singleDashLongFlags(program, ['-listen', '127.0.0.1:8080']) // ['--listen', '127.0.0.1:8080']
+ */
+export function singleDashLongFlags(program: Command, argv: string[]): string[] {
+  const names = longOptionNames(program)
+  const end = argv.indexOf('--')
+  return argv.map((arg, i) => {
+    if ((end !== -1 && i >= end) || !/^-[a-z][a-z0-9-]+(=|$)/.test(arg)) return arg
+    const name = arg.slice(1).split('=', 1)[0]!
+    return names.has(name) ? `-${arg}` : arg
+  })
 }
 
 /**
@@ -99,7 +128,7 @@ export async function runCli(
       write(program.helpInformation())
       return 2
     }
-    await program.parseAsync(argv, { from: 'user' })
+    await program.parseAsync(options.singleDashFlags ? singleDashLongFlags(program, argv) : argv, { from: 'user' })
     // An action that already printed its outcome may set process.exitCode (a refresh job
     // that partly failed) instead of throwing a second message.
     return Number(process.exitCode ?? 0)

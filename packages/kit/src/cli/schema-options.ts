@@ -5,15 +5,24 @@
 import { type Command, Option } from 'commander'
 import type { Field, Schema } from '../config.ts'
 
-function flagFields(schema: Schema): Field<unknown>[] {
+function defaultText(value: unknown): string {
+  if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) return ''
+  return ` (default ${typeof value === 'string' ? value : JSON.stringify(value)})`
+}
+
+/** Every field of `schema`, nested sections included. */
+function fieldsOf(schema: Schema): Field<unknown>[] {
   const out: Field<unknown>[] = []
   for (const value of Object.values(schema)) {
     const f = value as Field<unknown>
-    if (typeof f.parse === 'function' && typeof f.kind === 'string') {
-      if (f.options.flag) out.push(f)
-    } else out.push(...flagFields(value as Schema))
+    if (typeof f.parse === 'function' && typeof f.kind === 'string') out.push(f)
+    else out.push(...fieldsOf(value as Schema))
   }
   return out
+}
+
+function flagFields(schema: Schema): Field<unknown>[] {
+  return fieldsOf(schema).filter((f) => f.options.flag)
 }
 
 /**
@@ -26,10 +35,7 @@ function flagFields(schema: Schema): Field<unknown>[] {
 export function addSchemaOptions(command: Command, schema: Schema): Command {
   for (const f of flagFields(schema)) {
     const o = f.options
-    const def =
-      o.default === undefined
-        ? ''
-        : ` (default ${typeof o.default === 'string' ? o.default : JSON.stringify(o.default)})`
+    const def = defaultText(o.default)
     const env = o.env ? ` [env ${o.env}${o.secret ? ` or ${o.env}_FILE` : ''}]` : ''
     const option = new Option(
       f.arity === 'none' ? `--${o.flag}` : `--${o.flag} <${f.kind === 'listen' ? 'host:port' : 'value'}>`,
@@ -39,6 +45,22 @@ export function addSchemaOptions(command: Command, schema: Schema): Command {
     command.addOption(option)
   }
   return command
+}
+
+/**
+ * Add the settings of `schema` that have no flag (secrets read from the environment or a file,
+ * such as a bootstrap password) to a command's `--help`, so every setting is listed somewhere.
+ *
+ * @example withEnvironmentHelp(program.command('serve'), schema) // "Environment only: NOTIFY_READER_PASSWORD ..."
+ */
+export function withEnvironmentHelp(command: Command, schema: Schema): Command {
+  const lines = fieldsOf(schema)
+    .filter((f) => !f.options.flag && f.options.env)
+    .map(({ options: o }) => {
+      const file = o.secret ? ` (or ${o.env}_FILE, a file holding it)` : ''
+      return `  ${o.env}${file}${o.doc ? `: ${o.doc}` : ''}${defaultText(o.default)}`
+    })
+  return lines.length === 0 ? command : command.addHelpText('after', `\nEnvironment only:\n${lines.join('\n')}`)
 }
 
 /** The values of `addSchemaOptions` options that were given, keyed by flag name (for `loadConfig`'s `flags`). */

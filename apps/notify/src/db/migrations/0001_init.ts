@@ -3,7 +3,7 @@
  * the search index (an FTS5 trigram table in SQLite, a pg_trgm GIN index in PostgreSQL)
  * and the triggers that keep activity events immutable.
  */
-import { type DatabaseKind, type Migration, sql } from '@gatehouse/kit'
+import { type DatabaseKind, type Migration, sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely } from 'kysely'
 
 function tables(kind: DatabaseKind): string[] {

@@ -2,7 +2,7 @@
  * SQLite only: an fts5vocab view over the trigram index, giving the number of
  * notifications that contain each trigram (see inbox/trigram-stats.ts).
  */
-import { type DatabaseKind, type Migration, sql } from '@gatehouse/kit'
+import { type DatabaseKind, type Migration, sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely } from 'kysely'
 
 export function searchVocabularyMigration(kind: DatabaseKind): Migration {

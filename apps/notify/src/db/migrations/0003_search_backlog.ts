@@ -5,7 +5,7 @@
  * id <= high_water is in the index; newer ones are searched by a plain scan until then.
  * Existing notifications were indexed by the trigger, so the mark starts at the newest id.
  */
-import { type DatabaseKind, type Migration, sql } from '@gatehouse/kit'
+import { type DatabaseKind, type Migration, sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely } from 'kysely'
 
 export function searchBacklogMigration(kind: DatabaseKind): Migration {

@@ -5,7 +5,7 @@
  * that generation (ingest/lookups.ts): a channel created on any node is seen by the next
  * delivery, without a query per delivery for the channel.
  */
-import { type DatabaseKind, type Migration, sql } from '@gatehouse/kit'
+import { type DatabaseKind, type Migration, sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely } from 'kysely'
 
 export function channelGenerationMigration(kind: DatabaseKind): Migration {

@@ -2,7 +2,7 @@
  * Reader API tokens: a script reads the inbox as a reader with `Authorization: Bearer
  * ntr_...` instead of a session cookie. Only the SHA-256 hash of a token is stored.
  */
-import type { DatabaseKind, Migration } from '@gatehouse/kit'
+import type { DatabaseKind, Migration } from '@gatehouse/kit/db/database.ts'
 import { type Kysely, sql } from 'kysely'
 
 export function readerTokensMigration(_kind: DatabaseKind): Migration {

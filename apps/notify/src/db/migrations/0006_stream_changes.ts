@@ -5,7 +5,7 @@
  * A change row is never updated; old rows may be pruned (a resume from before the oldest
  * kept row is answered with a `reset` event).
  */
-import { type DatabaseKind, type Migration, sql } from '@gatehouse/kit'
+import { type DatabaseKind, type Migration, sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely } from 'kysely'
 
 export function streamChangesMigration(kind: DatabaseKind): Migration {

@@ -1,0 +1,35 @@
+/** `artsvc serve` (also bare `artsvc`): the server, with its maintenance timer, until a signal. */
+import { StartupError } from '@gatehouse/kit/errors.ts'
+import { parseListenAddress } from '@gatehouse/kit/net.ts'
+import { runMain } from '@gatehouse/kit/process.ts'
+import { loadServerConfig } from '../config.ts'
+import { buildServer } from '../server.ts'
+
+export async function serve(flags: Record<string, unknown>, configFile: string | undefined): Promise<void> {
+  await runMain({ name: 'artsvc' }, async () => {
+    const config = loadServerConfig(flags, configFile)
+    const svc = await buildServer(config)
+    try {
+      await svc.ctx.store.check()
+    } catch (err) {
+      await svc.close()
+      throw new StartupError(`storage (${config.storageBackend}) is unusable: ${(err as Error).message}`, {
+        cause: err,
+      })
+    }
+    const { host, port } = parseListenAddress(config.listen)
+    await svc.app.listen({ host, port })
+    svc.ctx.log.info(
+      { listen: config.listen, public: config.publicOrigin, content: config.contentOrigin },
+      'artsvc listening',
+    )
+    const timer = setInterval(() => {
+      svc.maintenance().catch((err) => svc.ctx.log.error({ err }, 'maintenance failed'))
+    }, config.maintenanceInterval)
+    timer.unref()
+    return async () => {
+      clearInterval(timer)
+      await svc.close()
+    }
+  })
+}

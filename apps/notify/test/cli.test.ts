@@ -1,0 +1,218 @@
+/**
+ * The notify command line as operators run it (child processes): the spec's single-dash form
+ * still serves, `notify token create|list|revoke` on the database a running server uses (both
+ * backends), `--config` and $NOTIFY_CONFIG, a missing database refused, exit codes 0/1/2, and
+ * `--help` and the token commands never loading the server stack.
+ */
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { loadedPackages, tempDir } from '@gatehouse/testkit'
+import { ADMIN, ADMIN_PASSWORD, backends, type Notify, reader, startNotify } from './helpers.ts'
+
+const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts')
+const dir = tempDir('notify-cli-')
+after(() => dir.remove())
+
+function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [MAIN, ...args], {
+      env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env },
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (c) => (stdout += c))
+    child.stderr.on('data', (c) => (stderr += c))
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
+  })
+}
+
+const oneLine = (r: { stderr: string }) => {
+  assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr)
+  assert.match(r.stderr, /^notify: /)
+}
+
+describe('notify command line', () => {
+  test('--help, -help, serve --help and --version; usage errors exit 2 with one line', async () => {
+    for (const args of [['--help'], ['-help']]) {
+      const r = await cli(args)
+      assert.equal(r.code, 0, r.stderr)
+      assert.match(r.stdout, /serve \[options\]/)
+      assert.match(r.stdout, /token/)
+      assert.match(r.stdout, /Examples:/)
+    }
+    const serve = await cli(['serve', '--help'])
+    for (const name of ['--listen', '--hook-id', 'NOTIFY_HOOK_TOKEN', 'NOTIFY_PUBLIC_URL', 'NOTIFY_READER_PASSWORD']) {
+      assert.ok(serve.stdout.includes(name), name)
+    }
+    const create = await cli(['token', 'create', '--help'])
+    assert.match(create.stdout, /--user <name>/)
+    assert.match(create.stdout, /\$ notify token create --user alice/)
+    for (const args of [['-version'], ['--version'], ['-V']]) {
+      assert.match((await cli(args)).stdout, /^\d+\.\d+\.\d+\n$/)
+    }
+    for (const args of [['token', 'create', '--name', 'x'], ['token', 'revoke'], ['-no-such-flag', 'x'], ['tokn']]) {
+      const r = await cli(args)
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)
+      oneLine(r)
+    }
+  })
+
+  test('an admin command refuses a database that does not exist; migrate creates it', async () => {
+    const database = `sqlite:${join(dir.path, 'fresh.db')}`
+    const missing = await cli(['token', 'list', '--database', database])
+    assert.equal(missing.code, 1)
+    oneLine(missing)
+    assert.match(missing.stderr, /fresh\.db does not exist; .*notify migrate/)
+    const migrated = await cli(['migrate', '-database', database])
+    assert.deepEqual([migrated.code, migrated.stdout], [0, 'database (sqlite) is up to date\n'], migrated.stderr)
+    const empty = await cli(['token', 'list', '--database', database])
+    assert.deepEqual([empty.code, empty.stdout], [0, 'ID  USER  NAME  CREATED  LAST USED\n'], empty.stderr)
+  })
+
+  test('--help and the token commands never load the server stack (Fastify, undici, pg, TypeBox)', async () => {
+    const database = `sqlite:${join(dir.path, 'light.db')}`
+    assert.equal((await cli(['migrate', '--database', database])).code, 0)
+    for (const args of [['--help'], ['serve', '--help'], ['token', 'list', '--database', database]]) {
+      const r = await loadedPackages([MAIN, ...args], { PATH: process.env.PATH ?? '' })
+      assert.equal(r.code, 0, r.stderr)
+      for (const heavy of ['fastify', 'undici', 'pg', 'pino', 'typebox']) {
+        assert.ok(!r.packages.includes(heavy), `${args.join(' ')} loaded ${heavy}: ${r.packages.join(', ')}`)
+      }
+    }
+  })
+
+  for (const backend of backends) {
+    describe(`tokens on the database a running server uses (${backend.name})`, () => {
+      let n: Notify
+      let cookie: string
+      before(async () => {
+        n = await startNotify(backend)
+        cookie = await n.client.login(ADMIN, ADMIN_PASSWORD)
+      })
+      after(() => n.close())
+      const me = (secret: string) => n.client.get('/api/v1/auth/me', { headers: { authorization: `Bearer ${secret}` } })
+
+      test('create prints the secret once; it reads as that reader; list shows it without the secret; revoke stops it', async () => {
+        await reader(n, cookie, 'alice')
+        const db = ['--database', n.config.database]
+        const created = await cli(['token', 'create', '--user', 'alice', '--name', 'backup script', '--json', ...db])
+        assert.equal(created.code, 0, created.stderr)
+        const token = JSON.parse(created.stdout) as { id: string; user: string; name: string; secret: string }
+        assert.deepEqual([token.user, token.name], ['alice', 'backup script'])
+        assert.match(token.secret, /^ntr_[A-Za-z0-9_-]{43}$/)
+        const res = await me(token.secret)
+        assert.equal(res.status, 200)
+        assert.equal(res.body.user.username, 'alice')
+
+        // The spec's single-dash flags work for every command, before or after the others.
+        const text = await cli([
+          'token',
+          'create',
+          '-user',
+          'alice',
+          '-name',
+          'second',
+          ...db.map((a) => a.replace(/^--/, '-')),
+        ])
+        assert.equal(text.code, 0, text.stderr)
+        assert.match(text.stdout, /^token [0-9a-f-]{36} created for alice: ntr_[A-Za-z0-9_-]{43}\nStore it now/)
+
+        const json = await cli(['token', 'list', '--user', 'alice', '--json', ...db])
+        assert.equal(json.code, 0, json.stderr)
+        assert.ok(!json.stdout.includes('ntr_'), 'a list never shows secrets')
+        const rows = JSON.parse(json.stdout) as {
+          id: string
+          name: string
+          user: string
+          last_used_at: string | null
+        }[]
+        assert.deepEqual(
+          rows.map((r) => [r.name, r.user]),
+          [
+            ['backup script', 'alice'],
+            ['second', 'alice'],
+          ],
+        )
+        assert.ok(rows[0]!.last_used_at, 'its use by the server is visible')
+        const table = await cli(['token', 'list', ...db])
+        assert.match(table.stdout, /^ID +USER +NAME +CREATED +LAST USED\n/)
+        assert.match(table.stdout, /alice +backup script/)
+        assert.match(table.stdout, /second .* never\n/)
+
+        const revoked = await cli(['token', 'revoke', token.id, ...db])
+        assert.deepEqual([revoked.code, revoked.stdout], [0, `token ${token.id} revoked: it no longer works\n`])
+        assert.equal((await me(token.secret)).status, 401)
+        const again = await cli(['token', 'revoke', token.id, ...db])
+        assert.equal(again.code, 1)
+        oneLine(again)
+        assert.match(again.stderr, /no reader token/)
+      })
+
+      test('user list shows the readers without secrets; --json for scripts', async () => {
+        const db = ['--database', n.config.database]
+        await reader(n, cookie, 'carol')
+        const table = await cli(['user', 'list', ...db])
+        assert.equal(table.code, 0, table.stderr)
+        assert.match(table.stdout, /^USER +KIND +SIGN-IN +ROLE +STATE +CREATED\n/)
+        assert.match(table.stdout, new RegExp(`^${ADMIN} +human +local +administrator +enabled `, 'm'))
+        assert.match(table.stdout, /^carol +human +local +reader +enabled /m)
+        const json = await cli(['user', 'list', '--json', ...db])
+        const users = JSON.parse(json.stdout) as { username: string; admin: boolean }[]
+        assert.deepEqual(
+          users.filter((u) => u.username === ADMIN || u.username === 'carol').map((u) => [u.username, u.admin]),
+          [
+            [ADMIN, true],
+            ['carol', false],
+          ],
+        )
+        assert.doesNotMatch(json.stdout, /password|\$2[aby]\$/)
+      })
+
+      test('an unknown or disabled user and a bad name are refused with one line, exit 1', async () => {
+        const db = ['--database', n.config.database]
+        const tokens = async () =>
+          Number(
+            (await n.database.db
+              .selectFrom('reader_tokens')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .executeTakeFirst())!.n,
+          )
+        const before = await tokens()
+        const nobody = await cli(['token', 'create', '--user', 'nobody', '--name', 'x', ...db])
+        assert.equal(nobody.code, 1)
+        oneLine(nobody)
+        assert.match(nobody.stderr, /no user "nobody"/)
+        await reader(n, cookie, 'dave')
+        await n.database.db.updateTable('users').set({ enabled: 0 }).where('username', '=', 'dave').execute()
+        const disabled = await cli(['token', 'create', '--user', 'dave', '--name', 'x', ...db])
+        assert.equal(disabled.code, 1)
+        assert.match(disabled.stderr, /user "dave" is disabled/)
+        const blank = await cli(['token', 'create', '--user', 'alice', '--name', ' ', ...db])
+        assert.equal(blank.code, 1)
+        assert.match(blank.stderr, /--name must be 1 to 100 characters/)
+        assert.equal(await tokens(), before, 'a refused command writes nothing')
+      })
+
+      test('the database comes from --config or $NOTIFY_CONFIG when no flag names it', async () => {
+        const file = join(dir.path, `config-${backend.name}.json`)
+        // A server's whole config file: the admin command takes its database and ignores the rest.
+        writeFileSync(
+          file,
+          JSON.stringify({ database: n.config.database, listen: '127.0.0.1:8080', hookChannel: 'ops' }),
+        )
+        const viaFlag = await cli(['--config', file, 'token', 'list', '--json'])
+        assert.equal(viaFlag.code, 0, viaFlag.stderr)
+        assert.ok(Array.isArray(JSON.parse(viaFlag.stdout)))
+        const viaEnv = await cli(['token', 'list', '--json'], { NOTIFY_CONFIG: file })
+        assert.equal(viaEnv.code, 0, viaEnv.stderr)
+        assert.deepEqual(JSON.parse(viaEnv.stdout), JSON.parse(viaFlag.stdout))
+        const gone = await cli(['token', 'list', '--config', join(dir.path, 'nope.json')])
+        assert.equal(gone.code, 1)
+        assert.match(gone.stderr, /nope\.json/)
+      })
+    })
+  }
+})

@@ -1,0 +1,96 @@
+/**
+ * The parts of the app shell that are plain functions: single-dash long flags (the spec's
+ * `-listen` form), settings without a flag in `--help`, and the compile cache's folder.
+ */
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, test } from 'node:test'
+import { compileCacheDir } from '../src/cli/compile-cache.ts'
+import { createCli, singleDashLongFlags } from '../src/cli/program.ts'
+import { addSchemaOptions, withEnvironmentHelp } from '../src/cli/schema-options.ts'
+import { field } from '../src/config.ts'
+
+const schema = {
+  listen: field.listen({ flag: 'listen', env: 'DEMO_LISTEN', default: '127.0.0.1:8080', doc: 'where to listen' }),
+  hook: field.string({ flag: 'hook-id', env: 'DEMO_HOOK', doc: 'a hook' }),
+  password: field.string({ env: 'DEMO_PASSWORD', secret: true, doc: 'the password' }),
+  region: field.string({ env: 'DEMO_REGION', default: 'us-east-1' }),
+}
+
+function program() {
+  const p = createCli({ name: 'demo', description: 'demo', packageJson: new URL('../package.json', import.meta.url) })
+  withEnvironmentHelp(addSchemaOptions(p.command('serve', { isDefault: true }), schema), schema)
+  p.command('token').command('list').option('--json', 'JSON').option('-v, --verbose', 'more')
+  return p
+}
+
+describe('single-dash long flags', () => {
+  test('known long flags of any command, -help and -version become double-dash; short flags, unknown words and what follows -- stay', () => {
+    assert.deepEqual(
+      singleDashLongFlags(program(), ['-listen', '127.0.0.1:1', '-hook-id=abc', '-json', '-help', '-version']),
+      ['--listen', '127.0.0.1:1', '--hook-id=abc', '--json', '--help', '--version'],
+    )
+    assert.deepEqual(singleDashLongFlags(program(), ['-v', '-h', '-nope', 'serve', '--', '-listen']), [
+      '-v',
+      '-h',
+      '-nope',
+      'serve',
+      '--',
+      '-listen',
+    ])
+  })
+})
+
+describe('help for settings without a flag', () => {
+  test('lists each with its _FILE form when secret, its doc and its default', () => {
+    const help = captureAfterHelp()
+    assert.match(help, /--listen <host:port> +where to listen \(default 127\.0\.0\.1:8080\) \[env\s+DEMO_LISTEN\]/)
+    assert.match(
+      help,
+      /Environment only:\n {2}DEMO_PASSWORD \(or DEMO_PASSWORD_FILE, a file holding it\): the password\n {2}DEMO_REGION \(default us-east-1\)/,
+    )
+    assert.doesNotMatch(help, /DEMO_HOOK \(/, 'a setting with a flag is listed with its flag, not again')
+  })
+})
+
+/** Commander prints "after" help texts only when it outputs help: capture that output. */
+function captureAfterHelp(): string {
+  let text = ''
+  const p = program()
+  p.configureOutput({ writeOut: (t) => (text += t) })
+  p.commands[0]!.configureOutput({ writeOut: (t) => (text += t) })
+  try {
+    p.parse(['serve', '--help'], { from: 'user' })
+  } catch {
+    // exitOverride: help "exits" by throwing
+  }
+  return text
+}
+
+describe('compile cache folder', () => {
+  test("the user's own cache folder, NODE_COMPILE_CACHE when set, none without a home", () => {
+    assert.equal(compileCacheDir({ HOME: '/home/ann' }), '/home/ann/.cache/gatehouse/node-compile-cache')
+    assert.equal(compileCacheDir({ XDG_CACHE_HOME: '/c', HOME: '/h' }), '/c/gatehouse/node-compile-cache')
+    assert.equal(compileCacheDir({ NODE_COMPILE_CACHE: '/x' }), '/x')
+  })
+
+  test('a binary run directly creates it owner-only and fills it', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'kit-cc-'))
+    try {
+      const { spawnSync } = await import('node:child_process')
+      const main = join(import.meta.dirname, '..', '..', '..', 'apps', 'dnsctl', 'src', 'main.ts')
+      const env = { PATH: process.env.PATH ?? '', HOME: home }
+      assert.equal(spawnSync(process.execPath, [main, '--help'], { env }).status, 0)
+      const dir = join(home, '.cache', 'gatehouse', 'node-compile-cache')
+      assert.equal(statSync(dir).mode & 0o777, 0o700)
+      const off = mkdtempSync(join(tmpdir(), 'kit-cc-off-'))
+      spawnSync(process.execPath, [main, '--help'], { env: { ...env, HOME: off, NODE_DISABLE_COMPILE_CACHE: '1' } })
+      assert.throws(() => statSync(join(off, '.cache')), /ENOENT/, 'NODE_DISABLE_COMPILE_CACHE turns it off')
+      rmSync(off, { recursive: true, force: true })
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
+  })
+})
