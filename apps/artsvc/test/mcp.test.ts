@@ -90,6 +90,20 @@ for (const dbName of ['sqlite', 'postgres'] as const) {
       await assert.rejects(connectMcp(h.base, {}))
     })
 
+    test('a token for the resource the metadata names (RFC 8707) works on /mcp, not on REST', async () => {
+      const meta = (await (await fetch(`${h.base}/.well-known/oauth-protected-resource/mcp`)).json()) as {
+        resource: string
+      }
+      assert.equal(meta.resource, `${h.base}/mcp`)
+      const token = await backends.op.mintAccessToken({ sub: 'alice', scope: SCOPE, audience: meta.resource })
+      const r = await post({ authorization: `Bearer ${token}` })
+      assert.equal(r.status, 200)
+      await r.arrayBuffer()
+      const rest = await fetch(`${h.base}/api/v1/artifacts`, { headers: { authorization: `Bearer ${token}` } })
+      assert.equal(rest.status, 401, 'REST keeps ARTSVC_OAUTH_AUDIENCE')
+      await rest.arrayBuffer()
+    })
+
     test('wrong audience, missing scope, expired and forged tokens are refused', async () => {
       const op = backends.op
       const wrongAud = await op.mintAccessToken({ sub: 'alice', scope: SCOPE, audience: 'https://other.test' })

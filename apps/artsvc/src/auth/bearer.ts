@@ -47,8 +47,10 @@ export class BearerVerifier {
   /**
    * Signature, issuer, audience and lifetime only; the scope is the caller's check (the MCP
    * endpoint lets the SDK's bearer helper answer a missing scope with its challenge).
+   * `resource` is one more accepted audience: the MCP endpoint's own URL, which its
+   * protected-resource metadata names and spec-following clients ask the issuer for (RFC 8707).
    */
-  async identify(token: string): Promise<BearerIdentity> {
+  async identify(token: string, resource?: string): Promise<BearerIdentity> {
     if (!this.#audience) throw errors.token_invalid('bearer tokens are not enabled (ARTSVC_OAUTH_AUDIENCE is not set)')
     const meta = await this.#issuer.get().catch((err) => {
       throw errors.identity_provider_unavailable.with({ cause: err })
@@ -58,7 +60,7 @@ export class BearerVerifier {
     try {
       ;({ payload } = await jwtVerify(token, this.#jwks, {
         issuer: meta.issuer,
-        audience: this.#audience,
+        audience: resource === undefined ? this.#audience : [this.#audience, resource],
         algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'],
         requiredClaims: ['sub', 'exp'],
       }))

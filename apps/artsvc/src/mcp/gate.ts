@@ -17,7 +17,7 @@ import type { BearerIdentity, BearerVerifier } from '../auth/bearer.ts'
 
 export type GateResult = { identity: BearerIdentity; authInfo: AuthInfo } | { challenge: Response }
 
-export function mcpGate(bearer: BearerVerifier, scope: string, resourceMetadataUrl: string) {
+export function mcpGate(bearer: BearerVerifier, scope: string, resourceMetadataUrl: string, resource: string) {
   const options = { requiredScopes: [scope], resourceMetadataUrl }
   return async (authorization: string | undefined): Promise<GateResult> => {
     let identity: BearerIdentity | undefined
@@ -25,7 +25,7 @@ export function mcpGate(bearer: BearerVerifier, scope: string, resourceMetadataU
     const verifier = {
       async verifyAccessToken(token: string): Promise<AuthInfo> {
         try {
-          identity = await bearer.identify(token)
+          identity = await bearer.identify(token, resource)
         } catch (err) {
           // A bad token is the client's problem (401); an unreachable issuer is ours (503).
           if (err instanceof AppError && err.statusCode === 401)

@@ -49,7 +49,9 @@ export function mcpRoutes(app: HttpApp, ctx: AppContext, bearer: AppContext['bea
   )
   const serve = toNodeHandler(handler)
   const metadataUrl = `${ctx.config.publicOrigin}${METADATA_PATH}`
-  const gate = bearer ? mcpGate(bearer, ctx.config.oauthScope, metadataUrl) : undefined
+  const gate = bearer
+    ? mcpGate(bearer, ctx.config.oauthScope, metadataUrl, protectedResourceMetadata(ctx).resource)
+    : undefined
 
   app.get(METADATA_PATH, { schema: { tags: ['mcp'] } }, async (_req, reply) => {
     if (!gate) throw errors.mcp_unavailable()
