@@ -54,6 +54,22 @@ export const errors = defineErrors({
     status: 503,
     message: (zone: string, why: string) => `publication of ${zone} failed and was rolled back: ${why}`,
   },
+  // HA roles (ha/).
+  read_only_secondary: {
+    status: 423,
+    message: (why: string) => `this dnsctl is read-only: ${why}`,
+  },
+  not_secondary: {
+    status: 409,
+    message: (role: string) => `only an HA secondary can be promoted; this dnsctl is ${role}`,
+  },
+  peer_still_writable: {
+    status: 409,
+    message: (peer: string, role: string) =>
+      `the old primary at ${peer} still answers and is writable (role ${role}); stop it (or let it fence itself) before promoting`,
+  },
+  promotion_running: { status: 409, message: () => 'a promotion is already running' },
+  promotion_failed: { status: 503, message: (why: string) => `the promotion failed: ${why}` },
   // Blocklist configuration.
   invalid_blocklist_source: { status: 400, message: (why: string) => why },
   too_many_blocklist_sources: {

@@ -10,6 +10,8 @@ import { BlocklistService } from './blocklists/service.ts'
 import type { Config } from './config.ts'
 import type { DB } from './db/schema.ts'
 import { errors } from './errors.ts'
+import { haMetricsRoutes, haRoutes, readOnlyGuard } from './ha/routes.ts'
+import { HaService } from './ha/service.ts'
 import { healthRoutes } from './health/routes.ts'
 import { HealthService } from './health/service.ts'
 import { historyRoutes } from './history/routes.ts'
@@ -32,7 +34,10 @@ export interface ServerDeps {
 
 export interface Dnsctl {
   app: HttpApp
+  /** The read-only listener (metrics, health, HA status), when --metrics-listen is set; main.ts listens. */
+  metricsApp: HttpApp | undefined
   zones: ZoneService
+  ha: HaService
   /** Recover interrupted publications and load the zones; call before listening. */
   start(): Promise<void>
   /** Wait for running publications, then close the HTTP app. */
@@ -100,6 +105,27 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       }
     },
   })
+  const ha = new HaService({ config, db: deps.db, knotc, zones, log: deps.logger, now })
+  readOnlyGuard(app, ha)
+  haRoutes(app, ha)
+  let metricsApp: HttpApp | undefined
+  if (config.metricsListen) {
+    metricsApp = await createHttpApp({
+      name: 'dnsctl',
+      version: packageVersion(import.meta.dirname),
+      logger: deps.logger,
+      routes: { health: true, metrics: false, openapi: false },
+      accessLog: false,
+    })
+    metricsApp.readiness.add('knot', () => knotc.ping())
+    // The API's registry: both listeners show the same counters.
+    const registry = app.metrics.registry
+    metricsApp.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+      reply.header('content-type', registry.contentType)
+      return registry.metrics()
+    })
+    haMetricsRoutes(metricsApp, ha)
+  }
   zoneRoutes(app, zones)
   blocklistRoutes(app, new BlocklistService(config.blocklistDir))
   healthRoutes(app, new HealthService(config.resultsDir, now))
@@ -116,9 +142,12 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
   let transferSchedule: Schedule | undefined
   return {
     app,
+    metricsApp,
     zones,
+    ha,
     async start() {
       await zones.start()
+      await ha.start()
       timer = setInterval(() => {
         zones.reconcile().catch((err) => deps.logger.error({ err }, 'reconciling zones with knotd failed'))
       }, config.knot.reconcileInterval)
@@ -136,6 +165,8 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     async close() {
       clearInterval(timer)
       clearInterval(sampler)
+      await ha.stop()
+      await metricsApp?.close()
       await dnstap?.close()
       await blocklistSchedule?.stop()
       await transferSchedule?.stop()
