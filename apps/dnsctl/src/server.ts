@@ -1,5 +1,7 @@
 /** Builds the dnsctl HTTP app from its parts; never listens (main.ts and the tests do). */
-import { createHttpApp, Gauge, type HttpApp, type Logger, packageVersion } from '@gatehouse/kit'
+import { readFileSync } from 'node:fs'
+import { rootCertificates } from 'node:tls'
+import { createHttpApp, createTlsAgent, Gauge, type HttpApp, type Logger, packageVersion } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import { DnstapListener } from './analytics/listener.ts'
 import { analyticsRoutes } from './analytics/routes.ts'
@@ -17,6 +19,10 @@ import { HealthService } from './health/service.ts'
 import { historyRoutes } from './history/routes.ts'
 import { HistoryService } from './history/service.ts'
 import { Knotc } from './knot/knotc.ts'
+import { ProviderClient } from './provider/client.ts'
+import { providerRoutes } from './provider/routes.ts'
+import { ProviderService } from './provider/service.ts'
+import { readToken } from './provider/token.ts'
 import { Failpoints } from './publish/failpoints.ts'
 import { Journal } from './publish/journal.ts'
 import { KnotAuthority } from './publish/knot-authority.ts'
@@ -127,6 +133,17 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     haMetricsRoutes(metricsApp, ha)
   }
   zoneRoutes(app, zones)
+  const providerCa = config.provider.caFile ? readFileSync(config.provider.caFile, 'utf8') : undefined
+  const providerClient = new ProviderClient({
+    apiUrl: config.provider.apiUrl,
+    token: () => readToken(config.provider.tokenFile),
+    dispatcher: createTlsAgent({
+      ...(providerCa ? { ca: Buffer.from([...rootCertificates, providerCa].join('\n')) } : {}),
+      requestTimeoutMs: config.provider.timeout,
+    }),
+    timeoutMs: config.provider.timeout,
+  })
+  providerRoutes(app, new ProviderService({ config, db: deps.db, client: providerClient, log: deps.logger, now }))
   blocklistRoutes(app, new BlocklistService(config.blocklistDir))
   healthRoutes(app, new HealthService(config.resultsDir, now))
   const history = new HistoryService(deps.db, config.resolver.controlDirs, now)
