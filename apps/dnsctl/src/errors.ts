@@ -68,7 +68,15 @@ export const errors = defineErrors({
     message: (peer: string, role: string) =>
       `the old primary at ${peer} still answers and is writable (role ${role}); stop it (or let it fence itself) before promoting`,
   },
-  promotion_running: { status: 409, message: () => 'a promotion is already running' },
+  promotion_running: { status: 409, message: () => 'a promotion or demotion is already running' },
+  not_primary: {
+    status: 409,
+    message: (role: string) => `only an HA primary with a configured peer can be demoted; this dnsctl is ${role}`,
+  },
+  demotion_refused: {
+    status: 409,
+    message: (why: string) => `demotion refused: ${why}; the pair would be left without a writable primary`,
+  },
   promotion_failed: { status: 503, message: (why: string) => `the promotion failed: ${why}` },
   // External provider (provider/).
   provider_not_configured: {

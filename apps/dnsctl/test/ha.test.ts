@@ -38,6 +38,7 @@ describe('HA roles', { skip: !isRoot && 'network namespaces need root' }, () => 
   let nsA: Netns
   let nsB: Netns
   let revision: string
+  let pClosed = false
 
   before(async () => {
     ;[knotP, knotS] = await Promise.all([startKnot(), startKnot()])
@@ -72,7 +73,7 @@ describe('HA roles', { skip: !isRoot && 'network namespaces need root' }, () => 
 
   after(async () => {
     await s?.close()
-    await p?.close()
+    if (!pClosed) await p?.close()
     await knotP?.stop()
     await knotS?.stop()
     nsA?.remove()
@@ -107,6 +108,11 @@ describe('HA roles', { skip: !isRoot && 'network namespaces need root' }, () => 
       ['DELETE', `/v1/zones/${ZONE}`, { expected_revision: 'x' }],
       ['PUT', '/v1/blocklists', { sources: [] }],
     ]
+    attempts.push([
+      'POST',
+      '/v1/providers/extdns/zones/example.com/changes',
+      { confirm: true, changes: [{ action: 'delete', name: 'www', type: 'A' }] },
+    ])
     for (const [method, path, body] of attempts) {
       const res = await s.call(method, path, body)
       assert.equal(res.status, 423, `${method} ${path}`)
@@ -169,7 +175,8 @@ describe('HA roles', { skip: !isRoot && 'network namespaces need root' }, () => 
     assert.equal((await json(refused)).error.code, 'peer_still_writable')
     assert.equal((await p.call('POST', '/v1/ha/promote', {})).status, 409, 'a primary cannot be promoted')
 
-    await p.dnsctl.close() // the old primary's dnsctl is gone (its knotd keeps running)
+    await p.close() // the old primary's dnsctl is gone (its knotd keeps running)
+    pClosed = true
     const res = await s.call('POST', '/v1/ha/promote', { reason: 'primary down' }, { 'x-dns-actor': 'ops' })
     assert.equal(res.status, 200, await res.clone().text())
     const body = await json(res)
@@ -215,5 +222,53 @@ describe('HA roles', { skip: !isRoot && 'network namespaces need root' }, () => 
       assert.match(err.stderr, /not_secondary/)
       return true
     })
+  })
+
+  test('the old primary comes back fenced (read-only), and demotion makes it the new secondary', async () => {
+    const old = p.config
+    p = await startHarness({
+      knot: knotP,
+      env: {
+        DNSCTL_HA_VIP: VIP,
+        DNSCTL_HA_SYNC_INTERVAL: '100ms',
+        DNSCTL_HA_PEER_TIMEOUT: '3s',
+        DNSCTL_HA_ROLE: 'primary',
+        DNSCTL_METRICS_LISTEN: `127.0.0.1:${old.metricsListen!.port}`,
+        DNSCTL_HA_PEER_API: `127.0.0.1:${s.config.metricsListen!.port}`,
+        DNSCTL_HA_PEER_KNOT: `127.0.0.1:${knotS.port}`,
+        DNSCTL_HA_VIP_NETNS: nsA.name,
+      },
+    })
+    pClosed = false
+    const fenced = await json(await p.call('GET', '/v1/status/ha'))
+    assert.equal(fenced.role, 'primary')
+    assert.equal(fenced.write_mode, 'read-only')
+    assert.match(fenced.read_only_reason, /fenced/)
+    const refused = await p.call('PUT', '/v1/zones/other.test', {
+      role: 'primary',
+      zone_text: zoneText(1).replaceAll('example.test', 'other.test'),
+    })
+    assert.equal(refused.status, 423)
+    assert.equal((await s.call('POST', '/v1/ha/demote', {})).status, 409, 'the writable primary cannot demote itself')
+
+    const res = await p.call('POST', '/v1/ha/demote', { reason: 'rejoin' }, { 'x-dns-actor': 'ops' })
+    assert.equal(res.status, 200, await res.clone().text())
+    assert.deepEqual((await json(res)).role, 'secondary')
+    // Replication now runs the other way: a change on the new primary reaches the old one's knotd.
+    const zone = await json(await s.call('GET', `/v1/zones/${ZONE}`))
+    const change = await s.call(
+      'POST',
+      `/v1/zones/${ZONE}/changes`,
+      { changes: [{ action: 'upsert', name: 'back', type: 'A', ttl: 300, records: ['192.0.2.7'] }] },
+      { 'if-match': `"${zone.revision}"` },
+    )
+    assert.equal(change.status, 200)
+    const serial = (await json(change)).serial
+    await until('the demoted side to serve the new serial', async () => (await knotP.soaSerial(ZONE)) === serial)
+    const st = await until('the new primary to see its zones in sync', async () => {
+      const body = await json(await s.call('GET', '/v1/status/ha'))
+      return body.replication.state === 'in_sync' ? body : undefined
+    })
+    assert.equal(st.peer.status.role, 'secondary')
   })
 })

@@ -11,21 +11,12 @@ import { writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:https'
 import { join } from 'node:path'
 import type { Knot, TestCa } from '@gatehouse/testkit'
+import type { ApiRecord } from '../src/provider/records.ts'
 
 export type Permission = 'zone:read' | 'dns:read' | 'dns:edit'
 
-export interface DoubleRecord {
-  id: string
-  name: string
-  type: string
-  content?: string
-  ttl: number
-  proxied?: boolean
-  comment?: string | null
-  tags?: string[]
-  priority?: number
-  data?: Record<string, unknown>
-}
+/** The double stores records the way the API answers them. */
+export type DoubleRecord = ApiRecord
 
 export interface DoubleZone {
   id: string

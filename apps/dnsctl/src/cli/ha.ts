@@ -54,3 +54,12 @@ export async function haPromote(o: Opts): Promise<void> {
   for (const z of body.zones) out(`  ${escapeTerminal(z.zone)} serial ${z.serial}\n`)
   for (const w of body.warnings) out(`${paint('yellow', `warning: ${escapeTerminal(w)}`)}\n`)
 }
+
+export async function haDemote(o: Opts): Promise<void> {
+  const reason = typeof o.reason === 'string' ? o.reason : undefined
+  const { body } = await apiOf(o).json<{ role: string; epoch: number; zones: string[] }>('POST', '/v1/ha/demote', {
+    body: reason === undefined ? {} : { reason },
+  })
+  if (o.json === true) return out(`${JSON.stringify(body, null, 2)}\n`)
+  out(`demoted to secondary (epoch ${body.epoch}); ${body.zones.length} zones now replicate from the peer\n`)
+}

@@ -176,5 +176,13 @@ export function buildProgram(): Command {
       .option('--reason <text>', 'recorded in the HA event'),
     ['dnsctl ha promote --reason "primary host lost"'],
   ).action(async (_o, cmd: Command) => (await haCli()).haPromote(all(cmd)))
+  withExamples(
+    json(ha.command('demote'))
+      .description(
+        'make this fenced former primary the secondary of the promoted peer (refused unless the peer is a writable primary)',
+      )
+      .option('--reason <text>', 'recorded in the HA event'),
+    ['dnsctl ha demote --reason "rejoin after failover"'],
+  ).action(async (_o, cmd: Command) => (await haCli()).haDemote(all(cmd)))
   return program
 }

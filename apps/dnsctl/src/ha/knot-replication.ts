@@ -117,6 +117,9 @@ export class KnotReplication {
     }
     for (const z of removed) steps.push(['conf-unset', `zone[${z}]`])
     if (steps.length > 0) await this.knotc.transaction(steps)
+    // A zone knotd already served (a demoted primary's) keeps its SOA timers: ask for the
+    // primary's serial now instead of at the next refresh (a NOTIFY may have come too early).
+    for (const z of added.filter((z) => all.has(z))) await this.knotc.run('zone-refresh', z)
     return { added, removed }
   }
 

@@ -5,7 +5,7 @@ import { Type } from 'typebox'
 import { errors } from '../errors.ts'
 import { actorOf } from '../zones/routes.ts'
 import type { HaService } from './service.ts'
-import { HaEvent, HaStatusBody, PromoteBody, PromoteResult } from './status.ts'
+import { DemoteResult, HaEvent, HaStatusBody, PromoteBody, PromoteResult } from './status.ts'
 import { listHaEvents } from './store.ts'
 
 const StatusQuery = Type.Object(
@@ -47,6 +47,18 @@ export function haRoutes(app: HttpApp, ha: HaService) {
     },
     async (req) => ha.promote({ requestId: req.id, actor: actorOf(req) }, req.body?.reason),
   )
+  app.post<{ Body: { reason?: string } | null }>(
+    '/v1/ha/demote',
+    {
+      schema: {
+        summary: 'turn this (fenced) former primary into the secondary of the promoted peer',
+        tags: ['ha'],
+        body: PromoteBody,
+        response: { 200: DemoteResult },
+      },
+    },
+    async (req) => ha.demote({ requestId: req.id, actor: actorOf(req) }, req.body?.reason),
+  )
   app.get<{ Querystring: { limit?: number } }>(
     '/v1/ha/events',
     {
@@ -78,7 +90,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 /** Requests that change nothing although they are not GETs. */
 function changesNothing(req: FastifyRequest): boolean {
   const route = req.routeOptions.url ?? ''
-  if (route === '/v1/ha/promote') return true
+  if (route === '/v1/ha/promote' || route === '/v1/ha/demote') return true
   if (route.startsWith('/v1/providers/') && route.endsWith('/plans')) return true
   const body = req.body as { dry_run?: unknown } | null | undefined
   return typeof body === 'object' && body !== null && body.dry_run === true

@@ -56,6 +56,8 @@ export class HaService {
   #timer: NodeJS.Timeout | undefined
   #syncing: Promise<void> | undefined
   #promoting = false
+  /** Zones seen behind the primary at the last sync (secondary). */
+  #lagging = new Set<string>()
 
   constructor(deps: HaDeps) {
     this.deps = deps
@@ -116,8 +118,32 @@ export class HaService {
         const zones = peer.replication.zones.map((z) => `${z.zone}.`)
         const { added, removed } = await this.#replication.follow(zones)
         if (added.length + removed.length > 0) log.info({ added, removed }, 'following the primary zone list')
+        await this.#nudgeLagging(peer.replication.zones)
       }
     }
+  }
+
+  /**
+   * A zone still behind the primary's serial at two syncs in a row missed its NOTIFY (sent while
+   * knotd was busy, or lost: it is UDP): ask knotd to refresh it now instead of at the SOA refresh
+   * timer, which is often an hour.
+   */
+  async #nudgeLagging(primaryZones: LocalHaStatus['replication']['zones']): Promise<void> {
+    const { config, knotc, log } = this.deps
+    const behind = new Set<string>()
+    for (const z of primaryZones) {
+      const zone = `${z.zone}.`
+      const local = await this.#serial(config.knot.address, zone)
+      if (z.primary_serial === null || local === z.primary_serial) continue
+      behind.add(zone)
+      if (!this.#lagging.has(zone)) continue
+      log.warn(
+        { zone: z.zone, serial: local, primary_serial: z.primary_serial },
+        'zone still behind the primary; refreshing it',
+      )
+      await knotc.run('zone-refresh', zone).catch((err) => log.warn({ err, zone: z.zone }, 'zone-refresh failed'))
+    }
+    this.#lagging = behind
   }
 
   /** Why writes are refused now, or undefined when this node may write. */
@@ -241,6 +267,69 @@ export class HaService {
         error: last ? last.error : 'no peer API configured (--ha-peer-api)',
         status: last?.status ?? null,
       },
+    }
+  }
+
+  /**
+   * POST /v1/ha/demote: a former primary rejoins as the secondary of the promoted peer. Refused
+   * unless the peer answers as a writable primary: demoting must never leave the pair without one.
+   */
+  async demote(meta: Meta, reason: string | undefined): Promise<{ role: HaRole; epoch: number; zones: string[] }> {
+    const { config, db, zones, log } = this.deps
+    const event = (outcome: 'committed' | 'refused' | 'failed', detail: Record<string, unknown>) =>
+      appendHaEvent(db, {
+        at: this.deps.now().toISOString(),
+        action: 'demote',
+        actor: meta.actor,
+        request_id: meta.requestId,
+        outcome,
+        from_role: this.#role,
+        to_role: 'secondary',
+        epoch: this.#epoch,
+        detail: JSON.stringify({ ...(reason ? { reason } : {}), ...detail }),
+      })
+    if (this.#role !== 'primary' || !this.#replication || !config.ha.peerApi) {
+      await event('refused', { why: 'not an HA primary with a peer' })
+      throw errors.not_primary(this.#role)
+    }
+    if (this.#promoting) throw errors.promotion_running()
+    await this.#syncing
+    const peer = await checkPeer(config.ha.peerApi, config.ha.peerTimeout, this.deps.now)
+    this.#peer = peer
+    const st = peer.status
+    if (!peer.reachable || st?.role !== 'primary' || st.write_mode !== 'read-write') {
+      const why = peer.reachable
+        ? `the peer is ${st?.role ?? 'unknown'} ${st?.write_mode ?? ''}`.trim()
+        : `the peer does not answer (${peer.error})`
+      await event('refused', { why })
+      throw errors.demotion_refused(why)
+    }
+    this.#promoting = true
+    try {
+      const released = zones.list().map((z) => z.name)
+      for (const name of released) await zones.release(name, meta)
+      const epoch = Math.max(this.#epoch, st.epoch)
+      const changedAt = this.deps.now().toISOString()
+      await writeHaState(db, {
+        role: 'secondary',
+        epoch,
+        changed_at: changedAt,
+        actor: meta.actor,
+        request_id: meta.requestId,
+      })
+      await event('committed', { zones: released.map(publicName), new_epoch: epoch })
+      this.#role = 'secondary'
+      this.#epoch = epoch
+      this.#changedAt = changedAt
+      this.#behind.clear()
+      log.warn({ epoch, zones: released.length, actor: meta.actor }, 'demoted to HA secondary')
+      return { role: 'secondary', epoch, zones: released.map(publicName) }
+    } catch (err) {
+      await event('failed', { why: (err as Error).message }).catch(() => {})
+      throw err
+    } finally {
+      this.#promoting = false
+      await this.sync()
     }
   }
 

@@ -84,6 +84,8 @@ export const PromoteResult = Type.Object({
 })
 export type PromoteResultBody = Static<typeof PromoteResult>
 
+export const DemoteResult = Type.Object({ role: Role, epoch: Type.Integer(), zones: Type.Array(Type.String()) })
+
 export const HaEvent = Type.Object({
   at: Type.String(),
   action: Type.String(),

@@ -15,7 +15,7 @@ import { parseZone } from '../zonefile/index.ts'
 import { applyChanges, type RRsetChange } from './changes.ts'
 import { diffZones, type ZoneDiff } from './diff.ts'
 import { nextSerial, parseZoneText, type Role, stateOf, withSerial, type ZoneState } from './model.ts'
-import { findHistory, insertZoneRow, listHistory, listZoneRows } from './store.ts'
+import { deleteZoneRow, findHistory, insertZoneRow, listHistory, listZoneRows } from './store.ts'
 
 /** One page of a newest-first listing: at most `limit` rows with ids below `before`. */
 export interface Page {
@@ -196,6 +196,30 @@ export class ZoneService {
         detail: JSON.stringify({ serial: state.serial, records: state.zone.records.length }),
       })
       this.#zones.set(state.name, state)
+    })
+  }
+
+  /**
+   * HA demotion: stop managing a zone without touching knotd (which goes on serving it, now
+   * transferred from the new primary). Its history and audit stay.
+   */
+  async release(name: string, meta: Meta): Promise<void> {
+    await this.#locks.run(name, async () => {
+      const current = this.#zones.get(name)
+      if (!current) return
+      await deleteZoneRow(this.deps.db, name)
+      await appendAudit(this.deps.db, {
+        at: this.deps.now().toISOString(),
+        zone: name,
+        action: 'demote',
+        actor: meta.actor,
+        request_id: meta.requestId,
+        before_revision: current.revision,
+        after_revision: null,
+        outcome: 'committed',
+        detail: JSON.stringify({ serial: current.serial }),
+      })
+      this.#zones.delete(name)
     })
   }
 
