@@ -1,7 +1,15 @@
 /** Builds the dnsctl HTTP app from its parts; never listens (main.ts and the tests do). */
 import { readFileSync } from 'node:fs'
 import { rootCertificates } from 'node:tls'
-import { createHttpApp, createTlsAgent, Gauge, type HttpApp, type Logger, packageVersion } from '@gatehouse/kit'
+import {
+  createHttpApp,
+  createTlsAgent,
+  Gauge,
+  type HttpApp,
+  type Logger,
+  packageVersion,
+  StartupError,
+} from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import { DnstapListener } from './analytics/listener.ts'
 import { analyticsRoutes } from './analytics/routes.ts'
@@ -12,6 +20,7 @@ import { BlocklistService } from './blocklists/service.ts'
 import type { Config } from './config.ts'
 import type { DB } from './db/schema.ts'
 import { errors } from './errors.ts'
+import { haMetrics } from './ha/metrics.ts'
 import { haMetricsRoutes, haRoutes, readOnlyGuard } from './ha/routes.ts'
 import { HaService } from './ha/service.ts'
 import { healthRoutes } from './health/routes.ts'
@@ -114,6 +123,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
   const ha = new HaService({ config, db: deps.db, knotc, zones, log: deps.logger, now })
   readOnlyGuard(app, ha)
   haRoutes(app, ha)
+  haMetrics(app, ha)
   let metricsApp: HttpApp | undefined
   if (config.metricsListen) {
     metricsApp = await createHttpApp({
@@ -133,7 +143,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     haMetricsRoutes(metricsApp, ha)
   }
   zoneRoutes(app, zones)
-  const providerCa = config.provider.caFile ? readFileSync(config.provider.caFile, 'utf8') : undefined
+  const providerCa = readCaFile(config.provider.caFile)
   const providerClient = new ProviderClient({
     apiUrl: config.provider.apiUrl,
     token: () => readToken(config.provider.tokenFile),
@@ -143,7 +153,18 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     }),
     timeoutMs: config.provider.timeout,
   })
-  providerRoutes(app, new ProviderService({ config, db: deps.db, client: providerClient, log: deps.logger, now }))
+  const providerChanges = app.metrics.counter('provider_changes_total', 'Provider change outcomes', ['outcome'])
+  providerRoutes(
+    app,
+    new ProviderService({
+      config,
+      db: deps.db,
+      client: providerClient,
+      log: deps.logger,
+      now,
+      onOutcome: (outcome) => providerChanges.inc({ outcome }),
+    }),
+  )
   blocklistRoutes(app, new BlocklistService(config.blocklistDir))
   healthRoutes(app, new HealthService(config.resultsDir, now))
   const history = new HistoryService(deps.db, config.resolver.controlDirs, now)
@@ -190,6 +211,15 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       await app.close()
       await zones.stop()
     },
+  }
+}
+
+function readCaFile(file: string | undefined): string | undefined {
+  if (file === undefined) return undefined
+  try {
+    return readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new StartupError(`cannot read --provider-ca-file ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`)
   }
 }
 

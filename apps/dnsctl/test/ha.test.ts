@@ -157,7 +157,10 @@ describe('HA roles', { skip: !isRoot && 'network namespaces need root' }, () => 
     assert.match(fromS.read_only_reason, /replicates from the primary/)
     assert.equal(fromS.peer, null)
     assert.equal(fromS.replication.state, 'in_sync')
-    assert.equal((await fetch(`${metricsUrl}/metrics`)).status, 200)
+    const metrics = await (await fetch(`${metricsUrl}/metrics`)).text()
+    assert.match(metrics, /^dnsctl_ha_read_only 1$/m)
+    assert.match(metrics, /^dnsctl_ha_role\{role="secondary"\} 1$/m)
+    assert.match(metrics, /^dnsctl_ha_peer_reachable 1$/m)
     assert.equal((await fetch(`${metricsUrl}/v1/zones`)).status, 404, 'the metrics listener serves no API')
   })
 

@@ -301,6 +301,8 @@ describe('external provider', () => {
     const audit = await json(auditRes)
     assert.ok(audit.events, JSON.stringify(audit))
     assert.equal(audit.events[0].outcome, 'rolled_back')
+    const metrics = await (await h.call('GET', '/metrics')).text()
+    assert.match(metrics, /^dnsctl_provider_changes_total\{outcome="rolled_back"\} 1$/m)
   })
 
   test('a batch that answers success but differs is caught by the re-plan and rolled back', async () => {

@@ -70,6 +70,15 @@ export class HaService {
     return this.#role
   }
 
+  get epoch(): number {
+    return this.#epoch
+  }
+
+  /** The newest peer check, if any. */
+  get lastPeer(): PeerCheck | undefined {
+    return this.#peer
+  }
+
   /** Load the stored role, configure knotd for it and start following the peer. */
   async start(): Promise<void> {
     const stored = await readHaState(this.deps.db)

@@ -34,6 +34,8 @@ export interface ProviderDeps {
   client: ProviderClient
   log: Logger
   now: () => Date
+  /** Counts change outcomes (dnsctl_provider_changes_total). */
+  onOutcome?: (outcome: 'committed' | 'rolled_back' | 'aborted') => void
 }
 
 export interface ChangeInput {
@@ -237,6 +239,7 @@ export class ProviderService {
       outcome,
       detail: JSON.stringify(detail),
     })
+    this.deps.onOutcome?.(outcome)
   }
 
   /** POST .../changes with confirm: true. */
