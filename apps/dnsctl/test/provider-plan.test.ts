@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { inversePlan, isEmpty, planChanges, safetyReasons, touchedRRsets } from '../src/provider/plan.ts'
 import { fromApi, type ProviderRecord, revisionOf, toApi } from '../src/provider/records.ts'
+import { splitBatch } from '../src/provider/service.ts'
 
 const Z = 'example.com'
 
@@ -177,5 +178,20 @@ describe('provider plans', () => {
     const rev = revisionOf(records)
     assert.notEqual(revisionOf(records.map((r, i) => (i === 0 ? { ...r, comment: 'x' } : r))), rev)
     assert.equal(revisionOf([...records].reverse()), rev)
+  })
+
+  test('a batch splits into requests of at most the limit, deletes first and posts last', () => {
+    const batch = {
+      deletes: [{ id: 'd1' }, { id: 'd2' }, { id: 'd3' }],
+      patches: [{ id: 'p1' }],
+      posts: [{ name: 'a' }, { name: 'b' }],
+    }
+    const parts = splitBatch(batch, 4)
+    assert.deepEqual(parts, [
+      { deletes: [{ id: 'd1' }, { id: 'd2' }, { id: 'd3' }], patches: [{ id: 'p1' }], posts: [] },
+      { deletes: [], patches: [], posts: [{ name: 'a' }, { name: 'b' }] },
+    ])
+    assert.deepEqual(splitBatch(batch, 100), [batch])
+    assert.deepEqual(splitBatch({ deletes: [], patches: [], posts: [] }, 5), [])
   })
 })

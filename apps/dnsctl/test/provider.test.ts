@@ -78,6 +78,7 @@ describe('external provider', () => {
         DNSCTL_PROVIDER_TIMEOUT: '2s',
         DNSCTL_PROVIDER_DNS_PORT: String(knot.port),
         DNSCTL_PROVIDER_DNS_VERIFY_TIMEOUT: '1500ms',
+        DNSCTL_PROVIDER_BATCH_LIMIT: '4',
       },
     })
   })
@@ -197,7 +198,7 @@ describe('external provider', () => {
     assert.equal(res.status, 200, await res.clone().text())
     const out = await json(res)
     assert.equal(provider.calls.batch, batches + 1)
-    assert.deepEqual(out.batch, { deletes: 1, updates: 1, creates: 2 })
+    assert.deepEqual(out.batch, { deletes: 1, updates: 1, creates: 2, requests: 1 })
     assert.equal(out.applied, true)
     assert.equal(out.api_verified, true)
     assert.equal(out.dns_verified, true)
@@ -224,6 +225,24 @@ describe('external provider', () => {
     assert.ok(audit.events, JSON.stringify(audit))
     assert.equal(audit.events[0].outcome, 'committed')
     assert.equal(audit.events[0].actor, 'alice')
+  })
+
+  test('a change larger than the batch limit goes in several requests, in order', async () => {
+    const { revision } = await read()
+    const batches = provider.calls.batch ?? 0
+    const names = ['n1', 'n2', 'n3', 'n4', 'n5']
+    const res = await change(revision, {
+      changes: [
+        { action: 'delete', name: 'old1', type: 'A' },
+        ...names.map((name) => ({ action: 'upsert', name, type: 'A', records: ['192.0.2.60'] })),
+      ],
+    })
+    assert.equal(res.status, 200, await res.clone().text())
+    const out = await json(res)
+    assert.deepEqual(out.batch, { deletes: 1, updates: 0, creates: 5, requests: 2 })
+    assert.equal(provider.calls.batch, batches + 2)
+    assert.equal(out.dns_verified, true)
+    for (const name of names) assert.deepEqual(values(`${name}.${ZONE}`, 'A'), ['192.0.2.60'])
   })
 
   test('a stale revision is refused and nothing is written', async () => {

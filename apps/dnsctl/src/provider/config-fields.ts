@@ -38,6 +38,14 @@ export const providerSchema = {
     min: '10ms',
     doc: 'deadline of one provider API request',
   }),
+  batchLimit: field.int({
+    env: 'DNSCTL_PROVIDER_BATCH_LIMIT',
+    flag: 'provider-batch-limit',
+    default: 200,
+    min: 1,
+    max: 100000,
+    doc: 'most operations in one batch request (Cloudflare: 200 on the Free plan, 3500 on paid plans); a bigger change goes in several, in order',
+  }),
   dnsPort: field.int({
     env: 'DNSCTL_PROVIDER_DNS_PORT',
     flag: 'provider-dns-port',

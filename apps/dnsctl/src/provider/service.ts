@@ -111,6 +111,26 @@ function toBatch(zone: string, plan: Plan): Batch {
   }
 }
 
+/**
+ * The batch split into requests of at most `limit` operations, keeping the provider's order
+ * (deletes, then patches, then posts) across them, so a replaced name is free before its new
+ * record is posted.
+ */
+export function splitBatch(batch: Batch, limit: number): Batch[] {
+  const ops = [
+    ...batch.deletes.map((d) => ['deletes', d] as const),
+    ...batch.patches.map((p) => ['patches', p] as const),
+    ...batch.posts.map((p) => ['posts', p] as const),
+  ]
+  const out: Batch[] = []
+  for (let i = 0; i < ops.length; i += limit) {
+    const part: Batch = { deletes: [], patches: [], posts: [] }
+    for (const [kind, op] of ops.slice(i, i + limit)) (part[kind] as unknown[]).push(op)
+    out.push(part)
+  }
+  return out
+}
+
 const rrsetKey = (r: { name: string; type: string }) => `${r.name} ${r.type}`
 
 /** Provider failures as API errors (a missing permission only where the caller knows it is an edit). */
@@ -270,7 +290,7 @@ export class ProviderService {
         revision_before: revision,
         revision,
         plan: planWire(plan),
-        batch: summaryOf(plan),
+        batch: { ...summaryOf(plan), requests: 0 },
         api_verified: true,
         dns_verified: null,
         rolled_back: false,
@@ -279,8 +299,9 @@ export class ProviderService {
     }
     const touched = touchedRRsets(plan, input.changes, zone)
     let failure: string | undefined
+    const requests = splitBatch(toBatch(zone, plan), config.provider.batchLimit)
     try {
-      await client.batch(pz.id, toBatch(zone, plan))
+      for (const request of requests) await client.batch(pz.id, request)
     } catch (err) {
       if (err instanceof ProviderApiError && err.kind === 'forbidden') {
         await this.#audit(zone, meta, 'aborted', revision, null, { changes, error: err.message })
@@ -329,7 +350,9 @@ export class ProviderService {
       let restored = false
       let rollbackError: string | undefined
       try {
-        await client.batch(pz.id, toBatch(zone, undo))
+        for (const request of splitBatch(toBatch(zone, undo), config.provider.batchLimit)) {
+          await client.batch(pz.id, request)
+        }
         restored = isEmpty(inversePlan(before, await this.#records(pz), touched))
       } catch (err) {
         rollbackError = (err as Error).message
@@ -377,7 +400,7 @@ export class ProviderService {
       revision_before: revision,
       revision: newRevision,
       plan: planWire(plan),
-      batch: summaryOf(plan),
+      batch: { ...summaryOf(plan), requests: requests.length },
       api_verified: true,
       dns_verified: dns.verified,
       rolled_back: false,
