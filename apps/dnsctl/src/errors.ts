@@ -100,8 +100,8 @@ export const errors = defineErrors({
   provider_rejected: { status: 502, message: (why: string) => why },
   provider_permission_missing: {
     status: 403,
-    message: (zone: string, permission: string) =>
-      `the provider token lacks the ${permission} permission for zone ${zone}: changes need it (records and plans need only Zone Read and DNS Read); nothing was written`,
+    message: (zone: string, permission: string, consequence: string) =>
+      `the provider token lacks the ${permission} permission for zone ${zone}: ${consequence}`,
   },
   unsafe_change: {
     status: 409,

@@ -287,6 +287,12 @@ describe('external provider', () => {
     assert.equal(err.code, 'provider_permission_missing')
     assert.match(err.message, /DNS Edit/)
     assert.deepEqual(values(`old1.${ZONE}`, 'A'), ['192.0.2.31'])
+
+    provider.tokens.set('zone-only', new Set(['zone:read']))
+    writeFileSync(tokenFile, 'zone-only\n')
+    const noRead = await h.call('GET', `${BASE}/records`)
+    assert.equal(noRead.status, 403)
+    assert.match((await json(noRead)).error.message, /DNS Read/)
   })
 
   test('a token file others can read is refused', async () => {

@@ -42,6 +42,17 @@ function publicName(zone: string): string {
   return zone.replace(/\.$/, '')
 }
 
+/** Records a signing knotd adds (and signs again after a promotion); dnsctl's zones never hold them. */
+const DNSSEC_TYPES = new Set(['RRSIG', 'NSEC', 'NSEC3', 'NSEC3PARAM', 'DNSKEY', 'CDS', 'CDNSKEY', 'ZONEMD'])
+
+/** Knot's dump (`name ttl TYPE rdata` per line) without the DNSSEC records. */
+export function withoutDnssec(dump: string): string {
+  return dump
+    .split('\n')
+    .filter((line) => !DNSSEC_TYPES.has(line.trim().split(/\s+/)[2]?.toUpperCase() ?? ''))
+    .join('\n')
+}
+
 export class HaService {
   readonly deps: HaDeps
   #role: HaRole
@@ -388,7 +399,7 @@ export class HaService {
       const states = []
       for (const name of names) {
         await knotc.flush(name, dir)
-        const text = await readFile(join(dir, `${publicName(name)}.zone`), 'utf8')
+        const text = withoutDnssec(await readFile(join(dir, `${publicName(name)}.zone`), 'utf8'))
         states.push(stateOf(name, 'primary', parseZoneText(name, text)))
       }
       for (const state of states) {

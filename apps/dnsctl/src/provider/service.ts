@@ -133,7 +133,16 @@ export function splitBatch(batch: Batch, limit: number): Batch[] {
 
 const rrsetKey = (r: { name: string; type: string }) => `${r.name} ${r.type}`
 
-/** Provider failures as API errors (a missing permission only where the caller knows it is an edit). */
+/** Provider failures of a read as API errors; `needs` names the permission a 401/403 points at. */
+function readError(zone: string, needs: string) {
+  return (err: unknown): never => {
+    if (err instanceof ProviderApiError && err.kind === 'forbidden') {
+      throw errors.provider_permission_missing(zone, needs, `reading needs it (${err.message})`)
+    }
+    return apiError(err)
+  }
+}
+
 function apiError(err: unknown): never {
   if (err instanceof ProviderApiError) {
     if (err.kind === 'timeout') throw errors.provider_timeout(err.message)
@@ -172,13 +181,13 @@ export class ProviderService {
   }
 
   async #zone(zone: string): Promise<ProviderZone> {
-    const found = await this.deps.client.zone(zone).catch(apiError)
+    const found = await this.deps.client.zone(zone).catch(readError(zone, 'Zone Read (Zone > Zone > Read)'))
     if (!found) throw errors.provider_zone_not_found(zone)
     return found
   }
 
   async #records(pz: ProviderZone): Promise<ProviderRecord[]> {
-    const raw = await this.deps.client.records(pz.id).catch(apiError)
+    const raw = await this.deps.client.records(pz.id).catch(readError(pz.name, 'DNS Read (Zone > DNS > Read)'))
     try {
       return raw.map((r) => fromApi(r, pz.name)).filter((r): r is ProviderRecord => r !== undefined)
     } catch (err) {
@@ -305,7 +314,11 @@ export class ProviderService {
     } catch (err) {
       if (err instanceof ProviderApiError && err.kind === 'forbidden') {
         await this.#audit(zone, meta, 'aborted', revision, null, { changes, error: err.message })
-        throw errors.provider_permission_missing(zone, EDIT_PERMISSION)
+        throw errors.provider_permission_missing(
+          zone,
+          EDIT_PERMISSION,
+          'changes need it (records and plans need only Zone Read and DNS Read); nothing was written',
+        )
       }
       failure = `the batch request failed (${(err as Error).message})`
     }
