@@ -1,7 +1,7 @@
 /** Promotion reads knotd's dump of a zone: DNSSEC records of a signing primary are left out (knotd signs again). */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { withoutDnssec } from '../src/ha/service.ts'
+import { withoutDnssec } from '../src/ha/zone-dump.ts'
 import { parseZoneText } from '../src/zones/model.ts'
 
 test('a signed dump parses once the DNSSEC records are left out', () => {

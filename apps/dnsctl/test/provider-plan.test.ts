@@ -1,9 +1,9 @@
 /** Plans, the safety guard and the rollback plan, as pure functions (the HTTP paths are in provider.test.ts). */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { splitBatch } from '../src/provider/batch.ts'
 import { inversePlan, isEmpty, planChanges, safetyReasons, touchedRRsets } from '../src/provider/plan.ts'
 import { fromApi, type ProviderRecord, revisionOf, toApi } from '../src/provider/records.ts'
-import { splitBatch } from '../src/provider/service.ts'
 
 const Z = 'example.com'
 

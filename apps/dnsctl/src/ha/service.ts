@@ -24,6 +24,7 @@ import { checkPeer, type PeerCheck } from './peer.ts'
 import type { HaRole, HaStatus, LocalHaStatus, PromoteResultBody, ZoneReplicationItem } from './status.ts'
 import { appendHaEvent, lastPublicationAt, readHaState, writeHaState } from './store.ts'
 import { vipOwnership } from './vip.ts'
+import { withoutDnssec } from './zone-dump.ts'
 
 export interface HaDeps {
   config: Config
@@ -40,17 +41,6 @@ function formatAddress(a: ListenAddress): string {
 
 function publicName(zone: string): string {
   return zone.replace(/\.$/, '')
-}
-
-/** Records a signing knotd adds (and signs again after a promotion); dnsctl's zones never hold them. */
-const DNSSEC_TYPES = new Set(['RRSIG', 'NSEC', 'NSEC3', 'NSEC3PARAM', 'DNSKEY', 'CDS', 'CDNSKEY', 'ZONEMD'])
-
-/** Knot's dump (`name ttl TYPE rdata` per line) without the DNSSEC records. */
-export function withoutDnssec(dump: string): string {
-  return dump
-    .split('\n')
-    .filter((line) => !DNSSEC_TYPES.has(line.trim().split(/\s+/)[2]?.toUpperCase() ?? ''))
-    .join('\n')
 }
 
 export class HaService {

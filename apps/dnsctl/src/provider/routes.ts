@@ -6,7 +6,8 @@ import { listAudit } from '../audit/store.ts'
 import { expectedRevision } from '../revisions.ts'
 import { actorOf } from '../zones/routes.ts'
 import { listAllowlistRevisions } from './allowlist.ts'
-import { type ChangeInput, type ProviderService, recordWire } from './service.ts'
+import type { ChangeInput, ProviderService } from './service.ts'
+import { recordWire } from './wire.ts'
 
 const ZoneParams = Type.Object({ zone: Type.String({ minLength: 1, maxLength: 254 }) })
 const Revision = Type.String({ minLength: 1, maxLength: 200 })

@@ -14,18 +14,12 @@ import { errors } from '../errors.ts'
 import { KeyedMutex } from '../publish/mutex.ts'
 import type { Meta } from '../publish/pipeline.ts'
 import { type Allowlist, commitAllowlist, currentAllowlist } from './allowlist.ts'
-import { type Batch, ProviderApiError, type ProviderClient, type ProviderZone } from './client.ts'
-import {
-  inversePlan,
-  isEmpty,
-  type Plan,
-  type ProviderChange,
-  planChanges,
-  safetyReasons,
-  touchedRRsets,
-} from './plan.ts'
-import { fromApi, type ProviderRecord, proxiable, revisionOf, toApi } from './records.ts'
+import { splitBatch, toBatch } from './batch.ts'
+import { ProviderApiError, type ProviderClient, type ProviderZone } from './client.ts'
+import { inversePlan, isEmpty, type ProviderChange, planChanges, safetyReasons, touchedRRsets } from './plan.ts'
+import { fromApi, type ProviderRecord, revisionOf } from './records.ts'
 import { type ExpectedRRset, verifyAtNameservers } from './verify.ts'
+import { describePlan, planWire, summaryOf } from './wire.ts'
 import { normalizeZoneName } from './zone-names.ts'
 
 export interface ProviderDeps {
@@ -46,90 +40,6 @@ export interface ChangeInput {
 }
 
 const EDIT_PERMISSION = 'DNS Edit (Zone > DNS > Edit)'
-
-/** Records on the wire: the canonical value as `content`. */
-export function recordWire(r: ProviderRecord) {
-  return {
-    id: r.id,
-    name: r.name,
-    type: r.type,
-    ttl: r.ttl,
-    content: r.value,
-    proxied: r.proxied,
-    comment: r.comment,
-    tags: r.tags,
-  }
-}
-
-export function planWire(plan: Plan) {
-  return {
-    deletes: plan.deletes.map((r) => ({ id: r.id, name: r.name, type: r.type, ttl: r.ttl, content: r.value })),
-    updates: plan.updates.map((u) => ({
-      id: u.id,
-      name: u.name,
-      type: u.type,
-      content: u.value,
-      from: u.from,
-      to: u.to,
-    })),
-    creates: plan.creates.map((c) => ({
-      name: c.name,
-      type: c.type,
-      ttl: c.ttl,
-      content: c.value,
-      proxied: c.proxied,
-      comment: c.comment,
-      tags: c.tags,
-    })),
-  }
-}
-
-function summaryOf(plan: Plan) {
-  return { deletes: plan.deletes.length, updates: plan.updates.length, creates: plan.creates.length }
-}
-
-function describePlan(plan: Plan): string {
-  const parts = [
-    ...plan.deletes.map((r) => `${r.name} ${r.type} ${r.value} still present`),
-    ...plan.updates.map((u) => `${u.name} ${u.type} ${u.value} has other TTL or attributes`),
-    ...plan.creates.map((c) => `${c.name} ${c.type} ${c.value} missing`),
-  ]
-  return parts.slice(0, 10).join('; ') + (parts.length > 10 ? `; and ${parts.length - 10} more` : '')
-}
-
-function toBatch(zone: string, plan: Plan): Batch {
-  return {
-    deletes: plan.deletes.map((r) => ({ id: r.id })),
-    patches: plan.updates.map((u) => ({
-      id: u.id,
-      ttl: u.to.ttl,
-      comment: u.to.comment,
-      tags: u.to.tags,
-      ...(proxiable(u.type) ? { proxied: u.to.proxied } : {}),
-    })),
-    posts: plan.creates.map((c) => toApi(zone, c)),
-  }
-}
-
-/**
- * The batch split into requests of at most `limit` operations, keeping the provider's order
- * (deletes, then patches, then posts) across them, so a replaced name is free before its new
- * record is posted.
- */
-export function splitBatch(batch: Batch, limit: number): Batch[] {
-  const ops = [
-    ...batch.deletes.map((d) => ['deletes', d] as const),
-    ...batch.patches.map((p) => ['patches', p] as const),
-    ...batch.posts.map((p) => ['posts', p] as const),
-  ]
-  const out: Batch[] = []
-  for (let i = 0; i < ops.length; i += limit) {
-    const part: Batch = { deletes: [], patches: [], posts: [] }
-    for (const [kind, op] of ops.slice(i, i + limit)) (part[kind] as unknown[]).push(op)
-    out.push(part)
-  }
-  return out
-}
 
 const rrsetKey = (r: { name: string; type: string }) => `${r.name} ${r.type}`
 
