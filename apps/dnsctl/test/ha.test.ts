@@ -41,7 +41,12 @@ describe('HA roles', { skip: !isRoot && 'network namespaces need root' }, () => 
   let pClosed = false
 
   before(async () => {
-    ;[knotP, knotS] = await Promise.all([startKnot(), startKnot()])
+    // The primary keeps changes in its journal (what an operator sets for IXFR); dnsctl's zone
+    // files then load as differences.
+    ;[knotP, knotS] = await Promise.all([
+      startKnot({ template: { 'journal-content': 'changes', 'zonefile-load': 'difference' } }),
+      startKnot(),
+    ])
     const [metricsP, metricsS] = [await freePort(), await freePort()]
     nsA = createNetns('a')
     nsB = createNetns('b')
@@ -80,7 +85,7 @@ describe('HA roles', { skip: !isRoot && 'network namespaces need root' }, () => 
     nsB?.remove()
   })
 
-  test('a zone created and changed on the primary reaches the secondary knotd (NOTIFY + transfer)', async () => {
+  test('a zone created and changed on the primary reaches the secondary knotd (NOTIFY + AXFR, then IXFR)', async () => {
     const res = await p.call('PUT', `/v1/zones/${ZONE}`, { role: 'primary', zone_text: zoneText(10) })
     assert.equal(res.status, 201, await res.clone().text())
     revision = (await json(res)).revision
@@ -94,6 +99,8 @@ describe('HA roles', { skip: !isRoot && 'network namespaces need root' }, () => 
     assert.equal(change.status, 200, await change.clone().text())
     revision = (await json(change)).revision
     await until('the secondary to serve serial 11', async () => (await knotS.soaSerial(ZONE)) === 11)
+    // The change came as an incremental transfer, not a whole zone.
+    assert.match(knotS.log(), /\[example\.test\.\] IXFR, incoming, remote [^,]+, finished/)
     assert.match(await knotS.kdig('+short', `api.${ZONE}`, 'A'), /192\.0\.2\.44/)
   })
 
