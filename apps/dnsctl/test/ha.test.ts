@@ -113,7 +113,8 @@ describe('HA roles', { skip: !isRoot && 'network namespaces need root' }, () => 
       ],
       ['POST', `/v1/zones/${ZONE}/changes`, { changes: [{ action: 'delete', name: 'www', type: 'A' }] }],
       ['DELETE', `/v1/zones/${ZONE}`, { expected_revision: 'x' }],
-      ['PUT', '/v1/blocklists', { sources: [] }],
+      ['PUT', '/v1/blocklists/config', { sources: [], allow: [], deny: [] }],
+      ['PUT', `/v1/zones/${ZONE}`, { invalid: 'body' }],
     ]
     attempts.push([
       'POST',
@@ -133,6 +134,12 @@ describe('HA roles', { skip: !isRoot && 'network namespaces need root' }, () => 
       dry_run: true,
     })
     assert.equal(dry.status, 200, await dry.clone().text())
+    const dryText = await fetch(`${s.base}/v1/zones/other.test?dry_run=true`, {
+      method: 'PUT',
+      headers: { 'content-type': 'text/dns' },
+      body: zoneText(1).replaceAll('example.test', 'other.test'),
+    })
+    assert.equal(dryText.status, 200, await dryText.clone().text())
     assert.equal((await s.call('GET', '/v1/zones')).status, 200)
   })
 

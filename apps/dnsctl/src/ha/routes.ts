@@ -93,15 +93,18 @@ function changesNothing(req: FastifyRequest): boolean {
   if (route === '/v1/ha/promote' || route === '/v1/ha/demote') return true
   if (route.startsWith('/v1/providers/') && route.endsWith('/plans')) return true
   const body = req.body as { dry_run?: unknown } | null | undefined
-  return typeof body === 'object' && body !== null && body.dry_run === true
+  if (typeof body === 'object' && body !== null && body.dry_run === true) return true
+  // A zone text body (text/dns) takes dry_run from the query string.
+  return (req.query as { dry_run?: unknown } | undefined)?.dry_run === 'true' && typeof req.body === 'string'
 }
 
 /**
  * While this node is not the writable primary, every mutating /v1 request is refused with 423
- * and the reason (after body parsing, so dry runs and plans still work).
+ * and the reason: after body parsing (dry runs and plans still work) but before validation, so
+ * a client on the wrong node learns that first.
  */
 export function readOnlyGuard(app: HttpApp, ha: HaService) {
-  app.addHook('preHandler', async (req) => {
+  app.addHook('preValidation', async (req) => {
     if (SAFE_METHODS.has(req.method) || !req.url.startsWith('/v1/') || changesNothing(req)) return
     const why = ha.readOnlyReason()
     if (why !== undefined) throw errors.read_only_secondary(why)
