@@ -30,7 +30,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 
   }
 }
 
-describe('HA roles', { skip: !isRoot && 'network namespaces need root' }, () => {
+describe('HA roles', () => {
   let knotP: Knot
   let knotS: Knot
   let p: Harness
@@ -41,8 +41,10 @@ describe('HA roles', { skip: !isRoot && 'network namespaces need root' }, () => 
   let pClosed = false
 
   before(async () => {
-    // The primary keeps changes in its journal (what an operator sets for IXFR); dnsctl's zone
-    // files then load as differences.
+    if (!isRoot)
+      throw new Error('the HA tests need root: they create network namespaces (ip netns) for the VIP')
+      // The primary keeps changes in its journal (what an operator sets for IXFR); dnsctl's zone
+      // files then load as differences.
     ;[knotP, knotS] = await Promise.all([
       startKnot({ template: { 'journal-content': 'changes', 'zonefile-load': 'difference' } }),
       startKnot(),

@@ -156,6 +156,44 @@ export class HaService {
     this.#lagging = behind
   }
 
+  /** One HA event (promotion or demotion attempt) with the role this node has now. */
+  #event(
+    action: 'promote' | 'demote',
+    outcome: 'committed' | 'refused' | 'failed',
+    to: string,
+    meta: Meta,
+    reason: string | undefined,
+    detail: Record<string, unknown>,
+  ): Promise<void> {
+    return appendHaEvent(this.deps.db, {
+      at: this.deps.now().toISOString(),
+      action,
+      actor: meta.actor,
+      request_id: meta.requestId,
+      outcome,
+      from_role: this.#role,
+      to_role: to,
+      epoch: this.#epoch,
+      detail: JSON.stringify({ ...(reason ? { reason } : {}), ...detail }),
+    })
+  }
+
+  /** Store the new role and epoch (they outlive restarts) and take them on. */
+  async #switchRole(role: 'primary' | 'secondary', epoch: number, meta: Meta): Promise<void> {
+    const changedAt = this.deps.now().toISOString()
+    await writeHaState(this.deps.db, {
+      role,
+      epoch,
+      changed_at: changedAt,
+      actor: meta.actor,
+      request_id: meta.requestId,
+    })
+    this.#role = role
+    this.#epoch = epoch
+    this.#changedAt = changedAt
+    this.#behind.clear()
+  }
+
   /** Why writes are refused now, or undefined when this node may write. */
   readOnlyReason(): string | undefined {
     const peerApi = this.deps.config.ha.peerApi
@@ -285,19 +323,9 @@ export class HaService {
    * unless the peer answers as a writable primary: demoting must never leave the pair without one.
    */
   async demote(meta: Meta, reason: string | undefined): Promise<{ role: HaRole; epoch: number; zones: string[] }> {
-    const { config, db, zones, log } = this.deps
+    const { config, zones, log } = this.deps
     const event = (outcome: 'committed' | 'refused' | 'failed', detail: Record<string, unknown>) =>
-      appendHaEvent(db, {
-        at: this.deps.now().toISOString(),
-        action: 'demote',
-        actor: meta.actor,
-        request_id: meta.requestId,
-        outcome,
-        from_role: this.#role,
-        to_role: 'secondary',
-        epoch: this.#epoch,
-        detail: JSON.stringify({ ...(reason ? { reason } : {}), ...detail }),
-      })
+      this.#event('demote', outcome, 'secondary', meta, reason, detail)
     if (this.#role !== 'primary' || !this.#replication || !config.ha.peerApi) {
       await event('refused', { why: 'not an HA primary with a peer' })
       throw errors.not_primary(this.#role)
@@ -319,19 +347,8 @@ export class HaService {
       const released = zones.list().map((z) => z.name)
       for (const name of released) await zones.release(name, meta)
       const epoch = Math.max(this.#epoch, st.epoch)
-      const changedAt = this.deps.now().toISOString()
-      await writeHaState(db, {
-        role: 'secondary',
-        epoch,
-        changed_at: changedAt,
-        actor: meta.actor,
-        request_id: meta.requestId,
-      })
       await event('committed', { zones: released.map(publicName), new_epoch: epoch })
-      this.#role = 'secondary'
-      this.#epoch = epoch
-      this.#changedAt = changedAt
-      this.#behind.clear()
+      await this.#switchRole('secondary', epoch, meta)
       log.warn({ epoch, zones: released.length, actor: meta.actor }, 'demoted to HA secondary')
       return { role: 'secondary', epoch, zones: released.map(publicName) }
     } catch (err) {
@@ -348,19 +365,9 @@ export class HaService {
    * writable primary. Refused while the old primary answers and is writable.
    */
   async promote(meta: Meta, reason: string | undefined): Promise<PromoteResultBody> {
-    const { config, db, knotc, zones, log } = this.deps
+    const { config, knotc, zones, log } = this.deps
     const event = (outcome: 'committed' | 'refused' | 'failed', to: string, detail: Record<string, unknown>) =>
-      appendHaEvent(db, {
-        at: this.deps.now().toISOString(),
-        action: 'promote',
-        actor: meta.actor,
-        request_id: meta.requestId,
-        outcome,
-        from_role: this.#role,
-        to_role: to,
-        epoch: this.#epoch,
-        detail: JSON.stringify({ ...(reason ? { reason } : {}), ...detail }),
-      })
+      this.#event('promote', outcome, to, meta, reason, detail)
     if (this.#role !== 'secondary' || !this.#replication) {
       await event('refused', this.#role, { why: 'not a secondary' })
       throw errors.not_secondary(this.#role)
@@ -404,23 +411,12 @@ export class HaService {
           .catch((err) => warnings.push(`reloading ${publicName(name)}: ${(err as Error).message}`))
       }
       const epoch = Math.max(this.#epoch, peer?.status?.epoch ?? 0) + 1
-      const changedAt = this.deps.now().toISOString()
-      await writeHaState(db, {
-        role: 'primary',
-        epoch,
-        changed_at: changedAt,
-        actor: meta.actor,
-        request_id: meta.requestId,
-      })
       await event('committed', 'primary', {
         zones: taken.map((z) => z.zone),
         peer_reachable: peer?.reachable ?? null,
         new_epoch: epoch,
       })
-      this.#role = 'primary'
-      this.#epoch = epoch
-      this.#changedAt = changedAt
-      this.#behind.clear()
+      await this.#switchRole('primary', epoch, meta)
       log.warn({ epoch, zones: taken.length, actor: meta.actor }, 'promoted to HA primary')
       if (peer?.reachable)
         warnings.push('the old primary still answers (read-only); it stays fenced while it sees this epoch')
