@@ -104,6 +104,20 @@ describe('HA roles', () => {
     // The change came as an incremental transfer, not a whole zone.
     assert.match(knotS.log(), /\[example\.test\.\] IXFR, incoming, remote [^,]+, finished/)
     assert.match(await knotS.kdig('+short', `api.${ZONE}`, 'A'), /192\.0\.2\.44/)
+
+    // The secondary follows the primary's zone list: a new zone appears, a deleted one goes.
+    const other = await p.call('PUT', '/v1/zones/other.test', {
+      role: 'primary',
+      zone_text: zoneText(5).replaceAll('example.test', 'other.test'),
+    })
+    assert.equal(other.status, 201)
+    await until('the secondary to serve other.test', async () => (await knotS.soaSerial('other.test')) === 5)
+    const gone = await p.call('DELETE', '/v1/zones/other.test', { expected_revision: (await json(other)).revision })
+    assert.equal(gone.status, 200, await gone.clone().text())
+    await until(
+      'the secondary to drop other.test',
+      async () => !(await knotS.knotc('conf-read', 'zone')).includes('other.test'),
+    )
   })
 
   test('the secondary refuses every mutation with 423 and the reason; reads and dry runs work', async () => {
