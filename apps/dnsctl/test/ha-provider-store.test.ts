@@ -36,10 +36,12 @@ for (const [dialect, open] of dialects) {
         const { db } = database
         assert.equal(await readHaState(db), undefined)
         const meta = { actor: 'ops', request_id: 'r1' }
-        await writeHaState(db, { role: 'primary', epoch: 1, changed_at: '2026-11-25T10:00:00.000Z', ...meta })
-        await writeHaState(db, { role: 'secondary', epoch: 2, changed_at: '2026-11-25T11:00:00.000Z', ...meta })
+        const at = { changed_at: '2026-11-25T10:00:00.000Z', ...meta }
+        await writeHaState(db, { role: 'primary', epoch: 1, fenced_by_epoch: 2, ...at })
+        assert.equal(Number((await readHaState(db))?.fenced_by_epoch), 2)
+        await writeHaState(db, { role: 'secondary', epoch: 2, fenced_by_epoch: null, ...at })
         const state = await readHaState(db)
-        assert.deepEqual([state?.role, Number(state?.epoch)], ['secondary', 2])
+        assert.deepEqual([state?.role, Number(state?.epoch), state?.fenced_by_epoch], ['secondary', 2, null])
         for (const [at, outcome] of [
           ['2026-11-25T10:00:00.000Z', 'refused'],
           ['2026-11-25T10:05:00.000Z', 'committed'],

@@ -277,6 +277,9 @@ describe('HA roles', () => {
     assert.equal(fenced.role, 'primary')
     assert.equal(fenced.write_mode, 'read-only')
     assert.match(fenced.read_only_reason, /fenced/)
+    // Fencing is stored: losing sight of the peer later does not make this node writable again.
+    const row = await p.db.selectFrom('ha_state').selectAll().executeTakeFirst()
+    assert.equal(Number(row?.fenced_by_epoch), 1)
     const refused = await p.call('PUT', '/v1/zones/other.test', {
       role: 'primary',
       zone_text: zoneText(1).replaceAll('example.test', 'other.test'),

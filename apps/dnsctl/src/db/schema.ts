@@ -60,6 +60,8 @@ export interface HaStateTable {
   role: 'primary' | 'secondary'
   /** Grows with every role change; a primary that sees a peer primary with a higher epoch fences itself. */
   epoch: number
+  /** Set once a primary saw its peer promoted with this higher epoch: it stays read-only (fenced) until demoted. */
+  fenced_by_epoch: number | null
   changed_at: string
   actor: string
   request_id: string

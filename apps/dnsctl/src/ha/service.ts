@@ -16,6 +16,7 @@ import type { DB } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { type Address, querySoa } from '../knot/dns.ts'
 import type { Knotc } from '../knot/knotc.ts'
+import { normalizeZoneName } from '../provider/zone-names.ts'
 import type { Meta } from '../publish/pipeline.ts'
 import { parseZoneText, stateOf } from '../zones/model.ts'
 import type { ZoneService } from '../zones/service.ts'
@@ -25,6 +26,14 @@ import type { HaRole, HaStatus, LocalHaStatus, PromoteResultBody, ZoneReplicatio
 import { appendHaEvent, lastPublicationAt, readHaState, writeHaState } from './store.ts'
 import { vipOwnership } from './vip.ts'
 import { withoutDnssec } from './zone-dump.ts'
+
+function isZoneName(name: string): boolean {
+  try {
+    return normalizeZoneName(name) === name
+  } catch {
+    return false
+  }
+}
 
 export interface HaDeps {
   config: Config
@@ -57,6 +66,11 @@ export class HaService {
   #timer: NodeJS.Timeout | undefined
   #syncing: Promise<void> | undefined
   #promoting = false
+  /**
+   * The peer's epoch that fenced this primary. Sticky (stored): a fenced node that loses sight
+   * of its peer must not turn writable again, or a partition would give two writers.
+   */
+  #fencedBy: number | undefined
   /** Zones seen behind the primary at the last sync (secondary). */
   #lagging = new Set<string>()
 
@@ -93,6 +107,7 @@ export class HaService {
       this.#role = stored.role
       this.#epoch = Number(stored.epoch)
       this.#changedAt = stored.changed_at
+      this.#fencedBy = stored.fenced_by_epoch === null ? undefined : Number(stored.fenced_by_epoch)
     }
     if (this.#role === 'standalone') return
     await this.sync()
@@ -122,10 +137,12 @@ export class HaService {
     if (this.#role === 'primary') await this.#replication.configurePrimary()
     else await this.#replication.configureSecondary()
     if (config.ha.peerApi) this.#peer = await checkPeer(config.ha.peerApi, config.ha.peerTimeout, this.deps.now)
+    await this.#fenceIfOutranked()
     if (this.#role === 'secondary' && this.#peer?.status && !this.#promoting) {
       const peer = this.#peer.status
       if (peer.role === 'primary') {
-        const zones = peer.replication.zones.map((z) => `${z.zone}.`)
+        // Names from the peer go into knotc arguments: only plain DNS names are followed.
+        const zones = peer.replication.zones.filter((z) => isZoneName(z.zone)).map((z) => `${z.zone}.`)
         const { added, removed } = await this.#replication.follow(zones)
         if (added.length + removed.length > 0) log.info({ added, removed }, 'following the primary zone list')
         await this.#nudgeLagging(peer.replication.zones)
@@ -156,6 +173,26 @@ export class HaService {
     this.#lagging = behind
   }
 
+  /** A primary whose peer is a primary with a higher epoch was replaced: it fences itself for good. */
+  async #fenceIfOutranked(): Promise<void> {
+    const peer = this.#peer?.status
+    if (this.#role !== 'primary' || peer?.role !== 'primary' || peer.epoch <= this.#epoch) return
+    if (this.#fencedBy !== undefined && this.#fencedBy >= peer.epoch) return
+    await writeHaState(this.deps.db, {
+      role: 'primary',
+      epoch: this.#epoch,
+      fenced_by_epoch: peer.epoch,
+      changed_at: this.#changedAt ?? this.deps.now().toISOString(),
+      actor: 'dnsctl',
+      request_id: 'fencing',
+    })
+    this.#fencedBy = peer.epoch
+    this.deps.log.error(
+      { epoch: this.#epoch, peer_epoch: peer.epoch },
+      'the peer was promoted after this primary: fenced (read-only) until "dnsctl ha demote"',
+    )
+  }
+
   /** One HA event (promotion or demotion attempt) with the role this node has now. */
   #event(
     action: 'promote' | 'demote',
@@ -184,6 +221,7 @@ export class HaService {
     await writeHaState(this.deps.db, {
       role,
       epoch,
+      fenced_by_epoch: null,
       changed_at: changedAt,
       actor: meta.actor,
       request_id: meta.requestId,
@@ -191,6 +229,7 @@ export class HaService {
     this.#role = role
     this.#epoch = epoch
     this.#changedAt = changedAt
+    this.#fencedBy = undefined
     this.#behind.clear()
   }
 
@@ -201,9 +240,14 @@ export class HaService {
     if (this.#role === 'secondary') {
       return `this dnsctl is the HA secondary: it replicates from the primary${peerApi ? ` (${formatAddress(peerApi)})` : ''}, which takes the writes; promote it with "dnsctl ha promote" when the primary is gone`
     }
+    if (this.#role !== 'primary') return undefined
     const peer = this.#peer?.status
-    if (this.#role === 'primary' && peer?.role === 'primary' && peer.epoch > this.#epoch) {
-      return `the peer was promoted after this node (epoch ${peer.epoch} > ${this.#epoch}): this former primary is fenced and read-only`
+    const outranked = peer?.role === 'primary' && peer.epoch > this.#epoch ? peer.epoch : this.#fencedBy
+    if (outranked !== undefined) {
+      return `the peer was promoted after this node (epoch ${outranked} > ${this.#epoch}): this former primary is fenced and read-only until "dnsctl ha demote"`
+    }
+    if (peer?.role === 'primary' && peer.epoch === this.#epoch) {
+      return `both nodes are primary with epoch ${this.#epoch}: the pair is misconfigured (set DNSCTL_HA_ROLE=secondary on one); writes stay refused on both`
     }
     return undefined
   }

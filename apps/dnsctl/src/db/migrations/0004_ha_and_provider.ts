@@ -12,6 +12,7 @@ export const haAndProvider: Migration = {
       .addColumn('id', 'integer', (c) => c.primaryKey())
       .addColumn('role', 'text', (c) => c.notNull())
       .addColumn('epoch', 'bigint', (c) => c.notNull())
+      .addColumn('fenced_by_epoch', 'bigint')
       .addColumn('changed_at', 'text', (c) => c.notNull())
       .addColumn('actor', 'text', (c) => c.notNull())
       .addColumn('request_id', 'text', (c) => c.notNull())
