@@ -6,17 +6,11 @@
 import { join, resolve } from 'node:path'
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { ConfigError, type ConfigOf, field } from '@gatehouse/kit/config.ts'
-import { type AddressError, isLoopback, type ListenAddress, parseListenAddress } from '@gatehouse/kit/net.ts'
+import { isLoopback, type ListenAddress, parseListenAddress } from '@gatehouse/kit/net.ts'
+import { address } from './config-address.ts'
+import { haProblems, haSchema, metricsListenField } from './ha/config-fields.ts'
+import { providerProblems, providerSchema } from './provider/config-fields.ts'
 import { FAILPOINTS } from './publish/failpoints.ts'
-
-/** A host:port the process talks to (knotd, replicas). */
-function address(raw: unknown): ListenAddress {
-  try {
-    return parseListenAddress(String(raw))
-  } catch (err) {
-    throw new Error((err as AddressError).message)
-  }
-}
 
 export const schema = {
   listen: field.listen({
@@ -230,6 +224,9 @@ export const schema = {
       doc: 'deadline of one zone transfer (AXFR) for the comparison',
     }),
   },
+  metricsListen: metricsListenField,
+  ha: haSchema,
+  provider: providerSchema,
   resultsDir: field.string({
     env: 'DNSCTL_RESULTS_DIR',
     flag: 'results-dir',
@@ -286,6 +283,7 @@ export function finishConfig(raw: RawConfig): Config {
   if (raw.transfer.zones.length > 0 && raw.transfer.primary === undefined) {
     problems.push('transfer: if transfer zones are set, transfer.primary (--transfer-primary) must be set')
   }
+  problems.push(...haProblems(raw), ...providerProblems(raw))
   if (problems.length > 0) throw new ConfigError(problems)
   const stateDir = resolve(raw.stateDir)
   return {

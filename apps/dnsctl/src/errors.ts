@@ -54,6 +54,68 @@ export const errors = defineErrors({
     status: 503,
     message: (zone: string, why: string) => `publication of ${zone} failed and was rolled back: ${why}`,
   },
+  // HA roles (ha/).
+  read_only_secondary: {
+    status: 423,
+    message: (why: string) => `this dnsctl is read-only: ${why}`,
+  },
+  not_secondary: {
+    status: 409,
+    message: (role: string) => `only an HA secondary can be promoted; this dnsctl is ${role}`,
+  },
+  peer_still_writable: {
+    status: 409,
+    message: (peer: string, role: string) =>
+      `the old primary at ${peer} still answers and is writable (role ${role}); stop it (or let it fence itself) before promoting`,
+  },
+  promotion_running: { status: 409, message: () => 'a promotion or demotion is already running' },
+  not_primary: {
+    status: 409,
+    message: (role: string) => `only an HA primary with a configured peer can be demoted; this dnsctl is ${role}`,
+  },
+  demotion_refused: {
+    status: 409,
+    message: (why: string) => `demotion refused: ${why}; the pair would be left without a writable primary`,
+  },
+  promotion_failed: { status: 503, message: (why: string) => `the promotion failed: ${why}` },
+  // External provider (provider/).
+  provider_not_configured: {
+    status: 503,
+    message: (why: string) => `the external provider is not configured: ${why}`,
+  },
+  provider_token_unsafe: {
+    status: 503,
+    message: (file: string, why: string) => `the provider token file ${file} is refused: ${why}`,
+  },
+  zone_not_allowed: {
+    status: 403,
+    message: (zone: string) => `zone ${zone} is not in the provider allowlist`,
+  },
+  provider_zone_not_found: {
+    status: 404,
+    message: (zone: string) => `the provider has no zone ${zone} that this token can read`,
+  },
+  provider_timeout: { status: 504, message: (why: string) => why },
+  provider_unavailable: { status: 502, message: (why: string) => why },
+  provider_rejected: { status: 502, message: (why: string) => why },
+  provider_permission_missing: {
+    status: 403,
+    message: (zone: string, permission: string, consequence: string) =>
+      `the provider token lacks the ${permission} permission for zone ${zone}: ${consequence}`,
+  },
+  unsafe_change: {
+    status: 409,
+    message: (reasons: string) => `the change ${reasons}; repeat it with "force": true if that is intended`,
+  },
+  confirm_required: {
+    status: 400,
+    message: () => 'a provider change applies only with "confirm": true (POST .../plans shows it without writing)',
+  },
+  provider_change_failed: {
+    status: 502,
+    message: (zone: string, why: string) => `the provider change of ${zone} failed: ${why}`,
+  },
+  invalid_allowlist: { status: 400, message: (why: string) => why },
   // Blocklist configuration.
   invalid_blocklist_source: { status: 400, message: (why: string) => why },
   too_many_blocklist_sources: {

@@ -1,5 +1,15 @@
 /** Builds the dnsctl HTTP app from its parts; never listens (main.ts and the tests do). */
-import { createHttpApp, Gauge, type HttpApp, type Logger, packageVersion } from '@gatehouse/kit'
+import { readFileSync } from 'node:fs'
+import { rootCertificates } from 'node:tls'
+import {
+  createHttpApp,
+  createTlsAgent,
+  Gauge,
+  type HttpApp,
+  type Logger,
+  packageVersion,
+  StartupError,
+} from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import { DnstapListener } from './analytics/listener.ts'
 import { analyticsRoutes } from './analytics/routes.ts'
@@ -10,11 +20,18 @@ import { BlocklistService } from './blocklists/service.ts'
 import type { Config } from './config.ts'
 import type { DB } from './db/schema.ts'
 import { errors } from './errors.ts'
+import { haMetrics } from './ha/metrics.ts'
+import { haMetricsRoutes, haRoutes, readOnlyGuard } from './ha/routes.ts'
+import { HaService } from './ha/service.ts'
 import { healthRoutes } from './health/routes.ts'
 import { HealthService } from './health/service.ts'
 import { historyRoutes } from './history/routes.ts'
 import { HistoryService } from './history/service.ts'
 import { Knotc } from './knot/knotc.ts'
+import { ProviderClient } from './provider/client.ts'
+import { providerRoutes } from './provider/routes.ts'
+import { ProviderService } from './provider/service.ts'
+import { readToken } from './provider/token.ts'
 import { Failpoints } from './publish/failpoints.ts'
 import { Journal } from './publish/journal.ts'
 import { KnotAuthority } from './publish/knot-authority.ts'
@@ -32,7 +49,10 @@ export interface ServerDeps {
 
 export interface Dnsctl {
   app: HttpApp
+  /** The read-only listener (metrics, health, HA status), when --metrics-listen is set; main.ts listens. */
+  metricsApp: HttpApp | undefined
   zones: ZoneService
+  ha: HaService
   /** Recover interrupted publications and load the zones; call before listening. */
   start(): Promise<void>
   /** Wait for running publications, then close the HTTP app. */
@@ -100,7 +120,51 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       }
     },
   })
+  const ha = new HaService({ config, db: deps.db, knotc, zones, log: deps.logger, now })
+  readOnlyGuard(app, ha)
+  haRoutes(app, ha)
+  haMetrics(app, ha)
+  let metricsApp: HttpApp | undefined
+  if (config.metricsListen) {
+    metricsApp = await createHttpApp({
+      name: 'dnsctl',
+      version: packageVersion(import.meta.dirname),
+      logger: deps.logger,
+      routes: { health: true, metrics: false, openapi: false },
+      accessLog: false,
+    })
+    metricsApp.readiness.add('knot', () => knotc.ping())
+    // The API's registry: both listeners show the same counters.
+    const registry = app.metrics.registry
+    metricsApp.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+      reply.header('content-type', registry.contentType)
+      return registry.metrics()
+    })
+    haMetricsRoutes(metricsApp, ha)
+  }
   zoneRoutes(app, zones)
+  const providerCa = readCaFile(config.provider.caFile)
+  const providerClient = new ProviderClient({
+    apiUrl: config.provider.apiUrl,
+    token: () => readToken(config.provider.tokenFile),
+    dispatcher: createTlsAgent({
+      ...(providerCa ? { ca: Buffer.from([...rootCertificates, providerCa].join('\n')) } : {}),
+      requestTimeoutMs: config.provider.timeout,
+    }),
+    timeoutMs: config.provider.timeout,
+  })
+  const providerChanges = app.metrics.counter('provider_changes_total', 'Provider change outcomes', ['outcome'])
+  providerRoutes(
+    app,
+    new ProviderService({
+      config,
+      db: deps.db,
+      client: providerClient,
+      log: deps.logger,
+      now,
+      onOutcome: (outcome) => providerChanges.inc({ outcome }),
+    }),
+  )
   blocklistRoutes(app, new BlocklistService(config.blocklistDir))
   healthRoutes(app, new HealthService(config.resultsDir, now))
   const history = new HistoryService(deps.db, config.resolver.controlDirs, now)
@@ -116,9 +180,12 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
   let transferSchedule: Schedule | undefined
   return {
     app,
+    metricsApp,
     zones,
+    ha,
     async start() {
       await zones.start()
+      await ha.start()
       timer = setInterval(() => {
         zones.reconcile().catch((err) => deps.logger.error({ err }, 'reconciling zones with knotd failed'))
       }, config.knot.reconcileInterval)
@@ -136,12 +203,23 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     async close() {
       clearInterval(timer)
       clearInterval(sampler)
+      await ha.stop()
+      await metricsApp?.close()
       await dnstap?.close()
       await blocklistSchedule?.stop()
       await transferSchedule?.stop()
       await app.close()
       await zones.stop()
     },
+  }
+}
+
+function readCaFile(file: string | undefined): string | undefined {
+  if (file === undefined) return undefined
+  try {
+    return readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new StartupError(`cannot read --provider-ca-file ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`)
   }
 }
 

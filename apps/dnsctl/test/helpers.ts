@@ -56,6 +56,9 @@ export async function startHarness(
   const dnsctl = await buildServer(config, { db: database.db, logger, ...(options.now ? { now: options.now } : {}) })
   await dnsctl.start()
   const base = await dnsctl.app.listen({ port: 0, host: '127.0.0.1' })
+  if (dnsctl.metricsApp && config.metricsListen) {
+    await dnsctl.metricsApp.listen({ port: config.metricsListen.port, host: config.metricsListen.host })
+  }
   return {
     knot,
     dnsctl,

@@ -15,6 +15,18 @@ const run = promisify(execFile)
 export interface KnotOptions {
   /** Zones to serve from the start: name -> zone file text. */
   zones?: Record<string, string>
+  /**
+   * Settings of the default template that replace the defaults below, e.g.
+   * `{ 'journal-content': 'changes', 'zonefile-load': 'difference' }` for a primary that serves IXFR.
+   */
+  template?: Record<string, string>
+}
+
+const TEMPLATE_DEFAULTS: Record<string, string> = {
+  'zonefile-sync': '-1',
+  'zonefile-load': 'whole',
+  'journal-content': 'none',
+  'semantic-checks': 'on',
 }
 
 export interface Knot {
@@ -26,6 +38,8 @@ export interface Knot {
   controlSocket: string
   /** Run `knotc -s SOCK ...args`; rejects with knotc's output when it exits non-zero. */
   knotc(...args: string[]): Promise<string>
+  /** knotd's log so far (transfers, NOTIFYs, reloads). */
+  log(): string
   /** Run `kdig @127.0.0.1 -p PORT ...args`. */
   kdig(...args: string[]): Promise<string>
   /** Write `<zone>.zone` and add the zone to the running server. */
@@ -41,7 +55,11 @@ export function knotConfig(options: {
   dbDir: string
   zonesDir: string
   zones: string[]
+  template?: Record<string, string>
 }): string {
+  const settings = Object.entries({ ...TEMPLATE_DEFAULTS, ...options.template })
+    .map(([k, v]) => `    ${k}: ${v}`)
+    .join('\n')
   const zoneLines = options.zones.map((z) => `  - domain: ${z}`).join('\n')
   return `server:
   listen: 127.0.0.1@${options.port}
@@ -57,10 +75,7 @@ template:
   - id: default
     storage: ${options.zonesDir}
     file: "%s.zone"
-    zonefile-sync: -1
-    zonefile-load: whole
-    journal-content: none
-    semantic-checks: on
+${settings}
 ${options.zones.length > 0 ? `zone:\n${zoneLines}\n` : ''}`
 }
 
@@ -78,7 +93,17 @@ export async function startKnot(options: KnotOptions = {}): Promise<Knot> {
   const zones = options.zones ?? {}
   for (const [zone, text] of Object.entries(zones)) writeFileSync(join(zonesDir, `${zone}.zone`), text)
   const configFile = join(dir.path, 'knot.conf')
-  writeFileSync(configFile, knotConfig({ port, runDir, dbDir, zonesDir, zones: Object.keys(zones) }))
+  writeFileSync(
+    configFile,
+    knotConfig({
+      port,
+      runDir,
+      dbDir,
+      zonesDir,
+      zones: Object.keys(zones),
+      ...(options.template ? { template: options.template } : {}),
+    }),
+  )
   const controlSocket = join(runDir, 'knot.sock')
   const knotc = async (...args: string[]) => {
     try {
@@ -117,6 +142,7 @@ export async function startKnot(options: KnotOptions = {}): Promise<Knot> {
     configFile,
     controlSocket,
     knotc,
+    log: () => child.log(),
     async kdig(...args: string[]) {
       const { stdout } = await run(kdigBin, [`@127.0.0.1`, '-p', String(port), ...args])
       return stdout

@@ -165,5 +165,24 @@ export function buildProgram(): Command {
   ).action(async (name: string, revision: string, _o, cmd: Command) =>
     (await zones()).rollback(all(cmd), name, revision),
   )
+  const haCli = () => import('./ha.ts')
+  const ha = program.command('ha').description('HA roles: status of both peers, promotion of the secondary')
+  withExamples(json(ha.command('status')).description('role, write mode, VIP, replication and the peer'), [
+    'dnsctl ha status',
+  ]).action(async (_o, cmd: Command) => (await haCli()).haStatus(all(cmd)))
+  withExamples(
+    json(ha.command('promote'))
+      .description('make this secondary the primary (refused while the old primary answers and is writable)')
+      .option('--reason <text>', 'recorded in the HA event'),
+    ['dnsctl ha promote --reason "primary host lost"'],
+  ).action(async (_o, cmd: Command) => (await haCli()).haPromote(all(cmd)))
+  withExamples(
+    json(ha.command('demote'))
+      .description(
+        'make this fenced former primary the secondary of the promoted peer (refused unless the peer is a writable primary)',
+      )
+      .option('--reason <text>', 'recorded in the HA event'),
+    ['dnsctl ha demote --reason "rejoin after failover"'],
+  ).action(async (_o, cmd: Command) => (await haCli()).haDemote(all(cmd)))
   return program
 }

@@ -50,7 +50,26 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
       unlock()
       throw new StartupError(`cannot listen on ${config.listen.host}:${config.listen.port}: ${(err as Error).message}`)
     }
-    logger.info({ address, zones: server.zones.list().length }, 'dnsctl listening')
+    let metricsAddress: string | undefined
+    if (server.metricsApp && config.metricsListen) {
+      try {
+        metricsAddress = await server.metricsApp.listen({
+          host: config.metricsListen.host,
+          port: config.metricsListen.port,
+        })
+      } catch (err) {
+        await server.close()
+        await database.close()
+        unlock()
+        throw new StartupError(
+          `cannot listen on ${config.metricsListen.host}:${config.metricsListen.port} (metrics): ${(err as Error).message}`,
+        )
+      }
+    }
+    logger.info(
+      { address, metrics: metricsAddress, ha_role: server.ha.role, zones: server.zones.list().length },
+      'dnsctl listening',
+    )
     return async () => {
       await server.close()
       await database.close()

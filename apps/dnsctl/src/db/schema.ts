@@ -54,14 +54,59 @@ export interface MetricPointTable {
   cache_entries: number
 }
 
+/** The stored HA role: one row (id 1) once a promotion happened. */
+export interface HaStateTable {
+  id: number
+  role: 'primary' | 'secondary'
+  /** Grows with every role change; a primary that sees a peer primary with a higher epoch fences itself. */
+  epoch: number
+  /** Set once a primary saw its peer promoted with this higher epoch: it stays read-only (fenced) until demoted. */
+  fenced_by_epoch: number | null
+  changed_at: string
+  actor: string
+  request_id: string
+}
+
+/** One per promotion attempt (committed or refused). */
+export interface HaEventTable {
+  id: string
+  at: string
+  action: string
+  actor: string
+  request_id: string
+  outcome: 'committed' | 'refused' | 'failed'
+  from_role: string
+  to_role: string
+  epoch: number
+  /** JSON: zones taken over, why refused. */
+  detail: string
+}
+
+/** A committed revision of the provider zone allowlist (the newest one is in force). */
+export interface ProviderAllowlistTable {
+  seq: number
+  revision: string
+  /** JSON array of zone names. */
+  zones: string
+  committed_at: string
+  actor: string
+  request_id: string
+}
+
 export interface DB {
   zones: ZoneTable
   zone_history: ZoneHistoryTable
   audit_events: AuditEventTable
   metric_points: MetricPointTable
+  ha_state: HaStateTable
+  ha_events: HaEventTable
+  provider_allowlist: ProviderAllowlistTable
 }
 
 export type ZoneRow = Selectable<ZoneTable>
 export type HistoryRow = Selectable<ZoneHistoryTable>
 export type NewAuditEvent = Insertable<AuditEventTable>
 export type AuditEventRow = Selectable<AuditEventTable>
+export type HaStateRow = Selectable<HaStateTable>
+export type HaEventRow = Selectable<HaEventTable>
+export type ProviderAllowlistRow = Selectable<ProviderAllowlistTable>

@@ -71,11 +71,27 @@ export class Knotc {
     return this.transaction([['conf-set', `zone[${zone}]`]])
   }
 
+  /** Lines of `conf-read ITEM` (e.g. `zone`, `acl`, `template[default]`), empty when the section is unset. */
+  async confRead(item: string): Promise<string[]> {
+    try {
+      return (await this.run('conf-read', item)).split('\n').filter((l) => l.trim() !== '')
+    } catch (err) {
+      if (/not exists|no such|invalid identifier|not found/i.test((err as Error).message)) return []
+      throw err
+    }
+  }
+
+  /** Write the zone as knotd holds it (a transferred zone too) to `<outdir>/<zone>.zone`. */
+  async flush(zone: string, outdir: string): Promise<void> {
+    await this.run('-b', 'zone-flush', zone, '+outdir', outdir)
+  }
+
   removeZone(zone: string): Promise<void> {
     return this.transaction([['conf-unset', `zone[${zone}]`]])
   }
 
-  private async transaction(steps: string[][]): Promise<void> {
+  /** Apply configuration steps (knotc argument lists) in one conf transaction; aborted on the first failure. */
+  async transaction(steps: string[][]): Promise<void> {
     await this.run('conf-begin')
     try {
       for (const step of steps) await this.run(...step)

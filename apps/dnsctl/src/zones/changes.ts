@@ -32,7 +32,7 @@ export interface RRsetChange {
   records?: string[]
 }
 
-function ownerName(written: string, origin: string): string {
+export function ownerName(written: string, origin: string): string {
   let name: string
   try {
     name = resolveName(written === '' ? '@' : written, origin)

@@ -84,7 +84,7 @@ const ChangesBody = Type.Object(
 )
 
 /** The actor named in X-Dns-Actor (recorded in the audit event), or "local". */
-function actorOf(req: FastifyRequest): string {
+export function actorOf(req: FastifyRequest): string {
   const raw = req.headers['x-dns-actor']
   if (raw === undefined) return 'local'
   if (typeof raw !== 'string' || !/^[\x21-\x7e][\x20-\x7e]{0,127}$/.test(raw)) {

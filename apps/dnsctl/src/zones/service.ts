@@ -4,7 +4,7 @@
  * pipeline under a per-zone lock.
  */
 import { mkdirPrivate, StartupError } from '@gatehouse/kit'
-import { listAudit } from '../audit/store.ts'
+import { appendAudit, listAudit } from '../audit/store.ts'
 import { errors } from '../errors.ts'
 import { removeLeftoverTemps } from '../files/atomic.ts'
 import { KeyedMutex } from '../publish/mutex.ts'
@@ -15,7 +15,7 @@ import { parseZone } from '../zonefile/index.ts'
 import { applyChanges, type RRsetChange } from './changes.ts'
 import { diffZones, type ZoneDiff } from './diff.ts'
 import { nextSerial, parseZoneText, type Role, stateOf, withSerial, type ZoneState } from './model.ts'
-import { findHistory, listHistory, listZoneRows } from './store.ts'
+import { deleteZoneRow, findHistory, insertZoneRow, listHistory, listZoneRows } from './store.ts'
 
 /** One page of a newest-first listing: at most `limit` rows with ids below `before`. */
 export interface Page {
@@ -172,6 +172,54 @@ export class ZoneService {
       await publishZone(this.deps, current, next, meta, 'import', { role: input.role })
       this.#zones.set(name, next)
       return { state: next, created: false, dryRun: false, warnings: [] }
+    })
+  }
+
+  /**
+   * HA promotion: take over a zone knotd already serves (transferred from the old primary) as a
+   * managed primary zone: its file, its row and an audit event; knotd keeps serving throughout.
+   */
+  async adopt(state: ZoneState, meta: Meta): Promise<void> {
+    await this.#locks.run(state.name, async () => {
+      const { authority, db } = this.deps
+      await authority.writeZoneFile(state.name, state.text)
+      await insertZoneRow(db, { name: state.name, role: state.role, created_at: this.deps.now().toISOString() })
+      await appendAudit(db, {
+        at: this.deps.now().toISOString(),
+        zone: state.name,
+        action: 'promote',
+        actor: meta.actor,
+        request_id: meta.requestId,
+        before_revision: this.#zones.get(state.name)?.revision ?? null,
+        after_revision: state.revision,
+        outcome: 'committed',
+        detail: JSON.stringify({ serial: state.serial, records: state.zone.records.length }),
+      })
+      this.#zones.set(state.name, state)
+    })
+  }
+
+  /**
+   * HA demotion: stop managing a zone without touching knotd (which goes on serving it, now
+   * transferred from the new primary). Its history and audit stay.
+   */
+  async release(name: string, meta: Meta): Promise<void> {
+    await this.#locks.run(name, async () => {
+      const current = this.#zones.get(name)
+      if (!current) return
+      await deleteZoneRow(this.deps.db, name)
+      await appendAudit(this.deps.db, {
+        at: this.deps.now().toISOString(),
+        zone: name,
+        action: 'demote',
+        actor: meta.actor,
+        request_id: meta.requestId,
+        before_revision: current.revision,
+        after_revision: null,
+        outcome: 'committed',
+        detail: JSON.stringify({ serial: current.serial }),
+      })
+      this.#zones.delete(name)
     })
   }
 
