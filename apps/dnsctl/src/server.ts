@@ -8,6 +8,7 @@ import { type Schedule, scheduleRefresh } from './blocklists/job.ts'
 import { blocklistRoutes } from './blocklists/routes.ts'
 import { BlocklistService } from './blocklists/service.ts'
 import type { Config } from './config.ts'
+import { type Console, consoleHostNames, consoleRoutes } from './console/routes.ts'
 import type { DB } from './db/schema.ts'
 import { errors } from './errors.ts'
 import { healthRoutes } from './health/routes.ts'
@@ -33,6 +34,8 @@ export interface ServerDeps {
 export interface Dnsctl {
   app: HttpApp
   zones: ZoneService
+  /** The web console: its own listener (listened by serve.ts when --console-listen is set) and sign-in. */
+  console: Console
   /** Recover interrupted publications and load the zones; call before listening. */
   start(): Promise<void>
   /** Wait for running publications, then close the HTTP app. */
@@ -47,7 +50,13 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     logger: deps.logger,
     bodyLimit: config.bodyLimit,
     // No authentication: only a request naming this listener may reach it (DNS rebinding).
-    hostGuard: { names: [...config.allowedHosts, ...(isUnspecified(config.listen.host) ? [] : [config.listen.host])] },
+    hostGuard: {
+      names: [
+        ...config.allowedHosts,
+        ...(isUnspecified(config.listen.host) ? [] : [config.listen.host]),
+        ...consoleHostNames(config).filter((h) => !isUnspecified(h)),
+      ],
+    },
     openapi: {
       title: 'dnsctl',
       description: 'DNS management API (zones, RRsets, blocklist configuration, refresh health)',
@@ -100,6 +109,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       }
     },
   })
+  const webConsole = consoleRoutes(app, config)
   zoneRoutes(app, zones)
   blocklistRoutes(app, new BlocklistService(config.blocklistDir))
   healthRoutes(app, new HealthService(config.resultsDir, now))
@@ -117,6 +127,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
   return {
     app,
     zones,
+    console: webConsole,
     async start() {
       await zones.start()
       timer = setInterval(() => {
@@ -139,6 +150,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       await dnstap?.close()
       await blocklistSchedule?.stop()
       await transferSchedule?.stop()
+      await webConsole.listener.close()
       await app.close()
       await zones.stop()
     },

@@ -51,6 +51,20 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
       throw new StartupError(`cannot listen on ${config.listen.host}:${config.listen.port}: ${(err as Error).message}`)
     }
     logger.info({ address, zones: server.zones.list().length }, 'dnsctl listening')
+    const consoleAt = config.console.listen
+    if (consoleAt) {
+      try {
+        const url = await server.console.listener.listen(consoleAt.host, consoleAt.port)
+        logger.info({ address: url }, 'web console listening; sign in with: dnsctl console')
+      } catch (err) {
+        await server.close()
+        await database.close()
+        unlock()
+        throw new StartupError(
+          `cannot listen on ${consoleAt.host}:${consoleAt.port} (console): ${(err as Error).message}`,
+        )
+      }
+    }
     return async () => {
       await server.close()
       await database.close()

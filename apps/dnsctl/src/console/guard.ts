@@ -1,0 +1,73 @@
+/**
+ * Who may do what on which listener (an onRequest hook, after the kit's Host guard):
+ *   API listener      the API as before (loopback, no authentication); console pages are not
+ *                     served here (404); POST /v1/console/links mints a sign-in link.
+ *   console listener  the page and its files, and the sign-in exchange, without a session;
+ *                     everything else (every /v1 route, /metrics, /openapi.json) needs the
+ *                     session cookie; every change also needs the session's X-CSRF-Token header
+ *                     and an Origin equal to the console's own. Changes are audited as
+ *                     `console:<name>`, whatever X-Dns-Actor the browser sent.
+ */
+import { kitErrors } from '@gatehouse/kit'
+import { readCookie } from '@gatehouse/kit/credentials.ts'
+import type { FastifyRequest } from 'fastify'
+import { errors } from '../errors.ts'
+import type { ConsoleListener } from './listener.ts'
+import type { ConsoleSession, ConsoleSessions } from './sessions.ts'
+
+export const SESSION_COOKIE = 'dnsctl_console'
+export const CONSOLE_PREFIX = '/console'
+const SAFE_METHODS = new Set(['GET', 'HEAD'])
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The console session of a request on the console listener (set by the guard). */
+    consoleSession?: ConsoleSession
+  }
+}
+
+function pathOf(req: FastifyRequest): string {
+  const q = req.url.indexOf('?')
+  return q === -1 ? req.url : req.url.slice(0, q)
+}
+
+function isConsolePath(path: string): boolean {
+  return path === CONSOLE_PREFIX || path.startsWith(`${CONSOLE_PREFIX}/`)
+}
+
+/** A browser sends Origin with every POST, PUT and DELETE; it must name this very host. */
+function checkOrigin(req: FastifyRequest) {
+  const origin = req.headers.origin
+  let host: string | undefined
+  try {
+    host = origin === undefined ? undefined : new URL(origin).host
+  } catch {}
+  if (host === undefined || host !== req.headers.host) throw errors.origin_mismatch()
+}
+
+export function consoleGuard(listener: ConsoleListener, sessions: ConsoleSessions) {
+  return async (req: FastifyRequest) => {
+    const path = pathOf(req)
+    if (!listener.owns(req.raw)) {
+      if (isConsolePath(path)) throw kitErrors.not_found()
+      return
+    }
+    if (path.startsWith('/v1/console/')) throw kitErrors.not_found()
+    const isSignIn = path === `${CONSOLE_PREFIX}/session` && req.method === 'POST'
+    if (isSignIn) return checkOrigin(req)
+    // The page and its modules carry no data: served to anyone who reaches the listener.
+    if (SAFE_METHODS.has(req.method) && (path === '/' || (isConsolePath(path) && path !== `${CONSOLE_PREFIX}/session`)))
+      return
+    const session = sessions.session(readCookie(req.headers.cookie, SESSION_COOKIE))
+    if (!session) throw errors.console_session_required()
+    if (!SAFE_METHODS.has(req.method)) {
+      checkOrigin(req)
+      const given = req.headers['x-csrf-token']
+      if (!sessions.csrfMatches(session, typeof given === 'string' ? given : undefined)) {
+        throw errors.csrf_token_invalid()
+      }
+    }
+    req.consoleSession = session
+    req.headers['x-dns-actor'] = `console:${session.name}`
+  }
+}
