@@ -33,6 +33,7 @@ export async function signedInPage(
   viewport = { width: 1280, height: 860 },
 ): Promise<Page> {
   const context = await browser.newContext({ viewport })
+  context.setDefaultTimeout(10_000)
   const page = await context.newPage()
   const problems: string[] = []
   page.on('pageerror', (err) => problems.push(err.message))

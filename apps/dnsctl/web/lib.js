@@ -177,8 +177,14 @@ export function table(caption, headers, rows, attrs = {}) {
   )
 }
 
+let fieldIds = 0
+/** A labelled form field; the hint is the input's description, not part of its name. */
 export function labelled(label, input, hint) {
-  return h('label', { class: 'field' }, h('span', {}, label), input, hint ? h('small', { class: 'muted' }, hint) : null)
+  const id = input.id || `f${++fieldIds}`
+  input.id = id
+  const small = hint ? h('small', { class: 'muted', id: `${id}-hint` }, hint) : null
+  if (small) input.setAttribute('aria-describedby', small.id)
+  return h('div', { class: 'field' }, h('label', { for: id }, label), input, small)
 }
 
 /** "3 min ago" style age of an RFC 3339 time, with the exact time as a tooltip. */

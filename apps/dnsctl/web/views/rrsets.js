@@ -22,7 +22,7 @@ export async function render(container, { zone }) {
   const summary = h('p', { class: 'muted' })
   let state
 
-  const change = (changes, what) =>
+  const change = (changes, what, after) =>
     planThenCommit(plan, {
       label: `Commit ${what}`,
       plan: async () =>
@@ -37,6 +37,7 @@ export async function render(container, { zone }) {
         (await api('POST', `/v1/zones/${enc(zone)}/changes`, { expected_revision: state.revision, changes })).body,
       done: async (r) => {
         status.replaceChildren(notice(`${what} committed: serial ${r.serial}, revision ${r.revision.slice(0, 10)}.`))
+        after?.()
         await load()
       },
     })
@@ -199,6 +200,7 @@ export async function render(container, { zone }) {
         },
       ],
       `${n || '@'} ${type.value}`,
+      () => add.reset(),
     )
   })
   filter.addEventListener('input', draw)
