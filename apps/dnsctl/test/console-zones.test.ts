@@ -20,11 +20,14 @@ import { json } from './helpers.ts'
 
 const ZONE = 'console.test'
 
+/** What knotd answers for name/type: addresses, TXT strings or the SOA serial. */
 async function served(h: ConsoleHarness, name: string, type: 'A' | 'TXT' | 'SOA') {
   const a = await dnsQuery(h.knot.port, name, type)
-  return a.answers.map((x) =>
-    type === 'A' ? x.data : type === 'TXT' ? String(x.data) : (x.data as { serial: number }).serial,
-  )
+  return a.answers.map((x) => {
+    const data = (x as { data: unknown }).data
+    if (type === 'SOA') return (data as { serial: number }).serial
+    return type === 'TXT' ? String(data) : (data as string)
+  })
 }
 
 describe('console: zones, RRsets, history', () => {
