@@ -119,7 +119,7 @@ describe('web console sign-in and guard', () => {
     assert.equal((await h.call('GET', '/console/app.js')).status, 404)
     assert.equal((await h.call('GET', '/v1/zones')).status, 200)
     const s = await signIn(h)
-    const minted = await fetch(`${h.consoleBase}/v1/console/links`, {
+    const minted = await fetch(`${h.consoleBase}/console/links`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', cookie: s.cookie, 'x-csrf-token': s.csrf, origin: h.consoleBase },
       body: '{}',
@@ -139,10 +139,10 @@ describe('web console sign-in and guard', () => {
   })
 
   test('bad input: clear 400s, nothing minted or opened', async () => {
-    const badName = await h.call('POST', '/v1/console/links', { name: 'a\u0007b' })
+    const badName = await h.call('POST', '/console/links', { name: 'a\u0007b' })
     assert.equal(badName.status, 400)
     assert.equal((await json(badName)).error.code, 'invalid_request')
-    const extra = await h.call('POST', '/v1/console/links', { name: 'a', admin: true })
+    const extra = await h.call('POST', '/console/links', { name: 'a', admin: true })
     assert.equal(extra.status, 400)
     const noCode = await fetch(`${h.consoleBase}/console/session`, {
       method: 'POST',
@@ -162,7 +162,7 @@ describe('web console sign-in and guard', () => {
 test('without --console-listen no link is minted (409 console_disabled)', async () => {
   const h = await startHarness()
   try {
-    const res = await h.call('POST', '/v1/console/links', {})
+    const res = await h.call('POST', '/console/links', {})
     assert.equal(res.status, 409)
     assert.equal((await json(res)).error.code, 'console_disabled')
   } finally {

@@ -19,7 +19,7 @@ export async function startConsoleHarness(options: Parameters<typeof startHarnes
   return Object.assign(h, {
     consoleBase,
     async link(name = 'tester') {
-      const res = await h.call('POST', '/v1/console/links', { name })
+      const res = await h.call('POST', '/console/links', { name })
       if (res.status !== 201) throw new Error(`minting a link answered ${res.status}`)
       return (await json(res)).url as string
     },

@@ -12,7 +12,7 @@ export async function consoleLink(o: Record<string, unknown>): Promise<void> {
     throw new UsageError('--name must be 1 to 100 printable ASCII characters')
   }
   const api = apiOf(o)
-  const { body } = await api.json<{ url: string; name: string; expires_at: string }>('POST', '/v1/console/links', {
+  const { body } = await api.json<{ url: string; name: string; expires_at: string }>('POST', '/console/links', {
     body: { name },
   })
   if (o.json === true) {

@@ -1,7 +1,9 @@
 /**
  * Who may do what on which listener (an onRequest hook, after the kit's Host guard):
  *   API listener      the API as before (loopback, no authentication); console pages are not
- *                     served here (404); POST /v1/console/links mints a sign-in link.
+ *                     served here (404) except POST /console/links, which mints a sign-in link
+ *                     (outside /v1: it changes no DNS data, so an HA secondary's read-only
+ *                     guard leaves it alone and a secondary's console can be signed in to).
  *   console listener  the page and its files, and the sign-in exchange, without a session;
  *                     everything else (every /v1 route, /metrics, /openapi.json) needs the
  *                     session cookie; every change also needs the session's X-CSRF-Token header
@@ -17,6 +19,7 @@ import type { ConsoleSession, ConsoleSessions } from './sessions.ts'
 
 export const SESSION_COOKIE = 'dnsctl_console'
 export const CONSOLE_PREFIX = '/console'
+export const LINKS_PATH = `${CONSOLE_PREFIX}/links`
 const SAFE_METHODS = new Set(['GET', 'HEAD'])
 
 declare module 'fastify' {
@@ -49,10 +52,10 @@ export function consoleGuard(listener: ConsoleListener, sessions: ConsoleSession
   return async (req: FastifyRequest) => {
     const path = pathOf(req)
     if (!listener.owns(req.raw)) {
-      if (isConsolePath(path)) throw kitErrors.not_found()
+      if (isConsolePath(path) && path !== LINKS_PATH) throw kitErrors.not_found()
       return
     }
-    if (path.startsWith('/v1/console/')) throw kitErrors.not_found()
+    if (path === LINKS_PATH) throw kitErrors.not_found()
     const isSignIn = path === `${CONSOLE_PREFIX}/session` && req.method === 'POST'
     if (isSignIn) return checkOrigin(req)
     // The page and its modules carry no data: served to anyone who reaches the listener.

@@ -4,7 +4,7 @@
  *   POST   /console/session             {code} from a sign-in link -> session cookie + CSRF token
  *   GET    /console/session             the signed-in name, CSRF token and expiry
  *   DELETE /console/session             sign out
- *   POST   /v1/console/links            (API listener only) mint a one-time sign-in link
+ *   POST   /console/links               (API listener only) mint a one-time sign-in link
  * Every other console request is an API request under the guard's rules (guard.ts).
  */
 import { readdirSync, readFileSync } from 'node:fs'
@@ -15,7 +15,7 @@ import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
-import { CONSOLE_PREFIX, consoleGuard, SESSION_COOKIE } from './guard.ts'
+import { CONSOLE_PREFIX, consoleGuard, LINKS_PATH, SESSION_COOKIE } from './guard.ts'
 import { ConsoleListener } from './listener.ts'
 import { ConsoleSessions } from './sessions.ts'
 
@@ -127,7 +127,7 @@ export function consoleRoutes(app: HttpApp, config: Config): Console {
     return { signed_out: true }
   })
 
-  app.post('/v1/console/links', { schema: { body: LinkBody } }, async (req, reply) => {
+  app.post(LINKS_PATH, { schema: { body: LinkBody } }, async (req, reply) => {
     const base = config.console.publicUrl?.replace(/\/+$/, '') ?? listener.base
     if (!base) throw errors.console_disabled()
     const name = (req.body as { name?: string } | null)?.name ?? 'operator'
