@@ -4,26 +4,10 @@
  * input exits 2, a server without a console exits 1 with the reason.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { type Child, freePort, type Knot, startChild, startKnot, tempDir } from '@gatehouse/testkit'
+import { type Child, freePort, type Knot, startKnot, tempDir } from '@gatehouse/testkit'
 import { json } from './helpers.ts'
-
-const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts')
-
-function cli(args: string[], env: NodeJS.ProcessEnv) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env } })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (c) => (stdout += c))
-    child.stderr.on('data', (c) => (stderr += c))
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-    child.stdin.end()
-  })
-}
+import { cli, startServe } from './processes.ts'
 
 describe('dnsctl console (command) against dnsctl serve --console-listen', () => {
   let knot: Knot
@@ -33,28 +17,23 @@ describe('dnsctl console (command) against dnsctl serve --console-listen', () =>
   const dir = tempDir('dnsctl-console-cli-')
   before(async () => {
     knot = await startKnot()
-    const [port, consolePort] = [await freePort(), await freePort()]
+    const consolePort = await freePort()
     consoleBase = `http://127.0.0.1:${consolePort}`
-    const config = join(dir.path, 'dnsctl.json')
-    writeFileSync(
-      config,
-      JSON.stringify({
-        listen: `127.0.0.1:${port}`,
-        console: { listen: `127.0.0.1:${consolePort}`, linkTtl: '1m' },
-        stateDir: join(dir.path, 'state'),
-        knot: { socket: knot.controlSocket, zonesDir: knot.zonesDir, address: `127.0.0.1:${knot.port}` },
-        logLevel: 'warn',
-      }),
-    )
-    env = { DNSCTL_CONFIG: config, DNSCTL_URL: undefined }
-    server = await startChild({
-      name: 'dnsctl',
-      command: process.execPath,
-      args: [MAIN],
-      logFile: join(dir.path, 'dnsctl.log'),
-      env: { ...process.env, ...env } as NodeJS.ProcessEnv,
-      probe: async () => (await fetch(`${consoleBase}/console/`)).ok,
-    })
+    ;({ server, env } = await startServe(knot, dir.path, {
+      console: { listen: `127.0.0.1:${consolePort}`, linkTtl: '1m' },
+    }))
+    // Ready once the API answers; the console listener opens right after.
+    for (
+      let i = 0;
+      i < 100 &&
+      !(await fetch(`${consoleBase}/console/`).then(
+        (r) => r.ok,
+        () => false,
+      ));
+      i++
+    ) {
+      await new Promise((r) => setTimeout(r, 50))
+    }
   })
   after(async () => {
     await server?.stop()
@@ -96,24 +75,9 @@ describe('dnsctl console (command) against dnsctl serve --console-listen', () =>
 test('a server without --console-listen: one line saying how to turn it on, exit 1', async () => {
   const knot = await startKnot()
   const dir = tempDir('dnsctl-console-cli-')
-  const port = await freePort()
-  const server = await startChild({
-    name: 'dnsctl',
-    command: process.execPath,
-    args: [MAIN, 'serve', '--listen', `127.0.0.1:${port}`, '--state-dir', join(dir.path, 'state')],
-    logFile: join(dir.path, 'dnsctl.log'),
-    env: {
-      ...process.env,
-      DNSCTL_KNOT_SOCKET: knot.controlSocket,
-      DNSCTL_KNOT_ZONES_DIR: knot.zonesDir,
-      DNSCTL_KNOT_ADDRESS: `127.0.0.1:${knot.port}`,
-      DNSCTL_LOG_LEVEL: 'warn',
-      DNSCTL_CONFIG: undefined,
-    } as NodeJS.ProcessEnv,
-    probe: async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok,
-  })
+  const { server, env } = await startServe(knot, dir.path)
   try {
-    const r = await cli(['console', '--url', `http://127.0.0.1:${port}`], { DNSCTL_CONFIG: undefined })
+    const r = await cli(['console'], env)
     assert.equal(r.code, 1)
     assert.equal(
       r.stderr,
