@@ -130,11 +130,11 @@ export async function render(container) {
       errors.clear()
       try {
         const { body } = await api('POST', '/v1/ha/promote', reason.value ? { reason: reason.value } : {})
+        await load().catch((err) => errors.show(err))
         status.replaceChildren(
           notice(`Promoted: now ${body.role} at epoch ${body.epoch}, ${body.zones.length} zones taken over.`),
           ...body.warnings.map((w) => h('p', { class: 'warn' }, w)),
         )
-        await load()
       } catch (err) {
         errors.show(err)
         button.disabled = false

@@ -46,11 +46,11 @@ export async function render(container, { zone }) {
         text: old.body.zone_text,
         revision: current?.body.revision,
         label: `Roll back to ${entry.revision.slice(0, 10)}`,
-        done: (r) => {
+        done: async (r) => {
+          await load().catch((err) => errors.show(err))
           status.replaceChildren(
             notice(`${zone} rolled back to the content of ${entry.revision.slice(0, 10)}: serial ${r.serial}.`),
           )
-          load()
         },
       })
     } catch (err) {

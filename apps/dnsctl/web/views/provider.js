@@ -58,6 +58,10 @@ function allowlistCard(reloadZones) {
         ),
       )
       zones.value = body.zones.join('\n')
+      if (!dryRun) {
+        await load()
+        await reloadZones()
+      }
       status.replaceChildren(
         notice(
           dryRun
@@ -65,10 +69,6 @@ function allowlistCard(reloadZones) {
             : `Allowlist committed as revision ${body.revision}.`,
         ),
       )
-      if (!dryRun) {
-        await load()
-        await reloadZones()
-      }
     } catch (err) {
       errors.show(err)
     }
@@ -221,13 +221,14 @@ function zoneView(zone, outlet) {
           })
         ).body
         plan.replaceChildren()
+        // Applied: a failing reload must not offer the same change again.
+        await load().catch((err) => errors.show(err))
         status.replaceChildren(
           notice(
             `${r.applied ? 'Applied' : 'Nothing applied'}: API state ${r.api_verified ? 'verified' : 'NOT verified'}, nameservers ${r.dns_verified === null ? 'not checked' : r.dns_verified ? 'verified' : 'not serving it yet'}${r.rolled_back ? ', rolled back' : ''}.`,
           ),
           ...r.warnings.map((w) => h('p', { class: 'warn' }, w)),
         )
-        await load()
       } catch (err) {
         errors.show(err)
         apply.disabled = false

@@ -35,10 +35,11 @@ export async function render(container, { zone }) {
         ).body.diff,
       commit: async () =>
         (await api('POST', `/v1/zones/${enc(zone)}/changes`, { expected_revision: state.revision, changes })).body,
+      // The notice comes after the reload, so what it announces is on the page when it appears.
       done: async (r) => {
-        status.replaceChildren(notice(`${what} committed: serial ${r.serial}, revision ${r.revision.slice(0, 10)}.`))
         after?.()
         await load()
+        status.replaceChildren(notice(`${what} committed: serial ${r.serial}, revision ${r.revision.slice(0, 10)}.`))
       },
     })
 

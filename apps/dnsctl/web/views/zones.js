@@ -68,10 +68,9 @@ function createForm(list, status) {
       role: 'primary',
       label: 'Create zone',
       text: newZoneText({ name: zone, ns: ns.value, addresses: addresses.value, email: email.value, ttl: ttl.value }),
-      done: (r) => {
+      done: async (r) => {
+        await list()
         status.replaceChildren(notice(`Zone ${r.name} created: serial ${r.serial}, revision ${r.revision}.`))
-        form.reset()
-        list()
       },
     })
   })
@@ -122,10 +121,9 @@ function importForm(list, status, zones) {
       text: text.value,
       revision: current?.revision,
       label: current ? 'Replace zone' : 'Create zone',
-      done: (r) => {
+      done: async (r) => {
+        await list()
         status.replaceChildren(notice(`Zone ${r.name} imported: serial ${r.serial}, ${r.records} records.`))
-        form.reset()
-        list()
       },
     })
   })
