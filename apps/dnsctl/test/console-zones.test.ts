@@ -182,6 +182,19 @@ describe('console: zones, RRsets, history', () => {
     await screenshot(page, 'history')
   })
 
+  test('keyboard: Enter opens the inline editor on the records, Escape closes it and returns focus', async () => {
+    await page.goto(`${h.consoleBase}/console/#/zones/${ZONE}`)
+    const edit = page.getByRole('button', { name: 'Edit www A' })
+    await edit.focus()
+    await page.keyboard.press('Enter')
+    const records = page.getByLabel('Records of www A, one per line')
+    await records.waitFor()
+    assert.equal(await records.evaluate((el) => el === document.activeElement), true)
+    await page.keyboard.press('Escape')
+    await records.waitFor({ state: 'detached' })
+    assert.equal(await edit.evaluate((el) => el === document.activeElement), true)
+  })
+
   test('a phone-sized screen keeps every part reachable', async () => {
     const phone = await signedInPage(browser, h, { width: 390, height: 844 })
     await phone.getByRole('link', { name: ZONE }).click()

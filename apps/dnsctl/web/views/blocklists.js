@@ -131,8 +131,9 @@ export async function render(container) {
     e.preventDefault()
     run(false)()
   })
-  container.append(h('h1', {}, 'Blocklists'), health, status, errors, form)
+  // The form appears with the revision it publishes at.
   const [config, refresh] = await Promise.all([api('GET', '/v1/blocklists/config'), api('GET', '/v1/status/refresh')])
+  container.append(h('h1', {}, 'Blocklists'), health, status, errors, form)
   revision = config.body.revision
   fill(config.body)
   health.replaceChildren(healthCard(refresh.body))

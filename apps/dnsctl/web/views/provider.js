@@ -269,8 +269,12 @@ function zoneView(zone, outlet) {
     e.preventDefault()
     makePlan()
   })
-  outlet.replaceChildren(h('h2', {}, `Provider zone ${zone}`), status, errors, plan, form, records)
-  return load().catch((err) => errors.show(err))
+  outlet.replaceChildren(h('h2', {}, `Provider zone ${zone}`), status, errors, plan)
+  // The change form appears with the revision its plans are made at.
+  return load().then(
+    () => outlet.append(form, records),
+    (err) => errors.show(err),
+  )
 }
 
 export async function render(container) {
@@ -306,7 +310,7 @@ export async function render(container) {
     )
   }
   const allow = allowlistCard(() => loadZones().catch((err) => errors.show(err)))
-  container.append(h('h1', {}, 'External DNS provider'), errors, zonesSlot, zoneOutlet, allow.card)
+  container.append(h('h1', {}, 'External DNS provider'), errors, zonesSlot, zoneOutlet)
   try {
     await loadZones()
   } catch (err) {
@@ -319,5 +323,9 @@ export async function render(container) {
     }
     errors.show(err)
   }
-  await allow.load().catch((err) => errors.show(err))
+  // The allowlist form appears with the revision it commits at.
+  await allow.load().then(
+    () => container.append(allow.card),
+    (err) => errors.show(err),
+  )
 }

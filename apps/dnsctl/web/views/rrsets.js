@@ -92,7 +92,10 @@ export async function render(container, { zone }) {
       { rows: Math.max(2, set.records.length), spellcheck: 'false', 'aria-label': `Records of ${label}, one per line` },
       set.records.join('\n'),
     )
-    const cancel = () => tr.replaceWith(shown)
+    const cancel = () => {
+      tr.replaceWith(shown)
+      shown.querySelector('button')?.focus()
+    }
     const tr = h(
       'tr',
       { class: 'editing' },
@@ -220,6 +223,12 @@ export async function render(container, { zone }) {
   container.append(
     h('p', { class: 'crumbs' }, h('a', { href: '#/zones' }, 'Zones'), ' / ', zone),
     h('h1', {}, zone),
+    errors,
+  )
+  // Everything that changes the zone appears once its revision is known: a change is made at it.
+  await load()
+  if (!state) return
+  container.append(
     h(
       'p',
       { class: 'toolbar' },
@@ -228,7 +237,6 @@ export async function render(container, { zone }) {
       removeZone,
     ),
     status,
-    errors,
     summary,
     plan,
     filter,
@@ -249,5 +257,4 @@ export async function render(container, { zone }) {
     ),
     add,
   )
-  await load()
 }
