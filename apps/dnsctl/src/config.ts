@@ -312,6 +312,9 @@ export function finishConfig(raw: RawConfig): Config {
     )
   }
   const consoleListen = raw.console.listen === undefined ? undefined : parseListenAddress(raw.console.listen)
+  if (consoleListen && consoleListen.port !== 0 && consoleListen.port === listen.port) {
+    problems.push('console.listen: the console needs a port of its own (it is the API listen port)')
+  }
   if (consoleListen && !raw.allowNonLoopback && !isLoopback(consoleListen.host)) {
     problems.push(
       `console.listen: ${consoleListen.host} is not a loopback address (set --allow-non-loopback to acknowledge; serve it over TLS)`,

@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { ConfigError } from '@gatehouse/kit'
+import { loadDnsctlConfig } from '../src/config.ts'
 import { ConsoleSessions, MAX_SESSIONS } from '../src/console/sessions.ts'
 import { type ConsoleHarness, startConsoleHarness } from './console-helpers.ts'
 import { json, startHarness, ZONE, zoneText } from './helpers.ts'
@@ -184,4 +186,27 @@ test('links and sessions expire, and both stores stay bounded', () => {
   const tokens = Array.from({ length: MAX_SESSIONS + 5 }, () => sessions.redeem(sessions.mintLink('b').code)!.token)
   assert.equal(sessions.session(tokens[0]), undefined) // the oldest was dropped
   assert.ok(sessions.session(tokens.at(-1)))
+})
+
+test('console config: loopback unless acknowledged, a port of its own, an http(s) public URL', () => {
+  const load = (argv: string[]) => loadDnsctlConfig(argv, {})
+  assert.equal(load([]).console.listen, undefined)
+  assert.deepEqual(load(['--console-listen', '127.0.0.1:8057']).console.listen, { host: '127.0.0.1', port: 8057 })
+  assert.throws(
+    () => load(['--console-listen', '0.0.0.0:8057']),
+    (err: unknown) =>
+      err instanceof ConfigError && /console\.listen: 0\.0\.0\.0 is not a loopback address/.test(err.message),
+  )
+  assert.equal(load(['--console-listen', '0.0.0.0:8057', '--allow-non-loopback']).console.listen?.port, 8057)
+  assert.throws(
+    () => load(['--console-listen', '127.0.0.1:8053']),
+    (err: unknown) => err instanceof ConfigError && /needs a port of its own/.test(err.message),
+  )
+  assert.throws(
+    () => load(['--console-public-url', 'ftp://dns.example/']),
+    (err: unknown) => err instanceof ConfigError && /must use http or https/.test(err.message),
+  )
+  const c = load(['--console-session-ttl', '30m', '--console-link-ttl', '2m'])
+  assert.equal(c.console.sessionTtl, 30 * 60_000)
+  assert.equal(c.console.linkTtl, 2 * 60_000)
 })
