@@ -153,6 +153,15 @@ describe('console: blocklists, refresh health, metrics, query analytics', () => 
     await page.getByRole('button', { name: '7d' }).click()
     await page.getByText(/points of 60 min/).waitFor()
     await screenshot(page, 'metrics-7d')
+    // A phone: the charts stack and keep their labels.
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.getByRole('button', { name: '1h' }).click()
+    await page.getByRole('img', { name: /^Query rate: latest/ }).waitFor()
+    await screenshot(page, 'metrics-phone')
+    await page.getByRole('link', { name: 'Queries' }).click()
+    await page.getByText('Top domains').waitFor()
+    await screenshot(page, 'analytics-phone')
+    await page.setViewportSize({ width: 1280, height: 860 })
   })
 
   test('no script errors or CSP violations on the way', () => {
