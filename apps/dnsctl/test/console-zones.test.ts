@@ -203,6 +203,25 @@ describe('console: zones, RRsets, history', () => {
     assert.deepEqual(pageProblems(phone), [])
   })
 
+  test('query analytics in the default aggregate mode: no recent queries, and the page says why', async () => {
+    await page.getByRole('link', { name: 'Queries' }).click()
+    await page.getByText(/Aggregate privacy mode: clients are shown as their network/).waitFor()
+    await page.getByText('No queries in this range.').first().waitFor()
+    assert.equal(await page.getByRole('heading', { name: 'Recent queries' }).count(), 0)
+  })
+
+  test('signing out ends the session here and in every other tab', async () => {
+    const other = await page.context().newPage()
+    await other.goto(`${h.consoleBase}/console/#/zones`)
+    await other.getByRole('link', { name: ZONE }).waitFor()
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByText('Signed out.').waitFor()
+    await other.getByRole('link', { name: ZONE }).click()
+    await other.getByText(/Your console session ended/).waitFor()
+    assert.equal((await fetch(`${h.consoleBase}/v1/zones`)).status, 401)
+    await other.close()
+  })
+
   test('no script errors or CSP violations on the way', () => {
     assert.deepEqual(pageProblems(page), [])
   })
