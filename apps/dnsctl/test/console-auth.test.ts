@@ -4,12 +4,27 @@
  * it was and serves no console pages; links work once; changes are audited as console:<name>.
  */
 import assert from 'node:assert/strict'
+import { request } from 'node:http'
 import { after, before, describe, test } from 'node:test'
 import { ConfigError } from '@gatehouse/kit'
 import { loadDnsctlConfig } from '../src/config.ts'
 import { ConsoleSessions, MAX_SESSIONS } from '../src/console/sessions.ts'
 import { type ConsoleHarness, startConsoleHarness } from './console-helpers.ts'
 import { json, startHarness, ZONE, zoneText } from './helpers.ts'
+
+/** GET a path exactly as written (no URL normalisation), with optional headers. */
+function raw(base: string, path: string, headers: Record<string, string> = {}) {
+  const { hostname, port } = new URL(base)
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    request({ host: hostname, port, path, headers }, (res) => {
+      let body = ''
+      res.on('data', (c) => (body += c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+      .on('error', reject)
+      .end()
+  })
+}
 
 async function signIn(h: ConsoleHarness, name = 'alice') {
   const url = new URL(await h.link(name))
@@ -65,6 +80,12 @@ describe('web console sign-in and guard', () => {
     }
     const forged = await fetch(`${h.consoleBase}/v1/zones`, { headers: { cookie: 'dnsctl_console=forged' } })
     assert.equal(forged.status, 401)
+    // Other spellings of an API path never pass as a page file (raw paths: fetch would normalise them).
+    for (const path of ['/console/../v1/zones', '/console/%2e%2e/v1/zones', '/console//v1/zones', '/CONSOLE/app.js']) {
+      const res = await raw(h.consoleBase, path)
+      assert.ok(res.status === 401 || res.status === 404, `${path}: ${res.status}`)
+      assert.doesNotMatch(res.body, /example\.test/, path)
+    }
   })
 
   test('a change needs the CSRF token and the console origin, and is audited as console:<name>', async () => {
@@ -101,18 +122,7 @@ describe('web console sign-in and guard', () => {
   test('the Host guard covers the console listener (DNS rebinding)', async () => {
     const s = await signIn(h)
     const port = new URL(h.consoleBase).port
-    const { request } = await import('node:http')
-    const status = await new Promise<number>((resolve, reject) => {
-      request(
-        { host: '127.0.0.1', port, path: '/v1/zones', headers: { host: `rebound.example:${port}`, cookie: s.cookie } },
-        (res) => {
-          res.resume()
-          resolve(res.statusCode ?? 0)
-        },
-      )
-        .on('error', reject)
-        .end()
-    })
+    const { status } = await raw(h.consoleBase, '/v1/zones', { host: `rebound.example:${port}`, cookie: s.cookie })
     assert.equal(status, 403)
   })
 

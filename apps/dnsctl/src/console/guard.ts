@@ -29,13 +29,16 @@ declare module 'fastify' {
   }
 }
 
-function pathOf(req: FastifyRequest): string {
-  const q = req.url.indexOf('?')
-  return q === -1 ? req.url : req.url.slice(0, q)
+/**
+ * The route pattern the router matched (never the raw URL: `/console/%2e%2e/v1/zones` or other
+ * spellings must not pass as a page file); '' for a request no route matches (it gets a 404).
+ */
+function routeOf(req: FastifyRequest): string {
+  return req.routeOptions.url ?? ''
 }
 
-function isConsolePath(path: string): boolean {
-  return path === CONSOLE_PREFIX || path.startsWith(`${CONSOLE_PREFIX}/`)
+function isConsolePath(route: string): boolean {
+  return route === CONSOLE_PREFIX || route.startsWith(`${CONSOLE_PREFIX}/`)
 }
 
 /** A browser sends Origin with every POST, PUT and DELETE; it must name this very host. */
@@ -50,17 +53,17 @@ function checkOrigin(req: FastifyRequest) {
 
 export function consoleGuard(listener: ConsoleListener, sessions: ConsoleSessions) {
   return async (req: FastifyRequest) => {
-    const path = pathOf(req)
+    const route = routeOf(req)
     if (!listener.owns(req.raw)) {
-      if (isConsolePath(path) && path !== LINKS_PATH) throw kitErrors.not_found()
+      if (isConsolePath(route) && route !== LINKS_PATH) throw kitErrors.not_found()
       return
     }
-    if (path === LINKS_PATH) throw kitErrors.not_found()
-    const isSignIn = path === `${CONSOLE_PREFIX}/session` && req.method === 'POST'
+    if (route === LINKS_PATH) throw kitErrors.not_found()
+    const isSignIn = route === `${CONSOLE_PREFIX}/session` && req.method === 'POST'
     if (isSignIn) return checkOrigin(req)
     // The page and its modules carry no data: served to anyone who reaches the listener.
-    if (SAFE_METHODS.has(req.method) && (path === '/' || (isConsolePath(path) && path !== `${CONSOLE_PREFIX}/session`)))
-      return
+    const isPageFile = isConsolePath(route) && route !== `${CONSOLE_PREFIX}/session`
+    if (SAFE_METHODS.has(req.method) && (route === '/' || isPageFile)) return
     const session = sessions.session(readCookie(req.headers.cookie, SESSION_COOKIE))
     if (!session) throw errors.console_session_required()
     if (!SAFE_METHODS.has(req.method)) {
