@@ -2,7 +2,8 @@
  * `npm start`: a private knotd (its own config, control socket and zone folder under
  * ctx.dataDir, DNS on 127.0.0.1:8054) and dnsctl on 127.0.0.1:8053 managing the
  * example zone `example.test`, plus a Knot Resolver (kresd) in front of it that enforces the
- * compiled blocklist on 127.0.0.1:8055 (the demo denies `blocked.example`).
+ * compiled blocklist on 127.0.0.1:8055 (the demo denies `blocked.example`), and the web console
+ * on 127.0.0.1:8057 (sign in with `bin/dnsctl console`).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs'
@@ -25,6 +26,7 @@ const DNS_PORT = 8054
 // checks a reload on.
 const RESOLVER_PORT = 8055
 const RESOLVER_INSTANCE_PORT = 8056
+const CONSOLE_PORT = 8057
 const EXAMPLE = `$ORIGIN example.test.
 $TTL 3600
 @ IN SOA ns1 hostmaster 1 3600 900 604800 300
@@ -107,6 +109,8 @@ export const startStack: StartStack = async (ctx) => {
   const apiPort = ctx.port(API_PORT)
   const API = `http://${HOST}:${apiPort}`
   await ensurePortFree('dnsctl', HOST, apiPort, 'API')
+  const consolePort = ctx.port(CONSOLE_PORT)
+  await ensurePortFree('dnsctl', HOST, consolePort, 'web console')
   await ensurePortFree('dnsctl', HOST, port, 'DNS (knotd)')
   await ensureUdpPortFree('dnsctl', HOST, port, 'DNS (knotd)')
   const socket = join(runDir, 'knot.sock')
@@ -147,6 +151,7 @@ export const startStack: StartStack = async (ctx) => {
     `${JSON.stringify(
       {
         listen: `${HOST}:${apiPort}`,
+        console: { listen: `${HOST}:${consolePort}` },
         stateDir: join(ctx.dataDir, 'state'),
         knot: { socket, zonesDir, address: `${HOST}:${port}` },
         resolver: {
@@ -191,6 +196,7 @@ export const startStack: StartStack = async (ctx) => {
     urls: {
       api: API,
       openapi: `${API}/openapi.json`,
+      console: `http://${HOST}:${consolePort}/console/`,
       dns: `udp://127.0.0.1:${port}`,
       resolver: `udp://127.0.0.1:${resolverPort}`,
     },
@@ -202,6 +208,8 @@ export const startStack: StartStack = async (ctx) => {
       `kresd resolves through knotd on 127.0.0.1:${resolverPort} and enforces the blocklist (blocked.example is denied: NXDOMAIN):`,
       `$ kdig @127.0.0.1 -p ${resolverPort} blocked.example A`,
       `$ kdig @127.0.0.1 -p ${resolverPort} www.example.test A`,
+      'the web console (zones, RRsets, history, blocklists, metrics, queries) signs in with a one-time link:',
+      `$ bin/dnsctl console --url ${API}`,
     ],
     stop,
   }

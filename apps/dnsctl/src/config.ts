@@ -227,6 +227,33 @@ export const schema = {
   metricsListen: metricsListenField,
   ha: haSchema,
   provider: providerSchema,
+  console: {
+    listen: field.listen({
+      env: 'DNSCTL_CONSOLE_LISTEN',
+      flag: 'console-listen',
+      doc: 'web console listen address host:port (unset: no console); sign in with `dnsctl console`',
+    }),
+    publicUrl: field.url({
+      env: 'DNSCTL_CONSOLE_PUBLIC_URL',
+      flag: 'console-public-url',
+      protocols: ['http:', 'https:'],
+      doc: 'the address browsers reach the console by, when not its listen address (a TLS proxy in front)',
+    }),
+    sessionTtl: field.duration({
+      env: 'DNSCTL_CONSOLE_SESSION_TTL',
+      flag: 'console-session-ttl',
+      default: '12h',
+      min: '1m',
+      doc: 'how long a console sign-in lasts',
+    }),
+    linkTtl: field.duration({
+      env: 'DNSCTL_CONSOLE_LINK_TTL',
+      flag: 'console-link-ttl',
+      default: '10m',
+      min: '10s',
+      doc: 'how long a sign-in link printed by `dnsctl console` stays usable (once)',
+    }),
+  },
   resultsDir: field.string({
     env: 'DNSCTL_RESULTS_DIR',
     flag: 'results-dir',
@@ -258,8 +285,9 @@ export const schema = {
 
 export type RawConfig = ConfigOf<typeof schema>
 
-export interface Config extends Omit<RawConfig, 'listen' | 'database' | 'blocklistDir' | 'resultsDir'> {
+export interface Config extends Omit<RawConfig, 'listen' | 'database' | 'blocklistDir' | 'resultsDir' | 'console'> {
   listen: ListenAddress
+  console: Omit<RawConfig['console'], 'listen'> & { listen: ListenAddress | undefined }
   database: string
   blocklistDir: string
   resultsDir: string
@@ -280,6 +308,15 @@ export function finishConfig(raw: RawConfig): Config {
       `resolver: ${raw.resolver.rpzFiles.length} RPZ files but ${raw.resolver.addresses.length} addresses; give one address per RPZ file`,
     )
   }
+  const consoleListen = raw.console.listen === undefined ? undefined : parseListenAddress(raw.console.listen)
+  if (consoleListen && consoleListen.port !== 0 && consoleListen.port === listen.port) {
+    problems.push('console.listen: the console needs a port of its own (it is the API listen port)')
+  }
+  if (consoleListen && !raw.allowNonLoopback && !isLoopback(consoleListen.host)) {
+    problems.push(
+      `console.listen: ${consoleListen.host} is not a loopback address (set --allow-non-loopback to acknowledge; serve it over TLS)`,
+    )
+  }
   if (raw.transfer.zones.length > 0 && raw.transfer.primary === undefined) {
     problems.push('transfer: if transfer zones are set, transfer.primary (--transfer-primary) must be set')
   }
@@ -289,6 +326,7 @@ export function finishConfig(raw: RawConfig): Config {
   return {
     ...raw,
     listen,
+    console: { ...raw.console, listen: consoleListen },
     stateDir,
     database: raw.database ?? `sqlite:${join(stateDir, 'dnsctl.db')}`,
     blocklistDir: resolve(raw.blocklistDir ?? join(stateDir, 'blocklists')),

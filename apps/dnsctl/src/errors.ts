@@ -123,6 +123,27 @@ export const errors = defineErrors({
     message: (n: number) => `${n} blocklist sources given; at most 32 are allowed`,
   },
   invalid_domain: { status: 400, message: (why: string) => why },
+  // Web console (src/console/): sign-in, session and browser checks.
+  console_disabled: {
+    status: 409,
+    message: () => 'the web console is not enabled: start dnsctl with --console-listen',
+  },
+  console_link_invalid: {
+    status: 401,
+    message: () => 'this sign-in link is unknown, expired or already used; run dnsctl console for a new one',
+  },
+  console_session_required: {
+    status: 401,
+    message: () => 'sign in to the console first: run dnsctl console on the server for a sign-in link',
+  },
+  csrf_token_invalid: {
+    status: 403,
+    message: () => 'the X-CSRF-Token header is missing or does not belong to this console session',
+  },
+  origin_mismatch: {
+    status: 403,
+    message: () => 'a console change must come from a console page of this origin',
+  },
 })
 
 export type ErrorCode = keyof typeof errors

@@ -18,6 +18,7 @@ import { type Schedule, scheduleRefresh } from './blocklists/job.ts'
 import { blocklistRoutes } from './blocklists/routes.ts'
 import { BlocklistService } from './blocklists/service.ts'
 import type { Config } from './config.ts'
+import { type Console, consoleHostNames, consoleRoutes } from './console/routes.ts'
 import type { DB } from './db/schema.ts'
 import { errors } from './errors.ts'
 import { haMetrics } from './ha/metrics.ts'
@@ -53,6 +54,8 @@ export interface Dnsctl {
   metricsApp: HttpApp | undefined
   zones: ZoneService
   ha: HaService
+  /** The web console: its own listener (listened by serve.ts when --console-listen is set) and sign-in. */
+  console: Console
   /** Recover interrupted publications and load the zones; call before listening. */
   start(): Promise<void>
   /** Wait for running publications, then close the HTTP app. */
@@ -67,7 +70,13 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     logger: deps.logger,
     bodyLimit: config.bodyLimit,
     // No authentication: only a request naming this listener may reach it (DNS rebinding).
-    hostGuard: { names: [...config.allowedHosts, ...(isUnspecified(config.listen.host) ? [] : [config.listen.host])] },
+    hostGuard: {
+      names: [
+        ...config.allowedHosts,
+        ...(isUnspecified(config.listen.host) ? [] : [config.listen.host]),
+        ...consoleHostNames(config).filter((h) => !isUnspecified(h)),
+      ],
+    },
     openapi: {
       title: 'dnsctl',
       description: 'DNS management API (zones, RRsets, blocklist configuration, refresh health)',
@@ -142,6 +151,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     })
     haMetricsRoutes(metricsApp, ha)
   }
+  const webConsole = consoleRoutes(app, config)
   zoneRoutes(app, zones)
   const providerCa = readCaFile(config.provider.caFile)
   const providerClient = new ProviderClient({
@@ -183,6 +193,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     metricsApp,
     zones,
     ha,
+    console: webConsole,
     async start() {
       await zones.start()
       await ha.start()
@@ -208,6 +219,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       await dnstap?.close()
       await blocklistSchedule?.stop()
       await transferSchedule?.stop()
+      await webConsole.listener.close()
       await app.close()
       await zones.stop()
     },

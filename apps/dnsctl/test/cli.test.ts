@@ -4,36 +4,13 @@
  * record-level diffs, export/import, diff, history and rollback; and the API's text/dns bodies.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import {
-  type Child,
-  dnsQuery,
-  freePort,
-  type Knot,
-  loadedPackages,
-  startChild,
-  startKnot,
-  tempDir,
-} from '@gatehouse/testkit'
+import { type Child, dnsQuery, freePort, type Knot, loadedPackages, startKnot, tempDir } from '@gatehouse/testkit'
 import fc from 'fast-check'
 import { json } from './helpers.ts'
-
-const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts')
-
-function cli(args: string[], env: NodeJS.ProcessEnv = {}, input?: string) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env } })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (c) => (stdout += c))
-    child.stderr.on('data', (c) => (stderr += c))
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-    child.stdin.end(input ?? '')
-  })
-}
+import { cli, MAIN, startServe } from './processes.ts'
 
 describe('dnsctl CLI over the API', () => {
   let knot: Knot
@@ -44,28 +21,8 @@ describe('dnsctl CLI over the API', () => {
 
   before(async () => {
     knot = await startKnot()
-    const port = await freePort()
-    base = `http://127.0.0.1:${port}`
     // The server reads the config file; the CLI finds the API through the same file.
-    const config = join(dir.path, 'dnsctl.json')
-    writeFileSync(
-      config,
-      JSON.stringify({
-        listen: `127.0.0.1:${port}`,
-        stateDir: join(dir.path, 'state'),
-        knot: { socket: knot.controlSocket, zonesDir: knot.zonesDir, address: `127.0.0.1:${knot.port}` },
-        logLevel: 'warn',
-      }),
-    )
-    env = { DNSCTL_CONFIG: config, DNSCTL_URL: undefined }
-    server = await startChild({
-      name: 'dnsctl',
-      command: process.execPath,
-      args: [MAIN],
-      logFile: join(dir.path, 'dnsctl.log'),
-      env: { ...process.env, ...env } as NodeJS.ProcessEnv,
-      probe: async () => (await fetch(`${base}/healthz`)).ok,
-    })
+    ;({ server, base, env } = await startServe(knot, dir.path))
   })
   after(async () => {
     await server?.stop()

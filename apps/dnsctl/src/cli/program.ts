@@ -27,6 +27,7 @@ export function buildProgram(): Command {
     'dnsctl rrset set example.com www A 192.0.2.10 192.0.2.11 --ttl 300',
     'dnsctl diff example.com example.com.zone',
     'dnsctl history example.com',
+    'dnsctl console',
   ])
   const all = (cmd: Command) => cmd.optsWithGlobals()
   const zones = () => import('./zones.ts')
@@ -184,5 +185,11 @@ export function buildProgram(): Command {
       .option('--reason <text>', 'recorded in the HA event'),
     ['dnsctl ha demote --reason "rejoin after failover"'],
   ).action(async (_o, cmd: Command) => (await haCli()).haDemote(all(cmd)))
+  withExamples(
+    json(program.command('console'))
+      .description('print a one-time sign-in link to the web console (needs --console-listen on the server)')
+      .option('--name <name>', 'who signs in: audit events of console changes say console:<name> (default $USER)'),
+    ['dnsctl console', 'dnsctl console --name alice'],
+  ).action(async (_o, cmd: Command) => (await import('./console.ts')).consoleLink(all(cmd)))
   return program
 }

@@ -70,6 +70,20 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
       { address, metrics: metricsAddress, ha_role: server.ha.role, zones: server.zones.list().length },
       'dnsctl listening',
     )
+    const consoleAt = config.console.listen
+    if (consoleAt) {
+      try {
+        const url = await server.console.listener.listen(consoleAt.host, consoleAt.port)
+        logger.info({ address: url }, 'web console listening; sign in with: dnsctl console')
+      } catch (err) {
+        await server.close()
+        await database.close()
+        unlock()
+        throw new StartupError(
+          `cannot listen on ${consoleAt.host}:${consoleAt.port} (console): ${(err as Error).message}`,
+        )
+      }
+    }
     return async () => {
       await server.close()
       await database.close()

@@ -1,0 +1,228 @@
+/**
+ * The console's zone views in Debian's Chromium against a real dnsctl + knotd: sign in with a
+ * link, create a zone from the form, edit an RRset inline (dry-run diff, then commit), a stale
+ * page refused with 412, import and export zone text, roll back from the history, record text
+ * shown as text, keyboard use, a phone layout. Screenshots go to apps/dnsctl/test-output/.
+ */
+import assert from 'node:assert/strict'
+import { readFile } from 'node:fs/promises'
+import { after, before, describe, test } from 'node:test'
+import { type Browser, dnsQuery, type Page } from '@gatehouse/testkit'
+import {
+  type ConsoleHarness,
+  launchChromium,
+  pageProblems,
+  screenshot,
+  signedInPage,
+  startConsoleHarness,
+} from './console-helpers.ts'
+import { json } from './helpers.ts'
+
+const ZONE = 'console.test'
+
+/** What knotd answers for name/type: addresses, TXT strings or the SOA serial. */
+async function served(h: ConsoleHarness, name: string, type: 'A' | 'TXT' | 'SOA') {
+  const a = await dnsQuery(h.knot.port, name, type)
+  return a.answers.map((x) => {
+    const data = (x as { data: unknown }).data
+    if (type === 'SOA') return (data as { serial: number }).serial
+    return type === 'TXT' ? String(data) : (data as string)
+  })
+}
+
+describe('console: zones, RRsets, history', () => {
+  let h: ConsoleHarness
+  let browser: Browser
+  let page: Page
+  before(async () => {
+    h = await startConsoleHarness()
+    browser = await launchChromium()
+    page = await signedInPage(browser, h)
+  })
+  after(async () => {
+    await browser?.close()
+    await h?.close()
+  })
+
+  test('signing in leaves no code in the address; an empty console says what to do', async () => {
+    assert.equal(new URL(page.url()).hash, '#/zones')
+    await page.getByText('No zones yet').waitFor()
+    await screenshot(page, 'zones-empty')
+    // A spent link shows the sign-in page with the reason.
+    const other = await (await browser.newContext()).newPage()
+    const link = await h.link()
+    await other.goto(link)
+    await other.getByRole('link', { name: 'Zones' }).waitFor()
+    const again = await (await browser.newContext()).newPage()
+    await again.goto(link)
+    await again.getByText(/unknown, expired or already used/).waitFor()
+    await screenshot(again, 'sign-in')
+  })
+
+  test('create a zone from a few fields: preview the records, then publish to knotd', async () => {
+    await page.getByLabel('Zone name').first().fill(ZONE)
+    await page.getByLabel('Name servers', { exact: true }).fill('ns1')
+    await page.getByLabel('Name server addresses').fill('192.0.2.53')
+    await page.getByRole('button', { name: 'Preview', exact: true }).click()
+    const diff = page.locator('.diff')
+    await diff.getByText(/3 to add, 0 to remove/).waitFor()
+    assert.match(await diff.innerText(), /ns1 3600 IN A 192\.0\.2\.53/)
+    await screenshot(page, 'zones-create-preview')
+    await page.getByRole('button', { name: 'Create zone' }).click()
+    await page.getByText(`Zone ${ZONE} created`).waitFor()
+    await page.getByRole('link', { name: ZONE }).waitFor()
+    assert.deepEqual(await served(h, `ns1.${ZONE}`, 'A'), ['192.0.2.53'])
+    await screenshot(page, 'zones')
+  })
+
+  test('edit an RRset inline: the dry-run diff first, then the commit reaches knotd', async () => {
+    await page.getByRole('link', { name: ZONE }).click()
+    // Add www through the form (keyboard only: Tab between fields, Enter submits).
+    await page.getByLabel('New RRset name').fill('www')
+    await page.keyboard.press('Tab')
+    await page.keyboard.press('Tab')
+    await page.keyboard.type('300')
+    await page.keyboard.press('Tab')
+    await page.keyboard.type('192.0.2.10')
+    await page.getByLabel('New RRset name').press('Enter')
+    await page.locator('.diff').getByText('2 to add, 1 to remove').waitFor() // the record and the new SOA serial
+    await page.getByRole('button', { name: /^Commit/ }).press('Enter')
+    await page.getByText(/www A committed/).waitFor()
+
+    await page.getByRole('button', { name: 'Edit www A' }).click()
+    const records = page.getByLabel('Records of www A, one per line')
+    await records.fill('192.0.2.10\n192.0.2.11')
+    await page.getByRole('button', { name: 'Preview' }).first().click()
+    const diff = page.locator('.diff')
+    await diff.getByText('2 to add, 1 to remove').waitFor() // the new record, and the SOA serial moving
+    assert.equal(await diff.locator('li.add', { hasText: 'www 300 IN A 192.0.2.11' }).count(), 1)
+    assert.equal(await diff.locator('li.remove', { hasText: 'www' }).count(), 0)
+    assert.deepEqual(await served(h, `www.${ZONE}`, 'A'), ['192.0.2.10'], 'a dry run changes nothing')
+    await screenshot(page, 'rrsets-edit-preview')
+    await page.getByRole('button', { name: 'Commit change of www A' }).click()
+    await page.getByText(/change of www A committed/).waitFor()
+    assert.deepEqual((await served(h, `www.${ZONE}`, 'A')).sort(), ['192.0.2.10', '192.0.2.11'])
+    await screenshot(page, 'rrsets')
+  })
+
+  test('a page behind a concurrent change is refused (412), nothing is overwritten', async () => {
+    await page.getByRole('button', { name: 'Edit www A' }).click()
+    await page.getByLabel('Records of www A, one per line').fill('192.0.2.99')
+    const rrsets = await json(await h.call('GET', `/v1/zones/${ZONE}/rrsets`))
+    const other = await h.call('POST', `/v1/zones/${ZONE}/changes`, {
+      expected_revision: rrsets.revision,
+      changes: [{ action: 'upsert', name: 'mail', type: 'A', ttl: 300, records: ['192.0.2.25'] }],
+    })
+    assert.equal(other.status, 200)
+    await page.getByRole('button', { name: 'Preview' }).first().click()
+    await page
+      .getByRole('alert')
+      .getByText(/revision_mismatch/)
+      .waitFor()
+    assert.deepEqual((await served(h, `www.${ZONE}`, 'A')).sort(), ['192.0.2.10', '192.0.2.11'])
+    await page.getByRole('button', { name: 'Close' }).click()
+    await page.getByRole('button', { name: 'Cancel' }).click()
+    await page.reload()
+    await page.getByRole('cell', { name: 'mail', exact: true }).waitFor()
+  })
+
+  test('record text is shown as text, never as HTML', async () => {
+    const rrsets = await json(await h.call('GET', `/v1/zones/${ZONE}/rrsets`))
+    const res = await h.call('POST', `/v1/zones/${ZONE}/changes`, {
+      expected_revision: rrsets.revision,
+      changes: [{ action: 'upsert', name: 'x', type: 'TXT', ttl: 60, records: ['"<img src=x onerror=alert(1)>"'] }],
+    })
+    assert.equal(res.status, 200)
+    await page.reload()
+    await page.getByText('"<img src=x onerror=alert(1)>"').waitFor()
+    assert.equal(await page.locator('main img').count(), 0)
+  })
+
+  test('export downloads the zone text; import previews the diff and replaces the zone', async () => {
+    await page.goto(`${h.consoleBase}/console/#/zones`)
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: `Export ${ZONE}` }).click(),
+    ])
+    const text = await readFile((await download.path())!, 'utf8')
+    const current = await json(await h.call('GET', `/v1/zones/${ZONE}`))
+    assert.equal(text, current.zone_text)
+    assert.equal(download.suggestedFilename(), `${ZONE}.zone`)
+
+    const edited = text.replace(/^x\s.*\n/m, '').replace('192.0.2.25', '192.0.2.26')
+    await page.getByLabel('Zone name').nth(1).fill(ZONE)
+    await page.getByRole('textbox', { name: 'Zone text' }).fill(edited)
+    await page.getByRole('button', { name: 'Preview import' }).click()
+    const diff = page.locator('.diff')
+    await diff.getByText('2 to add, 3 to remove').waitFor() // SOA and mail replaced, x removed
+    await screenshot(page, 'zones-import-preview')
+    await page.getByRole('button', { name: 'Replace zone' }).click()
+    await page.getByText(`Zone ${ZONE} imported`).waitFor()
+    assert.deepEqual(await served(h, `mail.${ZONE}`, 'A'), ['192.0.2.26'])
+    assert.deepEqual(await served(h, `x.${ZONE}`, 'TXT'), [])
+  })
+
+  test('history: one-click rollback through the change pipeline, audited as the console user', async () => {
+    await page.goto(`${h.consoleBase}/console/#/zones/${ZONE}/history`)
+    const history = await json(await h.call('GET', `/v1/zones/${ZONE}/history`))
+    // The revision that still had x TXT and mail 192.0.2.25: the one the import replaced.
+    const target = history.history[0].revision as string
+    const before = (await served(h, ZONE, 'SOA'))[0] as number
+    await page.getByRole('button', { name: `Roll back to ${target.slice(0, 10)}` }).click()
+    await page.locator('.diff').getByText('3 to add, 2 to remove').waitFor() // SOA, x TXT, mail A back
+    await screenshot(page, 'history-rollback-preview')
+    await page
+      .locator('.plan')
+      .getByRole('button', { name: /^Roll back to/ })
+      .click()
+    await page.getByText(/rolled back to the content of/).waitFor()
+    assert.deepEqual(await served(h, `mail.${ZONE}`, 'A'), ['192.0.2.25'])
+    assert.ok(((await served(h, ZONE, 'SOA'))[0] as number) > before, 'the serial moves forward')
+    await page.getByRole('cell', { name: 'console:tester' }).first().waitFor()
+    await screenshot(page, 'history')
+  })
+
+  test('keyboard: Enter opens the inline editor on the records, Escape closes it and returns focus', async () => {
+    await page.goto(`${h.consoleBase}/console/#/zones/${ZONE}`)
+    const edit = page.getByRole('button', { name: 'Edit www A' })
+    await edit.focus()
+    await page.keyboard.press('Enter')
+    const records = page.getByLabel('Records of www A, one per line')
+    await records.waitFor()
+    assert.equal(await records.evaluate((el) => el === document.activeElement), true)
+    await page.keyboard.press('Escape')
+    await records.waitFor({ state: 'detached' })
+    assert.equal(await edit.evaluate((el) => el === document.activeElement), true)
+  })
+
+  test('a phone-sized screen keeps every part reachable', async () => {
+    const phone = await signedInPage(browser, h, { width: 390, height: 844 })
+    await phone.getByRole('link', { name: ZONE }).click()
+    await phone.getByRole('button', { name: 'Edit www A' }).waitFor()
+    await screenshot(phone, 'rrsets-phone')
+    assert.deepEqual(pageProblems(phone), [])
+  })
+
+  test('query analytics in the default aggregate mode: no recent queries, and the page says why', async () => {
+    await page.getByRole('link', { name: 'Queries' }).click()
+    await page.getByText(/Aggregate privacy mode: clients are shown as their network/).waitFor()
+    await page.getByText('No queries in this range.').first().waitFor()
+    assert.equal(await page.getByRole('heading', { name: 'Recent queries' }).count(), 0)
+  })
+
+  test('signing out ends the session here and in every other tab', async () => {
+    const other = await page.context().newPage()
+    await other.goto(`${h.consoleBase}/console/#/zones`)
+    await other.getByRole('link', { name: ZONE }).waitFor()
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByText('Signed out.').waitFor()
+    await other.getByRole('link', { name: ZONE }).click()
+    await other.getByText(/Your console session ended/).waitFor()
+    assert.equal((await fetch(`${h.consoleBase}/v1/zones`)).status, 401)
+    await other.close()
+  })
+
+  test('no script errors or CSP violations on the way', () => {
+    assert.deepEqual(pageProblems(page), [])
+  })
+})

@@ -1,0 +1,214 @@
+// Shared pieces of the console: DOM building (text only: h() never touches innerHTML), the API
+// client (session cookie + CSRF header on every change), and the dry-run diff panel every
+// change shows before it is committed.
+
+/** The session's CSRF token, set by app.js after sign-in. */
+export const session = { csrf: '', name: '' }
+
+/** An element with attributes and children; strings become text nodes, never HTML. */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag)
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === false || v === null) continue
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v)
+    else if (k === 'value') el.value = v
+    else el.setAttribute(k, v === true ? '' : String(v))
+  }
+  for (const c of children.flat(Number.POSITIVE_INFINITY))
+    if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c))
+  return el
+}
+
+const SVG = 'http://www.w3.org/2000/svg'
+/** An SVG element with attributes (charts). */
+export function s(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag)
+  for (const [k, v] of Object.entries(attrs)) if (v !== undefined) el.setAttribute(k, String(v))
+  for (const c of children.flat()) if (c) el.append(c instanceof Node ? c : String(c))
+  return el
+}
+
+export class ApiError extends Error {
+  constructor(message, code, status) {
+    super(message)
+    this.code = code
+    this.status = status
+  }
+}
+
+/** Called with an ApiError whose code says the session is gone (app.js shows the sign-in page). */
+export const hooks = { signedOut: () => {} }
+
+/**
+ * A JSON request to the API through the console listener. `options.revision` becomes If-Match.
+ * Resolves to { body, etag }.
+ */
+export async function api(method, path, body, options = {}) {
+  const headers = {}
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  if (method !== 'GET') headers['x-csrf-token'] = session.csrf
+  if (options.revision) headers['if-match'] = `"${options.revision}"`
+  const res = await fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await res.text()
+  let data = {}
+  try {
+    data = text ? JSON.parse(text) : {}
+  } catch {}
+  if (!res.ok) {
+    const err = new ApiError(data.error?.message ?? `HTTP ${res.status}`, data.error?.code, res.status)
+    if (err.code === 'console_session_required') hooks.signedOut()
+    throw err
+  }
+  return { body: data, etag: res.headers.get('etag')?.replace(/^"|"$/g, '') }
+}
+
+/** A region that shows one error (code and message) or nothing; role=alert reads it out. */
+export function errorBox() {
+  const el = h('p', { class: 'error', role: 'alert', hidden: true })
+  return Object.assign(el, {
+    show(err) {
+      el.hidden = false
+      el.textContent = err.code ? `${err.message} (${err.code})` : String(err.message ?? err)
+    },
+    clear() {
+      el.hidden = true
+      el.textContent = ''
+    },
+  })
+}
+
+/** A one-line notice that a change went through. */
+export function notice(text) {
+  return h('p', { class: 'notice', role: 'status' }, text)
+}
+
+/** The record-level plan of a dry run: counts, then `-`/`+` lines. */
+export function diffView(diff, title = 'Dry run') {
+  const lines = diff.records.map((r) =>
+    h(
+      'li',
+      { class: r.op === 'add' ? 'add' : 'remove' },
+      h('span', { class: 'sign', 'aria-hidden': 'true' }, r.op === 'add' ? '+' : '−'),
+      h('span', { class: 'sr' }, r.op === 'add' ? 'add ' : 'remove '),
+      r.record,
+    ),
+  )
+  return h(
+    'section',
+    { class: 'diff', 'aria-label': title },
+    h('h3', {}, `${title}: ${diff.added} to add, ${diff.removed} to remove, ${diff.unchanged} unchanged`),
+    lines.length ? h('ul', { class: 'records' }, lines) : h('p', { class: 'muted' }, 'No record changes.'),
+  )
+}
+
+/**
+ * Two-step change: `plan()` runs the dry run and resolves to its diff; the panel shows it with
+ * "Commit" and "Cancel"; `commit()` runs the change for real. Resolves when done or cancelled.
+ */
+export function planThenCommit(container, { plan, commit, label = 'Commit', done }) {
+  const errors = errorBox()
+  const panel = h('div', { class: 'plan' }, errors)
+  container.replaceChildren(panel)
+  plan().then(
+    (diff) => {
+      const commitButton = h('button', { class: 'primary', type: 'button' }, label)
+      const cancel = h('button', { type: 'button', onclick: () => container.replaceChildren() }, 'Cancel')
+      commitButton.addEventListener('click', async () => {
+        commitButton.disabled = true
+        errors.clear()
+        try {
+          const result = await commit()
+          container.replaceChildren()
+          done?.(result)
+        } catch (err) {
+          errors.show(err)
+          commitButton.disabled = false
+        }
+      })
+      panel.append(diffView(diff), h('div', { class: 'actions' }, commitButton, cancel))
+      commitButton.focus()
+    },
+    (err) => {
+      errors.show(err)
+      panel.append(
+        h(
+          'div',
+          { class: 'actions' },
+          h('button', { type: 'button', onclick: () => container.replaceChildren() }, 'Close'),
+        ),
+      )
+    },
+  )
+}
+
+/** A table with a header row; `rows` are arrays of cells (strings or nodes). */
+export function table(caption, headers, rows, attrs = {}) {
+  return h(
+    'table',
+    attrs,
+    caption ? h('caption', {}, caption) : null,
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        headers.map((x) => h('th', { scope: 'col' }, x)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      rows.map((r) =>
+        r instanceof Node
+          ? r
+          : h(
+              'tr',
+              {},
+              r.map((c) => h('td', {}, c)),
+            ),
+      ),
+    ),
+  )
+}
+
+let fieldIds = 0
+/** A labelled form field; the hint is the input's description, not part of its name. */
+export function labelled(label, input, hint) {
+  const id = input.id || `f${++fieldIds}`
+  input.id = id
+  const small = hint ? h('small', { class: 'muted', id: `${id}-hint` }, hint) : null
+  if (small) input.setAttribute('aria-describedby', small.id)
+  return h('div', { class: 'field' }, h('label', { for: id }, label), input, small)
+}
+
+/** "3 min ago" style age of an RFC 3339 time, with the exact time as a tooltip. */
+export function when(iso) {
+  if (!iso) return h('span', { class: 'muted' }, 'never')
+  const sec = Math.round((Date.now() - Date.parse(iso)) / 1000)
+  const text = sec < 0 ? `in ${ago(-sec)}` : sec < 60 ? 'just now' : `${ago(sec)} ago`
+  return h('time', { datetime: iso, title: iso }, text)
+}
+
+function ago(sec) {
+  if (sec < 3600) return `${Math.max(1, Math.floor(sec / 60))} min`
+  if (sec < 86400) return `${Math.floor(sec / 3600)} h`
+  return `${Math.floor(sec / 86400)} d`
+}
+
+/** Offer `text` as a file download (zone export) without leaving the page. */
+export function download(filename, text) {
+  const url = URL.createObjectURL(new Blob([text], { type: 'text/plain' }))
+  const a = h('a', { href: url, download: filename, hidden: true })
+  document.body.append(a)
+  a.click()
+  a.remove()
+  setTimeout(() => URL.revokeObjectURL(url), 1000)
+}
+
+export const enc = encodeURIComponent
