@@ -3,6 +3,8 @@
  * `main.ts` (or a test) does.
  */
 import { createHttpApp, type Database, type HttpApp, type Logger, packageVersion, systemClock } from '@gatehouse/kit'
+import { actionRoutes } from './actions/routes.ts'
+import { auditRoutes } from './audit/routes.ts'
 import { createGuard, LOCAL_READER_NAME, type Reader, toReader } from './auth/guard.ts'
 import { authRoutes } from './auth/routes.ts'
 import { channelRoutes } from './channels/routes.ts'
@@ -17,6 +19,7 @@ import { ingestRoutes } from './ingest/routes.ts'
 import { StreamHub } from './realtime/hub.ts'
 import { PgListener } from './realtime/pg-listen.ts'
 import { streamRoutes } from './realtime/routes.ts'
+import { ActionKeys } from './settings/action-key.ts'
 import { readerTokenRoutes } from './tokens/routes.ts'
 import { userRoutes } from './users/routes.ts'
 import { UserService } from './users/service.ts'
@@ -108,6 +111,19 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   inboxRoutes(app, ctx)
   streamRoutes(app, ctx, hub)
   webRoutes(app)
+  // Issue #21: action targets and invocation, the audit log.
+  const actionKeys = new ActionKeys(database.db, config.actionKey)
+  if (config.actionKey !== undefined && !actionKeys.bootstrapValid) {
+    logger.warn('NOTIFY_ACTION_KEY is not 32 bytes (base64, base64url or 64 hex digits); it is ignored')
+  }
+  const invokeDeps = {
+    db: database.db,
+    keys: actionKeys,
+    limits: { timeoutMs: config.actionTimeout, maxBytes: config.actionResponseLimit },
+    userAgent: `gatehouse-notify/${VERSION}`,
+  }
+  actionRoutes(app, ctx, invokeDeps)
+  auditRoutes(app, ctx)
   const listener = database.kind === 'postgres' ? new PgListener(config.database, logger, () => hub.wake()) : undefined
   app.addHook('onReady', async () => {
     await hub.start()
