@@ -16,6 +16,7 @@ import { errors } from './errors.ts'
 import { SearchIndexer } from './inbox/indexer.ts'
 import { inboxRoutes } from './inbox/routes.ts'
 import { ingestRoutes } from './ingest/routes.ts'
+import { oidcRoutes } from './oidc/routes.ts'
 import { StreamHub } from './realtime/hub.ts'
 import { PgListener } from './realtime/pg-listen.ts'
 import { streamRoutes } from './realtime/routes.ts'
@@ -124,6 +125,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   }
   actionRoutes(app, ctx, invokeDeps)
   auditRoutes(app, ctx)
+  oidcRoutes(app, ctx)
   const listener = database.kind === 'postgres' ? new PgListener(config.database, logger, () => hub.wake()) : undefined
   app.addHook('onReady', async () => {
     await hub.start()

@@ -32,6 +32,8 @@ export interface OidcProviderOptions {
   scopes?: string[]
   /** Extra ID-token claims per subject, e.g. `{ alice: { groups: ['admins'] } }`. */
   accounts?: Record<string, Record<string, unknown>>
+  /** Also register a public client (no secret, PKCE, authorization code) with this id and the same redirect URIs. */
+  publicClientId?: string
 }
 
 export interface AccessTokenOptions {
@@ -99,6 +101,18 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
         token_endpoint_auth_method: 'client_secret_basic',
         scope: ['openid', 'profile', 'email', ...scopes].join(' '),
       },
+      ...(options.publicClientId === undefined
+        ? []
+        : [
+            {
+              client_id: options.publicClientId,
+              redirect_uris: options.redirectUris,
+              grant_types: ['authorization_code'],
+              response_types: ['code' as const],
+              token_endpoint_auth_method: 'none' as const,
+              scope: 'openid profile email',
+            },
+          ]),
     ],
     scopes: ['openid', 'offline_access', 'profile', 'email', ...scopes],
     jwks: { keys: [jwk as never] },
