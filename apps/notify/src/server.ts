@@ -12,6 +12,7 @@ import type { Config } from './config.ts'
 import type { Context } from './context.ts'
 import type { NotifyDatabase } from './db/open.ts'
 import type { DB } from './db/schema.ts'
+import { desktopRoutes } from './desktop/routes.ts'
 import { errors } from './errors.ts'
 import { SearchIndexer } from './inbox/indexer.ts'
 import { inboxRoutes } from './inbox/routes.ts'
@@ -126,6 +127,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   actionRoutes(app, ctx, invokeDeps)
   auditRoutes(app, ctx)
   oidcRoutes(app, ctx)
+  desktopRoutes(app, ctx)
   const listener = database.kind === 'postgres' ? new PgListener(config.database, logger, () => hub.wake()) : undefined
   app.addHook('onReady', async () => {
     await hub.start()
