@@ -4,6 +4,7 @@
  */
 import { createHttpApp, type Database, type HttpApp, type Logger, packageVersion, systemClock } from '@gatehouse/kit'
 import { actionRoutes } from './actions/routes.ts'
+import { slashRoutes } from './actions/slash-routes.ts'
 import { auditRoutes } from './audit/routes.ts'
 import { createGuard, LOCAL_READER_NAME, type Reader, toReader } from './auth/guard.ts'
 import { authRoutes } from './auth/routes.ts'
@@ -125,6 +126,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     userAgent: `gatehouse-notify/${VERSION}`,
   }
   actionRoutes(app, ctx, invokeDeps)
+  slashRoutes(app, ctx, invokeDeps)
   auditRoutes(app, ctx)
   oidcRoutes(app, ctx)
   desktopRoutes(app, ctx)

@@ -29,6 +29,8 @@ export interface CallbackOutcome {
   outcome: 'success' | 'failure'
   statusCode: number | null
   error: string | null
+  /** The response body of a success (at most the response limit). */
+  body?: Buffer
 }
 
 /** An undici agent whose every connection goes to the checked address. */
@@ -66,7 +68,7 @@ export async function sendCallback(req: CallbackRequest, limits: CallbackLimits)
       timeoutMs: limits.timeoutMs,
       maxBytes: limits.maxBytes,
     })
-    return { outcome: 'success', statusCode: res.status, error: null }
+    return { outcome: 'success', statusCode: res.status, error: null, body: res.body }
   } catch (err) {
     if (err instanceof HttpClientError) {
       const why =

@@ -48,6 +48,7 @@ export interface InvocationResponse {
   outcome: 'pending' | 'success' | 'failure'
   status_code: number | null
   error: string | null
+  response_text: string | null
   created_at: string
   finished_at: string | null
 }
@@ -63,6 +64,7 @@ export function invocationResponse(r: ActionInvocationRow): InvocationResponse {
     outcome: r.outcome,
     status_code: r.status_code,
     error: r.error,
+    response_text: r.response_text,
     created_at: r.created_at,
     finished_at: r.finished_at,
   }
@@ -91,13 +93,17 @@ function sameScope(row: ActionInvocationRow, scope: InvocationScope): boolean {
   )
 }
 
-async function finish(db: Kysely<DB>, id: number, o: CallbackOutcome): Promise<void> {
+/** What a finished call records; `responseText` only for slash commands. */
+export type Finished = CallbackOutcome & { responseText?: string | null }
+
+async function finish(db: Kysely<DB>, id: number, o: Finished): Promise<void> {
   await db
     .updateTable('action_invocations')
     .set({
       outcome: o.outcome,
       status_code: o.statusCode,
       error: o.error === null ? null : o.error.slice(0, 500),
+      response_text: o.responseText ?? null,
       finished_at: new Date().toISOString(),
     })
     .where('id', '=', id)
@@ -137,7 +143,7 @@ export async function invokeOnce(
   reader: Reader,
   key: string,
   scope: InvocationScope,
-  call: () => Promise<CallbackOutcome>,
+  call: () => Promise<Finished>,
 ): Promise<{ invocation: ActionInvocationRow; replayed: boolean }> {
   const existing = await findClaim(deps.db, reader.id, key)
   if (existing) {
@@ -156,6 +162,7 @@ export async function invokeOnce(
         outcome: 'pending',
         status_code: null,
         error: null,
+        response_text: null,
         created_at: new Date().toISOString(),
         finished_at: null,
       })
@@ -169,7 +176,7 @@ export async function invokeOnce(
     if (!sameScope(winner, scope)) throw errors.idempotency_key_reused()
     return { invocation: await outcomeOf(deps, winner), replayed: true }
   }
-  let outcome: CallbackOutcome
+  let outcome: Finished
   try {
     outcome = await call()
   } catch (err) {

@@ -182,6 +182,8 @@ export interface ActionInvocationTable {
   outcome: 'pending' | 'success' | 'failure'
   status_code: number | null
   error: string | null
+  /** A slash command's reply text (Mattermost `{text}`), shown to the reader as plain text. */
+  response_text: string | null
   created_at: string
   finished_at: string | null
 }

@@ -80,6 +80,16 @@ export class ActionKeys {
     return key
   }
 
+  /**
+   * For a dry run: the committed key, or undefined when the bootstrap material would be
+   * committed by the real run; 503 when neither exists (the real run would fail). Commits nothing.
+   */
+  async forDryRun(): Promise<Buffer | undefined> {
+    const key = await this.committed()
+    if (!key && !this.#bootstrap) throw errors.action_key_unavailable()
+    return key
+  }
+
   /** The committed key for reading sealed values; 503 when none was ever committed. */
   async forRead(): Promise<Buffer> {
     const key = await this.committed()

@@ -47,6 +47,7 @@ function tables(kind: DatabaseKind): string[] {
       outcome text not null check (outcome in ('pending', 'success', 'failure')),
       status_code integer,
       error text,
+      response_text text,
       created_at text not null,
       finished_at text,
       unique (user_id, idempotency_key)
