@@ -95,7 +95,12 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     reply.header('cache-control', 'no-store')
   })
   const hub = new StreamHub(database.db, logger, deps.streamPollMs ? { pollMs: deps.streamPollMs } : {})
+  const actionKeys = new ActionKeys(database.db, config.actionKey)
+  if (config.actionKey !== undefined && !actionKeys.bootstrapValid) {
+    logger.warn('NOTIFY_ACTION_KEY is not 32 bytes (base64, base64url or 64 hex digits); it is ignored')
+  }
   const ctx: Context = {
+    actionKeys,
     config,
     database,
     logger,
@@ -114,14 +119,10 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   inboxRoutes(app, ctx)
   streamRoutes(app, ctx, hub)
   webRoutes(app)
-  // Issue #21: action targets and invocation, the audit log.
-  const actionKeys = new ActionKeys(database.db, config.actionKey)
-  if (config.actionKey !== undefined && !actionKeys.bootstrapValid) {
-    logger.warn('NOTIFY_ACTION_KEY is not 32 bytes (base64, base64url or 64 hex digits); it is ignored')
-  }
+  // Issue #21: action targets and invocation, slash commands, the audit log, sign-in.
   const invokeDeps = {
     db: database.db,
-    keys: actionKeys,
+    keys: ctx.actionKeys,
     limits: { timeoutMs: config.actionTimeout, maxBytes: config.actionResponseLimit },
     userAgent: `gatehouse-notify/${VERSION}`,
   }

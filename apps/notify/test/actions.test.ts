@@ -179,6 +179,60 @@ for (const backend of backends) {
       )
     })
 
+    test('per-card callback context is sealed apart, never returned, and sent back with the invocation', async () => {
+      const context = { host: 'web-3', runbook: 'restart-secret-ctx-42' }
+      const res = await n.client.post('/api/v1/notifications', {
+        token,
+        body: {
+          version: 1,
+          title: 'web-3 down',
+          actions: [
+            { type: 'link', label: 'Dashboard', url: 'https://grafana.example.org/d/1' },
+            { type: 'registered', label: 'Restart', target: 'deploy', context },
+          ],
+        },
+      })
+      assert.equal(res.status, 201, res.text)
+      const id = res.body.notification.id
+      for (const path of [
+        `/api/v1/notifications/${id}`,
+        '/api/v1/notifications?limit=5',
+        `/api/v1/notifications?q=web-3`,
+      ]) {
+        const got = await n.client.get(path, { cookie: operator })
+        assert.ok(!got.text.includes('restart-secret-ctx-42'), path)
+      }
+      const stored = await n.database.db
+        .selectFrom('notifications')
+        .select('content')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow()
+      assert.ok(!stored.content.includes('restart-secret-ctx-42'))
+      const sealed = await n.database.db
+        .selectFrom('action_contexts')
+        .selectAll()
+        .where('notification_id', '=', id)
+        .execute()
+      assert.equal(sealed.length, 1)
+      assert.equal(sealed[0]!.action_index, 1)
+      assert.ok(!sealed[0]!.ciphertext.includes('restart'))
+      const invoked = await invoke(n, operator, id, 1)
+      assert.equal(invoked.body.invocation.outcome, 'success', invoked.text)
+      assert.deepEqual(JSON.parse(cb.received.at(-1)!.body).context, context)
+      // The link action is not invocable.
+      assert.equal((await invoke(n, operator, id, 0)).body.error.code, 'action_not_found')
+      const tooBig = await n.client.post('/api/v1/notifications', {
+        token,
+        body: {
+          version: 1,
+          title: 'x',
+          actions: [{ type: 'registered', label: 'x', target: 'deploy', context: 'x'.repeat(5000) }],
+        },
+      })
+      assert.equal(tooBig.status, 400)
+      assert.match(tooBig.body.error.message, /actions\[0\]\.context/)
+    })
+
     test('SSRF: a name resolving to loopback, a redirect, a slow and a huge callback all fail cleanly', async () => {
       const cases: Array<[string, string, boolean, RegExp]> = [
         ['to-localhost', `https://localhost:${cb.port}/ok`, false, /loopback, private or link-local/],
@@ -250,6 +304,21 @@ for (const backend of backends) {
         assert.equal(put.body.error.code, 'action_key_unavailable')
         assert.equal((await fresh.client.get('/readyz')).status, 200)
         assert.equal((await fresh.database.db.selectFrom('action_targets').selectAll().execute()).length, 0)
+        // A card carrying action context cannot be stored without a key; one without context can.
+        const freshChannel = await channel(fresh, freshAdmin, 'nokey')
+        const card = {
+          version: 1,
+          title: 'ctx',
+          actions: [{ type: 'registered', label: 'x', target: 't', context: { a: 1 } }],
+        }
+        const refused = await fresh.client.post('/api/v1/notifications', { token: freshChannel.token, body: card })
+        assert.equal(refused.status, 503)
+        assert.equal((await fresh.database.db.selectFrom('notifications').selectAll().execute()).length, 0)
+        const plain = await fresh.client.post('/api/v1/notifications', {
+          token: freshChannel.token,
+          body: { version: 1, title: 'no ctx', actions: [{ type: 'registered', label: 'x', target: 't' }] },
+        })
+        assert.equal(plain.status, 201)
       } finally {
         await fresh.close()
       }
