@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { type CallbackServer, startCallbackServer } from './callback-server.ts'
-import { ADMIN, ADMIN_PASSWORD, backends, channel, member, type Notify, reader, startNotify } from './helpers.ts'
+import { ADMIN, ADMIN_PASSWORD, backends, channel, type Notify, startNotify } from './helpers.ts'
+import { castOf } from './roles.ts'
 
 const KEY_A = Buffer.alloc(32, 7).toString('base64')
 const KEY_B = Buffer.alloc(32, 9).toString('hex')
@@ -49,13 +50,7 @@ for (const backend of backends) {
         },
       })
       admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
-      ;({ token } = await channel(n, admin, 'ops'))
-      viewer = await reader(n, admin, 'vera')
-      operator = await reader(n, admin, 'otto')
-      chAdmin = await reader(n, admin, 'carla')
-      await member(n, admin, 'ops', 'vera', 'viewer')
-      await member(n, admin, 'ops', 'otto', 'operator')
-      await member(n, admin, 'ops', 'carla', 'channel_admin')
+      ;({ token, viewer, operator, chAdmin } = await castOf(n, admin))
     })
     after(async () => {
       await n.close()

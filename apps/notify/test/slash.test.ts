@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { type CallbackServer, startCallbackServer } from './callback-server.ts'
-import { ADMIN, ADMIN_PASSWORD, backends, channel, member, type Notify, reader, startNotify } from './helpers.ts'
+import { ADMIN, ADMIN_PASSWORD, backends, type Notify, startNotify } from './helpers.ts'
+import { castOf } from './roles.ts'
 
 const KEY = Buffer.alloc(32, 3).toString('base64url')
 const TOKEN_A = 'mm-slash-token-aaaaaaaaaaaaa'
@@ -40,13 +41,7 @@ for (const backend of backends) {
       cb = await startCallbackServer()
       n = await startNotify(backend, { env: { NOTIFY_ACTION_KEY: KEY } })
       admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
-      await channel(n, admin, 'ops')
-      viewer = await reader(n, admin, 'vera')
-      operator = await reader(n, admin, 'otto')
-      chAdmin = await reader(n, admin, 'carla')
-      await member(n, admin, 'ops', 'vera', 'viewer')
-      await member(n, admin, 'ops', 'otto', 'operator')
-      await member(n, admin, 'ops', 'carla', 'channel_admin')
+      ;({ viewer, operator, chAdmin } = await castOf(n, admin))
     })
     after(async () => {
       await n.close()

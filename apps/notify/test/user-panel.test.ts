@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
-import { ADMIN, ADMIN_PASSWORD, backends, channel, member, type Notify, reader, startNotify } from './helpers.ts'
+import { ADMIN, ADMIN_PASSWORD, backends, type Notify, reader, startNotify } from './helpers.ts'
+import { castOf } from './roles.ts'
 
 for (const backend of backends) {
   describe(`user panel and audit (${backend.name})`, () => {
@@ -13,13 +14,7 @@ for (const backend of backends) {
     before(async () => {
       n = await startNotify(backend)
       admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
-      await channel(n, admin, 'ops')
-      viewer = await reader(n, admin, 'vera')
-      operator = await reader(n, admin, 'otto')
-      chAdmin = await reader(n, admin, 'carla')
-      await member(n, admin, 'ops', 'vera', 'viewer')
-      await member(n, admin, 'ops', 'otto', 'operator')
-      await member(n, admin, 'ops', 'carla', 'channel_admin')
+      ;({ viewer, operator, chAdmin } = await castOf(n, admin))
     })
     after(() => n.close())
 

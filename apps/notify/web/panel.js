@@ -32,8 +32,22 @@ export async function openPanel(ui, view = 'users') {
   }
 }
 
+/** A form that hands its FormData to `handler` on submit (the page does not navigate). */
+function submitForm(ui, attrs, handler, ...children) {
+  const onsubmit = (e) => {
+    e.preventDefault()
+    void handler(new FormData(e.target))
+  }
+  return ui.h('form', { ...attrs, onsubmit }, ...children)
+}
+
 function feedback(ui) {
   const el = ui.h('p', { class: 'panel-feedback', role: 'status' })
+  if (flash) {
+    el.className = 'panel-feedback success'
+    el.textContent = flash
+    flash = undefined
+  }
   return {
     el,
     ok(text) {
@@ -56,8 +70,7 @@ async function renderUsers(ui, reload) {
   const run = async (fn, message) => {
     try {
       await fn()
-      await reload()
-      document.querySelector('.panel-feedback')?.replaceWith(doneNote(ui, message))
+      await reloadWith(reload, message)
     } catch (err) {
       note.fail(err)
     }
@@ -126,40 +139,32 @@ async function renderUsers(ui, reload) {
           'Revoke sessions',
         ),
         u.kind === 'human' && u.auth_type !== 'oidc'
-          ? h(
-              'form',
-              {
-                class: 'inline',
-                onsubmit: (e) => {
-                  e.preventDefault()
-                  void run(
-                    () => api('POST', `${path}/password`, { password: password.value }),
-                    `${u.username}: password reset, sessions ended`,
-                  )
-                },
-              },
+          ? submitForm(
+              ui,
+              { class: 'inline' },
+              () =>
+                run(
+                  () => api('POST', `${path}/password`, { password: password.value }),
+                  `${u.username}: password reset, sessions ended`,
+                ),
               password,
               h('button', { type: 'submit' }, 'Reset password'),
             )
           : '',
         channels.length
-          ? h(
-              'form',
-              {
-                class: 'inline',
-                onsubmit: (e) => {
-                  e.preventDefault()
-                  void run(
-                    () =>
-                      api(
-                        'PUT',
-                        `/api/v1/channels/${encodeURIComponent(channel.value)}/members/${encodeURIComponent(u.username)}`,
-                        { role: role.value },
-                      ),
-                    `${u.username} is ${role.value} of ${channel.value}`,
-                  )
-                },
-              },
+          ? submitForm(
+              ui,
+              { class: 'inline' },
+              () =>
+                run(
+                  () =>
+                    api(
+                      'PUT',
+                      `/api/v1/channels/${encodeURIComponent(channel.value)}/members/${encodeURIComponent(u.username)}`,
+                      { role: role.value },
+                    ),
+                  `${u.username} is ${role.value} of ${channel.value}`,
+                ),
               channel,
               role,
               h('button', { type: 'submit' }, 'Assign role'),
@@ -168,24 +173,19 @@ async function renderUsers(ui, reload) {
       ),
     )
   })
-  const create = h(
-    'form',
-    {
-      class: 'admin-form',
-      onsubmit: (e) => {
-        e.preventDefault()
-        const f = new FormData(e.target)
-        void run(
-          () =>
-            api('POST', '/api/v1/users', {
-              username: f.get('username'),
-              password: f.get('password') || undefined,
-              admin: f.get('admin') === 'on',
-            }),
-          `${f.get('username')} created`,
-        )
-      },
-    },
+  const create = submitForm(
+    ui,
+    { class: 'admin-form' },
+    (f) =>
+      run(
+        () =>
+          api('POST', '/api/v1/users', {
+            username: f.get('username'),
+            password: f.get('password') || undefined,
+            admin: f.get('admin') === 'on',
+          }),
+        `${f.get('username')} created`,
+      ),
     h('h3', {}, 'New reader'),
     h(
       'label',
@@ -226,10 +226,12 @@ async function renderUsers(ui, reload) {
   ]
 }
 
-function doneNote(ui, text) {
-  const n = feedback(ui)
-  n.ok(text)
-  return n.el
+let flash // a success message for the next render of the panel (set just before a reload)
+
+/** Re-render the view and show `message` in its feedback line. */
+async function reloadWith(reload, message) {
+  flash = message
+  await reload()
 }
 
 // ---- audit log -------------------------------------------------------------------------
@@ -296,25 +298,21 @@ async function renderTargets(ui, reload) {
       ),
     ),
   )
-  const save = h(
-    'form',
-    {
-      class: 'admin-form',
-      onsubmit: async (e) => {
-        e.preventDefault()
-        const f = new FormData(e.target)
-        try {
-          await api('PUT', `/api/v1/action-targets/${encodeURIComponent(f.get('name'))}`, {
-            url: f.get('url'),
-            allow_private: f.get('allow_private') === 'on',
-            description: f.get('description') || undefined,
-            ...(f.get('credential') ? { credential: f.get('credential') } : {}),
-          })
-          await reload()
-        } catch (err) {
-          note.fail(err)
-        }
-      },
+  const save = submitForm(
+    ui,
+    { class: 'admin-form' },
+    async (f) => {
+      try {
+        await api('PUT', `/api/v1/action-targets/${encodeURIComponent(f.get('name'))}`, {
+          url: f.get('url'),
+          allow_private: f.get('allow_private') === 'on',
+          description: f.get('description') || undefined,
+          ...(f.get('credential') ? { credential: f.get('credential') } : {}),
+        })
+        await reloadWith(reload, `Target ${f.get('name')} saved`)
+      } catch (err) {
+        note.fail(err)
+      }
     },
     h('h3', {}, 'Register or replace a target'),
     h('label', {}, 'Name', h('input', { name: 'name', required: true, pattern: '[a-z0-9][a-z0-9_\\-]{0,63}' })),
@@ -348,10 +346,7 @@ async function renderTargets(ui, reload) {
       note.ok(`${dryRun ? 'Dry run: would create' : 'Imported: created'} ${r.created}, existing ${r.existing}`)
       if (!dryRun) {
         json.value = ''
-        await reload()
-        document
-          .querySelector('.panel-feedback')
-          ?.replaceWith(doneNote(ui, `Imported: created ${r.created}, existing ${r.existing}`))
+        await reloadWith(reload, `Imported: created ${r.created}, existing ${r.existing}`)
       }
     } catch (err) {
       note.fail(err instanceof SyntaxError ? new Error(`Not valid JSON: ${err.message}`) : err)
