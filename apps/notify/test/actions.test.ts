@@ -228,6 +228,22 @@ for (const backend of backends) {
       assert.match(tooBig.body.error.message, /actions\[0\]\.context/)
     })
 
+    test('a private channel: outsiders get 404 for invoking and for the history; anonymous 401', async () => {
+      const secret = await channel(n, admin, 'secret-ops', 'private')
+      const id = await card(n, secret.token, ['deploy'])
+      // vera and otto are not members of the private channel.
+      for (const cookie of [viewer, operator]) {
+        assert.equal((await invoke(n, cookie, id, 0)).body.error.code, 'notification_not_found')
+        assert.equal((await n.client.get(`/api/v1/notifications/${id}/actions`, { cookie })).status, 404)
+      }
+      assert.equal((await n.client.get(`/api/v1/notifications/${id}/actions`)).status, 401)
+      assert.equal((await n.client.get('/api/v1/slash-commands')).status, 401)
+      assert.equal((await invoke(n, admin, id, 0)).body.invocation.outcome, 'success')
+      const history = await n.client.get(`/api/v1/notifications/${id}/actions`, { cookie: admin })
+      assert.equal(history.body.invocations.length, 1)
+      assert.equal((await invoke(n, operator, 999999, 0)).status, 404)
+    })
+
     test('SSRF: a name resolving to loopback, a redirect, a slow and a huge callback all fail cleanly', async () => {
       const cases: Array<[string, string, boolean, RegExp]> = [
         ['to-localhost', `https://localhost:${cb.port}/ok`, false, /loopback, private or link-local/],

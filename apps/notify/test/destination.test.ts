@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { DestinationError, resolveDestination } from '../src/actions/destination.ts'
+import { sendCallback } from '../src/actions/dispatch.ts'
+import { startCallbackServer } from './callback-server.ts'
 
 const answers =
   (...addresses: string[]) =>
@@ -23,8 +25,7 @@ test('literal loopback, private, link-local and IPv6-mapped destinations are ref
     await assert.rejects(resolveDestination(new URL(url), false), DestinationError, url)
   }
   const ok = await resolveDestination(new URL('https://[::ffff:127.0.0.1]/'), true)
-  assert.equal(ok.address, '127.0.0.1')
-  assert.equal(ok.family, 4)
+  assert.deepEqual(ok.addresses, [{ address: '127.0.0.1', family: 4 }])
 })
 
 test('a name is judged by every address it resolves to, and the checked address is pinned', async () => {
@@ -40,9 +41,48 @@ test('a name is judged by every address it resolves to, and the checked address 
     /cannot resolve/,
   )
   const pinned = await resolveDestination(url, false, answers('8.8.8.8', '2001:4860:4860::8888'))
-  assert.deepEqual([pinned.address, pinned.family], ['8.8.8.8', 4])
+  assert.deepEqual(pinned.addresses, [
+    { address: '8.8.8.8', family: 4 },
+    { address: '2001:4860:4860::8888', family: 6 },
+  ])
   await assert.rejects(
     resolveDestination(new URL('http://hooks.example.org/'), false, answers('8.8.8.8')),
     /https only/,
   )
+})
+
+test('the call connects to the checked address: a name is never resolved a second time', async (t) => {
+  const cb = await startCallbackServer()
+  t.after(() => cb.close())
+  let lookups = 0
+  // A name the system cannot resolve: only the checked answer can take the call to the server.
+  const resolver = async () => {
+    lookups++
+    return [{ address: '127.0.0.1', family: 4 }]
+  }
+  const call = {
+    url: `http://rebind.invalid:${cb.port}/ok`,
+    allowPrivate: true,
+    idempotencyKey: 'k-1',
+    headers: {},
+    body: '{}',
+    contentType: 'application/json',
+  }
+  const limits = { timeoutMs: 2000, maxBytes: 1024 }
+  const ok = await sendCallback(call, limits, resolver)
+  assert.equal(ok.outcome, 'success', ok.error ?? '')
+  assert.equal(lookups, 1)
+  assert.equal(cb.received.at(-1)?.headers.host, `rebind.invalid:${cb.port}`)
+  // Without allow_private the same answer is refused before any connection.
+  const before = cb.received.length
+  const refused = await sendCallback(
+    { ...call, allowPrivate: false, url: `https://rebind.invalid:${cb.port}/ok` },
+    limits,
+    resolver,
+  )
+  assert.equal(refused.outcome, 'failure')
+  assert.equal(cb.received.length, before)
+  // The system resolver path: localhost resolves to loopback and the pinned connection succeeds.
+  const local = await sendCallback({ ...call, url: `http://localhost:${cb.port}/ok` }, limits)
+  assert.equal(local.outcome, 'success', local.error ?? '')
 })

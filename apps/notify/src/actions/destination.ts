@@ -15,11 +15,15 @@ export class DestinationError extends Error {
   override readonly name = 'DestinationError'
 }
 
-export interface Destination {
-  url: URL
-  /** The checked address the connection must use. */
+export interface Address {
   address: string
   family: 4 | 6
+}
+
+export interface Destination {
+  url: URL
+  /** The checked addresses the connection must use (the first is preferred). */
+  addresses: Address[]
 }
 
 /** The host of a URL without IPv6 brackets. */
@@ -28,7 +32,7 @@ function bareHost(url: URL): string {
 }
 
 /** An IP literal host, normalised (mapped IPv6 becomes IPv4), or undefined for a name. */
-export function literalAddress(url: URL): { address: string; family: 4 | 6 } | undefined {
+export function literalAddress(url: URL): Address | undefined {
   const host = bareHost(url)
   try {
     const ip = parseIp(host)
@@ -59,7 +63,7 @@ export async function resolveDestination(
   const literal = literalAddress(url)
   if (literal) {
     refuseUnlessAllowed(literal.address, allowPrivate, url.host)
-    return { url, ...literal }
+    return { url, addresses: [literal] }
   }
   let answers: LookupAddress[]
   try {
@@ -68,12 +72,12 @@ export async function resolveDestination(
     throw new DestinationError(`cannot resolve ${url.hostname}: ${(err as Error).message}`)
   }
   if (answers.length === 0) throw new DestinationError(`${url.hostname} has no address`)
-  const checked = answers.map((a) => {
+  const checked = answers.map((a): Address => {
     const ip = parseIp(a.address)
-    return { address: ip.toString(), family: (ip.kind() === 'ipv4' ? 4 : 6) as 4 | 6 }
+    return { address: ip.toString(), family: ip.kind() === 'ipv4' ? 4 : 6 }
   })
   for (const a of checked) refuseUnlessAllowed(a.address, allowPrivate, url.hostname)
-  return { url, ...checked[0]! }
+  return { url, addresses: checked }
 }
 
 /** Registration-time check: a literal address is judged at once, a name at each call. */

@@ -6,7 +6,7 @@
  * deduplicate too. The outcome is a plain value, never an exception: the invocation
  * records it.
  */
-import type { LookupOptions } from 'node:dns'
+import type { LookupAddress, LookupOptions } from 'node:dns'
 import { HttpClientError, requestNoRedirect } from '@gatehouse/kit'
 import { Agent } from 'undici'
 import { type Destination, DestinationError, resolveDestination } from './destination.ts'
@@ -33,23 +33,32 @@ export interface CallbackOutcome {
   body?: Buffer
 }
 
-/** An undici agent whose every connection goes to the checked address. */
+/**
+ * An undici agent whose every connection goes to the checked addresses: Node's connect asks
+ * this lookup instead of DNS (all of them when it tries both families, else the first).
+ */
 function pinnedAgent(dest: Destination, timeoutMs: number): Agent {
+  const first = dest.addresses[0]!
   const lookup = (
     _host: string,
     options: LookupOptions,
     callback: (err: Error | null, address: string | { address: string; family: number }[], family?: number) => void,
   ) => {
-    if (options.all) callback(null, [{ address: dest.address, family: dest.family }])
-    else callback(null, dest.address, dest.family)
+    if (options.all) callback(null, dest.addresses)
+    else callback(null, first.address, first.family)
   }
   return new Agent({ connect: { lookup, timeout: timeoutMs }, pipelining: 0, keepAliveTimeout: 1 })
 }
 
-export async function sendCallback(req: CallbackRequest, limits: CallbackLimits): Promise<CallbackOutcome> {
+/** `resolve` replaces the system resolver (tests: a name that would rebind). */
+export async function sendCallback(
+  req: CallbackRequest,
+  limits: CallbackLimits,
+  resolve?: (host: string) => Promise<LookupAddress[]>,
+): Promise<CallbackOutcome> {
   let dest: Destination
   try {
-    dest = await resolveDestination(new URL(req.url), req.allowPrivate)
+    dest = await resolveDestination(new URL(req.url), req.allowPrivate, resolve)
   } catch (err) {
     if (err instanceof DestinationError) return { outcome: 'failure', statusCode: null, error: err.message }
     throw err
