@@ -4,7 +4,7 @@
  * uncaught exceptions collected so a test can assert there were none.
  */
 import { after } from 'node:test'
-import { type Browser, launchChromium } from '@gatehouse/testkit'
+import { type Browser, type BrowserContext, launchChromium } from '@gatehouse/testkit'
 import type { Notify } from './helpers.ts'
 
 let browser: Promise<Browser> | undefined
@@ -12,16 +12,21 @@ after(async () => {
   if (browser) await (await browser).close()
 })
 
+/** A fresh browser context (cookies, storage) on a laptop (1280 wide) or phone (390 wide) viewport. */
+export async function newContext(phone = false): Promise<BrowserContext> {
+  browser ??= launchChromium()
+  return (await browser).newContext(
+    phone ? { viewport: { width: 390, height: 800 }, isMobile: true } : { viewport: { width: 1280, height: 800 } },
+  )
+}
+
 /**
  * Sign in as `username` on a laptop (1280 wide) or phone (390 wide) viewport. Console
  * errors about the statuses in `expectedStatuses` are not problems (the sign-in page's own
  * 401 before sign-in always is one).
  */
 export async function signIn(n: Notify, username: string, password: string, phone = false, expectedStatuses = [401]) {
-  browser ??= launchChromium()
-  const context = await (await browser).newContext(
-    phone ? { viewport: { width: 390, height: 800 }, isMobile: true } : { viewport: { width: 1280, height: 800 } },
-  )
+  const context = await newContext(phone)
   const page = await context.newPage()
   const problems: string[] = []
   const expected = new RegExp(`status of (${expectedStatuses.join('|')})`)

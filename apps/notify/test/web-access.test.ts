@@ -8,7 +8,8 @@ import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { signIn as signInAs } from './browser.ts'
+import { freePort, startOidcProvider } from '@gatehouse/testkit'
+import { newContext, signIn as signInAs } from './browser.ts'
 import { startCallbackServer } from './callback-server.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, member, type Notify, reader, startNotify } from './helpers.ts'
 
@@ -149,3 +150,34 @@ for (const backend of backends) {
     })
   })
 }
+
+describe('web client: identity-provider sign-in in Chromium', () => {
+  test('the provider button signs a reader in across sites and lands on the inbox', async (t) => {
+    // notify on "localhost", the provider on 127.0.0.1: another site, as in production, so the
+    // SameSite rules of the state and session cookies are exercised for real.
+    const port = await freePort()
+    const op = await startOidcProvider({
+      redirectUris: [`http://localhost:${port}/api/v1/auth/oidc/callback`],
+      publicClientId: 'notify-web',
+    })
+    t.after(() => op.stop())
+    op.loginAs('olivia')
+    const n = await startNotify(backends[0]!, {
+      port,
+      env: {
+        NOTIFY_PUBLIC_URL: `http://localhost:${port}`,
+        NOTIFY_OAUTH_ISSUER: op.issuer,
+        NOTIFY_OIDC_CLIENT_ID: 'notify-web',
+      },
+    })
+    t.after(() => n.close())
+    const context = await newContext()
+    t.after(() => context.close())
+    const page = await context.newPage()
+    await page.goto(`http://localhost:${port}/`)
+    await page.getByRole('link', { name: 'Sign in with your identity provider' }).click()
+    await page.getByText('Signed in as olivia').waitFor()
+    assert.equal(new URL(page.url()).origin, `http://localhost:${port}`)
+    await page.screenshot({ path: join(OUT, 'oidc-signed-in.png') })
+  })
+})
