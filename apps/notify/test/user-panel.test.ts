@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { ADMIN, ADMIN_PASSWORD, backends, type Notify, reader, startNotify } from './helpers.ts'
 import { castOf } from './roles.ts'
+import { SseClient } from './sse.ts'
 
 for (const backend of backends) {
   describe(`user panel and audit (${backend.name})`, () => {
@@ -69,6 +70,27 @@ for (const backend of backends) {
       const self = await n.client.req('PATCH', `/api/v1/users/${ADMIN}`, { cookie: admin, body: { enabled: false } })
       assert.equal(self.status, 409)
       assert.equal(self.body.error.code, 'self_change_refused')
+    })
+
+    test('open streams follow the panel: a promoted reader sees private channels, a disabled one loses the stream', async () => {
+      const cookie = await reader(n, admin, 'sven')
+      const stream = await SseClient.open(n.base, cookie)
+      try {
+        await stream.nextOf('ready')
+        await n.client.req('PATCH', '/api/v1/users/sven', { cookie: admin, body: { admin: true } })
+        const access = await stream.nextOf('membership')
+        assert.deepEqual(access.data, { change: 'access', admin: true, enabled: true })
+        const ch = await n.client.post('/api/v1/channels', {
+          cookie: admin,
+          body: { name: 'hidden-2', visibility: 'private' },
+        })
+        assert.equal(ch.status, 201)
+        assert.equal((await stream.nextOf('channel')).data.channel.name, 'hidden-2')
+        await n.client.req('PATCH', '/api/v1/users/sven', { cookie: admin, body: { enabled: false } })
+        assert.equal(await stream.ended(), true)
+      } finally {
+        stream.close()
+      }
     })
 
     test('the last enabled human administrator cannot be demoted or disabled', async () => {

@@ -16,6 +16,7 @@ import type { Reader } from '../auth/guard.ts'
 import { hashPassword } from '../auth/passwords.ts'
 import type { DB, UserRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
+import { appendChange } from '../realtime/changes.ts'
 import { findUserByName, updateUser } from './store.ts'
 
 /** pg_advisory_xact_lock key of user-panel changes ("notify-users"). */
@@ -79,6 +80,13 @@ export async function changeUser(
     // A disabled reader's sessions end now (the guard also checks `enabled` on every request).
     if (changes.enabled === false) await tx.deleteFrom('sessions').where('user_id', '=', user.id).execute()
     await recordAudit(tx, actor, 'user.update', user.username, changes)
+    // The reader's open streams re-check access (realtime/hub.ts): a disabled reader's close,
+    // a promoted or demoted one's visible channels are recomputed.
+    await appendChange(tx, kind, {
+      kind: 'membership',
+      userId: user.id,
+      data: { change: 'access', admin: next.is_admin === 1, enabled: next.enabled === 1 },
+    })
     return next
   })
 }

@@ -52,6 +52,7 @@ export function userRoutes(app: HttpApp, ctx: Context) {
     { onRequest: ctx.guard.admin, schema: { ...params, body: Patch } },
     async (req) => {
       const user = await changeUser(db, ctx.database.kind, readerOf(req), req.params.username, req.body)
+      ctx.stream.wake()
       return { user: userResponse(user) }
     },
   )
