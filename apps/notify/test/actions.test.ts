@@ -244,6 +244,47 @@ for (const backend of backends) {
       assert.equal((await invoke(n, operator, 999999, 0)).status, 404)
     })
 
+    test('a claim left pending by a dead process is finalised as interrupted; one too young is in progress', async () => {
+      const id = await card(n, token, ['deploy'])
+      const otto = await n.database.db
+        .selectFrom('users')
+        .select('id')
+        .where('username', '=', 'otto')
+        .executeTakeFirstOrThrow()
+      const claim = (key: string, createdAt: Date) =>
+        n.database.db
+          .insertInto('action_invocations')
+          .values({
+            user_id: otto.id,
+            username: 'otto',
+            idempotency_key: key,
+            notification_id: id,
+            action_index: 0,
+            channel: 'ops',
+            target: 'deploy',
+            outcome: 'pending',
+            status_code: null,
+            error: null,
+            response_text: null,
+            created_at: createdAt.toISOString(),
+            finished_at: null,
+          })
+          .execute()
+      const calls = cb.received.length
+      // A claim stamped by a node whose clock runs ahead never looks old enough: in progress.
+      await claim('stuck-now', new Date(Date.now() + 60_000))
+      const busy = await invoke(n, operator, id, 0, 'stuck-now')
+      assert.equal(busy.status, 409)
+      assert.equal(busy.body.error.code, 'action_in_progress')
+      await claim('stuck-old', new Date(Date.now() - 60_000))
+      const old = await invoke(n, operator, id, 0, 'stuck-old')
+      assert.equal(old.status, 200)
+      assert.equal(old.body.replayed, true)
+      assert.equal(old.body.invocation.outcome, 'failure')
+      assert.match(old.body.invocation.error, /interrupted/)
+      assert.equal(cb.received.length, calls)
+    })
+
     test('SSRF: a name resolving to loopback, a redirect, a slow and a huge callback all fail cleanly', async () => {
       const cases: Array<[string, string, boolean, RegExp]> = [
         ['to-localhost', `https://localhost:${cb.port}/ok`, false, /loopback, private or link-local/],

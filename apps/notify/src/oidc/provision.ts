@@ -32,6 +32,8 @@ export function usernameBase(claims: IdentityClaims): string {
     const s = c
       .toLowerCase()
       .normalize('NFKD')
+      // Accents go (é -> e) rather than becoming separators.
+      .replace(/\p{M}+/gu, '')
       .replace(/[^a-z0-9._-]+/g, '-')
       .replace(/^[^a-z0-9]+/, '')
       .replace(/-+$/, '')
