@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
+import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { freePort, startChild, tempDir } from '@gatehouse/testkit'
 import { type CallbackServer, startCallbackServer } from './callback-server.ts'
-import { ADMIN, ADMIN_PASSWORD, backends, channel, type Notify, startNotify } from './helpers.ts'
+import { ADMIN, ADMIN_PASSWORD, backends, Client, channel, type Notify, startNotify } from './helpers.ts'
 import { castOf } from './roles.ts'
 
 const KEY_A = Buffer.alloc(32, 7).toString('base64')
@@ -21,7 +23,13 @@ async function card(n: Notify, token: string, targets: string[]): Promise<number
   return res.body.notification.id
 }
 
-function invoke(n: Notify, cookie: string, id: number, index: number, key: string | null = randomUUID()) {
+function invoke(
+  n: Pick<Notify, 'client'>,
+  cookie: string,
+  id: number,
+  index: number,
+  key: string | null = randomUUID(),
+) {
   return n.client.post(`/api/v1/notifications/${id}/actions/${index}`, {
     cookie,
     ...(key === null ? {} : { headers: { 'idempotency-key': key } }),
@@ -378,7 +386,26 @@ for (const backend of backends) {
 
     if (backend.name === 'postgres') {
       test('one call per key under concurrent invocations on two processes', async () => {
-        const second = await startNotify(backend, { env: { NOTIFY_DATABASE_URL: databaseUrl } })
+        // The second node is a real `notify` process (src/main.ts) on the same database.
+        const port = await freePort()
+        const logs = tempDir('notify-node2-')
+        const child = await startChild({
+          name: 'notify (second node)',
+          command: process.execPath,
+          args: [join(import.meta.dirname, '..', 'src', 'main.ts'), '-listen', `127.0.0.1:${port}`],
+          env: {
+            PATH: process.env.PATH ?? '',
+            NOTIFY_DATABASE_URL: databaseUrl,
+            NOTIFY_READER_USERNAME: ADMIN,
+            NOTIFY_READER_PASSWORD: ADMIN_PASSWORD,
+            NOTIFY_PUBLIC_URL: `http://127.0.0.1:${port}`,
+            NOTIFY_BCRYPT_COST: '4',
+            NOTIFY_LOG_LEVEL: 'warn',
+          },
+          logFile: join(logs.path, 'notify.log'),
+          probe: async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok === true,
+        })
+        const second = { client: new Client(`http://127.0.0.1:${port}`) }
         try {
           const otherCookie = await second.client.login('otto', 'otto-password-123')
           await n.client.put('/api/v1/action-targets/race', {
@@ -401,7 +428,8 @@ for (const backend of backends) {
             assert.equal(cb.received.length - calls, 1)
           }
         } finally {
-          await second.close()
+          await child.stop()
+          logs.remove()
         }
       })
     }
