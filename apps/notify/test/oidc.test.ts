@@ -171,6 +171,23 @@ for (const backend of backends) {
       assert.equal(denied.status, 401)
     })
 
+    test('an unreachable provider is a 503 (unavailable); password sign-in still works', async () => {
+      const port = await freePort()
+      const down = await startNotify(backend, {
+        port,
+        env: { NOTIFY_OAUTH_ISSUER: 'http://127.0.0.1:9', NOTIFY_OIDC_CLIENT_ID: CLIENT },
+      })
+      try {
+        const res = await fetch(`${down.base}/api/v1/auth/oidc/login`, { redirect: 'manual' })
+        assert.equal(res.status, 503)
+        assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'unavailable')
+        // Password sign-in is unaffected.
+        await down.client.login(ADMIN, ADMIN_PASSWORD)
+      } finally {
+        await down.close()
+      }
+    })
+
     test('return_to only accepts same-origin paths', async () => {
       for (const evil of ['//evil.example/x', 'https://evil.example/', '/\\evil.example']) {
         const res = await signIn(n, op, 'alice', evil)

@@ -12,7 +12,7 @@
  * to the browser by an HttpOnly cookie (SameSite=Lax: the callback is a cross-site
  * top-level navigation); it is single use (whoever deletes the row owns it).
  */
-import { generateToken, type HttpApp, hashToken, safeEqual } from '@gatehouse/kit'
+import { generateToken, type HttpApp, hashToken, kitErrors, safeEqual } from '@gatehouse/kit'
 import * as client from 'openid-client'
 import { Type } from 'typebox'
 import { createSession, readCookie, sessionCookie } from '../auth/sessions.ts'
@@ -59,7 +59,8 @@ export function oidcRoutes(app: HttpApp, ctx: Context) {
       })
       .catch((err) => {
         discovered = undefined
-        throw errors.oidc_failed.with({ cause: err }, 'the identity provider is unreachable')
+        // A dependency failure, not a failed sign-in: 503, and the next attempt retries discovery.
+        throw kitErrors.unavailable.with({ cause: err }, 'the identity provider')
       })
     return discovered
   }
