@@ -120,11 +120,17 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   streamRoutes(app, ctx, hub)
   webRoutes(app)
   // Issue #21: action targets and invocation, slash commands, the audit log, sign-in.
+  const invocations = app.metrics.counter(
+    'action_invocations_total',
+    'Action target calls (card actions and slash commands) by outcome; replays are not counted',
+    ['outcome'],
+  )
   const invokeDeps = {
     db: database.db,
     keys: ctx.actionKeys,
     limits: { timeoutMs: config.actionTimeout, maxBytes: config.actionResponseLimit },
     userAgent: `gatehouse-notify/${VERSION}`,
+    onOutcome: (outcome: 'success' | 'failure') => invocations.inc({ outcome }),
   }
   actionRoutes(app, ctx, invokeDeps)
   slashRoutes(app, ctx, invokeDeps)

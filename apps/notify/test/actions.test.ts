@@ -320,6 +320,9 @@ for (const backend of backends) {
         assert.equal(res.body.invocation.outcome, 'failure', name)
         assert.match(res.body.invocation.error, why, name)
       }
+      const metrics = await (await fetch(`${n.base}/metrics`)).text()
+      assert.match(metrics, /notify_action_invocations_total\{outcome="failure"\} [1-9]/)
+      assert.match(metrics, /notify_action_invocations_total\{outcome="success"\} [1-9]/)
       // The loopback name was never called; the redirect was not followed.
       assert.ok(!cb.received.slice(calls).some((r) => r.path === '/ok'))
       assert.ok(!cb.received.slice(calls).some((r) => r.path === '/elsewhere'))

@@ -193,6 +193,9 @@ for (const backend of backends) {
         const res = await signIn(n, op, 'alice', evil)
         assert.equal(res.location, '/', evil)
       }
+      const metrics = await (await fetch(`${n.base}/metrics`)).text()
+      assert.match(metrics, /notify_oidc_logins_total\{result="ok"\} [1-9]/)
+      assert.match(metrics, /notify_oidc_logins_total\{result="failed"\} [1-9]/)
     })
   })
 }

@@ -29,6 +29,8 @@ export interface InvokeDeps {
   keys: ActionKeys
   limits: CallbackLimits
   userAgent: string
+  /** Counts target calls by outcome (replays are not calls). */
+  onOutcome?: (outcome: 'success' | 'failure') => void
 }
 
 export interface InvocationScope {
@@ -185,6 +187,7 @@ export async function invokeOnce(
     throw err
   }
   await finish(deps.db, id, outcome)
+  deps.onOutcome?.(outcome.outcome)
   const row = await deps.db.selectFrom('action_invocations').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
   return { invocation: row, replayed: false }
 }

@@ -47,6 +47,7 @@ function requestResponse(row: Awaited<ReturnType<typeof pendingRequest>>) {
 
 export function desktopRoutes(app: HttpApp, ctx: Context) {
   const db = ctx.database.db
+  const handoffs = ctx.metrics.counter('desktop_logins_total', 'Desktop sign-in handoffs by result', ['result'])
   const limit = (max: number) => {
     const check = app.createRateLimit({ max, timeWindow: WINDOW, ipv6Subnet: 64 })
     return async (req: FastifyRequest) => {
@@ -81,7 +82,15 @@ export function desktopRoutes(app: HttpApp, ctx: Context) {
     '/api/v1/auth/desktop/token',
     { onRequest: [requireAuth, limit(POLLS_PER_WINDOW)], schema: { body: Poll } },
     async (req) => {
-      const { token, user, expiresAt } = await redeem(db, req.body.device_code, ctx.config.sessionTtl)
+      let redeemed: Awaited<ReturnType<typeof redeem>>
+      try {
+        redeemed = await redeem(db, req.body.device_code, ctx.config.sessionTtl)
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'desktop_login_pending') handoffs.inc({ result: 'failed' })
+        throw err
+      }
+      handoffs.inc({ result: 'ok' })
+      const { token, user, expiresAt } = redeemed
       return { token, token_type: 'Bearer', expires_at: expiresAt, user: userResponse(user) }
     },
   )

@@ -13,6 +13,7 @@
  * top-level navigation); it is single use (whoever deletes the row owns it).
  */
 import { generateToken, type HttpApp, hashToken, kitErrors, safeEqual } from '@gatehouse/kit'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import * as client from 'openid-client'
 import { Type } from 'typebox'
 import { createSession, readCookie, sessionCookie } from '../auth/sessions.ts'
@@ -48,6 +49,7 @@ export function oidcRoutes(app: HttpApp, ctx: Context) {
   const db = ctx.database.db
   const secure = config.publicUrl?.startsWith('https:') ?? false
   const redirectUri = `${config.publicOrigin}/api/v1/auth/oidc/callback`
+  const logins = ctx.metrics.counter('oidc_logins_total', 'Identity-provider sign-ins by result', ['result'])
   let discovered: Promise<client.Configuration> | undefined
   const configuration = () => {
     if (!config.oidc || !config.oauthIssuer || !config.oidcClientId) throw errors.oidc_disabled()
@@ -102,6 +104,17 @@ export function oidcRoutes(app: HttpApp, ctx: Context) {
 
   const CallbackQuery = Type.Record(Type.String(), Type.String({ maxLength: 4096 }))
   app.get('/api/v1/auth/oidc/callback', { schema: { querystring: CallbackQuery } }, async (req, reply) => {
+    try {
+      await callback(req, reply)
+      logins.inc({ result: 'ok' })
+    } catch (err) {
+      logins.inc({ result: 'failed' })
+      throw err
+    }
+    return reply
+  })
+
+  const callback = async (req: FastifyRequest<{ Querystring: Record<string, string> }>, reply: FastifyReply) => {
     const conf = await configuration()
     const state = req.query.state
     const bound = readCookie(req.headers.cookie, STATE_COOKIE)
@@ -135,6 +148,6 @@ export function oidcRoutes(app: HttpApp, ctx: Context) {
     if (user.enabled !== 1) throw errors.oidc_failed('this account is disabled')
     const token = await createSession(db, user.id, config.sessionTtl)
     reply.header('set-cookie', [stateCookie('', 0, secure), sessionCookie(token, config.sessionTtl, secure)])
-    return reply.redirect(row.return_to, 303)
-  })
+    reply.redirect(row.return_to, 303)
+  }
 }
