@@ -188,6 +188,8 @@ for (const backend of backends) {
     })
 
     test('every change is in the audit log, newest first, immutable, never with a secret', async () => {
+      const hook = await n.client.post('/api/v1/webhooks', { cookie: admin, body: { channel: 'ops' } })
+      await n.client.post(`/api/v1/webhooks/${hook.body.webhook.id}/revoke`, { cookie: admin })
       const res = await n.client.get('/api/v1/admin/audit?limit=200', { cookie: admin })
       assert.equal(res.status, 200)
       const actions = res.body.entries.map((e: { action: string; target: string }) => `${e.action} ${e.target}`)
@@ -199,6 +201,8 @@ for (const backend of backends) {
         'user.update dora',
         'user.revoke_sessions pia',
         'user.reset_password pia',
+        `webhook.create ${hook.body.webhook.id}`,
+        `webhook.revoke ${hook.body.webhook.id}`,
       ]) {
         assert.ok(actions.includes(expected), expected)
       }
@@ -208,6 +212,7 @@ for (const backend of backends) {
         [...ids].sort((a: number, b: number) => b - a),
       )
       assert.ok(!res.text.includes('a-brand-new-password'))
+      assert.ok(!res.text.includes(hook.body.webhook.token))
       const page = await n.client.get('/api/v1/admin/audit?limit=2', { cookie: admin })
       const older = await n.client.get(`/api/v1/admin/audit?limit=2&before=${page.body.next_before}`, { cookie: admin })
       assert.ok(older.body.entries[0].id < page.body.entries[1].id + 1)
