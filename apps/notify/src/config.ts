@@ -101,6 +101,38 @@ export const schema = {
     max: 16 * 1024 * 1024,
     doc: 'largest accepted request body',
   }),
+  oauthIssuer: field.url({
+    env: 'NOTIFY_OAUTH_ISSUER',
+    flag: 'oauth-issuer',
+    protocols: ['http:', 'https:'],
+    doc: 'OpenID provider issuer URL; with NOTIFY_OIDC_CLIENT_ID turns identity-provider sign-in on',
+  }),
+  oidcClientId: field.string({
+    env: 'NOTIFY_OIDC_CLIENT_ID',
+    flag: 'oidc-client-id',
+    doc: 'client id of notify at the OpenID provider (a public client: PKCE, no secret)',
+  }),
+  actionKey: field.string({
+    env: 'NOTIFY_ACTION_KEY',
+    secret: true,
+    doc: 'bootstrap action encryption key (32 bytes as base64, base64url or 64 hex digits); committed to the cluster setting action_encryption_key on first use',
+  }),
+  actionTimeout: field.duration({
+    env: 'NOTIFY_ACTION_TIMEOUT',
+    flag: 'action-timeout',
+    default: '10s',
+    min: '100ms',
+    max: '60s',
+    doc: 'whole-call deadline of an action callback (connect, send, response)',
+  }),
+  actionResponseLimit: field.bytes({
+    env: 'NOTIFY_ACTION_RESPONSE_LIMIT',
+    flag: 'action-response-limit',
+    default: '64KiB',
+    min: 1024,
+    max: 1024 * 1024,
+    doc: 'largest action callback response read; a larger one is a failure',
+  }),
   logLevel: field.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, {
     env: 'NOTIFY_LOG_LEVEL',
     flag: 'log-level',
@@ -115,6 +147,8 @@ export interface Config extends RawConfig {
   auth: boolean
   /** The public origin (`https://notify.example`), set whenever auth is on. */
   publicOrigin: string | undefined
+  /** Identity-provider sign-in is on (issuer and client id set). */
+  oidc: boolean
 }
 
 /** Cross-field rules on an already typed config; throws ConfigError listing every violation. */
@@ -151,8 +185,23 @@ export function finishConfig(raw: RawConfig): Config {
   } catch (err) {
     problems.push(`NOTIFY_LISTEN: ${(err as Error).message}`)
   }
+  const oidc = raw.oauthIssuer !== undefined || raw.oidcClientId !== undefined
+  if (oidc) {
+    if (raw.oauthIssuer === undefined) problems.push('NOTIFY_OAUTH_ISSUER: required when NOTIFY_OIDC_CLIENT_ID is set')
+    if (raw.oidcClientId === undefined) problems.push('NOTIFY_OIDC_CLIENT_ID: required when NOTIFY_OAUTH_ISSUER is set')
+    if (!auth)
+      problems.push(
+        'NOTIFY_OAUTH_ISSUER: identity-provider sign-in needs reader authentication (NOTIFY_READER_PASSWORD)',
+      )
+    if (raw.oauthIssuer !== undefined) {
+      const u = new URL(raw.oauthIssuer)
+      if (u.protocol === 'http:' && !isLoopbackHost(u.hostname.replace(/^\[|\]$/g, ''))) {
+        problems.push('NOTIFY_OAUTH_ISSUER: must be https (plain http only for a loopback test provider)')
+      }
+    }
+  }
   if (problems.length > 0) throw new ConfigError(problems)
-  return { ...raw, auth, publicOrigin }
+  return { ...raw, auth, publicOrigin, oidc: oidc && auth }
 }
 
 function isLoopbackHost(host: string): boolean {

@@ -6,6 +6,7 @@ import type { BaseContext } from '@gatehouse/kit'
 import type { Guard } from './auth/guard.ts'
 import type { Config } from './config.ts'
 import type { DB } from './db/schema.ts'
+import type { ActionKeys } from './settings/action-key.ts'
 import type { UserService } from './users/service.ts'
 
 /**
@@ -17,4 +18,6 @@ export interface Context extends BaseContext<Config, DB> {
   users: UserService
   /** The realtime hub: `wake()` after committing a notification or a stream change. */
   stream: { wake(): void }
+  /** The action encryption key (committed setting, bootstrap material): settings/action-key.ts. */
+  actionKeys: ActionKeys
 }

@@ -40,6 +40,47 @@ export const errors = defineErrors({
     status: 429,
     message: (seconds: number) => `too many sign-in attempts; try again in ${seconds} s`,
   },
+  action_key_unavailable: {
+    status: 503,
+    message: () =>
+      'no action encryption key: set NOTIFY_ACTION_KEY (32 bytes, base64 or hex) so the first save can commit it',
+  },
+  action_target_not_found: { status: 404, message: (name: string) => `no action target ${JSON.stringify(name)}` },
+  action_not_found: { status: 404, message: (index: number) => `this notification has no registered action ${index}` },
+  invalid_action_target: { status: 400, message: (why: string) => why },
+  idempotency_key_required: {
+    status: 428,
+    message: () => 'an Idempotency-Key header (1 to 200 visible ASCII characters) is required',
+  },
+  idempotency_key_reused: {
+    status: 409,
+    message: () => 'this Idempotency-Key was already used for another action',
+  },
+  action_in_progress: {
+    status: 409,
+    message: () => 'an invocation with this Idempotency-Key is still running; retry with the same key',
+  },
+  self_change_refused: { status: 409, message: (why: string) => why },
+  last_admin: {
+    status: 409,
+    message: () => 'refused: this would leave no enabled human administrator',
+  },
+  password_not_local: {
+    status: 409,
+    message: (name: string) => `user ${JSON.stringify(name)} does not sign in with a local password`,
+  },
+  oidc_disabled: { status: 404, message: () => 'identity-provider sign-in is not configured' },
+  oidc_failed: { status: 401, message: (why: string) => `identity-provider sign-in failed: ${why}` },
+  desktop_login_failed: { status: 400, message: (why: string) => why },
+  desktop_login_pending: { status: 428, message: () => 'not approved yet: poll again after the interval' },
+  desktop_code_mismatch: {
+    status: 400,
+    message: (left: number) => `the code does not match this sign-in request (${left} attempts left)`,
+  },
+  desktop_throttled: {
+    status: 429,
+    message: (seconds: number) => `too many desktop sign-in requests; try again in ${seconds} s`,
+  },
   import_rejected: { status: 409, message: (why: string) => `import refused, nothing was changed: ${why}` },
 })
 

@@ -3,6 +3,9 @@
  * `main.ts` (or a test) does.
  */
 import { createHttpApp, type Database, type HttpApp, type Logger, packageVersion, systemClock } from '@gatehouse/kit'
+import { actionRoutes } from './actions/routes.ts'
+import { slashRoutes } from './actions/slash-routes.ts'
+import { auditRoutes } from './audit/routes.ts'
 import { createGuard, LOCAL_READER_NAME, type Reader, toReader } from './auth/guard.ts'
 import { authRoutes } from './auth/routes.ts'
 import { channelRoutes } from './channels/routes.ts'
@@ -10,13 +13,16 @@ import type { Config } from './config.ts'
 import type { Context } from './context.ts'
 import type { NotifyDatabase } from './db/open.ts'
 import type { DB } from './db/schema.ts'
+import { desktopRoutes } from './desktop/routes.ts'
 import { errors } from './errors.ts'
 import { SearchIndexer } from './inbox/indexer.ts'
 import { inboxRoutes } from './inbox/routes.ts'
 import { ingestRoutes } from './ingest/routes.ts'
+import { oidcRoutes } from './oidc/routes.ts'
 import { StreamHub } from './realtime/hub.ts'
 import { PgListener } from './realtime/pg-listen.ts'
 import { streamRoutes } from './realtime/routes.ts'
+import { ActionKeys } from './settings/action-key.ts'
 import { readerTokenRoutes } from './tokens/routes.ts'
 import { userRoutes } from './users/routes.ts'
 import { UserService } from './users/service.ts'
@@ -89,7 +95,12 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     reply.header('cache-control', 'no-store')
   })
   const hub = new StreamHub(database.db, logger, deps.streamPollMs ? { pollMs: deps.streamPollMs } : {})
+  const actionKeys = new ActionKeys(database.db, config.actionKey)
+  if (config.actionKey !== undefined && !actionKeys.bootstrapValid) {
+    logger.warn('NOTIFY_ACTION_KEY is not 32 bytes (base64, base64url or 64 hex digits); it is ignored')
+  }
   const ctx: Context = {
+    actionKeys,
     config,
     database,
     logger,
@@ -108,6 +119,24 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   inboxRoutes(app, ctx)
   streamRoutes(app, ctx, hub)
   webRoutes(app)
+  // Issue #21: action targets and invocation, slash commands, the audit log, sign-in.
+  const invocations = app.metrics.counter(
+    'action_invocations_total',
+    'Action target calls (card actions and slash commands) by outcome; replays are not counted',
+    ['outcome'],
+  )
+  const invokeDeps = {
+    db: database.db,
+    keys: ctx.actionKeys,
+    limits: { timeoutMs: config.actionTimeout, maxBytes: config.actionResponseLimit },
+    userAgent: `gatehouse-notify/${VERSION}`,
+    onOutcome: (outcome: 'success' | 'failure') => invocations.inc({ outcome }),
+  }
+  actionRoutes(app, ctx, invokeDeps)
+  slashRoutes(app, ctx, invokeDeps)
+  auditRoutes(app, ctx)
+  oidcRoutes(app, ctx)
+  desktopRoutes(app, ctx)
   const listener = database.kind === 'postgres' ? new PgListener(config.database, logger, () => hub.wake()) : undefined
   app.addHook('onReady', async () => {
     await hub.start()

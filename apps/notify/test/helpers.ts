@@ -54,10 +54,12 @@ export interface StartOptions {
   searchIndexIntervalMs?: number
   /** Realtime safety-net poll (ms); a long one proves delivery by PostgreSQL LISTEN. */
   streamPollMs?: number
+  /** Listen on this port (default: a free one), e.g. when a provider must know the callback first. */
+  port?: number
 }
 
 export async function startNotify(backend: Backend, options: StartOptions = {}): Promise<Notify> {
-  const port = await freePort()
+  const port = options.port ?? (await freePort())
   const env: Record<string, string> = {
     NOTIFY_LISTEN: `127.0.0.1:${port}`,
     NOTIFY_DATABASE_URL: await backend.url(),

@@ -2,6 +2,10 @@
 // set with textContent (the h() helper never touches innerHTML), links get
 // rel="noopener noreferrer", and the page runs under a CSP without inline scripts.
 
+import { actionButton, commandBar } from './actions.js'
+import { DESKTOP_ROUTE, providerButton, renderDesktopApproval } from './desktop.js'
+import { openPanel } from './panel.js'
+
 const app = document.getElementById('app')
 const state = {
   me: undefined,
@@ -16,7 +20,8 @@ const state = {
   selected: -1,
   stream: undefined,
   arrived: [], // live notifications received while the inbox loads
-  admin: false, // the administration view is open
+  admin: false, // the administration view is open (true), or the user panel ('panel')
+  desktop: false, // a desktop sign-in approval is shown (desktop.js)
 }
 
 /** An element with attributes and children; strings become text nodes, never HTML. */
@@ -33,10 +38,10 @@ function h(tag, attrs = {}, ...children) {
   return el
 }
 
-async function api(method, path, body) {
+async function api(method, path, body, headers = {}) {
   const res = await fetch(path, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   })
   const data = res.status === 204 ? {} : await res.json().catch(() => ({}))
@@ -102,6 +107,18 @@ function signIn(message) {
   )
   app.replaceChildren(form)
   form.querySelector('input').focus()
+  void providerButton(ui).then((b) => b && form.querySelector('button.primary').after(b))
+}
+
+/** What the issue #21 modules (actions.js, desktop.js, panel.js) use of this one. */
+const ui = {
+  h,
+  api,
+  toast,
+  relative,
+  app,
+  state,
+  layout: (content) => app.replaceChildren(h('div', { class: 'layout' }, navigation(), content)),
 }
 
 // ---- data ------------------------------------------------------------------------------
@@ -531,10 +548,8 @@ function cardContent(n) {
         h(
           'p',
           {},
-          c.actions.map((a) =>
-            a.type === 'link'
-              ? link(a.label, a.url)
-              : h('button', { disabled: true, title: 'Actions are not available yet' }, a.label),
+          c.actions.map((a, i) =>
+            a.type === 'link' ? link(a.label, a.url) : actionButton(ui, n, a, i, canOperate(n.channel)),
           ),
         ),
       )
@@ -684,11 +699,22 @@ function navigation() {
         ? h(
             'p',
             {},
-            h('button', { 'aria-current': state.admin ? 'true' : 'false', onclick: openAdmin }, 'Administration'),
+            h(
+              'button',
+              { 'aria-current': state.admin === true ? 'true' : 'false', onclick: openAdmin },
+              'Administration',
+            ),
+            ' ',
+            h('button', { 'aria-current': state.admin === 'panel' ? 'true' : 'false', onclick: openUsers }, 'Users'),
           )
         : '',
     ),
   )
+}
+
+function openUsers() {
+  state.admin = 'panel'
+  openPanel(ui).catch((err) => toast(err.message))
 }
 
 function openAdmin() {
@@ -706,7 +732,7 @@ function openAdmin() {
 }
 
 function render() {
-  if (state.admin) return
+  if (state.admin || state.desktop) return
   const nav = navigation()
   const search = h('input', {
     type: 'search',
@@ -772,9 +798,13 @@ function render() {
     ? h('ul', { class: 'cards' }, state.items.map(card))
     : h('p', { class: 'muted' }, state.unreadOnly ? 'Nothing unread.' : 'No notifications.')
   const more = state.next ? h('button', { class: 'more', onclick: loadMore }, 'Load more') : ''
-  const focused = document.activeElement?.getAttribute('aria-label') === 'Search'
-  app.replaceChildren(h('div', { class: 'layout' }, nav, h('section', { class: 'content' }, toolbar, list, more)))
-  if (focused) search.focus()
+  const focused = document.activeElement?.getAttribute('aria-label')
+  const commands = state.channel && canOperate(state.channel) ? commandBar(ui, state.channel) : ''
+  app.replaceChildren(
+    h('div', { class: 'layout' }, nav, h('section', { class: 'content' }, toolbar, commands, list, more)),
+  )
+  if (focused === 'Search') search.focus()
+  if (focused === 'Slash command') document.querySelector('input[name=command]')?.focus()
 }
 
 function choose(channel) {
@@ -832,9 +862,24 @@ async function start() {
     if (err.status === 401) return signIn()
     throw err
   }
+  const desktop = DESKTOP_ROUTE.exec(location.hash)
+  if (desktop) {
+    state.stream?.close() // live updates would redraw the inbox over the approval
+    state.desktop = true
+    return renderDesktopApproval(ui, desktop[1], () => {
+      state.desktop = false
+      history.replaceState(null, '', '/')
+      void start()
+    })
+  }
   await loadChannels()
   render()
   connect()
 }
+
+// A desktop app may open its approval link in a tab that already shows the client.
+window.addEventListener('hashchange', () => {
+  if (DESKTOP_ROUTE.test(location.hash)) void start()
+})
 
 void start()

@@ -38,6 +38,8 @@ export interface OidcProviderOptions {
    * gets a refresh token.
    */
   nativeClientId?: string
+  /** Also register a public client (no secret, PKCE, authorization code) with this id and the same redirect URIs. */
+  publicClientId?: string
 }
 
 export interface AccessTokenOptions {
@@ -128,6 +130,18 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
             },
           ]
         : []),
+      ...(options.publicClientId === undefined
+        ? []
+        : [
+            {
+              client_id: options.publicClientId,
+              redirect_uris: options.redirectUris,
+              grant_types: ['authorization_code'],
+              response_types: ['code' as const],
+              token_endpoint_auth_method: 'none' as const,
+              scope: 'openid profile email',
+            },
+          ]),
     ],
     scopes: ['openid', 'offline_access', 'profile', 'email', ...scopes],
     jwks: { keys: keys.map((k) => k.jwk as never) },

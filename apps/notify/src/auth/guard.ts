@@ -8,6 +8,7 @@ import type { FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Config } from '../config.ts'
 import type { DB, UserRow } from '../db/schema.ts'
+import { DESKTOP_SESSION_PREFIX } from '../desktop/service.ts'
 import { errors } from '../errors.ts'
 import { userForReaderToken } from '../tokens/store.ts'
 import { readCookie, SESSION_COOKIE, userForSession } from './sessions.ts'
@@ -62,9 +63,14 @@ export function createGuard(config: Config, db: Kysely<DB>, localReader: Reader 
     if (!config.auth) return localReader
     const token = readCookie(req.headers.cookie, SESSION_COOKIE)
     if (token === undefined) {
-      // A script's reader API token (tokens/): no cookie, so checkOrigin asks for no Origin.
-      const bearer = /^Bearer\s+(ntr_\S+)\s*$/.exec(req.headers.authorization ?? '')?.[1]
-      const user = bearer ? await userForReaderToken(db, bearer) : undefined
+      // A script's reader API token (tokens/) or a desktop app's session (desktop/): no
+      // cookie, so checkOrigin asks for no Origin.
+      const bearer = /^Bearer\s+((?:ntr|nts)_\S{1,200})\s*$/.exec(req.headers.authorization ?? '')?.[1]
+      const user = bearer?.startsWith(DESKTOP_SESSION_PREFIX)
+        ? await userForSession(db, bearer.slice(DESKTOP_SESSION_PREFIX.length))
+        : bearer
+          ? await userForReaderToken(db, bearer)
+          : undefined
       return user ? toReader(user) : undefined
     }
     if (token.length > 200) return undefined

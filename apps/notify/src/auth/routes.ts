@@ -50,7 +50,9 @@ export async function authRoutes(app: HttpApp, ctx: Context) {
   })
 
   app.post('/api/v1/auth/logout', async (req, reply) => {
-    const token = readCookie(req.headers.cookie, SESSION_COOKIE)
+    // A browser's cookie, or a desktop app's bearer session (desktop/).
+    const bearer = /^Bearer\s+nts_(\S{1,200})\s*$/.exec(req.headers.authorization ?? '')?.[1]
+    const token = readCookie(req.headers.cookie, SESSION_COOKIE) ?? bearer
     if (token) await deleteSession(ctx.database.db, token)
     reply.header('set-cookie', clearedSessionCookie(secure))
     return reply.code(204).send()

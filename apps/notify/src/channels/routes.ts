@@ -10,6 +10,7 @@
  */
 import { type HttpApp, isUniqueViolation } from '@gatehouse/kit'
 import { Type } from 'typebox'
+import { recordAudit } from '../audit/store.ts'
 import { readerOf } from '../auth/guard.ts'
 import type { Context } from '../context.ts'
 import type { ChannelRole, ChannelRow } from '../db/schema.ts'
@@ -68,6 +69,7 @@ export function channelRoutes(app: HttpApp, ctx: Context) {
       .execute(async (tx) => {
         await insertChannel(tx, row)
         const hook = await issueWebhook(tx, row.name, true, 'channel')
+        await recordAudit(tx, readerOf(req), 'channel.create', row.name, { visibility: row.visibility })
         await appendChange(tx, kind, {
           kind: 'channel',
           channel: row.name,
@@ -120,6 +122,7 @@ export function channelRoutes(app: HttpApp, ctx: Context) {
       if (!user) throw errors.user_not_found(req.params.username)
       const created = await db.transaction().execute(async (tx) => {
         const created = await upsertMember(tx, channel.name, user.id, req.body.role)
+        await recordAudit(tx, reader, 'member.set', `${channel.name}/${user.username}`, { role: req.body.role })
         await appendChange(tx, kind, {
           kind: 'membership',
           channel: channel.name,
@@ -145,6 +148,7 @@ export function channelRoutes(app: HttpApp, ctx: Context) {
         user !== undefined &&
         (await db.transaction().execute(async (tx) => {
           if (!(await deleteMember(tx, channel.name, user.id))) return false
+          await recordAudit(tx, reader, 'member.remove', `${channel.name}/${user.username}`)
           await appendChange(tx, kind, {
             kind: 'membership',
             channel: channel.name,

@@ -140,6 +140,91 @@ export interface StreamChangeTable {
   created_at: string
 }
 
+/** Cluster settings (migration 0008): `action_encryption_key` once committed (see settings/action-key.ts). */
+export interface SettingTable {
+  name: string
+  value: string
+  created_at: string
+}
+
+/** A registered callback (migration 0008): `PUT /api/v1/action-targets/{name}` or a slash-command import. */
+export interface ActionTargetTable {
+  name: string
+  kind: 'target' | 'slash'
+  url: string
+  allow_private: number
+  /** AES-GCM sealed bearer credential (or slash-command token), never returned. */
+  credential: string | null
+  slash_trigger: string | null
+  description: string
+  created_at: string
+  updated_at: string
+}
+export type ActionTargetRow = Selectable<ActionTargetTable>
+
+/** A card action's sealed callback context, kept out of the stored card (migration 0008). */
+export interface ActionContextTable {
+  notification_id: number
+  action_index: number
+  ciphertext: string
+}
+
+/** One action invocation, keyed by (user, Idempotency-Key); immutable once final. */
+export interface ActionInvocationTable {
+  id: Generated<number>
+  user_id: string
+  username: string
+  idempotency_key: string
+  notification_id: number | null
+  action_index: number | null
+  channel: string | null
+  target: string
+  outcome: 'pending' | 'success' | 'failure'
+  status_code: number | null
+  error: string | null
+  /** A slash command's reply text (Mattermost `{text}`), shown to the reader as plain text. */
+  response_text: string | null
+  created_at: string
+  finished_at: string | null
+}
+export type ActionInvocationRow = Selectable<ActionInvocationTable>
+
+/** The administrative audit log (immutable). */
+export interface AdminAuditTable {
+  id: Generated<number>
+  actor_id: string
+  actor: string
+  action: string
+  target: string
+  /** JSON object, never a secret. */
+  details: string
+  created_at: string
+}
+
+/** A pending identity-provider sign-in: the state (hashed), nonce and PKCE verifier. */
+export interface OidcStateTable {
+  state_hash: string
+  nonce: string
+  code_verifier: string
+  return_to: string
+  expires_at: string
+}
+
+/** A desktop sign-in request (see desktop/service.ts). */
+export interface DesktopLoginTable {
+  id: string
+  device_code_hash: string
+  user_code_hash: string
+  client_name: string
+  client_address: string
+  status: 'pending' | 'approved' | 'denied' | 'used' | 'failed'
+  user_id: string | null
+  failed_attempts: number
+  created_at: string
+  expires_at: string
+}
+export type DesktopLoginRow = Selectable<DesktopLoginTable>
+
 export interface DB {
   users: UserTable
   sessions: SessionTable
@@ -155,6 +240,13 @@ export interface DB {
   search_index_state: SearchIndexStateTable
   channel_generation: ChannelGenerationTable
   stream_changes: StreamChangeTable
+  settings: SettingTable
+  action_targets: ActionTargetTable
+  action_contexts: ActionContextTable
+  action_invocations: ActionInvocationTable
+  admin_audit: AdminAuditTable
+  oidc_states: OidcStateTable
+  desktop_logins: DesktopLoginTable
 }
 
 export type UserRow = Selectable<UserTable>

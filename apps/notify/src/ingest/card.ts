@@ -31,6 +31,7 @@ export const CARD_LIMITS = {
   views: 8,
   viewRows: 100,
   targetName: 64,
+  actionContext: 4096,
 } as const
 
 const SEVERITIES = ['info', 'success', 'warning', 'error', 'critical'] as const
@@ -75,7 +76,11 @@ export interface Card {
   badges?: Array<{ text: string; tone: (typeof TONES)[number] }>
   images?: Array<{ url: string; alt: string }>
   links?: Array<{ label: string; url: string }>
-  actions?: Array<{ type: 'link'; label: string; url: string } | { type: 'registered'; label: string; target: string }>
+  actions?: Array<
+    // `context` is taken out (sealed, stored apart) before the card is stored: actions/card-context.ts.
+    | { type: 'link'; label: string; url: string }
+    | { type: 'registered'; label: string; target: string; context?: unknown }
+  >
   views?: Array<{ type: (typeof VIEW_TYPES)[number]; title: string; rows: CardRow[] }>
 }
 
@@ -102,16 +107,21 @@ function labelled(v: unknown, path: string, max: number) {
 }
 
 function action(v: unknown, path: string): NonNullable<Card['actions']>[number] {
-  const o0 = object(v, path, ['type', 'label', 'url', 'target'], ['type'])
+  const o0 = object(v, path, ['type', 'label', 'url', 'target', 'context'], ['type'])
   const type = oneOf(o0.type, `${path}.type`, ACTION_TYPES)
   if (type === 'link') {
     const o = object(v, path, ['type', 'label', 'url'], ['label', 'url'])
     return { type, label: string(o.label, `${path}.label`, CARD_LIMITS.label, 1), url: url(o.url, `${path}.url`) }
   }
-  const o = object(v, path, ['type', 'label', 'target'], ['label', 'target'])
+  const o = object(v, path, ['type', 'label', 'target', 'context'], ['label', 'target'])
   const target = string(o.target, `${path}.target`, CARD_LIMITS.targetName, 1)
   if (!/^[a-z0-9][a-z0-9_-]*$/.test(target)) fail(`${path}.target`, 'must be an action target name')
-  return { type, label: string(o.label, `${path}.label`, CARD_LIMITS.label, 1), target }
+  const label = string(o.label, `${path}.label`, CARD_LIMITS.label, 1)
+  if (o.context === undefined) return { type, label, target }
+  if (JSON.stringify(o.context).length > CARD_LIMITS.actionContext) {
+    fail(`${path}.context`, `must be at most ${CARD_LIMITS.actionContext} characters of JSON`)
+  }
+  return { type, label, target, context: o.context }
 }
 
 /** Validate an untrusted value as a version 1 card; throws invalid_card naming the path. */

@@ -8,6 +8,7 @@
 import type { HttpApp } from '@gatehouse/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { carriesContext, storeContexts, takeContexts } from '../actions/card-context.ts'
 import type { Context } from '../context.ts'
 import type { WebhookRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
@@ -101,10 +102,17 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
   })
 
   app.post('/api/v1/notifications', { onRequest: bearerToken }, async (req, reply) => {
+    // Action context is sealed apart from the card (actions/card-context.ts): the key is
+    // checked before anything is stored.
+    const key = carriesContext(req.body) ? await ctx.actionKeys.forRead() : undefined
+    let contexts = new Map<number, string>()
     const stored = await accept(req, () => {
       if (req.body === undefined) throw errors.invalid_card('card', 'a JSON body is required')
-      return cardDraft(parseCard(req.body))
+      const card = parseCard(req.body)
+      contexts = takeContexts(card)
+      return cardDraft(card)
     })
+    if (key) await storeContexts(ctx.database.db, key, stored.id, contexts)
     return reply.code(201).send({ notification: stored })
   })
 }

@@ -1,13 +1,19 @@
 /**
- * Reader administration (administrators only).
- *   POST /api/v1/users   create a reader
- *   GET  /api/v1/users   list readers
+ * Reader administration, the user panel (administrators only).
+ *   POST  /api/v1/users                              create a reader
+ *   GET   /api/v1/users                              list readers
+ *   PATCH /api/v1/users/{username}                   {admin?, enabled?}: promote, demote, enable, disable
+ *   POST  /api/v1/users/{username}/revoke-sessions   end every session of the reader
+ *   POST  /api/v1/users/{username}/password          {password}: reset a local password
  */
 import type { HttpApp } from '@gatehouse/kit'
 import { Type } from 'typebox'
+import { recordAudit } from '../audit/store.ts'
+import { readerOf } from '../auth/guard.ts'
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../auth/passwords.ts'
 import type { Context } from '../context.ts'
 import { Username } from '../names.ts'
+import { changeUser, resetPassword, revokeSessions } from './panel.ts'
 import { userResponse } from './service.ts'
 import { listUsers } from './store.ts'
 
@@ -24,10 +30,47 @@ const CreateUser = Type.Object(
 export function userRoutes(app: HttpApp, ctx: Context) {
   app.post('/api/v1/users', { onRequest: ctx.guard.admin, schema: { body: CreateUser } }, async (req, reply) => {
     const user = await ctx.users.create(req.body)
+    await recordAudit(ctx.database.db, readerOf(req), 'user.create', user.username, {
+      admin: user.is_admin === 1,
+      kind: user.kind,
+    })
     return reply.code(201).send({ user: userResponse(user) })
   })
 
   app.get('/api/v1/users', { onRequest: ctx.guard.admin }, async () => {
     return { users: (await listUsers(ctx.database.db)).map(userResponse) }
   })
+
+  const db = ctx.database.db
+  const params = { params: Type.Object({ username: Username }) }
+  const Patch = Type.Object(
+    { admin: Type.Optional(Type.Boolean()), enabled: Type.Optional(Type.Boolean()) },
+    { additionalProperties: false, minProperties: 1 },
+  )
+  app.patch(
+    '/api/v1/users/:username',
+    { onRequest: ctx.guard.admin, schema: { ...params, body: Patch } },
+    async (req) => {
+      const user = await changeUser(db, ctx.database.kind, readerOf(req), req.params.username, req.body)
+      ctx.stream.wake()
+      return { user: userResponse(user) }
+    },
+  )
+
+  app.post('/api/v1/users/:username/revoke-sessions', { onRequest: ctx.guard.admin, schema: params }, async (req) => {
+    return { revoked: await revokeSessions(db, readerOf(req), req.params.username) }
+  })
+
+  const Password = Type.Object(
+    { password: Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH }) },
+    { additionalProperties: false },
+  )
+  app.post(
+    '/api/v1/users/:username/password',
+    { onRequest: ctx.guard.admin, schema: { ...params, body: Password } },
+    async (req, reply) => {
+      await resetPassword(db, readerOf(req), req.params.username, req.body.password, ctx.config.bcryptCost)
+      return reply.code(204).send()
+    },
+  )
 }

@@ -15,6 +15,11 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
+  // Issue #21 views: card actions and slash commands, desktop sign-in, the user panel.
+  '/actions.js': { file: 'actions.js', type: 'text/javascript; charset=utf-8' },
+  '/desktop.js': { file: 'desktop.js', type: 'text/javascript; charset=utf-8' },
+  '/panel.js': { file: 'panel.js', type: 'text/javascript; charset=utf-8' },
+  '/access.css': { file: 'access.css', type: 'text/css; charset=utf-8' },
   '/manifest.webmanifest': { file: 'manifest.webmanifest', type: 'application/manifest+json' },
   '/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
 }

@@ -8,6 +8,8 @@
  */
 import type { HttpApp } from '@gatehouse/kit'
 import { Type } from 'typebox'
+import { recordAudit } from '../audit/store.ts'
+import { readerOf } from '../auth/guard.ts'
 import type { Context } from '../context.ts'
 import { ChannelName } from '../names.ts'
 import { importWebhooks } from './import.ts'
@@ -43,20 +45,36 @@ export function webhookRoutes(app: HttpApp, ctx: Context) {
 
   app.post('/api/v1/webhooks', { ...admin, schema: { body: CreateWebhook } }, async (req, reply) => {
     const hook = await createWebhook(ctx.database.db, req.body.channel, req.body.channel_locked ?? false)
+    await recordAudit(ctx.database.db, readerOf(req), 'webhook.create', hook.id, {
+      channel: req.body.channel,
+      channel_locked: req.body.channel_locked ?? false,
+    })
     return reply.code(201).send({ webhook: hook })
   })
 
   app.get('/api/v1/webhooks', admin, async () => ({ webhooks: (await listWebhooks(ctx.database.db)).map(metadata) }))
 
-  app.post('/api/v1/webhooks/:id/revoke', { ...admin, schema: { params: IdParams } }, async (req) => ({
-    webhook: metadata(await revoke(ctx.database.db, req.params.id)),
-  }))
+  app.post('/api/v1/webhooks/:id/revoke', { ...admin, schema: { params: IdParams } }, async (req) => {
+    const webhook = metadata(await revoke(ctx.database.db, req.params.id))
+    await recordAudit(ctx.database.db, readerOf(req), 'webhook.revoke', req.params.id)
+    return { webhook }
+  })
 
   app.post('/api/v1/webhooks/:id/new-url', { ...admin, schema: { params: IdParams } }, async (req, reply) => {
-    return reply.code(201).send({ webhook: await newUrl(ctx.database.db, req.params.id) })
+    const webhook = await newUrl(ctx.database.db, req.params.id)
+    await recordAudit(ctx.database.db, readerOf(req), 'webhook.new_url', req.params.id, { new_webhook: webhook.id })
+    return reply.code(201).send({ webhook })
   })
 
   app.post('/api/v1/admin/import/webhooks', { ...admin, schema: { body: ImportBody } }, async (req) => {
-    return importWebhooks(ctx.database.db, req.body.dry_run, req.body.webhooks)
+    const result = await importWebhooks(ctx.database.db, req.body.dry_run, req.body.webhooks)
+    // Counts only: imported ids are the old system's secret URL parts.
+    if (!req.body.dry_run) {
+      await recordAudit(ctx.database.db, readerOf(req), 'webhook.import', `${req.body.webhooks.length} webhooks`, {
+        created: result.created,
+        existing: result.existing,
+      })
+    }
+    return result
   })
 }

@@ -1,0 +1,183 @@
+/**
+ * The issue #21 views in Debian's Chromium against a real notify (SQLite and PostgreSQL):
+ * live card action buttons with their outcome, a slash command with arguments and its
+ * reply, the user panel (promote, audit log, action targets), and desktop sign-in approval
+ * with a wrong and then the right code. Screenshots go to apps/notify/test-output/.
+ */
+import assert from 'node:assert/strict'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, test } from 'node:test'
+import { freePort, startOidcProvider } from '@gatehouse/testkit'
+import { newContext, signIn as signInAs } from './browser.ts'
+import { startCallbackServer } from './callback-server.ts'
+import { ADMIN, ADMIN_PASSWORD, backends, channel, member, type Notify, reader, startNotify } from './helpers.ts'
+
+const OUT = join(import.meta.dirname, '..', 'test-output')
+mkdirSync(OUT, { recursive: true })
+const KEY = Buffer.alloc(32, 5).toString('base64')
+
+// The deliberately wrong desktop code answers 400: not a problem.
+const signIn = (n: Notify, user: string, password: string, phone = false) =>
+  signInAs(n, user, password, phone, [401, 400])
+
+for (const backend of backends) {
+  describe(`web client: actions, users, desktop sign-in (${backend.name})`, () => {
+    test('card actions and slash commands run from the browser with their outcome', async (t) => {
+      const cb = await startCallbackServer()
+      t.after(() => cb.close())
+      const n = await startNotify(backend, { env: { NOTIFY_ACTION_KEY: KEY } })
+      t.after(() => n.close())
+      const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+      const ops = await channel(n, admin, 'ops')
+      await reader(n, admin, 'otto')
+      await member(n, admin, 'ops', 'otto', 'operator')
+      await n.client.put('/api/v1/action-targets/restart', {
+        cookie: admin,
+        body: { url: `${cb.base}/ok`, allow_private: true },
+      })
+      await n.client.post('/api/v1/admin/import/slash-commands', {
+        cookie: admin,
+        body: {
+          dry_run: false,
+          commands: [{ trigger: 'deploy', url: `${cb.base}/ok`, token: 'tok', allow_private: true }],
+        },
+      })
+      await n.client.post('/api/v1/notifications', {
+        token: ops.token,
+        body: {
+          version: 1,
+          title: 'web-3 unhealthy',
+          severity: 'warning',
+          actions: [
+            { type: 'registered', label: 'Restart web-3', target: 'restart' },
+            { type: 'registered', label: 'Page on-call', target: 'gone' },
+          ],
+        },
+      })
+      const otto = await signIn(n, 'otto', 'otto-password-123')
+      t.after(() => otto.close())
+      const { page } = otto
+      await page.getByRole('button', { name: 'Restart web-3' }).click()
+      await page.getByText('✓ Done (200)').waitFor()
+      await page.getByRole('button', { name: 'Page on-call' }).click()
+      await page.getByText(/✗ Failed: action target gone was revoked/).waitFor()
+      assert.equal(cb.received.filter((r) => r.path === '/ok').length, 1)
+      await page.screenshot({ path: join(OUT, `actions-laptop-${backend.name}.png`) })
+
+      await page.getByRole('button', { name: 'ops' }).click()
+      await page.getByLabel('Slash command').fill('/deploy web --canary')
+      await page.getByRole('button', { name: 'Run' }).click()
+      await page.locator('.command-reply.success', { hasText: 'done' }).waitFor()
+      const form = new URLSearchParams(cb.received.at(-1)!.body)
+      assert.equal(form.get('text'), 'web --canary')
+      assert.equal(form.get('user_name'), 'otto')
+      await page.screenshot({ path: join(OUT, `slash-command-${backend.name}.png`) })
+      assert.deepEqual(otto.problems, [])
+    })
+
+    test('user panel, audit log and action targets; desktop sign-in approval', async (t) => {
+      const n = await startNotify(backend, { env: { NOTIFY_ACTION_KEY: KEY } })
+      t.after(() => n.close())
+      const adminCookie = await n.client.login(ADMIN, ADMIN_PASSWORD)
+      await channel(n, adminCookie, 'ops')
+      await reader(n, adminCookie, 'vera')
+      const admin = await signIn(n, ADMIN, ADMIN_PASSWORD)
+      t.after(() => admin.close())
+      const { page } = admin
+      await page.getByRole('button', { name: 'Users', exact: true }).click()
+      const vera = page.locator('tr[data-user="vera"]')
+      await vera.getByRole('button', { name: 'Make administrator' }).click()
+      await page.getByText('vera promoted').waitFor()
+      await vera.getByRole('button', { name: 'Remove administrator' }).waitFor()
+      await vera.getByLabel('Channel for vera').selectOption('ops')
+      await vera.getByLabel('Role for vera').selectOption('operator')
+      await vera.getByRole('button', { name: 'Assign role' }).click()
+      await page.getByText('vera is operator of ops').waitFor()
+      // Disabling yourself is not offered; the server refuses demoting the last administrator elsewhere.
+      assert.equal(await page.locator(`tr[data-user="${ADMIN}"]`).getByRole('button', { name: 'Disable' }).count(), 0)
+      await page.screenshot({ path: join(OUT, `users-laptop-${backend.name}.png`) })
+
+      await page.getByRole('tab', { name: 'Audit log' }).click()
+      await page.locator('.audit li', { hasText: 'user.update' }).first().waitFor()
+      await page.locator('.audit li', { hasText: 'member.set' }).first().waitFor()
+      await page.screenshot({ path: join(OUT, `audit-laptop-${backend.name}.png`) })
+
+      await page.getByRole('tab', { name: 'Action targets' }).click()
+      await page.getByLabel('Name').fill('restart')
+      await page.getByLabel('Callback URL (https)').fill('https://ops.example.org/hooks/restart')
+      await page.getByLabel('Bearer credential (optional, write-only)').fill('super-secret-credential')
+      await page.getByRole('button', { name: 'Save target' }).click()
+      await page.locator('tr[data-target="restart"]').waitFor()
+      assert.equal(await page.getByText('super-secret-credential').count(), 0)
+      await page
+        .getByLabel('Slash commands JSON')
+        .fill(JSON.stringify([{ trigger: 'deploy', url: 'https://ops.example.org/slash', token: 'slash-token-1' }]))
+      await page.getByRole('button', { name: 'Dry run' }).click()
+      await page.getByText('Dry run: would create 1, existing 0').waitFor()
+      await page.getByRole('button', { name: 'Import', exact: true }).click()
+      await page.locator('tr[data-target="slash-deploy"]').waitFor()
+      await page.screenshot({ path: join(OUT, `targets-laptop-${backend.name}.png`) })
+
+      // Desktop sign-in: the app starts, vera approves on her phone with a wrong and then the right code.
+      const started = (await n.client.post('/api/v1/auth/desktop', { body: { client_name: 'Gatehouse Desktop' } })).body
+      const phone = await signIn(n, 'vera', 'vera-password-123', true)
+      t.after(() => phone.close())
+      await phone.page.goto(started.verification_url)
+      await phone.page.getByText('Sign in a desktop app?').waitFor()
+      await phone.page.getByText('Gatehouse Desktop').waitFor()
+      assert.equal(await phone.page.getByText(started.user_code).count(), 0)
+      await phone.page.getByLabel('Code shown in the app').fill('BBBB-BBBB')
+      await phone.page.getByRole('button', { name: 'Approve' }).click()
+      await phone.page.getByText('4 attempts left').waitFor()
+      await phone.page.screenshot({ path: join(OUT, `desktop-approval-phone-${backend.name}.png`) })
+      assert.equal(
+        (await n.client.post('/api/v1/auth/desktop/token', { body: { device_code: started.device_code } })).status,
+        428,
+      )
+      await phone.page.getByLabel('Code shown in the app').fill(started.user_code.toLowerCase())
+      await phone.page.getByRole('button', { name: 'Approve' }).click()
+      await phone.page.getByText('Desktop app signed in').waitFor()
+      const token = await n.client.post('/api/v1/auth/desktop/token', { body: { device_code: started.device_code } })
+      assert.equal(token.status, 200)
+      assert.equal(token.body.user.username, 'vera')
+      await phone.page.getByRole('button', { name: 'Continue to Notify' }).click()
+      await phone.page.getByText('Signed in as vera').waitFor()
+      await phone.page.getByRole('button', { name: 'Users', exact: true }).click()
+      await phone.page.locator('tr[data-user="vera"]').waitFor()
+      await phone.page.screenshot({ path: join(OUT, `users-phone-${backend.name}.png`) })
+      assert.deepEqual([...admin.problems, ...phone.problems], [])
+    })
+  })
+}
+
+describe('web client: identity-provider sign-in in Chromium', () => {
+  test('the provider button signs a reader in across sites and lands on the inbox', async (t) => {
+    // notify on "localhost", the provider on 127.0.0.1: another site, as in production, so the
+    // SameSite rules of the state and session cookies are exercised for real.
+    const port = await freePort()
+    const op = await startOidcProvider({
+      redirectUris: [`http://localhost:${port}/api/v1/auth/oidc/callback`],
+      publicClientId: 'notify-web',
+    })
+    t.after(() => op.stop())
+    op.loginAs('olivia')
+    const n = await startNotify(backends[0]!, {
+      port,
+      env: {
+        NOTIFY_PUBLIC_URL: `http://localhost:${port}`,
+        NOTIFY_OAUTH_ISSUER: op.issuer,
+        NOTIFY_OIDC_CLIENT_ID: 'notify-web',
+      },
+    })
+    t.after(() => n.close())
+    const context = await newContext()
+    t.after(() => context.close())
+    const page = await context.newPage()
+    await page.goto(`http://localhost:${port}/`)
+    await page.getByRole('link', { name: 'Sign in with your identity provider' }).click()
+    await page.getByText('Signed in as olivia').waitFor()
+    assert.equal(new URL(page.url()).origin, `http://localhost:${port}`)
+    await page.screenshot({ path: join(OUT, 'oidc-signed-in.png') })
+  })
+})
