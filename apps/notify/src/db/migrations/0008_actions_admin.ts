@@ -5,7 +5,7 @@
  * backends): an invocation row is written `pending` by the process that claims its
  * idempotency key and moved once to `success` or `failure`.
  */
-import { type DatabaseKind, type Migration, sql } from '@gatehouse/kit'
+import { type DatabaseKind, type Migration, sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely } from 'kysely'
 
 function tables(kind: DatabaseKind): string[] {
