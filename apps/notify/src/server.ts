@@ -14,6 +14,7 @@ import { errors } from './errors.ts'
 import { SearchIndexer } from './inbox/indexer.ts'
 import { inboxRoutes } from './inbox/routes.ts'
 import { ingestRoutes } from './ingest/routes.ts'
+import { setUpPush } from './push/service.ts'
 import { StreamHub } from './realtime/hub.ts'
 import { PgListener } from './realtime/pg-listen.ts'
 import { streamRoutes } from './realtime/routes.ts'
@@ -33,6 +34,8 @@ export interface Deps {
   searchIndexIntervalMs?: number
   /** Realtime safety-net poll (ms; tests set a long one to prove PostgreSQL LISTEN delivers). */
   streamPollMs?: number
+  /** Web Push: extra CA certificates trusted for push endpoints (tests' push service double). */
+  pushCa?: string | Buffer
 }
 
 /** Bootstrap state from the configuration: the administrator, the development reader and hook. */
@@ -89,6 +92,12 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     reply.header('cache-control', 'no-store')
   })
   const hub = new StreamHub(database.db, logger, deps.streamPollMs ? { pollMs: deps.streamPollMs } : {})
+  // Push delivery follows the same wake-ups as the stream (set below, once it exists).
+  let push: { wake(): void } | undefined
+  const wake = () => {
+    hub.wake()
+    push?.wake()
+  }
   const ctx: Context = {
     config,
     database,
@@ -97,7 +106,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     guard,
     users,
     metrics: app.metrics,
-    stream: hub,
+    stream: { wake },
   }
   await authRoutes(app, ctx)
   userRoutes(app, ctx)
@@ -107,8 +116,9 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   ingestRoutes(app, ctx)
   inboxRoutes(app, ctx)
   streamRoutes(app, ctx, hub)
+  push = await setUpPush(app, ctx, deps.pushCa ? { ca: deps.pushCa } : {})
   webRoutes(app)
-  const listener = database.kind === 'postgres' ? new PgListener(config.database, logger, () => hub.wake()) : undefined
+  const listener = database.kind === 'postgres' ? new PgListener(config.database, logger, wake) : undefined
   app.addHook('onReady', async () => {
     await hub.start()
     await listener?.start()

@@ -54,6 +54,8 @@ export interface StartOptions {
   searchIndexIntervalMs?: number
   /** Realtime safety-net poll (ms); a long one proves delivery by PostgreSQL LISTEN. */
   streamPollMs?: number
+  /** Web Push: CA certificates trusted for push endpoints (the push service double's). */
+  pushCa?: string | Buffer
 }
 
 export async function startNotify(backend: Backend, options: StartOptions = {}): Promise<Notify> {
@@ -80,6 +82,7 @@ export async function startNotify(backend: Backend, options: StartOptions = {}):
     logger: createLogger({ name: 'notify', level: config.logLevel }),
     ...(options.searchIndexIntervalMs !== undefined ? { searchIndexIntervalMs: options.searchIndexIntervalMs } : {}),
     ...(options.streamPollMs !== undefined ? { streamPollMs: options.streamPollMs } : {}),
+    ...(options.pushCa !== undefined ? { pushCa: options.pushCa } : {}),
   })
   await app.listen({ host: '127.0.0.1', port })
   const base = `http://127.0.0.1:${port}`

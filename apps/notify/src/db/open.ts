@@ -8,6 +8,7 @@ import { searchBacklogMigration } from './migrations/0003_search_backlog.ts'
 import { channelGenerationMigration } from './migrations/0004_channel_generation.ts'
 import { readerTokensMigration } from './migrations/0005_reader_tokens.ts'
 import { streamChangesMigration } from './migrations/0006_stream_changes.ts'
+import { pushMigration } from './migrations/0007_push.ts'
 import type { DB } from './schema.ts'
 
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
@@ -18,6 +19,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0004_channel_generation': channelGenerationMigration(kind),
     '0005_reader_tokens': readerTokensMigration(kind),
     '0006_stream_changes': streamChangesMigration(kind),
+    '0007_push': pushMigration(kind),
   }
 }
 

@@ -140,6 +140,44 @@ export interface StreamChangeTable {
   created_at: string
 }
 
+/** Values shared by every notify process, written once (migration 0007; see settings/cluster.ts). */
+export interface ClusterSettingTable {
+  key: string
+  value: string
+  created_at: string
+}
+
+/** A browser's Web Push subscription, owned by one reader (migration 0007; see push/). */
+export interface PushSubscriptionTable {
+  id: string
+  user_id: string
+  endpoint: string
+  /** The browser's P-256 public key and auth secret (base64url), used to encrypt payloads. */
+  p256dh: string
+  auth: string
+  /** What the reader sees in their list (browser and push service host). */
+  label: string
+  created_at: string
+  last_success_at: string | null
+  /** The last failed delivery (status and time), cleared by the next success. */
+  last_failure: string | null
+}
+export type PushSubscriptionRow = Selectable<PushSubscriptionTable>
+
+export type PushMode = 'all' | 'important' | 'off'
+
+export interface PushPreferenceTable {
+  user_id: string
+  channel: string
+  mode: PushMode
+}
+
+/** The last notification id handed to push delivery (one row, id 1). */
+export interface PushCursorTable {
+  id: number
+  high_water: number
+}
+
 export interface DB {
   users: UserTable
   sessions: SessionTable
@@ -155,6 +193,10 @@ export interface DB {
   search_index_state: SearchIndexStateTable
   channel_generation: ChannelGenerationTable
   stream_changes: StreamChangeTable
+  cluster_settings: ClusterSettingTable
+  push_subscriptions: PushSubscriptionTable
+  push_preferences: PushPreferenceTable
+  push_cursor: PushCursorTable
 }
 
 export type UserRow = Selectable<UserTable>
