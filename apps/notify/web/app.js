@@ -1,6 +1,9 @@
 // The notify web client: plain DOM, no build step. Every piece of text from a payload is
 // set with textContent (the h() helper never touches innerHTML), links get
 // rel="noopener noreferrer", and the page runs under a CSP without inline scripts.
+// Views beyond the inbox live in their own modules, which import h/api/toast from here.
+
+import { pushView, revokeThisBrowser } from './push.js'
 
 const app = document.getElementById('app')
 const state = {
@@ -17,10 +20,11 @@ const state = {
   stream: undefined,
   arrived: [], // live notifications received while the inbox loads
   admin: false, // the administration view is open
+  panel: undefined, // another view (a module's) is open: 'push'
 }
 
 /** An element with attributes and children; strings become text nodes, never HTML. */
-function h(tag, attrs = {}, ...children) {
+export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag)
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === false || v === null) continue
@@ -33,7 +37,7 @@ function h(tag, attrs = {}, ...children) {
   return el
 }
 
-async function api(method, path, body) {
+export async function api(method, path, body) {
   const res = await fetch(path, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -226,9 +230,11 @@ async function act(item, action) {
   }
 }
 
-function toast(text) {
+export function toast(text) {
   const t = h('p', { class: 'error', role: 'alert' }, text)
-  document.querySelector('.toolbar')?.after(t)
+  const toolbar = document.querySelector('.toolbar')
+  if (toolbar) toolbar.after(t)
+  else document.querySelector('.content')?.prepend(t)
   setTimeout(() => t.remove(), 5000)
 }
 
@@ -651,7 +657,7 @@ function navigation() {
         h(
           'button',
           {
-            'aria-current': state.channel === undefined && !state.admin ? 'true' : 'false',
+            'aria-current': state.channel === undefined && !state.admin && !state.panel ? 'true' : 'false',
             onclick: () => choose(undefined),
           },
           'All channels',
@@ -665,7 +671,7 @@ function navigation() {
             'button',
             {
               style: { '--chan': c.accent_color },
-              'aria-current': state.channel === c.name ? 'true' : 'false',
+              'aria-current': state.channel === c.name && !state.admin && !state.panel ? 'true' : 'false',
               onclick: () => choose(c.name),
             },
             h('span', {}, c.display_name),
@@ -680,6 +686,15 @@ function navigation() {
       `Signed in as ${state.me.username}`,
       ' ',
       h('button', { onclick: signOut }, 'Sign out'),
+      h(
+        'p',
+        {},
+        h(
+          'button',
+          { 'aria-current': state.panel === 'push' ? 'true' : 'false', onclick: openPush },
+          'Push notifications',
+        ),
+      ),
       state.me.admin
         ? h(
             'p',
@@ -691,7 +706,31 @@ function navigation() {
   )
 }
 
+/** Open a view other than the inbox: `build()` returns its content section. */
+async function openPanel(name, build) {
+  state.admin = false
+  state.panel = name
+  const draw = async () => {
+    const content = await build(draw)
+    if (state.panel === name) app.replaceChildren(h('div', { class: 'layout' }, navigation(), content))
+  }
+  app.replaceChildren(
+    h(
+      'div',
+      { class: 'layout' },
+      navigation(),
+      h('section', { class: 'content' }, h('p', { class: 'muted' }, 'Loading…')),
+    ),
+  )
+  await draw().catch((err) => toast(err.message))
+}
+
+function openPush() {
+  void openPanel('push', pushView)
+}
+
 function openAdmin() {
+  state.panel = undefined
   state.admin = true
   // Replace the inbox at once, so nothing of the previous view lingers while loading.
   app.replaceChildren(
@@ -706,7 +745,7 @@ function openAdmin() {
 }
 
 function render() {
-  if (state.admin) return
+  if (state.admin || state.panel) return
   const nav = navigation()
   const search = h('input', {
     type: 'search',
@@ -779,6 +818,7 @@ function render() {
 
 function choose(channel) {
   state.admin = false
+  state.panel = undefined
   state.channel = channel
   state.unreadOnly = true // channel timelines open in Unread only (spec)
   state.selected = -1
@@ -788,6 +828,8 @@ function choose(channel) {
 
 async function signOut() {
   state.stream?.close()
+  // A shared browser must not keep receiving this reader's pushes.
+  await revokeThisBrowser().catch(() => undefined)
   await api('POST', '/api/v1/auth/logout').catch(() => undefined)
   signIn()
 }
