@@ -5,6 +5,7 @@
 import { createHttpApp, type Database, type HttpApp, type Logger, packageVersion, systemClock } from '@gatehouse/kit'
 import { createGuard, LOCAL_READER_NAME, type Reader, toReader } from './auth/guard.ts'
 import { authRoutes } from './auth/routes.ts'
+import { channelEditRoutes } from './channels/edit.ts'
 import { channelRoutes } from './channels/routes.ts'
 import type { Config } from './config.ts'
 import type { Context } from './context.ts'
@@ -13,6 +14,7 @@ import type { DB } from './db/schema.ts'
 import { errors } from './errors.ts'
 import { SearchIndexer } from './inbox/indexer.ts'
 import { inboxRoutes } from './inbox/routes.ts'
+import { unreadRoutes } from './inbox/unread.ts'
 import { ingestRoutes } from './ingest/routes.ts'
 import { setUpPush } from './push/service.ts'
 import { StreamHub } from './realtime/hub.ts'
@@ -112,9 +114,11 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   userRoutes(app, ctx)
   readerTokenRoutes(app, ctx)
   channelRoutes(app, ctx)
+  channelEditRoutes(app, ctx)
   webhookRoutes(app, ctx)
   ingestRoutes(app, ctx)
   inboxRoutes(app, ctx)
+  unreadRoutes(app, ctx)
   streamRoutes(app, ctx, hub)
   push = await setUpPush(app, ctx, deps.pushCa ? { ca: deps.pushCa } : {})
   webRoutes(app)
