@@ -3,7 +3,11 @@
 // rel="noopener noreferrer", and the page runs under a CSP without inline scripts.
 // Views beyond the inbox live in their own modules, which import h/api/toast from here.
 
+import { channelAdminView, managesChannels } from './channel-admin.js'
+import { markdown, plainText } from './markdown.js'
 import { pushView, revokeThisBrowser } from './push.js'
+import { refreshUnread, scheduleUnread, unreadBadge } from './unread.js'
+import { webhookImportSection } from './webhook-import.js'
 
 const app = document.getElementById('app')
 const state = {
@@ -20,7 +24,7 @@ const state = {
   stream: undefined,
   arrived: [], // live notifications received while the inbox loads
   admin: false, // the administration view is open
-  panel: undefined, // another view (a module's) is open: 'push'
+  panel: undefined, // another view (a module's) is open: 'push', 'channels'
 }
 
 /** An element with attributes and children; strings become text nodes, never HTML. */
@@ -209,6 +213,9 @@ function connect() {
     render()
   })
   es.addEventListener('archive', () => void loadInbox())
+  // Anything that can change a count refreshes the navigation's unread badges.
+  for (const type of ['ready', 'notification', 'read', 'archive', 'channel', 'membership'])
+    es.addEventListener(type, scheduleUnread)
   for (const type of ['channel', 'membership'])
     es.addEventListener(type, async () => {
       await loadChannels()
@@ -469,6 +476,7 @@ async function renderAdmin(section) {
     h('div', { class: 'admin-grid' }, createChannel, members, createHook),
     h('h3', {}, 'Webhooks'),
     hookRows,
+    webhookImportSection(),
   )
   app.replaceChildren(h('div', { class: 'layout' }, navigation(), content))
 }
@@ -545,14 +553,17 @@ function cardContent(n) {
         ),
       )
   } else {
-    if (n.body) out.push(h('p', { class: 'body' }, n.body))
+    // Compatibility text is Mattermost-style markdown (a safe subset, built with DOM APIs).
+    if (n.body)
+      out.push(n.kind === 'compat' ? h('div', { class: 'md' }, markdown(n.body)) : h('p', { class: 'body' }, n.body))
     for (const a of c.attachments ?? []) {
       out.push(
         h(
           'div',
           { class: 'attachment' },
           a.title ? h('p', { class: 'strong' }, a.title_link ? link(a.title, a.title_link) : a.title) : '',
-          a.text ? h('p', { class: 'body' }, a.text) : '',
+          a.pretext ? h('div', { class: 'md' }, markdown(a.pretext)) : '',
+          a.text ? h('div', { class: 'md' }, markdown(a.text)) : '',
           a.fields?.length
             ? h(
                 'dl',
@@ -580,7 +591,12 @@ function card(n, index) {
     h(
       'header',
       {},
-      h('h2', {}, n.title || n.body.slice(0, 120)),
+      // A compatibility message's title is its raw first line: show it without markdown markers.
+      h(
+        'h2',
+        {},
+        (n.kind === 'compat' && n.body ? plainText(n.body.split('\n', 1)[0]) : n.title || n.body).slice(0, 120),
+      ),
       h('span', { class: `badge sev-${n.severity}` }, n.severity),
       h('span', { class: 'badge state' }, n.state),
     ),
@@ -661,6 +677,7 @@ function navigation() {
             onclick: () => choose(undefined),
           },
           'All channels',
+          unreadBadge(),
         ),
       ),
       state.channels.map((c) =>
@@ -676,6 +693,7 @@ function navigation() {
             },
             h('span', {}, c.display_name),
             c.visibility === 'private' ? h('span', { class: 'muted private' }, 'private') : '',
+            unreadBadge(c.name),
           ),
         ),
       ),
@@ -695,6 +713,17 @@ function navigation() {
           'Push notifications',
         ),
       ),
+      managesChannels(state.me, state.channels)
+        ? h(
+            'p',
+            {},
+            h(
+              'button',
+              { 'aria-current': state.panel === 'channels' ? 'true' : 'false', onclick: openChannels },
+              'Manage channels',
+            ),
+          )
+        : '',
       state.me.admin
         ? h(
             'p',
@@ -729,6 +758,10 @@ function openPush() {
   void openPanel('push', pushView)
 }
 
+function openChannels() {
+  void openPanel('channels', (draw) => channelAdminView(draw, state.me))
+}
+
 function openAdmin() {
   state.panel = undefined
   state.admin = true
@@ -745,6 +778,8 @@ function openAdmin() {
 }
 
 function render() {
+  // Another view is open: only its navigation follows (channel names, counts).
+  if (state.panel) document.querySelector('nav')?.replaceWith(navigation())
   if (state.admin || state.panel) return
   const nav = navigation()
   const search = h('input', {
@@ -877,6 +912,7 @@ async function start() {
   await loadChannels()
   render()
   connect()
+  void refreshUnread().catch(() => undefined)
 }
 
 void start()
