@@ -20,6 +20,8 @@ import type { PushSender } from './sender.ts'
 import { deleteSubscription, recordFailure, recordSuccess } from './store.ts'
 
 const PAGE = 200
+/** Shortest time between two delivery passes (ms). */
+const MIN_GAP_MS = 50
 /** Pushes in flight at once from one process. */
 const CONCURRENCY = 16
 
@@ -42,6 +44,7 @@ export class PushDispatcher {
   readonly #deliveries
   #queue: Promise<unknown> = Promise.resolve()
   #passQueued = false
+  #lastPass = 0
   #timer: NodeJS.Timeout | undefined
   #closed = false
 
@@ -68,17 +71,22 @@ export class PushDispatcher {
   wake(): void {
     if (this.#passQueued || this.#closed) return
     this.#passQueued = true
-    this.#queue = this.#queue
-      .then(async () => {
-        this.#passQueued = false
-        await this.#pass()
-      })
-      .catch((err: unknown) => this.#logger.error({ err }, 'push delivery pass failed'))
-  }
-
-  /** Wait for the passes queued so far (tests, shutdown). */
-  async idle(): Promise<void> {
-    await this.#queue
+    // Wake-ups come with every stored batch; one pass per MIN_GAP_MS serves them all (a
+    // push is not worth a database round trip per delivery while ingest is busy).
+    const wait = this.#lastPass + MIN_GAP_MS - performance.now()
+    setTimeout(
+      () => {
+        if (this.#closed) return
+        this.#queue = this.#queue
+          .then(async () => {
+            this.#passQueued = false
+            this.#lastPass = performance.now()
+            await this.#pass()
+          })
+          .catch((err: unknown) => this.#logger.error({ err }, 'push delivery pass failed'))
+      },
+      Math.max(0, wait),
+    )
   }
 
   async close(): Promise<void> {
