@@ -140,9 +140,9 @@ export interface StreamChangeTable {
   created_at: string
 }
 
-/** Values shared by every notify process, written once (migration 0007; see settings/cluster.ts). */
-export interface ClusterSettingTable {
-  key: string
+/** Cluster settings (migration 0007): values every notify process shares, written once (settings/cluster.ts). */
+export interface SettingTable {
+  name: string
   value: string
   created_at: string
 }
@@ -193,7 +193,7 @@ export interface DB {
   search_index_state: SearchIndexStateTable
   channel_generation: ChannelGenerationTable
   stream_changes: StreamChangeTable
-  cluster_settings: ClusterSettingTable
+  settings: SettingTable
   push_subscriptions: PushSubscriptionTable
   push_preferences: PushPreferenceTable
   push_cursor: PushCursorTable

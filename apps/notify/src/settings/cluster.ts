@@ -10,7 +10,7 @@ import type { DB } from '../db/schema.ts'
 type Db = Kysely<DB> | Transaction<DB>
 
 export async function readSetting(db: Db, key: string): Promise<string | undefined> {
-  const row = await db.selectFrom('cluster_settings').select('value').where('key', '=', key).executeTakeFirst()
+  const row = await db.selectFrom('settings').select('value').where('name', '=', key).executeTakeFirst()
   return row?.value
 }
 
@@ -19,9 +19,9 @@ export async function ensureSetting(db: Db, key: string, make: () => string): Pr
   const existing = await readSetting(db, key)
   if (existing !== undefined) return existing
   await db
-    .insertInto('cluster_settings')
-    .values({ key, value: make(), created_at: new Date().toISOString() })
-    .onConflict((oc) => oc.column('key').doNothing())
+    .insertInto('settings')
+    .values({ name: key, value: make(), created_at: new Date().toISOString() })
+    .onConflict((oc) => oc.column('name').doNothing())
     .execute()
   const value = await readSetting(db, key)
   if (value === undefined) throw new TypeError(`cluster setting ${key} vanished after insert`)

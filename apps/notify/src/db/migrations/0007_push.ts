@@ -1,7 +1,7 @@
 /**
  * Web Push (README "Push notifications"):
- * - `cluster_settings`: values every notify process shares, written once (the VAPID key pair
- *   is the first; `action_encryption_key` belongs here too). A setting is never rewritten:
+ * - `settings`: cluster settings, values every notify process shares, written once (the
+ *   VAPID key pair; `action_encryption_key` belongs here too). A setting is never rewritten:
  *   the first process to insert it wins and every other one reads that row.
  * - `push_subscriptions`: one row per browser (endpoint) of a reader; the endpoint is unique,
  *   so a browser re-subscribing replaces its row instead of adding one.
@@ -17,8 +17,8 @@ import type { Kysely } from 'kysely'
 export function pushMigration(_kind: DatabaseKind): Migration {
   return {
     async up(db: Kysely<unknown>) {
-      await sql`create table cluster_settings (
-        key text primary key,
+      await sql`create table settings (
+        name text primary key,
         value text not null,
         created_at text not null
       )`.execute(db)
