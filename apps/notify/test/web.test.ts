@@ -7,47 +7,13 @@
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, describe, test } from 'node:test'
-import { type Browser, launchChromium, type Page } from '@gatehouse/testkit'
-import {
-  ADMIN,
-  ADMIN_PASSWORD,
-  backends,
-  channel,
-  member,
-  type Notify,
-  publish,
-  reader,
-  startNotify,
-} from './helpers.ts'
+import { describe, test } from 'node:test'
+import type { Page } from '@gatehouse/testkit'
+import { signIn } from './browser.ts'
+import { ADMIN, ADMIN_PASSWORD, backends, channel, member, publish, reader, startNotify } from './helpers.ts'
 
 const OUT = join(import.meta.dirname, '..', 'test-output')
 mkdirSync(OUT, { recursive: true })
-
-let browser: Promise<Browser> | undefined
-after(async () => {
-  if (browser) await (await browser).close()
-})
-
-async function signIn(n: Notify, username: string, password: string, phone = false) {
-  browser ??= launchChromium()
-  const context = await (await browser).newContext(
-    phone ? { viewport: { width: 390, height: 800 }, isMobile: true } : { viewport: { width: 1280, height: 800 } },
-  )
-  const page = await context.newPage()
-  const problems: string[] = []
-  page.on('console', (m) => {
-    // The sign-in page's own GET /api/v1/auth/me answers 401 before sign-in: expected.
-    if (m.type() === 'error' && !m.text().includes('status of 401')) problems.push(m.text())
-  })
-  page.on('pageerror', (e) => problems.push(String(e)))
-  await page.goto(n.base)
-  await page.getByLabel('Username').fill(username)
-  await page.getByLabel('Password').fill(password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByText(`Signed in as ${username}`).waitFor()
-  return { page, problems, close: () => context.close() }
-}
 
 const card = (page: Page, text: string) => page.locator('li.card', { hasText: text })
 
@@ -144,7 +110,7 @@ for (const backend of backends) {
       await channel(n, admin, 'lobby')
       await reader(n, admin, 'mia')
       await reader(n, admin, 'nils')
-      const mia = await signIn(n, 'mia', 'mia-password-123', true)
+      const mia = await signIn(n, 'mia', 'mia-password-123', { phone: true })
       t.after(() => mia.close())
       const nils = await signIn(n, 'nils', 'nils-password-123')
       t.after(() => nils.close())

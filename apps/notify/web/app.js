@@ -4,7 +4,7 @@
 // Views beyond the inbox live in their own modules, which import h/api/toast from here.
 
 import { channelAdminView, managesChannels } from './channel-admin.js'
-import { markdown, plainText } from './markdown.js'
+import { markdown, plainText, safeHref as safeUrl } from './markdown.js'
 import { pushView, revokeThisBrowser } from './push.js'
 import { refreshUnread, scheduleUnread, unreadBadge } from './unread.js'
 import { webhookImportSection } from './webhook-import.js'
@@ -62,15 +62,6 @@ function relative(iso) {
   if (s < 3600) return `${Math.floor(s / 60)} min ago`
   if (s < 86400) return `${Math.floor(s / 3600)} h ago`
   return `${Math.floor(s / 86400)} d ago`
-}
-
-function safeUrl(url) {
-  try {
-    const u = new URL(url)
-    return u.protocol === 'https:' || u.protocol === 'http:' ? u.href : undefined
-  } catch {
-    return undefined
-  }
 }
 
 function link(label, url) {

@@ -4,7 +4,8 @@
 // ~~strike~~, [label](url), Slack's <url|label> and <url>, and bare http(s) URLs. Anything
 // else, HTML included, stays literal text. Links are http(s) only and open in a new tab.
 
-function safeHref(url) {
+/** The URL when it is http(s), else undefined: nothing else becomes a link or an image. */
+export function safeHref(url) {
   try {
     const u = new URL(url)
     return u.protocol === 'https:' || u.protocol === 'http:' ? u.href : undefined
