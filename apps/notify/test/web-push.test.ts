@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { createTestCa, startPushService } from '@gatehouse/testkit'
 import { signIn } from './browser.ts'
-import { ADMIN, ADMIN_PASSWORD, backends, channel, reader, startNotify } from './helpers.ts'
+import { ADMIN, ADMIN_PASSWORD, backends, channel, publish, reader, startNotify } from './helpers.ts'
 
 const OUT = join(import.meta.dirname, '..', 'test-output')
 mkdirSync(OUT, { recursive: true })
@@ -26,7 +26,7 @@ test('push view: channel choices, revoke a browser, turn on, and the service wor
   const n = await startNotify(sqlite, { env: { NOTIFY_PUSH_ALLOW_PRIVATE_ENDPOINTS: 'true' }, pushCa: ca.ca })
   t.after(() => n.close())
   const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
-  await channel(n, admin, 'ops')
+  const ops = await channel(n, admin, 'ops')
   const veraCookie = await reader(n, admin, 'vera')
   const laptop = push.subscribe()
   const sub = await n.client.post('/api/v1/push/subscriptions', {
@@ -110,6 +110,13 @@ test('push view: channel choices, revoke a browser, turn on, and the service wor
       data: { url: `${n.base}/?notification=7` },
     },
   ])
+  // The link of a push opens the web client on that item, selected.
+  const id = await publish(n, ops.token, 'opened from a push')
+  await publish(n, ops.token, 'a newer one')
+  await page.goto(`${n.base}/?notification=${id}`)
+  await page.locator(`li.card.selected[data-id="${id}"]`).waitFor()
+  assert.equal(new URL(page.url()).search, '', 'the address is cleaned up')
+
   // Playwright's contexts are incognito-like, where Chromium has no Push API: it says so on
   // the console when the view tries to subscribe (the view reports it to the reader).
   assert.deepEqual(

@@ -25,6 +25,7 @@ const state = {
   arrived: [], // live notifications received while the inbox loads
   admin: false, // the administration view is open
   panel: undefined, // another view (a module's) is open: 'push', 'channels'
+  focus: undefined, // a notification id to select once the inbox loads (opened from a push)
 }
 
 /** An element with attributes and children; strings become text nodes, never HTML. */
@@ -144,7 +145,26 @@ async function loadInbox() {
   state.arrived = []
   state.next = r.next_cursor
   state.selected = Math.min(state.selected, state.items.length - 1)
+  if (state.focus) await focusItem()
   render()
+  document.querySelector('.card.selected')?.scrollIntoView({ block: 'nearest' })
+}
+
+/** Select the item a push notification opened (`/?notification=ID`), loading it if not listed. */
+async function focusItem() {
+  const id = state.focus
+  state.focus = undefined
+  let item = state.items.find((i) => i.id === id)
+  if (!item) {
+    try {
+      item = (await api('GET', `/api/v1/notifications/${id}`)).notification
+      state.items.unshift(item)
+    } catch {
+      toast('That notification is no longer available.')
+      return
+    }
+  }
+  state.selected = state.items.indexOf(item)
 }
 
 async function loadMore() {
@@ -894,6 +914,11 @@ document.addEventListener('keydown', (e) => {
 })
 
 async function start() {
+  const focus = Number(new URLSearchParams(location.search).get('notification'))
+  if (Number.isSafeInteger(focus) && focus > 0) {
+    state.focus = focus
+    history.replaceState(null, '', '/')
+  }
   try {
     state.me = (await api('GET', '/api/v1/auth/me')).user
   } catch (err) {

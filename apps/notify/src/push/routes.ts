@@ -17,14 +17,7 @@ import type { Context } from '../context.ts'
 import type { PushSubscriptionRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { endpointProblem } from './sender.ts'
-import {
-  countSubscriptions,
-  deleteOwnSubscription,
-  listSubscriptions,
-  preferencesOf,
-  saveSubscription,
-  setPreference,
-} from './store.ts'
+import { deleteOwnSubscription, listSubscriptions, preferencesOf, saveSubscription, setPreference } from './store.ts'
 
 /** Subscriptions per reader: one per browser and device is the normal case. */
 export const MAX_SUBSCRIPTIONS = 20
@@ -96,7 +89,7 @@ export function pushRoutes(app: HttpApp, ctx: Context, vapidPublicKey: string) {
       const problem = endpointProblem(endpoint, config.pushAllowPrivateEndpoints) ?? keysProblem(keys.p256dh, keys.auth)
       if (problem) throw errors.invalid_push_subscription(problem)
       const mine = await listSubscriptions(db, reader.id)
-      if (!mine.some((s) => s.endpoint === endpoint) && (await countSubscriptions(db, reader.id)) >= MAX_SUBSCRIPTIONS)
+      if (!mine.some((s) => s.endpoint === endpoint) && mine.length >= MAX_SUBSCRIPTIONS)
         throw errors.push_subscription_limit(MAX_SUBSCRIPTIONS)
       const { row, created } = await saveSubscription(db, {
         userId: reader.id,

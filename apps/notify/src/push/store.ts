@@ -59,15 +59,6 @@ export function listSubscriptions(db: Db, userId: string): Promise<PushSubscript
     .execute()
 }
 
-export async function countSubscriptions(db: Db, userId: string): Promise<number> {
-  const row = await db
-    .selectFrom('push_subscriptions')
-    .select((eb) => eb.fn.countAll().as('n'))
-    .where('user_id', '=', userId)
-    .executeTakeFirstOrThrow()
-  return Number(row.n)
-}
-
 /** Remove one of the owner's subscriptions; false when it is not theirs or does not exist. */
 export async function deleteOwnSubscription(db: Db, userId: string, id: string): Promise<boolean> {
   const r = await db
