@@ -105,13 +105,16 @@ export class PushDispatcher {
         .executeTakeFirst()
       if (!cursor) return
       const from = Number(cursor.high_water)
+      // Nobody to push to: move past what exists, so a later subscriber gets no backlog. The
+      // newest id is read before looking for subscriptions: everything up to it was stored
+      // before any subscription this pass does not see (read the other way round, a
+      // subscription and notifications arriving in between would lose those pushes).
+      const max = await this.#db
+        .selectFrom('notifications')
+        .select((eb) => eb.fn.max('id').as('id'))
+        .executeTakeFirst()
       const anySub = await this.#db.selectFrom('push_subscriptions').select('id').limit(1).executeTakeFirst()
       if (!anySub) {
-        // Nobody to push to: move past what exists, so a later subscriber gets no backlog.
-        const max = await this.#db
-          .selectFrom('notifications')
-          .select((eb) => eb.fn.max('id').as('id'))
-          .executeTakeFirst()
         const to = Number(max?.id ?? 0)
         if (to > from) await this.#claim(from, to)
         return
