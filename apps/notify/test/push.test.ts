@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { type BrowserSubscription, createTestCa, type PushServiceDouble, startPushService } from '@gatehouse/testkit'
-import { MAX_PUSH_PAYLOAD } from '../src/push/payload.ts'
+import { MAX_PUSH_PAYLOAD, pushPayload } from '../src/push/payload.ts'
 import { endpointProblem } from '../src/push/sender.ts'
 import {
   ADMIN,
@@ -307,6 +307,25 @@ test('push endpoints: https only; loopback, private and link-local refused unles
     assert.match(endpointProblem(`https://${host}/x`, false) ?? '', /loopback|private/, host)
   assert.equal(endpointProblem('https://127.0.0.1/x', true), undefined)
   assert.match(endpointProblem('https://u:p@push.example.org/x', false) ?? '', /credentials/)
+})
+
+test('a compatibility message is pushed as plain text: link labels, no markdown markers', () => {
+  const text = '**Deploy** finished: <https://ci.example/1|build 1>\nsee [docs](https://d.example/x) and `make`'
+  const msg = JSON.parse(
+    pushPayload({
+      id: 9,
+      channel: 'ci',
+      kind: 'compat',
+      title: text.slice(0, 40),
+      body: text,
+      source: null,
+      severity: 'success',
+      content: JSON.stringify({ text, attachments: [] }),
+      created_at: '2026-11-25T10:00:00.000Z',
+    }),
+  )
+  assert.equal(msg.title, 'Deploy finished: build 1')
+  assert.equal(msg.body, 'Deploy finished: build 1\nsee docs and make')
 })
 
 describe('web push across processes (postgres)', () => {

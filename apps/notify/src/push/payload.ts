@@ -53,6 +53,19 @@ export function modeAllows(mode: PushMode, severity: Severity): boolean {
   return true
 }
 
+/**
+ * Compatibility text is Slack/Mattermost markdown; a system notification shows plain text:
+ * link labels instead of `<url|label>` and `[label](url)`, and no emphasis markers.
+ */
+export function plainFromMarkdown(text: string): string {
+  return text
+    .replace(/<(https?:\/\/[^|>\s]+)\|([^>\n]+)>/g, '$2')
+    .replace(/<(https?:\/\/[^|>\s]+)>/g, '$1')
+    .replace(/\[([^\]\n]+)\]\(((?:[^()\s]|\([^()\s]*\))+)\)/g, '$1')
+    .replace(/```/g, '')
+    .replace(/(\*\*|~~|`)([^\n]+?)\1/g, '$2')
+}
+
 function summaryText(n: PushSource): string {
   if (n.kind === 'card') {
     try {
@@ -62,7 +75,7 @@ function summaryText(n: PushSource): string {
       // stored content is always JSON; fall back to the indexed body below
     }
   }
-  return n.body
+  return n.kind === 'compat' ? plainFromMarkdown(n.body) : n.body
 }
 
 function cut(text: string, chars: number): string {
@@ -77,7 +90,10 @@ export function pushPayload(n: PushSource): string {
     v: 1,
     id: Number(n.id),
     channel: n.channel,
-    title: n.title || cut(n.body.split('\n', 1)[0] ?? '', 120) || `#${n.channel}`,
+    title:
+      (n.kind === 'compat' ? plainFromMarkdown(n.body.split('\n', 1)[0] ?? '').slice(0, 120) : n.title) ||
+      n.title ||
+      `#${n.channel}`,
     body: cut(text, BODY_CHARS),
     severity: n.severity,
     source: n.source,
