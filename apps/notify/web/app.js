@@ -747,7 +747,7 @@ function navigation() {
 }
 
 /** Open a view other than the inbox: `build()` returns its content section. */
-async function openPanel(name, build) {
+async function openView(name, build) {
   state.admin = false
   state.panel = name
   const draw = async () => {
@@ -766,11 +766,11 @@ async function openPanel(name, build) {
 }
 
 function openPush() {
-  void openPanel('push', pushView)
+  void openView('push', pushView)
 }
 
 function openChannels() {
-  void openPanel('channels', (draw) => channelAdminView(draw, state.me))
+  void openView('channels', (draw) => channelAdminView(draw, state.me))
 }
 
 function openAdmin() {
