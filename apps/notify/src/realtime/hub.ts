@@ -51,13 +51,17 @@ export interface StreamHubOptions {
   /** A subscriber whose socket holds more unsent bytes is dropped (it resumes by Last-Event-ID). */
   maxBufferedBytes?: number
   /**
-   * Shortest time between two passes (ms). While deliveries pour in, each pass then carries
-   * a batch, and every stream gets one write per batch instead of one per commit.
+   * Longest wait between two passes (ms). A pass costs a socket write per stream, so passes
+   * are spaced by 50 µs per connected stream, up to this: while deliveries pour in, each
+   * pass carries a batch (1,000 streams: a pass every 50 ms at most), and a handful of
+   * streams wait next to nothing.
    */
-  minPassGapMs?: number
+  maxPassGapMs?: number
 }
 
 const PAGE = 500
+/** Time between passes per connected stream (see maxPassGapMs). */
+const PASS_GAP_PER_STREAM_MS = 0.05
 
 export class StreamHub {
   readonly #db: Kysely<DB>
@@ -77,7 +81,7 @@ export class StreamHub {
   constructor(db: Kysely<DB>, logger: Logger, options: StreamHubOptions = {}) {
     this.#db = db
     this.#logger = logger
-    this.#options = { pollMs: 2000, keepaliveMs: 25_000, maxBufferedBytes: 1 << 20, minPassGapMs: 25, ...options }
+    this.#options = { pollMs: 2000, keepaliveMs: 25_000, maxBufferedBytes: 1 << 20, maxPassGapMs: 50, ...options }
   }
 
   get subscriberCount(): number {
@@ -111,7 +115,8 @@ export class StreamHub {
         this.#lastPass = performance.now()
         await this.#pass()
       })
-    const wait = this.#lastPass + this.#options.minPassGapMs - performance.now()
+    const gap = Math.min(this.#options.maxPassGapMs, this.#subs.size * PASS_GAP_PER_STREAM_MS)
+    const wait = this.#lastPass + gap - performance.now()
     if (wait > 0) setTimeout(run, wait)
     else run()
   }

@@ -41,10 +41,16 @@ export function streamRoutes(app: HttpApp, ctx: Context, hub: StreamHub) {
         'x-accel-buffering': 'no',
       })
       res.write(`retry: ${RETRY_MS}\n\n`)
+      // The head went out with that first write; with no chunk framing the rest of the body
+      // is plain bytes, written to the socket itself (the response's own write adds layers
+      // of bookkeeping per call, which a pass pays once per stream).
+      const socket = res.socket
       const sink: StreamSink = {
-        write: (chunk) => void res.write(chunk),
+        write: (chunk) => {
+          if (socket && !socket.destroyed) socket.write(chunk)
+        },
         get buffered() {
-          return res.writableLength
+          return (socket?.writableLength ?? 0) + res.writableLength
         },
         close: () => res.end(),
       }
