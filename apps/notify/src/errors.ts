@@ -45,6 +45,10 @@ export const errors = defineErrors({
   user_exists: { status: 409, message: (name: string) => `user ${JSON.stringify(name)} already exists` },
   webhook_revoked: { status: 409, message: (id: string) => `webhook ${JSON.stringify(id)} is revoked` },
   invalid_transition: { status: 409, message: (from: string, to: string) => `cannot move from ${from} to ${to}` },
+  push_test_throttled: {
+    status: 429,
+    message: (seconds: number) => `one test push per 10 s; try again in ${seconds} s`,
+  },
   login_throttled: {
     status: 429,
     message: (seconds: number) => `too many sign-in attempts; try again in ${seconds} s`,

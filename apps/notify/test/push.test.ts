@@ -77,12 +77,16 @@ async function setup(n: Notify) {
   const adminSub = push.subscribe()
   await subscribe(n, admin, adminSub)
   /**
-   * Wait until every push of earlier notifications is done: a marker only the administrator
-   * sees is stored after them, and pushes go out pass by pass in id order.
+   * Wait until every push of earlier notifications is done. Passes run one after another; a
+   * marker only the administrator sees may share a pass with earlier items (whose pushes run
+   * concurrently with its own), but a second marker stored once the first arrived is read
+   * by a later pass, which starts only when that one has finished.
    */
   const settle = async () => {
-    const id = await publish(n, marker.token, 'marker')
-    await until('the marker push', () => inbox(adminSub).some((m) => m.id === id))
+    for (const round of [1, 2]) {
+      const id = await publish(n, marker.token, `marker ${round}`)
+      await until('the marker push', () => inbox(adminSub).some((m) => m.id === id))
+    }
   }
   return { admin, ops, secret, viewer, adminSub, settle }
 }
@@ -145,7 +149,11 @@ for (const backend of backends) {
         assert.ok(!r.plaintext.includes(ops.token) && !r.plaintext.includes(ops.webhookId))
       }
 
-      const list = await n.client.get('/api/v1/push/subscriptions', { cookie: viewer })
+      // The successes of a pass are recorded once its pushes are all done (one write per pass).
+      const list = await until('the success recorded', async () => {
+        const l = await n.client.get('/api/v1/push/subscriptions', { cookie: viewer })
+        return l.body.subscriptions[0]?.last_success_at ? l : undefined
+      })
       assert.equal(list.body.subscriptions.length, 1)
       assert.equal(list.body.subscriptions[0].label, 'Chromium on a laptop')
       assert.equal(list.body.subscriptions[0].endpoint, viewerSub.endpoint)
@@ -155,6 +163,41 @@ for (const backend of backends) {
       const now = await publish(n, secret.token, 'private, and vera is a member now')
       await settle()
       assert.ok(inbox(viewerSub).some((m) => m.id === now))
+    })
+
+    test('a test push reaches each of the reader own browsers, once per 10 s', async (t) => {
+      const n = await start(backend)
+      t.after(() => n.close())
+      const { viewer } = await setup(n)
+      assert.equal((await n.client.post('/api/v1/push/test')).status, 401)
+      const none = await n.client.post('/api/v1/push/test', { cookie: viewer })
+      assert.deepEqual(none.body, { results: [] })
+      const again = await n.client.post('/api/v1/push/test', { cookie: viewer })
+      assert.equal(again.status, 429)
+      assert.equal(again.body.error.code, 'push_test_throttled')
+    })
+
+    test('a test push reports per browser and removes an unsubscribed one', async (t) => {
+      const n = await start(backend)
+      t.after(() => n.close())
+      const { viewer } = await setup(n)
+      const ok = push.subscribe()
+      const gone = push.subscribe()
+      await subscribe(n, viewer, ok, 'laptop')
+      await subscribe(n, viewer, gone, 'old phone')
+      push.expire(gone)
+      const res = await n.client.post('/api/v1/push/test', { cookie: viewer })
+      assert.equal(res.status, 200)
+      assert.deepEqual(res.body.results.map((r: Json) => [r.label, r.result, r.status]).sort(), [
+        ['laptop', 'sent', 201],
+        ['old phone', 'gone', 410],
+      ])
+      assert.equal(inbox(ok).at(-1).title, 'Test from Notify')
+      const list = await n.client.get('/api/v1/push/subscriptions', { cookie: viewer })
+      assert.deepEqual(
+        list.body.subscriptions.map((s: Json) => s.label),
+        ['laptop'],
+      )
     })
 
     test('per-channel choice: all, important (warning and up) or off', async (t) => {

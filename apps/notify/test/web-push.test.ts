@@ -53,6 +53,11 @@ test('push view: channel choices, revoke a browser, turn on, and the service wor
   await page.getByText('Firefox on a laptop').waitFor()
   await page.screenshot({ path: join(OUT, 'push.png'), fullPage: true })
 
+  // A test push from the view reaches the browser's push service and reports per browser.
+  await page.getByRole('button', { name: 'Send a test push' }).click()
+  await page.getByText('Firefox on a laptop: sent').waitFor()
+  assert.equal(JSON.parse(push.received.at(-1)?.plaintext ?? '{}').title, 'Test from Notify')
+
   // Revoke from the list: gone on the server too.
   await page
     .locator('.push-browsers li', { hasText: 'Firefox on a laptop' })

@@ -181,6 +181,34 @@ export async function pushView(rerender) {
         ),
       )
     : h('p', { class: 'muted' }, 'No browser receives your push notifications.')
+  const testResult = h('p', { role: 'status' })
+  const testButton = subscriptions.length
+    ? h(
+        'button',
+        {
+          onclick: async (e) => {
+            e.target.disabled = true
+            try {
+              const { results } = await api('POST', '/api/v1/push/test')
+              testResult.textContent = results
+                .map((r) =>
+                  r.result === 'sent'
+                    ? `${r.label}: sent`
+                    : r.result === 'gone'
+                      ? `${r.label}: the browser unsubscribed (removed)`
+                      : `${r.label}: failed${r.status ? ` (${r.status})` : ''}`,
+                )
+                .join('; ')
+            } catch (err) {
+              toast(err.message)
+            } finally {
+              e.target.disabled = false
+            }
+          },
+        },
+        'Send a test push',
+      )
+    : ''
   return h(
     'section',
     { class: 'content push' },
@@ -190,5 +218,7 @@ export async function pushView(rerender) {
     choices,
     h('h3', {}, 'Your browsers'),
     browsers,
+    h('p', {}, testButton),
+    testResult,
   )
 }

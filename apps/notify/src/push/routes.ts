@@ -6,6 +6,7 @@
  *   DELETE /api/v1/push/subscriptions/{id}          revoke one of the reader's own (owner only)
  *   GET    /api/v1/push/preferences                 per-channel choice for every visible channel
  *   PUT    /api/v1/push/preferences/{channel}       {mode: all | important | off}
+ *   POST   /api/v1/push/test                        a test push to each of the reader's own browsers
  */
 import { createECDH } from 'node:crypto'
 import type { HttpApp } from '@gatehouse/kit'
@@ -16,11 +17,13 @@ import { listVisibleChannels } from '../channels/store.ts'
 import type { Context } from '../context.ts'
 import type { PushSubscriptionRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
-import { endpointProblem } from './sender.ts'
+import { endpointProblem, type PushSender } from './sender.ts'
 import { deleteOwnSubscription, listSubscriptions, preferencesOf, saveSubscription, setPreference } from './store.ts'
 
 /** Subscriptions per reader: one per browser and device is the normal case. */
 export const MAX_SUBSCRIPTIONS = 20
+/** One test push per reader in this long (ms): each one is a request to every browser's push service. */
+export const TEST_INTERVAL_MS = 10_000
 
 const B64URL = '^[A-Za-z0-9_-]+={0,2}$'
 
@@ -70,9 +73,11 @@ function keysProblem(p256dh: string, auth: string): string | undefined {
   return undefined
 }
 
-export function pushRoutes(app: HttpApp, ctx: Context, vapidPublicKey: string) {
+export function pushRoutes(app: HttpApp, ctx: Context, vapidPublicKey: string, sender: PushSender) {
   const { guard, config } = ctx
   const { db } = ctx.database
+  /** When each reader last sent a test push (this process; bounded by the number of readers). */
+  const lastTest = new Map<string, number>()
 
   app.get('/api/v1/push/key', { onRequest: guard.signedIn }, async () => ({ public_key: vapidPublicKey }))
 
@@ -112,6 +117,39 @@ export function pushRoutes(app: HttpApp, ctx: Context, vapidPublicKey: string) {
       return reply.code(204).send()
     },
   )
+
+  app.post('/api/v1/push/test', { onRequest: guard.signedIn }, async (req) => {
+    const reader = readerOf(req)
+    const now = Date.now()
+    const wait = (lastTest.get(reader.id) ?? 0) + TEST_INTERVAL_MS - now
+    if (wait > 0) throw errors.push_test_throttled(Math.ceil(wait / 1000))
+    lastTest.set(reader.id, now)
+    const message = JSON.stringify({
+      v: 1,
+      id: 0,
+      channel: '',
+      title: 'Test from Notify',
+      body: 'Push notifications reach this browser.',
+      severity: 'info',
+      source: null,
+      created_at: new Date(now).toISOString(),
+      url: '/',
+    })
+    const subs = await listSubscriptions(db, reader.id)
+    const results = await Promise.all(
+      subs.map(async (s) => {
+        const outcome = await sender.send(s, message, 'normal')
+        if (outcome.result === 'gone') await deleteOwnSubscription(db, reader.id, s.id)
+        return {
+          id: s.id,
+          label: s.label,
+          result: outcome.result,
+          status: 'status' in outcome ? (outcome.status ?? null) : null,
+        }
+      }),
+    )
+    return { results }
+  })
 
   app.get('/api/v1/push/preferences', { onRequest: guard.signedIn }, async (req) => {
     const reader = readerOf(req)

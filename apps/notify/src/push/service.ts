@@ -39,7 +39,7 @@ export async function setUpPush(app: HttpApp, ctx: Context, options: PushOptions
   const dispatcher = new PushDispatcher(ctx.database.db, sender, ctx.logger, ctx.metrics, {
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
   })
-  pushRoutes(app, ctx, vapid.publicKey)
+  pushRoutes(app, ctx, vapid.publicKey, sender)
   app.addHook('onReady', async () => dispatcher.start())
   app.addHook('preClose', async () => dispatcher.close())
   return dispatcher
