@@ -7,11 +7,15 @@
  *      with the R readers connected, against the same run with no reader connected.
  * Environment: NOTIFY_BENCH_READERS (default 1000), NOTIFY_BENCH_RATE (1000),
  * NOTIFY_BENCH_SECONDS (5), NOTIFY_BENCH_CONNECTIONS (16).
- * Readers and senders run in this process, notify in its own (bench/servers.ts).
+ * notify runs in its own process (bench/servers.ts), the readers in a worker thread
+ * (bench/stream-readers.ts) and the senders on this thread. Besides throughput, the ingest
+ * comparison reports notify's own CPU time per hook (from /proc), which the other processes
+ * on a shared machine do not distort.
  */
 import http from 'node:http'
 import os from 'node:os'
 import { join } from 'node:path'
+import { Worker } from 'node:worker_threads'
 import { tempDir } from '@gatehouse/testkit'
 import { type Running, startNotifyProcess } from './servers.ts'
 
@@ -38,36 +42,7 @@ function post(base: string, path: string, body: string, headers: Record<string, 
   })
 }
 
-/** A reader's stream; calls onEvent(seq, receivedAt) for every notification carrying `seq:N`. */
-function openReader(base: string, cookie: string, onEvent: (seq: number, at: number) => void): Promise<() => void> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(`${base}/api/v1/stream`, { headers: { cookie }, agent: false }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`stream: ${res.statusCode}`))
-      res.setEncoding('utf8')
-      let buf = ''
-      let ready = false
-      res.on('data', (chunk: string) => {
-        const at = performance.now()
-        buf += chunk
-        let i = buf.indexOf('\n\n')
-        while (i >= 0) {
-          const block = buf.slice(0, i)
-          buf = buf.slice(i + 2)
-          if (!ready && block.includes('event: ready')) {
-            ready = true
-            resolve(() => req.destroy())
-          }
-          const m = /"text":"seq:(\d+)"|seq:(\d+)/.exec(block)
-          if (m && block.includes('event: notification')) onEvent(Number(m[1] ?? m[2]), at)
-          i = buf.indexOf('\n\n')
-        }
-      })
-    })
-    req.on('error', reject)
-  })
-}
-
-function quantile(sorted: number[], q: number): number {
+function quantile(sorted: ArrayLike<number>, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN
 }
 
@@ -99,31 +74,42 @@ try {
     NOTIFY_DATABASE_URL: `sqlite:${join(dir.path, 'bench.db')}`,
     NOTIFY_HOOK_TOKEN: TOKEN,
     NOTIFY_LOG_LEVEL: 'warn',
+    // NOTIFY_BENCH_PROFILE=DIR: notify writes a V8 CPU profile there when it stops.
+    ...(process.env.NOTIFY_BENCH_PROFILE
+      ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.NOTIFY_BENCH_PROFILE}` }
+      : {}),
   })
   const base = server.base
   // Development mode (no reader password): every stream is the local administrator's.
-  const cookie = ''
 
+  const cpu0 = server.cpuSeconds()
   const baseline = await closedLoop(base, SECONDS, 1_000_000)
-  console.log(`ingest, no readers: ${baseline.toFixed(0)} hooks/s (${CONNECTIONS} connections, ${SECONDS} s)`)
+  const cpuBaseline = (server.cpuSeconds() - cpu0) / (baseline * SECONDS)
+  console.log(
+    `ingest, no readers: ${baseline.toFixed(0)} hooks/s (${CONNECTIONS} connections, ${SECONDS} s); ` +
+      `notify CPU ${(cpuBaseline * 1e6).toFixed(0)} µs per hook`,
+  )
 
-  const accepted = new Map<number, number>()
-  const latencies: number[] = []
-  const early: Array<[number, number]> = []
-  const closers: Array<() => void> = []
-  for (let i = 0; i < READERS; i++)
-    closers.push(
-      await openReader(base, cookie, (seq, at) => {
-        const t0 = accepted.get(seq)
-        if (t0 === undefined) early.push([seq, at])
-        else latencies.push(at - t0)
-      }),
-    )
-  console.log(`${READERS} readers connected`)
+  const total = RATE * SECONDS
+  const accepted = new Float64Array(total).fill(Number.NaN)
+  const worker = new Worker(join(import.meta.dirname, 'stream-readers.ts'), {
+    workerData: { base, readers: READERS, total },
+  })
+  const fromWorker = (type: string) =>
+    new Promise<{ events?: number; latencies?: Float64Array }>((resolve, reject) => {
+      const on = (m: { type: string; events?: number; latencies?: Float64Array }) => {
+        if (m.type !== type) return
+        worker.off('message', on)
+        resolve(m)
+      }
+      worker.on('message', on)
+      worker.once('error', reject)
+    })
+  await fromWorker('connected')
+  console.log(`${READERS} readers connected (worker thread)`)
 
   // 1. Fixed rate: RATE hooks/s for SECONDS, sent in 10 ms slices.
   let seq = 0
-  const total = RATE * SECONDS
   const t0 = performance.now()
   const sends: Promise<void>[] = []
   while (seq < total) {
@@ -133,32 +119,40 @@ try {
       sends.push(
         post(base, `/hooks/${TOKEN}`, JSON.stringify({ text: `seq:${s}` })).then((r) => {
           if (r.status !== 200) throw new Error(`hook ${r.status}`)
-          accepted.set(s, performance.now())
+          accepted[s] = performance.timeOrigin + performance.now()
         }),
       )
     }
     await new Promise((r) => setTimeout(r, 10))
   }
   await Promise.all(sends)
+  const achieved = total / ((performance.now() - t0) / 1000)
   const expected = total * READERS
   const deadline = performance.now() + 30_000
-  while (latencies.length + early.length < expected && performance.now() < deadline)
+  for (;;) {
+    const counted = fromWorker('count')
+    worker.postMessage({ type: 'count' })
+    if (((await counted).events ?? 0) >= expected || performance.now() > deadline) break
     await new Promise((r) => setTimeout(r, 50))
-  for (const [s, at] of early) latencies.push(Math.max(0, at - accepted.get(s)!))
-  latencies.sort((a, b) => a - b)
-  const achieved = total / ((performance.now() - t0) / 1000)
+  }
+  const reported = fromWorker('report')
+  worker.postMessage({ type: 'report', accepted })
+  const latencies = (await reported).latencies!.sort()
   console.log(
     `fan-out at ${RATE} hooks/s x ${READERS} readers: ${latencies.length}/${expected} events received; ` +
       `hook accept -> event p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms, ` +
-      `max ${latencies.at(-1)?.toFixed(1)} ms (sent at ${achieved.toFixed(0)}/s overall incl. drain)`,
+      `max ${latencies.at(-1)?.toFixed(1)} ms (hooks sent at ${achieved.toFixed(0)}/s)`,
   )
 
   // 2. Closed-loop ingest with the readers connected.
+  const cpu1 = server.cpuSeconds()
   const withReaders = await closedLoop(base, SECONDS, 2_000_000)
+  const cpuReaders = (server.cpuSeconds() - cpu1) / (withReaders * SECONDS)
   console.log(
-    `ingest, ${READERS} readers: ${withReaders.toFixed(0)} hooks/s; ratio to no readers ${(withReaders / baseline).toFixed(2)}`,
+    `ingest, ${READERS} readers: ${withReaders.toFixed(0)} hooks/s; ratio to no readers ${(withReaders / baseline).toFixed(2)}; ` +
+      `notify CPU ${(cpuReaders * 1e6).toFixed(0)} µs per hook (${(cpuReaders / cpuBaseline).toFixed(2)}x the cost with no readers)`,
   )
-  for (const close of closers) close()
+  await worker.terminate()
 } finally {
   await server?.stop()
   agent.destroy()

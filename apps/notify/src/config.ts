@@ -133,6 +133,26 @@ export const schema = {
     max: 1024 * 1024,
     doc: 'largest action callback response read; a larger one is a failure',
   }),
+  pushContact: field.url({
+    env: 'NOTIFY_PUSH_CONTACT',
+    flag: 'push-contact',
+    protocols: ['mailto:', 'https:'],
+    doc: 'contact push services see in the VAPID signature (mailto: or https URL); default: the public URL when it is https',
+  }),
+  pushTtl: field.duration({
+    env: 'NOTIFY_PUSH_TTL',
+    flag: 'push-ttl',
+    default: '24h',
+    min: '1m',
+    max: '672h',
+    doc: 'how long a push service keeps a push for a device that is offline',
+  }),
+  pushAllowPrivateEndpoints: field.boolean({
+    env: 'NOTIFY_PUSH_ALLOW_PRIVATE_ENDPOINTS',
+    flag: 'push-allow-private-endpoints',
+    default: false,
+    doc: 'allow push endpoints on loopback, private and link-local addresses (a push service inside the network)',
+  }),
   logLevel: field.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, {
     env: 'NOTIFY_LOG_LEVEL',
     flag: 'log-level',
@@ -149,6 +169,8 @@ export interface Config extends RawConfig {
   publicOrigin: string | undefined
   /** Identity-provider sign-in is on (issuer and client id set). */
   oidc: boolean
+  /** VAPID subject: NOTIFY_PUSH_CONTACT, else an https public origin, else a placeholder mailto. */
+  pushSubject: string
 }
 
 /** Cross-field rules on an already typed config; throws ConfigError listing every violation. */
@@ -201,7 +223,8 @@ export function finishConfig(raw: RawConfig): Config {
     }
   }
   if (problems.length > 0) throw new ConfigError(problems)
-  return { ...raw, auth, publicOrigin, oidc: oidc && auth }
+  const pushSubject = raw.pushContact ?? (publicOrigin?.startsWith('https:') ? publicOrigin : 'mailto:notify@invalid')
+  return { ...raw, auth, publicOrigin, pushSubject, oidc: oidc && auth }
 }
 
 function isLoopbackHost(host: string): boolean {

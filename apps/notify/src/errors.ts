@@ -32,10 +32,23 @@ export const errors = defineErrors({
   webhook_not_found: { status: 404, message: (id: string) => `no webhook ${JSON.stringify(id)}` },
   reader_token_not_found: { status: 404, message: (id: string) => `no reader token ${JSON.stringify(id)}` },
   notification_not_found: { status: 404, message: (id: string) => `no notification ${id}` },
+  push_subscription_not_found: {
+    status: 404,
+    message: (id: string) => `no push subscription ${JSON.stringify(id)} of yours`,
+  },
+  invalid_push_subscription: { status: 400, message: (why: string) => `push subscription refused: ${why}` },
+  push_subscription_limit: {
+    status: 409,
+    message: (max: number) => `at most ${max} push subscriptions per reader; revoke one first`,
+  },
   channel_exists: { status: 409, message: (name: string) => `channel ${JSON.stringify(name)} already exists` },
   user_exists: { status: 409, message: (name: string) => `user ${JSON.stringify(name)} already exists` },
   webhook_revoked: { status: 409, message: (id: string) => `webhook ${JSON.stringify(id)} is revoked` },
   invalid_transition: { status: 409, message: (from: string, to: string) => `cannot move from ${from} to ${to}` },
+  push_test_throttled: {
+    status: 429,
+    message: (seconds: number) => `one test push per 10 s; try again in ${seconds} s`,
+  },
   login_throttled: {
     status: 429,
     message: (seconds: number) => `too many sign-in attempts; try again in ${seconds} s`,

@@ -8,6 +8,7 @@ import { slashRoutes } from './actions/slash-routes.ts'
 import { auditRoutes } from './audit/routes.ts'
 import { createGuard, LOCAL_READER_NAME, type Reader, toReader } from './auth/guard.ts'
 import { authRoutes } from './auth/routes.ts'
+import { channelEditRoutes } from './channels/edit.ts'
 import { channelRoutes } from './channels/routes.ts'
 import type { Config } from './config.ts'
 import type { Context } from './context.ts'
@@ -17,8 +18,10 @@ import { desktopRoutes } from './desktop/routes.ts'
 import { errors } from './errors.ts'
 import { SearchIndexer } from './inbox/indexer.ts'
 import { inboxRoutes } from './inbox/routes.ts'
+import { unreadRoutes } from './inbox/unread.ts'
 import { ingestRoutes } from './ingest/routes.ts'
 import { oidcRoutes } from './oidc/routes.ts'
+import { setUpPush } from './push/service.ts'
 import { StreamHub } from './realtime/hub.ts'
 import { PgListener } from './realtime/pg-listen.ts'
 import { streamRoutes } from './realtime/routes.ts'
@@ -39,6 +42,8 @@ export interface Deps {
   searchIndexIntervalMs?: number
   /** Realtime safety-net poll (ms; tests set a long one to prove PostgreSQL LISTEN delivers). */
   streamPollMs?: number
+  /** Web Push: extra CA certificates trusted for push endpoints (tests' push service double). */
+  pushCa?: string | Buffer
 }
 
 /** Bootstrap state from the configuration: the administrator, the development reader and hook. */
@@ -99,6 +104,12 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   if (config.actionKey !== undefined && !actionKeys.bootstrapValid) {
     logger.warn('NOTIFY_ACTION_KEY is not 32 bytes (base64, base64url or 64 hex digits); it is ignored')
   }
+  // Push delivery follows the same wake-ups as the stream (set below, once it exists).
+  let push: { wake(): void } | undefined
+  const wake = () => {
+    hub.wake()
+    push?.wake()
+  }
   const ctx: Context = {
     actionKeys,
     config,
@@ -108,16 +119,19 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     guard,
     users,
     metrics: app.metrics,
-    stream: hub,
+    stream: { wake },
   }
   await authRoutes(app, ctx)
   userRoutes(app, ctx)
   readerTokenRoutes(app, ctx)
   channelRoutes(app, ctx)
+  channelEditRoutes(app, ctx)
   webhookRoutes(app, ctx)
   ingestRoutes(app, ctx)
   inboxRoutes(app, ctx)
+  unreadRoutes(app, ctx)
   streamRoutes(app, ctx, hub)
+  push = await setUpPush(app, ctx, deps.pushCa ? { ca: deps.pushCa } : {})
   webRoutes(app)
   // Issue #21: action targets and invocation, slash commands, the audit log, sign-in.
   const invocations = app.metrics.counter(
@@ -137,7 +151,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   auditRoutes(app, ctx)
   oidcRoutes(app, ctx)
   desktopRoutes(app, ctx)
-  const listener = database.kind === 'postgres' ? new PgListener(config.database, logger, () => hub.wake()) : undefined
+  const listener = database.kind === 'postgres' ? new PgListener(config.database, logger, wake) : undefined
   app.addHook('onReady', async () => {
     await hub.start()
     await listener?.start()

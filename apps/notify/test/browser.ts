@@ -1,10 +1,10 @@
 /**
- * Browser tests' shared part: one Chromium per test file (closed after it), a reader
- * signed in through the sign-in form in a fresh context, and the page's console errors and
- * uncaught exceptions collected so a test can assert there were none.
+ * Browser tests' shared set-up: one Debian Chromium per test file (closed after it), fresh
+ * contexts, and a signed-in page per reader that collects page errors and console errors as
+ * `problems` (so a test can assert there were none). Confirm dialogs are accepted.
  */
 import { after } from 'node:test'
-import { type Browser, type BrowserContext, launchChromium } from '@gatehouse/testkit'
+import { type Browser, type BrowserContext, launchChromium, type Page } from '@gatehouse/testkit'
 import type { Notify } from './helpers.ts'
 
 let browser: Promise<Browser> | undefined
@@ -12,21 +12,48 @@ after(async () => {
   if (browser) await (await browser).close()
 })
 
+export interface Session {
+  page: Page
+  context: BrowserContext
+  problems: string[]
+  close(): Promise<void>
+}
+
+export interface SessionOptions {
+  /** A phone-sized screen (390 x 800, touch). */
+  phone?: boolean
+  /** Browser permissions granted to the notify origin (e.g. `notifications`). */
+  permissions?: string[]
+}
+
+/** The shared browser (for tests that need a page without signing in). */
+export function sharedBrowser(): Promise<Browser> {
+  browser ??= launchChromium()
+  return browser
+}
+
 /** A fresh browser context (cookies, storage) on a laptop (1280 wide) or phone (390 wide) viewport. */
 export async function newContext(phone = false): Promise<BrowserContext> {
-  browser ??= launchChromium()
-  return (await browser).newContext(
+  return (await sharedBrowser()).newContext(
     phone ? { viewport: { width: 390, height: 800 }, isMobile: true } : { viewport: { width: 1280, height: 800 } },
   )
 }
 
 /**
- * Sign in as `username` on a laptop (1280 wide) or phone (390 wide) viewport. Console
- * errors about the statuses in `expectedStatuses` are not problems (the sign-in page's own
- * 401 before sign-in always is one).
+ * A new browser context signed in as `username`. `options` may be `true` for a phone screen.
+ * Console errors about the statuses in `expectedStatuses` are not problems (the sign-in page's
+ * own GET /api/v1/auth/me answers 401 before sign-in: always expected).
  */
-export async function signIn(n: Notify, username: string, password: string, phone = false, expectedStatuses = [401]) {
-  const context = await newContext(phone)
+export async function signIn(
+  n: Notify,
+  username: string,
+  password: string,
+  options: SessionOptions | boolean = {},
+  expectedStatuses = [401],
+): Promise<Session> {
+  const o = typeof options === 'boolean' ? { phone: options } : options
+  const context = await newContext(o.phone ?? false)
+  if (o.permissions) await context.grantPermissions(o.permissions, { origin: n.base })
   const page = await context.newPage()
   const problems: string[] = []
   const expected = new RegExp(`status of (${expectedStatuses.join('|')})`)
@@ -34,10 +61,11 @@ export async function signIn(n: Notify, username: string, password: string, phon
     if (m.type() === 'error' && !expected.test(m.text())) problems.push(m.text())
   })
   page.on('pageerror', (e) => problems.push(String(e)))
+  page.on('dialog', (d) => void d.accept())
   await page.goto(n.base)
   await page.getByLabel('Username').fill(username)
   await page.getByLabel('Password').fill(password)
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.getByText(`Signed in as ${username}`).waitFor()
-  return { page, problems, close: () => context.close() }
+  return { page, context, problems, close: () => context.close() }
 }

@@ -56,6 +56,8 @@ export interface StartOptions {
   streamPollMs?: number
   /** Listen on this port (default: a free one), e.g. when a provider must know the callback first. */
   port?: number
+  /** Web Push: CA certificates trusted for push endpoints (the push service double's). */
+  pushCa?: string | Buffer
 }
 
 export async function startNotify(backend: Backend, options: StartOptions = {}): Promise<Notify> {
@@ -82,6 +84,7 @@ export async function startNotify(backend: Backend, options: StartOptions = {}):
     logger: createLogger({ name: 'notify', level: config.logLevel }),
     ...(options.searchIndexIntervalMs !== undefined ? { searchIndexIntervalMs: options.searchIndexIntervalMs } : {}),
     ...(options.streamPollMs !== undefined ? { streamPollMs: options.streamPollMs } : {}),
+    ...(options.pushCa !== undefined ? { pushCa: options.pushCa } : {}),
   })
   await app.listen({ host: '127.0.0.1', port })
   const base = `http://127.0.0.1:${port}`

@@ -110,7 +110,7 @@ for (const backend of backends) {
       await channel(n, admin, 'lobby')
       await reader(n, admin, 'mia')
       await reader(n, admin, 'nils')
-      const mia = await signIn(n, 'mia', 'mia-password-123', true)
+      const mia = await signIn(n, 'mia', 'mia-password-123', { phone: true })
       t.after(() => mia.close())
       const nils = await signIn(n, 'nils', 'nils-password-123')
       t.after(() => nils.close())

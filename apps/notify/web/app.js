@@ -1,10 +1,17 @@
 // The notify web client: plain DOM, no build step. Every piece of text from a payload is
 // set with textContent (the h() helper never touches innerHTML), links get
 // rel="noopener noreferrer", and the page runs under a CSP without inline scripts.
+// Views beyond the inbox live in their own modules, which import h/api/toast from here.
+
 
 import { actionButton, commandBar } from './actions.js'
+import { channelAdminView, managesChannels } from './channel-admin.js'
 import { DESKTOP_ROUTE, providerButton, renderDesktopApproval } from './desktop.js'
+import { markdown, plainText, safeHref as safeUrl } from './markdown.js'
 import { openPanel } from './panel.js'
+import { pushView, revokeThisBrowser } from './push.js'
+import { refreshUnread, scheduleUnread, unreadBadge } from './unread.js'
+import { webhookImportSection } from './webhook-import.js'
 
 const app = document.getElementById('app')
 const state = {
@@ -22,10 +29,12 @@ const state = {
   arrived: [], // live notifications received while the inbox loads
   admin: false, // the administration view is open (true), or the user panel ('panel')
   desktop: false, // a desktop sign-in approval is shown (desktop.js)
+  panel: undefined, // another view (a module's) is open: 'push', 'channels'
+  focus: undefined, // a notification id to select once the inbox loads (opened from a push)
 }
 
 /** An element with attributes and children; strings become text nodes, never HTML. */
-function h(tag, attrs = {}, ...children) {
+export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag)
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === false || v === null) continue
@@ -38,7 +47,7 @@ function h(tag, attrs = {}, ...children) {
   return el
 }
 
-async function api(method, path, body, headers = {}) {
+export async function api(method, path, body, headers = {}) {
   const res = await fetch(path, {
     method,
     headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
@@ -59,15 +68,6 @@ function relative(iso) {
   if (s < 3600) return `${Math.floor(s / 60)} min ago`
   if (s < 86400) return `${Math.floor(s / 3600)} h ago`
   return `${Math.floor(s / 86400)} d ago`
-}
-
-function safeUrl(url) {
-  try {
-    const u = new URL(url)
-    return u.protocol === 'https:' || u.protocol === 'http:' ? u.href : undefined
-  } catch {
-    return undefined
-  }
 }
 
 function link(label, url) {
@@ -162,7 +162,26 @@ async function loadInbox() {
   state.arrived = []
   state.next = r.next_cursor
   state.selected = Math.min(state.selected, state.items.length - 1)
+  if (state.focus) await focusItem()
   render()
+  document.querySelector('.card.selected')?.scrollIntoView({ block: 'nearest' })
+}
+
+/** Select the item a push notification opened (`/?notification=ID`), loading it if not listed. */
+async function focusItem() {
+  const id = state.focus
+  state.focus = undefined
+  let item = state.items.find((i) => i.id === id)
+  if (!item) {
+    try {
+      item = (await api('GET', `/api/v1/notifications/${id}`)).notification
+      state.items.unshift(item)
+    } catch {
+      toast('That notification is no longer available.')
+      return
+    }
+  }
+  state.selected = state.items.indexOf(item)
 }
 
 async function loadMore() {
@@ -222,6 +241,9 @@ function connect() {
     render()
   })
   es.addEventListener('archive', () => void loadInbox())
+  // Anything that can change a count refreshes the navigation's unread badges.
+  for (const type of ['ready', 'notification', 'read', 'archive', 'channel', 'membership'])
+    es.addEventListener(type, scheduleUnread)
   for (const type of ['channel', 'membership'])
     es.addEventListener(type, async () => {
       await loadChannels()
@@ -243,9 +265,11 @@ async function act(item, action) {
   }
 }
 
-function toast(text) {
+export function toast(text) {
   const t = h('p', { class: 'error', role: 'alert' }, text)
-  document.querySelector('.toolbar')?.after(t)
+  const toolbar = document.querySelector('.toolbar')
+  if (toolbar) toolbar.after(t)
+  else document.querySelector('.content')?.prepend(t)
   setTimeout(() => t.remove(), 5000)
 }
 
@@ -480,6 +504,7 @@ async function renderAdmin(section) {
     h('div', { class: 'admin-grid' }, createChannel, members, createHook),
     h('h3', {}, 'Webhooks'),
     hookRows,
+    webhookImportSection(),
   )
   app.replaceChildren(h('div', { class: 'layout' }, navigation(), content))
 }
@@ -554,14 +579,17 @@ function cardContent(n) {
         ),
       )
   } else {
-    if (n.body) out.push(h('p', { class: 'body' }, n.body))
+    // Compatibility text is Mattermost-style markdown (a safe subset, built with DOM APIs).
+    if (n.body)
+      out.push(n.kind === 'compat' ? h('div', { class: 'md' }, markdown(n.body)) : h('p', { class: 'body' }, n.body))
     for (const a of c.attachments ?? []) {
       out.push(
         h(
           'div',
           { class: 'attachment' },
           a.title ? h('p', { class: 'strong' }, a.title_link ? link(a.title, a.title_link) : a.title) : '',
-          a.text ? h('p', { class: 'body' }, a.text) : '',
+          a.pretext ? h('div', { class: 'md' }, markdown(a.pretext)) : '',
+          a.text ? h('div', { class: 'md' }, markdown(a.text)) : '',
           a.fields?.length
             ? h(
                 'dl',
@@ -589,7 +617,12 @@ function card(n, index) {
     h(
       'header',
       {},
-      h('h2', {}, n.title || n.body.slice(0, 120)),
+      // A compatibility message's title is its raw first line: show it without markdown markers.
+      h(
+        'h2',
+        {},
+        (n.kind === 'compat' && n.body ? plainText(n.body.split('\n', 1)[0]) : n.title || n.body).slice(0, 120),
+      ),
       h('span', { class: `badge sev-${n.severity}` }, n.severity),
       h('span', { class: 'badge state' }, n.state),
     ),
@@ -666,10 +699,11 @@ function navigation() {
         h(
           'button',
           {
-            'aria-current': state.channel === undefined && !state.admin ? 'true' : 'false',
+            'aria-current': state.channel === undefined && !state.admin && !state.panel ? 'true' : 'false',
             onclick: () => choose(undefined),
           },
           'All channels',
+          unreadBadge(),
         ),
       ),
       state.channels.map((c) =>
@@ -680,11 +714,12 @@ function navigation() {
             'button',
             {
               style: { '--chan': c.accent_color },
-              'aria-current': state.channel === c.name ? 'true' : 'false',
+              'aria-current': state.channel === c.name && !state.admin && !state.panel ? 'true' : 'false',
               onclick: () => choose(c.name),
             },
             h('span', {}, c.display_name),
             c.visibility === 'private' ? h('span', { class: 'muted private' }, 'private') : '',
+            unreadBadge(c.name),
           ),
         ),
       ),
@@ -695,6 +730,26 @@ function navigation() {
       `Signed in as ${state.me.username}`,
       ' ',
       h('button', { onclick: signOut }, 'Sign out'),
+      h(
+        'p',
+        {},
+        h(
+          'button',
+          { 'aria-current': state.panel === 'push' ? 'true' : 'false', onclick: openPush },
+          'Push notifications',
+        ),
+      ),
+      managesChannels(state.me, state.channels)
+        ? h(
+            'p',
+            {},
+            h(
+              'button',
+              { 'aria-current': state.panel === 'channels' ? 'true' : 'false', onclick: openChannels },
+              'Manage channels',
+            ),
+          )
+        : '',
       state.me.admin
         ? h(
             'p',
@@ -714,10 +769,37 @@ function navigation() {
 
 function openUsers() {
   state.admin = 'panel'
+  state.panel = undefined
   openPanel(ui).catch((err) => toast(err.message))
+/** Open a view other than the inbox: `build()` returns its content section. */
+async function openView(name, build) {
+  state.admin = false
+  state.panel = name
+  const draw = async () => {
+    const content = await build(draw)
+    if (state.panel === name) app.replaceChildren(h('div', { class: 'layout' }, navigation(), content))
+  }
+  app.replaceChildren(
+    h(
+      'div',
+      { class: 'layout' },
+      navigation(),
+      h('section', { class: 'content' }, h('p', { class: 'muted' }, 'Loading…')),
+    ),
+  )
+  await draw().catch((err) => toast(err.message))
+}
+
+function openPush() {
+  void openView('push', pushView)
+}
+
+function openChannels() {
+  void openView('channels', (draw) => channelAdminView(draw, state.me))
 }
 
 function openAdmin() {
+  state.panel = undefined
   state.admin = true
   // Replace the inbox at once, so nothing of the previous view lingers while loading.
   app.replaceChildren(
@@ -732,7 +814,9 @@ function openAdmin() {
 }
 
 function render() {
-  if (state.admin || state.desktop) return
+  // Another view is open: only its navigation follows (channel names, counts).
+  if (state.panel) document.querySelector('nav')?.replaceWith(navigation())
+  if (state.admin || state.panel || state.desktop) return
   const nav = navigation()
   const search = h('input', {
     type: 'search',
@@ -809,6 +893,7 @@ function render() {
 
 function choose(channel) {
   state.admin = false
+  state.panel = undefined
   state.channel = channel
   state.unreadOnly = true // channel timelines open in Unread only (spec)
   state.selected = -1
@@ -818,6 +903,8 @@ function choose(channel) {
 
 async function signOut() {
   state.stream?.close()
+  // A shared browser must not keep receiving this reader's pushes.
+  await revokeThisBrowser().catch(() => undefined)
   await api('POST', '/api/v1/auth/logout').catch(() => undefined)
   signIn()
 }
@@ -856,6 +943,11 @@ document.addEventListener('keydown', (e) => {
 })
 
 async function start() {
+  const focus = Number(new URLSearchParams(location.search).get('notification'))
+  if (Number.isSafeInteger(focus) && focus > 0) {
+    state.focus = focus
+    history.replaceState(null, '', '/')
+  }
   try {
     state.me = (await api('GET', '/api/v1/auth/me')).user
   } catch (err) {
@@ -875,6 +967,7 @@ async function start() {
   await loadChannels()
   render()
   connect()
+  void refreshUnread().catch(() => undefined)
 }
 
 // A desktop app may open its approval link in a tab that already shows the client.

@@ -17,6 +17,13 @@ export {
 export { loadedPackages } from './loaded-packages.ts'
 export { type AccessTokenOptions, type OidcProvider, type OidcProviderOptions, startOidcProvider } from './oidc.ts'
 export { type Postgres, startPostgres } from './postgres.ts'
+export {
+  type BrowserSubscription,
+  decryptAes128gcm,
+  type PushServiceDouble,
+  type ReceivedPush,
+  startPushService,
+} from './push-service.ts'
 export { type Redis, startRedis } from './redis.ts'
 export { type S3Server, startS3 } from './s3.ts'
 export {

@@ -37,7 +37,7 @@ const Role = Type.Union([Type.Literal('viewer'), Type.Literal('operator'), Type.
 const ChannelParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
 const MemberParams = Type.Object({ id: Type.String({ maxLength: 64 }), username: Username })
 
-function channelResponse(c: ChannelRow, role?: ChannelRole | null) {
+export function channelResponse(c: ChannelRow, role?: ChannelRole | null) {
   return {
     id: c.name,
     name: c.name,

@@ -14,6 +14,7 @@ import { searchBacklogMigration } from './migrations/0003_search_backlog.ts'
 import { channelGenerationMigration } from './migrations/0004_channel_generation.ts'
 import { readerTokensMigration } from './migrations/0005_reader_tokens.ts'
 import { streamChangesMigration } from './migrations/0006_stream_changes.ts'
+import { pushMigration } from './migrations/0007_push.ts'
 import { actionsAdminMigration } from './migrations/0008_actions_admin.ts'
 import type { DB } from './schema.ts'
 
@@ -25,6 +26,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0004_channel_generation': channelGenerationMigration(kind),
     '0005_reader_tokens': readerTokensMigration(kind),
     '0006_stream_changes': streamChangesMigration(kind),
+    '0007_push': pushMigration(kind),
     '0008_actions_admin': actionsAdminMigration(kind),
   }
 }

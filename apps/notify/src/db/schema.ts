@@ -140,7 +140,10 @@ export interface StreamChangeTable {
   created_at: string
 }
 
-/** Cluster settings (migration 0008): `action_encryption_key` once committed (see settings/action-key.ts). */
+/**
+ * Cluster settings (migration 0007): values every notify process shares, written once
+ * (settings/cluster.ts): `vapid_keys`, and `action_encryption_key` once committed (settings/action-key.ts).
+ */
 export interface SettingTable {
   name: string
   value: string
@@ -224,6 +227,36 @@ export interface DesktopLoginTable {
   expires_at: string
 }
 export type DesktopLoginRow = Selectable<DesktopLoginTable>
+/** A browser's Web Push subscription, owned by one reader (migration 0007; see push/). */
+export interface PushSubscriptionTable {
+  id: string
+  user_id: string
+  endpoint: string
+  /** The browser's P-256 public key and auth secret (base64url), used to encrypt payloads. */
+  p256dh: string
+  auth: string
+  /** What the reader sees in their list (browser and push service host). */
+  label: string
+  created_at: string
+  last_success_at: string | null
+  /** The last failed delivery (status and time), cleared by the next success. */
+  last_failure: string | null
+}
+export type PushSubscriptionRow = Selectable<PushSubscriptionTable>
+
+export type PushMode = 'all' | 'important' | 'off'
+
+export interface PushPreferenceTable {
+  user_id: string
+  channel: string
+  mode: PushMode
+}
+
+/** The last notification id handed to push delivery (one row, id 1). */
+export interface PushCursorTable {
+  id: number
+  high_water: number
+}
 
 export interface DB {
   users: UserTable
@@ -247,6 +280,9 @@ export interface DB {
   admin_audit: AdminAuditTable
   oidc_states: OidcStateTable
   desktop_logins: DesktopLoginTable
+  push_subscriptions: PushSubscriptionTable
+  push_preferences: PushPreferenceTable
+  push_cursor: PushCursorTable
 }
 
 export type UserRow = Selectable<UserTable>

@@ -4,6 +4,9 @@
  *   GET /                       the client
  *   GET /app.js, /app.css       its script and style
  *   GET /manifest.webmanifest   PWA manifest;  GET /icon.svg  its icon
+ *   GET /sw.js                  the service worker (Web Push), scope /
+ *   GET /push.js                the push notifications view
+ *   GET /unread.js, /markdown.js, /channel-admin.js, /webhook-import.js   the client's other modules
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -22,6 +25,12 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/access.css': { file: 'access.css', type: 'text/css; charset=utf-8' },
   '/manifest.webmanifest': { file: 'manifest.webmanifest', type: 'application/manifest+json' },
   '/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
+  '/sw.js': { file: 'sw.js', type: 'text/javascript; charset=utf-8' },
+  '/push.js': { file: 'push.js', type: 'text/javascript; charset=utf-8' },
+  '/unread.js': { file: 'unread.js', type: 'text/javascript; charset=utf-8' },
+  '/markdown.js': { file: 'markdown.js', type: 'text/javascript; charset=utf-8' },
+  '/channel-admin.js': { file: 'channel-admin.js', type: 'text/javascript; charset=utf-8' },
+  '/webhook-import.js': { file: 'webhook-import.js', type: 'text/javascript; charset=utf-8' },
 }
 
 /** Images are the only outside content a card may load (https, lazily); nothing else leaves the origin. */
