@@ -3,7 +3,6 @@
 // rel="noopener noreferrer", and the page runs under a CSP without inline scripts.
 // Views beyond the inbox live in their own modules, which import h/api/toast from here.
 
-
 import { actionButton, commandBar } from './actions.js'
 import { channelAdminView, managesChannels } from './channel-admin.js'
 import { DESKTOP_ROUTE, providerButton, renderDesktopApproval } from './desktop.js'
@@ -771,6 +770,8 @@ function openUsers() {
   state.admin = 'panel'
   state.panel = undefined
   openPanel(ui).catch((err) => toast(err.message))
+}
+
 /** Open a view other than the inbox: `build()` returns its content section. */
 async function openView(name, build) {
   state.admin = false
