@@ -4,12 +4,12 @@
  * transaction; managed trusted ranges), and the sync metrics.
  */
 import type { AppMetrics, Logger } from '@gatehouse/kit'
+import { toObservation } from '@gatehouse/kit/gate-observation.ts'
+import { type SyncHandle, startSync } from '@gatehouse/kit/gate-sync.ts'
 import { type BypassRanges, replaceManagedRanges } from '../bypass/ranges.ts'
 import type { ControlPlaneConfig } from '../config.ts'
 import type { Store } from '../db/index.ts'
 import { applyDecisions, changedSince, getSyncState, setSyncState } from '../fingerprints/sync-store.ts'
-import { type SyncHandle, startSync } from './loop.ts'
-import { toObservation } from './observation.ts'
 
 /** `sync_state` keys. */
 export const UPLOAD_ACK_KEY = 'upload_ack_seq'
