@@ -1,0 +1,72 @@
+/**
+ * The backend side of an allowed connection: dialing (time-bounded, with the optional PROXY v2
+ * header first), then relaying. The client's buffered bytes go to the backend untouched, then
+ * bytes flow both ways through the streams' own back-pressure (`pipe`) until either side
+ * closes or the connection is idle. Bytes are counted from the sockets at close, not per chunk.
+ */
+import { connect, type Socket } from 'node:net'
+import { normalizeIp } from '@gatehouse/kit/net.ts'
+import { proxyV2Header } from '../wire/proxy-protocol.ts'
+import type { RouteContext } from './connection.ts'
+
+const KEEPALIVE_MS = 60_000
+
+/** `host:port` with IPv6 in brackets. */
+export function formatAddress(a: { host: string; port: number }): string {
+  return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`
+}
+
+/** Connect to the route's backend; rejects with `<address> connection refused` (or the error) in time. */
+export function dialBackend(ctx: RouteContext, client: Socket): Promise<Socket> {
+  const address = ctx.route.backend
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: address.host, port: address.port, noDelay: true })
+    const timer = setTimeout(() => {
+      socket.destroy()
+      reject(new Error(`${formatAddress(address)} connect timed out`))
+    }, ctx.backendTimeoutMs)
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer)
+      reject(new Error(`${formatAddress(address)} ${err.code === 'ECONNREFUSED' ? 'connection refused' : err.message}`))
+    })
+    socket.once('connect', () => {
+      clearTimeout(timer)
+      socket.removeAllListeners('error')
+      if (ctx.proxyProtocol) {
+        const src = { ip: normalizeIp(client.remoteAddress ?? '0.0.0.0'), port: client.remotePort ?? 0 }
+        const dst = { ip: normalizeIp(client.localAddress ?? '0.0.0.0'), port: client.localPort ?? 0 }
+        socket.write(proxyV2Header(src, dst))
+      }
+      resolve(socket)
+    })
+  })
+}
+
+export function relay(ctx: RouteContext, client: Socket, backend: Socket, fromClient: Buffer): void {
+  client.setNoDelay(true)
+  // Find vanished peers (no FIN) long before the idle timeout.
+  client.setKeepAlive(true, KEEPALIVE_MS)
+  backend.setKeepAlive(true, KEEPALIVE_MS)
+  const backendWrittenBefore = backend.bytesWritten
+  const clientWrittenBefore = client.bytesWritten
+  backend.on('error', () => client.destroy())
+  client.on('error', () => backend.destroy())
+  backend.once('close', () => {
+    ctx.metrics.up.inc(backend.bytesWritten - backendWrittenBefore)
+    ctx.metrics.down.inc(client.bytesWritten - clientWrittenBefore)
+    client.destroySoon()
+  })
+  client.once('close', () => backend.destroySoon())
+  backend.write(fromClient)
+  client.pipe(backend)
+  backend.pipe(client)
+  if (ctx.idleTimeoutMs > 0) {
+    // A socket's timer restarts on reads and on writes, so the client side sees both directions.
+    client.setTimeout(ctx.idleTimeoutMs, () => {
+      ctx.logger.info({ route: ctx.route.name }, 'closing idle connection')
+      client.destroy()
+      backend.destroy()
+    })
+  }
+  client.resume()
+}
