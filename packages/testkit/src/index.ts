@@ -15,8 +15,8 @@ export {
   processCpu,
 } from './load.ts'
 export { loadedPackages } from './loaded-packages.ts'
-export { type AccessTokenOptions, type OidcProvider, type OidcProviderOptions, startOidcProvider } from './oidc.ts'
 export { type Nginx, type NginxOptions, startNginx } from './nginx.ts'
+export { type AccessTokenOptions, type OidcProvider, type OidcProviderOptions, startOidcProvider } from './oidc.ts'
 export { type Postgres, startPostgres } from './postgres.ts'
 export { type Redis, startRedis } from './redis.ts'
 export { type S3Server, startS3 } from './s3.ts'
