@@ -38,6 +38,8 @@ export interface TestEdgegateOptions {
   extra?: string[]
   /** Shared database URL (default: a fresh SQLite file). */
   database?: string
+  /** Extra environment of `edgegate serve` (e.g. `EDGEGATE_WEB_SHADOW_REQUIRE_MULTI_SCOPE=false`). */
+  env?: Record<string, string>
 }
 
 function runCli(database: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -102,6 +104,7 @@ export async function startTestEdgegate(ca: TestCa, o: TestEdgegateOptions = {})
   const child = await startChild({
     name: 'edgegate',
     command: process.execPath,
+    env: { ...process.env, ...o.env },
     args: [
       EDGEGATE_MAIN,
       'serve',
