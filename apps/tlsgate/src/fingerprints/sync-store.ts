@@ -3,10 +3,13 @@
  * upload, small cursors, and pulled decisions applied atomically.
  */
 import type { Decision } from '@gatehouse/kit/edge-wire.ts'
+import { compareTimes, getSyncState, setSyncState } from '@gatehouse/kit/gate-store.ts'
 import { parseTimestampMicros } from '@gatehouse/kit/timestamps.ts'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
 import { type Db, decodeEntry, type FingerprintEntry } from './store.ts'
+
+export { getSyncState, setSyncState }
 
 /** Entries whose `change_seq` is above `afterSeq`, oldest change first (the upload page). */
 export async function changedSince(db: Db, afterSeq: number, limit: number): Promise<FingerprintEntry[]> {
@@ -19,25 +22,6 @@ export async function changedSince(db: Db, afterSeq: number, limit: number): Pro
     .limit(limit)
     .execute()
   return rows.map(decodeEntry)
-}
-
-export async function getSyncState(db: Db, key: string): Promise<string | undefined> {
-  const row = await db.selectFrom('sync_state').select('value').where('key', '=', key).executeTakeFirst()
-  return row?.value
-}
-
-export async function setSyncState(db: Db, key: string, value: string, now: string): Promise<void> {
-  await db
-    .insertInto('sync_state')
-    .values({ key, value, updated_at: now })
-    .onConflict((oc) => oc.column('key').doUpdateSet({ value, updated_at: now }))
-    .execute()
-}
-
-/** `a` at or before `b` as instants (the control plane writes 6 fraction digits, the gate 3). */
-function notAfter(a: string, b: string): boolean {
-  const [x, y] = [parseTimestampMicros(a), parseTimestampMicros(b)]
-  return x === undefined || y === undefined || x <= y
 }
 
 /** An automated decision's expiry, when the control plane sends one (`expires_at`, RFC 3339). */
@@ -84,7 +68,7 @@ export async function applyDecisions(
           })
           .execute()
         changed++
-      } else if (current.decided_at === null || notAfter(current.decided_at, d.updated_at)) {
+      } else if (current.decided_at === null || compareTimes(current.decided_at, d.updated_at) <= 0) {
         await trx.updateTable('fingerprints').set(set).where('fingerprint', '=', d.fingerprint).execute()
         changed++
       }
