@@ -3,15 +3,13 @@
  * variables) plus the optional JSON file (`max_fingerprints`, `metrics_listen`,
  * `trusted_ranges`, `control_plane`, as for the SSH gate). The only file that reads `process.env`.
  */
-import { ConfigError, field, loadConfig } from '@gatehouse/kit/config.ts'
-import { controlPlaneFields, readControlPlaneSection } from '@gatehouse/kit/control-plane-config.ts'
+import { field, loadConfig } from '@gatehouse/kit/config.ts'
+import { gateFileFields, gateFlagFields, loadGateInputs } from '@gatehouse/kit/gate-config.ts'
 import type { SyncControlPlane } from '@gatehouse/kit/gate-sync.ts'
-import { type AddressError, type ListenAddress, parseCidr, parseListenAddress } from '@gatehouse/kit/net.ts'
+import { type AddressError, type ListenAddress, parseListenAddress } from '@gatehouse/kit/net.ts'
 
 export const DEFAULT_DB = '/var/lib/tlsgate/tlsgate.db'
 export const DEFAULT_CONFIG = '/etc/tlsgate/config.json'
-/** `max_fingerprints` 0 or unset. */
-export const DEFAULT_MAX_FINGERPRINTS = 100_000
 
 /** What the backend speaks: TLS from the first byte, or SMTP upgraded with STARTTLS. */
 export type RouteMode = 'tls' | 'smtp'
@@ -46,9 +44,7 @@ export function parseRoute(text: string): Route {
   return { name: smtp ? `smtp:${listenText}` : listenText, mode: smtp ? 'smtp' : 'tls', listen, backend }
 }
 
-const trustedRange = (text: string) => parseCidr(text).text
-
-/** Flags of `serve`, `doctor` and `status`, each with an environment variable. */
+/** Flags of `serve` and `doctor`, each with an environment variable. */
 export const flagSchema = {
   route: field.list({
     flag: 'route',
@@ -56,12 +52,14 @@ export const flagSchema = {
     item: parseRoute,
     doc: "'[smtp:]LISTEN=BACKEND', repeatable (env: comma-separated)",
   }),
-  db: field.string({ flag: 'db', env: 'TLSGATE_DB', default: DEFAULT_DB, minLength: 1, doc: 'SQLite database path' }),
-  config: field.string({ flag: 'config', env: 'TLSGATE_CONFIG', default: DEFAULT_CONFIG, doc: 'JSON config file' }),
-  metrics_listen: field.string({
-    flag: 'metrics-listen',
-    env: 'TLSGATE_METRICS_LISTEN',
-    doc: 'host:port for GET /metrics and /healthz; empty or unset disables',
+  ...gateFlagFields({
+    prefix: 'TLSGATE',
+    db: DEFAULT_DB,
+    config: DEFAULT_CONFIG,
+    idleTimeout: '15m',
+    maxConnections: 4096,
+    ipRate: 20,
+    ipBurst: 200,
   }),
   enforce_unknown: field.boolean({
     flag: 'enforce-unknown',
@@ -75,12 +73,6 @@ export const flagSchema = {
     default: false,
     doc: 'send a PROXY protocol v2 header to the backend so it logs the real client address',
   }),
-  trusted_range: field.list({
-    flag: 'trusted-range',
-    env: 'TLSGATE_TRUSTED_RANGES',
-    item: trustedRange,
-    doc: 'CIDR whose clients skip the fingerprint verdict (still rate limited), repeatable',
-  }),
   hello_timeout: field.duration({
     flag: 'hello-timeout',
     env: 'TLSGATE_HELLO_TIMEOUT',
@@ -88,71 +80,16 @@ export const flagSchema = {
     min: '100ms',
     doc: 'deadline for the whole ClientHello (and the SMTP dialogue up to STARTTLS)',
   }),
-  backend_timeout: field.duration({
-    flag: 'backend-timeout',
-    env: 'TLSGATE_BACKEND_TIMEOUT',
-    default: '10s',
-    min: '100ms',
-    doc: 'deadline to connect to the backend',
-  }),
-  idle_timeout: field.duration({
-    flag: 'idle-timeout',
-    env: 'TLSGATE_IDLE_TIMEOUT',
-    default: '15m',
-    doc: 'close a relayed connection with no traffic either way for this long; 0 disables',
-  }),
-  drain_timeout: field.duration({
-    flag: 'drain-timeout',
-    env: 'TLSGATE_DRAIN_TIMEOUT',
-    default: '30s',
-    doc: 'on SIGTERM, how long open connections may continue before they are closed',
-  }),
-  max_connections: field.int({
-    flag: 'max-connections',
-    env: 'TLSGATE_MAX_CONNECTIONS',
-    default: 4096,
-    min: 1,
-    doc: 'concurrent connections across all routes (above: dropped, OVERLOAD)',
-  }),
-  ip_rate: field.number({
-    flag: 'ip-rate',
-    env: 'TLSGATE_IP_RATE',
-    default: 20,
-    min: 0.001,
-    doc: 'sustained new connections per second per source IP',
-  }),
-  ip_burst: field.int({
-    flag: 'ip-burst',
-    env: 'TLSGATE_IP_BURST',
-    default: 200,
-    min: 1,
-    doc: 'burst of new connections per source IP (above the rate: dropped, RATELIMIT)',
-  }),
-  sighting_retention: field.duration({
-    flag: 'sighting-retention',
-    env: 'TLSGATE_SIGHTING_RETENTION',
-    default: '192h',
-    min: '1m',
-    doc: 'drop sightings older than this (aggregates and verdicts stay)',
-  }),
-  log_level: field.enum(['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as const, {
-    flag: 'log-level',
-    env: 'TLSGATE_LOG_LEVEL',
-    default: 'info',
-  }),
 }
 
 /** The JSON config file, strict (unknown keys stop startup). */
 export const fileSchema = {
-  max_fingerprints: field.int({ min: -1, default: 0, doc: 'stored-entry cap; 0 = 100000, -1 = unlimited' }),
-  metrics_listen: field.string({ doc: 'as --metrics-listen (the flag wins)' }),
-  trusted_ranges: field.list({ item: trustedRange, doc: 'bypass CIDRs, added to --trusted-range' }),
+  ...gateFileFields('TLSGATE'),
   smtp_namespace: field.string({
     pattern: /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
     default: 'default',
     doc: 'SMTP namespace of the correlation reports (e.g. the mail domain this gate fronts)',
   }),
-  control_plane: controlPlaneFields('TLSGATE'),
 }
 
 export interface ServeConfig {
@@ -190,59 +127,19 @@ export interface LoadServeOptions {
 
 /** Load and cross-check everything `serve` needs; every problem is listed in one `ConfigError`. */
 export function loadServeConfig(options: LoadServeOptions): ServeConfig {
-  const env = options.env ?? process.env
-  const errors: string[] = []
-  let flags: ReturnType<typeof loadConfig<typeof flagSchema>> | undefined
-  try {
-    flags = loadConfig(flagSchema, { flags: options.flags, env })
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err
-    errors.push(...err.lines)
-  }
-  const configPath = flags?.config.config ?? DEFAULT_CONFIG
-  // The file is optional at its default path; a path the operator named must exist.
-  const named = flags !== undefined && flags.sources.config !== 'default'
-  const configFileFound = options.fileExists(configPath)
-  let file: ReturnType<typeof loadConfig<typeof fileSchema>> | undefined
-  try {
-    file = loadConfig(fileSchema, { file: configPath, fileRequired: named, env })
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err
-    errors.push(...err.lines)
-  }
-  const controlPlane = file ? readControlPlaneSection(file.config.control_plane, file.sources, errors) : undefined
-  const routes = flags?.config.route ?? []
-  if (flags && routes.length === 0) errors.push('--route: at least one route is required (--route LISTEN=BACKEND)')
-  const seen = new Set<string>()
-  for (const r of routes) {
-    const key = `${r.listen.host}:${r.listen.port}`
-    if (seen.has(key) && r.listen.port !== 0) errors.push(`--route: listen address ${r.name} is used twice`)
-    seen.add(key)
-  }
-  const metricsText = flags?.config.metrics_listen ?? file?.config.metrics_listen
-  let metricsListen: ListenAddress | undefined
-  if (metricsText !== undefined && metricsText.trim() !== '') {
-    try {
-      metricsListen = parseListenAddress(metricsText)
-    } catch (err) {
-      const where = flags?.config.metrics_listen !== undefined ? '--metrics-listen' : 'metrics_listen'
-      errors.push(`${where}: ${(err as AddressError).message}`)
-    }
-  }
-  if (errors.length > 0 || !flags || !file) throw new ConfigError(errors)
-  const f = flags.config
-  const max = file.config.max_fingerprints
+  const inputs = loadGateInputs(flagSchema, fileSchema, { ...options, env: options.env ?? process.env })
+  const f = inputs.flags.config
   return {
-    routes,
+    routes: f.route ?? [],
     dbPath: f.db,
-    configPath,
-    configFileFound,
-    ...(metricsListen ? { metricsListen } : {}),
+    configPath: inputs.configPath,
+    configFileFound: inputs.configFileFound,
+    ...(inputs.metricsListen ? { metricsListen: inputs.metricsListen } : {}),
     enforceUnknown: f.enforce_unknown,
     proxyProtocol: f.proxy_protocol,
-    trustedRanges: [...new Set([...(f.trusted_range ?? []), ...(file.config.trusted_ranges ?? [])])],
-    maxFingerprints: max === 0 ? DEFAULT_MAX_FINGERPRINTS : max,
-    smtpNamespace: file.config.smtp_namespace,
+    trustedRanges: inputs.trustedRanges,
+    maxFingerprints: inputs.maxFingerprints,
+    smtpNamespace: inputs.file.config.smtp_namespace,
     helloTimeoutMs: f.hello_timeout,
     backendTimeoutMs: f.backend_timeout,
     idleTimeoutMs: f.idle_timeout,
@@ -252,7 +149,7 @@ export function loadServeConfig(options: LoadServeOptions): ServeConfig {
     ipBurst: f.ip_burst,
     sightingRetentionMs: f.sighting_retention,
     logLevel: f.log_level,
-    ...(controlPlane ? { controlPlane } : {}),
+    ...(inputs.controlPlane ? { controlPlane: inputs.controlPlane } : {}),
   }
 }
 
