@@ -18,7 +18,7 @@ import { type GateStatus, gateStatus } from '../fingerprints/store.ts'
 import { type HelloErrorCode, readClientHello } from '../wire/client-hello.ts'
 import { computeFingerprints, type TlsFingerprints } from '../wire/fingerprints.ts'
 import type { Result, RouteMetrics } from './metrics.ts'
-import { dialBackend, relay } from './relay.ts'
+import { type Backend, dialBackend, relay } from './relay.ts'
 
 export interface RouteContext {
   route: Route
@@ -110,7 +110,7 @@ export async function gateTls(
   ctx: RouteContext,
   client: Socket,
   ip: string,
-  backend: Socket | undefined,
+  backend: Backend | undefined,
 ): Promise<void> {
   const route = ctx.route.name
   const port = client.remotePort ?? 0
@@ -125,7 +125,7 @@ export async function gateTls(
       ctx.logger.info({ ...log, reason: hello.detail }, hello.kind === 'not_tls' ? 'not TLS' : 'protocol error')
     } else if (hello.kind === 'hello_timeout') ctx.logger.info(log, 'ClientHello timed out')
     finish(hello.kind)
-    backend?.destroy()
+    backend?.socket.destroy()
     client.destroy()
     return
   }
@@ -141,7 +141,7 @@ export async function gateTls(
     ctx.logger.error({ ...log, fingerprint, reason: (err as Error).message }, 'verdict lookup failed')
     if (ctx.enforceUnknown) {
       finish('store_error', fingerprint)
-      backend?.destroy()
+      backend?.socket.destroy()
       client.destroy()
       return
     }
@@ -162,12 +162,12 @@ export async function gateTls(
     const result = `refused_${status}` as Result
     ctx.logger.info({ ...line, result }, `refused ${status} client`)
     finish(result, fingerprint)
-    backend?.destroy()
+    backend?.socket.destroy()
     client.end(ACCESS_DENIED_ALERT)
     client.destroySoon()
     return
   }
-  let upstream: Socket
+  let upstream: Backend
   try {
     upstream = backend ?? (await dialBackend(ctx, client))
   } catch (err) {
@@ -177,7 +177,7 @@ export async function gateTls(
     return
   }
   if (client.destroyed) {
-    upstream.destroy()
+    upstream.socket.destroy()
     finish('client_closed', fingerprint)
     return
   }

@@ -11,7 +11,7 @@
  */
 import type { Socket } from 'node:net'
 import { admit, clientIp, gateTls, type RouteContext } from '../gate/connection.ts'
-import { dialBackend } from '../gate/relay.ts'
+import { type Backend, dialBackend } from '../gate/relay.ts'
 
 /** Longest SMTP command or reply line we look at (RFC 5321 §4.5.3.1: 512 / 1000 octets). */
 const MAX_LINE = 1000
@@ -40,9 +40,9 @@ export function handleSmtpClient(ctx: RouteContext, client: Socket): void {
 
 async function runSmtp(ctx: RouteContext, client: Socket, ip: string): Promise<void> {
   const log = { route: ctx.route.name, client_ip: ip, client_port: client.remotePort ?? 0 }
-  let backend: Socket
+  let upstream: Backend
   try {
-    backend = await dialBackend(ctx, client)
+    upstream = await dialBackend(ctx, client)
   } catch (err) {
     ctx.logger.error({ ...log, reason: (err as Error).message }, `BACKEND ${(err as Error).message}`)
     ctx.metrics.results.backend_error.inc()
@@ -50,6 +50,7 @@ async function runSmtp(ctx: RouteContext, client: Socket, ip: string): Promise<v
     client.destroy()
     return
   }
+  const backend = upstream.socket
   if (client.destroyed) {
     backend.destroy()
     return
@@ -82,31 +83,32 @@ async function runSmtp(ctx: RouteContext, client: Socket, ip: string): Promise<v
       client.pause()
     }
   }
-  const onBackendData = (chunk: Buffer) => {
-    client.write(chunk)
-    if (!awaitingTls) return
+  // The backend's reads arrive in a reused buffer: a chunk is copied before it is queued.
+  const onBackendData = (chunk: Buffer): boolean => {
+    client.write(Buffer.from(chunk))
+    if (!awaitingTls) return true
     const { lines } = fromBackend.push(chunk)
     const last = lines.at(-1)
-    if (last === undefined || !/^\d{3} /.test(last)) return // a multi-line reply continues
+    if (last === undefined || !/^\d{3} /.test(last)) return true // a multi-line reply continues
     awaitingTls = false
     if (!last.startsWith('220 ')) {
       client.resume() // the server declined; the dialogue goes on in plaintext
-      return
+      return true
     }
     // Hand over: the client's next bytes are its ClientHello.
     handedOver = true
     client.setTimeout(0)
     client.off('data', onClientData)
-    backend.off('data', onBackendData)
-    backend.pause()
-    gateTls(ctx, client, ip, backend).catch((err) => {
+    upstream.reads.sink = () => false // nothing is due before the ClientHello; the relay takes over
+    gateTls(ctx, client, ip, upstream).catch((err) => {
       ctx.logger.error({ ...log, reason: (err as Error).message }, 'connection handling failed')
       client.destroy()
       backend.destroy()
     })
+    return false
   }
   client.on('data', onClientData)
-  backend.on('data', onBackendData)
+  upstream.reads.sink = onBackendData
   const closeBoth = () => {
     if (handedOver) return
     plaintextEnd()
