@@ -163,12 +163,15 @@ async function main() {
     await closedLoop(gatePort, 4, 0.5)
     await closedLoop(nginx.port, 4, 0.5)
     // Alternating halves, so a change in the machine's load hits both sides alike.
-    const halves = [
-      await closedLoop(nginx.port, CONCURRENCY, SECONDS / 2),
+    const first = await closedLoop(nginx.port, CONCURRENCY, SECONDS / 2)
+    const cpu0 = cpuOf(gate.pid)
+    const gateHalves = [
       await closedLoop(gatePort, CONCURRENCY, SECONDS / 2),
       await closedLoop(gatePort, CONCURRENCY, SECONDS / 2),
-      await closedLoop(nginx.port, CONCURRENCY, SECONDS / 2),
     ]
+    const gateCpuPerConn =
+      ((cpuOf(gate.pid) - cpu0) * 1e6) / (((gateHalves[0]!.perSecond + gateHalves[1]!.perSecond) * SECONDS) / 2)
+    const halves = [first, gateHalves[0]!, gateHalves[1]!, await closedLoop(nginx.port, CONCURRENCY, SECONDS / 2)]
     const sum = (a: { perSecond: number; errors: number }, b: { perSecond: number; errors: number }) => ({
       perSecond: (a.perSecond + b.perSecond) / 2,
       errors: a.errors + b.errors,
@@ -179,6 +182,9 @@ async function main() {
     say(`through the gate: ${f(viaGate.perSecond)}/s (${viaGate.errors} errors)`)
     say(
       `direct to nginx:  ${f(direct.perSecond)}/s (${direct.errors} errors) -> ratio ${ratio(viaGate.perSecond, direct.perSecond)}`,
+    )
+    say(
+      `gate CPU per connection: ${f(gateCpuPerConn)} µs (${f(1e6 / gateCpuPerConn)} per gate CPU-second; independent of the load generator)`,
     )
     say('')
 
