@@ -112,6 +112,18 @@ describe('curl through the gate to nginx', () => {
     assert.equal((await g.entries()).find((x) => x.fingerprint === e!.fingerprint)?.refused_count, 1)
   })
 
+  test('/metrics exposes the connection results; /readyz checks the database', async (t) => {
+    const g = await startGate(nginx.port, { 'metrics-listen': '127.0.0.1:0' })
+    t.after(() => g.stop())
+    assert.equal((await curl(g.port)).code, 0)
+    const at = g.gate.metricsAddress()!
+    const text = await (await fetch(`http://127.0.0.1:${at.port}/metrics`)).text()
+    assert.match(text, /tlsgate_connection_results_total\{route="127\.0\.0\.1:0",result="allowed"\} 1/)
+    assert.match(text, /tlsgate_build_info/)
+    assert.doesNotMatch(text, /t13d/, 'fingerprints are never labels')
+    assert.equal((await fetch(`http://127.0.0.1:${at.port}/readyz`)).ok, true)
+  })
+
   test('--proxy-protocol: nginx logs the real client address, not the gate', async (t) => {
     const g = await startGate(nginxPp.port, { 'proxy-protocol': true })
     t.after(() => g.stop())

@@ -69,8 +69,8 @@ export async function serveCommand(flags: Record<string, unknown>): Promise<void
     return async () => {
       logger.info('stopping: no new connections')
       await gate.stop(drainMs)
-      // The last hour's SMTP counts go out with the final upload attempt.
-      await sync?.uploadSmtpReports()
+      // The current hour's SMTP counts (a partial coverage interval) go out with a final upload attempt.
+      await sync?.uploadSmtpReports(true)
       // Sync before the database closes: it must not touch it afterwards.
       await sync?.stop()
       await store.close()

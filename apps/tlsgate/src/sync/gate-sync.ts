@@ -28,8 +28,11 @@ export interface GateSyncOptions {
 }
 
 export interface GateSync extends SyncHandle {
-  /** Cut the SMTP reports due now and upload the queue (also run after every sync cycle). */
-  uploadSmtpReports(): Promise<void>
+  /**
+   * Cut the SMTP reports due now (windows that ended at the last full hour; with `final`, every
+   * window up to this moment, for shutdown) and upload the queue. Also run after every cycle.
+   */
+  uploadSmtpReports(final?: boolean): Promise<void>
 }
 
 export function startGateSync(o: GateSyncOptions): GateSync {
@@ -52,11 +55,11 @@ export function startGateSync(o: GateSyncOptions): GateSync {
   const reportsClient = o.smtpReports ? new ControlPlaneClient(o.controlPlane) : undefined
   let uploading: Promise<void> = Promise.resolve()
 
-  const uploadSmtpReports = () => {
+  const uploadSmtpReports = (final = false) => {
     const reports = o.smtpReports
     if (!reports || !reportsClient) return Promise.resolve()
     uploading = uploading.then(async () => {
-      reports.cut(hourStart(Date.now()))
+      reports.cut(final ? Date.now() : hourStart(Date.now()))
       try {
         const r = await reports.upload(reportsClient, log)
         if (r.sent > 0) log.info(r, 'SMTP reports uploaded')
