@@ -3,6 +3,7 @@
  * file `serve` uses; `serve` reads the verdict per connection, so changes apply at once.
  */
 import { userInfo } from 'node:os'
+import { type Column, formatTable } from '@gatehouse/kit/cli/output.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { openStore, type Store } from '../db/index.ts'
 import type { Verdict } from '../db/schema.ts'
@@ -62,28 +63,28 @@ export async function listCommand(dbPath: string, options: { verbose: boolean; j
     io.out('no fingerprints stored yet\n')
     return
   }
-  const rows = entries.map((e) => [
-    e.fingerprint,
-    verdictText(e),
-    String(e.count),
-    e.last_seen,
-    escapeTerminal(e.metadata.sni || '-'),
-    e.ips.slice(0, 3).join(',') + (e.ips.length > 3 ? `,+${e.ips.length - 3}` : ''),
-    escapeTerminal(e.label),
-  ])
-  const head = ['FINGERPRINT', 'VERDICT', 'COUNT', 'LAST SEEN', 'SNI', 'IPS', 'LABEL']
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
-  const line = (cells: string[]) =>
-    `${cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')}`.trimEnd()
-  const out = [line(head)]
+  const columns: Column<FingerprintEntry>[] = [
+    { header: 'FINGERPRINT', value: (e) => e.fingerprint },
+    { header: 'VERDICT', value: (e) => verdictText(e), style: (e) => (e.verdict === 'blocked' ? 'red' : undefined) },
+    { header: 'COUNT', value: (e) => e.count },
+    { header: 'LAST SEEN', value: (e) => e.last_seen },
+    { header: 'SNI', value: (e) => e.metadata.sni },
+    { header: 'IPS', value: (e) => e.ips.slice(0, 3).join(',') + (e.ips.length > 3 ? `,+${e.ips.length - 3}` : '') },
+    { header: 'LABEL', value: (e) => e.label },
+  ]
+  const lines = formatTable(columns, entries).trimEnd().split('\n')
+  if (!options.verbose) {
+    io.out(`${lines.join('\n')}\n`)
+    return
+  }
+  // -v: two indented lines under each row (the table's cells are escaped by formatTable).
+  const out = [lines[0]!]
   for (const [i, e] of entries.entries()) {
-    out.push(line(rows[i]!))
-    if (options.verbose) {
-      out.push(
-        `    ja3: ${escapeTerminal(e.metadata.ja3 || '-')}  refused: ${e.refused_count}  actor: ${escapeTerminal(e.actor ?? '-')}`,
-      )
-      out.push(`    ja4_r: ${escapeTerminal(e.metadata.ja4_r || '(not stored)')}`)
-    }
+    out.push(lines[i + 1]!)
+    out.push(
+      `    ja3: ${escapeTerminal(e.metadata.ja3 || '-')}  refused: ${e.refused_count}  actor: ${escapeTerminal(e.actor ?? '-')}`,
+    )
+    out.push(`    ja4_r: ${escapeTerminal(e.metadata.ja4_r || '(not stored)')}`)
   }
   io.out(`${out.join('\n')}\n`)
 }
