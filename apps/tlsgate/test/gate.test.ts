@@ -112,6 +112,16 @@ describe('curl through the gate to nginx', () => {
     assert.equal((await g.entries()).find((x) => x.fingerprint === e!.fingerprint)?.refused_count, 1)
   })
 
+  test('a backend that refuses: the client is closed, BACKEND is logged, backend_error counted', async (t) => {
+    const closed = await recordingBackend()
+    await closed.close() // its port now refuses
+    const g = await startGate(closed.port)
+    t.after(() => g.stop())
+    assert.notEqual((await curl(g.port)).code, 0)
+    assert.equal(await g.metric('connection_results_total', { result: 'backend_error' }), 1)
+    assert.ok(g.logs.some((l) => /BACKEND 127\.0\.0\.1:\d+ connection refused/.test(l)))
+  })
+
   test('/metrics exposes the connection results; /readyz checks the database', async (t) => {
     const g = await startGate(nginx.port, { 'metrics-listen': '127.0.0.1:0' })
     t.after(() => g.stop())
