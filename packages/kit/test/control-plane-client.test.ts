@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:https'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { createServer } from 'node:https'
 import { after, before, test } from 'node:test'
 import { createTestCa, type TestCa } from '@gatehouse/testkit'
 import {
