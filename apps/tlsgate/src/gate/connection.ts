@@ -7,6 +7,7 @@
  */
 import type { Socket } from 'node:net'
 import type { BypassRanges } from '@gatehouse/kit/gate-bypass.ts'
+import { readFirstBytes } from '@gatehouse/kit/gate-handshake.ts'
 import type { ConnectionCap, SourceRateLimiter } from '@gatehouse/kit/gate-limits.ts'
 import type { Logger } from '@gatehouse/kit/logger.ts'
 import { normalizeIp } from '@gatehouse/kit/net.ts'
@@ -187,38 +188,14 @@ export async function gateTls(
 }
 
 /** Read until the ClientHello is complete, refused, or the deadline passes; the socket is left paused. */
-export function readHello(client: Socket, timeoutMs: number): Promise<HelloOutcome> {
-  return new Promise((resolve) => {
-    let chunks: Buffer[] = []
-    let total = 0
-    let need = 1
-    const done = (outcome: HelloOutcome) => {
-      clearTimeout(timer)
-      client.off('data', onData)
-      client.off('close', onClose)
-      client.pause()
-      resolve(outcome)
-    }
-    // One deadline for the whole hello: a client trickling a byte at a time (slowloris) gets no more.
-    const timer = setTimeout(() => done({ kind: 'hello_timeout' }), timeoutMs)
-    const onClose = () => done({ kind: 'client_closed' })
-    const onData = (chunk: Buffer) => {
-      chunks.push(chunk)
-      total += chunk.length
-      if (total < need) return
-      const buffer = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total)
-      chunks = [buffer]
-      const state = readClientHello(buffer)
-      if (state.kind === 'more') need = state.need
-      else if (state.kind === 'error') {
-        done({ kind: state.error.code === 'not_tls' ? 'not_tls' : 'protocol_error', detail: state.error.code })
-      } else {
-        const fingerprints = computeFingerprints(state.hello)
-        done({ kind: 'done', fingerprints, sni: state.hello.sni, buffer })
-      }
-    }
-    client.on('data', onData)
-    client.on('close', onClose)
-    client.resume()
-  })
+export async function readHello(client: Socket, timeoutMs: number): Promise<HelloOutcome> {
+  // One deadline for the whole hello: a client trickling a byte at a time (slowloris) gets no more.
+  const r = await readFirstBytes(client, timeoutMs, readClientHello)
+  if (r.kind === 'timeout') return { kind: 'hello_timeout' }
+  if (r.kind === 'closed') return { kind: 'client_closed' }
+  if (r.state.kind === 'error') {
+    const code = r.state.error.code
+    return { kind: code === 'not_tls' ? 'not_tls' : 'protocol_error', detail: code }
+  }
+  return { kind: 'done', fingerprints: computeFingerprints(r.state.hello), sni: r.state.hello.sni, buffer: r.buffer }
 }
