@@ -4,9 +4,7 @@
  */
 import { existsSync } from 'node:fs'
 import { formatDuration } from '@gatehouse/kit/durations.ts'
-import { StartupError } from '@gatehouse/kit/errors.ts'
-import { createLogger } from '@gatehouse/kit/logger.ts'
-import { runMain } from '@gatehouse/kit/process.ts'
+import { runGateServe } from '@gatehouse/kit/gate-serve.ts'
 import { loadTlsMaterial } from '@gatehouse/kit/tls.ts'
 import { loadServeConfig, type ServeConfig } from '../config.ts'
 import { openStore } from '../db/index.ts'
@@ -19,63 +17,35 @@ export function readConfig(flags: Record<string, unknown>): ServeConfig {
   return loadServeConfig({ flags, fileExists: existsSync })
 }
 
-export async function serveCommand(flags: Record<string, unknown>): Promise<void> {
-  // runMain reads drainTimeoutMs when a signal arrives, so it can follow --drain-timeout.
-  const options = { name: 'tlsgate', drainTimeoutMs: 40_000 }
-  await runMain(options, async () => {
-    const config = readConfig(flags)
-    const drainMs = config.drainTimeoutMs
-    options.drainTimeoutMs = drainMs + 10_000
-    const logger = createLogger({ name: 'tlsgate', level: config.logLevel, pretty: false })
-    const store = await openStore(config.dbPath)
-    const gate = await buildServer(config, { store, logger })
-    try {
-      await gate.start()
-    } catch (err) {
-      await gate.stop(0)
-      await store.close()
-      throw new StartupError(`cannot listen: ${(err as Error).message}`, { cause: err })
-    }
-    let sync: GateSync | undefined
-    if (config.controlPlane) {
-      try {
-        sync = startGateSync({
-          controlPlane: config.controlPlane,
-          store,
-          bypass: gate.bypass,
-          logger,
-          metrics: gate.metrics,
-          smtpReports: gate.smtpReports,
-        })
-      } catch (err) {
-        // Unreadable certificate or CA files: the operator has to fix the configuration.
-        await gate.stop(0)
-        await store.close()
-        throw new StartupError(`control plane: ${(err as Error).message}`, { cause: err })
-      }
-    }
-    logger.info(
-      {
-        routes: gate.addresses(),
-        metrics: gate.metricsAddress(),
-        enforce_unknown: config.enforceUnknown,
-        proxy_protocol: config.proxyProtocol,
-        max_fingerprints: config.maxFingerprints,
-        control_plane_sync: config.controlPlane ? 'configured' : 'disabled',
-        trusted_ranges: { static: gate.bypass.staticRanges.length, control_plane: gate.bypass.managedRanges.length },
-      },
-      'tlsgate ready',
-    )
-    return async () => {
-      logger.info('stopping: no new connections')
-      await gate.stop(drainMs)
-      // The current hour's SMTP counts (a partial coverage interval) go out with a final upload attempt.
-      await sync?.uploadSmtpReports(true)
-      // Sync before the database closes: it must not touch it afterwards.
-      await sync?.stop()
-      await store.close()
-      logger.info('stopped')
-    }
+export function serveCommand(flags: Record<string, unknown>): Promise<void> {
+  return runGateServe({
+    name: 'tlsgate',
+    readConfig: () => readConfig(flags),
+    openStore: (path) => openStore(path),
+    build: (config, store, logger) => buildServer(config, { store, logger }),
+    startSync: (config, store, gate, logger): GateSync | undefined =>
+      config.controlPlane
+        ? startGateSync({
+            controlPlane: config.controlPlane,
+            store,
+            bypass: gate.bypass,
+            logger,
+            metrics: gate.metrics,
+            smtpReports: gate.smtpReports,
+          })
+        : undefined,
+    ready: (config, gate) => ({
+      routes: gate.addresses(),
+      metrics: gate.metricsAddress(),
+      enforce_unknown: config.enforceUnknown,
+      proxy_protocol: config.proxyProtocol,
+      max_fingerprints: config.maxFingerprints,
+      control_plane_sync: config.controlPlane ? 'configured' : 'disabled',
+      trusted_ranges: { static: gate.bypass.staticRanges.length, control_plane: gate.bypass.managedRanges.length },
+    }),
+    // The current hour's SMTP counts (a partial coverage interval) go out with a final upload attempt.
+    beforeSyncStop: (sync) => sync.uploadSmtpReports(true),
+    stopSync: (sync) => sync.stop(),
   })
 }
 
