@@ -21,7 +21,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 
 const root = join(import.meta.dirname, '..')
-const APPS = ['edgegate', 'sshproxy', 'websignal', 'artsvc', 'dnsctl', 'notify'].filter((a) =>
+const APPS = ['edgegate', 'sshproxy', 'websignal', 'artsvc', 'dnsctl', 'notify', 'tlsgate'].filter((a) =>
   existsSync(join(root, 'apps', a)),
 )
 // A clean environment whose node is the system one (v20 here): what a pasted command meets.

@@ -3,13 +3,13 @@
  * periodic pruning and the optional metrics listener. `buildServer` never listens; `start`
  * (called by `serve`) probes the backends and listens, `stop` drains.
  */
-import { createServer, type Server, type Socket } from 'node:net'
-import { type AppMetrics, createHttpApp, createMetrics, type HttpApp, type Logger } from '@gatehouse/kit'
+import type { Socket } from 'node:net'
+import { type AppMetrics, createMetrics, type Logger } from '@gatehouse/kit'
+import { gateRuntime } from '@gatehouse/kit/gate-server.ts'
 import { BypassRanges, loadManagedRanges } from './bypass/ranges.ts'
 import type { ServeConfig } from './config.ts'
 import type { Store } from './db/index.ts'
 import { ObservationRecorder } from './fingerprints/recorder.ts'
-import { pruneToCap, removeExpiredSightings } from './fingerprints/store.ts'
 import { BackendError, BackendIdentity, formatAddress } from './gate/backend.ts'
 import { handleClient, type RouteContext } from './gate/connection.ts'
 import { createGateMetrics, routeMetrics } from './gate/gate-metrics.ts'
@@ -72,36 +72,22 @@ export async function buildServer(config: ServeConfig, deps: GateDeps): Promise<
     backendTimeoutMs: config.backendTimeoutMs,
     idleTimeoutMs: config.idleTimeoutMs,
   }))
-  const servers: Server[] = contexts.map((ctx) => {
-    const server = createServer({ noDelay: true }, (socket) => handleClient(ctx, socket))
-    server.on('error', (err) => logger.error({ route: ctx.route.name, reason: err.message }, 'listener error'))
-    return server
+  const byRoute = new Map(contexts.map((ctx) => [ctx.route.name, ctx]))
+  const runtime = await gateRuntime({
+    app: 'sshproxy',
+    version: VERSION,
+    routes: config.routes,
+    handle: (route, socket) => handleClient(byRoute.get(route.name)!, socket),
+    store,
+    logger,
+    metrics,
+    metricsListen: config.metricsListen,
+    maxFingerprints: config.maxFingerprints,
+    sightingRetentionMs: config.sightingRetentionMs,
+    limiter,
+    open,
+    maintenanceIntervalMs: deps.maintenanceIntervalMs,
   })
-  let metricsApp: HttpApp | undefined
-  if (config.metricsListen) {
-    metricsApp = await createHttpApp({
-      name: 'sshproxy',
-      version: VERSION,
-      logger,
-      metrics,
-      routes: { health: true, metrics: true, openapi: false },
-      accessLog: false,
-    })
-    metricsApp.readiness.add('database', () => store.ping())
-  }
-
-  const maintain = async () => {
-    try {
-      const pruned = await pruneToCap(store.db, config.maxFingerprints)
-      const before = new Date(Date.now() - config.sightingRetentionMs).toISOString()
-      const expired = await removeExpiredSightings(store.db, before)
-      limiter.sweep()
-      if (pruned > 0 || expired > 0) logger.info({ pruned, expired_sighting_rows: expired }, 'store maintenance')
-    } catch (err) {
-      logger.error({ reason: (err as Error).message }, 'store maintenance failed')
-    }
-  }
-  let maintenance: NodeJS.Timeout | undefined
 
   return {
     metrics,
@@ -123,44 +109,13 @@ export async function buildServer(config: ServeConfig, deps: GateDeps): Promise<
           }
         }),
       )
-      for (const [i, server] of servers.entries()) {
-        const { host, port } = contexts[i]!.route.listen
-        await new Promise<void>((resolve, reject) => {
-          server.once('error', reject)
-          server.listen({ host, port }, () => {
-            server.off('error', reject)
-            resolve()
-          })
-        })
-        logger.info({ route: contexts[i]!.route.name, backend: formatAddress(contexts[i]!.route.backend) }, 'listening')
-      }
-      if (metricsApp && config.metricsListen) {
-        await metricsApp.listen({ host: config.metricsListen.host, port: config.metricsListen.port })
-      }
-      await maintain()
-      maintenance = setInterval(() => void maintain(), deps.maintenanceIntervalMs ?? 60_000)
+      await runtime.start()
     },
-    addresses() {
-      return servers.map((s, i) => {
-        const a = s.address()
-        const port = a && typeof a === 'object' ? a.port : 0
-        return { route: contexts[i]!.route.name, host: contexts[i]!.route.listen.host, port }
-      })
-    },
-    metricsAddress() {
-      const a = metricsApp?.server.address()
-      return a && typeof a === 'object' ? { host: a.address, port: a.port } : undefined
-    },
+    addresses: () => runtime.addresses(),
+    metricsAddress: () => runtime.metricsAddress(),
     async stop(drainMs) {
-      clearInterval(maintenance)
-      // close() stops accepting at once; its callback would wait for every session, so it is not awaited.
-      for (const server of servers) if (server.listening) server.close()
-      const deadline = Date.now() + drainMs
-      if (open.size > 0) logger.info({ open: open.size, drain_ms: drainMs }, 'draining open sessions')
-      while (open.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
-      for (const socket of open) socket.destroy()
+      await runtime.stop(drainMs)
       await recorder.close()
-      await metricsApp?.close()
     },
   }
 }

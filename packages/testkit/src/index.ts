@@ -3,6 +3,7 @@ export { type Child, type StartOptions, startChild } from './child.ts'
 export { type Browser, type BrowserContext, CHROMIUM_FLAGS, launchChromium, type Page } from './chromium.ts'
 export { killQuietly, onExit, removeQuietly } from './cleanup.ts'
 export { type DnsAnswer, dnsQuery, soaSerial } from './dns.ts'
+export { EDGEGATE_MAIN, startTestEdgegate, type TestEdgegate, type TestEdgegateOptions } from './edgegate.ts'
 export { freePort, isRoot, MissingBinaryError, requireBinary, type TempDir, tempDir, userIds } from './env.ts'
 export { type Knot, type KnotOptions, knotConfig, startKnot } from './knot.ts'
 export { EMPTY_RPZ, type Kresd, type KresdInstance, type KresdOptions, kresdConfig, startKresd } from './kresd.ts'
@@ -15,6 +16,7 @@ export {
   processCpu,
 } from './load.ts'
 export { loadedPackages } from './loaded-packages.ts'
+export { type Nginx, type NginxOptions, startNginx } from './nginx.ts'
 export { type AccessTokenOptions, type OidcProvider, type OidcProviderOptions, startOidcProvider } from './oidc.ts'
 export { type Postgres, startPostgres } from './postgres.ts'
 export {

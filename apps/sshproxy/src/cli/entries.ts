@@ -2,32 +2,26 @@
  * The store commands: list, approve, block, pending, label, delete. Each opens the SQLite
  * file `serve` uses; `serve` reads the verdict per connection, so changes apply at once.
  */
-import { userInfo } from 'node:os'
+import { gateEntryCommands } from '@gatehouse/kit/cli/gate-entries.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
-import { openStore, type Store } from '../db/index.ts'
-import type { Verdict } from '../db/schema.ts'
+import { openStore } from '../db/index.ts'
 import { errors } from '../errors.ts'
-import { deleteEntry, type FingerprintEntry, listEntries, setLabel, setVerdict } from '../fingerprints/store.ts'
+import { type FingerprintEntry, listEntries, setVerdict } from '../fingerprints/store.ts'
 import { FINGERPRINT_FIELDS, fingerprintMaterial } from '../wire/fingerprint.ts'
 import type { Io } from './io.ts'
 import { checkFingerprint, checkLabel } from './validate.ts'
 
-export async function withStore<T>(dbPath: string, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(dbPath, { create: false })
-  try {
-    return await fn(store)
-  } finally {
-    await store.close()
-  }
-}
+const commands = gateEntryCommands({
+  open: (path) => openStore(path, { create: false }),
+  checkFingerprint,
+  checkLabel,
+  notFound: (fp) => errors.fingerprint_not_found(fp),
+  setVerdict,
+})
 
-function actor(): string {
-  try {
-    return `cli:${userInfo().username}`
-  } catch {
-    return 'cli'
-  }
-}
+/** Open the store `serve` uses, run `fn`, close it. */
+export const withStore = commands.withStore
+export const { verdictCommand, labelCommand, deleteCommand } = commands
 
 export function verdictText(e: Pick<FingerprintEntry, 'verdict' | 'decided_at'>): string {
   return e.decided_at === null ? 'new' : e.verdict
@@ -99,34 +93,4 @@ export async function listCommand(dbPath: string, options: { verbose: boolean; j
     }
   }
   io.out(`${out.join('\n')}\n`)
-}
-
-export async function verdictCommand(
-  dbPath: string,
-  verdict: Verdict,
-  fingerprint: string,
-  label: string | undefined,
-  io: Io,
-) {
-  const fp = checkFingerprint(fingerprint)
-  const checkedLabel = label === undefined ? undefined : checkLabel(label)
-  const now = new Date().toISOString()
-  const ok = await withStore(dbPath, (s) => setVerdict(s.db, fp, { verdict, actor: actor(), label: checkedLabel, now }))
-  if (!ok) throw errors.fingerprint_not_found(fp)
-  io.out(`${fp} ${verdict}${checkedLabel === undefined ? '' : ` (label ${JSON.stringify(checkedLabel)})`}\n`)
-}
-
-export async function labelCommand(dbPath: string, fingerprint: string, label: string, io: Io) {
-  const fp = checkFingerprint(fingerprint)
-  const checked = checkLabel(label)
-  const ok = await withStore(dbPath, (s) => setLabel(s.db, fp, checked, new Date().toISOString()))
-  if (!ok) throw errors.fingerprint_not_found(fp)
-  io.out(`${fp} label ${JSON.stringify(checked)}\n`)
-}
-
-export async function deleteCommand(dbPath: string, fingerprint: string, io: Io) {
-  const fp = checkFingerprint(fingerprint)
-  const ok = await withStore(dbPath, (s) => deleteEntry(s.db, fp))
-  if (!ok) throw errors.fingerprint_not_found(fp)
-  io.out(`${fp} deleted\n`)
 }

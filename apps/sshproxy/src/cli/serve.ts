@@ -3,7 +3,8 @@
  * the database, contacting a backend or binding a port.
  */
 import { existsSync } from 'node:fs'
-import { createLogger, formatDuration, loadTlsMaterial, runMain, StartupError } from '@gatehouse/kit'
+import { formatDuration, loadTlsMaterial } from '@gatehouse/kit'
+import { runGateServe } from '@gatehouse/kit/gate-serve.ts'
 import { loadServeConfig, type ServeConfig } from '../config.ts'
 import { openStore } from '../db/index.ts'
 import { formatAddress } from '../gate/backend.ts'
@@ -16,59 +17,31 @@ export function readConfig(flags: Record<string, unknown>): ServeConfig {
   return loadServeConfig({ flags, fileExists: existsSync })
 }
 
-export async function serveCommand(flags: Record<string, unknown>): Promise<void> {
-  // runMain reads drainTimeoutMs when a signal arrives, so it can follow --drain-timeout.
-  const options = { name: 'sshproxy', drainTimeoutMs: 40_000 }
-  await runMain(options, async () => {
-    const config = readConfig(flags)
-    const drainMs = config.drainTimeoutMs
-    options.drainTimeoutMs = drainMs + 10_000
-    const logger = createLogger({ name: 'sshproxy', level: config.logLevel, pretty: false })
-    const store = await openStore(config.dbPath)
-    const gate = await buildServer(config, { store, logger })
-    try {
-      await gate.start()
-    } catch (err) {
-      await gate.stop(0)
-      await store.close()
-      throw new StartupError(`cannot listen: ${(err as Error).message}`, { cause: err })
-    }
-    let sync: SyncHandle | undefined
-    if (config.controlPlane) {
-      try {
-        sync = startGateSync({
-          controlPlane: config.controlPlane,
-          store,
-          bypass: gate.bypass,
-          logger,
-          metrics: gate.metrics,
-        })
-      } catch (err) {
-        // Unreadable certificate or CA files: the operator has to fix the configuration.
-        await gate.stop(0)
-        await store.close()
-        throw new StartupError(`control plane: ${(err as Error).message}`, { cause: err })
-      }
-    }
-    logger.info(
-      {
-        routes: gate.addresses(),
-        metrics: gate.metricsAddress(),
-        allow_unknown: config.allowUnknown,
-        max_fingerprints: config.maxFingerprints,
-        control_plane_sync: config.controlPlane ? 'configured' : 'disabled',
-        trusted_ranges: { static: gate.bypass.staticRanges.length, control_plane: gate.bypass.managedRanges.length },
-      },
-      'sshproxy ready',
-    )
-    return async () => {
-      logger.info('stopping: no new connections')
-      // Sync first: it must not touch the database after it is closed.
-      await sync?.stop()
-      await gate.stop(drainMs)
-      await store.close()
-      logger.info('stopped')
-    }
+export function serveCommand(flags: Record<string, unknown>): Promise<void> {
+  return runGateServe({
+    name: 'sshproxy',
+    readConfig: () => readConfig(flags),
+    openStore: (path) => openStore(path),
+    build: (config, store, logger) => buildServer(config, { store, logger }),
+    startSync: (config, store, gate, logger): SyncHandle | undefined =>
+      config.controlPlane
+        ? startGateSync({
+            controlPlane: config.controlPlane,
+            store,
+            bypass: gate.bypass,
+            logger,
+            metrics: gate.metrics,
+          })
+        : undefined,
+    ready: (config, gate) => ({
+      routes: gate.addresses(),
+      metrics: gate.metricsAddress(),
+      allow_unknown: config.allowUnknown,
+      max_fingerprints: config.maxFingerprints,
+      control_plane_sync: config.controlPlane ? 'configured' : 'disabled',
+      trusted_ranges: { static: gate.bypass.staticRanges.length, control_plane: gate.bypass.managedRanges.length },
+    }),
+    stopSync: (sync) => sync.stop(),
   })
 }
 

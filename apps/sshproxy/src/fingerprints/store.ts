@@ -4,6 +4,7 @@
  * write lock before any read: a CLI process and `serve` then queue on the busy timeout
  * instead of failing on a stale snapshot.
  */
+import { deleteEntry, nextChangeSeq, pruneToCap, removeExpiredSightings, setLabel } from '@gatehouse/kit/gate-store.ts'
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely'
 import type { DB, FingerprintRow, Verdict } from '../db/schema.ts'
 import {
@@ -21,6 +22,9 @@ import {
 } from './bounds.ts'
 
 export type Db = Kysely<DB> | Transaction<DB>
+
+/** The SQL both gates share is the kit's (packages/kit/src/gate-store.ts). */
+export { deleteEntry, nextChangeSeq, pruneToCap, removeExpiredSightings, setLabel }
 
 /** What the gate does with a fingerprint: `unknown` when absent or observed but never decided. */
 export type GateStatus = 'unknown' | Verdict
@@ -88,17 +92,6 @@ export async function listEntries(db: Db): Promise<FingerprintEntry[]> {
   return rows.map(decodeEntry)
 }
 
-/** Allocate the next change sequence number (and take the write lock). */
-export async function nextChangeSeq(db: Db): Promise<number> {
-  const row = await db
-    .updateTable('change_counter')
-    .set({ value: sql`value + 1` })
-    .where('id', '=', 1)
-    .returning('value')
-    .executeTakeFirstOrThrow()
-  return row.value
-}
-
 /** Set the verdict (and the label when given). Returns false when the fingerprint is not stored. */
 export async function setVerdict(
   db: Kysely<DB>,
@@ -121,23 +114,6 @@ export async function setVerdict(
       .executeTakeFirst()
     return result.numUpdatedRows > 0n
   })
-}
-
-export async function setLabel(db: Kysely<DB>, fingerprint: string, label: string, now: string): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const seq = await nextChangeSeq(trx)
-    const result = await trx
-      .updateTable('fingerprints')
-      .set({ label, change_seq: seq, changed_at: now })
-      .where('fingerprint', '=', fingerprint)
-      .executeTakeFirst()
-    return result.numUpdatedRows > 0n
-  })
-}
-
-export async function deleteEntry(db: Db, fingerprint: string): Promise<boolean> {
-  const result = await db.deleteFrom('fingerprints').where('fingerprint', '=', fingerprint).executeTakeFirst()
-  return result.numDeletedRows > 0n
 }
 
 /**
@@ -209,38 +185,6 @@ export async function recordObservations(
     }
     return { pruned: await pruneToCap(trx, maxEntries) }
   })
-}
-
-/** Delete the oldest non-approved entries beyond `maxEntries` (approved entries are never pruned). */
-export async function pruneToCap(db: Db, maxEntries: number): Promise<number> {
-  if (maxEntries < 0) return 0
-  const { n } = await db
-    .selectFrom('fingerprints')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow()
-  const excess = Number(n) - maxEntries
-  if (excess <= 0) return 0
-  const victims = db
-    .selectFrom('fingerprints')
-    .select('fingerprint')
-    .where('verdict', '!=', 'approved')
-    .orderBy('last_seen', 'asc')
-    .orderBy('fingerprint', 'asc')
-    .limit(excess)
-  const result = await db.deleteFrom('fingerprints').where('fingerprint', 'in', victims).executeTakeFirst()
-  return Number(result.numDeletedRows)
-}
-
-/** Drop sightings last seen before `before` (aggregates, verdicts and labels stay). */
-export async function removeExpiredSightings(db: Db, before: string): Promise<number> {
-  const result = await sql`
-    update fingerprints
-       set sightings = (select coalesce(json_group_array(json(value)), '[]') from json_each(fingerprints.sightings)
-                         where json_extract(value, '$.last_seen') >= ${before})
-     where json_valid(sightings)
-       and exists (select 1 from json_each(fingerprints.sightings) where json_extract(value, '$.last_seen') < ${before})
-  `.execute(db)
-  return Number(result.numAffectedRows ?? 0n)
 }
 
 /**

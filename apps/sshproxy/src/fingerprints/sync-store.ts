@@ -2,10 +2,13 @@
  * Store functions for the control-plane sync (issue 4): read entries changed since the last
  * acknowledged upload, keep small cursors, and apply pulled decisions atomically.
  */
-import { parseTimestampMicros } from '@gatehouse/kit/timestamps.ts'
+import { compareTimes, getSyncState, setSyncState } from '@gatehouse/kit/gate-store.ts'
 import type { Kysely } from 'kysely'
 import type { DB, Verdict } from '../db/schema.ts'
 import { type Db, decodeEntry, type FingerprintEntry } from './store.ts'
+
+/** Sync state and time comparison are the kit's (packages/kit/src/gate-store.ts), shared with tlsgate. */
+export { compareTimes, getSyncState, setSyncState }
 
 /** Entries whose `change_seq` is above `afterSeq`, oldest change first (the upload page). */
 export async function changedSince(db: Db, afterSeq: number, limit: number): Promise<FingerprintEntry[]> {
@@ -18,35 +21,6 @@ export async function changedSince(db: Db, afterSeq: number, limit: number): Pro
     .limit(limit)
     .execute()
   return rows.map(decodeEntry)
-}
-
-export async function getSyncState(db: Db, key: string): Promise<string | undefined> {
-  const row = await db.selectFrom('sync_state').select('value').where('key', '=', key).executeTakeFirst()
-  return row?.value
-}
-
-export async function setSyncState(db: Db, key: string, value: string, now: string): Promise<void> {
-  await db
-    .insertInto('sync_state')
-    .values({ key, value, updated_at: now })
-    .onConflict((oc) => oc.column('key').doUpdateSet({ value, updated_at: now }))
-    .execute()
-}
-
-/**
- * Microseconds since the epoch of an RFC 3339 time. The control plane writes 6 fraction
- * digits and the gate 3, so the text does not sort (`.123456Z` < `.123Z`); the parsed time does.
- * NaN for text that is not a time.
- */
-export function timeMicros(text: string): number {
-  return parseTimestampMicros(text) ?? Number.NaN
-}
-
-/** -1, 0 or 1 as `a` is before, equal to or after `b`; text that is not a time sorts first. */
-export function compareTimes(a: string, b: string): number {
-  const [x, y] = [timeMicros(a), timeMicros(b)]
-  if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) ? (Number.isNaN(y) ? 0 : -1) : 1
-  return x < y ? -1 : x > y ? 1 : 0
 }
 
 export interface PulledDecision {

@@ -5,6 +5,7 @@
  */
 import type { Socket } from 'node:net'
 import { type Logger, normalizeIp } from '@gatehouse/kit'
+import { readFirstBytes } from '@gatehouse/kit/gate-handshake.ts'
 import type { Kysely } from 'kysely'
 import type { BypassRanges } from '../bypass/ranges.ts'
 import type { Route } from '../config.ts'
@@ -177,34 +178,12 @@ async function run(ctx: RouteContext, client: Socket, ip: string, port: number, 
   relay(ctx, client, backend, buffer)
 }
 
-function readHandshake(client: Socket, timeoutMs: number): Promise<HandshakeOutcome> {
-  return new Promise((resolve) => {
-    let chunks: Buffer[] = []
-    let total = 0
-    let need = 1
-    const done = (outcome: HandshakeOutcome) => {
-      clearTimeout(timer)
-      client.off('data', onData)
-      client.off('close', onClose)
-      client.pause()
-      resolve(outcome)
-    }
-    const timer = setTimeout(() => done({ kind: 'handshake_timeout' }), timeoutMs)
-    const onClose = () => done({ kind: 'client_closed' })
-    const onData = (chunk: Buffer) => {
-      chunks.push(chunk)
-      total += chunk.length
-      if (total < need) return
-      const buffer = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total)
-      chunks = [buffer]
-      const state = readClientHandshake(buffer)
-      if (state.kind === 'more') need = state.need
-      else if (state.kind === 'error') done({ kind: 'protocol_error', detail: state.error.code })
-      else done({ kind: 'done', state, buffer })
-    }
-    client.on('data', onData)
-    client.on('close', onClose)
-  })
+async function readHandshake(client: Socket, timeoutMs: number): Promise<HandshakeOutcome> {
+  const r = await readFirstBytes(client, timeoutMs, readClientHandshake)
+  if (r.kind === 'timeout') return { kind: 'handshake_timeout' }
+  if (r.kind === 'closed') return { kind: 'client_closed' }
+  if (r.state.kind === 'error') return { kind: 'protocol_error', detail: r.state.error.code }
+  return { kind: 'done', state: r.state, buffer: r.buffer }
 }
 
 function backendFailed(ctx: RouteContext, err: unknown, log: Record<string, unknown>) {

@@ -1,5 +1,5 @@
 /**
- * The SSH gate's control-plane sync, self-contained: give it the control-plane settings, a
+ * The SSH gate's control-plane sync (the loop and client are the kit's, shared with tlsgate): give it the control-plane settings, a
  * source of changed entries and a sink for decisions and managed bypass ranges. The loop
  * (`startSync`) never touches the gate's database itself; `startGateSync` (gate-sync.ts) is
  * the wiring `serve` uses: the store functions of `fingerprints/sync-store.ts` as source and
@@ -13,8 +13,8 @@
  * // shutdown, before closing the database:
  * await sync?.stop()
  */
-export { ControlPlaneClient, checkControlPlane, type SyncControlPlane, SyncError } from './client.ts'
-export { POLICY_CURSOR_KEY, startGateSync, UPLOAD_ACK_KEY } from './gate-sync.ts'
+
+export { type GateEntry, toObservation } from '@gatehouse/kit/gate-observation.ts'
 export {
   type CycleResult,
   nextDelay,
@@ -24,5 +24,6 @@ export {
   type SyncSource,
   type SyncStatus,
   startSync,
-} from './loop.ts'
-export { type GateEntry, toObservation } from './observation.ts'
+} from '@gatehouse/kit/gate-sync.ts'
+export { ControlPlaneClient, checkControlPlane, type SyncControlPlane, SyncError } from './client.ts'
+export { POLICY_CURSOR_KEY, startGateSync, UPLOAD_ACK_KEY } from './gate-sync.ts'

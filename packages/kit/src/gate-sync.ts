@@ -1,13 +1,22 @@
 /**
- * The SSH gate's sync with the control plane (spec: "Sync behaviour of the SSH gate"):
+ * A gate's sync with the control plane (spec: "Sync behaviour of the SSH gate"; the TLS gate
+ * does the same):
  * every sync_interval (default 30 s, ±20 % jitter) it uploads the entries changed since the
  * last acknowledged upload in pages of 16, then pulls the policy from its cursor until the
  * control plane says there is no more, applying each page atomically through the sink.
  * While the control plane is unreachable the gate keeps serving on its local verdicts and
  * retries with exponential backoff (capped at 5 minutes or the interval, whichever is longer).
  */
-import { type Decision, EDGE_LIMITS, type Logger, type Observation } from '@gatehouse/kit'
-import { ControlPlaneClient, type SyncControlPlane, SyncError } from './client.ts'
+import { ControlPlaneClient, ControlPlaneError, type ControlPlaneTarget } from './control-plane-client.ts'
+import { EDGE_LIMITS } from './edge-limits.ts'
+import type { Decision, Observation } from './edge-wire.ts'
+import type { Logger } from './logger.ts'
+
+/** The control plane plus how often to sync. */
+export interface SyncControlPlane extends ControlPlaneTarget {
+  /** Default 30 s. */
+  syncIntervalMs?: number
+}
 
 export interface SyncSource {
   /** The last acknowledged change sequence (0 when nothing was ever uploaded). */
@@ -50,13 +59,13 @@ export interface CycleResult {
   uploaded: number
   skipped: number
   decisions: number
-  error?: SyncError
+  error?: ControlPlaneError
 }
 
 export interface SyncStatus {
   consecutiveFailures: number
   lastSuccessAt: Date | undefined
-  lastError: SyncError | undefined
+  lastError: ControlPlaneError | undefined
   /** Delay before the next scheduled cycle, ms. */
   nextDelayMs: number
 }
@@ -81,7 +90,13 @@ export function nextDelay(intervalMs: number, failures: number, random: () => nu
   return Math.max(1, Math.round(base * (0.8 + 0.4 * random())))
 }
 
-/** Start syncing; the first cycle runs at once. Throws TypeError on a bad control-plane config. */
+/**
+ * Start syncing; the first cycle runs at once. Throws TypeError on a bad control-plane config.
+ *
+ * @example
+ * const sync = startSync({ controlPlane, source, sink, logger })
+ * await sync.stop() // before closing the database
+ */
 export function startSync(options: SyncOptions): SyncHandle {
   const client = new ControlPlaneClient(options.controlPlane)
   const interval = options.controlPlane.syncIntervalMs ?? DEFAULT_INTERVAL_MS
@@ -99,18 +114,18 @@ export function startSync(options: SyncOptions): SyncHandle {
       if (page.length === 0 || stopped) return
       const last = Math.max(...page.map((p) => p.seq))
       try {
-        await client.upload(page.map((p) => p.observation))
+        await client.uploadObservations(page.map((p) => p.observation))
         result.uploaded += page.length
       } catch (err) {
         // A page the control plane refuses as malformed (400/413) is retried one entry at a
         // time, so one bad entry is logged and skipped instead of stopping every upload.
-        if (!(err instanceof SyncError) || (err.status !== 400 && err.status !== 413)) throw err
+        if (!(err instanceof ControlPlaneError) || (err.status !== 400 && err.status !== 413)) throw err
         for (const p of page) {
           try {
-            await client.upload([p.observation])
+            await client.uploadObservations([p.observation])
             result.uploaded++
           } catch (one) {
-            if (!(one instanceof SyncError) || (one.status !== 400 && one.status !== 413)) throw one
+            if (!(one instanceof ControlPlaneError) || (one.status !== 400 && one.status !== 413)) throw one
             result.skipped++
             log.error(
               { fingerprint: p.observation.fingerprint, code: one.code, msg_detail: one.message },
@@ -155,7 +170,9 @@ export function startSync(options: SyncOptions): SyncHandle {
       }
     } catch (err) {
       const e =
-        err instanceof SyncError ? err : new SyncError('internal', (err as Error).message, undefined, { cause: err })
+        err instanceof ControlPlaneError
+          ? err
+          : new ControlPlaneError('internal', (err as Error).message, undefined, { cause: err })
       result.error = e
       status.consecutiveFailures++
       status.lastError = e

@@ -1,11 +1,12 @@
 /**
  * Turning a gate entry into the wire `Observation` (kit's edge-wire schema): bounded to the
  * spec's limits, IP/port pairing kept, the gate's verdict as `status` (`unknown` until
- * someone decided), and the KEXINIT lists as metadata strings.
+ * someone decided), and the gate's metadata (KEXINIT lists, or sni/ja3/ja4) as strings.
  */
-import { EDGE_LIMITS, type Observation } from '@gatehouse/kit'
+import { EDGE_LIMITS } from './edge-limits.ts'
+import type { Observation } from './edge-wire.ts'
 
-/** The fields of sshproxy's `FingerprintEntry` the upload needs. */
+/** The fields of a gate's stored entry the upload needs (sshproxy's and tlsgate's entries have them). */
 export interface GateEntry {
   fingerprint: string
   verdict: 'approved' | 'blocked' | 'pending'

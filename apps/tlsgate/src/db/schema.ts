@@ -1,0 +1,70 @@
+/**
+ * Table types of the gate's SQLite store. JSON columns hold bounded arrays (the kit's
+ * edge-limits rules); timestamps are RFC 3339 UTC text.
+ */
+import type { Generated, Insertable, Selectable } from 'kysely'
+
+export type Verdict = 'approved' | 'blocked' | 'pending'
+export const VERDICTS: readonly Verdict[] = ['approved', 'blocked', 'pending']
+
+export interface FingerprintTable {
+  /** The JA4 fingerprint. */
+  fingerprint: string
+  verdict: Verdict
+  /**
+   * When an operator (CLI) or the control plane last set the verdict. NULL means nobody has
+   * decided yet: the entry was only observed, and the gate treats it as unknown.
+   */
+  decided_at: string | null
+  /** Who set the verdict (`cli:<user>`, or the control plane's actor). */
+  actor: string | null
+  /**
+   * When an automated block stops applying (the control plane's `expires_at`); after it the
+   * entry counts as pending. NULL: no expiry (manual decisions).
+   */
+  expires_at: string | null
+  label: Generated<string>
+  count: Generated<number>
+  /** Connections refused because of this fingerprint's verdict. */
+  refused_count: Generated<number>
+  first_seen: string
+  last_seen: string
+  /** JSON object: `sni` (last seen), `ja3`, `ja4`, `ja4_r`; at most 64 KiB encoded. */
+  metadata: Generated<string>
+  /** JSON arrays, at most 128 elements each. */
+  ips: Generated<string>
+  ports: Generated<string>
+  /** JSON array of `{ip, port, last_seen}`, the 128 most recent. */
+  sightings: Generated<string>
+  /** Bumped from `change_counter` on every local change: the sync upload cursor compares against it. */
+  change_seq: Generated<number>
+  changed_at: string
+}
+
+export interface ChangeCounterTable {
+  id: number
+  value: number
+}
+
+/** Small key/value state for the control-plane sync (upload acknowledgement, policy cursor). */
+export interface SyncStateTable {
+  key: string
+  value: string
+  updated_at: string
+}
+
+/** Bypass ranges from the control plane (canonical CIDR text), replaced as a whole on every pull. */
+export interface ManagedRangeTable {
+  cidr: string
+  updated_at: string
+}
+
+export interface DB {
+  fingerprints: FingerprintTable
+  change_counter: ChangeCounterTable
+  sync_state: SyncStateTable
+  managed_ranges: ManagedRangeTable
+}
+
+export type FingerprintRow = Selectable<FingerprintTable>
+export type NewFingerprint = Insertable<FingerprintTable>

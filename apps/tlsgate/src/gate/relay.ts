@@ -1,0 +1,94 @@
+/**
+ * The backend side of an allowed connection: dialing (time-bounded, with the optional PROXY v2
+ * header first), then relaying. The client's buffered bytes go to the backend untouched, then
+ * bytes flow both ways until either side closes or the connection is idle. The backend side
+ * (the bulk of web traffic) reads into a reused buffer (kit `ReusedReads`) and writes each read
+ * straight to the client, pausing while the client's socket is full; the client side is piped.
+ * Bytes are counted from the sockets at close, not per chunk.
+ */
+import { connect, type Socket } from 'node:net'
+import { ReusedReads } from '@gatehouse/kit/gate-reads.ts'
+import { normalizeIp } from '@gatehouse/kit/net.ts'
+import { proxyV2Header } from '../wire/proxy-protocol.ts'
+import type { RouteContext } from './connection.ts'
+
+const KEEPALIVE_MS = 60_000
+
+/** `host:port` with IPv6 in brackets. */
+export function formatAddress(a: { host: string; port: number }): string {
+  return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`
+}
+
+export interface Backend {
+  socket: Socket
+  /** The socket's reads (no 'data' events): point `sink` where the bytes go. */
+  reads: ReusedReads
+}
+
+/** Connect to the route's backend; rejects with `<address> connection refused` (or the error) in time. */
+export function dialBackend(ctx: RouteContext, client: Socket): Promise<Backend> {
+  const address = ctx.route.backend
+  return new Promise((resolve, reject) => {
+    // Until a relay or a dialogue takes over, the backend's bytes wait in its socket.
+    const reads = new ReusedReads(() => false)
+    const socket = connect({ host: address.host, port: address.port, noDelay: true, onread: reads.onread })
+    const timer = setTimeout(() => {
+      socket.destroy()
+      reject(new Error(`${formatAddress(address)} connect timed out`))
+    }, ctx.backendTimeoutMs)
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer)
+      reject(new Error(`${formatAddress(address)} ${err.code === 'ECONNREFUSED' ? 'connection refused' : err.message}`))
+    })
+    socket.once('connect', () => {
+      clearTimeout(timer)
+      socket.removeAllListeners('error')
+      if (ctx.proxyProtocol) {
+        const src = { ip: normalizeIp(client.remoteAddress ?? '0.0.0.0'), port: client.remotePort ?? 0 }
+        const dst = { ip: normalizeIp(client.localAddress ?? '0.0.0.0'), port: client.localPort ?? 0 }
+        socket.write(proxyV2Header(src, dst))
+      }
+      resolve({ socket, reads })
+    })
+  })
+}
+
+export function relay(ctx: RouteContext, client: Socket, upstream: Backend, fromClient: Buffer): void {
+  const { socket: backend, reads } = upstream
+  client.setNoDelay(true)
+  // Find vanished peers (no FIN) long before the idle timeout.
+  client.setKeepAlive(true, KEEPALIVE_MS)
+  backend.setKeepAlive(true, KEEPALIVE_MS)
+  const backendWrittenBefore = backend.bytesWritten
+  const clientWrittenBefore = client.bytesWritten
+  backend.on('error', () => client.destroy())
+  client.on('error', () => backend.destroy())
+  backend.once('close', () => {
+    ctx.metrics.up.inc(backend.bytesWritten - backendWrittenBefore)
+    ctx.metrics.down.inc(client.bytesWritten - clientWrittenBefore)
+    client.destroySoon()
+  })
+  client.once('close', () => backend.destroySoon())
+  backend.write(fromClient)
+  client.pipe(backend)
+  const resumeBackend = () => backend.resume()
+  reads.sink = (chunk) => {
+    const more = client.write(chunk)
+    // Queued rather than written through: the write still points into the read buffer.
+    if (client.writableLength > 0) reads.retain()
+    if (more) return true
+    client.once('drain', resumeBackend)
+    return false
+  }
+  backend.once('end', () => client.end())
+  if (ctx.idleTimeoutMs > 0) {
+    // A socket's timer restarts on reads and on writes, so the client side sees both directions.
+    client.setTimeout(ctx.idleTimeoutMs, () => {
+      ctx.logger.info({ route: ctx.route.name }, 'closing idle connection')
+      client.destroy()
+      backend.destroy()
+    })
+  }
+  client.resume()
+  backend.resume()
+}

@@ -1,0 +1,73 @@
+/**
+ * TLS client fingerprints of a ClientHello:
+ * - JA4 (FoxIO, BSD 3-Clause: the TLS client fingerprint only; the JA4+ family is under another
+ *   licence and not implemented here): `t13d1516h2_8daaf6152771_d8a2da3f94cd`, see
+ *   https://github.com/FoxIO-LLC/ja4/blob/main/technical_details/JA4.md
+ * - JA3 (Salesforce): MD5 of `version,ciphers,extensions,groups,point_formats` in decimal, in
+ *   the client's order (so browsers that shuffle their extensions change it; JA4 sorts).
+ * GREASE values (RFC 8701) are ignored by both.
+ */
+import { createHash } from 'node:crypto'
+import type { ClientHello } from './client-hello.ts'
+import { EXT, isGrease, JA4_VERSIONS } from './constants.ts'
+
+export interface TlsFingerprints {
+  /** The gate's fingerprint identifier. */
+  ja4: string
+  /** JA4 with the cipher and extension lists unhashed (`ja4_r`), for operators and tests. */
+  ja4Raw: string
+  ja3: string
+  /** The JA3 text the MD5 is taken of. */
+  ja3Text: string
+}
+
+const hex4 = (v: number) => v.toString(16).padStart(4, '0')
+const two = (n: number) => String(Math.min(n, 99)).padStart(2, '0')
+const sha12 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12)
+const isAlnum = (b: number) => (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a)
+
+/** JA4 "ALPN Extension Value": first and last characters of the first ALPN value, `00` without one. */
+function alpnChars(alpn: readonly Buffer[]): string {
+  const first = alpn[0]
+  if (!first || first.length === 0) return '00'
+  const a = first[0]!
+  const z = first[first.length - 1]!
+  if (isAlnum(a) && isAlnum(z)) return String.fromCharCode(a) + String.fromCharCode(z)
+  // Not ASCII alphanumeric at either end: the first and last characters of its hex form.
+  return a.toString(16).padStart(2, '0')[0]! + z.toString(16).padStart(2, '0')[1]!
+}
+
+function ja4Version(hello: ClientHello): string {
+  const versions = hello.supportedVersions.filter((v) => !isGrease(v))
+  const version = versions.length > 0 ? Math.max(...versions) : hello.legacyVersion
+  return JA4_VERSIONS[version] ?? '00'
+}
+
+export function computeFingerprints(hello: ClientHello): TlsFingerprints {
+  const ciphers = hello.ciphers.filter((c) => !isGrease(c))
+  const extensions = hello.extensions.filter((e) => !isGrease(e))
+  const a = `t${ja4Version(hello)}${hello.hasServerName ? 'd' : 'i'}${two(ciphers.length)}${two(extensions.length)}${alpnChars(hello.alpn)}`
+  const sortedCiphers = ciphers.map(hex4).sort().join(',')
+  // SNI and ALPN are already in part a; they leave the sorted list.
+  const sortedExts = extensions
+    .filter((e) => e !== EXT.serverName && e !== EXT.alpn)
+    .map(hex4)
+    .sort()
+    .join(',')
+  const sigs = hello.signatureAlgorithms.filter((s) => !isGrease(s)).map(hex4)
+  const c = sigs.length > 0 ? `${sortedExts}_${sigs.join(',')}` : sortedExts
+  const ja4 = `${a}_${ciphers.length > 0 ? sha12(sortedCiphers) : '000000000000'}_${extensions.length > 0 ? sha12(c) : '000000000000'}`
+  const ja3Text = [
+    String(hello.legacyVersion),
+    ciphers.join('-'),
+    extensions.join('-'),
+    hello.supportedGroups.filter((g) => !isGrease(g)).join('-'),
+    hello.ecPointFormats.join('-'),
+  ].join(',')
+  return {
+    ja4,
+    ja4Raw: `${a}_${sortedCiphers}_${c}`,
+    ja3: createHash('md5').update(ja3Text).digest('hex'),
+    ja3Text,
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * `npm start`: the TLS gate on embedded defaults in front of a demo nginx: the gate listens on
+ * 127.0.0.1:8444 with PROXY protocol v2 to nginx on 127.0.0.1:8445 (a self-signed certificate
+ * for `localhost`, made once with openssl under the data folder), metrics on 127.0.0.1:9123.
+ * Local verdicts only: the stack's edgegate registers no tlsgate node yet, so there is no sync
+ * (register one with `bin/edgegate node add --kind tlsgate tlsgate-1` and add a control_plane
+ * section to config.json to try it). A taken port stops this app with one line saying so.
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { connect } from 'node:net'
+import { join } from 'node:path'
+import type { StackContext, StackService, StartStack } from '../../packages/kit/src/stack.ts'
+import { ensurePortFree, StackError, shownPath } from '../../packages/kit/src/stack-ready.ts'
+
+const HOST = '127.0.0.1'
+const LISTEN_PORT = 8444
+const NGINX_PORT = 8445
+const METRICS_PORT = 9123
+const READY_MS = 20_000
+
+/** A child process whose output goes to `logPath`, ready when `ready` appears in it. */
+async function startLogged(
+  name: string,
+  command: string,
+  args: string[],
+  logPath: string,
+  ready: (seen: string) => boolean | Promise<boolean>,
+  env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '' },
+) {
+  const log = createWriteStream(logPath, { flags: 'a' })
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const stop = async () => {
+    if (child.exitCode === null) child.kill('SIGTERM')
+    await exited
+    log.end()
+  }
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let seen = ''
+      const timer = setTimeout(
+        () => reject(new StackError(`${name}: not ready within ${READY_MS / 1000} s; see ${logPath}`)),
+        READY_MS,
+      )
+      let done = false
+      const check = async () => {
+        if (!done && (await ready(seen))) {
+          done = true
+          clearTimeout(timer)
+          clearInterval(poll)
+          resolve()
+        }
+      }
+      const onData = (chunk: Buffer) => {
+        log.write(chunk)
+        seen = (seen + chunk.toString()).slice(-16_384)
+        void check()
+      }
+      // Also polled: a server that prints nothing when ready (nginx) is probed by `ready`.
+      const poll = setInterval(() => void check(), 200)
+      child.stdout.on('data', onData)
+      child.stderr.on('data', onData)
+      void exited.then((code) => {
+        clearTimeout(timer)
+        clearInterval(poll)
+        reject(new StackError(`${name}: exited during startup (code ${code}); see ${logPath}`))
+      })
+    })
+  } catch (err) {
+    await stop()
+    throw err
+  }
+  return stop
+}
+
+/** nginx with PROXY protocol on the listener, started in the foreground under `dir`. */
+async function startDemoNginx(dir: string, port: number): Promise<() => Promise<void>> {
+  const nginx = '/usr/sbin/nginx'
+  if (!existsSync(nginx)) throw new StackError('tlsgate: /usr/sbin/nginx is missing (apt-get install nginx)')
+  mkdirSync(join(dir, 'logs'), { recursive: true })
+  mkdirSync(join(dir, 'www'), { recursive: true })
+  const cert = join(dir, 'localhost.crt')
+  const key = join(dir, 'localhost.key')
+  if (!existsSync(cert) || !existsSync(key)) {
+    execFileSync(
+      '/usr/bin/openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-days',
+        '365',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'ignore' },
+    )
+  }
+  writeFileSync(join(dir, 'www', 'index.html'), '<h1>Behind the Gatehouse TLS gate</h1>\n')
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `daemon off;
+master_process off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+  client_body_temp_path ${dir}/tmp-body;
+  proxy_temp_path ${dir}/tmp-proxy;
+  fastcgi_temp_path ${dir}/tmp-fastcgi;
+  uwsgi_temp_path ${dir}/tmp-uwsgi;
+  scgi_temp_path ${dir}/tmp-scgi;
+  log_format gatehouse '$proxy_protocol_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"';
+  server {
+    listen ${HOST}:${port} ssl proxy_protocol;
+    ssl_certificate ${cert};
+    ssl_certificate_key ${key};
+    access_log ${dir}/logs/access.log gatehouse;
+    root ${dir}/www;
+  }
+}
+`,
+  )
+  const listening = () =>
+    new Promise<boolean>((resolve) => {
+      const s = connect({ host: HOST, port }, () => {
+        s.destroy()
+        resolve(true)
+      })
+      s.on('error', () => resolve(false))
+    })
+  const args = ['-p', dir, '-e', join(dir, 'logs', 'error.log'), '-c', join(dir, 'nginx.conf')]
+  return startLogged('nginx', nginx, args, join(dir, 'logs', 'stdout.log'), listening)
+}
+
+export const startStack: StartStack = async (ctx: StackContext): Promise<StackService> => {
+  const [listenPort, nginxPort, metricsPort] = [ctx.port(LISTEN_PORT), ctx.port(NGINX_PORT), ctx.port(METRICS_PORT)]
+  await ensurePortFree('tlsgate', HOST, listenPort, 'TLS gate')
+  await ensurePortFree('tlsgate', HOST, nginxPort, 'demo nginx')
+  await ensurePortFree('tlsgate', HOST, metricsPort, 'metrics')
+  const stopNginx = await startDemoNginx(join(ctx.dataDir, 'nginx'), nginxPort)
+  const db = join(ctx.dataDir, 'tlsgate.db')
+  const configPath = join(ctx.dataDir, 'config.json')
+  if (!existsSync(configPath)) writeFileSync(configPath, '{}\n')
+  const logPath = join(ctx.dataDir, 'tlsgate.log')
+  let stopGate: () => Promise<void>
+  try {
+    stopGate = await startLogged(
+      'tlsgate',
+      ctx.node,
+      [
+        join(import.meta.dirname, 'src', 'main.ts'),
+        'serve',
+        '--route',
+        `${HOST}:${listenPort}=${HOST}:${nginxPort}`,
+        '--proxy-protocol',
+        '--db',
+        db,
+        '--config',
+        configPath,
+        '--metrics-listen',
+        `${HOST}:${metricsPort}`,
+      ],
+      logPath,
+      (seen) => seen.includes('"msg":"tlsgate ready"'),
+    )
+  } catch (err) {
+    await stopNginx()
+    throw err
+  }
+  const dbFlag = `--db ${shownPath(ctx.root, db)}`
+  ctx.log(`TLS gate ${HOST}:${listenPort} -> demo nginx ${HOST}:${nginxPort} (log: ${logPath})`)
+  return {
+    urls: { 'tls gate': `https://localhost:${listenPort}/`, metrics: `http://${HOST}:${metricsPort}/metrics` },
+    notes: [
+      'visit the site through the gate (self-signed certificate), then see the client fingerprints:',
+      `$ curl -k https://localhost:${listenPort}/`,
+      `$ bin/tlsgate list ${dbFlag}`,
+      'block curl and try again (refused with a TLS alert before nginx sees it):',
+      `$ bin/tlsgate block ${dbFlag} <fingerprint>`,
+    ],
+    async stop() {
+      await stopGate()
+      await stopNginx()
+    },
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * The store commands both gates share (sshproxy, tlsgate): `approve`/`block`/`pending` (with
+ * an optional label), `label` and `delete`, each opening the SQLite file `serve` uses (whose
+ * per-connection verdict read makes a change apply at once) and printing one line. The gate
+ * supplies its store opener, argument checks, not-found error and verdict setter.
+ */
+import { userInfo } from 'node:os'
+import type { Kysely } from 'kysely'
+import { deleteEntry, type GateStoreDB, type GateVerdict, setLabel } from '../gate-store.ts'
+
+export interface GateEntryCommandsOptions<S extends { db: Kysely<GateStoreDB>; close(): Promise<void> }> {
+  /** Open an existing store (never create one from a CLI typo). */
+  open(path: string): Promise<S>
+  checkFingerprint(text: string): string
+  checkLabel(text: string): string
+  notFound(fingerprint: string): Error
+  setVerdict(
+    db: S['db'],
+    fingerprint: string,
+    change: { verdict: GateVerdict; actor: string; label?: string | undefined; now: string },
+  ): Promise<boolean>
+}
+
+/** Who ran a CLI change: `cli:<user>`. */
+export function cliActor(): string {
+  try {
+    return `cli:${userInfo().username}`
+  } catch {
+    return 'cli'
+  }
+}
+
+export function gateEntryCommands<S extends { db: Kysely<GateStoreDB>; close(): Promise<void> }>(
+  o: GateEntryCommandsOptions<S>,
+) {
+  const withStore = async <T>(dbPath: string, fn: (store: S) => Promise<T>): Promise<T> => {
+    const store = await o.open(dbPath)
+    try {
+      return await fn(store)
+    } finally {
+      await store.close()
+    }
+  }
+  return {
+    withStore,
+    async verdictCommand(
+      dbPath: string,
+      verdict: GateVerdict,
+      fingerprint: string,
+      label: string | undefined,
+      io: { out(text: string): void },
+    ) {
+      const fp = o.checkFingerprint(fingerprint)
+      const checkedLabel = label === undefined ? undefined : o.checkLabel(label)
+      const now = new Date().toISOString()
+      const ok = await withStore(dbPath, (s) =>
+        o.setVerdict(s.db, fp, { verdict, actor: cliActor(), label: checkedLabel, now }),
+      )
+      if (!ok) throw o.notFound(fp)
+      io.out(`${fp} ${verdict}${checkedLabel === undefined ? '' : ` (label ${JSON.stringify(checkedLabel)})`}\n`)
+    },
+    async labelCommand(dbPath: string, fingerprint: string, label: string, io: { out(text: string): void }) {
+      const fp = o.checkFingerprint(fingerprint)
+      const checked = o.checkLabel(label)
+      const ok = await withStore(dbPath, (s) => setLabel(s.db, fp, checked, new Date().toISOString()))
+      if (!ok) throw o.notFound(fp)
+      io.out(`${fp} label ${JSON.stringify(checked)}\n`)
+    },
+    async deleteCommand(dbPath: string, fingerprint: string, io: { out(text: string): void }) {
+      const fp = o.checkFingerprint(fingerprint)
+      const ok = await withStore(dbPath, (s) => deleteEntry(s.db, fp))
+      if (!ok) throw o.notFound(fp)
+      io.out(`${fp} deleted\n`)
+    },
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * The one HTTP client every edge node (sshproxy, tlsgate, websignal) uses to talk to the
+ * control plane (spec edge-gate.md, Authentication 1-2): HTTPS only, redirects refused (even to
+ * another HTTPS URL: the final URL is configured directly), exactly one credential: a bearer
+ * token or a client certificate (mTLS). Each node endpoint is one method; errors carry the
+ * control plane's `code` so callers match on it (`stale_publisher_epoch`, HTTP 409, ...).
+ *
+ * @example
+ * const client = new ControlPlaneClient({ url: 'https://cp.example', instanceId: 'gate-1',
+ *   auth: { kind: 'token', token } })
+ * await client.uploadObservations(page)            // POST /v1/observations/batch (≤ 16 per page)
+ * const policy = await client.policy(cursor)       // GET /v1/policy?since=
+ * await client.close()
+ */
+import { readFileSync } from 'node:fs'
+import {
+  type ObservationBatch,
+  type ObservationBatchResult,
+  type PolicyResponse,
+  readPolicyResponse,
+  type Signal,
+  type SignalBatch,
+  type SignalBatchResult,
+  type SmtpReport,
+  type SmtpReportResult,
+} from './edge-wire.ts'
+import { HttpClientError, requestNoRedirect } from './http-client.ts'
+import { createTlsAgent } from './tls.ts'
+
+/** Where and how a node reaches the control plane (the `control_plane` section of its config). */
+export interface ControlPlaneTarget {
+  /** Base URL, https:// only, without a trailing path to the endpoints. */
+  url: string
+  instanceId: string
+  auth:
+    | { kind: 'token'; token: string; ca?: string }
+    | { kind: 'mtls'; clientCert: string; clientKey: string; ca: string }
+  /** TLS server name to verify when the URL host and the certificate differ. */
+  serverName?: string
+}
+
+export interface ControlPlaneTimeouts {
+  /** TCP + TLS connect, ms (default 10 s). */
+  connectTimeoutMs?: number
+  /** Headers and body of one response, ms (default 30 s). */
+  requestTimeoutMs?: number
+  /** Whole request, ms (default 60 s). */
+  deadlineMs?: number
+}
+
+/** A refused or failed request, with what the control plane said. */
+export class ControlPlaneError extends Error {
+  override readonly name = 'ControlPlaneError'
+  /** HTTP status when the control plane answered; undefined for network failures and redirects. */
+  readonly status: number | undefined
+  /** `redirect_refused`, `network`, `bad_status`, `too_large`, `bad_response`, or the server's error code. */
+  readonly code: string
+  constructor(code: string, message: string, status?: number, options?: { cause?: unknown }) {
+    super(message, options)
+    this.code = code
+    this.status = status
+  }
+}
+
+function readPem(path: string, what: string): Buffer {
+  try {
+    return readFileSync(path)
+  } catch (err) {
+    throw new TypeError(`control_plane.${what} ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? err})`)
+  }
+}
+
+/**
+ * Check a target; a mistake is a TypeError (the nodes' config loaders report these earlier,
+ * in their own words; this is the last line).
+ */
+export function checkControlPlaneTarget(cp: ControlPlaneTarget): URL {
+  let url: URL
+  try {
+    url = new URL(cp.url)
+  } catch {
+    throw new TypeError('control_plane.url must be an absolute https:// URL')
+  }
+  if (url.protocol !== 'https:') throw new TypeError('control_plane.url must use https (http is refused)')
+  if (url.username || url.password || url.search || url.hash) {
+    throw new TypeError('control_plane.url must be a plain base URL (no credentials, query or fragment)')
+  }
+  if (!cp.instanceId) throw new TypeError('control_plane.instance_id is required')
+  const auth = cp.auth as { kind: string; token?: string; clientCert?: string; clientKey?: string; ca?: string }
+  if (auth.kind === 'token' && (!auth.token || auth.clientCert || auth.clientKey)) {
+    throw new TypeError('control_plane: exactly one auth method: a token, or client_cert + client_key + ca')
+  }
+  if (auth.kind === 'mtls' && (auth.token || !auth.clientCert || !auth.clientKey || !auth.ca)) {
+    throw new TypeError('control_plane: mutual TLS needs client_cert, client_key and ca, and no token')
+  }
+  if (auth.kind !== 'token' && auth.kind !== 'mtls') throw new TypeError('control_plane: unknown auth method')
+  return url
+}
+
+export class ControlPlaneClient {
+  readonly instanceId: string
+  readonly #base: string
+  readonly #headers: Record<string, string>
+  readonly #agent: ReturnType<typeof createTlsAgent>
+  readonly #deadlineMs: number
+
+  constructor(cp: ControlPlaneTarget, timeouts: ControlPlaneTimeouts = {}) {
+    const url = checkControlPlaneTarget(cp)
+    this.#base = url.toString().replace(/\/+$/, '')
+    this.instanceId = cp.instanceId
+    this.#deadlineMs = timeouts.deadlineMs ?? 60_000
+    const ca = cp.auth.ca ? readPem(cp.auth.ca, 'ca') : undefined
+    this.#headers = { accept: 'application/json' }
+    if (cp.auth.kind === 'token') this.#headers.authorization = `Bearer ${cp.auth.token}`
+    this.#agent = createTlsAgent({
+      ...(ca ? { ca } : {}),
+      ...(cp.auth.kind === 'mtls'
+        ? { cert: readPem(cp.auth.clientCert, 'client_cert'), key: readPem(cp.auth.clientKey, 'client_key') }
+        : {}),
+      ...(cp.serverName ? { servername: cp.serverName } : {}),
+      connectTimeoutMs: timeouts.connectTimeoutMs ?? 10_000,
+      requestTimeoutMs: timeouts.requestTimeoutMs ?? 30_000,
+    })
+  }
+
+  /** POST /v1/observations/batch?instance_id= (one page: at most `EDGE_LIMITS.pageSize`). */
+  async uploadObservations(observations: ObservationBatch['observations']): Promise<ObservationBatchResult> {
+    const body: ObservationBatch = { instance_id: this.instanceId, observations }
+    return (await this.#send('POST', '/v1/observations/batch', body)) as ObservationBatchResult
+  }
+
+  /** GET /v1/policy?instance_id=&since= (`since` omitted before the first pull). */
+  async policy(since: string | undefined): Promise<PolicyResponse> {
+    const json = await this.#send('GET', '/v1/policy', undefined, since === undefined ? {} : { since })
+    try {
+      return readPolicyResponse(json)
+    } catch (err) {
+      throw new ControlPlaneError('bad_response', (err as Error).message)
+    }
+  }
+
+  /** POST /v1/signals/batch?instance_id= with the publisher's fencing epoch. */
+  async sendSignals(signals: Signal[], epoch: number): Promise<SignalBatchResult> {
+    const body: SignalBatch = { instance_id: this.instanceId, signals, epoch }
+    return (await this.#send('POST', '/v1/signals/batch', body)) as SignalBatchResult
+  }
+
+  /** POST /v1/smtp/reports?instance_id=; a stale or conflicting generation is a ControlPlaneError with status 409. */
+  async sendSmtpReport(report: Omit<SmtpReport, 'instance_id'>): Promise<SmtpReportResult> {
+    const body: SmtpReport = { ...report, instance_id: this.instanceId }
+    return (await this.#send('POST', '/v1/smtp/reports', body)) as SmtpReportResult
+  }
+
+  /** Abort requests in flight and release connections. */
+  async close(): Promise<void> {
+    await this.#agent.destroy().catch(() => {})
+  }
+
+  async #send(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    query: Record<string, string> = {},
+  ): Promise<unknown> {
+    const params = new URLSearchParams({ instance_id: this.instanceId, ...query })
+    let res: Awaited<ReturnType<typeof requestNoRedirect>>
+    try {
+      res = await requestNoRedirect(`${this.#base}${path}?${params}`, {
+        method,
+        headers: body === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        dispatcher: this.#agent,
+        maxBytes: 64 * 1024 * 1024,
+        timeoutMs: this.#deadlineMs,
+        accept: () => true,
+      })
+    } catch (err) {
+      if (err instanceof HttpClientError) {
+        throw new ControlPlaneError(err.code, err.message, err.statusCode, { cause: err })
+      }
+      throw new ControlPlaneError('network', (err as Error).message, undefined, { cause: err })
+    }
+    let json: unknown
+    try {
+      json = res.json()
+    } catch {
+      json = undefined
+    }
+    if (res.status < 200 || res.status >= 300) {
+      const e = (json as { error?: { code?: unknown; message?: unknown } } | undefined)?.error
+      const code = typeof e?.code === 'string' ? e.code : 'bad_status'
+      const message = typeof e?.message === 'string' ? e.message : `answered ${res.status}`
+      throw new ControlPlaneError(code, `${method} ${path}: ${res.status} ${code}: ${message}`, res.status)
+    }
+    if (json === undefined) throw new ControlPlaneError('bad_response', `${method} ${path}: the body is not JSON`)
+    return json
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * The `serve` flags and config-file keys both gates (sshproxy, tlsgate) share, with each gate's
+ * environment prefix and defaults, and the loading both do: flags, then the JSON file (optional
+ * at its default path, required when named), the control_plane section, the metrics address and
+ * the routes' listen addresses checked, every problem collected for one `ConfigError`.
+ *
+ * @example
+ * const flagSchema = { route: ..., ...gateFlagFields({ prefix: 'TLSGATE', db: '/var/lib/tlsgate/tlsgate.db', ... }) }
+ */
+import { ConfigError, type ConfigOf, field, type Loaded, loadConfig, type Schema } from './config.ts'
+import { controlPlaneFields, readControlPlaneSection } from './control-plane-config.ts'
+import type { SyncControlPlane } from './gate-sync.ts'
+import { type AddressError, type ListenAddress, parseCidr, parseListenAddress } from './net.ts'
+
+export interface GateFlagDefaults {
+  /** Environment prefix, e.g. `TLSGATE` (`TLSGATE_DB`, ...). */
+  prefix: string
+  db: string
+  config: string
+  idleTimeout: string
+  maxConnections: number
+  ipRate: number
+  ipBurst: number
+}
+
+/** A trusted (bypass) range as canonical CIDR text; a bare address is a /32 or /128. */
+export function parseTrustedRange(text: string): string {
+  return parseCidr(text).text
+}
+
+/** The shared `serve` flags (each with `<PREFIX>_<NAME>` in the environment). */
+export function gateFlagFields(d: GateFlagDefaults) {
+  const env = (name: string) => `${d.prefix}_${name}`
+  return {
+    db: field.string({ flag: 'db', env: env('DB'), default: d.db, minLength: 1, doc: 'SQLite database path' }),
+    config: field.string({ flag: 'config', env: env('CONFIG'), default: d.config, doc: 'JSON config file' }),
+    metrics_listen: field.string({
+      flag: 'metrics-listen',
+      env: env('METRICS_LISTEN'),
+      doc: 'host:port for GET /metrics and /healthz; empty or unset disables',
+    }),
+    trusted_range: field.list({
+      flag: 'trusted-range',
+      env: env('TRUSTED_RANGES'),
+      item: parseTrustedRange,
+      doc: 'CIDR whose clients skip the fingerprint verdict (still rate limited), repeatable (env: comma-separated)',
+    }),
+    backend_timeout: field.duration({
+      flag: 'backend-timeout',
+      env: env('BACKEND_TIMEOUT'),
+      default: '10s',
+      min: '100ms',
+      doc: 'deadline to dial the backend (and, for SSH, read its identification; also the startup probe)',
+    }),
+    idle_timeout: field.duration({
+      flag: 'idle-timeout',
+      env: env('IDLE_TIMEOUT'),
+      default: d.idleTimeout,
+      doc: 'close a relayed session with no traffic either way for this long; 0 disables',
+    }),
+    drain_timeout: field.duration({
+      flag: 'drain-timeout',
+      env: env('DRAIN_TIMEOUT'),
+      default: '30s',
+      doc: 'on SIGTERM, how long open sessions may continue before they are closed',
+    }),
+    max_connections: field.int({
+      flag: 'max-connections',
+      env: env('MAX_CONNECTIONS'),
+      default: d.maxConnections,
+      min: 1,
+      doc: 'concurrent connections across all routes (above: dropped, OVERLOAD)',
+    }),
+    ip_rate: field.number({
+      flag: 'ip-rate',
+      env: env('IP_RATE'),
+      default: d.ipRate,
+      min: 0.001,
+      doc: 'sustained new connections per second per source IP',
+    }),
+    ip_burst: field.int({
+      flag: 'ip-burst',
+      env: env('IP_BURST'),
+      default: d.ipBurst,
+      min: 1,
+      doc: 'burst of new connections per source IP (above the rate: dropped, RATELIMIT)',
+    }),
+    sighting_retention: field.duration({
+      flag: 'sighting-retention',
+      env: env('SIGHTING_RETENTION'),
+      default: '192h',
+      min: '1m',
+      doc: 'drop sightings older than this (aggregates and verdicts stay)',
+    }),
+    log_level: field.enum(['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as const, {
+      flag: 'log-level',
+      env: env('LOG_LEVEL'),
+      default: 'info',
+    }),
+  }
+}
+
+/** The shared config-file keys. */
+export function gateFileFields(prefix: string) {
+  return {
+    db: field.string({ minLength: 1, doc: `SQLite database path, as --db (the flag and ${prefix}_DB win)` }),
+    max_fingerprints: field.int({ min: -1, default: 0, doc: 'stored-entry cap; 0 = 100000, -1 = unlimited' }),
+    metrics_listen: field.string({ doc: 'as --metrics-listen (the flag wins)' }),
+    trusted_ranges: field.list({ item: parseTrustedRange, doc: 'bypass CIDRs, added to --trusted-range' }),
+    control_plane: controlPlaneFields(prefix),
+  }
+}
+
+type BaseFlags = ReturnType<typeof gateFlagFields> & { route: ReturnType<typeof field.list> }
+type BaseFile = ReturnType<typeof gateFileFields>
+
+export interface GateInputs<F extends Schema, G extends Schema> {
+  flags: Loaded<F>
+  file: Loaded<G>
+  configPath: string
+  /** Whether the config file existed (it is optional at the default path). */
+  configFileFound: boolean
+  metricsListen?: ListenAddress
+  controlPlane?: SyncControlPlane & { syncIntervalMs: number }
+  /** Static bypass ranges from the flag and the file, deduplicated. */
+  trustedRanges: string[]
+  /** `max_fingerprints` with 0 read as the default 100000. */
+  maxFingerprints: number
+}
+
+/**
+ * Load flags and file; `check` adds the gate's own cross-checks to `errors` (called only when
+ * both loaded). Throws one ConfigError listing every problem.
+ */
+export function loadGateInputs<F extends BaseFlags & Schema, G extends BaseFile & Schema>(
+  flagSchema: F,
+  fileSchema: G,
+  options: {
+    flags: Record<string, unknown>
+    env: Record<string, string | undefined>
+    fileExists: (p: string) => boolean
+  },
+  check: (flags: ConfigOf<F>, errors: string[]) => void = () => {},
+): GateInputs<F, G> {
+  const errors: string[] = []
+  let flags: Loaded<F> | undefined
+  try {
+    flags = loadConfig(flagSchema, { flags: options.flags, env: options.env })
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err
+    errors.push(...err.lines)
+  }
+  const base = flags?.config as ConfigOf<BaseFlags> | undefined
+  const configPath = base?.config ?? String(flagSchema.config.options.default)
+  // The file is optional at its default path; a path the operator named must exist.
+  const named = flags !== undefined && flags.sources.config !== 'default'
+  const configFileFound = options.fileExists(configPath)
+  let file: Loaded<G> | undefined
+  try {
+    file = loadConfig(fileSchema, { file: configPath, fileRequired: named, env: options.env })
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err
+    errors.push(...err.lines)
+  }
+  const fileConfig = file?.config as ConfigOf<BaseFile> | undefined
+  const controlPlane =
+    file && fileConfig ? readControlPlaneSection(fileConfig.control_plane, file.sources, errors) : undefined
+  const routes = (base?.route ?? []) as Array<{ name: string; listen: ListenAddress }>
+  if (base && routes.length === 0) errors.push('--route: at least one route is required (--route LISTEN=BACKEND)')
+  const seen = new Set<string>()
+  for (const r of routes) {
+    const key = `${r.listen.host}:${r.listen.port}`
+    if (seen.has(key) && r.listen.port !== 0) errors.push(`--route: listen address ${r.name} is used twice`)
+    seen.add(key)
+  }
+  const metricsText = base?.metrics_listen ?? fileConfig?.metrics_listen
+  let metricsListen: ListenAddress | undefined
+  if (metricsText !== undefined && metricsText.trim() !== '') {
+    try {
+      metricsListen = parseListenAddress(metricsText)
+    } catch (err) {
+      const where = base?.metrics_listen !== undefined ? '--metrics-listen' : 'metrics_listen'
+      errors.push(`${where}: ${(err as AddressError).message}`)
+    }
+  }
+  if (flags) check(flags.config, errors)
+  if (errors.length > 0 || !flags || !file || !base || !fileConfig) throw new ConfigError(errors)
+  const max = fileConfig.max_fingerprints
+  return {
+    flags,
+    file,
+    configPath,
+    configFileFound,
+    ...(metricsListen ? { metricsListen } : {}),
+    ...(controlPlane ? { controlPlane } : {}),
+    trustedRanges: [...new Set([...(base.trusted_range ?? []), ...(fileConfig.trusted_ranges ?? [])])],
+    maxFingerprints: max === 0 ? 100_000 : max,
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * A gate's connection admission (sshproxy, tlsgate): a token bucket per source IP (the SSH gate
+ * defaults to about 1/s sustained, burst 120) and one global cap on concurrent connections. Applied before anything is read,
+ * to every client including blocked ones.
+ */
+
+interface Bucket {
+  tokens: number
+  updated: number
+  /** Drops since the last RATELIMIT log line for this IP. */
+  suppressed: number
+  loggedAt: number
+}
+
+/** Forget buckets that have refilled completely; bounds memory under address scans. */
+const MAX_BUCKETS = 200_000
+
+export class SourceRateLimiter {
+  readonly #rate: number
+  readonly #burst: number
+  readonly #buckets = new Map<string, Bucket>()
+  readonly #now: () => number
+
+  /** `ratePerSecond` tokens are added per second up to `burst`. */
+  constructor(ratePerSecond: number, burst: number, now: () => number = performance.now.bind(performance)) {
+    if (!(ratePerSecond > 0) || !(burst >= 1)) throw new TypeError('rate limiter needs a positive rate and burst')
+    this.#rate = ratePerSecond / 1000
+    this.#burst = burst
+    this.#now = now
+  }
+
+  /**
+   * Take a token for `ip`. Returns `{ ok: true }` or, when dropped, whether to log now (at
+   * most once per 10 s per IP) and how many drops that line stands for.
+   */
+  take(ip: string): { ok: true } | { ok: false; log: boolean; dropped: number } {
+    const now = this.#now()
+    let b = this.#buckets.get(ip)
+    if (!b) {
+      if (this.#buckets.size >= MAX_BUCKETS) this.sweep()
+      b = { tokens: this.#burst, updated: now, suppressed: 0, loggedAt: Number.NEGATIVE_INFINITY }
+      this.#buckets.set(ip, b)
+    } else {
+      b.tokens = Math.min(this.#burst, b.tokens + (now - b.updated) * this.#rate)
+      b.updated = now
+    }
+    if (b.tokens >= 1) {
+      b.tokens -= 1
+      return { ok: true }
+    }
+    b.suppressed++
+    if (now - b.loggedAt >= 10_000) {
+      const dropped = b.suppressed
+      b.suppressed = 0
+      b.loggedAt = now
+      return { ok: false, log: true, dropped }
+    }
+    return { ok: false, log: false, dropped: 0 }
+  }
+
+  /** Remove buckets that are full again (their state equals a fresh bucket). */
+  sweep(): void {
+    const now = this.#now()
+    for (const [ip, b] of this.#buckets) {
+      if (b.tokens + (now - b.updated) * this.#rate >= this.#burst && b.suppressed === 0) this.#buckets.delete(ip)
+    }
+    // Still too many (a flood of distinct addresses): start over rather than grow without bound.
+    if (this.#buckets.size >= MAX_BUCKETS) this.#buckets.clear()
+  }
+
+  get size(): number {
+    return this.#buckets.size
+  }
+}
+
+/** Counts open connections across all routes; `OVERLOAD` lines are logged at most once a second. */
+export class ConnectionCap {
+  readonly max: number
+  active = 0
+  #suppressed = 0
+  #loggedAt = Number.NEGATIVE_INFINITY
+
+  constructor(max: number) {
+    this.max = max
+  }
+
+  tryAcquire(): { ok: true } | { ok: false; log: boolean; dropped: number } {
+    if (this.active < this.max) {
+      this.active++
+      return { ok: true }
+    }
+    this.#suppressed++
+    const now = performance.now()
+    if (now - this.#loggedAt >= 1000) {
+      const dropped = this.#suppressed
+      this.#suppressed = 0
+      this.#loggedAt = now
+      return { ok: false, log: true, dropped }
+    }
+    return { ok: false, log: false, dropped: 0 }
+  }
+
+  release(): void {
+    this.active--
+  }
+}

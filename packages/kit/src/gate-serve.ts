@@ -1,0 +1,84 @@
+/**
+ * `serve` of a gate (sshproxy, tlsgate) on `runMain`: read the config, open the store, build
+ * and start the gate, start the control-plane sync when configured, log `<app> ready`; on
+ * SIGTERM stop accepting and drain, then stop the sync, then close the store (the sync must not
+ * touch the database after it is closed). A listen or certificate problem is one startup line.
+ */
+import { StartupError } from './errors.ts'
+import { createLogger, type Logger } from './logger.ts'
+import { runMain } from './process.ts'
+
+export interface GateServeConfig {
+  dbPath: string
+  drainTimeoutMs: number
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent'
+}
+
+export interface ServedGate {
+  start(): Promise<void>
+  stop(drainMs: number): Promise<void>
+}
+
+export interface GateServeOptions<
+  C extends GateServeConfig,
+  S extends { close(): Promise<void> },
+  G extends ServedGate,
+  Y,
+> {
+  name: string
+  readConfig(): C
+  openStore(path: string): Promise<S>
+  build(config: C, store: S, logger: Logger): Promise<G>
+  /** Start the sync (undefined when no control plane is configured); may throw on unreadable files. */
+  startSync(config: C, store: S, gate: G, logger: Logger): Y | undefined
+  /** Fields of the `<name> ready` line. */
+  ready(config: C, gate: G): Record<string, unknown>
+  /** After the drain, before the sync stops (e.g. a last report upload). */
+  beforeSyncStop?(sync: Y): Promise<void>
+  stopSync(sync: Y): Promise<void>
+}
+
+export async function runGateServe<
+  C extends GateServeConfig,
+  S extends { close(): Promise<void> },
+  G extends ServedGate,
+  Y,
+>(o: GateServeOptions<C, S, G, Y>): Promise<void> {
+  // runMain reads drainTimeoutMs when a signal arrives, so it can follow --drain-timeout.
+  const options = { name: o.name, drainTimeoutMs: 40_000 }
+  await runMain(options, async () => {
+    const config = o.readConfig()
+    const drainMs = config.drainTimeoutMs
+    options.drainTimeoutMs = drainMs + 10_000
+    const logger = createLogger({ name: o.name, level: config.logLevel, pretty: false })
+    const store = await o.openStore(config.dbPath)
+    const gate = await o.build(config, store, logger)
+    try {
+      await gate.start()
+    } catch (err) {
+      await gate.stop(0)
+      await store.close()
+      throw new StartupError(`cannot listen: ${(err as Error).message}`, { cause: err })
+    }
+    let sync: Y | undefined
+    try {
+      sync = o.startSync(config, store, gate, logger)
+    } catch (err) {
+      // Unreadable certificate or CA files: the operator has to fix the configuration.
+      await gate.stop(0)
+      await store.close()
+      throw new StartupError(`control plane: ${(err as Error).message}`, { cause: err })
+    }
+    logger.info(o.ready(config, gate), `${o.name} ready`)
+    return async () => {
+      logger.info('stopping: no new connections')
+      await gate.stop(drainMs)
+      if (sync !== undefined) {
+        await o.beforeSyncStop?.(sync)
+        await o.stopSync(sync)
+      }
+      await store.close()
+      logger.info('stopped')
+    }
+  })
+}

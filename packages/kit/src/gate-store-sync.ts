@@ -1,0 +1,77 @@
+/**
+ * A gate's sync wired to its SQLite store (sshproxy, tlsgate): entries changed since the
+ * acknowledged upload as the source (`sync_state` key `upload_ack_seq`), the gate's
+ * `applyDecisions` plus the policy cursor (`policy_cursor`) as the sink, the managed trusted
+ * ranges, and the `<app>_sync_*` / `<app>_bypass_ranges` metrics. The gate supplies how it reads
+ * changed entries and applies decisions (its own columns); the loop is gate-sync.ts.
+ */
+import type { Kysely } from 'kysely'
+import type { Decision } from './edge-wire.ts'
+import { type BypassRanges, type ManagedRangesDB, replaceManagedRanges } from './gate-bypass.ts'
+import { type GateEntry, toObservation } from './gate-observation.ts'
+import { type GateStoreDB, getSyncState, setSyncState } from './gate-store.ts'
+import { type CycleResult, type SyncControlPlane, type SyncHandle, startSync } from './gate-sync.ts'
+import type { Logger } from './logger.ts'
+import type { AppMetrics } from './metrics.ts'
+
+/** `sync_state` keys. */
+export const UPLOAD_ACK_KEY = 'upload_ack_seq'
+export const POLICY_CURSOR_KEY = 'policy_cursor'
+
+export interface GateStoreSyncOptions {
+  controlPlane: SyncControlPlane
+  db: Kysely<GateStoreDB & ManagedRangesDB>
+  /** Up to `limit` entries changed after `afterSeq`, oldest change first. */
+  changedSince(afterSeq: number, limit: number): Promise<Array<GateEntry & { change_seq: number }>>
+  /** Apply one page of decisions and store the cursor, in one transaction. */
+  applyDecisions(decisions: readonly Decision[], now: string, cursor: { key: string; value: string }): Promise<unknown>
+  bypass: BypassRanges
+  logger: Logger
+  metrics: AppMetrics
+  /** Called after every cycle, after the metrics (tlsgate uploads its SMTP reports here). */
+  onCycle?: (result: CycleResult) => void
+}
+
+export function startGateStoreSync(o: GateStoreSyncOptions): SyncHandle {
+  const { db } = o
+  const log = o.logger.child({ component: 'sync' })
+  const cycles = o.metrics.counter('sync_cycles_total', 'Control-plane sync cycles, by result (ok, failed)', ['result'])
+  const lastSuccess = o.metrics.gauge(
+    'sync_last_success_timestamp_seconds',
+    'Unix time of the last successful control-plane sync (0: none since start)',
+  )
+  const managed = o.metrics.gauge('bypass_ranges', 'Trusted (bypass) ranges in force, by source', ['source'])
+  for (const result of ['ok', 'failed']) cycles.inc({ result }, 0)
+  lastSuccess.set(0)
+  managed.set({ source: 'static' }, o.bypass.staticRanges.length)
+  managed.set({ source: 'control_plane' }, o.bypass.managedRanges.length)
+  let healthy: boolean | undefined
+  return startSync({
+    controlPlane: o.controlPlane,
+    logger: log,
+    source: {
+      acked: async () => Number((await getSyncState(db, UPLOAD_ACK_KEY)) ?? 0),
+      changedSince: async (after, limit) =>
+        (await o.changedSince(after, limit)).map((e) => ({ seq: e.change_seq, observation: toObservation(e) })),
+      ack: (seq) => setSyncState(db, UPLOAD_ACK_KEY, String(seq), new Date().toISOString()),
+    },
+    sink: {
+      cursor: () => getSyncState(db, POLICY_CURSOR_KEY),
+      applyDecisions: async (decisions, cursor) => {
+        await o.applyDecisions(decisions, new Date().toISOString(), { key: POLICY_CURSOR_KEY, value: cursor })
+      },
+      replaceManagedRanges: async (cidrs) => {
+        await replaceManagedRanges(db, o.bypass, cidrs, log)
+        managed.set({ source: 'control_plane' }, o.bypass.managedRanges.length)
+      },
+    },
+    onCycle: (r) => {
+      cycles.inc({ result: r.ok ? 'ok' : 'failed' })
+      if (r.ok) lastSuccess.set(Date.now() / 1000)
+      // The first success, and the first one after failures, are worth a line; quiet ones are not.
+      if (r.ok && healthy !== true) log.info({ uploaded: r.uploaded, decisions: r.decisions }, 'control plane sync ok')
+      healthy = r.ok
+      o.onCycle?.(r)
+    },
+  })
+}

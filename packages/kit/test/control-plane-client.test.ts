@@ -1,0 +1,112 @@
+/**
+ * The edge nodes' control-plane client against a real HTTPS server (test CA): configuration
+ * mistakes are TypeErrors before any request; redirects are refused; the control plane's error
+ * code and status reach the caller; one page of observations, a policy pull and an SMTP report
+ * go to the right paths with the instance in the query and the bearer token.
+ */
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { createServer } from 'node:https'
+import { after, before, test } from 'node:test'
+import { createTestCa, type TestCa } from '@gatehouse/testkit'
+import {
+  ControlPlaneClient,
+  type ControlPlaneError,
+  type ControlPlaneTarget,
+  checkControlPlaneTarget,
+} from '../src/control-plane-client.ts'
+
+let ca: TestCa
+let base: string
+const seen: Array<{ method: string; url: string; auth: string | undefined; body: string }> = []
+let answer: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end('{}')
+let server: ReturnType<typeof createServer>
+
+before(async () => {
+  ca = createTestCa()
+  const cert = ca.issueServer()
+  server = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
+    let body = ''
+    req.on('data', (c) => (body += c))
+    req.on('end', () => {
+      seen.push({ method: req.method!, url: req.url!, auth: req.headers.authorization, body })
+      answer(req, res)
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  base = `https://127.0.0.1:${(server.address() as { port: number }).port}`
+})
+after(() => {
+  server?.close()
+  ca?.remove()
+})
+
+const target = (over: Partial<ControlPlaneTarget> = {}): ControlPlaneTarget => ({
+  url: base,
+  instanceId: 'gate-1',
+  auth: { kind: 'token', token: 't0k', ca: ca.caPath },
+  ...over,
+})
+
+test('configuration mistakes are TypeErrors naming the key', () => {
+  assert.throws(() => checkControlPlaneTarget(target({ url: 'http://cp.example' })), /must use https/)
+  assert.throws(() => checkControlPlaneTarget(target({ url: 'https://u:p@cp.example' })), /plain base URL/)
+  assert.throws(() => checkControlPlaneTarget(target({ instanceId: '' })), /instance_id is required/)
+  assert.throws(
+    () => checkControlPlaneTarget(target({ auth: { kind: 'mtls', clientCert: 'c', clientKey: 'k', ca: '' } })),
+    /mutual TLS needs/,
+  )
+  assert.throws(
+    () => new ControlPlaneClient(target({ auth: { kind: 'token', token: 'x', ca: '/nonexistent' } })),
+    /ca \/nonexistent cannot be read/,
+  )
+})
+
+test('requests carry the instance and the token; answers and refusals come back coded', async () => {
+  const client = new ControlPlaneClient(target())
+  try {
+    answer = (_req, res) => res.end(JSON.stringify({ accepted: 1 }))
+    assert.deepEqual(await client.uploadObservations([]), { accepted: 1 })
+    assert.deepEqual(seen.at(-1), {
+      method: 'POST',
+      url: '/v1/observations/batch?instance_id=gate-1',
+      auth: 'Bearer t0k',
+      body: '{"instance_id":"gate-1","observations":[]}',
+    })
+    answer = (_req, res) =>
+      res.end(JSON.stringify({ cursor: '2026-11-25T10:00:00.000000Z', decisions: [], more: false }))
+    const policy = await client.policy('2026-11-25T09:00:00.000Z')
+    assert.equal(policy.cursor, '2026-11-25T10:00:00.000000Z')
+    assert.equal(seen.at(-1)!.url, '/v1/policy?instance_id=gate-1&since=2026-11-25T09%3A00%3A00.000Z')
+    answer = (_req, res) => res.end('{"decisions": "not a list"}')
+    await assert.rejects(client.policy(undefined), (e: ControlPlaneError) => e.code === 'bad_response')
+    answer = (_req, res) => {
+      res.statusCode = 409
+      res.end(JSON.stringify({ error: { code: 'smtp_report_stale', message: 'older generation' } }))
+    }
+    const report = {
+      namespace: 'n',
+      listener: '0.0.0.0:25',
+      coverage: { from: '2026-11-25T09:00:00.000Z', to: '2026-11-25T10:00:00.000Z' },
+      generated_at: '2026-11-25T10:00:01.000Z',
+      replay_id: 'abcdefghijklmnopqrstuvwxyz',
+      counts: {},
+      evidence: [],
+    }
+    await assert.rejects(
+      client.sendSmtpReport(report),
+      (e: ControlPlaneError) => e.status === 409 && e.code === 'smtp_report_stale',
+    )
+    assert.equal(JSON.parse(seen.at(-1)!.body).instance_id, 'gate-1')
+    answer = (_req, res) => {
+      res.statusCode = 307
+      res.setHeader('location', `${base}/elsewhere`)
+      res.end()
+    }
+    await assert.rejects(client.sendSignals([], 1), (e: ControlPlaneError) => e.code === 'redirect_refused')
+  } finally {
+    await client.close()
+  }
+})
