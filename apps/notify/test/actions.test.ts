@@ -352,7 +352,11 @@ for (const backend of backends) {
       const res = await invoke(n, operator, id, 0)
       assert.equal(res.body.invocation.outcome, 'success', res.text)
       assert.equal(cb.received.at(-1)!.headers.authorization, 'Bearer bearer-secret-for-deploy-0001')
-      const setting = await n.database.db.selectFrom('settings').selectAll().execute()
+      const setting = await n.database.db
+        .selectFrom('settings')
+        .selectAll()
+        .where('name', '=', 'action_encryption_key')
+        .execute()
       assert.equal(setting.length, 1)
       assert.equal(Buffer.from(setting[0]!.value, 'base64url').toString('base64'), KEY_A)
 

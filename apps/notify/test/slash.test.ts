@@ -59,7 +59,11 @@ for (const backend of backends) {
       assert.equal(res.status, 200, res.text)
       assert.deepEqual(res.body, { dry_run: true, created: 2, existing: 0 })
       assert.equal((await n.database.db.selectFrom('action_targets').selectAll().execute()).length, 0)
-      assert.equal((await n.database.db.selectFrom('settings').selectAll().execute()).length, 0)
+      assert.equal(
+        (await n.database.db.selectFrom('settings').selectAll().where('name', '=', 'action_encryption_key').execute())
+          .length,
+        0,
+      )
     })
 
     test('strict: unknown fields, duplicate triggers, a leading slash and plain http are refused', async () => {
@@ -89,7 +93,11 @@ for (const backend of backends) {
       const rows = await n.database.db.selectFrom('action_targets').selectAll().execute()
       assert.equal(rows.length, 2)
       for (const r of rows) assert.ok(r.credential?.startsWith('v1.') && !r.credential.includes('mm-slash'))
-      assert.equal((await n.database.db.selectFrom('settings').selectAll().execute()).length, 1)
+      assert.equal(
+        (await n.database.db.selectFrom('settings').selectAll().where('name', '=', 'action_encryption_key').execute())
+          .length,
+        1,
+      )
       // Remapping a trigger (another token) fails closed, and the new command in the same batch is not written.
       const remap = await importing({
         dry_run: false,

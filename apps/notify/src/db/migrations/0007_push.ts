@@ -11,7 +11,7 @@
  *   claim the ids after it with a compare-and-set, so each notification is pushed once per
  *   cluster. It starts at the newest notification: nothing stored before push existed is sent.
  */
-import { type DatabaseKind, type Migration, sql } from '@gatehouse/kit'
+import { type DatabaseKind, type Migration, sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely } from 'kysely'
 
 export function pushMigration(_kind: DatabaseKind): Migration {
