@@ -13,7 +13,7 @@ const root = join(import.meta.dirname, '..')
 const home = process.env.GATEHOUSE_HOME ?? join(root, '.gatehouse')
 const portOffset = Number(process.env.GATEHOUSE_PORT_OFFSET ?? 0)
 // Order matters where one app points at another (the SSH gate syncs with the control plane).
-const ORDER = ['edgegate', 'sshproxy', 'websignal', 'artsvc', 'dnsctl', 'notify']
+const ORDER = ['edgegate', 'sshproxy', 'tlsgate', 'websignal', 'artsvc', 'dnsctl', 'notify']
 
 function say(line: string) {
   process.stdout.write(`${line}\n`)

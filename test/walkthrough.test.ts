@@ -18,7 +18,7 @@ import { after, before, test } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
 
 const root = join(import.meta.dirname, '..')
-const BASE_PORTS = [2200, 2222, 8053, 8054, 8443, 8480, 9122, 18100, 18109]
+const BASE_PORTS = [2200, 2222, 8053, 8054, 8055, 8056, 8057, 8443, 8444, 8445, 8480, 9122, 9123, 9466, 18100, 18109]
 // A shift that keeps every port below the ephemeral range (where other tests bind port 0) and
 // off the default ports of a demo that may be running.
 const offsets = Array.from({ length: 13 }, (_, i) => (i + 1) * 1000 + 500).filter((o) =>
@@ -247,6 +247,7 @@ test('a second stack on the same ports stops at once with one line per app namin
     const expected: [string, string, number][] = [
       ['edgegate', 'HTTPS', 8443],
       ['sshproxy', 'SSH gate', 2222],
+      ['tlsgate', 'TLS gate', 8444],
       ['artsvc', 'HTTP', 18100],
       ['dnsctl', 'API', 8053],
       ['notify', 'HTTP', 8480],
