@@ -93,6 +93,34 @@ for (const backend of backends) {
       }
     })
 
+    test('revoking sessions or resetting the password ends the open streams those sessions opened', async () => {
+      const cookie = await reader(n, admin, 'rita')
+      const stream = await SseClient.open(n.base, cookie)
+      try {
+        await stream.nextOf('ready')
+        const r = await n.client.post('/api/v1/users/rita/revoke-sessions', { cookie: admin })
+        assert.equal(r.status, 200)
+        assert.ok(r.body.revoked >= 1)
+        assert.equal(await stream.ended(), true, 'the stream of a revoked session ends')
+        assert.equal((await n.client.get('/api/v1/auth/me', { cookie })).status, 401)
+      } finally {
+        stream.close()
+      }
+      const again = await n.client.login('rita', 'rita-password-123')
+      const second = await SseClient.open(n.base, again)
+      try {
+        await second.nextOf('ready')
+        const reset = await n.client.post('/api/v1/users/rita/password', {
+          cookie: admin,
+          body: { password: 'rita-new-password-456' },
+        })
+        assert.equal(reset.status, 204)
+        assert.equal(await second.ended(), true, 'a password reset ends the streams too')
+      } finally {
+        second.close()
+      }
+    })
+
     test('the last enabled human administrator cannot be demoted or disabled', async () => {
       const demote = await n.client.req('PATCH', `/api/v1/users/${ADMIN}`, { cookie: admin, body: { admin: false } })
       assert.equal(demote.status, 409)

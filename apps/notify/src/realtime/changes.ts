@@ -29,6 +29,12 @@ export interface Change {
   data: Record<string, unknown>
 }
 
+/**
+ * A membership change's `change` when the reader's sessions were ended (revoked, password
+ * reset): the hub closes that reader's open streams, which outlive the request that opened them.
+ */
+export const SESSIONS_ENDED = 'sessions_ended'
+
 /** Record a change for the stream, in the caller's transaction (PostgreSQL: `db` must be one). */
 export async function appendChange(db: Db, kind: 'sqlite' | 'postgres', change: Change): Promise<void> {
   if (kind === 'postgres')

@@ -20,6 +20,7 @@ import type { Reader } from '../auth/guard.ts'
 import { readableChannelNames } from '../channels/access.ts'
 import type { DB, NotificationRow, StreamChangeRow } from '../db/schema.ts'
 import { notificationResponse } from '../inbox/routes.ts'
+import { SESSIONS_ENDED } from './changes.ts'
 import { formatPosition, type Position } from './position.ts'
 
 /** Where a subscriber's bytes go (an HTTP response in routes.ts, a test double elsewhere). */
@@ -290,9 +291,11 @@ export class StreamHub {
   /** Channel and membership changes: re-check who may see what before delivering. */
   async #applyAccessChange(row: StreamChangeRow): Promise<void> {
     if (row.kind !== 'channel' && row.kind !== 'membership') return
+    const sessionsEnded = row.kind === 'membership' && JSON.parse(row.data).change === SESSIONS_ENDED
     for (const sub of [...this.#subs]) {
       if (row.kind === 'membership' && sub.reader.id !== row.user_id) continue
-      if (!(await this.#refresh(sub))) {
+      // Ended sessions end the streams they opened (a client with a valid credential reconnects).
+      if (sessionsEnded || !(await this.#refresh(sub))) {
         this.#subs.delete(sub)
         sub.sink.close()
       }

@@ -16,7 +16,7 @@ import type { Reader } from '../auth/guard.ts'
 import { hashPassword } from '../auth/passwords.ts'
 import type { DB, UserRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
-import { appendChange } from '../realtime/changes.ts'
+import { appendChange, SESSIONS_ENDED } from '../realtime/changes.ts'
 import { findUserByName, updateUser } from './store.ts'
 
 /** pg_advisory_xact_lock key of user-panel changes ("notify-users"). */
@@ -91,13 +91,22 @@ export async function changeUser(
   })
 }
 
-/** End every session of the reader (browser and desktop); answers how many. */
-export async function revokeSessions(db: Kysely<DB>, actor: Reader, username: string): Promise<number> {
+/**
+ * End every session of the reader (browser and desktop); answers how many. The reader's open
+ * streams end too (realtime/hub.ts): a stream outlives the request that opened it.
+ */
+export async function revokeSessions(
+  db: Kysely<DB>,
+  kind: 'sqlite' | 'postgres',
+  actor: Reader,
+  username: string,
+): Promise<number> {
   return db.transaction().execute(async (tx) => {
     const user = await target(tx, username)
     const r = await tx.deleteFrom('sessions').where('user_id', '=', user.id).executeTakeFirst()
     const revoked = Number(r.numDeletedRows)
     await recordAudit(tx, actor, 'user.revoke_sessions', user.username, { revoked })
+    await appendChange(tx, kind, { kind: 'membership', userId: user.id, data: { change: SESSIONS_ENDED } })
     return revoked
   })
 }
@@ -105,6 +114,7 @@ export async function revokeSessions(db: Kysely<DB>, actor: Reader, username: st
 /** Set a new local password; the reader's sessions end. Human readers without OIDC only. */
 export async function resetPassword(
   db: Kysely<DB>,
+  kind: 'sqlite' | 'postgres',
   actor: Reader,
   username: string,
   password: string,
@@ -117,5 +127,6 @@ export async function resetPassword(
     await updateUser(tx, user.id, { password_hash: hash, auth_type: 'local' })
     await tx.deleteFrom('sessions').where('user_id', '=', user.id).execute()
     await recordAudit(tx, actor, 'user.reset_password', user.username)
+    await appendChange(tx, kind, { kind: 'membership', userId: user.id, data: { change: SESSIONS_ENDED } })
   })
 }

@@ -58,7 +58,9 @@ export function userRoutes(app: HttpApp, ctx: Context) {
   )
 
   app.post('/api/v1/users/:username/revoke-sessions', { onRequest: ctx.guard.admin, schema: params }, async (req) => {
-    return { revoked: await revokeSessions(db, readerOf(req), req.params.username) }
+    const revoked = await revokeSessions(db, ctx.database.kind, readerOf(req), req.params.username)
+    ctx.stream.wake()
+    return { revoked }
   })
 
   const Password = Type.Object(
@@ -69,7 +71,15 @@ export function userRoutes(app: HttpApp, ctx: Context) {
     '/api/v1/users/:username/password',
     { onRequest: ctx.guard.admin, schema: { ...params, body: Password } },
     async (req, reply) => {
-      await resetPassword(db, readerOf(req), req.params.username, req.body.password, ctx.config.bcryptCost)
+      await resetPassword(
+        db,
+        ctx.database.kind,
+        readerOf(req),
+        req.params.username,
+        req.body.password,
+        ctx.config.bcryptCost,
+      )
+      ctx.stream.wake()
       return reply.code(204).send()
     },
   )
