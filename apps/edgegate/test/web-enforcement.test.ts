@@ -40,8 +40,8 @@ for (const dialect of DIALECTS) {
       const d = await fresh(dialect)
       try {
         const t0 = Date.now()
-        await scanner(d.db, 'tls-1', FP1, t0 - MIN)
-        await scanner(d.db, 'tls-2', FP2, t0 - MIN, 2)
+        await scanner(d, 'tls-1', FP1, t0 - MIN)
+        await scanner(d, 'tls-2', FP2, t0 - MIN, 2)
         const canary = await runPass(d.db, d.kind, settings('canary', ['tls-2']), t0)
         assert.deepEqual([canary.ran, canary.blocked], [true, 1])
         assert.equal(await getDecision(d.db, 'tls-1', FP1), undefined)
@@ -74,7 +74,7 @@ for (const dialect of DIALECTS) {
       try {
         const t0 = Date.now()
         const s = settings('enforce')
-        await scanner(d.db, 'tls-1', FP1, t0 - 2 * MIN)
+        await scanner(d, 'tls-1', FP1, t0 - 2 * MIN)
         assert.equal((await runPass(d.db, d.kind, s, t0)).blocked, 1)
         const first = await getDecision(d.db, 'tls-1', FP1)
         // Same evidence: nothing written, the policy time stays.
@@ -82,7 +82,7 @@ for (const dialect of DIALECTS) {
         assert.deepEqual([same.blocked, same.renewed, same.revoked], [0, 0, 0])
         assert.equal(Number((await getDecision(d.db, 'tls-1', FP1))?.updated_us), Number(first?.updated_us))
         // A newer signal: renewed with a new expiry and a new time.
-        await signal(d.db, 'web-1', '198.51.1.7', t0 + MIN)
+        await signal(d, 'web-1', '198.51.1.7', t0 + MIN)
         const renew = await runPass(d.db, d.kind, s, t0 + 2 * MIN)
         assert.equal(renew.renewed, 1)
         const renewed = await getDecision(d.db, 'tls-1', FP1)
@@ -110,8 +110,8 @@ for (const dialect of DIALECTS) {
       const d = await fresh(dialect)
       try {
         const t0 = Date.now()
-        await scanner(d.db, 'tls-1', FP1, t0 - MIN)
-        await scanner(d.db, 'tls-2', FP2, t0 - MIN, 2)
+        await scanner(d, 'tls-1', FP1, t0 - MIN)
+        await scanner(d, 'tls-2', FP2, t0 - MIN, 2)
         const approved = await changeDecision(d.db, d.kind, {
           instanceId: 'tls-1',
           fingerprint: FP1,
@@ -131,7 +131,7 @@ for (const dialect of DIALECTS) {
           status: 'pending',
           actor: 'admin:b',
         })
-        await signal(d.db, 'web-1', '198.51.2.7', t0 + MIN)
+        await signal(d, 'web-1', '198.51.2.7', t0 + MIN)
         const next = await runPass(d.db, d.kind, settings('enforce'), t0 + 2 * MIN)
         assert.deepEqual([next.blocked, next.renewed, next.revoked], [0, 0, 0])
         assert.equal((await getDecision(d.db, 'tls-2', FP2))?.status, 'pending')
@@ -144,8 +144,8 @@ for (const dialect of DIALECTS) {
       const d = await fresh(dialect)
       try {
         const t0 = Date.now()
-        await scanner(d.db, 'tls-1', FP1, t0 - MIN)
-        await scanner(d.db, 'tls-2', FP2, t0 - MIN, 2)
+        await scanner(d, 'tls-1', FP1, t0 - MIN)
+        await scanner(d, 'tls-2', FP2, t0 - MIN, 2)
         assert.equal((await runPass(d.db, d.kind, settings('enforce'), t0)).blocked, 2)
         const { revoked } = await setKillSwitch(d.db, d.kind, true, 'admin:ops', t0 + 1000)
         assert.equal(revoked, 2)
@@ -160,7 +160,7 @@ for (const dialect of DIALECTS) {
             [[fp, 'pending', 'kill switch engaged']],
           )
         }
-        await signal(d.db, 'web-1', '198.51.1.7', t0 + MIN)
+        await signal(d, 'web-1', '198.51.1.7', t0 + MIN)
         const killed = await runPass(d.db, d.kind, settings('enforce'), t0 + 2 * MIN)
         assert.deepEqual([killed.mode, killed.blocked], ['disabled', 0])
         await setKillSwitch(d.db, d.kind, false, 'admin:ops', t0 + 3 * MIN)
@@ -202,8 +202,8 @@ for (const dialect of DIALECTS) {
       const d = await fresh(dialect)
       try {
         const t0 = Date.now()
-        await scanner(d.db, 'tls-1', FP1, t0 - MIN)
-        await scanner(d.db, 'tls-2', FP2, t0 - MIN, 2)
+        await scanner(d, 'tls-1', FP1, t0 - MIN)
+        await scanner(d, 'tls-2', FP2, t0 - MIN, 2)
         const snapshot = async () => ({
           decisions: await d.db.selectFrom('decisions').selectAll().execute(),
           clock: await d.db.selectFrom('decision_clock').selectAll().execute(),
@@ -231,7 +231,7 @@ for (const dialect of DIALECTS) {
         const d = await fresh(dialect)
         try {
           const t0 = Date.now()
-          await scanner(d.db, 'tls-1', FP1, t0 - MIN)
+          await scanner(d, 'tls-1', FP1, t0 - MIN)
           await d.db.transaction().execute(async (trx) => {
             await sql`select pg_advisory_xact_lock(${sql.lit(CONTROLLER_LOCK_KEY.toString())}::bigint)`.execute(trx)
             const busy = await runPass(d.db, d.kind, settings('enforce'), t0)

@@ -1,15 +1,17 @@
 /** Store-level fixtures for the web enforcement tests: signals and TLS sightings written directly. */
-import type { Kysely } from 'kysely'
-import type { DB } from '../src/db/schema.ts'
+import type { EdgeDatabase } from '../src/db/open.ts'
 import type { EnforcementSettings } from '../src/enforcement/service.ts'
+import { recordSignals } from '../src/signals/store.ts'
 import { recordTlsSightings } from '../src/web/sightings.ts'
+
+type Db = Pick<EdgeDatabase, 'db' | 'kind'>
 
 export const MIN = 60_000
 let seq = 0
 
 /** A TLS sighting of `fp` on `gate` for host shop.example. */
-export async function sighting(db: Kysely<DB>, gate: string, fp: string, ip: string, atMs: number) {
-  await recordTlsSightings(db, gate, [
+export async function sighting(d: Db, gate: string, fp: string, ip: string, atMs: number) {
+  await recordTlsSightings(d.db, d.kind, gate, [
     {
       fingerprint: fp,
       reported_status: 'unknown',
@@ -25,10 +27,9 @@ export async function sighting(db: Kysely<DB>, gate: string, fp: string, ip: str
 }
 
 /** A scanner-like signal from `ip` for shop.example (8 errors, 2 successes). */
-export async function signal(db: Kysely<DB>, node: string, ip: string, atMs: number, site = 'shop') {
-  await db
-    .insertInto('signals')
-    .values({
+export async function signal(d: Db, node: string, ip: string, atMs: number, site = 'shop') {
+  await recordSignals(d.db, d.kind, node, [
+    {
       instance_id: node,
       event_id: `e${++seq}`,
       observed_ms: atMs,
@@ -41,12 +42,12 @@ export async function signal(db: Kysely<DB>, node: string, ip: string, atMs: num
       successes: 2,
       window_seconds: 60,
       received_ms: atMs,
-    })
-    .execute()
+    },
+  ])
 }
 
 /** Enough evidence for would_block under `settings()`: two networks, two sites, three signals. */
-export async function scanner(db: Kysely<DB>, gate: string, fp: string, atMs: number, net = 1) {
+export async function scanner(db: Db, gate: string, fp: string, atMs: number, net = 1) {
   const a = `198.51.${net}.7`
   const b = `203.0.${net}.9`
   await sighting(db, gate, fp, a, atMs)

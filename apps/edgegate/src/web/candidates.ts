@@ -98,6 +98,8 @@ function sorted(set: Set<string>): string[] {
 /** Group matches by (gate, fingerprint); most signals first, then by key. */
 export function groupMatches(matches: MatchRow[]): Array<Omit<Candidate, 'decision'>> {
   const groups = new Map<string, Acc>()
+  // A client address backs many candidates (NAT, several gates): derive its network once.
+  const networks = new Map<string, string>()
   for (const m of matches) {
     const key = `${m.gate}/${m.fingerprint}`
     let g = groups.get(key)
@@ -124,7 +126,12 @@ export function groupMatches(matches: MatchRow[]): Array<Omit<Candidate, 'decisi
     g.successes += m.successes
     if (!g.ips.has(m.ip)) {
       g.ips.add(m.ip)
-      g.networks.add(networkOf(m.ip))
+      let network = networks.get(m.ip)
+      if (network === undefined) {
+        network = networkOf(m.ip)
+        networks.set(m.ip, network)
+      }
+      g.networks.add(network)
     }
     g.sites.add(m.site)
     g.nodes.add(m.node)

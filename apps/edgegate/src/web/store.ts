@@ -3,6 +3,10 @@
  * the report's interval matches every sighting of the same client IP, for the same host,
  * seen at most five minutes before or after it. A signal counts once per (gate, fingerprint)
  * however many of that fingerprint's sightings match it.
+ *
+ * The report no longer runs this join: it reads the same matches from `web_evidence`, found
+ * at ingest (evidence.ts). The join stays as the definition the evidence table is tested
+ * against (test/web-evidence.test.ts) and as the benchmark's baseline.
  */
 
 import type { Kysely, Transaction } from 'kysely'
