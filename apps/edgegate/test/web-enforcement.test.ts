@@ -198,29 +198,67 @@ for (const dialect of DIALECTS) {
       }
     })
 
-    test('a failure mid-pass leaves no half state', async () => {
+    test('a failure mid-pass leaves whole batches: the committed one complete, the rest for the next pass', async () => {
       const d = await fresh(dialect)
       try {
         const t0 = Date.now()
         await scanner(d, 'tls-1', FP1, t0 - MIN)
         await scanner(d, 'tls-2', FP2, t0 - MIN, 2)
-        const snapshot = async () => ({
-          decisions: await d.db.selectFrom('decisions').selectAll().execute(),
-          clock: await d.db.selectFrom('decision_clock').selectAll().execute(),
-          audit: await d.db.selectFrom('audit_log').selectAll().execute(),
-        })
-        const before = await snapshot()
+        const clock = async () =>
+          Number((await d.db.selectFrom('decision_clock').selectAll().executeTakeFirst())?.last_us)
+        const passes = async () =>
+          (await d.db.selectFrom('audit_log').selectAll().where('action', '=', 'web_enforcement.pass').execute()).length
+        const clockBefore = await clock()
         await assert.rejects(
           runPass(d.db, d.kind, settings('enforce'), t0, {
             chunkSize: 1,
             beforeWrite: (i) => {
-              if (i === 1) throw new Error('crash after the first write')
+              if (i === 1) throw new Error('crash after the first batch')
             },
           }),
-          /crash after the first write/,
+          /crash after the first batch/,
         )
-        assert.deepEqual(await snapshot(), before)
-        assert.equal((await runPass(d.db, d.kind, settings('enforce'), t0)).blocked, 2, 'the next pass does it all')
+        const written = await d.db.selectFrom('decisions').selectAll().execute()
+        assert.equal(written.length, 1, 'the first batch committed, the second never started')
+        const [one] = written
+        assert.deepEqual([one!.status, one!.source, one!.deleted], ['blocked', 'web-controller', 0])
+        assert.ok(
+          Number(one!.expires_ms) > t0 && JSON.parse(one!.evidence!).signals === 3,
+          'complete: expiry and evidence',
+        )
+        assert.equal((await clock()) > clockBefore, true)
+        assert.equal(await passes(), 1, 'the committed batch is audited with it')
+        const next = await runPass(d.db, d.kind, settings('enforce'), t0)
+        assert.deepEqual([next.blocked, next.renewed], [1, 0], 'the next pass does the rest, and only the rest')
+      } finally {
+        await d.close()
+      }
+    })
+
+    test('a verdict or the kill switch between planning and a batch wins over the planned write', async () => {
+      const d = await fresh(dialect)
+      try {
+        const t0 = Date.now()
+        await scanner(d, 'tls-1', FP1, t0 - MIN)
+        await scanner(d, 'tls-2', FP2, t0 - MIN, 2)
+        const r = await runPass(d.db, d.kind, settings('enforce'), t0, {
+          chunkSize: 1,
+          beforeWrite: async (i) => {
+            // Planned: block tls-1 and tls-2. Before the first batch an administrator approves
+            // tls-1's fingerprint; before the second the kill switch is engaged.
+            if (i === 0) {
+              await changeDecision(d.db, d.kind, {
+                instanceId: 'tls-1',
+                fingerprint: FP1,
+                status: 'approved',
+                actor: 'admin:x',
+              })
+            } else await setKillSwitch(d.db, d.kind, true, 'admin:x', t0)
+          },
+        })
+        assert.deepEqual([r.ran, r.blocked, r.renewed], [true, 0, 0])
+        assert.equal((await getDecision(d.db, 'tls-1', FP1))?.status, 'approved')
+        assert.equal(await getDecision(d.db, 'tls-2', FP2), undefined)
       } finally {
         await d.close()
       }

@@ -24,16 +24,33 @@ export async function writeState(db: Db, killSwitch: boolean, actor: string, now
 }
 
 /**
- * Take the controller lock for this transaction, without waiting: PostgreSQL's transaction-level
- * advisory lock (released at commit, rollback, or when a crashed process's connection drops).
- * On SQLite the transaction's write lock (BEGIN IMMEDIATE) already serialises passes.
+ * Run `fn` as the only controller, or return false without running it when another holds the
+ * lock. PostgreSQL: `pg_try_advisory_lock` on one connection taken from the pool for the whole
+ * pass (`fn` gets that connection); the lock goes with an explicit unlock, or with the
+ * connection when the process dies. SQLite: no lock to take (one process serves a file; the
+ * batches' own checks keep the rules even if two processes interleave), and `fn` gets `db`
+ * itself, so other requests share its one connection between the pass's statements.
  */
-export async function tryControllerLock(trx: Transaction<DB>, kind: DatabaseKind): Promise<boolean> {
-  if (kind !== 'postgres') return true
-  const r = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${sql.lit(
-    CONTROLLER_LOCK_KEY.toString(),
-  )}::bigint) as locked`.execute(trx)
-  return r.rows[0]?.locked === true
+export async function withControllerLock(
+  db: Kysely<DB>,
+  kind: DatabaseKind,
+  fn: (conn: Kysely<DB>) => Promise<void>,
+): Promise<boolean> {
+  if (kind !== 'postgres') {
+    await fn(db)
+    return true
+  }
+  const key = sql.lit(CONTROLLER_LOCK_KEY.toString())
+  return db.connection().execute(async (conn) => {
+    const r = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${key}::bigint) as locked`.execute(conn)
+    if (r.rows[0]?.locked !== true) return false
+    try {
+      await fn(conn)
+      return true
+    } finally {
+      await sql`select pg_advisory_unlock(${key}::bigint)`.execute(conn)
+    }
+  })
 }
 
 /**
