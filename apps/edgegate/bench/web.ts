@@ -13,6 +13,7 @@ import { CompiledQuery, sql } from 'kysely'
 import { type EdgeDatabase, openEdgeDatabase } from '../src/db/open.ts'
 import { runPass } from '../src/enforcement/service.ts'
 import { addNode } from '../src/nodes/service.ts'
+import { recordSignals } from '../src/signals/store.ts'
 import { correlate, evidenceMatches } from '../src/web/evidence.ts'
 import { buildReport } from '../src/web/service.ts'
 import { matchQuery } from '../src/web/store.ts'
@@ -242,9 +243,45 @@ async function benchPass(dialect: 'sqlite' | 'postgres') {
         proposedTtlMs: 60 * MIN,
       },
     }
+    // Signal ingest alone, then during the first pass: batches of 50 new signals, one after
+    // another, each timed (the pass must not hold the write lock for its whole length).
+    let batchNo = 0
+    const ingestBatch = async () => {
+      const b = batchNo++
+      const rows = Array.from({ length: 50 }, (_, i) => ({
+        instance_id: 'web-1',
+        event_id: `i${b}-${i}`,
+        observed_ms: now,
+        host: 'shop.example',
+        site: 'shop',
+        ip: `172.16.${b & 255}.${i}`,
+        trigger: 'suspicious_uri',
+        connections: 1,
+        errors: 1,
+        successes: 0,
+        window_seconds: 60,
+        received_ms: now,
+      }))
+      const t0 = performance.now()
+      await recordSignals(d.db, d.kind, 'web-1', rows)
+      return performance.now() - t0
+    }
+    const alone: number[] = []
+    for (let i = 0; i < 100; i++) alone.push(await ingestBatch())
+    const during: number[] = []
+    let passing = true
+    const ingest = (async () => {
+      while (passing) during.push(await ingestBatch())
+    })()
     let t = performance.now()
-    const first = await runPass(d.db, d.kind, settings, now)
+    const first = await runPass(d.db, d.kind, settings, now).finally(() => {
+      passing = false
+    })
     const pass = performance.now() - t
+    await ingest
+    console.log(
+      `  ${dialect}: signal ingest (batches of 50) alone p50 ${ms(pct(alone, 50))}, max ${ms(Math.max(...alone))}; during the pass ${during.length} batches (${Math.round((during.length * 50) / (pass / 1000))} signals/s), p50 ${ms(pct(during, 50))}, p99 ${ms(pct(during, 99))}, max ${ms(Math.max(...during))}`,
+    )
     t = performance.now()
     const idle = await runPass(d.db, d.kind, settings, now + 1000)
     const again = performance.now() - t

@@ -1,5 +1,5 @@
 /** SQL of the web enforcement controller: shared state, the controller lock, automated decisions. */
-import { type DatabaseKind, sql } from '@gatehouse/kit'
+import { type DatabaseKind, sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely, Transaction } from 'kysely'
 import type { DB, DecisionRow, NewDecision } from '../db/schema.ts'
 import { SCOPE_INSTANCE } from '../decisions/store.ts'

@@ -4,7 +4,7 @@
  * functions over the matches and decisions: reading them is the store's job, writing
  * anything is never this module's.
  */
-import { parseIp } from '@gatehouse/kit'
+import { parseIp } from '@gatehouse/kit/net.ts'
 import type { DecisionRow } from '../db/schema.ts'
 import type { MatchRow } from './store.ts'
 

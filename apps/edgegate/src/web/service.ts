@@ -2,7 +2,7 @@
  * The candidate report: interval rules, the matches correlated at ingest (web_evidence), grouping,
  * shadow verdicts. Never writes.
  */
-import { parseDuration } from '@gatehouse/kit'
+import { parseDuration } from '@gatehouse/kit/durations.ts'
 import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../db/schema.ts'
 import { decisionsFor } from '../decisions/store.ts'
