@@ -9,9 +9,8 @@ import { type EdgeDatabase, openEdgeDatabase } from '../src/db/open.ts'
 import { getDecision } from '../src/decisions/store.ts'
 import { runPass } from '../src/enforcement/service.ts'
 import { evidenceMatches } from '../src/web/evidence.ts'
-import { recordTlsSightings } from '../src/web/sightings.ts'
 import { cli, DIALECTS, type Json, lazyPostgres, newDatabase } from './helpers.ts'
-import { MIN, scanner, settings, signal } from './web-fixtures.ts'
+import { MIN, scanner, settings, sighting, signal } from './web-fixtures.ts'
 
 const pg = lazyPostgres()
 after(() => pg.stop())
@@ -87,19 +86,7 @@ for (const dialect of DIALECTS) {
     test('pair add|list|remove: validated, audited, and the evidence follows', async () => {
       const t0 = Date.now()
       // A TLS client without SNI: only a pairing makes web-1's signal match it.
-      await recordTlsSightings(d.db, d.kind, 'tls-1', [
-        {
-          fingerprint: 't13d_nosni',
-          reported_status: 'unknown',
-          first_seen_ms: t0,
-          last_seen_ms: t0,
-          count: 1,
-          ips: ['192.0.2.80'],
-          ports: [443],
-          sightings: [{ ip: '192.0.2.80', port: 443, last_seen_ms: t0 }],
-          metadata: {},
-        },
-      ])
+      await sighting(d, 'tls-1', 't13d_nosni', '192.0.2.80', t0, '')
       await signal(d, 'web-1', '192.0.2.80', t0)
       const noSni = async () =>
         (await evidenceMatches(d.db, t0 - MIN, t0 + MIN)).filter((m) => m.fingerprint === 't13d_nosni').length

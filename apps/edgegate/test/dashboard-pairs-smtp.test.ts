@@ -5,45 +5,30 @@
  * apps/edgegate/test-output/.
  */
 import assert from 'node:assert/strict'
-import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { type Browser, launchChromium } from '@gatehouse/testkit'
-import {
-  APP,
-  call,
-  type Edgegate,
-  type Json,
-  makeTls,
-  newDatabase,
-  observation,
-  seed,
-  startEdgegate,
-} from './helpers.ts'
+import { type Dashboard, LAPTOP, openPage, PHONE, startDashboard } from './dashboard-session.ts'
+import { call, type Json, observation } from './helpers.ts'
 
-const tls = makeTls()
-const OUT = join(APP, 'test-output')
 const FP = 't13d1516h2_8daaf6152771_nosni0000000'
 const iso = (ms: number) => new Date(ms).toISOString()
 
 describe('dashboard pairings and SMTP reports', () => {
-  let gate: Edgegate
-  let browser: Browser
+  let dash: Dashboard
+  let tls: Dashboard['tls']
+  let gate: Dashboard['gate']
   let tokens: Record<string, string>
   let admin: string
 
   before(async () => {
-    mkdirSync(OUT, { recursive: true })
-    const database = await newDatabase('sqlite', async () => {
-      throw new Error('unused')
-    })
-    ;({ tokens, admin } = await seed(database, [
-      { id: 'tls-edge-1', kind: 'tlsgate' },
-      { id: 'tls-edge-2', kind: 'tlsgate' },
-      { id: 'web-shop', kind: 'websignal' },
-    ]))
-    gate = await startEdgegate(database, tls, ['--web-shadow-enabled'])
-    browser = await launchChromium()
+    dash = await startDashboard(
+      [
+        { id: 'tls-edge-1', kind: 'tlsgate' },
+        { id: 'tls-edge-2', kind: 'tlsgate' },
+        { id: 'web-shop', kind: 'websignal' },
+      ],
+      ['--web-shadow-enabled'],
+    )
+    ;({ tls, gate, tokens, admin } = dash)
     const t = Date.now() - 60_000
     // A scanner connecting by address: no SNI, so only a pairing correlates it.
     const obs = await call(tls, gate.base, '/v1/observations/batch?instance_id=tls-edge-1', {
@@ -105,11 +90,7 @@ describe('dashboard pairings and SMTP reports', () => {
       assert.equal(r.status, 201, JSON.stringify(r.body))
     }
   })
-  after(async () => {
-    await browser?.close()
-    await gate?.stop()
-    tls.ca.remove()
-  })
+  after(() => dash?.close())
 
   const candidates = async () =>
     (await call(tls, gate.base, '/api/web-candidates', { token: admin })).body.candidates.filter(
@@ -117,22 +98,9 @@ describe('dashboard pairings and SMTP reports', () => {
     ).length
 
   test('pairings: add and remove by keyboard; the candidate report follows; SMTP summaries', async () => {
-    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1366, height: 800 } })
-    const problems: string[] = []
+    const { context, page, problems, shot } = await openPage(dash, '/pairs')
     try {
-      const page = await context.newPage()
-      page.on('console', (m) => {
-        if (m.type() === 'error') problems.push(m.text())
-      })
-      page.on('pageerror', (e) => problems.push(e.message))
-      await page.goto(`${gate.base}/pairs`)
-      await page.locator('input[name=token]').fill(admin)
-      await page.locator('input[name=token]').press('Enter')
       await page.locator('h1', { hasText: 'Pairings' }).waitFor()
-      const shot = async (name: string) => {
-        assert.equal(await page.locator('script:not([src])').count(), 0, `${name}: no inline script`)
-        await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true })
-      }
       assert.equal(await page.locator('#pairs tbody tr').count(), 0)
       assert.equal(await candidates(), 0, 'no SNI, no pairing: no candidate')
 
@@ -150,9 +118,9 @@ describe('dashboard pairings and SMTP reports', () => {
       assert.match((await page.locator('#pairs tbody').textContent()) ?? '', /web-shop\s*tls-edge-1\s*admin:/)
       assert.equal(await candidates(), 1, 'the pairing correlates the stored signal with the SNI-less sighting')
       await shot('pairs')
-      await page.setViewportSize({ width: 390, height: 844 })
+      await page.setViewportSize(PHONE)
       await shot('pairs-phone')
-      await page.setViewportSize({ width: 1366, height: 800 })
+      await page.setViewportSize(LAPTOP)
 
       // Pairing an existing pair again is idempotent; removing goes by the row's button.
       await page.locator('#pairs button[data-unpair]').focus()
@@ -176,7 +144,7 @@ describe('dashboard pairings and SMTP reports', () => {
         /tls_failure\s*203\.0\.113\.1\s*100/,
       )
       await shot('smtp')
-      await page.setViewportSize({ width: 390, height: 844 })
+      await page.setViewportSize(PHONE)
       await shot('smtp-phone')
       assert.deepEqual(problems, [])
     } finally {

@@ -12,13 +12,12 @@ import { sql } from 'kysely'
 import { type EdgeDatabase, openEdgeDatabase } from '../src/db/open.ts'
 import { addNode } from '../src/nodes/service.ts'
 import { sweepSignals } from '../src/observations/retention.ts'
-import { recordSignals } from '../src/signals/store.ts'
 import { correlate, evidenceMatches, sweepEvidence } from '../src/web/evidence.ts'
 import { addPair, removePair } from '../src/web/pair-store.ts'
-import { recordTlsSightings, sweepTlsSightings } from '../src/web/sightings.ts'
+import { sweepTlsSightings } from '../src/web/sightings.ts'
 import { matchSignals } from '../src/web/store.ts'
 import { DIALECTS, lazyPostgres, newDatabase } from './helpers.ts'
-import { MIN } from './web-fixtures.ts'
+import { MIN, sighting, signal } from './web-fixtures.ts'
 
 const pg = lazyPostgres()
 after(() => pg.stop())
@@ -65,42 +64,6 @@ const op = fc.oneof(
   { weight: 1, arbitrary: fc.record({ t: fc.constant('sweep' as const), cutoff: at }) },
 )
 
-let seq = 0
-async function signalOf(d: EdgeDatabase, node: string, ip: string, host: string, atMs: number, site = 'a') {
-  await recordSignals(d.db, d.kind, node, [
-    {
-      instance_id: node,
-      event_id: `e${++seq}`,
-      observed_ms: atMs,
-      host,
-      site,
-      ip,
-      trigger: 'suspicious_uri',
-      connections: 3,
-      errors: 2,
-      successes: 1,
-      window_seconds: 60,
-      received_ms: atMs,
-    },
-  ])
-}
-
-async function sightingOf(d: EdgeDatabase, gate: string, fp: string, ip: string, host: string, atMs: number) {
-  await recordTlsSightings(d.db, d.kind, gate, [
-    {
-      fingerprint: fp,
-      reported_status: 'unknown',
-      first_seen_ms: atMs,
-      last_seen_ms: atMs,
-      count: 1,
-      ips: [ip],
-      ports: [443],
-      sightings: [{ ip, port: 443, last_seen_ms: atMs }],
-      metadata: host === '' ? {} : { sni: host },
-    },
-  ])
-}
-
 async function setup(dialect: (typeof DIALECTS)[number]): Promise<EdgeDatabase> {
   const d = await openEdgeDatabase(await newDatabase(dialect, pg.get), 4)
   for (const id of GATES) await addNode(d.db, id, 'tlsgate', { type: 'token' }, 'test')
@@ -128,8 +91,8 @@ for (const dialect of DIALECTS) {
           const d = await setup(dialect)
           try {
             for (const o of ops) {
-              if (o.t === 'signal') await signalOf(d, o.node, o.ip, o.host, o.at, o.site)
-              else if (o.t === 'sighting') await sightingOf(d, o.gate, o.fp, o.ip, o.host, o.at)
+              if (o.t === 'signal') await signal(d, o.node, o.ip, o.at, o.site, o.host)
+              else if (o.t === 'sighting') await sighting(d, o.gate, o.fp, o.ip, o.at, o.host)
               else if (o.t === 'pair') await addPair(d.db, d.kind, o.node, o.gate, 'admin:prop')
               else if (o.t === 'unpair') {
                 await removePair(d.db, d.kind, o.node, o.gate, 'admin:prop').catch((err) => {
@@ -158,9 +121,9 @@ for (const dialect of DIALECTS) {
         const work: Promise<unknown>[] = []
         for (let i = 0; i < 40; i++) {
           const ip = `192.0.2.${i}`
-          work.push(signalOf(d, WEB[i % 2]!, ip, 'shop.example', T + i))
-          work.push(sightingOf(d, GATES[i % 2]!, `t13d_${i % 3}`, ip, 'shop.example', T + i + 1000))
-          work.push(sightingOf(d, 'tls-2', 't13d_nosni', ip, '', T + i - 1000))
+          work.push(signal(d, WEB[i % 2]!, ip, T + i))
+          work.push(sighting(d, GATES[i % 2]!, `t13d_${i % 3}`, ip, T + i + 1000))
+          work.push(sighting(d, 'tls-2', 't13d_nosni', ip, T + i - 1000, ''))
         }
         await Promise.all(work)
         const n = await assertSameAsJoin(d, 'after concurrent ingest')
@@ -174,9 +137,9 @@ for (const dialect of DIALECTS) {
     test('the migration backfill finds the matches of data stored before it', async () => {
       const d = await setup(dialect)
       try {
-        await sightingOf(d, 'tls-1', 't13d_a', IPS[0], 'shop.example', T)
-        await signalOf(d, 'web-1', IPS[0], 'shop.example', T + 5 * MIN)
-        await signalOf(d, 'web-1', IPS[0], 'shop.example', T + 5 * MIN + 1)
+        await sighting(d, 'tls-1', 't13d_a', IPS[0], T)
+        await signal(d, 'web-1', IPS[0], T + 5 * MIN)
+        await signal(d, 'web-1', IPS[0], T + 5 * MIN + 1)
         await d.db.deleteFrom('web_evidence').execute()
         await correlate(d.db, sql`1 = 1`)
         assert.equal(await assertSameAsJoin(d, 'after the backfill'), 1)

@@ -9,8 +9,8 @@ type Db = Pick<EdgeDatabase, 'db' | 'kind'>
 export const MIN = 60_000
 let seq = 0
 
-/** A TLS sighting of `fp` on `gate` for host shop.example. */
-export async function sighting(d: Db, gate: string, fp: string, ip: string, atMs: number) {
+/** A TLS sighting of `fp` on `gate` for host shop.example (or `sni`; '' for a client that sent none). */
+export async function sighting(d: Db, gate: string, fp: string, ip: string, atMs: number, sni = 'shop.example') {
   await recordTlsSightings(d.db, d.kind, gate, [
     {
       fingerprint: fp,
@@ -21,19 +21,19 @@ export async function sighting(d: Db, gate: string, fp: string, ip: string, atMs
       ips: [ip],
       ports: [443],
       sightings: [{ ip, port: 443, last_seen_ms: atMs }],
-      metadata: { sni: 'shop.example' },
+      metadata: sni === '' ? {} : { sni },
     },
   ])
 }
 
-/** A scanner-like signal from `ip` for shop.example (8 errors, 2 successes). */
-export async function signal(d: Db, node: string, ip: string, atMs: number, site = 'shop') {
+/** A scanner-like signal from `ip` for shop.example or `host` (8 errors, 2 successes). */
+export async function signal(d: Db, node: string, ip: string, atMs: number, site = 'shop', host = 'shop.example') {
   await recordSignals(d.db, d.kind, node, [
     {
       instance_id: node,
       event_id: `e${++seq}`,
       observed_ms: atMs,
-      host: 'shop.example',
+      host,
       site,
       ip,
       trigger: 'suspicious_uri',

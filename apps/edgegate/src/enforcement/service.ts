@@ -24,7 +24,7 @@ import type { DatabaseKind } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import { audit } from '../admins/store.ts'
 import type { DB, DecisionRow, NewDecision } from '../db/schema.ts'
-import { SCOPE_INSTANCE, tickClock } from '../decisions/store.ts'
+import { decisionsFor, SCOPE_INSTANCE, tickClock, upsertDecisions } from '../decisions/store.ts'
 import { listNodes } from '../nodes/store.ts'
 import {
   AUTOMATED_SOURCE,
@@ -36,14 +36,12 @@ import {
 import { buildReport } from '../web/service.ts'
 import {
   automatedBlocks,
-  decisionRowsFor,
   lockDecisionClock,
   type Revocation,
   readState,
   revokeBlocks,
   WRITE_CHUNK,
   withControllerLock,
-  writeBlocks,
   writeState,
 } from './store.ts'
 
@@ -169,7 +167,7 @@ async function planPass(
     const eligible = report.candidates.filter(
       (c) => covered(c.instance_id) && shadowVerdict(c.evidence, undefined, s.policy, nowMs).status === 'would_block',
     )
-    const rows = await decisionRowsFor(db, eligible)
+    const rows = await decisionsFor(db, eligible, { tombstones: true })
     for (const c of eligible) {
       const key = `${c.instance_id}/${c.fingerprint}`
       const d = rows.get(key)
@@ -240,9 +238,10 @@ async function writeBatch(
     const done = { blocked: 0, renewed: 0, revoked: 0 }
     await lockDecisionClock(trx, kind)
     const killed = (await readState(trx)).killSwitch
-    const current = await decisionRowsFor(
+    const current = await decisionsFor(
       trx,
       planned.map((w) => ({ instance_id: w.instance, fingerprint: w.fingerprint })),
+      { tombstones: true },
     )
     const writes = planned.filter((w) => {
       if (killed && w.type !== 'revoke') return false
@@ -274,7 +273,7 @@ async function writeBatch(
       if (w.type === 'block') done.blocked++
       else done.renewed++
     })
-    await writeBlocks(trx, blocks)
+    await upsertDecisions(trx, blocks)
     done.revoked = await revokeBlocks(trx, revocations)
     await audit(
       trx,

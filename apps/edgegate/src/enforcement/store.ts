@@ -1,7 +1,7 @@
 /** SQL of the web enforcement controller: shared state, the controller lock, automated decisions. */
 import { type DatabaseKind, sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely, Transaction } from 'kysely'
-import type { DB, DecisionRow, NewDecision } from '../db/schema.ts'
+import type { DB, DecisionRow } from '../db/schema.ts'
 import { SCOPE_INSTANCE } from '../decisions/store.ts'
 import { AUTOMATED_SOURCE, CONTROLLER_ACTOR } from '../web/candidates.ts'
 
@@ -72,56 +72,8 @@ export function automatedBlocks(db: Db): Promise<DecisionRow[]> {
     .execute()
 }
 
-/** Decisions of these pairs, tombstones included, keyed `instance/fingerprint`. */
-export async function decisionRowsFor(
-  db: Db,
-  pairs: ReadonlyArray<{ instance_id: string; fingerprint: string }>,
-): Promise<Map<string, DecisionRow>> {
-  const byInstance = new Map<string, string[]>()
-  for (const p of pairs) {
-    const list = byInstance.get(p.instance_id)
-    if (list) list.push(p.fingerprint)
-    else byInstance.set(p.instance_id, [p.fingerprint])
-  }
-  const out = new Map<string, DecisionRow>()
-  for (const [instance, fps] of byInstance) {
-    for (let i = 0; i < fps.length; i += 5000) {
-      const rows = await db
-        .selectFrom('decisions')
-        .selectAll()
-        .where('scope_type', '=', SCOPE_INSTANCE)
-        .where('scope_id', '=', instance)
-        .where('fingerprint', 'in', fps.slice(i, i + 5000))
-        .execute()
-      for (const r of rows) out.set(`${r.scope_id}/${r.fingerprint}`, r)
-    }
-  }
-  return out
-}
-
 /** Rows per batched statement (at most 10 parameters each: well under both dialects' limits). */
 export const WRITE_CHUNK = 500
-
-/** Write automated blocks (insert or replace, reviving tombstones) in one statement per call. */
-export async function writeBlocks(db: Db, rows: NewDecision[]): Promise<void> {
-  if (rows.length === 0) return
-  await db
-    .insertInto('decisions')
-    .values(rows.map((r) => ({ ...r, deleted: 0 })))
-    .onConflict((oc) =>
-      oc.columns(['scope_type', 'scope_id', 'fingerprint']).doUpdateSet((eb) => ({
-        status: eb.ref('excluded.status'),
-        label: eb.ref('excluded.label'),
-        updated_us: eb.ref('excluded.updated_us'),
-        actor: eb.ref('excluded.actor'),
-        source: eb.ref('excluded.source'),
-        expires_ms: eb.ref('excluded.expires_ms'),
-        evidence: eb.ref('excluded.evidence'),
-        deleted: 0,
-      })),
-    )
-    .execute()
-}
 
 export interface Revocation {
   scope_id: string

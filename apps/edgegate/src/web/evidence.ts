@@ -18,7 +18,7 @@
 import type { DatabaseKind } from '@gatehouse/kit'
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely'
 import type { DB } from '../db/schema.ts'
-import { CORRELATION_MS, type MatchRow } from './store.ts'
+import { CORRELATION_MS, type MatchRow, toMatchRows } from './store.ts'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -105,9 +105,9 @@ export async function recorrelatePair(db: Db, node: string, gate: string): Promi
   await correlate(db, sql`s.instance_id = ${node} and t.instance_id = ${gate}`)
 }
 
-/** Every stored match for signals observed in [fromMs, toMs]. */
-export async function evidenceMatches(db: Db, fromMs: number, toMs: number): Promise<MatchRow[]> {
-  const rows = await db
+/** The read of a report: every stored match for signals observed in [fromMs, toMs]. */
+export function evidenceQuery(db: Db, fromMs: number, toMs: number) {
+  return db
     .selectFrom('web_evidence')
     .select([
       'gate',
@@ -123,14 +123,10 @@ export async function evidenceMatches(db: Db, fromMs: number, toMs: number): Pro
     ])
     .where('observed_ms', '>=', fromMs)
     .where('observed_ms', '<=', toMs)
-    .execute()
-  return rows.map((r) => ({
-    ...r,
-    observed_ms: Number(r.observed_ms),
-    connections: Number(r.connections),
-    errors: Number(r.errors),
-    successes: Number(r.successes),
-  }))
+}
+
+export async function evidenceMatches(db: Db, fromMs: number, toMs: number): Promise<MatchRow[]> {
+  return toMatchRows(await evidenceQuery(db, fromMs, toMs).execute())
 }
 
 /** Retention: drop matches of swept signals (observed before) or swept sightings (all seen before). */
