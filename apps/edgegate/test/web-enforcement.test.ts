@@ -11,7 +11,7 @@ import { openEdgeDatabase } from '../src/db/open.ts'
 import { changeDecision } from '../src/decisions/service.ts'
 import { decisionsSince, getDecision } from '../src/decisions/store.ts'
 import { runPass, setKillSwitch } from '../src/enforcement/service.ts'
-import { CONTROLLER_LOCK_KEY, readState } from '../src/enforcement/store.ts'
+import { automatedBlocks, CONTROLLER_LOCK_KEY, readState } from '../src/enforcement/store.ts'
 import { addNode } from '../src/nodes/service.ts'
 import { DIALECTS, lazyPostgres, newDatabase } from './helpers.ts'
 import { MIN, scanner, settings, signal } from './web-fixtures.ts'
@@ -230,6 +230,11 @@ for (const dialect of DIALECTS) {
         assert.equal(await passes(), 1, 'the committed batch is audited with it')
         const next = await runPass(d.db, d.kind, settings('enforce'), t0)
         assert.deepEqual([next.blocked, next.renewed], [1, 0], 'the next pass does the rest, and only the rest')
+        // The pass reads the live automated blocks in pages: a page of one finds both.
+        assert.deepEqual(
+          (await automatedBlocks(d.db, 1)).map((b) => `${b.scope_id}/${b.fingerprint}`),
+          [`tls-1/${FP1}`, `tls-2/${FP2}`],
+        )
       } finally {
         await d.close()
       }

@@ -79,6 +79,9 @@ async function assertSameAsJoin(d: EdgeDatabase, what: string) {
   const stored = (await evidenceMatches(d.db, 0, Number.MAX_SAFE_INTEGER)).map(line).sort()
   const joined = (await matchSignals(d.db, 0, Number.MAX_SAFE_INTEGER)).map(line).sort()
   assert.deepEqual(stored, joined, what)
+  // Read in pages of two (keyset over the covering index): the same matches, none twice.
+  const paged = (await evidenceMatches(d.db, 0, Number.MAX_SAFE_INTEGER, 2)).map(line).sort()
+  assert.deepEqual(paged, joined, `${what} (paged)`)
   return joined.length
 }
 

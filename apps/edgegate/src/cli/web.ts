@@ -7,7 +7,7 @@ import { userInfo } from 'node:os'
 import { paint, printList } from '@gatehouse/kit/cli/output.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { setKillSwitch } from '../enforcement/service.ts'
-import { automatedBlocks, readState } from '../enforcement/store.ts'
+import { automatedBlockCounts, readState } from '../enforcement/store.ts'
 import { formatMillis } from '../timestamps.ts'
 import { addPair, listPairs, removePair } from '../web/pair-store.ts'
 import { withDatabase } from './database.ts'
@@ -22,17 +22,15 @@ const esc = (s: string) => escapeTerminal(s)
 async function readEnforcement(o: Opts) {
   return withDatabase(o, async (d) => {
     const state = await readState(d.db)
-    const blocks = await automatedBlocks(d.db)
-    const byGate = new Map<string, number>()
-    for (const b of blocks) byGate.set(b.scope_id, (byGate.get(b.scope_id) ?? 0) + 1)
+    const byGate = await automatedBlockCounts(d.db)
     return {
       kill_switch: {
         engaged: state.killSwitch,
         actor: state.actor === '' ? null : state.actor,
         updated_at: state.updatedMs === 0 ? null : formatMillis(state.updatedMs),
       },
-      automated_blocks: blocks.length,
-      automated_blocks_by_gate: Object.fromEntries([...byGate].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+      automated_blocks: [...byGate.values()].reduce((a, b) => a + b, 0),
+      automated_blocks_by_gate: Object.fromEntries(byGate),
     }
   })
 }

@@ -61,15 +61,55 @@ export async function lockDecisionClock(trx: Transaction<DB>, kind: DatabaseKind
   if (kind === 'postgres') await sql`select last_us from decision_clock where id = 1 for update`.execute(trx)
 }
 
-/** Live automated blocks (the ones gates hold), every gate. */
-export function automatedBlocks(db: Db): Promise<DecisionRow[]> {
-  return db
+/** What a pass and the kill switch need of a live automated block (not its evidence). */
+export type AutomatedBlock = Pick<DecisionRow, 'scope_id' | 'fingerprint' | 'expires_ms' | 'updated_us'>
+
+/** Rows per page of the reads a pass makes (each page one short statement). */
+const READ_PAGE = 5000
+
+/**
+ * Live automated blocks (the ones gates hold), every gate, read in pages by primary key so no
+ * single statement holds SQLite's one connection (and Node's event loop) for long.
+ */
+export async function automatedBlocks(db: Db, pageSize = READ_PAGE): Promise<AutomatedBlock[]> {
+  const out: AutomatedBlock[] = []
+  let after: { scope_id: string; fingerprint: string } | undefined
+  for (;;) {
+    let q = db
+      .selectFrom('decisions')
+      .select(['scope_id', 'fingerprint', 'expires_ms', 'updated_us'])
+      .where('scope_type', '=', SCOPE_INSTANCE)
+      .where('source', '=', AUTOMATED_SOURCE)
+      .where('status', '=', 'blocked')
+      .where('deleted', '=', 0)
+    if (after) {
+      const a = after
+      q = q.where((eb) =>
+        eb.or([
+          eb('scope_id', '>', a.scope_id),
+          eb.and([eb('scope_id', '=', a.scope_id), eb('fingerprint', '>', a.fingerprint)]),
+        ]),
+      )
+    }
+    const page = await q.orderBy('scope_id').orderBy('fingerprint').limit(pageSize).execute()
+    out.push(...page)
+    if (page.length < pageSize) return out
+    after = page[page.length - 1]!
+  }
+}
+
+/** Live automated blocks per gate (a count, for status displays). */
+export async function automatedBlockCounts(db: Db): Promise<Map<string, number>> {
+  const rows = await db
     .selectFrom('decisions')
-    .selectAll()
+    .select(['scope_id', (eb) => eb.fn.countAll<number>().as('n')])
     .where('source', '=', AUTOMATED_SOURCE)
     .where('status', '=', 'blocked')
     .where('deleted', '=', 0)
+    .groupBy('scope_id')
+    .orderBy('scope_id')
     .execute()
+  return new Map(rows.map((r) => [r.scope_id, Number(r.n)]))
 }
 
 /** Rows per batched statement (at most 10 parameters each: well under both dialects' limits). */

@@ -125,8 +125,39 @@ export function evidenceQuery(db: Db, fromMs: number, toMs: number) {
     .where('observed_ms', '<=', toMs)
 }
 
-export async function evidenceMatches(db: Db, fromMs: number, toMs: number): Promise<MatchRow[]> {
-  return toMatchRows(await evidenceQuery(db, fromMs, toMs).execute())
+/** Rows per page of a report's read (each page one short statement). */
+const READ_PAGE = 20_000
+
+/**
+ * The matches of [fromMs, toMs], read in pages along the covering index (keyset on its leading
+ * columns), so no single statement holds SQLite's one connection (and Node's event loop) for
+ * the whole read of a large window.
+ */
+export async function evidenceMatches(db: Db, fromMs: number, toMs: number, pageSize = READ_PAGE): Promise<MatchRow[]> {
+  const out: MatchRow[] = []
+  let last: MatchRow | undefined
+  for (;;) {
+    let q = evidenceQuery(db, fromMs, toMs)
+    if (last) {
+      const l = last
+      q = q.where(
+        sql<boolean>`(observed_ms, gate, fingerprint, node, event_id) > (${l.observed_ms}, ${l.gate}, ${l.fingerprint}, ${l.node}, ${l.event_id})`,
+      )
+    }
+    const page = toMatchRows(
+      await q
+        .orderBy('observed_ms')
+        .orderBy('gate')
+        .orderBy('fingerprint')
+        .orderBy('node')
+        .orderBy('event_id')
+        .limit(pageSize)
+        .execute(),
+    )
+    for (const m of page) out.push(m)
+    if (page.length < pageSize) return out
+    last = page[page.length - 1]
+  }
 }
 
 /** Retention: drop matches of swept signals (observed before) or swept sightings (all seen before). */
