@@ -130,11 +130,16 @@ const READ_PAGE = 20_000
 
 /**
  * The matches of [fromMs, toMs], read in pages along the covering index (keyset on its leading
- * columns), so no single statement holds SQLite's one connection (and Node's event loop) for
- * the whole read of a large window.
+ * columns) and handed to `each` page by page, so no single statement holds SQLite's one
+ * connection, and no single step Node's event loop, for the whole read of a large window.
  */
-export async function evidenceMatches(db: Db, fromMs: number, toMs: number, pageSize = READ_PAGE): Promise<MatchRow[]> {
-  const out: MatchRow[] = []
+export async function forEachEvidencePage(
+  db: Db,
+  fromMs: number,
+  toMs: number,
+  each: (page: MatchRow[]) => void,
+  pageSize = READ_PAGE,
+): Promise<void> {
   let last: MatchRow | undefined
   for (;;) {
     let q = evidenceQuery(db, fromMs, toMs)
@@ -154,10 +159,25 @@ export async function evidenceMatches(db: Db, fromMs: number, toMs: number, page
         .limit(pageSize)
         .execute(),
     )
-    for (const m of page) out.push(m)
-    if (page.length < pageSize) return out
+    each(page)
+    if (page.length < pageSize) return
     last = page[page.length - 1]
   }
+}
+
+/** Every match of [fromMs, toMs] (see `forEachEvidencePage`). */
+export async function evidenceMatches(db: Db, fromMs: number, toMs: number, pageSize = READ_PAGE): Promise<MatchRow[]> {
+  const out: MatchRow[] = []
+  await forEachEvidencePage(
+    db,
+    fromMs,
+    toMs,
+    (page) => {
+      for (const m of page) out.push(m)
+    },
+    pageSize,
+  )
+  return out
 }
 
 /** Retention: drop matches of swept signals (observed before) or swept sightings (all seen before). */
