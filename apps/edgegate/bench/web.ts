@@ -16,6 +16,7 @@ import { addNode } from '../src/nodes/service.ts'
 import { recordSignals } from '../src/signals/store.ts'
 import { correlate, evidenceMatches, evidenceQuery } from '../src/web/evidence.ts'
 import { buildReport } from '../src/web/service.ts'
+import { recordTlsSightings } from '../src/web/sightings.ts'
 import { matchQuery } from '../src/web/store.ts'
 import { newDatabase } from '../test/helpers.ts'
 
@@ -116,6 +117,87 @@ async function reportData(d: EdgeDatabase, now: number) {
   console.log(`  correlated the loaded rows (the migration's backfill) in ${ms(performance.now() - t)}`)
 }
 
+/**
+ * What correlating at ingest costs: 200 TLS gate pages (16 fingerprints × 4 sightings, addresses
+ * from the data's pool, so they find signals) through `recordTlsSightings`, and 200 signal
+ * batches of 50 (one in ten from the pool) through `recordSignals`, each against the same rows
+ * inserted in a transaction without correlation, into the loaded database.
+ */
+async function benchIngestCost(d: EdgeDatabase, dialect: string, now: number) {
+  const r = rng(7)
+  const addresses = DATA === 'random' ? 20_000 : Math.max(1, Math.floor(N / 10))
+  const ip = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
+  const page = (k: number) =>
+    Array.from({ length: 16 }, (_, j) => {
+      const sightings = Array.from({ length: 4 }, () => ({
+        ip: ip(Math.floor(r() * addresses)),
+        port: 1024 + Math.floor(r() * 60_000),
+        last_seen_ms: now - Math.floor(r() * MIN),
+      }))
+      return {
+        fingerprint: `t13d_ingest_${k}_${j}`,
+        reported_status: 'unknown' as const,
+        first_seen_ms: now - MIN,
+        last_seen_ms: now,
+        count: 4,
+        ips: sightings.map((x) => x.ip),
+        ports: sightings.map((x) => x.port),
+        sightings,
+        metadata: { sni: 'shop.example' },
+      }
+    })
+  const batch = (k: number) =>
+    Array.from({ length: 50 }, (_, j) => ({
+      instance_id: 'web-1',
+      event_id: `ingest-${k}-${j}`,
+      observed_ms: now - Math.floor(r() * MIN),
+      host: 'shop.example',
+      site: 'shop',
+      ip: r() < 0.1 ? ip(Math.floor(r() * addresses)) : ip(8_000_000 + Math.floor(r() * 4_000_000)),
+      trigger: 'suspicious_uri',
+      connections: 10,
+      errors: 6,
+      successes: 4,
+      window_seconds: 60,
+      received_ms: now,
+    }))
+  const plain = async (table: 'web_sightings' | 'signals', rows: Record<string, unknown>[]) =>
+    d.db.transaction().execute((trx) =>
+      trx
+        .insertInto(table)
+        .values(rows as never)
+        .onConflict((oc) => oc.doNothing())
+        .execute(),
+    )
+  const time = async (fn: (k: number) => Promise<unknown>) => {
+    const t = performance.now()
+    for (let k = 0; k < 200; k++) await fn(k)
+    return performance.now() - t
+  }
+  const tlsCorrelated = await time((k) => recordTlsSightings(d.db, d.kind, 'tls-1', page(k)))
+  const tlsPlain = await time((k) =>
+    plain(
+      'web_sightings',
+      page(1000 + k).flatMap((a) =>
+        a.sightings.map((x) => ({
+          instance_id: 'tls-1',
+          fingerprint: a.fingerprint,
+          ip: x.ip,
+          port: x.port,
+          host: 'shop.example',
+          seen_ms: x.last_seen_ms,
+        })),
+      ),
+    ),
+  )
+  const sigCorrelated = await time((k) => recordSignals(d.db, d.kind, 'web-1', batch(k)))
+  const sigPlain = await time((k) => plain('signals', batch(1000 + k)))
+  const us = (total: number, rows: number) => `${((total * 1000) / rows).toFixed(0)} µs`
+  console.log(
+    `  ${dialect}: ingest with correlation: TLS sightings ${us(tlsCorrelated, 200 * 64)}/sighting against ${us(tlsPlain, 200 * 64)} plain (×${(tlsCorrelated / tlsPlain).toFixed(2)}); signals ${us(sigCorrelated, 200 * 50)}/signal against ${us(sigPlain, 200 * 50)} plain (×${(sigCorrelated / sigPlain).toFixed(2)})`,
+  )
+}
+
 async function benchReport(dialect: 'sqlite' | 'postgres') {
   const d = await openEdgeDatabase(await newDatabase(dialect, pg), 4)
   try {
@@ -190,6 +272,7 @@ async function benchReport(dialect: 'sqlite' | 'postgres') {
     console.log(
       `  ${dialect}: raw read of the stored matches p50 ${ms(pct(evidenceRead, 50))}, p95 ${ms(pct(evidenceRead, 95))}; report / that read p95 ${(pct(report, 95) / pct(evidenceRead, 95)).toFixed(2)}`,
     )
+    await benchIngestCost(d, dialect, now)
   } finally {
     await d.close()
   }
