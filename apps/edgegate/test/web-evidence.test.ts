@@ -7,9 +7,12 @@
  */
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
+import { openDatabase } from '@gatehouse/kit/db/database.ts'
 import fc from 'fast-check'
 import { sql } from 'kysely'
+import { migrations } from '../src/db/migrations.ts'
 import { type EdgeDatabase, openEdgeDatabase } from '../src/db/open.ts'
+import type { DB } from '../src/db/schema.ts'
 import { addNode } from '../src/nodes/service.ts'
 import { sweepSignals } from '../src/observations/retention.ts'
 import { correlate, evidenceMatches, sweepEvidence } from '../src/web/evidence.ts'
@@ -152,3 +155,56 @@ for (const dialect of DIALECTS) {
     })
   })
 }
+
+describe('migration 0005 on a database from before it', () => {
+  for (const dialect of DIALECTS) {
+    test(`${dialect}: signals and sightings stored under 0004 are correlated by the upgrade`, async () => {
+      const url = await newDatabase(dialect, pg.get)
+      const before = await openDatabase<DB>({
+        url,
+        migrations: Object.fromEntries(Object.entries(migrations).filter(([name]) => name < '0005')),
+        create: true,
+      })
+      try {
+        await before.db
+          .insertInto('web_sightings')
+          .values({
+            instance_id: 'tls-1',
+            fingerprint: 't13d_old',
+            ip: IPS[0],
+            port: 443,
+            host: 'shop.example',
+            seen_ms: T,
+          })
+          .execute()
+        await before.db
+          .insertInto('signals')
+          .values(
+            [T + 5 * MIN, T + 5 * MIN + 1].map((at, i) => ({
+              instance_id: 'web-1',
+              event_id: `old-${i}`,
+              observed_ms: at,
+              host: 'shop.example',
+              site: 'shop',
+              ip: IPS[0],
+              trigger: 'suspicious_uri',
+              connections: 1,
+              errors: 1,
+              successes: 0,
+              window_seconds: 60,
+              received_ms: at,
+            })),
+          )
+          .execute()
+      } finally {
+        await before.close()
+      }
+      const d = await openEdgeDatabase(url, 2)
+      try {
+        assert.equal(await assertSameAsJoin(d, 'after the upgrade'), 1, 'the 5-minute match, not the 5m + 1ms one')
+      } finally {
+        await d.close()
+      }
+    })
+  }
+})
