@@ -100,16 +100,21 @@ function sorted(set: Set<string>): string[] {
  * event loop between pages); `result()` lists them most signals first, then by key.
  */
 export class MatchGrouper {
-  readonly #groups = new Map<string, Acc>()
+  // gate → fingerprint → group: two lookups with the row's own strings, no key built per row.
+  readonly #groups = new Map<string, Map<string, Acc>>()
+  readonly #all: Acc[] = []
   // A client address backs many candidates (NAT, several gates): derive its network once.
   readonly #networks = new Map<string, string>()
 
   add(matches: readonly MatchRow[]): void {
-    const groups = this.#groups
     const networks = this.#networks
     for (const m of matches) {
-      const key = `${m.gate}/${m.fingerprint}`
-      let g = groups.get(key)
+      let byFingerprint = this.#groups.get(m.gate)
+      if (!byFingerprint) {
+        byFingerprint = new Map()
+        this.#groups.set(m.gate, byFingerprint)
+      }
+      let g = byFingerprint.get(m.fingerprint)
       if (!g) {
         g = {
           instance_id: m.gate,
@@ -125,7 +130,8 @@ export class MatchGrouper {
           first: m.observed_ms,
           last: m.observed_ms,
         }
-        groups.set(key, g)
+        byFingerprint.set(m.fingerprint, g)
+        this.#all.push(g)
       }
       g.signals++
       g.connections += m.connections
@@ -148,7 +154,7 @@ export class MatchGrouper {
   }
 
   result(): Array<Omit<Candidate, 'decision'>> {
-    return [...this.#groups.values()]
+    return this.#all
       .map((g) => {
         const judged = g.errors + g.successes
         return {

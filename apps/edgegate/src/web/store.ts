@@ -23,6 +23,9 @@ export type MatchRow = Omit<WebEvidenceTable, 'sighting_ms'>
 
 /** Driver rows to matches (PostgreSQL returns bigint columns as strings). */
 export function toMatchRows(rows: ReadonlyArray<Record<keyof MatchRow, unknown>>): MatchRow[] {
+  // SQLite returns the columns typed already: keep its rows rather than copy every one.
+  const first = rows[0]
+  if (first === undefined || typeof first.observed_ms === 'number') return rows as MatchRow[]
   return rows.map((r) => ({
     gate: String(r.gate),
     fingerprint: String(r.fingerprint),
