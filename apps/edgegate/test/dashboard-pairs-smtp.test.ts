@@ -123,6 +123,7 @@ describe('dashboard pairings and SMTP reports', () => {
       await page.setViewportSize(LAPTOP)
 
       // Pairing an existing pair again is idempotent; removing goes by the row's button.
+      await page.waitForLoadState('load') // the deferred script has attached its handlers
       await page.locator('#pairs button[data-unpair]').focus()
       await page.keyboard.press('Enter')
       await page.locator('#pairs tbody tr').first().waitFor({ state: 'detached' })

@@ -67,6 +67,8 @@ export async function openPage(dash: Dashboard, path = '/', options: { signIn?: 
     await page.locator('input[name=token]').fill(dash.admin)
     await page.locator('input[name=token]').press('Enter')
     await page.locator('nav[aria-label=Views]').waitFor()
+    // The dashboard's script is deferred: act only once it has attached its handlers.
+    await page.waitForLoadState('load')
   }
   const shot = async (name: string) => {
     assert.equal(await page.locator('script:not([src])').count(), 0, `${name}: no inline script`)

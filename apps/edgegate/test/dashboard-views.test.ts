@@ -154,6 +154,7 @@ describe('dashboard views', () => {
 
       // The kill switch, by keyboard: focus the button and press Enter.
       await page.locator('nav a', { hasText: 'Web candidates' }).click()
+      await page.waitForURL(/\/web$/) // waits for the load event: the handlers are attached
       await page.locator('#kill-switch').focus()
       await page.keyboard.press('Enter')
       await page.locator('[data-testid=mode]', { hasText: 'disabled' }).waitFor()
@@ -168,8 +169,10 @@ describe('dashboard views', () => {
       )
 
       // A verdict from the candidates view: approving protects the fingerprint.
+      await page.waitForLoadState('load') // the deferred script has attached its handlers
       await page.locator(`#candidates tr[data-fingerprint="${FP}"] button[data-status=approved]`).click()
       await page.locator(`#candidates tr[data-fingerprint="${FP}"] .shadow-protected`).waitFor()
+      await page.waitForLoadState('load') // the deferred script has attached its handlers
       await page.locator('#kill-switch', { hasText: 'Release' }).click()
       await page.locator('[data-testid=mode]', { hasText: 'enforce' }).waitFor()
       assert.deepEqual(problems, [])

@@ -70,12 +70,14 @@ describe('dashboard', () => {
       assert.match((await row.textContent()) ?? '', /sntrup761x25519/)
       assert.match((await page.locator('#smtp').textContent()) ?? '', /mx-main.*sessions: 42/s)
 
+      await page.waitForLoadState('load') // the deferred script has attached its handlers
       await row.locator('button[data-status=approved]').click()
       await page
         .locator(`tr[data-fingerprint="${FP}"] [data-testid=decision]`)
         .filter({ hasText: 'approved' })
         .waitFor()
       await page.locator(`tr[data-fingerprint="${FP}"] input[name=label]`).fill('ops laptop')
+      await page.waitForLoadState('load') // the deferred script has attached its handlers
       await page.locator(`tr[data-fingerprint="${FP}"] form.label button`).click()
       await page
         .locator(`tr[data-fingerprint="${FP}"] td`)
@@ -124,6 +126,7 @@ describe('dashboard', () => {
         'reads need no Origin',
       )
 
+      await page.waitForLoadState('load') // the deferred script has attached its handlers
       await page.locator('#logout').click()
       await page.locator('#login').waitFor()
       assert.equal(
