@@ -36,6 +36,25 @@ function pct(values: number[], p: number): number {
 }
 const ms = (n: number) => `${n.toFixed(1)} ms`
 
+/** A web signal of node web-1 for shop.example (a scanner's shape unless `extra` says otherwise). */
+function signalRow(eventId: string, observedMs: number, ip: string, extra: Record<string, unknown> = {}) {
+  return {
+    instance_id: 'web-1',
+    event_id: eventId,
+    observed_ms: observedMs,
+    host: 'shop.example',
+    site: 'shop',
+    ip,
+    trigger: 'suspicious_uri',
+    connections: 10,
+    errors: 6,
+    successes: 4,
+    window_seconds: 60,
+    received_ms: observedMs,
+    ...extra,
+  }
+}
+
 /** Deterministic pseudo-random numbers (mulberry32), so both dialects get the same data. */
 function rng(seed: number) {
   let a = seed
@@ -95,20 +114,14 @@ async function reportData(d: EdgeDatabase, now: number) {
       seen_ms: now - Math.floor(r() * 35 * MIN),
     }
   })
-  const signals = Array.from({ length: N }, (_, i) => ({
-    instance_id: 'web-1',
-    event_id: `b${i}`,
-    observed_ms: now - Math.floor(r() * 30 * MIN),
-    host: 'shop.example',
-    site: `site${i % 7}`,
-    ip: r() < 0.1 ? ip(Math.floor(r() * addresses)) : ip(8_000_000 + Math.floor(r() * 4_000_000)),
-    trigger: 'suspicious_uri',
-    connections: 10,
-    errors: 6,
-    successes: 4,
-    window_seconds: 60,
-    received_ms: now,
-  }))
+  const signals = Array.from({ length: N }, (_, i) =>
+    signalRow(
+      `b${i}`,
+      now - Math.floor(r() * 30 * MIN),
+      r() < 0.1 ? ip(Math.floor(r() * addresses)) : ip(8_000_000 + Math.floor(r() * 4_000_000)),
+      { site: `site${i % 7}` },
+    ),
+  )
   await insertRows(d, 'web_sightings', sightings)
   await insertRows(d, 'signals', signals)
   // Loaded in bulk, bypassing ingest: correlate them the way migration 0005 does.
@@ -147,20 +160,13 @@ async function benchIngestCost(d: EdgeDatabase, dialect: string, now: number) {
       }
     })
   const batch = (k: number) =>
-    Array.from({ length: 50 }, (_, j) => ({
-      instance_id: 'web-1',
-      event_id: `ingest-${k}-${j}`,
-      observed_ms: now - Math.floor(r() * MIN),
-      host: 'shop.example',
-      site: 'shop',
-      ip: r() < 0.1 ? ip(Math.floor(r() * addresses)) : ip(8_000_000 + Math.floor(r() * 4_000_000)),
-      trigger: 'suspicious_uri',
-      connections: 10,
-      errors: 6,
-      successes: 4,
-      window_seconds: 60,
-      received_ms: now,
-    }))
+    Array.from({ length: 50 }, (_, j) =>
+      signalRow(
+        `ingest-${k}-${j}`,
+        now - Math.floor(r() * MIN),
+        r() < 0.1 ? ip(Math.floor(r() * addresses)) : ip(8_000_000 + Math.floor(r() * 4_000_000)),
+      ),
+    )
   const plain = async (table: 'web_sightings' | 'signals', rows: Record<string, unknown>[]) =>
     d.db.transaction().execute((trx) =>
       trx
@@ -299,20 +305,9 @@ async function benchPass(dialect: 'sqlite' | 'postgres') {
     await insertRows(
       d,
       'signals',
-      Array.from({ length: CANDIDATES }, (_, i) => ({
-        instance_id: 'web-1',
-        event_id: `p${i}`,
-        observed_ms: now - MIN,
-        host: 'shop.example',
-        site: 'shop',
-        ip: ip(i),
-        trigger: 'suspicious_uri',
-        connections: 10,
-        errors: 9,
-        successes: 1,
-        window_seconds: 60,
-        received_ms: now,
-      })),
+      Array.from({ length: CANDIDATES }, (_, i) =>
+        signalRow(`p${i}`, now - MIN, ip(i), { connections: 10, errors: 9, successes: 1 }),
+      ),
     )
     await correlate(d.db, sql`1 = 1`)
     const settings = {
@@ -333,20 +328,9 @@ async function benchPass(dialect: 'sqlite' | 'postgres') {
     let batchNo = 0
     const ingestBatch = async () => {
       const b = batchNo++
-      const rows = Array.from({ length: 50 }, (_, i) => ({
-        instance_id: 'web-1',
-        event_id: `i${b}-${i}`,
-        observed_ms: now,
-        host: 'shop.example',
-        site: 'shop',
-        ip: `172.16.${b & 255}.${i}`,
-        trigger: 'suspicious_uri',
-        connections: 1,
-        errors: 1,
-        successes: 0,
-        window_seconds: 60,
-        received_ms: now,
-      }))
+      const rows = Array.from({ length: 50 }, (_, i) =>
+        signalRow(`i${b}-${i}`, now, `172.16.${b & 255}.${i}`, { connections: 1, errors: 1, successes: 0 }),
+      )
       const t0 = performance.now()
       await recordSignals(d.db, d.kind, 'web-1', rows)
       return performance.now() - t0
