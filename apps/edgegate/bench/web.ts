@@ -4,16 +4,19 @@
  * driver in the same run; (2) one enforcement controller pass over C candidates: time and
  * decisions written per second. Knobs: EDGEGATE_BENCH_WEB_N (default 200000),
  * EDGEGATE_BENCH_WEB_CANDIDATES (default 20000), EDGEGATE_BENCH_WEB_RUNS (default 20),
- * EDGEGATE_BENCH_DIALECTS (default sqlite,postgres); EDGEGATE_BENCH_WEB_PROFILE=1 also times the
+ * EDGEGATE_BENCH_DIALECTS (default sqlite,postgres), EDGEGATE_BENCH_WEB_DATA (clients or random, below); EDGEGATE_BENCH_WEB_PROFILE=1 also times the
  * report's parts (join, grouping, decision reads). Figures: docs/performance/edgegate.md.
  */
 import { cpus } from 'node:os'
 import { type Postgres, startPostgres } from '@gatehouse/testkit'
-import { CompiledQuery } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import { type EdgeDatabase, openEdgeDatabase } from '../src/db/open.ts'
 import { runPass } from '../src/enforcement/service.ts'
 import { addNode } from '../src/nodes/service.ts'
+import { recordSignals } from '../src/signals/store.ts'
+import { correlate, evidenceMatches, evidenceQuery } from '../src/web/evidence.ts'
 import { buildReport } from '../src/web/service.ts'
+import { recordTlsSightings } from '../src/web/sightings.ts'
 import { matchQuery } from '../src/web/store.ts'
 import { newDatabase } from '../test/helpers.ts'
 
@@ -33,6 +36,25 @@ function pct(values: number[], p: number): number {
 }
 const ms = (n: number) => `${n.toFixed(1)} ms`
 
+/** A web signal of node web-1 for shop.example (a scanner's shape unless `extra` says otherwise). */
+function signalRow(eventId: string, observedMs: number, ip: string, extra: Record<string, unknown> = {}) {
+  return {
+    instance_id: 'web-1',
+    event_id: eventId,
+    observed_ms: observedMs,
+    host: 'shop.example',
+    site: 'shop',
+    ip,
+    trigger: 'suspicious_uri',
+    connections: 10,
+    errors: 6,
+    successes: 4,
+    window_seconds: 60,
+    received_ms: observedMs,
+    ...extra,
+  }
+}
+
 /** Deterministic pseudo-random numbers (mulberry32), so both dialects get the same data. */
 function rng(seed: number) {
   let a = seed
@@ -45,12 +67,17 @@ function rng(seed: number) {
 }
 
 async function insertRows(d: EdgeDatabase, table: 'signals' | 'web_sightings', rows: Record<string, unknown>[]) {
-  for (let i = 0; i < rows.length; i += 2000) {
-    await d.db
-      .insertInto(table)
-      .values(rows.slice(i, i + 2000) as never)
-      .onConflict((oc) => oc.doNothing())
-      .execute()
+  // One transaction per 100k rows: loading is set-up, not what is measured.
+  for (let j = 0; j < rows.length; j += 100_000) {
+    await d.db.transaction().execute(async (trx) => {
+      for (let i = j; i < Math.min(j + 100_000, rows.length); i += 2000) {
+        await trx
+          .insertInto(table)
+          .values(rows.slice(i, i + 2000) as never)
+          .onConflict((oc) => oc.doNothing())
+          .execute()
+      }
+    })
   }
 }
 
@@ -60,36 +87,121 @@ async function seedNodes(d: EdgeDatabase) {
 }
 
 /**
- * N sightings of 2000 fingerprints on 4 gates from 20000 client addresses, and N signals over
- * the 30-minute window of which about one in ten comes from an address with sightings.
+ * N TLS sightings and N signals over the 30-minute window, one signal in ten from an address
+ * with sightings. EDGEGATE_BENCH_WEB_DATA picks how sightings relate to addresses:
+ * - `clients` (default): N/10 client addresses, each with its own TLS fingerprint (one of 2000)
+ *   seen at its own gate, about ten sightings each over 35 minutes, as TLS clients behave
+ *   (an address keeps its software): a matching signal matches about one candidate.
+ * - `random` (the bench of the first round): 20,000 addresses and each sighting's fingerprint
+ *   and gate drawn independently, so an address shows ~N/70,000 fingerprints in any ten
+ *   minutes and matches grow with N²: 56k at 200k, ~1.4M at 1M.
  */
+const DATA = process.env.EDGEGATE_BENCH_WEB_DATA ?? 'clients'
 async function reportData(d: EdgeDatabase, now: number) {
   const r = rng(42)
   const ip = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
-  const sightings = Array.from({ length: N }, (_, i) => ({
-    instance_id: GATES[i % 4],
-    fingerprint: `t13d_${Math.floor(r() * 2000)}`,
-    ip: ip(Math.floor(r() * 20_000)),
-    port: 1024 + (i % 60_000),
-    host: 'shop.example',
-    seen_ms: now - Math.floor(r() * 35 * MIN),
-  }))
-  const signals = Array.from({ length: N }, (_, i) => ({
-    instance_id: 'web-1',
-    event_id: `b${i}`,
-    observed_ms: now - Math.floor(r() * 30 * MIN),
-    host: 'shop.example',
-    site: `site${i % 7}`,
-    ip: r() < 0.1 ? ip(Math.floor(r() * 20_000)) : ip(100_000 + Math.floor(r() * 1_000_000)),
-    trigger: 'suspicious_uri',
-    connections: 10,
-    errors: 6,
-    successes: 4,
-    window_seconds: 60,
-    received_ms: now,
-  }))
+  const addresses = DATA === 'random' ? 20_000 : Math.max(1, Math.floor(N / 10))
+  const fpOf = Array.from({ length: addresses }, () => Math.floor(r() * 2000))
+  const gateOf = Array.from({ length: addresses }, () => Math.floor(r() * 4))
+  const sightings = Array.from({ length: N }, (_, i) => {
+    const a = Math.floor(r() * addresses)
+    return {
+      instance_id: DATA === 'random' ? GATES[i % 4] : GATES[gateOf[a]!],
+      fingerprint: `t13d_${DATA === 'random' ? Math.floor(r() * 2000) : fpOf[a]}`,
+      ip: ip(a),
+      port: 1024 + (i % 60_000),
+      host: 'shop.example',
+      seen_ms: now - Math.floor(r() * 35 * MIN),
+    }
+  })
+  const signals = Array.from({ length: N }, (_, i) =>
+    signalRow(
+      `b${i}`,
+      now - Math.floor(r() * 30 * MIN),
+      r() < 0.1 ? ip(Math.floor(r() * addresses)) : ip(8_000_000 + Math.floor(r() * 4_000_000)),
+      { site: `site${i % 7}` },
+    ),
+  )
   await insertRows(d, 'web_sightings', sightings)
   await insertRows(d, 'signals', signals)
+  // Loaded in bulk, bypassing ingest: correlate them the way migration 0005 does.
+  const t = performance.now()
+  await correlate(d.db, sql`1 = 1`)
+  console.log(`  correlated the loaded rows (the migration's backfill) in ${ms(performance.now() - t)}`)
+}
+
+/**
+ * What correlating at ingest costs: 200 TLS gate pages (16 fingerprints × 4 sightings, addresses
+ * from the data's pool, so they find signals) through `recordTlsSightings`, and 200 signal
+ * batches of 50 (one in ten from the pool) through `recordSignals`, each against the same rows
+ * inserted in a transaction without correlation, into the loaded database.
+ */
+async function benchIngestCost(d: EdgeDatabase, dialect: string, now: number) {
+  const r = rng(7)
+  const addresses = DATA === 'random' ? 20_000 : Math.max(1, Math.floor(N / 10))
+  const ip = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
+  const page = (k: number) =>
+    Array.from({ length: 16 }, (_, j) => {
+      const sightings = Array.from({ length: 4 }, () => ({
+        ip: ip(Math.floor(r() * addresses)),
+        port: 1024 + Math.floor(r() * 60_000),
+        last_seen_ms: now - Math.floor(r() * MIN),
+      }))
+      return {
+        fingerprint: `t13d_ingest_${k}_${j}`,
+        reported_status: 'unknown' as const,
+        first_seen_ms: now - MIN,
+        last_seen_ms: now,
+        count: 4,
+        ips: sightings.map((x) => x.ip),
+        ports: sightings.map((x) => x.port),
+        sightings,
+        metadata: { sni: 'shop.example' },
+      }
+    })
+  const batch = (k: number) =>
+    Array.from({ length: 50 }, (_, j) =>
+      signalRow(
+        `ingest-${k}-${j}`,
+        now - Math.floor(r() * MIN),
+        r() < 0.1 ? ip(Math.floor(r() * addresses)) : ip(8_000_000 + Math.floor(r() * 4_000_000)),
+      ),
+    )
+  const plain = async (table: 'web_sightings' | 'signals', rows: Record<string, unknown>[]) =>
+    d.db.transaction().execute((trx) =>
+      trx
+        .insertInto(table)
+        .values(rows as never)
+        .onConflict((oc) => oc.doNothing())
+        .execute(),
+    )
+  const time = async (fn: (k: number) => Promise<unknown>) => {
+    const t = performance.now()
+    for (let k = 0; k < 200; k++) await fn(k)
+    return performance.now() - t
+  }
+  const tlsCorrelated = await time((k) => recordTlsSightings(d.db, d.kind, 'tls-1', page(k)))
+  const tlsPlain = await time((k) =>
+    plain(
+      'web_sightings',
+      page(1000 + k).flatMap((a) =>
+        a.sightings.map((x) => ({
+          instance_id: 'tls-1',
+          fingerprint: a.fingerprint,
+          ip: x.ip,
+          port: x.port,
+          host: 'shop.example',
+          seen_ms: x.last_seen_ms,
+        })),
+      ),
+    ),
+  )
+  const sigCorrelated = await time((k) => recordSignals(d.db, d.kind, 'web-1', batch(k)))
+  const sigPlain = await time((k) => plain('signals', batch(1000 + k)))
+  const us = (total: number, rows: number) => `${((total * 1000) / rows).toFixed(0)} µs`
+  console.log(
+    `  ${dialect}: ingest with correlation: TLS sightings ${us(tlsCorrelated, 200 * 64)}/sighting against ${us(tlsPlain, 200 * 64)} plain (×${(tlsCorrelated / tlsPlain).toFixed(2)}); signals ${us(sigCorrelated, 200 * 50)}/signal against ${us(sigPlain, 200 * 50)} plain (×${(sigCorrelated / sigPlain).toFixed(2)})`,
+  )
 }
 
 async function benchReport(dialect: 'sqlite' | 'postgres') {
@@ -119,22 +231,30 @@ async function benchReport(dialect: 'sqlite' | 'postgres') {
             return async () => stmt.all(...(compiled.parameters as number[])).length
           })()
         : async () => (await d.db.executeQuery(compiled)).rows.length
+    const evidenceSql = evidenceQuery(d.db, interval.fromMs, interval.toMs).compile()
+    const rawEvidence =
+      dialect === 'sqlite'
+        ? (() => {
+            const stmt = d.sqlite!.prepare(evidenceSql.sql)
+            return async () => stmt.all(...(evidenceSql.parameters as number[])).length
+          })()
+        : async () => (await d.db.executeQuery(evidenceSql)).rows.length
     const report: number[] = []
     const baseline: number[] = []
+    const evidenceRead: number[] = []
     if (process.env.EDGEGATE_BENCH_WEB_PROFILE) {
-      const { matchSignals } = await import('../src/web/store.ts')
       const { groupMatches } = await import('../src/web/candidates.ts')
       const { decisionsFor } = await import('../src/decisions/store.ts')
       for (let i = 0; i < 3; i++) {
         let s0 = performance.now()
-        const m = await matchSignals(d.db, interval.fromMs, interval.toMs)
+        const m = await evidenceMatches(d.db, interval.fromMs, interval.toMs)
         const a = performance.now() - s0
         s0 = performance.now()
         const g = groupMatches(m)
         const b = performance.now() - s0
         s0 = performance.now()
         await decisionsFor(d.db, g)
-        console.log('  profile: match', ms(a), 'group', ms(b), 'decisions', ms(performance.now() - s0))
+        console.log('  profile: read matches', ms(a), 'group', ms(b), 'decisions', ms(performance.now() - s0))
       }
     }
     let candidates = 0
@@ -148,10 +268,17 @@ async function benchReport(dialect: 'sqlite' | 'postgres') {
       t = performance.now()
       matches = await raw()
       if (i > 0) baseline.push(performance.now() - t)
+      t = performance.now()
+      await rawEvidence()
+      if (i > 0) evidenceRead.push(performance.now() - t)
     }
     console.log(
       `  ${dialect}: report p50 ${ms(pct(report, 50))}, p95 ${ms(pct(report, 95))}; raw join p50 ${ms(pct(baseline, 50))}, p95 ${ms(pct(baseline, 95))}; ratio p95 ${(pct(report, 95) / pct(baseline, 95)).toFixed(2)} (${matches} matches, ${candidates} candidates)`,
     )
+    console.log(
+      `  ${dialect}: raw read of the stored matches p50 ${ms(pct(evidenceRead, 50))}, p95 ${ms(pct(evidenceRead, 95))}; report / that read p95 ${(pct(report, 95) / pct(evidenceRead, 95)).toFixed(2)}`,
+    )
+    await benchIngestCost(d, dialect, now)
   } finally {
     await d.close()
   }
@@ -178,21 +305,11 @@ async function benchPass(dialect: 'sqlite' | 'postgres') {
     await insertRows(
       d,
       'signals',
-      Array.from({ length: CANDIDATES }, (_, i) => ({
-        instance_id: 'web-1',
-        event_id: `p${i}`,
-        observed_ms: now - MIN,
-        host: 'shop.example',
-        site: 'shop',
-        ip: ip(i),
-        trigger: 'suspicious_uri',
-        connections: 10,
-        errors: 9,
-        successes: 1,
-        window_seconds: 60,
-        received_ms: now,
-      })),
+      Array.from({ length: CANDIDATES }, (_, i) =>
+        signalRow(`p${i}`, now - MIN, ip(i), { connections: 10, errors: 9, successes: 1 }),
+      ),
     )
+    await correlate(d.db, sql`1 = 1`)
     const settings = {
       mode: 'enforce' as const,
       canaryNodes: [],
@@ -206,9 +323,34 @@ async function benchPass(dialect: 'sqlite' | 'postgres') {
         proposedTtlMs: 60 * MIN,
       },
     }
+    // Signal ingest alone, then during the first pass: batches of 50 new signals, one after
+    // another, each timed (the pass must not hold the write lock for its whole length).
+    let batchNo = 0
+    const ingestBatch = async () => {
+      const b = batchNo++
+      const rows = Array.from({ length: 50 }, (_, i) =>
+        signalRow(`i${b}-${i}`, now, `172.16.${b & 255}.${i}`, { connections: 1, errors: 1, successes: 0 }),
+      )
+      const t0 = performance.now()
+      await recordSignals(d.db, d.kind, 'web-1', rows)
+      return performance.now() - t0
+    }
+    const alone: number[] = []
+    for (let i = 0; i < 100; i++) alone.push(await ingestBatch())
+    const during: number[] = []
+    let passing = true
+    const ingest = (async () => {
+      while (passing) during.push(await ingestBatch())
+    })()
     let t = performance.now()
-    const first = await runPass(d.db, d.kind, settings, now)
+    const first = await runPass(d.db, d.kind, settings, now).finally(() => {
+      passing = false
+    })
     const pass = performance.now() - t
+    await ingest
+    console.log(
+      `  ${dialect}: signal ingest (batches of 50) alone p50 ${ms(pct(alone, 50))}, max ${ms(Math.max(...alone))}; during the pass ${during.length} batches (${Math.round((during.length * 50) / (pass / 1000))} signals/s), p50 ${ms(pct(during, 50))}, p99 ${ms(pct(during, 99))}, max ${ms(Math.max(...during))}`,
+    )
     t = performance.now()
     const idle = await runPass(d.db, d.kind, settings, now + 1000)
     const again = performance.now() - t

@@ -9,9 +9,8 @@ import {
   call,
   DIALECTS,
   type Edgegate,
+  fileServices,
   type Json,
-  lazyPostgres,
-  makeTls,
   newDatabase,
   now,
   observation,
@@ -19,12 +18,7 @@ import {
   startEdgegate,
 } from './helpers.ts'
 
-const pg = lazyPostgres()
-const tls = makeTls()
-after(async () => {
-  await pg.stop()
-  tls.ca.remove()
-})
+const { pg, tls } = fileServices()
 
 const FP = 'a'.repeat(32)
 

@@ -174,6 +174,9 @@ describe('edgegate admin commands and the config file', () => {
       ['node', 'list', '--database', database],
       ['status', '--database', database],
       ['decision', 'list', '--database', database],
+      ['enforcement', 'status', '--database', database],
+      ['enforcement', 'disable', '--database', database],
+      ['pair', 'list', '--database', database],
     ]) {
       const r = await loadedPackages([MAIN, ...args])
       assert.equal(r.code, 0, r.stderr)

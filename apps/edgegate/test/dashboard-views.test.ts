@@ -6,55 +6,39 @@
  * apps/edgegate/test-output/.
  */
 import assert from 'node:assert/strict'
-import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { type Browser, launchChromium } from '@gatehouse/testkit'
-import {
-  APP,
-  call,
-  type Edgegate,
-  type Json,
-  makeTls,
-  newDatabase,
-  observation,
-  seed,
-  startEdgegate,
-  until,
-} from './helpers.ts'
+import { type Dashboard, LAPTOP, openPage, PHONE, startDashboard } from './dashboard-session.ts'
+import { call, type Json, observation, until } from './helpers.ts'
 
-const tls = makeTls()
-const OUT = join(APP, 'test-output')
 const FP = 't13d1516h2_8daaf6152771_b0da82dd1658'
 const FP2 = 't13d1715h2_5b57614c22b0_3d5424432f57'
 const iso = (ms: number) => new Date(ms).toISOString()
 
 describe('dashboard views', () => {
-  let gate: Edgegate
-  let browser: Browser
+  let dash: Dashboard
+  let tls: Dashboard['tls']
+  let gate: Dashboard['gate']
   let tokens: Record<string, string>
   let admin: string
 
   before(async () => {
-    mkdirSync(OUT, { recursive: true })
-    const database = await newDatabase('sqlite', async () => {
-      throw new Error('unused')
-    })
-    ;({ tokens, admin } = await seed(database, [
-      { id: 'tls-edge-1', kind: 'tlsgate' },
-      { id: 'ssh-bastion', kind: 'sshgate' },
-      { id: 'web-shop', kind: 'websignal' },
-    ]))
-    gate = await startEdgegate(database, tls, [
-      '--web-shadow-enabled',
-      '--web-shadow-min-signals',
-      '3',
-      '--web-enforcement-mode',
-      'enforce',
-      '--web-enforcement-interval',
-      '1s',
-    ])
-    browser = await launchChromium()
+    dash = await startDashboard(
+      [
+        { id: 'tls-edge-1', kind: 'tlsgate' },
+        { id: 'ssh-bastion', kind: 'sshgate' },
+        { id: 'web-shop', kind: 'websignal' },
+      ],
+      [
+        '--web-shadow-enabled',
+        '--web-shadow-min-signals',
+        '3',
+        '--web-enforcement-mode',
+        'enforce',
+        '--web-enforcement-interval',
+        '1s',
+      ],
+    )
+    ;({ tls, gate, tokens, admin } = dash)
     const t = Date.now() - 60_000
     const tlsObs = (fp: string, ips: string[]) =>
       observation(fp, {
@@ -108,35 +92,12 @@ describe('dashboard views', () => {
       return r.status === 200 && r.body.status === 'blocked'
     })
   })
-  after(async () => {
-    await browser?.close()
-    await gate?.stop()
-    tls.ca.remove()
-  })
+  after(() => dash?.close())
 
   test('every view: content, keyboard, CSP, screenshots; the kill switch and a verdict from the candidates view', async () => {
-    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1366, height: 800 } })
-    const problems: string[] = []
+    const { context, page, problems, response, shot } = await openPage(dash, '/')
     try {
-      const page = await context.newPage()
-      page.on('console', (m) => {
-        if (m.type() === 'error') problems.push(m.text())
-      })
-      page.on('pageerror', (e) => problems.push(e.message))
-      page.on('dialog', (d) => {
-        problems.push(`dialog: ${d.message()}`)
-        void d.dismiss()
-      })
-      const res = await page.goto(`${gate.base}/`)
-      assert.doesNotMatch(res?.headers()['content-security-policy'] ?? '', /unsafe-inline/)
-      await page.locator('input[name=token]').fill(admin)
-      await page.locator('input[name=token]').press('Enter')
-      await page.locator('nav[aria-label=Views]').waitFor()
-      const shot = async (name: string) => {
-        assert.equal(await page.locator('script:not([src])').count(), 0, `${name}: no inline script`)
-        await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true })
-      }
-
+      assert.doesNotMatch(response?.headers()['content-security-policy'] ?? '', /unsafe-inline/)
       // Overview
       await page.locator(`tr[data-fingerprint="${FP}"]`).first().waitFor()
       await shot('overview')
@@ -165,9 +126,9 @@ describe('dashboard views', () => {
       assert.equal(await page.locator('img').count(), 0, 'user-supplied text is never HTML')
       await shot('web-candidates')
       // A phone-width rendering of the same view.
-      await page.setViewportSize({ width: 390, height: 844 })
+      await page.setViewportSize(PHONE)
       await shot('web-candidates-phone')
-      await page.setViewportSize({ width: 1366, height: 800 })
+      await page.setViewportSize(LAPTOP)
 
       // Decisions: the automated block is marked with its expiry; filter by source.
       await page.locator('nav a', { hasText: 'Decisions' }).click()
@@ -193,6 +154,7 @@ describe('dashboard views', () => {
 
       // The kill switch, by keyboard: focus the button and press Enter.
       await page.locator('nav a', { hasText: 'Web candidates' }).click()
+      await page.waitForURL(/\/web$/) // waits for the load event: the handlers are attached
       await page.locator('#kill-switch').focus()
       await page.keyboard.press('Enter')
       await page.locator('[data-testid=mode]', { hasText: 'disabled' }).waitFor()
@@ -207,8 +169,10 @@ describe('dashboard views', () => {
       )
 
       // A verdict from the candidates view: approving protects the fingerprint.
+      await page.waitForLoadState('load') // the deferred script has attached its handlers
       await page.locator(`#candidates tr[data-fingerprint="${FP}"] button[data-status=approved]`).click()
       await page.locator(`#candidates tr[data-fingerprint="${FP}"] .shadow-protected`).waitFor()
+      await page.waitForLoadState('load') // the deferred script has attached its handlers
       await page.locator('#kill-switch', { hasText: 'Release' }).click()
       await page.locator('[data-testid=mode]', { hasText: 'enforce' }).waitFor()
       assert.deepEqual(problems, [])

@@ -5,28 +5,24 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { type Browser, launchChromium } from '@gatehouse/testkit'
-import { call, type Edgegate, makeTls, newDatabase, observation, seed, startEdgegate } from './helpers.ts'
+import { type Dashboard, openPage, startDashboard } from './dashboard-session.ts'
+import { call, observation } from './helpers.ts'
 
-const tls = makeTls()
 const FP = '2edbc78717d7f7d5c4c7e3a0bca94ef7'
 
 describe('dashboard', () => {
-  let gate: Edgegate
-  let browser: Browser
+  let dash: Dashboard
+  let tls: Dashboard['tls']
+  let gate: Dashboard['gate']
   let tokens: Record<string, string>
   let admin: string
 
   before(async () => {
-    const database = await newDatabase('sqlite', async () => {
-      throw new Error('unused')
-    })
-    ;({ tokens, admin } = await seed(database, [
+    dash = await startDashboard([
       { id: 'ssh-a', kind: 'sshgate' },
       { id: 'tls-a', kind: 'tlsgate' },
-    ]))
-    gate = await startEdgegate(database, tls)
-    browser = await launchChromium()
+    ])
+    ;({ tls, gate, tokens, admin } = dash)
     const res = await call(tls, gate.base, '/v1/observations/batch?instance_id=ssh-a', {
       token: tokens['ssh-a'],
       body: {
@@ -56,17 +52,11 @@ describe('dashboard', () => {
     })
     assert.equal(smtp.status, 201)
   })
-  after(async () => {
-    await browser?.close()
-    await gate?.stop()
-    tls.ca.remove()
-  })
+  after(() => dash?.close())
 
   test('sign in, approve a fingerprint, see it change; foreign origins are refused', async () => {
-    const context = await browser.newContext({ ignoreHTTPSErrors: true })
+    const { context, page } = await openPage(dash, '/', { signIn: false })
     try {
-      const page = await context.newPage()
-      await page.goto(`${gate.base}/`)
       await page.locator('input[name=token]').fill('ega_wrong-token-wrong-token')
       await page.locator('#login button[type=submit]').click()
       await page.locator('#error').filter({ hasText: 'unknown administrator token' }).waitFor()
@@ -80,12 +70,14 @@ describe('dashboard', () => {
       assert.match((await row.textContent()) ?? '', /sntrup761x25519/)
       assert.match((await page.locator('#smtp').textContent()) ?? '', /mx-main.*sessions: 42/s)
 
+      await page.waitForLoadState('load') // the deferred script has attached its handlers
       await row.locator('button[data-status=approved]').click()
       await page
         .locator(`tr[data-fingerprint="${FP}"] [data-testid=decision]`)
         .filter({ hasText: 'approved' })
         .waitFor()
       await page.locator(`tr[data-fingerprint="${FP}"] input[name=label]`).fill('ops laptop')
+      await page.waitForLoadState('load') // the deferred script has attached its handlers
       await page.locator(`tr[data-fingerprint="${FP}"] form.label button`).click()
       await page
         .locator(`tr[data-fingerprint="${FP}"] td`)
@@ -134,6 +126,7 @@ describe('dashboard', () => {
         'reads need no Origin',
       )
 
+      await page.waitForLoadState('load') // the deferred script has attached its handlers
       await page.locator('#logout').click()
       await page.locator('#login').waitFor()
       assert.equal(

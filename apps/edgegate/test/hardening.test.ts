@@ -11,21 +11,15 @@ import {
   cli,
   DIALECTS,
   type Edgegate,
+  fileServices,
   type Json,
-  lazyPostgres,
-  makeTls,
   newDatabase,
   observation,
   seed,
   startEdgegate,
 } from './helpers.ts'
 
-const pg = lazyPostgres()
-const tls = makeTls()
-after(async () => {
-  await pg.stop()
-  tls.ca.remove()
-})
+const { pg, tls } = fileServices()
 
 for (const dialect of DIALECTS) {
   describe(`hardening on ${dialect}`, () => {

@@ -1,6 +1,7 @@
 /** Test support: real edgegate processes over HTTPS with a test CA, both databases. */
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
+import { after } from 'node:test'
 import { createTlsAgent, requestNoRedirect } from '@gatehouse/kit'
 import {
   type Child,
@@ -43,6 +44,17 @@ export function lazyPostgres() {
       if (started) await (await started).stop()
     },
   }
+}
+
+/** A test file's PostgreSQL (started on first use) and test CA, both cleaned up after the file. */
+export function fileServices(): { pg: ReturnType<typeof lazyPostgres>; tls: Tls } {
+  const pg = lazyPostgres()
+  const tls = makeTls()
+  after(async () => {
+    await pg.stop()
+    tls.ca.remove()
+  })
+  return { pg, tls }
 }
 
 /** A parsed response body: tests check its shape with assertions. */

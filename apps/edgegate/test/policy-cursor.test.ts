@@ -6,30 +6,15 @@
  * stored state: the live decisions, and `pending` for each deleted one.
  */
 import assert from 'node:assert/strict'
-import { after, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { openEdgeDatabase } from '../src/db/open.ts'
 import type { NewDecision } from '../src/db/schema.ts'
 import { decisionsSince, tickClock, upsertDecision } from '../src/decisions/store.ts'
-import {
-  call,
-  DIALECTS,
-  type Edgegate,
-  lazyPostgres,
-  makeTls,
-  newDatabase,
-  seed,
-  startEdgegate,
-  until,
-} from './helpers.ts'
+import { call, DIALECTS, type Edgegate, fileServices, newDatabase, seed, startEdgegate, until } from './helpers.ts'
 
-const pg = lazyPostgres()
-const tls = makeTls()
-after(async () => {
-  await pg.stop()
-  tls.ca.remove()
-})
+const { pg, tls } = fileServices()
 
 const VERDICTS = ['approved', 'blocked', 'pending'] as const
 /** Writes the property test makes: a verdict, or a delete. */

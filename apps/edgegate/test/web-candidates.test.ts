@@ -13,21 +13,15 @@ import {
   call,
   DIALECTS,
   type Edgegate,
+  fileServices,
   type Json,
-  lazyPostgres,
-  makeTls,
   newDatabase,
   observation,
   seed,
   startEdgegate,
 } from './helpers.ts'
 
-const pg = lazyPostgres()
-const tls = makeTls()
-after(async () => {
-  await pg.stop()
-  tls.ca.remove()
-})
+const { pg, tls } = fileServices()
 
 const MIN = 60_000
 const iso = (ms: number) => new Date(ms).toISOString()

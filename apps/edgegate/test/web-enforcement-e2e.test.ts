@@ -13,9 +13,8 @@ import {
   call,
   cli,
   type Edgegate,
+  fileServices,
   type Json,
-  lazyPostgres,
-  makeTls,
   newDatabase,
   observation,
   seed,
@@ -24,12 +23,7 @@ import {
 } from './helpers.ts'
 import { settings } from './web-fixtures.ts'
 
-const pg = lazyPostgres()
-const tls = makeTls()
-after(async () => {
-  await pg.stop()
-  tls.ca.remove()
-})
+const { pg, tls } = fileServices()
 
 const MIN = 60_000
 const FP = 't13d1516h2_scanner'

@@ -73,8 +73,8 @@ for (const dialect of DIALECTS) {
             const rows = async () => d.db.selectFrom('decisions').selectAll().execute()
             for (const o of ops) {
               const before = new Map((await rows()).map((r) => [key(r), r]))
-              if (o.t === 'sighting') await sighting(d.db, o.gate, o.fp, `198.51.${o.net}.7`, clock)
-              else if (o.t === 'signal') await signal(d.db, 'web-1', `198.51.${o.net}.7`, clock, o.site)
+              if (o.t === 'sighting') await sighting(d, o.gate, o.fp, `198.51.${o.net}.7`, clock)
+              else if (o.t === 'signal') await signal(d, 'web-1', `198.51.${o.net}.7`, clock, o.site)
               else if (o.t === 'advance') clock += o.minutes * MIN
               else if (o.t === 'kill') {
                 await setKillSwitch(d.db, d.kind, o.engaged, 'admin:prop', clock)

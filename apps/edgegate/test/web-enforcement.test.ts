@@ -11,7 +11,7 @@ import { openEdgeDatabase } from '../src/db/open.ts'
 import { changeDecision } from '../src/decisions/service.ts'
 import { decisionsSince, getDecision } from '../src/decisions/store.ts'
 import { runPass, setKillSwitch } from '../src/enforcement/service.ts'
-import { CONTROLLER_LOCK_KEY, readState } from '../src/enforcement/store.ts'
+import { automatedBlocks, CONTROLLER_LOCK_KEY, readState } from '../src/enforcement/store.ts'
 import { addNode } from '../src/nodes/service.ts'
 import { DIALECTS, lazyPostgres, newDatabase } from './helpers.ts'
 import { MIN, scanner, settings, signal } from './web-fixtures.ts'
@@ -40,8 +40,8 @@ for (const dialect of DIALECTS) {
       const d = await fresh(dialect)
       try {
         const t0 = Date.now()
-        await scanner(d.db, 'tls-1', FP1, t0 - MIN)
-        await scanner(d.db, 'tls-2', FP2, t0 - MIN, 2)
+        await scanner(d, 'tls-1', FP1, t0 - MIN)
+        await scanner(d, 'tls-2', FP2, t0 - MIN, 2)
         const canary = await runPass(d.db, d.kind, settings('canary', ['tls-2']), t0)
         assert.deepEqual([canary.ran, canary.blocked], [true, 1])
         assert.equal(await getDecision(d.db, 'tls-1', FP1), undefined)
@@ -74,7 +74,7 @@ for (const dialect of DIALECTS) {
       try {
         const t0 = Date.now()
         const s = settings('enforce')
-        await scanner(d.db, 'tls-1', FP1, t0 - 2 * MIN)
+        await scanner(d, 'tls-1', FP1, t0 - 2 * MIN)
         assert.equal((await runPass(d.db, d.kind, s, t0)).blocked, 1)
         const first = await getDecision(d.db, 'tls-1', FP1)
         // Same evidence: nothing written, the policy time stays.
@@ -82,7 +82,7 @@ for (const dialect of DIALECTS) {
         assert.deepEqual([same.blocked, same.renewed, same.revoked], [0, 0, 0])
         assert.equal(Number((await getDecision(d.db, 'tls-1', FP1))?.updated_us), Number(first?.updated_us))
         // A newer signal: renewed with a new expiry and a new time.
-        await signal(d.db, 'web-1', '198.51.1.7', t0 + MIN)
+        await signal(d, 'web-1', '198.51.1.7', t0 + MIN)
         const renew = await runPass(d.db, d.kind, s, t0 + 2 * MIN)
         assert.equal(renew.renewed, 1)
         const renewed = await getDecision(d.db, 'tls-1', FP1)
@@ -110,8 +110,8 @@ for (const dialect of DIALECTS) {
       const d = await fresh(dialect)
       try {
         const t0 = Date.now()
-        await scanner(d.db, 'tls-1', FP1, t0 - MIN)
-        await scanner(d.db, 'tls-2', FP2, t0 - MIN, 2)
+        await scanner(d, 'tls-1', FP1, t0 - MIN)
+        await scanner(d, 'tls-2', FP2, t0 - MIN, 2)
         const approved = await changeDecision(d.db, d.kind, {
           instanceId: 'tls-1',
           fingerprint: FP1,
@@ -131,7 +131,7 @@ for (const dialect of DIALECTS) {
           status: 'pending',
           actor: 'admin:b',
         })
-        await signal(d.db, 'web-1', '198.51.2.7', t0 + MIN)
+        await signal(d, 'web-1', '198.51.2.7', t0 + MIN)
         const next = await runPass(d.db, d.kind, settings('enforce'), t0 + 2 * MIN)
         assert.deepEqual([next.blocked, next.renewed, next.revoked], [0, 0, 0])
         assert.equal((await getDecision(d.db, 'tls-2', FP2))?.status, 'pending')
@@ -144,8 +144,8 @@ for (const dialect of DIALECTS) {
       const d = await fresh(dialect)
       try {
         const t0 = Date.now()
-        await scanner(d.db, 'tls-1', FP1, t0 - MIN)
-        await scanner(d.db, 'tls-2', FP2, t0 - MIN, 2)
+        await scanner(d, 'tls-1', FP1, t0 - MIN)
+        await scanner(d, 'tls-2', FP2, t0 - MIN, 2)
         assert.equal((await runPass(d.db, d.kind, settings('enforce'), t0)).blocked, 2)
         const { revoked } = await setKillSwitch(d.db, d.kind, true, 'admin:ops', t0 + 1000)
         assert.equal(revoked, 2)
@@ -160,7 +160,7 @@ for (const dialect of DIALECTS) {
             [[fp, 'pending', 'kill switch engaged']],
           )
         }
-        await signal(d.db, 'web-1', '198.51.1.7', t0 + MIN)
+        await signal(d, 'web-1', '198.51.1.7', t0 + MIN)
         const killed = await runPass(d.db, d.kind, settings('enforce'), t0 + 2 * MIN)
         assert.deepEqual([killed.mode, killed.blocked], ['disabled', 0])
         await setKillSwitch(d.db, d.kind, false, 'admin:ops', t0 + 3 * MIN)
@@ -198,29 +198,72 @@ for (const dialect of DIALECTS) {
       }
     })
 
-    test('a failure mid-pass leaves no half state', async () => {
+    test('a failure mid-pass leaves whole batches: the committed one complete, the rest for the next pass', async () => {
       const d = await fresh(dialect)
       try {
         const t0 = Date.now()
-        await scanner(d.db, 'tls-1', FP1, t0 - MIN)
-        await scanner(d.db, 'tls-2', FP2, t0 - MIN, 2)
-        const snapshot = async () => ({
-          decisions: await d.db.selectFrom('decisions').selectAll().execute(),
-          clock: await d.db.selectFrom('decision_clock').selectAll().execute(),
-          audit: await d.db.selectFrom('audit_log').selectAll().execute(),
-        })
-        const before = await snapshot()
+        await scanner(d, 'tls-1', FP1, t0 - MIN)
+        await scanner(d, 'tls-2', FP2, t0 - MIN, 2)
+        const clock = async () =>
+          Number((await d.db.selectFrom('decision_clock').selectAll().executeTakeFirst())?.last_us)
+        const passes = async () =>
+          (await d.db.selectFrom('audit_log').selectAll().where('action', '=', 'web_enforcement.pass').execute()).length
+        const clockBefore = await clock()
         await assert.rejects(
           runPass(d.db, d.kind, settings('enforce'), t0, {
             chunkSize: 1,
             beforeWrite: (i) => {
-              if (i === 1) throw new Error('crash after the first write')
+              if (i === 1) throw new Error('crash after the first batch')
             },
           }),
-          /crash after the first write/,
+          /crash after the first batch/,
         )
-        assert.deepEqual(await snapshot(), before)
-        assert.equal((await runPass(d.db, d.kind, settings('enforce'), t0)).blocked, 2, 'the next pass does it all')
+        const written = await d.db.selectFrom('decisions').selectAll().execute()
+        assert.equal(written.length, 1, 'the first batch committed, the second never started')
+        const [one] = written
+        assert.deepEqual([one!.status, one!.source, one!.deleted], ['blocked', 'web-controller', 0])
+        assert.ok(
+          Number(one!.expires_ms) > t0 && JSON.parse(one!.evidence!).signals === 3,
+          'complete: expiry and evidence',
+        )
+        assert.equal((await clock()) > clockBefore, true)
+        assert.equal(await passes(), 1, 'the committed batch is audited with it')
+        const next = await runPass(d.db, d.kind, settings('enforce'), t0)
+        assert.deepEqual([next.blocked, next.renewed], [1, 0], 'the next pass does the rest, and only the rest')
+        // The pass reads the live automated blocks in pages: a page of one finds both.
+        assert.deepEqual(
+          (await automatedBlocks(d.db, 1)).map((b) => `${b.scope_id}/${b.fingerprint}`),
+          [`tls-1/${FP1}`, `tls-2/${FP2}`],
+        )
+      } finally {
+        await d.close()
+      }
+    })
+
+    test('a verdict or the kill switch between planning and a batch wins over the planned write', async () => {
+      const d = await fresh(dialect)
+      try {
+        const t0 = Date.now()
+        await scanner(d, 'tls-1', FP1, t0 - MIN)
+        await scanner(d, 'tls-2', FP2, t0 - MIN, 2)
+        const r = await runPass(d.db, d.kind, settings('enforce'), t0, {
+          chunkSize: 1,
+          beforeWrite: async (i) => {
+            // Planned: block tls-1 and tls-2. Before the first batch an administrator approves
+            // tls-1's fingerprint; before the second the kill switch is engaged.
+            if (i === 0) {
+              await changeDecision(d.db, d.kind, {
+                instanceId: 'tls-1',
+                fingerprint: FP1,
+                status: 'approved',
+                actor: 'admin:x',
+              })
+            } else await setKillSwitch(d.db, d.kind, true, 'admin:x', t0)
+          },
+        })
+        assert.deepEqual([r.ran, r.blocked, r.renewed], [true, 0, 0])
+        assert.equal((await getDecision(d.db, 'tls-1', FP1))?.status, 'approved')
+        assert.equal(await getDecision(d.db, 'tls-2', FP2), undefined)
       } finally {
         await d.close()
       }
@@ -231,7 +274,7 @@ for (const dialect of DIALECTS) {
         const d = await fresh(dialect)
         try {
           const t0 = Date.now()
-          await scanner(d.db, 'tls-1', FP1, t0 - MIN)
+          await scanner(d, 'tls-1', FP1, t0 - MIN)
           await d.db.transaction().execute(async (trx) => {
             await sql`select pg_advisory_xact_lock(${sql.lit(CONTROLLER_LOCK_KEY.toString())}::bigint)`.execute(trx)
             const busy = await runPass(d.db, d.kind, settings('enforce'), t0)

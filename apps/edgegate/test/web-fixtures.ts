@@ -1,15 +1,17 @@
 /** Store-level fixtures for the web enforcement tests: signals and TLS sightings written directly. */
-import type { Kysely } from 'kysely'
-import type { DB } from '../src/db/schema.ts'
+import type { EdgeDatabase } from '../src/db/open.ts'
 import type { EnforcementSettings } from '../src/enforcement/service.ts'
+import { recordSignals } from '../src/signals/store.ts'
 import { recordTlsSightings } from '../src/web/sightings.ts'
+
+type Db = Pick<EdgeDatabase, 'db' | 'kind'>
 
 export const MIN = 60_000
 let seq = 0
 
-/** A TLS sighting of `fp` on `gate` for host shop.example. */
-export async function sighting(db: Kysely<DB>, gate: string, fp: string, ip: string, atMs: number) {
-  await recordTlsSightings(db, gate, [
+/** A TLS sighting of `fp` on `gate` for host shop.example (or `sni`; '' for a client that sent none). */
+export async function sighting(d: Db, gate: string, fp: string, ip: string, atMs: number, sni = 'shop.example') {
+  await recordTlsSightings(d.db, d.kind, gate, [
     {
       fingerprint: fp,
       reported_status: 'unknown',
@@ -19,20 +21,19 @@ export async function sighting(db: Kysely<DB>, gate: string, fp: string, ip: str
       ips: [ip],
       ports: [443],
       sightings: [{ ip, port: 443, last_seen_ms: atMs }],
-      metadata: { sni: 'shop.example' },
+      metadata: sni === '' ? {} : { sni },
     },
   ])
 }
 
-/** A scanner-like signal from `ip` for shop.example (8 errors, 2 successes). */
-export async function signal(db: Kysely<DB>, node: string, ip: string, atMs: number, site = 'shop') {
-  await db
-    .insertInto('signals')
-    .values({
+/** A scanner-like signal from `ip` for shop.example or `host` (8 errors, 2 successes). */
+export async function signal(d: Db, node: string, ip: string, atMs: number, site = 'shop', host = 'shop.example') {
+  await recordSignals(d.db, d.kind, node, [
+    {
       instance_id: node,
       event_id: `e${++seq}`,
       observed_ms: atMs,
-      host: 'shop.example',
+      host,
       site,
       ip,
       trigger: 'suspicious_uri',
@@ -41,12 +42,12 @@ export async function signal(db: Kysely<DB>, node: string, ip: string, atMs: num
       successes: 2,
       window_seconds: 60,
       received_ms: atMs,
-    })
-    .execute()
+    },
+  ])
 }
 
 /** Enough evidence for would_block under `settings()`: two networks, two sites, three signals. */
-export async function scanner(db: Kysely<DB>, gate: string, fp: string, atMs: number, net = 1) {
+export async function scanner(db: Db, gate: string, fp: string, atMs: number, net = 1) {
   const a = `198.51.${net}.7`
   const b = `203.0.${net}.9`
   await sighting(db, gate, fp, a, atMs)

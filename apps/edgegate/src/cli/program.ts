@@ -131,6 +131,46 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
     ['edgegate decision list --status blocked', 'edgegate decision list --instance edge-1 --source manual --json'],
   ).action(async (_o, cmd: Command) => (await reports()).decisionList(all(cmd)))
 
+  const web = () => import('./web.ts')
+  const enforcement = program
+    .command('enforcement')
+    .description('web enforcement: the kill switch every serve process obeys, and the automated blocks in force')
+  withExamples(json(admin(enforcement.command('status'))).description('kill switch and automated blocks in force'), [
+    'edgegate enforcement status',
+    'edgegate enforcement status --json',
+  ]).action(async (_o, cmd: Command) => (await web()).enforcementStatus(all(cmd)))
+  withExamples(
+    json(admin(enforcement.command('disable'))).description(
+      'engage the kill switch: revoke every automated block (gates drop them on their next pull) and create none until enabled; audited',
+    ),
+    ['edgegate enforcement disable'],
+  ).action(async (_o, cmd: Command) => (await web()).enforcementSwitch(all(cmd), true))
+  withExamples(
+    json(admin(enforcement.command('enable'))).description(
+      'release the kill switch: each serve process follows its --web-enforcement-mode again; audited',
+    ),
+    ['edgegate enforcement enable'],
+  ).action(async (_o, cmd: Command) => (await web()).enforcementSwitch(all(cmd), false))
+
+  const pair = program
+    .command('pair')
+    .description('pair web signal nodes with TLS gates (their signals match that gate whatever the SNI)')
+  json(admin(pair.command('list')))
+    .description('list pairings')
+    .action(async (_o, cmd: Command) => (await web()).pairList(all(cmd)))
+  withExamples(
+    json(admin(pair.command('add')))
+      .description('pair a websignal (or log_watcher) node with a tlsgate node; audited')
+      .argument('<websignal-id>')
+      .argument('<tlsgate-id>'),
+    ['edgegate pair add web-1 tls-1'],
+  ).action(async (w: string, g: string, _o, cmd: Command) => (await web()).pairAdd(all(cmd), w, g))
+  json(admin(pair.command('remove')))
+    .description('remove a pairing; audited')
+    .argument('<websignal-id>')
+    .argument('<tlsgate-id>')
+    .action(async (w: string, g: string, _o, cmd: Command) => (await web()).pairRemove(all(cmd), w, g))
+
   const fingerprint = program.command('fingerprint').description('fingerprints the gates observed')
   withExamples(
     json(admin(fingerprint.command('list')))

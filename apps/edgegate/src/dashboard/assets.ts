@@ -40,6 +40,20 @@ document.addEventListener('DOMContentLoaded', () => {
       send('PUT', '/api/web-enforcement/kill-switch', { engaged: kill.dataset.engaged === 'true' }).then(() => location.reload(), show)
     })
   }
+  const pairPath = (w, g) => '/api/web-pairs/' + encodeURIComponent(w) + '/' + encodeURIComponent(g)
+  const pairAdd = document.getElementById('pair-add')
+  if (pairAdd) {
+    pairAdd.addEventListener('submit', (e) => {
+      e.preventDefault()
+      send('PUT', pairPath(pairAdd.elements.websignal_id.value, pairAdd.elements.tlsgate_id.value)).then(() => location.reload(), show)
+    })
+  }
+  for (const button of document.querySelectorAll('button[data-unpair]')) {
+    button.addEventListener('click', () => {
+      const row = button.closest('tr')
+      send('DELETE', pairPath(row.dataset.websignal, row.dataset.tlsgate)).then(() => location.reload(), show)
+    })
+  }
   for (const form of document.querySelectorAll('form.label')) {
     form.addEventListener('submit', (e) => {
       e.preventDefault()
@@ -85,5 +99,10 @@ code { font-size: 12px; }
 header { display: flex; justify-content: space-between; align-items: center; }
 @media (max-width: 40rem) { body { margin: 0 .6rem .6rem; } td, th { padding: .25rem .3rem; } }
 .muted { color: #666; font-size: 12px; }
+.sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+.lead { max-width: 48rem; }
+.report { margin-top: 1.2rem; max-width: 60rem; }
+dl.counts { grid-template-columns: repeat(auto-fill, minmax(7rem, max-content) minmax(4rem, max-content)); margin: 0; }
+caption { text-align: left; color: #555; padding: .3rem 0; }
 pre { white-space: pre-wrap; word-break: break-all; max-width: 22rem; margin: 0; }
 `

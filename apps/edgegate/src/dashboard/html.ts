@@ -44,6 +44,8 @@ export const VIEWS = [
   ['/decisions', 'Decisions'],
   ['/web', 'Web candidates'],
   ['/signals', 'Signals'],
+  ['/pairs', 'Pairings'],
+  ['/smtp', 'SMTP reports'],
 ] as const
 
 /** The menu and signed-in bar of every administrator view; `current` is the active path. */

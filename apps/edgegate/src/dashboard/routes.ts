@@ -16,9 +16,11 @@ import { fromRow } from '../observations/merge.ts'
 import { listFingerprints } from '../observations/store.ts'
 import { currentReports } from '../smtp/service.ts'
 import { formatMillis } from '../timestamps.ts'
+import { listPairs } from '../web/pair-store.ts'
 import { candidateJson } from '../web/routes.ts'
 import { buildReport, reportInterval } from '../web/service.ts'
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.ts'
+import { pairsPage, smtpPage } from './more-views.ts'
 import { overviewPage, signInPage } from './pages.ts'
 import { decisionsPage, signalsPage, webPage } from './views.ts'
 
@@ -140,6 +142,20 @@ export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
       const rows = await ctx.db.selectFrom('signals').selectAll().orderBy('observed_ms', 'desc').limit(200).execute()
       return signalsPage(admin, rows)
     }),
+  )
+  app.get(
+    '/pairs',
+    { schema: { hide: true } },
+    page(ctx, async (_req, admin) => {
+      const [pairs, nodes] = await Promise.all([listPairs(ctx.db), listNodes(ctx.db)])
+      return pairsPage(admin, pairs, nodes)
+    }),
+  )
+
+  app.get(
+    '/smtp',
+    { schema: { hide: true } },
+    page(ctx, async (_req, admin) => smtpPage(admin, await currentReports(ctx.db))),
   )
   app.get('/dashboard.js', { schema: { hide: true } }, async (_req, reply) =>
     reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(DASHBOARD_JS),

@@ -1,6 +1,8 @@
 /** Numbered migrations, one set for SQLite and PostgreSQL; applied by kit's openDatabase under its lock. */
 import type { Migration } from '@gatehouse/kit'
 import { type Kysely, sql } from 'kysely'
+import { correlate } from '../web/evidence.ts'
+import type { DB } from './schema.ts'
 
 const m0001: Migration = {
   async up(db: Kysely<unknown>) {
@@ -210,9 +212,53 @@ const m0004: Migration = {
   },
 }
 
+/**
+ * Ingest-time correlation: the matches of the web candidate report stored as signals and TLS
+ * sightings arrive (src/web/evidence.ts), filled here from the signals and sightings already
+ * stored. The covering index on signal time is what a report reads.
+ */
+const m0005: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('web_evidence')
+      .addColumn('gate', 'text', (c) => c.notNull())
+      .addColumn('fingerprint', 'text', (c) => c.notNull())
+      .addColumn('node', 'text', (c) => c.notNull())
+      .addColumn('event_id', 'text', (c) => c.notNull())
+      .addColumn('observed_ms', 'bigint', (c) => c.notNull())
+      .addColumn('site', 'text', (c) => c.notNull())
+      .addColumn('ip', 'text', (c) => c.notNull())
+      .addColumn('connections', 'integer', (c) => c.notNull())
+      .addColumn('errors', 'integer', (c) => c.notNull())
+      .addColumn('successes', 'integer', (c) => c.notNull())
+      .addColumn('sighting_ms', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('web_evidence_pk', ['gate', 'fingerprint', 'node', 'event_id'])
+      .execute()
+    await db.schema
+      .createIndex('web_evidence_observed')
+      .on('web_evidence')
+      .columns([
+        'observed_ms',
+        'gate',
+        'fingerprint',
+        'node',
+        'event_id',
+        'site',
+        'ip',
+        'connections',
+        'errors',
+        'successes',
+      ])
+      .execute()
+    await db.schema.createIndex('web_evidence_sighting').on('web_evidence').column('sighting_ms').execute()
+    await correlate(db as unknown as Kysely<DB>, sql`1 = 1`)
+  },
+}
+
 export const migrations: Record<string, Migration> = {
   '0001_init': m0001,
   '0002_decision_tombstones': m0002,
   '0003_signal_publisher_epoch': m0003,
   '0004_web_enforcement': m0004,
+  '0005_web_evidence': m0005,
 }

@@ -145,6 +145,25 @@ export interface WebSightingTable {
   seen_ms: number
 }
 
+/**
+ * One signal/sighting match of the web candidate report, found at ingest (src/web/evidence.ts):
+ * a TLS gate's fingerprint and a web signal, with the signal's fields the report aggregates.
+ */
+export interface WebEvidenceTable {
+  gate: string
+  fingerprint: string
+  node: string
+  event_id: string
+  observed_ms: number
+  site: string
+  ip: string
+  connections: number
+  errors: number
+  successes: number
+  /** The newest matching sighting (the sighting retention sweep drops rows past it). */
+  sighting_ms: number
+}
+
 /** A web signal node paired with a TLS gate: its signals match that gate's sightings whatever the SNI. */
 export interface WebNodePairTable {
   websignal_id: string
@@ -176,4 +195,5 @@ export interface DB {
   web_sightings: WebSightingTable
   web_enforcement_state: WebEnforcementStateTable
   web_node_pairs: WebNodePairTable
+  web_evidence: WebEvidenceTable
 }

@@ -42,10 +42,14 @@ export function getDecision(db: Db, scopeId: string, fingerprint: string): Promi
     .executeTakeFirst()
 }
 
-/** The live decisions of these (instance, fingerprint) pairs, keyed `instance/fingerprint` (one query per instance). */
+/**
+ * The live decisions of these (instance, fingerprint) pairs, keyed `instance/fingerprint` (one
+ * query per instance); with `tombstones`, deleted ones too (the web controller reads those).
+ */
 export async function decisionsFor(
   db: Db,
   pairs: ReadonlyArray<{ instance_id: string; fingerprint: string }>,
+  options: { tombstones?: boolean } = {},
 ): Promise<Map<string, DecisionRow>> {
   const byInstance = new Map<string, string[]>()
   for (const p of pairs) {
@@ -57,25 +61,29 @@ export async function decisionsFor(
   for (const [instance, all] of byInstance) {
     // In chunks: both dialects limit the parameters of one statement.
     for (let i = 0; i < all.length; i += 5000) {
-      const rows = await db
+      let q = db
         .selectFrom('decisions')
         .selectAll()
         .where('scope_type', '=', SCOPE_INSTANCE)
         .where('scope_id', '=', instance)
         .where('fingerprint', 'in', all.slice(i, i + 5000))
-        .where('deleted', '=', 0)
-        .execute()
+      if (!options.tombstones) q = q.where('deleted', '=', 0)
+      const rows = await q.execute()
       for (const r of rows) out.set(`${r.scope_id}/${r.fingerprint}`, r)
     }
   }
   return out
 }
 
-/** Insert or replace a decision; a tombstone of the same pair is revived. */
-export async function upsertDecision(db: Db, row: NewDecision): Promise<void> {
+/**
+ * Insert or replace decisions in one statement (the caller keeps a batch within both dialects'
+ * parameter limits); a tombstone of the same pair is revived.
+ */
+export async function upsertDecisions(db: Db, rows: readonly NewDecision[]): Promise<void> {
+  if (rows.length === 0) return
   await db
     .insertInto('decisions')
-    .values({ ...row, deleted: 0 })
+    .values(rows.map((r) => ({ ...r, deleted: 0 })))
     .onConflict((oc) =>
       oc.columns(['scope_type', 'scope_id', 'fingerprint']).doUpdateSet((eb) => ({
         status: eb.ref('excluded.status'),
@@ -89,6 +97,11 @@ export async function upsertDecision(db: Db, row: NewDecision): Promise<void> {
       })),
     )
     .execute()
+}
+
+/** Insert or replace one decision; a tombstone of the same pair is revived. */
+export function upsertDecision(db: Db, row: NewDecision): Promise<void> {
+  return upsertDecisions(db, [row])
 }
 
 /**

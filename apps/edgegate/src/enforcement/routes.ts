@@ -5,11 +5,11 @@ import { adminOf } from '../auth/guards.ts'
 import type { AppContext } from '../context.ts'
 import { formatMillis } from '../timestamps.ts'
 import { setKillSwitch } from './service.ts'
-import { automatedBlocks, readState } from './store.ts'
+import { automatedBlockCounts, readState } from './store.ts'
 
 export async function enforcementStatus(ctx: AppContext) {
   const state = await readState(ctx.db)
-  const active = await automatedBlocks(ctx.db)
+  const perGate = await automatedBlockCounts(ctx.db)
   return {
     enforcement_mode: state.killSwitch ? ('disabled' as const) : ctx.web.mode,
     configured_enforcement_mode: ctx.web.mode,
@@ -21,7 +21,7 @@ export async function enforcementStatus(ctx: AppContext) {
       actor: state.actor === '' ? null : state.actor,
       updated_at: state.updatedMs === 0 ? null : formatMillis(state.updatedMs),
     },
-    automated_blocks: active.length,
+    automated_blocks: [...perGate.values()].reduce((a, b) => a + b, 0),
   }
 }
 

@@ -1,7 +1,7 @@
 /** SQL of the web enforcement controller: shared state, the controller lock, automated decisions. */
-import { type DatabaseKind, sql } from '@gatehouse/kit'
+import { type DatabaseKind, sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely, Transaction } from 'kysely'
-import type { DB, DecisionRow, NewDecision } from '../db/schema.ts'
+import type { DB, DecisionRow } from '../db/schema.ts'
 import { SCOPE_INSTANCE } from '../decisions/store.ts'
 import { AUTOMATED_SOURCE, CONTROLLER_ACTOR } from '../web/candidates.ts'
 
@@ -24,16 +24,33 @@ export async function writeState(db: Db, killSwitch: boolean, actor: string, now
 }
 
 /**
- * Take the controller lock for this transaction, without waiting: PostgreSQL's transaction-level
- * advisory lock (released at commit, rollback, or when a crashed process's connection drops).
- * On SQLite the transaction's write lock (BEGIN IMMEDIATE) already serialises passes.
+ * Run `fn` as the only controller, or return false without running it when another holds the
+ * lock. PostgreSQL: `pg_try_advisory_lock` on one connection taken from the pool for the whole
+ * pass (`fn` gets that connection); the lock goes with an explicit unlock, or with the
+ * connection when the process dies. SQLite: no lock to take (one process serves a file; the
+ * batches' own checks keep the rules even if two processes interleave), and `fn` gets `db`
+ * itself, so other requests share its one connection between the pass's statements.
  */
-export async function tryControllerLock(trx: Transaction<DB>, kind: DatabaseKind): Promise<boolean> {
-  if (kind !== 'postgres') return true
-  const r = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${sql.lit(
-    CONTROLLER_LOCK_KEY.toString(),
-  )}::bigint) as locked`.execute(trx)
-  return r.rows[0]?.locked === true
+export async function withControllerLock(
+  db: Kysely<DB>,
+  kind: DatabaseKind,
+  fn: (conn: Kysely<DB>) => Promise<void>,
+): Promise<boolean> {
+  if (kind !== 'postgres') {
+    await fn(db)
+    return true
+  }
+  const key = sql.lit(CONTROLLER_LOCK_KEY.toString())
+  return db.connection().execute(async (conn) => {
+    const r = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${key}::bigint) as locked`.execute(conn)
+    if (r.rows[0]?.locked !== true) return false
+    try {
+      await fn(conn)
+      return true
+    } finally {
+      await sql`select pg_advisory_unlock(${key}::bigint)`.execute(conn)
+    }
+  })
 }
 
 /**
@@ -44,67 +61,59 @@ export async function lockDecisionClock(trx: Transaction<DB>, kind: DatabaseKind
   if (kind === 'postgres') await sql`select last_us from decision_clock where id = 1 for update`.execute(trx)
 }
 
-/** Live automated blocks (the ones gates hold), every gate. */
-export function automatedBlocks(db: Db): Promise<DecisionRow[]> {
-  return db
+/** What a pass and the kill switch need of a live automated block (not its evidence). */
+export type AutomatedBlock = Pick<DecisionRow, 'scope_id' | 'fingerprint' | 'expires_ms' | 'updated_us'>
+
+/** Rows per page of the reads a pass makes (each page one short statement). */
+const READ_PAGE = 5000
+
+/**
+ * Live automated blocks (the ones gates hold), every gate, read in pages by primary key so no
+ * single statement holds SQLite's one connection (and Node's event loop) for long.
+ */
+export async function automatedBlocks(db: Db, pageSize = READ_PAGE): Promise<AutomatedBlock[]> {
+  const out: AutomatedBlock[] = []
+  let after: { scope_id: string; fingerprint: string } | undefined
+  for (;;) {
+    let q = db
+      .selectFrom('decisions')
+      .select(['scope_id', 'fingerprint', 'expires_ms', 'updated_us'])
+      .where('scope_type', '=', SCOPE_INSTANCE)
+      .where('source', '=', AUTOMATED_SOURCE)
+      .where('status', '=', 'blocked')
+      .where('deleted', '=', 0)
+    if (after) {
+      const a = after
+      q = q.where((eb) =>
+        eb.or([
+          eb('scope_id', '>', a.scope_id),
+          eb.and([eb('scope_id', '=', a.scope_id), eb('fingerprint', '>', a.fingerprint)]),
+        ]),
+      )
+    }
+    const page = await q.orderBy('scope_id').orderBy('fingerprint').limit(pageSize).execute()
+    out.push(...page)
+    if (page.length < pageSize) return out
+    after = page[page.length - 1]!
+  }
+}
+
+/** Live automated blocks per gate (a count, for status displays). */
+export async function automatedBlockCounts(db: Db): Promise<Map<string, number>> {
+  const rows = await db
     .selectFrom('decisions')
-    .selectAll()
+    .select(['scope_id', (eb) => eb.fn.countAll<number>().as('n')])
     .where('source', '=', AUTOMATED_SOURCE)
     .where('status', '=', 'blocked')
     .where('deleted', '=', 0)
+    .groupBy('scope_id')
+    .orderBy('scope_id')
     .execute()
-}
-
-/** Decisions of these pairs, tombstones included, keyed `instance/fingerprint`. */
-export async function decisionRowsFor(
-  db: Db,
-  pairs: ReadonlyArray<{ instance_id: string; fingerprint: string }>,
-): Promise<Map<string, DecisionRow>> {
-  const byInstance = new Map<string, string[]>()
-  for (const p of pairs) {
-    const list = byInstance.get(p.instance_id)
-    if (list) list.push(p.fingerprint)
-    else byInstance.set(p.instance_id, [p.fingerprint])
-  }
-  const out = new Map<string, DecisionRow>()
-  for (const [instance, fps] of byInstance) {
-    for (let i = 0; i < fps.length; i += 5000) {
-      const rows = await db
-        .selectFrom('decisions')
-        .selectAll()
-        .where('scope_type', '=', SCOPE_INSTANCE)
-        .where('scope_id', '=', instance)
-        .where('fingerprint', 'in', fps.slice(i, i + 5000))
-        .execute()
-      for (const r of rows) out.set(`${r.scope_id}/${r.fingerprint}`, r)
-    }
-  }
-  return out
+  return new Map(rows.map((r) => [r.scope_id, Number(r.n)]))
 }
 
 /** Rows per batched statement (at most 10 parameters each: well under both dialects' limits). */
 export const WRITE_CHUNK = 500
-
-/** Write automated blocks (insert or replace, reviving tombstones) in one statement per call. */
-export async function writeBlocks(db: Db, rows: NewDecision[]): Promise<void> {
-  if (rows.length === 0) return
-  await db
-    .insertInto('decisions')
-    .values(rows.map((r) => ({ ...r, deleted: 0 })))
-    .onConflict((oc) =>
-      oc.columns(['scope_type', 'scope_id', 'fingerprint']).doUpdateSet((eb) => ({
-        status: eb.ref('excluded.status'),
-        label: eb.ref('excluded.label'),
-        updated_us: eb.ref('excluded.updated_us'),
-        actor: eb.ref('excluded.actor'),
-        source: eb.ref('excluded.source'),
-        expires_ms: eb.ref('excluded.expires_ms'),
-        evidence: eb.ref('excluded.evidence'),
-        deleted: 0,
-      })),
-    )
-    .execute()
-}
 
 export interface Revocation {
   scope_id: string

@@ -5,6 +5,7 @@
 import type { DatabaseKind, Logger } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
+import { sweepEvidence } from '../web/evidence.ts'
 import { sweepTlsSightings } from '../web/sightings.ts'
 import { sweepSightings } from './store.ts'
 
@@ -37,6 +38,7 @@ export function startRetention(
         if (tls > 0) log.info({ removed: tls }, 'old TLS sightings removed from the web evidence')
         const signals = await sweepSignals(db, now - settings.signalRetentionMs)
         if (signals > 0) log.info({ removed: signals }, 'old web signals removed')
+        await sweepEvidence(db, now - settings.signalRetentionMs, now - settings.sightingRetentionMs)
       })
       .catch((err) => log.error({ err }, 'sighting cleanup failed'))
       .finally(() => {

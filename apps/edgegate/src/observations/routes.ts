@@ -37,7 +37,7 @@ export function observationRoutes(app: HttpApp, ctx: AppContext) {
       const aggregates = req.body.observations.map((o, i) => normalizeObservation(o, i, cutoff))
       await queue.merge(node.instance_id, aggregates, cutoff, now)
       // TLS gates' sightings also feed the web candidate report (with their host).
-      if (node.kind === 'tlsgate') await recordTlsSightings(ctx.db, node.instance_id, aggregates)
+      if (node.kind === 'tlsgate') await recordTlsSightings(ctx.db, ctx.kind, node.instance_id, aggregates)
       observed.inc(aggregates.length)
       return { accepted: aggregates.length }
     },

@@ -13,6 +13,7 @@ import { errors } from '../errors.ts'
 import { formatMillis, parseMillis } from '../timestamps.ts'
 import { normalizeHost } from '../web/sightings.ts'
 import { checkPublisherEpoch } from './epoch.ts'
+import { recordSignals } from './store.ts'
 
 export function signalRoutes(app: HttpApp, ctx: AppContext) {
   const received = ctx.metrics.counter('signals_total', 'Web signals received', ['result'])
@@ -56,15 +57,7 @@ export function signalRoutes(app: HttpApp, ctx: AppContext) {
         }
       })
       await checkPublisherEpoch(ctx.db, node.instance_id, req.body.epoch, now)
-      let accepted = 0
-      if (rows.length > 0) {
-        const r = await ctx.db
-          .insertInto('signals')
-          .values(rows)
-          .onConflict((oc) => oc.columns(['instance_id', 'event_id']).doNothing())
-          .executeTakeFirst()
-        accepted = Number(r.numInsertedOrUpdatedRows ?? 0)
-      }
+      const accepted = await recordSignals(ctx.db, ctx.kind, node.instance_id, rows)
       received.inc({ result: 'accepted' }, accepted)
       received.inc({ result: 'duplicate' }, rows.length - accepted)
       return { accepted, duplicates: rows.length - accepted }

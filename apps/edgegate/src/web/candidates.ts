@@ -4,7 +4,7 @@
  * functions over the matches and decisions: reading them is the store's job, writing
  * anything is never this module's.
  */
-import { parseIp } from '@gatehouse/kit'
+import { parseIp } from '@gatehouse/kit/net.ts'
 import type { DecisionRow } from '../db/schema.ts'
 import type { MatchRow } from './store.ts'
 
@@ -95,74 +95,105 @@ function sorted(set: Set<string>): string[] {
   return [...set].sort().slice(0, LIST_CAP)
 }
 
-/** Group matches by (gate, fingerprint); most signals first, then by key. */
-export function groupMatches(matches: MatchRow[]): Array<Omit<Candidate, 'decision'>> {
-  const groups = new Map<string, Acc>()
-  for (const m of matches) {
-    const key = `${m.gate}/${m.fingerprint}`
-    let g = groups.get(key)
-    if (!g) {
-      g = {
-        instance_id: m.gate,
-        fingerprint: m.fingerprint,
-        signals: 0,
-        connections: 0,
-        errors: 0,
-        successes: 0,
-        ips: new Set(),
-        networks: new Set(),
-        sites: new Set(),
-        nodes: new Set(),
-        first: m.observed_ms,
-        last: m.observed_ms,
+/**
+ * Groups matches by (gate, fingerprint), a page at a time (so a large report yields to the
+ * event loop between pages); `result()` lists them most signals first, then by key.
+ */
+export class MatchGrouper {
+  // gate → fingerprint → group: two lookups with the row's own strings, no key built per row.
+  readonly #groups = new Map<string, Map<string, Acc>>()
+  readonly #all: Acc[] = []
+  // A client address backs many candidates (NAT, several gates): derive its network once.
+  readonly #networks = new Map<string, string>()
+
+  add(matches: readonly MatchRow[]): void {
+    const networks = this.#networks
+    for (const m of matches) {
+      let byFingerprint = this.#groups.get(m.gate)
+      if (!byFingerprint) {
+        byFingerprint = new Map()
+        this.#groups.set(m.gate, byFingerprint)
       }
-      groups.set(key, g)
+      let g = byFingerprint.get(m.fingerprint)
+      if (!g) {
+        g = {
+          instance_id: m.gate,
+          fingerprint: m.fingerprint,
+          signals: 0,
+          connections: 0,
+          errors: 0,
+          successes: 0,
+          ips: new Set(),
+          networks: new Set(),
+          sites: new Set(),
+          nodes: new Set(),
+          first: m.observed_ms,
+          last: m.observed_ms,
+        }
+        byFingerprint.set(m.fingerprint, g)
+        this.#all.push(g)
+      }
+      g.signals++
+      g.connections += m.connections
+      g.errors += m.errors
+      g.successes += m.successes
+      if (!g.ips.has(m.ip)) {
+        g.ips.add(m.ip)
+        let network = networks.get(m.ip)
+        if (network === undefined) {
+          network = networkOf(m.ip)
+          networks.set(m.ip, network)
+        }
+        g.networks.add(network)
+      }
+      g.sites.add(m.site)
+      g.nodes.add(m.node)
+      if (m.observed_ms < g.first) g.first = m.observed_ms
+      if (m.observed_ms > g.last) g.last = m.observed_ms
     }
-    g.signals++
-    g.connections += m.connections
-    g.errors += m.errors
-    g.successes += m.successes
-    if (!g.ips.has(m.ip)) {
-      g.ips.add(m.ip)
-      g.networks.add(networkOf(m.ip))
-    }
-    g.sites.add(m.site)
-    g.nodes.add(m.node)
-    if (m.observed_ms < g.first) g.first = m.observed_ms
-    if (m.observed_ms > g.last) g.last = m.observed_ms
   }
-  return [...groups.values()]
-    .map((g) => {
-      const judged = g.errors + g.successes
-      return {
-        instance_id: g.instance_id,
-        fingerprint: g.fingerprint,
-        evidence: {
-          signals: g.signals,
-          connections: g.connections,
-          errors: g.errors,
-          successes: g.successes,
-          error_ratio: judged === 0 ? 0 : Math.round((g.errors / judged) * 10_000) / 10_000,
-          ip_count: g.ips.size,
-          network_count: g.networks.size,
-          networks: sorted(g.networks),
-          site_count: g.sites.size,
-          sites: sorted(g.sites),
-          node_count: g.nodes.size,
-          nodes: sorted(g.nodes),
-          cross_site: g.sites.size >= 2,
-          cross_node: g.nodes.size >= 2,
-          first_ms: g.first,
-          last_ms: g.last,
-        },
-      }
-    })
-    .sort(
-      (a, b) =>
-        b.evidence.signals - a.evidence.signals ||
-        (a.instance_id < b.instance_id ? -1 : a.instance_id > b.instance_id ? 1 : 0) ||
-        (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0),
-    )
+
+  result(): Array<Omit<Candidate, 'decision'>> {
+    return this.#all
+      .map((g) => {
+        const judged = g.errors + g.successes
+        return {
+          instance_id: g.instance_id,
+          fingerprint: g.fingerprint,
+          evidence: {
+            signals: g.signals,
+            connections: g.connections,
+            errors: g.errors,
+            successes: g.successes,
+            error_ratio: judged === 0 ? 0 : Math.round((g.errors / judged) * 10_000) / 10_000,
+            ip_count: g.ips.size,
+            network_count: g.networks.size,
+            networks: sorted(g.networks),
+            site_count: g.sites.size,
+            sites: sorted(g.sites),
+            node_count: g.nodes.size,
+            nodes: sorted(g.nodes),
+            cross_site: g.sites.size >= 2,
+            cross_node: g.nodes.size >= 2,
+            first_ms: g.first,
+            last_ms: g.last,
+          },
+        }
+      })
+      .sort(
+        (a, b) =>
+          b.evidence.signals - a.evidence.signals ||
+          (a.instance_id < b.instance_id ? -1 : a.instance_id > b.instance_id ? 1 : 0) ||
+          (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0),
+      )
+  }
+}
+
+/** Group matches by (gate, fingerprint); most signals first, then by key. */
+export function groupMatches(matches: readonly MatchRow[]): Array<Omit<Candidate, 'decision'>> {
+  const grouper = new MatchGrouper()
+  grouper.add(matches)
+  return grouper.result()
 }
 
 /** An automated block that is still in force at `nowMs`. */

@@ -5,12 +5,9 @@
  */
 import { type HttpApp, INSTANCE_ID_PATTERN } from '@gatehouse/kit'
 import { Type } from 'typebox'
-import { audit } from '../admins/store.ts'
 import { adminOf } from '../auth/guards.ts'
 import type { AppContext } from '../context.ts'
-import { errors } from '../errors.ts'
-import { getNode } from '../nodes/store.ts'
-import { formatMillis } from '../timestamps.ts'
+import { addPair, listPairs, removePair } from './pair-store.ts'
 
 const Params = Type.Object(
   {
@@ -21,43 +18,13 @@ const Params = Type.Object(
 )
 
 export function pairRoutes(app: HttpApp, ctx: AppContext) {
-  app.get('/api/web-pairs', { onRequest: ctx.guards.requireAdmin }, async () => {
-    const rows = await ctx.db
-      .selectFrom('web_node_pairs')
-      .selectAll()
-      .orderBy('websignal_id')
-      .orderBy('tlsgate_id')
-      .execute()
-    return {
-      pairs: rows.map((r) => ({
-        websignal_id: r.websignal_id,
-        tlsgate_id: r.tlsgate_id,
-        actor: r.actor,
-        created_at: formatMillis(Number(r.created_ms)),
-      })),
-    }
-  })
+  app.get('/api/web-pairs', { onRequest: ctx.guards.requireAdmin }, async () => ({ pairs: await listPairs(ctx.db) }))
 
   app.put(
     '/api/web-pairs/:websignal_id/:tlsgate_id',
     { onRequest: ctx.guards.requireAdmin, schema: { params: Params } },
     async (req, reply) => {
-      const { websignal_id, tlsgate_id } = req.params
-      const web = await getNode(ctx.db, websignal_id)
-      if (!web || (web.kind !== 'websignal' && web.kind !== 'log_watcher')) {
-        throw errors.invalid_pair(`${websignal_id} is not a registered websignal node`)
-      }
-      const gate = await getNode(ctx.db, tlsgate_id)
-      if (gate?.kind !== 'tlsgate') throw errors.invalid_pair(`${tlsgate_id} is not a registered tlsgate node`)
-      const actor = `admin:${adminOf(req)}`
-      await ctx.db.transaction().execute(async (trx) => {
-        await trx
-          .insertInto('web_node_pairs')
-          .values({ websignal_id, tlsgate_id, actor, created_ms: Date.now() })
-          .onConflict((oc) => oc.doNothing())
-          .execute()
-        await audit(trx, actor, 'web_pair.add', `${websignal_id}/${tlsgate_id}`)
-      })
+      await addPair(ctx.db, ctx.kind, req.params.websignal_id, req.params.tlsgate_id, `admin:${adminOf(req)}`)
       return reply.code(204).send()
     },
   )
@@ -66,17 +33,7 @@ export function pairRoutes(app: HttpApp, ctx: AppContext) {
     '/api/web-pairs/:websignal_id/:tlsgate_id',
     { onRequest: ctx.guards.requireAdmin, schema: { params: Params } },
     async (req, reply) => {
-      const { websignal_id, tlsgate_id } = req.params
-      const actor = `admin:${adminOf(req)}`
-      await ctx.db.transaction().execute(async (trx) => {
-        const r = await trx
-          .deleteFrom('web_node_pairs')
-          .where('websignal_id', '=', websignal_id)
-          .where('tlsgate_id', '=', tlsgate_id)
-          .executeTakeFirst()
-        if (Number(r.numDeletedRows) === 0) throw errors.pair_not_found()
-        await audit(trx, actor, 'web_pair.remove', `${websignal_id}/${tlsgate_id}`)
-      })
+      await removePair(ctx.db, ctx.kind, req.params.websignal_id, req.params.tlsgate_id, `admin:${adminOf(req)}`)
       return reply.code(204).send()
     },
   )

@@ -1,12 +1,15 @@
-/** The candidate report: interval rules, correlation, grouping, shadow verdicts. Never writes. */
-import { parseDuration } from '@gatehouse/kit'
+/**
+ * The candidate report: interval rules, the matches correlated at ingest (web_evidence), grouping,
+ * shadow verdicts. Never writes.
+ */
+import { parseDuration } from '@gatehouse/kit/durations.ts'
 import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../db/schema.ts'
 import { decisionsFor } from '../decisions/store.ts'
 import { errors } from '../errors.ts'
 import { parseMillis } from '../timestamps.ts'
-import { type Candidate, groupMatches, type ShadowPolicy, shadowVerdict } from './candidates.ts'
-import { matchSignals } from './store.ts'
+import { type Candidate, MatchGrouper, type ShadowPolicy, shadowVerdict } from './candidates.ts'
+import { forEachEvidencePage } from './evidence.ts'
 
 /** Longest report window (spec: at most 30m). */
 export const MAX_WINDOW_MS = 30 * 60 * 1000
@@ -59,7 +62,9 @@ export async function buildReport(
   limit = MAX_CANDIDATES,
   withDecisions = true,
 ): Promise<Report> {
-  const groups = groupMatches(await matchSignals(db, interval.fromMs, interval.toMs))
+  const grouper = new MatchGrouper()
+  await forEachEvidencePage(db, interval.fromMs, interval.toMs, (page) => grouper.add(page))
+  const groups = grouper.result()
   const kept = groups.slice(0, limit)
   const decisions = withDecisions ? await decisionsFor(db, kept) : new Map()
   const candidates = kept.map((g): Candidate => {

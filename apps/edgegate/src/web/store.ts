@@ -3,40 +3,47 @@
  * the report's interval matches every sighting of the same client IP, for the same host,
  * seen at most five minutes before or after it. A signal counts once per (gate, fingerprint)
  * however many of that fingerprint's sightings match it.
+ *
+ * The report no longer runs this join: it reads the same matches from `web_evidence`, found
+ * at ingest (evidence.ts). The join stays as the definition the evidence table is tested
+ * against (test/web-evidence.test.ts) and as the benchmark's baseline.
  */
 
 import type { Kysely, Transaction } from 'kysely'
 import { sql } from 'kysely'
-import type { DB } from '../db/schema.ts'
+import type { DB, WebEvidenceTable } from '../db/schema.ts'
 
 type Db = Kysely<DB> | Transaction<DB>
 
 /** Signal/sighting correlation distance (spec: within five minutes), inclusive at both ends. */
 export const CORRELATION_MS = 5 * 60 * 1000
 
-export interface MatchRow {
-  gate: string
-  fingerprint: string
-  node: string
-  event_id: string
-  observed_ms: number
-  site: string
-  ip: string
-  connections: number
-  errors: number
-  successes: number
-}
+/** One (gate, fingerprint, signal) match: a `web_evidence` row without its bookkeeping. */
+export type MatchRow = Omit<WebEvidenceTable, 'sighting_ms'>
 
-/** Every (gate, fingerprint, signal) match for signals observed in [fromMs, toMs]. */
-export async function matchSignals(db: Db, fromMs: number, toMs: number): Promise<MatchRow[]> {
-  const { rows } = await matchQuery(fromMs, toMs).execute(db)
+/** Driver rows to matches (PostgreSQL returns bigint columns as strings). */
+export function toMatchRows(rows: ReadonlyArray<Record<keyof MatchRow, unknown>>): MatchRow[] {
+  // SQLite returns the columns typed already: keep its rows rather than copy every one.
+  const first = rows[0]
+  if (first === undefined || typeof first.observed_ms === 'number') return rows as MatchRow[]
   return rows.map((r) => ({
-    ...r,
+    gate: String(r.gate),
+    fingerprint: String(r.fingerprint),
+    node: String(r.node),
+    event_id: String(r.event_id),
+    site: String(r.site),
+    ip: String(r.ip),
     observed_ms: Number(r.observed_ms),
     connections: Number(r.connections),
     errors: Number(r.errors),
     successes: Number(r.successes),
   }))
+}
+
+/** Every (gate, fingerprint, signal) match for signals observed in [fromMs, toMs]. */
+export async function matchSignals(db: Db, fromMs: number, toMs: number): Promise<MatchRow[]> {
+  const { rows } = await matchQuery(fromMs, toMs).execute(db)
+  return toMatchRows(rows)
 }
 
 /**

@@ -1,0 +1,41 @@
+/** Storing web signals: idempotent by (node, event_id), correlated with the TLS sightings at once. */
+import type { DatabaseKind } from '@gatehouse/kit'
+import type { Kysely } from 'kysely'
+import type { DB, SignalTable } from '../db/schema.ts'
+import { correlateSignals, lockCorrelation } from '../web/evidence.ts'
+
+/** Rows per insert statement (12 parameters each, well under both dialects' limits). */
+const CHUNK = 500
+
+/**
+ * Store one node's signals and their matches with the stored sightings (`web_evidence`) in one
+ * transaction; returns how many were new (the rest were re-sent event ids).
+ */
+export async function recordSignals(
+  db: Kysely<DB>,
+  kind: DatabaseKind,
+  node: string,
+  rows: readonly SignalTable[],
+): Promise<number> {
+  if (rows.length === 0) return 0
+  return db.transaction().execute(async (trx) => {
+    let accepted = 0
+    for (let i = 0; i < rows.length; i += CHUNK) {
+      const r = await trx
+        .insertInto('signals')
+        .values(rows.slice(i, i + CHUNK))
+        .onConflict((oc) => oc.columns(['instance_id', 'event_id']).doNothing())
+        .executeTakeFirst()
+      accepted += Number(r.numInsertedOrUpdatedRows ?? 0)
+    }
+    if (accepted > 0) {
+      await lockCorrelation(trx, kind)
+      await correlateSignals(
+        trx,
+        node,
+        rows.map((r) => r.event_id),
+      )
+    }
+    return accepted
+  })
+}
