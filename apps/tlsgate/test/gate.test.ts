@@ -46,7 +46,8 @@ describe('curl through the gate to nginx', () => {
     assert.deepEqual(e!.ips, ['127.0.0.1'])
     assert.equal(e!.sightings.length, 1)
     assert.equal(await g.metric('connection_results_total', { result: 'allowed' }), 1)
-    assert.match(readFileSync(nginx.accessLog, 'utf8'), /"GET \/ HTTP\/1\.1" 200/)
+    // nginx writes its access log line after the response has gone: wait for it.
+    await waitFor('the access log line', () => /"GET \/ HTTP\/1\.1" 200/.test(readFileSync(nginx.accessLog, 'utf8')))
   })
 
   test('a blocked fingerprint is refused with an alert and the backend is never contacted', async (t) => {
