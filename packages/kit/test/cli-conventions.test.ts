@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { compileCacheDir } from '../src/cli/compile-cache.ts'
-import { createCli, singleDashLongFlags } from '../src/cli/program.ts'
-import { addSchemaOptions, withEnvironmentHelp } from '../src/cli/schema-options.ts'
+import { booleanFlagValues, createCli, runCli, singleDashLongFlags } from '../src/cli/program.ts'
+import { addSchemaOptions, schemaFlags, withEnvironmentHelp } from '../src/cli/schema-options.ts'
 import { field } from '../src/config.ts'
 
 const schema = {
@@ -40,6 +40,42 @@ describe('single-dash long flags', () => {
       '--',
       '-listen',
     ])
+  })
+})
+
+describe('boolean flags take a value when written with =', () => {
+  const flagsOf = async (argv: string[]) => {
+    const schema = {
+      shadow: field.boolean({ flag: 'shadow', default: true, doc: 'shadow mode' }),
+      name: field.string({ flag: 'name', doc: 'a name' }),
+    }
+    const p = createCli({ name: 'demo', description: 'demo', packageJson: new URL('../package.json', import.meta.url) })
+    let got: Record<string, unknown> | undefined
+    addSchemaOptions(p.command('serve'), schema).action((o) => {
+      got = schemaFlags(o, schema)
+    })
+    let err = ''
+    p.configureOutput({ writeErr: (t) => (err += t) })
+    const code = await runCli(p, argv)
+    return { code, got, err }
+  }
+
+  test('--flag=false and --no-flag turn a default-on boolean off; --flag and --flag=true turn it on', async () => {
+    assert.deepEqual((await flagsOf(['serve', '--shadow=false'])).got, { shadow: false })
+    assert.deepEqual((await flagsOf(['serve', '--shadow=off'])).got, { shadow: false })
+    assert.deepEqual((await flagsOf(['serve', '--no-shadow'])).got, { shadow: false })
+    assert.deepEqual((await flagsOf(['serve', '--shadow'])).got, { shadow: true })
+    assert.deepEqual((await flagsOf(['serve', '--shadow=TRUE'])).got, { shadow: true })
+    assert.deepEqual((await flagsOf(['serve'])).got, {})
+  })
+
+  test('another value is a usage error naming the words accepted; string flags and arguments after -- are left alone', async () => {
+    const bad = await flagsOf(['serve', '--shadow=maybe'])
+    assert.equal(bad.code, 2)
+    assert.equal(bad.got, undefined)
+    assert.match(bad.err, /--shadow takes true or false \(or 1\/0, yes\/no, on\/off\), not "maybe"/)
+    assert.deepEqual((await flagsOf(['serve', '--name=false'])).got, { name: 'false' })
+    assert.deepEqual(booleanFlagValues(program(), ['--', '--shadow=false']), ['--', '--shadow=false'])
   })
 })
 

@@ -108,6 +108,30 @@ export function singleDashLongFlags(program: Command, argv: string[]): string[] 
   })
 }
 
+const TRUE_WORDS = new Set(['1', 'true', 'yes', 'on'])
+const FALSE_WORDS = new Set(['0', 'false', 'no', 'off'])
+
+/**
+ * The arguments with each `--flag=VALUE` of a boolean flag that has a `--no-flag` twin (every
+ * schema boolean, see addSchemaOptions) rewritten to `--flag` or `--no-flag`, before `--`:
+ * commander takes no value on a boolean, and the docs print `--flag=false`. Another value is a
+ * usage error that names the words accepted.
+ *
+ * @example booleanFlagValues(program, ['--web-shadow-enabled=false']) // ['--no-web-shadow-enabled']
+ */
+export function booleanFlagValues(program: Command, argv: string[]): string[] {
+  const names = longOptionNames(program)
+  const end = argv.indexOf('--')
+  return argv.map((arg, i) => {
+    const m = /^--([a-z][a-z0-9-]*)=(.*)$/.exec(arg)
+    if (!m || (end !== -1 && i >= end) || !names.has(`no-${m[1]}`)) return arg
+    const value = m[2]!.toLowerCase()
+    if (TRUE_WORDS.has(value)) return `--${m[1]}`
+    if (FALSE_WORDS.has(value)) return `--no-${m[1]}`
+    throw new UsageError(`--${m[1]} takes true or false (or 1/0, yes/no, on/off), not "${m[2]}"`)
+  })
+}
+
 /**
  * Parse `argv` (default `process.argv.slice(2)`) and run the action. Returns the exit code:
  * 0, 1 for a failure (`CliError`, `AppError`, `StartupError` and anything unexpected), 2 for a
@@ -128,7 +152,8 @@ export async function runCli(
       write(program.helpInformation())
       return 2
     }
-    await program.parseAsync(options.singleDashFlags ? singleDashLongFlags(program, argv) : argv, { from: 'user' })
+    const args = options.singleDashFlags ? singleDashLongFlags(program, argv) : argv
+    await program.parseAsync(booleanFlagValues(program, args), { from: 'user' })
     // An action that already printed its outcome may set process.exitCode (a refresh job
     // that partly failed) instead of throwing a second message.
     return Number(process.exitCode ?? 0)

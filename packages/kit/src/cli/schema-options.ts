@@ -43,6 +43,9 @@ export function addSchemaOptions(command: Command, schema: Schema): Command {
     )
     if (f.arity === 'many') option.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v])
     command.addOption(option)
+    // A boolean that defaults to on must be switchable off from the command line:
+    // `--flag=false` (runCli rewrites it, see booleanFlagValues) or `--no-flag`.
+    if (f.arity === 'none') command.addOption(new Option(`--no-${o.flag}`).hideHelp())
   }
   return command
 }
