@@ -3,8 +3,14 @@
  * plus the optional JSON file of the spec (`max_fingerprints`, `metrics_listen`,
  * `control_plane`). The only file that reads `process.env`.
  */
-import { field, loadConfig } from '@gatehouse/kit/config.ts'
-import { gateFileFields, gateFlagFields, loadGateInputs, parseTrustedRange } from '@gatehouse/kit/gate-config.ts'
+import { field } from '@gatehouse/kit/config.ts'
+import {
+  gateFileFields,
+  gateFlagFields,
+  loadGateDbPath,
+  loadGateInputs,
+  parseTrustedRange,
+} from '@gatehouse/kit/gate-config.ts'
 import type { SyncControlPlane } from '@gatehouse/kit/gate-sync.ts'
 import { type AddressError, type ListenAddress, parseListenAddress } from '@gatehouse/kit/net.ts'
 
@@ -112,7 +118,7 @@ export function loadServeConfig(options: LoadServeOptions): ServeConfig {
   const f = inputs.flags.config
   return {
     routes: f.route ?? [],
-    dbPath: inputs.flags.sources.db === 'default' ? (inputs.file.config.db ?? f.db) : f.db,
+    dbPath: inputs.dbPath,
     configPath: inputs.configPath,
     configFileFound: inputs.configFileFound,
     ...(inputs.metricsListen ? { metricsListen: inputs.metricsListen } : {}),
@@ -132,21 +138,7 @@ export function loadServeConfig(options: LoadServeOptions): ServeConfig {
   }
 }
 
-/** `--db` and `--config` for the store commands (list, approve, ...), with their environment variables. */
-export const dbSchema = { db: flagSchema.db, config: flagSchema.config }
-
-/**
- * The database of a store command: `--db`, else `$SSHPROXY_DB`, else the `db` key of the config
- * file (`--config`, `$SSHPROXY_CONFIG`, else /etc/sshproxy/config.json when it exists; bin/sshproxy
- * names the file `npm start` writes), else the default path. Only the `db` key is read here:
- * `serve` checks the rest of the file.
- */
+/** The database of a store command (see `loadGateDbPath`). */
 export function loadDbPath(flags: Record<string, unknown>, env = process.env): string {
-  const { config, sources } = loadConfig(dbSchema, { flags, env })
-  if (sources.db !== 'default') return config.db
-  const fromFile = loadConfig(
-    { db: fileSchema.db },
-    { file: config.config, fileRequired: sources.config !== 'default', ignoreUnknownFileKeys: true, env: {} },
-  )
-  return fromFile.config.db ?? config.db
+  return loadGateDbPath(flagSchema, fileSchema, flags, env)
 }

@@ -3,8 +3,8 @@
  * variables) plus the optional JSON file (`max_fingerprints`, `metrics_listen`,
  * `trusted_ranges`, `control_plane`, as for the SSH gate). The only file that reads `process.env`.
  */
-import { field, loadConfig } from '@gatehouse/kit/config.ts'
-import { gateFileFields, gateFlagFields, loadGateInputs } from '@gatehouse/kit/gate-config.ts'
+import { field } from '@gatehouse/kit/config.ts'
+import { gateFileFields, gateFlagFields, loadGateDbPath, loadGateInputs } from '@gatehouse/kit/gate-config.ts'
 import type { SyncControlPlane } from '@gatehouse/kit/gate-sync.ts'
 import { type AddressError, type ListenAddress, parseListenAddress } from '@gatehouse/kit/net.ts'
 
@@ -131,7 +131,7 @@ export function loadServeConfig(options: LoadServeOptions): ServeConfig {
   const f = inputs.flags.config
   return {
     routes: f.route ?? [],
-    dbPath: inputs.flags.sources.db === 'default' ? (inputs.file.config.db ?? f.db) : f.db,
+    dbPath: inputs.dbPath,
     configPath: inputs.configPath,
     configFileFound: inputs.configFileFound,
     ...(inputs.metricsListen ? { metricsListen: inputs.metricsListen } : {}),
@@ -153,9 +153,7 @@ export function loadServeConfig(options: LoadServeOptions): ServeConfig {
   }
 }
 
-/** `--db` for the store commands (list, approve, ...), with its environment variable. */
-export const dbSchema = { db: flagSchema.db }
-
+/** The database of a store command (see `loadGateDbPath`). */
 export function loadDbPath(flags: Record<string, unknown>, env = process.env): string {
-  return loadConfig(dbSchema, { flags, env }).config.db
+  return loadGateDbPath(flagSchema, fileSchema, flags, env)
 }

@@ -73,6 +73,21 @@ test('list: a table with SNI, -v adds JA3 and the raw JA4, --json; control chara
   ])
 })
 
+test('without --db the store commands take the database from the config file serve reads; --db wins', async () => {
+  const file = join(dir.path, 'config.json')
+  writeFileSync(file, JSON.stringify({ db, max_fingerprints: 10 }))
+  const [viaEnv, viaFlag, flagWins] = await Promise.all([
+    cli(['list', '--json'], { TLSGATE_CONFIG: file }),
+    cli(['list', '--json', '--config', file]),
+    cli(['list', '--json', '--db', join(dir.path, 'other.db')], { TLSGATE_CONFIG: file }),
+  ])
+  assert.equal(viaEnv.code, 0, viaEnv.stderr)
+  assert.equal((JSON.parse(viaEnv.stdout) as unknown[]).length, 2)
+  assert.equal(viaFlag.stdout, viaEnv.stdout)
+  assert.equal(flagWins.code, 1, '--db wins over the file')
+  assert.match(flagWins.stderr, /other\.db/)
+})
+
 test('approve with a label, block, pending, label, delete change the store; exit 0', async () => {
   const approve = await cli(['approve', '--label', 'monitoring', '--db', db, FP.toUpperCase()])
   assert.equal(approve.code, 0, approve.stderr)

@@ -118,6 +118,8 @@ export interface GateInputs<F extends Schema, G extends Schema> {
   flags: Loaded<F>
   file: Loaded<G>
   configPath: string
+  /** `--db` or `$<PREFIX>_DB` when given, else the config file's `db`, else the default path. */
+  dbPath: string
   /** Whether the config file existed (it is optional at the default path). */
   configFileFound: boolean
   metricsListen?: ListenAddress
@@ -190,10 +192,32 @@ export function loadGateInputs<F extends BaseFlags & Schema, G extends BaseFile 
     flags,
     file,
     configPath,
+    dbPath: flags.sources.db === 'default' ? (fileConfig.db ?? base.db) : base.db,
     configFileFound,
     ...(metricsListen ? { metricsListen } : {}),
     ...(controlPlane ? { controlPlane } : {}),
     trustedRanges: [...new Set([...(base.trusted_range ?? []), ...(fileConfig.trusted_ranges ?? [])])],
     maxFingerprints: max === 0 ? 100_000 : max,
   }
+}
+
+/**
+ * The database of a gate's store commands (list, approve, ...): `--db`, else `$<PREFIX>_DB`, else
+ * the `db` key of the config file (`--config`, `$<PREFIX>_CONFIG`, else the default path when it
+ * exists; bin/<gate> names the file `npm start` writes), else the default path. Only the `db` key
+ * is read: `serve` checks the rest of the file.
+ */
+export function loadGateDbPath(
+  flagSchema: Pick<BaseFlags, 'db' | 'config'>,
+  fileSchema: Pick<BaseFile, 'db'>,
+  flags: Record<string, unknown>,
+  env: Record<string, string | undefined> = process.env,
+): string {
+  const { config, sources } = loadConfig({ db: flagSchema.db, config: flagSchema.config }, { flags, env })
+  if (sources.db !== 'default') return config.db
+  const fromFile = loadConfig(
+    { db: fileSchema.db },
+    { file: config.config, fileRequired: sources.config !== 'default', ignoreUnknownFileKeys: true, env: {} },
+  )
+  return fromFile.config.db ?? config.db
 }

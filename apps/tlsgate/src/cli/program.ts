@@ -7,14 +7,18 @@
 import { type Command, createCli, runCli, withExamples } from '@gatehouse/kit/cli/program.ts'
 import { addSchemaOptions, schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
 import { AppError } from '@gatehouse/kit/errors.ts'
-import { DEFAULT_DB, flagSchema, loadDbPath } from '../config.ts'
+import { DEFAULT_CONFIG, DEFAULT_DB, flagSchema, loadDbPath } from '../config.ts'
 import { type Io, processIo } from './io.ts'
 
-const DB_HELP = `SQLite database (default ${DEFAULT_DB}; env TLSGATE_DB)`
+const DB_HELP = `SQLite database (env TLSGATE_DB; else the config file's "db"; else ${DEFAULT_DB})`
+const CONFIG_HELP = `JSON config file whose "db" names the database (env TLSGATE_CONFIG; default ${DEFAULT_CONFIG} when it exists)`
 const FP = 't13d1516h2_8daaf6152771_d8a2da3f94cd'
 
-function dbOf(opts: { db?: string }): string {
-  return loadDbPath(opts.db === undefined ? {} : { db: opts.db })
+function dbOf(opts: { db?: string; config?: string }): string {
+  return loadDbPath({
+    ...(opts.db === undefined ? {} : { db: opts.db }),
+    ...(opts.config === undefined ? {} : { config: opts.config }),
+  })
 }
 
 const entries = () => import('./entries.ts')
@@ -42,7 +46,12 @@ export function buildProgram(io: Io = processIo): Command {
   ])
 
   const store = (name: string, description: string) =>
-    program.command(name).description(description).passThroughOptions().option('--db <path>', DB_HELP)
+    program
+      .command(name)
+      .description(description)
+      .passThroughOptions()
+      .option('--db <path>', DB_HELP)
+      .option('--config <path>', CONFIG_HELP)
 
   withExamples(
     store('list', 'list stored fingerprints')
