@@ -36,7 +36,7 @@ class HashFilter {
 }
 
 /** FNV-1a over the characters from the end: `name`'s hash as `suffixHashes` computes it. */
-export function nameHash(name: string): number {
+function nameHash(name: string): number {
   let h = 0x811c9dc5
   for (let i = name.length - 1; i >= 0; i--) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193)
   return h
