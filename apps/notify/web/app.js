@@ -26,9 +26,9 @@ const state = {
   selected: -1,
   stream: undefined,
   arrived: [], // live notifications received while the inbox loads
-  admin: false, // the administration view is open (true), or the user panel ('panel')
-  desktop: false, // a desktop sign-in approval is shown (desktop.js)
-  panel: undefined, // another view (a module's) is open: 'push', 'channels'
+  // The view shown instead of the inbox: 'admin', 'users', 'push', 'channels', 'desktop' (a
+  // desktop sign-in approval); undefined: the inbox.
+  view: undefined,
   focus: undefined, // a notification id to select once the inbox loads (opened from a push)
 }
 
@@ -698,7 +698,7 @@ function navigation() {
         h(
           'button',
           {
-            'aria-current': state.channel === undefined && !state.admin && !state.panel ? 'true' : 'false',
+            'aria-current': state.channel === undefined && state.view === undefined ? 'true' : 'false',
             onclick: () => choose(undefined),
           },
           'All channels',
@@ -713,7 +713,7 @@ function navigation() {
             'button',
             {
               style: { '--chan': c.accent_color },
-              'aria-current': state.channel === c.name && !state.admin && !state.panel ? 'true' : 'false',
+              'aria-current': state.channel === c.name && state.view === undefined ? 'true' : 'false',
               onclick: () => choose(c.name),
             },
             h('span', {}, c.display_name),
@@ -734,7 +734,7 @@ function navigation() {
         {},
         h(
           'button',
-          { 'aria-current': state.panel === 'push' ? 'true' : 'false', onclick: openPush },
+          { 'aria-current': state.view === 'push' ? 'true' : 'false', onclick: openPush },
           'Push notifications',
         ),
       ),
@@ -744,7 +744,7 @@ function navigation() {
             {},
             h(
               'button',
-              { 'aria-current': state.panel === 'channels' ? 'true' : 'false', onclick: openChannels },
+              { 'aria-current': state.view === 'channels' ? 'true' : 'false', onclick: openChannels },
               'Manage channels',
             ),
           )
@@ -755,11 +755,11 @@ function navigation() {
             {},
             h(
               'button',
-              { 'aria-current': state.admin === true ? 'true' : 'false', onclick: openAdmin },
+              { 'aria-current': state.view === 'admin' ? 'true' : 'false', onclick: openAdmin },
               'Administration',
             ),
             ' ',
-            h('button', { 'aria-current': state.admin === 'panel' ? 'true' : 'false', onclick: openUsers }, 'Users'),
+            h('button', { 'aria-current': state.view === 'users' ? 'true' : 'false', onclick: openUsers }, 'Users'),
           )
         : '',
     ),
@@ -767,18 +767,16 @@ function navigation() {
 }
 
 function openUsers() {
-  state.admin = 'panel'
-  state.panel = undefined
+  state.view = 'users'
   openPanel(ui).catch((err) => toast(err.message))
 }
 
 /** Open a view other than the inbox: `build()` returns its content section. */
 async function openView(name, build) {
-  state.admin = false
-  state.panel = name
+  state.view = name
   const draw = async () => {
     const content = await build(draw)
-    if (state.panel === name) app.replaceChildren(h('div', { class: 'layout' }, navigation(), content))
+    if (state.view === name) app.replaceChildren(h('div', { class: 'layout' }, navigation(), content))
   }
   app.replaceChildren(
     h(
@@ -800,8 +798,7 @@ function openChannels() {
 }
 
 function openAdmin() {
-  state.panel = undefined
-  state.admin = true
+  state.view = 'admin'
   // Replace the inbox at once, so nothing of the previous view lingers while loading.
   app.replaceChildren(
     h(
@@ -816,8 +813,8 @@ function openAdmin() {
 
 function render() {
   // Another view is open: only its navigation follows (channel names, counts).
-  if (state.panel) document.querySelector('nav')?.replaceWith(navigation())
-  if (state.admin || state.panel || state.desktop) return
+  if (state.view === 'push' || state.view === 'channels') document.querySelector('nav')?.replaceWith(navigation())
+  if (state.view !== undefined) return
   const nav = navigation()
   const search = h('input', {
     type: 'search',
@@ -893,8 +890,7 @@ function render() {
 }
 
 function choose(channel) {
-  state.admin = false
-  state.panel = undefined
+  state.view = undefined
   state.channel = channel
   state.unreadOnly = true // channel timelines open in Unread only (spec)
   state.selected = -1
@@ -958,9 +954,9 @@ async function start() {
   const desktop = DESKTOP_ROUTE.exec(location.hash)
   if (desktop) {
     state.stream?.close() // live updates would redraw the inbox over the approval
-    state.desktop = true
+    state.view = 'desktop'
     return renderDesktopApproval(ui, desktop[1], () => {
-      state.desktop = false
+      state.view = undefined
       history.replaceState(null, '', '/')
       void start()
     })
