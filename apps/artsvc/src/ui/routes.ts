@@ -7,10 +7,9 @@
  *   GET /static/app/{file}      the client's modules, stylesheet and icon
  *   GET /branding/theme.css     the active theme as CSS custom properties (anyone)
  */
-import { createHash } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
-import { extname, join } from 'node:path'
+import { join } from 'node:path'
 import type { HttpApp } from '@gatehouse/kit'
+import { loadWebAssets, sendWebAsset } from '@gatehouse/kit/web-assets.ts'
 import type { FastifyReply } from 'fastify'
 import { Type } from 'typebox'
 import type { Principal } from '../auth/principal.ts'
@@ -19,17 +18,7 @@ import { escapeHtml, type PageUser, sendPage } from './html.ts'
 import { pageTheme, themeCss } from './theme.ts'
 
 const WEB = join(import.meta.dirname, '..', '..', 'web')
-const TYPES: Record<string, string> = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-}
 const FileParams = Type.Object({ file: Type.String({ pattern: '^[a-z0-9-]+\\.(js|css|svg)$' }) })
-interface WebFile {
-  body: Buffer
-  type: string
-  etag: string
-}
 const AnyQuery = Type.Object({ v: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false })
 
 export function pageUser(p: Principal): PageUser {
@@ -40,20 +29,8 @@ export function pageUser(p: Principal): PageUser {
   }
 }
 
-/** The client files, read once at startup (they ship with the source). */
-function loadWebFiles(): Map<string, WebFile> {
-  const files = new Map<string, WebFile>()
-  for (const name of readdirSync(WEB)) {
-    const type = TYPES[extname(name)]
-    if (!type) continue
-    const body = readFileSync(join(WEB, name))
-    files.set(name, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` })
-  }
-  return files
-}
-
 export function uiRoutes(app: HttpApp, ctx: AppContext) {
-  const files = loadWebFiles()
+  const files = loadWebAssets(WEB)
   const loginUrl = (back: string) => `/api/v1/auth/login?return_to=${encodeURIComponent(back)}`
 
   /** A signed-out visitor: a sign-in page (oidc) or a 401 page (edge mode, the proxy signs people in). */
@@ -121,10 +98,7 @@ export function uiRoutes(app: HttpApp, ctx: AppContext) {
   app.get('/static/app/:file', { schema: { params: FileParams, hide: true } }, async (req, reply) => {
     const file = files.get(req.params.file)
     if (!file) return reply.code(404).header('content-type', 'text/plain').send('not found')
-    // Revalidated on every load (no stale UI after an upgrade), answered 304 when unchanged.
-    reply.header('etag', file.etag).header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff')
-    if (req.headers['if-none-match'] === file.etag) return reply.code(304).send()
-    return reply.header('content-type', file.type).send(file.body)
+    return sendWebAsset(req, reply, file)
   })
 
   // Public: share viewers without an account see the theme too. Only colours are in it.

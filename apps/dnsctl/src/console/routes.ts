@@ -7,10 +7,10 @@
  *   POST   /console/links               (API listener only) mint a one-time sign-in link
  * Every other console request is an API request under the guard's rules (guard.ts).
  */
-import { readdirSync, readFileSync } from 'node:fs'
-import { extname, join, relative } from 'node:path'
+import { join } from 'node:path'
 import { type HttpApp, kitErrors } from '@gatehouse/kit'
 import { readCookie } from '@gatehouse/kit/credentials.ts'
+import { loadWebAssets, sendWebAsset } from '@gatehouse/kit/web-assets.ts'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Config } from '../config.ts'
@@ -20,13 +20,6 @@ import { ConsoleListener } from './listener.ts'
 import { ConsoleSessions } from './sessions.ts'
 
 const WEB = join(import.meta.dirname, '..', '..', 'web')
-
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-}
 
 /** Nothing leaves the origin; charts are SVG built with DOM APIs, so no inline code of any kind. */
 export const CSP = [
@@ -39,18 +32,6 @@ export const CSP = [
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join('; ')
-
-/** Every file under web/, read once at startup: they ship with the source. */
-function webFiles(dir = WEB): Map<string, { body: Buffer; type: string }> {
-  const files = new Map<string, { body: Buffer; type: string }>()
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    const type = TYPES[extname(entry.name)]
-    if (!entry.isFile() || !type) continue
-    const full = join(entry.parentPath, entry.name)
-    files.set(`/${relative(dir, full).split('\\').join('/')}`, { body: readFileSync(full), type })
-  }
-  return files
-}
 
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[\\x21-\\x7e][\\x20-\\x7e]*$' })
 const LinkBody = Type.Union([Type.Object({ name: Type.Optional(Name) }, { additionalProperties: false }), Type.Null()])
@@ -87,17 +68,12 @@ export function consoleRoutes(app: HttpApp, config: Config): Console {
       ...(secure ? ['Secure'] : []),
     ].join('; ')
 
-  for (const [file, { body, type }] of webFiles()) {
-    const path = file === '/index.html' ? `${CONSOLE_PREFIX}/` : `${CONSOLE_PREFIX}${file}`
-    app.get(path, { schema: { hide: true } }, async (_req, reply) =>
-      reply
-        .header('content-type', type)
-        .header('content-security-policy', CSP)
-        .header('x-content-type-options', 'nosniff')
-        .header('referrer-policy', 'no-referrer')
-        .header('cache-control', 'no-cache')
-        .send(body),
-    )
+  for (const [file, asset] of loadWebAssets(WEB)) {
+    const path = file === 'index.html' ? `${CONSOLE_PREFIX}/` : `${CONSOLE_PREFIX}/${file}`
+    app.get(path, { schema: { hide: true } }, async (req, reply) => {
+      reply.header('content-security-policy', CSP).header('referrer-policy', 'no-referrer')
+      return sendWebAsset(req, reply, asset)
+    })
   }
   // The console listener's root opens the console (on the API listener the guard answers 404).
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
