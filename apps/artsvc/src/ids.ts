@@ -2,7 +2,12 @@
 import { randomBytes } from 'node:crypto'
 
 export function newId(): string {
-  return randomBytes(12).toString('base64url')
+  // Identifiers are pasted into shells as arguments, where one that begins with '-' reads as an
+  // option (`artsvc share create -Xy...`); draw again rather than make users type `--`.
+  for (;;) {
+    const id = randomBytes(12).toString('base64url')
+    if (id[0] !== '-') return id
+  }
 }
 
 export const ID_PATTERN = '^[A-Za-z0-9_-]{16}$'

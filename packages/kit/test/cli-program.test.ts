@@ -78,6 +78,11 @@ describe('kit app shell (createCli/runCli)', () => {
       }
     }
     assert.match((await run(['greet', '--bogus', 'x'])).stderr, /^demo: unknown option '--bogus'/)
+    const dashed = await run(['greet', '-Xq3_id'])
+    assert.equal(dashed.code, 2)
+    assert.equal(dashed.stderr, "demo: unknown option '-Xq3_id' (a value that begins with '-' goes after --)\n")
+    const afterDashes = await run(['greet', '--', '-Xq3_id'])
+    assert.equal(afterDashes.code, 0, afterDashes.stderr)
     assert.equal((await run(['misuse'])).stderr, 'demo: give --a or --b, not both\n')
   })
 

@@ -58,13 +58,20 @@ export function createCli(options: CliOptions): Command {
       writeOut: out,
       writeErr: err,
       // commander's messages start with "error: " and may end with a period; make them ours.
-      outputError: (text, write) => write(`${options.name}: ${oneLine(text.replace(/^error: /, ''))}\n`),
+      outputError: (text, write) => write(`${options.name}: ${withDashHint(oneLine(text.replace(/^error: /, '')))}\n`),
     })
 }
 
 /** Add an "Examples:" block to a command's `--help`. */
 export function withExamples(command: Command, examples: string[]): Command {
   return command.addHelpText('after', `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`)
+}
+
+/** An identifier or value that begins with '-' reads as an unknown short option; say how to pass it. */
+function withDashHint(message: string): string {
+  return /^unknown option '-[^-][^']+'/.test(message)
+    ? `${message} (a value that begins with '-' goes after --)`
+    : message
 }
 
 function oneLine(text: string): string {
