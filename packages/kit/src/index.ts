@@ -44,6 +44,7 @@ export {
   parseDatabaseUrl,
   sql,
 } from './db/database.ts'
+export { type GroupCommitOptions, GroupCommitQueue } from './db/group-commit.ts'
 export { NodeSqliteDatabase } from './db/sqlite-adapter.ts'
 export { type OpenApiExtras, registerDocs, validationMessage } from './docs.ts'
 export { DurationError, formatDuration, parseByteSize, parseDuration } from './durations.ts'

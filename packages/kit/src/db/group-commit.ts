@@ -1,0 +1,94 @@
+/**
+ * Group commit: writes that arrive in the same turn of the event loop are committed in one
+ * transaction instead of one each. SQLite has one writer and rewrites the same B-tree pages
+ * into the WAL per transaction; PostgreSQL pays a WAL flush and a round trip per commit. The
+ * caller's promise resolves only after the transaction holding its item committed, so an
+ * acknowledgement still means "stored".
+ *
+ * The queue starts writing in the turn's check phase (`setImmediate`), not at once: a
+ * synchronous SQLite transaction runs to its end without yielding to I/O, so starting it at
+ * the first item would commit every item alone. One group is in flight at a time, and items
+ * that arrive meanwhile form the next group.
+ *
+ * If a group fails, nothing of it is committed (the caller's `commitGroup` runs in one
+ * transaction) and each item is retried on its own, so one bad item fails only itself.
+ */
+
+export interface GroupCommitOptions<Item, Result> {
+  /** Most items in one transaction; the rest wait for the next group. */
+  maxGroup: number
+  /** Commit every item in one transaction, returning a result per item in order; throws
+   * (having committed nothing) if any item fails. */
+  commitGroup(items: Item[]): Promise<Result[]> | Result[]
+  /** Commit one item alone: a group of one, and the retry of each item of a failed group. */
+  commitOne(item: Item): Promise<Result> | Result
+}
+
+interface Pending<Item, Result> {
+  item: Item
+  resolve(result: Result): void
+  reject(err: unknown): void
+}
+
+export class GroupCommitQueue<Item, Result> {
+  readonly #options: GroupCommitOptions<Item, Result>
+  #pending: Array<Pending<Item, Result>> = []
+  #running = false
+  #scheduled = false
+
+  constructor(options: GroupCommitOptions<Item, Result>) {
+    if (!(options.maxGroup >= 1)) throw new RangeError('maxGroup must be at least 1')
+    this.#options = options
+  }
+
+  /** Items waiting for a transaction (not counting the group being committed). */
+  get waiting(): number {
+    return this.#pending.length
+  }
+
+  /** Commit `item` with whatever else arrives in this turn; resolves once committed. */
+  add(item: Item): Promise<Result> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ item, resolve, reject })
+      if (!this.#running && !this.#scheduled) {
+        this.#scheduled = true
+        setImmediate(() => {
+          this.#scheduled = false
+          void this.#drain()
+        })
+      }
+    })
+  }
+
+  async #drain(): Promise<void> {
+    this.#running = true
+    try {
+      while (this.#pending.length > 0) {
+        const group = this.#pending.splice(0, this.#options.maxGroup)
+        if (group.length === 1) await this.#one(group[0]!)
+        else await this.#group(group)
+      }
+    } finally {
+      this.#running = false
+    }
+  }
+
+  async #group(group: Array<Pending<Item, Result>>): Promise<void> {
+    let results: Result[]
+    try {
+      results = await this.#options.commitGroup(group.map((p) => p.item))
+    } catch {
+      for (const p of group) await this.#one(p)
+      return
+    }
+    for (let i = 0; i < group.length; i++) group[i]!.resolve(results[i]!)
+  }
+
+  async #one(p: Pending<Item, Result>): Promise<void> {
+    try {
+      p.resolve(await this.#options.commitOne(p.item))
+    } catch (err) {
+      p.reject(err)
+    }
+  }
+}

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, test } from 'node:test'
+import { type Postgres, startPostgres } from '@gatehouse/testkit'
+import type { Kysely } from 'kysely'
+import { type Database, GroupCommitQueue, openDatabase } from '../src/index.ts'
+
+interface DB {
+  entry: { id: number; name: string }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'kit-group-commit-'))
+let pg: Postgres | undefined
+let files = 0
+after(async () => {
+  await pg?.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const migrations = {
+  '0001_entry': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('entry')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('name', 'varchar(50)', (c) => c.notNull().unique())
+        .execute()
+    },
+  },
+}
+
+const backends = [
+  { kind: 'sqlite', url: async () => `sqlite:${join(dir, `entries-${++files}.db`)}` },
+  {
+    kind: 'postgres',
+    url: async () => {
+      pg ??= await startPostgres()
+      return pg.createDatabase()
+    },
+  },
+] as const
+
+/** A queue that inserts entries and records how each commit was made. */
+function entryQueue(database: Database<DB>, maxGroup: number) {
+  const groups: number[][] = []
+  const ones: number[] = []
+  const queue = new GroupCommitQueue<{ id: number; name: string }, number>({
+    maxGroup,
+    commitGroup: (items) =>
+      database.db.transaction().execute(async (trx) => {
+        groups.push(items.map((i) => i.id))
+        for (const item of items) await trx.insertInto('entry').values(item).execute()
+        return items.map((i) => i.id * 10)
+      }),
+    commitOne: async (item) => {
+      ones.push(item.id)
+      await database.db.insertInto('entry').values(item).execute()
+      return item.id * 10
+    },
+  })
+  return { queue, groups, ones }
+}
+
+for (const backend of backends) {
+  describe(`group commit (${backend.kind})`, () => {
+    test('items added in one turn share a transaction; each gets its own result after commit', async () => {
+      const database = await openDatabase<DB>({ url: await backend.url(), migrations })
+      try {
+        const { queue, groups, ones } = entryQueue(database, 4)
+        const results = await Promise.all([1, 2, 3, 4, 5, 6].map((id) => queue.add({ id, name: `n${id}` })))
+        assert.deepEqual(results, [10, 20, 30, 40, 50, 60])
+        // Six items, at most four a group: one group of four, then the remaining two.
+        assert.deepEqual(groups, [
+          [1, 2, 3, 4],
+          [5, 6],
+        ])
+        assert.deepEqual(ones, [])
+        const stored = await database.db.selectFrom('entry').select('id').orderBy('id').execute()
+        assert.deepEqual(
+          stored.map((r) => Number(r.id)),
+          [1, 2, 3, 4, 5, 6],
+        )
+        // A lone item is committed on its own, and items of a later turn form a new group.
+        assert.equal(await queue.add({ id: 7, name: 'n7' }), 70)
+        assert.deepEqual(ones, [7])
+      } finally {
+        await database.close()
+      }
+    })
+
+    test('a bad item fails alone: the group rolls back and every other item is stored', async () => {
+      const database = await openDatabase<DB>({ url: await backend.url(), migrations })
+      try {
+        await database.db.insertInto('entry').values({ id: 100, name: 'taken' }).execute()
+        const { queue, groups, ones } = entryQueue(database, 64)
+        const outcomes = await Promise.allSettled([
+          queue.add({ id: 1, name: 'a' }),
+          queue.add({ id: 2, name: 'taken' }),
+          queue.add({ id: 3, name: 'c' }),
+        ])
+        assert.deepEqual(
+          outcomes.map((o) => o.status),
+          ['fulfilled', 'rejected', 'fulfilled'],
+        )
+        assert.deepEqual(groups, [[1, 2, 3]])
+        assert.deepEqual(ones, [1, 2, 3])
+        const names = await database.db.selectFrom('entry').select('name').orderBy('id').execute()
+        assert.deepEqual(
+          names.map((r) => r.name),
+          ['a', 'c', 'taken'],
+        )
+        assert.equal(queue.waiting, 0)
+      } finally {
+        await database.close()
+      }
+    })
+  })
+}
+
+test('a queue needs a group size of at least one', () => {
+  assert.throws(
+    () => new GroupCommitQueue({ maxGroup: 0, commitGroup: () => [], commitOne: () => 0 }),
+    /maxGroup must be at least 1/,
+  )
+})
