@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /** edgegate: `serve` runs the control plane; the other commands administer it (see --help). */
-import { startCompileCache } from '@gatehouse/kit/cli/compile-cache.ts'
+import { prepareStartup } from '@gatehouse/kit/cli/startup.ts'
 
-// Before the program's modules load (a static import would compile them first).
-startCompileCache()
+// Before the program's modules load (a static import would load them first).
+prepareStartup()
 const { runCli } = await import('@gatehouse/kit/cli/program.ts')
 const { buildProgram } = await import('./cli/program.ts')
 process.exitCode = await runCli(buildProgram())

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /** Process entry: `websignal <command>`; see `websignal --help`. */
-import { startCompileCache } from '@gatehouse/kit/cli/compile-cache.ts'
+import { prepareStartup } from '@gatehouse/kit/cli/startup.ts'
 
-// Before the program's modules load (a static import would compile them first).
-startCompileCache()
+// Before the program's modules load (a static import would load them first).
+prepareStartup()
 const { run } = await import('./cli/program.ts')
 const code = await run(process.argv.slice(2))
 // `serve` installs its own signal handling and keeps the process alive; others end here.

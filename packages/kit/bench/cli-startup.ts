@@ -10,7 +10,8 @@
  * The binaries keep Node's module compile cache in the user's cache folder (the launchers set
  * NODE_COMPILE_CACHE; kit/src/cli/compile-cache.ts when run with node directly); the bench gives
  * them a fresh folder, warms it with one run of each command, and measures two rows with the
- * cache off (NODE_DISABLE_COMPILE_CACHE=1) for comparison.
+ * cache off (NODE_DISABLE_COMPILE_CACHE=1) and one without the single-file dependency bundles
+ * (GATEHOUSE_NO_BUNDLES=1, kit/src/cli/module-bundles.ts) for comparison.
  *
  *   npm run bench:startup -w packages/kit -- --runs=15
  */
@@ -55,6 +56,12 @@ const cases: Case[] = [
     (name): Case => [`${name} --help`, bin(name), ['--help'], env],
   ),
   ['edgegate node list (SQLite), cache off', bin('edgegate'), ['node', 'list', '--database', edb], cold],
+  [
+    'edgegate node list (SQLite), no bundles',
+    bin('edgegate'),
+    ['node', 'list', '--database', edb],
+    { ...env, GATEHOUSE_NO_BUNDLES: '1' },
+  ],
   ['edgegate node list (SQLite)', bin('edgegate'), ['node', 'list', '--database', edb], env],
   ['edgegate status (SQLite)', bin('edgegate'), ['status', '--database', edb], env],
   ['sshproxy list', bin('sshproxy'), ['list', '--db', join(dir, 's.db')], env],
