@@ -20,12 +20,16 @@ describe('discoverable APIs', () => {
       openapi: {
         errors: { alert_muted: { status: 409 }, alert_not_found: { status: 404 } },
         securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+        security: ({ method, url }) =>
+          url === '/v1/status' ? [] : method === 'POST' && url.startsWith('/v1/') ? [{ bearer: [] }] : undefined,
       },
       name: 'docsapp',
       version: '1.2.3',
       logger: createLogger({ name: 'docsapp', level: 'silent' }),
     })
     app.post('/v1/alerts', { schema: { summary: 'Raise an alert', body: Alert } }, async (req) => req.body)
+    app.get('/v1/status', { schema: { summary: 'Public status' } }, async () => ({ ok: true }))
+    app.get('/v1/alerts', { schema: { summary: 'List alerts', security: [{ bearer: ['read'] }] } }, async () => [])
     base = await app.listen({ port: 0, host: '127.0.0.1' })
   })
   after(() => app.close())
@@ -97,6 +101,12 @@ describe('discoverable APIs', () => {
     assert.match(responses['400']!.description, /invalid_request/)
     assert.equal(responses['500']!.description, 'error code: internal')
     assert.deepEqual(full.components.securitySchemes, { bearer: { type: 'http', scheme: 'bearer' } })
+    // The app's rule attaches its schemes per route; a route's own `security` wins.
+    const security = (path: string, method: string) =>
+      (full.paths[path]![method] as unknown as { security?: unknown }).security
+    assert.deepEqual(security('/v1/alerts', 'post'), [{ bearer: [] }])
+    assert.deepEqual(security('/v1/status', 'get'), [])
+    assert.deepEqual(security('/v1/alerts', 'get'), [{ bearer: ['read'] }])
   })
 })
 
