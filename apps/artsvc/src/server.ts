@@ -19,9 +19,10 @@ import { adminRoutes } from './admin/routes.ts'
 import { artifactRoutes } from './artifacts/routes.ts'
 import { Authenticator } from './auth/authenticator.ts'
 import { BearerVerifier } from './auth/bearer.ts'
-import { EdgeAccessVerifier } from './auth/edge-access.ts'
+import { EDGE_ASSERTION_HEADER, EdgeAccessVerifier } from './auth/edge-access.ts'
 import { issuerMetadata } from './auth/issuer.ts'
 import { authRoutes } from './auth/routes.ts'
+import { SESSION_COOKIE } from './auth/sessions.ts'
 import { brandingRoutes } from './branding/routes.ts'
 import type { ArtsvcConfig } from './config.ts'
 import { ContentCaches } from './content/caches.ts'
@@ -120,7 +121,25 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
       title: 'artsvc',
       description: 'Artifact publishing service',
       errors,
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'OAuth access token (JWT)' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'OAuth access token (JWT)' },
+        edgeAccess: {
+          type: 'apiKey',
+          in: 'header',
+          name: EDGE_ASSERTION_HEADER,
+          description: 'edge_access mode: the signed assertion of the access proxy',
+        },
+        session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'oidc mode: browser session' },
+      },
+      // Signing in is public; every other API route resolves its caller (auth/authenticator.ts).
+      security: ({ url }) =>
+        url.startsWith('/api/v1/auth/') && url !== '/api/v1/auth/logout'
+          ? []
+          : url === '/mcp'
+            ? [{ bearer: [] }]
+            : url.startsWith('/api/v1/')
+              ? [{ bearer: [] }, { edgeAccess: [] }, { session: [] }]
+              : undefined,
     },
   })
   await app.register(cookie)

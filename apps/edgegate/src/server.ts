@@ -8,6 +8,7 @@ import {
   packageVersion,
 } from '@gatehouse/kit'
 import { makeGuards } from './auth/guards.ts'
+import { SESSION_COOKIE } from './auth/principal.ts'
 import { sessionRoutes } from './auth/routes.ts'
 import type { ServeConfig } from './config.ts'
 import type { AppContext } from './context.ts'
@@ -56,7 +57,24 @@ export async function buildServer(config: ServeConfig, deps: ServerDeps): Promis
           scheme: 'bearer',
           description: 'node token (egn_...) or administrator token (ega_...)',
         },
+        nodeCertificate: { type: 'mutualTLS', description: 'a node client certificate issued by the configured CA' },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: SESSION_COOKIE,
+          description: 'dashboard session (POST /api/session)',
+        },
       },
+      // /v1 is the gates' sync API (node token or certificate); /api is administration (token or
+      // dashboard session), apart from signing in (auth/principal.ts).
+      security: ({ method, url }) =>
+        url.startsWith('/v1/')
+          ? [{ bearer: [] }, { nodeCertificate: [] }]
+          : url === '/api/session' && method === 'POST'
+            ? []
+            : url.startsWith('/api/')
+              ? [{ bearer: [] }, { session: [] }]
+              : undefined,
     },
   })
   app.readiness.add('database', () => deps.database.ping())

@@ -89,6 +89,18 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
           description: 'hook token, for POST /api/v1/notifications and /api/v1/messages',
         },
       },
+      // Hooks carry their token in the URL or as a bearer; sign-in is public; every other API
+      // route takes a reader's session cookie or API token (guard.ts).
+      security: ({ method, url }) =>
+        url.startsWith('/hooks/')
+          ? []
+          : method === 'POST' && (url === '/api/v1/notifications' || url === '/api/v1/messages')
+            ? [{ hookToken: [] }]
+            : url.startsWith('/api/v1/auth/') && url !== '/api/v1/auth/logout'
+              ? []
+              : url.startsWith('/api/v1/')
+                ? [{ session: [] }, { readerToken: [] }]
+                : undefined,
     },
   })
   app.decorateRequest('reader', null)

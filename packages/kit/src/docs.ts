@@ -101,7 +101,7 @@ export interface OpenApiExtras {
    * names `security` itself, are left as they are. One rule per app, next to its auth code,
    * instead of a line in every route.
    */
-  security?: (route: { method: string; url: string }) => Array<Record<string, string[]>> | undefined
+  security?: (route: { method: string; url: string }) => Array<Record<string, string[] | undefined>> | undefined
 }
 
 const ERROR_BODY = {
@@ -141,7 +141,10 @@ export function openApiErrorParts(kit: Record<string, { status: number }>, extra
       url: string
       route?: { method: string | string[] }
     }) {
-      if (!schema || schema.hide) return { schema: schema ?? {}, url }
+      // A route without a schema is still documented (by @fastify/swagger), so it gets its errors
+      // and security too; only hidden routes are left alone.
+      if (schema?.hide) return { schema, url }
+      schema ??= {}
       const method = [route?.method ?? 'GET'].flat()[0]!.toUpperCase()
       const security = schema.security === undefined ? extras.security?.({ method, url }) : undefined
       const response = { ...((schema.response as Record<string, unknown>) ?? {}) }
