@@ -2,7 +2,8 @@
  * The walkthrough a new user makes: start the stack as `npm start` does, paste every command it
  * prints (`$ ...` lines) into a clean shell whose first `node` is the system one (older than
  * 24), and follow each app through its main job: gate an SSH client and approve it, read the
- * control plane, publish a site, post and read a notification, query DNS. The SSH client is
+ * control plane, publish a site, post and read a notification, query DNS, find a scanner in an
+ * access log and see it on the control plane, gate a TLS client by its fingerprint. The SSH client is
  * approved by clicking in the edgegate dashboard (Chromium), as the printed note suggests.
  *
  * The stack runs with its state in a temporary GATEHOUSE_HOME and every port shifted by
@@ -12,6 +13,7 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { isIP } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -232,6 +234,56 @@ test('dnsctl: the printed API and DNS commands answer for the example zone', () 
   const dig = paste(printed('kdig ')[0]!)
   assert.equal(dig.status, 0, dig.stderr)
   assert.match(dig.stdout, /192\.0\.2\.10/)
+})
+
+test('websignal: the printed replay finds the sample scanner, and the agent publishes it to edgegate', async () => {
+  const replay = paste(printed('bin/websignal replay')[0]!)
+  assert.equal(replay.status, 0, replay.stderr)
+  const signals = replay.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { ip: string; site: string; reasons?: unknown })
+  assert.ok(signals.length > 0, `replay printed no signal:\n${replay.stdout}`)
+  // The running agent tails the same log and publishes to the control plane (every 5 s a scanner).
+  const { adminToken } = (await import(join(home, 'edgegate', 'credentials.json'), { with: { type: 'json' } }))
+    .default as { adminToken: string }
+  const ca = join(home, 'edgegate', 'tls', 'ca.crt')
+  const api = `https://127.0.0.1:${port(8443)}/api/signals?limit=10`
+  const published = await eventually('a websignal signal on the control plane', 60_000, () => {
+    const r = paste(`curl --fail --silent --cacert ${ca} -H "Authorization: Bearer ${adminToken}" "${api}"`)
+    if (r.status !== 0) return undefined
+    const rows = (JSON.parse(r.stdout) as { signals: { site: string; ip: string }[] }).signals
+    return rows.find((row) => row.site === 'demo')
+  })
+  // The sample writer adds a new scanner address every 5 s, so the agent's newest signal need not
+  // be in the replay of a moment ago; both are scanner signals of the same log.
+  assert.ok(isIP(published.ip) !== 0, JSON.stringify(published))
+  assert.ok(
+    signals.every((sig) => isIP(sig.ip) !== 0),
+    replay.stdout,
+  )
+})
+
+test('tlsgate: the printed curl goes through, the printed list shows its fingerprint, and blocking it refuses the next', async () => {
+  const curl = printed('curl -k https://localhost:')[0]!
+  const first = paste(`${curl} --silent --show-error --max-time 10`)
+  assert.equal(first.status, 0, first.stderr)
+  let listed = ''
+  const fingerprint = await eventually('the curl fingerprint listed', 30_000, () => {
+    const list = paste(`${printed('bin/tlsgate list')[0]!} --json`)
+    assert.equal(list.status, 0, list.stderr)
+    listed = list.stdout
+    const rows = JSON.parse(list.stdout) as { fingerprint: string }[]
+    return rows[0]?.fingerprint
+  }).catch((err: Error) => assert.fail(`${err.message}:\n${listed}`))
+  const block = paste(printed('bin/tlsgate block')[0]!.replace('<fingerprint>', fingerprint))
+  assert.equal(block.status, 0, block.stderr)
+  // The gate refuses the blocked client during the handshake, before nginx sees a request.
+  const refused = await eventually('the blocked client refused', 30_000, () => {
+    const r = paste(`${curl} --silent --show-error --max-time 10`)
+    return r.status !== 0 ? r : undefined
+  })
+  assert.match(refused.stderr, /SSL|TLS|alert|handshake|reset/i)
 })
 
 test('a second stack on the same ports stops at once with one line per app naming the port', async () => {
