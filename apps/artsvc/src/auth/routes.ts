@@ -15,6 +15,7 @@ import { Type } from 'typebox'
 import { recordAudit } from '../audit/store.ts'
 import type { AppContext } from '../context.ts'
 import { errors } from '../errors.ts'
+import { saveLoginState, takeLoginState } from './login-states.ts'
 import { groupsFrom, isAdminIdentity } from './principal.ts'
 import { safeReturnTo } from './return-to.ts'
 import { createSession, deleteSession, SESSION_COOKIE } from './sessions.ts'
@@ -44,16 +45,13 @@ export function authRoutes(app: HttpApp, ctx: AppContext) {
     const state = generateToken()
     const nonce = generateToken()
     const verifier = client.randomPKCECodeVerifier()
-    await ctx.db
-      .insertInto('oidc_states')
-      .values({
-        state_hash: hashToken(state),
-        nonce,
-        code_verifier: verifier,
-        return_to: safeReturnTo(req.query.return_to, ctx.config.publicOrigin),
-        expires_at: ctx.now() + STATE_TTL_MS,
-      })
-      .execute()
+    await saveLoginState(ctx.db, {
+      state_hash: hashToken(state),
+      nonce,
+      code_verifier: verifier,
+      return_to: safeReturnTo(req.query.return_to, ctx.config.publicOrigin),
+      expires_at: ctx.now() + STATE_TTL_MS,
+    })
     const url = client.buildAuthorizationUrl(configuration, {
       redirect_uri: redirectUri,
       scope: 'openid profile email',
@@ -75,15 +73,8 @@ export function authRoutes(app: HttpApp, ctx: AppContext) {
       const bound = req.cookies[STATE_COOKIE]
       if (!state || !bound || !safeEqual(state, bound))
         throw errors.login_failed('the sign-in state does not match this browser')
-      // Single use: whoever deletes the row owns the state.
-      const row = await ctx.db
-        .selectFrom('oidc_states')
-        .selectAll()
-        .where('state_hash', '=', hashToken(state))
-        .executeTakeFirst()
-      const deleted =
-        row && (await ctx.db.deleteFrom('oidc_states').where('state_hash', '=', row.state_hash).executeTakeFirst())
-      if (!row || !deleted || Number(deleted.numDeletedRows) !== 1 || Number(row.expires_at) <= ctx.now()) {
+      const row = await takeLoginState(ctx.db, hashToken(state))
+      if (!row || Number(row.expires_at) <= ctx.now()) {
         throw errors.login_failed('the sign-in attempt expired or was already used')
       }
       reply.clearCookie(STATE_COOKIE, { ...cookieBase, path: '/api/v1/auth' })

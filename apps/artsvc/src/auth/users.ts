@@ -38,3 +38,16 @@ export async function upsertUser(
 export function findUserBySubject(db: Db, subject: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('oidc_subject', '=', subject).executeTakeFirst()
 }
+
+/**
+ * How a user is named to others: the display name, else the provider's subject. Never the
+ * e-mail address: share pages are seen by people without an account.
+ */
+export async function publicNameOf(db: Db, userId: string): Promise<string> {
+  const u = await db
+    .selectFrom('users')
+    .select(['display_name', 'oidc_subject'])
+    .where('id', '=', userId)
+    .executeTakeFirst()
+  return u?.display_name ?? u?.oidc_subject ?? 'unknown'
+}

@@ -10,6 +10,7 @@ import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { readable } from '../artifacts/access.ts'
 import { getActiveArtifact, getVersion, getVersionById, versionNumbers } from '../artifacts/store.ts'
+import { publicNameOf } from '../auth/users.ts'
 import type { AppContext } from '../context.ts'
 import type { VersionRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
@@ -32,15 +33,7 @@ const SecretParams = Type.Object({ secret: Type.String({ maxLength: 128 }) })
 const ShareParams = Type.Object({ share: Type.String({ pattern: ID_PATTERN }) })
 
 export function viewerRoutes(app: HttpApp, ctx: AppContext) {
-  const ownerName = async (userId: string) => {
-    const u = await ctx.db
-      .selectFrom('users')
-      .select(['display_name', 'oidc_subject'])
-      .where('id', '=', userId)
-      .executeTakeFirst()
-    // Never the e-mail address: share pages are seen by people without an account.
-    return u?.display_name ?? u?.oidc_subject ?? 'unknown'
-  }
+  const ownerName = (userId: string) => publicNameOf(ctx.db, userId)
   const errorHandler = htmlErrors(
     () => pageTheme(ctx),
     async (req: FastifyRequest) => {

@@ -14,6 +14,7 @@ import { coverage } from '../enforcement/service.ts'
 import { listNodes } from '../nodes/store.ts'
 import { fromRow } from '../observations/merge.ts'
 import { listFingerprints } from '../observations/store.ts'
+import { recentSignals } from '../signals/store.ts'
 import { currentReports } from '../smtp/service.ts'
 import { formatMillis } from '../timestamps.ts'
 import { listPairs } from '../web/pair-store.ts'
@@ -139,8 +140,7 @@ export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
     '/signals',
     { schema: { hide: true } },
     page(ctx, async (_req, admin) => {
-      const rows = await ctx.db.selectFrom('signals').selectAll().orderBy('observed_ms', 'desc').limit(200).execute()
-      return signalsPage(admin, rows)
+      return signalsPage(admin, await recentSignals(ctx.db, 200))
     }),
   )
   app.get(

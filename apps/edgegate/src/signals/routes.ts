@@ -13,7 +13,7 @@ import { errors } from '../errors.ts'
 import { formatMillis, parseMillis } from '../timestamps.ts'
 import { normalizeHost } from '../web/sightings.ts'
 import { checkPublisherEpoch } from './epoch.ts'
-import { recordSignals } from './store.ts'
+import { recentSignals, recordSignals } from './store.ts'
 
 export function signalRoutes(app: HttpApp, ctx: AppContext) {
   const received = ctx.metrics.counter('signals_total', 'Web signals received', ['result'])
@@ -76,12 +76,7 @@ export function signalRoutes(app: HttpApp, ctx: AppContext) {
       },
     },
     async (req) => {
-      const rows = await ctx.db
-        .selectFrom('signals')
-        .selectAll()
-        .orderBy('observed_ms', 'desc')
-        .limit(req.query.limit)
-        .execute()
+      const rows = await recentSignals(ctx.db, req.query.limit)
       return {
         signals: rows.map(({ observed_ms, received_ms, ...s }) => ({
           ...s,

@@ -39,3 +39,8 @@ export async function recordSignals(
     return accepted
   })
 }
+
+/** The newest signals first (the admin API and the dashboard's Signals page). */
+export function recentSignals(db: Kysely<DB>, limit: number) {
+  return db.selectFrom('signals').selectAll().orderBy('observed_ms', 'desc').limit(limit).execute()
+}
