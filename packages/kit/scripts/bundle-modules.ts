@@ -5,7 +5,13 @@
  * it is reported in one line and never fails the install.
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
-import { BUNDLED_PACKAGES, bundleFiles, DEFAULT_BUNDLE_DIR, installedVersion } from '../src/cli/module-bundles.ts'
+import {
+  BUNDLED_PACKAGES,
+  bundleFiles,
+  DEFAULT_BUNDLE_DIR,
+  installedManifest,
+  manifestVersion,
+} from '../src/cli/module-bundles.ts'
 
 /** Bundle each package into `dir`; returns the packages built. */
 export async function buildModuleBundles(dir: string = DEFAULT_BUNDLE_DIR): Promise<string[]> {
@@ -13,8 +19,9 @@ export async function buildModuleBundles(dir: string = DEFAULT_BUNDLE_DIR): Prom
   mkdirSync(dir, { recursive: true })
   const built: string[] = []
   for (const specifier of BUNDLED_PACKAGES) {
-    const version = installedVersion(specifier)
-    if (version === undefined) continue
+    const manifest = installedManifest(specifier)
+    const version = manifest && manifestVersion(manifest)
+    if (!manifest || !version) continue
     const files = bundleFiles(dir, specifier)
     const build = await rolldown({ input: specifier, platform: 'node', external: [/^node:/], logLevel: 'silent' })
     try {
@@ -24,7 +31,7 @@ export async function buildModuleBundles(dir: string = DEFAULT_BUNDLE_DIR): Prom
       await build.close()
     }
     renameSync(`${files.bundle}.tmp`, files.bundle)
-    writeFileSync(files.stamp, `${JSON.stringify({ package: specifier, version })}\n`)
+    writeFileSync(files.stamp, `${JSON.stringify({ package: specifier, version, manifest })}\n`)
     built.push(`${specifier}@${version}`)
   }
   return built

@@ -6,7 +6,10 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { pathToFileURL } from 'node:url'
 import { buildModuleBundles } from '../scripts/bundle-modules.ts'
-import { bundleFiles, installedVersion } from '../src/cli/module-bundles.ts'
+import { bundleFiles, installedManifest, manifestVersion } from '../src/cli/module-bundles.ts'
+
+const manifest = installedManifest('kysely')!
+const installedVersion = () => manifestVersion(manifest)
 
 const kitDir = join(import.meta.dirname, '..')
 const dir = mkdtempSync(join(tmpdir(), 'kit-bundles-'))
@@ -40,14 +43,15 @@ function probe(
 
 describe('single-file dependency bundles', () => {
   before(async () => {
-    assert.deepEqual(await buildModuleBundles(dir), [`kysely@${installedVersion('kysely')}`])
+    assert.deepEqual(await buildModuleBundles(dir), [`kysely@${installedVersion()}`])
   })
 
   test('the build writes the bundle and a stamp naming the installed version', () => {
     const files = bundleFiles(dir, 'kysely')
     assert.deepEqual(JSON.parse(readFileSync(files.stamp, 'utf8')), {
       package: 'kysely',
-      version: installedVersion('kysely'),
+      version: installedVersion(),
+      manifest,
     })
     assert.match(readFileSync(files.bundle, 'utf8'), /class Kysely/)
   })
@@ -63,7 +67,7 @@ describe('single-file dependency bundles', () => {
     const stale = mkdtempSync(join(dir, 'stale-'))
     const files = bundleFiles(stale, 'kysely')
     writeFileSync(files.bundle, readFileSync(bundleFiles(dir, 'kysely').bundle))
-    writeFileSync(files.stamp, JSON.stringify({ package: 'kysely', version: '0.0.1' }))
+    writeFileSync(files.stamp, JSON.stringify({ package: 'kysely', version: '0.0.1', manifest }))
     for (const seen of [probe(stale), probe(join(dir, 'missing')), probe(dir, { GATEHOUSE_NO_BUNDLES: '1' })]) {
       assert.deepEqual(seen.redirected, [])
       assert.match(seen.resolved, /\/node_modules\/kysely\//)

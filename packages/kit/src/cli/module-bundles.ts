@@ -26,20 +26,29 @@ export const DEFAULT_BUNDLE_DIR = fileURLToPath(
 export interface BundleStamp {
   package: string
   version: string
+  /** The package.json of the package the bundle was built from. */
+  manifest: string
 }
 
-/** The installed version of a package, found by resolving it (without loading it). */
-export function installedVersion(specifier: string, from: string = import.meta.url): string | undefined {
+/** A package's version as its package.json at `manifest` says, or undefined. */
+export function manifestVersion(manifest: string): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string }).version
+  } catch {
+    return undefined
+  }
+}
+
+/** The package.json of an installed package, found by resolving it (without loading it). */
+export function installedManifest(specifier: string, from: string = import.meta.url): string | undefined {
   try {
     // Walk up from the resolved entry file to the package's own package.json.
     let url = new URL('.', import.meta.resolve(specifier, from))
     for (let i = 0; i < 6; i++) {
       try {
-        const pkg = JSON.parse(readFileSync(new URL('package.json', url), 'utf8')) as {
-          name?: string
-          version?: string
-        }
-        if (pkg.name === specifier) return pkg.version
+        const manifest = fileURLToPath(new URL('package.json', url))
+        const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }
+        if (pkg.name === specifier) return manifest
       } catch {
         // not this folder
       }
@@ -72,8 +81,9 @@ export function useModuleBundles(dir: string = DEFAULT_BUNDLE_DIR, env: NodeJS.P
     } catch {
       continue
     }
-    const version = installedVersion(specifier)
-    if (version === undefined || stamp.package !== specifier || stamp.version !== version) continue
+    // The stamp's own manifest, read as a file: resolving the package here would be a module
+    // resolution on every start (and what a test of loaded packages counts as loading it).
+    if (stamp.package !== specifier || manifestVersion(stamp.manifest) !== stamp.version) continue
     redirects.set(specifier, pathToFileURL(files.bundle).href)
   }
   if (redirects.size === 0) return []
