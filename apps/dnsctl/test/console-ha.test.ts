@@ -31,6 +31,7 @@ describe('console: HA status of both peers, promotion', () => {
   let s: ConsoleHarness
   let browser: Browser
   let page: Page
+  let primaryProblems: string[] | undefined
   let ha = false
   before(async () => {
     ;[knotP, knotS] = await Promise.all([startKnot(), startKnot()])
@@ -103,6 +104,10 @@ describe('console: HA status of both peers, promotion', () => {
       .getByText(/peer_still_writable/)
       .waitFor()
     await screenshot(sp, 'ha-secondary-refused')
+    // The primary's console page polls its server: take its problems and close it before the
+    // server stops, or a refused poll would count as a script error.
+    primaryProblems = pageProblems(page)
+    await page.close()
     await p.close()
     p = undefined as unknown as ConsoleHarness
     await sp.getByRole('button', { name: 'Promote to primary' }).click()
@@ -114,6 +119,6 @@ describe('console: HA status of both peers, promotion', () => {
   })
 
   test('no script errors or CSP violations on the way', () => {
-    assert.deepEqual(pageProblems(page), [])
+    assert.deepEqual(primaryProblems ?? pageProblems(page), [])
   })
 })
