@@ -113,7 +113,10 @@ describe('backend', () => {
     const port = (silent.address() as { port: number }).port
     const gate = await startGate(port, ['--backend-timeout', '300ms'])
     t.after(() => gate.stop())
-    assert.match(gate.log(), new RegExp(`BACKEND 127\\.0\\.0\\.1:${port} timed out \\(startup probe\\)`))
+    // The startup probe runs beside the listener: its line may follow the ready line.
+    await waitFor('the startup probe logged', () =>
+      new RegExp(`BACKEND 127\\.0\\.0\\.1:${port} timed out \\(startup probe\\)`).test(gate.log()),
+    )
     const r = await rawClient(gate.port)
     assert.equal(r.identification, '')
     await waitFor('timeout logged for the client', () =>
