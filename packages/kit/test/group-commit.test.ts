@@ -119,6 +119,49 @@ for (const backend of backends) {
   })
 }
 
+test('at most maxInFlight groups commit at once; what arrives meanwhile forms the next group', async () => {
+  let inFlight = 0
+  let most = 0
+  const groups: number[][] = []
+  const release: Array<() => void> = []
+  const queue = new GroupCommitQueue<number, number>({
+    maxGroup: 100,
+    maxInFlight: 2,
+    commitGroup: async (items) => {
+      groups.push(items)
+      most = Math.max(most, ++inFlight)
+      await new Promise<void>((r) => release.push(r))
+      inFlight--
+      return items.map((i) => -i)
+    },
+    commitOne: (item) => -item,
+  })
+  const turn = () => new Promise((r) => setImmediate(r))
+  const all: Array<Promise<number>> = []
+  for (const batch of [
+    [1, 2],
+    [3, 4],
+    [5, 6],
+    [7, 8],
+  ]) {
+    all.push(...batch.map((i) => queue.add(i)))
+    await turn()
+  }
+  // Two groups are being committed; the items of the last two turns wait together.
+  assert.deepEqual(groups, [
+    [1, 2],
+    [3, 4],
+  ])
+  assert.equal(queue.waiting, 4)
+  while (groups.length < 3 || release.length > 0) {
+    release.shift()?.()
+    await turn()
+  }
+  assert.deepEqual(await Promise.all(all), [-1, -2, -3, -4, -5, -6, -7, -8])
+  assert.deepEqual(groups[2], [5, 6, 7, 8])
+  assert.equal(most, 2)
+})
+
 test('a queue needs a group size of at least one', () => {
   assert.throws(
     () => new GroupCommitQueue({ maxGroup: 0, commitGroup: () => [], commitOne: () => 0 }),

@@ -7,8 +7,9 @@
  *
  * The queue starts writing in the turn's check phase (`setImmediate`), not at once: a
  * synchronous SQLite transaction runs to its end without yielding to I/O, so starting it at
- * the first item would commit every item alone. One group is in flight at a time, and items
- * that arrive meanwhile form the next group.
+ * the first item would commit every item alone. At most `maxInFlight` groups are being
+ * committed at once (default one; SQLite has one writer anyway), and items that arrive
+ * meanwhile form the next group, so under load a group holds what arrived during the last commit.
  *
  * If a group fails, nothing of it is committed (the caller's `commitGroup` runs in one
  * transaction) and each item is retried on its own, so one bad item fails only itself.
@@ -17,6 +18,9 @@
 export interface GroupCommitOptions<Item, Result> {
   /** Most items in one transaction; the rest wait for the next group. */
   maxGroup: number
+  /** Groups being committed at once (default 1). A database with concurrent writers may
+   * overlap one group's round trip with the next. */
+  maxInFlight?: number
   /** Commit every item in one transaction, returning a result per item in order; throws
    * (having committed nothing) if any item fails. */
   commitGroup(items: Item[]): Promise<Result[]> | Result[]
@@ -32,16 +36,19 @@ interface Pending<Item, Result> {
 
 export class GroupCommitQueue<Item, Result> {
   readonly #options: GroupCommitOptions<Item, Result>
+  readonly #maxInFlight: number
   #pending: Array<Pending<Item, Result>> = []
-  #running = false
+  #inFlight = 0
   #scheduled = false
 
   constructor(options: GroupCommitOptions<Item, Result>) {
     if (!(options.maxGroup >= 1)) throw new RangeError('maxGroup must be at least 1')
+    this.#maxInFlight = options.maxInFlight ?? 1
+    if (!(this.#maxInFlight >= 1)) throw new RangeError('maxInFlight must be at least 1')
     this.#options = options
   }
 
-  /** Items waiting for a transaction (not counting the group being committed). */
+  /** Items waiting for a transaction (not counting the groups being committed). */
   get waiting(): number {
     return this.#pending.length
   }
@@ -50,26 +57,32 @@ export class GroupCommitQueue<Item, Result> {
   add(item: Item): Promise<Result> {
     return new Promise((resolve, reject) => {
       this.#pending.push({ item, resolve, reject })
-      if (!this.#running && !this.#scheduled) {
-        this.#scheduled = true
-        setImmediate(() => {
-          this.#scheduled = false
-          void this.#drain()
-        })
-      }
+      this.#schedule()
     })
   }
 
-  async #drain(): Promise<void> {
-    this.#running = true
+  #schedule(): void {
+    if (this.#scheduled || this.#pending.length === 0 || this.#inFlight >= this.#maxInFlight) return
+    this.#scheduled = true
+    setImmediate(() => {
+      this.#scheduled = false
+      void this.#commitNext()
+    })
+  }
+
+  async #commitNext(): Promise<void> {
+    if (this.#inFlight >= this.#maxInFlight) return
+    const group = this.#pending.splice(0, this.#options.maxGroup)
+    if (group.length === 0) return
+    this.#inFlight++
+    // Another group may start beside this one (maxInFlight > 1) with what is left.
+    this.#schedule()
     try {
-      while (this.#pending.length > 0) {
-        const group = this.#pending.splice(0, this.#options.maxGroup)
-        if (group.length === 1) await this.#one(group[0]!)
-        else await this.#group(group)
-      }
+      if (group.length === 1) await this.#one(group[0]!)
+      else await this.#group(group)
     } finally {
-      this.#running = false
+      this.#inFlight--
+      this.#schedule()
     }
   }
 
