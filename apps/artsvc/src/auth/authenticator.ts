@@ -7,6 +7,7 @@
  *
  * Bad credentials are refused (401), never ignored; no credentials give `undefined`.
  */
+import { bearerToken } from '@gatehouse/kit/credentials.ts'
 import type { FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { ArtsvcConfig } from '../config.ts'
@@ -97,9 +98,11 @@ export class Authenticator {
   async #resolve(req: FastifyRequest): Promise<Principal | undefined> {
     const now = this.#now()
     const auth = req.headers.authorization
-    if (auth !== undefined && /^bearer\s/i.test(auth)) {
+    if (auth !== undefined && /^bearer\b/i.test(auth.trimStart())) {
       if (!this.#bearer) throw errors.token_invalid('bearer tokens are not enabled')
-      const id = await this.#bearer.verify(auth.slice(7).trim())
+      const token = bearerToken(auth)
+      if (!token) throw errors.token_invalid('the Authorization header is not a well-formed bearer token')
+      const id = await this.#bearer.verify(token)
       return this.bearerPrincipal(id, req.headers[DELEGATION_HEADER])
     }
     // Delegation rides only on the gateway's bearer token: with any other credential it is refused.

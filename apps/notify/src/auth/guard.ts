@@ -4,6 +4,7 @@
  * administrator. Also the browser checks: mutations carrying a session cookie must come from the public origin and host;
  * X-Forwarded-* headers are never consulted.
  */
+import { bearerToken } from '@gatehouse/kit/credentials.ts'
 import type { FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Config } from '../config.ts'
@@ -65,7 +66,8 @@ export function createGuard(config: Config, db: Kysely<DB>, localReader: Reader 
     if (token === undefined) {
       // A script's reader API token (tokens/) or a desktop app's session (desktop/): no
       // cookie, so checkOrigin asks for no Origin.
-      const bearer = /^Bearer\s+((?:ntr|nts)_\S{1,200})\s*$/.exec(req.headers.authorization ?? '')?.[1]
+      const presented = bearerToken(req.headers.authorization)
+      const bearer = presented && /^(?:ntr|nts)_/.test(presented) && presented.length <= 204 ? presented : undefined
       const user = bearer?.startsWith(DESKTOP_SESSION_PREFIX)
         ? await userForSession(db, bearer.slice(DESKTOP_SESSION_PREFIX.length))
         : bearer

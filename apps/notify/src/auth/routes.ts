@@ -5,6 +5,7 @@
  *   GET  /api/v1/auth/me      the signed-in reader
  */
 import type { HttpApp } from '@gatehouse/kit'
+import { bearerToken } from '@gatehouse/kit/credentials.ts'
 import { Type } from 'typebox'
 import type { Context } from '../context.ts'
 import { errors } from '../errors.ts'
@@ -51,7 +52,8 @@ export async function authRoutes(app: HttpApp, ctx: Context) {
 
   app.post('/api/v1/auth/logout', async (req, reply) => {
     // A browser's cookie, or a desktop app's bearer session (desktop/).
-    const bearer = /^Bearer\s+nts_(\S{1,200})\s*$/.exec(req.headers.authorization ?? '')?.[1]
+    const presented = bearerToken(req.headers.authorization)
+    const bearer = presented?.startsWith('nts_') && presented.length <= 204 ? presented.slice(4) : undefined
     const token = readCookie(req.headers.cookie, SESSION_COOKIE) ?? bearer
     if (token) await deleteSession(ctx.database.db, token)
     reply.header('set-cookie', clearedSessionCookie(secure))

@@ -6,6 +6,7 @@
  *   POST /api/v1/messages          text/plain, or JSON {text, source}; Authorization: Bearer <token>
  */
 import type { HttpApp } from '@gatehouse/kit'
+import { bearerToken } from '@gatehouse/kit/credentials.ts'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { carriesContext, storeContexts, takeContexts } from '../actions/card-context.ts'
@@ -23,9 +24,7 @@ import { store } from './service.ts'
 import { notificationWriter } from './write-queue.ts'
 
 function bearer(req: FastifyRequest): string | undefined {
-  const h = req.headers.authorization
-  const m = h ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null
-  return m?.[1]
+  return bearerToken(req.headers.authorization) ?? undefined
 }
 
 export function ingestRoutes(app: HttpApp, ctx: Context) {
