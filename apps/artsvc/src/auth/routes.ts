@@ -36,39 +36,45 @@ export function authRoutes(app: HttpApp, ctx: AppContext) {
     return ctx.issuer
   }
 
-  app.get('/api/v1/auth/login', { schema: { querystring: LoginQuery, tags: ['auth'] } }, async (req, reply) => {
-    const issuer = requireOidc()
-    const configuration = await issuer.configuration().catch((err) => {
-      throw errors.login_failed.with({ cause: err }, 'the identity provider is unreachable')
-    })
-    const state = generateToken()
-    const nonce = generateToken()
-    const verifier = client.randomPKCECodeVerifier()
-    await ctx.db
-      .insertInto('oidc_states')
-      .values({
-        state_hash: hashToken(state),
-        nonce,
-        code_verifier: verifier,
-        return_to: safeReturnTo(req.query.return_to, ctx.config.publicOrigin),
-        expires_at: ctx.now() + STATE_TTL_MS,
+  app.get(
+    '/api/v1/auth/login',
+    { schema: { summary: 'Sign in: redirect to the identity provider', querystring: LoginQuery, tags: ['auth'] } },
+    async (req, reply) => {
+      const issuer = requireOidc()
+      const configuration = await issuer.configuration().catch((err) => {
+        throw errors.login_failed.with({ cause: err }, 'the identity provider is unreachable')
       })
-      .execute()
-    const url = client.buildAuthorizationUrl(configuration, {
-      redirect_uri: redirectUri,
-      scope: 'openid profile email',
-      state,
-      nonce,
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    })
-    reply.setCookie(STATE_COOKIE, state, { ...cookieBase, path: '/api/v1/auth', maxAge: STATE_TTL_MS / 1000 })
-    return reply.header('cache-control', 'no-store').redirect(url.toString(), 302)
-  })
+      const state = generateToken()
+      const nonce = generateToken()
+      const verifier = client.randomPKCECodeVerifier()
+      await ctx.db
+        .insertInto('oidc_states')
+        .values({
+          state_hash: hashToken(state),
+          nonce,
+          code_verifier: verifier,
+          return_to: safeReturnTo(req.query.return_to, ctx.config.publicOrigin),
+          expires_at: ctx.now() + STATE_TTL_MS,
+        })
+        .execute()
+      const url = client.buildAuthorizationUrl(configuration, {
+        redirect_uri: redirectUri,
+        scope: 'openid profile email',
+        state,
+        nonce,
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      })
+      reply.setCookie(STATE_COOKIE, state, { ...cookieBase, path: '/api/v1/auth', maxAge: STATE_TTL_MS / 1000 })
+      return reply.header('cache-control', 'no-store').redirect(url.toString(), 302)
+    },
+  )
 
   app.get(
     '/api/v1/auth/oidc/callback',
-    { schema: { querystring: CallbackQuery, tags: ['auth'] } },
+    {
+      schema: { summary: 'Finish OIDC sign-in and set the session cookie', querystring: CallbackQuery, tags: ['auth'] },
+    },
     async (req, reply) => {
       const issuer = requireOidc()
       const state = req.query.state
@@ -131,14 +137,18 @@ export function authRoutes(app: HttpApp, ctx: AppContext) {
     },
   )
 
-  app.post('/api/v1/auth/logout', { schema: { tags: ['auth'] } }, async (req, reply) => {
-    const token = req.cookies[SESSION_COOKIE]
-    if (token) await deleteSession(ctx.db, token)
-    reply.clearCookie(SESSION_COOKIE, { ...cookieBase, path: '/' })
-    return reply.code(204).send()
-  })
+  app.post(
+    '/api/v1/auth/logout',
+    { schema: { summary: 'Sign out (end the session)', tags: ['auth'] } },
+    async (req, reply) => {
+      const token = req.cookies[SESSION_COOKIE]
+      if (token) await deleteSession(ctx.db, token)
+      reply.clearCookie(SESSION_COOKIE, { ...cookieBase, path: '/' })
+      return reply.code(204).send()
+    },
+  )
 
-  app.get('/api/v1/me', { schema: { tags: ['auth'] } }, async (req) => {
+  app.get('/api/v1/me', { schema: { summary: "Show the caller's identity", tags: ['auth'] } }, async (req) => {
     const p = await ctx.auth.require(req)
     return {
       id: p.user.id,
