@@ -330,18 +330,20 @@ test('every HTTP app serves /docs over its OpenAPI document with the version fro
     assert.equal(doc.status, 0, `${base}/openapi.json: ${doc.stderr}`)
     const document = JSON.parse(doc.stdout) as {
       info: { version: string }
-      paths: Record<string, Record<string, { security?: unknown[] }>>
+      paths: Record<string, Record<string, { security?: unknown[]; summary?: string }>>
     }
     assert.equal(document.info.version, '0.1.0')
     if (base.endsWith(String(port(8480)))) assert.ok(document.paths['/hooks/{token}'], 'notify documents its hook')
-    // Every API operation says how it is authenticated ([] when public); dnsctl's API has no
-    // authentication (loopback and its Host guard).
-    if (base.endsWith(String(port(8053)))) continue
+    // Every API operation says what it does, and how it is authenticated ([] when public);
+    // dnsctl's API has no authentication (loopback and its Host guard).
     const api = Object.entries(document.paths).filter(([path]) => /^\/(api|v1)\//.test(path))
     assert.ok(api.length > 5, `${base} documents its API`)
+    const unauthenticated = base.endsWith(String(port(8053)))
     for (const [path, operations] of api) {
       for (const [method, operation] of Object.entries(operations)) {
-        assert.ok(Array.isArray(operation.security), `${base} ${method.toUpperCase()} ${path} names its security`)
+        const what = `${base} ${method.toUpperCase()} ${path}`
+        assert.ok(operation.summary?.trim(), `${what} has a summary`)
+        if (!unauthenticated) assert.ok(Array.isArray(operation.security), `${what} names its security`)
       }
     }
   }

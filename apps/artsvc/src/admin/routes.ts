@@ -21,13 +21,21 @@ const AuditQuery = Type.Object(
 )
 
 export function adminRoutes(app: HttpApp, ctx: AppContext) {
-  app.get('/api/v1/admin/artifacts', { schema: { tags: ['admin'] } }, async (req) =>
-    adminListArtifacts(ctx, await ctx.auth.requireAdmin(req)),
+  app.get(
+    '/api/v1/admin/artifacts',
+    { schema: { summary: 'List every active artifact with its owner and active shares (admin)', tags: ['admin'] } },
+    async (req) => adminListArtifacts(ctx, await ctx.auth.requireAdmin(req)),
   )
 
   app.delete(
     '/api/v1/admin/artifacts/:artifact',
-    { schema: { params: ArtifactParams, tags: ['admin'] } },
+    {
+      schema: {
+        summary: 'Delete an artifact (admin; soft delete, shares revoked)',
+        params: ArtifactParams,
+        tags: ['admin'],
+      },
+    },
     async (req, reply) => {
       await adminDeleteArtifact(ctx, await ctx.auth.requireAdmin(req), req.params.artifact)
       return reply.code(204).send()
@@ -36,15 +44,19 @@ export function adminRoutes(app: HttpApp, ctx: AppContext) {
 
   app.delete(
     '/api/v1/admin/shares/:share',
-    { schema: { params: ShareParams, tags: ['admin'] } },
+    { schema: { summary: 'Revoke any share link (admin)', params: ShareParams, tags: ['admin'] } },
     async (req, reply) => {
       await adminRevokeShare(ctx, await ctx.auth.requireAdmin(req), req.params.share)
       return reply.code(204).send()
     },
   )
 
-  app.get('/api/v1/admin/audit', { schema: { querystring: AuditQuery, tags: ['admin'] } }, async (req) => {
-    await ctx.auth.requireAdmin(req)
-    return { events: await listAudit(ctx.db, req.query.limit ?? 100) }
-  })
+  app.get(
+    '/api/v1/admin/audit',
+    { schema: { summary: 'List the newest audit records (admin)', querystring: AuditQuery, tags: ['admin'] } },
+    async (req) => {
+      await ctx.auth.requireAdmin(req)
+      return { events: await listAudit(ctx.db, req.query.limit ?? 100) }
+    },
+  )
 }

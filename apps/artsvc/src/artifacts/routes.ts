@@ -45,41 +45,65 @@ const GrantBody = Type.Object(
 )
 
 export function artifactRoutes(app: HttpApp, ctx: AppContext) {
-  app.get('/api/v1/artifacts', { schema: { tags: ['artifacts'] } }, async (req) =>
-    listArtifacts(ctx, await ctx.auth.require(req)),
+  app.get(
+    '/api/v1/artifacts',
+    { schema: { summary: 'List the artifacts the caller can read', tags: ['artifacts'] } },
+    async (req) => listArtifacts(ctx, await ctx.auth.require(req)),
   )
 
-  app.get('/api/v1/artifacts/:artifact', { schema: { params: ArtifactParams, tags: ['artifacts'] } }, async (req) =>
-    getArtifact(ctx, await ctx.auth.require(req), req.params.artifact),
+  app.get(
+    '/api/v1/artifacts/:artifact',
+    { schema: { summary: 'Get an artifact with its versions', params: ArtifactParams, tags: ['artifacts'] } },
+    async (req) => getArtifact(ctx, await ctx.auth.require(req), req.params.artifact),
   )
 
   app.get(
     '/api/v1/artifacts/:artifact/versions/:number',
-    { schema: { params: VersionParams, tags: ['artifacts'] } },
+    { schema: { summary: 'Get a version with its file manifest', params: VersionParams, tags: ['artifacts'] } },
     async (req) => getVersionManifest(ctx, await ctx.auth.require(req), req.params.artifact, req.params.number),
   )
 
   app.put(
     '/api/v1/artifacts/:artifact/visibility',
-    { schema: { params: ArtifactParams, body: Visibility, tags: ['artifacts'] } },
+    {
+      schema: {
+        summary: "Set an artifact's visibility (owner)",
+        params: ArtifactParams,
+        body: Visibility,
+        tags: ['artifacts'],
+      },
+    },
     async (req) => changeVisibility(ctx, await ctx.auth.require(req), req.params.artifact, req.body.visibility),
   )
 
   app.get(
     '/api/v1/artifacts/:artifact/grants',
-    { schema: { params: ArtifactParams, tags: ['artifacts'] } },
+    {
+      schema: {
+        summary: "List an artifact's viewer and editor grants (owner)",
+        params: ArtifactParams,
+        tags: ['artifacts'],
+      },
+    },
     async (req) => grantsOf(ctx, await ctx.auth.require(req), req.params.artifact),
   )
 
   app.put(
     '/api/v1/artifacts/:artifact/grants',
-    { schema: { params: ArtifactParams, body: GrantBody, tags: ['artifacts'] } },
+    {
+      schema: {
+        summary: 'Grant a user viewer or editor access (owner)',
+        params: ArtifactParams,
+        body: GrantBody,
+        tags: ['artifacts'],
+      },
+    },
     async (req) => grantAccess(ctx, await ctx.auth.require(req), req.params.artifact, req.body.subject, req.body.role),
   )
 
   app.delete(
     '/api/v1/artifacts/:artifact/grants/:user',
-    { schema: { params: GrantParams, tags: ['artifacts'] } },
+    { schema: { summary: "Remove a user's grant (owner)", params: GrantParams, tags: ['artifacts'] } },
     async (req, reply) => {
       await removeGrant(ctx, await ctx.auth.require(req), req.params.artifact, req.params.user)
       return reply.code(204).send()

@@ -37,7 +37,10 @@ export function authRoutes(app: HttpApp, ctx: AppContext) {
     return ctx.issuer
   }
 
-  app.get('/api/v1/auth/login', { schema: { querystring: LoginQuery, tags: ['auth'] } }, async (req, reply) => {
+  app.get(
+    '/api/v1/auth/login',
+    { schema: { summary: 'Sign in: redirect to the identity provider', querystring: LoginQuery, tags: ['auth'] } },
+    async (req, reply) => {
     const issuer = requireOidc()
     const configuration = await issuer.configuration().catch((err) => {
       throw errors.login_failed.with({ cause: err }, 'the identity provider is unreachable')
@@ -62,11 +65,14 @@ export function authRoutes(app: HttpApp, ctx: AppContext) {
     })
     reply.setCookie(STATE_COOKIE, state, { ...cookieBase, path: '/api/v1/auth', maxAge: STATE_TTL_MS / 1000 })
     return reply.header('cache-control', 'no-store').redirect(url.toString(), 302)
-  })
+    },
+  )
 
   app.get(
     '/api/v1/auth/oidc/callback',
-    { schema: { querystring: CallbackQuery, tags: ['auth'] } },
+    {
+      schema: { summary: 'Finish OIDC sign-in and set the session cookie', querystring: CallbackQuery, tags: ['auth'] },
+    },
     async (req, reply) => {
       const issuer = requireOidc()
       const state = req.query.state
@@ -122,14 +128,18 @@ export function authRoutes(app: HttpApp, ctx: AppContext) {
     },
   )
 
-  app.post('/api/v1/auth/logout', { schema: { tags: ['auth'] } }, async (req, reply) => {
+  app.post(
+    '/api/v1/auth/logout',
+    { schema: { summary: 'Sign out (end the session)', tags: ['auth'] } },
+    async (req, reply) => {
     const token = req.cookies[SESSION_COOKIE]
     if (token) await deleteSession(ctx.db, token)
     reply.clearCookie(SESSION_COOKIE, { ...cookieBase, path: '/' })
     return reply.code(204).send()
-  })
+    },
+  )
 
-  app.get('/api/v1/me', { schema: { tags: ['auth'] } }, async (req) => {
+  app.get('/api/v1/me', { schema: { summary: "Show the caller's identity", tags: ['auth'] } }, async (req) => {
     const p = await ctx.auth.require(req)
     return {
       id: p.user.id,

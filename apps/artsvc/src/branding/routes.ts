@@ -39,19 +39,28 @@ const ThemeParams = Type.Object({ theme: Type.String({ pattern: THEME_NAME }) })
 const ImageParams = Type.Object({ sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }) })
 
 export function brandingRoutes(app: HttpApp, ctx: AppContext) {
-  app.get('/api/v1/branding', { schema: { tags: ['branding'] } }, async (req) => {
-    await ctx.auth.require(req)
-    return activeBranding(ctx)
-  })
+  app.get(
+    '/api/v1/branding',
+    { schema: { summary: 'Get the active branding theme', tags: ['branding'] } },
+    async (req) => {
+      await ctx.auth.require(req)
+      return activeBranding(ctx)
+    },
+  )
 
-  app.get('/api/v1/admin/branding', { schema: { tags: ['admin'] } }, async (req) =>
-    adminBranding(ctx, await ctx.auth.requireAdmin(req)),
+  app.get(
+    '/api/v1/admin/branding',
+    { schema: { summary: 'List saved branding themes, the active one and the limits (admin)', tags: ['admin'] } },
+    async (req) => adminBranding(ctx, await ctx.auth.requireAdmin(req)),
   )
 
   // Two images of 512 KiB in base64 plus the rest.
   app.put(
     '/api/v1/admin/branding',
-    { schema: { body: PutBody, tags: ['admin'] }, bodyLimit: 2 * 1024 * 1024 },
+    {
+      schema: { summary: 'Save a branding theme and/or activate one (admin)', body: PutBody, tags: ['admin'] },
+      bodyLimit: 2 * 1024 * 1024,
+    },
     async (req) => {
       const admin = await ctx.auth.requireAdmin(req)
       const { theme, activate: name } = req.body
@@ -66,21 +75,25 @@ export function brandingRoutes(app: HttpApp, ctx: AppContext) {
 
   app.delete(
     '/api/v1/admin/branding/themes/:theme',
-    { schema: { params: ThemeParams, tags: ['admin'] } },
+    { schema: { summary: 'Delete an inactive branding theme (admin)', params: ThemeParams, tags: ['admin'] } },
     async (req, reply) => {
       await removeTheme(ctx, await ctx.auth.requireAdmin(req), req.params.theme)
       return reply.code(204).send()
     },
   )
 
-  app.get('/branding/images/:sha256', { schema: { params: ImageParams, tags: ['branding'] } }, async (req, reply) => {
-    const image = await getImage(ctx.db, req.params.sha256)
-    if (!image) throw errors.image_not_found()
-    return reply
-      .header('content-type', image.content_type)
-      .header('x-content-type-options', 'nosniff')
-      .header('content-security-policy', "default-src 'none'; sandbox")
-      .header('cache-control', 'public, max-age=31536000, immutable')
-      .send(Buffer.from(image.data_base64, 'base64'))
-  })
+  app.get(
+    '/branding/images/:sha256',
+    { schema: { summary: 'Get a branding theme image', params: ImageParams, tags: ['branding'] } },
+    async (req, reply) => {
+      const image = await getImage(ctx.db, req.params.sha256)
+      if (!image) throw errors.image_not_found()
+      return reply
+        .header('content-type', image.content_type)
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'none'; sandbox")
+        .header('cache-control', 'public, max-age=31536000, immutable')
+        .send(Buffer.from(image.data_base64, 'base64'))
+    },
+  )
 }

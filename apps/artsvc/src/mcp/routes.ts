@@ -53,10 +53,14 @@ export function mcpRoutes(app: HttpApp, ctx: AppContext, bearer: AppContext['bea
     ? mcpGate(bearer, ctx.config.oauthScope, metadataUrl, protectedResourceMetadata(ctx).resource)
     : undefined
 
-  app.get(METADATA_PATH, { schema: { tags: ['mcp'] } }, async (_req, reply) => {
-    if (!gate) throw errors.mcp_unavailable()
-    return reply.header('access-control-allow-origin', '*').send(protectedResourceMetadata(ctx))
-  })
+  app.get(
+    METADATA_PATH,
+    { schema: { summary: "Get the MCP endpoint's OAuth protected-resource metadata (RFC 9728)", tags: ['mcp'] } },
+    async (_req, reply) => {
+      if (!gate) throw errors.mcp_unavailable()
+      return reply.header('access-control-allow-origin', '*').send(protectedResourceMetadata(ctx))
+    },
+  )
 
   // The SDK reads the body itself (bounded): no parser may consume it.
   void app.register(async (raw) => {
@@ -65,7 +69,7 @@ export function mcpRoutes(app: HttpApp, ctx: AppContext, bearer: AppContext['bea
     raw.route({
       method: ['GET', 'POST', 'DELETE'],
       url: '/mcp',
-      schema: { tags: ['mcp'] },
+      schema: { summary: 'MCP endpoint (Streamable HTTP, bearer token)', tags: ['mcp'] },
       bodyLimit: Number.MAX_SAFE_INTEGER,
       handler: async (req, reply) => {
         if (!gate || !ctx.config.oauthAudience) throw errors.mcp_unavailable()

@@ -29,20 +29,28 @@ const CreateShare = Type.Object(
 export function shareRoutes(app: HttpApp, ctx: AppContext) {
   app.post(
     '/api/v1/artifacts/:artifact/shares',
-    { schema: { params: ArtifactParams, body: CreateShare, tags: ['shares'] } },
+    { schema: { summary: 'Create a share link (owner)', params: ArtifactParams, body: CreateShare, tags: ['shares'] } },
     async (req, reply) => {
       const principal = await ctx.auth.require(req)
       return reply.code(201).send(await createShare(ctx, principal, req.params.artifact, req.body))
     },
   )
 
-  app.get('/api/v1/artifacts/:artifact/shares', { schema: { params: ArtifactParams, tags: ['shares'] } }, async (req) =>
-    listSharesOf(ctx, await ctx.auth.require(req), req.params.artifact),
+  app.get(
+    '/api/v1/artifacts/:artifact/shares',
+    {
+      schema: {
+        summary: "List an artifact's share links with their status (owner)",
+        params: ArtifactParams,
+        tags: ['shares'],
+      },
+    },
+    async (req) => listSharesOf(ctx, await ctx.auth.require(req), req.params.artifact),
   )
 
   app.delete(
     '/api/v1/artifacts/:artifact/shares/:share',
-    { schema: { params: ShareParams, tags: ['shares'] } },
+    { schema: { summary: 'Revoke a share link (owner)', params: ShareParams, tags: ['shares'] } },
     async (req, reply) => {
       const principal = await ctx.auth.require(req)
       await revokeOwnShare(ctx, principal, req.params.artifact, req.params.share)

@@ -36,16 +36,24 @@ export function uploadTokenOf(req: FastifyRequest): string | undefined {
 }
 
 export function uploadRoutes(app: HttpApp, ctx: AppContext) {
-  app.post('/api/v1/artifacts/uploads', { schema: { body: CreateUpload, tags: ['uploads'] } }, async (req, reply) => {
-    const principal = await ctx.auth.require(req)
-    return reply.code(201).send(await createUpload(ctx, principal, req.body))
-  })
+  app.post(
+    '/api/v1/artifacts/uploads',
+    { schema: { summary: 'Create an upload session', body: CreateUpload, tags: ['uploads'] } },
+    async (req, reply) => {
+      const principal = await ctx.auth.require(req)
+      return reply.code(201).send(await createUpload(ctx, principal, req.body))
+    },
+  )
 
-  app.post('/api/v1/uploads/:id/commit', { schema: { params: IdParams, tags: ['uploads'] } }, async (req, reply) => {
-    const principal = await ctx.auth.require(req)
-    const upload = await authorizeUpload(ctx, req.params.id, uploadTokenOf(req))
-    return reply.code(201).send(await commitUpload(ctx, principal, upload))
-  })
+  app.post(
+    '/api/v1/uploads/:id/commit',
+    { schema: { summary: 'Publish an uploaded ZIP as a new version', params: IdParams, tags: ['uploads'] } },
+    async (req, reply) => {
+      const principal = await ctx.auth.require(req)
+      const upload = await authorizeUpload(ctx, req.params.id, uploadTokenOf(req))
+      return reply.code(201).send(await commitUpload(ctx, principal, upload))
+    },
+  )
 
   // The raw body is streamed to disk: no parser may buffer it.
   void app.register(async (raw) => {
@@ -53,7 +61,10 @@ export function uploadRoutes(app: HttpApp, ctx: AppContext) {
     raw.addContentTypeParser('*', (_req, payload, done) => done(null, payload))
     raw.put(
       '/upload/:id',
-      { schema: { params: IdParams, tags: ['uploads'] }, bodyLimit: Number.MAX_SAFE_INTEGER },
+      {
+        schema: { summary: 'Upload the ZIP bytes of an upload session', params: IdParams, tags: ['uploads'] },
+        bodyLimit: Number.MAX_SAFE_INTEGER,
+      },
       async (req, reply) => {
         const upload = await authorizeUpload(ctx, (req.params as { id: string }).id, uploadTokenOf(req))
         const length = req.headers['content-length']

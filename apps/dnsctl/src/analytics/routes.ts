@@ -13,8 +13,18 @@ const Query = Type.Object(
 )
 
 export function analyticsRoutes(app: HttpApp, service: AnalyticsService) {
-  app.get('/v1/query-analytics', { schema: { querystring: Query } }, async (req) => {
-    const q = req.query as { range: AnalyticsRange; limit?: number; recent?: number }
-    return service.snapshot(q.range, q.limit ?? 10, q.recent ?? 0)
-  })
+  app.get(
+    '/v1/query-analytics',
+    {
+      schema: {
+        summary: 'Get query analytics for a range (top names, recent queries)',
+        tags: ['metrics'],
+        querystring: Query,
+      },
+    },
+    async (req) => {
+      const q = req.query as { range: AnalyticsRange; limit?: number; recent?: number }
+      return service.snapshot(q.range, q.limit ?? 10, q.recent ?? 0)
+    },
+  )
 }

@@ -103,19 +103,23 @@ export function consoleRoutes(app: HttpApp, config: Config): Console {
     return { signed_out: true }
   })
 
-  app.post(LINKS_PATH, { schema: { body: LinkBody } }, async (req, reply) => {
-    const base = config.console.publicUrl?.replace(/\/+$/, '') ?? listener.base
-    if (!base) throw errors.console_disabled()
-    const name = (req.body as { name?: string } | null)?.name ?? 'operator'
-    const link = sessions.mintLink(name)
-    reply.code(201).header('cache-control', 'no-store')
-    // The code rides in the fragment: browsers never send it, so it reaches no log or proxy.
-    return {
-      url: `${base}${CONSOLE_PREFIX}/#code=${link.code}`,
-      name,
-      expires_at: new Date(link.expiresAt).toISOString(),
-    }
-  })
+  app.post(
+    LINKS_PATH,
+    { schema: { summary: 'Mint a one-time sign-in link for the web console', tags: ['console'], body: LinkBody } },
+    async (req, reply) => {
+      const base = config.console.publicUrl?.replace(/\/+$/, '') ?? listener.base
+      if (!base) throw errors.console_disabled()
+      const name = (req.body as { name?: string } | null)?.name ?? 'operator'
+      const link = sessions.mintLink(name)
+      reply.code(201).header('cache-control', 'no-store')
+      // The code rides in the fragment: browsers never send it, so it reaches no log or proxy.
+      return {
+        url: `${base}${CONSOLE_PREFIX}/#code=${link.code}`,
+        name,
+        expires_at: new Date(link.expiresAt).toISOString(),
+      }
+    },
+  )
 
   return { listener, sessions }
 }

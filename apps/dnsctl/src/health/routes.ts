@@ -7,7 +7,16 @@ function seconds(time: string | null | undefined): number | undefined {
 }
 
 export function healthRoutes(app: HttpApp, service: HealthService) {
-  app.get('/v1/status/refresh', async () => service.status())
+  app.get(
+    '/v1/status/refresh',
+    {
+      schema: {
+        summary: 'Show refresh health (zone transfers, blocklists, RRSIG expiry, differential check)',
+        tags: ['status'],
+      },
+    },
+    async () => service.status(),
+  )
 
   // Gauges computed at scrape time from the same result files.
   const registers = [app.metrics.registry]

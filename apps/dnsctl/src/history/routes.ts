@@ -9,7 +9,9 @@ const Query = Type.Object(
 )
 
 export function historyRoutes(app: HttpApp, service: HistoryService) {
-  app.get('/v1/metrics/history', { schema: { querystring: Query } }, async (req) =>
-    service.history((req.query as { range: Range }).range),
+  app.get(
+    '/v1/metrics/history',
+    { schema: { summary: 'Get DNS metrics history for a range', tags: ['metrics'], querystring: Query } },
+    async (req) => service.history((req.query as { range: Range }).range),
   )
 }

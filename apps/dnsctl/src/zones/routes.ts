@@ -154,37 +154,55 @@ export function zoneRoutes(app: HttpApp, service: ZoneService) {
     startedAt: performance.now(),
   })
 
-  app.get('/v1/zones', async () => ({ zones: service.list().map(summary) }))
+  app.get('/v1/zones', { schema: { summary: 'List zones', tags: ['zones'] } }, async () => ({
+    zones: service.list().map(summary),
+  }))
 
-  app.get('/v1/zones/:zone', { schema: { params: ZoneParams } }, async (req, reply) => {
-    const state = service.get(zoneNameFromPath((req.params as { zone: string }).zone))
-    etag(reply, state)
-    if (notModified(req.headers['if-none-match'], state.revision)) return reply.code(304).send()
-    return { ...summary(state), zone_text: state.text }
-  })
+  app.get(
+    '/v1/zones/:zone',
+    { schema: { summary: 'Get a zone with its zone text', tags: ['zones'], params: ZoneParams } },
+    async (req, reply) => {
+      const state = service.get(zoneNameFromPath((req.params as { zone: string }).zone))
+      etag(reply, state)
+      if (notModified(req.headers['if-none-match'], state.revision)) return reply.code(304).send()
+      return { ...summary(state), zone_text: state.text }
+    },
+  )
 
-  app.get('/v1/zones/:zone/rrsets', { schema: { params: ZoneParams } }, async (req, reply) => {
-    const state = service.get(zoneNameFromPath((req.params as { zone: string }).zone))
-    etag(reply, state)
-    if (notModified(req.headers['if-none-match'], state.revision)) return reply.code(304).send()
-    return {
-      zone: publicName(state.name),
-      role: state.role,
-      revision: state.revision,
-      serial: state.serial,
-      rrsets: rrsets(state.zone).map((s) => ({
-        name: relativeName(s.name, state.name),
-        type: s.type,
-        ttl: s.ttl,
-        records: s.rdata,
-      })),
-    }
-  })
+  app.get(
+    '/v1/zones/:zone/rrsets',
+    { schema: { summary: "List a zone's RRsets", tags: ['zones'], params: ZoneParams } },
+    async (req, reply) => {
+      const state = service.get(zoneNameFromPath((req.params as { zone: string }).zone))
+      etag(reply, state)
+      if (notModified(req.headers['if-none-match'], state.revision)) return reply.code(304).send()
+      return {
+        zone: publicName(state.name),
+        role: state.role,
+        revision: state.revision,
+        serial: state.serial,
+        rrsets: rrsets(state.zone).map((s) => ({
+          name: relativeName(s.name, state.name),
+          type: s.type,
+          ttl: s.ttl,
+          records: s.rdata,
+        })),
+      }
+    },
+  )
 
   acceptZoneText(app)
   app.put(
     '/v1/zones/:zone',
-    { schema: { params: ZoneParams, body: PutZoneBody }, preValidation: zoneTextBody },
+    {
+      schema: {
+        summary: 'Create or replace a zone from zone text (dry run returns the diff)',
+        tags: ['zones'],
+        params: ZoneParams,
+        body: PutZoneBody,
+      },
+      preValidation: zoneTextBody,
+    },
     async (req, reply) => {
       const name = zoneNameFromPath((req.params as { zone: string }).zone)
       const body = req.body as {
@@ -208,73 +226,114 @@ export function zoneRoutes(app: HttpApp, service: ZoneService) {
     },
   )
 
-  app.delete('/v1/zones/:zone', { schema: { params: ZoneParams, body: DeleteZoneBody } }, async (req) => {
-    const name = zoneNameFromPath((req.params as { zone: string }).zone)
-    const body = (req.body ?? {}) as { expected_revision?: string }
-    const expected = expectedRevision(ifMatch(req), body.expected_revision)
-    const { warnings } = await service.remove(name, expected, meta(req))
-    return { name: publicName(name), deleted: true, warnings }
-  })
+  app.delete(
+    '/v1/zones/:zone',
+    { schema: { summary: 'Delete a zone', tags: ['zones'], params: ZoneParams, body: DeleteZoneBody } },
+    async (req) => {
+      const name = zoneNameFromPath((req.params as { zone: string }).zone)
+      const body = (req.body ?? {}) as { expected_revision?: string }
+      const expected = expectedRevision(ifMatch(req), body.expected_revision)
+      const { warnings } = await service.remove(name, expected, meta(req))
+      return { name: publicName(name), deleted: true, warnings }
+    },
+  )
 
-  app.post('/v1/zones/:zone/changes', { schema: { params: ZoneParams, body: ChangesBody } }, async (req, reply) => {
-    const name = zoneNameFromPath((req.params as { zone: string }).zone)
-    const body = req.body as {
-      dry_run?: boolean
-      expected_revision?: string
-      changes: Parameters<ZoneService['change']>[1]['changes']
-    }
-    const expected = expectedRevision(ifMatch(req), body.expected_revision)
-    const m = meta(req)
-    const result = await service.change(name, { changes: body.changes, dry_run: body.dry_run ?? false }, expected, m)
-    reply.header('etag', `"${result.revision}"`)
-    return {
-      zone: publicName(name),
-      dry_run: result.dryRun,
-      revision: result.revision,
-      previous_revision: result.before.revision,
-      serial: result.serial,
-      applied: body.changes.length,
-      records: result.records,
-      ...(result.diff ? { diff: result.diff } : {}),
-    }
-  })
+  app.post(
+    '/v1/zones/:zone/changes',
+    {
+      schema: {
+        summary: 'Set or delete RRsets in a zone (dry run returns the diff)',
+        tags: ['zones'],
+        params: ZoneParams,
+        body: ChangesBody,
+      },
+    },
+    async (req, reply) => {
+      const name = zoneNameFromPath((req.params as { zone: string }).zone)
+      const body = req.body as {
+        dry_run?: boolean
+        expected_revision?: string
+        changes: Parameters<ZoneService['change']>[1]['changes']
+      }
+      const expected = expectedRevision(ifMatch(req), body.expected_revision)
+      const m = meta(req)
+      const result = await service.change(name, { changes: body.changes, dry_run: body.dry_run ?? false }, expected, m)
+      reply.header('etag', `"${result.revision}"`)
+      return {
+        zone: publicName(name),
+        dry_run: result.dryRun,
+        revision: result.revision,
+        previous_revision: result.before.revision,
+        serial: result.serial,
+        applied: body.changes.length,
+        records: result.records,
+        ...(result.diff ? { diff: result.diff } : {}),
+      }
+    },
+  )
 
-  app.get('/v1/zones/:zone/history', { schema: { params: ZoneParams, querystring: PageQuery } }, async (req) => {
-    const name = zoneNameFromPath((req.params as { zone: string }).zone)
-    const page = pageOf(req.query as PageQueryType)
-    const rows = await service.history(name, page)
-    return {
-      zone: publicName(name),
-      history: rows.map(historyItem),
-      next_before: nextBefore(rows, page),
-    }
-  })
+  app.get(
+    '/v1/zones/:zone/history',
+    {
+      schema: {
+        summary: "List a zone's revisions, newest first",
+        tags: ['zones'],
+        params: ZoneParams,
+        querystring: PageQuery,
+      },
+    },
+    async (req) => {
+      const name = zoneNameFromPath((req.params as { zone: string }).zone)
+      const page = pageOf(req.query as PageQueryType)
+      const rows = await service.history(name, page)
+      return {
+        zone: publicName(name),
+        history: rows.map(historyItem),
+        next_before: nextBefore(rows, page),
+      }
+    },
+  )
 
-  app.get('/v1/zones/:zone/history/:revision', { schema: { params: HistoryParams } }, async (req) => {
-    const params = req.params as { zone: string; revision: string }
-    const name = zoneNameFromPath(params.zone)
-    const r = await service.historyEntry(name, params.revision)
-    return { zone: publicName(name), ...historyItem(r), zone_text: r.zone_text }
-  })
+  app.get(
+    '/v1/zones/:zone/history/:revision',
+    { schema: { summary: 'Get a zone revision with its zone text', tags: ['zones'], params: HistoryParams } },
+    async (req) => {
+      const params = req.params as { zone: string; revision: string }
+      const name = zoneNameFromPath(params.zone)
+      const r = await service.historyEntry(name, params.revision)
+      return { zone: publicName(name), ...historyItem(r), zone_text: r.zone_text }
+    },
+  )
 
-  app.get('/v1/zones/:zone/audit', { schema: { params: ZoneParams, querystring: PageQuery } }, async (req) => {
-    const name = zoneNameFromPath((req.params as { zone: string }).zone)
-    const page = pageOf(req.query as PageQueryType)
-    const rows = await service.audit(name, page)
-    return {
-      zone: publicName(name),
-      events: rows.map((r) => ({
-        id: r.id,
-        at: r.at,
-        action: r.action,
-        actor: r.actor,
-        request_id: r.request_id,
-        before_revision: r.before_revision,
-        after_revision: r.after_revision,
-        outcome: r.outcome,
-        detail: JSON.parse(r.detail) as unknown,
-      })),
-      next_before: nextBefore(rows, page),
-    }
-  })
+  app.get(
+    '/v1/zones/:zone/audit',
+    {
+      schema: {
+        summary: "List a zone's audit events, newest first",
+        tags: ['zones'],
+        params: ZoneParams,
+        querystring: PageQuery,
+      },
+    },
+    async (req) => {
+      const name = zoneNameFromPath((req.params as { zone: string }).zone)
+      const page = pageOf(req.query as PageQueryType)
+      const rows = await service.audit(name, page)
+      return {
+        zone: publicName(name),
+        events: rows.map((r) => ({
+          id: r.id,
+          at: r.at,
+          action: r.action,
+          actor: r.actor,
+          request_id: r.request_id,
+          before_revision: r.before_revision,
+          after_revision: r.after_revision,
+          outcome: r.outcome,
+          detail: JSON.parse(r.detail) as unknown,
+        })),
+        next_before: nextBefore(rows, page),
+      }
+    },
+  )
 }

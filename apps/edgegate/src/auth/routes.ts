@@ -13,6 +13,7 @@ export function sessionRoutes(app: HttpApp, ctx: AppContext) {
     '/api/session',
     {
       schema: {
+        summary: 'Sign in to the dashboard with an administrator token (sets a session cookie)',
         body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
       },
     },
@@ -34,12 +35,20 @@ export function sessionRoutes(app: HttpApp, ctx: AppContext) {
     },
   )
 
-  app.get('/api/session', { onRequest: ctx.guards.requireAdmin }, async (req) => ({ admin: adminOf(req) }))
+  app.get(
+    '/api/session',
+    { onRequest: ctx.guards.requireAdmin, schema: { summary: 'Show the signed-in administrator' } },
+    async (req) => ({ admin: adminOf(req) }),
+  )
 
-  app.delete('/api/session', { onRequest: ctx.guards.requireAdmin }, async (req, reply) => {
-    const cookie = cookieFrom(req.headers.cookie, SESSION_COOKIE)
-    if (cookie) await deleteSession(ctx.db, hashToken(cookie))
-    reply.header('set-cookie', `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Strict`)
-    return reply.code(204).send()
-  })
+  app.delete(
+    '/api/session',
+    { onRequest: ctx.guards.requireAdmin, schema: { summary: 'Sign out (end the dashboard session)' } },
+    async (req, reply) => {
+      const cookie = cookieFrom(req.headers.cookie, SESSION_COOKIE)
+      if (cookie) await deleteSession(ctx.db, hashToken(cookie))
+      reply.header('set-cookie', `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Strict`)
+      return reply.code(204).send()
+    },
+  )
 }

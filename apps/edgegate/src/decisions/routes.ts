@@ -26,6 +26,7 @@ export function decisionRoutes(app: HttpApp, ctx: AppContext) {
     {
       onRequest: ctx.guards.requireAdmin,
       schema: {
+        summary: 'List decisions',
         querystring: Type.Object(
           {
             instance_id: Type.Optional(Type.String()),
@@ -53,7 +54,10 @@ export function decisionRoutes(app: HttpApp, ctx: AppContext) {
 
   app.get(
     '/api/decisions/:instance_id/:fingerprint',
-    { onRequest: ctx.guards.requireAdmin, schema: { params: Params, response: { 200: Decision } } },
+    {
+      onRequest: ctx.guards.requireAdmin,
+      schema: { summary: 'Get the decision on a fingerprint', params: Params, response: { 200: Decision } },
+    },
     async (req) => {
       const row = await getDecision(ctx.db, req.params.instance_id, req.params.fingerprint)
       if (!row) throw errors.decision_not_found()
@@ -63,7 +67,15 @@ export function decisionRoutes(app: HttpApp, ctx: AppContext) {
 
   app.put(
     '/api/decisions/:instance_id/:fingerprint',
-    { onRequest: ctx.guards.requireAdmin, schema: { params: Params, body: Change, response: { 200: Decision } } },
+    {
+      onRequest: ctx.guards.requireAdmin,
+      schema: {
+        summary: "Approve or block a fingerprint (set a decision's status or label)",
+        params: Params,
+        body: Change,
+        response: { 200: Decision },
+      },
+    },
     async (req) =>
       changeDecision(ctx.db, ctx.kind, {
         instanceId: req.params.instance_id,
@@ -76,7 +88,7 @@ export function decisionRoutes(app: HttpApp, ctx: AppContext) {
 
   app.delete(
     '/api/decisions/:instance_id/:fingerprint',
-    { onRequest: ctx.guards.requireAdmin, schema: { params: Params } },
+    { onRequest: ctx.guards.requireAdmin, schema: { summary: 'Remove a decision', params: Params } },
     async (req, reply) => {
       await removeDecision(ctx.db, ctx.kind, req.params.instance_id, req.params.fingerprint, `admin:${adminOf(req)}`)
       return reply.code(204).send()

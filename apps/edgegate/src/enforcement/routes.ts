@@ -26,13 +26,23 @@ export async function enforcementStatus(ctx: AppContext) {
 }
 
 export function enforcementRoutes(app: HttpApp, ctx: AppContext) {
-  app.get('/api/web-enforcement', { onRequest: ctx.guards.requireAdmin }, async () => enforcementStatus(ctx))
+  app.get(
+    '/api/web-enforcement',
+    {
+      onRequest: ctx.guards.requireAdmin,
+      schema: { summary: 'Show the web enforcement mode, kill switch and automated block count' },
+    },
+    async () => enforcementStatus(ctx),
+  )
 
   app.put(
     '/api/web-enforcement/kill-switch',
     {
       onRequest: ctx.guards.requireAdmin,
-      schema: { body: Type.Object({ engaged: Type.Boolean() }, { additionalProperties: false }) },
+      schema: {
+        summary: 'Engage or release the web enforcement kill switch',
+        body: Type.Object({ engaged: Type.Boolean() }, { additionalProperties: false }),
+      },
     },
     async (req) => {
       const { revoked } = await setKillSwitch(ctx.db, ctx.kind, req.body.engaged, `admin:${adminOf(req)}`)

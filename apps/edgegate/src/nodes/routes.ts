@@ -5,7 +5,11 @@ import { describeNode } from './service.ts'
 import { listNodes } from './store.ts'
 
 export function nodeRoutes(app: HttpApp, ctx: AppContext) {
-  app.get('/api/nodes', { onRequest: ctx.guards.requireAdmin }, async () => ({
-    nodes: (await listNodes(ctx.db)).map(describeNode),
-  }))
+  app.get(
+    '/api/nodes',
+    { onRequest: ctx.guards.requireAdmin, schema: { summary: 'List registered nodes' } },
+    async () => ({
+      nodes: (await listNodes(ctx.db)).map(describeNode),
+    }),
+  )
 }

@@ -24,6 +24,7 @@ export function observationRoutes(app: HttpApp, ctx: AppContext) {
       onRequest: ctx.guards.requireNode(['sshgate', 'tlsgate']),
       bodyLimit: 4 * 1024 * 1024,
       schema: {
+        summary: 'Merge a batch of fingerprint observations from a gate',
         querystring: InstanceQuery,
         body: ObservationBatch,
         response: { 200: ObservationBatchResult },
@@ -48,6 +49,7 @@ export function observationRoutes(app: HttpApp, ctx: AppContext) {
     {
       onRequest: ctx.guards.requireAdmin,
       schema: {
+        summary: 'List observed fingerprints with their decisions',
         querystring: Type.Object(
           {
             instance_id: Type.Optional(Type.String()),

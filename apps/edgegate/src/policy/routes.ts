@@ -15,6 +15,7 @@ export function policyRoutes(app: HttpApp, ctx: AppContext) {
     {
       onRequest: ctx.guards.requireNode(['sshgate', 'tlsgate']),
       schema: {
+        summary: 'Pull the decisions changed since a cursor (gate policy)',
         querystring: Type.Object(
           { instance_id: Type.String(), since: Type.Optional(Type.String()) },
           { additionalProperties: false },

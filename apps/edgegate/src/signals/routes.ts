@@ -23,6 +23,7 @@ export function signalRoutes(app: HttpApp, ctx: AppContext) {
     {
       onRequest: ctx.guards.requireNode(['websignal', 'log_watcher']),
       schema: {
+        summary: 'Record a batch of web signals from a websignal node',
         querystring: Type.Object({ instance_id: Type.String() }, { additionalProperties: false }),
         body: SignalBatch,
         response: { 200: SignalBatchResult },
@@ -69,6 +70,7 @@ export function signalRoutes(app: HttpApp, ctx: AppContext) {
     {
       onRequest: ctx.guards.requireAdmin,
       schema: {
+        summary: 'List the latest web signals',
         querystring: Type.Object(
           { limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }) },
           { additionalProperties: false },

@@ -13,6 +13,7 @@ export function smtpRoutes(app: HttpApp, ctx: AppContext) {
     {
       onRequest: ctx.guards.requireNode(['tlsgate']),
       schema: {
+        summary: 'Report an SMTP correlation from a TLS gate',
         querystring: Type.Object({ instance_id: Type.String() }, { additionalProperties: false }),
         body: SmtpReport,
         response: { 200: SmtpReportResult, 201: SmtpReportResult },
@@ -32,7 +33,11 @@ export function smtpRoutes(app: HttpApp, ctx: AppContext) {
     },
   )
 
-  app.get('/api/smtp-reports', { onRequest: ctx.guards.requireAdmin }, async () => ({
-    reports: await currentReports(ctx.db),
-  }))
+  app.get(
+    '/api/smtp-reports',
+    { onRequest: ctx.guards.requireAdmin, schema: { summary: 'List the current SMTP correlation reports' } },
+    async () => ({
+      reports: await currentReports(ctx.db),
+    }),
+  )
 }

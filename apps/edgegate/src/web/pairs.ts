@@ -18,11 +18,18 @@ const Params = Type.Object(
 )
 
 export function pairRoutes(app: HttpApp, ctx: AppContext) {
-  app.get('/api/web-pairs', { onRequest: ctx.guards.requireAdmin }, async () => ({ pairs: await listPairs(ctx.db) }))
+  app.get(
+    '/api/web-pairs',
+    { onRequest: ctx.guards.requireAdmin, schema: { summary: 'List websignal/TLS gate node pairings' } },
+    async () => ({ pairs: await listPairs(ctx.db) }),
+  )
 
   app.put(
     '/api/web-pairs/:websignal_id/:tlsgate_id',
-    { onRequest: ctx.guards.requireAdmin, schema: { params: Params } },
+    {
+      onRequest: ctx.guards.requireAdmin,
+      schema: { summary: 'Pair a websignal node with a TLS gate', params: Params },
+    },
     async (req, reply) => {
       await addPair(ctx.db, ctx.kind, req.params.websignal_id, req.params.tlsgate_id, `admin:${adminOf(req)}`)
       return reply.code(204).send()
@@ -31,7 +38,7 @@ export function pairRoutes(app: HttpApp, ctx: AppContext) {
 
   app.delete(
     '/api/web-pairs/:websignal_id/:tlsgate_id',
-    { onRequest: ctx.guards.requireAdmin, schema: { params: Params } },
+    { onRequest: ctx.guards.requireAdmin, schema: { summary: 'Remove a websignal/TLS gate pairing', params: Params } },
     async (req, reply) => {
       await removePair(ctx.db, ctx.kind, req.params.websignal_id, req.params.tlsgate_id, `admin:${adminOf(req)}`)
       return reply.code(204).send()

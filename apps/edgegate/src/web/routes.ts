@@ -61,6 +61,7 @@ export function webRoutes(app: HttpApp, ctx: AppContext) {
     {
       onRequest: ctx.guards.requireAdmin,
       schema: {
+        summary: 'Report web block candidates (simulation only)',
         querystring: Type.Object(
           {
             window: Type.Optional(Type.String({ maxLength: 64 })),

@@ -54,20 +54,35 @@ export function actionRoutes(app: HttpApp, ctx: Context, deps: InvokeDeps) {
 
   app.put(
     '/api/v1/action-targets/:name',
-    { onRequest: ctx.guard.admin, schema: { params: NameParams, body: SaveTarget } },
+    {
+      onRequest: ctx.guard.admin,
+      schema: {
+        summary: 'Register or replace an action target (administrator)',
+        tags: ['actions'],
+        params: NameParams,
+        body: SaveTarget,
+      },
+    },
     async (req, reply) => {
       const { target, created } = await saveTarget(db, deps.keys, readerOf(req), req.params.name, req.body)
       return reply.code(created ? 201 : 200).send({ target: targetResponse(target) })
     },
   )
 
-  app.get('/api/v1/action-targets', { onRequest: ctx.guard.admin }, async () => {
-    return { targets: (await listTargets(db)).map(targetResponse) }
-  })
+  app.get(
+    '/api/v1/action-targets',
+    { onRequest: ctx.guard.admin, schema: { summary: 'List action targets (administrator)', tags: ['actions'] } },
+    async () => {
+      return { targets: (await listTargets(db)).map(targetResponse) }
+    },
+  )
 
   app.delete(
     '/api/v1/action-targets/:name',
-    { onRequest: ctx.guard.admin, schema: { params: NameParams } },
+    {
+      onRequest: ctx.guard.admin,
+      schema: { summary: 'Revoke an action target (administrator)', tags: ['actions'], params: NameParams },
+    },
     async (req, reply) => {
       await deleteTarget(db, readerOf(req), req.params.name)
       return reply.code(204).send()
@@ -76,7 +91,10 @@ export function actionRoutes(app: HttpApp, ctx: Context, deps: InvokeDeps) {
 
   app.post(
     '/api/v1/notifications/:id/actions/:index',
-    { onRequest: ctx.guard.signedIn, schema: { params: ActionParams } },
+    {
+      onRequest: ctx.guard.signedIn,
+      schema: { summary: 'Invoke a card action (Idempotency-Key required)', tags: ['actions'], params: ActionParams },
+    },
     async (req) => {
       const reader = readerOf(req)
       const key = checkIdempotencyKey(req.headers['idempotency-key'])
@@ -136,7 +154,10 @@ export function actionRoutes(app: HttpApp, ctx: Context, deps: InvokeDeps) {
 
   app.get(
     '/api/v1/notifications/:id/actions',
-    { onRequest: ctx.guard.signedIn, schema: { params: IdParams } },
+    {
+      onRequest: ctx.guard.signedIn,
+      schema: { summary: "List a notification's action invocations", tags: ['actions'], params: IdParams },
+    },
     async (req) => {
       await visibleNotification(db, readerOf(req), req.params.id)
       const rows = await db

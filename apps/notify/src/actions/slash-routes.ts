@@ -44,23 +44,38 @@ export function slashRoutes(app: HttpApp, ctx: Context, deps: InvokeDeps) {
 
   app.post(
     '/api/v1/admin/import/slash-commands',
-    { onRequest: ctx.guard.admin, schema: { body: Import } },
+    {
+      onRequest: ctx.guard.admin,
+      schema: { summary: 'Import slash commands (administrator; dry run or commit)', tags: ['actions'], body: Import },
+    },
     async (req) => importSlashCommands(db, deps.keys, readerOf(req), req.body.dry_run, req.body.commands),
   )
 
-  app.get('/api/v1/slash-commands', { onRequest: ctx.guard.signedIn }, async () => {
-    const rows = await db
-      .selectFrom('action_targets')
-      .select(['slash_trigger', 'description'])
-      .where('kind', '=', 'slash')
-      .orderBy('slash_trigger')
-      .execute()
-    return { commands: rows.map((r) => ({ trigger: r.slash_trigger, description: r.description })) }
-  })
+  app.get(
+    '/api/v1/slash-commands',
+    { onRequest: ctx.guard.signedIn, schema: { summary: 'List the slash commands', tags: ['actions'] } },
+    async () => {
+      const rows = await db
+        .selectFrom('action_targets')
+        .select(['slash_trigger', 'description'])
+        .where('kind', '=', 'slash')
+        .orderBy('slash_trigger')
+        .execute()
+      return { commands: rows.map((r) => ({ trigger: r.slash_trigger, description: r.description })) }
+    },
+  )
 
   app.post(
     '/api/v1/channels/:id/commands',
-    { onRequest: ctx.guard.signedIn, schema: { params: Type.Object({ id: ChannelName }), body: Invoke } },
+    {
+      onRequest: ctx.guard.signedIn,
+      schema: {
+        summary: 'Run a slash command in a channel (Idempotency-Key required)',
+        tags: ['actions'],
+        params: Type.Object({ id: ChannelName }),
+        body: Invoke,
+      },
+    },
     async (req) => {
       const reader = readerOf(req)
       const key = checkIdempotencyKey(req.headers['idempotency-key'])

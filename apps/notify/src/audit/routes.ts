@@ -16,9 +16,16 @@ const Query = Type.Object(
 )
 
 export function auditRoutes(app: HttpApp, ctx: Context) {
-  app.get('/api/v1/admin/audit', { onRequest: ctx.guard.admin, schema: { querystring: Query } }, async (req) => {
-    const limit = req.query.limit ?? 50
-    const entries = await listAudit(ctx.database.db, limit, req.query.before)
-    return { entries, next_before: entries.length === limit ? entries[entries.length - 1]!.id : null }
-  })
+  app.get(
+    '/api/v1/admin/audit',
+    {
+      onRequest: ctx.guard.admin,
+      schema: { summary: 'Read the audit log, newest first (administrator)', tags: ['audit'], querystring: Query },
+    },
+    async (req) => {
+      const limit = req.query.limit ?? 50
+      const entries = await listAudit(ctx.database.db, limit, req.query.before)
+      return { entries, next_before: entries.length === limit ? entries[entries.length - 1]!.id : null }
+    },
+  )
 }

@@ -36,7 +36,17 @@ export async function authRoutes(app: HttpApp, ctx: Context) {
   const throttle = await loginThrottle(app, ctx.config)
 
   const limits = { onRequest: throttle.byAddress, preHandler: throttle.byAccount }
-  app.post('/api/v1/auth/login', { schema: { body: Login }, ...limits }, async (req, reply) => {
+  app.post(
+    '/api/v1/auth/login',
+    {
+      schema: {
+        summary: 'Sign in with a username and password (sets the session cookie)',
+        tags: ['auth'],
+        body: Login,
+      },
+      ...limits,
+    },
+    async (req, reply) => {
     if (!ctx.config.auth) throw errors.invalid_payload('reader authentication is off (development mode)')
     try {
       const user = await ctx.users.login(req.body.username, req.body.password)
@@ -48,9 +58,13 @@ export async function authRoutes(app: HttpApp, ctx: Context) {
       logins.inc({ result: 'failed' })
       throw err
     }
-  })
+    },
+  )
 
-  app.post('/api/v1/auth/logout', async (req, reply) => {
+  app.post(
+    '/api/v1/auth/logout',
+    { schema: { summary: 'Sign out (end the session)', tags: ['auth'] } },
+    async (req, reply) => {
     // A browser's cookie, or a desktop app's bearer session (desktop/).
     const presented = bearerToken(req.headers.authorization)
     const bearer = presented?.startsWith('nts_') && presented.length <= 204 ? presented.slice(4) : undefined
@@ -58,9 +72,10 @@ export async function authRoutes(app: HttpApp, ctx: Context) {
     if (token) await deleteSession(ctx.database.db, token)
     reply.header('set-cookie', clearedSessionCookie(secure))
     return reply.code(204).send()
-  })
+    },
+  )
 
-  app.get('/api/v1/auth/me', async (req) => {
+  app.get('/api/v1/auth/me', { schema: { summary: 'Show the signed-in reader', tags: ['auth'] } }, async (req) => {
     const reader = await ctx.guard.requireReader(req)
     const user = await findUserById(ctx.database.db, reader.id)
     if (!user) throw errors.session_required()

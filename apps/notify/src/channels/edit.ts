@@ -35,7 +35,12 @@ export function channelEditRoutes(app: HttpApp, ctx: Context) {
     '/api/v1/channels/:id',
     {
       onRequest: ctx.guard.signedIn,
-      schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }), body: EditChannel },
+      schema: {
+        summary: "Edit a channel's display name, description, accent colour or visibility",
+        tags: ['channels'],
+        params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+        body: EditChannel,
+      },
     },
     async (req) => {
       const reader = readerOf(req)

@@ -54,52 +54,84 @@ export function channelRoutes(app: HttpApp, ctx: Context) {
   const { guard } = ctx
   const { db, kind } = ctx.database
 
-  app.post('/api/v1/channels', { onRequest: guard.admin, schema: { body: CreateChannel } }, async (req, reply) => {
-    const b = req.body
-    const row: ChannelRow = {
-      name: b.name,
-      display_name: b.display_name ?? b.name,
-      description: b.description ?? '',
-      accent_color: (b.accent_color ?? '#4f6bed').toLowerCase(),
-      visibility: b.visibility ?? 'public',
-      created_at: new Date().toISOString(),
-    }
-    const hook = await db
-      .transaction()
-      .execute(async (tx) => {
-        await insertChannel(tx, row)
-        const hook = await issueWebhook(tx, row.name, true, 'channel')
-        await recordAudit(tx, readerOf(req), 'channel.create', row.name, { visibility: row.visibility })
-        await appendChange(tx, kind, {
-          kind: 'channel',
-          channel: row.name,
-          data: { change: 'created', channel: channelResponse(row) },
+  app.post(
+    '/api/v1/channels',
+    {
+      onRequest: guard.admin,
+      schema: {
+        summary: 'Create a channel (administrator; returns a publishing token once)',
+        tags: ['channels'],
+        body: CreateChannel,
+      },
+    },
+    async (req, reply) => {
+      const b = req.body
+      const row: ChannelRow = {
+        name: b.name,
+        display_name: b.display_name ?? b.name,
+        description: b.description ?? '',
+        accent_color: (b.accent_color ?? '#4f6bed').toLowerCase(),
+        visibility: b.visibility ?? 'public',
+        created_at: new Date().toISOString(),
+      }
+      const hook = await db
+        .transaction()
+        .execute(async (tx) => {
+          await insertChannel(tx, row)
+          const hook = await issueWebhook(tx, row.name, true, 'channel')
+          await recordAudit(tx, readerOf(req), 'channel.create', row.name, { visibility: row.visibility })
+          await appendChange(tx, kind, {
+            kind: 'channel',
+            channel: row.name,
+            data: { change: 'created', channel: channelResponse(row) },
+          })
+          return hook
         })
-        return hook
+        .catch((err) => {
+          if (isUniqueViolation(err)) throw errors.channel_exists(b.name)
+          throw err
+        })
+      return reply.code(201).send({
+        channel: channelResponse(row),
+        publishing: { webhook_id: hook.id, token: hook.token, path: hook.path },
       })
-      .catch((err) => {
-        if (isUniqueViolation(err)) throw errors.channel_exists(b.name)
-        throw err
-      })
-    return reply.code(201).send({
-      channel: channelResponse(row),
-      publishing: { webhook_id: hook.id, token: hook.token, path: hook.path },
-    })
-  })
+    },
+  )
 
-  app.get('/api/v1/channels', { onRequest: guard.signedIn }, async (req) => {
-    const rows = await listVisibleChannels(db, readerOf(req))
-    return { channels: rows.map((r) => channelResponse(r, r.role)) }
-  })
+  app.get(
+    '/api/v1/channels',
+    {
+      onRequest: guard.signedIn,
+      schema: { summary: 'List the channels the reader may see, with their role', tags: ['channels'] },
+    },
+    async (req) => {
+      const rows = await listVisibleChannels(db, readerOf(req))
+      return { channels: rows.map((r) => channelResponse(r, r.role)) }
+    },
+  )
 
-  app.get('/api/v1/channels/:id', { onRequest: guard.signedIn, schema: { params: ChannelParams } }, async (req) => {
-    const { channel, role } = await visibleChannel(db, readerOf(req), req.params.id)
-    return { channel: channelResponse(channel, role ?? null) }
-  })
+  app.get(
+    '/api/v1/channels/:id',
+    {
+      onRequest: guard.signedIn,
+      schema: { summary: 'Get a visible channel', tags: ['channels'], params: ChannelParams },
+    },
+    async (req) => {
+      const { channel, role } = await visibleChannel(db, readerOf(req), req.params.id)
+      return { channel: channelResponse(channel, role ?? null) }
+    },
+  )
 
   app.get(
     '/api/v1/channels/:id/members',
-    { onRequest: guard.signedIn, schema: { params: ChannelParams } },
+    {
+      onRequest: guard.signedIn,
+      schema: {
+        summary: "List a channel's members (administrator or channel admin)",
+        tags: ['channels'],
+        params: ChannelParams,
+      },
+    },
     async (req) => {
       const reader = readerOf(req)
       const { channel, role } = await visibleChannel(db, reader, req.params.id)
@@ -112,7 +144,12 @@ export function channelRoutes(app: HttpApp, ctx: Context) {
     '/api/v1/channels/:id/members/:username',
     {
       onRequest: guard.signedIn,
-      schema: { params: MemberParams, body: Type.Object({ role: Role }, { additionalProperties: false }) },
+      schema: {
+        summary: 'Add a channel member or change their role (administrator or channel admin)',
+        tags: ['channels'],
+        params: MemberParams,
+        body: Type.Object({ role: Role }, { additionalProperties: false }),
+      },
     },
     async (req, reply) => {
       const reader = readerOf(req)
@@ -138,7 +175,14 @@ export function channelRoutes(app: HttpApp, ctx: Context) {
 
   app.delete(
     '/api/v1/channels/:id/members/:username',
-    { onRequest: guard.signedIn, schema: { params: MemberParams } },
+    {
+      onRequest: guard.signedIn,
+      schema: {
+        summary: 'Remove a channel member (administrator or channel admin)',
+        tags: ['channels'],
+        params: MemberParams,
+      },
+    },
     async (req, reply) => {
       const reader = readerOf(req)
       const { channel, role } = await visibleChannel(db, reader, req.params.id)

@@ -63,7 +63,10 @@ export function desktopRoutes(app: HttpApp, ctx: Context) {
 
   app.post(
     '/api/v1/auth/desktop',
-    { onRequest: [requireAuth, limit(STARTS_PER_WINDOW)], schema: { body: Start } },
+    {
+      onRequest: [requireAuth, limit(STARTS_PER_WINDOW)],
+      schema: { summary: 'Start a desktop sign-in request', tags: ['auth'], body: Start },
+    },
     async (req, reply) => {
       const { row, deviceCode, userCode } = await startDesktopLogin(db, req.body.client_name, req.ip)
       return reply.code(201).send({
@@ -80,7 +83,10 @@ export function desktopRoutes(app: HttpApp, ctx: Context) {
 
   app.post(
     '/api/v1/auth/desktop/token',
-    { onRequest: [requireAuth, limit(POLLS_PER_WINDOW)], schema: { body: Poll } },
+    {
+      onRequest: [requireAuth, limit(POLLS_PER_WINDOW)],
+      schema: { summary: 'Poll a desktop sign-in for its session token', tags: ['auth'], body: Poll },
+    },
     async (req) => {
       let redeemed: Awaited<ReturnType<typeof redeem>>
       try {
@@ -95,13 +101,28 @@ export function desktopRoutes(app: HttpApp, ctx: Context) {
     },
   )
 
-  app.get('/api/v1/auth/desktop/:id', { onRequest: ctx.guard.signedIn, schema: { params: IdParams } }, async (req) => {
-    return { request: requestResponse(await pendingRequest(db, req.params.id)) }
-  })
+  app.get(
+    '/api/v1/auth/desktop/:id',
+    {
+      onRequest: ctx.guard.signedIn,
+      schema: { summary: 'Get a desktop sign-in request to approve', tags: ['auth'], params: IdParams },
+    },
+    async (req) => {
+      return { request: requestResponse(await pendingRequest(db, req.params.id)) }
+    },
+  )
 
   app.post(
     '/api/v1/auth/desktop/:id/approve',
-    { onRequest: ctx.guard.signedIn, schema: { params: IdParams, body: Approve } },
+    {
+      onRequest: ctx.guard.signedIn,
+      schema: {
+        summary: 'Approve a desktop sign-in with the code shown in the app',
+        tags: ['auth'],
+        params: IdParams,
+        body: Approve,
+      },
+    },
     async (req) => {
       const row = await approve(db, readerOf(req), req.params.id, req.body.user_code)
       return { request: requestResponse(row) }
@@ -110,7 +131,10 @@ export function desktopRoutes(app: HttpApp, ctx: Context) {
 
   app.post(
     '/api/v1/auth/desktop/:id/deny',
-    { onRequest: ctx.guard.signedIn, schema: { params: IdParams } },
+    {
+      onRequest: ctx.guard.signedIn,
+      schema: { summary: 'Deny a desktop sign-in request', tags: ['auth'], params: IdParams },
+    },
     async (req, reply) => {
       await deny(db, req.params.id)
       return reply.code(204).send()

@@ -70,42 +70,46 @@ export function inboxRoutes(app: HttpApp, ctx: Context) {
   const { db, kind } = ctx.database
   const stats = kind === 'sqlite' ? new TrigramStats(db) : undefined
   const signedIn = { onRequest: guard.signedIn }
-  const byId = { ...signedIn, schema: { params: IdParams } }
+  const byId = (summary: string) => ({ ...signedIn, schema: { params: IdParams, summary, tags: ['inbox'] } })
 
-  app.get('/api/v1/notifications', { ...signedIn, schema: { querystring: Query } }, async (req) => {
-    const reader = readerOf(req)
-    const query = req.query
-    if (query.channel !== undefined) await visibleChannel(db, reader, query.channel)
-    const limit = query.limit ?? DEFAULT_LIMIT
-    const before = query.before !== undefined ? decodeCursor(query.before) : undefined
-    // Read before the plan: every notification up to it is in the trigram index (SQLite).
-    const upTo = kind === 'sqlite' ? await indexedUpTo(db) : undefined
-    const search = await searchPlan(
-      kind,
-      stats,
-      searchTerms(query.q ?? ''),
-      query.channel,
-      query.severity !== undefined || query.state !== undefined,
-    )
-    if (search === undefined) return { notifications: [], next_cursor: null }
-    const rows = await queryInbox(db, {
-      readerId: reader.id,
-      channels: await readableChannelNames(db, reader),
-      ...(query.channel !== undefined ? { channel: query.channel } : {}),
-      ...(query.state !== undefined ? { state: query.state as never } : {}),
-      ...(query.severity !== undefined ? { severity: query.severity as never } : {}),
-      ...(before !== undefined ? { before } : {}),
-      unread: query.unread === true,
-      search,
-      ...(upTo !== undefined ? { indexedUpTo: upTo } : {}),
-      limit,
-    })
-    const page = rows.slice(0, limit)
-    return {
-      notifications: page.map((r) => notificationResponse(r, Number(r.is_read) === 1)),
-      next_cursor: rows.length > limit ? encodeCursor(Number(page.at(-1)!.id)) : null,
-    }
-  })
+  app.get(
+    '/api/v1/notifications',
+    { ...signedIn, schema: { summary: 'Search and list notifications', tags: ['inbox'], querystring: Query } },
+    async (req) => {
+      const reader = readerOf(req)
+      const query = req.query
+      if (query.channel !== undefined) await visibleChannel(db, reader, query.channel)
+      const limit = query.limit ?? DEFAULT_LIMIT
+      const before = query.before !== undefined ? decodeCursor(query.before) : undefined
+      // Read before the plan: every notification up to it is in the trigram index (SQLite).
+      const upTo = kind === 'sqlite' ? await indexedUpTo(db) : undefined
+      const search = await searchPlan(
+        kind,
+        stats,
+        searchTerms(query.q ?? ''),
+        query.channel,
+        query.severity !== undefined || query.state !== undefined,
+      )
+      if (search === undefined) return { notifications: [], next_cursor: null }
+      const rows = await queryInbox(db, {
+        readerId: reader.id,
+        channels: await readableChannelNames(db, reader),
+        ...(query.channel !== undefined ? { channel: query.channel } : {}),
+        ...(query.state !== undefined ? { state: query.state as never } : {}),
+        ...(query.severity !== undefined ? { severity: query.severity as never } : {}),
+        ...(before !== undefined ? { before } : {}),
+        unread: query.unread === true,
+        search,
+        ...(upTo !== undefined ? { indexedUpTo: upTo } : {}),
+        limit,
+      })
+      const page = rows.slice(0, limit)
+      return {
+        notifications: page.map((r) => notificationResponse(r, Number(r.is_read) === 1)),
+        next_cursor: rows.length > limit ? encodeCursor(Number(page.at(-1)!.id)) : null,
+      }
+    },
+  )
 
   const one = async (reader: Reader, id: number) => {
     const { notification } = await visibleNotification(db, reader, id)
@@ -114,24 +118,28 @@ export function inboxRoutes(app: HttpApp, ctx: Context) {
     })
   }
 
-  app.get('/api/v1/notifications/:id', byId, async (req) => ({
+  app.get('/api/v1/notifications/:id', byId('Get a notification'), async (req) => ({
     notification: await one(readerOf(req), req.params.id),
   }))
 
-  app.get('/api/v1/notifications/:id/activity', byId, async (req) => ({
+  app.get('/api/v1/notifications/:id/activity', byId("List a notification's activity events"), async (req) => ({
     events: await activity(db, readerOf(req), req.params.id),
   }))
 
   for (const action of ['acknowledge', 'resolve'] as const) {
-    app.post(`/api/v1/notifications/:id/${action}`, byId, async (req) => {
-      const reader = readerOf(req)
-      const { changed } = await transition(db, kind, reader, req.params.id, action)
-      if (changed) ctx.stream.wake()
-      return { notification: await one(reader, req.params.id), changed }
-    })
+    app.post(
+      `/api/v1/notifications/:id/${action}`,
+      byId(`${action === 'acknowledge' ? 'Acknowledge' : 'Resolve'} a notification`),
+      async (req) => {
+        const reader = readerOf(req)
+        const { changed } = await transition(db, kind, reader, req.params.id, action)
+        if (changed) ctx.stream.wake()
+        return { notification: await one(reader, req.params.id), changed }
+      },
+    )
   }
 
-  app.post('/api/v1/notifications/:id/read', byId, async (req) => {
+  app.post('/api/v1/notifications/:id/read', byId('Mark a notification read'), async (req) => {
     const reader = readerOf(req)
     const { notification } = await visibleNotification(db, reader, req.params.id)
     await db.transaction().execute(async (tx) => {
@@ -151,26 +159,37 @@ export function inboxRoutes(app: HttpApp, ctx: Context) {
     ['archive', true],
     ['restore', false],
   ] as const) {
-    app.post(`/api/v1/notifications/:id/${action}`, byId, async (req) => {
-      const reader = readerOf(req)
-      const { notification } = await visibleNotification(db, reader, req.params.id)
-      await db.transaction().execute(async (tx) => {
-        await setArchived(tx, reader.id, req.params.id, archived)
-        await appendChange(tx, kind, {
-          kind: 'archive',
-          channel: notification.channel,
-          userId: reader.id,
-          data: { id: req.params.id, channel: notification.channel, archived },
+    app.post(
+      `/api/v1/notifications/:id/${action}`,
+      byId(archived ? 'Archive a notification (hide it from the normal history)' : 'Restore an archived notification'),
+      async (req) => {
+        const reader = readerOf(req)
+        const { notification } = await visibleNotification(db, reader, req.params.id)
+        await db.transaction().execute(async (tx) => {
+          await setArchived(tx, reader.id, req.params.id, archived)
+          await appendChange(tx, kind, {
+            kind: 'archive',
+            channel: notification.channel,
+            userId: reader.id,
+            data: { id: req.params.id, channel: notification.channel, archived },
+          })
         })
-      })
-      ctx.stream.wake()
-      return { notification: await one(reader, req.params.id) }
-    })
+        ctx.stream.wake()
+        return { notification: await one(reader, req.params.id) }
+      },
+    )
   }
 
   app.post(
     '/api/v1/channels/:id/read',
-    { ...signedIn, schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }) } },
+    {
+      ...signedIn,
+      schema: {
+        summary: 'Mark a channel read',
+        tags: ['inbox'],
+        params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+      },
+    },
     async (req) => {
       const reader = readerOf(req)
       const { channel } = await visibleChannel(db, reader, req.params.id)
@@ -190,19 +209,23 @@ export function inboxRoutes(app: HttpApp, ctx: Context) {
     },
   )
 
-  app.post('/api/v1/notifications/read-all', signedIn, async (req) => {
-    const reader = readerOf(req)
-    const cursors = await db.transaction().execute(async (tx) => {
-      const newest = await newestIds(tx, await readableChannelNames(tx, reader))
-      for (const { channel, id } of newest) await advanceCursor(tx, reader.id, channel, id)
-      await appendChange(tx, kind, {
-        kind: 'read',
-        userId: reader.id,
-        data: { channels: newest.map((c) => ({ channel: c.channel, last_read_id: c.id })) },
+  app.post(
+    '/api/v1/notifications/read-all',
+    { ...signedIn, schema: { summary: 'Mark every readable channel read', tags: ['inbox'] } },
+    async (req) => {
+      const reader = readerOf(req)
+      const cursors = await db.transaction().execute(async (tx) => {
+        const newest = await newestIds(tx, await readableChannelNames(tx, reader))
+        for (const { channel, id } of newest) await advanceCursor(tx, reader.id, channel, id)
+        await appendChange(tx, kind, {
+          kind: 'read',
+          userId: reader.id,
+          data: { channels: newest.map((c) => ({ channel: c.channel, last_read_id: c.id })) },
+        })
+        return newest
       })
-      return newest
-    })
-    ctx.stream.wake()
-    return { channels: cursors.map((c) => ({ channel: c.channel, last_read_id: c.id })) }
-  })
+      ctx.stream.wake()
+      return { channels: cursors.map((c) => ({ channel: c.channel, last_read_id: c.id })) }
+    },
+  )
 }

@@ -49,16 +49,20 @@ export async function unreadCount(db: Db, readerId: string, channel: string): Pr
 
 export function unreadRoutes(app: HttpApp, ctx: Context) {
   const { db } = ctx.database
-  app.get('/api/v1/unread', { onRequest: ctx.guard.signedIn }, async (req) => {
-    const reader = readerOf(req)
-    const channels = await listVisibleChannels(db, reader)
-    const counts = []
-    let total = 0
-    for (const c of channels) {
-      const n = await unreadCount(db, reader.id, c.name)
-      total += Math.min(n, UNREAD_CAP)
-      counts.push({ channel: c.name, unread: Math.min(n, UNREAD_CAP), more: n > UNREAD_CAP })
-    }
-    return { channels: counts, total, more: counts.some((c) => c.more) }
-  })
+  app.get(
+    '/api/v1/unread',
+    { onRequest: ctx.guard.signedIn, schema: { summary: 'Count unread notifications per channel', tags: ['inbox'] } },
+    async (req) => {
+      const reader = readerOf(req)
+      const channels = await listVisibleChannels(db, reader)
+      const counts = []
+      let total = 0
+      for (const c of channels) {
+        const n = await unreadCount(db, reader.id, c.name)
+        total += Math.min(n, UNREAD_CAP)
+        counts.push({ channel: c.name, unread: Math.min(n, UNREAD_CAP), more: n > UNREAD_CAP })
+      }
+      return { channels: counts, total, more: counts.some((c) => c.more) }
+    },
+  )
 }

@@ -93,14 +93,21 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
       },
     )
 
-    scope.post('/api/v1/messages', { onRequest: bearerToken }, async (req, reply) => {
+    scope.post(
+      '/api/v1/messages',
+      { onRequest: bearerToken, schema: { summary: 'Publish a text message (hook token)', tags: ['publishing'] } },
+      async (req, reply) => {
       const body = typeof req.body === 'string' ? req.body : ''
       const stored = await accept(req, () => messageDraft(parseMessage(req.headers['content-type'], body)))
       return reply.code(201).send({ notification: stored })
-    })
+      },
+    )
   })
 
-  app.post('/api/v1/notifications', { onRequest: bearerToken }, async (req, reply) => {
+  app.post(
+    '/api/v1/notifications',
+    { onRequest: bearerToken, schema: { summary: 'Publish a notification card (hook token)', tags: ['publishing'] } },
+    async (req, reply) => {
     // Action context is sealed apart from the card (actions/card-context.ts): the key is
     // checked before anything is stored.
     const key = carriesContext(req.body) ? await ctx.actionKeys.forRead() : undefined
@@ -113,5 +120,6 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
     })
     if (key) await storeContexts(ctx.database.db, key, stored.id, contexts)
     return reply.code(201).send({ notification: stored })
-  })
+    },
+  )
 }

@@ -67,52 +67,70 @@ export function oidcRoutes(app: HttpApp, ctx: Context) {
     return discovered
   }
 
-  app.get('/api/v1/auth/providers', async () => ({ local: config.auth, oidc: config.oidc }))
+  app.get(
+    '/api/v1/auth/providers',
+    { schema: { summary: 'Show which sign-in methods are on', tags: ['auth'] } },
+    async () => ({ local: config.auth, oidc: config.oidc }),
+  )
 
   const LoginQuery = Type.Object(
     { return_to: Type.Optional(Type.String({ maxLength: 1024 })) },
     { additionalProperties: false },
   )
-  app.get('/api/v1/auth/oidc/login', { schema: { querystring: LoginQuery } }, async (req, reply) => {
-    const conf = await configuration()
-    const state = generateToken()
-    const nonce = generateToken()
-    const verifier = client.randomPKCECodeVerifier()
-    await db
-      .insertInto('oidc_states')
-      .values({
-        state_hash: hashToken(state),
+  app.get(
+    '/api/v1/auth/oidc/login',
+    { schema: { summary: 'Sign in: redirect to the identity provider', tags: ['auth'], querystring: LoginQuery } },
+    async (req, reply) => {
+      const conf = await configuration()
+      const state = generateToken()
+      const nonce = generateToken()
+      const verifier = client.randomPKCECodeVerifier()
+      await db
+        .insertInto('oidc_states')
+        .values({
+          state_hash: hashToken(state),
+          nonce,
+          code_verifier: verifier,
+          return_to: safeReturnTo(req.query.return_to),
+          expires_at: new Date(Date.now() + STATE_TTL_MS).toISOString(),
+        })
+        .execute()
+      // Old attempts are dropped as new ones start, so the table stays small.
+      await db.deleteFrom('oidc_states').where('expires_at', '<', new Date().toISOString()).execute()
+      const url = client.buildAuthorizationUrl(conf, {
+        redirect_uri: redirectUri,
+        scope: 'openid profile email',
+        state,
         nonce,
-        code_verifier: verifier,
-        return_to: safeReturnTo(req.query.return_to),
-        expires_at: new Date(Date.now() + STATE_TTL_MS).toISOString(),
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
       })
-      .execute()
-    // Old attempts are dropped as new ones start, so the table stays small.
-    await db.deleteFrom('oidc_states').where('expires_at', '<', new Date().toISOString()).execute()
-    const url = client.buildAuthorizationUrl(conf, {
-      redirect_uri: redirectUri,
-      scope: 'openid profile email',
-      state,
-      nonce,
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    })
-    reply.header('set-cookie', stateCookie(state, STATE_TTL_MS / 1000, secure))
-    return reply.redirect(url.toString(), 302)
-  })
+      reply.header('set-cookie', stateCookie(state, STATE_TTL_MS / 1000, secure))
+      return reply.redirect(url.toString(), 302)
+    },
+  )
 
   const CallbackQuery = Type.Record(Type.String(), Type.String({ maxLength: 4096 }))
-  app.get('/api/v1/auth/oidc/callback', { schema: { querystring: CallbackQuery } }, async (req, reply) => {
-    try {
-      await callback(req, reply)
-      logins.inc({ result: 'ok' })
-    } catch (err) {
-      logins.inc({ result: 'failed' })
-      throw err
-    }
-    return reply
-  })
+  app.get(
+    '/api/v1/auth/oidc/callback',
+    {
+      schema: {
+        summary: 'Finish identity-provider sign-in and set the session cookie',
+        tags: ['auth'],
+        querystring: CallbackQuery,
+      },
+    },
+    async (req, reply) => {
+      try {
+        await callback(req, reply)
+        logins.inc({ result: 'ok' })
+      } catch (err) {
+        logins.inc({ result: 'failed' })
+        throw err
+      }
+      return reply
+    },
+  )
 
   const callback = async (req: FastifyRequest<{ Querystring: Record<string, string> }>, reply: FastifyReply) => {
     const conf = await configuration()

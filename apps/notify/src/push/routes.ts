@@ -79,15 +79,26 @@ export function pushRoutes(app: HttpApp, ctx: Context, vapidPublicKey: string, s
   /** When each reader last sent a test push (this process; bounded by the number of readers). */
   const lastTest = new Map<string, number>()
 
-  app.get('/api/v1/push/key', { onRequest: guard.signedIn }, async () => ({ public_key: vapidPublicKey }))
+  app.get(
+    '/api/v1/push/key',
+    { onRequest: guard.signedIn, schema: { summary: 'Get the Web Push (VAPID) public key', tags: ['push'] } },
+    async () => ({ public_key: vapidPublicKey }),
+  )
 
-  app.get('/api/v1/push/subscriptions', { onRequest: guard.signedIn }, async (req) => ({
-    subscriptions: (await listSubscriptions(db, readerOf(req).id)).map(subscriptionResponse),
-  }))
+  app.get(
+    '/api/v1/push/subscriptions',
+    { onRequest: guard.signedIn, schema: { summary: "List the reader's push subscriptions", tags: ['push'] } },
+    async (req) => ({
+      subscriptions: (await listSubscriptions(db, readerOf(req).id)).map(subscriptionResponse),
+    }),
+  )
 
   app.post(
     '/api/v1/push/subscriptions',
-    { onRequest: guard.signedIn, schema: { body: SubscribeBody } },
+    {
+      onRequest: guard.signedIn,
+      schema: { summary: 'Subscribe this browser to Web Push', tags: ['push'], body: SubscribeBody },
+    },
     async (req, reply) => {
       const reader = readerOf(req)
       const { endpoint, keys } = req.body
@@ -109,7 +120,14 @@ export function pushRoutes(app: HttpApp, ctx: Context, vapidPublicKey: string, s
 
   app.delete(
     '/api/v1/push/subscriptions/:id',
-    { onRequest: guard.signedIn, schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }) } },
+    {
+      onRequest: guard.signedIn,
+      schema: {
+        summary: "Remove one of the reader's push subscriptions",
+        tags: ['push'],
+        params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+      },
+    },
     async (req, reply) => {
       // Another reader's subscription answers exactly like a missing one.
       if (!(await deleteOwnSubscription(db, readerOf(req).id, req.params.id)))
@@ -118,57 +136,73 @@ export function pushRoutes(app: HttpApp, ctx: Context, vapidPublicKey: string, s
     },
   )
 
-  app.post('/api/v1/push/test', { onRequest: guard.signedIn }, async (req) => {
-    const reader = readerOf(req)
-    const now = Date.now()
-    const wait = (lastTest.get(reader.id) ?? 0) + TEST_INTERVAL_MS - now
-    if (wait > 0) throw errors.push_test_throttled(Math.ceil(wait / 1000))
-    lastTest.set(reader.id, now)
-    const message = JSON.stringify({
-      v: 1,
-      id: 0,
-      channel: '',
-      title: 'Test from Notify',
-      body: 'Push notifications reach this browser.',
-      severity: 'info',
-      source: null,
-      created_at: new Date(now).toISOString(),
-      url: '/',
-    })
-    const subs = await listSubscriptions(db, reader.id)
-    const results = await Promise.all(
-      subs.map(async (s) => {
-        const outcome = await sender.send(s, message, 'normal')
-        if (outcome.result === 'gone') await deleteOwnSubscription(db, reader.id, s.id)
-        return {
-          id: s.id,
-          label: s.label,
-          result: outcome.result,
-          status: 'status' in outcome ? (outcome.status ?? null) : null,
-        }
-      }),
-    )
-    return { results }
-  })
+  app.post(
+    '/api/v1/push/test',
+    {
+      onRequest: guard.signedIn,
+      schema: { summary: "Send a test push to each of the reader's browsers", tags: ['push'] },
+    },
+    async (req) => {
+      const reader = readerOf(req)
+      const now = Date.now()
+      const wait = (lastTest.get(reader.id) ?? 0) + TEST_INTERVAL_MS - now
+      if (wait > 0) throw errors.push_test_throttled(Math.ceil(wait / 1000))
+      lastTest.set(reader.id, now)
+      const message = JSON.stringify({
+        v: 1,
+        id: 0,
+        channel: '',
+        title: 'Test from Notify',
+        body: 'Push notifications reach this browser.',
+        severity: 'info',
+        source: null,
+        created_at: new Date(now).toISOString(),
+        url: '/',
+      })
+      const subs = await listSubscriptions(db, reader.id)
+      const results = await Promise.all(
+        subs.map(async (s) => {
+          const outcome = await sender.send(s, message, 'normal')
+          if (outcome.result === 'gone') await deleteOwnSubscription(db, reader.id, s.id)
+          return {
+            id: s.id,
+            label: s.label,
+            result: outcome.result,
+            status: 'status' in outcome ? (outcome.status ?? null) : null,
+          }
+        }),
+      )
+      return { results }
+    },
+  )
 
-  app.get('/api/v1/push/preferences', { onRequest: guard.signedIn }, async (req) => {
-    const reader = readerOf(req)
-    const prefs = await preferencesOf(db, reader.id)
-    const channels = await listVisibleChannels(db, reader)
-    return {
-      channels: channels.map((c) => ({
-        channel: c.name,
-        display_name: c.display_name,
-        mode: prefs.get(c.name) ?? 'all',
-      })),
-    }
-  })
+  app.get(
+    '/api/v1/push/preferences',
+    {
+      onRequest: guard.signedIn,
+      schema: { summary: "List the reader's push preference for every visible channel", tags: ['push'] },
+    },
+    async (req) => {
+      const reader = readerOf(req)
+      const prefs = await preferencesOf(db, reader.id)
+      const channels = await listVisibleChannels(db, reader)
+      return {
+        channels: channels.map((c) => ({
+          channel: c.name,
+          display_name: c.display_name,
+          mode: prefs.get(c.name) ?? 'all',
+        })),
+      }
+    },
+  )
 
   app.put(
     '/api/v1/push/preferences/:channel',
     {
       onRequest: guard.signedIn,
       schema: {
+        summary: "Set the reader's push preference for a channel (all, important or off)",
+        tags: ['push'],
         params: Type.Object({ channel: Type.String({ maxLength: 64 }) }),
         body: Type.Object({ mode: Mode }, { additionalProperties: false }),
       },

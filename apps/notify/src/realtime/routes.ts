@@ -22,7 +22,10 @@ const StreamQuery = Type.Object(
 export function streamRoutes(app: HttpApp, ctx: Context, hub: StreamHub) {
   app.get(
     '/api/v1/stream',
-    { onRequest: ctx.guard.signedIn, schema: { querystring: StreamQuery } },
+    {
+      onRequest: ctx.guard.signedIn,
+      schema: { summary: "Stream the reader's events (Server-Sent Events)", tags: ['inbox'], querystring: StreamQuery },
+    },
     async (req, reply) => {
       const reader = readerOf(req)
       const header = req.headers['last-event-id']

@@ -28,18 +28,29 @@ const CreateUser = Type.Object(
 )
 
 export function userRoutes(app: HttpApp, ctx: Context) {
-  app.post('/api/v1/users', { onRequest: ctx.guard.admin, schema: { body: CreateUser } }, async (req, reply) => {
-    const user = await ctx.users.create(req.body)
-    await recordAudit(ctx.database.db, readerOf(req), 'user.create', user.username, {
-      admin: user.is_admin === 1,
-      kind: user.kind,
-    })
-    return reply.code(201).send({ user: userResponse(user) })
-  })
+  app.post(
+    '/api/v1/users',
+    {
+      onRequest: ctx.guard.admin,
+      schema: { summary: 'Create a reader (administrator)', tags: ['users'], body: CreateUser },
+    },
+    async (req, reply) => {
+      const user = await ctx.users.create(req.body)
+      await recordAudit(ctx.database.db, readerOf(req), 'user.create', user.username, {
+        admin: user.is_admin === 1,
+        kind: user.kind,
+      })
+      return reply.code(201).send({ user: userResponse(user) })
+    },
+  )
 
-  app.get('/api/v1/users', { onRequest: ctx.guard.admin }, async () => {
-    return { users: (await listUsers(ctx.database.db)).map(userResponse) }
-  })
+  app.get(
+    '/api/v1/users',
+    { onRequest: ctx.guard.admin, schema: { summary: 'List readers (administrator)', tags: ['users'] } },
+    async () => {
+      return { users: (await listUsers(ctx.database.db)).map(userResponse) }
+    },
+  )
 
   const db = ctx.database.db
   const params = { params: Type.Object({ username: Username }) }
@@ -49,7 +60,15 @@ export function userRoutes(app: HttpApp, ctx: Context) {
   )
   app.patch(
     '/api/v1/users/:username',
-    { onRequest: ctx.guard.admin, schema: { ...params, body: Patch } },
+    {
+      onRequest: ctx.guard.admin,
+      schema: {
+        summary: 'Promote, demote, enable or disable a reader (administrator)',
+        tags: ['users'],
+        ...params,
+        body: Patch,
+      },
+    },
     async (req) => {
       const user = await changeUser(db, ctx.database.kind, readerOf(req), req.params.username, req.body)
       ctx.stream.wake()
@@ -57,11 +76,18 @@ export function userRoutes(app: HttpApp, ctx: Context) {
     },
   )
 
-  app.post('/api/v1/users/:username/revoke-sessions', { onRequest: ctx.guard.admin, schema: params }, async (req) => {
-    const revoked = await revokeSessions(db, ctx.database.kind, readerOf(req), req.params.username)
-    ctx.stream.wake()
-    return { revoked }
-  })
+  app.post(
+    '/api/v1/users/:username/revoke-sessions',
+    {
+      onRequest: ctx.guard.admin,
+      schema: { ...params, summary: 'End every session of a reader (administrator)', tags: ['users'] },
+    },
+    async (req) => {
+      const revoked = await revokeSessions(db, ctx.database.kind, readerOf(req), req.params.username)
+      ctx.stream.wake()
+      return { revoked }
+    },
+  )
 
   const Password = Type.Object(
     { password: Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH }) },
@@ -69,7 +95,15 @@ export function userRoutes(app: HttpApp, ctx: Context) {
   )
   app.post(
     '/api/v1/users/:username/password',
-    { onRequest: ctx.guard.admin, schema: { ...params, body: Password } },
+    {
+      onRequest: ctx.guard.admin,
+      schema: {
+        summary: "Reset a reader's local password (administrator)",
+        tags: ['users'],
+        ...params,
+        body: Password,
+      },
+    },
     async (req, reply) => {
       await resetPassword(
         db,

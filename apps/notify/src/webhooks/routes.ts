@@ -43,38 +43,79 @@ const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
 export function webhookRoutes(app: HttpApp, ctx: Context) {
   const admin = { onRequest: ctx.guard.admin }
 
-  app.post('/api/v1/webhooks', { ...admin, schema: { body: CreateWebhook } }, async (req, reply) => {
-    const hook = await createWebhook(ctx.database.db, req.body.channel, req.body.channel_locked ?? false)
-    await recordAudit(ctx.database.db, readerOf(req), 'webhook.create', hook.id, {
-      channel: req.body.channel,
-      channel_locked: req.body.channel_locked ?? false,
-    })
-    return reply.code(201).send({ webhook: hook })
-  })
-
-  app.get('/api/v1/webhooks', admin, async () => ({ webhooks: (await listWebhooks(ctx.database.db)).map(metadata) }))
-
-  app.post('/api/v1/webhooks/:id/revoke', { ...admin, schema: { params: IdParams } }, async (req) => {
-    const webhook = metadata(await revoke(ctx.database.db, req.params.id))
-    await recordAudit(ctx.database.db, readerOf(req), 'webhook.revoke', req.params.id)
-    return { webhook }
-  })
-
-  app.post('/api/v1/webhooks/:id/new-url', { ...admin, schema: { params: IdParams } }, async (req, reply) => {
-    const webhook = await newUrl(ctx.database.db, req.params.id)
-    await recordAudit(ctx.database.db, readerOf(req), 'webhook.new_url', req.params.id, { new_webhook: webhook.id })
-    return reply.code(201).send({ webhook })
-  })
-
-  app.post('/api/v1/admin/import/webhooks', { ...admin, schema: { body: ImportBody } }, async (req) => {
-    const result = await importWebhooks(ctx.database.db, req.body.dry_run, req.body.webhooks)
-    // Counts only: imported ids are the old system's secret URL parts.
-    if (!req.body.dry_run) {
-      await recordAudit(ctx.database.db, readerOf(req), 'webhook.import', `${req.body.webhooks.length} webhooks`, {
-        created: result.created,
-        existing: result.existing,
+  app.post(
+    '/api/v1/webhooks',
+    {
+      ...admin,
+      schema: {
+        summary: 'Create a webhook for a channel (the hook URL is shown once)',
+        tags: ['webhooks'],
+        body: CreateWebhook,
+      },
+    },
+    async (req, reply) => {
+      const hook = await createWebhook(ctx.database.db, req.body.channel, req.body.channel_locked ?? false)
+      await recordAudit(ctx.database.db, readerOf(req), 'webhook.create', hook.id, {
+        channel: req.body.channel,
+        channel_locked: req.body.channel_locked ?? false,
       })
-    }
-    return result
-  })
+      return reply.code(201).send({ webhook: hook })
+    },
+  )
+
+  app.get(
+    '/api/v1/webhooks',
+    { ...admin, schema: { summary: 'List webhooks (metadata, never the secret)', tags: ['webhooks'] } },
+    async () => ({ webhooks: (await listWebhooks(ctx.database.db)).map(metadata) }),
+  )
+
+  app.post(
+    '/api/v1/webhooks/:id/revoke',
+    { ...admin, schema: { summary: 'Revoke a webhook', tags: ['webhooks'], params: IdParams } },
+    async (req) => {
+      const webhook = metadata(await revoke(ctx.database.db, req.params.id))
+      await recordAudit(ctx.database.db, readerOf(req), 'webhook.revoke', req.params.id)
+      return { webhook }
+    },
+  )
+
+  app.post(
+    '/api/v1/webhooks/:id/new-url',
+    {
+      ...admin,
+      schema: {
+        summary: 'Issue another URL for a webhook (same channel and policy)',
+        tags: ['webhooks'],
+        params: IdParams,
+      },
+    },
+    async (req, reply) => {
+      const webhook = await newUrl(ctx.database.db, req.params.id)
+      await recordAudit(ctx.database.db, readerOf(req), 'webhook.new_url', req.params.id, { new_webhook: webhook.id })
+      return reply.code(201).send({ webhook })
+    },
+  )
+
+  app.post(
+    '/api/v1/admin/import/webhooks',
+    {
+      ...admin,
+      schema: {
+        summary: 'Import webhooks from another system (dry run or commit)',
+        tags: ['webhooks'],
+        body: ImportBody,
+      },
+    },
+    async (req) => {
+      const result = await importWebhooks(ctx.database.db, req.body.dry_run, req.body.webhooks)
+      // Counts only: imported ids are the old system's secret URL parts.
+      if (!req.body.dry_run) {
+        await recordAudit(ctx.database.db, readerOf(req), 'webhook.import', `${req.body.webhooks.length} webhooks`, {
+          created: result.created,
+          existing: result.existing,
+        })
+      }
+      return result
+    },
+  )
 }
