@@ -41,30 +41,30 @@ export function authRoutes(app: HttpApp, ctx: AppContext) {
     '/api/v1/auth/login',
     { schema: { summary: 'Sign in: redirect to the identity provider', querystring: LoginQuery, tags: ['auth'] } },
     async (req, reply) => {
-    const issuer = requireOidc()
-    const configuration = await issuer.configuration().catch((err) => {
-      throw errors.login_failed.with({ cause: err }, 'the identity provider is unreachable')
-    })
-    const state = generateToken()
-    const nonce = generateToken()
-    const verifier = client.randomPKCECodeVerifier()
-    await saveLoginState(ctx.db, {
-      state_hash: hashToken(state),
-      nonce,
-      code_verifier: verifier,
-      return_to: safeReturnTo(req.query.return_to, ctx.config.publicOrigin),
-      expires_at: ctx.now() + STATE_TTL_MS,
-    })
-    const url = client.buildAuthorizationUrl(configuration, {
-      redirect_uri: redirectUri,
-      scope: 'openid profile email',
-      state,
-      nonce,
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    })
-    reply.setCookie(STATE_COOKIE, state, { ...cookieBase, path: '/api/v1/auth', maxAge: STATE_TTL_MS / 1000 })
-    return reply.header('cache-control', 'no-store').redirect(url.toString(), 302)
+      const issuer = requireOidc()
+      const configuration = await issuer.configuration().catch((err) => {
+        throw errors.login_failed.with({ cause: err }, 'the identity provider is unreachable')
+      })
+      const state = generateToken()
+      const nonce = generateToken()
+      const verifier = client.randomPKCECodeVerifier()
+      await saveLoginState(ctx.db, {
+        state_hash: hashToken(state),
+        nonce,
+        code_verifier: verifier,
+        return_to: safeReturnTo(req.query.return_to, ctx.config.publicOrigin),
+        expires_at: ctx.now() + STATE_TTL_MS,
+      })
+      const url = client.buildAuthorizationUrl(configuration, {
+        redirect_uri: redirectUri,
+        scope: 'openid profile email',
+        state,
+        nonce,
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      })
+      reply.setCookie(STATE_COOKIE, state, { ...cookieBase, path: '/api/v1/auth', maxAge: STATE_TTL_MS / 1000 })
+      return reply.header('cache-control', 'no-store').redirect(url.toString(), 302)
     },
   )
 
@@ -132,10 +132,10 @@ export function authRoutes(app: HttpApp, ctx: AppContext) {
     '/api/v1/auth/logout',
     { schema: { summary: 'Sign out (end the session)', tags: ['auth'] } },
     async (req, reply) => {
-    const token = req.cookies[SESSION_COOKIE]
-    if (token) await deleteSession(ctx.db, token)
-    reply.clearCookie(SESSION_COOKIE, { ...cookieBase, path: '/' })
-    return reply.code(204).send()
+      const token = req.cookies[SESSION_COOKIE]
+      if (token) await deleteSession(ctx.db, token)
+      reply.clearCookie(SESSION_COOKIE, { ...cookieBase, path: '/' })
+      return reply.code(204).send()
     },
   )
 

@@ -47,17 +47,17 @@ export async function authRoutes(app: HttpApp, ctx: Context) {
       ...limits,
     },
     async (req, reply) => {
-    if (!ctx.config.auth) throw errors.invalid_payload('reader authentication is off (development mode)')
-    try {
-      const user = await ctx.users.login(req.body.username, req.body.password)
-      const token = await createSession(ctx.database.db, user.id, ctx.config.sessionTtl)
-      logins.inc({ result: 'ok' })
-      reply.header('set-cookie', sessionCookie(token, ctx.config.sessionTtl, secure))
-      return { user: userResponse(user) }
-    } catch (err) {
-      logins.inc({ result: 'failed' })
-      throw err
-    }
+      if (!ctx.config.auth) throw errors.invalid_payload('reader authentication is off (development mode)')
+      try {
+        const user = await ctx.users.login(req.body.username, req.body.password)
+        const token = await createSession(ctx.database.db, user.id, ctx.config.sessionTtl)
+        logins.inc({ result: 'ok' })
+        reply.header('set-cookie', sessionCookie(token, ctx.config.sessionTtl, secure))
+        return { user: userResponse(user) }
+      } catch (err) {
+        logins.inc({ result: 'failed' })
+        throw err
+      }
     },
   )
 
@@ -65,13 +65,13 @@ export async function authRoutes(app: HttpApp, ctx: Context) {
     '/api/v1/auth/logout',
     { schema: { summary: 'Sign out (end the session)', tags: ['auth'] } },
     async (req, reply) => {
-    // A browser's cookie, or a desktop app's bearer session (desktop/).
-    const presented = bearerToken(req.headers.authorization)
-    const bearer = presented?.startsWith('nts_') && presented.length <= 204 ? presented.slice(4) : undefined
-    const token = readCookie(req.headers.cookie, SESSION_COOKIE) ?? bearer
-    if (token) await deleteSession(ctx.database.db, token)
-    reply.header('set-cookie', clearedSessionCookie(secure))
-    return reply.code(204).send()
+      // A browser's cookie, or a desktop app's bearer session (desktop/).
+      const presented = bearerToken(req.headers.authorization)
+      const bearer = presented?.startsWith('nts_') && presented.length <= 204 ? presented.slice(4) : undefined
+      const token = readCookie(req.headers.cookie, SESSION_COOKIE) ?? bearer
+      if (token) await deleteSession(ctx.database.db, token)
+      reply.header('set-cookie', clearedSessionCookie(secure))
+      return reply.code(204).send()
     },
   )
 

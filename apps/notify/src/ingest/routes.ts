@@ -97,9 +97,9 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
       '/api/v1/messages',
       { onRequest: bearerToken, schema: { summary: 'Publish a text message (hook token)', tags: ['publishing'] } },
       async (req, reply) => {
-      const body = typeof req.body === 'string' ? req.body : ''
-      const stored = await accept(req, () => messageDraft(parseMessage(req.headers['content-type'], body)))
-      return reply.code(201).send({ notification: stored })
+        const body = typeof req.body === 'string' ? req.body : ''
+        const stored = await accept(req, () => messageDraft(parseMessage(req.headers['content-type'], body)))
+        return reply.code(201).send({ notification: stored })
       },
     )
   })
@@ -108,18 +108,18 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
     '/api/v1/notifications',
     { onRequest: bearerToken, schema: { summary: 'Publish a notification card (hook token)', tags: ['publishing'] } },
     async (req, reply) => {
-    // Action context is sealed apart from the card (actions/card-context.ts): the key is
-    // checked before anything is stored.
-    const key = carriesContext(req.body) ? await ctx.actionKeys.forRead() : undefined
-    let contexts = new Map<number, string>()
-    const stored = await accept(req, () => {
-      if (req.body === undefined) throw errors.invalid_card('card', 'a JSON body is required')
-      const card = parseCard(req.body)
-      contexts = takeContexts(card)
-      return cardDraft(card)
-    })
-    if (key) await storeContexts(ctx.database.db, key, stored.id, contexts)
-    return reply.code(201).send({ notification: stored })
+      // Action context is sealed apart from the card (actions/card-context.ts): the key is
+      // checked before anything is stored.
+      const key = carriesContext(req.body) ? await ctx.actionKeys.forRead() : undefined
+      let contexts = new Map<number, string>()
+      const stored = await accept(req, () => {
+        if (req.body === undefined) throw errors.invalid_card('card', 'a JSON body is required')
+        const card = parseCard(req.body)
+        contexts = takeContexts(card)
+        return cardDraft(card)
+      })
+      if (key) await storeContexts(ctx.database.db, key, stored.id, contexts)
+      return reply.code(201).send({ notification: stored })
     },
   )
 }
