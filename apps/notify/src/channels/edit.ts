@@ -68,10 +68,14 @@ export function channelEditRoutes(app: HttpApp, ctx: Context) {
           })
           .where('name', '=', channel.name)
           .execute()
+        // Details ride on the event only for a public channel. A stream may process this change
+        // after later ones (a reader's visible channels are re-read when it does), so a private
+        // channel's details could reach a reader who may see the channel only by then; without
+        // details, clients re-read the channel through the API, which checks access now.
         await appendChange(
           tx,
           kind,
-          visibilityChanged
+          visibilityChanged || next.visibility === 'private'
             ? { kind: 'channel', data: { change: 'updated' } }
             : { kind: 'channel', channel: channel.name, data: { change: 'updated', channel: channelResponse(next) } },
         )
