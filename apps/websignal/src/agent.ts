@@ -214,19 +214,15 @@ export class Agent {
     const c = this.#d.config
     const m = this.#d.metrics
     const ttl = c.windowMs * 2
-    const failed: Aggregate[] = []
-    const totals = await this.#d.store.flush(batch, ttl, c.thresholds.minRequests)
+    const flushed = await this.#d.store.flush(batch, ttl, c.thresholds)
+    // Retried whole next tick. A call that timed out after Redis ran it counts twice:
+    // at-least-once counting, documented.
+    const failed = flushed.failed
+    if (flushed.failedCalls > 0) m.storeFailures.inc(flushed.failedCalls)
     await Promise.all(
-      batch.map(async (a, i) => {
-        const t = totals[i]!
-        if (t instanceof Error) {
-          // Retried whole next tick. A call that timed out after Redis ran it counts twice:
-          // at-least-once counting, documented.
-          failed.push(a)
-          m.storeFailures.inc()
-          return
-        }
-        if (t.signalled || !isScanner(t, c.thresholds)) return
+      flushed.candidates.map(async ({ aggregate: a, totals: t }) => {
+        // The store applied the same rule; this keeps the decision in one readable place.
+        if (!isScanner(t, c.thresholds)) return
         try {
           const signal = buildSignal(a, t, a.lastSeenMs, c.windowMs)
           if (c.shadow) m.detected.inc({ mode: 'shadow' })
