@@ -101,8 +101,10 @@ async function parseOnly(): Promise<number> {
 async function endToEnd(
   redisUrl: string,
   flushInterval: string,
+  analytics = false,
 ): Promise<{ s: number; cpu: number; keys: number; redisBytes: number }> {
-  const state = join(dir.path, `state-${flushInterval}`)
+  const name = `${flushInterval}${analytics ? '-analytics' : ''}`
+  const state = join(dir.path, `state-${name}`)
   const st = statSync(log)
   const cfgPath = join(dir.path, 'websignal.json')
   writeFileSync(
@@ -110,7 +112,16 @@ async function endToEnd(
     JSON.stringify({
       state_dir: state,
       inputs: [{ path: log, format: 'combined', site: 'main', host: 'www.example.org' }],
-      store: { url: redisUrl, namespace: `bench-${flushInterval}` },
+      store: { url: redisUrl, namespace: `bench-${name}` },
+      ...(analytics
+        ? {
+            analytics: {
+              output: 'file',
+              file: join(dir.path, `analytics-${name}.jsonl`),
+              secret: 'bench-analytics-secret-0123456789',
+            },
+          }
+        : {}),
       window: '5m',
       flush_interval: flushInterval,
       poll_interval: '100ms',
@@ -185,9 +196,12 @@ const redis = await startRedis()
 // The default flush cadence (1 s), and a shortened one (250 ms: more store calls per line).
 let e2e: Awaited<ReturnType<typeof endToEnd>>
 let e2eFast: Awaited<ReturnType<typeof endToEnd>>
+// The same with hourly analytics on (a visitor HMAC, bot test and path normalisation per line).
+let e2eAnalytics: Awaited<ReturnType<typeof endToEnd>>
 try {
   e2e = await endToEnd(redis.url, '1s')
   e2eFast = await endToEnd(redis.url, '250ms')
+  e2eAnalytics = await endToEnd(redis.url, '1s', true)
 } finally {
   await redis.stop()
 }
@@ -229,6 +243,7 @@ console.log(`parse only          ${fmt(rate(parse))} lines/s`)
 for (const [label, r] of [
   ['flush 1s (default)', e2e],
   ['flush 250ms', e2eFast],
+  ['1s + analytics', e2eAnalytics],
 ] as const) {
   console.log(
     `end to end, ${label.padEnd(18)} ${fmt(rate(r.s))} lines/s wall = ${(rate(r.s) / rate(parse)).toFixed(2)}x parse-only; ${fmt(LINES / r.cpu)} lines per agent CPU-second`,
