@@ -57,3 +57,23 @@ test('aggregator: one aggregate per (host, site, window, address) however the ad
   agg.add(req('2001:DB8::1', '/a', 200), 'main', 'h', T0)
   assert.equal(agg.drain()[0]?.requests, 1)
 })
+
+test('aggregator: a failed flush folded back merges with what arrived since, one aggregate per client', () => {
+  const agg = new WindowAggregator(300_000, compilePatterns(loadPatternLists([BUILTIN_PATTERN_DIR])))
+  agg.add(req('192.0.2.1', '/.env', 404), 'main', 'h', T0)
+  agg.add(req('192.0.2.2', '/a', 200), 'main', 'h', T0)
+  let failed = agg.drain()
+  // Three failed ticks in a row, each with another line of the first client.
+  for (let tick = 1; tick <= 3; tick++) {
+    agg.add(req('192.0.2.1', `/p${tick}`, 404, T0 + tick), 'main', 'h', T0)
+    agg.restore(failed)
+    assert.equal(agg.size, 2, 'one aggregate per client, however many ticks failed')
+    failed = agg.drain()
+  }
+  const first = failed.find((a) => a.ip === '192.0.2.1')!
+  assert.deepEqual(
+    [first.requests, first.errors, first.suspicious, first.paths.size, first.lastSeenMs],
+    [4, 4, 1, 4, T0 + 3],
+  )
+  assert.equal(failed.find((a) => a.ip === '192.0.2.2')?.requests, 1)
+})

@@ -168,6 +168,29 @@ export class WindowAggregator {
     return a
   }
 
+  /**
+   * Fold aggregates back in (a flush that failed): they merge with what arrived since, so a
+   * store outage holds one aggregate per client and window, not one per client and tick.
+   */
+  restore(aggregates: Aggregate[]): void {
+    for (const r of aggregates) {
+      const scope = this.#scope(r.host, r.site, r.windowStart)
+      const a = scope.byIp.get(r.ip)
+      if (a === undefined || a === null) {
+        scope.byIp.set(r.ip, r)
+        this.#size++
+        continue
+      }
+      a.requests += r.requests
+      a.errors += r.errors
+      a.successes += r.successes
+      a.nonStatic += r.nonStatic
+      a.suspicious += r.suspicious
+      for (const h of r.paths) if (a.paths.size < MAX_PATHS_PER_TICK) a.paths.add(h)
+      if (r.lastSeenMs > a.lastSeenMs) a.lastSeenMs = r.lastSeenMs
+    }
+  }
+
   /** Take everything folded since the last drain. */
   drain(): Aggregate[] {
     const out: Aggregate[] = []
