@@ -9,6 +9,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createWriteStream, existsSync, statSync, writeFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { createLogger } from '@gatehouse/kit'
 import { startRedis, tempDir } from '@gatehouse/testkit'
@@ -100,8 +101,10 @@ async function parseOnly(): Promise<number> {
 async function endToEnd(
   redisUrl: string,
   flushInterval: string,
+  analytics = false,
 ): Promise<{ s: number; cpu: number; keys: number; redisBytes: number }> {
-  const state = join(dir.path, `state-${flushInterval}`)
+  const name = `${flushInterval}${analytics ? '-analytics' : ''}`
+  const state = join(dir.path, `state-${name}`)
   const st = statSync(log)
   const cfgPath = join(dir.path, 'websignal.json')
   writeFileSync(
@@ -109,7 +112,16 @@ async function endToEnd(
     JSON.stringify({
       state_dir: state,
       inputs: [{ path: log, format: 'combined', site: 'main', host: 'www.example.org' }],
-      store: { url: redisUrl, namespace: `bench-${flushInterval}` },
+      store: { url: redisUrl, namespace: `bench-${name}` },
+      ...(analytics
+        ? {
+            analytics: {
+              output: 'file',
+              file: join(dir.path, `analytics-${name}.jsonl`),
+              secret: 'bench-analytics-secret-0123456789',
+            },
+          }
+        : {}),
       window: '5m',
       flush_interval: flushInterval,
       poll_interval: '100ms',
@@ -173,27 +185,57 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 
 await generate()
 const bytes = statSync(log).size
-console.log(`websignal bench: ${fmt(LINES)} combined lines (${(bytes / 1e6).toFixed(0)} MB), node ${process.version}`)
+console.log(
+  `websignal bench: ${fmt(LINES)} combined lines (${(bytes / 1e6).toFixed(0)} MB), node ${process.version}, load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+)
 const cat = seconds(() => execFileSync('sh', ['-c', `cat "${log}" > /dev/null`]))
 const parse = await parseOnly()
 const redis = await startRedis()
 // The default flush cadence (1 s), and a shortened one (250 ms: more store calls per line).
 let e2e: Awaited<ReturnType<typeof endToEnd>>
 let e2eFast: Awaited<ReturnType<typeof endToEnd>>
+// The same with hourly analytics on (a visitor HMAC, bot test and path normalisation per line).
+let e2eAnalytics: Awaited<ReturnType<typeof endToEnd>>
 try {
   e2e = await endToEnd(redis.url, '1s')
   e2eFast = await endToEnd(redis.url, '250ms')
+  e2eAnalytics = await endToEnd(redis.url, '1s', true)
 } finally {
   await redis.stop()
 }
-let goaccess: number | undefined
+// GoAccess as a peer (single-threaded: its wall rate is close to its CPU rate). `times` in
+// the wrapping shell reports the child's CPU seconds, the same measure as the agent's.
+let goaccess: { s: number; cpu: number } | undefined
 if (existsSync('/usr/bin/goaccess')) {
-  goaccess = seconds(() => {
-    const r = spawnSync('goaccess', [log, '--log-format=COMBINED', '-o', join(dir.path, 'report.json')], {
-      stdio: 'ignore',
-    })
+  let out = ''
+  const s = seconds(() => {
+    const r = spawnSync(
+      'bash',
+      [
+        '-c',
+        'goaccess "$1" --log-format=COMBINED -o "$2" >/dev/null 2>&1 || exit 1; times',
+        'bench',
+        log,
+        join(dir.path, 'report.json'),
+      ],
+      { encoding: 'utf8' },
+    )
     if (r.status !== 0) throw new Error(`goaccess exited ${r.status}`)
+    out = r.stdout
   })
+  // `times` prints the shell's, then its children's, user and system time: `0m1.234s 0m0.056s`.
+  const child = out
+    .trim()
+    .split('\n')
+    .at(-1)!
+    .match(/(\d+)m([\d.]+)s/g)!
+  const cpu = child.map((t) => {
+    const [, m, sec] = /(\d+)m([\d.]+)s/.exec(t)!
+    return Number(m) * 60 + Number(sec)
+  })
+  goaccess = { s, cpu: cpu[0]! + cpu[1]! }
 }
 const rate = (s: number) => LINES / s
 console.log(`cat                 ${fmt(rate(cat))} lines/s`)
@@ -201,6 +243,7 @@ console.log(`parse only          ${fmt(rate(parse))} lines/s`)
 for (const [label, r] of [
   ['flush 1s (default)', e2e],
   ['flush 250ms', e2eFast],
+  ['1s + analytics', e2eAnalytics],
 ] as const) {
   console.log(
     `end to end, ${label.padEnd(18)} ${fmt(rate(r.s))} lines/s wall = ${(rate(r.s) / rate(parse)).toFixed(2)}x parse-only; ${fmt(LINES / r.cpu)} lines per agent CPU-second`,
@@ -208,7 +251,7 @@ for (const [label, r] of [
 }
 if (goaccess !== undefined) {
   console.log(
-    `goaccess 1.7        ${fmt(rate(goaccess))} lines/s  (end to end at the default cadence is ${(rate(e2e.s) / rate(goaccess)).toFixed(2)}x goaccess)`,
+    `goaccess 1.7        ${fmt(rate(goaccess.s))} lines/s wall, ${fmt(LINES / goaccess.cpu)} lines per CPU-second; end to end at the default cadence is ${(rate(e2e.s) / rate(goaccess.s)).toFixed(2)}x goaccess wall, ${(goaccess.cpu / e2e.cpu).toFixed(2)}x per CPU-second`,
   )
 } else console.log('goaccess            not installed (apt-get install -y goaccess)')
 console.log(
@@ -217,5 +260,10 @@ console.log(
 const mem = memoryAt1M()
 console.log(
   `memory, 1M distinct IPs in one tick: ${(mem / 1048576).toFixed(0)} MiB heap (${fmt(mem / 1e6)} bytes per IP)`,
+)
+console.log(
+  `load average at the end: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
 )
 dir.remove()

@@ -12,7 +12,7 @@ import { AnalyticsSender, closeHours, flushAnalytics } from './analytics/roll.ts
 import type { Config } from './config.ts'
 import { buildSignal, isScanner } from './detect/detect.ts'
 import { BUILTIN_PATTERN_DIR, compilePatterns, loadPatternLists } from './detect/patterns.ts'
-import { type Aggregate, WindowAggregator } from './detect/window.ts'
+import { WindowAggregator } from './detect/window.ts'
 import type { Metrics } from './metrics.ts'
 import { InputPipeline } from './pipeline.ts'
 import { SignalClient } from './publish/client.ts'
@@ -43,7 +43,6 @@ export class Agent {
   readonly #outbox: Outbox
   readonly publisher: Publisher | undefined
   readonly #client: SignalClient | undefined
-  #retry: Aggregate[] = []
   readonly #analytics: AnalyticsCollector | undefined
   readonly #analyticsSender: AnalyticsSender | undefined
   #analyticsRetry: HourCounts[] = []
@@ -204,8 +203,7 @@ export class Agent {
       this.#inputs.filter((i) => i.position).map((i) => [i.pipeline.input.path, { ...i.position! }]),
     )
     const analyticsOk = await this.#flushAnalytics()
-    const batch = [...this.#retry, ...this.#agg.drain()]
-    this.#retry = []
+    const batch = this.#agg.drain()
     if (batch.length === 0) {
       if (!analyticsOk) return
       this.#offsets.save(positions)
@@ -214,19 +212,15 @@ export class Agent {
     const c = this.#d.config
     const m = this.#d.metrics
     const ttl = c.windowMs * 2
-    const failed: Aggregate[] = []
-    const totals = await this.#d.store.flush(batch, ttl, c.thresholds.minRequests)
+    const flushed = await this.#d.store.flush(batch, ttl, c.thresholds)
+    // Retried next tick. A call that timed out after Redis ran it counts twice:
+    // at-least-once counting, documented.
+    const failed = flushed.failed
+    if (flushed.failedCalls > 0) m.storeFailures.inc(flushed.failedCalls)
     await Promise.all(
-      batch.map(async (a, i) => {
-        const t = totals[i]!
-        if (t instanceof Error) {
-          // Retried whole next tick. A call that timed out after Redis ran it counts twice:
-          // at-least-once counting, documented.
-          failed.push(a)
-          m.storeFailures.inc()
-          return
-        }
-        if (t.signalled || !isScanner(t, c.thresholds)) return
+      flushed.candidates.map(async ({ aggregate: a, totals: t }) => {
+        // The store applied the same rule; this keeps the decision in one readable place.
+        if (!isScanner(t, c.thresholds)) return
         try {
           const signal = buildSignal(a, t, a.lastSeenMs, c.windowMs)
           if (c.shadow) m.detected.inc({ mode: 'shadow' })
@@ -244,7 +238,8 @@ export class Agent {
       }),
     )
     if (failed.length > 0 || !analyticsOk) {
-      this.#retry = failed
+      // Retried next tick, merged with what arrives meanwhile.
+      this.#agg.restore(failed)
       this.#storeOk = false
       this.readiness()
       return

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { createTestCa, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
-import { normalizePath, VisitorKeys } from '../src/analytics/collector.ts'
+import { AnalyticsCollector, normalizePath, VisitorKeys } from '../src/analytics/collector.ts'
 import { line, testAgent } from './helpers.ts'
 
 let redis: TestRedis
@@ -27,6 +27,47 @@ test('paths lose their query and ids; visitor ids depend on secret, pipeline and
   assert.notEqual(k.visitor('203.0.113.1', 'UA', 'h', H + 86_400_000), v, 'another day')
   assert.notEqual(new VisitorKeys('t'.repeat(20), 'p1').visitor('203.0.113.1', 'UA', 'h', H), v, 'rotated secret')
   assert.notEqual(new VisitorKeys('s'.repeat(20), 'p2').visitor('203.0.113.1', 'UA', 'h', H), v, 'another pipeline')
+})
+
+test("collector: a client's later lines in a tick count requests and bots, one visitor; hours and hosts apart", () => {
+  const keys = new VisitorKeys('s'.repeat(20), 'p1')
+  const c = new AnalyticsCollector(keys)
+  for (let i = 0; i < 3; i++) c.add('203.0.113.1', 'h', 'main', `/a?i=${i}`, 200, 'Googlebot/2.1', H + i)
+  c.add('203.0.113.1', 'h', 'main', '/users/7', 404, 'Mozilla/5.0', H + 10)
+  c.add('203.0.113.1', 'h2', 'main', '/a', 200, 'Mozilla/5.0', H + 20)
+  c.add('203.0.113.1', 'h', 'main', '/a', 200, 'Mozilla/5.0', H + 3600_000)
+  const [first, ...rest] = c.drain()
+  assert.deepEqual(
+    { ...first, visitors: [...first!.visitors].sort(), paths: [...first!.paths] },
+    {
+      host: 'h',
+      site: 'main',
+      hour: H,
+      requests: 4,
+      status: [0, 3, 0, 1, 0],
+      bots: 3,
+      visitors: [
+        keys.visitor('203.0.113.1', 'Googlebot/2.1', 'h', H),
+        keys.visitor('203.0.113.1', 'Mozilla/5.0', 'h', H),
+      ].sort(),
+      paths: [
+        ['/a', 3],
+        ['/users/:id', 1],
+      ],
+    },
+  )
+  assert.deepEqual(
+    rest.map((r) => [r.host, r.hour, r.requests, r.visitors.size]),
+    [
+      ['h2', H, 1, 1],
+      ['h', H + 3600_000, 1, 1],
+    ],
+  )
+  // The next tick starts empty and hashes the same client to the same visitor.
+  c.add('203.0.113.1', 'h', 'main', '/a', 200, 'Mozilla/5.0', H + 30)
+  const [again] = c.drain()
+  assert.deepEqual([...again!.visitors], [keys.visitor('203.0.113.1', 'Mozilla/5.0', 'h', H)])
+  assert.equal(again!.bots, 0)
 })
 
 test('hourly roll with a fake clock: one record per host, site and hour, written once, no IP or UA', async () => {

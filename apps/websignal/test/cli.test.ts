@@ -1,7 +1,7 @@
 /** The `websignal` binary as a child process: serve, doctor, replay, and startup failures. */
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { freePort, startChild, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
@@ -105,7 +105,8 @@ test('serve: readiness, metrics, lines counted, an unreadable input keeps it unr
     store: { url: redis.url, namespace: 'cli' },
     poll_interval: '50ms',
     flush_interval: '100ms',
-    log_level: 'warn',
+    // Every log line the agent can write, scanned below for raw targets and user agents.
+    log_level: 'debug',
   })
   const child = await startChild({
     name: 'websignal',
@@ -118,7 +119,10 @@ test('serve: readiness, metrics, lines counted, an unreadable input keeps it unr
   after(() => child.stop())
   const healthz = await fetch(`http://127.0.0.1:${port}/healthz`)
   assert.equal(healthz.status, 200)
-  appendFileSync(LOG, line('203.0.113.5', '/.env', 404, T0).repeat(4) + 'not a log line\n')
+  appendFileSync(
+    LOG,
+    line('203.0.113.5', '/.env?k=tgt-cli-4d2c', 404, T0, 'ua-cli-7e1f').repeat(4) + 'not a log line\n',
+  )
   const metrics = await until('lines counted', async () => {
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
     return /websignal_lines_parsed_total 4/.test(text) && text
@@ -141,6 +145,11 @@ test('serve: readiness, metrics, lines counted, an unreadable input keeps it unr
   assert.ok(!metrics.includes('203.0.113.5'), 'no IP in metrics')
   await child.stop()
   assert.equal(child.process.exitCode, 0, 'SIGTERM drains and exits 0')
+  const output = readFileSync(join(c.dir.path, 'websignal.log'), 'utf8')
+  assert.match(output, /"level":"debug"|store|lease|listen/i, 'the agent wrote its log')
+  for (const secret of ['tgt-cli-4d2c', 'ua-cli-7e1f', '.env', 'not a log line']) {
+    assert.ok(!output.includes(secret) && !metrics.includes(secret), `${secret} leaked to the log or metrics`)
+  }
 
   // The same agent with an input it cannot read never becomes ready.
   const port2 = await freePort()

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
 import { parseClfTime } from '../src/logs/clf-time.ts'
-import { parseCombined, parseVhostCombined } from '../src/logs/combined.ts'
+import { hostOf, parseCombined, parseVhostCombined } from '../src/logs/combined.ts'
 import { jsonParser } from '../src/logs/json.ts'
 import { makeParser } from '../src/logs/parser.ts'
 import { unwrapSyslog } from '../src/logs/syslog.ts'
@@ -91,6 +91,73 @@ describe('syslog envelope', () => {
     const p = makeParser({ format: 'combined', syslog: true })
     assert.equal(p(`<190>Nov 25 08:00:00 web1 nginx: ${LINE}`)?.ip, '203.0.113.9')
     assert.equal(p(LINE), undefined)
+  })
+})
+
+/**
+ * The combined scanner must accept exactly what this anchored regex (its specification, and
+ * the parser it replaced) accepts, with the same fields.
+ */
+const Q = String.raw`"((?:[^"\\]|\\.)*)"`
+const CORE = String.raw`(\S+) \S+ \S+ \[([^\]]{26})\] ${Q} (\d{3}) (?:\d+|-)(?: ${Q} ${Q})?`
+const REF_COMBINED = new RegExp(`^${CORE}`)
+const REF_VHOST = new RegExp(String.raw`^(\S+) ${CORE}`)
+
+function reference(line: string, vhost: boolean) {
+  const m = (vhost ? REF_VHOST : REF_COMBINED).exec(line)
+  if (!m) return undefined
+  const o = vhost ? 1 : 0
+  const request = m[o + 3]!
+  const a = request.indexOf(' ')
+  const b = request.lastIndexOf(' ')
+  return {
+    ip: m[o + 1]!,
+    host: vhost ? hostOf(m[1]!) : undefined,
+    timeMs: parseClfTime(m[o + 2]!),
+    target: a === -1 ? request : b > a ? request.slice(a + 1, b) : request.slice(a + 1),
+    status: Number(m[o + 4]),
+    userAgent: m[o + 6] ?? '',
+  }
+}
+
+describe('combined scanner against the reference regex', () => {
+  // Pieces of combined lines and the characters the grammar turns on, including the
+  // whitespace `\S` excludes beyond ASCII and the line terminators `.` does not match.
+  const unit = fc.constantFrom(...'"\\[] -07a:/\t\r\u00a0\u2028\u3000\u00e9\ud83d')
+  const seeds = fc.constantFrom(
+    LINE,
+    `vh:80 ${LINE}`,
+    '::1 - bob [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 304 -',
+    '1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "GET /\\"x HTTP/1.1" 404 1 "-" "a \\"b\\""',
+    '1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "" 200 12 "" ""',
+    '1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "x" 200 12a "r" "u" trailing',
+  )
+  const mutated = fc
+    .tuple(seeds, fc.array(fc.tuple(fc.nat(), fc.nat({ max: 3 }), fc.string({ unit, maxLength: 4 })), { maxLength: 4 }))
+    .map(([v, edits]) => {
+      let s = v
+      for (const [at, del, ins] of edits) {
+        const i = at % (s.length + 1)
+        s = s.slice(0, i) + ins + s.slice(i + del)
+      }
+      return s
+    })
+  test('same result on mutated and arbitrary lines', () => {
+    fc.assert(
+      fc.property(fc.oneof(mutated, mutated, fc.string({ unit, maxLength: 200 })), (s) => {
+        assert.deepEqual(parseCombined(s), reference(s, false), JSON.stringify(s))
+        assert.deepEqual(parseVhostCombined(s), reference(s, true), JSON.stringify(s))
+        assert.deepEqual(parseVhostCombined(`h:1 ${s}`), reference(`h:1 ${s}`, true), JSON.stringify(s))
+      }),
+      { numRuns: 20_000 },
+    )
+  })
+  test('consecutive lines with different times each get their own', () => {
+    const a = parseCombined(LINE)!.timeMs
+    const b = parseCombined(LINE.replace('13:55:36', '13:55:37'))!.timeMs
+    assert.equal(b - a, 1000)
+    assert.ok(Number.isNaN(parseCombined(LINE.replace('Oct', 'Foo'))!.timeMs))
+    assert.equal(parseCombined(LINE)!.timeMs, a)
   })
 })
 

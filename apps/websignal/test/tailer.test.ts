@@ -83,6 +83,25 @@ test('copytruncate and truncation: read again from 0 and count it', async () => 
   assert.deepEqual(h.restarts, ['truncated'])
 })
 
+test('copytruncate refilled past the offset between two polls: noticed by the first bytes, read from 0', async () => {
+  const h = harness()
+  writeFileSync(h.path, '')
+  await h.tailer.poll()
+  appendFileSync(h.path, '2026-11-25T08:00:00 old line one\n2026-11-25T08:00:01 old line two\n')
+  await h.tailer.poll()
+  const newer = Array.from({ length: 6 }, (_, i) => `2026-11-25T09:00:0${i} new line ${i}`)
+  truncateSync(h.path, 0)
+  appendFileSync(h.path, `${newer.join('\n')}\n`)
+  await h.tailer.poll()
+  assert.deepEqual(h.got, ['2026-11-25T08:00:00 old line one', '2026-11-25T08:00:01 old line two', ...newer])
+  assert.deepEqual(h.restarts, ['truncated'])
+  // Growth alone is not a truncation.
+  appendFileSync(h.path, 'more\n')
+  await h.tailer.poll()
+  assert.equal(h.got.at(-1), 'more')
+  assert.deepEqual(h.restarts, ['truncated'])
+})
+
 test('a file that does not exist yet, then deletion and reappearance', async () => {
   const h = harness()
   await h.tailer.poll()

@@ -41,10 +41,29 @@ interface TargetFacts {
 /** Per-tick cache bounds (entries): beyond them lookups are computed without caching. */
 const MAX_CACHED = 100_000
 
+/**
+ * The aggregates of one (host, site, window) in this tick, by client IP. The map holds each
+ * aggregate under its normalised IP and, when the log wrote the address another way
+ * (`::ffff:1.2.3.4`, upper-case IPv6), under that raw text too, so a line costs one lookup of
+ * the text as logged; raw text that is not an address maps to null.
+ */
+interface Scope {
+  host: string
+  site: string
+  windowStart: number
+  byIp: Map<string, Aggregate | null>
+}
+
 export class WindowAggregator {
   readonly windowMs: number
   readonly #suspicious: RegExp
-  #pending = new Map<string, Aggregate>()
+  // Per line the work is a few map lookups: no composite key string is built (building and
+  // hashing one per line cost more than parsing the line). The last scope is remembered
+  // because consecutive lines almost always share host, site and window.
+  #scopes = new Map<string, Scope>()
+  #last: Scope | undefined
+  #size = 0
+  #rejected = 0
   // Parsing an address (ipaddr.js) and matching the pattern lists cost more than the rest of a
   // line; both are cached for the tick (memory only, cleared at every drain).
   #ips = new Map<string, string | null>()
@@ -55,8 +74,9 @@ export class WindowAggregator {
     this.#suspicious = suspicious
   }
 
+  /** Aggregates pending since the last drain. */
   get size(): number {
-    return this.#pending.size
+    return this.#size
   }
 
   /**
@@ -64,36 +84,15 @@ export class WindowAggregator {
    * address (the line counts as unmatched).
    */
   add(req: LogRequest, site: string, host: string, nowMs: number): string | undefined {
-    let ip = this.#ips.get(req.ip)
-    if (ip === undefined) {
-      try {
-        ip = normalizeIp(req.ip)
-      } catch {
-        ip = null
-      }
-      if (this.#ips.size < MAX_CACHED) this.#ips.set(req.ip, ip)
-    }
-    if (ip === null) return undefined
     const t = Number.isFinite(req.timeMs) ? req.timeMs : nowMs
     const windowStart = t - (t % this.windowMs)
-    const key = `${host}\t${site}\t${ip}\t${windowStart}`
-    let a = this.#pending.get(key)
-    if (a === undefined) {
-      a = {
-        host,
-        site,
-        ip,
-        windowStart,
-        requests: 0,
-        errors: 0,
-        successes: 0,
-        nonStatic: 0,
-        suspicious: 0,
-        paths: new Set(),
-        lastSeenMs: t,
-      }
-      this.#pending.set(key, a)
+    let scope = this.#last
+    if (scope === undefined || scope.windowStart !== windowStart || scope.host !== host || scope.site !== site) {
+      scope = this.#scope(host, site, windowStart)
     }
+    let a = scope.byIp.get(req.ip)
+    if (a === undefined) a = this.#aggregate(scope, req.ip, t)
+    if (a === null) return undefined
     a.requests++
     if (t > a.lastSeenMs) a.lastSeenMs = t
     if (req.status < 400) a.successes++
@@ -114,13 +113,95 @@ export class WindowAggregator {
       if (a.paths.size < MAX_PATHS_PER_TICK) a.paths.add(facts.hash)
     }
     if (facts.suspicious) a.suspicious++
-    return ip
+    return a.ip
+  }
+
+  #scope(host: string, site: string, windowStart: number): Scope {
+    const key = `${host}\t${site}\t${windowStart}`
+    let scope = this.#scopes.get(key)
+    if (scope === undefined) {
+      scope = { host, site, windowStart, byIp: new Map() }
+      this.#scopes.set(key, scope)
+    }
+    this.#last = scope
+    return scope
+  }
+
+  /** First sight of this IP text in the scope this tick: normalise it and find or create its aggregate. */
+  #aggregate(scope: Scope, raw: string, t: number): Aggregate | null {
+    let ip = this.#ips.get(raw)
+    if (ip === undefined) {
+      try {
+        ip = normalizeIp(raw)
+      } catch {
+        ip = null
+      }
+      if (this.#ips.size < MAX_CACHED) this.#ips.set(raw, ip)
+    }
+    if (ip === null) {
+      // Bounded like the caches: a flood of garbage addresses cannot grow the map without limit.
+      if (this.#rejected < MAX_CACHED) {
+        this.#rejected++
+        scope.byIp.set(raw, null)
+      }
+      return null
+    }
+    let a = ip === raw ? undefined : scope.byIp.get(ip)
+    if (a === undefined || a === null) {
+      a = {
+        host: scope.host,
+        site: scope.site,
+        ip,
+        windowStart: scope.windowStart,
+        requests: 0,
+        errors: 0,
+        successes: 0,
+        nonStatic: 0,
+        suspicious: 0,
+        paths: new Set(),
+        lastSeenMs: t,
+      }
+      scope.byIp.set(ip, a)
+      this.#size++
+    }
+    if (ip !== raw) scope.byIp.set(raw, a)
+    return a
+  }
+
+  /**
+   * Fold aggregates back in (a flush that failed): they merge with what arrived since, so a
+   * store outage holds one aggregate per client and window, not one per client and tick.
+   */
+  restore(aggregates: Aggregate[]): void {
+    for (const r of aggregates) {
+      const scope = this.#scope(r.host, r.site, r.windowStart)
+      const a = scope.byIp.get(r.ip)
+      if (a === undefined || a === null) {
+        scope.byIp.set(r.ip, r)
+        this.#size++
+        continue
+      }
+      a.requests += r.requests
+      a.errors += r.errors
+      a.successes += r.successes
+      a.nonStatic += r.nonStatic
+      a.suspicious += r.suspicious
+      for (const h of r.paths) if (a.paths.size < MAX_PATHS_PER_TICK) a.paths.add(h)
+      if (r.lastSeenMs > a.lastSeenMs) a.lastSeenMs = r.lastSeenMs
+    }
   }
 
   /** Take everything folded since the last drain. */
   drain(): Aggregate[] {
-    const out = [...this.#pending.values()]
-    this.#pending = new Map()
+    const out: Aggregate[] = []
+    for (const scope of this.#scopes.values()) {
+      // An aggregate also listed under its raw spelling is taken once, under its own IP.
+      for (const [k, a] of scope.byIp) if (a !== null && k === a.ip) out.push(a)
+    }
+    this.#scopes = new Map()
+    this.#last = undefined
+    this.#size = 0
+    this.#rejected = 0
     this.#ips = new Map()
     this.#targets = new Map()
     return out

@@ -5,22 +5,34 @@
  */
 
 /**
- * Fold one tick of a bucket's aggregates into their window and return the window totals.
+ * Fold one tick of a bucket's aggregates into their window and return the window totals of
+ * those that now cross a detection threshold and were not signalled yet (the rest stay here:
+ * a tick's reply is a few numbers, not seven per aggregate).
  * KEYS[1]: the bucket's counters hash, one field per IP holding
  * `requests,errors,successes,non-static,suspicious,signalled`; KEYS[2..]: one distinct-path
- * HyperLogLog per aggregate, in ARGV order. ARGV: ttl ms, the non-static count from which the
- * distinct paths are needed (below it they are not counted: -1), then per aggregate: ip, r, e,
- * s, n, x, path count, path hashes... Returns 7 numbers per aggregate: r, e, s, n, x,
- * distinct (or -1), signalled. Two hash calls per aggregate instead of one per counter.
+ * HyperLogLog per aggregate, in ARGV order. ARGV: ttl ms, then the thresholds (the non-static
+ * count from which distinct paths are counted and the error ratio applies, suspicious hits,
+ * distinct paths, error ratio), then one packed aggregate per argument:
+ * `ip,r,e,s,n,x,pathhash,pathhash,...` (one argument instead of seven plus one per path: the
+ * agent's cost of a call is mostly per argument). Returns 7 numbers per candidate: its
+ * 1-based position, r, e, s, n, x, distinct paths (-1 when not counted). The rule is
+ * detect.ts's isScanner, which the agent applies again to what comes back.
  */
 export const FLUSH = `
 local ttl = ARGV[1]
 local need = tonumber(ARGV[2])
+local min_hits = tonumber(ARGV[3])
+local min_paths = tonumber(ARGV[4])
+local min_ratio = tonumber(ARGV[5])
 local out = {}
-local i = 3
-local k = 2
-while i <= #ARGV do
-  local ip = ARGV[i]
+for k = 2, #KEYS do
+  local f = {}
+  local nf = 0
+  for v in string.gmatch(ARGV[k + 4], '[^,]+') do
+    nf = nf + 1
+    f[nf] = v
+  end
+  local ip = f[1]
   local c = {0, 0, 0, 0, 0, 0}
   local old = redis.call('HGET', KEYS[1], ip)
   if old then
@@ -30,24 +42,25 @@ while i <= #ARGV do
       j = j + 1
     end
   end
-  for j = 1, 5 do c[j] = c[j] + tonumber(ARGV[i + j]) end
+  for j = 1, 5 do c[j] = c[j] + tonumber(f[j + 1]) end
   redis.call('HSET', KEYS[1], ip, table.concat(c, ','))
-  local np = tonumber(ARGV[i + 6])
-  if np > 0 then
-    redis.call('PFADD', KEYS[k], unpack(ARGV, i + 7, i + 6 + np))
+  if nf > 6 then
+    redis.call('PFADD', KEYS[k], unpack(f, 7, nf))
     redis.call('PEXPIRE', KEYS[k], ttl)
   end
-  local d = -1
-  if c[4] >= need then d = redis.call('PFCOUNT', KEYS[k]) end
-  out[#out + 1] = c[1]
-  out[#out + 1] = c[2]
-  out[#out + 1] = c[3]
-  out[#out + 1] = c[4]
-  out[#out + 1] = c[5]
-  out[#out + 1] = d
-  out[#out + 1] = c[6]
-  i = i + 7 + np
-  k = k + 1
+  if c[6] == 0 then
+    local d = -1
+    if c[4] >= need then d = redis.call('PFCOUNT', KEYS[k]) end
+    if c[5] >= min_hits or (c[4] >= need and d >= min_paths and c[2] / c[4] >= min_ratio) then
+      out[#out + 1] = k - 1
+      out[#out + 1] = c[1]
+      out[#out + 1] = c[2]
+      out[#out + 1] = c[3]
+      out[#out + 1] = c[4]
+      out[#out + 1] = c[5]
+      out[#out + 1] = d
+    end
+  end
 end
 redis.call('PEXPIRE', KEYS[1], ttl)
 return out

@@ -5,6 +5,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis'
 import { pathHash } from '../detect/classify.ts'
+import type { Thresholds } from '../detect/detect.ts'
 import type { Aggregate } from '../detect/window.ts'
 import { AGGREGATE_BUCKETS, type Keys, keysFor, SCHEMA_VERSION } from './keys.ts'
 import { ACK, ACQUIRE, ANALYTICS_FLUSH, ENQUEUE, FLUSH, MARK, RELEASE, RENEW } from './scripts.ts'
@@ -40,7 +41,21 @@ export interface WindowTotals {
   suspicious: number
   /** -1 when the non-static count is below the point where distinct paths matter (not counted). */
   distinctPaths: number
-  signalled: boolean
+}
+
+/** A tick's flush: the aggregates whose call failed (to retry), and those that cross a threshold now. */
+export interface FlushResult {
+  failed: Aggregate[]
+  /** Failed script calls (each covers up to `MAX_PER_CALL` aggregates of one bucket). */
+  failedCalls: number
+  candidates: Array<{ aggregate: Aggregate; totals: WindowTotals }>
+}
+
+/** `ip,r,e,s,n,x,pathhash,...`: the FLUSH script's packed argument. */
+function pack(a: Aggregate): string {
+  let s = `${a.ip},${a.requests},${a.errors},${a.successes},${a.nonStatic},${a.suspicious}`
+  for (const h of a.paths) s += `,${h.toString(36)}`
+  return s
 }
 
 export class Store {
@@ -111,54 +126,75 @@ export class Store {
   }
 
   /**
-   * Fold a tick's aggregates into their windows; returns each one's window totals across all
-   * instances, in input order. One script call per bucket (at most `MAX_PER_CALL` aggregates,
-   * so one call never holds Redis for long); calls of a tick go out pipelined.
+   * Fold a tick's aggregates into their windows. One script call per bucket (at most
+   * `MAX_PER_CALL` aggregates, so one call never holds Redis for long); the calls of a tick
+   * go out pipelined. The store evaluates the thresholds and returns the window totals of
+   * the aggregates that cross one and were not signalled yet.
    */
-  async flush(aggregates: Aggregate[], ttlMs: number, needPathsFrom = 0): Promise<Array<WindowTotals | Error>> {
-    const groups = new Map<string, number[]>()
-    aggregates.forEach((a, i) => {
-      const key = `${a.host}\t${a.site}\t${a.windowStart}\t${pathHash(a.ip) % AGGREGATE_BUCKETS}`
-      const g = groups.get(key)
-      if (g) g.push(i)
-      else groups.set(key, [i])
-    })
-    const calls: number[][] = []
-    for (const g of groups.values())
-      for (let i = 0; i < g.length; i += MAX_PER_CALL) calls.push(g.slice(i, i + MAX_PER_CALL))
-    const out: Array<WindowTotals | Error> = new Array(aggregates.length)
+  async flush(aggregates: Aggregate[], ttlMs: number, th: Thresholds): Promise<FlushResult> {
+    // Group by bucket without a key string per aggregate: the aggregator hands them out
+    // grouped by (host, site, window), so the scope's bucket table is looked up once per run.
+    const calls: Aggregate[][] = []
+    const scopes = new Map<string, Array<Aggregate[] | undefined>>()
+    let scope: Aggregate | undefined
+    let buckets: Array<Aggregate[] | undefined> = []
+    for (const a of aggregates) {
+      if (
+        scope === undefined ||
+        a.windowStart !== scope.windowStart ||
+        a.host !== scope.host ||
+        a.site !== scope.site
+      ) {
+        const key = `${a.host}\t${a.site}\t${a.windowStart}`
+        buckets = scopes.get(key) ?? []
+        scopes.set(key, buckets)
+        scope = a
+      }
+      const b = pathHash(a.ip) % AGGREGATE_BUCKETS
+      let call = buckets[b]
+      if (call === undefined || call.length >= MAX_PER_CALL) {
+        call = []
+        buckets[b] = call
+        calls.push(call)
+      }
+      call.push(a)
+    }
+    const result: FlushResult = { failed: [], failedCalls: 0, candidates: [] }
+    const thresholds = [th.minRequests, th.minSuspiciousHits, th.minDistinctPaths, th.minErrorRatio]
     await Promise.all(
-      calls.map(async (idx) => {
-        const first = aggregates[idx[0]!]!
+      calls.map(async (call) => {
+        const first = call[0]!
         const k = this.keys.bucket(first.host, first.site, first.windowStart, pathHash(first.ip) % AGGREGATE_BUCKETS)
         const keys = [k.counts]
-        const argv: (string | number)[] = [ttlMs, needPathsFrom]
-        for (const i of idx) {
-          const a = aggregates[i]!
+        const argv: (string | number)[] = [ttlMs, ...thresholds]
+        for (const a of call) {
           keys.push(k.pathsPrefix + a.ip)
-          argv.push(a.ip, a.requests, a.errors, a.successes, a.nonStatic, a.suspicious, a.paths.size)
-          for (const h of a.paths) argv.push(h.toString(36))
+          argv.push(pack(a))
         }
+        let r: number[]
         try {
-          const r = (await this.#c.wsFlush(keys.length, ...keys, ...argv)) as number[]
-          idx.forEach((i, j) => {
-            const o = j * 7
-            out[i] = {
-              requests: r[o]!,
-              errors: r[o + 1]!,
-              successes: r[o + 2]!,
-              nonStatic: r[o + 3]!,
-              suspicious: r[o + 4]!,
-              distinctPaths: r[o + 5]!,
-              signalled: r[o + 6] === 1,
-            }
+          r = (await this.#c.wsFlush(keys.length, ...keys, ...argv)) as number[]
+        } catch {
+          result.failedCalls++
+          for (const a of call) result.failed.push(a)
+          return
+        }
+        for (let o = 0; o < r.length; o += 7) {
+          result.candidates.push({
+            aggregate: call[r[o]! - 1]!,
+            totals: {
+              requests: r[o + 1]!,
+              errors: r[o + 2]!,
+              successes: r[o + 3]!,
+              nonStatic: r[o + 4]!,
+              suspicious: r[o + 5]!,
+              distinctPaths: r[o + 6]!,
+            },
           })
-        } catch (err) {
-          for (const i of idx) out[i] = err as Error
         }
       }),
     )
-    return out
+    return result
   }
 
   async markSignalled(a: Aggregate): Promise<void> {

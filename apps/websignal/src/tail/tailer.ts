@@ -5,9 +5,10 @@
  * - First start without a stored offset: from the end of the file.
  * - Rename rotation (inode changes): the old file is read to its end through the open
  *   descriptor, then the new file from 0. Nothing is lost.
- * - Copytruncate / truncation (size below our offset): read again from 0 and count a
- *   truncation. Lines written between the copy and the truncate are lost (unavoidable
- *   with copytruncate; documented).
+ * - Copytruncate / truncation (size below our offset, or the file's first bytes changed:
+ *   it was truncated and written past our offset between two polls): read again from 0 and
+ *   count a truncation. Lines written between the copy and the truncate are lost
+ *   (unavoidable with copytruncate; documented).
  * - A missing file: wait for it, then read from 0. Deletion: drain the open descriptor,
  *   then wait for the path to come back.
  * - Lines longer than `maxLineBytes` are cut off and reported as too long.
@@ -42,6 +43,9 @@ export interface TailerOptions {
 
 export type TailState = 'waiting' | 'reading' | 'failed'
 
+/** How many of a file's first bytes are remembered to notice it was truncated and refilled. */
+const HEAD_BYTES = 64
+
 export class Tailer {
   readonly path: string
   state: TailState = 'waiting'
@@ -56,6 +60,8 @@ export class Tailer {
   #partial: Buffer | undefined
   #skipping = false
   #first = true
+  /** The open file's first bytes as read (up to HEAD_BYTES). */
+  #head: Buffer | undefined
 
   constructor(options: TailerOptions, events: TailEvents) {
     this.path = options.path
@@ -101,8 +107,9 @@ export class Tailer {
         }
         await this.#openAt(st, 0)
         this.#events.restart('rotated')
-      } else if (st.size < this.#pos.offset) {
+      } else if (st.size < this.#pos.offset || (await this.#headChanged())) {
         this.#partial = undefined
+        this.#head = undefined
         this.#skipping = false
         this.#pos = { ...this.#pos, offset: 0 }
         this.#events.restart('truncated')
@@ -126,6 +133,26 @@ export class Tailer {
     }
     this.error = undefined
     await this.#drain()
+    await this.#rememberHead()
+  }
+
+  /** Whether the open file's first bytes differ from those remembered (truncated and refilled). */
+  async #headChanged(): Promise<boolean> {
+    const head = this.#head
+    if (!this.#fh || !head || head.length === 0) return false
+    const now = Buffer.alloc(head.length)
+    const { bytesRead } = await this.#fh.read(now, 0, head.length, 0)
+    return bytesRead < head.length || !now.equals(head)
+  }
+
+  /** Remember the file's first bytes until HEAD_BYTES of them exist. */
+  async #rememberHead(): Promise<void> {
+    if (!this.#fh || !this.#pos || (this.#head?.length ?? 0) >= HEAD_BYTES) return
+    const want = Math.min(HEAD_BYTES, this.#pos.offset)
+    if (want <= (this.#head?.length ?? 0)) return
+    const buf = Buffer.alloc(want)
+    const { bytesRead } = await this.#fh.read(buf, 0, want, 0)
+    this.#head = buf.subarray(0, bytesRead)
   }
 
   async #openAt(st: { ino: number; dev: number }, offset: number): Promise<void> {
@@ -136,6 +163,7 @@ export class Tailer {
       real.ino === st.ino ? { dev: real.dev, ino: real.ino, offset } : { dev: real.dev, ino: real.ino, offset: 0 }
     this.#partial = undefined
     this.#skipping = false
+    this.#head = undefined
     this.state = 'reading'
   }
 
@@ -143,6 +171,7 @@ export class Tailer {
     await this.#fh?.close().catch(() => {})
     this.#fh = undefined
     this.#pos = undefined
+    this.#head = undefined
   }
 
   /** Read to the current end of the open file. */
