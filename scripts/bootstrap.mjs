@@ -26,6 +26,8 @@ const systemPackages = {
   openssl: '/usr/bin/openssl',
   nginx: '/usr/sbin/nginx',
   unzip: '/usr/bin/unzip',
+  // websignal's benchmark compares against GoAccess in the same run.
+  goaccess: '/usr/bin/goaccess',
 }
 
 function say(line) {
