@@ -1,6 +1,6 @@
 /**
  * The issue #21 views in Debian's Chromium against a real notify (SQLite and PostgreSQL):
- * live card action buttons with their outcome, a slash command with arguments and its
+ * live card action buttons with their outcome (and earlier outcomes after a reload), a slash command with arguments and its
  * reply, the user panel (promote, audit log, action targets), and desktop sign-in approval
  * with a wrong and then the right code. Screenshots go to apps/notify/test-output/.
  */
@@ -64,6 +64,18 @@ for (const backend of backends) {
       await page.getByText(/✗ Failed: action target gone was revoked/).waitFor()
       assert.equal(cb.received.filter((r) => r.path === '/ok').length, 1)
       await page.screenshot({ path: join(OUT, `actions-laptop-${backend.name}.png`) })
+
+      // After a reload (and for another reader) the earlier outcomes are beside the buttons
+      // and in the card's history, with who ran them.
+      await page.reload()
+      await page.getByText('Last run by otto: ✓ Done (200)').waitFor()
+      await page.getByText(/Last run by otto: ✗ Failed: action target gone was revoked/).waitFor()
+      const card = page.locator('li.card', { hasText: 'web-3 unhealthy' })
+      await card.getByRole('button', { name: 'History' }).click()
+      await card.locator('.history li', { hasText: 'otto ran “Restart web-3”: succeeded (200)' }).waitFor()
+      await card.locator('.history li.failure', { hasText: 'otto ran “Page on-call”: failed' }).waitFor()
+      assert.equal(cb.received.filter((r) => r.path === '/ok').length, 1, 'showing outcomes never calls again')
+      await page.screenshot({ path: join(OUT, `actions-earlier-${backend.name}.png`) })
 
       await page.getByRole('button', { name: 'ops' }).click()
       await page.getByLabel('Slash command').fill('/deploy web --canary')

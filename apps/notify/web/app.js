@@ -3,7 +3,7 @@
 // rel="noopener noreferrer", and the page runs under a CSP without inline scripts.
 // Views beyond the inbox live in their own modules, which import h/api/toast from here.
 
-import { actionButton, commandBar } from './actions.js'
+import { actionButton, actionHistory, commandBar, invocationText } from './actions.js'
 import { channelAdminView, managesChannels } from './channel-admin.js'
 import { DESKTOP_ROUTE, providerButton, renderDesktopApproval } from './desktop.js'
 import { markdown, plainText, safeHref as safeUrl } from './markdown.js'
@@ -650,22 +650,39 @@ function card(n, index) {
   )
 }
 
-/** The item's immutable activity events (who did what, when), below the card. */
+/**
+ * The item's immutable activity events (who did what, when) and its action invocations
+ * (who ran which button, with the outcome), oldest first, below the card.
+ */
 async function showHistory(n, li) {
   try {
-    const { events } = await api('GET', `/api/v1/notifications/${n.id}/activity`)
+    const [{ events }, invocations] = await Promise.all([
+      api('GET', `/api/v1/notifications/${n.id}/activity`),
+      actionHistory(ui, n),
+    ])
+    const lines = [
+      ...events.map((ev) => ({
+        at: ev.created_at,
+        text: `${ev.username} ${ev.action === 'acknowledge' ? 'acknowledged' : 'resolved'} (${ev.from_state} → ${ev.to_state}) `,
+      })),
+      ...invocations.map((inv) => ({
+        at: inv.finished_at ?? inv.created_at,
+        text: invocationText(n, inv),
+        class: inv.outcome === 'failure' ? 'failure' : undefined,
+      })),
+    ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
     li.querySelector('.history')?.remove()
     li.append(
       h(
         'ol',
         { class: 'history', 'aria-label': 'Activity history' },
-        events.length
-          ? events.map((ev) =>
+        lines.length
+          ? lines.map((line) =>
               h(
                 'li',
-                {},
-                `${ev.username} ${ev.action === 'acknowledge' ? 'acknowledged' : 'resolved'} (${ev.from_state} → ${ev.to_state}) `,
-                h('time', { datetime: ev.created_at, title: ev.created_at }, relative(ev.created_at)),
+                { class: line.class },
+                line.text,
+                h('time', { datetime: line.at, title: line.at }, relative(line.at)),
               ),
             )
           : h('li', { class: 'muted' }, 'No activity yet.'),
