@@ -510,6 +510,23 @@ async function renderAdmin(section) {
 
 // ---- rendering -------------------------------------------------------------------------
 
+/** Card rows: primary text, optional secondary, tags as badges, strong emphasis. */
+function rowList(rows) {
+  return h(
+    'ul',
+    { class: 'rows' },
+    rows.map((r) =>
+      h(
+        'li',
+        { class: r.emphasis === 'strong' ? 'strong' : undefined },
+        r.primary,
+        r.secondary ? ` — ${r.secondary}` : '',
+        (r.tags ?? []).map((t) => h('span', { class: 'badge' }, t)),
+      ),
+    ),
+  )
+}
+
 function cardContent(n) {
   const c = n.content ?? {}
   const out = []
@@ -531,22 +548,7 @@ function cardContent(n) {
           c.metrics.map((m) => h('div', {}, h('span', { class: 'muted' }, m.label), h('b', {}, String(m.value)))),
         ),
       )
-    if (c.rows?.length)
-      out.push(
-        h(
-          'ul',
-          { class: 'rows' },
-          c.rows.map((r) =>
-            h(
-              'li',
-              { class: r.emphasis === 'strong' ? 'strong' : undefined },
-              r.primary,
-              r.secondary ? ` — ${r.secondary}` : '',
-              (r.tags ?? []).map((t) => h('span', { class: 'badge' }, t)),
-            ),
-          ),
-        ),
-      )
+    if (c.rows?.length) out.push(rowList(c.rows))
     if (c.fields?.length)
       out.push(
         h(
@@ -565,6 +567,22 @@ function cardContent(n) {
           'p',
           {},
           c.links.map((l) => [link(l.label, l.url), ' ']),
+        ),
+      )
+    // Row views: a titled list of rows, from one source or across several (type as a class).
+    for (const v of c.views ?? [])
+      out.push(
+        h(
+          'section',
+          { class: `view view-${v.type}`, 'aria-label': v.title },
+          h(
+            'h3',
+            {},
+            v.title,
+            ' ',
+            h('span', { class: 'muted' }, v.type === 'cross-list' ? '(across sources)' : '(source)'),
+          ),
+          rowList(v.rows),
         ),
       )
     if (c.actions?.length)
