@@ -94,6 +94,7 @@ for (const backend of backends) {
       const adminCookie = await n.client.login(ADMIN, ADMIN_PASSWORD)
       await channel(n, adminCookie, 'ops')
       await reader(n, adminCookie, 'vera')
+      let walt = await reader(n, adminCookie, 'walt')
       const admin = await signIn(n, ADMIN, ADMIN_PASSWORD)
       t.after(() => admin.close())
       const { page } = admin
@@ -109,6 +110,26 @@ for (const backend of backends) {
       // Disabling yourself is not offered; the server refuses demoting the last administrator elsewhere.
       assert.equal(await page.locator(`tr[data-user="${ADMIN}"]`).getByRole('button', { name: 'Disable' }).count(), 0)
       await page.screenshot({ path: join(OUT, `users-laptop-${backend.name}.png`) })
+
+      // Disable and enable, revoke sessions, reset a password: each ends walt's session.
+      const me = (cookie: string) => n.client.get('/api/v1/auth/me', { cookie })
+      const waltRow = page.locator('tr[data-user="walt"]')
+      await waltRow.getByRole('button', { name: 'Disable' }).click()
+      await page.getByText('walt disabled').waitFor()
+      await waltRow.getByText('disabled').waitFor()
+      assert.equal((await me(walt)).status, 401)
+      await waltRow.getByRole('button', { name: 'Enable' }).click()
+      await page.getByText('walt enabled').waitFor()
+      walt = await n.client.login('walt', 'walt-password-123')
+      await waltRow.getByRole('button', { name: 'Revoke sessions' }).click()
+      await page.getByText('walt: sessions revoked').waitFor()
+      assert.equal((await me(walt)).status, 401)
+      walt = await n.client.login('walt', 'walt-password-123')
+      await page.getByLabel('New password for walt').fill('walt-new-password-456')
+      await waltRow.getByRole('button', { name: 'Reset password' }).click()
+      await page.getByText('walt: password reset, sessions ended').waitFor()
+      assert.equal((await me(walt)).status, 401)
+      await n.client.login('walt', 'walt-new-password-456')
 
       await page.getByRole('tab', { name: 'Audit log' }).click()
       await page.locator('.audit li', { hasText: 'user.update' }).first().waitFor()
