@@ -2,7 +2,8 @@
  * `npm run bench:explain -w apps/notify`: PostgreSQL's plans for the inbox search's slowest
  * shape (a word + channel + severity), on the bench's generated inbox. Prints EXPLAIN
  * (ANALYZE, BUFFERS) of each page query the server would run for a few sample queries, with
- * their times: the plans quoted in docs/performance/notify.md.
+ * their times (each query run once before, as the server's warm cache would hold it): the
+ * plans quoted in docs/performance/notify.md.
  *
  * Environment: NOTIFY_BENCH_ROWS (default 1000000); NOTIFY_EXPLAIN_KEEP=1 keeps PostgreSQL
  * running afterwards and prints its URL (for psql), until Ctrl-C.
@@ -49,6 +50,8 @@ try {
       const modes: PageMode[] = search.materialize ? ['window', 'collect'] : ['plain']
       for (const mode of modes) {
         const compiled = pageSelect(db, filter, mode).compile()
+        // Once unmeasured: the first visit of freshly loaded pages also writes their hint bits.
+        await database.db.executeQuery(compiled)
         const explain = sql<{ 'QUERY PLAN': string }>`explain (analyze, buffers) ${sql.raw(compiled.sql)}`
         // The page query's parameters, bound by position as the server binds them.
         const text = explain.compile(db).sql
