@@ -38,9 +38,9 @@ const WINDOW = 5000
  * key backwards and filters, which reads the whole table when the terms are common but
  * rarely together; collecting the matches (a bitmap AND of the trigram, channel and
  * severity indexes, then a top-N sort) fixes that but is slower when matches are
- * plentiful. So the newest WINDOW rows are tried first: a full page there is the right
- * answer (every match outside the window is older than all of it); otherwise the matches
- * are collected. (Until 2026-11-27 the collect step gathered ids in a materialized CTE and
+ * plentiful. So the newest WINDOW rows (of the channel and severity asked for, if any) are
+ * tried first: a full page there is the right answer (every match outside the window is
+ * older than all of it); otherwise the matches are collected. (Until 2026-11-27 the collect step gathered ids in a materialized CTE and
  * joined them back: every candidate row was read twice; plans in docs/performance/notify.md.)
  */
 export async function queryInbox(db: Db, f: InboxFilter): Promise<InboxRow[]> {
@@ -76,6 +76,11 @@ export function pageSelect(db: Db, f: InboxFilter, mode: PageMode) {
   const windowed = () => {
     let w = db.selectFrom('notifications').selectAll()
     if (f.before !== undefined) w = w.where('id', '<', f.before)
+    // The window is the newest rows of the filtered channel and severity (an index walk on
+    // (channel, severity, id) or (channel, id)), not the newest rows overall: a match of a
+    // word in one channel of twenty fills the page there far more often.
+    if (f.channel !== undefined) w = w.where('channel', '=', f.channel)
+    if (f.severity !== undefined) w = w.where('severity', '=', f.severity)
     return db.selectFrom(w.orderBy('id', 'desc').limit(WINDOW).as('n')) as unknown as ReturnType<typeof plain>
   }
   const source = mode === 'window' ? windowed() : plain()
