@@ -23,7 +23,7 @@ const READY = Buffer.from('event: ready')
  * The readers scan raw bytes for NEEDLE and parse the digits after it: no UTF-8 decoding,
  * no string per event (at 1,000 readers x 1,000 hooks/s that decoding cost the shared
  * cores more than notify's own fan-out). A match cut by a chunk boundary is completed
- * with the next chunk.
+ * with the next chunk (the only case in which a chunk is copied).
  */
 function open(r: number): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -56,8 +56,14 @@ function open(r: number): Promise<void> {
           if (seq < total) received[seq * readers + r] = at
           from = p
         }
-        // Only a prefix of the needle can be cut here.
-        carry = buf.subarray(Math.max(from, buf.length - NEEDLE.length + 1))
+        // Keep only a cut-off start of the needle (events end in "\n\n", so almost never):
+        // a chunk is copied only when a match really spans two chunks.
+        for (let k = Math.min(NEEDLE.length - 1, buf.length - from); k > 0; k--) {
+          if (buf.subarray(buf.length - k).equals(NEEDLE.subarray(0, k))) {
+            carry = buf.subarray(buf.length - k)
+            break
+          }
+        }
       })
     })
     req.on('error', reject)
