@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Postgres, tempDir } from '@gatehouse/testkit'
+import { type FloorFigures, ingestFloor } from './ingest-floor.ts'
 import { type LoadResult, load, percentile } from './load.ts'
 import { type Running, startBaseline, startNotifyProcess } from './servers.ts'
 
@@ -16,6 +17,8 @@ export interface IngestFigures {
   result: LoadResult
   /** Server process CPU time per successful request, in µs. */
   cpuPerRequestUs: number
+  /** The database's own rate for the same rows (ingest-floor.ts), when measured. */
+  floor?: FloorFigures
 }
 
 async function measure(name: string, server: Running, connections: number, durationMs: number): Promise<IngestFigures> {
@@ -49,11 +52,14 @@ export async function benchIngest(pg: Postgres, durationMs: number, connections:
   ]
   for (const [name, url] of targets) {
     const server = await startNotifyProcess({ NOTIFY_DATABASE_URL: url, NOTIFY_HOOK_TOKEN: TOKEN })
+    let figures: IngestFigures
     try {
-      out.push(await measure(name, server, connections, durationMs))
+      figures = await measure(name, server, connections, durationMs)
     } finally {
       await server.stop()
     }
+    // The floor runs on the same database once notify has stopped (nothing else writing).
+    out.push({ ...figures, floor: await ingestFloor(url, connections, durationMs) })
   }
   dir.remove()
   return out
@@ -61,9 +67,18 @@ export async function benchIngest(pg: Postgres, durationMs: number, connections:
 
 export function printIngest(figures: IngestFigures[]): string[] {
   const base = figures[0]!.result.rps
-  return figures.map(({ name, result, cpuPerRequestUs }) => {
+  const lines = figures.flatMap(({ name, result, cpuPerRequestUs, floor }) => {
     const p50 = percentile(result.latencies, 50).toFixed(2)
     const p99 = percentile(result.latencies, 99).toFixed(2)
-    return `${name.padEnd(32)} ${result.rps.toFixed(0).padStart(7)} req/s  (${(result.rps / base).toFixed(2)}x baseline)  p50 ${p50} ms  p99 ${p99} ms  server CPU ${cpuPerRequestUs.toFixed(0)} µs/req  n=${result.requests}`
+    const line = `${name.padEnd(32)} ${result.rps.toFixed(0).padStart(7)} req/s  (${(result.rps / base).toFixed(2)}x baseline)  p50 ${p50} ms  p99 ${p99} ms  server CPU ${cpuPerRequestUs.toFixed(0)} µs/req  n=${result.requests}`
+    if (!floor) return [line]
+    return [
+      line,
+      `  floor: bare INSERT, ${floor.batch} rows/txn ${floor.rowsPerSecond.toFixed(0).padStart(7)} rows/s  notify/floor ${(result.rps / floor.rowsPerSecond).toFixed(2)}`,
+    ]
   })
+  const sqlite = figures.find((f) => f.name.includes('SQLite'))
+  const pg = figures.find((f) => f.name.includes('PostgreSQL'))
+  if (sqlite && pg) lines.push(`PostgreSQL / SQLite ingestion: ${(pg.result.rps / sqlite.result.rps).toFixed(2)}`)
+  return lines
 }

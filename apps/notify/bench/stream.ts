@@ -3,8 +3,9 @@
  *   1. Latency: R connected readers (SSE), hooks posted at H per second for S seconds;
  *      per (reader, notification): time from the hook's 200 arriving at the sender to the
  *      event arriving at the reader (p50/p99/max).
- *   2. Ingest ratio: closed-loop hook throughput (C keep-alive connections, S seconds)
- *      with the R readers connected, against the same run with no reader connected.
+ *   2. Ingest ratio: closed-loop hook throughput (C keep-alive connections, S seconds, the
+ *      raw-socket generator of load.ts) with the R readers connected, against the same run
+ *      with no reader connected.
  * Environment: NOTIFY_BENCH_READERS (default 1000), NOTIFY_BENCH_RATE (1000),
  * NOTIFY_BENCH_SECONDS (5), NOTIFY_BENCH_CONNECTIONS (16).
  * notify runs in its own process (bench/servers.ts), the readers in a worker thread
@@ -17,6 +18,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { tempDir } from '@gatehouse/testkit'
+import { load } from './load.ts'
 import { type Running, startNotifyProcess } from './servers.ts'
 
 const READERS = Number(process.env.NOTIFY_BENCH_READERS ?? 1000)
@@ -46,19 +48,22 @@ function quantile(sorted: ArrayLike<number>, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN
 }
 
-async function closedLoop(base: string, seconds: number, start: number): Promise<number> {
-  let done = 0
-  const end = performance.now() + seconds * 1000
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      while (performance.now() < end) {
-        const r = await post(base, `/hooks/${TOKEN}`, JSON.stringify({ text: `seq:${start + done}` }))
-        if (r.status !== 200) throw new Error(`hook ${r.status}`)
-        done++
-      }
-    }),
-  )
-  return done / seconds
+/**
+ * Closed-loop hook throughput (hooks/s) with the raw-socket generator of the ingest bench
+ * (load.ts): one fixed body, whose seq is past the fixed-rate phase's, so readers count it
+ * without timing it.
+ */
+async function closedLoop(base: string, seconds: number, seq: number): Promise<number> {
+  const result = await load({
+    url: `${base}/hooks/${TOKEN}`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ text: `seq:${seq}` }),
+    connections: CONNECTIONS,
+    durationMs: seconds * 1000,
+  })
+  if (result.errors > 0) throw new Error(`closed loop: ${result.errors} failed hooks`)
+  return result.requests / result.seconds
 }
 
 const dir = tempDir('notify-bench-stream-')

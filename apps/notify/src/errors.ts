@@ -4,7 +4,7 @@
  * payload_too_large, unsupported_media_type, internal, unavailable). Each code is
  * documented in README.md; a test checks it.
  */
-import { defineErrors } from '@gatehouse/kit'
+import { defineErrors } from '@gatehouse/kit/errors.ts'
 
 export const errors = defineErrors({
   invalid_card: { status: 400, message: (path: string, why: string) => `${path}: ${why}` },

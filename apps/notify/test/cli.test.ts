@@ -5,34 +5,15 @@
  * `--help` and the token commands never loading the server stack.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { loadedPackages, tempDir } from '@gatehouse/testkit'
+import { cli, MAIN, oneLine } from './cli-run.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, type Notify, reader, startNotify } from './helpers.ts'
 
-const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts')
 const dir = tempDir('notify-cli-')
 after(() => dir.remove())
-
-function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MAIN, ...args], {
-      env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env },
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (c) => (stdout += c))
-    child.stderr.on('data', (c) => (stderr += c))
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-  })
-}
-
-const oneLine = (r: { stderr: string }) => {
-  assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr)
-  assert.match(r.stderr, /^notify: /)
-}
 
 describe('notify command line', () => {
   test('--help, -help, serve --help and --version; usage errors exit 2 with one line', async () => {

@@ -1,6 +1,6 @@
 /**
  * The issue #21 views in Debian's Chromium against a real notify (SQLite and PostgreSQL):
- * live card action buttons with their outcome, a slash command with arguments and its
+ * live card action buttons with their outcome (and earlier outcomes after a reload), a slash command with arguments and its
  * reply, the user panel (promote, audit log, action targets), and desktop sign-in approval
  * with a wrong and then the right code. Screenshots go to apps/notify/test-output/.
  */
@@ -65,6 +65,18 @@ for (const backend of backends) {
       assert.equal(cb.received.filter((r) => r.path === '/ok').length, 1)
       await page.screenshot({ path: join(OUT, `actions-laptop-${backend.name}.png`) })
 
+      // After a reload (and for another reader) the earlier outcomes are beside the buttons
+      // and in the card's history, with who ran them.
+      await page.reload()
+      await page.getByText('Last run by otto: ✓ Done (200)').waitFor()
+      await page.getByText(/Last run by otto: ✗ Failed: action target gone was revoked/).waitFor()
+      const card = page.locator('li.card', { hasText: 'web-3 unhealthy' })
+      await card.getByRole('button', { name: 'History' }).click()
+      await card.locator('.history li', { hasText: 'otto ran “Restart web-3”: succeeded (200)' }).waitFor()
+      await card.locator('.history li.failure', { hasText: 'otto ran “Page on-call”: failed' }).waitFor()
+      assert.equal(cb.received.filter((r) => r.path === '/ok').length, 1, 'showing outcomes never calls again')
+      await page.screenshot({ path: join(OUT, `actions-earlier-${backend.name}.png`) })
+
       await page.getByRole('button', { name: 'ops' }).click()
       await page.getByLabel('Slash command').fill('/deploy web --canary')
       await page.getByRole('button', { name: 'Run' }).click()
@@ -82,6 +94,7 @@ for (const backend of backends) {
       const adminCookie = await n.client.login(ADMIN, ADMIN_PASSWORD)
       await channel(n, adminCookie, 'ops')
       await reader(n, adminCookie, 'vera')
+      let walt = await reader(n, adminCookie, 'walt')
       const admin = await signIn(n, ADMIN, ADMIN_PASSWORD)
       t.after(() => admin.close())
       const { page } = admin
@@ -97,6 +110,26 @@ for (const backend of backends) {
       // Disabling yourself is not offered; the server refuses demoting the last administrator elsewhere.
       assert.equal(await page.locator(`tr[data-user="${ADMIN}"]`).getByRole('button', { name: 'Disable' }).count(), 0)
       await page.screenshot({ path: join(OUT, `users-laptop-${backend.name}.png`) })
+
+      // Disable and enable, revoke sessions, reset a password: each ends walt's session.
+      const me = (cookie: string) => n.client.get('/api/v1/auth/me', { cookie })
+      const waltRow = page.locator('tr[data-user="walt"]')
+      await waltRow.getByRole('button', { name: 'Disable' }).click()
+      await page.getByText('walt disabled').waitFor()
+      await waltRow.getByText('disabled').waitFor()
+      assert.equal((await me(walt)).status, 401)
+      await waltRow.getByRole('button', { name: 'Enable' }).click()
+      await page.getByText('walt enabled').waitFor()
+      walt = await n.client.login('walt', 'walt-password-123')
+      await waltRow.getByRole('button', { name: 'Revoke sessions' }).click()
+      await page.getByText('walt: sessions revoked').waitFor()
+      assert.equal((await me(walt)).status, 401)
+      walt = await n.client.login('walt', 'walt-password-123')
+      await page.getByLabel('New password for walt').fill('walt-new-password-456')
+      await waltRow.getByRole('button', { name: 'Reset password' }).click()
+      await page.getByText('walt: password reset, sessions ended').waitFor()
+      assert.equal((await me(walt)).status, 401)
+      await n.client.login('walt', 'walt-new-password-456')
 
       await page.getByRole('tab', { name: 'Audit log' }).click()
       await page.locator('.audit li', { hasText: 'user.update' }).first().waitFor()

@@ -2,7 +2,7 @@
  * The web client in Debian's Chromium against a real notify (SQLite and PostgreSQL): sign
  * in, a card arriving live, search, the read filter and Mark read, acknowledge as an
  * operator but not as a viewer, archive and restore, a private channel appearing for a new
- * member only. Screenshots of the main screens go to apps/notify/test-output/ (gitignored).
+ * member only, a webhook URL shown once, New URL and Revoke. Screenshots of the main screens go to apps/notify/test-output/ (gitignored).
  */
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
@@ -187,6 +187,33 @@ for (const backend of backends) {
     await card(nils.page, 'general news').waitFor()
     assert.equal(await nils.page.getByRole('button', { name: /Night shift/ }).count(), 0)
     assert.equal(await card(nils.page, 'night shift handover').count(), 0)
+
+    // New URL: another active URL for the same channel, shown once; Revoke stops each at once.
+    const nightRows = page.locator('table.hooks tbody tr', { hasText: 'night-shift' })
+    const activeRows = nightRows.filter({ hasText: 'active' })
+    const before = await activeRows.count()
+    await activeRows.first().getByRole('button', { name: 'New URL' }).click()
+    const second = await page.getByLabel('Webhook URL').inputValue()
+    assert.notEqual(second, hookUrl)
+    const activeNight = (n: number) =>
+      page.waitForFunction(
+        (n) =>
+          [...document.querySelectorAll('table.hooks tbody tr')].filter(
+            (r) => r.textContent?.includes('night-shift') && r.textContent.includes('active'),
+          ).length === n,
+        n,
+      )
+    await activeNight(before + 1)
+    const post = (url: string) => fetch(url, { method: 'POST', body: JSON.stringify({ text: 'via the new URL' }) })
+    assert.equal((await post(second)).status, 200)
+    await card(mia.page, 'via the new URL').waitFor()
+    while ((await activeRows.count()) > 0) {
+      const left = await activeRows.count()
+      await activeRows.first().getByRole('button', { name: 'Revoke' }).click()
+      await activeNight(left - 1)
+    }
+    for (const url of [hookUrl, second]) assert.equal((await post(url)).status, 401, 'a revoked URL stops at once')
+    // The refused deliveries are the test's own fetches, not the page's.
     assert.deepEqual([...admin.problems, ...mia.problems, ...nils.problems], [])
   })
 }

@@ -1,7 +1,7 @@
 /**
- * Group commit (SQLite's delivery path; the queue works on either database): deliveries
- * arriving together share one transaction, each answered only once stored, and a bad row
- * fails alone.
+ * Group commit (the delivery path on both databases): deliveries arriving together share one
+ * transaction (PostgreSQL: one multi-row statement), each answered only once stored, ids in
+ * queue order, and a bad row fails alone.
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
@@ -49,6 +49,25 @@ for (const backend of backends) {
         .execute()
       assert.deepEqual(stored.map((r) => r.body).sort(), [...texts].sort())
       assert.equal(new Set(stored.map((r) => r.id)).size, texts.length)
+    })
+
+    test('one batch: ids follow the queue order, each id holds its own row, nulls stay null', async () => {
+      const queue = new WriteQueue(n.database)
+      const titles = Array.from({ length: 200 }, (_, i) => `batched ${i} 'quoted' {brace} "dq" \\ ünï`)
+      const ids = await Promise.all(
+        titles.map((t, i) => queue.insert({ ...row('general', t), source: i % 2 === 0 ? null : `src-${i}` })),
+      )
+      for (let i = 1; i < ids.length; i++) assert.ok(ids[i]! > ids[i - 1]!, `id ${i} after id ${i - 1}`)
+      const stored = await n.database.db
+        .selectFrom('notifications')
+        .select(['id', 'title', 'source', 'webhook_id'])
+        .where('id', 'in', ids)
+        .orderBy('id')
+        .execute()
+      assert.deepEqual(
+        stored.map((r) => [Number(r.id), r.title, r.source, r.webhook_id]),
+        ids.map((id, i) => [id, titles[i], i % 2 === 0 ? null : `src-${i}`, null]),
+      )
     })
 
     test('a row that fails a constraint fails alone; the rest of its batch is stored', async () => {

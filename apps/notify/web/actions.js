@@ -3,15 +3,68 @@
 // set as text; a click keeps its Idempotency-Key until it has an outcome, so a retried
 // click never calls the target twice.
 
-/** One registered action of a card: a live button with its outcome beside it. */
+/**
+ * Earlier invocations of a card's actions, by notification id: fetched once per card when it
+ * is first drawn (a card without registered actions never asks), and added to by this page's
+ * own clicks, so a redraw shows the last outcome at once.
+ */
+const earlier = new Map()
+
+function invocationsOf(ui, n) {
+  let list = earlier.get(n.id)
+  if (!list) {
+    list = ui
+      .api('GET', `/api/v1/notifications/${n.id}/actions`)
+      .then((r) => r.invocations)
+      .catch(() => [])
+    earlier.set(n.id, list)
+  }
+  return list
+}
+
+function remember(n, invocation) {
+  const list = earlier.get(n.id) ?? Promise.resolve([])
+  earlier.set(
+    n.id,
+    list.then((all) => [...all.filter((i) => i.id !== invocation.id), invocation]),
+  )
+}
+
+/** Every invocation of the card's actions, oldest first (for its activity history). */
+export function actionHistory(ui, n) {
+  return n.content?.actions?.some((a) => a.type !== 'link') ? invocationsOf(ui, n) : Promise.resolve([])
+}
+
+/** One line of an invocation: who ran which action and how it ended. */
+export function invocationText(n, inv) {
+  const label = n.content?.actions?.[inv.action_index]?.label ?? `action ${inv.action_index + 1}`
+  const how =
+    inv.outcome === 'success'
+      ? `succeeded${inv.status_code ? ` (${inv.status_code})` : ''}`
+      : inv.outcome === 'failure'
+        ? `failed: ${inv.error ?? 'unknown error'}`
+        : 'is running'
+  return `${inv.username} ran “${label}”: ${how} `
+}
+
+/** One registered action of a card: a live button with its last outcome beside it. */
 export function actionButton(ui, n, action, index, canOperate) {
   const { h, api } = ui
   const outcome = h('span', { class: 'outcome', role: 'status' })
+  let clicked = false
+  if (n.content?.actions) {
+    invocationsOf(ui, n).then((all) => {
+      const last = all.filter((i) => i.action_index === index && i.outcome !== 'pending').at(-1)
+      if (last && !clicked) showOutcome(outcome, last, true)
+    })
+  }
   if (!canOperate) {
     return h(
       'span',
       { class: 'action' },
       h('button', { disabled: true, title: 'Needs the operator role on this channel' }, action.label),
+      ' ',
+      outcome,
     )
   }
   let key
@@ -21,6 +74,7 @@ export function actionButton(ui, n, action, index, canOperate) {
       class: 'action-button',
       onclick: async () => {
         key ??= crypto.randomUUID()
+        clicked = true
         button.disabled = true
         outcome.className = 'outcome'
         outcome.textContent = 'Running…'
@@ -28,7 +82,8 @@ export function actionButton(ui, n, action, index, canOperate) {
           const { invocation } = await api('POST', `/api/v1/notifications/${n.id}/actions/${index}`, undefined, {
             'idempotency-key': key,
           })
-          showOutcome(outcome, invocation)
+          showOutcome(outcome, invocation, false)
+          remember(n, invocation)
           key = undefined
         } catch (err) {
           outcome.className = 'outcome failure'
@@ -45,13 +100,15 @@ export function actionButton(ui, n, action, index, canOperate) {
   return h('span', { class: 'action' }, button, ' ', outcome)
 }
 
-function showOutcome(el, invocation) {
+/** The outcome beside a button; an earlier one (from the server) names who ran it and when. */
+function showOutcome(el, invocation, earlierRun) {
   const ok = invocation.outcome === 'success'
-  el.className = `outcome ${ok ? 'success' : 'failure'}`
-  el.textContent = ok
+  el.className = `outcome ${ok ? 'success' : 'failure'}${earlierRun ? ' earlier' : ''}`
+  const text = ok
     ? `✓ Done${invocation.status_code ? ` (${invocation.status_code})` : ''}`
     : `✗ Failed: ${invocation.error ?? 'unknown error'}`
-  el.title = invocation.finished_at ?? ''
+  el.textContent = earlierRun ? `Last run by ${invocation.username}: ${text}` : text
+  el.title = invocation.finished_at ?? invocation.created_at ?? ''
 }
 
 let commands // cached list of {trigger, description}

@@ -3,7 +3,7 @@
 // rel="noopener noreferrer", and the page runs under a CSP without inline scripts.
 // Views beyond the inbox live in their own modules, which import h/api/toast from here.
 
-import { actionButton, commandBar } from './actions.js'
+import { actionButton, actionHistory, commandBar, invocationText } from './actions.js'
 import { channelAdminView, managesChannels } from './channel-admin.js'
 import { DESKTOP_ROUTE, providerButton, renderDesktopApproval } from './desktop.js'
 import { markdown, plainText, safeHref as safeUrl } from './markdown.js'
@@ -510,6 +510,23 @@ async function renderAdmin(section) {
 
 // ---- rendering -------------------------------------------------------------------------
 
+/** Card rows: primary text, optional secondary, tags as badges, strong emphasis. */
+function rowList(rows) {
+  return h(
+    'ul',
+    { class: 'rows' },
+    rows.map((r) =>
+      h(
+        'li',
+        { class: r.emphasis === 'strong' ? 'strong' : undefined },
+        r.primary,
+        r.secondary ? ` — ${r.secondary}` : '',
+        (r.tags ?? []).map((t) => h('span', { class: 'badge' }, t)),
+      ),
+    ),
+  )
+}
+
 function cardContent(n) {
   const c = n.content ?? {}
   const out = []
@@ -531,22 +548,7 @@ function cardContent(n) {
           c.metrics.map((m) => h('div', {}, h('span', { class: 'muted' }, m.label), h('b', {}, String(m.value)))),
         ),
       )
-    if (c.rows?.length)
-      out.push(
-        h(
-          'ul',
-          { class: 'rows' },
-          c.rows.map((r) =>
-            h(
-              'li',
-              { class: r.emphasis === 'strong' ? 'strong' : undefined },
-              r.primary,
-              r.secondary ? ` — ${r.secondary}` : '',
-              (r.tags ?? []).map((t) => h('span', { class: 'badge' }, t)),
-            ),
-          ),
-        ),
-      )
+    if (c.rows?.length) out.push(rowList(c.rows))
     if (c.fields?.length)
       out.push(
         h(
@@ -565,6 +567,22 @@ function cardContent(n) {
           'p',
           {},
           c.links.map((l) => [link(l.label, l.url), ' ']),
+        ),
+      )
+    // Row views: a titled list of rows, from one source or across several (type as a class).
+    for (const v of c.views ?? [])
+      out.push(
+        h(
+          'section',
+          { class: `view view-${v.type}`, 'aria-label': v.title },
+          h(
+            'h3',
+            {},
+            v.title,
+            ' ',
+            h('span', { class: 'muted' }, v.type === 'cross-list' ? '(across sources)' : '(source)'),
+          ),
+          rowList(v.rows),
         ),
       )
     if (c.actions?.length)
@@ -650,22 +668,39 @@ function card(n, index) {
   )
 }
 
-/** The item's immutable activity events (who did what, when), below the card. */
+/**
+ * The item's immutable activity events (who did what, when) and its action invocations
+ * (who ran which button, with the outcome), oldest first, below the card.
+ */
 async function showHistory(n, li) {
   try {
-    const { events } = await api('GET', `/api/v1/notifications/${n.id}/activity`)
+    const [{ events }, invocations] = await Promise.all([
+      api('GET', `/api/v1/notifications/${n.id}/activity`),
+      actionHistory(ui, n),
+    ])
+    const lines = [
+      ...events.map((ev) => ({
+        at: ev.created_at,
+        text: `${ev.username} ${ev.action === 'acknowledge' ? 'acknowledged' : 'resolved'} (${ev.from_state} → ${ev.to_state}) `,
+      })),
+      ...invocations.map((inv) => ({
+        at: inv.finished_at ?? inv.created_at,
+        text: invocationText(n, inv),
+        class: inv.outcome === 'failure' ? 'failure' : undefined,
+      })),
+    ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
     li.querySelector('.history')?.remove()
     li.append(
       h(
         'ol',
         { class: 'history', 'aria-label': 'Activity history' },
-        events.length
-          ? events.map((ev) =>
+        lines.length
+          ? lines.map((line) =>
               h(
                 'li',
-                {},
-                `${ev.username} ${ev.action === 'acknowledge' ? 'acknowledged' : 'resolved'} (${ev.from_state} → ${ev.to_state}) `,
-                h('time', { datetime: ev.created_at, title: ev.created_at }, relative(ev.created_at)),
+                { class: line.class },
+                line.text,
+                h('time', { datetime: line.at, title: line.at }, relative(line.at)),
               ),
             )
           : h('li', { class: 'muted' }, 'No activity yet.'),

@@ -9,7 +9,7 @@
  */
 import type { LookupAddress } from 'node:dns'
 import { lookup } from 'node:dns/promises'
-import { isPublicIp, parseIp } from '@gatehouse/kit'
+import { isPublicIp, parseIp } from '@gatehouse/kit/net.ts'
 
 export class DestinationError extends Error {
   override readonly name = 'DestinationError'

@@ -5,17 +5,16 @@
  * committed yet (503 without key material). DELETE removes the row, so the next
  * invocation on any node finds no target: revocation is cluster-wide at once.
  */
-import type { Kysely, Transaction } from 'kysely'
+import type { Kysely } from 'kysely'
 import { recordAudit } from '../audit/store.ts'
 import type { Reader } from '../auth/guard.ts'
 import type { ActionTargetRow, DB } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { type ActionKeys, open, seal } from '../settings/action-key.ts'
 import { checkTargetUrl, DestinationError } from './destination.ts'
+import { findTarget } from './target-rows.ts'
 
-type Db = Kysely<DB> | Transaction<DB>
-
-export const TARGET_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/
+export { findTarget, listTargets, TARGET_NAME, type TargetResponse, targetResponse } from './target-rows.ts'
 
 export interface SaveTargetRequest {
   url: string
@@ -25,37 +24,7 @@ export interface SaveTargetRequest {
   description?: string
 }
 
-export interface TargetResponse {
-  name: string
-  kind: 'target' | 'slash'
-  url: string
-  allow_private: boolean
-  has_credential: boolean
-  trigger: string | null
-  description: string
-  created_at: string
-  updated_at: string
-}
-
-export function targetResponse(t: ActionTargetRow): TargetResponse {
-  return {
-    name: t.name,
-    kind: t.kind,
-    url: t.url,
-    allow_private: t.allow_private === 1,
-    has_credential: t.credential !== null,
-    trigger: t.slash_trigger,
-    description: t.description,
-    created_at: t.created_at,
-    updated_at: t.updated_at,
-  }
-}
-
 export const credentialAad = (name: string) => `target:${name}`
-
-export function findTarget(db: Db, name: string): Promise<ActionTargetRow | undefined> {
-  return db.selectFrom('action_targets').selectAll().where('name', '=', name).executeTakeFirst()
-}
 
 export function validTargetUrl(url: string, allowPrivate: boolean): string {
   try {
@@ -119,10 +88,6 @@ export async function deleteTarget(db: Kysely<DB>, actor: Reader, name: string):
     if (Number(r.numDeletedRows) === 0) throw errors.action_target_not_found(name)
     await recordAudit(tx, actor, 'action_target.delete', name)
   })
-}
-
-export function listTargets(db: Db): Promise<ActionTargetRow[]> {
-  return db.selectFrom('action_targets').selectAll().orderBy('name').execute()
 }
 
 /** The stored credential in clear, for the dispatcher only. */

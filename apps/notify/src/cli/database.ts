@@ -6,15 +6,21 @@
  */
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
+import type { ConfigOf, Schema } from '@gatehouse/kit/config.ts'
 import { type NotifyDatabase, openNotifyDatabase } from '../db/open.ts'
 import { adminSchema } from './admin-schema.ts'
 
 export function databaseUrl(opts: Record<string, unknown>): string {
-  return loadAppConfig('notify', adminSchema, {
-    flags: schemaFlags(opts, adminSchema),
+  return adminConfig(opts, adminSchema).database
+}
+
+/** The command's settings of `schema` (flags, environment, config file), e.g. the bcrypt cost. */
+export function adminConfig<S extends Schema>(opts: Record<string, unknown>, schema: S): ConfigOf<S> {
+  return loadAppConfig('notify', schema, {
+    flags: schemaFlags(opts, schema),
     config: opts.config as string | undefined,
     partial: true,
-  }).config.database
+  }).config
 }
 
 /** Run `fn` on the command's database and close it. */

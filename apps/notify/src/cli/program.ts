@@ -2,12 +2,13 @@
  * The notify command tree on the kit's app shell. `serve` is the default command, so the spec's
  * form `notify -listen 127.0.0.1:8080 -hook-id TOKEN` still runs the service; single-dash long
  * flags are accepted everywhere (`-help`, `-version`, `-database`). Each action imports its
- * module when it runs: `--help` and the token commands never load Fastify.
+ * module when it runs: `--help` and the admin commands never load Fastify.
  */
 import { type Command, createCli, runCli, withExamples } from '@gatehouse/kit/cli/program.ts'
 import { addSchemaOptions, schemaFlags, withEnvironmentHelp } from '@gatehouse/kit/cli/schema-options.ts'
 import { schema } from '../config.ts'
 import { adminSchema } from './admin-schema.ts'
+import { addAdminCommands, addUserCommands } from './program-admin.ts'
 
 export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) => void } = {}): Command {
   const program = createCli({
@@ -26,6 +27,10 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
     'notify token create --user alice --name backup-script',
     'notify token list --json',
     'notify user list',
+    'notify user disable alice',
+    'notify target list',
+    'notify audit list --limit 20',
+    'notify push keys',
   ])
   const all = (cmd: Command): Record<string, unknown> => cmd.optsWithGlobals()
   const admin = (cmd: Command) => addSchemaOptions(cmd, adminSchema)
@@ -56,6 +61,7 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
       .option('--json', 'print JSON for scripts instead of a table'),
     ['notify user list', 'notify user list --json'],
   ).action(async (_o, cmd: Command) => (await import('./users.ts')).userListCommand(all(cmd)))
+  addUserCommands(user)
 
   const token = program
     .command('token')
@@ -84,6 +90,7 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
       .argument('<id>', 'the token id (from notify token list)'),
     ['notify token revoke 3f2b0c1e-8d4a-4c55-9b1e-2a6f0d7c9e11'],
   ).action(async (id: string, _o, cmd: Command) => (await tokens()).tokenRevokeCommand(all(cmd), id))
+  addAdminCommands(program)
   return program
 }
 

@@ -16,6 +16,7 @@ import { readerTokensMigration } from './migrations/0005_reader_tokens.ts'
 import { streamChangesMigration } from './migrations/0006_stream_changes.ts'
 import { pushMigration } from './migrations/0007_push.ts'
 import { actionsAdminMigration } from './migrations/0008_actions_admin.ts'
+import { searchFiltersMigration } from './migrations/0009_search_filters.ts'
 import type { DB } from './schema.ts'
 
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
@@ -28,6 +29,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0006_stream_changes': streamChangesMigration(kind),
     '0007_push': pushMigration(kind),
     '0008_actions_admin': actionsAdminMigration(kind),
+    '0009_search_filters': searchFiltersMigration(kind),
   }
 }
 

@@ -36,10 +36,12 @@ const WINDOW = 5000
  *
  * PostgreSQL with several terms or filters: left to itself the planner walks the primary
  * key backwards and filters, which reads the whole table when the terms are common but
- * rarely together; collecting the matching ids first (a bitmap AND of trigram index
- * lookups) fixes that but is slow when matches are plentiful. So the newest WINDOW rows
- * are tried first: a full page there is the right answer (every match outside the window
- * is older than all of it); otherwise the ids are collected.
+ * rarely together; collecting the matches (a bitmap AND of the trigram, channel and
+ * severity indexes, then a top-N sort) fixes that but is slower when matches are
+ * plentiful. So the newest WINDOW rows (of the channel and severity asked for, if any) are
+ * tried first: a full page there is the right answer (every match outside the window is
+ * older than all of it); otherwise the matches are collected. (Until 2026-11-27 the collect step gathered ids in a materialized CTE and
+ * joined them back: every candidate row was read twice; plans in docs/performance/notify.md.)
  */
 export async function queryInbox(db: Db, f: InboxFilter): Promise<InboxRow[]> {
   if (f.indexedUpTo !== undefined && (f.search.match !== undefined || f.search.indexMiss)) {
@@ -62,32 +64,26 @@ export async function queryInbox(db: Db, f: InboxFilter): Promise<InboxRow[]> {
   return pageQuery(db, f, 'collect')
 }
 
-function pageQuery(db: Db, f: InboxFilter, mode: 'plain' | 'window' | 'collect'): Promise<InboxRow[]> {
+function pageQuery(db: Db, f: InboxFilter, mode: PageMode): Promise<InboxRow[]> {
+  return pageSelect(db, f, mode).execute() as Promise<InboxRow[]>
+}
+
+export type PageMode = 'plain' | 'window' | 'collect'
+
+/** One page query, unexecuted (bench/explain-search.ts compiles it for EXPLAIN ANALYZE). */
+export function pageSelect(db: Db, f: InboxFilter, mode: PageMode) {
   const reader = f.readerId
   const windowed = () => {
     let w = db.selectFrom('notifications').selectAll()
     if (f.before !== undefined) w = w.where('id', '<', f.before)
+    // The window is the newest rows of the filtered channel and severity (an index walk on
+    // (channel, severity, id) or (channel, id)), not the newest rows overall: a match of a
+    // word in one channel of twenty fills the page there far more often.
+    if (f.channel !== undefined) w = w.where('channel', '=', f.channel)
+    if (f.severity !== undefined) w = w.where('severity', '=', f.severity)
     return db.selectFrom(w.orderBy('id', 'desc').limit(WINDOW).as('n')) as unknown as ReturnType<typeof plain>
   }
-  const source =
-    mode === 'window'
-      ? windowed()
-      : mode === 'collect'
-        ? (db
-            .with(
-              (w) => w('candidates').materialized(),
-              (qb) => {
-                let c = qb.selectFrom('notifications as n').select('n.id')
-                for (const condition of f.search.exact) c = c.where(condition)
-                if (f.channel !== undefined) c = c.where('n.channel', '=', f.channel)
-                if (f.severity !== undefined) c = c.where('n.severity', '=', f.severity)
-                if (f.before !== undefined) c = c.where('n.id', '<', f.before)
-                return c
-              },
-            )
-            .selectFrom('candidates as k')
-            .innerJoin('notifications as n', 'n.id', 'k.id') as unknown as ReturnType<typeof plain>)
-        : plain()
+  const source = mode === 'window' ? windowed() : plain()
   function plain() {
     return db.selectFrom('notifications as n')
   }
@@ -125,10 +121,14 @@ function pageQuery(db: Db, f: InboxFilter, mode: 'plain' | 'window' | 'collect')
       )
   }
   for (const condition of f.search.exact) q = q.where(condition)
-  return q
-    .orderBy(match !== undefined ? sql`f.rowid` : mode === 'collect' ? sql`k.id` : sql`n.id`, 'desc')
-    .limit(f.limit + 1)
-    .execute() as Promise<InboxRow[]>
+  return (
+    q
+      // collect: `n.id + 0` is no index order, so the planner cannot walk the primary key
+      // backwards; it ANDs index bitmaps (trigrams, channel and severity), reads each matching
+      // row once and keeps the newest page in a top-N sort.
+      .orderBy(match !== undefined ? sql`f.rowid` : mode === 'collect' ? sql`n.id + 0` : sql`n.id`, 'desc')
+      .limit(f.limit + 1)
+  )
 }
 
 export function findNotification(db: Db, id: number): Promise<NotificationRow | undefined> {

@@ -13,17 +13,23 @@
  * advanced in the same transaction as any change to channels), and channel lookups are
  * cached for that generation only. A channel created on any node is therefore seen by
  * the next delivery, and a delivery reads channels as of its token lookup or later; the
- * query per delivery for the channel is saved.
+ * query per delivery for the channel is saved. Hook lookups are grouped: those waiting when
+ * a query can start go in one statement (`token_hash = any($1)`), at most PG_IN_FLIGHT on
+ * the wire, so under load one round trip serves every delivery that arrived during the
+ * previous one. Each query still starts after its deliveries arrived: a revocation committed
+ * before a delivery is always seen.
  */
 import type { Database, PreparedQuery } from '@gatehouse/kit'
 import { CompiledQuery, type Kysely } from 'kysely'
 import { findChannel } from '../channels/store.ts'
 import type { ChannelRow, DB, WebhookRow } from '../db/schema.ts'
 
-/** PostgreSQL: the hook and the current channel generation, in one statement. */
-const PG_HOOK = `select id, token_hash, channel, channel_locked, kind, created_at, revoked_at,
+/** PostgreSQL: the hooks and the current channel generation, in one statement. */
+const PG_HOOKS = `select id, token_hash, channel, channel_locked, kind, created_at, revoked_at,
   (select generation from channel_generation where id = 1) as channel_generation
-  from webhooks where token_hash = $1`
+  from webhooks where token_hash = any($1::text[])`
+/** PostgreSQL: grouped hook queries on the wire at once. */
+const PG_IN_FLIGHT = 2
 
 /** Channel names cached before the map is emptied (names come from senders: bounded memory). */
 const CHANNEL_CACHE_LIMIT = 4096
@@ -37,6 +43,10 @@ export class DeliveryLookups {
   readonly #generations = new WeakMap<WebhookRow, number>()
   #cacheGeneration = -1
   readonly #channels = new Map<string, ChannelRow | undefined>()
+  /** PostgreSQL: hook lookups waiting for the next grouped query, by token hash. */
+  #waiting = new Map<string, Array<{ resolve(row: WebhookRow | undefined): void; reject(err: unknown): void }>>()
+  #scheduled = false
+  #inFlight = 0
 
   constructor(database: Database<DB>) {
     const db = database.db
@@ -62,15 +72,55 @@ export class DeliveryLookups {
     return this.#hook ? this.#hook.first(tokenHash) : this.#hookWithGeneration(tokenHash)
   }
 
-  async #hookWithGeneration(tokenHash: string): Promise<WebhookRow | undefined> {
-    const result = await this.#db.executeQuery<WebhookRow & { channel_generation: number | null }>(
-      CompiledQuery.raw(PG_HOOK, [tokenHash]),
-    )
-    const row = result.rows[0]
-    if (!row) return undefined
-    const { channel_generation, ...hook } = row
-    if (channel_generation !== null) this.#generations.set(hook, Number(channel_generation))
-    return hook
+  #hookWithGeneration(tokenHash: string): Promise<WebhookRow | undefined> {
+    return new Promise((resolve, reject) => {
+      const list = this.#waiting.get(tokenHash)
+      if (list) list.push({ resolve, reject })
+      else this.#waiting.set(tokenHash, [{ resolve, reject }])
+      this.#schedule()
+    })
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#waiting.size === 0 || this.#inFlight >= PG_IN_FLIGHT) return
+    this.#scheduled = true
+    setImmediate(() => void this.#queryHooks())
+  }
+
+  async #queryHooks(): Promise<void> {
+    this.#scheduled = false
+    const waiting = this.#waiting
+    this.#waiting = new Map()
+    this.#inFlight++
+    try {
+      const result = await this.#db.executeQuery<WebhookRow & { channel_generation: number | null }>(
+        CompiledQuery.raw(PG_HOOKS, [[...waiting.keys()]]),
+      )
+      const found = new Map<string, { hook: WebhookRow; generation: number | null }>()
+      for (const { channel_generation, ...hook } of result.rows)
+        found.set(hook.token_hash, {
+          hook,
+          generation: channel_generation === null ? null : Number(channel_generation),
+        })
+      // Each waiter gets its own copy: a caller may keep or change its row.
+      for (const [hash, list] of waiting) {
+        const entry = found.get(hash)
+        for (const w of list) {
+          if (!entry) {
+            w.resolve(undefined)
+            continue
+          }
+          const copy = { ...entry.hook }
+          if (entry.generation !== null) this.#generations.set(copy, entry.generation)
+          w.resolve(copy)
+        }
+      }
+    } catch (err) {
+      for (const list of waiting.values()) for (const w of list) w.reject(err)
+    } finally {
+      this.#inFlight--
+      this.#schedule()
+    }
   }
 
   /** The channel with this name, if any, for a delivery by `hook`. */

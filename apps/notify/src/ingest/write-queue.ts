@@ -1,16 +1,19 @@
 /**
- * SQLite group commit. SQLite has one writer, and each autocommitted insert writes its
- * own pages to the WAL; deliveries that arrive in the same event-loop turn are instead
- * inserted in one transaction. Each delivery's promise resolves only after that
- * transaction committed, so a 2xx still means the notification is stored.
+ * Group commit, on both databases. Deliveries that arrive while the previous batch is being
+ * written are inserted together, in one transaction; each delivery's promise resolves only
+ * after that transaction committed, so a 2xx still means the notification is stored.
  *
  * If the batch fails (a row violating a constraint), it is rolled back and every row is
  * inserted on its own, so one bad row fails only its own delivery.
  *
- * The insert is a kit prepared query. On SQLite a batch runs in the kit's `transactionSync`:
- * synchronously from BEGIN to COMMIT, once no Kysely transaction holds the connection. The
- * queue also works on PostgreSQL (a Kysely transaction per batch), though it is used there
- * only by tests: PostgreSQL takes concurrent inserts itself.
+ * SQLite (one writer; each autocommitted insert writes its own pages to the WAL): the batch
+ * is the deliveries of one event-loop turn, inserted by a kit prepared query inside the kit's
+ * `transactionSync`, synchronously from BEGIN to COMMIT.
+ *
+ * PostgreSQL: one multi-row statement per batch (`unnest` of one array per column), a single
+ * round trip and commit instead of one per delivery. At most PG_IN_FLIGHT batches are on the
+ * wire at once; deliveries arriving meanwhile wait for the next one, so under load a batch
+ * holds everything that arrived during the previous round trip.
  */
 import type { Database, PreparedQuery } from '@gatehouse/kit'
 import { CompiledQuery } from 'kysely'
@@ -25,6 +28,8 @@ interface Pending {
 
 /** Most rows per transaction (more wait for the next turn). */
 const MAX_BATCH = 256
+/** PostgreSQL: batches written at once (their inserts serialise on the stream-order lock anyway). */
+const PG_IN_FLIGHT = 2
 
 /** Insert columns, in the order of the prepared statement's parameters. */
 const COLUMNS = [
@@ -88,32 +93,81 @@ function pgOrderedInsert(): CompiledQuery<{ id: number }> {
   ) as CompiledQuery<{ id: number }>
 }
 
+/**
+ * PostgreSQL: a batch in one statement, under the same lock and NOTIFY as pgOrderedInsert.
+ * Rows are inserted in batch order (`order by` the unnest ordinality), and identity values
+ * are drawn as rows leave the sort, after the lock is held: the returned ids, sorted, are
+ * the batch's rows in order.
+ */
+function pgBatchInsert(rows: number): CompiledQuery<{ id: number }> {
+  const arrays = COLUMNS.map((_, i) => `$${i + 1}::text[]`).join(', ')
+  return CompiledQuery.raw(
+    `insert into notifications (${COLUMNS.join(', ')}) select ${COLUMNS.map((c) => `r.${c}`).join(', ')} from ` +
+      `(select pg_advisory_xact_lock(${STREAM_LOCK_NOTIFICATIONS}), pg_notify('${STREAM_PG_CHANNEL}', '')) as stream_order, ` +
+      `unnest(${arrays}) with ordinality as r(${COLUMNS.join(', ')}, ord) order by r.ord returning id`,
+    COLUMNS.map(() => new Array(rows).fill('')),
+  ) as CompiledQuery<{ id: number }>
+}
+
+/** The batch's values as one array per column (COLUMNS order), for pgBatchInsert. */
+function columnArrays(batch: Pending[]): Array<Array<string | null>> {
+  const out: Array<Array<string | null>> = COLUMNS.map(() => new Array(batch.length))
+  for (let r = 0; r < batch.length; r++) {
+    const v = values(batch[r]!.row)
+    for (let c = 0; c < v.length; c++) out[c]![r] = v[c]!
+  }
+  return out
+}
+
 export class WriteQueue {
   readonly #database: Database<DB>
   readonly #insert: PreparedQuery<{ id: number }>
   #pending: Pending[] = []
   #scheduled = false
+  /** PostgreSQL: batches on the wire. */
+  #inFlight = 0
+  /** PostgreSQL: the batch statement (its SQL does not depend on the row count). */
+  readonly #pgBatch: CompiledQuery<{ id: number }> | undefined
 
   constructor(database: Database<DB>) {
     this.#database = database
     this.#insert = prepareInsert(database)
+    if (database.kind === 'postgres') this.#pgBatch = pgBatchInsert(1)
   }
 
   /** Insert a notification; resolves with its id once committed. */
   insert(row: NewNotification): Promise<number> {
     return new Promise((resolve, reject) => {
       this.#pending.push({ row, resolve, reject })
-      if (!this.#scheduled) {
-        this.#scheduled = true
-        setImmediate(() => void this.#flush())
-      }
+      this.#schedule()
     })
   }
 
+  #schedule(): void {
+    if (this.#scheduled || this.#pending.length === 0) return
+    if (this.#pgBatch && this.#inFlight >= PG_IN_FLIGHT) return // a finishing batch schedules
+    this.#scheduled = true
+    setImmediate(() => void this.#flush())
+  }
+
   async #flush(): Promise<void> {
+    this.#scheduled = false
     const batch = this.#pending.splice(0, MAX_BATCH)
-    if (this.#pending.length > 0) setImmediate(() => void this.#flush())
-    else this.#scheduled = false
+    if (!this.#pgBatch) this.#schedule()
+    else {
+      this.#inFlight++
+      try {
+        await this.#write(batch)
+      } finally {
+        this.#inFlight--
+        this.#schedule()
+      }
+      return
+    }
+    await this.#write(batch)
+  }
+
+  async #write(batch: Pending[]): Promise<void> {
     if (batch.length === 1) return this.#one(batch[0]!)
     let ids: number[]
     try {
@@ -126,11 +180,20 @@ export class WriteQueue {
   }
 
   /** All rows in one transaction; rejects (after rolling back) if any fails. */
-  #batch(batch: Pending[]): Promise<number[]> {
+  async #batch(batch: Pending[]): Promise<number[]> {
     const insert = this.#insert
     const { transactionSync } = this.#database
     if (transactionSync)
       return transactionSync((tx) => batch.map((p) => Number(tx.first(insert, ...values(p.row))!.id)))
+    if (this.#pgBatch) {
+      const result = await this.#database.db.executeQuery<{ id: number | string }>(
+        CompiledQuery.raw(this.#pgBatch.sql, columnArrays(batch)),
+      )
+      const ids = result.rows.map((r) => Number(r.id)).sort((a, b) => a - b)
+      if (ids.length !== batch.length)
+        throw new Error(`batch insert returned ${ids.length} ids for ${batch.length} rows`)
+      return ids
+    }
     return this.#database.db.transaction().execute(async (trx) => {
       const inTx = insert.in(trx)
       const out: number[] = []
@@ -148,15 +211,8 @@ export class WriteQueue {
   }
 }
 
-/**
- * How deliveries are stored: through the group-commit queue on SQLite, with the prepared
- * insert on its own on PostgreSQL (which takes concurrent inserts itself).
- */
+/** How deliveries are stored: through the group-commit queue (both databases). */
 export function notificationWriter(database: Database<DB>): (row: NewNotification) => Promise<number> {
-  if (database.kind === 'sqlite') {
-    const queue = new WriteQueue(database)
-    return (row) => queue.insert(row)
-  }
-  const insert = prepareInsert(database)
-  return (row) => insertRow(insert, row)
+  const queue = new WriteQueue(database)
+  return (row) => queue.insert(row)
 }

@@ -5,12 +5,12 @@
  */
 import type { HttpApp } from '@gatehouse/kit'
 import type { Context } from '../context.ts'
-import { ensureSetting } from '../settings/cluster.ts'
+import { ensureSetting, VAPID_SETTING } from '../settings/cluster.ts'
 import { PushDispatcher } from './dispatcher.ts'
 import { pushRoutes } from './routes.ts'
 import { generateVapidKeys, PushSender, type VapidKeys } from './sender.ts'
 
-export const VAPID_SETTING = 'vapid_keys'
+export { VAPID_SETTING }
 
 export interface PushOptions {
   /** Extra CA certificates trusted for push endpoints (tests). */

@@ -9,7 +9,7 @@
  * statement queues a NOTIFY, which PostgreSQL delivers to every listening process at commit.
  * New notifications get the same treatment in ingest/write-queue.ts (STREAM_LOCK_NOTIFICATIONS).
  */
-import { sql } from '@gatehouse/kit'
+import { sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely, Transaction } from 'kysely'
 import type { DB, StreamChangeTable } from '../db/schema.ts'
 

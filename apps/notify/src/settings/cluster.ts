@@ -9,6 +9,9 @@ import type { DB } from '../db/schema.ts'
 
 type Db = Kysely<DB> | Transaction<DB>
 
+/** The Web Push VAPID key pair, JSON `{publicKey, privateKey}` (push/service.ts). */
+export const VAPID_SETTING = 'vapid_keys'
+
 export async function readSetting(db: Db, key: string): Promise<string | undefined> {
   const row = await db.selectFrom('settings').select('value').where('name', '=', key).executeTakeFirst()
   return row?.value

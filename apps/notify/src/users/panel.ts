@@ -9,7 +9,7 @@
  * serialises writers; PostgreSQL: a transaction-scoped advisory lock), so two concurrent
  * requests demoting or disabling the last two administrators cannot both pass the count.
  */
-import { sql } from '@gatehouse/kit'
+import { sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely, Transaction } from 'kysely'
 import { recordAudit } from '../audit/store.ts'
 import type { Reader } from '../auth/guard.ts'

@@ -3,7 +3,7 @@
  * readers, and sign-in.
  */
 import { randomUUID } from 'node:crypto'
-import { isUniqueViolation } from '@gatehouse/kit'
+import { isUniqueViolation } from '@gatehouse/kit/db/database.ts'
 import type { Kysely } from 'kysely'
 import { dummyHash, hashPassword, verifyPassword } from '../auth/passwords.ts'
 import type { DB, UserRow } from '../db/schema.ts'

@@ -1,0 +1,85 @@
+/**
+ * The database floor of hook ingestion: the rows notify stored, inserted again by a bare
+ * batched INSERT from the bench process, with nothing else (no HTTP, no parsing, no hook
+ * lookup): what the database itself takes, on the same schema (notify's migrations: the same
+ * indexes, triggers and, on PostgreSQL, the trigram index every row updates).
+ *
+ * Batches of BATCH rows, one transaction each, as many on the wire as notify's write queue
+ * allows (SQLite 1: one writer; PostgreSQL 2). BATCH is the number of load connections: with
+ * that many closed-loop senders, notify can never group more deliveries than that.
+ */
+import { CompiledQuery } from 'kysely'
+import { openNotifyDatabase } from '../src/db/open.ts'
+
+const COLUMNS = [
+  'channel',
+  'webhook_id',
+  'kind',
+  'title',
+  'body',
+  'source',
+  'username',
+  'severity',
+  'state',
+  'content',
+  'search_text',
+  'created_at',
+] as const
+
+export interface FloorFigures {
+  rowsPerSecond: number
+  rows: number
+  batch: number
+}
+
+/** Insert copies of the newest stored notification for `durationMs`; rows per second. */
+export async function ingestFloor(url: string, batch: number, durationMs: number): Promise<FloorFigures> {
+  const database = await openNotifyDatabase(url)
+  try {
+    const sample = await database.db
+      .selectFrom('notifications')
+      .select(COLUMNS)
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirstOrThrow()
+    const one = COLUMNS.map((c) => sample[c])
+    const params = Array.from({ length: batch }, () => one).flat()
+    let rows = 0
+    const started = performance.now()
+    const deadline = started + durationMs
+    if (database.sqlite) {
+      const raw = database.sqlite
+      const tuple = `(${COLUMNS.map(() => '?').join(', ')})`
+      const insert = raw.prepare(
+        `insert into notifications (${COLUMNS.join(', ')}) values ${Array.from({ length: batch }, () => tuple).join(', ')}`,
+      )
+      while (performance.now() < deadline) {
+        raw.exec('begin immediate')
+        insert.run(...params)
+        raw.exec('commit')
+        rows += batch
+      }
+    } else {
+      let n = 0
+      const tuples = Array.from(
+        { length: batch },
+        (_, r) => `(${COLUMNS.map((_, c) => `$${r * COLUMNS.length + c + 1}`).join(', ')})`,
+      )
+      const insert = CompiledQuery.raw(
+        `insert into notifications (${COLUMNS.join(', ')}) values ${tuples.join(', ')}`,
+        params,
+      )
+      const loop = async () => {
+        while (performance.now() < deadline) {
+          await database.db.executeQuery(insert)
+          n += batch
+        }
+      }
+      await Promise.all([loop(), loop()])
+      rows = n
+    }
+    return { rowsPerSecond: rows / ((performance.now() - started) / 1000), rows, batch }
+  } finally {
+    await database.close()
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * The admin commands of the user panel, action targets, the audit log and Web Push on the
+ * command line (`notify user|target|audit|push ...`), registered on the notify program.
+ * Each action imports its module when it runs.
+ */
+import type { Command } from '@gatehouse/kit/cli/program.ts'
+import { withExamples } from '@gatehouse/kit/cli/program.ts'
+import { addSchemaOptions } from '@gatehouse/kit/cli/schema-options.ts'
+import { adminSchema, passwordSchema, targetSchema } from './admin-schema.ts'
+
+const all = (cmd: Command): Record<string, unknown> => cmd.optsWithGlobals()
+const json = (cmd: Command) => cmd.option('--json', 'print JSON for scripts instead of text')
+
+export function addUserCommands(user: Command): void {
+  const users = () => import('./users.ts')
+  const admin = (cmd: Command) => addSchemaOptions(cmd, adminSchema)
+  withExamples(
+    json(addSchemaOptions(user.command('create'), passwordSchema))
+      .description('create a reader: a person with a local password, or a system identity for scripts')
+      .argument('<name>', 'user name (a-z, 0-9, ., _, -)')
+      .option('--password-file <file>', "the password's file, first line (- for standard input); 12+ characters")
+      .option('--admin', 'an installation administrator')
+      .option('--system', 'a system identity (no password; use notify token create for its scripts)'),
+    [
+      'notify user create alice --password-file /run/secrets/alice',
+      "printf '%s\\n' 'correct horse battery' | notify user create bob --admin --password-file -",
+      'notify user create ci --system',
+    ],
+  ).action(async (name: string, _o, cmd: Command) => (await users()).userCreateCommand(all(cmd), name))
+  const changes = [
+    ['promote', 'make the reader an installation administrator'],
+    ['demote', 'make the administrator a reader (never the last enabled human administrator)'],
+    ['enable', 'let the reader sign in again'],
+    ['disable', 'stop the reader signing in and end their sessions (never the last enabled human administrator)'],
+  ] as const
+  for (const [change, description] of changes) {
+    withExamples(
+      json(admin(user.command(change)))
+        .description(description)
+        .argument('<name>', 'user name'),
+      [`notify user ${change} alice`],
+    ).action(async (name: string, _o, cmd: Command) => (await users()).userChangeCommand(all(cmd), change, name))
+  }
+  withExamples(
+    json(admin(user.command('revoke-sessions')))
+      .description('end every browser and desktop session of the reader (and their open streams)')
+      .argument('<name>', 'user name'),
+    ['notify user revoke-sessions alice'],
+  ).action(async (name: string, _o, cmd: Command) => (await users()).userRevokeSessionsCommand(all(cmd), name))
+  withExamples(
+    addSchemaOptions(user.command('reset-password'), passwordSchema)
+      .description("set a local reader's password; their sessions end")
+      .argument('<name>', 'user name')
+      .requiredOption('--password-file <file>', "the new password's file, first line (- for standard input)"),
+    ['notify user reset-password alice --password-file /run/secrets/alice'],
+  ).action(async (name: string, _o, cmd: Command) => (await users()).userResetPasswordCommand(all(cmd), name))
+}
+
+export function addAdminCommands(program: Command): void {
+  const admin = (cmd: Command) => addSchemaOptions(cmd, adminSchema)
+  const targets = () => import('./targets.ts')
+  const target = program
+    .command('target')
+    .description('action targets: the callbacks card buttons and slash commands call')
+  withExamples(json(admin(target.command('list'))).description('list targets (never their credentials)'), [
+    'notify target list',
+    'notify target list --json',
+  ]).action(async (_o, cmd: Command) => (await targets()).targetListCommand(all(cmd)))
+  withExamples(
+    json(addSchemaOptions(target.command('set'), targetSchema))
+      .description('create or replace a target (needs the committed action key, or NOTIFY_ACTION_KEY to commit it)')
+      .argument('<name>', 'target name (a-z, 0-9, _, -)')
+      .requiredOption('--url <url>', 'the exact callback URL (https, or http with --allow-private)')
+      .option('--allow-private', 'allow a loopback, private or link-local destination')
+      .option('--credential-file <file>', 'bearer credential sent to the target, first line (- for standard input)')
+      .option('--no-credential', 'remove the stored credential')
+      .option('--description <text>', 'what the target does'),
+    [
+      'notify target set deploy --url https://ci.example.org/hooks/deploy --credential-file /run/secrets/ci',
+      'notify target set runbook --url http://10.0.0.5:8080/run --allow-private',
+    ],
+  ).action(async (name: string, _o, cmd: Command) => (await targets()).targetSetCommand(all(cmd), name))
+  withExamples(
+    admin(target.command('delete'))
+      .description('delete a target: every button naming it fails cleanly from now on, on every node')
+      .argument('<name>', 'target name'),
+    ['notify target delete deploy'],
+  ).action(async (name: string, _o, cmd: Command) => (await targets()).targetDeleteCommand(all(cmd), name))
+
+  const audit = program.command('audit').description('the administrative audit log')
+  withExamples(
+    json(admin(audit.command('list')))
+      .description('audit entries, newest first')
+      .option('--limit <n>', 'at most this many entries (default 50)')
+      .option('--before <id>', 'only entries older than this id (the next page)'),
+    ['notify audit list', 'notify audit list --limit 200 --json'],
+  ).action(async (_o, cmd: Command) => (await import('./audit.ts')).auditListCommand(all(cmd)))
+
+  const push = program.command('push').description('Web Push: the VAPID key and the subscriptions')
+  withExamples(
+    json(admin(push.command('keys'))).description(
+      'the VAPID public key browsers subscribe with (never the private key)',
+    ),
+    ['notify push keys'],
+  ).action(async (_o, cmd: Command) => (await import('./push.ts')).pushKeysCommand(all(cmd)))
+  withExamples(
+    json(admin(push.command('list')))
+      .description("readers' push subscriptions (never their keys or endpoint URLs)")
+      .option('--user <name>', "only this reader's subscriptions"),
+    ['notify push list', 'notify push list --user alice --json'],
+  ).action(async (_o, cmd: Command) => (await import('./push.ts')).pushListCommand(all(cmd)))
+}
