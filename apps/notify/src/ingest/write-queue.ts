@@ -16,15 +16,10 @@
  * holds everything that arrived during the previous round trip.
  */
 import type { Database, PreparedQuery } from '@gatehouse/kit'
+import { GroupCommitQueue } from '@gatehouse/kit/db/group-commit.ts'
 import { CompiledQuery } from 'kysely'
 import type { DB, NewNotification } from '../db/schema.ts'
 import { STREAM_LOCK_NOTIFICATIONS, STREAM_PG_CHANNEL } from '../realtime/changes.ts'
-
-interface Pending {
-  row: NewNotification
-  resolve(id: number): void
-  reject(err: unknown): void
-}
 
 /** Most rows per transaction (more wait for the next turn). */
 const MAX_BATCH = 256
@@ -110,104 +105,59 @@ function pgBatchInsert(rows: number): CompiledQuery<{ id: number }> {
 }
 
 /** The batch's values as one array per column (COLUMNS order), for pgBatchInsert. */
-function columnArrays(batch: Pending[]): Array<Array<string | null>> {
+function columnArrays(batch: NewNotification[]): Array<Array<string | null>> {
   const out: Array<Array<string | null>> = COLUMNS.map(() => new Array(batch.length))
   for (let r = 0; r < batch.length; r++) {
-    const v = values(batch[r]!.row)
+    const v = values(batch[r]!)
     for (let c = 0; c < v.length; c++) out[c]![r] = v[c]!
   }
   return out
 }
 
+/** All rows in one transaction, their ids in order; throws (having rolled back) if any fails. */
+async function insertGroup(
+  database: Database<DB>,
+  insert: PreparedQuery<{ id: number }>,
+  pgBatch: CompiledQuery<{ id: number }> | undefined,
+  rows: NewNotification[],
+): Promise<number[]> {
+  const { transactionSync } = database
+  if (transactionSync) return transactionSync((tx) => rows.map((row) => Number(tx.first(insert, ...values(row))!.id)))
+  if (pgBatch) {
+    const result = await database.db.executeQuery<{ id: number | string }>(
+      CompiledQuery.raw(pgBatch.sql, columnArrays(rows)),
+    )
+    const ids = result.rows.map((r) => Number(r.id)).sort((a, b) => a - b)
+    if (ids.length !== rows.length) throw new Error(`batch insert returned ${ids.length} ids for ${rows.length} rows`)
+    return ids
+  }
+  return database.db.transaction().execute(async (trx) => {
+    const inTx = insert.in(trx)
+    const out: number[] = []
+    for (const row of rows) out.push(await insertRow(inTx, row))
+    return out
+  })
+}
+
+/** The kit's group-commit queue with notify's inserts (see the top of this file). */
 export class WriteQueue {
-  readonly #database: Database<DB>
-  readonly #insert: PreparedQuery<{ id: number }>
-  #pending: Pending[] = []
-  #scheduled = false
-  /** PostgreSQL: batches on the wire. */
-  #inFlight = 0
-  /** PostgreSQL: the batch statement (its SQL does not depend on the row count). */
-  readonly #pgBatch: CompiledQuery<{ id: number }> | undefined
+  readonly #queue: GroupCommitQueue<NewNotification, number>
 
   constructor(database: Database<DB>) {
-    this.#database = database
-    this.#insert = prepareInsert(database)
-    if (database.kind === 'postgres') this.#pgBatch = pgBatchInsert(1)
+    const insert = prepareInsert(database)
+    // PostgreSQL's batch statement: its SQL does not depend on the row count.
+    const pgBatch = database.kind === 'postgres' ? pgBatchInsert(1) : undefined
+    this.#queue = new GroupCommitQueue({
+      maxGroup: MAX_BATCH,
+      maxInFlight: pgBatch ? PG_IN_FLIGHT : 1,
+      commitGroup: (rows) => insertGroup(database, insert, pgBatch, rows),
+      commitOne: (row) => insertRow(insert, row),
+    })
   }
 
   /** Insert a notification; resolves with its id once committed. */
   insert(row: NewNotification): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.#pending.push({ row, resolve, reject })
-      this.#schedule()
-    })
-  }
-
-  #schedule(): void {
-    if (this.#scheduled || this.#pending.length === 0) return
-    if (this.#pgBatch && this.#inFlight >= PG_IN_FLIGHT) return // a finishing batch schedules
-    this.#scheduled = true
-    setImmediate(() => void this.#flush())
-  }
-
-  async #flush(): Promise<void> {
-    this.#scheduled = false
-    const batch = this.#pending.splice(0, MAX_BATCH)
-    if (!this.#pgBatch) this.#schedule()
-    else {
-      this.#inFlight++
-      try {
-        await this.#write(batch)
-      } finally {
-        this.#inFlight--
-        this.#schedule()
-      }
-      return
-    }
-    await this.#write(batch)
-  }
-
-  async #write(batch: Pending[]): Promise<void> {
-    if (batch.length === 1) return this.#one(batch[0]!)
-    let ids: number[]
-    try {
-      ids = await this.#batch(batch)
-    } catch {
-      for (const p of batch) await this.#one(p)
-      return
-    }
-    for (let i = 0; i < batch.length; i++) batch[i]!.resolve(ids[i]!)
-  }
-
-  /** All rows in one transaction; rejects (after rolling back) if any fails. */
-  async #batch(batch: Pending[]): Promise<number[]> {
-    const insert = this.#insert
-    const { transactionSync } = this.#database
-    if (transactionSync)
-      return transactionSync((tx) => batch.map((p) => Number(tx.first(insert, ...values(p.row))!.id)))
-    if (this.#pgBatch) {
-      const result = await this.#database.db.executeQuery<{ id: number | string }>(
-        CompiledQuery.raw(this.#pgBatch.sql, columnArrays(batch)),
-      )
-      const ids = result.rows.map((r) => Number(r.id)).sort((a, b) => a - b)
-      if (ids.length !== batch.length)
-        throw new Error(`batch insert returned ${ids.length} ids for ${batch.length} rows`)
-      return ids
-    }
-    return this.#database.db.transaction().execute(async (trx) => {
-      const inTx = insert.in(trx)
-      const out: number[] = []
-      for (const p of batch) out.push(await insertRow(inTx, p.row))
-      return out
-    })
-  }
-
-  async #one(p: Pending): Promise<void> {
-    try {
-      p.resolve(await insertRow(this.#insert, p.row))
-    } catch (err) {
-      p.reject(err)
-    }
+    return this.#queue.add(row)
   }
 }
 
