@@ -89,13 +89,13 @@ function row(a) {
     'tr',
     { 'data-artifact': a.id },
     h('th', { scope: 'row' }, a.title),
-    h('td', {}, a.owner),
-    h('td', {}, a.visibility === 'private' ? 'private' : 'everyone signed in'),
-    h('td', {}, String(a.latest_version)),
-    h('td', {}, when(a.updated_at)),
+    h('td', { 'data-label': 'Owner' }, a.owner),
+    h('td', { 'data-label': 'Visibility' }, a.visibility === 'private' ? 'private' : 'everyone signed in'),
+    h('td', { 'data-label': 'Version' }, String(a.latest_version)),
+    h('td', { 'data-label': 'Updated' }, when(a.updated_at)),
     h(
       'td',
-      {},
+      { 'data-label': 'Active shares' },
       a.shares.length
         ? h(
             'ul',
@@ -104,7 +104,7 @@ function row(a) {
           )
         : h('span', { class: 'muted' }, 'none'),
     ),
-    h('td', {}, remove),
+    h('td', { 'data-label': 'Actions' }, remove),
   )
 }
 
