@@ -7,6 +7,7 @@
  * refused (before reading when its length is declared) with a message that names the
  * upload pair.
  */
+import type { IncomingMessage } from 'node:http'
 import type { HttpApp } from '@gatehouse/kit'
 import { toNodeHandler } from '@modelcontextprotocol/node'
 import { type AuthInfo, DEFAULT_MAX_REQUEST_BODY_SIZE } from '@modelcontextprotocol/server'
@@ -80,6 +81,22 @@ export function mcpRoutes(app: HttpApp, ctx: AppContext, bearer: AppContext['bea
         const principal = await ctx.auth.bearerPrincipal(checked.identity, req.headers[DELEGATION_HEADER])
         const authInfo: AuthInfo = { ...checked.authInfo, extra: { principal } }
         const body = req.method === 'POST' ? await readJson(req.raw, MCP_MAX_REQUEST_BYTES, tooLarge) : undefined
+        if (body !== undefined) {
+          // The common case, a 2025-era POST, answers one JSON body: sent as any other reply
+          // (one write with its length) instead of through the SDK's streaming adapter.
+          const aborted = new AbortController()
+          const request = webRequest(req.raw, aborted.signal)
+          if (await handler.isLegacy(request, body)) {
+            const abort = () => aborted.abort()
+            reply.raw.once('close', abort)
+            const res = await handler.legacy(request, body, authInfo).finally(() => reply.raw.off('close', abort))
+            reply.code(res.status)
+            res.headers.forEach((value, key) => {
+              reply.header(key, value)
+            })
+            return reply.send(res.body === null ? undefined : await res.text())
+          }
+        }
         reply.hijack()
         await serve(Object.assign(req.raw, { auth: authInfo }), reply.raw, body)
       },
@@ -87,22 +104,44 @@ export function mcpRoutes(app: HttpApp, ctx: AppContext, bearer: AppContext['bea
   })
 }
 
+/** A body-less web Request with the node request's URL and headers (the body is parsed already). */
+function webRequest(raw: IncomingMessage, signal: AbortSignal): Request {
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(raw.headers)) {
+    if (value === undefined) continue
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v)
+    else headers.set(name, value)
+  }
+  return new Request(`http://${raw.headers.host ?? 'localhost'}${raw.url ?? '/mcp'}`, {
+    method: 'POST',
+    headers,
+    signal,
+  })
+}
+
 /**
  * The request body as JSON, or undefined when it is empty or not JSON (the SDK answers
- * those with its own JSON-RPC errors); more than `max` bytes throws `tooLarge()`.
+ * those with its own JSON-RPC errors); more than `max` bytes rejects with `tooLarge()`
+ * and reads no further (the refusal closes the connection).
  */
-async function readJson(stream: AsyncIterable<Buffer>, max: number, tooLarge: () => Error): Promise<unknown> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of stream) {
-    size += chunk.length
-    if (size > max) throw tooLarge()
-    chunks.push(chunk)
-  }
-  if (size === 0) return undefined
-  try {
-    return JSON.parse(Buffer.concat(chunks, size).toString('utf8'))
-  } catch {
-    return undefined
-  }
+function readJson(raw: IncomingMessage, max: number, tooLarge: () => Error): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= max) return void chunks.push(chunk)
+      raw.off('data', onData).off('end', onEnd).pause()
+      reject(tooLarge())
+    }
+    const onEnd = () => {
+      if (size === 0) return resolve(undefined)
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks, size).toString('utf8')))
+      } catch {
+        resolve(undefined)
+      }
+    }
+    raw.on('data', onData).on('end', onEnd).once('error', reject)
+  })
 }
