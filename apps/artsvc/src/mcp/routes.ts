@@ -94,7 +94,8 @@ export function mcpRoutes(app: HttpApp, ctx: AppContext, bearer: AppContext['bea
             res.headers.forEach((value, key) => {
               reply.header(key, value)
             })
-            return reply.send(res.body === null ? undefined : await res.text())
+            // The bytes as the SDK encoded them: no decoding to a string and encoding again.
+            return reply.send(res.body === null ? undefined : Buffer.from(await res.arrayBuffer()))
           }
         }
         reply.hijack()
