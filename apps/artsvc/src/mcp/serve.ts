@@ -5,8 +5,8 @@
  * - 2025-era requests (what MCP clients send today: `initialize`, then one POST per
  *   message) go to a server instance for the caller's audience, connected to a fresh
  *   stateless transport for this one request. Building an instance registers every tool
- *   (a third of the CPU of a `tools/call` when done per request), so idle instances are
- *   kept and reused: an instance serves one request at a time, its transport is closed
+ *   (up to sixteen, with their schemas) only to answer one message, so idle instances are kept
+ *   and reused: an instance serves one request at a time, its transport is closed
  *   after each (the SDK then drops every per-request handler and timer), the caller comes
  *   from each request's auth info, and an instance that served anything but `tools/list`,
  *   `tools/call` or `ping` (say `initialize`, which records the client) is dropped, not
@@ -34,7 +34,12 @@ const MAX_IDLE = 32
 const REUSABLE_AFTER = new Set(['tools/list', 'tools/call', 'ping'])
 
 export interface McpFetch {
+  /** Every request the SDK's adapter passes on (parsedBody: the route's parse of the body). */
   fetch(request: Request, options?: McpHandlerRequestOptions): Promise<Response>
+  /** Whether a parsed POST body is 2025-era traffic, which `legacy` answers. */
+  isLegacy(request: Request, body: unknown): Promise<boolean>
+  /** A 2025-era POST: the whole JSON answer (never a stream). */
+  legacy(request: Request, body: unknown, authInfo: AuthInfo | undefined): Promise<Response>
   close(): Promise<void>
 }
 
@@ -88,14 +93,18 @@ export function mcpFetch(
     }
   }
 
+  const isLegacy = (request: Request, body: unknown) =>
+    isLegacyRequest(request, body, { maxRequestBodySize: options.maxRequestBodySize })
+
   return {
     async fetch(request, opts) {
       const body = opts?.parsedBody
       if (request.method !== 'POST' || body === undefined) return fallback(request, opts)
-      if (await isLegacyRequest(request, body, { maxRequestBodySize: options.maxRequestBodySize }))
-        return legacy(request, body, opts?.authInfo)
+      if (await isLegacy(request, body)) return legacy(request, body, opts?.authInfo)
       return modern.fetch(request, opts)
     },
+    isLegacy,
+    legacy,
     async close() {
       await modern.close()
       idle.user.length = 0
