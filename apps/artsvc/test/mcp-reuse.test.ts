@@ -111,6 +111,21 @@ for (const dbName of ['sqlite', 'postgres'] as const) {
       const p = await alice.call('artsvc_publish', { title: 'Modern', files: { 'index.html': 'new era' } })
       assert.ok(p.ok, JSON.stringify(p.error))
       assert.equal(p.out.version.number, 1)
+
+      // No sessions: the 2025 session operations answer 405, a body that is not JSON a parse error.
+      const auth = await bearer(backends.op, 'alice')
+      for (const method of ['GET', 'DELETE']) {
+        const r = await fetch(`${h.base}/mcp`, { method, headers: { ...auth, accept: 'text/event-stream' } })
+        assert.equal(r.status, 405, method)
+        await r.arrayBuffer()
+      }
+      const bad = await fetch(`${h.base}/mcp`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: '{not json',
+      })
+      assert.equal(bad.status, 400)
+      assert.equal(((await bad.json()) as { error: { code: number } }).error.code, -32700)
     })
   })
 }
