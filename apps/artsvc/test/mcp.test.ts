@@ -251,6 +251,32 @@ for (const dbName of ['sqlite', 'postgres'] as const) {
       assert.equal(body.error.code, 'inline_bundle_too_large')
       assert.match(body.error.message, /artsvc_create_upload/)
       assert.match(body.error.message, /artsvc_commit_upload/)
+      // The same without a declared length (chunked): refused once the bound is passed.
+      const payload = Buffer.from(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 8,
+          method: 'tools/call',
+          params: { name: 'artsvc_publish', arguments: { title: 'Big', bundle_base64: zip.toString('base64') } },
+        }),
+      )
+      const chunked = await fetch(`${h.base}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(await bearer(backends.op, 'alice')),
+        },
+        body: new ReadableStream({
+          start(c) {
+            for (let at = 0; at < payload.length; at += 256 * 1024) c.enqueue(payload.subarray(at, at + 256 * 1024))
+            c.close()
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit)
+      assert.equal(chunked.status, 413)
+      assert.equal(((await chunked.json()) as { error: { code: string } }).error.code, 'inline_bundle_too_large')
 
       const upload = await alice.call('artsvc_create_upload', { title: 'Big' })
       assert.ok(upload.ok)

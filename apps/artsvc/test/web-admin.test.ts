@@ -88,11 +88,19 @@ test('an administrator revokes a share and soft-deletes an artifact after confir
   await confirm.getByRole('button', { name: 'Cancel' }).click()
   await confirm.waitFor({ state: 'detached' })
   assert.equal((await fetch(`${rig.h.base}/api/v1/artifacts/${doomed.artifact}`, { headers: alice })).status, 200)
-  // Then confirm.
-  await doomedRow.getByRole('button', { name: 'Delete Old draft' }).click()
-  await confirm.getByRole('button', { name: 'Delete artifact' }).click()
+  // Then confirm, from the keyboard: the dialog opens on Cancel, Tab reaches the
+  // confirmation, and afterwards the focus stays in the table, not at the top of the page.
+  await doomedRow.getByRole('button', { name: 'Delete Old draft' }).focus()
+  await page.keyboard.press('Enter')
+  await confirm.waitFor()
+  const focusedText = () => page.evaluate(() => document.activeElement?.textContent ?? '')
+  assert.equal(await focusedText(), 'Cancel')
+  await page.keyboard.press('Tab')
+  assert.equal(await focusedText(), 'Delete artifact')
+  await page.keyboard.press('Enter')
   await page.getByRole('status').filter({ hasText: '“Old draft” deleted.' }).waitFor()
   await doomedRow.waitFor({ state: 'detached' })
+  assert.equal(await focusedText(), '1 active artifact')
   assert.equal((await fetch(`${rig.h.base}/api/v1/artifacts/${doomed.artifact}`, { headers: alice })).status, 404)
   assert.equal((await fetch(doomedShare.url, { redirect: 'manual' })).status, 410)
   await context.close()

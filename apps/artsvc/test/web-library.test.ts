@@ -191,6 +191,9 @@ test('share from the dialog, open it without an account, revoke it and see it st
   assert.match((await row.textContent())!, /active.*version 1 · 0 of 5 views/)
   assert.deepEqual(await unlabelledControls(page), [])
   await shot(page, 'share-dialog')
+  await page.setViewportSize({ width: 390, height: 844 })
+  await shot(page, 'share-dialog-phone')
+  await page.setViewportSize({ width: 1280, height: 860 })
 
   // A fresh context: no account, no session.
   const guest = await rig.browser.newContext()

@@ -10,6 +10,9 @@ const root = document.getElementById('app')
 const status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' })
 const alert = h('p', { class: 'error-text', role: 'alert' })
 const tableBox = h('div', { class: 'table-wrap' })
+// The table is rebuilt after a revoke or delete, which takes the focused button with it:
+// keyboard users continue from the table's caption instead of the top of the page.
+const keepPlace = () => tableBox.querySelector('caption')?.focus()
 
 const say = (message, error) => {
   fill(status, message ?? '')
@@ -44,6 +47,7 @@ function shareItem(a, s) {
             await api('DELETE', `/api/v1/admin/shares/${s.id}`)
             say(`Share ${name} of “${a.title}” revoked.`)
             await loadArtifacts()
+            keepPlace()
           } catch (err) {
             e.target.disabled = false
             say(undefined, explain(err))
@@ -78,6 +82,7 @@ function row(a) {
           await api('DELETE', `/api/v1/admin/artifacts/${a.id}`)
           say(`“${a.title}” deleted.`)
           await loadArtifacts()
+          keepPlace()
         } catch (err) {
           say(undefined, explain(err))
         }
@@ -89,13 +94,13 @@ function row(a) {
     'tr',
     { 'data-artifact': a.id },
     h('th', { scope: 'row' }, a.title),
-    h('td', {}, a.owner),
-    h('td', {}, a.visibility === 'private' ? 'private' : 'everyone signed in'),
-    h('td', {}, String(a.latest_version)),
-    h('td', {}, when(a.updated_at)),
+    h('td', { 'data-label': 'Owner' }, a.owner),
+    h('td', { 'data-label': 'Visibility' }, a.visibility === 'private' ? 'private' : 'everyone signed in'),
+    h('td', { 'data-label': 'Version' }, String(a.latest_version)),
+    h('td', { 'data-label': 'Updated' }, when(a.updated_at)),
     h(
       'td',
-      {},
+      { 'data-label': 'Active shares' },
       a.shares.length
         ? h(
             'ul',
@@ -104,7 +109,7 @@ function row(a) {
           )
         : h('span', { class: 'muted' }, 'none'),
     ),
-    h('td', {}, remove),
+    h('td', { 'data-label': 'Actions' }, remove),
   )
 }
 
@@ -117,7 +122,7 @@ async function loadArtifacts() {
         ? h(
             'table',
             { class: 'admin-artifacts' },
-            h('caption', {}, `${artifacts.length} active artifact${artifacts.length === 1 ? '' : 's'}`),
+            h('caption', { tabindex: '-1' }, `${artifacts.length} active artifact${artifacts.length === 1 ? '' : 's'}`),
             h(
               'thead',
               {},

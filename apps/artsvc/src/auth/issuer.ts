@@ -28,12 +28,17 @@ export function issuerMetadata(
       })
     return pending
   }
+  // Every bearer request asks for these two fields; serverMetadata() deep-copies the whole
+  // document each time (a profile showed it), so keep them once the discovery succeeded.
+  let known: { issuer: string; jwks_uri: string } | undefined
   return {
     configuration,
     async get() {
+      if (known) return known
       const meta = (await configuration()).serverMetadata()
       if (!meta.jwks_uri) throw new Error('the issuer publishes no jwks_uri')
-      return { issuer: meta.issuer, jwks_uri: meta.jwks_uri }
+      known = { issuer: meta.issuer, jwks_uri: meta.jwks_uri }
+      return known
     },
   }
 }

@@ -24,13 +24,19 @@ export async function upsertUser(
     .onConflict((oc) => oc.column('oidc_subject').doNothing())
     .execute()
   const user = await db.selectFrom('users').selectAll().where('oidc_subject', '=', subject).executeTakeFirstOrThrow()
-  // Touch at most once a minute: every API call resolves its user.
-  if (now - Number(user.last_seen_at) > 60_000) {
-    await db
-      .updateTable('users')
-      .set({ last_seen_at: now, display_name: profile.name ?? user.display_name, email: profile.email ?? user.email })
-      .where('id', '=', user.id)
-      .execute()
+  // Touch at most once a minute (every API call resolves its user), but take a changed
+  // name or email at once: a sign-in right after a bearer call must not show the old one.
+  const changed =
+    (profile.name !== undefined && profile.name !== user.display_name) ||
+    (profile.email !== undefined && profile.email !== user.email)
+  if (changed || now - Number(user.last_seen_at) > 60_000) {
+    const fresh = {
+      last_seen_at: now,
+      display_name: profile.name ?? user.display_name,
+      email: profile.email ?? user.email,
+    }
+    await db.updateTable('users').set(fresh).where('id', '=', user.id).execute()
+    return { ...user, ...fresh }
   }
   return user
 }

@@ -1,6 +1,5 @@
 /** The branding tools: every signed-in user reads the active theme; administrators manage themes. */
 import * as z from 'zod'
-import type { Principal } from '../auth/principal.ts'
 import { activate, activeBranding, adminBranding, removeTheme, saveTheme } from '../branding/service.ts'
 import type { AppContext } from '../context.ts'
 import type { DefineTool } from './tools.ts'
@@ -53,7 +52,8 @@ const updateIn = z.strictObject({
 const nameIn = z.strictObject({ name: themeName })
 const deletedOut = z.object({ theme: z.string(), deleted: z.literal(true) })
 
-export function brandingTools(ctx: AppContext, p: Principal, tool: DefineTool) {
+/** `admin` defines administrators' tools; without it (other audiences) they are not registered. */
+export function brandingTools(ctx: AppContext, tool: DefineTool, admin?: DefineTool) {
   tool(
     'artsvc_get_branding',
     {
@@ -67,8 +67,8 @@ export function brandingTools(ctx: AppContext, p: Principal, tool: DefineTool) {
     },
     () => activeBranding(ctx),
   )
-  if (!p.isAdmin) return
-  tool(
+  if (!admin) return
+  admin(
     'artsvc_admin_get_branding',
     {
       title: 'List branding themes (administrator)',
@@ -77,9 +77,9 @@ export function brandingTools(ctx: AppContext, p: Principal, tool: DefineTool) {
       output: adminOut,
       readOnly: true,
     },
-    () => adminBranding(ctx, p),
+    (_a, p) => adminBranding(ctx, p),
   )
-  tool(
+  admin(
     'artsvc_admin_update_branding',
     {
       title: 'Save a branding theme (administrator)',
@@ -89,9 +89,9 @@ export function brandingTools(ctx: AppContext, p: Principal, tool: DefineTool) {
       input: updateIn,
       output: theme,
     },
-    ({ activate: act, ...input }) => saveTheme(ctx, p, input, act ?? false),
+    ({ activate: act, ...input }, p) => saveTheme(ctx, p, input, act ?? false),
   )
-  tool(
+  admin(
     'artsvc_admin_activate_branding_theme',
     {
       title: 'Activate a branding theme (administrator)',
@@ -99,9 +99,9 @@ export function brandingTools(ctx: AppContext, p: Principal, tool: DefineTool) {
       input: nameIn,
       output: theme,
     },
-    ({ name }) => activate(ctx, p, name),
+    ({ name }, p) => activate(ctx, p, name),
   )
-  tool(
+  admin(
     'artsvc_admin_delete_branding_theme',
     {
       title: 'Delete a branding theme (administrator)',
@@ -111,6 +111,6 @@ export function brandingTools(ctx: AppContext, p: Principal, tool: DefineTool) {
       output: deletedOut,
       destructive: true,
     },
-    ({ name }) => removeTheme(ctx, p, name),
+    ({ name }, p) => removeTheme(ctx, p, name),
   )
 }

@@ -1,8 +1,11 @@
 /**
- * The MCP tools of the spec, one McpServer per request bound to its caller (the endpoint
- * is stateless). Each tool calls the same service function as its REST twin, so rules,
- * limits and audit records cannot drift. Administrators' tools are registered only for
- * administrators: nobody else sees them in tools/list.
+ * The MCP tools of the spec. A server instance is built for an audience (signed-in user or
+ * administrator), not for a caller: each tool reads the caller from the request it serves
+ * (the authenticated principal the route put in the request's auth info), so one instance
+ * can serve one request after another (mcp/pool.ts). Each tool calls the same service
+ * function as its REST twin, so rules, limits and audit records cannot drift.
+ * Administrators' tools are registered only on administrators' instances: nobody else
+ * sees them in tools/list.
  */
 import { AppError } from '@gatehouse/kit'
 import { McpServer } from '@modelcontextprotocol/server'
@@ -52,12 +55,19 @@ export async function run(
 export type DefineTool = <I extends z.ZodType, O extends z.ZodType>(
   name: string,
   config: { title: string; description: string; input: I; output: O; readOnly?: boolean; destructive?: boolean },
-  fn: (args: z.output<I>) => Promise<Record<string, unknown>>,
+  fn: (args: z.output<I>, p: Principal) => Promise<Record<string, unknown>>,
 ) => void
 
+/** The caller of the request a tool serves: the route authenticates every request first. */
+export function callerOf(extra: { http?: { authInfo?: { extra?: Record<string, unknown> } } }): Principal {
+  const principal = extra.http?.authInfo?.extra?.principal as Principal | undefined
+  if (!principal) throw new TypeError('MCP request without an authenticated principal')
+  return principal
+}
+
 /**
- * The endpoint builds a fresh McpServer per request, and the SDK converts each tool's zod
- * schema to JSON Schema on every instance (to list it, and to check structured output).
+ * The SDK converts each tool's zod schema to JSON Schema on every instance (to list it, and
+ * to check structured output), and the modern protocol leg builds an instance per request.
  * The schemas never change: convert each once per target and keep the result.
  */
 const cachedSchemas = new WeakMap<object, object>()
@@ -83,7 +93,7 @@ function cached<S extends z.ZodType>(schema: S): S {
 }
 
 /** Register a tool whose handler runs a service call through `run`. */
-function toolDefiner(ctx: AppContext, server: McpServer): DefineTool {
+function toolDefiner(ctx: AppContext, server: McpServer, admin: boolean): DefineTool {
   return (name, config, fn) => {
     server.registerTool(
       name,
@@ -99,7 +109,13 @@ function toolDefiner(ctx: AppContext, server: McpServer): DefineTool {
         },
       },
       // biome-ignore lint/suspicious/noExplicitAny: the SDK infers the argument type from the schema
-      (async (args: any) => run(ctx, name, () => fn(args))) as never,
+      (async (args: any, extra: Parameters<typeof callerOf>[0]) =>
+        run(ctx, name, async () => {
+          const p = callerOf(extra)
+          // An instance serves one audience; the route picks it from the same principal.
+          if (admin && !p.isAdmin) throw new TypeError('administrator tools called by a non-administrator')
+          return fn(args, p)
+        })) as never,
     )
   }
 }
@@ -109,7 +125,8 @@ export interface McpLimits {
   inlineBytes: number
 }
 
-export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits): McpServer {
+/** A server with every tool `audience` may see; the caller comes from each request. */
+export function buildMcpServer(ctx: AppContext, audience: { isAdmin: boolean }, limits: McpLimits): McpServer {
   const server = new McpServer(SERVER_INFO, {
     instructions:
       'artsvc publishes versioned web bundles (HTML, CSS, JavaScript, WASM) and shares them. ' +
@@ -117,7 +134,7 @@ export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits)
       'artsvc_create_upload, an HTTP PUT of the ZIP, then artsvc_commit_upload. New artifacts are private: ' +
       'use artsvc_set_visibility or artsvc_share to show them to others.',
   })
-  const tool = toolDefiner(ctx, server)
+  const tool = toolDefiner(ctx, server, false)
 
   tool(
     'artsvc_list',
@@ -130,7 +147,7 @@ export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits)
       output: outputs.list,
       readOnly: true,
     },
-    () => listArtifacts(ctx, p),
+    (_a, p) => listArtifacts(ctx, p),
   )
   tool(
     'artsvc_get',
@@ -143,7 +160,7 @@ export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits)
       output: outputs.get,
       readOnly: true,
     },
-    async (a) =>
+    async (a, p) =>
       a.version === undefined
         ? { artifact: await getArtifact(ctx, p, a.artifact) }
         : { version: await getVersionManifest(ctx, p, a.artifact, a.version) },
@@ -161,7 +178,7 @@ export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits)
       input: inputs.publish,
       output: outputs.published,
     },
-    (a) => publishInline(ctx, p, a, limits.inlineBytes),
+    (a, p) => publishInline(ctx, p, a, limits.inlineBytes),
   )
   tool(
     'artsvc_create_upload',
@@ -174,7 +191,7 @@ export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits)
       input: inputs.createUpload,
       output: outputs.upload,
     },
-    (a) => createUpload(ctx, p, a),
+    (a, p) => createUpload(ctx, p, a),
   )
   tool(
     'artsvc_commit_upload',
@@ -186,7 +203,7 @@ export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits)
       input: inputs.commitUpload,
       output: outputs.published,
     },
-    async (a) => commitUpload(ctx, p, await authorizeUpload(ctx, a.upload, a.upload_token)),
+    async (a, p) => commitUpload(ctx, p, await authorizeUpload(ctx, a.upload, a.upload_token)),
   )
   tool(
     'artsvc_set_visibility',
@@ -197,7 +214,7 @@ export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits)
       input: inputs.visibility,
       output: outputs.artifact,
     },
-    (a) => changeVisibility(ctx, p, a.artifact, a.visibility),
+    (a, p) => changeVisibility(ctx, p, a.artifact, a.visibility),
   )
   tool(
     'artsvc_share',
@@ -209,7 +226,7 @@ export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits)
       input: inputs.share,
       output: outputs.share,
     },
-    (a) => createShare(ctx, p, a.artifact, a),
+    (a, p) => createShare(ctx, p, a.artifact, a),
   )
   tool(
     'artsvc_revoke_share',
@@ -220,13 +237,14 @@ export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits)
       output: outputs.revoked,
       destructive: true,
     },
-    (a) => revokeOwnShare(ctx, p, a.artifact, a.share),
+    (a, p) => revokeOwnShare(ctx, p, a.artifact, a.share),
   )
 
-  brandingTools(ctx, p, tool)
+  brandingTools(ctx, tool, audience.isAdmin ? toolDefiner(ctx, server, true) : undefined)
 
-  if (!p.isAdmin) return server
-  tool(
+  if (!audience.isAdmin) return server
+  const admin = toolDefiner(ctx, server, true)
+  admin(
     'artsvc_admin_list',
     {
       title: 'List every artifact (administrator)',
@@ -235,9 +253,9 @@ export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits)
       output: outputs.adminList,
       readOnly: true,
     },
-    () => adminListArtifacts(ctx, p),
+    (_a, p) => adminListArtifacts(ctx, p),
   )
-  tool(
+  admin(
     'artsvc_admin_revoke_share',
     {
       title: 'Revoke any share link (administrator)',
@@ -246,9 +264,9 @@ export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits)
       output: outputs.revoked,
       destructive: true,
     },
-    (a) => adminRevokeShare(ctx, p, a.share),
+    (a, p) => adminRevokeShare(ctx, p, a.share),
   )
-  tool(
+  admin(
     'artsvc_admin_delete_artifact',
     {
       title: 'Delete an artifact (administrator)',
@@ -258,7 +276,7 @@ export function buildMcpServer(ctx: AppContext, p: Principal, limits: McpLimits)
       output: outputs.deleted,
       destructive: true,
     },
-    (a) => adminDeleteArtifact(ctx, p, a.artifact),
+    (a, p) => adminDeleteArtifact(ctx, p, a.artifact),
   )
   return server
 }

@@ -1,5 +1,5 @@
 /** The MCP SDK's own client over real HTTP, with an optional bearer token and extra headers. */
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { Client, type ClientOptions, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 
 // biome-ignore lint/suspicious/noExplicitAny: structured tool output is read loosely in assertions
 export type Structured = Record<string, any>
@@ -15,8 +15,13 @@ export interface McpSession {
   close(): Promise<void>
 }
 
-export async function connectMcp(base: string, headers: Record<string, string>): Promise<McpSession> {
-  const client = new Client({ name: 'artsvc-test', version: '1.0.0' })
+/** `options` reach the SDK's Client (e.g. `versionNegotiation` for the 2026-07-28 protocol). */
+export async function connectMcp(
+  base: string,
+  headers: Record<string, string>,
+  options?: ClientOptions,
+): Promise<McpSession> {
+  const client = new Client({ name: 'artsvc-test', version: '1.0.0' }, options)
   const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers } })
   await client.connect(transport)
   return {
