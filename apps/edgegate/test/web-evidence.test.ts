@@ -15,7 +15,8 @@ import { type EdgeDatabase, openEdgeDatabase } from '../src/db/open.ts'
 import type { DB } from '../src/db/schema.ts'
 import { addNode } from '../src/nodes/service.ts'
 import { sweepSignals } from '../src/observations/retention.ts'
-import { correlate, evidenceMatches, sweepEvidence } from '../src/web/evidence.ts'
+import { candidatesOf, groupMatches } from '../src/web/candidates.ts'
+import { correlate, evidenceMatches, groupedEvidence, sweepEvidence } from '../src/web/evidence.ts'
 import { addPair, removePair } from '../src/web/pair-store.ts'
 import { sweepTlsSightings } from '../src/web/sightings.ts'
 import { matchSignals } from '../src/web/store.ts'
@@ -28,7 +29,7 @@ after(() => pg.stop())
 const T = Date.parse('2026-05-01T12:00:00Z')
 const WEB = ['web-1', 'web-2'] as const
 const GATES = ['tls-1', 'tls-2'] as const
-const IPS = ['198.51.100.7', '203.0.113.9'] as const
+const IPS = ['198.51.100.7', '198.51.100.8', '203.0.113.9'] as const
 const HOSTS = ['shop.example', 'blog.example', ''] as const
 // Offsets that put signals and sightings exactly 5 minutes apart, and 1 ms beyond.
 const at = fc.tuple(fc.integer({ min: 0, max: 6 }), fc.constantFrom(-1, 0, 1)).map(([k, e]) => T + k * 5 * MIN + e)
@@ -77,14 +78,23 @@ async function setup(dialect: (typeof DIALECTS)[number]): Promise<EdgeDatabase> 
 const line = (m: { gate: string; fingerprint: string; node: string; event_id: string }) =>
   `${m.gate}/${m.fingerprint}/${m.node}/${m.event_id}`
 
-/** The stored matches equal the join's, over all time. */
+/**
+ * The stored matches equal the join's, over all time; and the report's candidates, which the
+ * database aggregates from them, equal the join's matches grouped in JavaScript, over all time
+ * and over a window that cuts the data (the window's edges are inclusive).
+ */
 async function assertSameAsJoin(d: EdgeDatabase, what: string) {
   const stored = (await evidenceMatches(d.db, 0, Number.MAX_SAFE_INTEGER)).map(line).sort()
-  const joined = (await matchSignals(d.db, 0, Number.MAX_SAFE_INTEGER)).map(line).sort()
-  assert.deepEqual(stored, joined, what)
-  // Read in pages of two (keyset over the covering index): the same matches, none twice.
-  const paged = (await evidenceMatches(d.db, 0, Number.MAX_SAFE_INTEGER, 2)).map(line).sort()
-  assert.deepEqual(paged, joined, `${what} (paged)`)
+  const joined = await matchSignals(d.db, 0, Number.MAX_SAFE_INTEGER)
+  assert.deepEqual(stored, joined.map(line).sort(), what)
+  for (const [from, to] of [
+    [0, Number.MAX_SAFE_INTEGER],
+    [T + 5 * MIN, T + 15 * MIN],
+  ] as const) {
+    const grouped = candidatesOf(await groupedEvidence(d.db, d.kind, from, to))
+    const inWindow = joined.filter((m) => m.observed_ms >= from && m.observed_ms <= to)
+    assert.deepEqual(grouped, groupMatches(inWindow), `${what}: candidates over [${from}, ${to}]`)
+  }
   return joined.length
 }
 
@@ -156,9 +166,9 @@ for (const dialect of DIALECTS) {
   })
 }
 
-describe('migration 0005 on a database from before it', () => {
+describe('migrations 0005 and 0006 on a database from before them', () => {
   for (const dialect of DIALECTS) {
-    test(`${dialect}: signals and sightings stored under 0004 are correlated by the upgrade`, async () => {
+    test(`${dialect}: signals and sightings stored under 0004 are correlated, with their networks, by the upgrade`, async () => {
       const url = await newDatabase(dialect, pg.get)
       const before = await openDatabase<DB>({
         url,
@@ -193,7 +203,7 @@ describe('migration 0005 on a database from before it', () => {
               successes: 0,
               window_seconds: 60,
               received_ms: at,
-            })),
+            })) as never, // 0004's columns: no network yet
           )
           .execute()
       } finally {
@@ -202,6 +212,8 @@ describe('migration 0005 on a database from before it', () => {
       const d = await openEdgeDatabase(url, 2)
       try {
         assert.equal(await assertSameAsJoin(d, 'after the upgrade'), 1, 'the 5-minute match, not the 5m + 1ms one')
+        const [candidate] = candidatesOf(await groupedEvidence(d.db, d.kind, 0, Number.MAX_SAFE_INTEGER))
+        assert.deepEqual(candidate?.evidence.networks, ['198.51.100.0/24'], 'the signal network filled in by 0006')
       } finally {
         await d.close()
       }
