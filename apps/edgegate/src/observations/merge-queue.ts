@@ -1,19 +1,20 @@
 /**
- * Group commit for observation pages on SQLite. SQLite has one writer at a time, so
- * concurrent pages queue for the write lock anyway; committing each one separately rewrites
- * the same B-tree pages into the WAL once per page. Pages of the requests read in one turn
- * of the event loop (the queue starts writing in the turn's check phase, `setImmediate`)
- * are merged together in one transaction, page after page with the very same
- * statements as `mergeBatch` (a fingerprint in two pages of one group merges twice, as it
- * would in two transactions). If the group transaction fails, nothing of it is committed
- * and each page is retried in its own transaction, so one bad page fails only itself.
- * PostgreSQL does not use this: it has concurrent writers and row locks.
+ * Group commit for observation pages, on both databases. Pages of the requests read in one
+ * turn of the event loop (the queue starts writing in the turn's check phase, `setImmediate`)
+ * are merged together in one transaction with one multi-row statement of each kind
+ * (`mergePages`), and pages that arrive meanwhile form the next group: one transaction at a
+ * time. SQLite has one writer anyway, and committing each page separately rewrote the same
+ * B-tree pages into the WAL once per page. On PostgreSQL one transaction per page let 32
+ * uploads hold every pooled connection (three round trips each), so a gate's policy pull
+ * queued behind them for a connection; now ingest holds one connection however many gates
+ * upload (docs/performance/edgegate.md). If a group transaction fails, nothing of it is
+ * committed and each page is retried in its own transaction, so one bad page fails only itself.
  */
 import type { DatabaseKind } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
 import type { Aggregate } from './merge.ts'
-import { mergeBatch, mergePage } from './store.ts'
+import { mergeBatch, mergePages } from './store.ts'
 
 const MAX_GROUP = 64
 
@@ -40,7 +41,6 @@ export class MergeQueue {
 
   /** Merge one page; resolves once it is committed. Same contract as `mergeBatch`. */
   merge(instanceId: string, incoming: Aggregate[], cutoffMs: number, now: number): Promise<void> {
-    if (this.#kind !== 'sqlite') return mergeBatch(this.#db, this.#kind, instanceId, incoming, cutoffMs, now)
     if (incoming.length === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
       this.#pending.push({ instanceId, incoming, cutoffMs, now, resolve, reject })
@@ -72,9 +72,14 @@ export class MergeQueue {
 
   async #group(group: Pending[]): Promise<void> {
     try {
-      await this.#db.transaction().execute(async (trx) => {
-        for (const p of group) await mergePage(trx, this.#kind, p.instanceId, p.incoming, p.cutoffMs, p.now)
-      })
+      // The group's newest clock: the pages were read within one turn of the event loop.
+      let cutoffMs = group[0]!.cutoffMs
+      let now = group[0]!.now
+      for (const p of group) {
+        if (p.cutoffMs > cutoffMs) cutoffMs = p.cutoffMs
+        if (p.now > now) now = p.now
+      }
+      await this.#db.transaction().execute((trx) => mergePages(trx, this.#kind, group, cutoffMs, now))
     } catch {
       for (const p of group) await this.#one(p)
       return
