@@ -15,7 +15,7 @@ import { runPass } from '../src/enforcement/service.ts'
 import { addNode } from '../src/nodes/service.ts'
 import { recordSignals } from '../src/signals/store.ts'
 import { networkOf } from '../src/web/candidates.ts'
-import { correlate, groupedEvidence } from '../src/web/evidence.ts'
+import { correlate, groupedEvidence, groupedEvidenceQuery } from '../src/web/evidence.ts'
 import { buildReport } from '../src/web/service.ts'
 import { recordTlsSightings } from '../src/web/sightings.ts'
 import { matchQuery } from '../src/web/store.ts'
@@ -242,6 +242,13 @@ async function benchReport(dialect: 'sqlite' | 'postgres') {
     if (process.env.EDGEGATE_BENCH_WEB_PROFILE) {
       const { candidatesOf } = await import('../src/web/candidates.ts')
       const { decisionsFor } = await import('../src/decisions/store.ts')
+      // The report's plan: SQLite's EXPLAIN QUERY PLAN, PostgreSQL's EXPLAIN ANALYZE.
+      const q = groupedEvidenceQuery(d.kind, interval.fromMs, interval.toMs).compile(d.db)
+      const explain = dialect === 'sqlite' ? 'explain query plan ' : 'explain (analyze, buffers) '
+      const plan = await d.db.executeQuery<Record<string, string>>(
+        CompiledQuery.raw(explain + q.sql, [...q.parameters]),
+      )
+      console.log(`  ${dialect} report plan:\n${plan.rows.map((r) => `    ${r.detail ?? r['QUERY PLAN']}`).join('\n')}`)
       for (let i = 0; i < 3; i++) {
         let s0 = performance.now()
         const rows = await groupedEvidence(d.db, d.kind, interval.fromMs, interval.toMs)

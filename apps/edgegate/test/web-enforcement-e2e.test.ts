@@ -115,6 +115,9 @@ describe('web enforcement end to end (PostgreSQL)', () => {
       ['GET', '/api/web-enforcement', undefined],
       ['PUT', '/api/web-enforcement/kill-switch', { engaged: false }],
       ['GET', '/api/web-candidates', undefined],
+      ['GET', '/api/web-pairs', undefined],
+      ['PUT', '/api/web-pairs/web-1/tls-1', undefined],
+      ['DELETE', '/api/web-pairs/web-1/tls-1', undefined],
     ] as const) {
       const none = await call(tls, a.base, path, { method, ...(body ? { body } : {}) })
       assert.equal(none.status, 401, path)

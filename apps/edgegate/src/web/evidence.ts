@@ -194,12 +194,25 @@ export async function groupedEvidence(
   fromMs: number,
   toMs: number,
 ): Promise<GroupedEvidence[]> {
+  const { rows } = await groupedEvidenceQuery(kind, fromMs, toMs).execute(db)
+  // PostgreSQL parses json_agg and (int8 parser) the sums itself; SQLite returns JSON text.
+  if (kind !== 'sqlite') return rows as GroupedEvidence[]
+  for (const r of rows) {
+    r.networks = JSON.parse(r.networks as string)
+    r.sites = JSON.parse(r.sites as string)
+    r.nodes = JSON.parse(r.nodes as string)
+  }
+  return rows as GroupedEvidence[]
+}
+
+/** The statement of `groupedEvidence` (the bench prints its plan). */
+export function groupedEvidenceQuery(kind: DatabaseKind, fromMs: number, toMs: number) {
   const sqlite = kind === 'sqlite'
   // SQLite's CROSS JOIN keeps the written join order: the pairs, then their matches.
   const join = sqlite ? sql`cross join` : sql`join`
   const list = (column: string) =>
     sqlite ? sql`json_group_array(distinct e.${sql.ref(column)})` : sql`json_agg(distinct e.${sql.ref(column)})`
-  const { rows } = await sql<GroupedEvidence & Record<'networks' | 'sites' | 'nodes', string | string[]>>`select
+  return sql<GroupedEvidence & Record<'networks' | 'sites' | 'nodes', string | string[]>>`select
   g.gate as gate, g.fingerprint as fingerprint, count(*) as signals, sum(e.connections) as connections,
   sum(e.errors) as errors, sum(e.successes) as successes, min(e.observed_ms) as first_ms,
   max(e.observed_ms) as last_ms, count(distinct e.ip) as ip_count, ${list('network')} as networks,
@@ -208,15 +221,7 @@ from web_evidence_groups g
 ${join} web_evidence e on e.gate = g.gate and e.fingerprint = g.fingerprint
   and e.observed_ms >= ${fromMs} and e.observed_ms <= ${toMs}
 where g.last_ms >= ${fromMs}
-group by g.gate, g.fingerprint`.execute(db)
-  // PostgreSQL parses json_agg and (int8 parser) the sums itself; SQLite returns JSON text.
-  if (!sqlite) return rows as GroupedEvidence[]
-  for (const r of rows) {
-    r.networks = JSON.parse(r.networks as string)
-    r.sites = JSON.parse(r.sites as string)
-    r.nodes = JSON.parse(r.nodes as string)
-  }
-  return rows as GroupedEvidence[]
+group by g.gate, g.fingerprint`
 }
 
 /** Retention: drop matches of swept signals (observed before) or swept sightings (all seen before). */
