@@ -3,10 +3,10 @@
  * turn of the event loop (the queue starts writing in the turn's check phase, `setImmediate`)
  * are merged together in one transaction with one multi-row statement of each kind
  * (`mergePages`), and pages that arrive meanwhile form the next group: one transaction at a
- * time. SQLite has one writer anyway, and committing each page separately rewrote the same
+ * time on SQLite, two on PostgreSQL. SQLite has one writer anyway, and committing each page separately rewrote the same
  * B-tree pages into the WAL once per page. On PostgreSQL one transaction per page let 32
  * uploads hold every pooled connection (three round trips each), so a gate's policy pull
- * queued behind them for a connection; now ingest holds one connection however many gates
+ * queued behind them for a connection; now ingest holds at most two however many gates
  * upload (docs/performance/edgegate.md). If a group transaction fails, nothing of it is
  * committed and each page is retried in its own transaction, so one bad page fails only itself.
  */
@@ -31,12 +31,18 @@ export class MergeQueue {
   readonly #db: Kysely<DB>
   readonly #kind: DatabaseKind
   #pending: Pending[] = []
-  #running = false
+  /** Group transactions in flight, at most `#lanes`. */
+  #running = 0
+  readonly #lanes: number
   #scheduled = false
 
   constructor(db: Kysely<DB>, kind: DatabaseKind) {
     this.#db = db
     this.#kind = kind
+    // SQLite has one writer. PostgreSQL gets two: while one group waits for the server, the
+    // next is parsed and sent, so the server and Node work at the same time (the groups lock
+    // their rows in key order, so two cannot deadlock each other).
+    this.#lanes = kind === 'postgres' ? 2 : 1
   }
 
   /** Merge one page; resolves once it is committed. Same contract as `mergeBatch`. */
@@ -44,7 +50,7 @@ export class MergeQueue {
     if (incoming.length === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
       this.#pending.push({ instanceId, incoming, cutoffMs, now, resolve, reject })
-      if (!this.#running && !this.#scheduled) {
+      if (this.#running < this.#lanes && !this.#scheduled) {
         // Start after the event loop's current I/O phase, not at once: a SQLite transaction
         // runs to its end without yielding to I/O, so starting it here would commit every
         // page alone. Pages from the requests read in the same phase join this group.
@@ -58,7 +64,8 @@ export class MergeQueue {
   }
 
   async #drain(): Promise<void> {
-    this.#running = true
+    if (this.#running >= this.#lanes) return
+    this.#running++
     try {
       while (this.#pending.length > 0) {
         const group = this.#pending.splice(0, MAX_GROUP)
@@ -66,7 +73,7 @@ export class MergeQueue {
         else await this.#group(group)
       }
     } finally {
-      this.#running = false
+      this.#running--
     }
   }
 
