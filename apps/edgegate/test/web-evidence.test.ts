@@ -18,10 +18,11 @@ import { sweepSignals } from '../src/observations/retention.ts'
 import { candidatesOf, groupMatches } from '../src/web/candidates.ts'
 import { correlate, evidenceMatches, groupedEvidence, sweepEvidence } from '../src/web/evidence.ts'
 import { addPair, removePair } from '../src/web/pair-store.ts'
+import { buildReport } from '../src/web/service.ts'
 import { sweepTlsSightings } from '../src/web/sightings.ts'
 import { matchSignals } from '../src/web/store.ts'
 import { DIALECTS, lazyPostgres, newDatabase } from './helpers.ts'
-import { MIN, sighting, signal } from './web-fixtures.ts'
+import { MIN, settings, sighting, signal } from './web-fixtures.ts'
 
 const pg = lazyPostgres()
 after(() => pg.stop())
@@ -145,6 +146,40 @@ for (const dialect of DIALECTS) {
         const n = await assertSameAsJoin(d, 'after concurrent ingest')
         // Every signal matched its host sighting; the web-2 ones also tls-2's SNI-less one.
         assert.equal(n, 40 + 20)
+      } finally {
+        await d.close()
+      }
+    })
+
+    test('a report keeps the candidates with most signals, says it is truncated, and reads none outside its window', async () => {
+      const d = await setup(dialect)
+      try {
+        // tls-1/t13d_a: 3 signals, tls-2/t13d_b: 2, tls-1/t13d_c: 1 (all in the window), and one
+        // more t13d_c signal an hour later, outside it.
+        for (const [gate, fp, ip, n] of [
+          ['tls-1', 't13d_a', '192.0.2.1', 3],
+          ['tls-2', 't13d_b', '192.0.2.2', 2],
+          ['tls-1', 't13d_c', '192.0.2.3', 1],
+        ] as const) {
+          await sighting(d, gate, fp, ip, T)
+          for (let i = 0; i < n; i++) await signal(d, 'web-1', ip, T + i)
+        }
+        await sighting(d, 'tls-1', 't13d_c', '192.0.2.3', T + 60 * MIN)
+        await signal(d, 'web-1', '192.0.2.3', T + 60 * MIN)
+        const interval = { fromMs: T - MIN, toMs: T + MIN, windowMs: 2 * MIN }
+        const policy = { ...settings('enforce').policy, enabled: false }
+        const top = await buildReport(d.db, d.kind, interval, policy, T, 2)
+        assert.equal(top.truncated, true)
+        assert.deepEqual(
+          top.candidates.map((c) => [c.instance_id, c.fingerprint, c.evidence.signals]),
+          [
+            ['tls-1', 't13d_a', 3],
+            ['tls-2', 't13d_b', 2],
+          ],
+        )
+        const all = await buildReport(d.db, d.kind, interval, policy, T, 3)
+        assert.equal(all.truncated, false)
+        assert.deepEqual(all.candidates.at(-1)?.evidence.signals, 1, 'the later t13d_c signal is outside the window')
       } finally {
         await d.close()
       }
