@@ -16,7 +16,13 @@ import type { DB } from '../db/schema.ts'
 import type { Aggregate } from './merge.ts'
 import { mergeBatch, mergePages } from './store.ts'
 
-const MAX_GROUP = 64
+/**
+ * Pages per group. A group's merge runs in Node without yielding (PostgreSQL: the driver parses
+ * the locked rows, then every row is merged and encoded), and a policy pull waits for such a
+ * stretch at each of its steps; 16 pages (256 rows) keep it to a few milliseconds.
+ * SQLite commits larger groups: its write lock serialises every writer anyway.
+ */
+const MAX_GROUP: Record<DatabaseKind, number> = { sqlite: 64, postgres: 16 }
 
 interface Pending {
   instanceId: string
@@ -68,7 +74,7 @@ export class MergeQueue {
     this.#running++
     try {
       while (this.#pending.length > 0) {
-        const group = this.#pending.splice(0, MAX_GROUP)
+        const group = this.#pending.splice(0, MAX_GROUP[this.#kind])
         if (group.length === 1) await this.#one(group[0]!)
         else await this.#group(group)
       }
