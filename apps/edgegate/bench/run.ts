@@ -19,6 +19,8 @@ const PAGES_PER_GATE = 40
 const PAGE = 16
 const DECISIONS = 100_000
 const PULLS = 1000
+/** Rows per statement of the ingest floor: 64 pages, the most the server's group commit takes. */
+const FLOOR_ROWS = 64 * PAGE
 // Knobs for iterating (the defaults run everything, as reported in docs/performance/edgegate.md):
 // EDGEGATE_BENCH_DIALECTS=sqlite,postgres  EDGEGATE_BENCH_PARTS=ingest,pulls  EDGEGATE_BENCH_ROUNDS=3
 const ROUNDS = Number(process.env.EDGEGATE_BENCH_ROUNDS ?? 3)
@@ -164,6 +166,7 @@ async function benchIngest(
       baseMs: Infinity,
       baseMergeMs: Infinity,
       serviceMs: Infinity,
+      floorMs: Infinity,
       cpuPerObs: Infinity,
       cpuPerMergeObs: Infinity,
     }
@@ -206,6 +209,23 @@ async function benchIngest(
           await mergeBatch(direct.db, direct.kind, `svc-${gate}`, aggregates, 0, Date.now())
         }),
       )
+      // The floor: the same rows (as the store encodes them) in bare multi-row INSERTs of
+      // FLOOR_ROWS rows, one transaction each, one after another, compiled beforehand: what the
+      // database itself takes, with no HTTP, validation, merge or conflict handling.
+      const rows = Array.from({ length: total }, (_, i) =>
+        page(i % GATES, Math.floor(i / GATES), 0, r + 1).map((o, k) =>
+          toRow(`floor-${i % GATES}`, normalizeObservation(o, k, 0), Date.now()),
+        ),
+      ).flat()
+      const inserts = Array.from({ length: Math.ceil(rows.length / FLOOR_ROWS) }, (_, j) =>
+        direct.db
+          .insertInto('fingerprints')
+          .values(rows.slice(j * FLOOR_ROWS, (j + 1) * FLOOR_ROWS))
+          .compile(),
+      )
+      const f0 = performance.now()
+      for (const q of inserts) await direct.db.transaction().execute((trx) => trx.executeQuery(q))
+      best.floorMs = Math.min(best.floorMs, performance.now() - f0)
     }
     const obs = total * PAGE
     const rate = (t: number) => (obs / t) * 1000
@@ -221,6 +241,10 @@ async function benchIngest(
     out['ingest service layer in-process (no HTTP)'] = `${rate(best.serviceMs).toFixed(0)} obs/s`
     out['ingest raw SQL baseline (new / merge)'] =
       `${rate(best.baseMs).toFixed(0)} / ${rate(best.baseMergeMs).toFixed(0)} obs/s`
+    out['ingest floor: bare batched INSERT of the same rows'] =
+      `${rate(best.floorMs).toFixed(0)} rows/s (${FLOOR_ROWS} rows per statement and transaction)`
+    out['ingest ratio HTTPS / floor (new / merge)'] =
+      `${(rate(best.newMs) / rate(best.floorMs)).toFixed(2)} / ${(rate(best.mergeMs) / rate(best.floorMs)).toFixed(2)}`
     out['ingest ratio HTTPS / raw SQL (new / merge)'] =
       `${(rate(best.newMs) / rate(best.baseMs)).toFixed(2)} / ${(rate(best.mergeMs) / rate(best.baseMergeMs)).toFixed(2)}`
   }

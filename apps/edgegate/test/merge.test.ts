@@ -228,6 +228,7 @@ for (const dialect of DIALECTS) {
           host: 'h',
           site: 's',
           ip: '192.0.2.9',
+          network: '192.0.2.0/24',
           trigger: 'suspicious_uri',
           connections: 1,
           errors: 1,

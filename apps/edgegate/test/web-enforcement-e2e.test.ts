@@ -115,6 +115,9 @@ describe('web enforcement end to end (PostgreSQL)', () => {
       ['GET', '/api/web-enforcement', undefined],
       ['PUT', '/api/web-enforcement/kill-switch', { engaged: false }],
       ['GET', '/api/web-candidates', undefined],
+      ['GET', '/api/web-pairs', undefined],
+      ['PUT', '/api/web-pairs/web-1/tls-1', undefined],
+      ['DELETE', '/api/web-pairs/web-1/tls-1', undefined],
     ] as const) {
       const none = await call(tls, a.base, path, { method, ...(body ? { body } : {}) })
       assert.equal(none.status, 401, path)
@@ -289,5 +292,38 @@ describe('web enforcement end to end (PostgreSQL)', () => {
     ])
     assert.equal(r4.code, 1)
     assert.match(r4.stderr, /at least 1m/)
+    // The other shadow and enforcement flags with bad values: each named, in one run.
+    const r5 = await cli([
+      'serve',
+      '--database',
+      database,
+      '--tls-cert',
+      'x',
+      '--tls-key',
+      'y',
+      '--web-shadow-min-networks',
+      '0',
+      '--web-shadow-min-signals',
+      'many',
+      '--web-enforcement-canary-nodes',
+      'bad id!',
+      '--web-enforcement-interval',
+      'soon',
+    ])
+    assert.equal(r5.code, 1)
+    for (const flag of [
+      'web-shadow-min-networks',
+      'web-shadow-min-signals',
+      'web-enforcement-canary-nodes',
+      'web-enforcement-interval',
+    ]) {
+      assert.match(r5.stderr, new RegExp(`--${flag}: `), flag)
+    }
+    // The two switches: a word that is not a boolean is a usage error (exit 2) naming the flag.
+    for (const flag of ['web-shadow-enabled', 'web-shadow-require-multi-scope']) {
+      const r = await cli(['serve', '--database', database, '--tls-cert', 'x', '--tls-key', 'y', `--${flag}=maybe`])
+      assert.equal(r.code, 2, flag)
+      assert.match(r.stderr, new RegExp(`--${flag} takes true or false`), flag)
+    }
   })
 })

@@ -15,12 +15,14 @@ import { type EdgeDatabase, openEdgeDatabase } from '../src/db/open.ts'
 import type { DB } from '../src/db/schema.ts'
 import { addNode } from '../src/nodes/service.ts'
 import { sweepSignals } from '../src/observations/retention.ts'
-import { correlate, evidenceMatches, sweepEvidence } from '../src/web/evidence.ts'
+import { candidatesOf, groupMatches } from '../src/web/candidates.ts'
+import { correlate, evidenceMatches, groupedEvidence, sweepEvidence } from '../src/web/evidence.ts'
 import { addPair, removePair } from '../src/web/pair-store.ts'
+import { buildReport } from '../src/web/service.ts'
 import { sweepTlsSightings } from '../src/web/sightings.ts'
 import { matchSignals } from '../src/web/store.ts'
 import { DIALECTS, lazyPostgres, newDatabase } from './helpers.ts'
-import { MIN, sighting, signal } from './web-fixtures.ts'
+import { MIN, settings, sighting, signal } from './web-fixtures.ts'
 
 const pg = lazyPostgres()
 after(() => pg.stop())
@@ -28,7 +30,7 @@ after(() => pg.stop())
 const T = Date.parse('2026-05-01T12:00:00Z')
 const WEB = ['web-1', 'web-2'] as const
 const GATES = ['tls-1', 'tls-2'] as const
-const IPS = ['198.51.100.7', '203.0.113.9'] as const
+const IPS = ['198.51.100.7', '198.51.100.8', '203.0.113.9'] as const
 const HOSTS = ['shop.example', 'blog.example', ''] as const
 // Offsets that put signals and sightings exactly 5 minutes apart, and 1 ms beyond.
 const at = fc.tuple(fc.integer({ min: 0, max: 6 }), fc.constantFrom(-1, 0, 1)).map(([k, e]) => T + k * 5 * MIN + e)
@@ -77,14 +79,23 @@ async function setup(dialect: (typeof DIALECTS)[number]): Promise<EdgeDatabase> 
 const line = (m: { gate: string; fingerprint: string; node: string; event_id: string }) =>
   `${m.gate}/${m.fingerprint}/${m.node}/${m.event_id}`
 
-/** The stored matches equal the join's, over all time. */
+/**
+ * The stored matches equal the join's, over all time; and the report's candidates, which the
+ * database aggregates from them, equal the join's matches grouped in JavaScript, over all time
+ * and over a window that cuts the data (the window's edges are inclusive).
+ */
 async function assertSameAsJoin(d: EdgeDatabase, what: string) {
   const stored = (await evidenceMatches(d.db, 0, Number.MAX_SAFE_INTEGER)).map(line).sort()
-  const joined = (await matchSignals(d.db, 0, Number.MAX_SAFE_INTEGER)).map(line).sort()
-  assert.deepEqual(stored, joined, what)
-  // Read in pages of two (keyset over the covering index): the same matches, none twice.
-  const paged = (await evidenceMatches(d.db, 0, Number.MAX_SAFE_INTEGER, 2)).map(line).sort()
-  assert.deepEqual(paged, joined, `${what} (paged)`)
+  const joined = await matchSignals(d.db, 0, Number.MAX_SAFE_INTEGER)
+  assert.deepEqual(stored, joined.map(line).sort(), what)
+  for (const [from, to] of [
+    [0, Number.MAX_SAFE_INTEGER],
+    [T + 5 * MIN, T + 15 * MIN],
+  ] as const) {
+    const grouped = candidatesOf(await groupedEvidence(d.db, d.kind, from, to))
+    const inWindow = joined.filter((m) => m.observed_ms >= from && m.observed_ms <= to)
+    assert.deepEqual(grouped, groupMatches(inWindow), `${what}: candidates over [${from}, ${to}]`)
+  }
   return joined.length
 }
 
@@ -140,6 +151,40 @@ for (const dialect of DIALECTS) {
       }
     })
 
+    test('a report keeps the candidates with most signals, says it is truncated, and reads none outside its window', async () => {
+      const d = await setup(dialect)
+      try {
+        // tls-1/t13d_a: 3 signals, tls-2/t13d_b: 2, tls-1/t13d_c: 1 (all in the window), and one
+        // more t13d_c signal an hour later, outside it.
+        for (const [gate, fp, ip, n] of [
+          ['tls-1', 't13d_a', '192.0.2.1', 3],
+          ['tls-2', 't13d_b', '192.0.2.2', 2],
+          ['tls-1', 't13d_c', '192.0.2.3', 1],
+        ] as const) {
+          await sighting(d, gate, fp, ip, T)
+          for (let i = 0; i < n; i++) await signal(d, 'web-1', ip, T + i)
+        }
+        await sighting(d, 'tls-1', 't13d_c', '192.0.2.3', T + 60 * MIN)
+        await signal(d, 'web-1', '192.0.2.3', T + 60 * MIN)
+        const interval = { fromMs: T - MIN, toMs: T + MIN, windowMs: 2 * MIN }
+        const policy = { ...settings('enforce').policy, enabled: false }
+        const top = await buildReport(d.db, d.kind, interval, policy, T, 2)
+        assert.equal(top.truncated, true)
+        assert.deepEqual(
+          top.candidates.map((c) => [c.instance_id, c.fingerprint, c.evidence.signals]),
+          [
+            ['tls-1', 't13d_a', 3],
+            ['tls-2', 't13d_b', 2],
+          ],
+        )
+        const all = await buildReport(d.db, d.kind, interval, policy, T, 3)
+        assert.equal(all.truncated, false)
+        assert.deepEqual(all.candidates.at(-1)?.evidence.signals, 1, 'the later t13d_c signal is outside the window')
+      } finally {
+        await d.close()
+      }
+    })
+
     test('the migration backfill finds the matches of data stored before it', async () => {
       const d = await setup(dialect)
       try {
@@ -156,9 +201,9 @@ for (const dialect of DIALECTS) {
   })
 }
 
-describe('migration 0005 on a database from before it', () => {
+describe('migrations 0005 and 0006 on a database from before them', () => {
   for (const dialect of DIALECTS) {
-    test(`${dialect}: signals and sightings stored under 0004 are correlated by the upgrade`, async () => {
+    test(`${dialect}: signals and sightings stored under 0004 are correlated, with their networks, by the upgrade`, async () => {
       const url = await newDatabase(dialect, pg.get)
       const before = await openDatabase<DB>({
         url,
@@ -193,7 +238,7 @@ describe('migration 0005 on a database from before it', () => {
               successes: 0,
               window_seconds: 60,
               received_ms: at,
-            })),
+            })) as never, // 0004's columns: no network yet
           )
           .execute()
       } finally {
@@ -202,6 +247,8 @@ describe('migration 0005 on a database from before it', () => {
       const d = await openEdgeDatabase(url, 2)
       try {
         assert.equal(await assertSameAsJoin(d, 'after the upgrade'), 1, 'the 5-minute match, not the 5m + 1ms one')
+        const [candidate] = candidatesOf(await groupedEvidence(d.db, d.kind, 0, Number.MAX_SAFE_INTEGER))
+        assert.deepEqual(candidate?.evidence.networks, ['198.51.100.0/24'], 'the signal network filled in by 0006')
       } finally {
         await d.close()
       }

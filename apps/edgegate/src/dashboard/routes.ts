@@ -118,7 +118,7 @@ export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
       const interval = reportInterval(window ? { window } : {}, ctx.web.windowMs, now)
       const [status, report] = await Promise.all([
         enforcementStatus(ctx),
-        buildReport(ctx.db, interval, ctx.web.policy, now),
+        buildReport(ctx.db, ctx.kind, interval, ctx.web.policy, now),
       ])
       const covered = await coverage(ctx.db, status.enforcement_mode, ctx.web.canaryNodes)
       return webPage(

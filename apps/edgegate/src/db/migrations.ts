@@ -1,8 +1,8 @@
 /** Numbered migrations, one set for SQLite and PostgreSQL; applied by kit's openDatabase under its lock. */
 import type { Migration } from '@gatehouse/kit'
 import { type Kysely, sql } from 'kysely'
-import { correlate } from '../web/evidence.ts'
-import type { DB } from './schema.ts'
+import { networkOf } from '../web/candidates.ts'
+import { CORRELATION_MS } from '../web/store.ts'
 
 const m0001: Migration = {
   async up(db: Kysely<unknown>) {
@@ -251,7 +251,100 @@ const m0005: Migration = {
       ])
       .execute()
     await db.schema.createIndex('web_evidence_sighting').on('web_evidence').column('sighting_ms').execute()
-    await correlate(db as unknown as Kysely<DB>, sql`1 = 1`)
+    // The backfill is 0006's (it adds columns the rows need, and refills the table).
+  },
+}
+
+/** Signals' client networks, filled in by address (keyset over `signals_ip_observed`). */
+async function backfillSignalNetworks(db: Kysely<unknown>): Promise<void> {
+  let after = ''
+  for (;;) {
+    const { rows } = await sql<{
+      ip: string
+    }>`select distinct ip from signals where ip > ${after} order by ip limit 500`.execute(db)
+    if (rows.length === 0) return
+    const cases = sql.join(
+      rows.map((r) => sql`when ${r.ip} then ${networkOf(r.ip)}`),
+      sql` `,
+    )
+    const ips = sql.join(rows.map((r) => sql`${r.ip}`))
+    await sql`update signals set network = case ip ${cases} end where ip in (${ips})`.execute(db)
+    after = rows[rows.length - 1]!.ip
+  }
+}
+
+/**
+ * The matches of every stored signal and sighting, as 0006 defines them (the statements of
+ * src/web/evidence.ts at this migration, written out so later changes there cannot alter it).
+ */
+async function backfillEvidence(db: Kysely<unknown>): Promise<void> {
+  const near = sql.lit(CORRELATION_MS)
+  const columns = sql`t.instance_id, t.fingerprint, s.instance_id, s.event_id, s.observed_ms, s.site, s.ip, s.network,
+  s.connections, s.errors, s.successes`
+  const into = sql`insert into web_evidence (gate, fingerprint, node, event_id, observed_ms, site, ip, network,
+  connections, errors, successes, sighting_ms)`
+  const near5 = sql`t.seen_ms >= s.observed_ms - ${near} and t.seen_ms <= s.observed_ms + ${near}`
+  const upsert = sql`on conflict (gate, fingerprint, node, event_id) do update set sighting_ms =
+  case when excluded.sighting_ms > web_evidence.sighting_ms then excluded.sighting_ms else web_evidence.sighting_ms end`
+  await sql`${into}
+select ${columns}, max(t.seen_ms) from signals s
+join web_sightings t on t.ip = s.ip and t.host = s.host and ${near5}
+group by ${columns}
+${upsert}`.execute(db)
+  await sql`${into}
+select ${columns}, max(t.seen_ms) from web_node_pairs p
+cross join signals s
+join web_sightings t on t.instance_id = p.tlsgate_id and t.ip = s.ip and ${near5}
+where s.instance_id = p.websignal_id
+group by ${columns}
+${upsert}`.execute(db)
+}
+
+/**
+ * The candidate report aggregated by the database (src/web/evidence.ts `groupedEvidence`):
+ * each signal's client network stored with it, evidence indexed by (gate, fingerprint, time)
+ * instead of by time alone, and the pairs with evidence listed with their newest signal time.
+ */
+const m0006: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .alterTable('signals')
+      .addColumn('network', 'text', (c) => c.notNull().defaultTo(''))
+      .execute()
+    await backfillSignalNetworks(db)
+    await db.schema
+      .alterTable('web_evidence')
+      .addColumn('network', 'text', (c) => c.notNull().defaultTo(''))
+      .execute()
+    await db.schema.dropIndex('web_evidence_observed').execute()
+    await db.schema.createIndex('web_evidence_observed').on('web_evidence').column('observed_ms').execute()
+    await db.schema
+      .createIndex('web_evidence_group')
+      .on('web_evidence')
+      .columns([
+        'gate',
+        'fingerprint',
+        'observed_ms',
+        'ip',
+        'network',
+        'site',
+        'node',
+        'connections',
+        'errors',
+        'successes',
+      ])
+      .execute()
+    await db.schema
+      .createTable('web_evidence_groups')
+      .addColumn('gate', 'text', (c) => c.notNull())
+      .addColumn('fingerprint', 'text', (c) => c.notNull())
+      .addColumn('last_ms', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('web_evidence_groups_pk', ['gate', 'fingerprint'])
+      .execute()
+    await sql`delete from web_evidence`.execute(db)
+    await backfillEvidence(db)
+    await sql`insert into web_evidence_groups (gate, fingerprint, last_ms)
+select gate, fingerprint, max(observed_ms) from web_evidence group by gate, fingerprint`.execute(db)
   },
 }
 
@@ -261,4 +354,5 @@ export const migrations: Record<string, Migration> = {
   '0003_signal_publisher_epoch': m0003,
   '0004_web_enforcement': m0004,
   '0005_web_evidence': m0005,
+  '0006_web_evidence_groups': m0006,
 }

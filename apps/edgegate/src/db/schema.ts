@@ -99,6 +99,8 @@ export interface SignalTable {
   host: string
   site: string
   ip: string
+  /** The client network of `ip` (its /24 or /64, `networkOf`), stored for the candidate report (0006). */
+  network: string
   trigger: string
   connections: number
   errors: number
@@ -157,11 +159,25 @@ export interface WebEvidenceTable {
   observed_ms: number
   site: string
   ip: string
+  /** The signal's client network (0006). */
+  network: string
   connections: number
   errors: number
   successes: number
   /** The newest matching sighting (the sighting retention sweep drops rows past it). */
   sighting_ms: number
+}
+
+/**
+ * Every (TLS gate, fingerprint) with stored evidence and the newest signal time among it (0006):
+ * what a report walks, in key order, to read each candidate's evidence along the
+ * `web_evidence_group` index without sorting the window's matches. May overstate `last_ms` after
+ * evidence is removed (a report then finds nothing for the pair); never understates it.
+ */
+export interface WebEvidenceGroupTable {
+  gate: string
+  fingerprint: string
+  last_ms: number
 }
 
 /** A web signal node paired with a TLS gate: its signals match that gate's sightings whatever the SNI. */
@@ -196,4 +212,5 @@ export interface DB {
   web_enforcement_state: WebEnforcementStateTable
   web_node_pairs: WebNodePairTable
   web_evidence: WebEvidenceTable
+  web_evidence_groups: WebEvidenceGroupTable
 }

@@ -126,7 +126,7 @@ export async function runPass(
 ): Promise<PassResult> {
   const result: PassResult = { ran: false, mode: s.mode, blocked: 0, renewed: 0, revoked: 0 }
   const ran = await withControllerLock(db, kind, async (conn) => {
-    const { mode, writes } = await planPass(conn, s, nowMs)
+    const { mode, writes } = await planPass(conn, kind, s, nowMs)
     result.mode = mode
     const chunk = hooks.chunkSize ?? WRITE_CHUNK
     for (let i = 0; i < writes.length; i += chunk) {
@@ -148,6 +148,7 @@ export async function runPass(
  */
 async function planPass(
   db: Kysely<DB>,
+  kind: DatabaseKind,
   s: EnforcementSettings,
   nowMs: number,
 ): Promise<{ mode: EnforcementMode; writes: Write[] }> {
@@ -158,6 +159,7 @@ async function planPass(
   if (mode !== 'disabled') {
     const report = await buildReport(
       db,
+      kind,
       { fromMs: nowMs - s.windowMs, toMs: nowMs, windowMs: s.windowMs },
       { ...s.policy, enabled: false },
       nowMs,

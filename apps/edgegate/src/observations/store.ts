@@ -37,7 +37,7 @@ function pageSql(kind: DatabaseKind, rows: number, update: boolean): string {
     const values = Array.from({ length: rows }, tuple).join(', ')
     const conflict = update
       ? `do update set ${COLUMNS.map((c) => `"${c}" = "excluded"."${c}"`).join(', ')}`
-      : 'do nothing returning "fingerprint"'
+      : 'do nothing returning "instance_id", "fingerprint"'
     text = `insert into "fingerprints" (${ALL_COLUMNS.map((c) => `"${c}"`).join(', ')}) values ${values} on conflict ("instance_id", "fingerprint") ${conflict}`
     if (statements.size >= 512) statements.clear()
     statements.set(key, text)
@@ -45,14 +45,22 @@ function pageSql(kind: DatabaseKind, rows: number, update: boolean): string {
   return text
 }
 
-/** Read (PostgreSQL: lock, in fingerprint order) the stored rows of `n` fingerprints of one instance. */
-function lockSql(kind: DatabaseKind, n: number): string {
-  const key = `${kind}/lock/${n}`
+/**
+ * Read (PostgreSQL: lock, in key order) the stored rows of some fingerprints of some instances:
+ * `shape` is how many fingerprints of each instance, in the order of the parameters (each
+ * instance id followed by its fingerprints).
+ */
+function lockSql(kind: DatabaseKind, shape: readonly number[]): string {
+  const key = `${kind}/lock/${shape.join(',')}`
   let text = statements.get(key)
   if (text === undefined) {
-    const ph = (i: number) => (kind === 'postgres' ? `$${i}` : '?')
-    const list = Array.from({ length: n }, (_, i) => ph(i + 2)).join(', ')
-    text = `select * from "fingerprints" where "instance_id" = ${ph(1)} and "fingerprint" in (${list}) order by "fingerprint"${kind === 'postgres' ? ' for update' : ''}`
+    let n = 0
+    const ph = () => (kind === 'postgres' ? `$${++n}` : '?')
+    const terms = shape.map((count) => {
+      const instance = ph()
+      return `("instance_id" = ${instance} and "fingerprint" in (${Array.from({ length: count }, ph).join(', ')}))`
+    })
+    text = `select * from "fingerprints" where ${terms.join(' or ')} order by "instance_id", "fingerprint"${kind === 'postgres' ? ' for update' : ''}`
     if (statements.size >= 512) statements.clear()
     statements.set(key, text)
   }
@@ -84,41 +92,71 @@ export async function mergeBatch(
   now: number,
 ): Promise<void> {
   if (incoming.length === 0) return
-  await db.transaction().execute((trx) => mergePage(trx, kind, instanceId, incoming, cutoffMs, now))
+  await db.transaction().execute((trx) => mergePages(trx, kind, [{ instanceId, incoming }], cutoffMs, now))
 }
 
-/** The statements of `mergeBatch` inside a transaction the caller holds (see MergeQueue). */
-export async function mergePage(
+/** Rows per multi-row statement (12 parameters each: well under both dialects' limits). */
+const ROWS_PER_STATEMENT = 1024
+
+/**
+ * Merge the pages of several requests (any instances) in the caller's transaction with one
+ * multi-row statement of each kind (MergeQueue's group commit): the aggregates of one
+ * (instance, fingerprint) are merged together first, which stores what merging the pages one
+ * after another stores (the merge is associative: sets, minimum, maximum, newest wins).
+ * Rows are written and locked in key order, so concurrent groups cannot deadlock.
+ */
+export async function mergePages(
   trx: Transaction<DB>,
   kind: DatabaseKind,
-  instanceId: string,
-  incoming: Aggregate[],
+  pages: ReadonlyArray<{ instanceId: string; incoming: readonly Aggregate[] }>,
   cutoffMs: number,
   now: number,
 ): Promise<void> {
-  if (incoming.length === 0) return
-  const byFp = new Map<string, Aggregate>()
-  for (const a of incoming) {
-    const prev = byFp.get(a.fingerprint)
-    byFp.set(a.fingerprint, prev ? mergeAggregates(prev, a, cutoffMs) : a)
+  const byKey = new Map<string, { instanceId: string; aggregate: Aggregate }>()
+  for (const { instanceId, incoming } of pages) {
+    for (const a of incoming) {
+      const key = `${instanceId}\u0000${a.fingerprint}`
+      const prev = byKey.get(key)
+      byKey.set(key, { instanceId, aggregate: prev ? mergeAggregates(prev.aggregate, a, cutoffMs) : a })
+    }
   }
-  const fps = [...byFp.keys()].sort()
-  // Fingerprints seen for the first time are stored as they come; RETURNING names them.
-  const inserted = await trx.executeQuery<{ fingerprint: string }>(
-    pageQuery(
-      kind,
-      fps.map((fp) => toRow(instanceId, byFp.get(fp)!, now)),
-      false,
-    ),
-  )
-  const fresh = new Set(inserted.rows.map((r) => r.fingerprint))
-  const existing = fps.filter((fp) => !fresh.has(fp))
-  if (existing.length === 0) return
-  const { rows } = await trx.executeQuery<FingerprintRow>(
-    CompiledQuery.raw(lockSql(kind, existing.length), [instanceId, ...existing]),
-  )
-  const merged = rows.map((row) => mergeIntoRow(instanceId, row, byFp.get(row.fingerprint)!, cutoffMs, now))
-  await trx.executeQuery(pageQuery(kind, merged, true))
+  const keys = [...byKey.keys()].sort()
+  for (let i = 0; i < keys.length; i += ROWS_PER_STATEMENT) {
+    const chunk = keys.slice(i, i + ROWS_PER_STATEMENT).map((k) => byKey.get(k)!)
+    // Fingerprints seen for the first time are stored as they come; RETURNING names them.
+    const inserted = await trx.executeQuery<{ instance_id: string; fingerprint: string }>(
+      pageQuery(
+        kind,
+        chunk.map((e) => toRow(e.instanceId, e.aggregate, now)),
+        false,
+      ),
+    )
+    const fresh = new Set(inserted.rows.map((r) => `${r.instance_id}\u0000${r.fingerprint}`))
+    const existing = chunk.filter((e) => !fresh.has(`${e.instanceId}\u0000${e.aggregate.fingerprint}`))
+    if (existing.length === 0) continue
+    const shape: number[] = []
+    const params: string[] = []
+    for (let j = 0; j < existing.length; j++) {
+      const e = existing[j]!
+      if (j === 0 || existing[j - 1]!.instanceId !== e.instanceId) {
+        shape.push(0)
+        params.push(e.instanceId)
+      }
+      shape[shape.length - 1]!++
+      params.push(e.aggregate.fingerprint)
+    }
+    const { rows } = await trx.executeQuery<FingerprintRow>(CompiledQuery.raw(lockSql(kind, shape), params))
+    const merged = rows.map((row) =>
+      mergeIntoRow(
+        row.instance_id,
+        row,
+        byKey.get(`${row.instance_id}\u0000${row.fingerprint}`)!.aggregate,
+        cutoffMs,
+        now,
+      ),
+    )
+    await trx.executeQuery(pageQuery(kind, merged, true))
+  }
 }
 
 export interface FingerprintQuery {

@@ -33,7 +33,7 @@ export function signalRoutes(app: HttpApp, ctx: AppContext) {
       const node = nodeOf(req)
       if (req.body.instance_id !== req.query.instance_id) throw errors.instance_id_mismatch()
       const now = Date.now()
-      const rows: SignalTable[] = req.body.signals.map((s, i) => {
+      const rows: Array<Omit<SignalTable, 'network'>> = req.body.signals.map((s, i) => {
         const observed = parseMillis(s.observed_at)
         if (observed === undefined) throw errors.invalid_timestamp(`signals[${i}].observed_at`)
         let ip: string

@@ -2,22 +2,24 @@
 import type { DatabaseKind } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import type { DB, SignalTable } from '../db/schema.ts'
+import { networkOf } from '../web/candidates.ts'
 import { correlateSignals, lockCorrelation } from '../web/evidence.ts'
 
 /** Rows per insert statement (12 parameters each, well under both dialects' limits). */
 const CHUNK = 500
 
 /**
- * Store one node's signals and their matches with the stored sightings (`web_evidence`) in one
+ * Store one node's signals (with their client network) and their matches with the stored sightings (`web_evidence`) in one
  * transaction; returns how many were new (the rest were re-sent event ids).
  */
 export async function recordSignals(
   db: Kysely<DB>,
   kind: DatabaseKind,
   node: string,
-  rows: readonly SignalTable[],
+  signals: ReadonlyArray<Omit<SignalTable, 'network'>>,
 ): Promise<number> {
-  if (rows.length === 0) return 0
+  if (signals.length === 0) return 0
+  const rows: SignalTable[] = signals.map((s) => ({ ...s, network: networkOf(s.ip) }))
   return db.transaction().execute(async (trx) => {
     let accepted = 0
     for (let i = 0; i < rows.length; i += CHUNK) {

@@ -6,6 +6,7 @@
  */
 import { parseIp } from '@gatehouse/kit/net.ts'
 import type { DecisionRow } from '../db/schema.ts'
+import type { GroupedEvidence } from './evidence.ts'
 import type { MatchRow } from './store.ts'
 
 /** `decisions.source` of blocks the web enforcement controller writes. */
@@ -92,12 +93,13 @@ interface Acc {
 }
 
 function sorted(set: Set<string>): string[] {
-  return [...set].sort().slice(0, LIST_CAP)
+  return capped([...set])
 }
 
 /**
- * Groups matches by (gate, fingerprint), a page at a time (so a large report yields to the
- * event loop between pages); `result()` lists them most signals first, then by key.
+ * Groups matches by (gate, fingerprint) in JavaScript: the definition `groupedEvidence` (the
+ * report's SQL) is tested against, over the join's matches. `result()` lists them most signals
+ * first, then by key.
  */
 export class MatchGrouper {
   // gate → fingerprint → group: two lookups with the row's own strings, no key built per row.
@@ -180,13 +182,51 @@ export class MatchGrouper {
           },
         }
       })
-      .sort(
-        (a, b) =>
-          b.evidence.signals - a.evidence.signals ||
-          (a.instance_id < b.instance_id ? -1 : a.instance_id > b.instance_id ? 1 : 0) ||
-          (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0),
-      )
+      .sort(byEvidence)
   }
+}
+
+/** A candidate's evidence from the database's aggregates of its matches (`groupedEvidence`). */
+export function evidenceOf(g: GroupedEvidence): Evidence {
+  const judged = g.errors + g.successes
+  return {
+    signals: g.signals,
+    connections: g.connections,
+    errors: g.errors,
+    successes: g.successes,
+    error_ratio: judged === 0 ? 0 : Math.round((g.errors / judged) * 10_000) / 10_000,
+    ip_count: g.ip_count,
+    network_count: g.networks.length,
+    networks: capped(g.networks),
+    site_count: g.sites.length,
+    sites: capped(g.sites),
+    node_count: g.nodes.length,
+    nodes: capped(g.nodes),
+    cross_site: g.sites.length >= 2,
+    cross_node: g.nodes.length >= 2,
+    first_ms: g.first_ms,
+    last_ms: g.last_ms,
+  }
+}
+
+/** Candidates from `groupedEvidence` rows: most signals first, then by key (as `groupMatches`). */
+export function candidatesOf(rows: readonly GroupedEvidence[]): Array<Omit<Candidate, 'decision'>> {
+  return rows
+    .map((g) => ({ instance_id: g.gate, fingerprint: g.fingerprint, evidence: evidenceOf(g) }))
+    .sort(byEvidence)
+}
+
+function byEvidence(a: Omit<Candidate, 'decision'>, b: Omit<Candidate, 'decision'>): number {
+  return (
+    b.evidence.signals - a.evidence.signals ||
+    (a.instance_id < b.instance_id ? -1 : a.instance_id > b.instance_id ? 1 : 0) ||
+    (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0)
+  )
+}
+
+/** A list's first LIST_CAP values in code-point order (the database's order is not JavaScript's). */
+function capped(values: string[]): string[] {
+  return values.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).slice(0, LIST_CAP)
 }
 
 /** Group matches by (gate, fingerprint); most signals first, then by key. */

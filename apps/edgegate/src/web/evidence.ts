@@ -17,7 +17,7 @@
  */
 import type { DatabaseKind } from '@gatehouse/kit'
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely'
-import type { DB } from '../db/schema.ts'
+import type { DB, WebEvidenceGroupTable } from '../db/schema.ts'
 import { CORRELATION_MS, type MatchRow, toMatchRows } from './store.ts'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -35,19 +35,36 @@ export async function lockCorrelation(trx: Transaction<DB>, kind: DatabaseKind):
 }
 
 const UPSERT = sql`on conflict (gate, fingerprint, node, event_id) do update set sighting_ms =
-  case when excluded.sighting_ms > web_evidence.sighting_ms then excluded.sighting_ms else web_evidence.sighting_ms end`
+  case when excluded.sighting_ms > web_evidence.sighting_ms then excluded.sighting_ms else web_evidence.sighting_ms end
+returning gate, fingerprint, observed_ms`
 
 /**
  * Insert the matches the join finds under `where` (a condition on signals `s` and sightings
  * `t`): one statement for the host rule, one for the pairing rule (each with the index that
- * suits it). Idempotent: a match already stored only keeps the newer sighting time.
+ * suits it). Idempotent: a match already stored only keeps the newer sighting time. The pairs
+ * they touch are recorded in `web_evidence_groups` with their newest signal time.
  */
 export async function correlate(db: Db, where: RawBuilder<unknown>): Promise<void> {
   const near = sql.lit(CORRELATION_MS)
-  const columns = sql`t.instance_id, t.fingerprint, s.instance_id, s.event_id, s.observed_ms, s.site, s.ip,
+  const columns = sql`t.instance_id, t.fingerprint, s.instance_id, s.event_id, s.observed_ms, s.site, s.ip, s.network,
   s.connections, s.errors, s.successes`
-  await sql`insert into web_evidence (gate, fingerprint, node, event_id, observed_ms, site, ip, connections, errors,
-  successes, sighting_ms)
+  const touched = new Map<string, Map<string, number>>()
+  const note = (rows: ReadonlyArray<{ gate: string; fingerprint: string; observed_ms: number | string }>) => {
+    for (const r of rows) {
+      let byFp = touched.get(r.gate)
+      if (!byFp) {
+        byFp = new Map()
+        touched.set(r.gate, byFp)
+      }
+      const ms = Number(r.observed_ms)
+      if (ms > (byFp.get(r.fingerprint) ?? Number.NEGATIVE_INFINITY)) byFp.set(r.fingerprint, ms)
+    }
+  }
+  type Touched = { gate: string; fingerprint: string; observed_ms: number }
+  note(
+    (
+      await sql<Touched>`insert into web_evidence (gate, fingerprint, node, event_id, observed_ms, site, ip, network,
+  connections, errors, successes, sighting_ms)
 select ${columns}, max(t.seen_ms)
 from signals s
 join web_sightings t on t.ip = s.ip and t.host = s.host
@@ -55,8 +72,12 @@ join web_sightings t on t.ip = s.ip and t.host = s.host
 where ${where}
 group by ${columns}
 ${UPSERT}`.execute(db)
-  await sql`insert into web_evidence (gate, fingerprint, node, event_id, observed_ms, site, ip, connections, errors,
-  successes, sighting_ms)
+    ).rows,
+  )
+  note(
+    (
+      await sql<Touched>`insert into web_evidence (gate, fingerprint, node, event_id, observed_ms, site, ip, network,
+  connections, errors, successes, sighting_ms)
 select ${columns}, max(t.seen_ms)
 from web_node_pairs p
 cross join signals s
@@ -65,6 +86,22 @@ join web_sightings t on t.instance_id = p.tlsgate_id and t.ip = s.ip
 where s.instance_id = p.websignal_id and ${where}
 group by ${columns}
 ${UPSERT}`.execute(db)
+    ).rows,
+  )
+  const groups: WebEvidenceGroupTable[] = []
+  for (const [gate, byFp] of touched)
+    for (const [fingerprint, last_ms] of byFp) groups.push({ gate, fingerprint, last_ms })
+  for (let i = 0; i < groups.length; i += CHUNK) {
+    await db
+      .insertInto('web_evidence_groups')
+      .values(groups.slice(i, i + CHUNK))
+      .onConflict((oc) =>
+        oc.columns(['gate', 'fingerprint']).doUpdateSet({
+          last_ms: sql`case when excluded.last_ms > web_evidence_groups.last_ms then excluded.last_ms else web_evidence_groups.last_ms end`,
+        }),
+      )
+      .execute()
+  }
 }
 
 /** Correlate signals of one node just stored (by event id) with the stored sightings. */
@@ -105,84 +142,93 @@ export async function recorrelatePair(db: Db, node: string, gate: string): Promi
   await correlate(db, sql`s.instance_id = ${node} and t.instance_id = ${gate}`)
 }
 
-/** The read of a report: every stored match for signals observed in [fromMs, toMs]. */
-export function evidenceQuery(db: Db, fromMs: number, toMs: number) {
-  return db
-    .selectFrom('web_evidence')
-    .select([
-      'gate',
-      'fingerprint',
-      'node',
-      'event_id',
-      'observed_ms',
-      'site',
-      'ip',
-      'connections',
-      'errors',
-      'successes',
-    ])
-    .where('observed_ms', '>=', fromMs)
-    .where('observed_ms', '<=', toMs)
+/** Every stored match for signals observed in [fromMs, toMs] (tests compare it with the join). */
+export async function evidenceMatches(db: Db, fromMs: number, toMs: number): Promise<MatchRow[]> {
+  return toMatchRows(
+    await db
+      .selectFrom('web_evidence')
+      .select([
+        'gate',
+        'fingerprint',
+        'node',
+        'event_id',
+        'observed_ms',
+        'site',
+        'ip',
+        'connections',
+        'errors',
+        'successes',
+      ])
+      .where('observed_ms', '>=', fromMs)
+      .where('observed_ms', '<=', toMs)
+      .execute(),
+  )
 }
 
-/** Rows per page of a report's read (each page one short statement). */
-const READ_PAGE = 20_000
+/** One (gate, fingerprint) of a report: its matches' aggregates and distinct values, from SQL. */
+export interface GroupedEvidence {
+  gate: string
+  fingerprint: string
+  signals: number
+  connections: number
+  errors: number
+  successes: number
+  first_ms: number
+  last_ms: number
+  ip_count: number
+  networks: string[]
+  sites: string[]
+  nodes: string[]
+}
 
 /**
- * The matches of [fromMs, toMs], read in pages along the covering index (keyset on its leading
- * columns) and handed to `each` page by page, so no single statement holds SQLite's one
- * connection, and no single step Node's event loop, for the whole read of a large window.
+ * The report's read: every (gate, fingerprint) with matches for signals observed in
+ * [fromMs, toMs], aggregated by the database. It walks `web_evidence_groups` in key order and
+ * reads each pair's matches of the interval along `web_evidence_group` (gate, fingerprint,
+ * observed_ms, …), so SQLite aggregates as it scans, with no sort of the window's matches and
+ * no JavaScript object per match (docs/performance/edgegate.md has both plans).
  */
-export async function forEachEvidencePage(
+export async function groupedEvidence(
   db: Db,
+  kind: DatabaseKind,
   fromMs: number,
   toMs: number,
-  each: (page: MatchRow[]) => void,
-  pageSize = READ_PAGE,
-): Promise<void> {
-  let last: MatchRow | undefined
-  for (;;) {
-    let q = evidenceQuery(db, fromMs, toMs)
-    if (last) {
-      const l = last
-      q = q.where(
-        sql<boolean>`(observed_ms, gate, fingerprint, node, event_id) > (${l.observed_ms}, ${l.gate}, ${l.fingerprint}, ${l.node}, ${l.event_id})`,
-      )
-    }
-    const page = toMatchRows(
-      await q
-        .orderBy('observed_ms')
-        .orderBy('gate')
-        .orderBy('fingerprint')
-        .orderBy('node')
-        .orderBy('event_id')
-        .limit(pageSize)
-        .execute(),
-    )
-    each(page)
-    if (page.length < pageSize) return
-    last = page[page.length - 1]
+): Promise<GroupedEvidence[]> {
+  const { rows } = await groupedEvidenceQuery(kind, fromMs, toMs).execute(db)
+  // PostgreSQL parses json_agg and (int8 parser) the sums itself; SQLite returns JSON text.
+  if (kind !== 'sqlite') return rows as GroupedEvidence[]
+  for (const r of rows) {
+    r.networks = JSON.parse(r.networks as string)
+    r.sites = JSON.parse(r.sites as string)
+    r.nodes = JSON.parse(r.nodes as string)
   }
+  return rows as GroupedEvidence[]
 }
 
-/** Every match of [fromMs, toMs] (see `forEachEvidencePage`). */
-export async function evidenceMatches(db: Db, fromMs: number, toMs: number, pageSize = READ_PAGE): Promise<MatchRow[]> {
-  const out: MatchRow[] = []
-  await forEachEvidencePage(
-    db,
-    fromMs,
-    toMs,
-    (page) => {
-      for (const m of page) out.push(m)
-    },
-    pageSize,
-  )
-  return out
+/** The statement of `groupedEvidence` (the bench prints its plan). */
+export function groupedEvidenceQuery(kind: DatabaseKind, fromMs: number, toMs: number) {
+  const sqlite = kind === 'sqlite'
+  // SQLite's CROSS JOIN keeps the written join order: the pairs, then their matches.
+  const join = sqlite ? sql`cross join` : sql`join`
+  const list = (column: string) =>
+    sqlite ? sql`json_group_array(distinct e.${sql.ref(column)})` : sql`json_agg(distinct e.${sql.ref(column)})`
+  return sql<GroupedEvidence & Record<'networks' | 'sites' | 'nodes', string | string[]>>`select
+  g.gate as gate, g.fingerprint as fingerprint, count(*) as signals, sum(e.connections) as connections,
+  sum(e.errors) as errors, sum(e.successes) as successes, min(e.observed_ms) as first_ms,
+  max(e.observed_ms) as last_ms, count(distinct e.ip) as ip_count, ${list('network')} as networks,
+  ${list('site')} as sites, ${list('node')} as nodes
+from web_evidence_groups g
+${join} web_evidence e on e.gate = g.gate and e.fingerprint = g.fingerprint
+  and e.observed_ms >= ${fromMs} and e.observed_ms <= ${toMs}
+where g.last_ms >= ${fromMs}
+group by g.gate, g.fingerprint`
 }
 
 /** Retention: drop matches of swept signals (observed before) or swept sightings (all seen before). */
 export async function sweepEvidence(db: Db, signalCutoffMs: number, sightingCutoffMs: number): Promise<number> {
   const a = await db.deleteFrom('web_evidence').where('observed_ms', '<', signalCutoffMs).executeTakeFirst()
   const b = await db.deleteFrom('web_evidence').where('sighting_ms', '<', sightingCutoffMs).executeTakeFirst()
+  // A pair whose newest signal is past retention has no evidence left.
+  await db.deleteFrom('web_evidence_groups').where('last_ms', '<', signalCutoffMs).execute()
   return Number(a.numDeletedRows) + Number(b.numDeletedRows)
 }

@@ -74,7 +74,7 @@ export function webRoutes(app: HttpApp, ctx: AppContext) {
     async (req) => {
       const now = Date.now()
       const interval = reportInterval(req.query, ctx.web.windowMs, now)
-      const report = await buildReport(ctx.db, interval, ctx.web.policy, now)
+      const report = await buildReport(ctx.db, ctx.kind, interval, ctx.web.policy, now)
       const mode = await effectiveMode(ctx.db, ctx.web.mode)
       const covered = await coverage(ctx.db, mode, ctx.web.canaryNodes)
       return {

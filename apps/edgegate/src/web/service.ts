@@ -1,15 +1,16 @@
 /**
- * The candidate report: interval rules, the matches correlated at ingest (web_evidence), grouping,
- * shadow verdicts. Never writes.
+ * The candidate report: interval rules, the matches correlated at ingest (web_evidence) grouped
+ * by the database, shadow verdicts. Never writes.
  */
+import type { DatabaseKind } from '@gatehouse/kit'
 import { parseDuration } from '@gatehouse/kit/durations.ts'
 import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../db/schema.ts'
 import { decisionsFor } from '../decisions/store.ts'
 import { errors } from '../errors.ts'
 import { parseMillis } from '../timestamps.ts'
-import { type Candidate, MatchGrouper, type ShadowPolicy, shadowVerdict } from './candidates.ts'
-import { forEachEvidencePage } from './evidence.ts'
+import { type Candidate, candidatesOf, type ShadowPolicy, shadowVerdict } from './candidates.ts'
+import { groupedEvidence } from './evidence.ts'
 
 /** Longest report window (spec: at most 30m). */
 export const MAX_WINDOW_MS = 30 * 60 * 1000
@@ -56,15 +57,14 @@ export interface Report {
 /** Correlate, group and (when the policy is enabled) score; read-only. */
 export async function buildReport(
   db: Kysely<DB> | Transaction<DB>,
+  kind: DatabaseKind,
   interval: Interval,
   policy: ShadowPolicy,
   nowMs: number,
   limit = MAX_CANDIDATES,
   withDecisions = true,
 ): Promise<Report> {
-  const grouper = new MatchGrouper()
-  await forEachEvidencePage(db, interval.fromMs, interval.toMs, (page) => grouper.add(page))
-  const groups = grouper.result()
+  const groups = candidatesOf(await groupedEvidence(db, kind, interval.fromMs, interval.toMs))
   const kept = groups.slice(0, limit)
   const decisions = withDecisions ? await decisionsFor(db, kept) : new Map()
   const candidates = kept.map((g): Candidate => {

@@ -19,7 +19,7 @@ type Db = Kysely<DB> | Transaction<DB>
 export const CORRELATION_MS = 5 * 60 * 1000
 
 /** One (gate, fingerprint, signal) match: a `web_evidence` row without its bookkeeping. */
-export type MatchRow = Omit<WebEvidenceTable, 'sighting_ms'>
+export type MatchRow = Omit<WebEvidenceTable, 'sighting_ms' | 'network'>
 
 /** Driver rows to matches (PostgreSQL returns bigint columns as strings). */
 export function toMatchRows(rows: ReadonlyArray<Record<keyof MatchRow, unknown>>): MatchRow[] {
