@@ -85,18 +85,19 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
   const metrics = createMetrics('artsvc')
   const ctx: AppContext = {
     config,
-    db: database.db,
+    logger: log,
+    database,
+    clock: { now },
+    metrics,
     store,
     auth: new Authenticator(config, database.db, bearer, edge, now),
     bearer,
     issuer,
     signer: new Signer(config.cookieSecret),
     caches: new ContentCaches(),
-    log,
-    metrics: artsvcMetrics(metrics),
+    counters: artsvcMetrics(metrics),
     stagingDir,
     tmpDir,
-    now,
   }
 
   try {

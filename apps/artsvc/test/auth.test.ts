@@ -60,7 +60,7 @@ describe('oidc mode', () => {
     const session = cookieOf(done, 'artsvc_session')!
     for (const attr of [/HttpOnly/i, /Secure/i, /SameSite=Lax/i, /Path=\//]) assert.match(session, attr)
     const token = session.split(';')[0]!.split('=')[1]!
-    const rows = await h.svc.ctx.db.selectFrom('sessions').selectAll().execute()
+    const rows = await h.svc.ctx.database.db.selectFrom('sessions').selectAll().execute()
     assert.ok(rows.some((r) => r.token_hash === hashToken(token)))
     assert.ok(!JSON.stringify(rows).includes(token))
     const me = await fetch(`${h.base}/api/v1/me`, { headers: { cookie: `artsvc_session=${token}` } })
@@ -98,7 +98,7 @@ describe('oidc mode', () => {
   })
 
   test('a callback without the browser-bound state cookie, or with a forged state, is refused', async () => {
-    const sessions = async () => (await h.svc.ctx.db.selectFrom('sessions').selectAll().execute()).length
+    const sessions = async () => (await h.svc.ctx.database.db.selectFrom('sessions').selectAll().execute()).length
     const before = await sessions()
     const { callback, stateCookie } = await login('alice')
     assert.equal((await fetch(callback, { redirect: 'manual' })).status, 400)
@@ -134,7 +134,7 @@ describe('oidc mode', () => {
     const { callback, stateCookie } = await login('alice')
     const done = await fetch(callback, { redirect: 'manual', headers: { cookie: stateCookie } })
     const token = cookieOf(done, 'artsvc_session')!.split(';')[0]!
-    await h.svc.ctx.db
+    await h.svc.ctx.database.db
       .updateTable('sessions')
       .set({ expires_at: Date.now() - 1 })
       .execute()

@@ -25,7 +25,7 @@ apiSuites('operations', (s: ApiSuite) => {
     const staged = join(s.h.svc.ctx.stagingDir, `${created.body.id}.${sha256}.zip`)
     assert.ok(existsSync(staged))
     writeFileSync(join(s.h.svc.ctx.stagingDir, 'AAAAAAAAAAAAAAAA.zip'), 'orphan')
-    const db = s.h.svc.ctx.db
+    const db = s.h.svc.ctx.database.db
     await db
       .insertInto('sessions')
       .values({

@@ -77,7 +77,7 @@ for (const dbName of ['sqlite', 'postgres'] as const) {
       await h.svc.close()
     }
     const grantsOf = async (h: Harness, artifact: string) => {
-      const rows = await h.svc.ctx.db
+      const rows = await h.svc.ctx.database.db
         .selectFrom('grants')
         .innerJoin('users', 'users.id', 'grants.user_id')
         .select(['users.oidc_subject', 'grants.role'])
@@ -128,7 +128,7 @@ for (const dbName of ['sqlite', 'postgres'] as const) {
       assert.deepEqual(await grantsOf(h2, byDave.artifact), {})
       const countAudit = async (h: Harness) =>
         (
-          await h.svc.ctx.db
+          await h.svc.ctx.database.db
             .selectFrom('audit_events')
             .select((eb) => eb.fn.countAll<number>().as('n'))
             .where('action', '=', 'grant.put')
@@ -140,7 +140,7 @@ for (const dbName of ['sqlite', 'postgres'] as const) {
       assert.deepEqual(await grantsOf(h3, a1.artifact), { bob: 'editor', carol: 'viewer' })
       assert.deepEqual(await grantsOf(h3, a2.artifact), { bob: 'viewer', carol: 'viewer' })
       assert.equal(Number(await countAudit(h3)), audits, 'a restart adds nothing')
-      const a1Row = await h3.svc.ctx.db
+      const a1Row = await h3.svc.ctx.database.db
         .selectFrom('artifacts')
         .selectAll()
         .where('id', '=', a1.artifact)
@@ -179,26 +179,35 @@ for (const dbName of ['sqlite', 'postgres'] as const) {
       await stop(h0)
       const h = await start({ erin: ['zed'] })
       const erin = await bearer(backends.op, 'erin')
-      const zed = await h.svc.ctx.db
+      const zed = await h.svc.ctx.database.db
         .selectFrom('users')
         .selectAll()
         .where('oidc_subject', '=', 'zed')
         .executeTakeFirstOrThrow()
-      await h.svc.ctx.db.deleteFrom('users').where('id', '=', zed.id).execute()
-      const before = await h.svc.ctx.db.selectFrom('versions').select('id').execute()
+      await h.svc.ctx.database.db.deleteFrom('users').where('id', '=', zed.id).execute()
+      const before = await h.svc.ctx.database.db.selectFrom('versions').select('id').execute()
       const refused = await publishZip(h, erin, sampleBundle(), { title: 'refused' })
       assert.equal(refused.status, 409)
       assert.equal((refused.body.error as { code: string }).code, 'viewer_recipient_missing')
       assert.match((refused.body.error as { message: string }).message, /zed/)
-      assert.equal((await h.svc.ctx.db.selectFrom('versions').select('id').execute()).length, before.length)
+      assert.equal((await h.svc.ctx.database.db.selectFrom('versions').select('id').execute()).length, before.length)
       const erinId = (
-        await h.svc.ctx.db.selectFrom('users').select('id').where('oidc_subject', '=', 'erin').executeTakeFirstOrThrow()
+        await h.svc.ctx.database.db
+          .selectFrom('users')
+          .select('id')
+          .where('oidc_subject', '=', 'erin')
+          .executeTakeFirstOrThrow()
       ).id
       assert.equal(
-        (await h.svc.ctx.db.selectFrom('artifacts').select('id').where('owner_id', '=', erinId).execute()).length,
+        (await h.svc.ctx.database.db.selectFrom('artifacts').select('id').where('owner_id', '=', erinId).execute())
+          .length,
         0,
       )
-      const uploads = await h.svc.ctx.db.selectFrom('uploads').select('state').where('user_id', '=', erinId).execute()
+      const uploads = await h.svc.ctx.database.db
+        .selectFrom('uploads')
+        .select('state')
+        .where('user_id', '=', erinId)
+        .execute()
       assert.ok(uploads.every((u) => u.state !== 'committed'))
       // Once zed is back, publishing works and grants.
       assert.equal((await fetch(`${h.base}/api/v1/me`, { headers: await bearer(backends.op, 'zed') })).status, 200)

@@ -21,7 +21,7 @@ apiSuites('shares and admin', (s: ApiSuite) => {
     assert.equal(pinned.body.status, 'active')
     assert.match(pinned.body.url, new RegExp(`^${s.h.base}/s/[A-Za-z0-9_-]{43}$`))
     const secret = pinned.body.url.split('/s/')[1]
-    const stored = await s.h.svc.ctx.db
+    const stored = await s.h.svc.ctx.database.db
       .selectFrom('shares')
       .selectAll()
       .where('id', '=', pinned.body.id)
@@ -114,7 +114,7 @@ apiSuites('shares and admin', (s: ApiSuite) => {
     assert.ok(!after.body.artifacts.some((x: { id: string }) => x.id === p.artifact))
     assert.equal((await s.call('admin', 'DELETE', `/api/v1/admin/artifacts/${p.artifact}`)).status, 404)
     // Files stay for an operator: the blobs are still on disk.
-    const files = await s.h.svc.ctx.db
+    const files = await s.h.svc.ctx.database.db
       .selectFrom('version_files')
       .innerJoin('versions', 'versions.id', 'version_files.version_id')
       .select('sha256')

@@ -99,13 +99,17 @@ apiSuites('uploads', (s: ApiSuite) => {
     })
     assert.equal(again.status, 409)
     assert.equal((await put({ 'x-artsvc-upload-token': token })).status, 409)
-    const row = await s.h.svc.ctx.db.selectFrom('uploads').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+    const row = await s.h.svc.ctx.database.db
+      .selectFrom('uploads')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow()
     assert.notEqual(row.token_hash, token)
     assert.ok(!JSON.stringify(row).includes(token))
   })
 
   test('bad input is refused with a clear 4xx and nothing is stored', async () => {
-    const before = await s.h.svc.ctx.db
+    const before = await s.h.svc.ctx.database.db
       .selectFrom('artifacts')
       .select((eb) => eb.fn.countAll().as('n'))
       .executeTakeFirstOrThrow()
@@ -131,7 +135,7 @@ apiSuites('uploads', (s: ApiSuite) => {
     assert.equal((hostile.body.error as { reason: string }).reason, 'path_traversal')
     const missing = await publishZip(s.h, s.auth.owner, sampleBundle(), { entrypoint: 'nope.html' })
     assert.equal((missing.body.error as { reason: string }).reason, 'missing_entrypoint')
-    const after = await s.h.svc.ctx.db
+    const after = await s.h.svc.ctx.database.db
       .selectFrom('artifacts')
       .select((eb) => eb.fn.countAll().as('n'))
       .executeTakeFirstOrThrow()
@@ -265,7 +269,7 @@ apiSuites('uploads', (s: ApiSuite) => {
       })
     const results = await Promise.all([commit(), commit(), commit()])
     assert.deepEqual(results.map((r) => r.status).sort(), [201, 409, 409])
-    const versions = await s.h.svc.ctx.db
+    const versions = await s.h.svc.ctx.database.db
       .selectFrom('versions')
       .select('id')
       .where('upload_id', '=', created.body.id)
@@ -279,7 +283,7 @@ apiSuites('uploads', (s: ApiSuite) => {
       entrypoint: 'index.html',
     })
     const { id, upload_url: url, upload_token: token } = created.body
-    const db = s.h.svc.ctx.db
+    const db = s.h.svc.ctx.database.db
     const state = async () =>
       (await db.selectFrom('uploads').select(['state', 'zip_sha256']).where('id', '=', id).executeTakeFirstOrThrow())
         .state

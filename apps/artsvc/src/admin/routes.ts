@@ -56,7 +56,7 @@ export function adminRoutes(app: HttpApp, ctx: AppContext) {
     { schema: { summary: 'List the newest audit records (admin)', querystring: AuditQuery, tags: ['admin'] } },
     async (req) => {
       await ctx.auth.requireAdmin(req)
-      return { events: await listAudit(ctx.db, req.query.limit ?? 100) }
+      return { events: await listAudit(ctx.database.db, req.query.limit ?? 100) }
     },
   )
 }

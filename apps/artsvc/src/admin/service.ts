@@ -19,8 +19,11 @@ export function assertAdmin(principal: Principal): void {
 
 export async function adminListArtifacts(ctx: AppContext, admin: Principal) {
   assertAdmin(admin)
-  const now = ctx.now()
-  const [artifacts, shares] = await Promise.all([listActiveArtifacts(ctx.db), listUnrevokedShares(ctx.db)])
+  const now = ctx.clock.now()
+  const [artifacts, shares] = await Promise.all([
+    listActiveArtifacts(ctx.database.db),
+    listUnrevokedShares(ctx.database.db),
+  ])
   const byArtifact = new Map<string, ReturnType<typeof shareJson>[]>()
   for (const s of shares) {
     if (shareStatus(s, now) !== 'active') continue
@@ -38,9 +41,9 @@ export async function adminListArtifacts(ctx: AppContext, admin: Principal) {
 /** Soft-delete: hidden at once, every share revoked, stored files kept. */
 export async function adminDeleteArtifact(ctx: AppContext, admin: Principal, artifactId: string) {
   assertAdmin(admin)
-  const now = ctx.now()
+  const now = ctx.clock.now()
   let revoked = 0
-  await ctx.db.transaction().execute(async (tx) => {
+  await ctx.database.db.transaction().execute(async (tx) => {
     if (!(await softDeleteArtifact(tx, artifactId, admin.user.id, now))) throw errors.artifact_not_found()
     revoked = await revokeArtifactShares(tx, artifactId, admin.user.id, now)
     await announceRevocation(ctx, tx)
@@ -63,9 +66,9 @@ export async function adminDeleteArtifact(ctx: AppContext, admin: Principal, art
 /** Revoke any share; revoking a revoked share changes nothing (and is not audited again). */
 export async function adminRevokeShare(ctx: AppContext, admin: Principal, shareId: string) {
   assertAdmin(admin)
-  const now = ctx.now()
+  const now = ctx.clock.now()
   let artifact = ''
-  await ctx.db.transaction().execute(async (tx) => {
+  await ctx.database.db.transaction().execute(async (tx) => {
     const share = await getShare(tx, shareId)
     if (!share) throw errors.share_not_found()
     artifact = share.artifact_id

@@ -14,7 +14,7 @@ export type Role = 'owner' | 'editor' | 'viewer' | 'reader'
 
 export async function roleOf(ctx: AppContext, artifact: ArtifactRow, principal: Principal): Promise<Role | undefined> {
   if (artifact.owner_id === principal.user.id) return 'owner'
-  const grant = await getGrant(ctx.db, artifact.id, principal.user.id)
+  const grant = await getGrant(ctx.database.db, artifact.id, principal.user.id)
   if (grant) return grant.role
   return artifact.visibility === 'authenticated' ? 'reader' : undefined
 }
@@ -25,7 +25,7 @@ export async function readable(
   principal: Principal,
   artifactId: string,
 ): Promise<{ artifact: ArtifactRow; role: Role }> {
-  const artifact = await getActiveArtifact(ctx.db, artifactId)
+  const artifact = await getActiveArtifact(ctx.database.db, artifactId)
   const role = artifact && (await roleOf(ctx, artifact, principal))
   if (!artifact || !role) throw errors.artifact_not_found()
   return { artifact, role }

@@ -51,7 +51,7 @@ export function versionJson(v: VersionRow) {
 
 /** Artifacts the caller owns, holds a grant on, or that every signed-in account may read. */
 export async function listArtifacts(ctx: AppContext, principal: Principal) {
-  const rows = await listVisibleArtifacts(ctx.db, principal.user.id)
+  const rows = await listVisibleArtifacts(ctx.database.db, principal.user.id)
   return {
     artifacts: rows.map((r) =>
       artifactJson(ctx, r, {
@@ -65,7 +65,7 @@ export async function listArtifacts(ctx: AppContext, principal: Principal) {
 
 export async function getArtifact(ctx: AppContext, principal: Principal, artifactId: string) {
   const { artifact, role } = await readable(ctx, principal, artifactId)
-  const versions = await listVersions(ctx.db, artifact.id)
+  const versions = await listVersions(ctx.database.db, artifact.id)
   return artifactJson(ctx, artifact, {
     role,
     entrypoint: versions[0]?.entrypoint,
@@ -76,9 +76,9 @@ export async function getArtifact(ctx: AppContext, principal: Principal, artifac
 /** One version with its file manifest. */
 export async function getVersionManifest(ctx: AppContext, principal: Principal, artifactId: string, number: number) {
   const { artifact } = await readable(ctx, principal, artifactId)
-  const version = await getVersion(ctx.db, artifact.id, number)
+  const version = await getVersion(ctx.database.db, artifact.id, number)
   if (!version) throw errors.version_not_found()
-  const files = await listVersionFiles(ctx.db, version.id)
+  const files = await listVersionFiles(ctx.database.db, version.id)
   return {
     ...versionJson(version),
     files: files.map((f) => ({ path: f.path, size: Number(f.size), sha256: f.sha256, content_type: f.content_type })),
@@ -92,8 +92,8 @@ export async function changeVisibility(
   visibility: Visibility,
 ) {
   const { artifact } = await requireOwner(ctx, principal, artifactId, 'change the visibility')
-  const now = ctx.now()
-  await ctx.db.transaction().execute(async (tx) => {
+  const now = ctx.clock.now()
+  await ctx.database.db.transaction().execute(async (tx) => {
     await setVisibility(tx, artifact.id, visibility, now)
     await recordAudit(
       tx,
@@ -107,7 +107,7 @@ export async function changeVisibility(
 
 export async function grantsOf(ctx: AppContext, principal: Principal, artifactId: string) {
   const { artifact } = await requireOwner(ctx, principal, artifactId, 'see the grants')
-  const grants = await listGrants(ctx.db, artifact.id)
+  const grants = await listGrants(ctx.database.db, artifact.id)
   return {
     grants: grants.map((g) => ({
       user: g.user_id,
@@ -126,11 +126,11 @@ export async function grantAccess(
   role: 'viewer' | 'editor',
 ) {
   const { artifact } = await requireOwner(ctx, principal, artifactId, 'grant access')
-  const user = await findUserBySubject(ctx.db, subject)
+  const user = await findUserBySubject(ctx.database.db, subject)
   if (!user) throw errors.user_not_found()
   if (user.id === artifact.owner_id) throw errors.access_denied('grant access to the owner')
-  const now = ctx.now()
-  await ctx.db.transaction().execute(async (tx) => {
+  const now = ctx.clock.now()
+  await ctx.database.db.transaction().execute(async (tx) => {
     await putGrant(tx, {
       artifact_id: artifact.id,
       user_id: user.id,
@@ -150,8 +150,8 @@ export async function grantAccess(
 
 export async function removeGrant(ctx: AppContext, principal: Principal, artifactId: string, userId: string) {
   const { artifact } = await requireOwner(ctx, principal, artifactId, 'remove access')
-  const now = ctx.now()
-  const removed = await ctx.db.transaction().execute(async (tx) => {
+  const now = ctx.clock.now()
+  const removed = await ctx.database.db.transaction().execute(async (tx) => {
     const gone = await deleteGrant(tx, artifact.id, userId)
     if (gone)
       await recordAudit(

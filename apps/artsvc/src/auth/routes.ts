@@ -48,12 +48,12 @@ export function authRoutes(app: HttpApp, ctx: AppContext) {
       const state = generateToken()
       const nonce = generateToken()
       const verifier = client.randomPKCECodeVerifier()
-      await saveLoginState(ctx.db, {
+      await saveLoginState(ctx.database.db, {
         state_hash: hashToken(state),
         nonce,
         code_verifier: verifier,
         return_to: safeReturnTo(req.query.return_to, ctx.config.publicOrigin),
-        expires_at: ctx.now() + STATE_TTL_MS,
+        expires_at: ctx.clock.now() + STATE_TTL_MS,
       })
       const url = client.buildAuthorizationUrl(configuration, {
         redirect_uri: redirectUri,
@@ -79,8 +79,8 @@ export function authRoutes(app: HttpApp, ctx: AppContext) {
       const bound = req.cookies[STATE_COOKIE]
       if (!state || !bound || !safeEqual(state, bound))
         throw errors.login_failed('the sign-in state does not match this browser')
-      const row = await takeLoginState(ctx.db, hashToken(state))
-      if (!row || Number(row.expires_at) <= ctx.now()) {
+      const row = await takeLoginState(ctx.database.db, hashToken(state))
+      if (!row || Number(row.expires_at) <= ctx.clock.now()) {
         throw errors.login_failed('the sign-in attempt expired or was already used')
       }
       reply.clearCookie(STATE_COOKIE, { ...cookieBase, path: '/api/v1/auth' })
@@ -98,9 +98,9 @@ export function authRoutes(app: HttpApp, ctx: AppContext) {
         throw errors.login_failed.with({ cause: err }, 'the identity provider did not confirm the sign-in')
       }
       if (!claims?.sub) throw errors.login_failed('the ID token has no subject')
-      const now = ctx.now()
+      const now = ctx.clock.now()
       const user = await upsertUser(
-        ctx.db,
+        ctx.database.db,
         claims.sub,
         {
           name: typeof claims.name === 'string' ? claims.name : undefined,
@@ -109,9 +109,9 @@ export function authRoutes(app: HttpApp, ctx: AppContext) {
         now,
       )
       const groups = groupsFrom(claims.groups)
-      const token = await createSession(ctx.db, user.id, groups, now, ctx.config.sessionTtl)
+      const token = await createSession(ctx.database.db, user.id, groups, now, ctx.config.sessionTtl)
       await recordAudit(
-        ctx.db,
+        ctx.database.db,
         { user, groups, isAdmin: false, via: 'session' },
         { action: 'session.login', targetType: 'session', targetId: user.id },
         now,
@@ -133,7 +133,7 @@ export function authRoutes(app: HttpApp, ctx: AppContext) {
     { schema: { summary: 'Sign out (end the session)', tags: ['auth'] } },
     async (req, reply) => {
       const token = req.cookies[SESSION_COOKIE]
-      if (token) await deleteSession(ctx.db, token)
+      if (token) await deleteSession(ctx.database.db, token)
       reply.clearCookie(SESSION_COOKIE, { ...cookieBase, path: '/' })
       return reply.code(204).send()
     },

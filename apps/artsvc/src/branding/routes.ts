@@ -86,7 +86,7 @@ export function brandingRoutes(app: HttpApp, ctx: AppContext) {
     '/branding/images/:sha256',
     { schema: { summary: 'Get a branding theme image', params: ImageParams, tags: ['branding'] } },
     async (req, reply) => {
-      const image = await getImage(ctx.db, req.params.sha256)
+      const image = await getImage(ctx.database.db, req.params.sha256)
       if (!image) throw errors.image_not_found()
       return reply
         .header('content-type', image.content_type)

@@ -65,13 +65,13 @@ export function themeJson(ctx: AppContext, t: BrandingThemeRow) {
 
 /** The active theme for any signed-in caller (null until an administrator activates one). */
 export async function activeBranding(ctx: AppContext) {
-  const t = await getActiveTheme(ctx.db)
+  const t = await getActiveTheme(ctx.database.db)
   return { theme: t ? themeJson(ctx, t) : null }
 }
 
 export async function adminBranding(ctx: AppContext, admin: Principal) {
   assertAdmin(admin)
-  const themes = await listThemes(ctx.db)
+  const themes = await listThemes(ctx.database.db)
   return {
     active: themes.find((t) => Number(t.active) === 1)?.name ?? null,
     themes: themes.map((t) => themeJson(ctx, t)),
@@ -91,8 +91,8 @@ export async function saveTheme(ctx: AppContext, admin: Principal, input: ThemeI
     logo: input.logo ? decodeImage('logo', input.logo.base64) : input.logo,
     favicon: input.favicon ? decodeImage('favicon', input.favicon.base64) : input.favicon,
   }
-  const now = ctx.now()
-  const saved = await ctx.db.transaction().execute(async (tx) => {
+  const now = ctx.clock.now()
+  const saved = await ctx.database.db.transaction().execute(async (tx) => {
     await lockThemeSet(tx, parseDatabaseUrl(ctx.config.database).kind === 'postgres')
     const existing = await getTheme(tx, input.name)
     if (!existing && (await countThemes(tx)) >= MAX_THEMES) throw errors.theme_limit(MAX_THEMES)
@@ -139,8 +139,8 @@ export async function saveTheme(ctx: AppContext, admin: Principal, input: ThemeI
 
 export async function activate(ctx: AppContext, admin: Principal, name: string) {
   assertAdmin(admin)
-  const now = ctx.now()
-  const theme = await ctx.db.transaction().execute(async (tx) => {
+  const now = ctx.clock.now()
+  const theme = await ctx.database.db.transaction().execute(async (tx) => {
     if (!(await activateTheme(tx, name))) throw errors.theme_not_found()
     await recordAudit(tx, admin, { action: 'branding.activate', targetType: 'theme', targetId: name }, now)
     return (await getTheme(tx, name))!
@@ -150,8 +150,8 @@ export async function activate(ctx: AppContext, admin: Principal, name: string) 
 
 export async function removeTheme(ctx: AppContext, admin: Principal, name: string) {
   assertAdmin(admin)
-  const now = ctx.now()
-  await ctx.db.transaction().execute(async (tx) => {
+  const now = ctx.clock.now()
+  await ctx.database.db.transaction().execute(async (tx) => {
     const theme = await getTheme(tx, name)
     if (!theme) throw errors.theme_not_found()
     if (Number(theme.active) === 1) throw errors.theme_active()

@@ -19,12 +19,12 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
     }
     const { host, port } = parseListenAddress(config.listen)
     await svc.app.listen({ host, port })
-    svc.ctx.log.info(
+    svc.ctx.logger.info(
       { listen: config.listen, public: config.publicOrigin, content: config.contentOrigin },
       'artsvc listening',
     )
     const timer = setInterval(() => {
-      svc.maintenance().catch((err) => svc.ctx.log.error({ err }, 'maintenance failed'))
+      svc.maintenance().catch((err) => svc.ctx.logger.error({ err }, 'maintenance failed'))
     }, config.maintenanceInterval)
     timer.unref()
     return async () => {

@@ -94,7 +94,7 @@ export function installContentFastPath(app: HttpApp, ctx: AppContext, fixed: Rec
     let path = q < 0 ? url.slice(slash + 1) : url.slice(slash + 1, q)
     // Percent-encoded names, odd lengths and everything else unusual take the full path.
     if (path.length > 2048 || path.includes('%')) return undefined
-    const now = ctx.now()
+    const now = ctx.clock.now()
     const ticket = signer.verifyTicket(url.slice(3, slash), now)
     if (!ticket) return undefined
     if (!caches.isLive(`${ticket.versionId}/${ticket.shareId ?? ''}`, now)) return undefined

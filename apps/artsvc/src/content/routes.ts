@@ -39,7 +39,11 @@ export function contentRoutes(app: HttpApp, ctx: AppContext) {
   const manifest = async (versionId: string) => {
     let m = caches.manifests.get(versionId)
     if (!m) {
-      const rows = await ctx.db.selectFrom('version_files').selectAll().where('version_id', '=', versionId).execute()
+      const rows = await ctx.database.db
+        .selectFrom('version_files')
+        .selectAll()
+        .where('version_id', '=', versionId)
+        .execute()
       m = new Map(rows.map((r) => [r.path, r]))
       caches.manifests.set(versionId, m)
     }
@@ -50,7 +54,7 @@ export function contentRoutes(app: HttpApp, ctx: AppContext) {
     const key = `${versionId}/${shareId ?? ''}`
     if (caches.isLive(key, now)) return true
     const generation = caches.generation()
-    const row = await ctx.db
+    const row = await ctx.database.db
       .selectFrom('versions')
       .innerJoin('artifacts', 'artifacts.id', 'versions.artifact_id')
       .select(sql<number>`1`.as('ok'))
@@ -58,7 +62,7 @@ export function contentRoutes(app: HttpApp, ctx: AppContext) {
       .where('artifacts.deleted_at', 'is', null)
       .executeTakeFirst()
     if (row === undefined) return false
-    const until = shareId ? await shareLiveUntil(ctx.db, shareId, now) : Number.POSITIVE_INFINITY
+    const until = shareId ? await shareLiveUntil(ctx.database.db, shareId, now) : Number.POSITIVE_INFINITY
     if (until === undefined) return false
     caches.markLive(key, now, generation, until)
     return true
@@ -80,7 +84,7 @@ export function contentRoutes(app: HttpApp, ctx: AppContext) {
     config: origin,
     schema: { params: TicketParams, hide: true },
     handler: async (req, reply) => {
-      const now = ctx.now()
+      const now = ctx.clock.now()
       const ticket = ctx.signer.verifyTicket(req.params.ticket, now)
       if (!ticket) throw errors.ticket_invalid()
       if (!(await live(ticket.versionId, ticket.shareId, now))) throw errors.ticket_invalid()

@@ -17,12 +17,14 @@ export interface MaintenanceResult {
 }
 
 export async function runMaintenance(ctx: AppContext): Promise<MaintenanceResult> {
-  const now = ctx.now()
+  const now = ctx.clock.now()
   // Staged files of expired sessions go in the sweep below (their owner is no longer live).
   // Committed sessions are kept until they expire too: their row proves the token was used.
-  const uploads = await ctx.db.deleteFrom('uploads').where('expires_at', '<=', now).executeTakeFirst()
+  const uploads = await ctx.database.db.deleteFrom('uploads').where('expires_at', '<=', now).executeTakeFirst()
   const live = new Set(
-    (await ctx.db.selectFrom('uploads').select('id').where('state', '!=', 'committed').execute()).map((u) => u.id),
+    (await ctx.database.db.selectFrom('uploads').select('id').where('state', '!=', 'committed').execute()).map(
+      (u) => u.id,
+    ),
   )
   let files = 0
   // Anything in staging without a live session, and leftovers of interrupted work older than an upload lifetime.
@@ -46,9 +48,9 @@ export async function runMaintenance(ctx: AppContext): Promise<MaintenanceResult
       }
     }
   }
-  const sessions = await ctx.db.deleteFrom('sessions').where('expires_at', '<=', now).executeTakeFirst()
-  const states = await ctx.db.deleteFrom('oidc_states').where('expires_at', '<=', now).executeTakeFirst()
-  const audit = await ctx.db
+  const sessions = await ctx.database.db.deleteFrom('sessions').where('expires_at', '<=', now).executeTakeFirst()
+  const states = await ctx.database.db.deleteFrom('oidc_states').where('expires_at', '<=', now).executeTakeFirst()
+  const audit = await ctx.database.db
     .deleteFrom('audit_events')
     .where('at', '<', now - ctx.config.auditRetention)
     .executeTakeFirst()
@@ -59,7 +61,7 @@ export async function runMaintenance(ctx: AppContext): Promise<MaintenanceResult
     oidcStates: Number(states.numDeletedRows),
     auditEvents: Number(audit.numDeletedRows),
   }
-  for (const [kind, n] of Object.entries(result)) ctx.metrics.maintenanceRemoved.inc({ kind }, n)
-  ctx.log.info({ maintenance: result }, 'maintenance done')
+  for (const [kind, n] of Object.entries(result)) ctx.counters.maintenanceRemoved.inc({ kind }, n)
+  ctx.logger.info({ maintenance: result }, 'maintenance done')
   return result
 }

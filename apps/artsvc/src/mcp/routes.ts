@@ -39,7 +39,7 @@ export function mcpRoutes(app: HttpApp, ctx: AppContext, bearer: AppContext['bea
     { inlineBytes },
     {
       maxRequestBodySize: MCP_MAX_REQUEST_BYTES,
-      onerror: (err) => ctx.log.warn({ err }, 'MCP request refused'),
+      onerror: (err) => ctx.logger.warn({ err }, 'MCP request refused'),
     },
   )
   app.addHook('onClose', () => handler.close())

@@ -37,17 +37,17 @@ export async function run(
 ): Promise<ToolResult> {
   try {
     const result = await fn()
-    ctx.metrics.mcpToolCalls.inc({ tool, result: 'ok' })
+    ctx.counters.mcpToolCalls.inc({ tool, result: 'ok' })
     return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result }
   } catch (err) {
     if (!(err instanceof AppError) || err.statusCode >= 500) {
-      ctx.metrics.mcpToolCalls.inc({ tool, result: 'failed' })
-      ctx.log.error({ err, tool }, 'MCP tool failed')
+      ctx.counters.mcpToolCalls.inc({ tool, result: 'failed' })
+      ctx.logger.error({ err, tool }, 'MCP tool failed')
       const code = err instanceof AppError ? err.code : 'internal'
       const message = err instanceof AppError ? err.message : 'internal error; try again later'
       return { content: [{ type: 'text', text: JSON.stringify({ error: { code, message } }) }], isError: true }
     }
-    ctx.metrics.mcpToolCalls.inc({ tool, result: 'refused' })
+    ctx.counters.mcpToolCalls.inc({ tool, result: 'refused' })
     return { content: [{ type: 'text', text: JSON.stringify(err.toJSON()) }], isError: true }
   }
 }

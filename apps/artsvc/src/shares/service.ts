@@ -52,14 +52,14 @@ export function shareJson(s: ShareRow, now: number, pinned: number | null) {
 
 export async function createShare(ctx: AppContext, principal: Principal, artifactId: string, body: CreateShareRequest) {
   const { artifact } = await requireOwner(ctx, principal, artifactId, 'share this artifact')
-  const now = ctx.now()
+  const now = ctx.clock.now()
   if (body.follow_latest && body.version !== undefined)
     throw errors.share_invalid('give either version or follow_latest, not both')
   let versionId: string | null = null
   let pinned: number | null = null
   if (!body.follow_latest) {
     const number = body.version ?? Number(artifact.latest_version)
-    const version = await getVersion(ctx.db, artifact.id, number)
+    const version = await getVersion(ctx.database.db, artifact.id, number)
     if (!version) throw errors.version_not_found()
     versionId = version.id
     pinned = number
@@ -85,7 +85,7 @@ export async function createShare(ctx: AppContext, principal: Principal, artifac
     revoked_at: null,
     revoked_by: null,
   }
-  await ctx.db.transaction().execute(async (tx) => {
+  await ctx.database.db.transaction().execute(async (tx) => {
     await tx.insertInto('shares').values(row).execute()
     await recordAudit(
       tx,
@@ -109,16 +109,19 @@ export async function createShare(ctx: AppContext, principal: Principal, artifac
 
 export async function listSharesOf(ctx: AppContext, principal: Principal, artifactId: string) {
   const { artifact } = await requireOwner(ctx, principal, artifactId, 'list shares of this artifact')
-  const [shares, versions] = await Promise.all([listShares(ctx.db, artifact.id), versionNumbers(ctx.db, artifact.id)])
+  const [shares, versions] = await Promise.all([
+    listShares(ctx.database.db, artifact.id),
+    versionNumbers(ctx.database.db, artifact.id),
+  ])
   const numbers = new Map(versions.map((v) => [v.id, Number(v.number)]))
-  const now = ctx.now()
+  const now = ctx.clock.now()
   return { shares: shares.map((s) => shareJson(s, now, s.version_id ? (numbers.get(s.version_id) ?? null) : null)) }
 }
 
 export async function revokeOwnShare(ctx: AppContext, principal: Principal, artifactId: string, shareId: string) {
   await requireOwner(ctx, principal, artifactId, 'revoke shares of this artifact')
-  const now = ctx.now()
-  await ctx.db.transaction().execute(async (tx) => {
+  const now = ctx.clock.now()
+  await ctx.database.db.transaction().execute(async (tx) => {
     const share = await tx.selectFrom('shares').select('artifact_id').where('id', '=', shareId).executeTakeFirst()
     if (!share || share.artifact_id !== artifactId) throw errors.share_not_found()
     if (await revokeShare(tx, shareId, principal.user.id, now)) {
@@ -137,21 +140,23 @@ export async function revokeOwnShare(ctx: AppContext, principal: Principal, arti
 
 /** Exchange a share secret for its share row, spending one view. */
 export async function openShare(ctx: AppContext, secret: string): Promise<ShareRow> {
-  const share = /^[A-Za-z0-9_-]{43}$/.test(secret) ? await getShareBySecretHash(ctx.db, hashToken(secret)) : undefined
+  const share = /^[A-Za-z0-9_-]{43}$/.test(secret)
+    ? await getShareBySecretHash(ctx.database.db, hashToken(secret))
+    : undefined
   if (!share) throw errors.share_not_found()
-  const now = ctx.now()
-  const artifact = await getActiveArtifact(ctx.db, share.artifact_id)
+  const now = ctx.clock.now()
+  const artifact = await getActiveArtifact(ctx.database.db, share.artifact_id)
   if (!artifact) throw errors.share_unavailable('has been revoked')
-  if (!(await spendView(ctx.db, share.id, now))) {
-    ctx.metrics.shareOpenings.inc({ result: 'refused' })
+  if (!(await spendView(ctx.database.db, share.id, now))) {
+    ctx.counters.shareOpenings.inc({ result: 'refused' })
     const status = shareStatus(
-      await ctx.db.selectFrom('shares').selectAll().where('id', '=', share.id).executeTakeFirstOrThrow(),
+      await ctx.database.db.selectFrom('shares').selectAll().where('id', '=', share.id).executeTakeFirstOrThrow(),
       now,
     )
     throw errors.share_unavailable(
       status === 'exhausted' ? 'has reached its view limit' : status === 'expired' ? 'has expired' : 'has been revoked',
     )
   }
-  ctx.metrics.shareOpenings.inc({ result: 'opened' })
+  ctx.counters.shareOpenings.inc({ result: 'opened' })
   return share
 }

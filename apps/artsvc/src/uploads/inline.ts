@@ -63,10 +63,10 @@ export async function publishInline(ctx: AppContext, principal: Principal, input
     entrypoint: input.entrypoint,
     artifact: input.artifact,
   })
-  const open = await getUpload(ctx.db, session.id)
+  const open = await getUpload(ctx.database.db, session.id)
   if (!open) throw errors.upload_not_received()
   await receiveBundle(ctx, open, Readable.from([zip]), zip.length)
-  const received = await getUpload(ctx.db, session.id)
+  const received = await getUpload(ctx.database.db, session.id)
   if (!received) throw errors.upload_not_received()
   return commitUpload(ctx, principal, received)
 }

@@ -51,7 +51,7 @@ export async function commitUpload(ctx: AppContext, principal: Principal, upload
         work,
       )
     } catch (err) {
-      if (err instanceof BundleError) ctx.metrics.bundleRejections.inc({ reason: err.reason })
+      if (err instanceof BundleError) ctx.counters.bundleRejections.inc({ reason: err.reason })
       if (err instanceof BundleError)
         throw errors.bundle_invalid.with({ details: { reason: err.reason }, cause: err }, err.message)
       throw err
@@ -77,11 +77,11 @@ export async function commitUpload(ctx: AppContext, principal: Principal, upload
       versionId,
       JSON.stringify({ version: versionId, upload: upload.id, entrypoint: upload.entrypoint, files }),
     )
-    const now = ctx.now()
+    const now = ctx.clock.now()
     const artifactId = upload.artifact_id ?? newId()
     let number = 1
     try {
-      await ctx.db.transaction().execute(async (tx) => {
+      await ctx.database.db.transaction().execute(async (tx) => {
         if (upload.artifact_id) {
           const bumped = await bumpLatestVersion(tx, upload.artifact_id, upload.title, now)
           if (bumped === undefined) throw errors.artifact_not_found()
@@ -140,12 +140,12 @@ export async function commitUpload(ctx: AppContext, principal: Principal, upload
       })
     } catch (err) {
       if (err instanceof AlreadyCommitted || isUniqueViolation(err)) {
-        const now = await getUpload(ctx.db, upload.id)
+        const now = await getUpload(ctx.database.db, upload.id)
         throw now?.state === 'committed' ? errors.upload_committed() : errors.upload_in_progress()
       }
       throw err
     }
-    ctx.metrics.publishes.inc()
+    ctx.counters.publishes.inc()
     await rm(staged, { force: true })
     return {
       artifact: { id: artifactId, title: upload.title, url: `${ctx.config.publicOrigin}/a/${artifactId}` },

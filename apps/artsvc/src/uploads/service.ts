@@ -30,11 +30,11 @@ export async function createUpload(ctx: AppContext, principal: Principal, body: 
   const entrypoint = checkEntrypoint(body.entrypoint)
   if (typeof entrypoint !== 'string') throw errors.invalid_entrypoint(entrypoint.detail)
   if (body.artifact !== undefined) await requirePublisher(ctx, principal, body.artifact)
-  const now = ctx.now()
+  const now = ctx.clock.now()
   const token = generateToken()
   const id = newId()
   const expiresAt = now + ctx.config.uploadTtl
-  await ctx.db
+  await ctx.database.db
     .insertInto('uploads')
     .values({
       id,
@@ -65,11 +65,11 @@ export async function createUpload(ctx: AppContext, principal: Principal, body: 
 /** Load an upload and check its token; expired and committed sessions are refused. */
 export async function authorizeUpload(ctx: AppContext, id: string, token: string | undefined): Promise<UploadRow> {
   if (!token) throw errors.upload_token_required()
-  const upload = /^[A-Za-z0-9_-]{16}$/.test(id) ? await getUpload(ctx.db, id) : undefined
+  const upload = /^[A-Za-z0-9_-]{16}$/.test(id) ? await getUpload(ctx.database.db, id) : undefined
   // Same answer for an unknown id and a wrong token: the token is the credential.
   if (!upload || !verifyToken(token, upload.token_hash)) throw errors.upload_token_invalid()
   if (upload.state === 'committed') throw errors.upload_committed()
-  if (Number(upload.expires_at) <= ctx.now()) throw errors.upload_expired()
+  if (Number(upload.expires_at) <= ctx.clock.now()) throw errors.upload_expired()
   return upload
 }
 
@@ -101,7 +101,7 @@ export async function receiveBundle(
   const tooLarge = () => errors.bundle_too_large.with({ headers: { connection: 'close' } }, limit)
   if (declaredLength !== undefined && declaredLength > limit) throw tooLarge()
   const attempt = randomBytes(12).toString('base64url')
-  const previous = await startAttempt(ctx.db, upload.id, attempt)
+  const previous = await startAttempt(ctx.database.db, upload.id, attempt)
   if (previous === undefined) throw errors.upload_committed()
   await mkdirPrivate(ctx.stagingDir)
   const temp = join(ctx.stagingDir, `${upload.id}.part-${randomBytes(6).toString('hex')}`)
@@ -123,13 +123,13 @@ export async function receiveBundle(
     await rename(temp, stagingPath(ctx, upload.id, sha256))
   } catch (err) {
     await rm(temp, { force: true })
-    await abandonAttempt(ctx.db, upload.id, attempt)
+    await abandonAttempt(ctx.database.db, upload.id, attempt)
     throw err
   }
-  if (!(await finishAttempt(ctx.db, upload.id, attempt, size, sha256))) {
+  if (!(await finishAttempt(ctx.database.db, upload.id, attempt, size, sha256))) {
     // A newer PUT took over meanwhile; its bundle (or its failure) decides. Our file stays
     // only if it is also the current bundle (same bytes); maintenance removes strays.
-    const now = await getUpload(ctx.db, upload.id)
+    const now = await getUpload(ctx.database.db, upload.id)
     if (now?.zip_sha256 !== sha256) await rm(stagingPath(ctx, upload.id, sha256), { force: true })
     throw errors.upload_in_progress()
   }

@@ -33,7 +33,7 @@ const SecretParams = Type.Object({ secret: Type.String({ maxLength: 128 }) })
 const ShareParams = Type.Object({ share: Type.String({ pattern: ID_PATTERN }) })
 
 export function viewerRoutes(app: HttpApp, ctx: AppContext) {
-  const ownerName = (userId: string) => publicNameOf(ctx.db, userId)
+  const ownerName = (userId: string) => publicNameOf(ctx.database.db, userId)
   const errorHandler = htmlErrors(
     () => pageTheme(ctx),
     async (req: FastifyRequest) => {
@@ -42,7 +42,7 @@ export function viewerRoutes(app: HttpApp, ctx: AppContext) {
     },
   )
   const frameUrl = (version: VersionRow, shareId: string | undefined) => {
-    const ticket = ctx.signer.ticket(version.id, shareId, ctx.now() + ctx.config.viewerTicketTtl)
+    const ticket = ctx.signer.ticket(version.id, shareId, ctx.clock.now() + ctx.config.viewerTicketTtl)
     return `${ctx.config.contentOrigin}/t/${ticket}/${encodePath(version.entrypoint)}`
   }
 
@@ -59,12 +59,16 @@ export function viewerRoutes(app: HttpApp, ctx: AppContext) {
         throw errors.authentication_required()
       }
       const { artifact } = await readable(ctx, principal, req.params.artifact)
-      const version = await getVersion(ctx.db, artifact.id, req.query.version ?? Number(artifact.latest_version))
+      const version = await getVersion(
+        ctx.database.db,
+        artifact.id,
+        req.query.version ?? Number(artifact.latest_version),
+      )
       if (!version) throw errors.version_not_found()
       const [theme, owner, numbers] = await Promise.all([
         pageTheme(ctx),
         ownerName(artifact.owner_id),
-        versionNumbers(ctx.db, artifact.id),
+        versionNumbers(ctx.database.db, artifact.id),
       ])
       return sendViewer(reply, {
         title: version.title,
@@ -81,7 +85,7 @@ export function viewerRoutes(app: HttpApp, ctx: AppContext) {
 
   app.get('/s/:secret', { schema: { params: SecretParams, hide: true }, errorHandler }, async (req, reply) => {
     const share = await openShare(ctx, req.params.secret)
-    const expires = ctx.now() + ctx.config.shareSessionTtl
+    const expires = ctx.clock.now() + ctx.config.shareSessionTtl
     reply.setCookie(SHARE_COOKIE, ctx.signer.shareSession(share.id, expires), {
       path: `/shared/${share.id}`,
       httpOnly: true,
@@ -95,15 +99,16 @@ export function viewerRoutes(app: HttpApp, ctx: AppContext) {
 
   app.get('/shared/:share/', { schema: { params: ShareParams, hide: true }, errorHandler }, async (req, reply) => {
     const cookie = req.cookies[SHARE_COOKIE]
-    const now = ctx.now()
+    const now = ctx.clock.now()
     if (!cookie || ctx.signer.verifyShareSession(cookie, now) !== req.params.share)
       throw errors.share_session_required()
-    if (!(await shareIsLive(ctx.db, req.params.share, now))) throw errors.share_unavailable('is no longer available')
-    const share = (await getShare(ctx.db, req.params.share))!
-    const artifact = await getActiveArtifact(ctx.db, share.artifact_id)
+    if (!(await shareIsLive(ctx.database.db, req.params.share, now)))
+      throw errors.share_unavailable('is no longer available')
+    const share = (await getShare(ctx.database.db, req.params.share))!
+    const artifact = await getActiveArtifact(ctx.database.db, share.artifact_id)
     const version = share.version_id
-      ? await getVersionById(ctx.db, share.version_id)
-      : artifact && (await getVersion(ctx.db, artifact.id, Number(artifact.latest_version)))
+      ? await getVersionById(ctx.database.db, share.version_id)
+      : artifact && (await getVersion(ctx.database.db, artifact.id, Number(artifact.latest_version)))
     if (!version) throw errors.share_unavailable('is no longer available')
     const [theme, owner] = await Promise.all([pageTheme(ctx), ownerName(artifact?.owner_id ?? '')])
     return sendViewer(reply, {
