@@ -1,17 +1,16 @@
-/** What route modules are given: the database, its dialect, guards, settings and metrics. */
-import type { AppMetrics, DatabaseKind, Logger } from '@gatehouse/kit'
-import type { Kysely } from 'kysely'
+/**
+ * What route modules are given: the kit's base context (config, logger, clock, metrics, and the
+ * database: Kysely as `database.db`, its dialect as `database.kind`) plus guards and settings.
+ */
+import type { BaseContext } from '@gatehouse/kit'
 import type { makeGuards } from './auth/guards.ts'
+import type { ServeConfig } from './config.ts'
 import type { DB } from './db/schema.ts'
 import type { EnforcementSettings } from './enforcement/service.ts'
 import type { TrustedRanges } from './trusted/ranges.ts'
 
-export interface AppContext {
-  db: Kysely<DB>
-  kind: DatabaseKind
+export interface AppContext extends BaseContext<ServeConfig, DB> {
   guards: ReturnType<typeof makeGuards>
-  metrics: AppMetrics
-  log: Logger
   /** Present when trusted-source discovery is configured. */
   trusted: TrustedRanges | undefined
   settings: {

@@ -6,6 +6,7 @@ import {
   type Logger,
   loadTlsMaterial,
   packageVersion,
+  systemClock,
 } from '@gatehouse/kit'
 import { makeGuards } from './auth/guards.ts'
 import { SESSION_COOKIE } from './auth/principal.ts'
@@ -79,11 +80,12 @@ export async function buildServer(config: ServeConfig, deps: ServerDeps): Promis
   })
   app.readiness.add('database', () => deps.database.ping())
   const ctx: AppContext = {
-    db: deps.database.db,
-    kind: deps.database.kind,
-    guards: makeGuards(deps.database.db),
+    config,
+    logger: deps.logger,
+    database: deps.database,
+    clock: systemClock,
     metrics: app.metrics,
-    log: deps.logger,
+    guards: makeGuards(deps.database.db),
     trusted: deps.trusted,
     settings: {
       sightingRetentionMs: config.sighting_retention,

@@ -20,12 +20,12 @@ export function sessionRoutes(app: HttpApp, ctx: AppContext) {
     async (req, reply) => {
       // Login CSRF: a browser sign-in must come from this page.
       if (req.headers.origin !== undefined) checkOrigin(req)
-      const admin = await findAdminByTokenHash(ctx.db, hashToken(req.body.token))
+      const admin = await findAdminByTokenHash(ctx.database.db, hashToken(req.body.token))
       if (!admin) throw errors.unauthorized('unknown administrator token')
       const session = newToken('session')
       const now = Date.now()
-      await deleteExpiredSessions(ctx.db, now)
-      await insertSession(ctx.db, session.hash, admin.name, now, ctx.settings.sessionTtlMs)
+      await deleteExpiredSessions(ctx.database.db, now)
+      await insertSession(ctx.database.db, session.hash, admin.name, now, ctx.settings.sessionTtlMs)
       const maxAge = Math.floor(ctx.settings.sessionTtlMs / 1000)
       reply.header(
         'set-cookie',
@@ -46,7 +46,7 @@ export function sessionRoutes(app: HttpApp, ctx: AppContext) {
     { onRequest: ctx.guards.requireAdmin, schema: { summary: 'Sign out (end the dashboard session)' } },
     async (req, reply) => {
       const cookie = cookieFrom(req.headers.cookie, SESSION_COOKIE)
-      if (cookie) await deleteSession(ctx.db, hashToken(cookie))
+      if (cookie) await deleteSession(ctx.database.db, hashToken(cookie))
       reply.header('set-cookie', `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Strict`)
       return reply.code(204).send()
     },

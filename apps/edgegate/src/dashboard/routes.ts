@@ -37,7 +37,7 @@ function page(ctx: AppContext, view: View) {
     reply.type('text/html; charset=utf-8')
     let principal: Awaited<ReturnType<typeof resolvePrincipal>>
     try {
-      principal = await resolvePrincipal(ctx.db, req)
+      principal = await resolvePrincipal(ctx.database.db, req)
     } catch {
       principal = undefined
     }
@@ -61,12 +61,16 @@ export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
       const instance = typeof q === 'string' && q !== '' ? q : undefined
       const scope = instance === undefined ? {} : { instanceId: instance }
       const [nodes, rows, decisions, reports] = await Promise.all([
-        listNodes(ctx.db),
-        listFingerprints(ctx.db, { ...scope, limit: 200, offset: 0 }),
-        listDecisions(ctx.db, { ...(instance === undefined ? {} : { scopeId: instance }), limit: 50, offset: 0 }),
-        currentReports(ctx.db),
+        listNodes(ctx.database.db),
+        listFingerprints(ctx.database.db, { ...scope, limit: 200, offset: 0 }),
+        listDecisions(ctx.database.db, {
+          ...(instance === undefined ? {} : { scopeId: instance }),
+          limit: 50,
+          offset: 0,
+        }),
+        currentReports(ctx.database.db),
       ])
-      const byPair = await decisionsFor(ctx.db, rows)
+      const byPair = await decisionsFor(ctx.database.db, rows)
       const fingerprints = rows.map((row) => {
         const d = byPair.get(`${row.instance_id}/${row.fingerprint}`)
         return { instance_id: row.instance_id, aggregate: fromRow(row), decision: d ? toDecision(d) : undefined }
@@ -89,14 +93,14 @@ export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
       const f = { instance: param(req, 'instance'), status: param(req, 'status'), source: param(req, 'source') }
       const status = ['approved', 'blocked', 'pending'].includes(f.status ?? '') ? f.status : undefined
       const [rows, gates] = await Promise.all([
-        listDecisions(ctx.db, {
+        listDecisions(ctx.database.db, {
           ...(f.instance ? { scopeId: f.instance } : {}),
           ...(status ? { status } : {}),
           ...(f.source ? { source: f.source } : {}),
           limit: 500,
           offset: 0,
         }),
-        listNodes(ctx.db, ['sshgate', 'tlsgate']),
+        listNodes(ctx.database.db, ['sshgate', 'tlsgate']),
       ])
       return decisionsPage(
         admin,
@@ -118,9 +122,9 @@ export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
       const interval = reportInterval(window ? { window } : {}, ctx.web.windowMs, now)
       const [status, report] = await Promise.all([
         enforcementStatus(ctx),
-        buildReport(ctx.db, ctx.kind, interval, ctx.web.policy, now),
+        buildReport(ctx.database.db, ctx.database.kind, interval, ctx.web.policy, now),
       ])
-      const covered = await coverage(ctx.db, status.enforcement_mode, ctx.web.canaryNodes)
+      const covered = await coverage(ctx.database.db, status.enforcement_mode, ctx.web.canaryNodes)
       return webPage(
         admin,
         status,
@@ -140,14 +144,14 @@ export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
     '/signals',
     { schema: { hide: true } },
     page(ctx, async (_req, admin) => {
-      return signalsPage(admin, await recentSignals(ctx.db, 200))
+      return signalsPage(admin, await recentSignals(ctx.database.db, 200))
     }),
   )
   app.get(
     '/pairs',
     { schema: { hide: true } },
     page(ctx, async (_req, admin) => {
-      const [pairs, nodes] = await Promise.all([listPairs(ctx.db), listNodes(ctx.db)])
+      const [pairs, nodes] = await Promise.all([listPairs(ctx.database.db), listNodes(ctx.database.db)])
       return pairsPage(admin, pairs, nodes)
     }),
   )
@@ -155,7 +159,7 @@ export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
   app.get(
     '/smtp',
     { schema: { hide: true } },
-    page(ctx, async (_req, admin) => smtpPage(admin, await currentReports(ctx.db))),
+    page(ctx, async (_req, admin) => smtpPage(admin, await currentReports(ctx.database.db))),
   )
   app.get('/dashboard.js', { schema: { hide: true } }, async (_req, reply) =>
     reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(DASHBOARD_JS),

@@ -41,7 +41,7 @@ export function decisionRoutes(app: HttpApp, ctx: AppContext) {
       },
     },
     async (req) => {
-      const rows = await listDecisions(ctx.db, {
+      const rows = await listDecisions(ctx.database.db, {
         ...(req.query.instance_id !== undefined ? { scopeId: req.query.instance_id } : {}),
         ...(req.query.status !== undefined ? { status: req.query.status } : {}),
         ...(req.query.source !== undefined ? { source: req.query.source } : {}),
@@ -59,7 +59,7 @@ export function decisionRoutes(app: HttpApp, ctx: AppContext) {
       schema: { summary: 'Get the decision on a fingerprint', params: Params, response: { 200: Decision } },
     },
     async (req) => {
-      const row = await getDecision(ctx.db, req.params.instance_id, req.params.fingerprint)
+      const row = await getDecision(ctx.database.db, req.params.instance_id, req.params.fingerprint)
       if (!row) throw errors.decision_not_found()
       return toDecision(row)
     },
@@ -77,7 +77,7 @@ export function decisionRoutes(app: HttpApp, ctx: AppContext) {
       },
     },
     async (req) =>
-      changeDecision(ctx.db, ctx.kind, {
+      changeDecision(ctx.database.db, ctx.database.kind, {
         instanceId: req.params.instance_id,
         fingerprint: req.params.fingerprint,
         ...(req.body.status !== undefined ? { status: req.body.status } : {}),
@@ -90,7 +90,13 @@ export function decisionRoutes(app: HttpApp, ctx: AppContext) {
     '/api/decisions/:instance_id/:fingerprint',
     { onRequest: ctx.guards.requireAdmin, schema: { summary: 'Remove a decision', params: Params } },
     async (req, reply) => {
-      await removeDecision(ctx.db, ctx.kind, req.params.instance_id, req.params.fingerprint, `admin:${adminOf(req)}`)
+      await removeDecision(
+        ctx.database.db,
+        ctx.database.kind,
+        req.params.instance_id,
+        req.params.fingerprint,
+        `admin:${adminOf(req)}`,
+      )
       return reply.code(204).send()
     },
   )

@@ -8,8 +8,8 @@ import { setKillSwitch } from './service.ts'
 import { automatedBlockCounts, readState } from './store.ts'
 
 export async function enforcementStatus(ctx: AppContext) {
-  const state = await readState(ctx.db)
-  const perGate = await automatedBlockCounts(ctx.db)
+  const state = await readState(ctx.database.db)
+  const perGate = await automatedBlockCounts(ctx.database.db)
   return {
     enforcement_mode: state.killSwitch ? ('disabled' as const) : ctx.web.mode,
     configured_enforcement_mode: ctx.web.mode,
@@ -45,7 +45,12 @@ export function enforcementRoutes(app: HttpApp, ctx: AppContext) {
       },
     },
     async (req) => {
-      const { revoked } = await setKillSwitch(ctx.db, ctx.kind, req.body.engaged, `admin:${adminOf(req)}`)
+      const { revoked } = await setKillSwitch(
+        ctx.database.db,
+        ctx.database.kind,
+        req.body.engaged,
+        `admin:${adminOf(req)}`,
+      )
       return { ...(await enforcementStatus(ctx)), revoked }
     },
   )

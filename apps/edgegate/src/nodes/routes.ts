@@ -9,7 +9,7 @@ export function nodeRoutes(app: HttpApp, ctx: AppContext) {
     '/api/nodes',
     { onRequest: ctx.guards.requireAdmin, schema: { summary: 'List registered nodes' } },
     async () => ({
-      nodes: (await listNodes(ctx.db)).map(describeNode),
+      nodes: (await listNodes(ctx.database.db)).map(describeNode),
     }),
   )
 }

@@ -16,7 +16,7 @@ const InstanceQuery = Type.Object({ instance_id: Type.String() }, { additionalPr
 
 export function observationRoutes(app: HttpApp, ctx: AppContext) {
   const observed = ctx.metrics.counter('observations_total', 'Observations merged from gate nodes')
-  const queue = new MergeQueue(ctx.db, ctx.kind)
+  const queue = new MergeQueue(ctx.database.db, ctx.database.kind)
 
   app.post(
     '/v1/observations/batch',
@@ -38,7 +38,8 @@ export function observationRoutes(app: HttpApp, ctx: AppContext) {
       const aggregates = req.body.observations.map((o, i) => normalizeObservation(o, i, cutoff))
       await queue.merge(node.instance_id, aggregates, cutoff, now)
       // TLS gates' sightings also feed the web candidate report (with their host).
-      if (node.kind === 'tlsgate') await recordTlsSightings(ctx.db, ctx.kind, node.instance_id, aggregates)
+      if (node.kind === 'tlsgate')
+        await recordTlsSightings(ctx.database.db, ctx.database.kind, node.instance_id, aggregates)
       observed.inc(aggregates.length)
       return { accepted: aggregates.length }
     },
@@ -61,12 +62,12 @@ export function observationRoutes(app: HttpApp, ctx: AppContext) {
       },
     },
     async (req) => {
-      const rows = await listFingerprints(ctx.db, {
+      const rows = await listFingerprints(ctx.database.db, {
         ...(req.query.instance_id !== undefined ? { instanceId: req.query.instance_id } : {}),
         limit: req.query.limit,
         offset: req.query.offset,
       })
-      const decisions = await decisionsFor(ctx.db, rows)
+      const decisions = await decisionsFor(ctx.database.db, rows)
       const fingerprints = rows.map((row) => {
         const a = fromRow(row)
         const decision = decisions.get(`${row.instance_id}/${row.fingerprint}`)

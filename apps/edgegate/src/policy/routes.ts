@@ -32,7 +32,7 @@ export function policyRoutes(app: HttpApp, ctx: AppContext) {
         sinceUs = parsed
       }
       const limit = ctx.settings.policyPageSize
-      const rows = await decisionsSince(ctx.db, node.instance_id, sinceUs, limit + 1)
+      const rows = await decisionsSince(ctx.database.db, node.instance_id, sinceUs, limit + 1)
       const more = rows.length > limit
       const page = more ? rows.slice(0, limit) : rows
       const last = page.at(-1)

@@ -57,8 +57,8 @@ export function signalRoutes(app: HttpApp, ctx: AppContext) {
           received_ms: now,
         }
       })
-      await checkPublisherEpoch(ctx.db, node.instance_id, req.body.epoch, now)
-      const accepted = await recordSignals(ctx.db, ctx.kind, node.instance_id, rows)
+      await checkPublisherEpoch(ctx.database.db, node.instance_id, req.body.epoch, now)
+      const accepted = await recordSignals(ctx.database.db, ctx.database.kind, node.instance_id, rows)
       received.inc({ result: 'accepted' }, accepted)
       received.inc({ result: 'duplicate' }, rows.length - accepted)
       return { accepted, duplicates: rows.length - accepted }
@@ -78,7 +78,7 @@ export function signalRoutes(app: HttpApp, ctx: AppContext) {
       },
     },
     async (req) => {
-      const rows = await recentSignals(ctx.db, req.query.limit)
+      const rows = await recentSignals(ctx.database.db, req.query.limit)
       return {
         signals: rows.map(({ observed_ms, received_ms, ...s }) => ({
           ...s,

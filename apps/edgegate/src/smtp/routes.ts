@@ -23,7 +23,7 @@ export function smtpRoutes(app: HttpApp, ctx: AppContext) {
       const node = nodeOf(req)
       if (req.body.instance_id !== req.query.instance_id) throw errors.instance_id_mismatch()
       try {
-        const result = await acceptReport(ctx.db, ctx.kind, node.instance_id, req.body)
+        const result = await acceptReport(ctx.database.db, ctx.database.kind, node.instance_id, req.body)
         reports.inc({ result })
         return reply.code(result === 'stored' ? 201 : 200).send({ result })
       } catch (err) {
@@ -37,7 +37,7 @@ export function smtpRoutes(app: HttpApp, ctx: AppContext) {
     '/api/smtp-reports',
     { onRequest: ctx.guards.requireAdmin, schema: { summary: 'List the current SMTP correlation reports' } },
     async () => ({
-      reports: await currentReports(ctx.db),
+      reports: await currentReports(ctx.database.db),
     }),
   )
 }

@@ -21,7 +21,7 @@ export function pairRoutes(app: HttpApp, ctx: AppContext) {
   app.get(
     '/api/web-pairs',
     { onRequest: ctx.guards.requireAdmin, schema: { summary: 'List websignal/TLS gate node pairings' } },
-    async () => ({ pairs: await listPairs(ctx.db) }),
+    async () => ({ pairs: await listPairs(ctx.database.db) }),
   )
 
   app.put(
@@ -31,7 +31,13 @@ export function pairRoutes(app: HttpApp, ctx: AppContext) {
       schema: { summary: 'Pair a websignal node with a TLS gate', params: Params },
     },
     async (req, reply) => {
-      await addPair(ctx.db, ctx.kind, req.params.websignal_id, req.params.tlsgate_id, `admin:${adminOf(req)}`)
+      await addPair(
+        ctx.database.db,
+        ctx.database.kind,
+        req.params.websignal_id,
+        req.params.tlsgate_id,
+        `admin:${adminOf(req)}`,
+      )
       return reply.code(204).send()
     },
   )
@@ -40,7 +46,13 @@ export function pairRoutes(app: HttpApp, ctx: AppContext) {
     '/api/web-pairs/:websignal_id/:tlsgate_id',
     { onRequest: ctx.guards.requireAdmin, schema: { summary: 'Remove a websignal/TLS gate pairing', params: Params } },
     async (req, reply) => {
-      await removePair(ctx.db, ctx.kind, req.params.websignal_id, req.params.tlsgate_id, `admin:${adminOf(req)}`)
+      await removePair(
+        ctx.database.db,
+        ctx.database.kind,
+        req.params.websignal_id,
+        req.params.tlsgate_id,
+        `admin:${adminOf(req)}`,
+      )
       return reply.code(204).send()
     },
   )

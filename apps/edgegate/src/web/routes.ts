@@ -74,9 +74,9 @@ export function webRoutes(app: HttpApp, ctx: AppContext) {
     async (req) => {
       const now = Date.now()
       const interval = reportInterval(req.query, ctx.web.windowMs, now)
-      const report = await buildReport(ctx.db, ctx.kind, interval, ctx.web.policy, now)
-      const mode = await effectiveMode(ctx.db, ctx.web.mode)
-      const covered = await coverage(ctx.db, mode, ctx.web.canaryNodes)
+      const report = await buildReport(ctx.database.db, ctx.database.kind, interval, ctx.web.policy, now)
+      const mode = await effectiveMode(ctx.database.db, ctx.web.mode)
+      const covered = await coverage(ctx.database.db, mode, ctx.web.canaryNodes)
       return {
         from: formatMillis(interval.fromMs),
         to: formatMillis(interval.toMs),
