@@ -28,6 +28,8 @@ import {
 const BYTES = Number(process.env.BENCH_BYTES ?? 1024 ** 3)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64)
+/** Which sections to run, e.g. `BENCH_SECTIONS=2` for the transfers only (default all). */
+const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? '1,2,3,4').split(','))
 
 const say = (s: string) => process.stdout.write(`${s}\n`)
 const f = (n: number, d = 0) => n.toFixed(d)
@@ -119,145 +121,154 @@ async function main() {
     )
     say('')
 
-    // 4. Memory (first, on a fresh gate, so earlier load does not inflate the figures) with 1024 open idle connections.
-    const rss = () => metricValue(metricsPort, 'process_resident_memory_bytes')
-    const heap = () => metricValue(metricsPort, 'nodejs_heap_size_used_bytes')
-    const base = { rss: await rss(), heap: await heap() }
-    const handshaking = await openMany(idleRoutePort, 1024)
-    const inHandshake = {
-      rss: await rss(),
-      heap: await heap(),
-      active: await metricValue(metricsPort, 'sshproxy_active_connections'),
-    }
-    for (const s of handshaking) s.destroy()
-    while ((await metricValue(metricsPort, 'sshproxy_active_connections')) > 0)
-      await new Promise((r) => setTimeout(r, 100))
-    const relayed = await openMany(idleRoutePort, 1024, hello)
-    for (let i = 0; idle.sockets.size < 1024; i++) {
-      if (i > 300) throw new Error(`only ${idle.sockets.size} of 1024 sessions reached the backend`)
-      await new Promise((r) => setTimeout(r, 100))
-    }
-    const inRelay = { rss: await rss(), heap: await heap() }
-    for (const s of relayed) s.destroy()
-    const mib = (n: number) => f(n / 1024 ** 2, 1)
-    say('## 4. Memory of the gate process with 1024 open idle connections')
-    say(`idle gate: RSS ${mib(base.rss)} MiB, heap used ${mib(base.heap)} MiB`)
-    say(
-      `1024 clients waiting in the handshake (${inHandshake.active} active): RSS ${mib(inHandshake.rss)} MiB (+${f((inHandshake.rss - base.rss) / 1024 / 1024, 1)} KiB per connection), heap ${mib(inHandshake.heap)} MiB`,
-    )
-    say(
-      `1024 relayed idle sessions (client + backend socket each): RSS ${mib(inRelay.rss)} MiB (+${f((inRelay.rss - base.rss) / 1024 / 1024, 1)} KiB per session), heap ${mib(inRelay.heap)} MiB`,
-    )
-    say(
-      `  baseline: a direct connection costs the gate nothing; for scale, one sshd pre-auth process: ${sshdRss(sshd.dir)}`,
-    )
-    say('')
-    // 1. Connection rates.
-    const cpu0 = await metricValue(metricsPort, 'process_cpu_seconds_total')
-    const rejectGate = await closedLoop(helloUntilClosed(unknownHello), gatePort, CONCURRENCY, SECONDS)
-    const rejectCpuUs = (((await metricValue(metricsPort, 'process_cpu_seconds_total')) - cpu0) * 1e6) / rejectGate.ops
-    const rejectDirect = await closedLoop(identOnly, sshd.port, CONCURRENCY, SECONDS)
-    const rejectBare = await closedLoop(helloUntilClosed(unknownHello), bare.port, CONCURRENCY, SECONDS)
-    say('## 1. New connections per second')
-    say(
-      `reject path, gate (connect, identification, KEXINIT, closed by the gate): ${f(rejectGate.perSecond)}/s (${rejectGate.errors} errors)`,
-    )
-    say(
-      `  baseline direct sshd (connect, identification, close):                   ${f(rejectDirect.perSecond)}/s (${rejectDirect.errors} errors) -> ratio ${ratio(rejectGate.perSecond, rejectDirect.perSecond)}`,
-    )
-    say(
-      `  floor: bare node:net server doing the same exchange:                      ${f(rejectBare.perSecond)}/s -> gate at ${ratio(rejectGate.perSecond, rejectBare.perSecond)} of it`,
-    )
-    const allowGate = await closedLoop(helloUntilServerKexinit(hello), gatePort, CONCURRENCY, SECONDS)
-    const allowDirect = await closedLoop(helloUntilServerKexinit(hello), sshd.port, CONCURRENCY, SECONDS)
-    say(
-      `  gate CPU per rejected connection: ${f(rejectCpuUs)} µs (${f(1e6 / rejectCpuUs)} connections per CPU-second; independent of the load generator)`,
-    )
-    say(
-      `allow path, gate (connect .. sshd's KEXINIT through the gate):              ${f(allowGate.perSecond)}/s (${allowGate.errors} errors)`,
-    )
-    say(
-      `  baseline direct sshd (connect .. sshd's KEXINIT):                         ${f(allowDirect.perSecond)}/s (${allowDirect.errors} errors) -> ratio ${ratio(allowGate.perSecond, allowDirect.perSecond)}`,
-    )
-    say('')
-
-    // 3. Added latency to connection setup (sequential, interleaved).
-    const lg: number[] = []
-    const ld: number[] = []
-    for (let i = 0; i < 10; i++) {
-      lg.push(...(await latencies(helloUntilServerKexinit(hello), gatePort, 30)))
-      ld.push(...(await latencies(helloUntilServerKexinit(hello), sshd.port, 30)))
-    }
     const home = work.path
-    const sg: number[] = []
-    const sd: number[] = []
-    for (let i = 0; i < 15; i++) {
-      sg.push(await runSsh(sshArgs({ port: gatePort, key: sshd.key, home, command: 'true' })))
-      sd.push(await runSsh(sshArgs({ port: sshd.port, key: sshd.key, home, command: 'true' })))
+    if (SECTIONS.has('4')) {
+      // 4. Memory (first, on a fresh gate, so earlier load does not inflate the figures) with 1024 open idle connections.
+      const rss = () => metricValue(metricsPort, 'process_resident_memory_bytes')
+      const heap = () => metricValue(metricsPort, 'nodejs_heap_size_used_bytes')
+      const base = { rss: await rss(), heap: await heap() }
+      const handshaking = await openMany(idleRoutePort, 1024)
+      const inHandshake = {
+        rss: await rss(),
+        heap: await heap(),
+        active: await metricValue(metricsPort, 'sshproxy_active_connections'),
+      }
+      for (const s of handshaking) s.destroy()
+      while ((await metricValue(metricsPort, 'sshproxy_active_connections')) > 0)
+        await new Promise((r) => setTimeout(r, 100))
+      const relayed = await openMany(idleRoutePort, 1024, hello)
+      for (let i = 0; idle.sockets.size < 1024; i++) {
+        if (i > 300) throw new Error(`only ${idle.sockets.size} of 1024 sessions reached the backend`)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      const inRelay = { rss: await rss(), heap: await heap() }
+      for (const s of relayed) s.destroy()
+      const mib = (n: number) => f(n / 1024 ** 2, 1)
+      say('## 4. Memory of the gate process with 1024 open idle connections')
+      say(`idle gate: RSS ${mib(base.rss)} MiB, heap used ${mib(base.heap)} MiB`)
+      say(
+        `1024 clients waiting in the handshake (${inHandshake.active} active): RSS ${mib(inHandshake.rss)} MiB (+${f((inHandshake.rss - base.rss) / 1024 / 1024, 1)} KiB per connection), heap ${mib(inHandshake.heap)} MiB`,
+      )
+      say(
+        `1024 relayed idle sessions (client + backend socket each): RSS ${mib(inRelay.rss)} MiB (+${f((inRelay.rss - base.rss) / 1024 / 1024, 1)} KiB per session), heap ${mib(inRelay.heap)} MiB`,
+      )
+      say(
+        `  baseline: a direct connection costs the gate nothing; for scale, one sshd pre-auth process: ${sshdRss(sshd.dir)}`,
+      )
+      say('')
     }
-    say('## 3. Connection setup latency (sequential)')
-    say(
-      `connect .. server KEXINIT, ${lg.length} each: gate p50 ${f(percentile(lg, 50), 2)} ms p99 ${f(percentile(lg, 99), 2)} ms; direct p50 ${f(percentile(ld, 50), 2)} ms p99 ${f(percentile(ld, 99), 2)} ms; added p50 ${f(percentile(lg, 50) - percentile(ld, 50), 2)} ms p99 ${f(percentile(lg, 99) - percentile(ld, 99), 2)} ms`,
-    )
-    say(
-      `full \`ssh host true\` (key auth), ${sg.length} each: gate p50 ${f(percentile(sg, 50), 1)} ms p99 ${f(percentile(sg, 99), 1)} ms; direct p50 ${f(percentile(sd, 50), 1)} ms p99 ${f(percentile(sd, 99), 1)} ms; added p50 ${f(percentile(sg, 50) - percentile(sd, 50), 1)} ms`,
-    )
-    say('')
+    if (SECTIONS.has('1')) {
+      // 1. Connection rates.
+      const cpu0 = await metricValue(metricsPort, 'process_cpu_seconds_total')
+      const rejectGate = await closedLoop(helloUntilClosed(unknownHello), gatePort, CONCURRENCY, SECONDS)
+      const rejectCpuUs =
+        (((await metricValue(metricsPort, 'process_cpu_seconds_total')) - cpu0) * 1e6) / rejectGate.ops
+      const rejectDirect = await closedLoop(identOnly, sshd.port, CONCURRENCY, SECONDS)
+      const rejectBare = await closedLoop(helloUntilClosed(unknownHello), bare.port, CONCURRENCY, SECONDS)
+      say('## 1. New connections per second')
+      say(
+        `reject path, gate (connect, identification, KEXINIT, closed by the gate): ${f(rejectGate.perSecond)}/s (${rejectGate.errors} errors)`,
+      )
+      say(
+        `  baseline direct sshd (connect, identification, close):                   ${f(rejectDirect.perSecond)}/s (${rejectDirect.errors} errors) -> ratio ${ratio(rejectGate.perSecond, rejectDirect.perSecond)}`,
+      )
+      say(
+        `  floor: bare node:net server doing the same exchange:                      ${f(rejectBare.perSecond)}/s -> gate at ${ratio(rejectGate.perSecond, rejectBare.perSecond)} of it`,
+      )
+      const allowGate = await closedLoop(helloUntilServerKexinit(hello), gatePort, CONCURRENCY, SECONDS)
+      const allowDirect = await closedLoop(helloUntilServerKexinit(hello), sshd.port, CONCURRENCY, SECONDS)
+      say(
+        `  gate CPU per rejected connection: ${f(rejectCpuUs)} µs (${f(1e6 / rejectCpuUs)} connections per CPU-second; independent of the load generator)`,
+      )
+      say(
+        `allow path, gate (connect .. sshd's KEXINIT through the gate):              ${f(allowGate.perSecond)}/s (${allowGate.errors} errors)`,
+      )
+      say(
+        `  baseline direct sshd (connect .. sshd's KEXINIT):                         ${f(allowDirect.perSecond)}/s (${allowDirect.errors} errors) -> ratio ${ratio(allowGate.perSecond, allowDirect.perSecond)}`,
+      )
+      say('')
+    }
 
-    // 2. Bulk throughput (download through one SSH session), alternating gate and direct.
-    say('## 2. Bulk throughput of one SSH session')
-    const cmd = `head -c ${BYTES} /dev/zero`
-    const results: Record<string, number[]> = { gate: [], direct: [] }
-    let gateCpu = 0
-    for (let round = 0; round < 2; round++) {
-      for (const [name, port] of [
-        ['gate', gatePort],
-        ['direct', sshd.port],
-      ] as const) {
-        const cpuBefore = await metricValue(metricsPort, 'process_cpu_seconds_total')
-        const ms = await runSsh(sshArgs({ port: port, key: sshd.key, home, command: cmd }))
-        const cpu = (await metricValue(metricsPort, 'process_cpu_seconds_total')) - cpuBefore
-        if (name === 'gate') gateCpu += cpu
-        results[name]!.push(BYTES / 1024 ** 2 / (ms / 1000))
+    if (SECTIONS.has('3')) {
+      // 3. Added latency to connection setup (sequential, interleaved).
+      const lg: number[] = []
+      const ld: number[] = []
+      for (let i = 0; i < 10; i++) {
+        lg.push(...(await latencies(helloUntilServerKexinit(hello), gatePort, 30)))
+        ld.push(...(await latencies(helloUntilServerKexinit(hello), sshd.port, 30)))
       }
-    }
-    const best = (xs: number[]) => Math.max(...xs)
-    say(
-      `${f(BYTES / 1024 ** 2)} MiB remote -> local (default cipher), best of 2: gate ${f(best(results.gate!))} MiB/s, direct ${f(best(results.direct!))} MiB/s -> ratio ${ratio(best(results.gate!), best(results.direct!))}`,
-    )
-    say(
-      `  all runs: gate ${results.gate!.map((x) => f(x)).join(', ')}; direct ${results.direct!.map((x) => f(x)).join(', ')} MiB/s`,
-    )
-    say(
-      `  gate process CPU: ${f(gateCpu / 2 / (BYTES / 1024 ** 3), 2)} s per GiB relayed (ssh and sshd do the encryption)`,
-    )
-    // The other direction: the gate reads the client socket through the stream path.
-    const uploads: Record<string, number[]> = { gate: [], direct: [] }
-    let uploadCpu = 0
-    for (let round = 0; round < 2; round++) {
-      for (const [name, port] of [
-        ['gate', gatePort],
-        ['direct', sshd.port],
-      ] as const) {
-        const cpuBefore = await metricValue(metricsPort, 'process_cpu_seconds_total')
-        const ms = await runSshUpload(sshArgs({ port, key: sshd.key, home, command: 'cat > /dev/null' }))
-        const cpu = (await metricValue(metricsPort, 'process_cpu_seconds_total')) - cpuBefore
-        if (name === 'gate') uploadCpu += cpu
-        uploads[name]!.push(BYTES / 1024 ** 2 / (ms / 1000))
+      const sg: number[] = []
+      const sd: number[] = []
+      for (let i = 0; i < 15; i++) {
+        sg.push(await runSsh(sshArgs({ port: gatePort, key: sshd.key, home, command: 'true' })))
+        sd.push(await runSsh(sshArgs({ port: sshd.port, key: sshd.key, home, command: 'true' })))
       }
+      say('## 3. Connection setup latency (sequential)')
+      say(
+        `connect .. server KEXINIT, ${lg.length} each: gate p50 ${f(percentile(lg, 50), 2)} ms p99 ${f(percentile(lg, 99), 2)} ms; direct p50 ${f(percentile(ld, 50), 2)} ms p99 ${f(percentile(ld, 99), 2)} ms; added p50 ${f(percentile(lg, 50) - percentile(ld, 50), 2)} ms p99 ${f(percentile(lg, 99) - percentile(ld, 99), 2)} ms`,
+      )
+      say(
+        `full \`ssh host true\` (key auth), ${sg.length} each: gate p50 ${f(percentile(sg, 50), 1)} ms p99 ${f(percentile(sg, 99), 1)} ms; direct p50 ${f(percentile(sd, 50), 1)} ms p99 ${f(percentile(sd, 99), 1)} ms; added p50 ${f(percentile(sg, 50) - percentile(sd, 50), 1)} ms`,
+      )
+      say('')
     }
-    say(
-      `${f(BYTES / 1024 ** 2)} MiB local -> remote (upload), best of 2: gate ${f(best(uploads.gate!))} MiB/s, direct ${f(best(uploads.direct!))} MiB/s -> ratio ${ratio(best(uploads.gate!), best(uploads.direct!))}`,
-    )
-    say(
-      `  all runs: gate ${uploads.gate!.map((x) => f(x)).join(', ')}; direct ${uploads.direct!.map((x) => f(x)).join(', ')} MiB/s; gate CPU ${f(uploadCpu / 2 / (BYTES / 1024 ** 3), 2)} s per GiB`,
-    )
-    say(
-      `  load average after the transfers: ${loadavg()
-        .map((x) => f(x, 1))
-        .join(' ')}`,
-    )
-    say('')
+
+    if (SECTIONS.has('2')) {
+      // 2. Bulk throughput (download through one SSH session), alternating gate and direct.
+      say('## 2. Bulk throughput of one SSH session')
+      const cmd = `head -c ${BYTES} /dev/zero`
+      const results: Record<string, number[]> = { gate: [], direct: [] }
+      let gateCpu = 0
+      for (let round = 0; round < 2; round++) {
+        for (const [name, port] of [
+          ['gate', gatePort],
+          ['direct', sshd.port],
+        ] as const) {
+          const cpuBefore = await metricValue(metricsPort, 'process_cpu_seconds_total')
+          const ms = await runSsh(sshArgs({ port: port, key: sshd.key, home, command: cmd }))
+          const cpu = (await metricValue(metricsPort, 'process_cpu_seconds_total')) - cpuBefore
+          if (name === 'gate') gateCpu += cpu
+          results[name]!.push(BYTES / 1024 ** 2 / (ms / 1000))
+        }
+      }
+      const best = (xs: number[]) => Math.max(...xs)
+      say(
+        `${f(BYTES / 1024 ** 2)} MiB remote -> local (default cipher), best of 2: gate ${f(best(results.gate!))} MiB/s, direct ${f(best(results.direct!))} MiB/s -> ratio ${ratio(best(results.gate!), best(results.direct!))}`,
+      )
+      say(
+        `  all runs: gate ${results.gate!.map((x) => f(x)).join(', ')}; direct ${results.direct!.map((x) => f(x)).join(', ')} MiB/s`,
+      )
+      say(
+        `  gate process CPU: ${f(gateCpu / 2 / (BYTES / 1024 ** 3), 2)} s per GiB relayed (ssh and sshd do the encryption)`,
+      )
+      // The other direction: client to backend.
+      const uploads: Record<string, number[]> = { gate: [], direct: [] }
+      let uploadCpu = 0
+      for (let round = 0; round < 2; round++) {
+        for (const [name, port] of [
+          ['gate', gatePort],
+          ['direct', sshd.port],
+        ] as const) {
+          const cpuBefore = await metricValue(metricsPort, 'process_cpu_seconds_total')
+          const ms = await runSshUpload(sshArgs({ port, key: sshd.key, home, command: 'cat > /dev/null' }))
+          const cpu = (await metricValue(metricsPort, 'process_cpu_seconds_total')) - cpuBefore
+          if (name === 'gate') uploadCpu += cpu
+          uploads[name]!.push(BYTES / 1024 ** 2 / (ms / 1000))
+        }
+      }
+      say(
+        `${f(BYTES / 1024 ** 2)} MiB local -> remote (upload), best of 2: gate ${f(best(uploads.gate!))} MiB/s, direct ${f(best(uploads.direct!))} MiB/s -> ratio ${ratio(best(uploads.gate!), best(uploads.direct!))}`,
+      )
+      say(
+        `  all runs: gate ${uploads.gate!.map((x) => f(x)).join(', ')}; direct ${uploads.direct!.map((x) => f(x)).join(', ')} MiB/s; gate CPU ${f(uploadCpu / 2 / (BYTES / 1024 ** 3), 2)} s per GiB`,
+      )
+      say(
+        `  load average after the transfers: ${loadavg()
+          .map((x) => f(x, 1))
+          .join(' ')}`,
+      )
+      say('')
+    }
 
     say(`total bench time ${f((performance.now() - started) / 1000)} s`)
   } finally {

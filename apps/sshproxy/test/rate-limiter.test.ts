@@ -1,6 +1,8 @@
-/** The per-source-IP token bucket with a fake clock: burst, sustained rate, log throttling, sweeping. */
+/** The per-source-IP token bucket with a fake clock: burst, sustained rate, log throttling, sweeping; the client address it is keyed by. */
 import assert from 'node:assert/strict'
+import { connect, createServer } from 'node:net'
 import { test } from 'node:test'
+import { clientIp } from '@gatehouse/kit/gate-limits.ts'
 import { ConnectionCap, SourceRateLimiter } from '../src/gate/limits.ts'
 
 test('burst of 120, then about one connection per second, per IP', () => {
@@ -38,4 +40,28 @@ test('a refilled bucket is forgotten by sweep; the cap counts open connections',
   cap.release()
   assert.equal(cap.tryAcquire().ok, true)
   assert.throws(() => new SourceRateLimiter(0, 1), TypeError)
+})
+
+test('clientIp: the canonical address of real peers (plain IPv4 as is, IPv4-mapped as IPv4, IPv6 compressed)', async () => {
+  const peerOf = (listenHost: string, host: string, localAddress?: string) =>
+    new Promise<string>((resolve, reject) => {
+      const server = createServer((s) => {
+        resolve(clientIp(s))
+        s.destroy()
+        server.close()
+      })
+      server.listen(0, listenHost, () => {
+        const c = connect({
+          port: (server.address() as { port: number }).port,
+          host,
+          ...(localAddress ? { localAddress } : {}),
+        })
+        c.on('error', reject)
+        c.on('close', () => c.destroy())
+      })
+    })
+  assert.equal(await peerOf('127.0.0.1', '127.0.0.1', '127.0.0.9'), '127.0.0.9')
+  // A dual-stack listener sees an IPv4 client as ::ffff:127.0.0.10.
+  assert.equal(await peerOf('::', '127.0.0.1', '127.0.0.10'), '127.0.0.10')
+  assert.equal(await peerOf('::1', '::1'), '::1')
 })

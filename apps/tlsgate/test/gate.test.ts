@@ -1,12 +1,15 @@
 /**
  * The gate with real clients and a real web server: curl through the gate to nginx, verdicts
  * (blocked refused before the backend is contacted, unknown passes unless --enforce-unknown,
- * trusted ranges bypass), the ClientHello forwarded byte for byte, PROXY v2 to nginx.
+ * trusted ranges bypass), the ClientHello forwarded byte for byte, PROXY v2 to nginx, and a
+ * bulk TLS session relayed intact both ways while the client reads slowly.
  */
 import assert from 'node:assert/strict'
+import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { after, before, describe, test } from 'node:test'
+import { createServer as createTlsServer, connect as tlsConnect } from 'node:tls'
 import { createTestCa, type Nginx, startNginx, type TestCa } from '@gatehouse/testkit'
 import { setVerdict } from '../src/fingerprints/store.ts'
 import { proxyV2Header } from '../src/wire/proxy-protocol.ts'
@@ -164,4 +167,51 @@ describe('bytes reach the backend untouched', () => {
     assert.deepEqual(got.subarray(header.length), hello)
     s.destroy()
   })
+})
+
+test('16 MiB over TLS both ways through the gate arrive intact while the client keeps pausing', async (t) => {
+  // Both relay directions read into reused buffers: a write the gate queues (the slow client)
+  // must keep its bytes, and a full socket must stop the other side's reads, not lose them.
+  const issued = ca.issueServer(['www.example.test'])
+  const echo = createTlsServer({ cert: issued.cert, key: issued.key }, (s) => {
+    s.on('error', () => {})
+    s.pipe(s)
+  })
+  await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r))
+  const g = await startGate((echo.address() as { port: number }).port)
+  t.after(async () => {
+    await g.stop()
+    echo.close()
+  })
+  const payload = randomBytes(16 * 1024 * 1024)
+  const client = tlsConnect({ host: '127.0.0.1', port: g.port, servername: 'www.example.test', ca: ca.ca })
+  await new Promise((r) => client.once('secureConnect', r))
+  const hash = createHash('sha256')
+  let got = 0
+  let sincePause = 0
+  let pauses = 0
+  const done = new Promise<void>((resolve, reject) => {
+    client.on('error', reject)
+    client.on('data', (d: Buffer) => {
+      hash.update(d)
+      got += d.length
+      if (got >= payload.length) return resolve()
+      // Pause every 512 KiB so the gate's writes to the client queue up and its reads stop.
+      sincePause += d.length
+      if (sincePause >= 512 * 1024) {
+        sincePause = 0
+        pauses++
+        client.pause()
+        setTimeout(() => client.resume(), 2)
+      }
+    })
+  })
+  for (let i = 0; i < payload.length; i += 256 * 1024) {
+    if (!client.write(payload.subarray(i, i + 256 * 1024))) await new Promise((r) => client.once('drain', r))
+  }
+  await done
+  client.destroy()
+  assert.equal(got, payload.length)
+  assert.equal(hash.digest('hex'), createHash('sha256').update(payload).digest('hex'))
+  assert.ok(pauses > 0, 'the client paused')
 })

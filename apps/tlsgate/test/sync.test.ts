@@ -1,10 +1,13 @@
 /**
  * Sync with a REAL edgegate (child process, HTTPS): observations with their sni/ja3/ja4
  * metadata and IP/port sightings uploaded; a block made at the control plane pulled and
- * enforced on the next connection; SMTP correlation reports stored, replayed idempotently,
- * and a stale generation's 409 handled.
+ * enforced on the next connection; trusted ranges from the policy bypassing a blocked
+ * fingerprint; SMTP correlation reports stored, replayed idempotently, and a stale
+ * generation's 409 handled.
  */
 import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { ControlPlaneClient } from '@gatehouse/kit/control-plane-client.ts'
 import { createLogger } from '@gatehouse/kit/logger.ts'
@@ -15,8 +18,10 @@ import {
   startTestEdgegate,
   type TestCa,
   type TestEdgegate,
+  tempDir,
 } from '@gatehouse/testkit'
 import { parseRoute } from '../src/config.ts'
+import { setVerdict } from '../src/fingerprints/store.ts'
 import { SmtpReporter } from '../src/smtp/index.ts'
 import { startGateSync } from '../src/sync/gate-sync.ts'
 import { curl, startGate } from './helpers.ts'
@@ -132,4 +137,44 @@ test('SMTP reports: stored, an exact replay is unchanged, a stale generation is 
   } finally {
     await client.close()
   }
+})
+
+test('trusted ranges from the policy let a blocked fingerprint through (bypassed), still observed', async (t) => {
+  const dir = tempDir('tlsgate-ranges-')
+  const file = join(dir.path, 'ranges.txt')
+  writeFileSync(file, '# loopback clients are trusted\n127.0.0.0/8\n')
+  const trusted = await startTestEdgegate(ca, { extra: ['--trusted-ranges-file', file] })
+  const token = await trusted.token(['node', 'add', '--kind', 'tlsgate', 'tls-trusted'])
+  const g = await startGate(nginx.port)
+  let sync: ReturnType<typeof startGateSync> | undefined
+  t.after(async () => {
+    await sync?.stop()
+    await g.stop()
+    await trusted.stop()
+    dir.remove()
+  })
+  assert.equal((await curl(g.port, { name: 'www.example.test' })).code, 0)
+  const [seen] = await g.seen()
+  await setVerdict(g.store.db, seen!.fingerprint, { verdict: 'blocked', actor: 'test', now: new Date().toISOString() })
+  assert.notEqual((await curl(g.port, { name: 'www.example.test' })).code, 0, 'blocked before the ranges are pulled')
+  sync = startGateSync({
+    controlPlane: {
+      ...plane(),
+      url: trusted.base,
+      instanceId: 'tls-trusted',
+      auth: { kind: 'token', token, ca: ca.caPath },
+    },
+    store: g.store,
+    bypass: g.gate.bypass,
+    logger: silent,
+    metrics: g.gate.metrics,
+  })
+  const pulled = await sync.syncNow()
+  assert.equal(pulled.ok, true, pulled.error?.message)
+  assert.equal((await curl(g.port, { name: 'www.example.test' })).code, 0, 'a trusted source skips the verdict')
+  assert.equal(await g.metric('connection_results_total', { result: 'bypassed' }), 1)
+  assert.equal(await g.metric('connection_results_total', { result: 'refused_blocked' }), 1)
+  const [after] = await g.entries()
+  assert.equal(after!.verdict, 'blocked', 'the bypass changes no verdict')
+  assert.ok(after!.count >= 3, 'the bypassed connection is still observed')
 })

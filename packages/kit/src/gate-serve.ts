@@ -4,6 +4,7 @@
  * SIGTERM stop accepting and drain, then stop the sync, then close the store (the sync must not
  * touch the database after it is closed). A listen or certificate problem is one startup line.
  */
+import { pino } from 'pino'
 import { StartupError } from './errors.ts'
 import { createLogger, type Logger } from './logger.ts'
 import { runMain } from './process.ts'
@@ -50,7 +51,18 @@ export async function runGateServe<
     const config = o.readConfig()
     const drainMs = config.drainTimeoutMs
     options.drainTimeoutMs = drainMs + 10_000
-    const logger = createLogger({ name: o.name, level: config.logLevel, pretty: false })
+    // A gate logs a line per refused connection: one write per line was the largest cost of
+    // the reject path (15-20 % of its CPU). Lines are gathered up to 4 KiB and written at
+    // least every 100 ms, so a burst of refusals costs a write per dozen lines; the exit
+    // handler and the orderly stop write what is left.
+    const destination = pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 })
+    process.once('exit', () => flushQuietly(destination))
+    const logger = createLogger({
+      name: o.name,
+      level: config.logLevel,
+      pretty: false,
+      destination: destination as unknown as NodeJS.WritableStream,
+    })
     const store = await o.openStore(config.dbPath)
     const gate = await o.build(config, store, logger)
     try {
@@ -79,6 +91,19 @@ export async function runGateServe<
       }
       await store.close()
       logger.info('stopped')
+      await new Promise<void>((resolve) => {
+        destination.once('close', () => resolve())
+        destination.end()
+      })
     }
   })
+}
+
+/** Write what is still queued before the process exits (an exit is not the orderly stop). */
+function flushQuietly(destination: ReturnType<typeof pino.destination>): void {
+  try {
+    destination.flushSync()
+  } catch {
+    // Already closed by the orderly stop, or stdout is gone: nothing left to write.
+  }
 }

@@ -4,8 +4,9 @@
  * clients the verified backend connection and the relay.
  */
 import type { Socket } from 'node:net'
-import { type Logger, normalizeIp } from '@gatehouse/kit'
+import type { Logger } from '@gatehouse/kit'
 import { readFirstBytes } from '@gatehouse/kit/gate-handshake.ts'
+import { clientIp } from '@gatehouse/kit/gate-limits.ts'
 import type { Kysely } from 'kysely'
 import type { BypassRanges } from '../bypass/ranges.ts'
 import type { Route } from '../config.ts'
@@ -192,13 +193,4 @@ function backendFailed(ctx: RouteContext, err: unknown, log: Record<string, unkn
     { ...log, backend: formatAddress(ctx.route.backend), reason: (err as Error).message },
     `BACKEND ${formatAddress(ctx.route.backend)} ${what}`,
   )
-}
-
-function clientIp(socket: Socket): string {
-  const raw = socket.remoteAddress ?? ''
-  try {
-    return normalizeIp(raw)
-  } catch {
-    return raw
-  }
 }

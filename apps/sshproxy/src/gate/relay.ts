@@ -4,6 +4,7 @@
  * packet), then bytes flow both ways until either side closes or the session is idle.
  */
 import type { Socket } from 'node:net'
+import { pipeReads, ReusedReads, readInto } from '@gatehouse/kit/gate-reads.ts'
 import type { BackendConnection } from './backend.ts'
 import type { RouteContext } from './connection.ts'
 
@@ -42,20 +43,21 @@ export function relay(ctx: RouteContext, client: Socket, backendConnection: Back
     down.inc(fromBackend.length)
     client.write(fromBackend)
   }
-  // Backend to client (the bulk of most sessions) without the stream machinery: each read
-  // is written at once; reading stops while the client's socket is full.
-  const resumeBackend = () => backend.resume()
-  reads.sink = (chunk) => {
-    down.inc(chunk.length)
-    const more = client.write(chunk)
-    // Queued rather than written through: the write still points into the read buffer.
-    if (client.writableLength > 0) reads.retain()
-    if (more) return true
-    client.once('drain', resumeBackend)
-    return false
+  // Both directions without the stream machinery: each read goes into a reused buffer and is
+  // written at once; reading stops while the other socket is full.
+  pipeReads(reads, backend, client, (n) => down.inc(n))
+  const clientReads = new ReusedReads(() => false)
+  const buffered = readInto(client, clientReads)
+  if (buffered) {
+    for (const chunk of buffered) {
+      up.inc(chunk.length)
+      backend.write(chunk)
+    }
+    pipeReads(clientReads, client, backend, (n) => up.inc(n))
+  } else {
+    client.on('data', (d: Buffer) => up.inc(d.length))
+    client.pipe(backend)
   }
-  client.on('data', (d: Buffer) => up.inc(d.length))
-  client.pipe(backend)
   if (ctx.idleTimeoutMs > 0) {
     // A socket's timer restarts on reads and on writes, so the client side sees both directions.
     client.setTimeout(ctx.idleTimeoutMs, () => {

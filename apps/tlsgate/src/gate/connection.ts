@@ -8,9 +8,8 @@
 import type { Socket } from 'node:net'
 import type { BypassRanges } from '@gatehouse/kit/gate-bypass.ts'
 import { readFirstBytes } from '@gatehouse/kit/gate-handshake.ts'
-import type { ConnectionCap, SourceRateLimiter } from '@gatehouse/kit/gate-limits.ts'
+import { type ConnectionCap, clientIp, type SourceRateLimiter } from '@gatehouse/kit/gate-limits.ts'
 import type { Logger } from '@gatehouse/kit/logger.ts'
-import { normalizeIp } from '@gatehouse/kit/net.ts'
 import type { Kysely } from 'kysely'
 import type { Route } from '../config.ts'
 import type { DB } from '../db/schema.ts'
@@ -56,14 +55,8 @@ type HelloOutcome =
   | { kind: 'done'; fingerprints: TlsFingerprints; sni: string | undefined; buffer: Buffer }
   | { kind: 'not_tls' | 'protocol_error' | 'hello_timeout' | 'client_closed'; detail?: HelloErrorCode }
 
-export function clientIp(socket: Socket): string {
-  const raw = socket.remoteAddress ?? ''
-  try {
-    return normalizeIp(raw)
-  } catch {
-    return raw
-  }
-}
+/** The client's canonical address (the kit's, shared with sshproxy). */
+export { clientIp }
 
 /** Admission for every route kind; false when the connection was dropped. */
 export function admit(ctx: RouteContext, client: Socket, ip: string): boolean {

@@ -2,12 +2,12 @@
  * The backend side of an allowed connection: dialing (time-bounded, with the optional PROXY v2
  * header first), then relaying. The client's buffered bytes go to the backend untouched, then
  * bytes flow both ways until either side closes or the connection is idle. The backend side
- * (the bulk of web traffic) reads into a reused buffer (kit `ReusedReads`) and writes each read
- * straight to the client, pausing while the client's socket is full; the client side is piped.
+ * and the client side both read into reused buffers (kit `ReusedReads`, `readInto`) and write
+ * each read straight to the other socket, pausing while it is full.
  * Bytes are counted from the sockets at close, not per chunk.
  */
 import { connect, type Socket } from 'node:net'
-import { ReusedReads } from '@gatehouse/kit/gate-reads.ts'
+import { pipeReads, ReusedReads, readInto } from '@gatehouse/kit/gate-reads.ts'
 import { normalizeIp } from '@gatehouse/kit/net.ts'
 import { proxyV2Header } from '../wire/proxy-protocol.ts'
 import type { RouteContext } from './connection.ts'
@@ -70,16 +70,13 @@ export function relay(ctx: RouteContext, client: Socket, upstream: Backend, from
   })
   client.once('close', () => backend.destroySoon())
   backend.write(fromClient)
-  client.pipe(backend)
-  const resumeBackend = () => backend.resume()
-  reads.sink = (chunk) => {
-    const more = client.write(chunk)
-    // Queued rather than written through: the write still points into the read buffer.
-    if (client.writableLength > 0) reads.retain()
-    if (more) return true
-    client.once('drain', resumeBackend)
-    return false
-  }
+  pipeReads(reads, backend, client)
+  const clientReads = new ReusedReads(() => false)
+  const buffered = readInto(client, clientReads)
+  if (buffered) {
+    for (const chunk of buffered) backend.write(chunk)
+    pipeReads(clientReads, client, backend)
+  } else client.pipe(backend)
   backend.once('end', () => client.end())
   if (ctx.idleTimeoutMs > 0) {
     // A socket's timer restarts on reads and on writes, so the client side sees both directions.
