@@ -222,6 +222,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       await webConsole.listener.close()
       await app.close()
       await zones.stop()
+      authority.close()
     },
   }
 }

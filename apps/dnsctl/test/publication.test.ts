@@ -9,24 +9,46 @@ import { type Harness, json, startHarness, ZONE, zoneText } from './helpers.ts'
 
 /**
  * A knotc in front of the real one that fails on demand (the process boundary the
- * pipeline talks to), to drive the rollback paths against the real knotd.
+ * pipeline talks to), to drive the rollback paths against the real knotd. Without an action
+ * it plays knotc's interactive mode (the pipeline's zone transactions): one real knotc per
+ * line, so that a flag set halfway through a test applies to the next commit. `fail-reload`
+ * and `skip-reload` apply to both ways of loading a change: a reload, and a zone-commit
+ * (refused, or answered OK without committing); `fail-transaction` refuses the commit alone.
  */
 function faultyKnotc(dir: string): {
   path: string
-  set(flag: 'fail-reload' | 'skip-reload' | 'fail-commit', on: boolean): void
+  set(flag: 'fail-reload' | 'skip-reload' | 'fail-commit' | 'fail-transaction', on: boolean): void
 } {
   const path = join(dir, 'knotc')
   writeFileSync(
     path,
     `#!/bin/sh
+interactive=yes
+sock=
+prev=
 for a in "$@"; do
+  [ "$prev" = -s ] && sock=$a
+  prev=$a
   case "$a" in
     zone-reload) [ -e "${dir}/fail-reload" ] && { echo "error: simulated reload failure" >&2; exit 1; }
                  [ -e "${dir}/skip-reload" ] && exit 0 ;;
     conf-commit) [ -e "${dir}/fail-commit" ] && { echo "error: simulated commit failure" >&2; exit 1; } ;;
   esac
+  case "$a" in -*|[0-9]*|/*) ;; *) interactive=no ;; esac
 done
-exec /usr/sbin/knotc "$@"
+[ $interactive = no ] && exec /usr/sbin/knotc "$@"
+while IFS= read -r line; do
+  eval "set -- $line"
+  if [ "$1" = zone-commit ] && { [ -e "${dir}/fail-reload" ] || [ -e "${dir}/fail-transaction" ]; }; then
+    /usr/sbin/knotc -s "$sock" zone-abort "$2" >/dev/null 2>&1
+    echo "error: simulated reload failure"
+  elif [ "$1" = zone-commit ] && [ -e "${dir}/skip-reload" ]; then
+    /usr/sbin/knotc -s "$sock" zone-abort "$2" >/dev/null 2>&1
+    echo OK
+  else
+    /usr/sbin/knotc -s "$sock" "$@" 2>&1 | head -n 1
+  fi
+done
 `,
   )
   chmodSync(path, 0o755)
@@ -199,6 +221,28 @@ describe('publication pipeline', () => {
     assert.equal(audit.events[0].actor, 'bob')
     const history = await json(await h.call('GET', `/v1/zones/${ZONE}/history`))
     assert.equal(history.history[0].revision, before.revision)
+  })
+
+  test('a zone transaction Knot refuses falls back to reloading the file, and the change commits', async () => {
+    const before = await current()
+    fault.set('fail-transaction', true)
+    let res: Response
+    try {
+      res = await h.call(
+        'POST',
+        `/v1/zones/${ZONE}/changes`,
+        { changes: [{ action: 'upsert', name: 'fallback', type: 'A', ttl: 60, records: ['192.0.2.52'] }] },
+        { 'if-match': `"${before.revision}"` },
+      )
+    } finally {
+      fault.set('fail-transaction', false)
+    }
+    const body = await json(res)
+    assert.equal(res.status, 200, JSON.stringify(body))
+    assert.equal(await knot.soaSerial(ZONE), body.serial)
+    assert.match(await knot.kdig('fallback.example.test', 'A', '+short'), /192\.0\.2\.52/)
+    const audit = await json(await h.call('GET', `/v1/zones/${ZONE}/audit`))
+    assert.equal(audit.events[0].outcome, 'committed')
   })
 
   test('a serial the authority never serves is rolled back after the verification deadline', async () => {

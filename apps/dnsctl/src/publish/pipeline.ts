@@ -116,10 +116,12 @@ export async function publishZone(
   await saveCurrent(deps, current, meta, action)
   failpoints.hit('publish:after-history')
   try {
-    // 6. Write, fsync, rename, fsync the folder; then the synchronous reload.
+    // 6. Write, fsync, rename, fsync the folder; then knotd takes the changed records (or the
+    // whole file) synchronously.
     await authority.writeZoneFile(current.name, next.text)
     failpoints.hit('publish:after-rename')
-    await authority.knotc.reload(current.name)
+    const reloaded = await authority.update(current.name, current.zone, next.zone)
+    if (reloaded) deps.log.debug({ zone: current.name, why: reloaded }, 'zone reloaded from its file')
     failpoints.hit('publish:after-reload')
     // 7. The authority must answer with the new serial.
     await authority.waitForSerial(current.name, next.serial)
