@@ -4,7 +4,7 @@ import { describe, test } from 'node:test'
 import { domainToASCII } from 'node:url'
 import fc from 'fast-check'
 import { compileBlocklist } from '../src/blocklists/compile.ts'
-import { NameSet } from '../src/blocklists/name-set.ts'
+import { hashBytes, NameSet } from '../src/blocklists/name-set.ts'
 import { normaliseName } from '../src/blocklists/names.ts'
 import { parseList, parseListAsText } from '../src/blocklists/parse.ts'
 import { checkBody, SourceError } from '../src/blocklists/sources.ts'
@@ -323,3 +323,18 @@ function referenceCompile(input: { sources: { block: string[]; allow: string[] }
   const passthru = [...allow].filter((n) => ancestors(n).some((a) => set.has(a)))
   return { blocked, passthru }
 }
+
+test('NameSet: through many growths every name is found once, in insertion order, upper case folded', () => {
+  const set = new NameSet()
+  const names = Array.from({ length: 20_000 }, (_, i) => `n${i}.${'x'.repeat(i % 200)}.example`)
+  for (const n of names) assert.notEqual(set.addString(n), -1)
+  for (const n of names) assert.equal(set.addString(n), -1, n)
+  const upper = Buffer.from('N7.X.EXAMPLE')
+  const folded = Buffer.from('n7.x.example')
+  assert.notEqual(set.add(upper, 0, upper.length, hashBytes(folded, 0, folded.length), true), -1)
+  assert.equal(set.addString('n7.x.example'), -1)
+  assert.equal(set.size, names.length + 1)
+  assert.deepEqual([...set], [...names, 'n7.x.example'])
+  assert.equal(set.hasString('n1.x.example'), true)
+  assert.equal(set.hasString('n1.xx.example'), false)
+})
