@@ -130,8 +130,15 @@ export class KnotcSession {
         throw new KnotError(`knotc zone-commit ${zone}: ${committed}`)
       }
     }
+    // After any failure the next transaction starts a fresh knotc: whatever went wrong (knotd
+    // restarted under it, a lost answer) stays with the old process.
+    const guarded = () =>
+      run().catch((err: Error) => {
+        this.#fail(err)
+        throw err
+      })
     // One transaction at a time: answers are matched to commands by their order.
-    const result = this.#tail.then(run, run)
+    const result = this.#tail.then(guarded, guarded)
     this.#tail = result.catch(() => {})
     return result
   }
