@@ -62,10 +62,12 @@ describe('changes reach knotd as zone transactions', () => {
       { action: 'upsert', name: 'alias', type: 'CNAME', ttl: 300, records: ['www'] },
       { action: 'upsert', name: '_sip._tcp', type: 'SRV', ttl: 300, records: ['10 5 5060 www'] },
       { action: 'upsert', name: '@', type: 'CAA', ttl: 300, records: ['0 issue "ca.example.net; account=1"'] },
+      { action: 'upsert', name: '*.wild', type: 'A', ttl: 300, records: ['192.0.2.77'] },
     ])
     assert.equal(await knot.soaSerial(ZONE), body.serial)
     assert.equal(fileLoads(mark), 0, 'the change went in as a transaction, not a reload')
     assert.match(knot.log().slice(mark), /zone-commit/)
+    assert.match(await knot.kdig('any.wild.example.test', 'A', '+short'), /192\.0\.2\.77/)
     await assertServedEqualsFile()
   })
 
