@@ -222,7 +222,6 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       await webConsole.listener.close()
       await app.close()
       await zones.stop()
-      authority.close()
     },
   }
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { type Knot, startKnot } from '@gatehouse/testkit'
+import { AnswerDecoder, encodeCommand } from '../src/knot/control.ts'
 import { type Harness, json, startHarness, ZONE, zoneText } from './helpers.ts'
 
 /**
@@ -110,4 +111,23 @@ describe('changes reach knotd as zone transactions', () => {
     assert.equal(await knot.soaSerial(ZONE), (await json(res)).serial)
     await assertServedEqualsFile()
   })
+})
+
+test('control protocol: commands encode to what the decoder reads back, however the stream is split', () => {
+  const units = [
+    { cmd: 'zone-set', zone: 'example.test', owner: 'a.example.test.', ttl: '60', type: 'TXT', data: '"ü \\"q\\""' },
+    { error: 'no such record in zone found', zone: 'example.test' },
+    {},
+  ]
+  const stream = Buffer.concat(units.map(encodeCommand))
+  for (let cut = 0; cut <= stream.length; cut++) {
+    const d = new AnswerDecoder()
+    const got = [...d.push(stream.subarray(0, cut)), ...d.push(stream.subarray(cut))]
+    assert.deepEqual(
+      got,
+      units.map((u) => (Object.keys(u).length === 0 ? [{}] : [u])),
+    )
+  }
+  assert.throws(() => new AnswerDecoder().push(Buffer.from([9])), /unknown unit type 9/)
+  assert.throws(() => new AnswerDecoder().push(Buffer.from([16 + 2, 0, 0])), /unexpected item code/)
 })

@@ -6,16 +6,19 @@ import { after, before, describe, test } from 'node:test'
 import { type Knot, soaSerial, startKnot, tempDir } from '@gatehouse/testkit'
 import dnsPacket from 'dns-packet'
 import { type Harness, json, startHarness, ZONE, zoneText } from './helpers.ts'
+import { type ControlProxy, startControlProxy } from './knot-control-proxy.ts'
 
 /**
- * A knotc in front of the real one that fails on demand (the process boundary the
- * pipeline talks to), to drive the rollback paths against the real knotd. Without an action
- * it plays knotc's interactive mode (the pipeline's zone transactions): one real knotc per
- * line, so that a flag set halfway through a test applies to the next commit. `fail-reload`
- * and `skip-reload` apply to both ways of loading a change: a reload, and a zone-commit
- * (refused, or answered OK without committing); `fail-transaction` refuses the commit alone.
+ * A knotc in front of the real one, and a proxy in front of knotd's control socket (the two
+ * process boundaries the pipeline talks to), that fail on demand, to drive the rollback paths
+ * against the real knotd. `fail-reload` and `skip-reload` apply to both ways of loading a
+ * change: a reload, and a zone transaction's commit (refused, or answered OK without
+ * committing); `fail-transaction` refuses the commit alone.
  */
-function faultyKnotc(dir: string): {
+function faultyKnotc(
+  dir: string,
+  proxy: ControlProxy,
+): {
   path: string
   set(flag: 'fail-reload' | 'skip-reload' | 'fail-commit' | 'fail-transaction', on: boolean): void
 } {
@@ -23,40 +26,25 @@ function faultyKnotc(dir: string): {
   writeFileSync(
     path,
     `#!/bin/sh
-interactive=yes
-sock=
-prev=
 for a in "$@"; do
-  [ "$prev" = -s ] && sock=$a
-  prev=$a
   case "$a" in
     zone-reload) [ -e "${dir}/fail-reload" ] && { echo "error: simulated reload failure" >&2; exit 1; }
                  [ -e "${dir}/skip-reload" ] && exit 0 ;;
     conf-commit) [ -e "${dir}/fail-commit" ] && { echo "error: simulated commit failure" >&2; exit 1; } ;;
   esac
-  case "$a" in -*|[0-9]*|/*) ;; *) interactive=no ;; esac
 done
-[ $interactive = no ] && exec /usr/sbin/knotc "$@"
-while IFS= read -r line; do
-  eval "set -- $line"
-  if [ "$1" = zone-commit ] && { [ -e "${dir}/fail-reload" ] || [ -e "${dir}/fail-transaction" ]; }; then
-    /usr/sbin/knotc -s "$sock" zone-abort "$2" >/dev/null 2>&1
-    echo "error: simulated reload failure"
-  elif [ "$1" = zone-commit ] && [ -e "${dir}/skip-reload" ]; then
-    /usr/sbin/knotc -s "$sock" zone-abort "$2" >/dev/null 2>&1
-    echo OK
-  else
-    /usr/sbin/knotc -s "$sock" "$@" 2>&1 | head -n 1
-  fi
-done
+exec /usr/sbin/knotc "$@"
 `,
   )
   chmodSync(path, 0o755)
   return {
     path,
     set(flag, on) {
-      if (on) writeFileSync(join(dir, flag), '')
-      else rmSync(join(dir, flag), { force: true })
+      if (flag !== 'fail-transaction') {
+        if (on) writeFileSync(join(dir, flag), '')
+        else rmSync(join(dir, flag), { force: true })
+      }
+      if (flag !== 'fail-commit') proxy.mode = !on ? 'pass' : flag === 'skip-reload' ? 'skip' : 'fail'
     },
   }
 }
@@ -92,13 +80,15 @@ describe('publication pipeline', () => {
   let knot: Knot
   let h: Harness
   let fault: ReturnType<typeof faultyKnotc>
+  let proxy: ControlProxy
   let replica: Awaited<ReturnType<typeof startReplica>>
   const dir = tempDir('dnsctl-fault-')
   let silentPort: number
 
   before(async () => {
     knot = await startKnot({ zones: { 'adopt.test': zoneText(3).replace('example.test.', 'adopt.test.') } })
-    fault = faultyKnotc(dir.path)
+    proxy = await startControlProxy(knot.controlSocket, dir.path)
+    fault = faultyKnotc(dir.path, proxy)
     replica = await startReplica(() => knot.port)
     // A bound socket that never answers: its NOTIFY times out.
     const silent = createSocket('udp4')
@@ -109,6 +99,7 @@ describe('publication pipeline', () => {
       knot,
       env: {
         DNSCTL_KNOTC: fault.path,
+        DNSCTL_KNOT_SOCKET: proxy.path,
         DNSCTL_NOTIFY_REPLICAS: `127.0.0.1:${replica.port}`,
         DNSCTL_VERIFY_TIMEOUT: '3s',
       },
@@ -116,6 +107,7 @@ describe('publication pipeline', () => {
   })
   after(async () => {
     await h.close()
+    await proxy.close()
     await knot.stop()
     replica.close()
     dir.remove()

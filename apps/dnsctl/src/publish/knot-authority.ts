@@ -7,15 +7,15 @@
 import { readFile } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
 import { type PreparedFile, prepareFile, writeFileAtomic } from '../files/atomic.ts'
+import { KnotControl } from '../knot/control.ts'
 import { type Address, querySoa } from '../knot/dns.ts'
 import type { Knotc } from '../knot/knotc.ts'
-import { KnotcSession } from '../knot/session.ts'
 import type { Zone, ZoneRecord } from '../zonefile/index.ts'
 import { compareRecords } from '../zonefile/index.ts'
 
 /**
- * Above this many changed records a reload is cheaper than a transaction (knotc reads one line
- * per record) and the zone file is what knotd should read anyway.
+ * Above this many changed records (an import) a reload is as cheap as a transaction of one
+ * command per record, and the zone file is what knotd should read anyway.
  */
 export const MAX_TRANSACTION_RECORDS = 1000
 
@@ -62,13 +62,13 @@ export class KnotAuthority {
   readonly knotc: Knotc
   readonly address: Address
   readonly verifyTimeoutMs: number
-  readonly #session: KnotcSession
+  readonly #control: KnotControl
 
   constructor(knotc: Knotc, address: Address, verifyTimeoutMs: number) {
     this.knotc = knotc
     this.address = address
     this.verifyTimeoutMs = verifyTimeoutMs
-    this.#session = new KnotcSession(knotc.options)
+    this.#control = new KnotControl(knotc.options.socket, knotc.options.timeoutMs)
   }
 
   /**
@@ -83,23 +83,18 @@ export class KnotAuthority {
     let why = `more than ${MAX_TRANSACTION_RECORDS} records changed`
     if (delta) {
       try {
-        // knotd keeps one SOA and replaces it on zone-set: the old one needs no unset (one
-        // command less per change, and each costs a round trip through knotc to knotd).
+        // knotd keeps one SOA and replaces it on zone-set: the old one needs no unset.
         const remove = delta.remove.filter((r) => !(r.type === 'SOA' && r.name === after.origin))
-        await this.#session.transaction(zone, remove.map(presentation), delta.add.map(presentation))
+        await this.#control.transaction(zone, remove.map(presentation), delta.add.map(presentation))
         return undefined
       } catch (err) {
         why = (err as Error).message
-        // A transaction the session could not finish must not stay open: it would block the reload.
+        // A transaction left open (a lost connection) must not stay open: it would block the reload.
         await this.knotc.run('zone-abort', zone).catch(() => {})
       }
     }
     await this.knotc.reload(zone)
     return why
-  }
-
-  close(): void {
-    this.#session.close()
   }
 
   async writeZoneFile(zone: string, text: string): Promise<void> {
