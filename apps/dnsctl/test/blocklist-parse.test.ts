@@ -4,8 +4,9 @@ import { describe, test } from 'node:test'
 import { domainToASCII } from 'node:url'
 import fc from 'fast-check'
 import { compileBlocklist } from '../src/blocklists/compile.ts'
+import { hashBytes, NameSet } from '../src/blocklists/name-set.ts'
 import { normaliseName } from '../src/blocklists/names.ts'
-import { parseList } from '../src/blocklists/parse.ts'
+import { parseList, parseListAsText } from '../src/blocklists/parse.ts'
 import { checkBody, SourceError } from '../src/blocklists/sources.ts'
 
 const label = fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,10}[a-z0-9])?$/)
@@ -108,8 +109,8 @@ describe('parseList', () => {
         '',
       ].join('\r\n'),
     )
-    assert.deepEqual(parsed.block, ['a.example', 'b.example', 'c.example', 'd.example', 'e.example', 'f.example'])
-    assert.deepEqual(parsed.allow, ['g.example'])
+    assert.deepEqual([...parsed.block], ['a.example', 'b.example', 'c.example', 'd.example', 'e.example', 'f.example'])
+    assert.deepEqual([...parsed.allow], ['g.example'])
     assert.equal(parsed.unsupported, 4)
     assert.equal(parsed.invalid, 2)
     assert.deepEqual(parsed.invalidSamples, ['not a domain!', '999.example.1'])
@@ -120,7 +121,7 @@ describe('parseList', () => {
       fc.property(fc.string({ unit: 'grapheme', maxLength: 2000 }), (text) => {
         const p = parseList(text)
         for (const n of [...p.block, ...p.allow]) assert.match(n, VALID)
-        assert.equal(new Set(p.block).size, p.block.length)
+        assert.equal(new Set(p.block).size, p.block.size)
         assert.ok(p.invalid + p.unsupported <= p.entries + p.invalid)
       }),
       { numRuns: 500 },
@@ -149,12 +150,65 @@ describe('parseList', () => {
         fc.array(fc.string({ unit: 'binary', maxLength: 40 }), { maxLength: 20 }),
         (names, junk) => {
           const parsed = parseList([...names, ...junk].join('\n'))
-          for (const n of names) assert.ok(parsed.block.includes(n))
+          for (const n of names) assert.ok(parsed.block.hasString(n))
           for (const n of parsed.block) assert.match(n, VALID)
         },
       ),
     )
   })
+})
+
+test('property: the byte path parses exactly as the string path does', () => {
+  // Lines built from the characters the rules turn on, so most are near-misses of valid entries.
+  const piece = fc.constantFrom(
+    'a',
+    'Z',
+    '0',
+    '9',
+    '-',
+    '_',
+    '.',
+    '.',
+    '*.',
+    ' ',
+    '\t',
+    '#',
+    '##',
+    '!',
+    '[',
+    '|',
+    '||',
+    '@@||',
+    '^',
+    '^|',
+    '/',
+    '$',
+    '0.0.0.0 ',
+    '127.0.0.1 ',
+    '::1 ',
+    'localhost',
+    '.localdomain',
+    'ü',
+    '\r',
+    '\v',
+    'x'.repeat(63),
+  )
+  const line = fc.array(piece, { maxLength: 12 }).map((p) => p.join(''))
+  fc.assert(
+    fc.property(fc.array(line, { maxLength: 30 }), (lines) => {
+      const text = lines.join('\n')
+      const got = parseList(Buffer.from(text))
+      const want = parseListAsText(text)
+      assert.deepEqual([...got.block], [...want.block], JSON.stringify(text))
+      assert.deepEqual([...got.allow], [...want.allow])
+      assert.deepEqual(
+        [got.entries, got.invalid, got.unsupported, got.invalidSamples],
+        [want.entries, want.invalid, want.unsupported, want.invalidSamples],
+        JSON.stringify(text),
+      )
+    }),
+    { numRuns: 3000 },
+  )
 })
 
 describe('checkBody', () => {
@@ -171,16 +225,22 @@ describe('checkBody', () => {
     refuse('# only comments\n', undefined, /holds no domain names/)
     refuse('not valid!\n', undefined, /holds no valid domain names \(1 invalid/)
     refuse(`a.example\n${'bad name\n'.repeat(20)}`, undefined, /20 of 21 entries are not valid/)
-    assert.deepEqual(checkBody(Buffer.from(`a.example\n${'bad name\n'.repeat(5)}`), 'text/plain').parsed.block, [
-      'a.example',
-    ])
+    assert.deepEqual(
+      [...checkBody(Buffer.from(`a.example\n${'bad name\n'.repeat(5)}`), 'text/plain').parsed.block],
+      ['a.example'],
+    )
   })
 })
 
 describe('compileBlocklist', () => {
+  const setOf = (names: string[]) => {
+    const set = new NameSet()
+    for (const n of names) set.addString(n)
+    return set
+  }
   const src = (block: string[], allow: string[] = []) => ({
-    block,
-    allow,
+    block: setOf(block),
+    allow: setOf(allow),
     entries: 0,
     invalid: 0,
     invalidSamples: [],
@@ -192,7 +252,10 @@ describe('compileBlocklist', () => {
       allow: [],
       deny: [],
     })
-    assert.deepEqual(out, { blocked: ['a.example', 'b.example', 'c.example'], passthru: [] })
+    assert.deepEqual(
+      { ...out, blocked: [...out.blocked] },
+      { blocked: ['a.example', 'b.example', 'c.example'], passthru: [] },
+    )
   })
   test('allow exempts a name and its subdomains; under a blocked parent it becomes passthru; deny wins', () => {
     const out = compileBlocklist({
@@ -205,7 +268,12 @@ describe('compileBlocklist', () => {
       allow: ['ok.parent.example', 'free.example', 'both.example'],
       deny: ['denied.example', 'both.example', 'y.ok.parent.example'],
     })
-    assert.deepEqual(out.blocked.sort(), ['both.example', 'denied.example', 'parent.example', 'y.ok.parent.example'])
+    assert.deepEqual([...out.blocked].sort(), [
+      'both.example',
+      'denied.example',
+      'parent.example',
+      'y.ok.parent.example',
+    ])
     assert.deepEqual(out.passthru.sort(), ['ok.parent.example', 'src-allowed.parent.example'])
   })
 
@@ -219,8 +287,11 @@ describe('compileBlocklist', () => {
       fc.property(fc.array(fc.tuple(names, names), { maxLength: 3 }), names, names, (sources, allow, deny) => {
         const input = { sources: sources.map(([b, a]) => src([...new Set(b)], [...new Set(a)])), allow, deny }
         const got = compileBlocklist(input)
-        const want = referenceCompile(input)
-        assert.deepEqual(got.blocked, want.blocked)
+        const want = referenceCompile({
+          ...input,
+          sources: input.sources.map((s) => ({ block: [...s.block], allow: [...s.allow] })),
+        })
+        assert.deepEqual([...got.blocked], want.blocked)
         assert.deepEqual(got.passthru, want.passthru)
       }),
       { numRuns: 1000 },
@@ -252,3 +323,18 @@ function referenceCompile(input: { sources: { block: string[]; allow: string[] }
   const passthru = [...allow].filter((n) => ancestors(n).some((a) => set.has(a)))
   return { blocked, passthru }
 }
+
+test('NameSet: through many growths every name is found once, in insertion order, upper case folded', () => {
+  const set = new NameSet()
+  const names = Array.from({ length: 20_000 }, (_, i) => `n${i}.${'x'.repeat(i % 200)}.example`)
+  for (const n of names) assert.notEqual(set.addString(n), -1)
+  for (const n of names) assert.equal(set.addString(n), -1, n)
+  const upper = Buffer.from('N7.X.EXAMPLE')
+  const folded = Buffer.from('n7.x.example')
+  assert.notEqual(set.add(upper, 0, upper.length, hashBytes(folded, 0, folded.length), true), -1)
+  assert.equal(set.addString('n7.x.example'), -1)
+  assert.equal(set.size, names.length + 1)
+  assert.deepEqual([...set], [...names, 'n7.x.example'])
+  assert.equal(set.hasString('n1.x.example'), true)
+  assert.equal(set.hasString('n1.xx.example'), false)
+})

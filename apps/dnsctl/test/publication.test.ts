@@ -6,14 +6,21 @@ import { after, before, describe, test } from 'node:test'
 import { type Knot, soaSerial, startKnot, tempDir } from '@gatehouse/testkit'
 import dnsPacket from 'dns-packet'
 import { type Harness, json, startHarness, ZONE, zoneText } from './helpers.ts'
+import { type ControlProxy, startControlProxy } from './knot-control-proxy.ts'
 
 /**
- * A knotc in front of the real one that fails on demand (the process boundary the
- * pipeline talks to), to drive the rollback paths against the real knotd.
+ * A knotc in front of the real one, and a proxy in front of knotd's control socket (the two
+ * process boundaries the pipeline talks to), that fail on demand, to drive the rollback paths
+ * against the real knotd. `fail-reload` and `skip-reload` apply to both ways of loading a
+ * change: a reload, and a zone transaction's commit (refused, or answered OK without
+ * committing); `fail-transaction` refuses the commit alone.
  */
-function faultyKnotc(dir: string): {
+function faultyKnotc(
+  dir: string,
+  proxy: ControlProxy,
+): {
   path: string
-  set(flag: 'fail-reload' | 'skip-reload' | 'fail-commit', on: boolean): void
+  set(flag: 'fail-reload' | 'skip-reload' | 'fail-commit' | 'fail-transaction', on: boolean): void
 } {
   const path = join(dir, 'knotc')
   writeFileSync(
@@ -33,8 +40,11 @@ exec /usr/sbin/knotc "$@"
   return {
     path,
     set(flag, on) {
-      if (on) writeFileSync(join(dir, flag), '')
-      else rmSync(join(dir, flag), { force: true })
+      if (flag !== 'fail-transaction') {
+        if (on) writeFileSync(join(dir, flag), '')
+        else rmSync(join(dir, flag), { force: true })
+      }
+      if (flag !== 'fail-commit') proxy.mode = !on ? 'pass' : flag === 'skip-reload' ? 'skip' : 'fail'
     },
   }
 }
@@ -70,13 +80,15 @@ describe('publication pipeline', () => {
   let knot: Knot
   let h: Harness
   let fault: ReturnType<typeof faultyKnotc>
+  let proxy: ControlProxy
   let replica: Awaited<ReturnType<typeof startReplica>>
   const dir = tempDir('dnsctl-fault-')
   let silentPort: number
 
   before(async () => {
     knot = await startKnot({ zones: { 'adopt.test': zoneText(3).replace('example.test.', 'adopt.test.') } })
-    fault = faultyKnotc(dir.path)
+    proxy = await startControlProxy(knot.controlSocket, dir.path)
+    fault = faultyKnotc(dir.path, proxy)
     replica = await startReplica(() => knot.port)
     // A bound socket that never answers: its NOTIFY times out.
     const silent = createSocket('udp4')
@@ -87,6 +99,7 @@ describe('publication pipeline', () => {
       knot,
       env: {
         DNSCTL_KNOTC: fault.path,
+        DNSCTL_KNOT_SOCKET: proxy.path,
         DNSCTL_NOTIFY_REPLICAS: `127.0.0.1:${replica.port}`,
         DNSCTL_VERIFY_TIMEOUT: '3s',
       },
@@ -94,6 +107,7 @@ describe('publication pipeline', () => {
   })
   after(async () => {
     await h.close()
+    await proxy.close()
     await knot.stop()
     replica.close()
     dir.remove()
@@ -199,6 +213,28 @@ describe('publication pipeline', () => {
     assert.equal(audit.events[0].actor, 'bob')
     const history = await json(await h.call('GET', `/v1/zones/${ZONE}/history`))
     assert.equal(history.history[0].revision, before.revision)
+  })
+
+  test('a zone transaction Knot refuses falls back to reloading the file, and the change commits', async () => {
+    const before = await current()
+    fault.set('fail-transaction', true)
+    let res: Response
+    try {
+      res = await h.call(
+        'POST',
+        `/v1/zones/${ZONE}/changes`,
+        { changes: [{ action: 'upsert', name: 'fallback', type: 'A', ttl: 60, records: ['192.0.2.52'] }] },
+        { 'if-match': `"${before.revision}"` },
+      )
+    } finally {
+      fault.set('fail-transaction', false)
+    }
+    const body = await json(res)
+    assert.equal(res.status, 200, JSON.stringify(body))
+    assert.equal(await knot.soaSerial(ZONE), body.serial)
+    assert.match(await knot.kdig('fallback.example.test', 'A', '+short'), /192\.0\.2\.52/)
+    const audit = await json(await h.call('GET', `/v1/zones/${ZONE}/audit`))
+    assert.equal(audit.events[0].outcome, 'committed')
   })
 
   test('a serial the authority never serves is rolled back after the verification deadline', async () => {

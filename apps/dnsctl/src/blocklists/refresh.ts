@@ -102,7 +102,7 @@ export async function refreshBlocklists(options: RefreshOptions): Promise<Refres
       error: ok ? null : problems.join('; '),
       finished_at: finished,
       last_success_at: ok ? finished : previous.state === 'ok' ? previous.value.last_success_at : null,
-      domain_count: list.blocked.length,
+      domain_count: list.blocked.size,
       passthru_count: list.passthru.length,
       generation,
       compiled_file: compiledFile,

@@ -6,6 +6,7 @@
  * replace the stored copy: HTML, binary data, text with no usable names or mostly invalid names
  * fail with a per-source error and the previous copy stays in use.
  */
+import { isUtf8 } from 'node:buffer'
 import { createHash } from 'node:crypto'
 import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -44,21 +45,21 @@ export interface SourceOutcome {
 
 const HTML_START = /^\s*(?:<!doctype\s+html|<html|<head|<body|<\?xml)/i
 
-/** Reject what is not a list; the message names what the source served. */
-export function checkBody(body: Buffer, contentType: string | undefined): { text: string; parsed: ParsedList } {
+/**
+ * Reject what is not a list; the message names what the source served. The body stays bytes
+ * (parse.ts reads it in place): no copy of a list of megabytes as a string.
+ */
+export function checkBody(body: Buffer, contentType: string | undefined): { parsed: ParsedList } {
   if (contentType && /^\s*(text\/html|application\/xhtml)/i.test(contentType)) {
     throw new SourceError(`serves HTML (content-type ${contentType.split(';')[0]}), not a domain list`)
   }
   if (body.includes(0)) throw new SourceError('serves binary data (NUL bytes), not a text domain list')
-  let text: string
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(body)
-  } catch {
-    throw new SourceError('serves binary data (not UTF-8 text), not a domain list')
+  if (!isUtf8(body)) throw new SourceError('serves binary data (not UTF-8 text), not a domain list')
+  if (HTML_START.test(body.subarray(0, 512).toString('utf8'))) {
+    throw new SourceError('serves an HTML or XML page, not a domain list')
   }
-  if (HTML_START.test(text.slice(0, 512))) throw new SourceError('serves an HTML or XML page, not a domain list')
-  const parsed = parseList(text)
-  if (parsed.block.length === 0 && parsed.allow.length === 0) {
+  const parsed = parseList(body)
+  if (parsed.block.size === 0 && parsed.allow.size === 0) {
     throw new SourceError(
       parsed.invalid > 0
         ? `holds no valid domain names (${parsed.invalid} invalid, e.g. ${JSON.stringify(parsed.invalidSamples[0])})`
@@ -70,7 +71,7 @@ export function checkBody(body: Buffer, contentType: string | undefined): { text
       `${parsed.invalid} of ${parsed.entries} entries are not valid domain names (e.g. ${JSON.stringify(parsed.invalidSamples[0])}); refusing the whole list`,
     )
   }
-  return { text, parsed }
+  return { parsed }
 }
 
 export class SourceStore {
@@ -83,18 +84,18 @@ export class SourceStore {
     return join(this.dir, createHash('sha256').update(url).digest('hex').slice(0, 32))
   }
 
-  async #stored(url: string): Promise<{ meta: StoredMeta; text: string } | undefined> {
+  async #stored(url: string): Promise<{ meta: StoredMeta; body: Buffer } | undefined> {
     const folder = this.#folder(url)
     try {
       const meta = JSON.parse(await readFile(join(folder, 'meta.json'), 'utf8')) as StoredMeta
       if (meta.url !== url) return undefined
-      return { meta, text: await readFile(join(folder, 'list.txt'), 'utf8') }
+      return { meta, body: await readFile(join(folder, 'list.txt')) }
     } catch {
       return undefined
     }
   }
 
-  async #save(url: string, text: string, headers: Record<string, string | string[] | undefined>, now: Date) {
+  async #save(url: string, body: Buffer, headers: Record<string, string | string[] | undefined>, now: Date) {
     const folder = this.#folder(url)
     await mkdir(folder, { recursive: true })
     const etag = typeof headers.etag === 'string' ? headers.etag : undefined
@@ -106,7 +107,7 @@ export class SourceStore {
       fetched_at: now.toISOString(),
     }
     // The list first: a crash between the two leaves old metadata, which only costs a full download.
-    await writeFileAtomic(join(folder, 'list.txt'), text)
+    await writeFileAtomic(join(folder, 'list.txt'), body)
     await writeFileAtomic(join(folder, 'meta.json'), `${JSON.stringify(meta)}\n`)
   }
 
@@ -118,7 +119,7 @@ export class SourceStore {
       ok: error === null,
       error,
       origin,
-      domains: parsed?.block.length ?? 0,
+      domains: parsed?.block.size ?? 0,
       invalid: parsed?.invalid ?? 0,
       unsupported: parsed?.unsupported ?? 0,
       parsed,
@@ -134,10 +135,10 @@ export class SourceStore {
         ...(limits.dispatcher ? { dispatcher: limits.dispatcher } : {}),
         accept: (s) => s === 200 || (s === 304 && stored !== undefined),
       })
-      if (res.status === 304 && stored) return outcome('not_modified', parseList(stored.text), null)
+      if (res.status === 304 && stored) return outcome('not_modified', parseList(stored.body), null)
       const ct = res.headers['content-type']
-      const { text, parsed } = checkBody(res.body, typeof ct === 'string' ? ct : undefined)
-      await this.#save(url, text, res.headers, now)
+      const { parsed } = checkBody(res.body, typeof ct === 'string' ? ct : undefined)
+      await this.#save(url, res.body, res.headers, now)
       return outcome('downloaded', parsed, null)
     } catch (err) {
       const why =
@@ -145,7 +146,7 @@ export class SourceStore {
           ? `is larger than the ${limits.maxBytes}-byte limit`
           : (err as Error).message
       if (!(err instanceof SourceError) && !(err instanceof HttpClientError)) throw err
-      if (stored) return outcome('last_good_copy', parseList(stored.text), why)
+      if (stored) return outcome('last_good_copy', parseList(stored.body), why)
       return outcome('none', null, why)
     }
   }

@@ -19,22 +19,47 @@ async function fsyncDir(dir: string): Promise<void> {
 }
 
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  await (await prepareFile(path, data)).commit()
+}
+
+/** A replacement written and fsync'd beside its target, not yet in place. */
+export interface PreparedFile {
+  /** Rename it over the target and fsync the folder. */
+  commit(): Promise<void>
+  /** Remove it (the target stays as it was). */
+  discard(): Promise<void>
+}
+
+/**
+ * The first half of writeFileAtomic: the temporary file, written and fsync'd. Nobody reads it,
+ * so this can run while other steps that must come before the replacement are still going on;
+ * a crash leaves only a temporary file, which removeLeftoverTemps clears at the next start.
+ */
+export async function prepareFile(path: string, data: string | Uint8Array): Promise<PreparedFile> {
   const dir = dirname(path)
   const tmp = join(dir, `${TMP_MARK}${basename(path)}.${randomBytes(6).toString('hex')}`)
   const handle = await open(tmp, 'w', 0o644)
   try {
     await handle.writeFile(data)
     await handle.sync()
-  } finally {
-    await handle.close()
-  }
-  try {
-    await rename(tmp, path)
   } catch (err) {
+    await handle.close()
     await rm(tmp, { force: true })
     throw err
   }
-  await fsyncDir(dir)
+  await handle.close()
+  return {
+    async commit() {
+      try {
+        await rename(tmp, path)
+      } catch (err) {
+        await rm(tmp, { force: true })
+        throw err
+      }
+      await fsyncDir(dir)
+    },
+    discard: () => rm(tmp, { force: true }),
+  }
 }
 
 /** Remove a file durably; a missing file is fine. */

@@ -1,13 +1,58 @@
 /**
- * What the publication pipeline needs from Knot: write a zone file atomically, reload it,
- * add and remove zones, and wait until the authority answers with a given serial (or no
- * longer answers for a zone).
+ * What the publication pipeline needs from Knot: write a zone file atomically, bring knotd to
+ * the new content (a transaction of the changed records, else a reload of the file), add and
+ * remove zones, and wait until the authority answers with a given serial (or no longer answers
+ * for a zone).
  */
 import { readFile } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
-import { writeFileAtomic } from '../files/atomic.ts'
+import { type PreparedFile, prepareFile, writeFileAtomic } from '../files/atomic.ts'
+import { KnotControl } from '../knot/control.ts'
 import { type Address, querySoa } from '../knot/dns.ts'
 import type { Knotc } from '../knot/knotc.ts'
+import type { Zone, ZoneRecord } from '../zonefile/index.ts'
+import { compareRecords } from '../zonefile/index.ts'
+
+/**
+ * Above this many changed records (an import) a reload is as cheap as a transaction of one
+ * command per record, and the zone file is what knotd should read anyway.
+ */
+export const MAX_TRANSACTION_RECORDS = 1000
+
+/**
+ * The records `after` removes from `before` and adds to it, or undefined when there are more
+ * than `limit`. Both lists are in canonical order; a change batch keeps the untouched record
+ * objects, so most steps of the walk are one identity comparison.
+ */
+export function recordDelta(
+  before: Zone,
+  after: Zone,
+  limit: number,
+): { remove: ZoneRecord[]; add: ZoneRecord[] } | undefined {
+  const a = before.records
+  const b = after.records
+  const remove: ZoneRecord[] = []
+  const add: ZoneRecord[] = []
+  let i = 0
+  let j = 0
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      i++
+      j++
+      continue
+    }
+    const c = i >= a.length ? 1 : j >= b.length ? -1 : compareRecords(a[i]!, b[j]!, after.origin)
+    if (c === 0) {
+      i++
+      j++
+    } else if (c < 0) remove.push(a[i++]!)
+    else add.push(b[j++]!)
+    if (remove.length + add.length > limit) return undefined
+  }
+  return { remove, add }
+}
+
+const presentation = (r: ZoneRecord) => [r.name, String(r.ttl), r.type, r.rdata]
 
 export class VerifyError extends Error {
   override readonly name = 'VerifyError'
@@ -17,15 +62,48 @@ export class KnotAuthority {
   readonly knotc: Knotc
   readonly address: Address
   readonly verifyTimeoutMs: number
+  readonly #control: KnotControl
 
   constructor(knotc: Knotc, address: Address, verifyTimeoutMs: number) {
     this.knotc = knotc
     this.address = address
     this.verifyTimeoutMs = verifyTimeoutMs
+    this.#control = new KnotControl(knotc.options.socket, knotc.options.timeoutMs)
+  }
+
+  /**
+   * Make knotd serve `after` where it served `before`; the zone file must already hold `after`
+   * (it is what knotd reads at its next start). A few changed records go in as one zone
+   * transaction; many, or any refusal of the transaction, reload the file instead, so the
+   * outcome is the same either way and only the cost differs. Resolves with why it reloaded
+   * (undefined after a transaction).
+   */
+  async update(zone: string, before: Zone, after: Zone): Promise<string | undefined> {
+    const delta = recordDelta(before, after, MAX_TRANSACTION_RECORDS)
+    let why = `more than ${MAX_TRANSACTION_RECORDS} records changed`
+    if (delta) {
+      try {
+        // knotd keeps one SOA and replaces it on zone-set: the old one needs no unset.
+        const remove = delta.remove.filter((r) => !(r.type === 'SOA' && r.name === after.origin))
+        await this.#control.transaction(zone, remove.map(presentation), delta.add.map(presentation))
+        return undefined
+      } catch (err) {
+        why = (err as Error).message
+        // A transaction left open (a lost connection) must not stay open: it would block the reload.
+        await this.knotc.run('zone-abort', zone).catch(() => {})
+      }
+    }
+    await this.knotc.reload(zone)
+    return why
   }
 
   async writeZoneFile(zone: string, text: string): Promise<void> {
     await writeFileAtomic(this.knotc.zoneFile(zone), text)
+  }
+
+  /** The zone file's replacement, written and fsync'd but not yet in place (see prepareFile). */
+  prepareZoneFile(zone: string, text: string): Promise<PreparedFile> {
+    return prepareFile(this.knotc.zoneFile(zone), text)
   }
 
   async readZoneFile(zone: string): Promise<string | undefined> {
