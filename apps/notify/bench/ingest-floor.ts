@@ -10,21 +10,9 @@
  */
 import { CompiledQuery } from 'kysely'
 import { openNotifyDatabase } from '../src/db/open.ts'
+import { NOTIFICATION_COLUMNS } from '../src/ingest/write-queue.ts'
 
-const COLUMNS = [
-  'channel',
-  'webhook_id',
-  'kind',
-  'title',
-  'body',
-  'source',
-  'username',
-  'severity',
-  'state',
-  'content',
-  'search_text',
-  'created_at',
-] as const
+const COLUMNS = NOTIFICATION_COLUMNS
 
 export interface FloorFigures {
   rowsPerSecond: number

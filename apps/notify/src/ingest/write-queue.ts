@@ -26,8 +26,8 @@ const MAX_BATCH = 256
 /** PostgreSQL: batches written at once (their inserts serialise on the stream-order lock anyway). */
 const PG_IN_FLIGHT = 2
 
-/** Insert columns, in the order of the prepared statement's parameters. */
-const COLUMNS = [
+/** Insert columns, in the order of the prepared statement's parameters (also the bench's floor). */
+export const NOTIFICATION_COLUMNS = [
   'channel',
   'webhook_id',
   'kind',
@@ -41,6 +41,7 @@ const COLUMNS = [
   'search_text',
   'created_at',
 ] as const satisfies ReadonlyArray<keyof NewNotification>
+const COLUMNS = NOTIFICATION_COLUMNS
 
 /** The row's values in COLUMNS order. */
 function values(row: NewNotification): Array<string | null> {
