@@ -28,6 +28,10 @@ const systemPackages = {
   unzip: '/usr/bin/unzip',
   // websignal's benchmark compares against GoAccess in the same run.
   goaccess: '/usr/bin/goaccess',
+  // dnsctl's optional metrics-history upstream is tested against a real Prometheus.
+  prometheus: '/usr/bin/prometheus',
+  // tlsgate's JA3 values are checked against Wireshark's dissector (tshark reads a pcap).
+  tshark: '/usr/bin/tshark',
 }
 
 function say(line) {
