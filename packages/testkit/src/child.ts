@@ -18,7 +18,10 @@ export interface StartOptions {
   readyLine?: RegExp
   /** Or ready when this resolves true (polled). */
   probe?: () => Promise<boolean>
-  /** Startup deadline in ms (default 20 s). */
+  /**
+   * Startup deadline in ms (default 60 s). It only tells a hung start from a slow one: on two
+   * shared cores a Node server's start-up has taken over 20 s.
+   */
   timeoutMs?: number
   /** Name for error messages. */
   name: string
@@ -72,7 +75,7 @@ export async function startChild(options: StartOptions): Promise<Child> {
     exited ??= { code: -1, signal: null }
   })
 
-  const deadline = Date.now() + (options.timeoutMs ?? 20_000)
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000)
   while (!ready) {
     if (exited) {
       await new Promise((r) => out.end(r))
@@ -84,7 +87,7 @@ export async function startChild(options: StartOptions): Promise<Child> {
       killQuietly(child.pid)
       await new Promise((r) => out.end(r))
       throw new Error(
-        `${options.name} was not ready within ${options.timeoutMs ?? 20_000} ms:\n${tail(options.logFile)}`,
+        `${options.name} was not ready within ${options.timeoutMs ?? 60_000} ms:\n${tail(options.logFile)}`,
       )
     }
     if (options.probe && (await options.probe().catch(() => false))) ready = true
