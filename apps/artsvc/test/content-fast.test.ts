@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { request } from 'node:http'
-import { after, before, test } from 'node:test'
+import { after, afterEach, before, beforeEach, test } from 'node:test'
 import { type OidcProvider, startOidcProvider } from '@gatehouse/testkit'
 import { AUDIENCE, bearer, type Harness, mustPublish, SCOPE, startArtsvc, TestClock } from './helpers/harness.ts'
 import { sampleBundle } from './helpers/zip-builder.ts'
@@ -25,6 +25,10 @@ after(async () => {
   await h?.close()
   await op?.stop()
 })
+// Time stands still inside each test (advanced only by the test): what a test asserts about the
+// one-second liveness TTL must not depend on how fast a loaded machine runs it.
+beforeEach(() => clock.freeze())
+afterEach(() => clock.thaw())
 
 const frameOf = (html: string) => /<iframe[^>]*src="([^"]+)"/.exec(html)![1]!.replaceAll('&amp;', '&')
 

@@ -34,9 +34,23 @@ export interface Harness {
 /** A clock tests can move forward (server-side expiry decisions use it). */
 export class TestClock {
   offset = 0
-  now = () => Date.now() + this.offset
+  #frozen: number | undefined
+  now = () => this.#frozen ?? Date.now() + this.offset
   advance(ms: number) {
-    this.offset += ms
+    if (this.#frozen === undefined) this.offset += ms
+    else this.#frozen += ms
+  }
+  /**
+   * Stop time until `thaw()`: an assertion that holds only within a TTL (the content origin's
+   * one-second liveness) must not depend on how fast a loaded machine runs the test.
+   */
+  freeze() {
+    this.#frozen = this.now()
+  }
+  thaw() {
+    if (this.#frozen === undefined) return
+    this.offset = this.#frozen - Date.now()
+    this.#frozen = undefined
   }
 }
 
