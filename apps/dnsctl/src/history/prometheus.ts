@@ -28,7 +28,8 @@ export interface PrometheusOptions {
 
 /**
  * The fixed PromQL of each series. Counters are summed over every kresd process (each has its
- * own series); the cache is shared by the processes, so its entry count is the largest one.
+ * own series); the cache is shared by the processes, so its entry count is the largest one,
+ * the last sampled in the step.
  */
 export function fixedQueries(prefix: string, selector: string, windowSeconds: number): Record<SeriesName, string> {
   const m = (name: string) => `${prefix}${name}{${selector.trim()}}`
@@ -37,7 +38,8 @@ export function fixedQueries(prefix: string, selector: string, windowSeconds: nu
     query_rate: rate('answer_total'),
     cache_hit_ratio: `${rate('answer_cached')} / ${rate('answer_total')}`,
     nxdomain_rate: rate('answer_nxdomain'),
-    cache_entries: `max(${m('cache_count_entries')})`,
+    // The last sample in each step (a range selection skips the stale marker a failed scrape leaves).
+    cache_entries: `max(last_over_time(${m('cache_count_entries')}[${windowSeconds}s]))`,
   }
 }
 
