@@ -1,9 +1,10 @@
 /**
  * `npm start`: a private knotd (its own config, control socket and zone folder under
  * ctx.dataDir, DNS on 127.0.0.1:8054) and dnsctl on 127.0.0.1:8053 managing the
- * example zone `example.test`, plus a Knot Resolver (kresd) in front of it that enforces the
- * compiled blocklist on 127.0.0.1:8055 (the demo denies `blocked.example`), and the web console
- * on 127.0.0.1:8057 (sign in with `bin/dnsctl console`).
+ * example zone `example.test`, plus two Knot Resolver (kresd) processes in front of it that share
+ * 127.0.0.1:8055 and enforce the compiled blocklist (the demo denies `blocked.example`; a refresh
+ * reloads them in turn, so one always answers), and the web console on 127.0.0.1:8057 (sign in
+ * with `bin/dnsctl console`).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs'
@@ -22,10 +23,10 @@ const HOST = '127.0.0.1'
 const API_PORT = 8053
 // Fixed (not a free port picked per start) so `kdig -p 8054` keeps working across restarts.
 const DNS_PORT = 8054
-// kresd: the resolver address users query, and one instance-only address the refresh job
-// checks a reload on.
+// kresd: the resolver address users query (shared by both processes), and each process's own
+// address the refresh job checks its reload on.
 const RESOLVER_PORT = 8055
-const RESOLVER_INSTANCE_PORT = 8056
+const RESOLVER_INSTANCE_PORTS = [8056, 8058]
 const CONSOLE_PORT = 8057
 const EXAMPLE = `$ORIGIN example.test.
 $TTL 3600
@@ -56,14 +57,23 @@ async function until(what: string, check: () => Promise<boolean>, child: ChildPr
   }
 }
 
-/** kresd: DNS on `port` (and `instancePort` for the refresh job), stub to knotd, the compiled RPZ watched. */
-function kresdConfig(dir: string, port: number, instancePort: number, rpzFile: string, knotPort: number): string {
+/**
+ * One kresd process: DNS on the shared `port` (and `instancePort` for the refresh job), the
+ * shared cache, its own compiled RPZ watched, everything else stubbed to knotd. The STUB rule is
+ * a chain action before the RPZ (policy.STUB alone ends policy evaluation, and so does the RPZ's
+ * rpz-passthru): allowed names under a blocked parent go to knotd too. The closing PASS ends
+ * evaluation before kresd's built-in special-use rules, which would answer all of `test.` NXDOMAIN.
+ * See the README.
+ */
+function kresdConfig(cacheDir: string, port: number, instancePort: number, rpzFile: string, knotPort: number) {
   return `net.listen('127.0.0.1', ${port}, { kind = 'dns' })
 net.listen('127.0.0.1', ${instancePort}, { kind = 'dns' })
 modules = { 'stats', 'policy' }
-cache.open(10*MB, 'lmdb://${join(dir, 'cache')}')
+cache.open(10*MB, 'lmdb://${cacheDir}')
+local stub = policy.STUB('127.0.0.1@${knotPort}')
+policy.add(policy.all(function(state, req) stub(state, req) return nil end))
 policy.add(policy.rpz(policy.DENY, '${rpzFile}', true))
-policy.add(policy.all(policy.STUB('127.0.0.1@${knotPort}')))
+policy.add(policy.all(policy.PASS))
 `
 }
 
@@ -126,21 +136,31 @@ export const startStack: StartStack = async (ctx) => {
   knotd.stderr.pipe(knotLog)
   await until('knotd', async () => existsSync(socket), knotd, knotLogFile)
 
+  // Two kresd processes on one address (SO_REUSEPORT), each in its own folder with its own RPZ
+  // file and control socket, sharing one cache: the refresh job reloads them one at a time.
   const kresdDir = join(ctx.dataDir, 'kresd')
-  mkdirSync(join(kresdDir, 'rpz'), { recursive: true })
+  const cacheDir = join(kresdDir, 'cache')
+  mkdirSync(cacheDir, { recursive: true })
   const resolverPort = ctx.port(RESOLVER_PORT)
-  const instancePort = ctx.port(RESOLVER_INSTANCE_PORT)
+  const instancePorts = RESOLVER_INSTANCE_PORTS.map((p) => ctx.port(p))
   await ensureUdpPortFree('dnsctl', HOST, resolverPort, 'DNS (kresd)')
-  await ensureUdpPortFree('dnsctl', HOST, instancePort, 'DNS (kresd instance)')
-  const rpzFile = join(kresdDir, 'rpz', 'blocklist.rpz')
-  if (!existsSync(rpzFile)) writeFileSync(rpzFile, EMPTY_RPZ)
-  writeFileSync(join(kresdDir, 'kresd.conf'), kresdConfig(kresdDir, resolverPort, instancePort, rpzFile, port))
-  const kresdLog = createWriteStream(join(kresdDir, 'kresd.log'), { flags: 'a' })
-  const kresd = spawn('/usr/sbin/kresd', ['-n', '-c', join(kresdDir, 'kresd.conf'), kresdDir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  for (const p of instancePorts) await ensureUdpPortFree('dnsctl', HOST, p, 'DNS (kresd instance)')
+  const instances = instancePorts.map((instancePort, n) => {
+    const workDir = join(kresdDir, `instance-${n}`)
+    mkdirSync(join(workDir, 'rpz'), { recursive: true })
+    return { instancePort, workDir, rpzFile: join(workDir, 'rpz', 'blocklist.rpz') }
   })
-  kresd.stdout.pipe(kresdLog)
-  kresd.stderr.pipe(kresdLog)
+  const kresds: ChildProcess[] = []
+  for (const { instancePort, workDir, rpzFile } of instances) {
+    if (!existsSync(rpzFile)) writeFileSync(rpzFile, EMPTY_RPZ)
+    const conf = join(workDir, 'kresd.conf')
+    writeFileSync(conf, kresdConfig(cacheDir, resolverPort, instancePort, rpzFile, port))
+    const kresdLog = createWriteStream(join(workDir, 'kresd.log'), { flags: 'a' })
+    const kresd = spawn('/usr/sbin/kresd', ['-n', '-c', conf, workDir], { stdio: ['ignore', 'pipe', 'pipe'] })
+    kresd.stdout.pipe(kresdLog)
+    kresd.stderr.pipe(kresdLog)
+    kresds.push(kresd)
+  }
 
   const dnsctlLogFile = join(ctx.dataDir, 'dnsctl.log')
   const dnsctlLog = createWriteStream(dnsctlLogFile, { flags: 'a' })
@@ -155,9 +175,9 @@ export const startStack: StartStack = async (ctx) => {
         stateDir: join(ctx.dataDir, 'state'),
         knot: { socket, zonesDir, address: `${HOST}:${port}` },
         resolver: {
-          rpzFiles: [rpzFile],
-          addresses: [`${HOST}:${instancePort}`],
-          controlDirs: [join(kresdDir, 'control')],
+          rpzFiles: instances.map((i) => i.rpzFile),
+          addresses: instances.map((i) => `${HOST}:${i.instancePort}`),
+          controlDirs: instances.map((i) => join(i.workDir, 'control')),
         },
       },
       null,
@@ -173,7 +193,7 @@ export const startStack: StartStack = async (ctx) => {
   dnsctl.stderr.pipe(dnsctlLog)
   const stop = async () => {
     await stopChild(dnsctl)
-    await stopChild(kresd)
+    await Promise.all(kresds.map(stopChild))
     await stopChild(knotd)
   }
   try {
@@ -205,7 +225,7 @@ export const startStack: StartStack = async (ctx) => {
       'try it (the API is described at /docs):',
       `$ curl -s ${API}/v1/zones/example.test/rrsets`,
       `$ kdig @127.0.0.1 -p ${port} www.example.test A`,
-      `kresd resolves through knotd on 127.0.0.1:${resolverPort} and enforces the blocklist (blocked.example is denied: NXDOMAIN):`,
+      `two kresd processes share 127.0.0.1:${resolverPort}, resolve through knotd and enforce the blocklist (blocked.example is denied: NXDOMAIN):`,
       `$ kdig @127.0.0.1 -p ${resolverPort} blocked.example A`,
       `$ kdig @127.0.0.1 -p ${resolverPort} www.example.test A`,
       'the web console (zones, RRsets, history, blocklists, metrics, queries) signs in with a one-time link:',

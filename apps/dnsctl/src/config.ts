@@ -9,6 +9,7 @@ import { ConfigError, type ConfigOf, field } from '@gatehouse/kit/config.ts'
 import { isLoopback, type ListenAddress, parseListenAddress } from '@gatehouse/kit/net.ts'
 import { address } from './config-address.ts'
 import { haProblems, haSchema, metricsListenField } from './ha/config-fields.ts'
+import { prometheusProblems, prometheusSchema } from './history/config-fields.ts'
 import { providerProblems, providerSchema } from './provider/config-fields.ts'
 import { FAILPOINTS } from './publish/failpoints.ts'
 
@@ -184,6 +185,7 @@ export const schema = {
       doc: 'how long one kresd instance may take to load a new blocklist before the refresh fails',
     }),
   },
+  metricsPrometheus: prometheusSchema,
   analytics: {
     privacy: field.enum(['off', 'aggregate', 'detailed'] as const, {
       env: 'DNSCTL_ANALYTICS_PRIVACY',
@@ -320,7 +322,7 @@ export function finishConfig(raw: RawConfig): Config {
   if (raw.transfer.zones.length > 0 && raw.transfer.primary === undefined) {
     problems.push('transfer: if transfer zones are set, transfer.primary (--transfer-primary) must be set')
   }
-  problems.push(...haProblems(raw), ...providerProblems(raw))
+  problems.push(...haProblems(raw), ...providerProblems(raw), ...prometheusProblems(raw))
   if (problems.length > 0) throw new ConfigError(problems)
   const stateDir = resolve(raw.stateDir)
   return {

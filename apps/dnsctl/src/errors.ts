@@ -78,6 +78,9 @@ export const errors = defineErrors({
     message: (why: string) => `demotion refused: ${why}; the pair would be left without a writable primary`,
   },
   promotion_failed: { status: 503, message: (why: string) => `the promotion failed: ${why}` },
+  // Metrics history from the optional Prometheus upstream (history/prometheus.ts).
+  metrics_upstream_unavailable: { status: 502, message: (why: string) => why },
+  metrics_upstream_timeout: { status: 504, message: (why: string) => why },
   // External provider (provider/).
   provider_not_configured: {
     status: 503,

@@ -26,6 +26,7 @@ import { haMetricsRoutes, haRoutes, readOnlyGuard } from './ha/routes.ts'
 import { HaService } from './ha/service.ts'
 import { healthRoutes } from './health/routes.ts'
 import { HealthService } from './health/service.ts'
+import { PrometheusUpstream } from './history/prometheus.ts'
 import { historyRoutes } from './history/routes.ts'
 import { HistoryService } from './history/service.ts'
 import { Knotc } from './knot/knotc.ts'
@@ -177,7 +178,15 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
   )
   blocklistRoutes(app, new BlocklistService(config.blocklistDir))
   healthRoutes(app, new HealthService(config.resultsDir, now))
-  const history = new HistoryService(deps.db, config.resolver.controlDirs, now)
+  const prometheus = config.metricsPrometheus.url
+    ? new PrometheusUpstream({
+        url: config.metricsPrometheus.url,
+        selector: config.metricsPrometheus.selector,
+        prefix: config.metricsPrometheus.prefix,
+        timeoutMs: config.metricsPrometheus.timeout,
+      })
+    : undefined
+  const history = new HistoryService(deps.db, config.resolver.controlDirs, now, prometheus)
   historyRoutes(app, history)
   let sampler: NodeJS.Timeout | undefined
   const analytics = new AnalyticsService(config.analytics.privacy, now)
@@ -204,7 +213,8 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       blocklistSchedule = scheduleRefresh(config, deps.logger)
       transferSchedule = scheduleTransfers(config, deps.logger)
       await dnstap?.start()
-      if (config.resolver.controlDirs.length > 0) {
+      // With a Prometheus upstream the history comes from it alone: nothing to sample.
+      if (config.resolver.controlDirs.length > 0 && !prometheus) {
         sampler = setInterval(() => {
           history.sample().catch((err) => deps.logger.warn({ err }, 'sampling the resolver counters failed'))
         }, config.resolver.sampleInterval)

@@ -92,15 +92,24 @@ async function rcode(port: number, name: string) {
 }
 
 /**
- * The rcode of a name that must not be blocked. Such a name is not answered by the RPZ: an
- * allowed one under a blocked parent matches `rpz-passthru` (kresd's PASS, which ends policy
- * evaluation, so the STUB rule to knotd after it never applies) and kresd iterates from the root,
- * which fails offline (SERVFAIL) only after its retries: about a second on an idle machine, and
- * more than the default 5 s once under load. Any answer but NXDOMAIN shows it was not blocked.
+ * The rcode of a name that must not be blocked. kresd stubs every name the RPZ does not answer
+ * to the test's knotd (allowed names under a blocked parent too: see testkit's kresdConfig), which
+ * answers its zones and refuses other names (SERVFAIL from kresd). Any answer but NXDOMAIN shows
+ * the name was not blocked.
  */
 async function unblockedRcode(port: number, name: string) {
-  return (await dnsQuery(port, name, 'A', '127.0.0.1', 30_000)).rcode
+  return (await dnsQuery(port, name, 'A')).rcode
 }
+
+/** A zone on the test's knotd under a blocked parent: its allowed name must resolve from it. */
+const ALLOWED_PARENT_ZONE = `$ORIGIN allowed-parent.test.
+$TTL 3600
+@ IN SOA ns1 hostmaster 1 3600 900 604800 300
+@ IN NS ns1
+ns1 IN A 192.0.2.1
+keep 300 IN A 192.0.2.77
+other 300 IN A 192.0.2.78
+`
 
 function runCli(config: Record<string, string>, ...args: string[]) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
@@ -147,7 +156,7 @@ describe('blocklist refresh with two kresd processes', () => {
 
   before(async () => {
     ca = createTestCa()
-    knot = await startKnot({ zones: { 'example.test': zoneText() } })
+    knot = await startKnot({ zones: { 'example.test': zoneText(), 'allowed-parent.test': ALLOWED_PARENT_ZONE } })
     kresd = await startKresd({ instances: 2, stub: `127.0.0.1@${knot.port}` })
     lists = await listServer(ca)
     env = {
@@ -249,6 +258,15 @@ describe('blocklist refresh with two kresd processes', () => {
     for (const name of ['ok.adblock.test', 'keep.allowed-parent.test', 'operator-allowed.shared.test']) {
       assert.notEqual(await unblockedRcode(kresd.port, name), 'NXDOMAIN', name)
     }
+    // The allowed name under a blocked parent is resolved through the stub (knotd's zone), while
+    // its sibling, which knotd also serves, stays blocked.
+    const keep = await dnsQuery(kresd.port, 'keep.allowed-parent.test', 'A')
+    assert.equal(keep.rcode, 'NOERROR')
+    assert.deepEqual(
+      keep.answers.map((a) => (a.type === 'A' ? a.data : a.type)),
+      ['192.0.2.77'],
+    )
+    assert.equal(await rcode(kresd.port, 'other.allowed-parent.test'), 'NXDOMAIN')
     // Nothing from the junk sources got in.
     const compiled = readFileSync(report.compiled_file, 'utf8')
     for (const name of ['ads.html.test', 'sneaky.html.test', 'bin.test', 'big.junk.test', 'real.junk.test']) {

@@ -65,7 +65,7 @@ for (const [dialect, open] of dialects) {
           for (const p of body.points) {
             assert.ok(Math.abs(p.query_rate - 2) < 1e-9, `${range} ${p.time} ${p.query_rate}`)
             assert.ok(Math.abs(p.cache_hit_ratio! - 0.25) < 1e-9)
-            assert.ok(Math.abs(p.nxdomain_rate - 0.2) < 1e-9)
+            assert.ok(Math.abs(p.nxdomain_rate! - 0.2) < 1e-9)
             assert.ok(Date.parse(p.time) >= Date.parse(body.from) - body.step_seconds * 1000)
           }
           const expected = { '1h': 12, '6h': 72, '24h': 96, '7d': 168 }[range]

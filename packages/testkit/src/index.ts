@@ -19,6 +19,7 @@ export { loadedPackages } from './loaded-packages.ts'
 export { type Nginx, type NginxOptions, startNginx } from './nginx.ts'
 export { type AccessTokenOptions, type OidcProvider, type OidcProviderOptions, startOidcProvider } from './oidc.ts'
 export { type Postgres, startPostgres } from './postgres.ts'
+export { type Prometheus, type PrometheusOptions, type PrometheusSample, startPrometheus } from './prometheus.ts'
 export {
   type BrowserSubscription,
   decryptAes128gcm,

@@ -70,12 +70,26 @@ export function kresdConfig(options: {
   extra?: string
 }): string {
   const lua = (s: string) => JSON.stringify(s)
+  // With a stub target, the STUB rule comes first, wrapped as a chain action: kresd 5.6's
+  // policy.STUB (like FORWARD) returns the state and so ends policy evaluation, and the RPZ's
+  // `rpz-passthru` (policy.PASS) ends it too. Placed after the RPZ, the stub never applied to
+  // an allowed name under a blocked parent (kresd iterated from the root); placed first as is,
+  // the RPZ would never apply. The wrapper sets the stub target and returns nil (go on), so the
+  // RPZ still answers blocked names, and every other name (passthru included) goes to the stub.
+  // The closing PASS ends evaluation as policy.STUB did: without it kresd's built-in special-use
+  // rules (e.g. NXDOMAIN for all of `test.`) would answer names the stub target serves.
+  const rules = options.stub
+    ? `local stub = policy.STUB(${lua(options.stub)})
+policy.add(policy.all(function(state, req) stub(state, req) return nil end))
+policy.add(policy.rpz(policy.DENY, ${lua(options.rpzFile)}, true))
+policy.add(policy.all(policy.PASS))`
+    : `policy.add(policy.rpz(policy.DENY, ${lua(options.rpzFile)}, true))
+policy.add(policy.all(policy.REFUSE))`
   return `net.listen('127.0.0.1', ${options.sharedPort}, { kind = 'dns' })
 net.listen('127.0.0.1', ${options.port}, { kind = 'dns' })
 modules = { 'stats', 'policy' }
 cache.open(10*MB, ${lua(`lmdb://${options.cacheDir}`)})
-policy.add(policy.rpz(policy.DENY, ${lua(options.rpzFile)}, true))
-${options.stub ? `policy.add(policy.all(policy.STUB(${lua(options.stub)})))` : 'policy.add(policy.all(policy.REFUSE))'}
+${rules}
 ${options.extra ?? ''}
 `
 }

@@ -1,11 +1,13 @@
 /**
  * Metrics history: the spec's fixed series (query rate, cache-hit ratio, NXDOMAIN rate, cache
- * entries) over a named range, from the points the sampler stores. Callers name a range only;
- * no metric names or query language. Empty buckets are left out, never invented.
+ * entries) over a named range, from the points the sampler stores, or from the optional
+ * Prometheus upstream when one is configured. Callers name a range only; no metric names or
+ * query language. Empty buckets are left out, never invented.
  */
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
 import { type InstanceStats, readKresdStats } from '../resolver/stats.ts'
+import type { PrometheusUpstream } from './prometheus.ts'
 import { addDelta, readPoints } from './store.ts'
 
 export const RANGES = {
@@ -22,28 +24,43 @@ export interface HistoryPoint {
   query_rate: number
   /** Share of answers served from the cache (null without answers). */
   cache_hit_ratio: number | null
-  /** NXDOMAIN answers per second. */
-  nxdomain_rate: number
-  cache_entries: number
+  /** NXDOMAIN answers per second (null: the upstream had no such sample). */
+  nxdomain_rate: number | null
+  /** Entries in the resolver cache (null: the upstream had no such sample). */
+  cache_entries: number | null
 }
 
 export class HistoryService {
   readonly db: Kysely<DB>
   readonly now: () => Date
   readonly controlDirs: readonly string[]
+  /** When set, the history comes from Prometheus alone (and nothing is sampled into the store). */
+  readonly upstream: PrometheusUpstream | undefined
   #previous = new Map<string, InstanceStats>()
   #lastTick: number | undefined
 
-  constructor(db: Kysely<DB>, controlDirs: readonly string[], now: () => Date) {
+  constructor(db: Kysely<DB>, controlDirs: readonly string[], now: () => Date, upstream?: PrometheusUpstream) {
     this.db = db
     this.controlDirs = controlDirs
     this.now = now
+    this.upstream = upstream
   }
 
   async history(range: Range) {
     const r = RANGES[range]
-    const to = Math.floor(this.now().getTime() / 1000)
+    const now = this.now()
+    const to = Math.floor(now.getTime() / 1000)
     const from = to - r.seconds
+    const body = (source: 'embedded' | 'prometheus', points: HistoryPoint[]) => ({
+      range,
+      source,
+      step_seconds: r.step,
+      from: new Date(from * 1000).toISOString(),
+      to: new Date(to * 1000).toISOString(),
+      series: ['query_rate', 'cache_hit_ratio', 'nxdomain_rate', 'cache_entries'],
+      points,
+    })
+    if (this.upstream) return body('prometheus', await this.upstream.points(r.seconds, r.step, now))
     const rows = await readPoints(this.db, r.resolution, Math.floor(from / r.resolution) * r.resolution)
     const groups = new Map<
       number,
@@ -66,14 +83,7 @@ export class HistoryService {
       nxdomain_rate: g.seconds > 0 ? g.nxdomain / g.seconds : 0,
       cache_entries: g.entries,
     }))
-    return {
-      range,
-      step_seconds: r.step,
-      from: new Date(from * 1000).toISOString(),
-      to: new Date(to * 1000).toISOString(),
-      series: ['query_rate', 'cache_hit_ratio', 'nxdomain_rate', 'cache_entries'],
-      points,
-    }
+    return body('embedded', points)
   }
 
   /**

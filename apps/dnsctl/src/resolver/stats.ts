@@ -16,9 +16,10 @@ export interface InstanceStats {
   cacheEntries: number
 }
 
-const COMMAND = 'tojson({s = stats.list(), c = cache.count()})\n'
+const COMMAND = '{s = stats.list(), c = cache.count()}'
 
-function ask(socket: string, timeoutMs: number): Promise<string> {
+/** Evaluate a Lua expression that yields a table in one kresd process; its `tojson` text. */
+export function kresdEval(socket: string, expression: string, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const c = connect(socket)
     let buf = ''
@@ -40,7 +41,7 @@ function ask(socket: string, timeoutMs: number): Promise<string> {
         resolve(buf.slice(buf.indexOf("'{") + 1, end + 1))
       }
     })
-    c.write(COMMAND)
+    c.write(`tojson(${expression})\n`)
   })
 }
 
@@ -57,7 +58,10 @@ export async function readKresdStats(controlDirs: readonly string[], timeoutMs =
     for (const name of names) {
       const socket = join(dir, name)
       try {
-        const parsed = JSON.parse(await ask(socket, timeoutMs)) as { s?: Record<string, unknown>; c?: unknown }
+        const parsed = JSON.parse(await kresdEval(socket, COMMAND, timeoutMs)) as {
+          s?: Record<string, unknown>
+          c?: unknown
+        }
         const s = parsed.s ?? {}
         out.push({
           socket,
