@@ -19,6 +19,8 @@ const systemPackages = {
   'knot-dnssecutils': '/usr/bin/kzonecheck',
   'knot-resolver': '/usr/sbin/kresd',
   'lua-cqueues': '/usr/share/lua/5.1/cqueues.lua',
+  // kresd's /metrics, which dnsctl's Prometheus upstream test scrapes.
+  'knot-resolver-module-http': '/usr/lib/x86_64-linux-gnu/knot-resolver/kres_modules/http.lua',
   'openssh-server': '/usr/sbin/sshd',
   'openssh-client': '/usr/bin/ssh',
   'dropbear-bin': '/usr/bin/dbclient',

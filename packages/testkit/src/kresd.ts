@@ -29,6 +29,11 @@ export interface KresdOptions {
   stub?: string
   /** Extra Lua appended to each instance's configuration. */
   extraConfig?: string
+  /**
+   * Serve each instance's counters at `/metrics` on a port of its own (kresd's http module,
+   * Debian package knot-resolver-module-http), metric names prefixed with `namespace`.
+   */
+  metrics?: { namespace?: string }
 }
 
 export interface KresdInstance {
@@ -36,6 +41,8 @@ export interface KresdInstance {
   port: number
   /** The RPZ file this instance watches. */
   rpzFile: string
+  /** With `metrics`: the port of this instance's `/metrics` (plain HTTP). */
+  metricsPort?: number
   child: Child
 }
 
@@ -60,6 +67,18 @@ function requireCqueues() {
   }
 }
 
+const HTTP_MODULE = '/usr/lib/x86_64-linux-gnu/knot-resolver/kres_modules/http.lua'
+
+function requireHttpModule() {
+  try {
+    accessSync(HTTP_MODULE)
+  } catch {
+    throw new MissingBinaryError(
+      "kresd's http module not found: install the Debian package knot-resolver-module-http (its /metrics)",
+    )
+  }
+}
+
 /** kresd configuration (Lua) for one instance. */
 export function kresdConfig(options: {
   sharedPort: number
@@ -68,6 +87,7 @@ export function kresdConfig(options: {
   cacheDir: string
   stub?: string
   extra?: string
+  metrics?: { port: number; namespace: string }
 }): string {
   const lua = (s: string) => JSON.stringify(s)
   // With a stub target, the STUB rule comes first, wrapped as a chain action: kresd 5.6's
@@ -85,11 +105,20 @@ policy.add(policy.rpz(policy.DENY, ${lua(options.rpzFile)}, true))
 policy.add(policy.all(policy.PASS))`
     : `policy.add(policy.rpz(policy.DENY, ${lua(options.rpzFile)}, true))
 policy.add(policy.all(policy.REFUSE))`
+  // Each instance's own counters: its control directory holds only its socket, so the
+  // module's map() over the instances sees this one alone.
+  const metrics = options.metrics
+    ? `modules.load('http')
+http.config({ tls = false })
+http.prometheus.namespace = ${lua(options.metrics.namespace)}
+net.listen('127.0.0.1', ${options.metrics.port}, { kind = 'webmgmt' })`
+    : ''
   return `net.listen('127.0.0.1', ${options.sharedPort}, { kind = 'dns' })
 net.listen('127.0.0.1', ${options.port}, { kind = 'dns' })
 modules = { 'stats', 'policy' }
 cache.open(10*MB, ${lua(`lmdb://${options.cacheDir}`)})
 ${rules}
+${metrics}
 ${options.extra ?? ''}
 `
 }
@@ -99,6 +128,7 @@ export async function startKresd(options: KresdOptions = {}): Promise<Kresd> {
   const kresd = requireBinary('/usr/sbin/kresd', 'knot-resolver')
   const kdigBin = requireBinary('/usr/bin/kdig', 'knot-dnsutils')
   requireCqueues()
+  if (options.metrics) requireHttpModule()
   const dir = tempDir('gatehouse-kresd-')
   const sharedPort = await freePort()
   const cacheDir = join(dir.path, 'cache')
@@ -116,6 +146,7 @@ export async function startKresd(options: KresdOptions = {}): Promise<Kresd> {
       const rpzFile = join(workDir, 'rpz', 'blocklist.rpz')
       mkdirSync(join(workDir, 'rpz'))
       writeFileSync(rpzFile, options.rpz ?? EMPTY_RPZ)
+      const metricsPort = options.metrics ? await freePort() : undefined
       const configFile = join(workDir, 'kresd.conf')
       writeFileSync(
         configFile,
@@ -126,6 +157,9 @@ export async function startKresd(options: KresdOptions = {}): Promise<Kresd> {
           cacheDir,
           ...(options.stub ? { stub: options.stub } : {}),
           ...(options.extraConfig ? { extra: options.extraConfig } : {}),
+          ...(metricsPort !== undefined
+            ? { metrics: { port: metricsPort, namespace: options.metrics?.namespace ?? '' } }
+            : {}),
         }),
       )
       const child = await startChild({
@@ -134,9 +168,11 @@ export async function startKresd(options: KresdOptions = {}): Promise<Kresd> {
         args: ['-n', '-c', configFile, workDir],
         logFile: join(workDir, 'kresd.log'),
         // Any answer on the private port means the listeners and the policy (RPZ) are loaded.
-        probe: async () => (await dnsQuery(port, 'localhost', 'A', '127.0.0.1', 200)) !== undefined,
+        probe: async () =>
+          (await dnsQuery(port, 'localhost', 'A', '127.0.0.1', 200)) !== undefined &&
+          (metricsPort === undefined || (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).ok),
       })
-      instances.push({ port, rpzFile, child })
+      instances.push({ port, rpzFile, child, ...(metricsPort !== undefined ? { metricsPort } : {}) })
     }
   } catch (err) {
     await stop()
