@@ -19,6 +19,7 @@ import { publishInline } from '../uploads/inline.ts'
 import { commitUpload } from '../uploads/publish.ts'
 import { authorizeUpload, createUpload } from '../uploads/service.ts'
 import { brandingTools } from './branding-tools.ts'
+import { rememberSerialized } from './direct.ts'
 import { inputs, outputs } from './schemas.ts'
 
 export const SERVER_INFO = { name: 'artsvc', version: '0.1.0' }
@@ -34,11 +35,16 @@ export async function run(
   ctx: AppContext,
   tool: string,
   fn: () => Promise<Record<string, unknown>>,
+  request?: object,
 ): Promise<ToolResult> {
   try {
     const result = await fn()
     ctx.counters.mcpToolCalls.inc({ tool, result: 'ok' })
-    return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result }
+    // The text block is the serialized structured content (as the MCP spec asks); the
+    // direct answer path reuses the string instead of serializing the result twice.
+    const text = JSON.stringify(result)
+    if (request) rememberSerialized(request, result, text)
+    return { content: [{ type: 'text', text }], structuredContent: result }
   } catch (err) {
     if (!(err instanceof AppError) || err.statusCode >= 500) {
       ctx.counters.mcpToolCalls.inc({ tool, result: 'failed' })
@@ -110,12 +116,18 @@ function toolDefiner(ctx: AppContext, server: McpServer, admin: boolean): Define
       },
       // biome-ignore lint/suspicious/noExplicitAny: the SDK infers the argument type from the schema
       (async (args: any, extra: Parameters<typeof callerOf>[0]) =>
-        run(ctx, name, async () => {
-          const p = callerOf(extra)
-          // An instance serves one audience; the route picks it from the same principal.
-          if (admin && !p.isAdmin) throw new TypeError('administrator tools called by a non-administrator')
-          return fn(args, p)
-        })) as never,
+        run(
+          ctx,
+          name,
+          async () => {
+            const p = callerOf(extra)
+            // An instance serves one audience; the route picks it from the same principal.
+            if (admin && !p.isAdmin) throw new TypeError('administrator tools called by a non-administrator')
+            return fn(args, p)
+          },
+          // The request's own auth info object: the direct answer path reuses the text.
+          extra.http?.authInfo,
+        )) as never,
     )
   }
 }
