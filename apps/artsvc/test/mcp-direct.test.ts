@@ -185,3 +185,32 @@ for (const dbName of ['sqlite', 'postgres'] as const) {
     })
   })
 }
+
+describe('structured output is still checked on every call', () => {
+  test('against the advertised JSON Schema: wrong types, missing and unknown members are refused', async () => {
+    const { outputSchema } = await import('../src/mcp/tools.ts')
+    const { outputs } = await import('../src/mcp/schemas.ts')
+    const std = outputSchema(outputs.list)['~standard'] as unknown as {
+      validate(v: unknown): { value?: unknown; issues?: unknown[] }
+    }
+    const row = {
+      id: 'a',
+      title: 't',
+      visibility: 'private',
+      latest_version: 1,
+      created_at: 'x',
+      updated_at: 'x',
+      url: 'u',
+    }
+    assert.equal(std.validate({ artifacts: [row] }).issues, undefined)
+    for (const bad of [
+      { artifacts: [{ ...row, visibility: 'public' }] },
+      { artifacts: [{ ...row, latest_version: 1.5 }] },
+      { artifacts: [{ ...row, id: undefined }] },
+      { artifacts: [{ ...row, secret: 'x' }] },
+      { artifacts: 'none' },
+      {},
+    ])
+      assert.ok(std.validate(JSON.parse(JSON.stringify(bad))).issues?.length, JSON.stringify(bad))
+  })
+})

@@ -8,7 +8,7 @@
  * sees them in tools/list.
  */
 import { AppError } from '@gatehouse/kit'
-import { McpServer } from '@modelcontextprotocol/server'
+import { fromJsonSchema, type JsonSchemaType, McpServer } from '@modelcontextprotocol/server'
 import type * as z from 'zod'
 import { adminDeleteArtifact, adminListArtifacts, adminRevokeShare } from '../admin/service.ts'
 import { changeVisibility, getArtifact, getVersionManifest, listArtifacts } from '../artifacts/service.ts'
@@ -71,6 +71,11 @@ export function callerOf(extra: { http?: { authInfo?: { extra?: Record<string, u
   return principal
 }
 
+type StandardJson = {
+  validate(value: unknown): unknown
+  jsonSchema: { input(o: { target: string }): unknown; output(o: { target: string }): unknown }
+}
+
 /**
  * The SDK converts each tool's zod schema to JSON Schema on every instance (to list it, and
  * to check structured output), and the modern protocol leg builds an instance per request.
@@ -80,9 +85,7 @@ const cachedSchemas = new WeakMap<object, object>()
 function cached<S extends z.ZodType>(schema: S): S {
   let wrapped = cachedSchemas.get(schema)
   if (!wrapped) {
-    const std = schema['~standard'] as unknown as {
-      jsonSchema: { input(o: { target: string }): unknown; output(o: { target: string }): unknown }
-    }
+    const std = schema['~standard'] as unknown as StandardJson
     const memo = (side: 'input' | 'output') => {
       const byTarget = new Map<string, unknown>()
       return (o: { target: string }) => {
@@ -98,6 +101,32 @@ function cached<S extends z.ZodType>(schema: S): S {
   return wrapped as S
 }
 
+/**
+ * An output schema as the SDK sees it: listed as the same JSON Schema (cached), and the
+ * structured content of every call checked against exactly that JSON Schema, which is what
+ * clients check it against (the SDK's own validator, AJV, via `fromJsonSchema`), compiled
+ * once. zod would check the same rules but copy every object of a long list per call (and
+ * it accepts members the advertised schema forbids). Inputs stay zod: they apply defaults.
+ */
+const outputChecked = new WeakMap<object, object>()
+export function outputSchema<S extends z.ZodType>(schema: S): S {
+  let wrapped = outputChecked.get(schema)
+  if (!wrapped) {
+    const listed = cached(schema)['~standard'] as unknown as StandardJson
+    let check: StandardJson['validate'] | undefined
+    const validate = (value: unknown) => {
+      check ??= fromJsonSchema(listed.jsonSchema.output({ target: JSON_SCHEMA_TARGET }) as JsonSchemaType)['~standard']
+        .validate as StandardJson['validate']
+      return check(value)
+    }
+    wrapped = { '~standard': { ...listed, validate } }
+    outputChecked.set(schema, wrapped)
+  }
+  return wrapped as S
+}
+/** The JSON Schema dialect the SDK lists tool schemas in. */
+const JSON_SCHEMA_TARGET = 'draft-2020-12'
+
 /** Register a tool whose handler runs a service call through `run`. */
 function toolDefiner(ctx: AppContext, server: McpServer, admin: boolean): DefineTool {
   return (name, config, fn) => {
@@ -107,7 +136,7 @@ function toolDefiner(ctx: AppContext, server: McpServer, admin: boolean): Define
         title: config.title,
         description: config.description,
         inputSchema: cached(config.input),
-        outputSchema: cached(config.output),
+        outputSchema: outputSchema(config.output),
         annotations: {
           readOnlyHint: config.readOnly ?? false,
           destructiveHint: config.destructive ?? false,
