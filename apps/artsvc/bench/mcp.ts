@@ -101,7 +101,16 @@ const tool = async () => {
   if (!r.ok || r.out.artifacts.length !== 50) throw new Error('MCP list failed')
 }
 
-try {
+async function main() {
+  // ARTSVC_BENCH_ONLY=mcp|rest: load one side only (for a CPU profile of that side); no ratio then.
+  const only = process.env.ARTSVC_BENCH_ONLY
+  if (only === 'mcp' || only === 'rest') {
+    const r = await round(only === 'mcp' ? tool : rest, ROUNDS * ROUND_MS)
+    console.log(`${only} only: ${r.rps.toFixed(0)} req/s, ${r.cpuUs.toFixed(0)} µs server CPU each`)
+  } else await compare()
+}
+
+async function compare() {
   await round(rest, 2000)
   await round(tool, 2000)
   const rounds: { rest: Round; mcp: Round }[] = []
@@ -150,6 +159,10 @@ try {
       .map((l) => l.toFixed(1))
       .join(' ')}`,
   )
+}
+
+try {
+  await main()
 } finally {
   await mcp.close()
   await child.stop()

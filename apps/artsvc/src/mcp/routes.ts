@@ -89,9 +89,15 @@ export function mcpRoutes(app: HttpApp, ctx: AppContext, bearer: AppContext['bea
           // The common case, a 2025-era POST, answers one JSON body: sent as any other reply
           // (one write with its length) instead of through the SDK's streaming adapter.
           const aborted = new AbortController()
+          const abort = () => aborted.abort()
+          // The hottest case (tools/call, tools/list, ping) skips the web Request too.
+          reply.raw.once('close', abort)
+          const answer = await handler
+            .direct(req.headers, body, authInfo, aborted.signal)
+            .finally(() => reply.raw.off('close', abort))
+          if (answer) return reply.code(answer.status).type('application/json').send(answer.body)
           const request = webRequest(req.raw, aborted.signal)
           if (await handler.isLegacy(request, body)) {
-            const abort = () => aborted.abort()
             reply.raw.once('close', abort)
             const res = await handler.legacy(request, body, authInfo).finally(() => reply.raw.off('close', abort))
             reply.code(res.status)

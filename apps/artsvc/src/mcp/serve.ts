@@ -27,11 +27,12 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server'
 import type { AppContext } from '../context.ts'
+import { DirectTransport, directEligible, encodeAnswer, STATELESS_METHODS } from './direct.ts'
 import { buildMcpServer, callerOf, type McpLimits } from './tools.ts'
 
 /** Idle instances kept per audience: enough for the requests one process serves at once. */
 const MAX_IDLE = 32
-const REUSABLE_AFTER = new Set(['tools/list', 'tools/call', 'ping'])
+const REUSABLE_AFTER = STATELESS_METHODS
 
 export interface McpFetch {
   /** Every request the SDK's adapter passes on (parsedBody: the route's parse of the body). */
@@ -40,6 +41,17 @@ export interface McpFetch {
   isLegacy(request: Request, body: unknown): Promise<boolean>
   /** A 2025-era POST: the whole JSON answer (never a stream). */
   legacy(request: Request, body: unknown, authInfo: AuthInfo | undefined): Promise<Response>
+  /**
+   * The hot path (mcp/direct.ts): a 2025-era request of a stateless method that passes
+   * every check of the SDK's transport, answered as JSON text with status 200; undefined
+   * for anything else (then `legacy` or `fetch` answers it).
+   */
+  direct(
+    headers: Record<string, string | string[] | undefined>,
+    body: unknown,
+    authInfo: AuthInfo | undefined,
+    signal: AbortSignal,
+  ): Promise<{ status: number; body: string } | undefined>
   close(): Promise<void>
 }
 
@@ -58,6 +70,55 @@ export function mcpFetch(
   // GET and DELETE (2025 session operations) and unparseable bodies: the SDK's own answers.
   const fallback = legacyStatelessFallback(factory, options.onerror, { maxRequestBodySize: options.maxRequestBodySize })
   const idle = { user: [] as McpServer[], admin: [] as McpServer[] }
+  // Instances that stay connected to a DirectTransport of their own, per audience.
+  type Connected = { server: McpServer; transport: DirectTransport }
+  const connected = { user: [] as Connected[], admin: [] as Connected[] }
+
+  async function direct(
+    headers: Record<string, string | string[] | undefined>,
+    body: unknown,
+    authInfo: AuthInfo | undefined,
+    signal: AbortSignal,
+  ): Promise<{ status: number; body: string } | undefined> {
+    const method = (body as { method?: unknown } | null)?.method
+    if (typeof method !== 'string' || !STATELESS_METHODS.has(method)) return undefined
+    const audience = audienceOf(authInfo)
+    const pool = audience.isAdmin ? connected.admin : connected.user
+    let entry = pool.pop()
+    if (!entry) {
+      const server = buildMcpServer(ctx, audience, limits)
+      const transport = new DirectTransport()
+      await server.connect(transport)
+      entry = { server, transport }
+    }
+    const message = directEligible(headers, body, entry.transport.supportedVersions)
+    if (!message) {
+      if (pool.length < MAX_IDLE) pool.push(entry)
+      else void entry.server.close().catch(() => {})
+      return undefined
+    }
+    const { server } = entry
+    let reusable = true
+    const abandon = () => {
+      reusable = false
+      void server.close().catch(() => {})
+    }
+    signal.addEventListener('abort', abandon, { once: true })
+    try {
+      return { status: 200, body: encodeAnswer(await entry.transport.exchange(message, authInfo), authInfo) }
+    } catch (err) {
+      reusable = false
+      if (!signal.aborted) options.onerror(err instanceof Error ? err : new Error(String(err)))
+      return {
+        status: 500,
+        body: JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: null }),
+      }
+    } finally {
+      signal.removeEventListener('abort', abandon)
+      if (reusable && pool.length < MAX_IDLE) pool.push(entry)
+      else void server.close().catch(() => {})
+    }
+  }
 
   async function legacy(request: Request, body: unknown, authInfo: AuthInfo | undefined): Promise<Response> {
     const audience = audienceOf(authInfo)
@@ -105,10 +166,15 @@ export function mcpFetch(
     },
     isLegacy,
     legacy,
+    direct,
     async close() {
       await modern.close()
       idle.user.length = 0
       idle.admin.length = 0
+      const all = [...connected.user, ...connected.admin]
+      connected.user.length = 0
+      connected.admin.length = 0
+      await Promise.all(all.map((c) => c.server.close().catch(() => {})))
     },
   }
 }

@@ -8,7 +8,7 @@
  * sees them in tools/list.
  */
 import { AppError } from '@gatehouse/kit'
-import { McpServer } from '@modelcontextprotocol/server'
+import { fromJsonSchema, type JsonSchemaType, McpServer } from '@modelcontextprotocol/server'
 import type * as z from 'zod'
 import { adminDeleteArtifact, adminListArtifacts, adminRevokeShare } from '../admin/service.ts'
 import { changeVisibility, getArtifact, getVersionManifest, listArtifacts } from '../artifacts/service.ts'
@@ -19,6 +19,7 @@ import { publishInline } from '../uploads/inline.ts'
 import { commitUpload } from '../uploads/publish.ts'
 import { authorizeUpload, createUpload } from '../uploads/service.ts'
 import { brandingTools } from './branding-tools.ts'
+import { rememberSerialized } from './direct.ts'
 import { inputs, outputs } from './schemas.ts'
 
 export const SERVER_INFO = { name: 'artsvc', version: '0.1.0' }
@@ -34,11 +35,16 @@ export async function run(
   ctx: AppContext,
   tool: string,
   fn: () => Promise<Record<string, unknown>>,
+  request?: object,
 ): Promise<ToolResult> {
   try {
     const result = await fn()
     ctx.counters.mcpToolCalls.inc({ tool, result: 'ok' })
-    return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result }
+    // The text block is the serialized structured content (as the MCP spec asks); the
+    // direct answer path reuses the string instead of serializing the result twice.
+    const text = JSON.stringify(result)
+    if (request) rememberSerialized(request, result, text)
+    return { content: [{ type: 'text', text }], structuredContent: result }
   } catch (err) {
     if (!(err instanceof AppError) || err.statusCode >= 500) {
       ctx.counters.mcpToolCalls.inc({ tool, result: 'failed' })
@@ -65,6 +71,11 @@ export function callerOf(extra: { http?: { authInfo?: { extra?: Record<string, u
   return principal
 }
 
+type StandardJson = {
+  validate(value: unknown): unknown
+  jsonSchema: { input(o: { target: string }): unknown; output(o: { target: string }): unknown }
+}
+
 /**
  * The SDK converts each tool's zod schema to JSON Schema on every instance (to list it, and
  * to check structured output), and the modern protocol leg builds an instance per request.
@@ -74,9 +85,7 @@ const cachedSchemas = new WeakMap<object, object>()
 function cached<S extends z.ZodType>(schema: S): S {
   let wrapped = cachedSchemas.get(schema)
   if (!wrapped) {
-    const std = schema['~standard'] as unknown as {
-      jsonSchema: { input(o: { target: string }): unknown; output(o: { target: string }): unknown }
-    }
+    const std = schema['~standard'] as unknown as StandardJson
     const memo = (side: 'input' | 'output') => {
       const byTarget = new Map<string, unknown>()
       return (o: { target: string }) => {
@@ -92,6 +101,32 @@ function cached<S extends z.ZodType>(schema: S): S {
   return wrapped as S
 }
 
+/**
+ * An output schema as the SDK sees it: listed as the same JSON Schema (cached), and the
+ * structured content of every call checked against exactly that JSON Schema, which is what
+ * clients check it against (the SDK's own validator, AJV, via `fromJsonSchema`), compiled
+ * once. zod would check the same rules but copy every object of a long list per call (and
+ * it accepts members the advertised schema forbids). Inputs stay zod: they apply defaults.
+ */
+const outputChecked = new WeakMap<object, object>()
+export function outputSchema<S extends z.ZodType>(schema: S): S {
+  let wrapped = outputChecked.get(schema)
+  if (!wrapped) {
+    const listed = cached(schema)['~standard'] as unknown as StandardJson
+    let check: StandardJson['validate'] | undefined
+    const validate = (value: unknown) => {
+      check ??= fromJsonSchema(listed.jsonSchema.output({ target: JSON_SCHEMA_TARGET }) as JsonSchemaType)['~standard']
+        .validate as StandardJson['validate']
+      return check(value)
+    }
+    wrapped = { '~standard': { ...listed, validate } }
+    outputChecked.set(schema, wrapped)
+  }
+  return wrapped as S
+}
+/** The JSON Schema dialect the SDK lists tool schemas in. */
+const JSON_SCHEMA_TARGET = 'draft-2020-12'
+
 /** Register a tool whose handler runs a service call through `run`. */
 function toolDefiner(ctx: AppContext, server: McpServer, admin: boolean): DefineTool {
   return (name, config, fn) => {
@@ -101,7 +136,7 @@ function toolDefiner(ctx: AppContext, server: McpServer, admin: boolean): Define
         title: config.title,
         description: config.description,
         inputSchema: cached(config.input),
-        outputSchema: cached(config.output),
+        outputSchema: outputSchema(config.output),
         annotations: {
           readOnlyHint: config.readOnly ?? false,
           destructiveHint: config.destructive ?? false,
@@ -110,12 +145,18 @@ function toolDefiner(ctx: AppContext, server: McpServer, admin: boolean): Define
       },
       // biome-ignore lint/suspicious/noExplicitAny: the SDK infers the argument type from the schema
       (async (args: any, extra: Parameters<typeof callerOf>[0]) =>
-        run(ctx, name, async () => {
-          const p = callerOf(extra)
-          // An instance serves one audience; the route picks it from the same principal.
-          if (admin && !p.isAdmin) throw new TypeError('administrator tools called by a non-administrator')
-          return fn(args, p)
-        })) as never,
+        run(
+          ctx,
+          name,
+          async () => {
+            const p = callerOf(extra)
+            // An instance serves one audience; the route picks it from the same principal.
+            if (admin && !p.isAdmin) throw new TypeError('administrator tools called by a non-administrator')
+            return fn(args, p)
+          },
+          // The request's own auth info object: the direct answer path reuses the text.
+          extra.http?.authInfo,
+        )) as never,
     )
   }
 }
