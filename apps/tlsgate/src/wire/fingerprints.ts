@@ -21,6 +21,7 @@ export interface TlsFingerprints {
   ja3Text: string
 }
 
+const ZERO_HASH = '000000000000'
 const hex4 = (v: number) => v.toString(16).padStart(4, '0')
 const two = (n: number) => String(Math.min(n, 99)).padStart(2, '0')
 const sha12 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12)
@@ -56,7 +57,9 @@ export function computeFingerprints(hello: ClientHello): TlsFingerprints {
     .join(',')
   const sigs = hello.signatureAlgorithms.filter((s) => !isGrease(s)).map(hex4)
   const c = sigs.length > 0 ? `${sortedExts}_${sigs.join(',')}` : sortedExts
-  const ja4 = `${a}_${ciphers.length > 0 ? sha12(sortedCiphers) : '000000000000'}_${extensions.length > 0 ? sha12(c) : '000000000000'}`
+  // JA4.md: no ciphers gives a b of twelve zeros, and so does an empty sorted extension list
+  // for c (a hello whose only extensions are SNI and ALPN too: they are not in that list).
+  const ja4 = `${a}_${ciphers.length > 0 ? sha12(sortedCiphers) : ZERO_HASH}_${sortedExts.length > 0 ? sha12(c) : ZERO_HASH}`
   const ja3Text = [
     String(hello.legacyVersion),
     ciphers.join('-'),
