@@ -26,7 +26,7 @@ export function readFirstBytes<S extends { kind: string }>(
   return new Promise((resolve) => {
     // Gathered bytes at the front of `store`, which grows by doubling: a client sending its
     // first bytes in many small pieces costs linear copying, not a copy of everything per piece.
-    let store = Buffer.alloc(0)
+    let store: Buffer = Buffer.alloc(0)
     let total = 0
     let need = 1
     const finish = (outcome: FirstBytesOutcome<S>) => {
