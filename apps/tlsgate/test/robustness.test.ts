@@ -9,7 +9,7 @@ import { connect, type Socket } from 'node:net'
 import { after, before, test } from 'node:test'
 import fc from 'fast-check'
 import { curlHello } from './capture.ts'
-import { buildHello, CHROME_143 } from './hello-builder.ts'
+import { buildHello, CHROME_143, helloMessage, records } from './hello-builder.ts'
 import { recordingBackend, startGate, type TestGate } from './helpers.ts'
 
 let backend: Awaited<ReturnType<typeof recordingBackend>>
@@ -54,6 +54,24 @@ test('a hello announcing more than 32 KiB is refused at once', async () => {
   await done
   assert.equal(backend.connections.length, before)
   assert.ok((await g.metric('connection_results_total', { result: 'protocol_error' })) >= 1)
+})
+
+test('a hello cut into more than 512 tiny records, sent one record per write, is refused before the backend', async () => {
+  const before = backend.connections.length
+  const errorsBefore = await g.metric('connection_results_total', { result: 'protocol_error' })
+  const message = helloMessage({
+    ...CHROME_143,
+    extensions: [...CHROME_143.extensions, ...Array.from({ length: 380 }, (_, i) => 0x7000 + i)],
+  })
+  const tiny = records(message, 2)
+  const s = await open()
+  const done = closed(s)
+  s.setNoDelay(true)
+  for (let at = 0; at < tiny.length && !s.destroyed; at += 7) s.write(tiny.subarray(at, at + 7))
+  await done
+  assert.equal(backend.connections.length, before)
+  assert.equal(await g.metric('connection_results_total', { result: 'protocol_error' }), errorsBefore + 1)
+  assert.ok(g.logs.some((l) => l.includes('too_many_records')))
 })
 
 test('slowloris: a hello trickled byte by byte is cut at the hello deadline', async () => {

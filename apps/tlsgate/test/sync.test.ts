@@ -139,6 +139,32 @@ test('SMTP reports: stored, an exact replay is unchanged, a stale generation is 
   }
 })
 
+test('SMTP reports: a wrong token or an unreachable control plane keeps the report queued; it goes up later, once', async () => {
+  let clock = Date.parse('2026-11-26T08:10:00.000Z')
+  const reporter = new SmtpReporter('mail.example', () => clock)
+  const route = parseRoute('smtp:0.0.0.0:587=127.0.0.1:2587')
+  reporter.record(route, { result: 'plaintext', ip: '198.51.100.8' })
+  clock = Date.parse('2026-11-26T09:00:01.000Z')
+  const [report] = reporter.cut(Date.parse('2026-11-26T09:00:00.000Z'))
+  const wrong = new ControlPlaneClient({ ...plane(), auth: { ...plane().auth, token: 'not-the-node-token' } })
+  const away = new ControlPlaneClient({ ...plane(), url: 'https://127.0.0.1:9/' })
+  const client = new ControlPlaneClient(plane())
+  try {
+    await assert.rejects(reporter.upload(wrong, silent))
+    assert.equal(reporter.queued.length, 1, 'a refused credential is not a refusal of the report')
+    await assert.rejects(reporter.upload(away, silent))
+    assert.equal(reporter.queued.length, 1, 'an outage keeps it')
+    assert.deepEqual(await reporter.upload(client, silent), { sent: 1, stale: 0 })
+    assert.equal(reporter.queued.length, 0)
+    const stored = await eg.call('/api/smtp-reports', { token: admin })
+    const r = stored.body.reports.find((x: { listener: string }) => x.listener === '0.0.0.0:587')
+    assert.equal(r.replay_id, report!.replay_id)
+    assert.deepEqual(r.counts, { connections: 1, plaintext: 1 })
+  } finally {
+    await Promise.all([wrong.close(), away.close(), client.close()])
+  }
+})
+
 test('trusted ranges from the policy let a blocked fingerprint through (bypassed), still observed', async (t) => {
   const dir = tempDir('tlsgate-ranges-')
   const file = join(dir.path, 'ranges.txt')

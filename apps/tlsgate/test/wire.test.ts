@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import fc from 'fast-check'
-import { HelloError, readClientHello } from '../src/wire/client-hello.ts'
-import { MAX_HELLO } from '../src/wire/constants.ts'
+import { HelloError, HelloReader, type HelloState, readClientHello } from '../src/wire/client-hello.ts'
+import { MAX_HELLO, MAX_HELLO_RECORDS } from '../src/wire/constants.ts'
 import { computeFingerprints } from '../src/wire/fingerprints.ts'
 import { proxyV2Header } from '../src/wire/proxy-protocol.ts'
 import { opensslHello } from './capture.ts'
@@ -31,6 +31,41 @@ test('a hello split into 1-byte records and fed one byte at a time gives the sam
   if (state.kind !== 'done' || whole.kind !== 'done') return
   assert.equal(state.consumed, split.length)
   assert.equal(computeFingerprints(state.hello).ja4, computeFingerprints(whole.hello).ja4)
+})
+
+test('the incremental reader fed a growing buffer agrees with a fresh read at every step', () => {
+  const split = records(helloMessage(CHROME_143), 7)
+  const reader = new HelloReader()
+  let last: HelloState | undefined
+  for (let n = 0; n <= split.length; n++) {
+    const prefix = split.subarray(0, n)
+    const incremental = reader.read(Buffer.from(prefix)) // a new buffer each time, as readFirstBytes concatenates
+    const fresh = readClientHello(prefix)
+    assert.equal(incremental.kind, fresh.kind, `prefix ${n}`)
+    if (incremental.kind === 'more' && fresh.kind === 'more') assert.equal(incremental.need, fresh.need)
+    last = incremental
+    if (incremental.kind !== 'more') break
+  }
+  assert.equal(last?.kind, 'done')
+  if (last?.kind !== 'done') return
+  assert.equal(computeFingerprints(last.hello).ja4, 't13d1516h2_8daaf6152771_d8a2da3f94cd')
+})
+
+test(`a hello spread over ${MAX_HELLO_RECORDS} records is read; one more record is refused (too_many_records)`, () => {
+  // Chrome's hello grown to the size of a real post-quantum one (about 1.8 KB) with empty extensions.
+  const message = helloMessage({
+    ...CHROME_143,
+    extensions: [...CHROME_143.extensions, ...Array.from({ length: 380 }, (_, i) => 0x7000 + i)],
+  })
+  const size = Math.ceil(message.length / MAX_HELLO_RECORDS)
+  const most = records(message, size)
+  assert.ok(most.length / (size + 5) <= MAX_HELLO_RECORDS)
+  assert.equal(readClientHello(most).kind, 'done')
+  // The same hello with 1-byte records: refused at the 513th record header, before its body.
+  const tiny = records(message, 1)
+  assert.ok(message.length > MAX_HELLO_RECORDS)
+  const state = readClientHello(tiny.subarray(0, (MAX_HELLO_RECORDS + 1) * 6))
+  assert.equal(state.kind === 'error' && state.error.code, 'too_many_records')
 })
 
 test('every prefix of a real hello asks for more; trailing bytes are not consumed', () => {

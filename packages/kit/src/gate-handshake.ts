@@ -24,7 +24,9 @@ export function readFirstBytes<S extends { kind: string }>(
   parse: (buffer: Buffer) => S,
 ): Promise<FirstBytesOutcome<S>> {
   return new Promise((resolve) => {
-    let chunks: Buffer[] = []
+    // Gathered bytes at the front of `store`, which grows by doubling: a client sending its
+    // first bytes in many small pieces costs linear copying, not a copy of everything per piece.
+    let store: Buffer = Buffer.alloc(0)
     let total = 0
     let need = 1
     const finish = (outcome: FirstBytesOutcome<S>) => {
@@ -37,11 +39,20 @@ export function readFirstBytes<S extends { kind: string }>(
     const timer = setTimeout(() => finish({ kind: 'timeout' }), timeoutMs)
     const onClose = () => finish({ kind: 'closed' })
     const onData = (chunk: Buffer) => {
-      chunks.push(chunk)
+      if (total === 0)
+        store = chunk // the usual case: everything in the first chunk, no copy
+      else {
+        if (total + chunk.length > store.length) {
+          const grown = Buffer.allocUnsafe(Math.max(2 * store.length, total + chunk.length))
+          store.copy(grown, 0, 0, total)
+          store = grown
+        }
+        chunk.copy(store, total)
+      }
       total += chunk.length
       if (total < need) return
-      const buffer = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total)
-      chunks = [buffer]
+      // Bytes before `total` are never written again, so what the parser kept stays valid.
+      const buffer = store.subarray(0, total)
       const state = parse(buffer)
       if (state.kind === 'more') need = (state as unknown as More).need
       else finish({ kind: 'parsed', state: state as Exclude<S, More>, buffer })

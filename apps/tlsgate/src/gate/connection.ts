@@ -15,7 +15,7 @@ import type { Route } from '../config.ts'
 import type { DB } from '../db/schema.ts'
 import type { ObservationRecorder } from '../fingerprints/recorder.ts'
 import { type GateStatus, gateStatus } from '../fingerprints/store.ts'
-import { type HelloErrorCode, readClientHello } from '../wire/client-hello.ts'
+import { type HelloErrorCode, HelloReader } from '../wire/client-hello.ts'
 import { computeFingerprints, type TlsFingerprints } from '../wire/fingerprints.ts'
 import type { Result, RouteMetrics } from './metrics.ts'
 import { type Backend, dialBackend, relay } from './relay.ts'
@@ -183,7 +183,8 @@ export async function gateTls(
 /** Read until the ClientHello is complete, refused, or the deadline passes; the socket is left paused. */
 export async function readHello(client: Socket, timeoutMs: number): Promise<HelloOutcome> {
   // One deadline for the whole hello: a client trickling a byte at a time (slowloris) gets no more.
-  const r = await readFirstBytes(client, timeoutMs, readClientHello)
+  const reader = new HelloReader()
+  const r = await readFirstBytes(client, timeoutMs, (buffer) => reader.read(buffer))
   if (r.kind === 'timeout') return { kind: 'hello_timeout' }
   if (r.kind === 'closed') return { kind: 'client_closed' }
   if (r.state.kind === 'error') {

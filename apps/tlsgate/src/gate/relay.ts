@@ -36,13 +36,17 @@ export function dialBackend(ctx: RouteContext, client: Socket): Promise<Backend>
       socket.destroy()
       reject(new Error(`${formatAddress(address)} connect timed out`))
     }, ctx.backendTimeoutMs)
-    socket.once('error', (err: NodeJS.ErrnoException) => {
+    const onError = (err: NodeJS.ErrnoException) => {
       clearTimeout(timer)
       reject(new Error(`${formatAddress(address)} ${err.code === 'ECONNREFUSED' ? 'connection refused' : err.message}`))
-    })
+    }
+    socket.once('error', onError)
     socket.once('connect', () => {
       clearTimeout(timer)
-      socket.removeAllListeners('error')
+      socket.off('error', onError)
+      // Until the relay or the SMTP dialogue adds its own, an error (a backend that resets at
+      // once, failing the PROXY header's write) must not go unheard: it ends in 'close'.
+      socket.on('error', () => {})
       if (ctx.proxyProtocol) {
         const src = { ip: normalizeIp(client.remoteAddress ?? '0.0.0.0'), port: client.remotePort ?? 0 }
         const dst = { ip: normalizeIp(client.localAddress ?? '0.0.0.0'), port: client.localPort ?? 0 }

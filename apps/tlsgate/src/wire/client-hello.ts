@@ -11,6 +11,7 @@ import {
   HANDSHAKE_CLIENT_HELLO,
   HANDSHAKE_HEADER,
   MAX_HELLO,
+  MAX_HELLO_RECORDS,
   MAX_RECORD,
   RECORD_HEADER,
 } from './constants.ts'
@@ -21,6 +22,7 @@ export type HelloErrorCode =
   | 'record_invalid'
   | 'not_client_hello'
   | 'hello_too_large'
+  | 'too_many_records'
   | 'hello_malformed'
   | 'extension_malformed'
 
@@ -71,46 +73,80 @@ const fail = (code: HelloErrorCode, message: string): HelloState => ({
  * if (state.kind === 'done') computeJa4(state.hello)
  */
 export function readClientHello(buffer: Buffer): HelloState {
-  let offset = 0
-  const fragments: Buffer[] = []
-  let have = 0
-  let total = -1 // handshake header + body, once the header is known
-  for (;;) {
-    if (buffer.length < offset + RECORD_HEADER) return { kind: 'more', need: offset + RECORD_HEADER }
-    const type = buffer[offset]!
-    const major = buffer[offset + 1]!
-    const length = buffer.readUInt16BE(offset + 3)
-    if (type !== CONTENT_HANDSHAKE) {
-      return offset === 0
-        ? fail('not_tls', `first byte 0x${type.toString(16).padStart(2, '0')} is not a TLS handshake record`)
-        : fail('record_invalid', `record type ${type} inside the ClientHello`)
-    }
-    if (major !== 3) return fail(offset === 0 ? 'not_tls' : 'record_invalid', `record version major ${major} is not 3`)
-    if (length === 0 || length > MAX_RECORD) return fail('record_invalid', `record length ${length} out of range`)
-    const end = offset + RECORD_HEADER + length
-    if (buffer.length < end) return { kind: 'more', need: end }
-    fragments.push(buffer.subarray(offset + RECORD_HEADER, end))
-    have += length
-    offset = end
-    if (total < 0 && have >= HANDSHAKE_HEADER) {
-      const head = fragments.length === 1 ? fragments[0]! : Buffer.concat(fragments)
-      if (head[0] !== HANDSHAKE_CLIENT_HELLO) return fail('not_client_hello', `handshake type ${head[0]} first`)
-      const bodyLength = head.readUIntBE(1, 3)
-      if (bodyLength > MAX_HELLO)
-        return fail('hello_too_large', `ClientHello of ${bodyLength} bytes (max ${MAX_HELLO})`)
-      total = HANDSHAKE_HEADER + bodyLength
-    }
-    if (total >= 0 && have >= total) {
-      const message = fragments.length === 1 ? fragments[0]! : Buffer.concat(fragments)
-      // Bytes of a following handshake message in the same record would be a protocol error;
-      // the server will say so. The gate only reads the hello.
-      try {
-        return { kind: 'done', hello: parseClientHello(message.subarray(HANDSHAKE_HEADER, total)), consumed: offset }
-      } catch (err) {
-        if (err instanceof HelloError) return { kind: 'error', error: err }
-        throw err
+  return new HelloReader().read(buffer)
+}
+
+/**
+ * The same reading for a buffer that grows between calls (each call's buffer starts with the
+ * previous call's bytes, as `readFirstBytes` gathers them): records already checked are not
+ * walked again, so a hello cut into many small records arriving one by one costs linear time
+ * (walking them all on every call cost 160 s of CPU for a 32 KiB hello in 1-byte records).
+ * Record positions are kept, not slices, so older buffers are not held.
+ */
+export class HelloReader {
+  #offset = 0
+  /** [start, end) of each record's fragment in the buffer. */
+  readonly #fragments: Array<[number, number]> = []
+  #have = 0
+  #total = -1 // handshake header + body, once the header is known
+
+  read(buffer: Buffer): HelloState {
+    for (;;) {
+      const offset = this.#offset
+      if (buffer.length < offset + RECORD_HEADER) return { kind: 'more', need: offset + RECORD_HEADER }
+      const type = buffer[offset]!
+      const major = buffer[offset + 1]!
+      const length = buffer.readUInt16BE(offset + 3)
+      if (type !== CONTENT_HANDSHAKE) {
+        return offset === 0
+          ? fail('not_tls', `first byte 0x${type.toString(16).padStart(2, '0')} is not a TLS handshake record`)
+          : fail('record_invalid', `record type ${type} inside the ClientHello`)
+      }
+      if (major !== 3)
+        return fail(offset === 0 ? 'not_tls' : 'record_invalid', `record version major ${major} is not 3`)
+      if (length === 0 || length > MAX_RECORD) return fail('record_invalid', `record length ${length} out of range`)
+      if (this.#fragments.length >= MAX_HELLO_RECORDS) {
+        return fail('too_many_records', `ClientHello spread over more than ${MAX_HELLO_RECORDS} records`)
+      }
+      const end = offset + RECORD_HEADER + length
+      if (buffer.length < end) return { kind: 'more', need: end }
+      this.#fragments.push([offset + RECORD_HEADER, end])
+      this.#have += length
+      this.#offset = end
+      if (this.#total < 0 && this.#have >= HANDSHAKE_HEADER) {
+        const head = this.#message(buffer)
+        if (head[0] !== HANDSHAKE_CLIENT_HELLO) return fail('not_client_hello', `handshake type ${head[0]} first`)
+        const bodyLength = head.readUIntBE(1, 3)
+        if (bodyLength > MAX_HELLO)
+          return fail('hello_too_large', `ClientHello of ${bodyLength} bytes (max ${MAX_HELLO})`)
+        this.#total = HANDSHAKE_HEADER + bodyLength
+      }
+      if (this.#total >= 0 && this.#have >= this.#total) {
+        const message = this.#message(buffer)
+        // Bytes of a following handshake message in the same record would be a protocol error;
+        // the server will say so. The gate only reads the hello.
+        try {
+          return {
+            kind: 'done',
+            hello: parseClientHello(message.subarray(HANDSHAKE_HEADER, this.#total)),
+            consumed: end,
+          }
+        } catch (err) {
+          if (err instanceof HelloError) return { kind: 'error', error: err }
+          throw err
+        }
       }
     }
+  }
+
+  /** The handshake bytes gathered so far, one slice when they came in one record. */
+  #message(buffer: Buffer): Buffer {
+    const parts = this.#fragments
+    if (parts.length === 1) return buffer.subarray(parts[0]![0], parts[0]![1])
+    return Buffer.concat(
+      parts.map(([a, b]) => buffer.subarray(a, b)),
+      this.#have,
+    )
   }
 }
 

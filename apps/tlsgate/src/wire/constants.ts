@@ -27,6 +27,14 @@ export const HANDSHAKE_CLIENT_HELLO = 1
  * initial-packet limit. Larger is refused before it is buffered.
  */
 export const MAX_HELLO = 32 * 1024
+/**
+ * Our cap on the records one ClientHello may be spread over. Clients send one (two for a hello
+ * above 16 KiB); tools that split the hello to get past middleboxes use a handful, or a few
+ * hundred tiny ones at most. Each record costs a header and, when it arrives on its own, a copy
+ * of what was gathered so far: the cap keeps a hostile 1-byte-record hello from costing
+ * seconds of CPU.
+ */
+export const MAX_HELLO_RECORDS = 512
 
 /** Extension types the fingerprints read (IANA "TLS ExtensionType Values"). */
 export const EXT = {
