@@ -63,9 +63,9 @@ function open(r: number): Promise<void> {
     let carry: Buffer | undefined
     let head = true
     let ready = false
-    const onRead = (n: number, into: Buffer) => {
+    const onRead = (n: number) => {
       const at = performance.timeOrigin + performance.now()
-      let buf = carry ? Buffer.concat([carry, into.subarray(0, n)]) : into.subarray(0, n)
+      let buf = carry ? Buffer.concat([carry, READ_BUFFER.subarray(0, n)]) : READ_BUFFER.subarray(0, n)
       carry = undefined
       if (head) {
         const end = buf.indexOf(HEAD_END)
@@ -112,7 +112,18 @@ function open(r: number): Promise<void> {
         }
       }
     }
-    const socket = net.connect({ host, port, noDelay: true, onread: { buffer: READ_BUFFER, callback: onRead } })
+    const socket = net.connect({
+      host,
+      port,
+      noDelay: true,
+      onread: {
+        buffer: READ_BUFFER,
+        callback: (n) => {
+          onRead(n)
+          return true
+        },
+      },
+    })
     socket.on('error', reject)
     socket.on('connect', () => socket.write(REQUEST))
   })

@@ -96,6 +96,41 @@ async function closedLoop(base: string, seconds: number, seq: number): Promise<{
   return result
 }
 
+/**
+ * Hooks at RATE per second for SECONDS (sent in 10 ms slices, node:http keep-alive agent),
+ * titled `seq:<first + s>`; notes when each was sent and when its 200 arrived.
+ */
+async function fixedRate(base: string, first: number, sent: Float64Array, accepted: Float64Array): Promise<number> {
+  const total = sent.length
+  let seq = 0
+  const t0 = performance.now()
+  const sends: Promise<void>[] = []
+  while (seq < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * RATE))
+    while (seq < due) {
+      const s = seq++
+      sent[s] = performance.timeOrigin + performance.now()
+      sends.push(
+        post(base, `/hooks/${TOKEN}`, JSON.stringify({ text: `seq:${first + s}` })).then((r) => {
+          if (r.status !== 200) throw new Error(`hook ${r.status}`)
+          accepted[s] = performance.timeOrigin + performance.now()
+        }),
+      )
+    }
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  await Promise.all(sends)
+  return total / ((performance.now() - t0) / 1000)
+}
+
+/** Hook latency (sent -> 200 at the sender), p50 and p99 in ms. */
+function hookLatency(sent: Float64Array, accepted: Float64Array): string {
+  const h = new Uint32Array(BUCKETS)
+  for (let s = 0; s < sent.length; s++)
+    h[Math.min(BUCKETS - 1, Math.floor(Math.max(0, accepted[s]! - sent[s]!) / BUCKET_MS))]!++
+  return `hook sent -> 200 p50 ${quantile(h, 0.5)} ms, p99 ${quantile(h, 0.99)} ms`
+}
+
 const dir = tempDir('notify-bench-stream-')
 let server: Running | undefined
 try {
@@ -127,6 +162,17 @@ try {
   )
 
   const total = RATE * SECONDS
+  // The same fixed-rate deliveries with no reader connected (seqs past the measured phase's).
+  {
+    const sent = new Float64Array(total)
+    const accepted = new Float64Array(total)
+    const cpu = server.cpuSeconds()
+    const achieved = await fixedRate(base, 3_000_000, sent, accepted)
+    console.log(
+      `${RATE} hooks/s, no readers: sent at ${achieved.toFixed(0)}/s; ${hookLatency(sent, accepted)}; ` +
+        `notify CPU ${(((server.cpuSeconds() - cpu) / total) * 1e6).toFixed(0)} µs per hook`,
+    )
+  }
   const accepted = new Float64Array(total).fill(Number.NaN)
   const sent = new Float64Array(total).fill(Number.NaN)
   const { hostname, port } = new URL(base)
@@ -161,25 +207,8 @@ try {
   const readers0 = await count()
   const notify0 = server.cpuSeconds()
   const main0 = threadCpu()
-  let seq = 0
   const t0 = performance.now()
-  const sends: Promise<void>[] = []
-  while (seq < total) {
-    const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * RATE))
-    while (seq < due) {
-      const s = seq++
-      sent[s] = performance.timeOrigin + performance.now()
-      sends.push(
-        post(base, `/hooks/${TOKEN}`, JSON.stringify({ text: `seq:${s}` })).then((r) => {
-          if (r.status !== 200) throw new Error(`hook ${r.status}`)
-          accepted[s] = performance.timeOrigin + performance.now()
-        }),
-      )
-    }
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  await Promise.all(sends)
-  const achieved = total / ((performance.now() - t0) / 1000)
+  const achieved = await fixedRate(base, 0, sent, accepted)
   const expected = total * READERS
   const deadline = performance.now() + 30_000
   let counted = await count()
@@ -207,7 +236,7 @@ try {
   const delivered = expected - missing
   console.log(
     `fan-out at ${RATE} hooks/s x ${READERS} readers: ${delivered}/${expected} events received, ${duplicates} duplicates ` +
-      `(hooks sent at ${achieved.toFixed(0)}/s)\n` +
+      `(hooks sent at ${achieved.toFixed(0)}/s; ${hookLatency(sent, accepted)})\n` +
       `  hook accept (200 at the sender) -> event read: p50 ${quantile(fromAccept, 0.5)} ms, p99 ${quantile(fromAccept, 0.99)} ms, max ${quantile(fromAccept, 1)} ms\n` +
       `  hook sent -> event read:                        p50 ${quantile(fromSend, 0.5)} ms, p99 ${quantile(fromSend, 0.99)} ms, max ${quantile(fromSend, 1)} ms\n` +
       `  CPU over the phase (${wall.toFixed(1)} s, until the last event): notify ${pct(notifyCpu, wall)} of a core ` +
