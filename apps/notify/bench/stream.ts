@@ -1,23 +1,32 @@
 /**
- * `node bench/stream.ts` (from apps/notify): realtime fan-out on SQLite.
- *   1. Latency: R connected readers (SSE), hooks posted at H per second for S seconds;
- *      per (reader, notification): time from the hook's 200 arriving at the sender to the
- *      event arriving at the reader (p50/p99/max).
- *   2. Ingest ratio: closed-loop hook throughput (C keep-alive connections, S seconds, the
- *      raw-socket generator of load.ts) with the R readers connected, against the same run
- *      with no reader connected.
+ * `node bench/stream.ts` (from apps/notify): realtime fan-out, on SQLite (or PostgreSQL with
+ * NOTIFY_BENCH_BACKEND=postgres, a testkit server with fsync off).
+ *   0. Ingest with no reader connected: closed loop (C keep-alive connections, S seconds,
+ *      the raw-socket generator of load.ts), then the fixed-rate deliveries of phase 1
+ *      (H hooks/s for S seconds: achieved rate, hook latency).
+ *   1. Latency: R connected readers (Server-Sent Events), H hooks/s for S seconds. For every
+ *      (reader, notification) pair: from the hook's 200 arriving at the sender ("accept", the
+ *      issue's measure) and from the hook being sent, to the reader thread reading the bytes
+ *      that hold the event (p50/p99/max over all R x H x S deliveries, exact to 0.1 ms). The
+ *      phase lasts until every reader has every event; a missing or repeated event fails the run.
+ *   2. Ingest ratio: the closed loop of phase 0 again with the R readers connected (every
+ *      reader must still receive every hook), against phase 0's rate.
  * Environment: NOTIFY_BENCH_READERS (default 1000), NOTIFY_BENCH_RATE (1000),
- * NOTIFY_BENCH_SECONDS (5), NOTIFY_BENCH_CONNECTIONS (16).
- * notify runs in its own process (bench/servers.ts), the readers in a worker thread
- * (bench/stream-readers.ts) and the senders on this thread. Besides throughput, the ingest
- * comparison reports notify's own CPU time per hook (from /proc), which the other processes
- * on a shared machine do not distort.
+ * NOTIFY_BENCH_SECONDS (5), NOTIFY_BENCH_CONNECTIONS (16), NOTIFY_BENCH_READER_THREADS (2),
+ * NOTIFY_BENCH_BACKEND (sqlite), NOTIFY_BENCH_PROFILE (a directory: notify's CPU profile).
+ *
+ * Everything runs on this host's cores: notify in its own process (bench/servers.ts), the
+ * readers in worker threads (bench/stream-readers.ts: raw sockets, each event's seq parsed),
+ * the senders on this thread. So each figure includes the readers' and senders' competition
+ * for the CPU; the bench prints the CPU time each of them used in phase 1 (notify from /proc,
+ * the threads from threadCpuUsage), per hook and per delivery, which depends much less on
+ * what else runs on a shared machine than the wall-clock figures.
  */
 import http from 'node:http'
 import os from 'node:os'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
-import { tempDir } from '@gatehouse/testkit'
+import { type Postgres, startPostgres, tempDir } from '@gatehouse/testkit'
 import { load } from './load.ts'
 import { type Running, startNotifyProcess } from './servers.ts'
 
@@ -131,8 +140,10 @@ function hookLatency(sent: Float64Array, accepted: Float64Array): string {
   return `hook sent -> 200 p50 ${quantile(h, 0.5)} ms, p99 ${quantile(h, 0.99)} ms`
 }
 
+const BACKEND = process.env.NOTIFY_BENCH_BACKEND ?? 'sqlite'
 const dir = tempDir('notify-bench-stream-')
 let server: Running | undefined
+let pg: Postgres | undefined
 try {
   console.log(
     `machine: ${os.cpus().length} x ${os.cpus()[0]?.model}, load ${os
@@ -140,8 +151,11 @@ try {
       .map((x) => x.toFixed(2))
       .join(' ')}`,
   )
+  if (BACKEND === 'postgres') pg = await startPostgres()
+  else if (BACKEND !== 'sqlite') throw new Error(`NOTIFY_BENCH_BACKEND: sqlite or postgres, not ${BACKEND}`)
+  console.log(`database: ${BACKEND}`)
   server = await startNotifyProcess({
-    NOTIFY_DATABASE_URL: `sqlite:${join(dir.path, 'bench.db')}`,
+    NOTIFY_DATABASE_URL: pg ? await pg.createDatabase() : `sqlite:${join(dir.path, 'bench.db')}`,
     NOTIFY_HOOK_TOKEN: TOKEN,
     NOTIFY_LOG_LEVEL: 'warn',
     // NOTIFY_BENCH_PROFILE=DIR: notify writes a V8 CPU profile there when it stops.
@@ -269,6 +283,7 @@ try {
   await Promise.all(workers.map((w) => w.terminate()))
 } finally {
   await server?.stop()
+  await pg?.stop()
   agent.destroy()
   dir.remove()
 }
