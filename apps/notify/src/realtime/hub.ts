@@ -78,6 +78,7 @@ export class StreamHub {
   /** When the last pass ended, and how long it took (performance.now(), ms). */
   #lastPassEnd = 0
   #lastPassMs = 0
+  #passing = false
   /** Interned visibility sets: subscribers with equal sets share an id. */
   readonly #visIds = new Map<string, number>()
   #nextVisId = 1
@@ -115,13 +116,25 @@ export class StreamHub {
   wake(): void {
     if (this.#passQueued || this.#closed) return
     this.#passQueued = true
+    // A pass running now plans the next one when it ends (the gap counts from its end).
+    if (!this.#passing) this.#plan()
+  }
+
+  /** Run the queued pass once the gap after the previous one has passed. */
+  #plan(): void {
     const run = () =>
       void this.#enqueue(async () => {
         this.#passQueued = false
+        this.#passing = true
         const start = performance.now()
-        await this.#pass()
-        this.#lastPassEnd = performance.now()
-        this.#lastPassMs = this.#lastPassEnd - start
+        try {
+          await this.#pass()
+        } finally {
+          this.#passing = false
+          this.#lastPassEnd = performance.now()
+          this.#lastPassMs = this.#lastPassEnd - start
+          if (this.#passQueued && !this.#closed) this.#plan()
+        }
       })
     const gap = Math.max(
       Math.min(this.#options.maxPassGapMs, this.#subs.size * PASS_GAP_PER_STREAM_MS),
