@@ -1,16 +1,21 @@
 // The notify web client: plain DOM, no build step. Every piece of text from a payload is
 // set with textContent (the h() helper never touches innerHTML), links get
 // rel="noopener noreferrer", and the page runs under a CSP without inline scripts.
-// Views beyond the inbox live in their own modules, which import h/api/toast from here.
+// This module holds the client's state, sign-in, the inbox (loading, toolbar, keyboard)
+// and the navigation; the other views and parts live in their own modules: dom.js (h, api,
+// toast), cards.js, stream.js (realtime), admin.js, channel-admin.js, panel.js, push.js,
+// actions.js, desktop.js, unread.js, webhook-import.js, markdown.js.
 
-import { actionButton, actionHistory, commandBar, invocationText } from './actions.js'
+import { commandBar } from './actions.js'
+import { renderAdmin } from './admin.js'
+import { card } from './cards.js'
 import { channelAdminView, managesChannels } from './channel-admin.js'
 import { DESKTOP_ROUTE, providerButton, renderDesktopApproval } from './desktop.js'
-import { markdown, plainText, safeHref as safeUrl } from './markdown.js'
+import { api, h, relative, toast } from './dom.js'
 import { openPanel } from './panel.js'
 import { pushView, revokeThisBrowser } from './push.js'
-import { refreshUnread, scheduleUnread, unreadBadge } from './unread.js'
-import { webhookImportSection } from './webhook-import.js'
+import { connect as connectStream } from './stream.js'
+import { refreshUnread, unreadBadge } from './unread.js'
 
 const app = document.getElementById('app')
 const state = {
@@ -30,48 +35,6 @@ const state = {
   // desktop sign-in approval); undefined: the inbox.
   view: undefined,
   focus: undefined, // a notification id to select once the inbox loads (opened from a push)
-}
-
-/** An element with attributes and children; strings become text nodes, never HTML. */
-export function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag)
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === false || v === null) continue
-    if (k.startsWith('on')) el.addEventListener(k.slice(2), v)
-    else if (k === 'style') for (const [p, val] of Object.entries(v)) el.style.setProperty(p, val)
-    else el.setAttribute(k, v === true ? '' : String(v))
-  }
-  for (const c of children.flat(Number.POSITIVE_INFINITY))
-    if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c))
-  return el
-}
-
-export async function api(method, path, body, headers = {}) {
-  const res = await fetch(path, {
-    method,
-    headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const data = res.status === 204 ? {} : await res.json().catch(() => ({}))
-  if (!res.ok)
-    throw Object.assign(new Error(data.error?.message ?? `HTTP ${res.status}`), {
-      code: data.error?.code,
-      status: res.status,
-    })
-  return data
-}
-
-function relative(iso) {
-  const s = Math.round((Date.now() - Date.parse(iso)) / 1000)
-  if (s < 60) return 'just now'
-  if (s < 3600) return `${Math.floor(s / 60)} min ago`
-  if (s < 86400) return `${Math.floor(s / 3600)} h ago`
-  return `${Math.floor(s / 86400)} d ago`
-}
-
-function link(label, url) {
-  const href = safeUrl(url)
-  return href ? h('a', { href, target: '_blank', rel: 'noopener noreferrer' }, label) : h('span', {}, label)
 }
 
 // ---- sign-in ---------------------------------------------------------------------------
@@ -118,6 +81,7 @@ const ui = {
   app,
   state,
   layout: (content) => app.replaceChildren(h('div', { class: 'layout' }, navigation(), content)),
+  loadChannels: () => loadChannels(),
 }
 
 // ---- data ------------------------------------------------------------------------------
@@ -208,48 +172,6 @@ function matches(n) {
   return true
 }
 
-function connect() {
-  state.stream?.close()
-  const es = new EventSource('/api/v1/stream')
-  state.stream = es
-  es.addEventListener('ready', () => void loadInbox())
-  es.addEventListener('notification', (e) => {
-    const n = JSON.parse(e.data).notification
-    if (inboxLoading) state.arrived.push(n)
-    if (matches(n) && !state.items.some((i) => i.id === n.id)) {
-      state.items.unshift(n)
-      if (state.selected >= 0) state.selected++
-      render()
-    }
-  })
-  es.addEventListener('lifecycle', (e) => {
-    const d = JSON.parse(e.data)
-    const item = state.items.find((i) => i.id === d.id)
-    if (item) {
-      item.state = d.state
-      render()
-    }
-  })
-  es.addEventListener('read', (e) => {
-    const d = JSON.parse(e.data)
-    for (const item of state.items) {
-      if (d.notification_ids?.includes(item.id)) item.read = true
-      for (const c of d.channels ?? []) if (c.channel === item.channel && item.id <= c.last_read_id) item.read = true
-    }
-    if (state.unreadOnly) state.items = state.items.filter((i) => !i.read)
-    render()
-  })
-  es.addEventListener('archive', () => void loadInbox())
-  // Anything that can change a count refreshes the navigation's unread badges.
-  for (const type of ['ready', 'notification', 'read', 'archive', 'channel', 'membership'])
-    es.addEventListener(type, scheduleUnread)
-  for (const type of ['channel', 'membership'])
-    es.addEventListener(type, async () => {
-      await loadChannels()
-      render()
-    })
-}
-
 // ---- actions ---------------------------------------------------------------------------
 
 async function act(item, action) {
@@ -264,452 +186,13 @@ async function act(item, action) {
   }
 }
 
-export function toast(text) {
-  const t = h('p', { class: 'error', role: 'alert' }, text)
-  const toolbar = document.querySelector('.toolbar')
-  if (toolbar) toolbar.after(t)
-  else document.querySelector('.content')?.prepend(t)
-  setTimeout(() => t.remove(), 5000)
-}
-
 async function markChannelRead() {
   if (state.channel) await api('POST', `/api/v1/channels/${encodeURIComponent(state.channel)}/read`)
   else await api('POST', '/api/v1/notifications/read-all')
   await loadInbox()
 }
 
-// ---- administration (administrators) -----------------------------------------------------
-
-/** A one-time secret: shown once, with a copy button; never stored by the client. */
-function secretOnce(label, value) {
-  const input = h('input', { readonly: true, value, 'aria-label': label, size: 48 })
-  return h(
-    'div',
-    { class: 'secret', role: 'status' },
-    h('p', {}, `${label} (shown once; copy it now):`),
-    input,
-    h(
-      'button',
-      {
-        onclick: async () => {
-          input.select()
-          await navigator.clipboard?.writeText(value).catch(() => undefined)
-        },
-      },
-      'Copy',
-    ),
-  )
-}
-
-async function renderAdmin(section) {
-  const hooks = (await api('GET', '/api/v1/webhooks')).webhooks
-  const out = h('div', { class: 'admin-result' })
-  const channelOptions = () => state.channels.map((c) => h('option', { value: c.name }, c.name))
-  const fail = (err) => out.replaceChildren(h('p', { class: 'error', role: 'alert' }, err.message))
-  const origin = location.origin
-
-  const createChannel = h(
-    'form',
-    {
-      class: 'admin-form',
-      onsubmit: async (e) => {
-        e.preventDefault()
-        const f = new FormData(e.target)
-        try {
-          const r = await api('POST', '/api/v1/channels', {
-            name: f.get('name'),
-            display_name: f.get('display_name') || undefined,
-            description: f.get('description') || undefined,
-            accent_color: f.get('accent_color'),
-            visibility: f.get('visibility'),
-          })
-          await loadChannels()
-          await renderAdmin(h('h3', {}, `Channel ${r.channel.name} created`))
-          document
-            .querySelector('.admin-result')
-            ?.replaceChildren(secretOnce('Publishing URL', origin + r.publishing.path))
-        } catch (err) {
-          fail(err)
-        }
-      },
-    },
-    h('h3', {}, 'New channel'),
-    h(
-      'label',
-      {},
-      'URL name (cannot change later)',
-      h('input', { name: 'name', required: true, pattern: '[a-z0-9][a-z0-9_\\-]{0,62}' }),
-    ),
-    h('label', {}, 'Display name', h('input', { name: 'display_name' })),
-    h('label', {}, 'Description', h('input', { name: 'description' })),
-    h('label', {}, 'Accent colour', h('input', { name: 'accent_color', type: 'color', value: '#4f6bed' })),
-    h(
-      'label',
-      {},
-      'Visibility',
-      h(
-        'select',
-        { name: 'visibility' },
-        h('option', { value: 'public' }, 'public'),
-        h('option', { value: 'private' }, 'private'),
-      ),
-    ),
-    h('button', { class: 'primary', type: 'submit' }, 'Create channel'),
-  )
-
-  const members = h(
-    'form',
-    {
-      class: 'admin-form',
-      onsubmit: async (e) => {
-        e.preventDefault()
-        const f = new FormData(e.target)
-        try {
-          await api(
-            'PUT',
-            `/api/v1/channels/${encodeURIComponent(f.get('channel'))}/members/${encodeURIComponent(f.get('username'))}`,
-            { role: f.get('role') },
-          )
-          out.replaceChildren(
-            h('p', { role: 'status' }, `${f.get('username')} is ${f.get('role')} of ${f.get('channel')}`),
-          )
-        } catch (err) {
-          fail(err)
-        }
-      },
-    },
-    h('h3', {}, 'Channel member'),
-    h('label', {}, 'Channel', h('select', { name: 'channel' }, channelOptions())),
-    h('label', {}, 'Username', h('input', { name: 'username', required: true })),
-    h(
-      'label',
-      {},
-      'Role',
-      h(
-        'select',
-        { name: 'role' },
-        ['viewer', 'operator', 'channel_admin'].map((r) => h('option', { value: r }, r)),
-      ),
-    ),
-    h('button', { class: 'primary', type: 'submit' }, 'Set role'),
-  )
-
-  const createHook = h(
-    'form',
-    {
-      class: 'admin-form',
-      onsubmit: async (e) => {
-        e.preventDefault()
-        const f = new FormData(e.target)
-        try {
-          const r = await api('POST', '/api/v1/webhooks', {
-            channel: f.get('channel'),
-            channel_locked: f.get('locked') === 'on',
-          })
-          await renderAdmin()
-          document.querySelector('.admin-result')?.replaceChildren(secretOnce('Webhook URL', origin + r.webhook.path))
-        } catch (err) {
-          fail(err)
-        }
-      },
-    },
-    h('h3', {}, 'New webhook'),
-    h('label', {}, 'Channel', h('select', { name: 'channel' }, channelOptions())),
-    h(
-      'label',
-      { class: 'check' },
-      h('input', { type: 'checkbox', name: 'locked' }),
-      'Lock to this channel (ignore payload channel)',
-    ),
-    h('button', { class: 'primary', type: 'submit' }, 'Create webhook'),
-  )
-
-  const hookRows = h(
-    'table',
-    { class: 'hooks' },
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        {},
-        ['Channel', 'Locked', 'Kind', 'Created', 'Status', ''].map((t) => h('th', {}, t)),
-      ),
-    ),
-    h(
-      'tbody',
-      {},
-      hooks.map((w) =>
-        h(
-          'tr',
-          {},
-          h('td', {}, w.channel),
-          h('td', {}, w.channel_locked ? 'yes' : 'no'),
-          h('td', {}, w.kind),
-          h('td', {}, h('time', { datetime: w.created_at, title: w.created_at }, relative(w.created_at))),
-          h('td', {}, w.active ? 'active' : 'revoked'),
-          h(
-            'td',
-            {},
-            w.active
-              ? [
-                  h(
-                    'button',
-                    {
-                      onclick: async () => {
-                        try {
-                          const r = await api('POST', `/api/v1/webhooks/${encodeURIComponent(w.id)}/new-url`)
-                          await renderAdmin()
-                          document
-                            .querySelector('.admin-result')
-                            ?.replaceChildren(secretOnce('Webhook URL', origin + r.webhook.path))
-                        } catch (err) {
-                          fail(err)
-                        }
-                      },
-                    },
-                    'New URL',
-                  ),
-                  ' ',
-                  h(
-                    'button',
-                    {
-                      onclick: async () => {
-                        if (!confirm(`Revoke this ${w.channel} webhook? Deliveries stop at once.`)) return
-                        try {
-                          await api('POST', `/api/v1/webhooks/${encodeURIComponent(w.id)}/revoke`)
-                          await renderAdmin()
-                        } catch (err) {
-                          fail(err)
-                        }
-                      },
-                    },
-                    'Revoke',
-                  ),
-                ]
-              : '',
-          ),
-        ),
-      ),
-    ),
-  )
-
-  const content = h(
-    'section',
-    { class: 'content admin' },
-    h('h2', {}, 'Administration'),
-    section ?? '',
-    out,
-    h('div', { class: 'admin-grid' }, createChannel, members, createHook),
-    h('h3', {}, 'Webhooks'),
-    hookRows,
-    webhookImportSection(),
-  )
-  app.replaceChildren(h('div', { class: 'layout' }, navigation(), content))
-}
-
 // ---- rendering -------------------------------------------------------------------------
-
-/** Card rows: primary text, optional secondary, tags as badges, strong emphasis. */
-function rowList(rows) {
-  return h(
-    'ul',
-    { class: 'rows' },
-    rows.map((r) =>
-      h(
-        'li',
-        { class: r.emphasis === 'strong' ? 'strong' : undefined },
-        r.primary,
-        r.secondary ? ` — ${r.secondary}` : '',
-        (r.tags ?? []).map((t) => h('span', { class: 'badge' }, t)),
-      ),
-    ),
-  )
-}
-
-function cardContent(n) {
-  const c = n.content ?? {}
-  const out = []
-  if (n.kind === 'card') {
-    if (c.summary) out.push(h('p', { class: 'body' }, c.summary))
-    if (c.badges?.length)
-      out.push(
-        h(
-          'p',
-          {},
-          c.badges.map((b) => h('span', { class: `badge tone-${b.tone ?? 'neutral'}` }, b.text)),
-        ),
-      )
-    if (c.metrics?.length)
-      out.push(
-        h(
-          'div',
-          { class: 'metrics' },
-          c.metrics.map((m) => h('div', {}, h('span', { class: 'muted' }, m.label), h('b', {}, String(m.value)))),
-        ),
-      )
-    if (c.rows?.length) out.push(rowList(c.rows))
-    if (c.fields?.length)
-      out.push(
-        h(
-          'dl',
-          { class: 'fields' },
-          c.fields.flatMap((f) => [h('dt', {}, f.label), h('dd', {}, f.value)]),
-        ),
-      )
-    for (const img of c.images ?? []) {
-      const src = safeUrl(img.url)
-      if (src) out.push(h('img', { src, alt: img.alt, loading: 'lazy', referrerpolicy: 'no-referrer' }))
-    }
-    if (c.links?.length)
-      out.push(
-        h(
-          'p',
-          {},
-          c.links.map((l) => [link(l.label, l.url), ' ']),
-        ),
-      )
-    // Row views: a titled list of rows, from one source or across several (type as a class).
-    for (const v of c.views ?? [])
-      out.push(
-        h(
-          'section',
-          { class: `view view-${v.type}`, 'aria-label': v.title },
-          h(
-            'h3',
-            {},
-            v.title,
-            ' ',
-            h('span', { class: 'muted' }, v.type === 'cross-list' ? '(across sources)' : '(source)'),
-          ),
-          rowList(v.rows),
-        ),
-      )
-    if (c.actions?.length)
-      out.push(
-        h(
-          'p',
-          {},
-          c.actions.map((a, i) =>
-            a.type === 'link' ? link(a.label, a.url) : actionButton(ui, n, a, i, canOperate(n.channel)),
-          ),
-        ),
-      )
-  } else {
-    // Compatibility text is Mattermost-style markdown (a safe subset, built with DOM APIs).
-    if (n.body)
-      out.push(n.kind === 'compat' ? h('div', { class: 'md' }, markdown(n.body)) : h('p', { class: 'body' }, n.body))
-    for (const a of c.attachments ?? []) {
-      out.push(
-        h(
-          'div',
-          { class: 'attachment' },
-          a.title ? h('p', { class: 'strong' }, a.title_link ? link(a.title, a.title_link) : a.title) : '',
-          a.pretext ? h('div', { class: 'md' }, markdown(a.pretext)) : '',
-          a.text ? h('div', { class: 'md' }, markdown(a.text)) : '',
-          a.fields?.length
-            ? h(
-                'dl',
-                { class: 'fields' },
-                a.fields.flatMap((f) => [h('dt', {}, f.title ?? ''), h('dd', {}, f.value ?? '')]),
-              )
-            : '',
-        ),
-      )
-    }
-  }
-  return out
-}
-
-function card(n, index) {
-  const operate = canOperate(n.channel)
-  const archivedView = state.lifecycle === 'archived'
-  return h(
-    'li',
-    {
-      class: `card sev-${n.severity}${n.read ? '' : ' unread'}${index === state.selected ? ' selected' : ''}`,
-      'data-id': n.id,
-      tabindex: '-1',
-    },
-    h(
-      'header',
-      {},
-      // A compatibility message's title is its raw first line: show it without markdown markers.
-      h(
-        'h2',
-        {},
-        (n.kind === 'compat' && n.body ? plainText(n.body.split('\n', 1)[0]) : n.title || n.body).slice(0, 120),
-      ),
-      h('span', { class: `badge sev-${n.severity}` }, n.severity),
-      h('span', { class: 'badge state' }, n.state),
-    ),
-    h(
-      'div',
-      { class: 'meta' },
-      h('span', {}, `#${n.channel}`),
-      n.source ? h('span', {}, n.source) : '',
-      n.username ? h('span', {}, n.username) : '',
-      h('time', { datetime: n.created_at, title: n.created_at }, relative(n.created_at)),
-    ),
-    cardContent(n),
-    h(
-      'div',
-      { class: 'actions' },
-      n.read ? '' : h('button', { onclick: () => act(n, 'read') }, 'Mark read'),
-      operate && (n.state === 'received' || n.state === 'firing')
-        ? h('button', { onclick: () => act(n, 'acknowledge') }, 'Acknowledge')
-        : '',
-      operate && n.state !== 'resolved' ? h('button', { onclick: () => act(n, 'resolve') }, 'Resolve') : '',
-      archivedView
-        ? h('button', { onclick: () => act(n, 'restore') }, 'Restore')
-        : h('button', { onclick: () => act(n, 'archive') }, 'Archive'),
-      h('button', { onclick: (e) => showHistory(n, e.target.closest('li')) }, 'History'),
-    ),
-  )
-}
-
-/**
- * The item's immutable activity events (who did what, when) and its action invocations
- * (who ran which button, with the outcome), oldest first, below the card.
- */
-async function showHistory(n, li) {
-  try {
-    const [{ events }, invocations] = await Promise.all([
-      api('GET', `/api/v1/notifications/${n.id}/activity`),
-      actionHistory(ui, n),
-    ])
-    const lines = [
-      ...events.map((ev) => ({
-        at: ev.created_at,
-        text: `${ev.username} ${ev.action === 'acknowledge' ? 'acknowledged' : 'resolved'} (${ev.from_state} → ${ev.to_state}) `,
-      })),
-      ...invocations.map((inv) => ({
-        at: inv.finished_at ?? inv.created_at,
-        text: invocationText(n, inv),
-        class: inv.outcome === 'failure' ? 'failure' : undefined,
-      })),
-    ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
-    li.querySelector('.history')?.remove()
-    li.append(
-      h(
-        'ol',
-        { class: 'history', 'aria-label': 'Activity history' },
-        lines.length
-          ? lines.map((line) =>
-              h(
-                'li',
-                { class: line.class },
-                line.text,
-                h('time', { datetime: line.at, title: line.at }, relative(line.at)),
-              ),
-            )
-          : h('li', { class: 'muted' }, 'No activity yet.'),
-      ),
-    )
-  } catch (err) {
-    toast(err.message)
-  }
-}
 
 function select(options, value, onchange, label) {
   return h(
@@ -843,7 +326,7 @@ function openAdmin() {
       h('section', { class: 'content' }, h('p', { class: 'muted' }, 'Loading…')),
     ),
   )
-  renderAdmin().catch((err) => toast(err.message))
+  renderAdmin(ui).catch((err) => toast(err.message))
 }
 
 function render() {
@@ -912,7 +395,11 @@ function render() {
     h('button', { onclick: markChannelRead }, state.channel ? 'Mark channel read' : 'Mark all read'),
   )
   const list = state.items.length
-    ? h('ul', { class: 'cards' }, state.items.map(card))
+    ? h(
+        'ul',
+        { class: 'cards' },
+        state.items.map((n, i) => card(ui, n, i, { canOperate, act })),
+      )
     : h('p', { class: 'muted' }, state.unreadOnly ? 'Nothing unread.' : 'No notifications.')
   const more = state.next ? h('button', { class: 'more', onclick: loadMore }, 'Load more') : ''
   const focused = document.activeElement?.getAttribute('aria-label')
@@ -998,7 +485,7 @@ async function start() {
   }
   await loadChannels()
   render()
-  connect()
+  connectStream({ state, inboxLoading: () => inboxLoading, loadInbox, loadChannels, matches, render })
   void refreshUnread().catch(() => undefined)
 }
 

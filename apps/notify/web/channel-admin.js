@@ -1,7 +1,7 @@
 // "Manage channels": for administrators and channel admins. Edit a channel's display name,
 // description, accent colour and (administrators) visibility; the URL name never changes.
 // Members: change a role, remove a member, add one.
-import { api, h, toast } from './app.js'
+import { api, h, toast } from './dom.js'
 
 const ROLES = ['viewer', 'operator', 'channel_admin']
 

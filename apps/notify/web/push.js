@@ -1,6 +1,6 @@
 // Push notifications view: turn Web Push on or off for this browser, choose per channel
 // what is pushed, and see (and revoke) the reader's other subscribed browsers.
-import { api, h, toast } from './app.js'
+import { api, h, toast } from './dom.js'
 
 export function pushSupported() {
   return 'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window

@@ -1,7 +1,7 @@
 // Unread counts in the navigation: fetched from GET /api/v1/unread, refreshed (debounced)
 // after every stream event that can change them, and written into the badges in place so
 // the navigation keeps its focus.
-import { api } from './app.js'
+import { api } from './dom.js'
 
 let counts = { channels: {}, total: 0, more: false }
 let timer

@@ -2,7 +2,7 @@
 // JSON export, Preview runs it with dry_run (nothing is written) and shows what would
 // happen; Import is enabled only for the text that was previewed. Hook ids are secrets of
 // the old system: the table shows only their first characters, the server never echoes them.
-import { api, h } from './app.js'
+import { api, h } from './dom.js'
 
 function parse(text) {
   const data = JSON.parse(text)
