@@ -6,18 +6,21 @@
  * `PRAGMA data_version`, which costs about as much as the indexed read; measured in
  * docs/performance/notify.md.)
  *
+ * Channels are cached per channel generation, on both databases: the hook query also
+ * returns the generation (migrations 0004 and 0010: advanced in the same transaction as any
+ * change to channels), and channel lookups are cached for that generation only. A channel
+ * created on any node is therefore seen by the next delivery, and a delivery reads channels
+ * as of its token lookup or later; the read per delivery for the channel is saved (on
+ * SQLite it was a read transaction of its own, as costly as the hook lookup).
+ *
  * SQLite: kit prepared queries, which run at once when the connection is free and wait for
  * a Kysely transaction holding it (whose uncommitted rows must not be seen) to end.
  *
- * PostgreSQL: the hook query also returns the channel generation (0004_channel_generation:
- * advanced in the same transaction as any change to channels), and channel lookups are
- * cached for that generation only. A channel created on any node is therefore seen by
- * the next delivery, and a delivery reads channels as of its token lookup or later; the
- * query per delivery for the channel is saved. Hook lookups are grouped: those waiting when
- * a query can start go in one statement (`token_hash = any($1)`), at most PG_IN_FLIGHT on
- * the wire, so under load one round trip serves every delivery that arrived during the
- * previous one. Each query still starts after its deliveries arrived: a revocation committed
- * before a delivery is always seen.
+ * PostgreSQL: hook lookups are grouped: those waiting when a query can start go in one
+ * statement (`token_hash = any($1)`), at most PG_IN_FLIGHT on the wire, so under load one
+ * round trip serves every delivery that arrived during the previous one. Each query still
+ * starts after its deliveries arrived: a revocation committed before a delivery is always
+ * seen.
  */
 import type { Database, PreparedQuery } from '@gatehouse/kit'
 import { CompiledQuery, type Kysely } from 'kysely'
@@ -28,6 +31,12 @@ import type { ChannelRow, DB, WebhookRow } from '../db/schema.ts'
 const PG_HOOKS = `select id, token_hash, channel, channel_locked, kind, created_at, revoked_at,
   (select generation from channel_generation where id = 1) as channel_generation
   from webhooks where token_hash = any($1::text[])`
+/** SQLite: one hook and the current channel generation, in one statement. */
+const SQLITE_HOOK = `select id, token_hash, channel, channel_locked, kind, created_at, revoked_at,
+  (select generation from channel_generation where id = 1) as channel_generation
+  from webhooks where token_hash = ?`
+
+type HookWithGeneration = WebhookRow & { channel_generation: number | string | null }
 /** PostgreSQL: grouped hook queries on the wire at once. */
 const PG_IN_FLIGHT = 2
 
@@ -36,8 +45,8 @@ const CHANNEL_CACHE_LIMIT = 4096
 
 export class DeliveryLookups {
   readonly #db: Kysely<DB>
-  /** SQLite: the two reads as prepared queries (PostgreSQL reads the channel generation too). */
-  readonly #hook: PreparedQuery<WebhookRow> | undefined
+  /** SQLite: the two reads as prepared queries. */
+  readonly #hook: PreparedQuery<HookWithGeneration> | undefined
   readonly #channel: PreparedQuery<ChannelRow> | undefined
   /** PostgreSQL: the channel generation each looked-up hook was read with. */
   readonly #generations = new WeakMap<WebhookRow, number>()
@@ -52,12 +61,9 @@ export class DeliveryLookups {
     const db = database.db
     this.#db = db
     if (database.kind === 'sqlite') {
-      this.#hook = database.prepare(
-        db
-          .selectFrom('webhooks')
-          .select(['id', 'token_hash', 'channel', 'channel_locked', 'kind', 'created_at', 'revoked_at'])
-          .where('token_hash', '=', ''),
-      )
+      this.#hook = database.prepare({
+        compile: () => CompiledQuery.raw(SQLITE_HOOK, ['']) as CompiledQuery<HookWithGeneration>,
+      })
       this.#channel = database.prepare(
         db
           .selectFrom('channels')
@@ -69,7 +75,15 @@ export class DeliveryLookups {
 
   /** The hook with this token hash (active or revoked), if any. */
   hook(tokenHash: string): Promise<WebhookRow | undefined> {
-    return this.#hook ? this.#hook.first(tokenHash) : this.#hookWithGeneration(tokenHash)
+    return this.#hook ? this.#hook.first(tokenHash).then(this.#sqliteHook) : this.#hookWithGeneration(tokenHash)
+  }
+
+  /** SQLite: the hook row without the generation, which is kept aside for `channel`. */
+  readonly #sqliteHook = (row: HookWithGeneration | undefined): WebhookRow | undefined => {
+    if (!row) return undefined
+    const { channel_generation, ...hook } = row
+    if (channel_generation !== null) this.#generations.set(hook, Number(channel_generation))
+    return hook
   }
 
   #hookWithGeneration(tokenHash: string): Promise<WebhookRow | undefined> {
@@ -93,9 +107,7 @@ export class DeliveryLookups {
     this.#waiting = new Map()
     this.#inFlight++
     try {
-      const result = await this.#db.executeQuery<WebhookRow & { channel_generation: number | null }>(
-        CompiledQuery.raw(PG_HOOKS, [[...waiting.keys()]]),
-      )
+      const result = await this.#db.executeQuery<HookWithGeneration>(CompiledQuery.raw(PG_HOOKS, [[...waiting.keys()]]))
       const found = new Map<string, { hook: WebhookRow; generation: number | null }>()
       for (const { channel_generation, ...hook } of result.rows)
         found.set(hook.token_hash, {
@@ -125,9 +137,8 @@ export class DeliveryLookups {
 
   /** The channel with this name, if any, for a delivery by `hook`. */
   channel(name: string, hook: WebhookRow): Promise<ChannelRow | undefined> | ChannelRow | undefined {
-    if (this.#channel) return this.#channel.first(name)
     const generation = this.#generations.get(hook)
-    if (generation === undefined) return findChannel(this.#db, name)
+    if (generation === undefined) return this.#findChannel(name)
     if (generation > this.#cacheGeneration) {
       this.#channels.clear()
       this.#cacheGeneration = generation
@@ -136,8 +147,12 @@ export class DeliveryLookups {
     return this.#readChannel(name, generation)
   }
 
+  #findChannel(name: string): Promise<ChannelRow | undefined> {
+    return this.#channel ? this.#channel.first(name) : findChannel(this.#db, name)
+  }
+
   async #readChannel(name: string, generation: number): Promise<ChannelRow | undefined> {
-    const row = await findChannel(this.#db, name)
+    const row = await this.#findChannel(name)
     // Cached only if no newer generation was seen meanwhile.
     if (generation === this.#cacheGeneration) {
       if (this.#channels.size >= CHANNEL_CACHE_LIMIT) this.#channels.clear()
