@@ -67,7 +67,12 @@ async function measure(
   return figures
 }
 
-export async function benchIngest(pg: Postgres, durationMs: number, connections: number): Promise<IngestFigures[]> {
+export async function benchIngest(
+  pg: Postgres,
+  durationMs: number,
+  connections: number,
+  backends: ReadonlyArray<'sqlite' | 'postgres'> = ['sqlite', 'postgres'],
+): Promise<IngestFigures[]> {
   const out: IngestFigures[] = []
   const baseline = await startBaseline()
   try {
@@ -76,10 +81,9 @@ export async function benchIngest(pg: Postgres, durationMs: number, connections:
     await baseline.stop()
   }
   const dir = tempDir('notify-bench-')
-  const targets: Array<[string, string]> = [
-    ['notify on SQLite', `sqlite:${join(dir.path, 'ingest.db')}`],
-    ['notify on PostgreSQL', await pg.createDatabase()],
-  ]
+  const targets: Array<[string, string]> = []
+  if (backends.includes('sqlite')) targets.push(['notify on SQLite', `sqlite:${join(dir.path, 'ingest.db')}`])
+  if (backends.includes('postgres')) targets.push(['notify on PostgreSQL', await pg.createDatabase()])
   const profile = process.env.NOTIFY_BENCH_PROFILE
   for (const [name, url] of targets) {
     const dbCpu = url.startsWith('postgres') ? await postgresCpu(url) : undefined

@@ -5,7 +5,7 @@
  * Environment: NOTIFY_BENCH_ROWS (default 1000000), NOTIFY_BENCH_SECONDS (ingestion run
  * length, default 8), NOTIFY_BENCH_CONNECTIONS (default 32), NOTIFY_BENCH_BUILD_SECONDS
  * (cap on generating the inbox, default 240; the size reached is reported), NOTIFY_BENCH_ONLY
- * (ingest or search), NOTIFY_BENCH_BACKENDS (search backends, default sqlite,postgres),
+ * (ingest or search), NOTIFY_BENCH_BACKENDS (backends of both parts, default sqlite,postgres),
  * NOTIFY_BENCH_CLIENT (`http` for the earlier node:http load generator; see load.ts).
  */
 import os from 'node:os'
@@ -39,7 +39,7 @@ try {
     )
     const client = process.env.NOTIFY_BENCH_CLIENT === 'http' ? 'node:http Agent' : 'raw keep-alive sockets (wrk-like)'
     console.log(`load generator: ${client}, in the bench process`)
-    for (const line of printIngest(await benchIngest(pg, seconds * 1000, connections))) console.log(line)
+    for (const line of printIngest(await benchIngest(pg, seconds * 1000, connections, backends))) console.log(line)
   }
   if (only !== 'ingest') {
     for (const backend of backends) {
