@@ -56,10 +56,13 @@ export async function startBaseline(): Promise<Running> {
   return run(join(import.meta.dirname, 'baseline-server.ts'), [String(port)], {}, `http://127.0.0.1:${port}/healthz`)
 }
 
+/** Notify's entry point: this checkout's, or another's given by NOTIFY_BENCH_MAIN (an A/B against older code). */
+export const NOTIFY_MAIN = process.env.NOTIFY_BENCH_MAIN ?? join(import.meta.dirname, '..', 'src', 'main.ts')
+
 export async function startNotifyProcess(env: Record<string, string>): Promise<Running> {
   const port = await freePort()
   return run(
-    join(import.meta.dirname, '..', 'src', 'main.ts'),
+    NOTIFY_MAIN,
     ['-listen', `127.0.0.1:${port}`],
     { NOTIFY_LOG_LEVEL: 'info', ...env },
     `http://127.0.0.1:${port}/readyz`,
