@@ -1,4 +1,11 @@
-// throwaway: PG CPU per row of notify's statements vs the floor's, by batch size
+/**
+ * `npm run bench:statements -w apps/notify`: PostgreSQL's CPU time per row for the insert
+ * shapes of hook ingestion, by batch size, on notify's schema (trigram GIN index included):
+ * the floor's multi-row VALUES, notify's `unnest` batch under the stream-order lock with
+ * NOTIFY and RETURNING, a plain `unnest`; then one grouped hook lookup and `select 1` (the
+ * cost of a round trip). Two statements in flight, as notify's queue allows. Each shape runs
+ * twice, interleaved: on a shared machine the CPU per row is the figure to read, not the rate.
+ */
 
 import { readFileSync } from 'node:fs'
 import { startPostgres } from '@gatehouse/testkit'
