@@ -7,9 +7,17 @@
  * Batches of BATCH rows, one transaction each, as many on the wire as notify's write queue
  * allows (SQLite 1: one writer; PostgreSQL 2). BATCH is the number of load connections: with
  * that many closed-loop senders, notify can never group more deliveries than that.
+ *
+ * Besides the rate, the CPU time per row: the bench process's (SQLite runs in it) plus, on
+ * PostgreSQL, the whole server's (`dbCpuSeconds`). On SQLite the search index is not
+ * maintained by the insert but by notify's background indexer (inbox/indexer.ts), whose
+ * CPU notify's own figure includes; `indexCpuPerRowUs` is that indexer's cost for the
+ * floor's rows, measured after the timed loop and reported apart (the floor itself stays
+ * the bare INSERT).
  */
 import { CompiledQuery } from 'kysely'
 import { openNotifyDatabase } from '../src/db/open.ts'
+import { indexAll } from '../src/inbox/indexer.ts'
 import { NOTIFICATION_COLUMNS } from '../src/ingest/write-queue.ts'
 
 const COLUMNS = NOTIFICATION_COLUMNS
@@ -18,10 +26,24 @@ export interface FloorFigures {
   rowsPerSecond: number
   rows: number
   batch: number
+  /** CPU time per row: this process plus, on PostgreSQL, the database server, in µs. */
+  cpuPerRowUs: number
+  /** SQLite: CPU time per row of indexing the floor's rows in the search index, in µs. */
+  indexCpuPerRowUs?: number
+}
+
+const cpuSeconds = () => {
+  const c = process.cpuUsage()
+  return (c.user + c.system) / 1e6
 }
 
 /** Insert copies of the newest stored notification for `durationMs`; rows per second. */
-export async function ingestFloor(url: string, batch: number, durationMs: number): Promise<FloorFigures> {
+export async function ingestFloor(
+  url: string,
+  batch: number,
+  durationMs: number,
+  dbCpuSeconds: () => number = () => 0,
+): Promise<FloorFigures> {
   const database = await openNotifyDatabase(url)
   try {
     const sample = await database.db
@@ -33,6 +55,9 @@ export async function ingestFloor(url: string, batch: number, durationMs: number
     const one = COLUMNS.map((c) => sample[c])
     const params = Array.from({ length: batch }, () => one).flat()
     let rows = 0
+    // SQLite: what notify's indexer left when it stopped is not the floor's to index.
+    if (database.sqlite) await indexAll(database.db)
+    const cpuBefore = cpuSeconds() + dbCpuSeconds()
     const started = performance.now()
     const deadline = started + durationMs
     if (database.sqlite) {
@@ -66,7 +91,15 @@ export async function ingestFloor(url: string, batch: number, durationMs: number
       await Promise.all([loop(), loop()])
       rows = n
     }
-    return { rowsPerSecond: rows / ((performance.now() - started) / 1000), rows, batch }
+    const seconds = (performance.now() - started) / 1000
+    const cpuPerRowUs = ((cpuSeconds() + dbCpuSeconds() - cpuBefore) / rows) * 1e6
+    const figures: FloorFigures = { rowsPerSecond: rows / seconds, rows, batch, cpuPerRowUs }
+    if (database.sqlite) {
+      const before = cpuSeconds()
+      await indexAll(database.db)
+      figures.indexCpuPerRowUs = ((cpuSeconds() - before) / rows) * 1e6
+    }
+    return figures
   } finally {
     await database.close()
   }

@@ -1,13 +1,22 @@
 /**
  * Hook ingestion throughput: POST /hooks/{token} with an Alertmanager-style body, on
- * SQLite and on PostgreSQL, against kit's bare JSON route as the baseline.
+ * SQLite and on PostgreSQL, against kit's bare JSON route as the baseline, and against the
+ * database floor (ingest-floor.ts).
+ *
+ * CPU time is counted for every party: the server process (from /proc), on PostgreSQL the
+ * whole database server (postmaster and its children), and the load generator (this
+ * process). The load generator runs on the same cores as the server, so the rate ratio
+ * also measures the generator; the CPU ratio (floor CPU per row / service CPU per hook,
+ * the database's CPU included on both sides) does not.
+ *
+ * NOTIFY_BENCH_PROFILE=DIR: notify writes a V8 CPU profile there when it stops.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Postgres, tempDir } from '@gatehouse/testkit'
 import { type FloorFigures, ingestFloor } from './ingest-floor.ts'
 import { type LoadResult, load, percentile } from './load.ts'
-import { type Running, startBaseline, startNotifyProcess } from './servers.ts'
+import { postgresCpu, type Running, startBaseline, startNotifyProcess } from './servers.ts'
 
 const TOKEN = 'bench-token-0123456789abcdef'
 const BODY = readFileSync(join(import.meta.dirname, '..', 'test', 'fixtures', 'alertmanager-slack.json'), 'utf8')
@@ -17,11 +26,26 @@ export interface IngestFigures {
   result: LoadResult
   /** Server process CPU time per successful request, in µs. */
   cpuPerRequestUs: number
+  /** PostgreSQL: the database server's CPU time per successful request, in µs. */
+  dbCpuPerRequestUs?: number
+  /** The load generator's (this process's) CPU time per successful request, in µs. */
+  generatorCpuPerRequestUs: number
   /** The database's own rate for the same rows (ingest-floor.ts), when measured. */
   floor?: FloorFigures
 }
 
-async function measure(name: string, server: Running, connections: number, durationMs: number): Promise<IngestFigures> {
+const ownCpuSeconds = () => {
+  const c = process.cpuUsage()
+  return (c.user + c.system) / 1e6
+}
+
+async function measure(
+  name: string,
+  server: Running,
+  connections: number,
+  durationMs: number,
+  dbCpuSeconds?: () => number,
+): Promise<IngestFigures> {
   const options = {
     url: `${server.base}/hooks/${TOKEN}`,
     method: 'POST',
@@ -31,13 +55,24 @@ async function measure(name: string, server: Running, connections: number, durat
   }
   await load({ ...options, durationMs: 1500 }) // warm-up
   const cpuBefore = server.cpuSeconds()
+  const dbBefore = dbCpuSeconds?.() ?? 0
+  const ownBefore = ownCpuSeconds()
   const result = await load({ ...options, durationMs })
-  const cpuPerRequestUs = ((server.cpuSeconds() - cpuBefore) / result.requests) * 1e6
+  const perRequest = (seconds: number) => (seconds / result.requests) * 1e6
+  const generatorCpuPerRequestUs = perRequest(ownCpuSeconds() - ownBefore)
+  const cpuPerRequestUs = perRequest(server.cpuSeconds() - cpuBefore)
+  const figures: IngestFigures = { name, result, cpuPerRequestUs, generatorCpuPerRequestUs }
+  if (dbCpuSeconds) figures.dbCpuPerRequestUs = perRequest(dbCpuSeconds() - dbBefore)
   if (result.errors > 0) throw new Error(`${name}: ${result.errors} failed requests`)
-  return { name, result, cpuPerRequestUs }
+  return figures
 }
 
-export async function benchIngest(pg: Postgres, durationMs: number, connections: number): Promise<IngestFigures[]> {
+export async function benchIngest(
+  pg: Postgres,
+  durationMs: number,
+  connections: number,
+  backends: ReadonlyArray<'sqlite' | 'postgres'> = ['sqlite', 'postgres'],
+): Promise<IngestFigures[]> {
   const out: IngestFigures[] = []
   const baseline = await startBaseline()
   try {
@@ -46,20 +81,25 @@ export async function benchIngest(pg: Postgres, durationMs: number, connections:
     await baseline.stop()
   }
   const dir = tempDir('notify-bench-')
-  const targets: Array<[string, string]> = [
-    ['notify on SQLite', `sqlite:${join(dir.path, 'ingest.db')}`],
-    ['notify on PostgreSQL', await pg.createDatabase()],
-  ]
+  const targets: Array<[string, string]> = []
+  if (backends.includes('sqlite')) targets.push(['notify on SQLite', `sqlite:${join(dir.path, 'ingest.db')}`])
+  if (backends.includes('postgres')) targets.push(['notify on PostgreSQL', await pg.createDatabase()])
+  const profile = process.env.NOTIFY_BENCH_PROFILE
   for (const [name, url] of targets) {
-    const server = await startNotifyProcess({ NOTIFY_DATABASE_URL: url, NOTIFY_HOOK_TOKEN: TOKEN })
+    const dbCpu = url.startsWith('postgres') ? await postgresCpu(url) : undefined
+    const server = await startNotifyProcess({
+      NOTIFY_DATABASE_URL: url,
+      NOTIFY_HOOK_TOKEN: TOKEN,
+      ...(profile ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profile}` } : {}),
+    })
     let figures: IngestFigures
     try {
-      figures = await measure(name, server, connections, durationMs)
+      figures = await measure(name, server, connections, durationMs, dbCpu)
     } finally {
       await server.stop()
     }
     // The floor runs on the same database once notify has stopped (nothing else writing).
-    out.push({ ...figures, floor: await ingestFloor(url, connections, durationMs) })
+    out.push({ ...figures, floor: await ingestFloor(url, connections, durationMs, dbCpu) })
   }
   dir.remove()
   return out
@@ -67,15 +107,26 @@ export async function benchIngest(pg: Postgres, durationMs: number, connections:
 
 export function printIngest(figures: IngestFigures[]): string[] {
   const base = figures[0]!.result.rps
-  const lines = figures.flatMap(({ name, result, cpuPerRequestUs, floor }) => {
+  const us = (x: number) => `${x.toFixed(0)} µs`
+  const lines = figures.flatMap((f) => {
+    const { name, result, cpuPerRequestUs, dbCpuPerRequestUs, generatorCpuPerRequestUs, floor } = f
     const p50 = percentile(result.latencies, 50).toFixed(2)
     const p99 = percentile(result.latencies, 99).toFixed(2)
-    const line = `${name.padEnd(32)} ${result.rps.toFixed(0).padStart(7)} req/s  (${(result.rps / base).toFixed(2)}x baseline)  p50 ${p50} ms  p99 ${p99} ms  server CPU ${cpuPerRequestUs.toFixed(0)} µs/req  n=${result.requests}`
+    const db = dbCpuPerRequestUs === undefined ? '' : ` + PostgreSQL ${us(dbCpuPerRequestUs)}`
+    const line = `${name.padEnd(32)} ${result.rps.toFixed(0).padStart(7)} req/s  (${(result.rps / base).toFixed(2)}x baseline)  p50 ${p50} ms  p99 ${p99} ms  server CPU ${us(cpuPerRequestUs)}${db}/req  load generator ${us(generatorCpuPerRequestUs)}/req  n=${result.requests}`
     if (!floor) return [line]
-    return [
+    const serviceCpu = cpuPerRequestUs + (dbCpuPerRequestUs ?? 0)
+    const out = [
       line,
-      `  floor: bare INSERT, ${floor.batch} rows/txn ${floor.rowsPerSecond.toFixed(0).padStart(7)} rows/s  notify/floor ${(result.rps / floor.rowsPerSecond).toFixed(2)}`,
+      `  floor: bare INSERT, ${floor.batch} rows/txn ${floor.rowsPerSecond.toFixed(0).padStart(7)} rows/s, CPU ${us(floor.cpuPerRowUs)}/row${dbCpuPerRequestUs === undefined ? '' : ' (bench + PostgreSQL)'}  notify/floor: rate ${(result.rps / floor.rowsPerSecond).toFixed(2)}, CPU ${(floor.cpuPerRowUs / serviceCpu).toFixed(2)}`,
     ]
+    if (floor.indexCpuPerRowUs !== undefined) {
+      const withIndex = floor.cpuPerRowUs + floor.indexCpuPerRowUs
+      out.push(
+        `  floor + search indexing (notify's indexer, in its CPU above): ${us(withIndex)}/row  notify/floor CPU ${(withIndex / serviceCpu).toFixed(2)}`,
+      )
+    }
+    return out
   })
   const sqlite = figures.find((f) => f.name.includes('SQLite'))
   const pg = figures.find((f) => f.name.includes('PostgreSQL'))

@@ -5,8 +5,11 @@
  * Environment: NOTIFY_BENCH_ROWS (default 1000000), NOTIFY_BENCH_SECONDS (ingestion run
  * length, default 8), NOTIFY_BENCH_CONNECTIONS (default 32), NOTIFY_BENCH_BUILD_SECONDS
  * (cap on generating the inbox, default 240; the size reached is reported), NOTIFY_BENCH_ONLY
- * (ingest or search), NOTIFY_BENCH_BACKENDS (search backends, default sqlite,postgres),
- * NOTIFY_BENCH_CLIENT (`http` for the earlier node:http load generator; see load.ts).
+ * (ingest or search), NOTIFY_BENCH_BACKENDS (backends of both parts, default sqlite,postgres),
+ * NOTIFY_BENCH_CLIENT (`http` for the earlier node:http load generator; see load.ts),
+ * NOTIFY_BENCH_MAIN (another checkout's apps/notify/src/main.ts to measure instead: an A/B;
+ * the bench, its floor and the migrations it opens stay this checkout's),
+ * NOTIFY_BENCH_PROFILE (a directory: notify writes a V8 CPU profile there when it stops).
  */
 import os from 'node:os'
 import { startPostgres } from '@gatehouse/testkit'
@@ -39,7 +42,8 @@ try {
     )
     const client = process.env.NOTIFY_BENCH_CLIENT === 'http' ? 'node:http Agent' : 'raw keep-alive sockets (wrk-like)'
     console.log(`load generator: ${client}, in the bench process`)
-    for (const line of printIngest(await benchIngest(pg, seconds * 1000, connections))) console.log(line)
+    if (process.env.NOTIFY_BENCH_MAIN) console.log(`notify: ${process.env.NOTIFY_BENCH_MAIN}`)
+    for (const line of printIngest(await benchIngest(pg, seconds * 1000, connections, backends))) console.log(line)
   }
   if (only !== 'ingest') {
     for (const backend of backends) {

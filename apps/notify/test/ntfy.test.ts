@@ -105,6 +105,16 @@ test('isPlainBody: JSON objects and payload= forms stay compatibility payloads',
   assert.equal(isPlainBody(undefined, 'disk full'), true)
 })
 
+test('Priority names an own severity only: Object.prototype keys are refused with a coded 400', () => {
+  for (const p of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+    assert.throws(
+      () => withPublishHeaders(plainDraft('disk full'), { priority: p }),
+      (err: { code?: string; statusCode?: number }) => err.code === 'invalid_payload' && err.statusCode === 400,
+      p,
+    )
+  }
+})
+
 test('property: any header values either apply or fail with a coded 400, never another error', () => {
   const headerValue = fc.option(fc.string({ maxLength: 300 }), { nil: undefined })
   fc.assert(

@@ -87,6 +87,16 @@ for (const backend of backends) {
           .execute()
         assert.equal((await n.client.post(hook.path, { body: { text: 'to gamma', channel: 'gamma' } })).status, 200)
         assert.equal(await stored('to gamma'), 'gamma')
+        // A channel made private, then deleted, elsewhere is no destination from the next delivery on.
+        await other.db.updateTable('channels').set({ visibility: 'private' }).where('name', '=', 'gamma').execute()
+        assert.equal(
+          (await n.client.post(hook.path, { body: { text: 'gamma private', channel: 'gamma' } })).status,
+          200,
+        )
+        assert.equal(await stored('gamma private'), 'alpha')
+        await other.db.updateTable('channels').set({ visibility: 'public' }).where('name', '=', 'gamma').execute()
+        assert.equal((await n.client.post(hook.path, { body: { text: 'gamma public', channel: 'gamma' } })).status, 200)
+        assert.equal(await stored('gamma public'), 'gamma')
         await other.db
           .updateTable('webhooks')
           .set({ revoked_at: new Date().toISOString() })

@@ -17,6 +17,7 @@ import { streamChangesMigration } from './migrations/0006_stream_changes.ts'
 import { pushMigration } from './migrations/0007_push.ts'
 import { actionsAdminMigration } from './migrations/0008_actions_admin.ts'
 import { searchFiltersMigration } from './migrations/0009_search_filters.ts'
+import { channelGenerationSqliteMigration } from './migrations/0010_channel_generation_sqlite.ts'
 import type { DB } from './schema.ts'
 
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
@@ -30,6 +31,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0007_push': pushMigration(kind),
     '0008_actions_admin': actionsAdminMigration(kind),
     '0009_search_filters': searchFiltersMigration(kind),
+    '0010_channel_generation_sqlite': channelGenerationSqliteMigration(kind),
   }
 }
 

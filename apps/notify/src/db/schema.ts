@@ -121,7 +121,7 @@ export interface SearchIndexStateTable {
   high_water: number
 }
 
-/** PostgreSQL only: advanced by every change to channels (one row, id 1; see ingest/lookups.ts). */
+/** Advanced by every change to channels (one row, id 1; see ingest/lookups.ts; SQLite since 0010). */
 export interface ChannelGenerationTable {
   id: number
   generation: number

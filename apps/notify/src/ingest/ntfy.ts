@@ -66,7 +66,8 @@ export function withPublishHeaders(draft: Draft, headers: Headers): Draft {
   if (title === undefined && priority === undefined && tagsText === undefined) return draft
   let severity = draft.severity
   if (priority !== undefined) {
-    const s = PRIORITIES[priority]
+    // Own keys only: `Priority: constructor` must not find Object.prototype's.
+    const s = Object.hasOwn(PRIORITIES, priority) ? PRIORITIES[priority] : undefined
     if (!s) throw errors.invalid_payload('Priority must be one of 1, 2, 3, 4, 5, min, low, default, high, urgent, max')
     severity = s
   }
