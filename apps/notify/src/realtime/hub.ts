@@ -98,15 +98,7 @@ export class StreamHub {
   /** Start at the newest notification and change (earlier ones are read through the inbox API). */
   async start(): Promise<void> {
     await this.#enqueue(async () => {
-      const n = await this.#db
-        .selectFrom('notifications')
-        .select((eb) => eb.fn.max('id').as('id'))
-        .executeTakeFirst()
-      const c = await this.#db
-        .selectFrom('stream_changes')
-        .select((eb) => eb.fn.max('id').as('id'))
-        .executeTakeFirst()
-      this.#pos = { n: Number(n?.id ?? 0), c: Number(c?.id ?? 0) }
+      this.#pos = await this.#newest()
     })
     this.#timers.push(setInterval(() => this.wake(), this.#options.pollMs).unref())
     this.#timers.push(setInterval(() => this.#keepalive(), this.#options.keepaliveMs).unref())
@@ -195,7 +187,27 @@ export class StreamHub {
     return run
   }
 
+  /** The newest notification and change ids (0 for none). */
+  async #newest(): Promise<Position> {
+    const n = await this.#db
+      .selectFrom('notifications')
+      .select((eb) => eb.fn.max('id').as('id'))
+      .executeTakeFirst()
+    const c = await this.#db
+      .selectFrom('stream_changes')
+      .select((eb) => eb.fn.max('id').as('id'))
+      .executeTakeFirst()
+    return { n: Number(n?.id ?? 0), c: Number(c?.id ?? 0) }
+  }
+
   async #pass(): Promise<void> {
+    if (this.#subs.size === 0) {
+      // Nobody to send to: move to the newest rows without reading them back (a process that
+      // takes hooks with no stream open would otherwise read every notification it stored).
+      // A stream attached later starts here, or catches up from its own position.
+      this.#pos = await this.#newest()
+      return
+    }
     const shared = new Map<Subscriber, Buffer[]>()
     for (;;) {
       const rows = await this.#notificationsAfter(this.#pos.n, Number.MAX_SAFE_INTEGER)
