@@ -5,6 +5,7 @@
  * on the same driver with the same concurrency. Loopback only; stops by itself.
  */
 import { cpus, totalmem } from 'node:os'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { createTlsAgent, requestNoRedirect } from '@gatehouse/kit'
 import { type Postgres, startPostgres } from '@gatehouse/testkit'
 import { CompiledQuery, type Kysely } from 'kysely'
@@ -345,6 +346,12 @@ async function benchPulls(
       }),
     )
     await new Promise((r) => setTimeout(r, 1000))
+    // Where a slow pull waits: the server's event loop (its /metrics event-loop lag, which each
+    // scrape resets), this process's own (the 32 uploaders share it with the timed pulls), or
+    // neither (the pool or the database).
+    await serverLoopLag(server.base, agent)
+    const ownLoop = monitorEventLoopDelay({ resolution: 1 })
+    ownLoop.enable()
     const busy: number[] = []
     const busyStart = performance.now()
     const uploaded0 = uploaded
@@ -354,6 +361,8 @@ async function benchPulls(
       busy.push(t)
     }
     const pagesPerSecond = ((uploaded - uploaded0) / (performance.now() - busyStart)) * 1000
+    ownLoop.disable()
+    const serverLoop = await serverLoopLag(server.base, agent)
     ingesting = false
     await uploads
     const raw = (since: number, limit: number) =>
@@ -388,6 +397,8 @@ async function benchPulls(
       `p50 ${ms(pct(inc, 50))}, p99 ${ms(pct(inc, 99))} over ${PULLS} pulls`
     out['incremental pull during ingest'] =
       `p50 ${ms(pct(busy, 50))}, p99 ${ms(pct(busy, 99))} over ${busy.length} pulls, meanwhile ${(pagesPerSecond * PAGE).toFixed(0)} obs/s uploaded`
+    out['event-loop delay during those pulls'] =
+      `server p50 ${serverLoop.p50} ms, p99 ${serverLoop.p99} ms, max ${serverLoop.max} ms; load generator p99 ${(ownLoop.percentile(99) / 1e6).toFixed(1)} ms, max ${(ownLoop.max / 1e6).toFixed(1)} ms`
     out['incremental raw SQL baseline'] =
       `p50 ${ms(pct(rawInc, 50))}, p99 ${ms(pct(rawInc, 99))} (ratio p50 ${(pct(inc, 50) / pct(rawInc, 50)).toFixed(1)})`
   }
@@ -399,6 +410,19 @@ async function serverCpu(base: string, agent: ReturnType<typeof createTlsAgent>)
   const m = /^process_cpu_seconds_total (\S+)$/m.exec(text)
   if (!m) throw new Error('no process_cpu_seconds_total in /metrics')
   return Number(m[1])
+}
+
+/** The server's event-loop delay since the last scrape (prom-client's lag gauges, in ms). */
+async function serverLoopLag(
+  base: string,
+  agent: ReturnType<typeof createTlsAgent>,
+): Promise<{ p50: string; p99: string; max: string }> {
+  const text = (await requestNoRedirect(`${base}/metrics`, { dispatcher: agent })).body.toString('utf8')
+  const gauge = (name: string) => {
+    const m = new RegExp(`^nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)
+    return m ? (Number(m[1]) * 1000).toFixed(1) : '?'
+  }
+  return { p50: gauge('p50'), p99: gauge('p99'), max: gauge('max') }
 }
 
 function formatUs(us: number): string {

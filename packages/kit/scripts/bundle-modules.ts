@@ -26,7 +26,15 @@ export async function buildModuleBundles(dir: string = DEFAULT_BUNDLE_DIR): Prom
     const build = await rolldown({ input: specifier, platform: 'node', external: [/^node:/], logLevel: 'silent' })
     try {
       // Written beside, then renamed: a binary starting meanwhile sees the old pair or the new.
-      await build.write({ file: `${files.bundle}.tmp`, format: 'esm', codeSplitting: false })
+      // Without documentation comments (Kysely's are 30 % of its code): each run of a binary
+      // holds the module's source in memory, and this takes ~1 MiB off a list command's RSS.
+      // Licence comments and the code itself (names, whitespace) are kept as published.
+      await build.write({
+        file: `${files.bundle}.tmp`,
+        format: 'esm',
+        codeSplitting: false,
+        comments: { legal: true, annotation: false, jsdoc: false },
+      })
     } finally {
       await build.close()
     }

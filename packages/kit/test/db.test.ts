@@ -166,6 +166,24 @@ for (const backend of backends) {
       await b.close()
     })
 
+    // An up-to-date database skips Kysely's Migrator (one read of schema_migration); every other
+    // state still goes through it: a pending migration is applied, an unknown one refused.
+    test('a pending migration is applied and an unknown one refused past the up-to-date check', async () => {
+      const url = await backend.fresh()
+      const all = makeMigrations()
+      const older = { '0001_init': all.migrations['0001_init']! }
+      const a = await openDatabase<DB>({ url, migrations: older })
+      await a.close()
+      const b = await openDatabase<DB>({ url, migrations: all.migrations })
+      assert.deepEqual(all.runs, { init: 1, items: 1 }, 'the pending migration ran once')
+      await b.close()
+      await assert.rejects(
+        openDatabase<DB>({ url, migrations: older }),
+        (err: Error) => err instanceof StartupError && /0002_items/.test(err.message),
+        'a database migrated further than the code is refused',
+      )
+    })
+
     test('concurrent openDatabase calls on the same database both succeed', async () => {
       const url = await backend.fresh()
       if (backend.kind === 'sqlite') {

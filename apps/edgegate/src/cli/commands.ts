@@ -1,6 +1,8 @@
 /**
  * The administration commands: `edgegate node|admin|decision ...` and `migrate`, working on the
- * database directly (the same one `serve` uses).
+ * database directly (the same one `serve` uses). The registry rules and the decision service are
+ * imported by the commands that change something: a list loads neither (nor node:crypto, which
+ * the token code needs).
  */
 import { userInfo } from 'node:os'
 import { printList } from '@gatehouse/kit/cli/output.ts'
@@ -8,9 +10,7 @@ import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
 import type { Verdict } from '@gatehouse/kit/edge-wire.ts'
 import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
 import { audit, insertAdmin, listAdmins, removeAdmin } from '../admins/store.ts'
-import { newToken } from '../auth/tokens.ts'
-import { changeDecision, removeDecision } from '../decisions/service.ts'
-import { addNode, type Credential, describeNode, rotateNodeToken, setNodeActive } from '../nodes/service.ts'
+import { type Credential, describeNode } from '../nodes/registry.ts'
 import { listNodes } from '../nodes/store.ts'
 import { formatMillis } from '../timestamps.ts'
 import { withDatabase } from './database.ts'
@@ -20,6 +20,8 @@ type Opts = Record<string, unknown>
 const actor = () => `cli:${userInfo().username}`
 const out = (line: string) => void process.stdout.write(`${line}\n`)
 const esc = (s: string) => escapeTerminal(s)
+const nodeService = () => import('../nodes/service.ts')
+const decisionService = () => import('../decisions/service.ts')
 
 export async function migrate(o: Opts): Promise<void> {
   const kind = await withDatabase(o, async (d) => d.kind, true)
@@ -36,6 +38,7 @@ export async function nodeAdd(o: Opts, id: string): Promise<void> {
       : o.certFingerprint !== undefined
         ? { type: 'cert_fingerprint', sha256: (o.certFingerprint as string).replaceAll(':', '').toLowerCase() }
         : { type: 'token' }
+  const { addNode } = await nodeService()
   const token = await withDatabase(o, (d) => addNode(d.db, id, o.kind as string, credential, actor()))
   out(`node ${esc(id)} added (${esc(o.kind as string)})`)
   if (token) {
@@ -60,11 +63,13 @@ export async function nodeList(o: Opts): Promise<void> {
 }
 
 export async function nodeActive(o: Opts, id: string, active: boolean): Promise<void> {
+  const { setNodeActive } = await nodeService()
   await withDatabase(o, (d) => setNodeActive(d.db, id, active, actor()))
   out(`node ${esc(id)} ${active ? 'enabled' : 'disabled'}`)
 }
 
 export async function nodeRotate(o: Opts, id: string): Promise<void> {
+  const { rotateNodeToken } = await nodeService()
   const token = await withDatabase(o, (d) => rotateNodeToken(d.db, id, actor()))
   out(`token: ${token}`)
   out('The previous token no longer works. Store this one now: it is shown only once.')
@@ -73,6 +78,7 @@ export async function nodeRotate(o: Opts, id: string): Promise<void> {
 export async function adminAdd(o: Opts, name: string): Promise<void> {
   if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(name))
     throw new CliError('an administrator name is letters, digits, ".", "_", "@" or "-"')
+  const { newToken } = await import('../auth/tokens.ts')
   const token = newToken('admin')
   await withDatabase(o, async (d) => {
     if ((await listAdmins(d.db)).some((a) => a.name === name))
@@ -112,6 +118,7 @@ function instanceOf(o: Opts): string {
 
 export async function decide(o: Opts, status: Verdict, fp: string): Promise<void> {
   const instanceId = instanceOf(o)
+  const { changeDecision } = await decisionService()
   const d = await withDatabase(o, (x) =>
     changeDecision(x.db, x.kind, {
       instanceId,
@@ -126,6 +133,7 @@ export async function decide(o: Opts, status: Verdict, fp: string): Promise<void
 
 export async function label(o: Opts, fp: string, text: string): Promise<void> {
   const instanceId = instanceOf(o)
+  const { changeDecision } = await decisionService()
   const d = await withDatabase(o, (x) =>
     changeDecision(x.db, x.kind, { instanceId, fingerprint: fp, label: text, actor: actor() }),
   )
@@ -134,6 +142,7 @@ export async function label(o: Opts, fp: string, text: string): Promise<void> {
 
 export async function remove(o: Opts, fp: string): Promise<void> {
   const instanceId = instanceOf(o)
+  const { removeDecision } = await decisionService()
   await withDatabase(o, (x) => removeDecision(x.db, x.kind, instanceId, fp, actor()))
   out(`${esc(instanceId)} ${esc(fp)} decision deleted`)
 }

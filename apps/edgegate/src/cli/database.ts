@@ -4,7 +4,7 @@ import { CliError } from '@gatehouse/kit/cli/program.ts'
 import { schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
 import { cliSchema } from '../config.ts'
 import { type EdgeDatabase, openEdgeDatabase } from '../db/open.ts'
-import { RegistryError } from '../nodes/service.ts'
+import { RegistryError } from '../nodes/registry.ts'
 
 /** The database URL the options, environment and config file name. */
 export function databaseUrl(opts: Record<string, unknown>): string {

@@ -1,8 +1,6 @@
 /** Numbered migrations, one set for SQLite and PostgreSQL; applied by kit's openDatabase under its lock. */
 import type { Migration } from '@gatehouse/kit'
 import { type Kysely, sql } from 'kysely'
-import { networkOf } from '../web/candidates.ts'
-import { CORRELATION_MS } from '../web/store.ts'
 
 const m0001: Migration = {
   async up(db: Kysely<unknown>) {
@@ -257,6 +255,9 @@ const m0005: Migration = {
 
 /** Signals' client networks, filled in by address (keyset over `signals_ip_observed`). */
 async function backfillSignalNetworks(db: Kysely<unknown>): Promise<void> {
+  // Imported here, not at the top: every command opens the database with these migrations,
+  // and only a migration that runs needs the address parser.
+  const { networkOf } = await import('../web/candidates.ts')
   let after = ''
   for (;;) {
     const { rows } = await sql<{
@@ -278,6 +279,7 @@ async function backfillSignalNetworks(db: Kysely<unknown>): Promise<void> {
  * src/web/evidence.ts at this migration, written out so later changes there cannot alter it).
  */
 async function backfillEvidence(db: Kysely<unknown>): Promise<void> {
+  const { CORRELATION_MS } = await import('../web/store.ts')
   const near = sql.lit(CORRELATION_MS)
   const columns = sql`t.instance_id, t.fingerprint, s.instance_id, s.event_id, s.observed_ms, s.site, s.ip, s.network,
   s.connections, s.errors, s.successes`

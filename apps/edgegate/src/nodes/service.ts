@@ -3,36 +3,13 @@ import { INSTANCE_ID_PATTERN } from '@gatehouse/kit/edge-limits.ts'
 import type { Kysely } from 'kysely'
 import { audit } from '../admins/store.ts'
 import { newToken } from '../auth/tokens.ts'
-import type { DB, NodeKind, NodeRow } from '../db/schema.ts'
-import { formatMillis } from '../timestamps.ts'
+import type { DB, NodeKind } from '../db/schema.ts'
+import { type Credential, RegistryError } from './registry.ts'
 import { getNode, insertNode, updateNode } from './store.ts'
 
+export { type Credential, describeNode, RegistryError } from './registry.ts'
+
 export const NODE_KINDS: readonly NodeKind[] = ['sshgate', 'tlsgate', 'websignal', 'log_watcher']
-
-/** A registry problem (nodes, administrators) the CLI prints as one line (exit 1). */
-export class RegistryError extends Error {
-  override readonly name = 'RegistryError'
-}
-
-export type Credential =
-  | { type: 'token' }
-  | { type: 'cert_name'; name: string }
-  | { type: 'cert_fingerprint'; sha256: string }
-
-export function describeNode(n: NodeRow) {
-  return {
-    instance_id: n.instance_id,
-    kind: n.kind,
-    active: n.active === 1,
-    auth: n.token_hash
-      ? 'token'
-      : n.cert_fingerprint
-        ? `cert sha256:${n.cert_fingerprint}`
-        : `cert name:${n.cert_name}`,
-    created_at: formatMillis(Number(n.created_ms)),
-    last_seen_at: n.last_seen_ms === null ? null : formatMillis(Number(n.last_seen_ms)),
-  }
-}
 
 /** Register a node; returns the bearer token (shown once) for token nodes. */
 export async function addNode(
