@@ -13,25 +13,39 @@ const MAX_DEPTH = 64
 
 /** The path of the first string (value or key) holding U+0000 in `value`, or undefined. */
 export function findNul(value: unknown, path = 'value'): string | undefined {
-  return walk(value, path, 0)
+  const found = walk(value, 0)
+  if (found === undefined) return undefined
+  // The segments come innermost first; the path is built only when a NUL was found (every
+  // request passes through here, and almost none holds one).
+  for (let i = found.length - 1; i >= 0; i--) {
+    const segment = found[i]!
+    path += typeof segment === 'number' ? `[${segment}]` : `.${segment}`
+  }
+  return path
 }
 
-function walk(value: unknown, path: string, depth: number): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined
+function walk(value: unknown, depth: number): (string | number)[] | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? [] : undefined
   if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return undefined
   // Raw uploads (Buffer, streams) are bytes, not text: they are checked where they are read.
   if (ArrayBuffer.isView(value) || typeof (value as { pipe?: unknown }).pipe === 'function') return undefined
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = walk(value[i], `${path}[${i}]`, depth + 1)
-      if (found) return found
+      const found = walk(value[i], depth + 1)
+      if (found) {
+        found.push(i)
+        return found
+      }
     }
     return undefined
   }
   for (const key of Object.keys(value)) {
-    if (key.includes('\u0000')) return path
-    const found = walk((value as Record<string, unknown>)[key], `${path}.${key}`, depth + 1)
-    if (found) return found
+    if (key.includes('\u0000')) return []
+    const found = walk((value as Record<string, unknown>)[key], depth + 1)
+    if (found) {
+      found.push(key)
+      return found
+    }
   }
   return undefined
 }
