@@ -21,7 +21,7 @@ import {
   startPrometheus,
 } from '@gatehouse/testkit'
 import { loadDnsctlConfig } from '../src/config.ts'
-import { fixedQueries } from '../src/history/prometheus.ts'
+import { combinedQuery, fixedQueries } from '../src/history/prometheus.ts'
 import { kresdEval } from '../src/resolver/stats.ts'
 import { type Harness, json, startHarness, zoneText } from './helpers.ts'
 
@@ -186,6 +186,16 @@ describe('metrics history from a Prometheus upstream', () => {
       nxdomain_rate: 'sum(rate(kresd_answer_nxdomain{job="a", site=~"x.*"}[300s]))',
       cache_entries: 'max(last_over_time(kresd_cache_count_entries{job="a", site=~"x.*"}[300s]))',
     })
+    // One query, so the four are evaluated on one snapshot (separate queries raced the scrapes).
+    assert.equal(
+      combinedQuery('p_', 'job="a"', 60),
+      [
+        'label_replace(sum(rate(p_answer_total{job="a"}[60s])), "series", "query_rate", "", "")',
+        'label_replace(sum(rate(p_answer_cached{job="a"}[60s])) / sum(rate(p_answer_total{job="a"}[60s])), "series", "cache_hit_ratio", "", "")',
+        'label_replace(sum(rate(p_answer_nxdomain{job="a"}[60s])), "series", "nxdomain_rate", "", "")',
+        'label_replace(max(last_over_time(p_cache_count_entries{job="a"}[60s])), "series", "cache_entries", "", "")',
+      ].join(' or '),
+    )
   })
 
   test('matchers that select nothing give no points, not invented ones', async () => {
@@ -256,7 +266,7 @@ describe('metrics history from a Prometheus upstream', () => {
         ['html', 502, 'metrics_upstream_unavailable', /answered 200 with a body that is not JSON/],
         ['bad_data', 502, 'metrics_upstream_unavailable', /answered 400 to the \w+ query \(bad_data: parse error\)/],
         ['huge', 502, 'metrics_upstream_unavailable', /answered more than 1048576 bytes; refused/],
-        ['two-series', 502, 'metrics_upstream_unavailable', /with something other than one range series/],
+        ['two-series', 502, 'metrics_upstream_unavailable', /with something other than one range series per name/],
         ['redirect', 502, 'metrics_upstream_unavailable', /redirects are not followed/],
         ['503', 502, 'metrics_upstream_unavailable', /answered 503 with a body that is not JSON/],
         ['hang', 504, 'metrics_upstream_timeout', /did not answer within 2000 ms/],

@@ -4,6 +4,7 @@
  * (those of kresd's http module: `answer_total`, `answer_cached`, `answer_nxdomain`,
  * `cache_count_entries`, with the configured prefix and label matchers). Callers still only name
  * a range. One step per point, as many points as the embedded store; bounded time and size;
+ * the four series in one query, so they are evaluated on one snapshot of Prometheus's data;
  * an unreachable, slow or failing Prometheus is an error (502/504), never a silent switch to
  * other data.
  */
@@ -43,6 +44,25 @@ export function fixedQueries(prefix: string, selector: string, windowSeconds: nu
   }
 }
 
+/**
+ * The four fixed series as one PromQL expression, each tagged with a `series` label. One query is
+ * one evaluation over one snapshot of the TSDB: four separate queries could each see a scrape the
+ * others did not, and the rates of one point would then be extrapolated over different samples.
+ */
+export function combinedQuery(prefix: string, selector: string, windowSeconds: number): string {
+  const queries = fixedQueries(prefix, selector, windowSeconds)
+  return (Object.keys(queries) as SeriesName[])
+    .map((name) => `label_replace(${queries[name]}, "series", "${name}", "", "")`)
+    .join(' or ')
+}
+
+const SERIES_NAMES: ReadonlySet<string> = new Set<SeriesName>([
+  'query_rate',
+  'cache_hit_ratio',
+  'nxdomain_rate',
+  'cache_entries',
+])
+
 interface MatrixAnswer {
   status?: unknown
   errorType?: unknown
@@ -71,26 +91,29 @@ export class PrometheusUpstream {
     const end = Math.ceil(now.getTime() / 1000)
     const count = Math.floor(seconds / step)
     const start = end - (count - 1) * step
-    const queries = fixedQueries(this.options.prefix, this.options.selector, step)
-    const names = Object.keys(queries) as SeriesName[]
-    const results = await Promise.all(names.map((n) => this.#range(n, queries[n], start, end, step, count)))
-    const byName = new Map(names.map((n, i) => [n, results[i]!]))
+    const byName = await this.#range(
+      combinedQuery(this.options.prefix, this.options.selector, step),
+      start,
+      end,
+      step,
+      count,
+    )
     const points: HistoryPoint[] = []
-    for (const [t, rate] of byName.get('query_rate')!) {
+    for (const [t, rate] of byName.get('query_rate') ?? []) {
       if (rate === null) continue
       points.push({
         time: new Date((t - step) * 1000).toISOString(),
         query_rate: rate,
-        cache_hit_ratio: byName.get('cache_hit_ratio')!.get(t) ?? null,
-        nxdomain_rate: byName.get('nxdomain_rate')!.get(t) ?? null,
-        cache_entries: byName.get('cache_entries')!.get(t) ?? null,
+        cache_hit_ratio: byName.get('cache_hit_ratio')?.get(t) ?? null,
+        nxdomain_rate: byName.get('nxdomain_rate')?.get(t) ?? null,
+        cache_entries: byName.get('cache_entries')?.get(t) ?? null,
       })
     }
     return points.sort((a, b) => a.time.localeCompare(b.time))
   }
 
-  /** One query_range call: evaluation time → value (null for NaN/Inf, e.g. 0/0). */
-  async #range(name: SeriesName, query: string, start: number, end: number, step: number, count: number) {
+  /** The query_range call: series name → evaluation time → value (null for NaN/Inf, e.g. 0/0). */
+  async #range(query: string, start: number, end: number, step: number, count: number) {
     const timeoutS = Math.max(1, Math.floor(this.options.timeoutMs / 1000))
     const body = new URLSearchParams({
       query,
@@ -126,30 +149,36 @@ export class PrometheusUpstream {
           ? ` (${typeof answer.errorType === 'string' ? `${answer.errorType}: ` : ''}${answer.error.slice(0, 300)})`
           : ''
       throw errors.metrics_upstream_unavailable(
-        `Prometheus at ${this.origin} answered ${res.status} to the ${name} query${why}`,
+        `Prometheus at ${this.origin} answered ${res.status} to the history query${why}`,
       )
     }
     const result = answer.data?.result
-    if (answer.data?.resultType !== 'matrix' || !Array.isArray(result) || result.length > 1) {
-      throw this.#shape(name, 'one range series')
+    if (answer.data?.resultType !== 'matrix' || !Array.isArray(result) || result.length > SERIES_NAMES.size) {
+      throw this.#shape('one range series per name')
     }
-    const values = new Map<number, number | null>()
-    const series = result[0] as { values?: unknown } | undefined
-    if (series === undefined) return values
-    if (!Array.isArray(series.values) || series.values.length > count + 1) throw this.#shape(name, 'its values')
-    for (const pair of series.values) {
-      if (!Array.isArray(pair) || typeof pair[0] !== 'number' || typeof pair[1] !== 'string') {
-        throw this.#shape(name, '[time, "value"] pairs')
+    const byName = new Map<SeriesName, Map<number, number | null>>()
+    for (const series of result as { metric?: { series?: unknown }; values?: unknown }[]) {
+      const name = series?.metric?.series
+      if (typeof name !== 'string' || !SERIES_NAMES.has(name) || byName.has(name as SeriesName)) {
+        throw this.#shape('one range series per name')
       }
-      const v = Number(pair[1])
-      values.set(Math.round(pair[0]), Number.isFinite(v) ? v : null)
+      if (!Array.isArray(series.values) || series.values.length > count + 1) throw this.#shape('its values')
+      const values = new Map<number, number | null>()
+      for (const pair of series.values) {
+        if (!Array.isArray(pair) || typeof pair[0] !== 'number' || typeof pair[1] !== 'string') {
+          throw this.#shape('[time, "value"] pairs')
+        }
+        const v = Number(pair[1])
+        values.set(Math.round(pair[0]), Number.isFinite(v) ? v : null)
+      }
+      byName.set(name as SeriesName, values)
     }
-    return values
+    return byName
   }
 
-  #shape(name: SeriesName, what: string) {
+  #shape(what: string) {
     return errors.metrics_upstream_unavailable(
-      `Prometheus at ${this.origin} answered the ${name} query with something other than ${what}`,
+      `Prometheus at ${this.origin} answered the history query with something other than ${what}`,
     )
   }
 
