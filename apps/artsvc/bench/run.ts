@@ -71,6 +71,8 @@ const child = await startChild({
     ARTSVC_OAUTH_AUDIENCE: 'https://artsvc.bench',
     ARTSVC_VIEWER_TICKET_TTL: '30m',
     ARTSVC_LOG_LEVEL: 'warn',
+    // ARTSVC_HTTP_LANE=false: the lean path behind node:http (the figures before the kit's HTTP lane).
+    ...(process.env.ARTSVC_HTTP_LANE ? { ARTSVC_HTTP_LANE: process.env.ARTSVC_HTTP_LANE } : {}),
   },
   logFile: join(dir.path, 'artsvc.log'),
   probe: async () => (await fetch(`${base}/readyz`)).status === 204,

@@ -78,6 +78,11 @@ export const configSchema = {
   }),
   adminSubjects: field.list({ env: 'ARTSVC_ADMIN_SUBJECTS', default: [] as string[] }),
   adminGroups: field.list({ env: 'ARTSVC_ADMIN_GROUPS', default: [] as string[] }),
+  httpLane: field.boolean({
+    env: 'ARTSVC_HTTP_LANE',
+    default: true,
+    doc: "answer cached content in the kit's HTTP lane (false: behind node:http only)",
+  }),
   maxBundleBytes: field.bytes({ env: 'ARTSVC_MAX_BUNDLE_BYTES', default: 26_214_400, min: 1024 }),
   maxFiles: field.int({ env: 'ARTSVC_MAX_FILES', default: 500, min: 1, max: 100_000 }),
   uploadTtl: field.duration({ env: 'ARTSVC_UPLOAD_TTL', default: '15m', ...durationOpts }),

@@ -22,6 +22,7 @@ import Fastify, {
 import { type OpenApiExtras, openApiErrorParts, registerDocs, validationMessage } from './docs.ts'
 import { AppError, kitErrors } from './errors.ts'
 import { type HostGuardOptions, installHostGuard } from './host-guard.ts'
+import { installLane } from './http-lane.ts'
 import { type Logger, requestIdFrom } from './logger.ts'
 import { type AppMetrics, createMetrics } from './metrics.ts'
 import { installNulGuard } from './text-guard.ts'
@@ -37,22 +38,46 @@ export interface Readiness {
   run(): Promise<Record<string, string>>
 }
 
+/** What a fast path sees of a request (an IncomingMessage, or a request the HTTP lane parsed). */
+export interface FastRequest {
+  readonly method?: string
+  readonly url?: string
+  /** Lower-case names. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>
+}
+
+/** A fast path's complete answer. */
+export interface FastAnswer {
+  status: number
+  /**
+   * Flat `[name, value, …]` without `x-request-id` (the kit adds it), `content-length`
+   * included for a 200. Reuse one array per distinct answer: the lane caches its bytes.
+   */
+  headers: readonly string[]
+  /** A latin1 string (one char per byte) or bytes; none for 304 (HEAD drops it). */
+  body?: string | Buffer
+  /** The route pattern, for the metrics and the access line as Fastify's routes get. */
+  route: string
+}
+
 /**
- * A request handler tried before Fastify, for a hot path where Fastify's own per-request work
- * costs more than the answer (artsvc's cached content responses). It either answers the
- * request entirely and synchronously, sending `requestId` as `x-request-id`, and returns the
- * route pattern it answered (for the metrics and the access line, as Fastify's routes get),
- * or it writes nothing and returns undefined, and Fastify handles the request as usual.
- * It is not called while the server is closing, so Fastify's 503 still applies.
+ * A request handler tried before Fastify, for a hot path where Fastify's and node:http's own
+ * per-request work costs more than the answer (artsvc's cached content responses). It answers
+ * synchronously from memory, or returns undefined and Fastify handles the request as usual.
+ * It runs in the kit's HTTP lane (`http-lane.ts`) or, on a connection node:http holds, behind
+ * node:http. It is not called while the server is closing, so Fastify's 503 still applies.
  */
-export type FastPath = (req: IncomingMessage, res: ServerResponse, requestId: string) => string | undefined
+export type FastPath = (req: FastRequest) => FastAnswer | undefined
 
 declare module 'fastify' {
   interface FastifyInstance {
     readiness: Readiness
     metrics: AppMetrics
-    /** Put a `FastPath` in front of Fastify (at most one per app). */
-    setFastPath(handler: FastPath): void
+    /**
+     * Put a `FastPath` in front of Fastify (at most one per app), in the kit's HTTP lane unless
+     * `lane: false` (then behind node:http only: the lane's tests and benchmarks compare both).
+     */
+    setFastPath(handler: FastPath, options?: { lane?: boolean }): void
   }
 }
 
@@ -182,7 +207,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   })
 
   let fastPathSet = false
-  app.decorate('setFastPath', (handler: FastPath) => {
+  app.decorate('setFastPath', (handler: FastPath, fastOptions: { lane?: boolean } = {}) => {
     const server = app.server
     const listeners = server.listeners('request')
     if (fastPathSet) throw new TypeError('setFastPath: this app already has a fast path')
@@ -195,26 +220,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     // Label children bound once per method/route/status: the hot path skips prom-client's label hashing.
     const counted = new Map<string, { inc(): void }>()
     const timed = new Map<string, { observe(v: number): void }>()
-    const answer = (req: IncomingMessage, res: ServerResponse): boolean => {
-      if (!server.listening) return false
-      const started = performance.now()
-      const id = requestIdFrom(req.headers['x-request-id'])
-      let route: string | undefined
-      try {
-        route = handler(req, res, id)
-      } catch (err) {
-        if (!res.headersSent) {
-          app.log.error({ err, request_id: id }, 'fast path failed; the full path answers')
-          return false
-        }
-        // Nothing sensible can follow a half-written response: drop the connection.
-        app.log.error({ err, request_id: id }, 'fast path failed mid-response')
-        res.destroy()
-        return true
-      }
-      if (route === undefined) return false
-      const method = req.method ?? 'GET'
-      const status = res.statusCode
+    const record = (method: string, route: string, status: number, started: number, id: string) => {
       const ms = performance.now() - started
       const key = `${method} ${route} ${status}`
       let count = counted.get(key)
@@ -230,11 +236,62 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
       }
       timer.observe(ms / 1000)
       accessLog?.info({ request_id: id, method, route, status, ms: Math.round(ms * 100) / 100 }, 'request')
-      return true
+    }
+    const decide = (req: FastRequest): FastAnswer | undefined => {
+      try {
+        return handler(req)
+      } catch (err) {
+        app.log.error({ err }, 'fast path failed; the full path answers')
+        return undefined
+      }
+    }
+    const lane =
+      fastOptions.lane === false
+        ? undefined
+        : installLane(server, {
+            closing: () => !server.listening,
+            answer(req) {
+              const answer = decide(req)
+              if (answer === undefined) return undefined
+              return {
+                status: answer.status,
+                headers: answer.headers,
+                body: answer.body,
+                requestId: requestIdFrom(req.headers['x-request-id']),
+                route: answer.route,
+              }
+            },
+            answered(req, answer, started) {
+              record(req.method, answer.route, answer.status, started, answer.requestId)
+            },
+            failed(err) {
+              app.log.error({ err }, 'fast path failed; the full path answers')
+            },
+          })
+    if (lane) {
+      // node:http's own server.close() ends its idle connections through this; the lane's are idle too.
+      const closeIdle = server.closeIdleConnections
+      server.closeIdleConnections = function closeIdleConnections(this: Server) {
+        closeIdle.call(this)
+        lane.closeIdle()
+      }
     }
     server.removeListener('request', fastify)
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      if (!answer(req, res)) fastify.call(server, req, res)
+      if (!server.listening) return fastify.call(server, req, res)
+      const started = performance.now()
+      const answer = decide(req)
+      if (answer === undefined) return fastify.call(server, req, res)
+      const id = requestIdFrom(req.headers['x-request-id'])
+      try {
+        res.writeHead(answer.status, [...answer.headers, 'x-request-id', id])
+      } catch (err) {
+        app.log.error({ err, request_id: id }, 'fast path failed; the full path answers')
+        return fastify.call(server, req, res)
+      }
+      if (typeof answer.body === 'string') res.end(answer.body, 'latin1')
+      else res.end(answer.body)
+      record(req.method ?? 'GET', answer.route, answer.status, started, id)
     })
   })
 

@@ -80,7 +80,9 @@ export {
 export { type HostGuardOptions, hostNameOf, installHostGuard, isAllowedHost } from './host-guard.ts'
 export {
   createHttpApp,
+  type FastAnswer,
   type FastPath,
+  type FastRequest,
   type HttpApp,
   type HttpAppOptions,
   type Readiness,

@@ -1,6 +1,7 @@
 /**
- * The content origin's lean path: a `node:http` handler the kit puts in front of
- * Fastify (`app.setFastPath`). It answers only what it can answer synchronously from
+ * The content origin's lean path: a handler the kit puts in front of Fastify
+ * (`app.setFastPath`; it runs in the kit's HTTP lane, which reads requests off the socket
+ * without node:http's per-request objects, or behind node:http). It answers only what it can answer synchronously from
  * memory — a GET/HEAD `/t/{ticket}/{path}` on the content host whose ticket was already
  * verified, whose liveness was checked less than LIVENESS_TTL_MS ago, whose version
  * manifest is cached and (for GET) whose body is in the small-blob cache — and hands
@@ -13,8 +14,7 @@
  * `test/content-fast.test.ts` compares both paths header by header. While the server is
  * closing the kit does not call the lean path, so Fastify answers 503.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { HttpApp } from '@gatehouse/kit'
+import type { FastAnswer, FastRequest, HttpApp } from '@gatehouse/kit'
 import { isHtml } from '../bundles/content-types.ts'
 import type { AppContext } from '../context.ts'
 import type { VersionFileRow } from '../db/schema.ts'
@@ -81,13 +81,13 @@ export function installContentFastPath(app: HttpApp, ctx: AppContext, fixed: Rec
   const defaultPort = new URL(config.contentUrl).protocol === 'https:' ? '443' : '80'
   const hosts = new Set([config.contentHost, `${config.contentHost}:${defaultPort}`])
 
-  const serve = (req: IncomingMessage, res: ServerResponse, requestId: string): string | undefined => {
+  const serve = (req: FastRequest): FastAnswer | undefined => {
     const method = req.method
     if (method !== 'GET' && method !== 'HEAD') return undefined
-    const url = req.url!
-    if (!url.startsWith('/t/')) return undefined
+    const url = req.url
+    if (url === undefined || !url.startsWith('/t/')) return undefined
     const host = req.headers.host
-    if (host === undefined || (!hosts.has(host) && !hosts.has(host.toLowerCase()))) return undefined
+    if (typeof host !== 'string' || (!hosts.has(host) && !hosts.has(host.toLowerCase()))) return undefined
     const slash = url.indexOf('/', 3)
     if (slash < 0 || slash - 3 > 300) return undefined
     const q = url.indexOf('?', slash)
@@ -112,12 +112,9 @@ export function installContentFastPath(app: HttpApp, ctx: AppContext, fixed: Rec
       if (!blob) return undefined
       body = latin1Of(isHtml(file.content_type) ? htmlBody(blob) : blob)
     }
-    res.writeHead(status, [...(status === 304 ? headers.notModified : headers.ok), 'x-request-id', requestId])
-    if (typeof body === 'string') res.end(body, 'latin1')
-    else res.end(body)
     caches.fastResponses++
-    return CONTENT_ROUTE
+    return { status, headers: status === 304 ? headers.notModified : headers.ok, body, route: CONTENT_ROUTE }
   }
 
-  app.setFastPath(serve)
+  app.setFastPath(serve, { lane: config.httpLane })
 }
