@@ -17,6 +17,24 @@ const OUT = join(import.meta.dirname, '..', 'test-output')
 mkdirSync(OUT, { recursive: true })
 const card = (page: Page, text: string) => page.locator('li.card', { hasText: text })
 const cards = (page: Page) => page.locator('li.card')
+/** Wait for `n` cards; on a timeout say what the page shows instead. */
+const requested = new WeakMap<Page, string[]>()
+async function cardCount(page: Page, n: number) {
+  try {
+    await page.waitForFunction((n) => document.querySelectorAll('li.card').length === n, n, { timeout: 15_000 })
+  } catch (err) {
+    const shown = await page.evaluate(() => ({
+      cards: document.querySelectorAll('li.card').length,
+      titles: [...document.querySelectorAll('li.card h2')].slice(0, 60).map((e) => e.textContent),
+      readFilter: (document.querySelector('[aria-label="Read filter"]') as HTMLSelectElement | null)?.value,
+      search: (document.querySelector('[aria-label="Search"]') as HTMLInputElement | null)?.value,
+    }))
+    const loads = (requested.get(page) ?? []).slice(-8)
+    throw new Error(`expected ${n} cards; the page shows ${JSON.stringify(shown)} after ${JSON.stringify(loads)}`, {
+      cause: err,
+    })
+  }
+}
 
 for (const backend of backends) {
   test(`filters with search, Load more, keyboard shortcuts, Mark channel read (${backend.name})`, async (t) => {
@@ -44,6 +62,16 @@ for (const backend of backends) {
     const otto = await signIn(n, 'otto', 'otto-password-123')
     t.after(() => otto.close())
     const { page } = otto
+    const urls: string[] = []
+    requested.set(page, urls)
+    page.on('request', (r) => {
+      if (r.url().includes('/api/v1/notifications?'))
+        urls.push(`${performance.now().toFixed(0)} ${new URL(r.url()).search}`)
+    })
+    page.on('response', (r) => {
+      if (r.url().includes('/api/v1/notifications?'))
+        urls.push(`${performance.now().toFixed(0)} done ${new URL(r.url()).search}`)
+    })
     await card(page, 'cpu hot').waitFor()
 
     // Search and severity combine; the lifecycle filter narrows further.
@@ -62,9 +90,9 @@ for (const backend of backends) {
 
     // Paging: the first page holds 50, Load more brings the rest.
     await page.getByLabel('Read filter').selectOption('all')
-    await page.waitForFunction(() => document.querySelectorAll('li.card').length === 50)
+    await cardCount(page, 50)
     await page.getByRole('button', { name: 'Load more' }).click()
-    await page.waitForFunction(() => document.querySelectorAll('li.card').length === 59)
+    await cardCount(page, 59)
     assert.equal(await page.getByRole('button', { name: 'Load more' }).count(), 0)
     await card(page, 'routine item 0').waitFor()
 
@@ -95,6 +123,16 @@ for (const backend of backends) {
     await page.waitForFunction(() => document.querySelector('nav [data-unread-for="ops"]')?.textContent === '')
     assert.equal(await page.locator('nav [data-unread-for="dev"]').textContent(), '1')
     await page.screenshot({ path: join(OUT, `inbox-channel-read-${backend.name}.png`) })
+
+    // Typing in the search box survives a render (here a live card) before Enter: the box is
+    // rebuilt on every render, and it used to come back with the last search, not the typing.
+    await page.getByLabel('Search').fill('disk')
+    await publish(n, ops.token, 'arrives while typing')
+    await card(page, 'arrives while typing').waitFor()
+    assert.equal(await page.getByLabel('Search').inputValue(), 'disk')
+    await page.getByLabel('Search').press('Enter')
+    await card(page, 'arrives while typing').waitFor({ state: 'detached' })
+    await page.getByText('Nothing unread.').waitFor()
     assert.deepEqual(otto.problems, [])
   })
 }

@@ -329,71 +329,87 @@ function openAdmin() {
   renderAdmin(ui).catch((err) => toast(err.message))
 }
 
-function render() {
-  // Another view is open: only its navigation follows (channel names, counts).
-  if (state.view === 'push' || state.view === 'channels') document.querySelector('nav')?.replaceWith(navigation())
-  if (state.view !== undefined) return
-  const nav = navigation()
+/** The inbox's toolbar: built with the inbox view and kept in place by render(). */
+let toolbar
+
+function inboxToolbar() {
+  const searchFor = (text) => {
+    if (text === state.q) return
+    state.q = text
+    void loadInbox()
+  }
   const search = h('input', {
     type: 'search',
     placeholder: 'Search (/)',
     value: state.q,
     'aria-label': 'Search',
-    onchange: (e) => {
-      state.q = e.target.value
+    onchange: (e) => searchFor(e.target.value),
+    // The box's clear button.
+    onsearch: (e) => searchFor(e.target.value),
+  })
+  const readFilter = select(
+    [
+      ['unread', 'Unread only'],
+      ['all', 'Read & unread'],
+    ],
+    state.unreadOnly ? 'unread' : 'all',
+    (v) => {
+      state.unreadOnly = v === 'unread'
       void loadInbox()
     },
-  })
-  const toolbar = h(
-    'div',
-    { class: 'toolbar' },
-    search,
-    select(
-      [
-        ['unread', 'Unread only'],
-        ['all', 'Read & unread'],
-      ],
-      state.unreadOnly ? 'unread' : 'all',
-      (v) => {
-        state.unreadOnly = v === 'unread'
-        void loadInbox()
-      },
-      'Read filter',
-    ),
-    select(
-      [
-        ['', 'Any state'],
-        ['received', 'Received'],
-        ['firing', 'Firing'],
-        ['acknowledged', 'Acknowledged'],
-        ['resolved', 'Resolved'],
-        ['archived', 'Archived'],
-      ],
-      state.lifecycle,
-      (v) => {
-        state.lifecycle = v
-        void loadInbox()
-      },
-      'Lifecycle',
-    ),
-    select(
-      [
-        ['', 'Any severity'],
-        ['info', 'Info'],
-        ['success', 'Success'],
-        ['warning', 'Warning'],
-        ['error', 'Error'],
-        ['critical', 'Critical'],
-      ],
-      state.severity,
-      (v) => {
-        state.severity = v
-        void loadInbox()
-      },
-      'Severity',
-    ),
-    h('button', { onclick: markChannelRead }, state.channel ? 'Mark channel read' : 'Mark all read'),
+    'Read filter',
   )
+  const lifecycle = select(
+    [
+      ['', 'Any state'],
+      ['received', 'Received'],
+      ['firing', 'Firing'],
+      ['acknowledged', 'Acknowledged'],
+      ['resolved', 'Resolved'],
+      ['archived', 'Archived'],
+    ],
+    state.lifecycle,
+    (v) => {
+      state.lifecycle = v
+      void loadInbox()
+    },
+    'Lifecycle',
+  )
+  const severity = select(
+    [
+      ['', 'Any severity'],
+      ['info', 'Info'],
+      ['success', 'Success'],
+      ['warning', 'Warning'],
+      ['error', 'Error'],
+      ['critical', 'Critical'],
+    ],
+    state.severity,
+    (v) => {
+      state.severity = v
+      void loadInbox()
+    },
+    'Severity',
+  )
+  const markRead = h('button', { onclick: markChannelRead }, '')
+  const el = h('div', { class: 'toolbar' }, search, readFilter, lifecycle, severity, markRead)
+  return { el, search, readFilter, lifecycle, severity, markRead }
+}
+
+/** Show the state in the toolbar; the search box keeps what a reader is typing in it. */
+function syncToolbar() {
+  if (document.activeElement !== toolbar.search) toolbar.search.value = state.q
+  toolbar.readFilter.value = state.unreadOnly ? 'unread' : 'all'
+  toolbar.lifecycle.value = state.lifecycle
+  toolbar.severity.value = state.severity
+  toolbar.markRead.textContent = state.channel ? 'Mark channel read' : 'Mark all read'
+}
+
+function render() {
+  // Another view is open: only its navigation follows (channel names, counts).
+  if (state.view === 'push' || state.view === 'channels') document.querySelector('nav')?.replaceWith(navigation())
+  if (state.view !== undefined) return
+  const nav = navigation()
   const list = state.items.length
     ? h(
         'ul',
@@ -401,13 +417,22 @@ function render() {
         state.items.map((n, i) => card(ui, n, i, { canOperate, act })),
       )
     : h('p', { class: 'muted' }, state.unreadOnly ? 'Nothing unread.' : 'No notifications.')
-  const more = state.next ? h('button', { class: 'more', onclick: loadMore }, 'Load more') : ''
+  const more = state.next ? h('button', { class: 'more', onclick: loadMore }, 'Load more') : undefined
   const focused = document.activeElement?.getAttribute('aria-label')
-  const commands = state.channel && canOperate(state.channel) ? commandBar(ui, state.channel) : ''
-  app.replaceChildren(
-    h('div', { class: 'layout' }, nav, h('section', { class: 'content' }, toolbar, commands, list, more)),
-  )
-  if (focused === 'Search') search.focus()
+  const commands = state.channel && canOperate(state.channel) ? commandBar(ui, state.channel) : undefined
+  const below = [commands, list, more].filter((e) => e !== undefined)
+  if (toolbar?.el.isConnected) {
+    // Render around the toolbar, never through it: a search box rebuilt under a reader's
+    // typing (a load finishing, a live card) lost the text or moved the caret.
+    syncToolbar()
+    toolbar.el.closest('.layout').querySelector(':scope > nav').replaceWith(nav)
+    while (toolbar.el.nextSibling) toolbar.el.nextSibling.remove()
+    toolbar.el.after(...below)
+  } else {
+    toolbar = inboxToolbar()
+    syncToolbar()
+    app.replaceChildren(h('div', { class: 'layout' }, nav, h('section', { class: 'content' }, toolbar.el, ...below)))
+  }
   if (focused === 'Slash command') document.querySelector('input[name=command]')?.focus()
 }
 
