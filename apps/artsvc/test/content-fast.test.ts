@@ -210,3 +210,27 @@ test('cached liveness never outlasts a share expiry', async () => {
     clock.advance(-(shift + 600))
   }
 })
+
+test('steady traffic renews liveness in its last half second, so answers never leave the lean path', async () => {
+  const p = await mustPublish(h, owner, sampleBundle())
+  const frame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
+  const versionId = new URL(frame).pathname.split('/')[2]!.split('.')[0]!
+  const caches = h.svc.ctx.caches
+  await fetchBoth(frame)
+  assert.equal((await fetchBoth(frame)).fast, true)
+  const first = caches.liveUntil(`${versionId}/`)!
+  try {
+    clock.advance(300) // more than half a second left: nothing to renew
+    assert.equal((await fetchBoth(frame)).fast, true)
+    assert.equal(caches.liveUntil(`${versionId}/`), first)
+    clock.advance(300) // 0.4 s left: answered from the entry, and renewed behind the answer
+    assert.equal((await fetchBoth(frame)).fast, true)
+    for (let i = 0; i < 200 && caches.liveUntil(`${versionId}/`) === first; i++)
+      await new Promise((r) => setTimeout(r, 10))
+    assert.equal(caches.liveUntil(`${versionId}/`), clock.now() + 1000)
+    clock.advance(600) // past the first entry: the renewed one answers
+    assert.equal((await fetchBoth(frame)).fast, true)
+  } finally {
+    clock.advance(-1200)
+  }
+})

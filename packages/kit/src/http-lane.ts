@@ -64,8 +64,9 @@ export interface Lane {
 const MAX_HEAD = 16 * 1024
 const MAX_LINES = 64
 const TARGET = /^\/[\x21-\x7e]*$/
-// A token name, a colon, optional whitespace, a value of visible ASCII with inner spaces/tabs.
-const FIELD = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*((?:[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?)?)[ \t]*$/
+// A header line is a token name, a colon, and a value of visible ASCII, spaces and tabs.
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/
+const VALUE = /^[\t\x20-\x7e]*$/
 const BODY_OR_CONNECTION = new Set([
   'content-length',
   'transfer-encoding',
@@ -133,11 +134,14 @@ export function parseLaneRequest(s: string, at: number): { req: LaneRequest; nex
     const from = lineEnd + 2
     lineEnd = s.indexOf('\r\n', from)
     if (++lines > MAX_LINES) return undefined
-    const m = FIELD.exec(s.slice(from, lineEnd))
-    if (m === null) return undefined
-    const name = m[1]!.toLowerCase()
+    const colon = s.indexOf(':', from)
+    if (colon < 0 || colon > lineEnd) return undefined
+    const name = s.slice(from, colon).toLowerCase()
+    const value = s.slice(colon + 1, lineEnd).trim()
+    // trim() also strips what is not OWS (CR, LF, vertical tab…): VALUE then sees the raw line's
+    // value whole, so a byte outside the subset anywhere in it still sends the request away.
+    if (!TOKEN.test(name) || !VALUE.test(s.slice(colon + 1, lineEnd))) return undefined
     if (name in headers || BODY_OR_CONNECTION.has(name)) return undefined
-    const value = m[2]!
     if (name === 'connection') {
       const v = value.toLowerCase()
       if (v !== 'keep-alive' && v !== 'close') return undefined

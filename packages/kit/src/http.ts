@@ -218,23 +218,17 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     fastPathSet = true
     const fastify = listeners[0] as (req: IncomingMessage, res: ServerResponse) => void
     // Label children bound once per method/route/status: the hot path skips prom-client's label hashing.
-    const counted = new Map<string, { inc(): void }>()
-    const timed = new Map<string, { observe(v: number): void }>()
+    const bound = new Map<string, { count: { inc(): void }; timer: { observe(v: number): void } }>()
     const record = (method: string, route: string, status: number, started: number, id: string) => {
       const ms = performance.now() - started
       const key = `${method} ${route} ${status}`
-      let count = counted.get(key)
-      if (!count) {
-        count = requests.labels({ method, route, status })
-        counted.set(key, count)
+      let b = bound.get(key)
+      if (!b) {
+        b = { count: requests.labels({ method, route, status }), timer: durations.labels({ method, route }) }
+        bound.set(key, b)
       }
-      count.inc()
-      let timer = timed.get(`${method} ${route}`)
-      if (!timer) {
-        timer = durations.labels({ method, route })
-        timed.set(`${method} ${route}`, timer)
-      }
-      timer.observe(ms / 1000)
+      b.count.inc()
+      b.timer.observe(ms / 1000)
       accessLog?.info({ request_id: id, method, route, status, ms: Math.round(ms * 100) / 100 }, 'request')
     }
     const decide = (req: FastRequest): FastAnswer | undefined => {

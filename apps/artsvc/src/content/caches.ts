@@ -78,6 +78,11 @@ export class ContentCaches {
     return until !== undefined && until > now
   }
 
+  /** Until when `key` is remembered as live (undefined: not remembered). */
+  liveUntil(key: string): number | undefined {
+    return this.#live.get(key)
+  }
+
   /** Taken before a liveness query; `markLive` ignores results that an invalidation overtook. */
   generation(): number {
     return this.#generation

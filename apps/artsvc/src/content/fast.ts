@@ -18,10 +18,12 @@ import type { FastAnswer, FastRequest, HttpApp } from '@gatehouse/kit'
 import { isHtml } from '../bundles/content-types.ts'
 import type { AppContext } from '../context.ts'
 import type { VersionFileRow } from '../db/schema.ts'
-import { LATIN1_MAX } from './caches.ts'
+import { LATIN1_MAX, LIVENESS_TTL_MS } from './caches.ts'
 import { injectShim, SHIM_TAG } from './policy.ts'
 
 export const CONTENT_ROUTE = '/t/:ticket/*'
+/** ASCII is already in NFC: most paths skip the ICU call. */
+const ASCII = /^[\x00-\x7f]*$/
 
 /** Header lines of one file's responses (everything but `x-request-id`, `date`, `connection`). */
 export interface FileHeaders {
@@ -76,7 +78,12 @@ export function htmlBody(blob: Buffer): Buffer {
 }
 
 /** Put the lean path in front of Fastify (the kit's `setFastPath`; call after the routes are registered). */
-export function installContentFastPath(app: HttpApp, ctx: AppContext, fixed: Record<string, string>) {
+export function installContentFastPath(
+  app: HttpApp,
+  ctx: AppContext,
+  fixed: Record<string, string>,
+  renewLiveness: (versionId: string, shareId: string | undefined) => void,
+) {
   const { caches, signer, config } = ctx
   const defaultPort = new URL(config.contentUrl).protocol === 'https:' ? '443' : '80'
   const hosts = new Set([config.contentHost, `${config.contentHost}:${defaultPort}`])
@@ -97,11 +104,13 @@ export function installContentFastPath(app: HttpApp, ctx: AppContext, fixed: Rec
     const now = ctx.clock.now()
     const ticket = signer.verifyTicket(url.slice(3, slash), now)
     if (!ticket) return undefined
-    if (!caches.isLive(`${ticket.versionId}/${ticket.shareId ?? ''}`, now)) return undefined
+    const liveUntil = caches.liveUntil(`${ticket.versionId}/${ticket.shareId ?? ''}`)
+    if (liveUntil === undefined || liveUntil <= now) return undefined
+    if (liveUntil - now < LIVENESS_TTL_MS / 2) renewLiveness(ticket.versionId, ticket.shareId)
     const manifest = caches.manifests.get(ticket.versionId)
     if (!manifest) return undefined
     if (path === '' || path.endsWith('/')) path += 'index.html'
-    const file = manifest.get(path.normalize('NFC'))
+    const file = manifest.get(ASCII.test(path) ? path : path.normalize('NFC'))
     if (!file) return undefined
     const headers = fileHeaders(fixed, file)
     let status = 200

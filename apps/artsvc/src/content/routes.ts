@@ -31,6 +31,31 @@ function contentFixedHeaders(ctx: AppContext): Record<string, string> {
   }
 }
 
+/**
+ * Whether a version (through a share, if any) may be served now: cached for at most a second
+ * (see caches.ts), or checked in the database; `force` checks even when cached.
+ */
+function liveness(ctx: AppContext) {
+  const caches = ctx.caches
+  return async (versionId: string, shareId: string | undefined, now: number, force = false) => {
+    const key = `${versionId}/${shareId ?? ''}`
+    if (!force && caches.isLive(key, now)) return true
+    const generation = caches.generation()
+    const row = await ctx.database.db
+      .selectFrom('versions')
+      .innerJoin('artifacts', 'artifacts.id', 'versions.artifact_id')
+      .select(sql<number>`1`.as('ok'))
+      .where('versions.id', '=', versionId)
+      .where('artifacts.deleted_at', 'is', null)
+      .executeTakeFirst()
+    if (row === undefined) return false
+    const until = shareId ? await shareLiveUntil(ctx.database.db, shareId, now) : Number.POSITIVE_INFINITY
+    if (until === undefined) return false
+    caches.markLive(key, now, generation, until)
+    return true
+  }
+}
+
 export function contentRoutes(app: HttpApp, ctx: AppContext) {
   const caches = ctx.caches
   const fixedHeaders = contentFixedHeaders(ctx)
@@ -50,23 +75,7 @@ export function contentRoutes(app: HttpApp, ctx: AppContext) {
     return m
   }
 
-  const live = async (versionId: string, shareId: string | undefined, now: number) => {
-    const key = `${versionId}/${shareId ?? ''}`
-    if (caches.isLive(key, now)) return true
-    const generation = caches.generation()
-    const row = await ctx.database.db
-      .selectFrom('versions')
-      .innerJoin('artifacts', 'artifacts.id', 'versions.artifact_id')
-      .select(sql<number>`1`.as('ok'))
-      .where('versions.id', '=', versionId)
-      .where('artifacts.deleted_at', 'is', null)
-      .executeTakeFirst()
-    if (row === undefined) return false
-    const until = shareId ? await shareLiveUntil(ctx.database.db, shareId, now) : Number.POSITIVE_INFINITY
-    if (until === undefined) return false
-    caches.markLive(key, now, generation, until)
-    return true
-  }
+  const live = liveness(ctx)
 
   const body = async (sha256: string, size: number): Promise<Buffer | NodeJS.ReadableStream> => {
     const cached = caches.blobs.get(sha256)
@@ -125,5 +134,17 @@ export function contentRoutes(app: HttpApp, ctx: AppContext) {
 
 /** After every route is registered: the lean path for cache hits (see `fast.ts`). */
 export function installContentPath(app: HttpApp, ctx: AppContext) {
-  installContentFastPath(app, ctx, contentFixedHeaders(ctx))
+  // The lean path renews a liveness entry in its last half second, while it still answers from
+  // it: under steady traffic no request has to wait for the check (or leave the HTTP lane).
+  const live = liveness(ctx)
+  const renewing = new Set<string>()
+  const renewLiveness = (versionId: string, shareId: string | undefined) => {
+    const key = `${versionId}/${shareId ?? ''}`
+    if (renewing.has(key)) return
+    renewing.add(key)
+    live(versionId, shareId, ctx.clock.now(), true)
+      .catch((err: unknown) => app.log.warn({ err }, 'renewing content liveness failed; the next request checks'))
+      .finally(() => renewing.delete(key))
+  }
+  installContentFastPath(app, ctx, contentFixedHeaders(ctx), renewLiveness)
 }
