@@ -76,7 +76,9 @@ async function main() {
       command: NODE,
       args: [
         // SSHPROXY_BENCH_PROFILE=<dir>: write a CPU profile of the gate (for finding hot spots).
-        ...(process.env.SSHPROXY_BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.SSHPROXY_BENCH_PROFILE] : []),
+        ...(process.env.SSHPROXY_BENCH_PROFILE
+          ? ['--cpu-prof', '--cpu-prof-dir', process.env.SSHPROXY_BENCH_PROFILE]
+          : []),
         MAIN,
         'serve',
         '--route',

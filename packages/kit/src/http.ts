@@ -23,7 +23,7 @@ import { type OpenApiExtras, openApiErrorParts, registerDocs, validationMessage 
 import { AppError, kitErrors } from './errors.ts'
 import { type HostGuardOptions, installHostGuard } from './host-guard.ts'
 import { installLane } from './http-lane.ts'
-import { type Logger, requestIdFrom } from './logger.ts'
+import { fixedFieldLogger, type Logger, requestIdFrom } from './logger.ts'
 import { type AppMetrics, createMetrics } from './metrics.ts'
 import { installNulGuard } from './text-guard.ts'
 
@@ -187,7 +187,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
 
   // The access line carries only fixed, non-secret fields, so it skips the redaction pass
   // (which more than doubles the cost of a line); every other log line keeps it.
-  const accessLog = (options.accessLog ?? true) ? options.logger.child({}, { redact: { paths: [] } }) : undefined
+  const accessLog = (options.accessLog ?? true) ? fixedFieldLogger(options.logger) : undefined
   app.addHook('onResponse', async (req, reply) => {
     // The route pattern, never the raw URL: paths and queries can carry tokens.
     const route = req.routeOptions.url ?? 'unmatched'

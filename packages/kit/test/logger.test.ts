@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { PassThrough } from 'node:stream'
 import { describe, test } from 'node:test'
-import { createLogger, requestIdFrom } from '../src/index.ts'
+import { createLogger, fixedFieldLogger, requestIdFrom } from '../src/index.ts'
 
 /** A logger writing into a stream, and a way to read back the parsed lines. */
 function capture(level?: 'info' | 'debug' | 'warn') {
@@ -101,5 +101,22 @@ describe('requestIdFrom', () => {
     assert.match(requestIdFrom('x'.repeat(129)), uuid)
     assert.match(requestIdFrom(['a', 'b']), uuid)
     assert.match(requestIdFrom('<script>'), uuid)
+  })
+})
+
+describe('fixedFieldLogger', () => {
+  test('one child per logger, same app and level, without the redaction pass; the parent keeps it', async () => {
+    const { log, lines } = capture('info')
+    const fixed = fixedFieldLogger(log)
+    assert.equal(fixedFieldLogger(log), fixed)
+    fixed.info({ route: 'ssh', token: 'not-a-secret-here' }, 'rejected unknown client')
+    fixed.debug({ route: 'ssh' }, 'below the level')
+    log.info({ token: 'hunter2' }, 'from the parent')
+    const [a, b, ...rest] = await lines()
+    assert.equal(rest.length, 0)
+    assert.equal(a?.app, 'testapp')
+    assert.equal(a?.level, 'info')
+    assert.equal(a?.token, 'not-a-secret-here')
+    assert.equal(b?.token, '[redacted]')
   })
 })

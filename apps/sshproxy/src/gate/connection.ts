@@ -7,6 +7,7 @@ import type { Socket } from 'node:net'
 import type { Logger } from '@gatehouse/kit'
 import { readFirstBytes } from '@gatehouse/kit/gate-handshake.ts'
 import { clientIp } from '@gatehouse/kit/gate-limits.ts'
+import { fixedFieldLogger } from '@gatehouse/kit/logger.ts'
 import type { Kysely } from 'kysely'
 import type { BypassRanges } from '../bypass/ranges.ts'
 import type { Route } from '../config.ts'
@@ -40,21 +41,6 @@ export interface RouteContext {
 
 type Done = Extract<HandshakeState, { kind: 'done' }>
 type HandshakeOutcome = { kind: 'done'; state: Done; buffer: Buffer } | { kind: Result; detail?: string }
-
-/**
- * The logger of the per-connection lines (rejected, relaying, protocol error, timed out): their
- * fields are fixed and carry no secret, so they skip pino's redaction pass, as the kit's HTTP
- * access line does (on the reject path it was a tenth of the gate's CPU per connection).
- */
-const connectionLogs = new WeakMap<Logger, Logger>()
-function connectionLog(logger: Logger): Logger {
-  let log = connectionLogs.get(logger)
-  if (log === undefined) {
-    log = logger.child({}, { redact: { paths: [] } })
-    connectionLogs.set(logger, log)
-  }
-  return log
-}
 
 export function handleClient(ctx: RouteContext, client: Socket): void {
   const route = ctx.route.name
@@ -110,8 +96,8 @@ async function run(ctx: RouteContext, client: Socket, ip: string, port: number, 
   const outcome = await readHandshake(client, ctx.handshakeTimeoutMs)
   if (outcome.kind !== 'done') {
     if (outcome.kind === 'protocol_error')
-      connectionLog(ctx.logger).info({ ...log, reason: outcome.detail }, 'protocol error')
-    if (outcome.kind === 'handshake_timeout') connectionLog(ctx.logger).info(log, 'handshake timed out')
+      fixedFieldLogger(ctx.logger).info({ ...log, reason: outcome.detail }, 'protocol error')
+    if (outcome.kind === 'handshake_timeout') fixedFieldLogger(ctx.logger).info(log, 'handshake timed out')
     finish(outcome.kind)
     closeSoon(client)
     return
@@ -145,7 +131,7 @@ async function run(ctx: RouteContext, client: Socket, ip: string, port: number, 
   if (!allowed) {
     ctx.recorder.add(seen)
     const result: Result = `rejected_${status === 'unknown' ? 'unknown' : status}` as Result
-    connectionLog(ctx.logger).info({ ...logLine, result }, `rejected ${status} client`)
+    fixedFieldLogger(ctx.logger).info({ ...logLine, result }, `rejected ${status} client`)
     finish(result)
     closeSoon(client)
     return
@@ -182,7 +168,7 @@ async function run(ctx: RouteContext, client: Socket, ip: string, port: number, 
   }
   const relayIp = backend.socket.localAddress
   ctx.recorder.add({ ...seen, relayPort: backend.socket.localPort, ...(relayIp ? { relayIp } : {}) })
-  connectionLog(ctx.logger).info(
+  fixedFieldLogger(ctx.logger).info(
     {
       ...logLine,
       result: bypassed ? 'bypassed' : 'allowed',

@@ -9,7 +9,7 @@ import type { Socket } from 'node:net'
 import type { BypassRanges } from '@gatehouse/kit/gate-bypass.ts'
 import { readFirstBytes } from '@gatehouse/kit/gate-handshake.ts'
 import { type ConnectionCap, clientIp, type SourceRateLimiter } from '@gatehouse/kit/gate-limits.ts'
-import type { Logger } from '@gatehouse/kit/logger.ts'
+import { fixedFieldLogger, type Logger } from '@gatehouse/kit/logger.ts'
 import type { Kysely } from 'kysely'
 import type { Route } from '../config.ts'
 import type { DB } from '../db/schema.ts'
@@ -116,8 +116,11 @@ export async function gateTls(
   const hello = await readHello(client, ctx.helloTimeoutMs)
   if (hello.kind !== 'done') {
     if (hello.kind === 'not_tls' || hello.kind === 'protocol_error') {
-      ctx.logger.info({ ...log, reason: hello.detail }, hello.kind === 'not_tls' ? 'not TLS' : 'protocol error')
-    } else if (hello.kind === 'hello_timeout') ctx.logger.info(log, 'ClientHello timed out')
+      fixedFieldLogger(ctx.logger).info(
+        { ...log, reason: hello.detail },
+        hello.kind === 'not_tls' ? 'not TLS' : 'protocol error',
+      )
+    } else if (hello.kind === 'hello_timeout') fixedFieldLogger(ctx.logger).info(log, 'ClientHello timed out')
     finish(hello.kind)
     backend?.socket.destroy()
     client.destroy()
@@ -154,7 +157,7 @@ export async function gateTls(
   const line = { ...log, fingerprint, ja3: f.ja3, sni: sni ?? null }
   if (refused) {
     const result = `refused_${status}` as Result
-    ctx.logger.info({ ...line, result }, `refused ${status} client`)
+    fixedFieldLogger(ctx.logger).info({ ...line, result }, `refused ${status} client`)
     finish(result, fingerprint)
     backend?.socket.destroy()
     client.end(ACCESS_DENIED_ALERT)
