@@ -175,7 +175,8 @@ export function installLane<A extends LaneAnswer>(server: Server, options: LaneO
     const onClose = () => held.delete(socket)
     const onDrain = () => socket.resume()
     // Between requests the lane holds an idle keep-alive connection, as node:http would.
-    socket.setTimeout(server.keepAliveTimeout || 5000)
+    // (keepAliveTimeout 0: no timeout, as in node:http.)
+    socket.setTimeout(server.keepAliveTimeout)
     socket.on('timeout', onTimeout)
     socket.on('error', onError)
     socket.on('close', onClose)
@@ -215,7 +216,9 @@ export function installLane<A extends LaneAnswer>(server: Server, options: LaneO
         out += `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'unknown'}\r\n${head}x-request-id: ${answer.requestId}\r\n${date()}${
           close
             ? 'Connection: close\r\n'
-            : `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(server.keepAliveTimeout / 1000)}\r\n`
+            : server.keepAliveTimeout > 0
+              ? `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(server.keepAliveTimeout / 1000)}\r\n`
+              : 'Connection: keep-alive\r\n'
         }\r\n`
         const body = req.method === 'HEAD' ? undefined : answer.body
         if (typeof body === 'string') out += body

@@ -303,6 +303,21 @@ describe('the HTTP lane holds connections like node:http', () => {
     }
   })
 
+  test('with keepAliveTimeout 0 the answer has no Keep-Alive line, as from node:http, and no idle timeout', async () => {
+    const { app, port } = await startApp(true)
+    try {
+      app.server.keepAliveTimeout = 0
+      const req = get('/fast/a', 'x-request-id: same-id\r\n')
+      const viaLane = await exchange(port, [req], { ms: 1000 })
+      const viaNode = await exchange(port, [req.slice(0, 10), req.slice(10)], { ms: 1000 })
+      assert.equal(withoutDate(viaLane), withoutDate(viaNode))
+      assert.doesNotMatch(viaLane, /Keep-Alive/)
+      assert.match(viaLane, /Connection: keep-alive\r\n/)
+    } finally {
+      await app.close()
+    }
+  })
+
   test('close() ends the connections the lane holds instead of waiting for them', async () => {
     const { app, port } = await startApp(true)
     const socket = netConnect({ port, host: '127.0.0.1' })
