@@ -30,32 +30,37 @@ export async function renderAdmin(ui, section) {
   const out = h('div', { class: 'admin-result' })
   const channelOptions = () => ui.state.channels.map((c) => h('option', { value: c.name }, c.name))
   const fail = (err) => out.replaceChildren(h('p', { class: 'error', role: 'alert' }, err.message))
+  /** A form whose submit runs `submit(formData)`; a refusal shows its message in the result area. */
+  const adminForm = (submit, ...children) =>
+    h(
+      'form',
+      {
+        class: 'admin-form',
+        onsubmit: async (e) => {
+          e.preventDefault()
+          try {
+            await submit(new FormData(e.target))
+          } catch (err) {
+            fail(err)
+          }
+        },
+      },
+      ...children,
+    )
   const origin = location.origin
 
-  const createChannel = h(
-    'form',
-    {
-      class: 'admin-form',
-      onsubmit: async (e) => {
-        e.preventDefault()
-        const f = new FormData(e.target)
-        try {
-          const r = await api('POST', '/api/v1/channels', {
-            name: f.get('name'),
-            display_name: f.get('display_name') || undefined,
-            description: f.get('description') || undefined,
-            accent_color: f.get('accent_color'),
-            visibility: f.get('visibility'),
-          })
-          await ui.loadChannels()
-          await renderAdmin(ui, h('h3', {}, `Channel ${r.channel.name} created`))
-          document
-            .querySelector('.admin-result')
-            ?.replaceChildren(secretOnce('Publishing URL', origin + r.publishing.path))
-        } catch (err) {
-          fail(err)
-        }
-      },
+  const createChannel = adminForm(
+    async (f) => {
+      const r = await api('POST', '/api/v1/channels', {
+        name: f.get('name'),
+        display_name: f.get('display_name') || undefined,
+        description: f.get('description') || undefined,
+        accent_color: f.get('accent_color'),
+        visibility: f.get('visibility'),
+      })
+      await ui.loadChannels()
+      await renderAdmin(ui, h('h3', {}, `Channel ${r.channel.name} created`))
+      document.querySelector('.admin-result')?.replaceChildren(secretOnce('Publishing URL', origin + r.publishing.path))
     },
     h('h3', {}, 'New channel'),
     h(
@@ -81,26 +86,14 @@ export async function renderAdmin(ui, section) {
     h('button', { class: 'primary', type: 'submit' }, 'Create channel'),
   )
 
-  const members = h(
-    'form',
-    {
-      class: 'admin-form',
-      onsubmit: async (e) => {
-        e.preventDefault()
-        const f = new FormData(e.target)
-        try {
-          await api(
-            'PUT',
-            `/api/v1/channels/${encodeURIComponent(f.get('channel'))}/members/${encodeURIComponent(f.get('username'))}`,
-            { role: f.get('role') },
-          )
-          out.replaceChildren(
-            h('p', { role: 'status' }, `${f.get('username')} is ${f.get('role')} of ${f.get('channel')}`),
-          )
-        } catch (err) {
-          fail(err)
-        }
-      },
+  const members = adminForm(
+    async (f) => {
+      await api(
+        'PUT',
+        `/api/v1/channels/${encodeURIComponent(f.get('channel'))}/members/${encodeURIComponent(f.get('username'))}`,
+        { role: f.get('role') },
+      )
+      out.replaceChildren(h('p', { role: 'status' }, `${f.get('username')} is ${f.get('role')} of ${f.get('channel')}`))
     },
     h('h3', {}, 'Channel member'),
     h('label', {}, 'Channel', h('select', { name: 'channel' }, channelOptions())),
@@ -118,24 +111,14 @@ export async function renderAdmin(ui, section) {
     h('button', { class: 'primary', type: 'submit' }, 'Set role'),
   )
 
-  const createHook = h(
-    'form',
-    {
-      class: 'admin-form',
-      onsubmit: async (e) => {
-        e.preventDefault()
-        const f = new FormData(e.target)
-        try {
-          const r = await api('POST', '/api/v1/webhooks', {
-            channel: f.get('channel'),
-            channel_locked: f.get('locked') === 'on',
-          })
-          await renderAdmin(ui)
-          document.querySelector('.admin-result')?.replaceChildren(secretOnce('Webhook URL', origin + r.webhook.path))
-        } catch (err) {
-          fail(err)
-        }
-      },
+  const createHook = adminForm(
+    async (f) => {
+      const r = await api('POST', '/api/v1/webhooks', {
+        channel: f.get('channel'),
+        channel_locked: f.get('locked') === 'on',
+      })
+      await renderAdmin(ui)
+      document.querySelector('.admin-result')?.replaceChildren(secretOnce('Webhook URL', origin + r.webhook.path))
     },
     h('h3', {}, 'New webhook'),
     h('label', {}, 'Channel', h('select', { name: 'channel' }, channelOptions())),
