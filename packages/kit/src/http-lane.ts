@@ -57,8 +57,6 @@ export interface LaneOptions<A extends LaneAnswer> {
 export interface Lane {
   /** End every connection the lane holds (they are idle between reads); for the server's close. */
   closeIdle(): void
-  /** Connections in the lane now (for tests). */
-  readonly size: number
 }
 
 const MAX_HEAD = 16 * 1024
@@ -265,9 +263,6 @@ export function installLane<A extends LaneAnswer>(server: Server, options: LaneO
     closeIdle() {
       for (const socket of held) socket.end()
       held.clear()
-    },
-    get size() {
-      return held.size
     },
   }
 }
