@@ -42,6 +42,13 @@ function tail(path: string, lines = 30): string {
   }
 }
 
+/** Wait for `p`, at most `ms`. */
+async function settle(p: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([p, new Promise<void>((r) => (timer = setTimeout(r, ms)))])
+  clearTimeout(timer)
+}
+
 /** Start a server process and wait until it is ready; on failure the error carries its log tail. */
 export async function startChild(options: StartOptions): Promise<Child> {
   const out = createWriteStream(options.logFile, { flags: 'a' })
@@ -59,9 +66,24 @@ export async function startChild(options: StartOptions): Promise<Child> {
       resolve()
     }),
   )
+  // The child's own children (sshd's per-connection processes, a shell's background job)
+  // inherit its stdout and stderr and may write after it exited. Writing to the log file once
+  // it is being ended raises "write after end" outside any test, so later output is dropped.
+  let logOpen = true
+  const closeLog = () => {
+    if (!logOpen) return Promise.resolve()
+    logOpen = false
+    child.stdout!.destroy()
+    child.stderr!.destroy()
+    return new Promise<void>((r) => out.end(r))
+  }
+  // 'exit' can come before the last output has been read: 'close' waits for the pipes, but a
+  // grandchild may hold them open for good, so the wait is bounded.
+  const pipesClosed = new Promise<void>((resolve) => child.once('close', () => resolve()))
   let ready = false
   let buffer = ''
   const onData = (chunk: Buffer) => {
+    if (!logOpen) return
     out.write(chunk)
     if (options.readyLine && !ready) {
       buffer = (buffer + chunk.toString('utf8')).slice(-8192)
@@ -78,14 +100,15 @@ export async function startChild(options: StartOptions): Promise<Child> {
   const deadline = Date.now() + (options.timeoutMs ?? 60_000)
   while (!ready) {
     if (exited) {
-      await new Promise((r) => out.end(r))
+      await settle(pipesClosed, 500)
+      await closeLog()
       throw new Error(
         `${options.name} exited during startup (code ${exited.code}, signal ${exited.signal}):\n${tail(options.logFile)}`,
       )
     }
     if (Date.now() > deadline) {
       killQuietly(child.pid)
-      await new Promise((r) => out.end(r))
+      await closeLog()
       throw new Error(
         `${options.name} was not ready within ${options.timeoutMs ?? 60_000} ms:\n${tail(options.logFile)}`,
       )
@@ -99,12 +122,14 @@ export async function startChild(options: StartOptions): Promise<Child> {
     pid: child.pid!,
     log: () => tail(options.logFile, 200),
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (exited) return
-      killQuietly(child.pid, signal)
-      const timer = setTimeout(() => killQuietly(child.pid), 10_000)
-      await exitPromise
-      clearTimeout(timer)
-      await new Promise((r) => out.end(r))
+      if (!exited) {
+        killQuietly(child.pid, signal)
+        const timer = setTimeout(() => killQuietly(child.pid), 10_000)
+        await exitPromise
+        clearTimeout(timer)
+      }
+      await settle(pipesClosed, 500)
+      await closeLog()
     },
   }
 }
