@@ -10,6 +10,7 @@ import { BypassRanges, loadManagedRanges } from './bypass/ranges.ts'
 import type { ServeConfig } from './config.ts'
 import type { Store } from './db/index.ts'
 import { ObservationRecorder } from './fingerprints/recorder.ts'
+import { gateStatusReader } from './fingerprints/store.ts'
 import { BackendError, BackendIdentity, formatAddress } from './gate/backend.ts'
 import { handleClient, type RouteContext } from './gate/connection.ts'
 import { createGateMetrics, routeMetrics } from './gate/gate-metrics.ts'
@@ -56,10 +57,11 @@ export async function buildServer(config: ServeConfig, deps: GateDeps): Promise<
   const limiter = new SourceRateLimiter(config.ipRate, config.ipBurst)
   const cap = new ConnectionCap(config.maxConnections)
   const open = new Set<Socket>()
+  const verdictOf = gateStatusReader(store)
   const contexts: RouteContext[] = config.routes.map((route) => ({
     route,
     identity: new BackendIdentity(route.backend, config.backendTimeoutMs),
-    db: store.db,
+    verdictOf,
     recorder,
     metrics: routeMetrics(gateMetrics, route.name),
     limiter,

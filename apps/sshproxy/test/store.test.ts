@@ -12,6 +12,7 @@ import { openStore, type Store } from '../src/db/index.ts'
 import {
   deleteEntry,
   gateStatus,
+  gateStatusReader,
   getEntry,
   listEntries,
   type Observation,
@@ -60,18 +61,51 @@ function obs(n: number, second: number, extra: Partial<Observation> = {}): Obser
 
 test('new entries are pending and undecided (unknown to the gate); decisions change that', async (t) => {
   const { store } = await fresh(t)
+  const reader = gateStatusReader(store)
+  // The gate's prepared reader and the Kysely query answer the same at every step.
+  const status = async (f: string) => {
+    const viaKysely = await gateStatus(store.db, f)
+    assert.equal(await reader(f), viaKysely)
+    return viaKysely
+  }
   await recordObservations(store.db, [obs(1, 1)], 100, at(1))
-  assert.equal(await gateStatus(store.db, fp(1)), 'unknown')
-  assert.equal(await gateStatus(store.db, fp(2)), 'unknown')
+  assert.equal(await status(fp(1)), 'unknown')
+  assert.equal(await status(fp(2)), 'unknown')
   assert.equal(await setVerdict(store.db, fp(1), { verdict: 'pending', actor: 'cli:t', now: at(2) }), true)
-  assert.equal(await gateStatus(store.db, fp(1)), 'pending')
+  assert.equal(await status(fp(1)), 'pending')
   assert.equal(await setVerdict(store.db, fp(1), { verdict: 'approved', actor: 'cli:t', label: 'x', now: at(3) }), true)
-  assert.equal(await gateStatus(store.db, fp(1)), 'approved')
+  assert.equal(await status(fp(1)), 'approved')
   assert.equal((await getEntry(store.db, fp(1)))!.label, 'x')
   assert.equal(await setVerdict(store.db, fp(9), { verdict: 'blocked', actor: 'cli:t', now: at(3) }), false)
   assert.equal(await setLabel(store.db, fp(9), 'y', at(3)), false)
   assert.equal(await deleteEntry(store.db, fp(1)), true)
   assert.equal(await deleteEntry(store.db, fp(1)), false)
+})
+
+test("the gate's verdict reader waits behind an open transaction and never sees its uncommitted change", async (t) => {
+  const { store } = await fresh(t)
+  const reader = gateStatusReader(store)
+  await recordObservations(store.db, [obs(1, 1)], 100, at(1))
+  await setVerdict(store.db, fp(1), { verdict: 'approved', actor: 'cli:t', now: at(2) })
+  let release!: () => void
+  const held = new Promise<void>((r) => (release = r))
+  // A block that is rolled back: a lookup during it must not act on it.
+  const tx = store.db
+    .transaction()
+    .execute(async (trx) => {
+      await trx.updateTable('fingerprints').set({ verdict: 'blocked' }).where('fingerprint', '=', fp(1)).execute()
+      await held
+      throw new Error('rolled back')
+    })
+    .catch((err: Error) => err.message)
+  await new Promise((r) => setImmediate(r))
+  const during = reader(fp(1))
+  release()
+  assert.equal(await tx, 'rolled back')
+  assert.equal(await during, 'approved')
+  // And a committed block is what the next lookup sees.
+  await setVerdict(store.db, fp(1), { verdict: 'blocked', actor: 'cli:t', now: at(3) })
+  assert.equal(await reader(fp(1)), 'blocked')
 })
 
 test('IPs and ports keep the first 128 in sorted order; sightings keep the 128 most recent', async (t) => {

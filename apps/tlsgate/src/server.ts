@@ -13,6 +13,7 @@ import { type AppMetrics, createMetrics } from '@gatehouse/kit/metrics.ts'
 import type { ServeConfig } from './config.ts'
 import type { Store } from './db/index.ts'
 import { ObservationRecorder } from './fingerprints/recorder.ts'
+import { gateStatusReader } from './fingerprints/store.ts'
 import { handleTlsClient, type RouteContext } from './gate/connection.ts'
 import { createRouteMetrics } from './gate/metrics.ts'
 import { handleSmtpClient, SmtpReporter } from './smtp/index.ts'
@@ -64,11 +65,12 @@ export async function buildServer(config: ServeConfig, deps: GateDeps): Promise<
   const open = new Set<Socket>()
   const smtpRoutes = config.routes.filter((r) => r.mode === 'smtp')
   const smtpReports = smtpRoutes.length > 0 ? new SmtpReporter(config.smtpNamespace) : undefined
+  const verdictOf = gateStatusReader(store)
   const contexts = new Map<string, RouteContext>()
   for (const route of config.routes)
     contexts.set(route.name, {
       route,
-      db: store.db,
+      verdictOf,
       recorder,
       metrics: routeMetrics.get(route.name)!,
       limiter,

@@ -4,6 +4,8 @@
  * write lock before any read: a CLI process and `serve` then queue on the busy timeout
  * instead of failing on a stale snapshot.
  */
+
+import type { Database } from '@gatehouse/kit/db/database.ts'
 import { deleteEntry, nextChangeSeq, pruneToCap, removeExpiredSightings, setLabel } from '@gatehouse/kit/gate-store.ts'
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely'
 import type { DB, FingerprintRow, Verdict } from '../db/schema.ts'
@@ -70,16 +72,31 @@ export function decodeEntry(row: FingerprintRow): FingerprintEntry {
 }
 
 const GATE_STATUS_SQL = 'select verdict, decided_at from fingerprints where fingerprint = ?'
+interface StatusRow {
+  verdict: Verdict
+  decided_at: string | null
+}
+
+function statusOf(row: StatusRow | undefined): GateStatus {
+  if (!row || (row.verdict === 'pending' && row.decided_at === null)) return 'unknown'
+  return row.verdict
+}
 
 /** The verdict the gate applies, read per connection so CLI changes apply at once. */
 export async function gateStatus(db: Db, fingerprint: string): Promise<GateStatus> {
-  // Precompiled: this runs for every connection, and building the query is most of its cost.
-  const { rows } = await db.executeQuery<{ verdict: Verdict; decided_at: string | null }>(
-    CompiledQuery.raw(GATE_STATUS_SQL, [fingerprint]),
-  )
-  const row = rows[0]
-  if (!row || (row.verdict === 'pending' && row.decided_at === null)) return 'unknown'
-  return row.verdict
+  const { rows } = await db.executeQuery<StatusRow>(CompiledQuery.raw(GATE_STATUS_SQL, [fingerprint]))
+  return statusOf(rows[0])
+}
+
+/**
+ * `gateStatus` for the gate's per-connection lookup: one statement prepared once and run
+ * synchronously when the connection is free (the kit's `Database.prepare`), so a lookup costs
+ * what SQLite costs instead of a Kysely query's round through the driver. It reads committed
+ * data only: it waits behind an open transaction like any query.
+ */
+export function gateStatusReader(store: Pick<Database<DB>, 'prepare'>): (fingerprint: string) => Promise<GateStatus> {
+  const query = store.prepare<StatusRow>({ compile: () => CompiledQuery.raw(GATE_STATUS_SQL, ['']) })
+  return async (fingerprint) => statusOf(await query.first(fingerprint))
 }
 
 export async function getEntry(db: Db, fingerprint: string): Promise<FingerprintEntry | undefined> {

@@ -8,12 +8,10 @@ import type { Logger } from '@gatehouse/kit'
 import { readFirstBytes } from '@gatehouse/kit/gate-handshake.ts'
 import { clientIp } from '@gatehouse/kit/gate-limits.ts'
 import { fixedFieldLogger } from '@gatehouse/kit/logger.ts'
-import type { Kysely } from 'kysely'
 import type { BypassRanges } from '../bypass/ranges.ts'
 import type { Route } from '../config.ts'
-import type { DB } from '../db/schema.ts'
 import type { ObservationRecorder } from '../fingerprints/recorder.ts'
-import { gateStatus } from '../fingerprints/store.ts'
+import type { GateStatus } from '../fingerprints/store.ts'
 import { type HandshakeState, readClientHandshake } from '../wire/handshake.ts'
 import { BackendError, type BackendIdentity, dialBackend, formatAddress } from './backend.ts'
 import type { Result, RouteMetrics } from './gate-metrics.ts'
@@ -23,7 +21,8 @@ import { closeSoon, relay } from './relay.ts'
 export interface RouteContext {
   route: Route
   identity: BackendIdentity
-  db: Kysely<DB>
+  /** The stored verdict of a fingerprint (`gateStatusReader`). */
+  verdictOf: (fingerprint: string) => Promise<GateStatus>
   recorder: ObservationRecorder
   metrics: RouteMetrics
   limiter: SourceRateLimiter
@@ -105,10 +104,10 @@ async function run(ctx: RouteContext, client: Socket, ip: string, port: number, 
   const { state, buffer } = outcome
   const fingerprint = state.fingerprint
   const bypassed = ctx.bypass.has(ip)
-  let status: Awaited<ReturnType<typeof gateStatus>> | 'bypassed'
+  let status: GateStatus | 'bypassed'
   try {
     // A trusted source skips the verdict, so a store problem does not stop it either.
-    status = bypassed ? 'bypassed' : await gateStatus(ctx.db, fingerprint)
+    status = bypassed ? 'bypassed' : await ctx.verdictOf(fingerprint)
   } catch (err) {
     // Fail closed: without a verdict nobody is let through.
     ctx.logger.error({ ...log, fingerprint, reason: (err as Error).message }, 'verdict lookup failed')

@@ -5,6 +5,8 @@
  * instead of failing on a stale snapshot. The set rules (128 IPs, ports, sightings) are the
  * kit's, shared with the SSH gate and the control plane.
  */
+
+import type { Database } from '@gatehouse/kit/db/database.ts'
 import { EDGE_LIMITS, mergeIpSet, mergePortSet, mergeSightingLists } from '@gatehouse/kit/edge-limits.ts'
 import { deleteEntry, nextChangeSeq, pruneToCap, removeExpiredSightings, setLabel } from '@gatehouse/kit/gate-store.ts'
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely'
@@ -72,6 +74,17 @@ export function decodeEntry(row: FingerprintRow): FingerprintEntry {
 }
 
 const GATE_STATUS_SQL = 'select verdict, decided_at, expires_at from fingerprints where fingerprint = ?'
+interface StatusRow {
+  verdict: Verdict
+  decided_at: string | null
+  expires_at: string | null
+}
+
+function statusOf(row: StatusRow | undefined, now: number): GateStatus {
+  if (!row || (row.verdict === 'pending' && row.decided_at === null)) return 'unknown'
+  if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return 'pending'
+  return row.verdict
+}
 
 /**
  * The verdict the gate applies, read per connection so CLI changes apply at once. An
@@ -79,14 +92,20 @@ const GATE_STATUS_SQL = 'select verdict, decided_at, expires_at from fingerprint
  * explicit pending; this covers a gate that cannot reach it).
  */
 export async function gateStatus(db: Db, fingerprint: string, now = Date.now()): Promise<GateStatus> {
-  // Precompiled: this runs for every connection, and building the query is most of its cost.
-  const { rows } = await db.executeQuery<{ verdict: Verdict; decided_at: string | null; expires_at: string | null }>(
-    CompiledQuery.raw(GATE_STATUS_SQL, [fingerprint]),
-  )
-  const row = rows[0]
-  if (!row || (row.verdict === 'pending' && row.decided_at === null)) return 'unknown'
-  if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return 'pending'
-  return row.verdict
+  const { rows } = await db.executeQuery<StatusRow>(CompiledQuery.raw(GATE_STATUS_SQL, [fingerprint]))
+  return statusOf(rows[0], now)
+}
+
+/**
+ * `gateStatus` for the gate's per-connection lookup: one statement prepared once and run
+ * synchronously when the connection is free (the kit's `Database.prepare`). It reads committed
+ * data only: it waits behind an open transaction like any query.
+ */
+export function gateStatusReader(
+  store: Pick<Database<DB>, 'prepare'>,
+): (fingerprint: string, now?: number) => Promise<GateStatus> {
+  const query = store.prepare<StatusRow>({ compile: () => CompiledQuery.raw(GATE_STATUS_SQL, ['']) })
+  return async (fingerprint, now = Date.now()) => statusOf(await query.first(fingerprint), now)
 }
 
 export async function getEntry(db: Db, fingerprint: string): Promise<FingerprintEntry | undefined> {

@@ -10,11 +10,9 @@ import type { BypassRanges } from '@gatehouse/kit/gate-bypass.ts'
 import { readFirstBytes } from '@gatehouse/kit/gate-handshake.ts'
 import { type ConnectionCap, clientIp, type SourceRateLimiter } from '@gatehouse/kit/gate-limits.ts'
 import { fixedFieldLogger, type Logger } from '@gatehouse/kit/logger.ts'
-import type { Kysely } from 'kysely'
 import type { Route } from '../config.ts'
-import type { DB } from '../db/schema.ts'
 import type { ObservationRecorder } from '../fingerprints/recorder.ts'
-import { type GateStatus, gateStatus } from '../fingerprints/store.ts'
+import type { GateStatus } from '../fingerprints/store.ts'
 import { type HelloErrorCode, HelloReader } from '../wire/client-hello.ts'
 import { computeFingerprints, type TlsFingerprints } from '../wire/fingerprints.ts'
 import type { Result, RouteMetrics } from './metrics.ts'
@@ -22,7 +20,8 @@ import { type Backend, dialBackend, relay } from './relay.ts'
 
 export interface RouteContext {
   route: Route
-  db: Kysely<DB>
+  /** The stored verdict of a fingerprint (`gateStatusReader`). */
+  verdictOf: (fingerprint: string) => Promise<GateStatus>
   recorder: ObservationRecorder
   metrics: RouteMetrics
   limiter: SourceRateLimiter
@@ -132,7 +131,7 @@ export async function gateTls(
   let status: GateStatus | 'bypassed'
   try {
     // A trusted source skips the verdict, so a store problem does not stop it either.
-    status = bypassed ? 'bypassed' : await gateStatus(ctx.db, fingerprint)
+    status = bypassed ? 'bypassed' : await ctx.verdictOf(fingerprint)
   } catch (err) {
     // Fail closed for enforced services; a public website stays reachable (web-shaped default).
     ctx.logger.error({ ...log, fingerprint, reason: (err as Error).message }, 'verdict lookup failed')
