@@ -1,10 +1,10 @@
 /**
- * Profile a Node process from its first line: `NODE_OPTIONS="--import ./scripts/profile/start.ts"`
+ * Profile a Node process from its first line: `NODE_OPTIONS="--import $PWD/scripts/profile/start.ts"`
  * with `GATEHOUSE_PROFILE_DIR=<dir>` writes `<dir>/<pid>.cpuprofile` when the process exits.
  * For servers a bench starts as children (Node refuses `--cpu-prof` in NODE_OPTIONS). Only
  * processes whose arguments contain GATEHOUSE_PROFILE_MATCH (default `serve`) are profiled.
  */
-import { writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector'
 import { join } from 'node:path'
 
@@ -19,7 +19,9 @@ if (dir && process.argv.includes(process.env.GATEHOUSE_PROFILE_MATCH ?? 'serve')
   process.on('exit', () => {
     // The same-thread session answers synchronously, so the file is written before exit.
     session.post('Profiler.stop', (err, result) => {
-      if (!err) writeFileSync(join(dir, `${process.pid}.cpuprofile`), JSON.stringify(result.profile))
+      if (err) return
+      mkdirSync(dir, { recursive: true })
+      writeFileSync(join(dir, `${process.pid}.cpuprofile`), JSON.stringify(result.profile))
     })
   })
 }
