@@ -78,7 +78,23 @@ for (const backend of backends) {
       await page.screenshot({ path: join(OUT, `actions-earlier-${backend.name}.png`) })
 
       await page.getByRole('button', { name: 'ops' }).click()
-      await page.getByLabel('Slash command').fill('/deploy web --canary')
+      // A live card arrives while the reader types a command: the bar is not rebuilt or moved
+      // under the typing (a MutationObserver sees any removal of it), and the text is whole.
+      const bar = page.getByLabel('Slash command')
+      await bar.pressSequentially('/deploy web')
+      await page.evaluate(() => {
+        const form = document.querySelector('form.command-bar')!
+        const w = window as unknown as { barMoves: number }
+        w.barMoves = 0
+        new MutationObserver((records) => {
+          for (const r of records) for (const n of r.removedNodes) if (n.contains(form)) w.barMoves++
+        }).observe(document.querySelector('section.content')!, { childList: true, subtree: true })
+      })
+      await n.client.post('/api/v1/notifications', { token: ops.token, body: { version: 1, title: 'deploy queued' } })
+      await page.locator('li.card', { hasText: 'deploy queued' }).waitFor()
+      await bar.pressSequentially(' --canary')
+      assert.equal(await bar.inputValue(), '/deploy web --canary')
+      assert.equal(await page.evaluate(() => (window as unknown as { barMoves: number }).barMoves), 0)
       await page.getByRole('button', { name: 'Run' }).click()
       await page.locator('.command-reply.success', { hasText: 'done' }).waitFor()
       const form = new URLSearchParams(cb.received.at(-1)!.body)

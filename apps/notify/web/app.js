@@ -426,8 +426,11 @@ function render() {
     // typing (a load finishing, a live card) lost the text or moved the caret.
     syncToolbar()
     toolbar.el.closest('.layout').querySelector(':scope > nav').replaceWith(nav)
-    while (toolbar.el.nextSibling) toolbar.el.nextSibling.remove()
-    toolbar.el.after(...below)
+    // The slash-command bar stays in place too when it is the same channel's: moving it would
+    // blur its input under the reader's typing and close its suggestions.
+    const keep = commands !== undefined && toolbar.el.nextSibling === commands ? commands : toolbar.el
+    while (keep.nextSibling) keep.nextSibling.remove()
+    keep.after(...below.filter((e) => e !== keep))
   } else {
     toolbar = inboxToolbar()
     syncToolbar()
