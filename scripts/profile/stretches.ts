@@ -4,7 +4,7 @@
  * the functions inside runs of at least THRESHOLD ms, by self and inclusive time. Optionally only
  * the window between the first and last sample under a function (e.g. the ingest phase).
  *
- *   node scripts/profile/stretches.ts PROFILE [THRESHOLD_MS=8] [WINDOW_FUNCTION]
+ *   npm run --silent profile:stretches -- PROFILE [THRESHOLD_MS=8] [WINDOW_FUNCTION]
  */
 import { readFileSync } from 'node:fs'
 
@@ -21,7 +21,7 @@ interface Profile {
 
 const [file, thresholdArg, windowFunction] = process.argv.slice(2)
 if (!file) {
-  process.stderr.write('usage: node scripts/profile/stretches.ts PROFILE [THRESHOLD_MS] [WINDOW_FUNCTION]\n')
+  process.stderr.write('usage: npm run --silent profile:stretches -- PROFILE [THRESHOLD_MS] [WINDOW_FUNCTION]\n')
   process.exit(2)
 }
 const threshold = Number(thresholdArg ?? 8) * 1000

@@ -1,8 +1,9 @@
 /**
- * Profile a Node process from its first line: `NODE_OPTIONS="--import $PWD/scripts/profile/start.ts"`
+ * Profile a Node process from its first line: `NODE_OPTIONS="--import $PWD/scripts/profile/start.mjs"`
  * with `GATEHOUSE_PROFILE_DIR=<dir>` writes `<dir>/<pid>.cpuprofile` when the process exits.
  * For servers a bench starts as children (Node refuses `--cpu-prof` in NODE_OPTIONS). Only
  * processes whose arguments contain GATEHOUSE_PROFILE_MATCH (default `serve`) are profiled.
+ * Plain JavaScript: npm itself (the system Node) loads it too when it runs a bench.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector'
