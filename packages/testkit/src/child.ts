@@ -80,6 +80,11 @@ export async function startChild(options: StartOptions): Promise<Child> {
   // 'exit' can come before the last output has been read: 'close' waits for the pipes, but a
   // grandchild may hold them open for good, so the wait is bounded.
   const pipesClosed = new Promise<void>((resolve) => child.once('close', () => resolve()))
+  /** After the child exited: keep its last lines, then close the log. */
+  const finishLog = async () => {
+    await settle(pipesClosed, 500)
+    await closeLog()
+  }
   let ready = false
   let buffer = ''
   const onData = (chunk: Buffer) => {
@@ -100,8 +105,7 @@ export async function startChild(options: StartOptions): Promise<Child> {
   const deadline = Date.now() + (options.timeoutMs ?? 60_000)
   while (!ready) {
     if (exited) {
-      await settle(pipesClosed, 500)
-      await closeLog()
+      await finishLog()
       throw new Error(
         `${options.name} exited during startup (code ${exited.code}, signal ${exited.signal}):\n${tail(options.logFile)}`,
       )
@@ -128,8 +132,7 @@ export async function startChild(options: StartOptions): Promise<Child> {
         await exitPromise
         clearTimeout(timer)
       }
-      await settle(pipesClosed, 500)
-      await closeLog()
+      await finishLog()
     },
   }
 }
