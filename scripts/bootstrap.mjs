@@ -34,6 +34,9 @@ const systemPackages = {
   prometheus: '/usr/bin/prometheus',
   // tlsgate's JA3 values are checked against Wireshark's dissector (tshark reads a pcap).
   tshark: '/usr/bin/tshark',
+  // The gates' splice helper (packages/kit/native) is built with the system C compiler.
+  gcc: '/usr/bin/gcc',
+  'libc6-dev': '/usr/include/stdio.h',
 }
 
 function say(line) {
@@ -92,3 +95,15 @@ function ensureNodeModules() {
 
 ensureSystemPackages()
 ensureNodeModules()
+ensureSpliceHelper()
+
+// The gates' splice helper is built by npm's postinstall; a checkout whose node_modules
+// predates it (or whose C source changed since) builds it here.
+function ensureSpliceHelper() {
+  const source = join(root, 'packages/kit/native/splice-relay.c')
+  const helper = join(root, 'packages/kit/native/build/splice-relay')
+  if (existsSync(helper) && statSync(helper).mtimeMs >= statSync(source).mtimeMs) return
+  spawnSync(join(root, 'node_modules/.bin/node'), [join(root, 'packages/kit/scripts/build-splice-relay.ts')], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+}

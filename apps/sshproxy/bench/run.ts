@@ -2,7 +2,9 @@
  * `npm run bench -w apps/sshproxy`: the gate (`sshproxy serve` as a child process) against a
  * direct connection to the same real sshd, in the same run:
  *   1. new connections per second, reject path and allow path
- *   2. bulk throughput of one SSH session moving BENCH_BYTES (default 1 GiB), download and upload
+ *   2. bulk throughput of one SSH session moving BENCH_BYTES (default 1 GiB), download and upload,
+ *      through the gate (long transfers in its splice helper), through a second gate relaying
+ *      in-process (`--splice-after 0`) and directly, BENCH_BULK_ROUNDS (3) rotated rounds
  *   3. added latency to connection setup (p50, p99)
  *   4. memory with 1024 open idle connections
  * Loopback only; stops by itself (a few minutes).
@@ -28,6 +30,8 @@ import {
 const BYTES = Number(process.env.BENCH_BYTES ?? 1024 ** 3)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64)
+/** Rounds of the bulk transfers (each: gate, in-process gate, direct, rotated). */
+const BULK_ROUNDS = Number(process.env.BENCH_BULK_ROUNDS ?? 3)
 /** Which sections to run, e.g. `BENCH_SECTIONS=2` for the transfers only (default all). */
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? '1,2,3,4').split(','))
 
@@ -39,6 +43,18 @@ async function metricValue(port: number, name: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
   const lines = text.split('\n').filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
   return lines.length === 0 ? Number.NaN : lines.reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0)
+}
+
+/**
+ * The gate's CPU seconds so far, its splice helpers' included. A helper's CPU is counted when it
+ * has exited, so this waits until none runs (the transfer has ended; its helper follows at once).
+ */
+async function gateCpuSeconds(port: number): Promise<number> {
+  for (let i = 0; i < 50 && (await metricValue(port, 'sshproxy_splice_relays')) > 0; i++) {
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  const helpers = await metricValue(port, 'sshproxy_splice_helper_cpu_seconds_total')
+  return (await metricValue(port, 'process_cpu_seconds_total')) + (Number.isNaN(helpers) ? 0 : helpers)
 }
 
 function runSsh(args: string[]): Promise<number> {
@@ -70,6 +86,8 @@ async function main() {
   writeFileSync(config, '{}')
   const db = join(work.path, 'gate.db')
   let gate: Child | undefined
+  let inProcess: Child | undefined
+  const inProcessPort = await freePort()
   try {
     gate = await startChild({
       name: 'sshproxy',
@@ -218,54 +236,66 @@ async function main() {
     }
 
     if (SECTIONS.has('2')) {
-      // 2. Bulk throughput (download through one SSH session), alternating gate and direct.
+      // 2. Bulk throughput of one SSH session each way: the gate (long transfers handed to the
+      // splice helper), a second gate relaying in-process (`--splice-after 0`) and sshd directly,
+      // rotated every round so a change in the machine's load hits all three.
       say('## 2. Bulk throughput of one SSH session')
-      const cmd = `head -c ${BYTES} /dev/zero`
-      const results: Record<string, number[]> = { gate: [], direct: [] }
-      let gateCpu = 0
-      for (let round = 0; round < 2; round++) {
-        for (const [name, port] of [
-          ['gate', gatePort],
-          ['direct', sshd.port],
-        ] as const) {
-          const cpuBefore = await metricValue(metricsPort, 'process_cpu_seconds_total')
-          const ms = await runSsh(sshArgs({ port: port, key: sshd.key, home, command: cmd }))
-          const cpu = (await metricValue(metricsPort, 'process_cpu_seconds_total')) - cpuBefore
-          if (name === 'gate') gateCpu += cpu
-          results[name]!.push(BYTES / 1024 ** 2 / (ms / 1000))
-        }
-      }
+      const inProcessMetrics = await freePort()
+      inProcess = await startChild({
+        name: 'sshproxy-in-process',
+        command: NODE,
+        args: [
+          MAIN,
+          'serve',
+          '--route',
+          `127.0.0.1:${inProcessPort}=127.0.0.1:${sshd.port}`,
+          ...['--db', db, '--config', config, '--metrics-listen', `127.0.0.1:${inProcessMetrics}`],
+          ...['--ip-rate', '1000000', '--ip-burst', '1000000', '--splice-after', '0'],
+        ],
+        logFile: join(work.path, 'sshproxy-in-process.log'),
+        readyLine: /sshproxy ready/,
+      })
+      const targets = [
+        { name: 'gate', port: gatePort, metrics: metricsPort },
+        { name: 'in-process', port: inProcessPort, metrics: inProcessMetrics },
+        { name: 'direct', port: sshd.port, metrics: 0 },
+      ] as const
+      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
       const best = (xs: number[]) => Math.max(...xs)
-      say(
-        `${f(BYTES / 1024 ** 2)} MiB remote -> local (default cipher), best of 2: gate ${f(best(results.gate!))} MiB/s, direct ${f(best(results.direct!))} MiB/s -> ratio ${ratio(best(results.gate!), best(results.direct!))}`,
-      )
-      say(
-        `  all runs: gate ${results.gate!.map((x) => f(x)).join(', ')}; direct ${results.direct!.map((x) => f(x)).join(', ')} MiB/s`,
-      )
-      say(
-        `  gate process CPU: ${f(gateCpu / 2 / (BYTES / 1024 ** 3), 2)} s per GiB relayed (ssh and sshd do the encryption)`,
-      )
-      // The other direction: client to backend.
-      const uploads: Record<string, number[]> = { gate: [], direct: [] }
-      let uploadCpu = 0
-      for (let round = 0; round < 2; round++) {
-        for (const [name, port] of [
-          ['gate', gatePort],
-          ['direct', sshd.port],
-        ] as const) {
-          const cpuBefore = await metricValue(metricsPort, 'process_cpu_seconds_total')
-          const ms = await runSshUpload(sshArgs({ port, key: sshd.key, home, command: 'cat > /dev/null' }))
-          const cpu = (await metricValue(metricsPort, 'process_cpu_seconds_total')) - cpuBefore
-          if (name === 'gate') uploadCpu += cpu
-          uploads[name]!.push(BYTES / 1024 ** 2 / (ms / 1000))
+      for (const direction of [
+        { title: 'remote -> local (download)', upload: false },
+        { title: 'local -> remote (upload)', upload: true },
+      ]) {
+        const rates: Record<string, number[]> = { gate: [], 'in-process': [], direct: [] }
+        const cpu: Record<string, number> = { gate: 0, 'in-process': 0 }
+        for (let round = 0; round < BULK_ROUNDS; round++) {
+          for (let i = 0; i < targets.length; i++) {
+            const t = targets[(i + round) % targets.length]!
+            const before = t.metrics ? await gateCpuSeconds(t.metrics) : 0
+            const args = sshArgs({
+              port: t.port,
+              key: sshd.key,
+              home,
+              command: direction.upload ? 'cat > /dev/null' : `head -c ${BYTES} /dev/zero`,
+            })
+            const ms = await (direction.upload ? runSshUpload(args) : runSsh(args))
+            if (t.metrics) cpu[t.name]! += (await gateCpuSeconds(t.metrics)) - before
+            rates[t.name]!.push(BYTES / 1024 ** 2 / (ms / 1000))
+          }
         }
+        const pairs = (name: string) => rates[name]!.map((r, i) => r / rates.direct![i]!)
+        say(
+          `${f(BYTES / 1024 ** 2)} MiB ${direction.title}, ${BULK_ROUNDS} rounds: gate / direct best ${ratio(best(rates.gate!), best(rates.direct!))}, median of rounds ${f(median(pairs('gate')), 2)}x; in-process gate / direct best ${ratio(best(rates['in-process']!), best(rates.direct!))}, median ${f(median(pairs('in-process')), 2)}x`,
+        )
+        say(
+          `  MiB/s: ${Object.entries(rates)
+            .map(([k, xs]) => `${k} ${xs.map((x) => f(x)).join(', ')}`)
+            .join('; ')}`,
+        )
+        say(
+          `  gate CPU per GiB relayed (process and its splice helpers): ${f(cpu.gate! / BULK_ROUNDS / (BYTES / 1024 ** 3), 2)} s; in-process gate ${f(cpu['in-process']! / BULK_ROUNDS / (BYTES / 1024 ** 3), 2)} s (ssh and sshd do the encryption)`,
+        )
       }
-      say(
-        `${f(BYTES / 1024 ** 2)} MiB local -> remote (upload), best of 2: gate ${f(best(uploads.gate!))} MiB/s, direct ${f(best(uploads.direct!))} MiB/s -> ratio ${ratio(best(uploads.gate!), best(uploads.direct!))}`,
-      )
-      say(
-        `  all runs: gate ${uploads.gate!.map((x) => f(x)).join(', ')}; direct ${uploads.direct!.map((x) => f(x)).join(', ')} MiB/s; gate CPU ${f(uploadCpu / 2 / (BYTES / 1024 ** 3), 2)} s per GiB`,
-      )
       say(
         `  load average after the transfers: ${loadavg()
           .map((x) => f(x, 1))
@@ -277,6 +307,7 @@ async function main() {
     say(`total bench time ${f((performance.now() - started) / 1000)} s`)
   } finally {
     await gate?.stop()
+    await inProcess?.stop()
     idle.server.close()
     for (const s of idle.sockets) s.destroy()
     bare.server.close()

@@ -96,6 +96,8 @@ export interface ServeConfig {
   handshakeTimeoutMs: number
   backendTimeoutMs: number
   idleTimeoutMs: number
+  /** Hand long transfers to the splice helper (kit `SpliceRelays`); absent: all in-process. */
+  splice?: { afterBytes: number; max: number }
   drainTimeoutMs: number
   maxConnections: number
   ipRate: number
@@ -128,6 +130,7 @@ export function loadServeConfig(options: LoadServeOptions): ServeConfig {
     handshakeTimeoutMs: f.handshake_timeout,
     backendTimeoutMs: f.backend_timeout,
     idleTimeoutMs: f.idle_timeout,
+    splice: { afterBytes: f.splice_after, max: f.splice_max },
     drainTimeoutMs: f.drain_timeout,
     maxConnections: f.max_connections,
     ipRate: f.ip_rate,

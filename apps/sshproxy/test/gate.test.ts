@@ -109,6 +109,31 @@ describe('sshproxy serve in front of a real sshd', () => {
     assert.ok(metric(m, 'sshproxy_proxied_bytes_total', { direction: 'client_to_backend' })! > payload.length)
   })
 
+  test('a long session moves to the splice helper and its bytes arrive intact both ways', async () => {
+    // 8 MiB up, 4 MiB down: past the default --splice-after (1 MiB) each way.
+    const { createHash, randomBytes } = await import('node:crypto')
+    const payload = randomBytes(8 * 1024 * 1024)
+    const before = metric(await gate.metrics(), 'sshproxy_splice_handoffs_total') ?? 0
+    const ok = await sshClient({
+      port: gate.port,
+      key: sshd.key,
+      command: 'sha256sum >&2; head -c 4194304 /dev/zero',
+      input: payload,
+    })
+    assert.equal(ok.code, 0, ok.stderr)
+    assert.match(ok.stderr, new RegExp(`^${createHash('sha256').update(payload).digest('hex')} `, 'm'))
+    assert.equal(ok.stdout.length, 4 * 1024 * 1024)
+    assert.match(ok.stdout, /^\0+$/)
+    const m = await waitFor('the helper to exit', async () => {
+      const text = await gate.metrics()
+      return metric(text, 'sshproxy_splice_relays') === 0 ? text : undefined
+    })
+    assert.equal(metric(m, 'sshproxy_splice_handoffs_total'), before + 1)
+    // The helper's counts reach the same byte counters as the in-process relay's.
+    assert.ok(metric(m, 'sshproxy_proxied_bytes_total', { direction: 'client_to_backend' })! > payload.length)
+    assert.ok(metric(m, 'sshproxy_proxied_bytes_total', { direction: 'backend_to_client' })! > 4 * 1024 * 1024)
+  })
+
   test('Dropbear (first_kex_packet_follows) has its own fingerprint and works once approved', async () => {
     const rejected = await dropbearClient({ port: gate.port, key: sshd.key, command: 'echo db' })
     assert.notEqual(rejected.code, 0)

@@ -169,49 +169,60 @@ describe('bytes reach the backend untouched', () => {
   })
 })
 
-test('16 MiB over TLS both ways through the gate arrive intact while the client keeps pausing', async (t) => {
-  // Both relay directions read into reused buffers: a write the gate queues (the slow client)
-  // must keep its bytes, and a full socket must stop the other side's reads, not lose them.
-  const issued = ca.issueServer(['www.example.test'])
-  const echo = createTlsServer({ cert: issued.cert, key: issued.key }, (s) => {
-    s.on('error', () => {})
-    s.pipe(s)
-  })
-  await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r))
-  const g = await startGate((echo.address() as { port: number }).port)
-  t.after(async () => {
-    await g.stop()
-    echo.close()
-  })
-  const payload = randomBytes(16 * 1024 * 1024)
-  const client = tlsConnect({ host: '127.0.0.1', port: g.port, servername: 'www.example.test', ca: ca.ca })
-  await new Promise((r) => client.once('secureConnect', r))
-  const hash = createHash('sha256')
-  let got = 0
-  let sincePause = 0
-  let pauses = 0
-  const done = new Promise<void>((resolve, reject) => {
-    client.on('error', reject)
-    client.on('data', (d: Buffer) => {
-      hash.update(d)
-      got += d.length
-      if (got >= payload.length) return resolve()
-      // Pause every 512 KiB so the gate's writes to the client queue up and its reads stop.
-      sincePause += d.length
-      if (sincePause >= 512 * 1024) {
-        sincePause = 0
-        pauses++
-        client.pause()
-        setTimeout(() => client.resume(), 2)
-      }
+// In-process (`--splice-after 0`) and handed to the splice helper after the default 1 MiB.
+for (const [relay, flags] of [
+  ['in-process', { 'splice-after': 0 }],
+  ['splice helper', {}],
+] as const)
+  test(`16 MiB over TLS both ways through the gate (${relay}) arrive intact while the client keeps pausing`, async (t) => {
+    // Both relay directions read into reused buffers: a write the gate queues (the slow client)
+    // must keep its bytes, and a full socket must stop the other side's reads, not lose them.
+    // The handover to the helper happens mid-stream, with writes queued: it must not reorder.
+    const issued = ca.issueServer(['www.example.test'])
+    const echo = createTlsServer({ cert: issued.cert, key: issued.key }, (s) => {
+      s.on('error', () => {})
+      s.pipe(s)
     })
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r))
+    const g = await startGate((echo.address() as { port: number }).port, flags)
+    t.after(async () => {
+      await g.stop()
+      echo.close()
+    })
+    const payload = randomBytes(16 * 1024 * 1024)
+    const client = tlsConnect({ host: '127.0.0.1', port: g.port, servername: 'www.example.test', ca: ca.ca })
+    await new Promise((r) => client.once('secureConnect', r))
+    const hash = createHash('sha256')
+    let got = 0
+    let sincePause = 0
+    let pauses = 0
+    const done = new Promise<void>((resolve, reject) => {
+      client.on('error', reject)
+      client.on('data', (d: Buffer) => {
+        hash.update(d)
+        got += d.length
+        if (got >= payload.length) return resolve()
+        // Pause every 512 KiB so the gate's writes to the client queue up and its reads stop.
+        sincePause += d.length
+        if (sincePause >= 512 * 1024) {
+          sincePause = 0
+          pauses++
+          client.pause()
+          setTimeout(() => client.resume(), 2)
+        }
+      })
+    })
+    for (let i = 0; i < payload.length; i += 256 * 1024) {
+      if (!client.write(payload.subarray(i, i + 256 * 1024))) await new Promise((r) => client.once('drain', r))
+    }
+    await done
+    client.destroy()
+    assert.equal(got, payload.length)
+    assert.equal(hash.digest('hex'), createHash('sha256').update(payload).digest('hex'))
+    assert.ok(pauses > 0, 'the client paused')
+    assert.equal(await g.metric('splice_handoffs_total'), relay === 'in-process' ? 0 : 1)
+    if (relay === 'splice helper') {
+      await waitFor('the helper to exit', async () => (await g.metric('splice_relays')) === 0)
+      assert.ok((await g.metric('proxied_bytes_total', { direction: 'client_to_backend' })) > payload.length)
+    }
   })
-  for (let i = 0; i < payload.length; i += 256 * 1024) {
-    if (!client.write(payload.subarray(i, i + 256 * 1024))) await new Promise((r) => client.once('drain', r))
-  }
-  await done
-  client.destroy()
-  assert.equal(got, payload.length)
-  assert.equal(hash.digest('hex'), createHash('sha256').update(payload).digest('hex'))
-  assert.ok(pauses > 0, 'the client paused')
-})

@@ -58,6 +58,20 @@ export function gateFlagFields(d: GateFlagDefaults) {
       default: d.idleTimeout,
       doc: 'close a relayed session with no traffic either way for this long; 0 disables',
     }),
+    splice_after: field.bytes({
+      flag: 'splice-after',
+      env: env('SPLICE_AFTER'),
+      default: '1MiB',
+      min: 0,
+      doc: 'move a connection to the splice(2) helper once it has relayed this much (both ways); 0 keeps all in-process',
+    }),
+    splice_max: field.int({
+      flag: 'splice-max',
+      env: env('SPLICE_MAX'),
+      default: 256,
+      min: 0,
+      doc: 'connections in splice helpers at once (one small process each); beyond, relayed in-process',
+    }),
     drain_timeout: field.duration({
       flag: 'drain-timeout',
       env: env('DRAIN_TIMEOUT'),

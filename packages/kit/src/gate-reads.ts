@@ -27,6 +27,8 @@ export class ReusedReads {
   #grow = false
   /** Where each chunk goes; replaced as the connection moves from handshake to relay. */
   sink: ChunkSink
+  /** The socket was handed to another process (`SpliceRelays`): nothing may resume its reads. */
+  detached = false
 
   constructor(sink: ChunkSink) {
     this.sink = sink
@@ -113,7 +115,9 @@ export function readInto(socket: Socket, reads: ReusedReads): Buffer[] | undefin
  * a fresh buffer.
  */
 export function pipeReads(reads: ReusedReads, from: Socket, to: Socket, count?: (bytes: number) => void): void {
-  const resume = () => from.resume()
+  const resume = () => {
+    if (!reads.detached) from.resume()
+  }
   reads.sink = (chunk) => {
     count?.(chunk.length)
     const more = to.write(chunk)

@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs'
 import { formatDuration, loadTlsMaterial } from '@gatehouse/kit'
 import { runGateServe } from '@gatehouse/kit/gate-serve.ts'
+import { describeSplice, findSpliceHelper } from '@gatehouse/kit/splice-relay.ts'
 import { loadServeConfig, type ServeConfig } from '../config.ts'
 import { openStore } from '../db/index.ts'
 import { formatAddress } from '../gate/backend.ts'
@@ -68,6 +69,7 @@ export function doctorCommand(flags: Record<string, unknown>, io: Io): void {
     `limits: ${c.ipRate}/s per source IP (burst ${c.ipBurst}), ${c.maxConnections} concurrent connections`,
     `timeouts: handshake ${d(c.handshakeTimeoutMs)}, backend ${d(c.backendTimeoutMs)}, idle ${d(c.idleTimeoutMs)}, drain ${d(c.drainTimeoutMs)}`,
     `sighting retention: ${d(c.sightingRetentionMs)}`,
+    describeSplice(c.splice, findSpliceHelper()),
     c.controlPlane
       ? `control plane: ${c.controlPlane.url} as ${c.controlPlane.instanceId}, auth ${c.controlPlane.auth.kind === 'token' ? 'bearer token' : 'mutual TLS'}, every ${d(c.controlPlane.syncIntervalMs)}${c.controlPlane.serverName ? `, server name ${c.controlPlane.serverName}` : ''}`
       : 'control plane: sync disabled (no control_plane.url)',

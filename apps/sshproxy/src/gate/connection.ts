@@ -8,6 +8,7 @@ import type { Logger } from '@gatehouse/kit'
 import { readFirstBytes } from '@gatehouse/kit/gate-handshake.ts'
 import { clientIp } from '@gatehouse/kit/gate-limits.ts'
 import { fixedFieldLogger } from '@gatehouse/kit/logger.ts'
+import type { SpliceRelays } from '@gatehouse/kit/splice-relay.ts'
 import type { BypassRanges } from '../bypass/ranges.ts'
 import type { Route } from '../config.ts'
 import type { ObservationRecorder } from '../fingerprints/recorder.ts'
@@ -36,6 +37,8 @@ export interface RouteContext {
   handshakeTimeoutMs: number
   backendTimeoutMs: number
   idleTimeoutMs: number
+  /** Long transfers leave the process (kit `SpliceRelays`); absent: every relay stays in-process. */
+  splice?: SpliceRelays
 }
 
 type Done = Extract<HandshakeState, { kind: 'done' }>

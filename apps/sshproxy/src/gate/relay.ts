@@ -45,16 +45,38 @@ export function relay(ctx: RouteContext, client: Socket, backendConnection: Back
   }
   // Both directions without the stream machinery: each read goes into a reused buffer and is
   // written at once; reading stops while the other socket is full.
-  pipeReads(reads, backend, client, (n) => down.inc(n))
   const clientReads = new ReusedReads(() => false)
   const buffered = readInto(client, clientReads)
   if (buffered) {
+    // A long transfer moves to the splice helper (kit `SpliceRelays`), which counts from then on.
+    const moved = ctx.splice?.watch({
+      client,
+      backend,
+      clientReads,
+      backendReads: reads,
+      idleMs: ctx.idleTimeoutMs,
+      counted: (u, d) => {
+        up.inc(u)
+        down.inc(d)
+      },
+      idle: () => ctx.logger.info({ route }, 'closing idle session'),
+    })
+    const countDown = (n: number) => {
+      down.inc(n)
+      moved?.(n)
+    }
+    const countUp = (n: number) => {
+      up.inc(n)
+      moved?.(n)
+    }
+    pipeReads(reads, backend, client, countDown)
     for (const chunk of buffered) {
       up.inc(chunk.length)
       backend.write(chunk)
     }
-    pipeReads(clientReads, client, backend, (n) => up.inc(n))
+    pipeReads(clientReads, client, backend, countUp)
   } else {
+    pipeReads(reads, backend, client, (n) => down.inc(n))
     client.on('data', (d: Buffer) => up.inc(d.length))
     client.pipe(backend)
   }

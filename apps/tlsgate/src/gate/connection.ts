@@ -10,6 +10,7 @@ import type { BypassRanges } from '@gatehouse/kit/gate-bypass.ts'
 import { readFirstBytes } from '@gatehouse/kit/gate-handshake.ts'
 import { type ConnectionCap, clientIp, type SourceRateLimiter } from '@gatehouse/kit/gate-limits.ts'
 import { fixedFieldLogger, type Logger } from '@gatehouse/kit/logger.ts'
+import type { SpliceRelays } from '@gatehouse/kit/splice-relay.ts'
 import type { Route } from '../config.ts'
 import type { ObservationRecorder } from '../fingerprints/recorder.ts'
 import type { GateStatus } from '../fingerprints/store.ts'
@@ -37,6 +38,8 @@ export interface RouteContext {
   helloTimeoutMs: number
   backendTimeoutMs: number
   idleTimeoutMs: number
+  /** Long transfers leave the process (kit `SpliceRelays`); absent: every relay stays in-process. */
+  splice?: SpliceRelays
   /** Observes an SMTP route's outcomes for its correlation reports. */
   onOutcome?: (outcome: ConnectionOutcome) => void
 }

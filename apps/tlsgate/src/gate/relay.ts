@@ -74,13 +74,29 @@ export function relay(ctx: RouteContext, client: Socket, upstream: Backend, from
   })
   client.once('close', () => backend.destroySoon())
   backend.write(fromClient)
-  pipeReads(reads, backend, client)
   const clientReads = new ReusedReads(() => false)
   const buffered = readInto(client, clientReads)
   if (buffered) {
+    // A long transfer moves to the splice helper (kit `SpliceRelays`), which counts what it moves.
+    const moved = ctx.splice?.watch({
+      client,
+      backend,
+      clientReads,
+      backendReads: reads,
+      idleMs: ctx.idleTimeoutMs,
+      counted: (u, d) => {
+        ctx.metrics.up.inc(u)
+        ctx.metrics.down.inc(d)
+      },
+      idle: () => ctx.logger.info({ route: ctx.route.name }, 'closing idle connection'),
+    })
+    pipeReads(reads, backend, client, moved)
     for (const chunk of buffered) backend.write(chunk)
-    pipeReads(clientReads, client, backend)
-  } else client.pipe(backend)
+    pipeReads(clientReads, client, backend, moved)
+  } else {
+    pipeReads(reads, backend, client)
+    client.pipe(backend)
+  }
   backend.once('end', () => client.end())
   if (ctx.idleTimeoutMs > 0) {
     // A socket's timer restarts on reads and on writes, so the client side sees both directions.
