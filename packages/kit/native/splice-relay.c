@@ -38,8 +38,11 @@
 struct direction {
   int from, to;
   int pipe_r, pipe_w;
+  size_t capacity;    /* the pipe's size in bytes */
   size_t in_pipe;     /* bytes spliced in and not yet out */
   int pipe_full;      /* the last splice in found no room (pages, not bytes, fill a pipe) */
+  int readable;       /* worth a splice in: poll said so, or the last one filled the pipe */
+  int writable;       /* worth a splice out: poll said so, or the last one took everything */
   int from_done;      /* end of stream, or the read side failed */
   int shut;           /* the end was passed on */
   unsigned long long moved;
@@ -72,29 +75,41 @@ static int open_pipe(struct direction *d) {
   if (pipe2(p, O_NONBLOCK | O_CLOEXEC) != 0) return -1;
   /* A bigger pipe means fewer splices per byte; the kernel may refuse (pipe-max-size). */
   (void)fcntl(p[1], F_SETPIPE_SZ, PIPE_BYTES);
+  int size = fcntl(p[1], F_GETPIPE_SZ);
+  d->capacity = size > 0 ? (size_t)size : 65536;
   d->pipe_r = p[0];
   d->pipe_w = p[1];
   return 0;
 }
 
-/* Moves what it can without blocking. Returns 1 if a byte moved, 0 if not, -1 on failure. */
+/*
+ * Moves what it can without blocking, trying only what poll (or the last splice) said may
+ * succeed: a wake-up then costs one splice in and one out, not a round of EAGAINs.
+ * Returns 1 if a byte moved, 0 if not, -1 on failure.
+ */
 static int step(struct direction *d) {
   int progress = 0;
-  if (!d->from_done && !d->pipe_full) {
-    ssize_t n = splice(d->from, NULL, d->pipe_w, NULL, PIPE_BYTES, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+  if (d->in_pipe >= d->capacity) d->pipe_full = 1;
+  if (!d->from_done && !d->pipe_full && d->readable) {
+    /* A zero length would read as the end of the stream. */
+    size_t room = d->capacity - d->in_pipe;
+    ssize_t n = splice(d->from, NULL, d->pipe_w, NULL, room, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
     if (n > 0) {
       d->in_pipe += (size_t)n;
+      /* Less than asked: the socket is most likely drained (poll will tell if not). */
+      if ((size_t)n < room) d->readable = 0;
       progress = 1;
     } else if (n == 0) {
       d->from_done = 1;
     } else if (errno == EAGAIN) {
       if (d->in_pipe > 0) d->pipe_full = 1;
+      else d->readable = 0;
     } else if (errno != EINTR) {
       d->from_done = 1;
       return -1;
     }
   }
-  while (d->in_pipe > 0) {
+  while (d->in_pipe > 0 && d->writable) {
     ssize_t n = splice(d->pipe_r, NULL, d->to, NULL, d->in_pipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
     if (n > 0) {
       d->in_pipe -= (size_t)n;
@@ -104,7 +119,7 @@ static int step(struct direction *d) {
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else if (n < 0 && errno == EAGAIN) {
-      break;
+      d->writable = 0;
     } else {
       return -1;
     }
@@ -128,7 +143,8 @@ int main(int argc, char **argv) {
   if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != gate) return 4;
   signal(SIGPIPE, SIG_IGN);
 
-  struct direction up = {.from = 3, .to = 4}, down = {.from = 4, .to = 3};
+  struct direction up = {.from = 3, .to = 4, .readable = 1, .writable = 1};
+  struct direction down = {.from = 4, .to = 3, .readable = 1, .writable = 1};
   int type;
   socklen_t len = sizeof type;
   if (getsockopt(3, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || getsockopt(4, SOL_SOCKET, SO_TYPE, &type, &len) != 0) {
@@ -186,6 +202,11 @@ int main(int argc, char **argv) {
     if (poll(fds, 2, (int)wait) < 0 && errno != EINTR) {
       status = 1;
       break;
+    }
+    for (int i = 0; i < 2; i++) {
+      struct direction *d = dirs[i];
+      if (fds[i].revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) d->readable = 1;
+      if (fds[d->to - 3].revents & (POLLOUT | POLLHUP | POLLERR)) d->writable = 1;
     }
     /* An error or hang-up with nothing asked of that socket would wake poll forever. */
     for (int i = 0; i < 2; i++) {
