@@ -68,6 +68,10 @@ function lockSql(kind: DatabaseKind, shape: readonly number[]): string {
 }
 
 function pageQuery(kind: DatabaseKind, rows: NewFingerprint[], update: boolean) {
+  if (kind === 'postgres') {
+    const columns = pgColumns(rows)
+    if (columns !== undefined) return CompiledQuery.raw(update ? PG_UPSERT : PG_INSERT, columns)
+  }
   // In ALL_COLUMNS order, property by property (a keyed loop over the names costs more).
   const params: unknown[] = []
   for (const r of rows) {
@@ -75,6 +79,70 @@ function pageQuery(kind: DatabaseKind, rows: NewFingerprint[], update: boolean) 
     params.push(r.ips, r.ports, r.sightings, r.oldest_sighting_ms ?? null, r.metadata, r.updated_ms)
   }
   return CompiledQuery.raw(pageSql(kind, rows.length, update), params)
+}
+
+// PostgreSQL gets a group's rows as 12 parameters, one per column, instead of 12 per row: each
+// column's values joined into one text, every value preceded by a separator, split back into an
+// array by `string_to_array` (the leading empty element dropped) and zipped into rows by
+// `unnest`. Bound one by one (256 rows x 12 in a group of 16 pages), node-postgres prepared,
+// measured and wrote every value in JavaScript while the event loop waited, and PostgreSQL
+// parsed and planned a new 3,000-parameter statement for every group
+// (docs/performance/edgegate.md, round 5). Text columns are separated by U+0001, which no JSON
+// text holds (JSON escapes control characters) and which `pgColumns` checks for anyway; bigint
+// columns by commas, their values in the `toString` form node-postgres sends, so the
+// `bigint[]` cast parses each exactly as a bound parameter (1.5 or NaN fail as they did), and
+// an empty element is NULL. Rows keep their order (`with ordinality`): groups write in key order.
+const PG_TEXT: Record<(typeof ALL_COLUMNS)[number], boolean> = {
+  instance_id: true,
+  fingerprint: true,
+  reported_status: true,
+  first_seen_ms: false,
+  last_seen_ms: false,
+  count: false,
+  ips: true,
+  ports: true,
+  sightings: true,
+  oldest_sighting_ms: false,
+  metadata: true,
+  updated_ms: false,
+}
+const TEXT_SEPARATOR = '\u0001'
+const pgInsert = (conflict: string) => {
+  const arrays = ALL_COLUMNS.map((c, i) =>
+    PG_TEXT[c] ? `(string_to_array($${i + 1}, chr(1)))[2:]` : `(string_to_array($${i + 1}, ',', ''))[2:]::bigint[]`,
+  )
+  const names = ALL_COLUMNS.map((c) => `"${c}"`).join(', ')
+  return `insert into "fingerprints" (${names}) select ${names} from unnest(${arrays.join(', ')}) with ordinality as "u"(${names}, "n") order by "n" on conflict ("instance_id", "fingerprint") ${conflict}`
+}
+const PG_INSERT = pgInsert('do nothing returning "instance_id", "fingerprint"')
+const PG_UPSERT = pgInsert(`do update set ${COLUMNS.map((c) => `"${c}" = "excluded"."${c}"`).join(', ')}`)
+
+/**
+ * The 12 column parameters of `rows`, or undefined when a value does not fit the format (a
+ * text that is not a string or holds U+0001, a bigint that is not a number or null): the caller
+ * then binds row by row as before, with the same result or error.
+ */
+function pgColumns(rows: readonly NewFingerprint[]): string[] | undefined {
+  const out: string[] = []
+  for (const c of ALL_COLUMNS) {
+    let joined = ''
+    if (PG_TEXT[c]) {
+      for (const r of rows) {
+        const v = r[c]
+        if (typeof v !== 'string' || v.includes(TEXT_SEPARATOR)) return undefined
+        joined += TEXT_SEPARATOR + v
+      }
+    } else {
+      for (const r of rows) {
+        const v = r[c]
+        if (v == null) joined += ','
+        else if (typeof v === 'number') joined += `,${v}`
+        else return undefined
+      }
+    }
+    out.push(joined)
+  }
+  return out
 }
 
 /**
@@ -95,7 +163,7 @@ export async function mergeBatch(
   await db.transaction().execute((trx) => mergePages(trx, kind, [{ instanceId, incoming }], cutoffMs, now))
 }
 
-/** Rows per multi-row statement (12 parameters each: well under both dialects' limits). */
+/** Rows per multi-row statement (SQLite: 12 parameters a row, well under its limit; PostgreSQL: 12 in all). */
 const ROWS_PER_STATEMENT = 1024
 
 /**

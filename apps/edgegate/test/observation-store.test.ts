@@ -1,0 +1,200 @@
+/**
+ * The group statements of `mergePages` on both databases: what a group stores is what its rows
+ * say, value for value. On PostgreSQL a group's rows travel as one parameter per column (texts
+ * joined by U+0001, bigints by commas), so these pin the values that format could bend: quotes,
+ * backslashes, commas, JSON escapes, non-ASCII text, empty texts, U+0001 itself (bound row by row
+ * instead), millisecond values beyond 32 bits, NULLs, one-row groups, and pages of one group
+ * naming the same fingerprint.
+ */
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+import { openEdgeDatabase } from '../src/db/open.ts'
+import { type Aggregate, toRow } from '../src/observations/merge.ts'
+import { mergeBatch, mergePages } from '../src/observations/store.ts'
+import { DIALECTS, lazyPostgres, newDatabase } from './helpers.ts'
+
+const pg = lazyPostgres()
+after(() => pg.stop())
+
+const BASE = Date.UTC(2026, 10, 22)
+
+function aggregate(fingerprint: string, over: Partial<Aggregate> = {}): Aggregate {
+  return {
+    fingerprint,
+    reported_status: 'unknown',
+    first_seen_ms: BASE,
+    last_seen_ms: BASE + 1000,
+    count: 3,
+    ips: ['192.0.2.1', '2001:db8::1'],
+    ports: [22, 2222],
+    sightings: [{ ip: '192.0.2.1', port: 40000, last_seen_ms: BASE + 1000 }],
+    metadata: { sni: 'example.org' },
+    ...over,
+  }
+}
+
+// Texts that quoting, escaping or splitting would change.
+const ODD = [
+  `quote " and 'apostrophe', comma, {braces}, [brackets], backslash \\ and \\"`,
+  'tab \t, newline \n, U+0002 \u0002, DEL \u007f',
+  'non-ASCII: é, 東京, emoji 🛡️, RTL \u202e, BOM \ufeff',
+  '\\u0001 as six characters, then \\x01',
+  'NULL',
+  '',
+]
+
+/** A stored row with its bigints as numbers (the kit parses int8 as a number on both). */
+async function stored(d: Awaited<ReturnType<typeof openEdgeDatabase>>, instanceId: string) {
+  const rows = await d.db.selectFrom('fingerprints').selectAll().where('instance_id', '=', instanceId).execute()
+  // Sorted here: the database's collation need not be code-unit order.
+  rows.sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0))
+  return rows.map((r) => ({
+    ...r,
+    first_seen_ms: Number(r.first_seen_ms),
+    last_seen_ms: Number(r.last_seen_ms),
+    count: Number(r.count),
+    oldest_sighting_ms: r.oldest_sighting_ms === null ? null : Number(r.oldest_sighting_ms),
+    updated_ms: Number(r.updated_ms),
+  }))
+}
+
+for (const dialect of DIALECTS) {
+  describe(`observation group statements (${dialect})`, () => {
+    test('odd texts, big and null bigints are stored as the rows say, then merged', async () => {
+      const d = await openEdgeDatabase(await newDatabase(dialect, pg.get))
+      try {
+        const now = 8_640_000_000_000_000 // the largest Date, 2^53 > it > 2^32
+        const incoming = [
+          ...ODD.map((text, i) =>
+            aggregate(`odd-${i}`, {
+              reported_status: text,
+              // A NUL only inside JSON text, which escapes it (a text column cannot hold one).
+              metadata: { [text]: text, other: `${text}${text}`, nul: 'a\u0000b' },
+              sightings: [],
+            }),
+          ),
+          aggregate('big', {
+            first_seen_ms: -62_135_596_800_000, // year 1
+            last_seen_ms: 8_639_999_999_999_999,
+            count: Number.MAX_SAFE_INTEGER,
+            sightings: [{ ip: '192.0.2.9', port: 1, last_seen_ms: 4_102_444_800_123 }],
+          }),
+          aggregate('none', { ips: [], ports: [], sightings: [], metadata: {} }),
+        ]
+        for (const [instanceId, fingerprint] of [
+          [`instance "q" \\ é,`, 'plain'],
+          ['separator \u0001 inside', 'separated'],
+          ['', 'empty instance'],
+        ] as const) {
+          const rows = [...incoming, aggregate(fingerprint)]
+          await d.db.transaction().execute((trx) => mergePages(trx, d.kind, [{ instanceId, incoming: rows }], 0, now))
+          const want = rows
+            .map((a) => toRow(instanceId, a, now))
+            .map((r) => ({ ...r, oldest_sighting_ms: r.oldest_sighting_ms ?? null }))
+            .sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : 1))
+          assert.deepEqual(await stored(d, instanceId), want, instanceId)
+        }
+        // A second group over the same rows takes the merge path (lock, merge, upsert).
+        const later = incoming.map((a) => ({ ...a, last_seen_ms: a.last_seen_ms + 1, count: a.count }))
+        await d.db
+          .transaction()
+          .execute((trx) => mergePages(trx, d.kind, [{ instanceId: '', incoming: later }], 0, now + 1))
+        const merged = await stored(d, '')
+        assert.equal(merged.length, incoming.length + 1)
+        for (const row of merged.filter((r) => r.fingerprint !== 'empty instance')) {
+          assert.equal(row.updated_ms, now + 1)
+          assert.equal(row.last_seen_ms, incoming.find((a) => a.fingerprint === row.fingerprint)!.last_seen_ms + 1)
+        }
+        assert.equal(merged.find((r) => r.fingerprint === 'odd-0')!.reported_status, ODD[0])
+        assert.equal(merged.find((r) => r.fingerprint === 'big')!.count, Number.MAX_SAFE_INTEGER)
+      } finally {
+        await d.close()
+      }
+    })
+
+    test('a one-row group with empty texts and no sightings', async () => {
+      const d = await openEdgeDatabase(await newDatabase(dialect, pg.get))
+      try {
+        const a = aggregate('', { reported_status: '', sightings: [], metadata: {} })
+        await d.db.transaction().execute((trx) => mergePages(trx, d.kind, [{ instanceId: '', incoming: [a] }], 0, 5))
+        assert.deepEqual(await stored(d, ''), [{ ...toRow('', a, 5), oldest_sighting_ms: null }])
+      } finally {
+        await d.close()
+      }
+    })
+
+    test('pages of one group naming the same fingerprint store what page after page stores', async () => {
+      const d = await openEdgeDatabase(await newDatabase(dialect, pg.get))
+      try {
+        // Conflicting values: the newer status and metadata win, sets join, extremes hold.
+        const pages = [
+          [aggregate('same', { reported_status: 'approved', metadata: { a: '1' } }), aggregate('other')],
+          [
+            aggregate('same', {
+              reported_status: 'blocked',
+              last_seen_ms: BASE + 5000,
+              first_seen_ms: BASE - 5000,
+              ips: ['198.51.100.7'],
+              ports: [443],
+              sightings: [{ ip: '198.51.100.7', port: 1, last_seen_ms: BASE + 5000 }],
+              metadata: { b: `"2"\\` },
+            }),
+          ],
+          [aggregate('same', { reported_status: 'pending', count: 1, metadata: {} })],
+        ]
+        await d.db.transaction().execute((trx) =>
+          mergePages(
+            trx,
+            d.kind,
+            pages.map((incoming) => ({ instanceId: 'grp', incoming })),
+            0,
+            9,
+          ),
+        )
+        for (const incoming of pages) await mergeBatch(d.db, d.kind, 'seq', incoming, 0, 9)
+        const rows = async (id: string) => (await stored(d, id)).map((r) => ({ ...r, instance_id: undefined }))
+        const grouped = await rows('grp')
+        assert.deepEqual(grouped, await rows('seq'))
+        assert.equal(grouped.find((r) => r.fingerprint === 'same')!.reported_status, 'blocked')
+      } finally {
+        await d.close()
+      }
+    })
+  })
+}
+
+describe('observation group statements, values PostgreSQL refuses (postgres)', () => {
+  // As when each value was bound on its own: the statement fails, nothing is stored.
+  for (const [name, over] of [
+    ['a NUL in a text column', { fingerprint: 'nul\u0000inside' }],
+    ['a fractional count', { count: 1.5 }],
+    ['a count that is not a number', { count: Number.NaN }],
+    ['a millisecond value beyond bigint', { last_seen_ms: 1e21 }],
+  ] as const) {
+    test(name, async () => {
+      const d = await openEdgeDatabase(await newDatabase('postgres', pg.get))
+      try {
+        const rows = [aggregate('a'), { ...aggregate('b'), ...over }]
+        await assert.rejects(
+          d.db.transaction().execute((trx) => mergePages(trx, d.kind, [{ instanceId: 'x', incoming: rows }], 0, 1)),
+        )
+        assert.deepEqual(await stored(d, 'x'), [])
+      } finally {
+        await d.close()
+      }
+    })
+  }
+
+  // (Key columns cannot hold one: the wire schema's patterns refuse it.)
+  test('a lone surrogate in a text column is stored as U+FFFD, as its UTF-8 encoding always did', async () => {
+    const d = await openEdgeDatabase(await newDatabase('postgres', pg.get))
+    try {
+      const a = aggregate('a', { reported_status: 'x\udc00 \ud800' })
+      await d.db.transaction().execute((trx) => mergePages(trx, d.kind, [{ instanceId: 'x', incoming: [a] }], 0, 1))
+      const [row] = await stored(d, 'x')
+      assert.equal(row!.reported_status, 'x\ufffd \ufffd')
+    } finally {
+      await d.close()
+    }
+  })
+})
