@@ -140,29 +140,34 @@ export class SpliceRelays {
     client.pause()
     backend.pause()
     client.setTimeout(0)
-    let aborted = false
+    // Settled once: the sockets went to the helper, or one closed first (nothing to hand over).
+    let settled = false
     const abort = () => {
-      aborted = true
+      if (settled) return
+      settled = true
+      this.#running--
+      client.off('drain', flushed)
+      backend.off('drain', flushed)
     }
-    client.once('close', abort)
-    backend.once('close', abort)
     // A write still queued holds bytes the helper would overtake: wait until both are out.
     const flushed = () => {
-      if (aborted) {
-        this.#running--
-        return
-      }
+      if (settled) return
+      // Destroyed without 'close' yet: the handle is gone.
+      if (client.destroyed || backend.destroyed) return abort()
       for (const s of [client, backend]) {
         if (s.writableLength > 0) {
           s.once('drain', flushed)
           return
         }
       }
+      settled = true
       client.off('close', abort)
       backend.off('close', abort)
       this.#handoffs?.inc()
       this.#spawn(c)
     }
+    client.once('close', abort)
+    backend.once('close', abort)
     // Called from a relay's sink before it writes the chunk at hand: look after that write.
     process.nextTick(flushed)
   }
@@ -170,9 +175,25 @@ export class SpliceRelays {
   #spawn(c: SplicedConnection): void {
     const { client, backend } = c
     const helper = this.#o.helper as string
-    const child = spawn(helper, [String(c.idleMs), String(GRACE_MS)], {
-      stdio: ['ignore', 'pipe', 'pipe', client, backend],
-    })
+    // Not started (e.g. EAGAIN at the process limit): the connection goes on in-process.
+    const inProcess = (reason: string) => {
+      this.#running--
+      this.#o.logger.warn({ reason }, 'splice relay helper did not start; relaying in-process')
+      c.clientReads.detached = false
+      c.backendReads.detached = false
+      if (c.idleMs > 0) client.setTimeout(c.idleMs)
+      client.resume()
+      backend.resume()
+    }
+    let child: ReturnType<typeof spawn>
+    try {
+      child = spawn(helper, [String(c.idleMs), String(GRACE_MS)], {
+        stdio: ['ignore', 'pipe', 'pipe', client, backend],
+      })
+    } catch (err) {
+      inProcess((err as Error).message)
+      return
+    }
     let stderr = ''
     let partial = ''
     child.stdout?.setEncoding('latin1').on('data', (text: string) => {
@@ -194,17 +215,10 @@ export class SpliceRelays {
     })
     child.on('error', (err) => {
       if (spawned) return // a failed kill: the helper ends with the gate anyway
-      // Not started (e.g. EAGAIN at the process limit): the connection goes on in-process.
       failed = true
-      this.#running--
       client.off('close', stop)
       backend.off('close', stop)
-      this.#o.logger.warn({ reason: err.message }, 'splice relay helper did not start; relaying in-process')
-      c.clientReads.detached = false
-      c.backendReads.detached = false
-      if (c.idleMs > 0) client.setTimeout(c.idleMs)
-      client.resume()
-      backend.resume()
+      inProcess(err.message)
     })
     child.once('close', (code, signal) => {
       if (failed) return

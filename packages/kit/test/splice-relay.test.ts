@@ -235,6 +235,29 @@ describe('SpliceRelays', () => {
     }
   })
 
+  test('a connection that closes while the handover waits for its queued writes starts no helper', async () => {
+    const backend = await startBackend(Buffer.alloc(0), Number.POSITIVE_INFINITY)
+    const gate = await startGate(backend.port, { helper: helperPath, afterBytes: 1 })
+    try {
+      const client = connect(gate.port, '127.0.0.1')
+      client.on('error', () => {})
+      client.pause() // reads nothing: what the gate writes to it stays queued
+      await waitFor('the relay', () => gate.sockets.length === 1 && !gate.sockets[0]![1].connecting)
+      const [gateClient] = gate.sockets[0]!
+      gateClient.write(Buffer.alloc(32 * 1024 * 1024))
+      assert.ok(gateClient.writableLength > 0)
+      client.write('x') // the first byte relayed starts the handover, which waits for 'drain'
+      await waitFor('the handover to begin', () => gate.relays.running === 1)
+      client.destroy()
+      await waitFor('the gate to close its sockets', () => gateClient.destroyed)
+      await waitFor('the reserved helper slot to be freed', () => gate.relays.running === 0)
+      assert.match(await gate.metricsText(), /^gatetest_splice_handoffs_total 0$/m)
+    } finally {
+      gate.close()
+      backend.server.close()
+    }
+  })
+
   test('a helper that cannot start leaves the connection in-process, intact', async () => {
     const up = randomBytes(2 * 1024 * 1024)
     const down = randomBytes(2 * 1024 * 1024)
