@@ -26,6 +26,7 @@
 import { type Server, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import { Server as TlsServer } from 'node:tls'
+import { ReusedReads, readInto } from './gate-reads.ts'
 
 export interface LaneRequest {
   readonly method: 'GET' | 'HEAD'
@@ -169,6 +170,10 @@ export function installLane<A extends LaneAnswer>(server: Server, options: LaneO
     held.add(socket)
     socket.setNoDelay(true)
     const onError = () => socket.destroy()
+    const reads = new ReusedReads((chunk) => {
+      onData(chunk)
+      return true
+    })
     const onTimeout = () => socket.destroy()
     const onClose = () => held.delete(socket)
     const onDrain = () => socket.resume()
@@ -181,6 +186,9 @@ export function installLane<A extends LaneAnswer>(server: Server, options: LaneO
 
     const leave = () => {
       held.delete(socket)
+      // node:http's parser consumes the handle and reads it natively; should it not, reads
+      // reach its 'data' listener through the stream as usual.
+      reads.sink = (chunk) => socket.push(Buffer.from(chunk))
       socket.removeListener('data', onData)
       socket.removeListener('timeout', onTimeout)
       socket.removeListener('error', onError)
@@ -245,7 +253,8 @@ export function installLane<A extends LaneAnswer>(server: Server, options: LaneO
         // Declined, outside the subset, or incomplete: node:http takes the connection from here.
         leave()
         socket.pause()
-        socket.unshift(at === 0 ? chunk : chunk.subarray(at))
+        // A reused read buffer is overwritten by the next read: node:http gets its own copy.
+        socket.unshift(Buffer.from(at === 0 ? chunk : chunk.subarray(at)))
         nodeHttp.call(server, socket)
         socket.resume()
       } else if (!flushed) {
@@ -254,7 +263,12 @@ export function installLane<A extends LaneAnswer>(server: Server, options: LaneO
         socket.once('drain', onDrain)
       }
     }
-    socket.on('data', onData)
+    // Reads into one buffer the connection reuses (kit `ReusedReads`), not a fresh 64 KiB
+    // buffer and a stream 'data' event per request; `onData` copies what it keeps. node:http,
+    // once it takes the connection, reads the socket its own way (its parser consumes the handle).
+    const pending = readInto(socket, reads)
+    if (pending === undefined) socket.on('data', onData)
+    else for (const chunk of pending) onData(chunk)
   }
 
   server.removeListener(event, nodeHttp)
