@@ -82,6 +82,23 @@ test('new entries are pending and undecided (unknown to the gate); decisions cha
   assert.equal(await deleteEntry(store.db, fp(1)), false)
 })
 
+test("the gate's verdict reader sees another process's decision on the next lookup (remembered verdicts)", async (t) => {
+  const { store, path } = await fresh(t)
+  const reader = gateStatusReader(store)
+  await recordObservations(store.db, [obs(1, 1)], 100, at(1))
+  // A second connection, as `sshproxy approve` in another process opens.
+  const cli = await openStore(path)
+  t.after(() => cli.close())
+  for (let i = 0; i < 3; i++) assert.equal(await reader(fp(1)), 'unknown') // now remembered
+  await setVerdict(cli.db, fp(1), { verdict: 'approved', actor: 'cli:t', now: at(2) })
+  assert.equal(await reader(fp(1)), 'approved')
+  assert.equal(await reader(fp(1)), 'approved')
+  await setVerdict(cli.db, fp(1), { verdict: 'blocked', actor: 'cli:t', now: at(3) })
+  assert.equal(await reader(fp(1)), 'blocked')
+  assert.equal(await deleteEntry(cli.db, fp(1)), true)
+  assert.equal(await reader(fp(1)), 'unknown')
+})
+
 test("the gate's verdict reader waits behind an open transaction and never sees its uncommitted change", async (t) => {
   const { store } = await fresh(t)
   const reader = gateStatusReader(store)

@@ -6,6 +6,7 @@
  */
 
 import type { Database } from '@gatehouse/kit/db/database.ts'
+import { memoUntilChange, WalChanges } from '@gatehouse/kit/db/wal-changes.ts'
 import { deleteEntry, nextChangeSeq, pruneToCap, removeExpiredSightings, setLabel } from '@gatehouse/kit/gate-store.ts'
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely'
 import type { DB, FingerprintRow, Verdict } from '../db/schema.ts'
@@ -94,9 +95,14 @@ export async function gateStatus(db: Db, fingerprint: string): Promise<GateStatu
  * what SQLite costs instead of a Kysely query's round through the driver. It reads committed
  * data only: it waits behind an open transaction like any query.
  */
-export function gateStatusReader(store: Pick<Database<DB>, 'prepare'>): (fingerprint: string) => Promise<GateStatus> {
+export function gateStatusReader(
+  store: Pick<Database<DB>, 'prepare' | 'sqlite'>,
+): (fingerprint: string) => Promise<GateStatus> {
   const query = store.prepare<StatusRow>({ compile: () => CompiledQuery.raw(GATE_STATUS_SQL, ['']) })
-  return async (fingerprint) => statusOf(await query.first(fingerprint))
+  const read = async (fingerprint: string) => statusOf(await query.first(fingerprint))
+  // Remembered until the database changes in any process (kit `WalChanges`): still exact.
+  const path = store.sqlite?.location()
+  return path ? memoUntilChange(new WalChanges(path), read) : read
 }
 
 export async function getEntry(db: Db, fingerprint: string): Promise<FingerprintEntry | undefined> {

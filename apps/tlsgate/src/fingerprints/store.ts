@@ -7,6 +7,7 @@
  */
 
 import type { Database } from '@gatehouse/kit/db/database.ts'
+import { memoUntilChange, WalChanges } from '@gatehouse/kit/db/wal-changes.ts'
 import { EDGE_LIMITS, mergeIpSet, mergePortSet, mergeSightingLists } from '@gatehouse/kit/edge-limits.ts'
 import { deleteEntry, nextChangeSeq, pruneToCap, removeExpiredSightings, setLabel } from '@gatehouse/kit/gate-store.ts'
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely'
@@ -102,10 +103,15 @@ export async function gateStatus(db: Db, fingerprint: string, now = Date.now()):
  * data only: it waits behind an open transaction like any query.
  */
 export function gateStatusReader(
-  store: Pick<Database<DB>, 'prepare'>,
+  store: Pick<Database<DB>, 'prepare' | 'sqlite'>,
 ): (fingerprint: string, now?: number) => Promise<GateStatus> {
   const query = store.prepare<StatusRow>({ compile: () => CompiledQuery.raw(GATE_STATUS_SQL, ['']) })
-  return async (fingerprint, now = Date.now()) => statusOf(await query.first(fingerprint), now)
+  const first = (fingerprint: string) => query.first(fingerprint)
+  // The row is remembered until the database changes in any process (kit `WalChanges`); the
+  // status is worked out per call, as an automated block expires with time.
+  const path = store.sqlite?.location()
+  const row = path ? memoUntilChange(new WalChanges(path), first) : first
+  return async (fingerprint, now = Date.now()) => statusOf(await row(fingerprint), now)
 }
 
 export async function getEntry(db: Db, fingerprint: string): Promise<FingerprintEntry | undefined> {
