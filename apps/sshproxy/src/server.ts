@@ -6,7 +6,7 @@
 import type { Socket } from 'node:net'
 import { type AppMetrics, createMetrics, type Logger } from '@gatehouse/kit'
 import { gateRuntime } from '@gatehouse/kit/gate-server.ts'
-import { findSpliceHelper, SpliceRelays } from '@gatehouse/kit/splice-relay.ts'
+import { spliceRelaysFor } from '@gatehouse/kit/splice-relay.ts'
 import { BypassRanges, loadManagedRanges } from './bypass/ranges.ts'
 import type { ServeConfig } from './config.ts'
 import type { Store } from './db/index.ts'
@@ -58,13 +58,7 @@ export async function buildServer(config: ServeConfig, deps: GateDeps): Promise<
   const limiter = new SourceRateLimiter(config.ipRate, config.ipBurst)
   const cap = new ConnectionCap(config.maxConnections)
   const open = new Set<Socket>()
-  const splice = new SpliceRelays({
-    helper: config.splice ? findSpliceHelper() : undefined,
-    afterBytes: config.splice?.afterBytes ?? 0,
-    max: config.splice?.max ?? 0,
-    logger,
-    metrics,
-  })
+  const splice = spliceRelaysFor(config.splice, logger, metrics)
   const verdictOf = gateStatusReader(store)
   const contexts: RouteContext[] = config.routes.map((route) => ({
     route,

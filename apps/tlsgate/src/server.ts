@@ -10,7 +10,7 @@ import { ConnectionCap, SourceRateLimiter } from '@gatehouse/kit/gate-limits.ts'
 import { gateRuntime } from '@gatehouse/kit/gate-server.ts'
 import type { Logger } from '@gatehouse/kit/logger.ts'
 import { type AppMetrics, createMetrics } from '@gatehouse/kit/metrics.ts'
-import { findSpliceHelper, SpliceRelays } from '@gatehouse/kit/splice-relay.ts'
+import { spliceRelaysFor } from '@gatehouse/kit/splice-relay.ts'
 import type { ServeConfig } from './config.ts'
 import type { Store } from './db/index.ts'
 import { ObservationRecorder } from './fingerprints/recorder.ts'
@@ -64,13 +64,7 @@ export async function buildServer(config: ServeConfig, deps: GateDeps): Promise<
   const limiter = new SourceRateLimiter(config.ipRate, config.ipBurst)
   const cap = new ConnectionCap(config.maxConnections)
   const open = new Set<Socket>()
-  const splice = new SpliceRelays({
-    helper: config.splice ? findSpliceHelper() : undefined,
-    afterBytes: config.splice?.afterBytes ?? 0,
-    max: config.splice?.max ?? 0,
-    logger,
-    metrics,
-  })
+  const splice = spliceRelaysFor(config.splice, logger, metrics)
   const smtpRoutes = config.routes.filter((r) => r.mode === 'smtp')
   const smtpReports = smtpRoutes.length > 0 ? new SmtpReporter(config.smtpNamespace) : undefined
   const verdictOf = gateStatusReader(store)

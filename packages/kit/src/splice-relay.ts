@@ -237,6 +237,51 @@ export class SpliceRelays {
   }
 }
 
+/** A gate's relays: from its `serve` settings (absent: every connection in-process). */
+export function spliceRelaysFor(
+  settings: { afterBytes: number; max: number } | undefined,
+  logger: Logger,
+  metrics: AppMetrics,
+): SpliceRelays {
+  return new SpliceRelays({
+    helper: settings ? findSpliceHelper() : undefined,
+    afterBytes: settings?.afterBytes ?? 0,
+    max: settings?.max ?? 0,
+    logger,
+    metrics,
+  })
+}
+
+/** What the gates' route contexts share for a relay. */
+export interface RelayContext {
+  splice?: SpliceRelays | undefined
+  idleTimeoutMs: number
+  metrics: { up: { inc(n: number): void }; down: { inc(n: number): void } }
+  logger: Logger
+  route: { name: string }
+}
+
+/**
+ * Watch one of a gate's relayed connections (`SpliceRelays.watch`): the helper's bytes go to the
+ * route's byte counters, its idle close is logged with `idleMessage`. Returns what the relay
+ * calls with every chunk it moves, or undefined.
+ */
+export function watchRelay(
+  ctx: RelayContext,
+  sockets: { client: Socket; backend: Socket; clientReads: ReusedReads; backendReads: ReusedReads },
+  idleMessage: string,
+): ((bytes: number) => void) | undefined {
+  return ctx.splice?.watch({
+    ...sockets,
+    idleMs: ctx.idleTimeoutMs,
+    counted: (up, down) => {
+      ctx.metrics.up.inc(up)
+      ctx.metrics.down.inc(down)
+    },
+    idle: () => ctx.logger.info({ route: ctx.route.name }, idleMessage),
+  })
+}
+
 /** User and system CPU seconds of this process's reaped children (Linux /proc; 0 elsewhere). */
 function reapedChildrenCpuSeconds(): number {
   try {

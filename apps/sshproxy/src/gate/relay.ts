@@ -5,6 +5,7 @@
  */
 import type { Socket } from 'node:net'
 import { pipeReads, ReusedReads, readInto } from '@gatehouse/kit/gate-reads.ts'
+import { watchRelay } from '@gatehouse/kit/splice-relay.ts'
 import type { BackendConnection } from './backend.ts'
 import type { RouteContext } from './connection.ts'
 
@@ -49,18 +50,7 @@ export function relay(ctx: RouteContext, client: Socket, backendConnection: Back
   const buffered = readInto(client, clientReads)
   if (buffered) {
     // A long transfer moves to the splice helper (kit `SpliceRelays`), which counts from then on.
-    const moved = ctx.splice?.watch({
-      client,
-      backend,
-      clientReads,
-      backendReads: reads,
-      idleMs: ctx.idleTimeoutMs,
-      counted: (u, d) => {
-        up.inc(u)
-        down.inc(d)
-      },
-      idle: () => ctx.logger.info({ route }, 'closing idle session'),
-    })
+    const moved = watchRelay(ctx, { client, backend, clientReads, backendReads: reads }, 'closing idle session')
     const countDown = (n: number) => {
       down.inc(n)
       moved?.(n)

@@ -9,6 +9,7 @@
 import { connect, type Socket } from 'node:net'
 import { pipeReads, ReusedReads, readInto } from '@gatehouse/kit/gate-reads.ts'
 import { normalizeIp } from '@gatehouse/kit/net.ts'
+import { watchRelay } from '@gatehouse/kit/splice-relay.ts'
 import { proxyV2Header } from '../wire/proxy-protocol.ts'
 import type { RouteContext } from './connection.ts'
 
@@ -78,18 +79,7 @@ export function relay(ctx: RouteContext, client: Socket, upstream: Backend, from
   const buffered = readInto(client, clientReads)
   if (buffered) {
     // A long transfer moves to the splice helper (kit `SpliceRelays`), which counts what it moves.
-    const moved = ctx.splice?.watch({
-      client,
-      backend,
-      clientReads,
-      backendReads: reads,
-      idleMs: ctx.idleTimeoutMs,
-      counted: (u, d) => {
-        ctx.metrics.up.inc(u)
-        ctx.metrics.down.inc(d)
-      },
-      idle: () => ctx.logger.info({ route: ctx.route.name }, 'closing idle connection'),
-    })
+    const moved = watchRelay(ctx, { client, backend, clientReads, backendReads: reads }, 'closing idle connection')
     pipeReads(reads, backend, client, moved)
     for (const chunk of buffered) backend.write(chunk)
     pipeReads(clientReads, client, backend, moved)
