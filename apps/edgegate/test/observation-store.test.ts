@@ -176,6 +176,49 @@ for (const dialect of DIALECTS) {
   })
 }
 
+for (const dialect of DIALECTS) {
+  describe(`observation group merges (${dialect})`, () => {
+    test('groups of more rows than a merge slice, two in flight on the same rows, store what page after page stores', async () => {
+      const d = await openEdgeDatabase(await newDatabase(dialect, pg.get))
+      try {
+        // Page p: 40 of 80 fingerprints, each page newer than the last (so the newest wins alike).
+        const pages = Array.from({ length: 8 }, (_, p) =>
+          Array.from({ length: 40 }, (_, k) =>
+            aggregate(`fp-${String((p * 13 + k) % 80).padStart(2, '0')}`, {
+              reported_status: `status ${p}`,
+              last_seen_ms: BASE + 1000 * (p + 1),
+              count: p,
+              ips: [`192.0.2.${p + 1}`],
+              ports: [1000 + k],
+              sightings: [{ ip: `192.0.2.${p + 1}`, port: 40000 + k, last_seen_ms: BASE + 1000 * (p + 1) }],
+              metadata: { page: String(p) },
+            }),
+          ),
+        )
+        for (const incoming of pages) await mergeBatch(d.db, d.kind, 'seq', incoming, 0, 7)
+        const group = (slice: Aggregate[][]) =>
+          d.db.transaction().execute((trx) =>
+            mergePages(
+              trx,
+              d.kind,
+              slice.map((incoming) => ({ instanceId: 'grp', incoming })),
+              0,
+              7,
+            ),
+          )
+        await group(pages.slice(0, 2))
+        await Promise.all([group(pages.slice(2, 5)), group(pages.slice(5))])
+        const rows = async (id: string) => (await stored(d, id)).map((r) => ({ ...r, instance_id: undefined }))
+        const grouped = await rows('grp')
+        assert.equal(grouped.length, 80)
+        assert.deepEqual(grouped, await rows('seq'))
+      } finally {
+        await d.close()
+      }
+    })
+  })
+}
+
 describe('observation group statements, values PostgreSQL refuses (postgres)', () => {
   // As when each value was bound on its own: the statement fails, nothing is stored.
   for (const [name, over] of [

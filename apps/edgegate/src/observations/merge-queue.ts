@@ -18,12 +18,14 @@ import type { Aggregate } from './merge.ts'
 import { mergeBatch, mergePages } from './store.ts'
 
 /**
- * Pages per group. A group's merge runs in Node without yielding (PostgreSQL: the driver parses
- * the locked rows, then every row is merged and encoded), and a policy pull waits for such a
- * stretch at each of its steps; 16 pages (256 rows) keep it to a few milliseconds.
+ * Pages per group. A policy pull waits at each of its steps for what the event loop is doing,
+ * and on PostgreSQL a group's steps are long ones: the driver parses the locked rows and writes
+ * the group's statements in one go, and the rows are merged in slices of `MERGE_SLICE`. 8 pages
+ * (128 rows) with those slices brought the pull's p99 during saturating ingest from 20–27 to
+ * 12–14 ms for 5–10 % fewer uploads (docs/performance/edgegate.md, round 5).
  * SQLite commits larger groups: its write lock serialises every writer anyway.
  */
-const MAX_GROUP: Record<DatabaseKind, number> = { sqlite: 64, postgres: 16 }
+const MAX_GROUP: Record<DatabaseKind, number> = { sqlite: 64, postgres: 8 }
 
 /** One gate's page of observations. */
 interface Page {

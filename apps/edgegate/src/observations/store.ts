@@ -166,6 +166,9 @@ export async function mergeBatch(
 /** Rows per multi-row statement (SQLite: 12 parameters a row, well under its limit; PostgreSQL: 12 in all). */
 const ROWS_PER_STATEMENT = 1024
 
+/** Rows merged between two turns of the event loop on PostgreSQL (see `mergePages`). */
+const MERGE_SLICE = 32
+
 /**
  * Merge the pages of several requests (any instances) in the caller's transaction with one
  * multi-row statement of each kind (MergeQueue's group commit): the aggregates of one
@@ -214,15 +217,23 @@ export async function mergePages(
       params.push(e.aggregate.fingerprint)
     }
     const { rows } = await trx.executeQuery<FingerprintRow>(CompiledQuery.raw(lockSql(kind, shape), params))
-    const merged = rows.map((row) =>
-      mergeIntoRow(
-        row.instance_id,
-        row,
-        byKey.get(`${row.instance_id}\u0000${row.fingerprint}`)!.aggregate,
-        cutoffMs,
-        now,
-      ),
-    )
+    const merged: NewFingerprint[] = []
+    for (let j = 0; j < rows.length; j++) {
+      // PostgreSQL: hand the event loop back between slices of the merge, so a policy pull's
+      // next step does not wait for the whole group (docs/performance/edgegate.md, round 5).
+      // Not on SQLite: the transaction keeps its one connection meanwhile, so a pull waits anyway.
+      if (kind === 'postgres' && j > 0 && j % MERGE_SLICE === 0) await new Promise((r) => setImmediate(r))
+      const row = rows[j]!
+      merged.push(
+        mergeIntoRow(
+          row.instance_id,
+          row,
+          byKey.get(`${row.instance_id}\u0000${row.fingerprint}`)!.aggregate,
+          cutoffMs,
+          now,
+        ),
+      )
+    }
     await trx.executeQuery(pageQuery(kind, merged, true))
   }
 }
