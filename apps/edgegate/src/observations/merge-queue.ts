@@ -21,8 +21,9 @@ import { mergeBatch, mergePages } from './store.ts'
  * Pages per group. A policy pull waits at each of its steps for what the event loop is doing,
  * and on PostgreSQL a group's steps are long ones: the driver parses the locked rows and writes
  * the group's statements in one go, and the rows are merged in slices of `MERGE_SLICE`. 8 pages
- * (128 rows) with those slices brought the pull's p99 during saturating ingest from 20–27 to
- * 12–14 ms for 5–10 % fewer uploads (docs/performance/edgegate.md, round 5).
+ * (128 rows) with those slices took the pull's p99 during saturating ingest from a median of
+ * 22.8 to 15.3 ms at the same upload rate, which the statements' per-column parameters pay
+ * for (docs/performance/edgegate.md, round 5).
  * SQLite commits larger groups: its write lock serialises every writer anyway.
  */
 const MAX_GROUP: Record<DatabaseKind, number> = { sqlite: 64, postgres: 8 }
