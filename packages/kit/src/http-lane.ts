@@ -268,7 +268,9 @@ export function installLane<A extends LaneAnswer>(server: Server, options: LaneO
     // once it takes the connection, reads the socket its own way (its parser consumes the handle).
     const pending = readInto(socket, reads)
     if (pending === undefined) socket.on('data', onData)
-    else for (const chunk of pending) onData(chunk)
+    // Bytes already read (a TLS socket may hold some): one chunk, so that a request which
+    // sends the connection to node:http takes everything after it along.
+    else if (pending.length > 0) onData(Buffer.concat(pending))
   }
 
   server.removeListener(event, nodeHttp)
