@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { test } from 'node:test'
 import { readFirstBytes } from '@gatehouse/kit/gate-handshake.ts'
-import { readInto } from '@gatehouse/kit/gate-reads.ts'
+import { readInto } from '@gatehouse/kit/reused-reads.ts'
 import { ReusedReads } from '../src/gate/reads.ts'
 
 /** A server that sends `payload` in 1 KiB pieces, pausing between them so reads stay small. */

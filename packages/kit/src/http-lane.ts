@@ -26,7 +26,7 @@
 import { type Server, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import { Server as TlsServer } from 'node:tls'
-import { ReusedReads, readInto } from './gate-reads.ts'
+import { ReusedReads, readInto } from './reused-reads.ts'
 
 export interface LaneRequest {
   readonly method: 'GET' | 'HEAD'

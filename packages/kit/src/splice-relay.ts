@@ -25,9 +25,9 @@ import { spawn } from 'node:child_process'
 import { accessSync, constants, readFileSync } from 'node:fs'
 import type { Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import type { ReusedReads } from './gate-reads.ts'
 import type { Logger } from './logger.ts'
 import { type AppMetrics, Counter, Gauge } from './metrics.ts'
+import type { ReusedReads } from './reused-reads.ts'
 
 /** Where `npm ci` builds the helper (packages/kit/scripts/build-splice-relay.ts). */
 export const SPLICE_HELPER_PATH = fileURLToPath(new URL('../native/build/splice-relay', import.meta.url))

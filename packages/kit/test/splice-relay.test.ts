@@ -8,9 +8,9 @@ import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { after, describe, test } from 'node:test'
 import { buildSpliceRelay } from '../scripts/build-splice-relay.ts'
-import { pipeReads, ReusedReads, readInto } from '../src/gate-reads.ts'
 import { createLogger } from '../src/logger.ts'
 import { createMetrics } from '../src/metrics.ts'
+import { pipeReads, ReusedReads, readInto } from '../src/reused-reads.ts'
 import { describeSplice, findSpliceHelper, SPLICE_HELPER_PATH, SpliceRelays } from '../src/splice-relay.ts'
 
 // The helper is built by npm's postinstall; a checkout that has not run it builds it here, into

@@ -1,2 +1,2 @@
-/** Reads into a reused buffer are the kit's (packages/kit/src/gate-reads.ts), shared with tlsgate. */
-export { type ChunkSink, ReusedReads } from '@gatehouse/kit/gate-reads.ts'
+/** Reads into a reused buffer are the kit's (packages/kit/src/reused-reads.ts), shared with tlsgate. */
+export { type ChunkSink, ReusedReads } from '@gatehouse/kit/reused-reads.ts'

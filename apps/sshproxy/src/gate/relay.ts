@@ -4,7 +4,7 @@
  * packet), then bytes flow both ways until either side closes or the session is idle.
  */
 import type { Socket } from 'node:net'
-import { pipeReads, ReusedReads, readInto } from '@gatehouse/kit/gate-reads.ts'
+import { pipeReads, ReusedReads, readInto } from '@gatehouse/kit/reused-reads.ts'
 import { watchRelay } from '@gatehouse/kit/splice-relay.ts'
 import type { BackendConnection } from './backend.ts'
 import type { RouteContext } from './connection.ts'

@@ -7,8 +7,8 @@
  * Bytes are counted from the sockets at close, not per chunk.
  */
 import { connect, type Socket } from 'node:net'
-import { pipeReads, ReusedReads, readInto } from '@gatehouse/kit/gate-reads.ts'
 import { normalizeIp } from '@gatehouse/kit/net.ts'
+import { pipeReads, ReusedReads, readInto } from '@gatehouse/kit/reused-reads.ts'
 import { watchRelay } from '@gatehouse/kit/splice-relay.ts'
 import { proxyV2Header } from '../wire/proxy-protocol.ts'
 import type { RouteContext } from './connection.ts'

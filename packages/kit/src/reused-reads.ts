@@ -1,6 +1,6 @@
 /**
  * Reads into a buffer the socket keeps reusing (node's `onread` option), for both sides of a
- * gate's relay (sshproxy, tlsgate).
+ * gate's relay (sshproxy, tlsgate) and for the HTTP lane's connections.
  *
  * Node's default reads allocate a fresh 64 KiB buffer per read and leave it to the garbage
  * collector; relaying a bulk transfer that way spent more CPU on allocation, GC and stream
