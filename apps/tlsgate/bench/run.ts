@@ -215,14 +215,23 @@ function rssOf(pid: number): number {
   return Number(m?.[1] ?? 0) * 1024
 }
 
-/** User and system (kernel: socket copies, TCP) CPU seconds of the process so far (clock ticks of 10 ms). */
-function cpuSplitOf(pid: number | 'self-children'): { user: number; system: number } {
-  const fields = readFileSync(`/proc/${pid === 'self-children' ? 'self' : pid}/stat`, 'utf8')
-    .split(') ')[1]!
-    .split(' ')
+/**
+ * User and system (kernel: socket copies, TCP) CPU seconds so far (clock ticks of 10 ms): the
+ * process's own, its reaped children's (`children`), or both (`both`).
+ */
+function cpuSplitOf(
+  pid: number | 'self',
+  which: 'own' | 'children' | 'both' = 'own',
+): { user: number; system: number } {
+  const f = readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]!.split(' ')
   // utime, stime are fields 14 and 15 of stat(5); cutime, cstime (reaped children) 16 and 17.
-  const [u, s] = pid === 'self-children' ? [13, 14] : [11, 12]
-  return { user: Number(fields[u]) / 100, system: Number(fields[s]) / 100 }
+  const ticks = (own: number, children: number) =>
+    (which === 'own'
+      ? Number(f[own])
+      : which === 'children'
+        ? Number(f[children])
+        : Number(f[own]) + Number(f[children])) / 100
+  return { user: ticks(11, 13), system: ticks(12, 14) }
 }
 
 /**
@@ -235,8 +244,7 @@ async function gateCpuSplit(pid: number): Promise<{ user: number; system: number
   for (let i = 0; i < 100 && readFileSync(children, 'latin1').trim() !== ''; i++) {
     await new Promise((r) => setTimeout(r, 10))
   }
-  const f = readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]!.split(' ')
-  return { user: (Number(f[11]) + Number(f[13])) / 100, system: (Number(f[12]) + Number(f[14])) / 100 }
+  return cpuSplitOf(pid, 'both')
 }
 
 /** CPU seconds (user + system) the process used so far. */
@@ -435,7 +443,7 @@ async function main() {
           const u = process.cpuUsage()
           return (u.user + u.system) / 1e6
         }
-        const c = cpuSplitOf('self-children')
+        const c = cpuSplitOf('self', 'children')
         return c.user + c.system
       }
       for (let i = 0; i < BULK_RUNS; i++) {
