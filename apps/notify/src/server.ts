@@ -173,10 +173,8 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     await listener?.close()
     await hub.close()
   })
-  if (database.kind === 'sqlite') {
-    const indexer = new SearchIndexer(database.db, logger, deps.searchIndexIntervalMs)
-    app.addHook('onReady', async () => indexer.start())
-    app.addHook('onClose', async () => indexer.stop())
-  }
+  const indexer = new SearchIndexer(database.db, logger, deps.searchIndexIntervalMs, database.kind)
+  app.addHook('onReady', async () => indexer.start())
+  app.addHook('onClose', async () => indexer.stop())
   return app
 }

@@ -62,6 +62,23 @@ for (const backend of backends) {
       assert.match(v1.id, /^\d+-\d+$/)
     })
 
+    test('a new stream starts at the newest rows, after deliveries no stream was open for', async (t) => {
+      const n = await startNotify(backend)
+      t.after(() => n.close())
+      const { ops, viewer } = await setup(n)
+      // With nobody attached the hub reads nothing; the stream that attaches moves it first.
+      const before: number[] = []
+      for (let i = 0; i < 3; i++) before.push(await publish(n, ops.token, `unwatched ${i}`))
+      const s = await SseClient.open(n.base, viewer)
+      t.after(() => s.close())
+      const ready = await s.next()
+      assert.equal(ready.event, 'ready')
+      assert.equal(Number(String(ready.data.position).split('-')[0]), before.at(-1))
+      const live = await publish(n, ops.token, 'watched')
+      const e = await s.next()
+      assert.deepEqual([e.event, e.data.notification.id], ['notification', live])
+    })
+
     test('lifecycle goes to the channel readers, read state and archive only to their reader', async (t) => {
       const n = await startNotify(backend)
       t.after(() => n.close())

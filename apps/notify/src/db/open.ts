@@ -18,6 +18,7 @@ import { pushMigration } from './migrations/0007_push.ts'
 import { actionsAdminMigration } from './migrations/0008_actions_admin.ts'
 import { searchFiltersMigration } from './migrations/0009_search_filters.ts'
 import { channelGenerationSqliteMigration } from './migrations/0010_channel_generation_sqlite.ts'
+import { searchPendingListMigration } from './migrations/0011_search_pending_list.ts'
 import type { DB } from './schema.ts'
 
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
@@ -32,6 +33,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0008_actions_admin': actionsAdminMigration(kind),
     '0009_search_filters': searchFiltersMigration(kind),
     '0010_channel_generation_sqlite': channelGenerationSqliteMigration(kind),
+    '0011_search_pending_list': searchPendingListMigration(kind),
   }
 }
 

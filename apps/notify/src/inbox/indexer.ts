@@ -1,4 +1,12 @@
 /**
+ * The background search indexer, on both databases.
+ *
+ * PostgreSQL: the trigram GIN index takes each delivery's entries into its pending list
+ * (fast update), and this merges the list into the index every pass
+ * (`gin_clean_pending_list`), in its own connection, while deliveries go on being inserted.
+ * Otherwise the insert that fills the list to its limit merges it, holding the stream-order
+ * lock every other insert waits for (migration 0011). Searches read the pending list too.
+ *
  * SQLite: the background search indexer. A delivery only inserts its notification row;
  * this moves new rows into the FTS5 trigram table in batches, each in one transaction
  * with the high-water mark (search_index_state), so "every id <= high_water is indexed"
@@ -11,7 +19,7 @@
  * restart after a crash) are safe because each batch reads and advances the mark inside
  * its own write transaction.
  */
-import { type Logger, sql } from '@gatehouse/kit'
+import { type DatabaseKind, type Logger, sql } from '@gatehouse/kit'
 import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../db/schema.ts'
 
@@ -61,18 +69,31 @@ export async function indexAll(db: Kysely<DB>, batch = INDEX_BATCH): Promise<voi
   while ((await indexPending(db, batch)) > 0) {}
 }
 
+/** PostgreSQL: merge the trigram index's pending list into the index; the pages it emptied. */
+export async function mergePendingSearch(db: Kysely<DB>): Promise<number> {
+  const r = await sql<{
+    pages: string | number
+  }>`select gin_clean_pending_list('notifications_search'::regclass) as pages`.execute(db)
+  return Number(r.rows[0]?.pages ?? 0)
+}
+
+/** PostgreSQL's insufficient_privilege: the role does not own the index (a read-only replica user, say). */
+const INSUFFICIENT_PRIVILEGE = '42501'
+
 export class SearchIndexer {
   readonly #db: Kysely<DB>
   readonly #logger: Logger
   readonly #intervalMs: number
+  readonly #kind: DatabaseKind
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
   #stopped = false
 
-  constructor(db: Kysely<DB>, logger: Logger, intervalMs = INDEX_INTERVAL_MS) {
+  constructor(db: Kysely<DB>, logger: Logger, intervalMs = INDEX_INTERVAL_MS, kind: DatabaseKind = 'sqlite') {
     this.#db = db
     this.#logger = logger
     this.#intervalMs = intervalMs
+    this.#kind = kind
   }
 
   start(): void {
@@ -91,8 +112,14 @@ export class SearchIndexer {
     let next = this.#intervalMs
     try {
       // A full batch means more is waiting: go on at once (after other queued work).
-      if ((await indexPending(this.#db)) === INDEX_BATCH) next = 0
+      if (this.#kind === 'postgres') await mergePendingSearch(this.#db)
+      else if ((await indexPending(this.#db)) === INDEX_BATCH) next = 0
     } catch (err) {
+      if ((err as { code?: string }).code === INSUFFICIENT_PRIVILEGE) {
+        // Inserts still merge the list themselves when it is full: nothing is lost but speed.
+        this.#logger.warn({ err: (err as Error).message }, 'cannot merge the search index pending list; inserts will')
+        return
+      }
       this.#logger.warn({ err: (err as Error).message }, 'search indexing failed; retrying')
       next = Math.max(this.#intervalMs, 1000)
     }

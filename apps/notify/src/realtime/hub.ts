@@ -73,6 +73,8 @@ export class StreamHub {
   readonly #options: Required<StreamHubOptions>
   readonly #subs = new Set<Subscriber>()
   #pos: Position = { n: 0, c: 0 }
+  /** Passes ran with no subscriber and left #pos where it was (see #pass). */
+  #behind = false
   #queue: Promise<unknown> = Promise.resolve()
   #passQueued = false
   /** When the last pass ended, and how long it took (performance.now(), ms). */
@@ -146,6 +148,10 @@ export class StreamHub {
       // A pass waiting out the gap between passes runs now: a resumed stream gets everything
       // committed so far before `ready`, as it would without the gap.
       if (this.#passQueued) await this.#pass()
+      if (this.#behind && this.#subs.size === 0) {
+        this.#pos = await this.#newest()
+        this.#behind = false
+      }
       const sub: Subscriber = {
         reader: { ...reader },
         visible: undefined,
@@ -202,10 +208,10 @@ export class StreamHub {
 
   async #pass(): Promise<void> {
     if (this.#subs.size === 0) {
-      // Nobody to send to: move to the newest rows without reading them back (a process that
-      // takes hooks with no stream open would otherwise read every notification it stored).
-      // A stream attached later starts here, or catches up from its own position.
-      this.#pos = await this.#newest()
+      // Nobody to send to: read nothing (a process that takes hooks with no stream open would
+      // otherwise read every notification it stored, or two positions per batch). The next
+      // stream to attach first moves the hub to the newest rows (see attach).
+      this.#behind = true
       return
     }
     const shared = new Map<Subscriber, Buffer[]>()
