@@ -13,11 +13,12 @@
  * maintained by the insert but by notify's background indexer (inbox/indexer.ts), whose
  * CPU notify's own figure includes; `indexCpuPerRowUs` is that indexer's cost for the
  * floor's rows, measured after the timed loop and reported apart (the floor itself stays
- * the bare INSERT).
+ * the bare INSERT). On PostgreSQL the inserts fill the trigram index's pending list, and the
+ * floor ends by merging what is left of it (counted), as notify's indexer would.
  */
 import { CompiledQuery } from 'kysely'
 import { openNotifyDatabase } from '../src/db/open.ts'
-import { indexAll } from '../src/inbox/indexer.ts'
+import { indexAll, mergePendingSearch } from '../src/inbox/indexer.ts'
 import { NOTIFICATION_COLUMNS } from '../src/ingest/write-queue.ts'
 
 const COLUMNS = NOTIFICATION_COLUMNS
@@ -55,8 +56,9 @@ export async function ingestFloor(
     const one = COLUMNS.map((c) => sample[c])
     const params = Array.from({ length: batch }, () => one).flat()
     let rows = 0
-    // SQLite: what notify's indexer left when it stopped is not the floor's to index.
+    // What notify's indexer left when it stopped is not the floor's to index (or merge).
     if (database.sqlite) await indexAll(database.db)
+    else await mergePendingSearch(database.db)
     const cpuBefore = cpuSeconds() + dbCpuSeconds()
     const started = performance.now()
     const deadline = started + durationMs
@@ -89,6 +91,8 @@ export async function ingestFloor(
         }
       }
       await Promise.all([loop(), loop()])
+      // The trigram index's pending list merged, as notify's indexer does: part of the floor.
+      await mergePendingSearch(database.db)
       rows = n
     }
     const seconds = (performance.now() - started) / 1000
