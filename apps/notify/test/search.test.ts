@@ -8,8 +8,12 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
+import { type Logger, openDatabase, sql } from '@gatehouse/kit'
 import fc from 'fast-check'
-import { indexAll, indexedUpTo, indexPending, mergePendingSearch } from '../src/inbox/indexer.ts'
+import { openNotifyDatabase } from '../src/db/open.ts'
+import type { DB } from '../src/db/schema.ts'
+import { indexAll, indexedUpTo, indexPending, mergePendingSearch, SearchIndexer } from '../src/inbox/indexer.ts'
 import { searchText } from '../src/ingest/draft.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, DEV_TOKEN, type Notify, publish, startNotify } from './helpers.ts'
 
@@ -179,3 +183,28 @@ for (const backend of backends) {
     })
   })
 }
+
+describe('search index merge by a role that does not own the index (postgres)', () => {
+  test('one warning, the indexer stops merging, and the owner still can', async () => {
+    const backend = backends.find((b) => b.name === 'postgres')!
+    const url = await backend.url()
+    const owner = await openNotifyDatabase(url)
+    const role = `guest_${process.pid}`
+    await sql.raw(`create role ${role} login`).execute(owner.db)
+    const guest = await openDatabase<DB>({ url: url.replace('postgres@', `${role}@`) })
+    const warnings: string[] = []
+    const logger = { warn: (_: unknown, msg: string) => warnings.push(msg) } as unknown as Logger
+    const indexer = new SearchIndexer(guest.db, logger, 10, 'postgres')
+    try {
+      indexer.start()
+      for (let i = 0; i < 200 && warnings.length === 0; i++) await delay(10)
+      await delay(100) // ten more intervals: a loop that went on would warn again
+      assert.deepEqual(warnings, ['cannot merge the search index pending list; inserts will'])
+      assert.equal(await mergePendingSearch(owner.db), 0)
+    } finally {
+      await indexer.stop()
+      await guest.close()
+      await owner.close()
+    }
+  })
+})
