@@ -114,6 +114,11 @@ describe('curl through the gate to nginx', () => {
       .execute()
     assert.equal((await curl(g.port)).code, 0)
     assert.equal((await g.entries()).find((x) => x.fingerprint === e!.fingerprint)?.refused_count, 1)
+    // An operator's block never expires: it clears the automated block's expiry.
+    assert.ok(await setVerdict(g.store.db, e!.fingerprint, { verdict: 'blocked', actor: 'ops', now: now() }))
+    const manual = (await g.entries()).find((x) => x.fingerprint === e!.fingerprint)
+    assert.deepEqual([manual?.verdict, manual?.expires_at, manual?.actor], ['blocked', null, 'ops'])
+    assert.notEqual((await curl(g.port)).code, 0)
   })
 
   test('a backend that refuses: the client is closed, BACKEND is logged, backend_error counted', async (t) => {

@@ -8,6 +8,7 @@
  * `serve` then queue on the busy timeout instead of failing on a stale snapshot.
  */
 import { type Generated, type Kysely, sql, type Transaction } from 'kysely'
+import { EDGE_LIMITS, mergeIpSet, mergePortSet, mergeSightingLists } from './edge-limits.ts'
 import { parseTimestampMicros } from './timestamps.ts'
 
 export type GateVerdict = 'approved' | 'blocked' | 'pending'
@@ -38,6 +39,107 @@ export interface GateStoreDB {
 }
 
 type Db = Kysely<GateStoreDB> | Transaction<GateStoreDB>
+
+/** A sighting as a gate stores it; a gate may add fields (sshproxy: its relay's address). */
+export interface StoredSighting {
+  ip: string
+  port: number
+  last_seen: string
+}
+
+/** An entry's three bounded JSON sets, as stored. */
+export interface StoredSets {
+  ips: string
+  ports: string
+  sightings: string
+}
+
+/** A stored entry's sets and metadata, decoded. */
+export interface DecodedSets<S extends StoredSighting> {
+  ips: string[]
+  ports: number[]
+  sightings: S[]
+  metadata: Record<string, unknown>
+}
+
+const isString = (x: unknown): x is string => typeof x === 'string'
+const isPort = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 0 && (x as number) <= 65535
+const isSighting = (x: unknown): x is StoredSighting => {
+  const s = x as StoredSighting
+  return s !== null && typeof s === 'object' && isString(s.ip) && isPort(s.port) && isString(s.last_seen)
+}
+const sightingTime = (s: StoredSighting) => Date.parse(s.last_seen)
+
+/** A stored JSON array's elements that pass `keep`; anything that is not an array reads as empty. */
+function parseArray<T>(json: string, keep: (x: unknown) => x is T): T[] {
+  try {
+    const v: unknown = JSON.parse(json)
+    return Array.isArray(v) ? v.filter(keep) : []
+  } catch {
+    return []
+  }
+}
+
+/** Decode an entry's sets and metadata; trimmed or damaged JSON reads as empty, never as an error. */
+export function decodeStoredSets<S extends StoredSighting = StoredSighting>(
+  row: StoredSets & { metadata: string },
+): DecodedSets<S> {
+  let metadata: Record<string, unknown> = {}
+  try {
+    const v: unknown = JSON.parse(row.metadata)
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) metadata = v as Record<string, unknown>
+  } catch {
+    // trimmed or damaged metadata reads as empty
+  }
+  return {
+    ips: parseArray(row.ips, isString),
+    ports: parseArray(row.ports, isPort),
+    sightings: parseArray(row.sightings, isSighting) as S[],
+    metadata,
+  }
+}
+
+/**
+ * The newest sighting per IP and port (at the same instant the added one), newest first, the 128
+ * most recent kept. Times compare as instants: RFC 3339 texts with other fraction digits do not
+ * sort as text.
+ */
+export function mergeSightings<S extends StoredSighting>(existing: readonly S[], added: readonly S[]): S[] {
+  return mergeSightingLists(existing, added, sightingTime)
+}
+
+/**
+ * An entry's sets with `added` sightings merged in (`stored` undefined: a new entry), under the
+ * kit's set rules (edge-limits.ts, shared with the control plane): 128 IPs and ports each, the
+ * first in sorted order, and the 128 most recent sightings. Also brings sets written by other
+ * versions within those bounds (`added` empty).
+ */
+export function mergeStoredSets<S extends StoredSighting>(
+  stored: StoredSets | undefined,
+  added: readonly S[],
+): StoredSets {
+  const old = stored ? decodeStoredSets<S>({ ...stored, metadata: '{}' }) : undefined
+  return {
+    ips: JSON.stringify(
+      mergeIpSet(
+        old?.ips ?? [],
+        added.map((s) => s.ip),
+      ),
+    ),
+    ports: JSON.stringify(
+      mergePortSet(
+        old?.ports ?? [],
+        added.map((s) => s.port),
+      ),
+    ),
+    sightings: JSON.stringify(mergeSightings(old?.sightings ?? [], added)),
+  }
+}
+
+/** Metadata over the spec's 64 KiB is dropped (`{}`): never possible from one handshake, bounded anyway. */
+export function boundMetadata(json: string): string {
+  return Buffer.byteLength(json, 'utf8') > EDGE_LIMITS.metadataBytes ? '{}' : json
+}
 
 /** Allocate the next change sequence number (and take the write lock). */
 export async function nextChangeSeq(db: Db): Promise<number> {
@@ -121,4 +223,121 @@ export function compareTimes(a: string, b: string): number {
   const [x, y] = [parseTimestampMicros(a) ?? Number.NaN, parseTimestampMicros(b) ?? Number.NaN]
   if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) ? (Number.isNaN(y) ? 0 : -1) : 1
   return x < y ? -1 : x > y ? 1 : 0
+}
+
+/** A manual or pulled verdict for a stored fingerprint. */
+export interface VerdictChange {
+  verdict: GateVerdict
+  actor: string
+  /** Replaces the label when given. */
+  label?: string | undefined
+  now: string
+}
+
+/**
+ * Set the verdict (and the label when given), with `own` columns of the gate's table written
+ * alongside (tlsgate: a manual verdict clears an automated block's expiry). False when the
+ * fingerprint is not stored.
+ */
+export async function setVerdict(
+  db: Kysely<GateStoreDB>,
+  fingerprint: string,
+  change: VerdictChange,
+  own: Record<string, unknown> = {},
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const seq = await nextChangeSeq(trx)
+    const result = await trx
+      .updateTable('fingerprints')
+      .set({
+        verdict: change.verdict,
+        decided_at: change.now,
+        actor: change.actor,
+        ...own,
+        ...(change.label === undefined ? {} : { label: change.label }),
+        change_seq: seq,
+        changed_at: change.now,
+      })
+      .where('fingerprint', '=', fingerprint)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  })
+}
+
+/** One fingerprint's connections gathered since the last flush, in the columns every gate has. */
+export interface GateObservation<S extends StoredSighting = StoredSighting> {
+  fingerprint: string
+  /** JSON; the latest connection's. */
+  metadata: string
+  count: number
+  firstSeen: string
+  lastSeen: string
+  sightings: S[]
+}
+
+/** The gate's own columns of an observed entry: on insert, and on update (counters as SQL). */
+export interface OwnObservationColumns<O> {
+  insert(o: O): Record<string, unknown>
+  update(o: O): Record<string, unknown>
+}
+
+/**
+ * Merge a batch of observations into the store and enforce the entry cap, in one transaction.
+ * New entries start as `pending` with no decision (the gate treats them as unknown); known ones
+ * add the counts, widen the first/last seen times, take the latest metadata and merge the sets.
+ * `maxEntries` < 0 means unlimited.
+ */
+export async function recordObservations<O extends GateObservation>(
+  db: Kysely<GateStoreDB>,
+  observations: readonly O[],
+  maxEntries: number,
+  now: string,
+  own: OwnObservationColumns<O>,
+): Promise<{ pruned: number }> {
+  if (observations.length === 0) return { pruned: 0 }
+  return db.transaction().execute(async (trx) => {
+    const seq = await nextChangeSeq(trx)
+    for (const o of observations) {
+      const existing = await trx
+        .selectFrom('fingerprints')
+        .select(['first_seen', 'last_seen', 'ips', 'ports', 'sightings'])
+        .where('fingerprint', '=', o.fingerprint)
+        .executeTakeFirst()
+      const values = {
+        metadata: boundMetadata(o.metadata),
+        ...mergeStoredSets(existing, o.sightings),
+        change_seq: seq,
+        changed_at: now,
+      }
+      if (!existing) {
+        await trx
+          .insertInto('fingerprints')
+          .values({
+            fingerprint: o.fingerprint,
+            verdict: 'pending',
+            decided_at: null,
+            actor: null,
+            count: o.count,
+            first_seen: o.firstSeen,
+            last_seen: o.lastSeen,
+            ...values,
+            ...own.insert(o),
+          })
+          .execute()
+        continue
+      }
+      await trx
+        .updateTable('fingerprints')
+        .set({
+          count: sql`count + ${o.count}`,
+          first_seen: existing.first_seen < o.firstSeen ? existing.first_seen : o.firstSeen,
+          last_seen: existing.last_seen > o.lastSeen ? existing.last_seen : o.lastSeen,
+          ...values,
+          ...own.update(o),
+        })
+        .where('fingerprint', '=', o.fingerprint)
+        .execute()
+    }
+    return { pruned: await pruneToCap(trx, maxEntries) }
+  })
 }

@@ -1,6 +1,6 @@
 /**
- * Table types of the gate's SQLite store. JSON columns hold bounded arrays (see
- * `fingerprints/bounds.ts`); timestamps are RFC 3339 UTC text.
+ * Table types of the gate's SQLite store. JSON columns hold bounded arrays (the kit's
+ * gate-store.ts decodes and merges them); timestamps are RFC 3339 UTC text.
  */
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely'
 

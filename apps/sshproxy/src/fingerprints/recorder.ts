@@ -5,9 +5,9 @@
  */
 
 import type { Logger } from '@gatehouse/kit'
+import { mergeSightings } from '@gatehouse/kit/gate-store.ts'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
-import { mergeSightings } from './bounds.ts'
 import { type Observation, recordObservations } from './store.ts'
 
 export interface Seen {

@@ -2,27 +2,37 @@
  * SQL for fingerprint entries. Every function takes the database or a transaction first, so
  * callers own transactions. Writes start with `nextChangeSeq`, whose UPDATE takes SQLite's
  * write lock before any read: a CLI process and `serve` then queue on the busy timeout
- * instead of failing on a stale snapshot.
+ * instead of failing on a stale snapshot. What both gates do alike is the kit's (gate-store.ts):
+ * decoding and merging an entry's sets (128 IPs, ports, sightings, the control plane's rules),
+ * recording observations and setting verdicts; this file adds the SSH gate's own columns.
  */
 
 import type { Database } from '@gatehouse/kit/db/database.ts'
 import { memoUntilChange, WalChanges } from '@gatehouse/kit/db/wal-changes.ts'
-import { deleteEntry, nextChangeSeq, pruneToCap, removeExpiredSightings, setLabel } from '@gatehouse/kit/gate-store.ts'
-import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely'
-import type { DB, FingerprintRow, Verdict } from '../db/schema.ts'
+import { EDGE_LIMITS } from '@gatehouse/kit/edge-limits.ts'
 import {
   boundMetadata,
-  isPort,
-  isSighting,
-  isString,
-  MAX_METADATA_BYTES,
-  MAX_VALUES,
-  mergeIps,
-  mergePorts,
-  mergeSightings,
-  parseArray,
-  type Sighting,
-} from './bounds.ts'
+  decodeStoredSets,
+  deleteEntry,
+  mergeStoredSets,
+  nextChangeSeq,
+  type OwnObservationColumns,
+  pruneToCap,
+  recordObservations as recordGateObservations,
+  removeExpiredSightings,
+  type StoredSighting,
+  setVerdict as setGateVerdict,
+  setLabel,
+} from '@gatehouse/kit/gate-store.ts'
+import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely'
+import type { DB, FingerprintRow, Verdict } from '../db/schema.ts'
+
+export interface Sighting extends StoredSighting {
+  /** Local port of the gate's connection to the backend: sshd logs `from <gate> port <relay_port>`. */
+  relay_port?: number
+  /** Local address of that connection (what sshd logs as the peer). */
+  relay_ip?: string
+}
 
 export type Db = Kysely<DB> | Transaction<DB>
 
@@ -56,20 +66,7 @@ export interface FingerprintEntry extends Omit<FingerprintRow, 'ips' | 'ports' |
 }
 
 export function decodeEntry(row: FingerprintRow): FingerprintEntry {
-  let metadata: Record<string, unknown> = {}
-  try {
-    const v: unknown = JSON.parse(row.metadata)
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) metadata = v as Record<string, unknown>
-  } catch {
-    // trimmed or damaged metadata reads as empty
-  }
-  return {
-    ...row,
-    ips: parseArray(row.ips, isString),
-    ports: parseArray(row.ports, isPort),
-    sightings: parseArray(row.sightings, isSighting),
-    metadata,
-  }
+  return { ...row, ...decodeStoredSets<Sighting>(row) }
 }
 
 const GATE_STATUS_SQL = 'select verdict, decided_at from fingerprints where fingerprint = ?'
@@ -116,98 +113,39 @@ export async function listEntries(db: Db): Promise<FingerprintEntry[]> {
 }
 
 /** Set the verdict (and the label when given). Returns false when the fingerprint is not stored. */
-export async function setVerdict(
+export function setVerdict(
   db: Kysely<DB>,
   fingerprint: string,
   change: { verdict: Verdict; actor: string; label?: string | undefined; now: string },
 ): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const seq = await nextChangeSeq(trx)
-    const result = await trx
-      .updateTable('fingerprints')
-      .set({
-        verdict: change.verdict,
-        decided_at: change.now,
-        actor: change.actor,
-        ...(change.label === undefined ? {} : { label: change.label }),
-        change_seq: seq,
-        changed_at: change.now,
-      })
-      .where('fingerprint', '=', fingerprint)
-      .executeTakeFirst()
-    return result.numUpdatedRows > 0n
-  })
+  return setGateVerdict(db, fingerprint, change)
+}
+
+/** The SSH gate's own columns of an observed entry (the kit writes the shared ones). */
+const OWN_COLUMNS: OwnObservationColumns<Observation> = {
+  insert: (o) => ({
+    identification: o.identification,
+    client_version: o.clientVersion,
+    enrolled_count: o.enrolled,
+  }),
+  update: (o) => ({
+    identification: o.identification,
+    client_version: o.clientVersion,
+    enrolled_count: sql`enrolled_count + ${o.enrolled}`,
+  }),
 }
 
 /**
- * Merge a batch of observations into the store and enforce the entry cap, in one transaction.
- * New entries start as `pending` with no decision (the gate treats them as unknown).
- * `maxEntries` < 0 means unlimited.
+ * Merge a batch of observations into the store and enforce the entry cap, in one transaction
+ * (the kit's `recordObservations`). `maxEntries` < 0 means unlimited.
  */
-export async function recordObservations(
+export function recordObservations(
   db: Kysely<DB>,
   observations: readonly Observation[],
   maxEntries: number,
   now: string,
 ): Promise<{ pruned: number }> {
-  if (observations.length === 0) return { pruned: 0 }
-  return db.transaction().execute(async (trx) => {
-    const seq = await nextChangeSeq(trx)
-    for (const o of observations) {
-      const existing = await trx
-        .selectFrom('fingerprints')
-        .select(['first_seen', 'last_seen', 'ips', 'ports', 'sightings'])
-        .where('fingerprint', '=', o.fingerprint)
-        .executeTakeFirst()
-      const ips = o.sightings.map((s) => s.ip)
-      const ports = o.sightings.map((s) => s.port)
-      const metadata = boundMetadata(o.metadata)
-      if (!existing) {
-        await trx
-          .insertInto('fingerprints')
-          .values({
-            fingerprint: o.fingerprint,
-            verdict: 'pending',
-            decided_at: null,
-            actor: null,
-            label: '',
-            count: o.count,
-            first_seen: o.firstSeen,
-            last_seen: o.lastSeen,
-            identification: o.identification,
-            client_version: o.clientVersion,
-            metadata,
-            ips: JSON.stringify(mergeIps([], ips)),
-            ports: JSON.stringify(mergePorts([], ports)),
-            sightings: JSON.stringify(mergeSightings([], o.sightings)),
-            enrolled_count: o.enrolled,
-            change_seq: seq,
-            changed_at: now,
-          })
-          .execute()
-        continue
-      }
-      await trx
-        .updateTable('fingerprints')
-        .set({
-          count: sql`count + ${o.count}`,
-          enrolled_count: sql`enrolled_count + ${o.enrolled}`,
-          first_seen: [existing.first_seen, o.firstSeen].sort()[0]!,
-          last_seen: [existing.last_seen, o.lastSeen].sort()[1]!,
-          identification: o.identification,
-          client_version: o.clientVersion,
-          metadata,
-          ips: JSON.stringify(mergeIps(parseArray(existing.ips, isString), ips)),
-          ports: JSON.stringify(mergePorts(parseArray(existing.ports, isPort), ports)),
-          sightings: JSON.stringify(mergeSightings(parseArray(existing.sightings, isSighting), o.sightings)),
-          change_seq: seq,
-          changed_at: now,
-        })
-        .where('fingerprint', '=', o.fingerprint)
-        .execute()
-    }
-    return { pruned: await pruneToCap(trx, maxEntries) }
-  })
+  return recordGateObservations(db, observations, maxEntries, now, OWN_COLUMNS)
 }
 
 /**
@@ -216,12 +154,12 @@ export async function recordObservations(
  */
 export async function trimOversized(db: Kysely<DB>): Promise<number> {
   const tooMany = (col: string) =>
-    sql`iif(json_valid(${sql.ref(col)}), json_array_length(${sql.ref(col)}) > ${MAX_VALUES}, 1) = 1`
+    sql`iif(json_valid(${sql.ref(col)}), json_array_length(${sql.ref(col)}) > ${EDGE_LIMITS.perFingerprint}, 1) = 1`
   const rows = await db
     .selectFrom('fingerprints')
     .select(['fingerprint', 'metadata', 'ips', 'ports', 'sightings'])
     .where(
-      sql<boolean>`length(cast(metadata as blob)) > ${MAX_METADATA_BYTES} or ${tooMany('ips')} or ${tooMany('ports')} or ${tooMany('sightings')}`,
+      sql<boolean>`length(cast(metadata as blob)) > ${EDGE_LIMITS.metadataBytes} or ${tooMany('ips')} or ${tooMany('ports')} or ${tooMany('sightings')}`,
     )
     .execute()
   for (const row of rows) {
@@ -229,9 +167,7 @@ export async function trimOversized(db: Kysely<DB>): Promise<number> {
       .updateTable('fingerprints')
       .set({
         metadata: boundMetadata(row.metadata),
-        ips: JSON.stringify(mergeIps(parseArray(row.ips, isString), [])),
-        ports: JSON.stringify(mergePorts(parseArray(row.ports, isPort), [])),
-        sightings: JSON.stringify(mergeSightings(parseArray(row.sightings, isSighting), [])),
+        ...mergeStoredSets(row, []),
       })
       .where('fingerprint', '=', row.fingerprint)
       .execute()

@@ -3,7 +3,7 @@
  * clients costs one SQLite write per interval instead of one per connection. The entry cap is
  * enforced in that same transaction.
  */
-import { mergeSightingLists } from '@gatehouse/kit/edge-limits.ts'
+import { mergeSightings } from '@gatehouse/kit/gate-store.ts'
 import type { Logger } from '@gatehouse/kit/logger.ts'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
@@ -28,8 +28,6 @@ export interface RecorderOptions {
   /** Flush early once this many distinct fingerprints wait. */
   maxPending?: number
 }
-
-const sightingTime = (s: { last_seen: string }) => Date.parse(s.last_seen)
 
 export class ObservationRecorder {
   readonly #options: RecorderOptions
@@ -67,7 +65,7 @@ export class ObservationRecorder {
     }
     // Keep the pending list bounded the same way the stored one is.
     o.sightings.push(sighting)
-    if (o.sightings.length > 256) o.sightings = mergeSightingLists(o.sightings, [], sightingTime)
+    if (o.sightings.length > 256) o.sightings = mergeSightings(o.sightings, [])
   }
 
   /** Write what is pending; concurrent calls run one after another. */

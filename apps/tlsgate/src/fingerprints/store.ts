@@ -2,14 +2,24 @@
  * SQL for fingerprint entries. Every function takes the database or a transaction first, so
  * callers own transactions. Writes start with `nextChangeSeq`, whose UPDATE takes SQLite's
  * write lock before any read: a CLI process and `serve` then queue on the busy timeout
- * instead of failing on a stale snapshot. The set rules (128 IPs, ports, sightings) are the
- * kit's, shared with the SSH gate and the control plane.
+ * instead of failing on a stale snapshot. What both gates do alike is the kit's (gate-store.ts):
+ * decoding and merging an entry's sets (128 IPs, ports, sightings, the control plane's rules),
+ * recording observations and setting verdicts; this file adds the TLS gate's own columns.
  */
 
 import type { Database } from '@gatehouse/kit/db/database.ts'
 import { memoUntilChange, WalChanges } from '@gatehouse/kit/db/wal-changes.ts'
-import { EDGE_LIMITS, mergeIpSet, mergePortSet, mergeSightingLists } from '@gatehouse/kit/edge-limits.ts'
-import { deleteEntry, nextChangeSeq, pruneToCap, removeExpiredSightings, setLabel } from '@gatehouse/kit/gate-store.ts'
+import {
+  decodeStoredSets,
+  deleteEntry,
+  type OwnObservationColumns,
+  pruneToCap,
+  recordObservations as recordGateObservations,
+  removeExpiredSightings,
+  type StoredSighting,
+  setVerdict as setGateVerdict,
+  setLabel,
+} from '@gatehouse/kit/gate-store.ts'
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely'
 import type { DB, FingerprintRow, Verdict } from '../db/schema.ts'
 
@@ -21,11 +31,7 @@ export { deleteEntry, pruneToCap, removeExpiredSightings, setLabel }
 /** What the gate does with a fingerprint: `unknown` when absent or observed but never decided. */
 export type GateStatus = 'unknown' | Verdict
 
-export interface Sighting {
-  ip: string
-  port: number
-  last_seen: string
-}
+export type Sighting = StoredSighting
 
 /** One fingerprint's connections gathered since the last flush. */
 export interface Observation {
@@ -47,31 +53,9 @@ export interface FingerprintEntry extends Omit<FingerprintRow, 'ips' | 'ports' |
   metadata: Record<string, string>
 }
 
-function parseJson<T>(text: string, keep: (x: unknown) => boolean, fallback: T): T {
-  try {
-    const v: unknown = JSON.parse(text)
-    if (Array.isArray(fallback)) return (Array.isArray(v) ? v.filter(keep) : fallback) as T
-    return (v !== null && typeof v === 'object' && !Array.isArray(v) ? v : fallback) as T
-  } catch {
-    return fallback
-  }
-}
-const isString = (x: unknown) => typeof x === 'string'
-const isPort = (x: unknown) => Number.isInteger(x) && (x as number) >= 0 && (x as number) <= 65535
-const isSighting = (x: unknown) => {
-  const s = x as Sighting
-  return s !== null && typeof s === 'object' && isString(s.ip) && isPort(s.port) && isString(s.last_seen)
-}
-const sightingTime = (s: Sighting) => Date.parse(s.last_seen)
-
 export function decodeEntry(row: FingerprintRow): FingerprintEntry {
-  return {
-    ...row,
-    ips: parseJson<string[]>(row.ips, isString, []),
-    ports: parseJson<number[]>(row.ports, isPort, []),
-    sightings: parseJson<Sighting[]>(row.sightings, isSighting, []),
-    metadata: parseJson<Record<string, string>>(row.metadata, () => true, {}),
-  }
+  const sets = decodeStoredSets(row)
+  return { ...row, ...sets, metadata: sets.metadata as Record<string, string> }
 }
 
 const GATE_STATUS_SQL = 'select verdict, decided_at, expires_at from fingerprints where fingerprint = ?'
@@ -125,96 +109,29 @@ export async function listEntries(db: Db): Promise<FingerprintEntry[]> {
 }
 
 /** Set the verdict (and the label when given); a manual verdict never expires. False when not stored. */
-export async function setVerdict(
+export function setVerdict(
   db: Kysely<DB>,
   fingerprint: string,
   change: { verdict: Verdict; actor: string; label?: string | undefined; now: string },
 ): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const seq = await nextChangeSeq(trx)
-    const result = await trx
-      .updateTable('fingerprints')
-      .set({
-        verdict: change.verdict,
-        decided_at: change.now,
-        actor: change.actor,
-        expires_at: null,
-        ...(change.label === undefined ? {} : { label: change.label }),
-        change_seq: seq,
-        changed_at: change.now,
-      })
-      .where('fingerprint', '=', fingerprint)
-      .executeTakeFirst()
-    return result.numUpdatedRows > 0n
-  })
+  return setGateVerdict(db, fingerprint, change, { expires_at: null })
 }
 
-/** Metadata over the spec's 64 KiB (impossible from one ClientHello, but bounded anyway) is dropped. */
-function boundMetadata(json: string): string {
-  return Buffer.byteLength(json, 'utf8') > EDGE_LIMITS.metadataBytes ? '{}' : json
+/** The TLS gate's own columns of an observed entry (the kit writes the shared ones). */
+const OWN_COLUMNS: OwnObservationColumns<Observation> = {
+  insert: (o) => ({ expires_at: null, refused_count: o.refused }),
+  update: (o) => ({ refused_count: sql`refused_count + ${o.refused}` }),
 }
 
 /**
- * Merge a batch of observations into the store and enforce the entry cap, in one transaction.
- * New entries start as `pending` with no decision (the gate treats them as unknown).
- * `maxEntries` < 0 means unlimited.
+ * Merge a batch of observations into the store and enforce the entry cap, in one transaction
+ * (the kit's `recordObservations`). `maxEntries` < 0 means unlimited.
  */
-export async function recordObservations(
+export function recordObservations(
   db: Kysely<DB>,
   observations: readonly Observation[],
   maxEntries: number,
   now: string,
 ): Promise<{ pruned: number }> {
-  if (observations.length === 0) return { pruned: 0 }
-  return db.transaction().execute(async (trx) => {
-    const seq = await nextChangeSeq(trx)
-    for (const o of observations) {
-      const existing = await trx
-        .selectFrom('fingerprints')
-        .select(['first_seen', 'last_seen', 'ips', 'ports', 'sightings'])
-        .where('fingerprint', '=', o.fingerprint)
-        .executeTakeFirst()
-      const ips = o.sightings.map((s) => s.ip)
-      const ports = o.sightings.map((s) => s.port)
-      const old = existing ? decodeEntry({ ...existing, metadata: '{}' } as FingerprintRow) : undefined
-      const values = {
-        metadata: boundMetadata(o.metadata),
-        ips: JSON.stringify(mergeIpSet(old?.ips ?? [], ips)),
-        ports: JSON.stringify(mergePortSet(old?.ports ?? [], ports)),
-        sightings: JSON.stringify(mergeSightingLists(old?.sightings ?? [], o.sightings, sightingTime)),
-        change_seq: seq,
-        changed_at: now,
-      }
-      if (!existing) {
-        await trx
-          .insertInto('fingerprints')
-          .values({
-            fingerprint: o.fingerprint,
-            verdict: 'pending',
-            decided_at: null,
-            actor: null,
-            expires_at: null,
-            count: o.count,
-            refused_count: o.refused,
-            first_seen: o.firstSeen,
-            last_seen: o.lastSeen,
-            ...values,
-          })
-          .execute()
-        continue
-      }
-      await trx
-        .updateTable('fingerprints')
-        .set({
-          count: sql`count + ${o.count}`,
-          refused_count: sql`refused_count + ${o.refused}`,
-          first_seen: existing.first_seen < o.firstSeen ? existing.first_seen : o.firstSeen,
-          last_seen: existing.last_seen > o.lastSeen ? existing.last_seen : o.lastSeen,
-          ...values,
-        })
-        .where('fingerprint', '=', o.fingerprint)
-        .execute()
-    }
-    return { pruned: await pruneToCap(trx, maxEntries) }
-  })
+  return recordGateObservations(db, observations, maxEntries, now, OWN_COLUMNS)
 }
