@@ -16,7 +16,7 @@ import { type GateStoreDB, pruneToCap, removeExpiredSightings } from './gate-sto
 import { createHttpApp, type HttpApp } from './http.ts'
 import type { Logger } from './logger.ts'
 import type { AppMetrics } from './metrics.ts'
-import type { ListenAddress } from './net.ts'
+import { formatListenAddress, type ListenAddress } from './net.ts'
 
 export interface GateRoute {
   /** The listen address as written: the `route` label and log field. */
@@ -54,11 +54,6 @@ export interface GateRuntime {
   metricsAddress(): { host: string; port: number } | undefined
   /** Stop accepting, let open connections finish for up to `drainMs`, then destroy the rest. */
   stop(drainMs: number): Promise<void>
-}
-
-/** `host:port` with IPv6 in brackets. */
-export function formatGateAddress(a: { host: string; port: number }): string {
-  return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`
 }
 
 export async function gateRuntime<R extends GateRoute>(o: GateRuntimeOptions<R>): Promise<GateRuntime> {
@@ -105,7 +100,7 @@ export async function gateRuntime<R extends GateRoute>(o: GateRuntimeOptions<R>)
             resolve()
           })
         })
-        logger.info({ route: route.name, backend: formatGateAddress(route.backend) }, 'listening')
+        logger.info({ route: route.name, backend: formatListenAddress(route.backend) }, 'listening')
       }
       if (metricsApp && o.metricsListen) {
         await metricsApp.listen({ host: o.metricsListen.host, port: o.metricsListen.port })

@@ -9,14 +9,13 @@ import type { Kysely } from 'kysely'
 import type { Decision } from './edge-wire.ts'
 import { type BypassRanges, type ManagedRangesDB, replaceManagedRanges } from './gate-bypass.ts'
 import { type GateEntry, toObservation } from './gate-observation.ts'
-import { type GateStoreDB, getSyncState, setSyncState } from './gate-store.ts'
+import { type GateStoreDB, getSyncState, POLICY_CURSOR_KEY, setSyncState, UPLOAD_ACK_KEY } from './gate-store.ts'
 import { type CycleResult, type SyncControlPlane, type SyncHandle, startSync } from './gate-sync.ts'
 import type { Logger } from './logger.ts'
 import type { AppMetrics } from './metrics.ts'
 
-/** `sync_state` keys. */
-export const UPLOAD_ACK_KEY = 'upload_ack_seq'
-export const POLICY_CURSOR_KEY = 'policy_cursor'
+/** `sync_state` keys (kept in gate-store.ts, which `status` reads without loading the sync client). */
+export { POLICY_CURSOR_KEY, UPLOAD_ACK_KEY }
 
 export interface GateStoreSyncOptions {
   controlPlane: SyncControlPlane

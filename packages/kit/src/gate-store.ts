@@ -202,6 +202,10 @@ export async function removeExpiredSightings(db: Db, before: string): Promise<nu
   return Number(result.numAffectedRows ?? 0n)
 }
 
+/** `sync_state` keys of the control-plane sync: the last acknowledged upload and the policy cursor. */
+export const UPLOAD_ACK_KEY = 'upload_ack_seq'
+export const POLICY_CURSOR_KEY = 'policy_cursor'
+
 export async function getSyncState(db: Db, key: string): Promise<string | undefined> {
   const row = await db.selectFrom('sync_state').select('value').where('key', '=', key).executeTakeFirst()
   return row?.value

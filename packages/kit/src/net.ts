@@ -139,6 +139,11 @@ export interface ListenAddress {
   port: number
 }
 
+/** `host:port`, an IPv6 host in brackets: the inverse of `parseListenAddress`. */
+export function formatListenAddress(a: { host: string; port: number }): string {
+  return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`
+}
+
 /**
  * Parse `host:port`, `[v6]:port` or `:port` (all interfaces).
  *

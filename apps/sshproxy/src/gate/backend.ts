@@ -5,6 +5,7 @@
  */
 import { connect, type Socket } from 'node:net'
 import type { ListenAddress } from '@gatehouse/kit'
+import { formatListenAddress } from '@gatehouse/kit/net.ts'
 import { MAX_IDENTIFICATION_LINE } from '../wire/constants.ts'
 import { ReusedReads } from './reads.ts'
 
@@ -37,9 +38,8 @@ export interface BackendConnection {
   rest: Buffer
 }
 
-export function formatAddress(a: ListenAddress): string {
-  return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`
-}
+/** `host:port`, an IPv6 host in brackets (the kit's). */
+export const formatAddress = formatListenAddress
 
 /** Connect and read the identification, all within `timeoutMs`; the socket is left paused. */
 export function dialBackend(address: ListenAddress, timeoutMs: number): Promise<BackendConnection> {

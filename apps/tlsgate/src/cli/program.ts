@@ -98,6 +98,13 @@ export function buildProgram(io: Io = processIo): Command {
   serveLike('doctor', 'validate and summarise the serve inputs without opening the database or any socket').action(
     async (o) => (await import('./serve.ts')).doctorCommand(schemaFlags(o, flagSchema), io),
   )
+  withExamples(
+    serveLike(
+      'status',
+      'routes, stored fingerprints by verdict and the last control-plane sync (like fail2ban-client status)',
+    ).option('--json', 'print JSON instead of text'),
+    ['tlsgate status --route 0.0.0.0:443=127.0.0.1:8443', 'tlsgate status --json --config /etc/tlsgate/config.json'],
+  ).action(async (o) => (await import('./status.ts')).statusCommand(schemaFlags(o, flagSchema), o.json === true, io))
   return program
 }
 

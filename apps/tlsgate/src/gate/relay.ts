@@ -7,7 +7,7 @@
  * Bytes are counted from the sockets at close, not per chunk.
  */
 import { connect, type Socket } from 'node:net'
-import { normalizeIp } from '@gatehouse/kit/net.ts'
+import { formatListenAddress, normalizeIp } from '@gatehouse/kit/net.ts'
 import { pipeReads, ReusedReads, readInto } from '@gatehouse/kit/reused-reads.ts'
 import { watchRelay } from '@gatehouse/kit/splice-relay.ts'
 import { proxyV2Header } from '../wire/proxy-protocol.ts'
@@ -15,10 +15,8 @@ import type { RouteContext } from './connection.ts'
 
 const KEEPALIVE_MS = 60_000
 
-/** `host:port` with IPv6 in brackets. */
-export function formatAddress(a: { host: string; port: number }): string {
-  return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`
-}
+/** `host:port`, an IPv6 host in brackets (the kit's). */
+export const formatAddress = formatListenAddress
 
 export interface Backend {
   socket: Socket

@@ -1,0 +1,163 @@
+/**
+ * A gate's `status` (like `fail2ban-client status`), for both gates: the routes, whether the
+ * running gate answers (its connection results since it started, read from its metrics
+ * endpoint), the stored fingerprints by verdict, the gate's own counter, the last client seen
+ * and the last control-plane sync. Read from the config and the store without touching the
+ * running gate; a stopped gate is a state, not a failure. Loads no server or HTTP-client stack.
+ */
+import { type Kysely, sql } from 'kysely'
+import type { ManagedRangesDB } from '../gate-bypass.ts'
+import { type GateStoreDB, POLICY_CURSOR_KEY, UPLOAD_ACK_KEY } from '../gate-store.ts'
+import { formatListenAddress } from '../net.ts'
+import { escapeTerminal } from '../terminal.ts'
+import { paint } from './output.ts'
+
+export interface GateStatusInputs {
+  /** The binary's name, also its metrics prefix (`<app>_connection_results_total`). */
+  app: string
+  dbPath: string
+  routes: ReadonlyArray<{ listen: string; backend: string }>
+  metricsListen?: { host: string; port: number } | undefined
+  /** What the gate does with clients it does not know, as a phrase (`rejected`, `let through`). */
+  unknownClients: string
+  /**
+   * The gate's own counter column of `fingerprints`, summed over entries, with its JSON key and
+   * its label (sshproxy: `enrolled_count`, `enrolled_connections`, `enrolled connections`).
+   */
+  counter: { column: string; key: string; label: string }
+  controlPlane?: { url: string; instanceId: string } | undefined
+}
+
+type StatusDB = GateStoreDB & ManagedRangesDB
+
+export type GateStatusReport = Awaited<ReturnType<typeof gateStatusReport>>
+
+/** `<app>_connection_results_total` summed over routes; undefined when the gate does not answer. */
+async function liveResults(app: string, address: { host: string; port: number }) {
+  const host = address.host === '0.0.0.0' ? '127.0.0.1' : address.host === '::' ? '::1' : address.host
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}/metrics`
+  let text: string
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2000), redirect: 'manual' })
+    if (!res.ok) return undefined
+    text = await res.text()
+  } catch {
+    return undefined
+  }
+  const results: Record<string, number> = {}
+  const line = new RegExp(
+    `^${app}_connection_results_total\\{[^}]*result="([a-z_]+)"[^}]*\\} (\\d+(?:\\.\\d+)?(?:e\\+\\d+)?)$`,
+    'gm',
+  )
+  for (const m of text.matchAll(line)) results[m[1]!] = (results[m[1]!] ?? 0) + Number(m[2])
+  return results
+}
+
+/** The status as data (`--json` prints it); `db` is the store, opened by the caller. */
+export async function gateStatusReport(inputs: GateStatusInputs, db: Kysely<StatusDB>) {
+  const live = inputs.metricsListen ? await liveResults(inputs.app, inputs.metricsListen) : undefined
+  const rows = await db
+    .selectFrom('fingerprints')
+    .select((eb) => [
+      'verdict',
+      eb.fn.countAll<number>().as('n'),
+      // The gate's own column, outside the shared table type.
+      sql<number | null>`sum(${sql.ref(inputs.counter.column)})`.as('counted'),
+      eb.fn.max('last_seen').as('last_seen'),
+      eb('decided_at', 'is', null).as('undecided'),
+    ])
+    .groupBy(['verdict', 'undecided'])
+    .execute()
+  const fingerprints = { total: 0, approved: 0, blocked: 0, pending: 0, new: 0 }
+  let counter = 0
+  let lastSeen: string | null = null
+  for (const r of rows) {
+    const n = Number(r.n)
+    fingerprints.total += n
+    if (Number(r.undecided) === 1) fingerprints.new += n
+    else fingerprints[r.verdict] += n
+    counter += Number(r.counted ?? 0)
+    if (r.last_seen !== null && (lastSeen === null || Date.parse(r.last_seen) > Date.parse(lastSeen)))
+      lastSeen = r.last_seen
+  }
+  const state = await db
+    .selectFrom('sync_state')
+    .select(['key', 'value', 'updated_at'])
+    .where('key', 'in', [UPLOAD_ACK_KEY, POLICY_CURSOR_KEY])
+    .execute()
+  const at = (key: string) => state.find((s) => s.key === key)?.updated_at ?? null
+  const ranges = await db
+    .selectFrom('managed_ranges')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
+  const cp = inputs.controlPlane
+  return {
+    routes: inputs.routes.map((r) => ({ listen: r.listen, backend: r.backend })),
+    gate: inputs.metricsListen
+      ? live
+        ? { running: true, connections: live }
+        : { running: false, connections: null }
+      : { running: null, connections: null },
+    database: inputs.dbPath,
+    unknown_clients: inputs.unknownClients,
+    fingerprints,
+    [inputs.counter.key]: counter,
+    last_client_seen: lastSeen,
+    control_plane: cp
+      ? {
+          url: cp.url,
+          instance_id: cp.instanceId,
+          last_upload_acknowledged: at(UPLOAD_ACK_KEY),
+          last_policy_change: at(POLICY_CURSOR_KEY),
+          policy_cursor: state.find((s) => s.key === POLICY_CURSOR_KEY)?.value ?? null,
+          trusted_ranges: Number(ranges.n),
+        }
+      : null,
+  } as {
+    routes: Array<{ listen: string; backend: string }>
+    gate: { running: boolean | null; connections: Record<string, number> | null }
+    database: string
+    unknown_clients: string
+    fingerprints: typeof fingerprints
+    last_client_seen: string | null
+    control_plane: {
+      url: string
+      instance_id: string
+      last_upload_acknowledged: string | null
+      last_policy_change: string | null
+      policy_cursor: string | null
+      trusted_ranges: number
+    } | null
+  } & Record<string, unknown>
+}
+
+/** The status as text, one fact per line (colour only on a terminal, see `paint`). */
+export function formatGateStatus(inputs: GateStatusInputs, report: GateStatusReport): string {
+  const f = report.fingerprints
+  const cp = report.control_plane
+  const address = inputs.metricsListen
+  const lines = [
+    `routes: ${report.routes.length}`,
+    ...report.routes.map((r) => `  ${r.listen} -> ${r.backend}`),
+    `database: ${escapeTerminal(report.database)}`,
+    report.gate.running === null
+      ? 'gate: unknown (no --metrics-listen: status reads the running gate through its metrics endpoint)'
+      : report.gate.running
+        ? `gate: running; connections since it started: ${
+            Object.entries(report.gate.connections!)
+              .filter(([, n]) => n > 0)
+              .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+              .map(([r, n]) => `${n} ${r}`)
+              .join(', ') || 'none'
+          }`
+        : paint('red', `gate: not answering on ${formatListenAddress(address!)} (not running?)`),
+    `unknown clients: ${report.unknown_clients}`,
+    `fingerprints: ${f.total} stored: ${paint('green', `${f.approved} approved`)}, ${paint('red', `${f.blocked} blocked`)}, ${f.pending} pending, ${f.new > 0 ? paint('yellow', `${f.new} new`) : '0 new'}`,
+    `${inputs.counter.label}: ${report[inputs.counter.key]}`,
+    `last client seen: ${report.last_client_seen ?? 'never'}`,
+    cp
+      ? `control plane: ${escapeTerminal(cp.url)} as ${escapeTerminal(cp.instance_id)}; last upload acknowledged ${cp.last_upload_acknowledged ?? 'never'}; last policy change ${cp.last_policy_change ?? 'never'}; ${cp.trusted_ranges} trusted ranges`
+      : 'control plane: sync disabled (no control_plane.url)',
+  ]
+  return `${lines.join('\n')}\n`
+}
