@@ -345,3 +345,70 @@ export async function recordObservations<O extends GateObservation>(
     return { pruned: await pruneToCap(trx, maxEntries) }
   })
 }
+
+/** Rows whose `change_seq` is above `afterSeq`, oldest change first (the upload page), as the gate's row type. */
+export async function changedRowsSince<Row>(db: Db, afterSeq: number, limit: number): Promise<Row[]> {
+  const rows = await db
+    .selectFrom('fingerprints')
+    .selectAll()
+    .where('change_seq', '>', afterSeq)
+    .orderBy('change_seq', 'asc')
+    .orderBy('fingerprint', 'asc')
+    .limit(limit)
+    .execute()
+  return rows as unknown as Row[]
+}
+
+/** A decision pulled from the control plane, in the fields every gate applies. */
+export interface PulledDecision {
+  fingerprint: string
+  status: GateVerdict
+  label: string
+  updated_at: string
+  actor: string
+}
+
+/**
+ * Apply pulled decisions in one transaction (all or none). A decision older than the local one
+ * is skipped (last writer wins, by instant); unknown fingerprints get an entry with no
+ * observations, which the entry cap bounds. `own(d)` adds the gate's own columns (tlsgate: an
+ * automated block's expiry). `cursor`, when given, is stored in the same transaction. Returns
+ * how many entries changed.
+ */
+export async function applyDecisions<D extends PulledDecision>(
+  db: Kysely<GateStoreDB>,
+  decisions: readonly D[],
+  now: string,
+  cursor?: { key: string; value: string },
+  own: (d: D) => Record<string, unknown> = () => ({}),
+): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    let changed = 0
+    for (const d of decisions) {
+      const current = await trx
+        .selectFrom('fingerprints')
+        .select('decided_at')
+        .where('fingerprint', '=', d.fingerprint)
+        .executeTakeFirst()
+      const set = { verdict: d.status, label: d.label, decided_at: d.updated_at, actor: d.actor, ...own(d) }
+      if (!current) {
+        await trx
+          .insertInto('fingerprints')
+          .values({
+            fingerprint: d.fingerprint,
+            ...set,
+            first_seen: d.updated_at,
+            last_seen: d.updated_at,
+            changed_at: now,
+          })
+          .execute()
+        changed++
+      } else if (current.decided_at === null || compareTimes(current.decided_at, d.updated_at) <= 0) {
+        await trx.updateTable('fingerprints').set(set).where('fingerprint', '=', d.fingerprint).execute()
+        changed++
+      }
+    }
+    if (cursor) await setSyncState(trx, cursor.key, cursor.value, now)
+    return changed
+  })
+}
