@@ -60,6 +60,7 @@ export const flagSchema = {
     maxConnections: 1024,
     ipRate: 1,
     ipBurst: 120,
+    backendTimeoutDoc: "deadline to dial the backend and read its identification (also the startup probe's)",
   }),
   allow_unknown: field.boolean({
     flag: 'allow-unknown',

@@ -21,6 +21,8 @@ export interface GateFlagDefaults {
   maxConnections: number
   ipRate: number
   ipBurst: number
+  /** `--backend-timeout`'s help, when the gate does more than dial in it (default: the dial alone). */
+  backendTimeoutDoc?: string
 }
 
 /** A trusted (bypass) range as canonical CIDR text; a bare address is a /32 or /128. */
@@ -50,7 +52,7 @@ export function gateFlagFields(d: GateFlagDefaults) {
       env: env('BACKEND_TIMEOUT'),
       default: '10s',
       min: '100ms',
-      doc: 'deadline to dial the backend (and, for SSH, read its identification; also the startup probe)',
+      doc: d.backendTimeoutDoc ?? 'deadline to dial the backend',
     }),
     idle_timeout: field.duration({
       flag: 'idle-timeout',
