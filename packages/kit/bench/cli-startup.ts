@@ -35,11 +35,16 @@ const edb = `sqlite:${join(dir, 'e.db')}`
 const ndb = `sqlite:${join(dir, 'n.db')}`
 execFileSync(node, [app('edgegate'), 'migrate', '--database', edb], { env })
 execFileSync(node, [app('notify'), 'migrate', '--database', ndb], { env })
-execFileSync(node, [
-  '--input-type=module',
-  '-e',
-  `import { openStore } from ${JSON.stringify(join(root, 'apps/sshproxy/src/db/index.ts'))}; await (await openStore(${JSON.stringify(join(dir, 's.db'))})).close()`,
-])
+for (const [gate, file] of [
+  ['sshproxy', 's.db'],
+  ['tlsgate', 't.db'],
+]) {
+  execFileSync(node, [
+    '--input-type=module',
+    '-e',
+    `import { openStore } from ${JSON.stringify(join(root, `apps/${gate}/src/db/index.ts`))}; await (await openStore(${JSON.stringify(join(dir, file!))})).close()`,
+  ])
+}
 
 /** A row: what it runs (`node` with arguments, or a launcher) and in which environment. */
 type Case = [label: string, command: string, args: string[], env: NodeJS.ProcessEnv]
@@ -52,7 +57,7 @@ const cases: Case[] = [
     env,
   ],
   ['edgegate --help, compile cache off', bin('edgegate'), ['--help'], cold],
-  ...['edgegate', 'sshproxy', 'websignal', 'artsvc', 'dnsctl', 'notify'].map(
+  ...['edgegate', 'sshproxy', 'tlsgate', 'websignal', 'artsvc', 'dnsctl', 'notify'].map(
     (name): Case => [`${name} --help`, bin(name), ['--help'], env],
   ),
   ['edgegate node list (SQLite), cache off', bin('edgegate'), ['node', 'list', '--database', edb], cold],
@@ -65,6 +70,19 @@ const cases: Case[] = [
   ['edgegate node list (SQLite)', bin('edgegate'), ['node', 'list', '--database', edb], env],
   ['edgegate status (SQLite)', bin('edgegate'), ['status', '--database', edb], env],
   ['sshproxy list', bin('sshproxy'), ['list', '--db', join(dir, 's.db')], env],
+  [
+    'sshproxy status',
+    bin('sshproxy'),
+    ['status', '--db', join(dir, 's.db'), '--route', '127.0.0.1:2222=127.0.0.1:22'],
+    env,
+  ],
+  ['tlsgate list', bin('tlsgate'), ['list', '--db', join(dir, 't.db')], env],
+  [
+    'tlsgate status',
+    bin('tlsgate'),
+    ['status', '--db', join(dir, 't.db'), '--route', '127.0.0.1:8443=127.0.0.1:443'],
+    env,
+  ],
   ['notify token list (SQLite)', bin('notify'), ['token', 'list', '--database', ndb], env],
 ]
 
