@@ -119,19 +119,11 @@ export function mergeStoredSets<S extends StoredSighting>(
   added: readonly S[],
 ): StoredSets {
   const old = stored ? decodeStoredSets<S>({ ...stored, metadata: '{}' }) : undefined
+  const ips = added.map((s) => s.ip)
+  const ports = added.map((s) => s.port)
   return {
-    ips: JSON.stringify(
-      mergeIpSet(
-        old?.ips ?? [],
-        added.map((s) => s.ip),
-      ),
-    ),
-    ports: JSON.stringify(
-      mergePortSet(
-        old?.ports ?? [],
-        added.map((s) => s.port),
-      ),
-    ),
+    ips: JSON.stringify(mergeIpSet(old?.ips ?? [], ips)),
+    ports: JSON.stringify(mergePortSet(old?.ports ?? [], ports)),
     sightings: JSON.stringify(mergeSightings(old?.sightings ?? [], added)),
   }
 }

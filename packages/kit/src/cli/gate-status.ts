@@ -30,7 +30,26 @@ export interface GateStatusInputs {
 
 type StatusDB = GateStoreDB & ManagedRangesDB
 
-export type GateStatusReport = Awaited<ReturnType<typeof gateStatusReport>>
+/** What `status --json` prints. */
+export interface GateStatusReport {
+  routes: Array<{ listen: string; backend: string }>
+  /** `running` null: no metrics address to ask. */
+  gate: { running: boolean | null; connections: Record<string, number> | null }
+  database: string
+  unknown_clients: string
+  fingerprints: { total: number; approved: number; blocked: number; pending: number; new: number }
+  last_client_seen: string | null
+  control_plane: {
+    url: string
+    instance_id: string
+    last_upload_acknowledged: string | null
+    last_policy_change: string | null
+    policy_cursor: string | null
+    trusted_ranges: number
+  } | null
+  /** And the gate's own counter, under `counter.key` (e.g. `enrolled_connections`). */
+  [counter: string]: unknown
+}
 
 /** `<app>_connection_results_total` summed over routes; undefined when the gate does not answer. */
 async function liveResults(app: string, address: { host: string; port: number }) {
@@ -54,7 +73,7 @@ async function liveResults(app: string, address: { host: string; port: number })
 }
 
 /** The status as data (`--json` prints it); `db` is the store, opened by the caller. */
-export async function gateStatusReport(inputs: GateStatusInputs, db: Kysely<StatusDB>) {
+export async function gateStatusReport(inputs: GateStatusInputs, db: Kysely<StatusDB>): Promise<GateStatusReport> {
   const live = inputs.metricsListen ? await liveResults(inputs.app, inputs.metricsListen) : undefined
   const rows = await db
     .selectFrom('fingerprints')
@@ -113,22 +132,7 @@ export async function gateStatusReport(inputs: GateStatusInputs, db: Kysely<Stat
           trusted_ranges: Number(ranges.n),
         }
       : null,
-  } as {
-    routes: Array<{ listen: string; backend: string }>
-    gate: { running: boolean | null; connections: Record<string, number> | null }
-    database: string
-    unknown_clients: string
-    fingerprints: typeof fingerprints
-    last_client_seen: string | null
-    control_plane: {
-      url: string
-      instance_id: string
-      last_upload_acknowledged: string | null
-      last_policy_change: string | null
-      policy_cursor: string | null
-      trusted_ranges: number
-    } | null
-  } & Record<string, unknown>
+  }
 }
 
 /** The status as text, one fact per line (colour only on a terminal, see `paint`). */
