@@ -88,8 +88,13 @@ for (const backend of backends) {
     await page.getByLabel('Search').fill('')
     await page.getByLabel('Search').press('Enter')
 
-    // Paging: the first page holds 50, Load more brings the rest.
+    // Paging: the first page holds 50, Load more brings the rest. The unread list shown
+    // until now also holds 50: wait for the list of all to arrive, not for a count.
+    const all = page.waitForResponse(
+      (r) => r.url().includes('/api/v1/notifications?') && !new URL(r.url()).searchParams.has('unread'),
+    )
     await page.getByLabel('Read filter').selectOption('all')
+    await all
     await cardCount(page, 50)
     await page.getByRole('button', { name: 'Load more' }).click()
     await cardCount(page, 59)

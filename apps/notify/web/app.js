@@ -147,8 +147,16 @@ async function focusItem() {
   state.selected = state.items.indexOf(item)
 }
 
+/**
+ * The next page of the list shown. Not while the list is being reloaded (its cursor belongs to
+ * the list being replaced), and a page that comes back after a reload started is dropped:
+ * otherwise a filter changed just before would mix two lists.
+ */
 async function loadMore() {
+  if (inboxLoading || !state.next) return
+  const load = inboxLoads
   const r = await api('GET', query(state.next))
+  if (load !== inboxLoads) return
   state.items.push(...r.notifications)
   state.next = r.next_cursor
   render()
