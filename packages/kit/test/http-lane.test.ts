@@ -168,9 +168,18 @@ describe('the HTTP lane', () => {
       closed || at === s.length ? '' : withoutDate(await exchange(plain.port, [payload.subarray(at)], { ms }))
     const answers = actual.split(/(?=HTTP\/1\.1 \d{3} )/)
     return {
-      actual: { lane: statuses(answers.slice(0, answered).join('')), rest: answers.slice(answered).join('') },
-      expected: { lane: Array(answered).fill(200), rest },
+      actual: { lane: statuses(answers.slice(0, answered).join('')), rest: untilClose(answers.slice(answered)) },
+      expected: { lane: Array(answered).fill(200), rest: untilClose(rest.split(/(?=HTTP\/1\.1 \d{3} )/)) },
     }
+  }
+  // Answers up to the first that closes the connection: a client reads nothing after it, and
+  // node:http may or may not still write one more by timing alone, with or without the lane.
+  // Seen once in CI under load: a request without Host, then bytes that do not parse; node:http
+  // answered the first 400 with Connection: close, and Fastify's 400 for the bytes came after
+  // it on one connection only (the lane had handed both over at their first byte).
+  function untilClose(answers: string[]): string {
+    const i = answers.findIndex((a) => /\r\nconnection: close\r\n/i.test(a.slice(0, a.indexOf('\r\n\r\n') + 2)))
+    return (i === -1 ? answers : answers.slice(0, i + 1)).join('')
   }
   const smuggle = get('/fast/smuggled')
   const cases: [string, string][] = [
@@ -193,6 +202,11 @@ describe('the HTTP lane', () => {
     ['space before the colon', `GET /fast/a HTTP/1.1\r\nhost: x\r\ncontent-length : 5\r\n\r\nhello`],
     ['two Host headers', `GET /fast/a HTTP/1.1\r\nhost: x\r\nhost: y\r\n\r\n`],
     ['no Host header', `GET /fast/a HTTP/1.1\r\n\r\n`],
+    // Found by the property below (CI, once): node:http closes, and may still answer the rest.
+    [
+      'no Host, a body, then bytes that do not parse',
+      `GET /fast/c HTTP/1.1\r\ncontent-length: 3\r\n\r\n${get('/fast/a')}`,
+    ],
     ['HTTP/1.0', `GET /fast/a HTTP/1.0\r\nhost: x\r\n\r\n`],
     ['absolute-form target', `GET http://x/fast/a HTTP/1.1\r\nhost: x\r\n\r\n`],
     ['NUL in the target', `GET /fast/a\0b HTTP/1.1\r\nhost: x\r\n\r\n`],
