@@ -13,7 +13,18 @@ import { execFileSync, spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os'
 import { join } from 'node:path'
-import { type Child, freePort, sshArgs, sshVersion, startChild, startSshd, tempDir } from '@gatehouse/testkit'
+import {
+  type Child,
+  freePort,
+  type MachineSpent,
+  machineCpu,
+  relayBoundLine,
+  sshArgs,
+  sshVersion,
+  startChild,
+  startSshd,
+  tempDir,
+} from '@gatehouse/testkit'
 import { captureClientHello, cli, MAIN, NODE, OPENSSH_FP } from '../test/helpers.ts'
 import {
   bareIdentServer,
@@ -268,6 +279,9 @@ async function main() {
       ]) {
         const rates: Record<string, number[]> = { gate: [], 'in-process': [], direct: [] }
         const cpu: Record<string, number> = { gate: 0, 'in-process': 0 }
+        const machine: Record<string, MachineSpent> = Object.fromEntries(
+          targets.map((t) => [t.name, { busy: 0, total: 0 }]),
+        )
         for (let round = 0; round < BULK_ROUNDS; round++) {
           for (let i = 0; i < targets.length; i++) {
             const t = targets[(i + round) % targets.length]!
@@ -278,7 +292,11 @@ async function main() {
               home,
               command: direction.upload ? 'cat > /dev/null' : `head -c ${BYTES} /dev/zero`,
             })
+            const m0 = machineCpu()
             const ms = await (direction.upload ? runSshUpload(args) : runSsh(args))
+            const m1 = machineCpu()
+            machine[t.name]!.busy += m1.busy - m0.busy
+            machine[t.name]!.total += m1.total - m0.total
             if (t.metrics) cpu[t.name]! += (await gateCpuSeconds(t.metrics)) - before
             rates[t.name]!.push(BYTES / 1024 ** 2 / (ms / 1000))
           }
@@ -294,6 +312,9 @@ async function main() {
         )
         say(
           `  gate CPU per GiB relayed (process and its splice helpers): ${f(cpu.gate! / BULK_ROUNDS / (BYTES / 1024 ** 3), 2)} s; in-process gate ${f(cpu['in-process']! / BULK_ROUNDS / (BYTES / 1024 ** 3), 2)} s (ssh and sshd do the encryption)`,
+        )
+        say(
+          `  ${relayBoundLine({ gate: machine.gate!, direct: machine.direct! }, (BULK_ROUNDS * BYTES) / 1024 ** 3, median(rates.direct!) / 1024)}`,
         )
       }
       say(

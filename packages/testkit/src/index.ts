@@ -13,7 +13,10 @@ export {
   type HttpLoadResult,
   type HttpRequestSpec,
   httpLoad,
+  type MachineSpent,
+  machineCpu,
   processCpu,
+  relayBoundLine,
 } from './load.ts'
 export { loadedPackages } from './loaded-packages.ts'
 export { type Nginx, type NginxOptions, startNginx } from './nginx.ts'

@@ -11,6 +11,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
+import { availableParallelism } from 'node:os'
 
 export interface HttpRequestSpec {
   method?: string
@@ -166,4 +167,41 @@ export function processCpu(pid: number, options: { children?: boolean } = {}): {
     system += s
   }
   return { user: user / 100, system: system / 100 } // USER_HZ is 100 on Linux
+}
+
+/**
+ * CPU seconds of the whole machine so far (Linux /proc/stat, every core): `busy` counts every
+ * process, interrupts, softirqs and kernel threads (loopback delivery and a relay's kernel
+ * work land there, whichever process they are charged to), `total` adds idle time.
+ */
+export function machineCpu(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'latin1').split('\n', 1)[0]!
+  // cpu  user nice system idle iowait irq softirq steal (guest time is already in user)
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1, 9).map(Number)
+  const busy = user! + nice! + system! + irq! + softirq! + steal!
+  return { busy: busy / 100, total: (busy + idle! + iowait!) / 100 } // USER_HZ is 100 on Linux
+}
+
+/** Machine CPU over one side of a relay benchmark (sums of `machineCpu` differences). */
+export interface MachineSpent {
+  busy: number
+  total: number
+}
+
+/**
+ * A relay benchmark's line on the whole machine: CPU-seconds per GiB through the gate and
+ * direct, how many cores each kept busy, and the bound that puts on the ratio when the client,
+ * the server and the gate share those cores: a gated transfer using every core moves at most
+ * `cores / (its CPU-seconds per GiB)` GiB/s, which is `bound` of the direct rate.
+ */
+export function relayBoundLine(
+  m: { gate: MachineSpent; direct: MachineSpent },
+  gibPerSide: number,
+  directGiBps: number,
+): string {
+  const cores = availableParallelism()
+  const perGiB = (s: MachineSpent) => s.busy / gibPerSide
+  const busyCores = (s: MachineSpent) => (s.total > 0 ? (s.busy * cores) / s.total : 0)
+  const bound = cores / perGiB(m.gate) / directGiBps
+  return `whole machine (${cores} cores, every process, softirqs and kernel threads): through the gate ${perGiB(m.gate).toFixed(2)} CPU-s per GiB, ${busyCores(m.gate).toFixed(2)} cores busy; direct ${perGiB(m.direct).toFixed(2)} CPU-s per GiB, ${busyCores(m.direct).toFixed(2)} cores busy -> with every core busy the gated transfer could reach at most ${bound.toFixed(2)}x the direct rate`
 }
