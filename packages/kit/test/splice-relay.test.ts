@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,7 +11,7 @@ import { buildSpliceRelay } from '../scripts/build-splice-relay.ts'
 import { createLogger } from '../src/logger.ts'
 import { createMetrics } from '../src/metrics.ts'
 import { pipeReads, ReusedReads, readInto } from '../src/reused-reads.ts'
-import { describeSplice, findSpliceHelper, SPLICE_HELPER_PATH, SpliceRelays } from '../src/splice-relay.ts'
+import { describeSplice, findSpliceHelper, HELPER_NICE, SPLICE_HELPER_PATH, SpliceRelays } from '../src/splice-relay.ts'
 
 // The helper is built by npm's postinstall; a checkout that has not run it builds it here, into
 // a directory of its own so the test never races an install.
@@ -124,6 +124,26 @@ async function startBackend(down: Buffer, upBytes: number) {
   return { server, port: (server.address() as AddressInfo).port }
 }
 
+/** Niceness of a process (Linux /proc: field 19 of its stat line). */
+const niceOf = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])
+}
+
+/** This process's children whose command name is `name`. */
+function childrenNamed(name: string): number[] {
+  const pids = readdirSync('/proc/self/task').flatMap((task) =>
+    readFileSync(`/proc/self/task/${task}/children`, 'latin1').trim().split(/\s+/).filter(Boolean).map(Number),
+  )
+  return pids.filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'latin1').trim() === name
+    } catch {
+      return false // exited meanwhile
+    }
+  })
+}
+
 const waitFor = async (what: string, check: () => boolean | Promise<boolean>, ms = 5000) => {
   const deadline = Date.now() + ms
   while (!(await check())) {
@@ -209,6 +229,32 @@ describe('SpliceRelays', () => {
     }
   })
 
+  test("the helper relays a step behind the programs at both ends: its niceness is the gate's plus HELPER_NICE", async () => {
+    const server = createServer((s) => {
+      s.write(Buffer.alloc(1024 * 1024, 3))
+      s.on('error', () => {})
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const gate = await startGate((server.address() as AddressInfo).port, { helper: helperPath, afterBytes: 64 * 1024 })
+    try {
+      const client = connect(gate.port, '127.0.0.1')
+      client.on('data', () => {})
+      client.on('error', () => {})
+      await waitFor('a helper', () => gate.relays.running === 1)
+      const helpers = childrenNamed('splice-relay')
+      assert.equal(helpers.length, 1, 'one helper process, a child of the gate')
+      // The helper lowers its priority as it starts: wait for that rather than race it.
+      await waitFor('the helper to renice itself', () => niceOf(helpers[0]!) !== niceOf(process.pid))
+      assert.equal(niceOf(helpers[0]!), Math.min(19, niceOf(process.pid) + HELPER_NICE))
+      gate.sockets[0]![0].destroy()
+      await waitFor('the helper to exit', () => gate.relays.running === 0)
+    } finally {
+      gate.close()
+      server.close()
+    }
+  })
+
   test('destroying the gate side stops the helper (drain on shutdown)', async () => {
     const backendSockets: Socket[] = []
     const server = createServer((s) => {
@@ -252,6 +298,36 @@ describe('SpliceRelays', () => {
       await waitFor('the gate to close its sockets', () => gateClient.destroyed)
       await waitFor('the reserved helper slot to be freed', () => gate.relays.running === 0)
       assert.match(await gate.metricsText(), /^gatetest_splice_handoffs_total 0$/m)
+    } finally {
+      gate.close()
+      backend.server.close()
+    }
+  })
+
+  test('a helper that refuses its arguments (built from older sources) leaves this and later connections in-process, intact', async () => {
+    // What a helper built before its arguments changed does: a usage line and status 3,
+    // before it touches either socket.
+    const stale = join(built, 'stale-helper')
+    writeFileSync(stale, '#!/bin/sh\necho "usage: splice-relay IDLE_MS GRACE_MS" >&2\nexit 3\n', { mode: 0o755 })
+    const up = randomBytes(2 * 1024 * 1024)
+    const down = randomBytes(2 * 1024 * 1024)
+    const backend = await startBackend(down, up.length)
+    const gate = await startGate(backend.port, { helper: stale, afterBytes: 64 * 1024 })
+    try {
+      for (let i = 0; i < 2; i++) {
+        const client = connect(gate.port, '127.0.0.1')
+        const received = collect(client)
+        client.write(up)
+        const got = await received
+        assert.equal(sha(got.subarray(0, down.length)), sha(down))
+        assert.equal(got.subarray(down.length).toString(), `\n${sha(up)}`)
+        assert.equal(gate.relays.running, 0)
+      }
+      assert.equal(gate.relays.enabled, false)
+      const errors = gate.logs.filter((l) => l.includes('does not match this version'))
+      assert.equal(errors.length, 1, gate.logs.join(''))
+      assert.match(errors[0]!, /usage: splice-relay/)
+      assert.match(await gate.metricsText(), /^gatetest_splice_handoffs_total 1$/m)
     } finally {
       gate.close()
       backend.server.close()
