@@ -124,6 +124,38 @@ async function startBackend(down: Buffer, upBytes: number) {
   return { server, port: (server.address() as AddressInfo).port }
 }
 
+/** One client through `gate` to a `startBackend(down, up.length)` backend: every byte both ways. */
+async function assertExchange(gate: Gate, up: Buffer, down: Buffer) {
+  const client = connect(gate.port, '127.0.0.1')
+  const received = collect(client)
+  client.write(up)
+  const got = await received
+  assert.equal(sha(got.subarray(0, down.length)), sha(down))
+  assert.equal(got.subarray(down.length).toString(), `\n${sha(up)}`)
+}
+
+/** A backend that sends 1 MiB of `fill` to each client, then nothing, keeping the connection open. */
+async function startQuietBackend(fill: number) {
+  const sockets: Socket[] = []
+  const server = createServer((s) => {
+    sockets.push(s)
+    s.write(Buffer.alloc(1024 * 1024, fill))
+    s.on('error', () => {})
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return { server, sockets, port: (server.address() as AddressInfo).port }
+}
+
+/** A client of `gate` that reads everything, once its connection has gone to a helper. */
+async function clientHandedOver(gate: Gate): Promise<Socket> {
+  const client = connect(gate.port, '127.0.0.1')
+  client.on('data', () => {})
+  client.on('error', () => {})
+  await waitFor('a helper', () => gate.relays.running === 1)
+  return client
+}
+
 /** Niceness of a process (Linux /proc: field 19 of its stat line). */
 const niceOf = (pid: number) => {
   const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
@@ -203,45 +235,24 @@ describe('SpliceRelays', () => {
   })
 
   test('the helper closes an idle connection and the gate hears of it', async () => {
-    // A backend that sends 1 MiB and then nothing, keeping the connection open.
-    const server = createServer((s) => {
-      s.write(Buffer.alloc(1024 * 1024, 1))
-      s.on('error', () => {})
-    })
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    const gate = await startGate((server.address() as AddressInfo).port, {
-      helper: helperPath,
-      afterBytes: 64 * 1024,
-      idleMs: 300,
-    })
+    const backend = await startQuietBackend(1)
+    const gate = await startGate(backend.port, { helper: helperPath, afterBytes: 64 * 1024, idleMs: 300 })
     try {
-      const client = connect(gate.port, '127.0.0.1')
-      client.on('data', () => {})
-      client.on('error', () => {})
-      await waitFor('a helper', () => gate.relays.running === 1)
+      const client = await clientHandedOver(gate)
       await once(client, 'close')
       assert.equal(gate.idle, 1)
       await waitFor('the helper to exit', () => gate.relays.running === 0)
     } finally {
       gate.close()
-      server.close()
+      backend.server.close()
     }
   })
 
   test("the helper relays a step behind the programs at both ends: its niceness is the gate's plus HELPER_NICE", async () => {
-    const server = createServer((s) => {
-      s.write(Buffer.alloc(1024 * 1024, 3))
-      s.on('error', () => {})
-    })
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    const gate = await startGate((server.address() as AddressInfo).port, { helper: helperPath, afterBytes: 64 * 1024 })
+    const backend = await startQuietBackend(3)
+    const gate = await startGate(backend.port, { helper: helperPath, afterBytes: 64 * 1024 })
     try {
-      const client = connect(gate.port, '127.0.0.1')
-      client.on('data', () => {})
-      client.on('error', () => {})
-      await waitFor('a helper', () => gate.relays.running === 1)
+      await clientHandedOver(gate)
       const helpers = childrenNamed('splice-relay')
       assert.equal(helpers.length, 1, 'one helper process, a child of the gate')
       // The helper lowers its priority as it starts: wait for that rather than race it.
@@ -251,33 +262,23 @@ describe('SpliceRelays', () => {
       await waitFor('the helper to exit', () => gate.relays.running === 0)
     } finally {
       gate.close()
-      server.close()
+      backend.server.close()
     }
   })
 
   test('destroying the gate side stops the helper (drain on shutdown)', async () => {
-    const backendSockets: Socket[] = []
-    const server = createServer((s) => {
-      backendSockets.push(s)
-      s.write(Buffer.alloc(1024 * 1024, 2))
-      s.on('error', () => {})
-    })
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    const gate = await startGate((server.address() as AddressInfo).port, { helper: helperPath, afterBytes: 64 * 1024 })
+    const backend = await startQuietBackend(2)
+    const gate = await startGate(backend.port, { helper: helperPath, afterBytes: 64 * 1024 })
     try {
-      const client = connect(gate.port, '127.0.0.1')
-      client.on('data', () => {})
-      client.on('error', () => {})
-      await waitFor('a helper', () => gate.relays.running === 1)
+      const client = await clientHandedOver(gate)
       gate.sockets[0]![0].destroy()
       await once(client, 'close')
       await waitFor('the helper to exit', () => gate.relays.running === 0)
-      await waitFor('the backend to see the end', () => backendSockets[0]!.closed || backendSockets[0]!.readableEnded)
+      await waitFor('the backend to see the end', () => backend.sockets[0]!.closed || backend.sockets[0]!.readableEnded)
     } finally {
       gate.close()
-      server.close()
-      for (const s of backendSockets) s.destroy()
+      backend.server.close()
+      for (const s of backend.sockets) s.destroy()
     }
   })
 
@@ -315,12 +316,7 @@ describe('SpliceRelays', () => {
     const gate = await startGate(backend.port, { helper: stale, afterBytes: 64 * 1024 })
     try {
       for (let i = 0; i < 2; i++) {
-        const client = connect(gate.port, '127.0.0.1')
-        const received = collect(client)
-        client.write(up)
-        const got = await received
-        assert.equal(sha(got.subarray(0, down.length)), sha(down))
-        assert.equal(got.subarray(down.length).toString(), `\n${sha(up)}`)
+        await assertExchange(gate, up, down)
         assert.equal(gate.relays.running, 0)
       }
       assert.equal(gate.relays.enabled, false)
@@ -341,12 +337,7 @@ describe('SpliceRelays', () => {
     // A directory passes the executable check and fails at spawn (EACCES).
     const gate = await startGate(backend.port, { helper: built, afterBytes: 64 * 1024 })
     try {
-      const client = connect(gate.port, '127.0.0.1')
-      const received = collect(client)
-      client.write(up)
-      const got = await received
-      assert.equal(sha(got.subarray(0, down.length)), sha(down))
-      assert.equal(got.subarray(down.length).toString(), `\n${sha(up)}`)
+      await assertExchange(gate, up, down)
       assert.equal(gate.relays.running, 0)
       assert.ok(
         gate.logs.some((l) => l.includes('splice relay helper did not start')),
