@@ -79,9 +79,9 @@ const GRACE_MS = 5000
 /**
  * Added to a helper's niceness: the relay runs a step behind the programs at both ends, so it
  * moves what queued up while they ran instead of preempting them on every packet (see
- * splice-relay.c). Measured on two cores: SSH transfers through the gate went from 0.83–0.96
- * of direct to 1.03–1.05, with less CPU per GiB for the whole machine
- * (docs/performance/sshproxy.md). New connections, handled by the gate itself, keep its priority.
+ * splice-relay.c). Measured on two cores, medians of seven runs each: SSH uploads through the
+ * gate went from 0.82–0.89 of direct to 0.94–1.05, downloads from 0.93–0.97 to 1.02–1.18, with
+ * 9–12 % less CPU per GiB for the whole machine (docs/performance/sshproxy.md). New connections, handled by the gate itself, keep its priority.
  */
 export const HELPER_NICE = 10
 

@@ -169,23 +169,24 @@ export function processCpu(pid: number, options: { children?: boolean } = {}): {
   return { user: user / 100, system: system / 100 } // USER_HZ is 100 on Linux
 }
 
-/**
- * CPU seconds of the whole machine so far (Linux /proc/stat, every core): `busy` counts every
- * process, interrupts, softirqs and kernel threads (loopback delivery and a relay's kernel
- * work land there, whichever process they are charged to), `total` adds idle time.
- */
-export function machineCpu(): { busy: number; total: number } {
-  const line = readFileSync('/proc/stat', 'latin1').split('\n', 1)[0]!
-  // cpu  user nice system idle iowait irq softirq steal (guest time is already in user)
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1, 9).map(Number)
-  const busy = user! + nice! + system! + irq! + softirq! + steal!
-  return { busy: busy / 100, total: (busy + idle! + iowait!) / 100 } // USER_HZ is 100 on Linux
-}
-
-/** Machine CPU over one side of a relay benchmark (sums of `machineCpu` differences). */
+/** CPU seconds of a whole machine: `busy` for work done, `total` for every core's time. */
 export interface MachineSpent {
   busy: number
   total: number
+}
+
+/**
+ * CPU seconds of the whole machine so far (Linux /proc/stat, every core): `busy` counts every
+ * process, interrupts, softirqs and kernel threads (loopback delivery and a relay's kernel
+ * work land there, whichever process they are charged to); `total` adds idle time and the
+ * time the hypervisor ran something else (steal), which is no work of ours.
+ */
+export function machineCpu(): MachineSpent {
+  const line = readFileSync('/proc/stat', 'latin1').split('\n', 1)[0]!
+  // cpu  user nice system idle iowait irq softirq steal (guest time is already in user)
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1, 9).map(Number)
+  const busy = user! + nice! + system! + irq! + softirq!
+  return { busy: busy / 100, total: (busy + idle! + iowait! + steal!) / 100 } // USER_HZ is 100 on Linux
 }
 
 /**
