@@ -17,7 +17,7 @@ import {
   type Child,
   freePort,
   type MachineSpent,
-  machineCpu,
+  machineCpuDuring,
   relayBoundLine,
   sshArgs,
   sshVersion,
@@ -292,11 +292,9 @@ async function main() {
               home,
               command: direction.upload ? 'cat > /dev/null' : `head -c ${BYTES} /dev/zero`,
             })
-            const m0 = machineCpu()
-            const ms = await (direction.upload ? runSshUpload(args) : runSsh(args))
-            const m1 = machineCpu()
-            machine[t.name]!.busy += m1.busy - m0.busy
-            machine[t.name]!.total += m1.total - m0.total
+            const ms = await machineCpuDuring(machine[t.name]!, () =>
+              direction.upload ? runSshUpload(args) : runSsh(args),
+            )
             if (t.metrics) cpu[t.name]! += (await gateCpuSeconds(t.metrics)) - before
             rates[t.name]!.push(BYTES / 1024 ** 2 / (ms / 1000))
           }

@@ -25,7 +25,7 @@ import {
   type Child,
   createTestCa,
   freePort,
-  machineCpu,
+  machineCpuDuring,
   relayBoundLine,
   startChild,
   startNginx,
@@ -458,24 +458,16 @@ async function main() {
       // The whole machine's CPU over each download (softirqs and kernel threads included), and
       // its cores' busy share: what bounds the ratio when the client shares the gate's cores.
       const machine = { gate: { busy: 0, total: 0 }, direct: { busy: 0, total: 0 } }
-      const measured = async <T>(side: { busy: number; total: number }, work: () => Promise<T>) => {
-        const m0 = machineCpu()
-        const result = await work()
-        const m1 = machineCpu()
-        side.busy += m1.busy - m0.busy
-        side.total += m1.total - m0.total
-        return result
-      }
       for (let i = 0; i < BULK_RUNS; i++) {
         const [g0, n0, c0] = [await gateCpuSplit(gatePid), cpuOf(nginxPid), clientCpu()]
-        bg.push(await measured(machine.gate, () => download(gatePort)))
+        bg.push(await machineCpuDuring(machine.gate, () => download(gatePort)))
         const g1 = await gateCpuSplit(gatePid)
         spent.gate.user += g1.user - g0.user
         spent.gate.system += g1.system - g0.system
         spent.nginxGate += cpuOf(nginxPid) - n0
         spent.clientGate += clientCpu() - c0
         const [n1, c1] = [cpuOf(nginxPid), clientCpu()]
-        bd.push(await measured(machine.direct, () => download(nginx.port)))
+        bd.push(await machineCpuDuring(machine.direct, () => download(nginx.port)))
         spent.nginxDirect += cpuOf(nginxPid) - n1
         spent.clientDirect += clientCpu() - c1
       }

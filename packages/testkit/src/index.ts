@@ -14,7 +14,7 @@ export {
   type HttpRequestSpec,
   httpLoad,
   type MachineSpent,
-  machineCpu,
+  machineCpuDuring,
   processCpu,
   relayBoundLine,
 } from './load.ts'

@@ -189,6 +189,16 @@ export function machineCpu(): MachineSpent {
   return { busy: busy / 100, total: (busy + idle! + iowait! + steal!) / 100 } // USER_HZ is 100 on Linux
 }
 
+/** Runs `work` and adds the machine's CPU over it to `side`; `work`'s result. */
+export async function machineCpuDuring<T>(side: MachineSpent, work: () => Promise<T>): Promise<T> {
+  const before = machineCpu()
+  const result = await work()
+  const after = machineCpu()
+  side.busy += after.busy - before.busy
+  side.total += after.total - before.total
+  return result
+}
+
 /**
  * A relay benchmark's line on the whole machine: CPU-seconds per GiB through the gate and
  * direct, how many cores each kept busy, and the bound that puts on the ratio when the client,
