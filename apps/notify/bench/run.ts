@@ -3,7 +3,8 @@
  * inbox search over a large generated inbox. Loopback only; stops by itself.
  *
  * Environment: NOTIFY_BENCH_ROWS (default 1000000), NOTIFY_BENCH_SECONDS (ingestion run
- * length, default 8), NOTIFY_BENCH_CONNECTIONS (default 32), NOTIFY_BENCH_BUILD_SECONDS
+ * length, default 8), NOTIFY_BENCH_CONNECTIONS (the load generator's
+ * connections, a list measured in turn, default 32,128), NOTIFY_BENCH_BUILD_SECONDS
  * (cap on generating the inbox, default 240; the size reached is reported), NOTIFY_BENCH_ONLY
  * (ingest or search), NOTIFY_BENCH_BACKENDS (backends of both parts, default sqlite,postgres),
  * NOTIFY_BENCH_CLIENT (`http` for the earlier node:http load generator; see load.ts),
@@ -18,7 +19,7 @@ import { benchSearch, printSearch } from './search.ts'
 
 const rows = Number(process.env.NOTIFY_BENCH_ROWS ?? 1_000_000)
 const seconds = Number(process.env.NOTIFY_BENCH_SECONDS ?? 8)
-const connections = Number(process.env.NOTIFY_BENCH_CONNECTIONS ?? 32)
+const connections = (process.env.NOTIFY_BENCH_CONNECTIONS ?? '32,128').split(',').map(Number)
 const buildSeconds = Number(process.env.NOTIFY_BENCH_BUILD_SECONDS ?? 240)
 const only = process.env.NOTIFY_BENCH_ONLY // 'ingest' | 'search' | undefined
 const backends = (process.env.NOTIFY_BENCH_BACKENDS ?? 'sqlite,postgres').split(',') as Array<'sqlite' | 'postgres'>
@@ -38,7 +39,7 @@ const pg = await startPostgres()
 try {
   if (only !== 'search') {
     console.log(
-      `\nhook ingestion: POST /hooks/{token}, Alertmanager body, ${connections} keep-alive connections, ${seconds} s each`,
+      `\nhook ingestion: POST /hooks/{token}, Alertmanager body, ${connections.join(', then ')} keep-alive connections, ${seconds} s each`,
     )
     const client = process.env.NOTIFY_BENCH_CLIENT === 'http' ? 'node:http Agent' : 'raw keep-alive sockets (wrk-like)'
     console.log(`load generator: ${client}, in the bench process`)
