@@ -16,7 +16,8 @@ import { COLUMNS, mergeBatch } from '../src/observations/store.ts'
 import { makeTls, newDatabase, seed, startEdgegate } from '../test/helpers.ts'
 
 const GATES = 32
-const PAGES_PER_GATE = 40
+/** Pages each simulated gate uploads per round: 160 make a round of 81,920 observations (2–4 s). */
+const PAGES_PER_GATE = Number(process.env.EDGEGATE_BENCH_PAGES_PER_GATE ?? 160)
 const PAGE = 16
 const DECISIONS = 100_000
 const PULLS = 1000
@@ -24,6 +25,7 @@ const PULLS = 1000
 const FLOOR_ROWS = 64 * PAGE
 // Knobs for iterating (the defaults run everything, as reported in docs/performance/edgegate.md):
 // EDGEGATE_BENCH_DIALECTS=sqlite,postgres  EDGEGATE_BENCH_PARTS=ingest,pulls  EDGEGATE_BENCH_ROUNDS=3
+// EDGEGATE_BENCH_PAGES_PER_GATE=160 (40 until 2026-11-29: rounds of half a second swung too much)
 // EDGEGATE_BENCH_BUSY_PULLS=250 (pulls timed during ingest: at 250 the p99 is the third-slowest pull)
 const BUSY_PULLS = Number(process.env.EDGEGATE_BENCH_BUSY_PULLS ?? PULLS / 4)
 const ROUNDS = Number(process.env.EDGEGATE_BENCH_ROUNDS ?? 3)
