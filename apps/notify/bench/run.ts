@@ -20,6 +20,10 @@ import { benchSearch, printSearch } from './search.ts'
 const rows = Number(process.env.NOTIFY_BENCH_ROWS ?? 1_000_000)
 const seconds = Number(process.env.NOTIFY_BENCH_SECONDS ?? 8)
 const connections = (process.env.NOTIFY_BENCH_CONNECTIONS ?? '32,128').split(',').map(Number)
+if (!connections.every((c) => Number.isInteger(c) && c > 0))
+  throw new Error(
+    `NOTIFY_BENCH_CONNECTIONS: positive integers separated by commas, not ${process.env.NOTIFY_BENCH_CONNECTIONS}`,
+  )
 const buildSeconds = Number(process.env.NOTIFY_BENCH_BUILD_SECONDS ?? 240)
 const only = process.env.NOTIFY_BENCH_ONLY // 'ingest' | 'search' | undefined
 const backends = (process.env.NOTIFY_BENCH_BACKENDS ?? 'sqlite,postgres').split(',') as Array<'sqlite' | 'postgres'>
