@@ -146,15 +146,14 @@ export function printIngest(figures: IngestFigures[]): string[] {
   // The rates at each number of connections, then each target's best against the other's:
   // group commit on PostgreSQL needs hooks in flight to fill a batch while the last one is
   // written, so a few connections measure its latency, not what it can take.
-  const rates = (target: string) => figures.filter((f) => f.name.includes(target)).map((f) => f.result.rps)
-  const sqlite = rates('SQLite')
-  const pg = rates('PostgreSQL')
-  if (sqlite.length > 0 && pg.length > 0) {
-    const each = figures
-      .filter((f) => f.name.includes('SQLite'))
-      .map((f, i) => `${(pg[i]! / sqlite[i]!).toFixed(2)} at ${f.connections}`)
+  const of = (target: string) => figures.filter((f) => f.name.includes(target))
+  const sqlite = of('SQLite')
+  const pg = of('PostgreSQL')
+  if (sqlite.length > 0 && pg.length === sqlite.length) {
+    const each = sqlite.map((s, i) => `${(pg[i]!.result.rps / s.result.rps).toFixed(2)} at ${s.connections}`)
+    const best = (list: IngestFigures[]) => Math.max(...list.map((f) => f.result.rps))
     lines.push(
-      `PostgreSQL / SQLite ingestion: ${each.join(', ')} connections; best / best ${(Math.max(...pg) / Math.max(...sqlite)).toFixed(2)}`,
+      `PostgreSQL / SQLite ingestion: ${each.join(', ')} connections; best / best ${(best(pg) / best(sqlite)).toFixed(2)}`,
     )
   }
   return lines
