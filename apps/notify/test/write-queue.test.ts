@@ -70,6 +70,35 @@ for (const backend of backends) {
       )
     })
 
+    // PostgreSQL sends a batch's columns joined by U+0001, a NULL as U+0002 (write-queue.ts);
+    // values holding those characters, empty ones and NULLs must come back as they went in.
+    // They go in nullable columns, where a value read back as NULL would fail no constraint.
+    for (const [name, texts] of [
+      ['empty texts and control characters inside longer ones', ['', 'a\u0002b', '\u0002\u0002', 'tail\u0003']],
+      ['a value holding the separator', ['x\u0001y', '', 'plain']],
+      ['a value that is the NULL mark alone', ['\u0002', '', 'plain']],
+      ['one row, empty', ['']],
+    ] as const) {
+      test(`one batch, ${name}: every value stored exactly`, async () => {
+        const queue = new WriteQueue(n.database)
+        const ids = await Promise.all(
+          texts.map((t, i) =>
+            queue.insert({ ...row('general', `special ${i}`), username: t, source: i % 2 === 0 ? null : t }),
+          ),
+        )
+        const stored = await n.database.db
+          .selectFrom('notifications')
+          .select(['title', 'username', 'source'])
+          .where('id', 'in', ids)
+          .orderBy('id')
+          .execute()
+        assert.deepEqual(
+          stored.map((r) => [r.title, r.username, r.source]),
+          texts.map((t, i) => [`special ${i}`, t, i % 2 === 0 ? null : t]),
+        )
+      })
+    }
+
     test('a row that fails a constraint fails alone; the rest of its batch is stored', async () => {
       const queue = new WriteQueue(n.database)
       const before = await count(n)

@@ -94,19 +94,45 @@ function pgOrderedInsert(): CompiledQuery<{ id: number }> {
  * Rows are inserted in batch order (`order by` the unnest ordinality), and identity values
  * are drawn as rows leave the sort, after the lock is held: the returned ids, sorted, are
  * the batch's rows in order.
+ *
+ * Each column comes as one text parameter, every value preceded by U+0001 and split back by
+ * `string_to_array` (its leading empty element dropped), a NULL written as U+0002 alone. As
+ * `text[]` parameters node-postgres escaped every quote and backslash of every value (the
+ * stored card is JSON, full of quotes) and PostgreSQL's array parser undid it: both sides'
+ * CPU per row (docs/performance/notify.md). A batch holding a value with U+0001, or exactly
+ * U+0002, goes as `text[]` arrays instead (`textArrays`).
  */
-function pgBatchInsert(rows: number): CompiledQuery<{ id: number }> {
-  const arrays = COLUMNS.map((_, i) => `$${i + 1}::text[]`).join(', ')
+function pgBatchInsert(arrays: (i: number) => string): CompiledQuery<{ id: number }> {
   return CompiledQuery.raw(
     `insert into notifications (${COLUMNS.join(', ')}) select ${COLUMNS.map((c) => `r.${c}`).join(', ')} from ` +
       `(select pg_advisory_xact_lock(${STREAM_LOCK_NOTIFICATIONS}), pg_notify('${STREAM_PG_CHANNEL}', '')) as stream_order, ` +
-      `unnest(${arrays}) with ordinality as r(${COLUMNS.join(', ')}, ord) order by r.ord returning id`,
-    COLUMNS.map(() => new Array(rows).fill('')),
+      `unnest(${COLUMNS.map((_, i) => arrays(i + 1)).join(', ')}) with ordinality as r(${COLUMNS.join(', ')}, ord) order by r.ord returning id`,
+    [],
   ) as CompiledQuery<{ id: number }>
 }
+const PG_BATCH_JOINED = pgBatchInsert((i) => `(string_to_array($${i}, chr(1), chr(2)))[2:]`).sql
+const PG_BATCH_ARRAYS = pgBatchInsert((i) => `$${i}::text[]`).sql
 
-/** The batch's values as one array per column (COLUMNS order), for pgBatchInsert. */
-function columnArrays(batch: NewNotification[]): Array<Array<string | null>> {
+const SEPARATOR = '\u0001'
+const NULL_MARK = '\u0002'
+
+/** The batch's values as one joined text per column (COLUMNS order), or undefined if one cannot be. */
+function joinedColumns(batch: NewNotification[]): string[] | undefined {
+  const out = COLUMNS.map(() => '')
+  for (const row of batch) {
+    const v = values(row)
+    for (let c = 0; c < v.length; c++) {
+      const x = v[c] as string | null
+      if (x === null) out[c] += SEPARATOR + NULL_MARK
+      else if (x.includes(SEPARATOR) || x === NULL_MARK) return undefined
+      else out[c] += SEPARATOR + x
+    }
+  }
+  return out
+}
+
+/** The batch's values as one array per column (COLUMNS order). */
+function textArrays(batch: NewNotification[]): Array<Array<string | null>> {
   const out: Array<Array<string | null>> = COLUMNS.map(() => new Array(batch.length))
   for (let r = 0; r < batch.length; r++) {
     const v = values(batch[r]!)
@@ -115,19 +141,22 @@ function columnArrays(batch: NewNotification[]): Array<Array<string | null>> {
   return out
 }
 
+/** The batch statement with its parameters. */
+function pgBatch(rows: NewNotification[]): CompiledQuery<{ id: number | string }> {
+  const joined = joinedColumns(rows)
+  return joined ? CompiledQuery.raw(PG_BATCH_JOINED, joined) : CompiledQuery.raw(PG_BATCH_ARRAYS, textArrays(rows))
+}
+
 /** All rows in one transaction, their ids in order; throws (having rolled back) if any fails. */
 async function insertGroup(
   database: Database<DB>,
   insert: PreparedQuery<{ id: number }>,
-  pgBatch: CompiledQuery<{ id: number }> | undefined,
   rows: NewNotification[],
 ): Promise<number[]> {
   const { transactionSync } = database
   if (transactionSync) return transactionSync((tx) => rows.map((row) => Number(tx.first(insert, ...values(row))!.id)))
-  if (pgBatch) {
-    const result = await database.db.executeQuery<{ id: number | string }>(
-      CompiledQuery.raw(pgBatch.sql, columnArrays(rows)),
-    )
+  if (database.kind === 'postgres') {
+    const result = await database.db.executeQuery(pgBatch(rows))
     const ids = result.rows.map((r) => Number(r.id)).sort((a, b) => a - b)
     if (ids.length !== rows.length) throw new Error(`batch insert returned ${ids.length} ids for ${rows.length} rows`)
     return ids
@@ -146,12 +175,10 @@ export class WriteQueue {
 
   constructor(database: Database<DB>) {
     const insert = prepareInsert(database)
-    // PostgreSQL's batch statement: its SQL does not depend on the row count.
-    const pgBatch = database.kind === 'postgres' ? pgBatchInsert(1) : undefined
     this.#queue = new GroupCommitQueue({
       maxGroup: MAX_BATCH,
-      maxInFlight: pgBatch ? PG_IN_FLIGHT : 1,
-      commitGroup: (rows) => insertGroup(database, insert, pgBatch, rows),
+      maxInFlight: database.kind === 'postgres' ? PG_IN_FLIGHT : 1,
+      commitGroup: (rows) => insertGroup(database, insert, rows),
       commitOne: (row) => insertRow(insert, row),
     })
   }
