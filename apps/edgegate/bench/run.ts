@@ -103,7 +103,9 @@ function compilePage(db: Kysely<DB>, kind: string, instance: string, obs: Return
         .doUpdateSet((eb) => Object.fromEntries(cols.map((k) => [k, eb.ref(`excluded.${k}`)]))),
     )
     .compile()
-  // New fingerprints: one insert. Stored ones: the insert finds them, then lock, read, write back.
+  // SQLite: new fingerprints one insert; stored ones the insert finds, then read, write back.
+  // PostgreSQL reads (locks) first: new ones are not found and inserted, stored ones written back.
+  if (kind === 'postgres') return { fresh: [select.compile(), insert], merge: [select.compile(), upsert] }
   return { fresh: [insert], merge: [insert, select.compile(), upsert] }
 }
 

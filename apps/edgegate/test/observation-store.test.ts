@@ -8,10 +8,11 @@
  */
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
+import { sql } from '@gatehouse/kit'
 import { openEdgeDatabase } from '../src/db/open.ts'
 import { type Aggregate, mergeAggregates, toRow } from '../src/observations/merge.ts'
 import { mergeBatch, mergePages } from '../src/observations/store.ts'
-import { DIALECTS, lazyPostgres, newDatabase } from './helpers.ts'
+import { DIALECTS, lazyPostgres, newDatabase, until } from './helpers.ts'
 
 const pg = lazyPostgres()
 after(() => pg.stop())
@@ -249,6 +250,46 @@ describe('observation group statements, values PostgreSQL refuses (postgres)', (
       await d.db.transaction().execute((trx) => mergePages(trx, d.kind, [{ instanceId: 'x', incoming: [a] }], 0, 1))
       const [row] = await stored(d, 'x')
       assert.equal(row!.reported_status, 'x\ufffd \ufffd')
+    } finally {
+      await d.close()
+    }
+  })
+})
+
+describe('observation group statements, a concurrent insert (postgres)', () => {
+  // mergePages reads the stored rows first on PostgreSQL and inserts only what it did not find.
+  test('a fingerprint another transaction stores between the read and the insert is merged, not lost', async () => {
+    const d = await openEdgeDatabase(await newDatabase('postgres', pg.get))
+    try {
+      const first = aggregate('raced', { count: 5, ips: ['192.0.2.7'], ports: [22], last_seen_ms: BASE + 500 })
+      const second = aggregate('raced', { count: 9, ips: ['192.0.2.8'], ports: [2222], last_seen_ms: BASE + 900 })
+      // Another transaction inserts the fingerprint and holds its commit until the merge waits on it.
+      let inserted!: () => void
+      const insertedNow = new Promise<void>((resolve) => (inserted = resolve))
+      let release!: () => void
+      const held = new Promise<void>((resolve) => (release = resolve))
+      const other = d.db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('fingerprints')
+          .values(toRow('x', first, 1))
+          .execute()
+        inserted()
+        await held
+      })
+      await insertedNow
+      const merging = mergeBatch(d.db, d.kind, 'x', [second, aggregate('fresh')], 0, 2)
+      // The merge read nothing stored and its insert now waits for the other transaction.
+      await until('the merge to wait for the other transaction', async () => {
+        const r = await sql<{ n: number }>`select count(*)::int as n from pg_locks where not granted`.execute(d.db)
+        return r.rows[0]!.n > 0
+      })
+      release()
+      await other
+      await merging
+      assert.deepEqual(await stored(d, 'x'), [
+        { ...toRow('x', aggregate('fresh'), 2), oldest_sighting_ms: BASE + 1000 },
+        { ...toRow('x', mergeAggregates(first, second, 0), 2), oldest_sighting_ms: BASE + 1000 },
+      ])
     } finally {
       await d.close()
     }
