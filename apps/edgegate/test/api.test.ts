@@ -293,9 +293,19 @@ for (const dialect of DIALECTS) {
       )
       assert.equal(first.metadata.kex_algorithms, 'curve25519-sha256')
       // Re-send both pages: identical state.
+      const groups = async () => {
+        const text = (await get('/metrics')).body as string
+        const value = (name: string) =>
+          Number(text.match(new RegExp(`^edgegate_observation_group_pages_${name} (\\d+)$`, 'm'))?.[1])
+        return { sum: value('sum'), count: value('count') }
+      }
+      const before = await groups()
+      assert.ok(Number.isInteger(before.sum) && Number.isInteger(before.count), 'group-size histogram exported')
       await post('/v1/observations/batch?instance_id=ssh1', page1, tokens.ssh1)
       await post('/v1/observations/batch?instance_id=ssh1', page2, tokens.ssh1)
       assert.deepEqual(await read(), first)
+      // One page after the other: two groups of one page each in the group-size histogram.
+      assert.deepEqual(await groups(), { sum: before.sum + 2, count: before.count + 2 })
     })
 
     test('bad observation payloads get a clear 4xx and nothing is stored', async () => {

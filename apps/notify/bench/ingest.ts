@@ -9,6 +9,9 @@
  * also measures the generator; the CPU ratio (floor CPU per row / service CPU per hook,
  * the database's CPU included on both sides) does not.
  *
+ * notify's lines also give the mean deliveries per transaction during the run, from its
+ * `notify_delivery_group_size` histogram: how well group commit grouped at that concurrency.
+ *
  * NOTIFY_BENCH_PROFILE=DIR: notify writes a V8 CPU profile there when it stops.
  */
 import { readFileSync, rmSync } from 'node:fs'
@@ -36,6 +39,17 @@ export interface IngestFigures {
   generatorCpuPerRequestUs: number
   /** The database's own rate for the same rows (ingest-floor.ts), when measured. */
   floor?: FloorFigures
+  /** notify: deliveries per group-commit transaction during the run, on average (its metric). */
+  meanGroup?: number
+}
+
+/** notify's group-size histogram (sum, count) from its /metrics; undefined for the baseline. */
+async function groupSizes(base: string): Promise<{ sum: number; count: number } | undefined> {
+  const text = await (await fetch(`${base}/metrics`)).text()
+  const value = (name: string) => text.match(new RegExp(`^notify_delivery_group_size_${name} (\\d+)$`, 'm'))?.[1]
+  const sum = value('sum')
+  const count = value('count')
+  return sum === undefined || count === undefined ? undefined : { sum: Number(sum), count: Number(count) }
 }
 
 const ownCpuSeconds = () => {
@@ -58,6 +72,7 @@ async function measure(
     connections,
   }
   await load({ ...options, durationMs: 1500 }) // warm-up
+  const groupsBefore = await groupSizes(server.base)
   const cpuBefore = server.cpuSeconds()
   const dbBefore = dbCpuSeconds?.() ?? 0
   const ownBefore = ownCpuSeconds()
@@ -67,6 +82,9 @@ async function measure(
   const cpuPerRequestUs = perRequest(server.cpuSeconds() - cpuBefore)
   const figures: IngestFigures = { name, connections, result, cpuPerRequestUs, generatorCpuPerRequestUs }
   if (dbCpuSeconds) figures.dbCpuPerRequestUs = perRequest(dbCpuSeconds() - dbBefore)
+  const groupsAfter = groupsBefore && (await groupSizes(server.base))
+  if (groupsBefore && groupsAfter && groupsAfter.count > groupsBefore.count)
+    figures.meanGroup = (groupsAfter.sum - groupsBefore.sum) / (groupsAfter.count - groupsBefore.count)
   if (result.errors > 0) throw new Error(`${name}: ${result.errors} failed requests`)
   return figures
 }
@@ -124,11 +142,11 @@ export function printIngest(figures: IngestFigures[]): string[] {
   const base = new Map(figures.filter((f) => f.name.startsWith('baseline')).map((f) => [f.connections, f.result.rps]))
   const us = (x: number) => `${x.toFixed(0)} µs`
   const lines = figures.flatMap((f) => {
-    const { name, result, cpuPerRequestUs, dbCpuPerRequestUs, generatorCpuPerRequestUs, floor } = f
+    const { name, result, cpuPerRequestUs, dbCpuPerRequestUs, generatorCpuPerRequestUs, floor, meanGroup } = f
     const p50 = percentile(result.latencies, 50).toFixed(2)
     const p99 = percentile(result.latencies, 99).toFixed(2)
     const db = dbCpuPerRequestUs === undefined ? '' : ` + PostgreSQL ${us(dbCpuPerRequestUs)}`
-    const line = `${name.padEnd(32)} ${String(f.connections).padStart(4)} conns ${result.rps.toFixed(0).padStart(7)} req/s  (${(result.rps / base.get(f.connections)!).toFixed(2)}x baseline)  p50 ${p50} ms  p99 ${p99} ms  server CPU ${us(cpuPerRequestUs)}${db}/req  load generator ${us(generatorCpuPerRequestUs)}/req  n=${result.requests}`
+    const line = `${name.padEnd(32)} ${String(f.connections).padStart(4)} conns ${result.rps.toFixed(0).padStart(7)} req/s  (${(result.rps / base.get(f.connections)!).toFixed(2)}x baseline)  p50 ${p50} ms  p99 ${p99} ms  server CPU ${us(cpuPerRequestUs)}${db}/req  load generator ${us(generatorCpuPerRequestUs)}/req${meanGroup === undefined ? '' : `  ${meanGroup.toFixed(1)} per transaction`}  n=${result.requests}`
     if (!floor) return [line]
     const serviceCpu = cpuPerRequestUs + (dbCpuPerRequestUs ?? 0)
     const out = [

@@ -35,6 +35,13 @@ for (const backend of backends) {
 
     test('concurrent deliveries over HTTP: every 2xx is stored, once, with its own text', async () => {
       const before = await count(n)
+      const groups = async () => {
+        const text = await (await fetch(`${n.base}/metrics`)).text()
+        const value = (name: string) =>
+          Number(text.match(new RegExp(`^notify_delivery_group_size_${name} (\\d+)$`, 'm'))?.[1])
+        return { sum: value('sum'), count: value('count') }
+      }
+      const groupsBefore = await groups()
       const texts = Array.from({ length: 120 }, (_, i) => `burst delivery ${i}`)
       const responses = await Promise.all(texts.map((text) => n.client.post(`/hooks/${DEV_TOKEN}`, { body: { text } })))
       for (const res of responses) {
@@ -49,6 +56,11 @@ for (const backend of backends) {
         .execute()
       assert.deepEqual(stored.map((r) => r.body).sort(), [...texts].sort())
       assert.equal(new Set(stored.map((r) => r.id)).size, texts.length)
+      // The group-size histogram counted every delivery once, in at least one group.
+      const groupsAfter = await groups()
+      assert.equal(groupsAfter.sum - groupsBefore.sum, texts.length)
+      assert.ok(groupsAfter.count - groupsBefore.count >= 1)
+      assert.ok(groupsAfter.count - groupsBefore.count <= texts.length)
     })
 
     test('one batch: ids follow the queue order, each id holds its own row, nulls stay null', async () => {

@@ -124,9 +124,11 @@ test('at most maxInFlight groups commit at once; what arrives meanwhile forms th
   let most = 0
   const groups: number[][] = []
   const release: Array<() => void> = []
+  const sizes: number[] = []
   const queue = new GroupCommitQueue<number, number>({
     maxGroup: 100,
     maxInFlight: 2,
+    onGroup: (size) => sizes.push(size),
     commitGroup: async (items) => {
       groups.push(items)
       most = Math.max(most, ++inFlight)
@@ -160,6 +162,10 @@ test('at most maxInFlight groups commit at once; what arrives meanwhile forms th
   assert.deepEqual(await Promise.all(all), [-1, -2, -3, -4, -5, -6, -7, -8])
   assert.deepEqual(groups[2], [5, 6, 7, 8])
   assert.equal(most, 2)
+  // Every group's size, as it started; then a lone item is a group of one.
+  assert.deepEqual(sizes, [2, 2, 4])
+  await queue.add(9)
+  assert.deepEqual(sizes, [2, 2, 4, 1])
 })
 
 test('a queue needs a group size of at least one', () => {

@@ -10,7 +10,7 @@
  * many gates upload (docs/performance/edgegate.md). If a group transaction fails, nothing of it
  * is committed and each page is retried in its own transaction, so one bad page fails only itself.
  */
-import type { DatabaseKind } from '@gatehouse/kit'
+import type { AppMetrics, DatabaseKind } from '@gatehouse/kit'
 import { GroupCommitQueue } from '@gatehouse/kit/db/group-commit.ts'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
@@ -40,7 +40,13 @@ interface Page {
 export class MergeQueue {
   readonly #queue: GroupCommitQueue<Page, undefined>
 
-  constructor(db: Kysely<DB>, kind: DatabaseKind) {
+  constructor(db: Kysely<DB>, kind: DatabaseKind, metrics?: AppMetrics) {
+    const sizes = metrics?.histogram(
+      'observation_group_pages',
+      'Observation pages merged per transaction (group commit)',
+      [],
+      [1, 2, 4, 8, 16, 32, 64],
+    )
     this.#queue = new GroupCommitQueue<Page, undefined>({
       maxGroup: MAX_GROUP[kind],
       // SQLite has one writer. PostgreSQL gets two: while one group waits for the server, the
@@ -52,6 +58,7 @@ export class MergeQueue {
         await mergeBatch(db, kind, p.instanceId, p.incoming, p.cutoffMs, p.now)
         return undefined
       },
+      ...(sizes ? { onGroup: (size: number) => sizes.observe(size) } : {}),
     })
   }
 

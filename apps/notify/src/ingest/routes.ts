@@ -36,7 +36,7 @@ export function ingestRoutes(app: HttpApp, ctx: Context) {
   const hooks = new WeakMap<FastifyRequest, WebhookRow>()
   const lookups = new DeliveryLookups(ctx.database)
   const byTokenHash = (hash: string) => lookups.hook(hash)
-  const write = notificationWriter(ctx.database)
+  const write = notificationWriter(ctx.database, ctx.metrics)
   const withToken = (token: (req: FastifyRequest) => string | undefined) => async (req: FastifyRequest) => {
     try {
       hooks.set(req, await authenticateToken(byTokenHash, token(req)))

@@ -15,7 +15,7 @@
  * wire at once; deliveries arriving meanwhile wait for the next one, so under load a batch
  * holds everything that arrived during the previous round trip.
  */
-import type { Database, PreparedQuery } from '@gatehouse/kit'
+import type { AppMetrics, Database, PreparedQuery } from '@gatehouse/kit'
 import { GroupCommitQueue } from '@gatehouse/kit/db/group-commit.ts'
 import { CompiledQuery } from 'kysely'
 import type { DB, NewNotification } from '../db/schema.ts'
@@ -23,6 +23,8 @@ import { STREAM_LOCK_NOTIFICATIONS, STREAM_PG_CHANNEL } from '../realtime/change
 
 /** Most rows per transaction (more wait for the next turn). */
 const MAX_BATCH = 256
+/** Histogram buckets of deliveries per transaction, up to MAX_BATCH. */
+const GROUP_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 /** PostgreSQL: batches written at once (their inserts serialise on the stream-order lock anyway). */
 const PG_IN_FLIGHT = 2
 
@@ -173,13 +175,20 @@ async function insertGroup(
 export class WriteQueue {
   readonly #queue: GroupCommitQueue<NewNotification, number>
 
-  constructor(database: Database<DB>) {
+  constructor(database: Database<DB>, metrics?: AppMetrics) {
     const insert = prepareInsert(database)
+    const sizes = metrics?.histogram(
+      'delivery_group_size',
+      'Deliveries stored per transaction (group commit)',
+      [],
+      GROUP_SIZE_BUCKETS,
+    )
     this.#queue = new GroupCommitQueue({
       maxGroup: MAX_BATCH,
       maxInFlight: database.kind === 'postgres' ? PG_IN_FLIGHT : 1,
       commitGroup: (rows) => insertGroup(database, insert, rows),
       commitOne: (row) => insertRow(insert, row),
+      ...(sizes ? { onGroup: (size: number) => sizes.observe(size) } : {}),
     })
   }
 
@@ -190,7 +199,10 @@ export class WriteQueue {
 }
 
 /** How deliveries are stored: through the group-commit queue (both databases). */
-export function notificationWriter(database: Database<DB>): (row: NewNotification) => Promise<number> {
-  const queue = new WriteQueue(database)
+export function notificationWriter(
+  database: Database<DB>,
+  metrics?: AppMetrics,
+): (row: NewNotification) => Promise<number> {
+  const queue = new WriteQueue(database, metrics)
   return (row) => queue.insert(row)
 }

@@ -26,6 +26,9 @@ export interface GroupCommitOptions<Item, Result> {
   commitGroup(items: Item[]): Promise<Result[]> | Result[]
   /** Commit one item alone: a group of one, and the retry of each item of a failed group. */
   commitOne(item: Item): Promise<Result> | Result
+  /** Told the size of every group as it starts (1 for a lone item; not the retries of a failed
+   * group): how well writes group under the load, for a metric. */
+  onGroup?(size: number): void
 }
 
 interface Pending<Item, Result> {
@@ -75,6 +78,7 @@ export class GroupCommitQueue<Item, Result> {
     const group = this.#pending.splice(0, this.#options.maxGroup)
     if (group.length === 0) return
     this.#inFlight++
+    this.#options.onGroup?.(group.length)
     // Another group may start beside this one (maxInFlight > 1) with what is left.
     this.#schedule()
     try {
