@@ -177,6 +177,8 @@ async function benchIngest(
       cpuPerObs: Infinity,
       cpuPerMergeObs: Infinity,
     }
+    // Pages per group-commit transaction in each round (new / merge), from the server's histogram.
+    const groupShapes: string[] = []
     // The load generator's own CPU (this process) per observation, over both HTTPS rounds.
     const generated = { cpuUs: 0, obs: 0 }
     const timed = async (work: (i: number) => Promise<void>) => {
@@ -191,10 +193,11 @@ async function benchIngest(
       const cpu0 = await serverCpu(server.base, agent)
       best.newMs = Math.min(best.newMs, await timed(post(0, r + 1)))
       const cpu1 = await serverCpu(server.base, agent)
-      best.cpuPerObs = Math.min(best.cpuPerObs, (cpu1 - cpu0) / (total * PAGE))
+      best.cpuPerObs = Math.min(best.cpuPerObs, (cpu1.cpu - cpu0.cpu) / (total * PAGE))
       best.mergeMs = Math.min(best.mergeMs, await timed(post(r + 1, 1)))
       const cpu2 = await serverCpu(server.base, agent)
-      best.cpuPerMergeObs = Math.min(best.cpuPerMergeObs, (cpu2 - cpu1) / (total * PAGE))
+      best.cpuPerMergeObs = Math.min(best.cpuPerMergeObs, (cpu2.cpu - cpu1.cpu) / (total * PAGE))
+      groupShapes.push(`${pagesPerGroup(cpu0, cpu1).toFixed(1)} / ${pagesPerGroup(cpu1, cpu2).toFixed(1)}`)
       // Baseline: the same statements on the same driver, no HTTP, no validation, no merge.
       const compiled = Array.from({ length: total }, (_, i) =>
         compilePage(direct.db, direct.kind, `base-${i % GATES}`, page(i % GATES, Math.floor(i / GATES), 0, r + 1)),
@@ -245,6 +248,7 @@ async function benchIngest(
       `${(best.cpuPerMergeObs * 1e6).toFixed(0)} µs (${(1 / best.cpuPerMergeObs).toFixed(0)} obs per server CPU-second)`
     out['ingest load generator CPU per observation'] =
       `${(generated.cpuUs / generated.obs).toFixed(0)} µs (mean over the HTTPS rounds; it shares the machine's cores)`
+    out['ingest pages per transaction, each round (new / merge)'] = groupShapes.join(', ')
     out['ingest service layer in-process (no HTTP)'] = `${rate(best.serviceMs).toFixed(0)} obs/s`
     out['ingest raw SQL baseline (new / merge)'] =
       `${rate(best.baseMs).toFixed(0)} / ${rate(best.baseMergeMs).toFixed(0)} obs/s`
@@ -411,12 +415,27 @@ async function benchPulls(
 }
 
 /** The server's own CPU seconds so far (its Prometheus process collector). */
-async function serverCpu(base: string, agent: ReturnType<typeof createTlsAgent>): Promise<number> {
+/** The server's CPU seconds and its group-size histogram's sum and count (pages, groups). */
+async function serverCpu(
+  base: string,
+  agent: ReturnType<typeof createTlsAgent>,
+): Promise<{ cpu: number; pages: number; groups: number }> {
   const text = (await requestNoRedirect(`${base}/metrics`, { dispatcher: agent })).body.toString('utf8')
-  const m = /^process_cpu_seconds_total (\S+)$/m.exec(text)
-  if (!m) throw new Error('no process_cpu_seconds_total in /metrics')
-  return Number(m[1])
+  const value = (name: string) => {
+    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)
+    if (!m) throw new Error(`no ${name} in /metrics`)
+    return Number(m[1])
+  }
+  return {
+    cpu: value('process_cpu_seconds_total'),
+    pages: value('edgegate_observation_group_pages_sum'),
+    groups: value('edgegate_observation_group_pages_count'),
+  }
 }
+
+/** Pages per group-commit transaction between two readings. */
+const pagesPerGroup = (a: { pages: number; groups: number }, b: { pages: number; groups: number }) =>
+  (b.pages - a.pages) / Math.max(1, b.groups - a.groups)
 
 /** The server's event-loop delay since the last scrape (prom-client's lag gauges, in ms). */
 async function serverLoopLag(
