@@ -176,7 +176,11 @@ async function benchIngest(
       floorMs: Infinity,
       cpuPerObs: Infinity,
       cpuPerMergeObs: Infinity,
+      dbCpuPerObs: Infinity,
+      dbCpuPerMergeObs: Infinity,
     }
+    // PostgreSQL: the whole database server's CPU (every backend) around each HTTPS round.
+    const dbCpu = () => (direct.kind === 'postgres' ? postgres!.cpuSeconds() : 0)
     // Pages per group-commit transaction in each round (new / merge), from the server's histogram.
     const groupShapes: string[] = []
     // The load generator's own CPU (this process) per observation, over both HTTPS rounds.
@@ -191,12 +195,16 @@ async function benchIngest(
     }
     for (let r = 0; r < ROUNDS; r++) {
       const cpu0 = await serverCpu(server.base, agent)
+      const db0 = dbCpu()
       best.newMs = Math.min(best.newMs, await timed(post(0, r + 1)))
       const cpu1 = await serverCpu(server.base, agent)
+      const db1 = dbCpu()
       best.cpuPerObs = Math.min(best.cpuPerObs, (cpu1.cpu - cpu0.cpu) / (total * PAGE))
+      best.dbCpuPerObs = Math.min(best.dbCpuPerObs, (db1 - db0) / (total * PAGE))
       best.mergeMs = Math.min(best.mergeMs, await timed(post(r + 1, 1)))
       const cpu2 = await serverCpu(server.base, agent)
       best.cpuPerMergeObs = Math.min(best.cpuPerMergeObs, (cpu2.cpu - cpu1.cpu) / (total * PAGE))
+      best.dbCpuPerMergeObs = Math.min(best.dbCpuPerMergeObs, (dbCpu() - db1) / (total * PAGE))
       groupShapes.push(`${pagesPerGroup(cpu0, cpu1).toFixed(1)} / ${pagesPerGroup(cpu1, cpu2).toFixed(1)}`)
       // Baseline: the same statements on the same driver, no HTTP, no validation, no merge.
       const compiled = Array.from({ length: total }, (_, i) =>
@@ -243,6 +251,9 @@ async function benchIngest(
       `${rate(best.newMs).toFixed(0)} obs/s (${total} pages of ${PAGE} from ${GATES} gates in ${(best.newMs / 1000).toFixed(2)} s)`
     out['ingest server CPU per observation'] =
       `${(best.cpuPerObs * 1e6).toFixed(0)} µs (${(1 / best.cpuPerObs).toFixed(0)} obs per server CPU-second)`
+    if (direct.kind === 'postgres')
+      out['ingest PostgreSQL CPU per observation (new / merge)'] =
+        `${(best.dbCpuPerObs * 1e6).toFixed(0)} / ${(best.dbCpuPerMergeObs * 1e6).toFixed(0)} µs (the whole database server; each the least of the rounds)`
     out['ingest merge into existing over HTTPS'] = `${rate(best.mergeMs).toFixed(0)} obs/s`
     out['ingest server CPU per observation (merge)'] =
       `${(best.cpuPerMergeObs * 1e6).toFixed(0)} µs (${(1 / best.cpuPerMergeObs).toFixed(0)} obs per server CPU-second)`

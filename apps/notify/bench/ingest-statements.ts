@@ -2,7 +2,8 @@
  * `npm run bench:statements -w apps/notify`: PostgreSQL's CPU time per row for the insert
  * shapes of hook ingestion, by batch size, on notify's schema (trigram GIN index included):
  * the floor's multi-row VALUES, notify's `unnest` batch under the stream-order lock with
- * NOTIFY and RETURNING, a plain `unnest`; then one grouped hook lookup and `select 1` (the
+ * NOTIFY and RETURNING (its columns as joined texts, as notify sends them, and as `text[]`
+ * arrays, as it did before 619aae9), a plain `unnest`; then one grouped hook lookup and `select 1` (the
  * cost of a round trip). Two statements in flight, as notify's queue allows. Each shape runs
  * twice, interleaved: on a shared machine the CPU per row is the figure to read, not the rate.
  */
@@ -12,7 +13,6 @@ import { startPostgres } from '@gatehouse/testkit'
 import { CompiledQuery } from 'kysely'
 import { openNotifyDatabase } from '../src/db/open.ts'
 import { NOTIFICATION_COLUMNS as COLUMNS } from '../src/ingest/write-queue.ts'
-import { postgresCpu } from './servers.ts'
 
 const pg = await startPostgres()
 const url = await pg.createDatabase()
@@ -28,7 +28,7 @@ await database.db
     created_at: new Date().toISOString(),
   })
   .execute()
-const cpu = await postgresCpu(url)
+const cpu = () => pg.cpuSeconds()
 const own = () => {
   const c = process.cpuUsage()
   return (c.user + c.system) / 1e6
@@ -78,7 +78,20 @@ for (const batch of [32, 8, 4, 32, 8]) {
   )
   const arrays = COLUMNS.map((_, i) => `$${i + 1}::text[]`).join(', ')
   const cols = COLUMNS.map((c) => Array(batch).fill(row[c] ?? null))
-  await time('unnest + lock + notify + returning', 6000, batch, () =>
+  // notify's batch since 619aae9: each column one text, values joined by U+0001 (write-queue.ts).
+  const joined = COLUMNS.map((c) =>
+    Array(batch)
+      .fill(`\u0001${row[c] ?? '\u0002'}`)
+      .join(''),
+  )
+  const split = COLUMNS.map((_, i) => `(string_to_array($${i + 1}, chr(1), chr(2)))[2:]`).join(', ')
+  await time('joined + lock + notify + returning', 6000, batch, () =>
+    CompiledQuery.raw(
+      `insert into notifications (${COLUMNS.join(', ')}) select ${COLUMNS.map((c) => `r.${c}`).join(', ')} from ${lock}, unnest(${split}) with ordinality as r(${COLUMNS.join(', ')}, ord) order by r.ord returning id`,
+      joined,
+    ),
+  )
+  await time('text[] + lock + notify + returning', 6000, batch, () =>
     CompiledQuery.raw(
       `insert into notifications (${COLUMNS.join(', ')}) select ${COLUMNS.map((c) => `r.${c}`).join(', ')} from ${lock}, unnest(${arrays}) with ordinality as r(${COLUMNS.join(', ')}, ord) order by r.ord returning id`,
       cols,

@@ -19,7 +19,7 @@ import { join } from 'node:path'
 import { type Postgres, tempDir } from '@gatehouse/testkit'
 import { type FloorFigures, ingestFloor } from './ingest-floor.ts'
 import { type LoadResult, load, percentile } from './load.ts'
-import { postgresCpu, type Running, startBaseline, startNotifyProcess } from './servers.ts'
+import { type Running, startBaseline, startNotifyProcess } from './servers.ts'
 
 /** Rows per transaction of the floor. */
 const FLOOR_BATCH = 32
@@ -112,7 +112,7 @@ export async function benchIngest(
   if (backends.includes('postgres')) targets.push(['notify on PostgreSQL', await pg.createDatabase()])
   const profile = process.env.NOTIFY_BENCH_PROFILE
   for (const [name, url] of targets) {
-    const dbCpu = url.startsWith('postgres') ? await postgresCpu(url) : undefined
+    const dbCpu = url.startsWith('postgres') ? () => pg.cpuSeconds() : undefined
     const server = await startNotifyProcess({
       NOTIFY_DATABASE_URL: url,
       NOTIFY_HOOK_TOKEN: TOKEN,

@@ -3,10 +3,8 @@
  * event loop: notify itself (src/main.ts) and the baseline (kit's bare JSON route).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { freePort, processCpu } from '@gatehouse/testkit'
-import pg from 'pg'
 
 export interface Running {
   base: string
@@ -67,44 +65,4 @@ export async function startNotifyProcess(env: Record<string, string>): Promise<R
     { NOTIFY_LOG_LEVEL: 'info', ...env },
     `http://127.0.0.1:${port}/readyz`,
   )
-}
-
-/** utime, stime, cutime, cstime of a process in seconds (Linux /proc; USER_HZ 100). */
-function cpuTimes(pid: number): [number, number, number, number] {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return [Number(f[11]) / 100, Number(f[12]) / 100, Number(f[13]) / 100, Number(f[14]) / 100]
-}
-
-/**
- * CPU time of the whole PostgreSQL server behind `url` so far, in seconds: the postmaster,
- * every process it has now (backends, WAL writer, checkpointer, autovacuum), and the ones
- * that already exited (the postmaster's reaped-children time). The postmaster is found as
- * the parent of a backend. Counts every database of that server: the bench uses its own.
- */
-export async function postgresCpu(url: string): Promise<() => number> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  let postmaster: number
-  try {
-    const backend = Number((await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid)
-    const stat = readFileSync(`/proc/${backend}/stat`, 'latin1') // while the backend lives
-    postmaster = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-  } finally {
-    await client.end()
-  }
-  return () => {
-    const [u, s, cu, cs] = cpuTimes(postmaster)
-    let total = u + s + cu + cs
-    const kids = readFileSync(`/proc/${postmaster}/task/${postmaster}/children`, 'latin1').trim().split(/\s+/)
-    for (const kid of kids.filter(Boolean)) {
-      try {
-        const [ku, ks] = cpuTimes(Number(kid))
-        total += ku + ks
-      } catch {
-        // exited meanwhile: its time moves to the postmaster's cutime/cstime
-      }
-    }
-    return total
-  }
 }

@@ -18,6 +18,12 @@ export interface Postgres {
   createDatabase(name?: string): Promise<string>
   /** Run one SQL statement on a database (default the maintenance one). */
   query(text: string, database?: string): Promise<pg.QueryResult>
+  /**
+   * CPU seconds the whole server has used so far: the postmaster, every process it has now
+   * (backends, WAL writer, checkpointer, autovacuum) and those that already exited (the
+   * postmaster's reaped-children time). Every database of the server counts. Linux only.
+   */
+  cpuSeconds(): number
   stop(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 }
@@ -115,10 +121,31 @@ export async function startPostgres(): Promise<Postgres> {
     unregister()
     dir.remove()
   }
+  const cpuSeconds = () => {
+    if (pid === undefined) throw new Error('PostgreSQL left no postmaster.pid')
+    // utime, stime, cutime, cstime in clock ticks (USER_HZ is 100 on Linux)
+    const ticks = (p: number) => {
+      const stat = readFileSync(`/proc/${p}/stat`, 'latin1')
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      return [Number(f[11]), Number(f[12]), Number(f[13]), Number(f[14])]
+    }
+    let total = ticks(pid).reduce((a, b) => a + b, 0)
+    const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').trim().split(/\s+/)
+    for (const kid of kids.filter(Boolean)) {
+      try {
+        const [u, s] = ticks(Number(kid))
+        total += u! + s!
+      } catch {
+        // exited meanwhile: its time moves to the postmaster's cutime and cstime
+      }
+    }
+    return total / 100
+  }
   return {
     port,
     url,
     query,
+    cpuSeconds,
     async createDatabase(name?: string) {
       const db = name ?? `t_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`
       if (!/^[a-z_][a-z0-9_]*$/.test(db)) throw new TypeError(`database name ${db} must be lowercase snake_case`)
