@@ -34,6 +34,14 @@ describe('startPostgres', () => {
       b.split('/').at(-1),
     )
     assert.equal(other.rows[0].n, 0)
+    // CPU time of the whole server: it moves with work done in a backend, and counts a
+    // backend that has exited (the postmaster's reaped-children time).
+    const before = server.cpuSeconds()
+    const busy = new pg.Client({ connectionString: a })
+    await busy.connect()
+    await busy.query('select count(*) from generate_series(1, 3000000)')
+    await busy.end() // exited or not yet reaped, the backend's time is counted
+    assert.ok(server.cpuSeconds() - before >= 0.05, `${server.cpuSeconds() - before} s`)
     await server.stop()
     await assert.rejects(roundTrip(server.port, 'x'), /ECONNREFUSED/)
   })
