@@ -10,10 +10,10 @@
  * is the deliveries of one event-loop turn, inserted by a kit prepared query inside the kit's
  * `transactionSync`, synchronously from BEGIN to COMMIT.
  *
- * PostgreSQL: one multi-row statement per batch (`unnest` of one array per column), a single
- * round trip and commit instead of one per delivery. At most PG_IN_FLIGHT batches are on the
- * wire at once; deliveries arriving meanwhile wait for the next one, so under load a batch
- * holds everything that arrived during the previous round trip.
+ * PostgreSQL: one multi-row statement per batch (`unnest` of one joined text per column, see
+ * pgBatchInsert), a single round trip and commit instead of one per delivery. At most
+ * PG_IN_FLIGHT batches are on the wire at once; deliveries arriving meanwhile wait for the
+ * next one, so under load a batch holds everything that arrived during the previous round trip.
  */
 import type { AppMetrics, Database, PreparedQuery } from '@gatehouse/kit'
 import { GroupCommitQueue } from '@gatehouse/kit/db/group-commit.ts'
