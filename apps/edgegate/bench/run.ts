@@ -7,7 +7,7 @@
 import { cpus, totalmem } from 'node:os'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { createTlsAgent, requestNoRedirect } from '@gatehouse/kit'
-import { type Postgres, startPostgres } from '@gatehouse/testkit'
+import { metric, type Postgres, startPostgres } from '@gatehouse/testkit'
 import { CompiledQuery, type Kysely } from 'kysely'
 import { openEdgeDatabase } from '../src/db/open.ts'
 import type { DB } from '../src/db/schema.ts'
@@ -105,8 +105,9 @@ function compilePage(db: Kysely<DB>, kind: string, instance: string, obs: Return
     .compile()
   // SQLite: new fingerprints one insert; stored ones the insert finds, then read, write back.
   // PostgreSQL reads (locks) first: new ones are not found and inserted, stored ones written back.
-  if (kind === 'postgres') return { fresh: [select.compile(), insert], merge: [select.compile(), upsert] }
-  return { fresh: [insert], merge: [insert, select.compile(), upsert] }
+  const read = select.compile()
+  if (kind === 'postgres') return { fresh: [read, insert], merge: [read, upsert] }
+  return { fresh: [insert], merge: [insert, read, upsert] }
 }
 
 async function benchDialect(dialect: 'sqlite' | 'postgres') {
@@ -194,15 +195,15 @@ async function benchIngest(
       return ms
     }
     for (let r = 0; r < ROUNDS; r++) {
-      const cpu0 = await serverCpu(server.base, agent)
+      const cpu0 = await serverMetrics(server.base, agent)
       const db0 = dbCpu()
       best.newMs = Math.min(best.newMs, await timed(post(0, r + 1)))
-      const cpu1 = await serverCpu(server.base, agent)
+      const cpu1 = await serverMetrics(server.base, agent)
       const db1 = dbCpu()
       best.cpuPerObs = Math.min(best.cpuPerObs, (cpu1.cpu - cpu0.cpu) / (total * PAGE))
       best.dbCpuPerObs = Math.min(best.dbCpuPerObs, (db1 - db0) / (total * PAGE))
       best.mergeMs = Math.min(best.mergeMs, await timed(post(r + 1, 1)))
-      const cpu2 = await serverCpu(server.base, agent)
+      const cpu2 = await serverMetrics(server.base, agent)
       best.cpuPerMergeObs = Math.min(best.cpuPerMergeObs, (cpu2.cpu - cpu1.cpu) / (total * PAGE))
       best.dbCpuPerMergeObs = Math.min(best.dbCpuPerMergeObs, (dbCpu() - db1) / (total * PAGE))
       groupShapes.push(`${pagesPerGroup(cpu0, cpu1).toFixed(1)} / ${pagesPerGroup(cpu1, cpu2).toFixed(1)}`)
@@ -425,17 +426,16 @@ async function benchPulls(
   }
 }
 
-/** The server's own CPU seconds so far (its Prometheus process collector). */
-/** The server's CPU seconds and its group-size histogram's sum and count (pages, groups). */
-async function serverCpu(
+/** The server's own CPU seconds (its process collector) and its group-size histogram's sum and count. */
+async function serverMetrics(
   base: string,
   agent: ReturnType<typeof createTlsAgent>,
 ): Promise<{ cpu: number; pages: number; groups: number }> {
   const text = (await requestNoRedirect(`${base}/metrics`, { dispatcher: agent })).body.toString('utf8')
   const value = (name: string) => {
-    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)
-    if (!m) throw new Error(`no ${name} in /metrics`)
-    return Number(m[1])
+    const v = metric(text, name)
+    if (v === undefined) throw new Error(`no ${name} in /metrics`)
+    return v
   }
   return {
     cpu: value('process_cpu_seconds_total'),

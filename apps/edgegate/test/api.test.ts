@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { createTestCa } from '@gatehouse/testkit'
+import { createTestCa, metric } from '@gatehouse/testkit'
 import {
   call,
   DIALECTS,
@@ -295,9 +295,10 @@ for (const dialect of DIALECTS) {
       // Re-send both pages: identical state.
       const groups = async () => {
         const text = (await get('/metrics')).body as string
-        const value = (name: string) =>
-          Number(text.match(new RegExp(`^edgegate_observation_group_pages_${name} (\\d+)$`, 'm'))?.[1])
-        return { sum: value('sum'), count: value('count') }
+        return {
+          sum: Number(metric(text, 'edgegate_observation_group_pages_sum')),
+          count: Number(metric(text, 'edgegate_observation_group_pages_count')),
+        }
       }
       const before = await groups()
       assert.ok(Number.isInteger(before.sum) && Number.isInteger(before.count), 'group-size histogram exported')

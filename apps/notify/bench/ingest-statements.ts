@@ -3,8 +3,8 @@
  * shapes of hook ingestion, by batch size, on notify's schema (trigram GIN index included):
  * the floor's multi-row VALUES, notify's `unnest` batch under the stream-order lock with
  * NOTIFY and RETURNING (its columns as joined texts, as notify sends them, and as `text[]`
- * arrays, as it did before 619aae9), a plain `unnest`; then one grouped hook lookup and `select 1` (the
- * cost of a round trip). Two statements in flight, as notify's queue allows. Each shape runs
+ * arrays, as it did before 619aae9), a plain `unnest`; then one grouped hook lookup and
+ * `select 1` (the cost of a round trip). Two statements in flight, as notify's queue allows. Each shape runs
  * twice, interleaved: on a shared machine the CPU per row is the figure to read, not the rate.
  */
 

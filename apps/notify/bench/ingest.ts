@@ -16,7 +16,7 @@
  */
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { type Postgres, tempDir } from '@gatehouse/testkit'
+import { metric, type Postgres, tempDir } from '@gatehouse/testkit'
 import { type FloorFigures, ingestFloor } from './ingest-floor.ts'
 import { type LoadResult, load, percentile } from './load.ts'
 import { type Running, startBaseline, startNotifyProcess } from './servers.ts'
@@ -46,10 +46,9 @@ export interface IngestFigures {
 /** notify's group-size histogram (sum, count) from its /metrics; undefined for the baseline. */
 async function groupSizes(base: string): Promise<{ sum: number; count: number } | undefined> {
   const text = await (await fetch(`${base}/metrics`)).text()
-  const value = (name: string) => text.match(new RegExp(`^notify_delivery_group_size_${name} (\\d+)$`, 'm'))?.[1]
-  const sum = value('sum')
-  const count = value('count')
-  return sum === undefined || count === undefined ? undefined : { sum: Number(sum), count: Number(count) }
+  const sum = metric(text, 'notify_delivery_group_size_sum')
+  const count = metric(text, 'notify_delivery_group_size_count')
+  return sum === undefined || count === undefined ? undefined : { sum, count }
 }
 
 const ownCpuSeconds = () => {

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { hashToken } from '@gatehouse/kit'
+import { metric } from '@gatehouse/testkit'
 import { DeliveryLookups } from '../src/ingest/lookups.ts'
 import { WriteQueue } from '../src/ingest/write-queue.ts'
 import { backends, count, DEV_TOKEN, type Notify, startNotify } from './helpers.ts'
@@ -37,9 +38,10 @@ for (const backend of backends) {
       const before = await count(n)
       const groups = async () => {
         const text = await (await fetch(`${n.base}/metrics`)).text()
-        const value = (name: string) =>
-          Number(text.match(new RegExp(`^notify_delivery_group_size_${name} (\\d+)$`, 'm'))?.[1])
-        return { sum: value('sum'), count: value('count') }
+        return {
+          sum: Number(metric(text, 'notify_delivery_group_size_sum')),
+          count: Number(metric(text, 'notify_delivery_group_size_count')),
+        }
       }
       const groupsBefore = await groups()
       const texts = Array.from({ length: 120 }, (_, i) => `burst delivery ${i}`)

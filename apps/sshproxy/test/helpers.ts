@@ -143,14 +143,8 @@ export async function startGate(
   }
 }
 
-/** The value of one metric series from Prometheus text, e.g. `metric(text, 'sshproxy_connection_results_total', {result: 'allowed'})`. */
-export function metric(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue
-    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) return Number(line.split(' ').at(-1))
-  }
-  return undefined
-}
+/** The value of one metric series from Prometheus text (testkit's reader). */
+export { metric } from '@gatehouse/testkit'
 
 export interface FakeBackend {
   port: number

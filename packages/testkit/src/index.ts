@@ -19,6 +19,7 @@ export {
   relayBoundLine,
 } from './load.ts'
 export { loadedPackages } from './loaded-packages.ts'
+export { metric } from './metrics-text.ts'
 export { type Nginx, type NginxOptions, startNginx } from './nginx.ts'
 export { type AccessTokenOptions, type OidcProvider, type OidcProviderOptions, startOidcProvider } from './oidc.ts'
 export { type Postgres, startPostgres } from './postgres.ts'
