@@ -45,6 +45,7 @@ export {
   sql,
 } from './db/database.ts'
 export { type GroupCommitOptions, GroupCommitQueue } from './db/group-commit.ts'
+export { serverPrepared } from './db/pg-prepared.ts'
 export { NodeSqliteDatabase } from './db/sqlite-adapter.ts'
 export { type OpenApiExtras, registerDocs, validationMessage } from './docs.ts'
 export { DurationError, formatDuration, parseByteSize, parseDuration } from './durations.ts'

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { type Postgres, startPostgres } from '@gatehouse/testkit'
-import type { Kysely } from 'kysely'
+import { CompiledQuery, type Kysely } from 'kysely'
 import {
   type Database,
   isUniqueViolation,
@@ -16,6 +16,7 @@ import {
   openDatabase,
   parseDatabaseUrl,
   StartupError,
+  serverPrepared,
   sql,
 } from '../src/index.ts'
 
@@ -600,6 +601,89 @@ describe('SQLite specifics', () => {
       assert.ok(err instanceof StartupError)
       assert.equal(err.lines.length, 1)
       assert.match(err.lines[0]!, /cannot be opened/)
+      return true
+    })
+  })
+})
+
+describe('PostgreSQL prepared statements', () => {
+  const fresh = async () => {
+    pgServer ??= await startPostgres()
+    return pgServer.createDatabase()
+  }
+  /** The texts prepared on the connection `db`'s transaction runs on, after running `work` there. */
+  const preparedTexts = (d: Database<DB>, work: (trx: Kysely<DB>) => Promise<void>) =>
+    d.db.transaction().execute(async (trx) => {
+      await work(trx)
+      const { rows } = await trx.executeQuery<{ statement: string }>(
+        CompiledQuery.raw('select statement from pg_prepared_statements', []),
+      )
+      return rows.map((r) => r.statement)
+    })
+
+  test('registered texts run named on every pooled connection, others unnamed', async () => {
+    const d = await openDatabase<DB>({ url: await fresh(), migrations: makeMigrations().migrations, poolSize: 3 })
+    try {
+      await d.db
+        .insertInto('owner')
+        .values([
+          { id: 'a', name: 'A' },
+          { id: 'b', name: 'B' },
+        ])
+        .execute()
+      const byId = serverPrepared('select id, name from owner where id = $1')
+      assert.equal(serverPrepared(byId), byId)
+      // Twelve at once over three connections: each parses it once, every answer its own.
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => d.db.executeQuery(CompiledQuery.raw(byId, [i % 2 ? 'a' : 'b']))),
+      )
+      for (const [i, r] of answers.entries()) {
+        assert.deepEqual(r.rows, [i % 2 ? { id: 'a', name: 'A' } : { id: 'b', name: 'B' }])
+      }
+
+      // Kysely's prepared queries stay unnamed: their plans could go stale (pg-prepared.ts).
+      const nameOf = d.prepare(d.db.selectFrom('owner').select('name').where('id', '=', ''))
+      const unregistered = 'select name from owner where id = $1 and name <> $2'
+      const texts = await preparedTexts(d, async (trx) => {
+        assert.deepEqual((await trx.executeQuery(CompiledQuery.raw(byId, ['a']))).rows, [{ id: 'a', name: 'A' }])
+        assert.deepEqual(await nameOf.in(trx).first('b'), { name: 'B' })
+        assert.deepEqual((await trx.executeQuery(CompiledQuery.raw(unregistered, ['a', '']))).rows, [{ name: 'A' }])
+      })
+      assert.deepEqual(texts, [byId])
+
+      // A named statement's error rejects like any other, and it stays usable on that connection.
+      const insert = serverPrepared('insert into owner (id, name) values ($1, $2)')
+      for (let i = 0; i < 4; i++) {
+        await assert.rejects(d.db.executeQuery(CompiledQuery.raw(insert, ['a', 'again'])), isUniqueViolation)
+      }
+      await Promise.all(
+        ['c', 'd', 'e'].map((id) => d.db.executeQuery(CompiledQuery.raw(insert, [id, id.toUpperCase()]))),
+      )
+      assert.equal(Number((await sql<{ n: string }>`select count(*) as n from owner`.execute(d.db)).rows[0]!.n), 5)
+
+      // A column added under it: PostgreSQL plans it again, and it answers as before.
+      await sql`alter table owner add column note text`.execute(d.db)
+      assert.deepEqual((await d.db.executeQuery(CompiledQuery.raw(byId, ['a']))).rows, [{ id: 'a', name: 'A' }])
+    } finally {
+      await d.close()
+    }
+  })
+
+  test('?prepare=false in the URL sends every statement unnamed; any other value is refused', async () => {
+    const url = await fresh()
+    const d = await openDatabase<DB>({ url: `${url}?prepare=false`, migrations: makeMigrations().migrations })
+    try {
+      const byId = serverPrepared('select id from owner where id = $1')
+      const texts = await preparedTexts(d, async (trx) => {
+        assert.deepEqual((await trx.executeQuery(CompiledQuery.raw(byId, ['none']))).rows, [])
+      })
+      assert.deepEqual(texts, [])
+    } finally {
+      await d.close()
+    }
+    await assert.rejects(openDatabase({ url: `${url}?prepare=no` }), (err: unknown) => {
+      assert.ok(err instanceof StartupError)
+      assert.equal(err.lines[0], 'database URL: prepare=no must be true or false')
       return true
     })
   })

@@ -19,6 +19,7 @@ import {
 } from 'kysely'
 import { StartupError } from '../errors.ts'
 import { mkdirPrivateSync, PRIVATE_FILE_MODE } from '../private-files.ts'
+import { namingClient, prepareOption } from './pg-prepared.ts'
 import { type ConnectionLock, NodeSqliteDatabase, NodeSqliteDialect, type Statement } from './sqlite-adapter.ts'
 import { type DatabaseKind, parseDatabaseUrl } from './url.ts'
 
@@ -155,8 +156,10 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     // int8 and numeric come back as strings by default; our counters and timestamps fit in
     // a double, so parse int8 as a number (values beyond 2^53 are refused by the schemas).
     pg.types.setTypeParser(20, (v) => Number(v))
+    const { connectionString, prepare: named } = prepareOption(location)
     const pool = new pg.Pool({
-      connectionString: location,
+      Client: named ? namingClient(pg.Client) : pg.Client,
+      connectionString,
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: 10_000,
       idleTimeoutMillis: 30_000,
