@@ -1,5 +1,6 @@
 /** SQL for fingerprint aggregates: batch merge, listing, sighting retention. */
 import type { DatabaseKind } from '@gatehouse/kit'
+import { serverPrepared } from '@gatehouse/kit/db/pg-prepared.ts'
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import type { DB, FingerprintRow, NewFingerprint } from '../db/schema.ts'
 import { type Aggregate, mergeAggregates, mergeIntoRow, mergeSightings, toRow } from './merge.ts'
@@ -20,7 +21,7 @@ export const COLUMNS = [
   'updated_ms',
 ] as const
 
-const ALL_COLUMNS = ['instance_id', 'fingerprint', ...COLUMNS] as const
+export const ALL_COLUMNS = ['instance_id', 'fingerprint', ...COLUMNS] as const
 
 // The page statements, written out once per (dialect, row count) instead of being built
 // through Kysely's query builder for every page (a tenth of the server's CPU under ingest).
@@ -107,22 +108,40 @@ const PG_TEXT: Record<(typeof ALL_COLUMNS)[number], boolean> = {
   updated_ms: false,
 }
 const TEXT_SEPARATOR = '\u0001'
-const pgInsert = (conflict: string) => {
+/** The group insert on PostgreSQL, its 12 joined columns (`pgColumns`) as parameters; the bench's floor takes it bare. */
+export const pgInsert = (conflict = '') => {
   const arrays = ALL_COLUMNS.map((c, i) =>
     PG_TEXT[c] ? `(string_to_array($${i + 1}, chr(1)))[2:]` : `(string_to_array($${i + 1}, ',', ''))[2:]::bigint[]`,
   )
   const names = ALL_COLUMNS.map((c) => `"${c}"`).join(', ')
-  return `insert into "fingerprints" (${names}) select ${names} from unnest(${arrays.join(', ')}) with ordinality as "u"(${names}, "n") order by "n" on conflict ("instance_id", "fingerprint") ${conflict}`
+  const insert = `insert into "fingerprints" (${names}) select ${names} from unnest(${arrays.join(', ')}) with ordinality as "u"(${names}, "n") order by "n"`
+  return conflict ? `${insert} on conflict ("instance_id", "fingerprint") ${conflict}` : insert
 }
-const PG_INSERT = pgInsert('do nothing returning "instance_id", "fingerprint"')
-const PG_UPSERT = pgInsert(`do update set ${COLUMNS.map((c) => `"${c}" = "excluded"."${c}"`).join(', ')}`)
+export const PG_INSERT = serverPrepared(pgInsert('do nothing returning "instance_id", "fingerprint"'))
+export const PG_UPSERT = serverPrepared(
+  pgInsert(`do update set ${COLUMNS.map((c) => `"${c}" = "excluded"."${c}"`).join(', ')}`),
+)
+/**
+ * PostgreSQL: lock and read the stored rows of a chunk's keys, given as two joined texts
+ * (instance ids, fingerprints; each value preceded by U+0001), in the order given (key order:
+ * groups lock in one order, so two cannot deadlock). One fixed text whatever the chunk, so it
+ * runs prepared: the statement with a placeholder per key had a new text for every shape of
+ * group, parsed and planned each time. Written as a lateral lookup by primary key because a
+ * prepared statement keeps a generic plan: as a join, the plan made while the table was young
+ * hashed a sequential scan of it, and kept doing so as it grew, until the next ANALYZE (measured
+ * 4.5 times slower at 76,000 rows; docs/performance/edgegate.md). The lateral subquery can only
+ * be run once per key, by index.
+ */
+export const PG_LOCK = serverPrepared(
+  `select ${ALL_COLUMNS.map((c) => `"s"."${c}"`).join(', ')} from unnest((string_to_array($1, chr(1)))[2:], (string_to_array($2, chr(1)))[2:]) with ordinality as "k"("i", "f", "n") cross join lateral (select ${ALL_COLUMNS.map((c) => `"${c}"`).join(', ')} from "fingerprints" where "instance_id" = "k"."i" and "fingerprint" = "k"."f" for update) as "s" order by "k"."n"`,
+)
 
 /**
  * The 12 column parameters of `rows`, or undefined when a value does not fit the format (a
  * text that is not a string or holds U+0001, a bigint that is not a number or null): the caller
  * then binds row by row as before, with the same result or error.
  */
-function pgColumns(rows: readonly NewFingerprint[]): string[] | undefined {
+export function pgColumns(rows: readonly NewFingerprint[]): string[] | undefined {
   const out: string[] = []
   for (const c of ALL_COLUMNS) {
     let joined = ''
@@ -279,9 +298,30 @@ async function storeReadFirst(trx: Transaction<DB>, chunk: Entry[], now: number)
   return [...stored, ...raced]
 }
 
-/** The stored rows of `entries` (sorted by key), in key order; PostgreSQL: locked. */
+/**
+ * The stored rows of `entries` (sorted by key), in key order; PostgreSQL: locked, in the order
+ * given (a chunk whose keys hold U+0001 goes by the per-shape statement, which locks in the
+ * database's collation order instead: such a group and another could deadlock, and PostgreSQL
+ * then fails one, whose pages the queue retries one by one).
+ */
 async function readStored(trx: Transaction<DB>, kind: DatabaseKind, entries: Entry[]): Promise<FingerprintRow[]> {
   if (entries.length === 0) return []
+  if (kind === 'postgres') {
+    let instances = ''
+    let fingerprints = ''
+    let joinable = true
+    for (const e of entries) {
+      const id = e.instanceId
+      const fp = e.aggregate.fingerprint
+      if (id.includes(TEXT_SEPARATOR) || fp.includes(TEXT_SEPARATOR)) joinable = false
+      instances += TEXT_SEPARATOR + id
+      fingerprints += TEXT_SEPARATOR + fp
+    }
+    if (joinable) {
+      const { rows } = await trx.executeQuery<FingerprintRow>(CompiledQuery.raw(PG_LOCK, [instances, fingerprints]))
+      return rows
+    }
+  }
   const shape: number[] = []
   const params: string[] = []
   for (let j = 0; j < entries.length; j++) {
