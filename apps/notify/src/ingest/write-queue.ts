@@ -17,6 +17,7 @@
  */
 import type { AppMetrics, Database, PreparedQuery } from '@gatehouse/kit'
 import { GroupCommitQueue } from '@gatehouse/kit/db/group-commit.ts'
+import { serverPrepared } from '@gatehouse/kit/db/pg-prepared.ts'
 import { CompiledQuery } from 'kysely'
 import type { DB, NewNotification } from '../db/schema.ts'
 import { STREAM_LOCK_NOTIFICATIONS, STREAM_PG_CHANNEL } from '../realtime/changes.ts'
@@ -112,8 +113,10 @@ function pgBatchInsert(arrays: (i: number) => string): CompiledQuery<{ id: numbe
     [],
   ) as CompiledQuery<{ id: number }>
 }
-const PG_BATCH_JOINED = pgBatchInsert((i) => `(string_to_array($${i}, chr(1), chr(2)))[2:]`).sql
-const PG_BATCH_ARRAYS = pgBatchInsert((i) => `$${i}::text[]`).sql
+// One fixed text each whatever the batch size, so each runs as a prepared statement (the kit's
+// `serverPrepared`): parsed and planned once per connection, not for every batch.
+const PG_BATCH_JOINED = serverPrepared(pgBatchInsert((i) => `(string_to_array($${i}, chr(1), chr(2)))[2:]`).sql)
+const PG_BATCH_ARRAYS = serverPrepared(pgBatchInsert((i) => `$${i}::text[]`).sql)
 
 const SEPARATOR = '\u0001'
 const NULL_MARK = '\u0002'
