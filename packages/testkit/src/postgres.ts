@@ -129,17 +129,25 @@ export async function startPostgres(): Promise<Postgres> {
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
       return [Number(f[11]), Number(f[12]), Number(f[13]), Number(f[14])]
     }
-    let total = ticks(pid).reduce((a, b) => a + b, 0)
-    const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').trim().split(/\s+/)
-    for (const kid of kids.filter(Boolean)) {
-      try {
-        const [u, s] = ticks(Number(kid))
-        total += u! + s!
-      } catch {
-        // exited meanwhile: its time moves to the postmaster's cutime and cstime
+    // The postmaster's reaped-children time (cutime, cstime) is read before and after the
+    // children: a backend reaped after the first read and before the children list was read
+    // would be counted nowhere, so a snapshot counts only when no reap came in between.
+    for (let attempt = 0; ; attempt++) {
+      const first = ticks(pid)
+      let total = 0
+      const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').trim().split(/\s+/)
+      for (const kid of kids.filter(Boolean)) {
+        try {
+          const [u, s] = ticks(Number(kid))
+          total += u! + s!
+        } catch {
+          // exited and reaped meanwhile: its time moves to the postmaster's cutime and cstime
+        }
       }
+      const last = ticks(pid)
+      if (first[2] === last[2] && first[3] === last[3]) return (total + last.reduce((a, b) => a + b, 0)) / 100
+      if (attempt >= 100) throw new Error('PostgreSQL reaps backends faster than their time can be read')
     }
-    return total / 100
   }
   return {
     port,
