@@ -34,17 +34,24 @@ describe('crash at any point of publication', () => {
   }
 
   async function run(stateDir: string, failpoint?: string): Promise<{ child: Child; base: string }> {
-    const port = await freePort()
-    const base = `http://127.0.0.1:${port}`
-    const child = await startChild({
-      name: 'dnsctl',
-      command: process.execPath,
-      args: [MAIN],
-      logFile: join(stateDir, `dnsctl-${port}.log`),
-      env: { ...envFor(stateDir, port), ...(failpoint ? { DNSCTL_FAILPOINTS: failpoint } : {}) },
-      probe: async () => (await fetch(`${base}/healthz`)).ok,
-    })
-    return { child, base }
+    // A free port can be taken by a parallel suite before dnsctl binds it: then another one.
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort()
+      const base = `http://127.0.0.1:${port}`
+      try {
+        const child = await startChild({
+          name: 'dnsctl',
+          command: process.execPath,
+          args: [MAIN],
+          logFile: join(stateDir, `dnsctl-${port}.log`),
+          env: { ...envFor(stateDir, port), ...(failpoint ? { DNSCTL_FAILPOINTS: failpoint } : {}) },
+          probe: async () => (await fetch(`${base}/healthz`)).ok,
+        })
+        return { child, base }
+      } catch (err) {
+        if (attempt >= 3 || !/EADDRINUSE/.test((err as Error).message)) throw err
+      }
+    }
   }
 
   function exited(child: Child): Promise<NodeJS.Signals | null> {
