@@ -62,11 +62,42 @@ export function refuseNul(value: unknown, where: string): void {
   }
 }
 
-/** Check every request's parsed body, query and path parameters (before schema validation). */
+/** JSON bodies parsed from a text that cannot hold a NUL: the guard skips their walk. */
+const nulFree = new WeakSet<object>()
+
+/**
+ * Check every request's parsed body, query and path parameters (before schema validation),
+ * and parse JSON bodies with a fast path in front of Fastify's own parser.
+ *
+ * JSON can write U+0000 in a string or key only as the escape `\u0000` (a raw control
+ * character is a syntax error), and a `__proto__` or `constructor` key, which Fastify's parser
+ * refuses, only as those words or with `\u` escapes. So a body text holding no `\u`, `proto`
+ * or `constructor` needs neither Fastify's poisoning scan (two regular expressions over the
+ * whole text) nor the guard's walk of every string: parsing and guarding edgegate's observation
+ * pages took 2.2 µs per observation before and 1.5 µs this way (docs/performance/edgegate.md).
+ * Any other text, and any text `JSON.parse` refuses, goes to Fastify's parser as before (same
+ * value, same errors); the guard walks what it returns.
+ */
 export function installNulGuard(app: FastifyInstance): void {
+  const fastifyParser = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = body as string
+    if (text.includes('\\u') || text.includes('proto') || text.includes('constructor'))
+      return fastifyParser(req, text, done)
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch {
+      // Empty, invalid, or led by a byte-order mark (which Fastify's parser skips).
+      return fastifyParser(req, text, done)
+    }
+    if (value !== null && typeof value === 'object') nulFree.add(value)
+    done(null, value)
+  })
   app.addHook('preValidation', async (req: FastifyRequest) => {
     refuseNul(req.params, 'params')
     refuseNul(req.query, 'query')
-    refuseNul(req.body, 'body')
+    if (req.body === null || typeof req.body !== 'object' || !nulFree.has(req.body)) refuseNul(req.body, 'body')
   })
 }

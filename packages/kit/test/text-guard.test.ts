@@ -70,3 +70,85 @@ describe('createHttpApp refuses NUL', () => {
     })
   }
 })
+
+describe('createHttpApp parses JSON bodies', () => {
+  let app: HttpApp
+  let base: string
+  before(async () => {
+    const logger = createLogger({ name: 'testapp', destination: new PassThrough() })
+    app = await createHttpApp({ name: 'testapp', logger })
+    app.post('/v1/echo', async (req) => ({ body: req.body }))
+    base = await app.listen({ port: 0, host: '127.0.0.1' })
+  })
+  after(() => app.close())
+
+  const post = async (body: string) => {
+    const res = await request(`${base}/v1/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    })
+    return { status: res.statusCode, json: (await res.body.json()) as { body?: unknown; error?: { code: string } } }
+  }
+
+  test("whatever the text, the body is what Fastify's own parser reads, and a NUL is refused", async () => {
+    // The oracle: Fastify's parser, which the kit's takes over from (texts without `\u`,
+    // `proto` or `constructor` go by JSON.parse alone, the rest by this one).
+    const fastifyParser = app.getDefaultJsonParser('error', 'error')
+    const expected = (text: string) => {
+      let out: { value?: unknown; error?: unknown } = {}
+      fastifyParser({} as never, text, (error, value) => {
+        out = error ? { error } : { value }
+      })
+      return out
+    }
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.jsonValue(), fc.dictionary(fc.string(), fc.jsonValue())), async (value) => {
+        const text = JSON.stringify(value)
+        const { status, json } = await post(text)
+        const oracle = expected(text)
+        if (oracle.error) {
+          assert.equal(status, 400, text)
+          assert.equal(json.error?.code, 'invalid_json', text)
+        } else if (findNul(oracle.value) !== undefined) {
+          assert.equal(status, 400, text)
+          assert.equal(json.error?.code, 'invalid_request', text)
+        } else {
+          assert.equal(status, 200, text)
+          assert.deepEqual(json.body, oracle.value)
+        }
+      }),
+      { numRuns: 150 },
+    )
+  })
+
+  test('prototype poisoning is refused, written plainly or escaped', async () => {
+    for (const text of [
+      '{"__proto__": {"admin": true}}',
+      '{"a": 1, "\\u005f_proto__": {"admin": true}}',
+      '{"constructor": {"prototype": {"admin": true}}}',
+      '{"c\\u006fnstructor": {"prototype": {"admin": true}}}',
+    ]) {
+      const { status, json } = await post(text)
+      assert.equal(status, 400, text)
+      assert.equal(json.error?.code, 'invalid_json', text)
+    }
+  })
+
+  test('a byte-order mark is skipped; empty and broken bodies get one clear error', async () => {
+    assert.deepEqual(await post('\ufeff{"a": 1}'), { status: 200, json: { body: { a: 1 } } })
+    for (const text of ['', '{"a": ', '{"a": "x\u0001"}']) {
+      const { status, json } = await post(text)
+      assert.equal(status, 400, JSON.stringify(text))
+      assert.equal(json.error?.code, 'invalid_json')
+    }
+  })
+
+  test('a NUL escaped in a key or deep in an array is still refused', async () => {
+    for (const text of ['{"k\\u0000": 1}', '{"a": [[["\\u0000"]]]}']) {
+      const { status, json } = await post(text)
+      assert.equal(status, 400, text)
+      assert.equal(json.error?.code, 'invalid_request', text)
+    }
+  })
+})
