@@ -3,7 +3,16 @@
  */
 import { execFileSync } from 'node:child_process'
 import { createSocket } from 'node:dgram'
-import { accessSync, constants, mkdtempSync, readFileSync } from 'node:fs'
+import {
+  accessSync,
+  constants,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,16 +24,21 @@ import { onExit, removeQuietly } from './cleanup.ts'
  * Ports come from below the kernel's ephemeral range: a port the OS picked with bind(0) can be
  * taken again as the source port of any outgoing connection before the child under test binds
  * it, which made parallel suites fail with EADDRINUSE. Each process walks the range from a random
- * start and never hands out the same port twice, so parallel test files rarely even probe the
- * same port.
+ * start and never hands out the same port twice, and every test process on the machine reserves
+ * a port (`reservePort`) before it even probes it: without that, two test files could hand out
+ * one port, or one file's brief probe could hold the port at the moment another file's child
+ * binds it. A child under test failed to bind its free port once so in a full run on a slow
+ * host (dnsctl's crash test, 2026-11-29).
  */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   const [low, high] = portRange()
   for (let tries = 0; tries < 200; tries++) {
     const port = low + (nextOffset++ % (high - low))
     if (handedOut.has(port)) continue
-    if (!(await canBind(port, host))) continue
+    if (!reservePort(port)) continue
     handedOut.add(port)
+    // A port something else holds stays reserved (and skipped) by this process.
+    if (!(await canBind(port, host))) continue
     return port
   }
   throw new Error(`no free port found on ${host} between ${low} and ${high}`)
@@ -32,6 +46,52 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
 
 const handedOut = new Set<number>()
 let nextOffset = Math.floor(Math.random() * 1_000_000)
+
+/**
+ * The machine-wide reservations: a folder per port holding a file per reserving process, named
+ * by its pid. A process writes its own file first and then looks for others: of two processes
+ * reserving one port at once, the second to look sees the first (both may see each other, and
+ * then both pass the port by), so no port goes to two live processes. Files are removed when
+ * their process exits; one left by a process that died without its exit hook (SIGKILL) is
+ * ignored, since its pid is no longer running.
+ */
+const RESERVATIONS = join(tmpdir(), 'gatehouse-test-ports')
+let reservations: string[] | undefined
+
+/** Reserve `port` for this process machine-wide; false when a running process holds it. */
+export function reservePort(port: number): boolean {
+  if (reservations === undefined) {
+    const mine: string[] = []
+    reservations = mine
+    onExit(() => {
+      for (const file of mine) rmSync(file, { force: true })
+    })
+  }
+  const folder = join(RESERVATIONS, String(port))
+  mkdirSync(folder, { recursive: true })
+  const file = join(folder, String(process.pid))
+  writeFileSync(file, '')
+  for (const name of readdirSync(folder)) {
+    if (name === String(process.pid)) continue
+    if (running(Number.parseInt(name, 10))) {
+      rmSync(file, { force: true })
+      return false
+    }
+  }
+  reservations.push(file)
+  return true
+}
+
+function running(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    // EPERM: running, as another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
 
 let range: [number, number] | undefined
 function portRange(): [number, number] {
