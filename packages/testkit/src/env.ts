@@ -53,7 +53,7 @@ let nextOffset = Math.floor(Math.random() * 1_000_000)
  * reserving one port at once, the second to look sees the first (both may see each other, and
  * then both pass the port by), so no port goes to two live processes. Files are removed when
  * their process exits; one left by a process that died without its exit hook (SIGKILL) is
- * ignored, since its pid is no longer running.
+ * ignored, since its pid is no longer running, and removed.
  */
 const RESERVATIONS = join(tmpdir(), 'gatehouse-test-ports')
 let reservations: string[] | undefined
@@ -77,6 +77,8 @@ export function reservePort(port: number): boolean {
       rmSync(file, { force: true })
       return false
     }
+    // Left by a process that was killed: its name is its own, so no live reservation goes with it.
+    rmSync(join(folder, name), { force: true })
   }
   reservations.push(file)
   return true
