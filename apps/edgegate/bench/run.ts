@@ -9,9 +9,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { createTlsAgent, requestNoRedirect } from '@gatehouse/kit'
 import { serverPrepared } from '@gatehouse/kit/db/pg-prepared.ts'
 import { metric, type Postgres, startPostgres } from '@gatehouse/testkit'
-import { CompiledQuery, type Kysely } from 'kysely'
+import { CompiledQuery } from 'kysely'
 import { openEdgeDatabase } from '../src/db/open.ts'
-import type { DB } from '../src/db/schema.ts'
 import { normalizeObservation, toRow } from '../src/observations/merge.ts'
 import {
   ALL_COLUMNS,
@@ -22,6 +21,7 @@ import {
   PG_UPSERT,
   pgColumns,
   pgInsert,
+  sqliteStatements,
 } from '../src/observations/store.ts'
 import { makeTls, newDatabase, seed, startEdgegate } from '../test/helpers.ts'
 
@@ -86,50 +86,50 @@ async function pool(n: number, concurrency: number, work: (i: number) => Promise
   return performance.now() - start
 }
 
-/** The statements `mergeBatch` issues for one page, compiled, as the baseline executes them. */
-function compilePage(db: Kysely<DB>, kind: string, instance: string, obs: ReturnType<typeof page>) {
+/**
+ * The statements `mergeBatch` issues for one page, with their values ready, as the baseline runs
+ * them in one transaction: PostgreSQL's group statements (prepared, each column or key list one
+ * joined text, in key order), SQLite's one-row statements in one synchronous transaction.
+ */
+function compilePage(direct: Direct, instance: string, obs: ReturnType<typeof page>) {
   const rows = obs.map((o, i) => toRow(instance, normalizeObservation(o, i, 0), Date.now()))
-  if (kind === 'postgres') {
-    // The store's own statements (prepared, each column or key list one joined text), in key order.
-    const sorted = [...rows].sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : 1))
-    const joined = (values: string[]) => values.map((v) => `\u0001${v}`).join('')
-    const read = CompiledQuery.raw(PG_LOCK, [
-      joined(sorted.map((r) => r.instance_id)),
-      joined(sorted.map((r) => r.fingerprint)),
-    ])
-    const columns = pgColumns(sorted)!
-    // Reads (locks) first: new ones are not found and inserted, stored ones written back.
+  const { transactionSync } = direct
+  if (transactionSync) {
+    const s = sqliteStatements(direct)
+    // Reads first, as the store: new ones are not found and inserted, stored ones written back.
     return {
-      fresh: [read, CompiledQuery.raw(PG_INSERT, columns)],
-      merge: [read, CompiledQuery.raw(PG_UPSERT, columns)],
+      fresh: () =>
+        transactionSync((tx) => {
+          for (const r of rows) {
+            tx.first(s.read, r.instance_id, r.fingerprint)
+            tx.run(s.insert, ...ALL_COLUMNS.map((c) => r[c] ?? null))
+          }
+        }),
+      merge: () =>
+        transactionSync((tx) => {
+          for (const r of rows) {
+            tx.first(s.read, r.instance_id, r.fingerprint)
+            tx.run(s.update, ...COLUMNS.map((c) => r[c] ?? null), r.instance_id, r.fingerprint)
+          }
+        }),
     }
   }
-  const fps = rows.map((r) => r.fingerprint).sort()
-  const cols = COLUMNS
-  const insert = db
-    .insertInto('fingerprints')
-    .values(rows)
-    .onConflict((oc) => oc.columns(['instance_id', 'fingerprint']).doNothing())
-    .returning('fingerprint')
-    .compile()
-  const select = db
-    .selectFrom('fingerprints')
-    .selectAll()
-    .where('instance_id', '=', instance)
-    .where('fingerprint', 'in', fps)
-    .orderBy('fingerprint')
-  const upsert = db
-    .insertInto('fingerprints')
-    .values(rows)
-    .onConflict((oc) =>
-      oc
-        .columns(['instance_id', 'fingerprint'])
-        .doUpdateSet((eb) => Object.fromEntries(cols.map((k) => [k, eb.ref(`excluded.${k}`)]))),
-    )
-    .compile()
-  // SQLite: new fingerprints one insert; stored ones the insert finds, then read, write back.
-  const read = select.compile()
-  return { fresh: [insert], merge: [insert, read, upsert] }
+  const sorted = [...rows].sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : 1))
+  const joined = (values: string[]) => values.map((v) => `\u0001${v}`).join('')
+  const read = CompiledQuery.raw(PG_LOCK, [
+    joined(sorted.map((r) => r.instance_id)),
+    joined(sorted.map((r) => r.fingerprint)),
+  ])
+  const columns = pgColumns(sorted)!
+  const run = (queries: CompiledQuery[]) => () =>
+    direct.db.transaction().execute(async (trx) => {
+      for (const q of queries) await trx.executeQuery(q)
+    })
+  // Reads (locks) first: new ones are not found and inserted, stored ones written back.
+  return {
+    fresh: run([read, CompiledQuery.raw(PG_INSERT, columns)]),
+    merge: run([read, CompiledQuery.raw(PG_UPSERT, columns)]),
+  }
 }
 
 async function benchDialect(dialect: 'sqlite' | 'postgres') {
@@ -232,14 +232,9 @@ async function benchIngest(
       groupShapes.push(`${pagesPerGroup(cpu0, cpu1).toFixed(1)} / ${pagesPerGroup(cpu1, cpu2).toFixed(1)}`)
       // Baseline: the same statements on the same driver, no HTTP, no validation, no merge.
       const compiled = Array.from({ length: total }, (_, i) =>
-        compilePage(direct.db, direct.kind, `base-${i % GATES}`, page(i % GATES, Math.floor(i / GATES), 0, r + 1)),
+        compilePage(direct, `base-${i % GATES}`, page(i % GATES, Math.floor(i / GATES), 0, r + 1)),
       )
-      const runBaseline = (which: 'fresh' | 'merge') =>
-        pool(total, GATES, async (i) => {
-          await direct.db.transaction().execute(async (trx) => {
-            for (const q of compiled[i]![which]) await trx.executeQuery(q)
-          })
-        })
+      const runBaseline = (which: 'fresh' | 'merge') => pool(total, GATES, async (i) => compiled[i]![which]())
       best.baseMs = Math.min(best.baseMs, await runBaseline('fresh'))
       best.baseMergeMs = Math.min(best.baseMergeMs, await runBaseline('merge'))
       // The service layer in-process (normalise + merge + the same SQL), no HTTP or TLS.
@@ -248,7 +243,7 @@ async function benchIngest(
         await pool(total, GATES, async (i) => {
           const gate = i % GATES
           const aggregates = page(gate, Math.floor(i / GATES), 0, r + 1).map((o, k) => normalizeObservation(o, k, 0))
-          await mergeBatch(direct.db, direct.kind, `svc-${gate}`, aggregates, 0, Date.now())
+          await mergeBatch(direct, `svc-${gate}`, aggregates, 0, Date.now())
         }),
       )
       // The floor: the same rows (as the store encodes them) in bare INSERTs, FLOOR_ROWS rows

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import type { Observation } from '@gatehouse/kit'
-import { openEdgeDatabase } from '../src/db/open.ts'
+import { type EdgeDatabase, openEdgeDatabase } from '../src/db/open.ts'
 import { normalizeObservation } from '../src/observations/merge.ts'
 import { MergeQueue } from '../src/observations/merge-queue.ts'
 import { mergeBatch } from '../src/observations/store.ts'
@@ -16,6 +16,39 @@ const pg = lazyPostgres()
 after(() => pg.stop())
 
 const BASE = Date.UTC(2026, 10, 22)
+
+/**
+ * `d` with its transactions counted: those the merges start (SQLite: `transactionSync`,
+ * PostgreSQL: `db.transaction()`), and the most running at once.
+ */
+function countTransactions(d: EdgeDatabase) {
+  const counts = { started: 0, most: 0, inFlight: 0 }
+  const running = async <T>(work: () => Promise<T>): Promise<T> => {
+    counts.started++
+    counts.most = Math.max(counts.most, ++counts.inFlight)
+    try {
+      return await work()
+    } finally {
+      counts.inFlight--
+    }
+  }
+  const { transactionSync } = d
+  if (transactionSync)
+    return Object.assign(counts, {
+      database: { ...d, transactionSync: <T>(fn: (tx: never) => T) => running(() => transactionSync(fn as never)) },
+    }) as typeof counts & { database: EdgeDatabase }
+  const db = new Proxy(d.db, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target)
+      if (prop !== 'transaction') return typeof value === 'function' ? value.bind(target) : value
+      return () => {
+        const builder = target.transaction()
+        return { execute: <T>(fn: (trx: never) => Promise<T>) => running(() => builder.execute(fn as never)) }
+      }
+    },
+  })
+  return Object.assign(counts, { database: { ...d, db } as EdgeDatabase })
+}
 
 /** Page p: 4 observations over 6 fingerprints, so pages overlap and repeat fingerprints. */
 function page(p: number): Observation[] {
@@ -40,8 +73,8 @@ for (const dialect of DIALECTS) {
       const d = await openEdgeDatabase(await newDatabase(dialect, pg.get))
       try {
         const pages = Array.from({ length: 60 }, (_, p) => page(p).map((o, i) => normalizeObservation(o, i, 0)))
-        for (const agg of pages) await mergeBatch(d.db, d.kind, 'seq', agg, 0, 1)
-        const queue = new MergeQueue(d.db, d.kind)
+        for (const agg of pages) await mergeBatch(d, 'seq', agg, 0, 1)
+        const queue = new MergeQueue(d)
         await Promise.all(pages.map((agg) => queue.merge('grp', agg, 0, 1)))
         // Re-sent pages change nothing.
         await Promise.all(pages.slice(0, 20).map((agg) => queue.merge('grp', agg, 0, 1)))
@@ -66,29 +99,9 @@ for (const dialect of DIALECTS) {
       const d = await openEdgeDatabase(await newDatabase(dialect, pg.get))
       try {
         const pages = Array.from({ length: 60 }, (_, p) => page(p).map((o, i) => normalizeObservation(o, i, 0)))
-        for (const agg of pages) await mergeBatch(d.db, d.kind, 'seq', agg, 0, 1)
-        let inFlight = 0
-        let most = 0
-        const counted = new Proxy(d.db, {
-          get(target, prop) {
-            const value = Reflect.get(target, prop, target)
-            if (prop !== 'transaction') return typeof value === 'function' ? value.bind(target) : value
-            return () => {
-              const builder = target.transaction()
-              return {
-                execute: async <T>(fn: (trx: never) => Promise<T>) => {
-                  most = Math.max(most, ++inFlight)
-                  try {
-                    return await builder.execute(fn as never)
-                  } finally {
-                    inFlight--
-                  }
-                },
-              }
-            }
-          },
-        })
-        const queue = new MergeQueue(counted, d.kind)
+        for (const agg of pages) await mergeBatch(d, 'seq', agg, 0, 1)
+        const counted = countTransactions(d)
+        const queue = new MergeQueue(counted.database)
         // A few pages per turn of the event loop, every page repeating fingerprints of others.
         const done: Promise<void>[] = []
         for (let p = 0; p < pages.length; p++) {
@@ -107,7 +120,7 @@ for (const dialect of DIALECTS) {
           ).map((r) => ({ ...r, instance_id: undefined, reported_status: undefined, metadata: undefined }))
         assert.deepEqual(await rows('grp'), await rows('seq'))
         // PostgreSQL runs two groups at once (SQLite one): the overlap was exercised.
-        assert.equal(most, d.kind === 'postgres' ? 2 : 1)
+        assert.equal(counted.most, d.kind === 'postgres' ? 2 : 1)
       } finally {
         await d.close()
       }
@@ -116,7 +129,7 @@ for (const dialect of DIALECTS) {
     test('a page that fails in a group fails alone; the others are stored', async () => {
       const d = await openEdgeDatabase(await newDatabase(dialect, pg.get))
       try {
-        const queue = new MergeQueue(d.db, d.kind)
+        const queue = new MergeQueue(d)
         const good = [0, 1, 2].map((p) => page(p).map((o, i) => normalizeObservation(o, i, 0)))
         // A NOT NULL violation the schema would never let through, to make the SQL fail.
         const bad = page(3).map((o, i) => ({
@@ -149,25 +162,18 @@ for (const dialect of DIALECTS)
     test('pages queued in one turn of the event loop share one transaction', async () => {
       const d = await openEdgeDatabase(await newDatabase(dialect, pg.get))
       try {
-        let transactions = 0
-        const counted = new Proxy(d.db, {
-          get(target, prop) {
-            if (prop === 'transaction') transactions++
-            const value = Reflect.get(target, prop, target)
-            return typeof value === 'function' ? value.bind(target) : value
-          },
-        })
-        const queue = new MergeQueue(counted, d.kind)
+        const counted = countTransactions(d)
+        const queue = new MergeQueue(counted.database)
         const pages = [0, 1, 2, 3].map((p) => page(p).map((o, i) => normalizeObservation(o, i, 0)))
         // As the requests read from several sockets in one I/O phase do: every page is queued
         // before any is written (a SQLite transaction never yields to I/O once started). Pages
         // of two instances, so one statement writes rows of both.
         await Promise.all(pages.map((agg, p) => queue.merge(p % 2 ? 'g' : 'h', agg, 0, 1)))
-        assert.equal(transactions, 1)
+        assert.equal(counted.started, 1)
         await queue.merge('g', pages[0]!, 0, 1)
-        assert.equal(transactions, 2)
-        for (const [p, agg] of pages.entries()) await mergeBatch(d.db, d.kind, p % 2 ? 'seq-g' : 'seq-h', agg, 0, 1)
-        await mergeBatch(d.db, d.kind, 'seq-g', pages[0]!, 0, 1)
+        assert.equal(counted.started, 2)
+        for (const [p, agg] of pages.entries()) await mergeBatch(d, p % 2 ? 'seq-g' : 'seq-h', agg, 0, 1)
+        await mergeBatch(d, 'seq-g', pages[0]!, 0, 1)
         const rows = async (id: string) =>
           (
             await d.db

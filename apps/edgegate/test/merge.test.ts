@@ -179,7 +179,7 @@ for (const dialect of DIALECTS) {
           count: 7,
         }
         // Ingest with no retention cutoff, then sweep with the default 8 days.
-        await mergeBatch(d.db, d.kind, 'g1', [normalizeObservation(o, 0, 0)], 0, now)
+        await mergeBatch(d, 'g1', [normalizeObservation(o, 0, 0)], 0, now)
         await d.db
           .insertInto('decisions')
           .values({
@@ -207,14 +207,7 @@ for (const dialect of DIALECTS) {
         assert.equal((await d.db.selectFrom('decisions').selectAll().execute()).length, 1)
         assert.equal(await sweepSightings(d.db, d.kind, now - 8 * 86_400_000), 0, 'nothing left to sweep')
         // Ingest drops sightings already past retention.
-        await mergeBatch(
-          d.db,
-          d.kind,
-          'g1',
-          [normalizeObservation(o, 0, now - 8 * 86_400_000)],
-          now - 8 * 86_400_000,
-          now,
-        )
+        await mergeBatch(d, 'g1', [normalizeObservation(o, 0, now - 8 * 86_400_000)], now - 8 * 86_400_000, now)
         const again = (await getFingerprint(d.db, 'g1', o.fingerprint))!
         assert.deepEqual(
           JSON.parse(again.sightings).map((s: { port: number }) => s.port),

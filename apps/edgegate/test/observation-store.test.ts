@@ -1,5 +1,5 @@
 /**
- * The group statements of `mergePages` on both databases: what a group stores is what its rows
+ * The group statements of `mergeGroup` on both databases: what a group stores is what its rows
  * say, value for value. On PostgreSQL a group's rows travel as one parameter per column (texts
  * joined by U+0001, bigints by commas), and the keys its read locks as two such texts, so these
  * pin the values that format could bend: quotes,
@@ -14,7 +14,7 @@ import { preparedName } from '@gatehouse/kit/db/pg-prepared.ts'
 import { CompiledQuery } from 'kysely'
 import { openEdgeDatabase } from '../src/db/open.ts'
 import { type Aggregate, mergeAggregates, toRow } from '../src/observations/merge.ts'
-import { mergeBatch, mergePages, PG_LOCK } from '../src/observations/store.ts'
+import { mergeBatch, mergeGroup, PG_LOCK } from '../src/observations/store.ts'
 import { DIALECTS, lazyPostgres, newDatabase, until } from './helpers.ts'
 
 const pg = lazyPostgres()
@@ -91,7 +91,7 @@ for (const dialect of DIALECTS) {
           ['', 'empty instance'],
         ] as const) {
           const rows = [...incoming, aggregate(fingerprint)]
-          await d.db.transaction().execute((trx) => mergePages(trx, d.kind, [{ instanceId, incoming: rows }], 0, now))
+          await mergeGroup(d, [{ instanceId, incoming: rows }], 0, now)
           const want = rows
             .map((a) => toRow(instanceId, a, now))
             .map((r) => ({ ...r, oldest_sighting_ms: r.oldest_sighting_ms ?? null }))
@@ -102,14 +102,11 @@ for (const dialect of DIALECTS) {
         // one group, then the one whose name holds U+0001 (its rows are bound one by one).
         const later = incoming.map((a) => ({ ...a, last_seen_ms: a.last_seen_ms + 1, ips: ['198.51.100.1'] }))
         for (const instances of [[`instance "q" \\ é,`, ''], ['separator \u0001 inside']]) {
-          await d.db.transaction().execute((trx) =>
-            mergePages(
-              trx,
-              d.kind,
-              instances.map((instanceId) => ({ instanceId, incoming: later })),
-              0,
-              now + 1,
-            ),
+          await mergeGroup(
+            d,
+            instances.map((instanceId) => ({ instanceId, incoming: later })),
+            0,
+            now + 1,
           )
           for (const instanceId of instances) {
             const want = incoming
@@ -133,7 +130,7 @@ for (const dialect of DIALECTS) {
       const d = await openEdgeDatabase(await newDatabase(dialect, pg.get))
       try {
         const a = aggregate('', { reported_status: '', sightings: [], metadata: {} })
-        await d.db.transaction().execute((trx) => mergePages(trx, d.kind, [{ instanceId: '', incoming: [a] }], 0, 5))
+        await mergeGroup(d, [{ instanceId: '', incoming: [a] }], 0, 5)
         assert.deepEqual(await stored(d, ''), [{ ...toRow('', a, 5), oldest_sighting_ms: null }])
       } finally {
         await d.close()
@@ -159,16 +156,13 @@ for (const dialect of DIALECTS) {
           ],
           [aggregate('same', { reported_status: 'pending', count: 1, metadata: {} })],
         ]
-        await d.db.transaction().execute((trx) =>
-          mergePages(
-            trx,
-            d.kind,
-            pages.map((incoming) => ({ instanceId: 'grp', incoming })),
-            0,
-            9,
-          ),
+        await mergeGroup(
+          d,
+          pages.map((incoming) => ({ instanceId: 'grp', incoming })),
+          0,
+          9,
         )
-        for (const incoming of pages) await mergeBatch(d.db, d.kind, 'seq', incoming, 0, 9)
+        for (const incoming of pages) await mergeBatch(d, 'seq', incoming, 0, 9)
         const rows = async (id: string) => (await stored(d, id)).map((r) => ({ ...r, instance_id: undefined }))
         const grouped = await rows('grp')
         assert.deepEqual(grouped, await rows('seq'))
@@ -199,16 +193,13 @@ for (const dialect of DIALECTS) {
             }),
           ),
         )
-        for (const incoming of pages) await mergeBatch(d.db, d.kind, 'seq', incoming, 0, 7)
+        for (const incoming of pages) await mergeBatch(d, 'seq', incoming, 0, 7)
         const group = (slice: Aggregate[][]) =>
-          d.db.transaction().execute((trx) =>
-            mergePages(
-              trx,
-              d.kind,
-              slice.map((incoming) => ({ instanceId: 'grp', incoming })),
-              0,
-              7,
-            ),
+          mergeGroup(
+            d,
+            slice.map((incoming) => ({ instanceId: 'grp', incoming })),
+            0,
+            7,
           )
         await group(pages.slice(0, 2))
         await Promise.all([group(pages.slice(2, 5)), group(pages.slice(5))])
@@ -235,9 +226,7 @@ describe('observation group statements, values PostgreSQL refuses (postgres)', (
       const d = await openEdgeDatabase(await newDatabase('postgres', pg.get))
       try {
         const rows = [aggregate('a'), { ...aggregate('b'), ...over }]
-        await assert.rejects(
-          d.db.transaction().execute((trx) => mergePages(trx, d.kind, [{ instanceId: 'x', incoming: rows }], 0, 1)),
-        )
+        await assert.rejects(mergeGroup(d, [{ instanceId: 'x', incoming: rows }], 0, 1))
         assert.deepEqual(await stored(d, 'x'), [])
       } finally {
         await d.close()
@@ -250,7 +239,7 @@ describe('observation group statements, values PostgreSQL refuses (postgres)', (
     const d = await openEdgeDatabase(await newDatabase('postgres', pg.get))
     try {
       const a = aggregate('a', { reported_status: 'x\udc00 \ud800' })
-      await d.db.transaction().execute((trx) => mergePages(trx, d.kind, [{ instanceId: 'x', incoming: [a] }], 0, 1))
+      await mergeGroup(d, [{ instanceId: 'x', incoming: [a] }], 0, 1)
       const [row] = await stored(d, 'x')
       assert.equal(row!.reported_status, 'x\ufffd \ufffd')
     } finally {
@@ -280,7 +269,7 @@ describe('observation group statements, a concurrent insert (postgres)', () => {
         await held
       })
       await insertedNow
-      const merging = mergeBatch(d.db, d.kind, 'x', [second, aggregate('fresh')], 0, 2)
+      const merging = mergeBatch(d, 'x', [second, aggregate('fresh')], 0, 2)
       // The merge read nothing stored and its insert now waits for the other transaction.
       await until('the merge to wait for the other transaction', async () => {
         const r = await sql<{ n: number }>`select count(*)::int as n from pg_locks where not granted`.execute(d.db)

@@ -1,21 +1,21 @@
 /**
  * Group commit for observation pages, on both databases, through the kit's GroupCommitQueue.
  * Pages of the requests read in one turn of the event loop are merged together in one
- * transaction (on PostgreSQL with one multi-row statement of each kind, `mergePages`; on SQLite
- * page after page), and pages that arrive meanwhile form the next group: one transaction at a
- * time on SQLite, two on PostgreSQL. SQLite has one writer anyway, and committing each page
- * separately rewrote the same B-tree pages into the WAL once per page. On PostgreSQL one
- * transaction per page let 32 uploads hold every pooled connection (three round trips each), so
- * a gate's policy pull queued behind them for a connection; now ingest holds at most two however
- * many gates upload (docs/performance/edgegate.md). If a group transaction fails, nothing of it
- * is committed and each page is retried in its own transaction, so one bad page fails only itself.
+ * transaction (`mergeGroup`: on PostgreSQL with one multi-row statement of each kind, on SQLite
+ * row by row in one synchronous transaction), and pages that arrive meanwhile form the next
+ * group: one transaction at a time on SQLite, two on PostgreSQL. SQLite has one writer anyway,
+ * and committing each page separately rewrote the same B-tree pages into the WAL once per page.
+ * On PostgreSQL one transaction per page let 32 uploads hold every pooled connection (three
+ * round trips each), so a gate's policy pull queued behind them for a connection; now ingest
+ * holds at most two however many gates upload (docs/performance/edgegate.md). If a group
+ * transaction fails, nothing of it is committed and each page is retried in its own
+ * transaction, so one bad page fails only itself.
  */
 import type { AppMetrics, DatabaseKind } from '@gatehouse/kit'
 import { GroupCommitQueue } from '@gatehouse/kit/db/group-commit.ts'
-import type { Kysely } from 'kysely'
-import type { DB } from '../db/schema.ts'
+import type { EdgeDatabase } from '../db/open.ts'
 import type { Aggregate } from './merge.ts'
-import { mergeBatch, mergePages } from './store.ts'
+import { mergeBatch, mergeGroup } from './store.ts'
 
 /**
  * Pages per group. A policy pull waits at each of its steps for what the event loop is doing,
@@ -40,7 +40,8 @@ interface Page {
 export class MergeQueue {
   readonly #queue: GroupCommitQueue<Page, undefined>
 
-  constructor(db: Kysely<DB>, kind: DatabaseKind, metrics?: AppMetrics) {
+  constructor(database: EdgeDatabase, metrics?: AppMetrics) {
+    const kind: DatabaseKind = database.kind
     const sizes = metrics?.histogram(
       'observation_group_pages',
       'Observation pages merged per transaction (group commit)',
@@ -53,9 +54,19 @@ export class MergeQueue {
       // next is parsed and sent, so the server and Node work at the same time (the groups lock
       // their rows in key order, so two cannot deadlock each other).
       maxInFlight: kind === 'postgres' ? 2 : 1,
-      commitGroup: (group) => mergeGroup(db, kind, group),
+      commitGroup: async (group) => {
+        // The group's newest clock: the pages were read within one turn of the event loop.
+        let cutoffMs = group[0]!.cutoffMs
+        let now = group[0]!.now
+        for (const p of group) {
+          if (p.cutoffMs > cutoffMs) cutoffMs = p.cutoffMs
+          if (p.now > now) now = p.now
+        }
+        await mergeGroup(database, group, cutoffMs, now)
+        return group.map(() => undefined)
+      },
       commitOne: async (p) => {
-        await mergeBatch(db, kind, p.instanceId, p.incoming, p.cutoffMs, p.now)
+        await mergeBatch(database, p.instanceId, p.incoming, p.cutoffMs, p.now)
         return undefined
       },
       ...(sizes ? { onGroup: (size: number) => sizes.observe(size) } : {}),
@@ -67,23 +78,4 @@ export class MergeQueue {
     if (incoming.length === 0) return Promise.resolve()
     return this.#queue.add({ instanceId, incoming, cutoffMs, now }).then(() => {})
   }
-}
-
-/** A group of pages in one transaction (all or nothing). */
-async function mergeGroup(db: Kysely<DB>, kind: DatabaseKind, group: Page[]): Promise<undefined[]> {
-  // The group's newest clock: the pages were read within one turn of the event loop.
-  let cutoffMs = group[0]!.cutoffMs
-  let now = group[0]!.now
-  for (const p of group) {
-    if (p.cutoffMs > cutoffMs) cutoffMs = p.cutoffMs
-    if (p.now > now) now = p.now
-  }
-  await db.transaction().execute(async (trx) => {
-    // PostgreSQL: one multi-row statement of each kind for the group (a round trip each).
-    // SQLite has no round trips, and re-runs its cached page-sized statements faster than
-    // it parses one statement of a thousand rows (measured: docs/performance/edgegate.md).
-    if (kind === 'postgres') await mergePages(trx, kind, group, cutoffMs, now)
-    else for (const p of group) await mergePages(trx, kind, [p], p.cutoffMs, p.now)
-  })
-  return group.map(() => undefined)
 }

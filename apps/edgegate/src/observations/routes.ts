@@ -16,7 +16,7 @@ const InstanceQuery = Type.Object({ instance_id: Type.String() }, { additionalPr
 
 export function observationRoutes(app: HttpApp, ctx: AppContext) {
   const observed = ctx.metrics.counter('observations_total', 'Observations merged from gate nodes')
-  const queue = new MergeQueue(ctx.database.db, ctx.database.kind, ctx.metrics)
+  const queue = new MergeQueue(ctx.database, ctx.metrics)
 
   app.post(
     '/v1/observations/batch',

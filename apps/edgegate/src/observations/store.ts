@@ -1,7 +1,9 @@
 /** SQL for fingerprint aggregates: batch merge, listing, sighting retention. */
-import type { DatabaseKind } from '@gatehouse/kit'
+import type { DatabaseKind, PreparedQuery } from '@gatehouse/kit'
+import type { SyncTransaction } from '@gatehouse/kit/db/database.ts'
 import { serverPrepared } from '@gatehouse/kit/db/pg-prepared.ts'
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
+import type { EdgeDatabase } from '../db/open.ts'
 import type { DB, FingerprintRow, NewFingerprint } from '../db/schema.ts'
 import { type Aggregate, mergeAggregates, mergeIntoRow, mergeSightings, toRow } from './merge.ts'
 
@@ -23,18 +25,17 @@ export const COLUMNS = [
 
 export const ALL_COLUMNS = ['instance_id', 'fingerprint', ...COLUMNS] as const
 
-// The page statements, written out once per (dialect, row count) instead of being built
-// through Kysely's query builder for every page (a tenth of the server's CPU under ingest).
-// The same statements the builder produced: multi-row insert, conflict on the primary key.
+// PostgreSQL's row-by-row statements (a group whose values do not fit the joined columns, see
+// `pgColumns`), written out once per row count instead of being built through Kysely's query
+// builder for every group (a tenth of the server's CPU under ingest when every page took it).
 const statements = new Map<string, string>()
 
-function pageSql(kind: DatabaseKind, rows: number, update: boolean): string {
-  const key = `${kind}/${rows}/${update}`
+function pageSql(rows: number, update: boolean): string {
+  const key = `${rows}/${update}`
   let text = statements.get(key)
   if (text === undefined) {
     let n = 0
-    const ph = () => (kind === 'postgres' ? `$${++n}` : '?')
-    const tuple = () => `(${ALL_COLUMNS.map(ph).join(', ')})`
+    const tuple = () => `(${ALL_COLUMNS.map(() => `$${++n}`).join(', ')})`
     const values = Array.from({ length: rows }, tuple).join(', ')
     const conflict = update
       ? `do update set ${COLUMNS.map((c) => `"${c}" = "excluded"."${c}"`).join(', ')}`
@@ -47,39 +48,36 @@ function pageSql(kind: DatabaseKind, rows: number, update: boolean): string {
 }
 
 /**
- * Read (PostgreSQL: lock, in key order) the stored rows of some fingerprints of some instances:
+ * PostgreSQL, keys holding U+0001: lock the stored rows of some fingerprints of some instances;
  * `shape` is how many fingerprints of each instance, in the order of the parameters (each
  * instance id followed by its fingerprints).
  */
-function lockSql(kind: DatabaseKind, shape: readonly number[]): string {
-  const key = `${kind}/lock/${shape.join(',')}`
+function lockSql(shape: readonly number[]): string {
+  const key = `lock/${shape.join(',')}`
   let text = statements.get(key)
   if (text === undefined) {
     let n = 0
-    const ph = () => (kind === 'postgres' ? `$${++n}` : '?')
     const terms = shape.map((count) => {
-      const instance = ph()
-      return `("instance_id" = ${instance} and "fingerprint" in (${Array.from({ length: count }, ph).join(', ')}))`
+      const instance = `$${++n}`
+      return `("instance_id" = ${instance} and "fingerprint" in (${Array.from({ length: count }, () => `$${++n}`).join(', ')}))`
     })
-    text = `select * from "fingerprints" where ${terms.join(' or ')} order by "instance_id", "fingerprint"${kind === 'postgres' ? ' for update' : ''}`
+    text = `select * from "fingerprints" where ${terms.join(' or ')} order by "instance_id", "fingerprint" for update`
     if (statements.size >= 512) statements.clear()
     statements.set(key, text)
   }
   return text
 }
 
-function pageQuery(kind: DatabaseKind, rows: NewFingerprint[], update: boolean) {
-  if (kind === 'postgres') {
-    const columns = pgColumns(rows)
-    if (columns !== undefined) return CompiledQuery.raw(update ? PG_UPSERT : PG_INSERT, columns)
-  }
+function pageQuery(rows: NewFingerprint[], update: boolean) {
+  const columns = pgColumns(rows)
+  if (columns !== undefined) return CompiledQuery.raw(update ? PG_UPSERT : PG_INSERT, columns)
   // In ALL_COLUMNS order, property by property (a keyed loop over the names costs more).
   const params: unknown[] = []
   for (const r of rows) {
     params.push(r.instance_id, r.fingerprint, r.reported_status, r.first_seen_ms, r.last_seen_ms, r.count)
     params.push(r.ips, r.ports, r.sightings, r.oldest_sighting_ms ?? null, r.metadata, r.updated_ms)
   }
-  return CompiledQuery.raw(pageSql(kind, rows.length, update), params)
+  return CompiledQuery.raw(pageSql(rows.length, update), params)
 }
 
 // PostgreSQL gets a group's rows as 12 parameters, one per column, instead of 12 per row: each
@@ -164,42 +162,165 @@ export function pgColumns(rows: readonly NewFingerprint[]): string[] | undefined
   return out
 }
 
+/** One gate's page of observations, as merged in a group. */
+export interface MergePage {
+  instanceId: string
+  incoming: readonly Aggregate[]
+}
+
 /**
  * Merge one page of observations in one transaction. New fingerprints are stored outright;
- * fingerprints already stored are read (PostgreSQL: locked FOR UPDATE, in fingerprint order, so
- * concurrent pages for one fingerprint serialise), merged and written back. On SQLite the
- * insert comes first (so the transaction holds the write lock from the start), on PostgreSQL
- * the read (see `storeReadFirst`).
+ * fingerprints already stored are read (PostgreSQL: locked FOR UPDATE, in key order, so
+ * concurrent pages for one fingerprint serialise), merged and written back.
  */
-export async function mergeBatch(
-  db: Kysely<DB>,
-  kind: DatabaseKind,
+export function mergeBatch(
+  database: EdgeDatabase,
   instanceId: string,
   incoming: Aggregate[],
   cutoffMs: number,
   now: number,
 ): Promise<void> {
-  if (incoming.length === 0) return
-  await db.transaction().execute((trx) => mergePages(trx, kind, [{ instanceId, incoming }], cutoffMs, now))
+  if (incoming.length === 0) return Promise.resolve()
+  return mergeGroup(database, [{ instanceId, incoming }], cutoffMs, now)
 }
 
-/** Rows per multi-row statement (SQLite: 12 parameters a row, well under its limit; PostgreSQL: 12 in all). */
+/**
+ * Merge the pages of several requests (any instances) in one transaction, all or nothing
+ * (MergeQueue's group commit): what merging the pages one after another stores, since the
+ * merge is associative (sets, minimum, maximum, newest wins). PostgreSQL: one multi-row
+ * statement of each kind (`mergePages`). SQLite: row by row in one synchronous transaction
+ * (`mergePagesSync`).
+ */
+export async function mergeGroup(
+  database: EdgeDatabase,
+  pages: readonly MergePage[],
+  cutoffMs: number,
+  now: number,
+): Promise<void> {
+  const { transactionSync } = database
+  if (transactionSync) {
+    const statements = sqliteStatements(database)
+    await transactionSync((tx) => mergePagesSync(tx, statements, pages, cutoffMs, now))
+    return
+  }
+  await database.db.transaction().execute((trx) => mergePages(trx, pages, cutoffMs, now))
+}
+
+/** SQLite: a merge's one-row statements, prepared once per database (the bench's raw-SQL baseline runs them too). */
+export interface SqliteStatements {
+  read: PreparedQuery<FingerprintRow>
+  insert: PreparedQuery<unknown>
+  update: PreparedQuery<unknown>
+}
+
+const sqliteStatementsOf = new WeakMap<EdgeDatabase, SqliteStatements>()
+
+export function sqliteStatements(database: EdgeDatabase): SqliteStatements {
+  let out = sqliteStatementsOf.get(database)
+  if (out === undefined) {
+    const { db } = database
+    const key = { instance_id: '', fingerprint: '' }
+    // Built with placeholder values; each run passes the values in the statement's order: the
+    // insert's ALL_COLUMNS, the update's COLUMNS then the key.
+    const example = Object.fromEntries(ALL_COLUMNS.map((c) => [c, ''])) as unknown as NewFingerprint
+    const update = Object.fromEntries(COLUMNS.map((c) => [c, ''])) as unknown as Partial<NewFingerprint>
+    out = {
+      read: database.prepare(
+        db
+          .selectFrom('fingerprints')
+          .selectAll()
+          .where('instance_id', '=', key.instance_id)
+          .where('fingerprint', '=', key.fingerprint),
+      ),
+      insert: database.prepare(db.insertInto('fingerprints').values(example)),
+      update: database.prepare(
+        db
+          .updateTable('fingerprints')
+          .set(update)
+          .where('instance_id', '=', key.instance_id)
+          .where('fingerprint', '=', key.fingerprint),
+      ),
+    }
+    sqliteStatementsOf.set(database, out)
+  }
+  return out
+}
+
+/**
+ * SQLite: the pages merged row by row in the caller's synchronous transaction (`transactionSync`):
+ * each fingerprint's stored row read by key, then inserted or merged and updated, each by a
+ * prepared one-row statement. SQLite has no round trips, so the multi-row statements PostgreSQL
+ * needs only cost here: binding a page's 192 values at once, and for a re-reported fingerprint an
+ * insert that finds it stored before the read. With no await between statements, a merge group
+ * took 12–20 % less CPU than page-sized statements in a Kysely transaction
+ * (docs/performance/edgegate.md, 2026-11-29). A fingerprint twice in a group is read back as
+ * this transaction wrote it, and merged again.
+ */
+export function mergePagesSync(
+  tx: SyncTransaction,
+  s: SqliteStatements,
+  pages: readonly MergePage[],
+  cutoffMs: number,
+  now: number,
+): void {
+  for (const { instanceId, incoming } of pages) {
+    for (const a of incoming) {
+      const row = tx.first(s.read, instanceId, a.fingerprint)
+      if (row === undefined) {
+        const r = toRow(instanceId, a, now)
+        tx.run(
+          s.insert,
+          r.instance_id,
+          r.fingerprint,
+          r.reported_status,
+          r.first_seen_ms,
+          r.last_seen_ms,
+          r.count,
+          r.ips,
+          r.ports,
+          r.sightings,
+          r.oldest_sighting_ms ?? null,
+          r.metadata,
+          r.updated_ms,
+        )
+      } else {
+        const r = mergeIntoRow(instanceId, row, a, cutoffMs, now)
+        tx.run(
+          s.update,
+          r.reported_status,
+          r.first_seen_ms,
+          r.last_seen_ms,
+          r.count,
+          r.ips,
+          r.ports,
+          r.sightings,
+          r.oldest_sighting_ms ?? null,
+          r.metadata,
+          r.updated_ms,
+          instanceId,
+          a.fingerprint,
+        )
+      }
+    }
+  }
+}
+
+/** Rows per multi-row statement (PostgreSQL: 12 parameters in all, or 12 a row when bound row by row). */
 const ROWS_PER_STATEMENT = 1024
 
-/** Rows merged between two turns of the event loop on PostgreSQL (see `mergePages`). */
+/** Rows merged between two turns of the event loop (see `mergePages`). */
 const MERGE_SLICE = 32
 
 /**
- * Merge the pages of several requests (any instances) in the caller's transaction with one
- * multi-row statement of each kind (MergeQueue's group commit): the aggregates of one
- * (instance, fingerprint) are merged together first, which stores what merging the pages one
- * after another stores (the merge is associative: sets, minimum, maximum, newest wins).
- * Rows are written and locked in key order, so concurrent groups cannot deadlock.
+ * PostgreSQL: merge pages in the caller's transaction with one multi-row statement of each kind:
+ * the aggregates of one (instance, fingerprint) are merged together first, then the chunk's
+ * stored rows are locked and read in key order (`storeReadFirst`), the fingerprints not found
+ * inserted, and the others merged and written back. Rows are locked in key order, so concurrent
+ * groups cannot deadlock.
  */
 export async function mergePages(
   trx: Transaction<DB>,
-  kind: DatabaseKind,
-  pages: ReadonlyArray<{ instanceId: string; incoming: readonly Aggregate[] }>,
+  pages: readonly MergePage[],
   cutoffMs: number,
   now: number,
 ): Promise<void> {
@@ -214,15 +335,13 @@ export async function mergePages(
   const keys = [...byKey.keys()].sort()
   for (let i = 0; i < keys.length; i += ROWS_PER_STATEMENT) {
     const chunk = keys.slice(i, i + ROWS_PER_STATEMENT).map((k) => byKey.get(k)!)
-    const stored =
-      kind === 'postgres' ? await storeReadFirst(trx, chunk, now) : await storeInsertFirst(trx, kind, chunk, now)
+    const stored = await storeReadFirst(trx, chunk, now)
     if (stored.length === 0) continue
     const merged: NewFingerprint[] = []
     for (let j = 0; j < stored.length; j++) {
-      // PostgreSQL: hand the event loop back between slices of the merge, so a policy pull's
-      // next step does not wait for the whole group (docs/performance/edgegate.md, round 5).
-      // Not on SQLite: the transaction keeps its one connection meanwhile, so a pull waits anyway.
-      if (kind === 'postgres' && j > 0 && j % MERGE_SLICE === 0) await new Promise((r) => setImmediate(r))
+      // Hand the event loop back between slices of the merge, so a policy pull's next step
+      // does not wait for the whole group (docs/performance/edgegate.md, round 5).
+      if (j > 0 && j % MERGE_SLICE === 0) await new Promise((r) => setImmediate(r))
       const row = stored[j]!
       merged.push(
         mergeIntoRow(
@@ -234,7 +353,7 @@ export async function mergePages(
         ),
       )
     }
-    await trx.executeQuery(pageQuery(kind, merged, true))
+    await trx.executeQuery(pageQuery(merged, true))
   }
 }
 
@@ -242,34 +361,8 @@ type Entry = { instanceId: string; aggregate: Aggregate }
 const entryKey = (e: Entry) => `${e.instanceId}\u0000${e.aggregate.fingerprint}`
 
 /**
- * SQLite: the chunk's new fingerprints stored outright by the first statement (which takes the
- * write lock); the stored rows of the others, read for the merge.
- */
-async function storeInsertFirst(
-  trx: Transaction<DB>,
-  kind: DatabaseKind,
-  chunk: Entry[],
-  now: number,
-): Promise<FingerprintRow[]> {
-  // RETURNING names the fingerprints seen for the first time.
-  const inserted = await trx.executeQuery<{ instance_id: string; fingerprint: string }>(
-    pageQuery(
-      kind,
-      chunk.map((e) => toRow(e.instanceId, e.aggregate, now)),
-      false,
-    ),
-  )
-  const fresh = new Set(inserted.rows.map((r) => `${r.instance_id}\u0000${r.fingerprint}`))
-  return readStored(
-    trx,
-    kind,
-    chunk.filter((e) => !fresh.has(entryKey(e))),
-  )
-}
-
-/**
- * PostgreSQL: the chunk's stored rows locked and read first, then only the fingerprints not
- * found inserted. A gate re-reports the fingerprints it already reported far more often than
+ * The chunk's stored rows locked and read first, then only the fingerprints not found
+ * inserted. A gate re-reports the fingerprints it already reported far more often than
  * it finds new ones, and inserting first sent every row whole for PostgreSQL to find it stored
  * (its JSON columns encoded, parsed and probed for nothing): the bare statements merge 14–33 %
  * faster this way (docs/performance/edgegate.md). A fingerprint another transaction stores
@@ -277,13 +370,12 @@ async function storeInsertFirst(
  * read then, and merged like the others.
  */
 async function storeReadFirst(trx: Transaction<DB>, chunk: Entry[], now: number): Promise<FingerprintRow[]> {
-  const stored = await readStored(trx, 'postgres', chunk)
+  const stored = await readStored(trx, chunk)
   if (stored.length === chunk.length) return stored
   const found = new Set(stored.map((r) => `${r.instance_id}\u0000${r.fingerprint}`))
   const missing = chunk.filter((e) => !found.has(entryKey(e)))
   const inserted = await trx.executeQuery<{ instance_id: string; fingerprint: string }>(
     pageQuery(
-      'postgres',
       missing.map((e) => toRow(e.instanceId, e.aggregate, now)),
       false,
     ),
@@ -292,35 +384,32 @@ async function storeReadFirst(trx: Transaction<DB>, chunk: Entry[], now: number)
   const fresh = new Set(inserted.rows.map((r) => `${r.instance_id}\u0000${r.fingerprint}`))
   const raced = await readStored(
     trx,
-    'postgres',
     missing.filter((e) => !fresh.has(entryKey(e))),
   )
   return [...stored, ...raced]
 }
 
 /**
- * The stored rows of `entries` (sorted by key), in key order; PostgreSQL: locked, in the order
- * given (a chunk whose keys hold U+0001 goes by the per-shape statement, which locks in the
- * database's collation order instead: such a group and another could deadlock, and PostgreSQL
- * then fails one, whose pages the queue retries one by one).
+ * The stored rows of `entries` (sorted by key), locked, in the order given (a chunk whose keys
+ * hold U+0001 goes by the per-shape statement, which locks in the database's collation order
+ * instead: such a group and another could deadlock, and PostgreSQL then fails one, whose pages
+ * the queue retries one by one).
  */
-async function readStored(trx: Transaction<DB>, kind: DatabaseKind, entries: Entry[]): Promise<FingerprintRow[]> {
+async function readStored(trx: Transaction<DB>, entries: Entry[]): Promise<FingerprintRow[]> {
   if (entries.length === 0) return []
-  if (kind === 'postgres') {
-    let instances = ''
-    let fingerprints = ''
-    let joinable = true
-    for (const e of entries) {
-      const id = e.instanceId
-      const fp = e.aggregate.fingerprint
-      if (id.includes(TEXT_SEPARATOR) || fp.includes(TEXT_SEPARATOR)) joinable = false
-      instances += TEXT_SEPARATOR + id
-      fingerprints += TEXT_SEPARATOR + fp
-    }
-    if (joinable) {
-      const { rows } = await trx.executeQuery<FingerprintRow>(CompiledQuery.raw(PG_LOCK, [instances, fingerprints]))
-      return rows
-    }
+  let instances = ''
+  let fingerprints = ''
+  let joinable = true
+  for (const e of entries) {
+    const id = e.instanceId
+    const fp = e.aggregate.fingerprint
+    if (id.includes(TEXT_SEPARATOR) || fp.includes(TEXT_SEPARATOR)) joinable = false
+    instances += TEXT_SEPARATOR + id
+    fingerprints += TEXT_SEPARATOR + fp
+  }
+  if (joinable) {
+    const { rows } = await trx.executeQuery<FingerprintRow>(CompiledQuery.raw(PG_LOCK, [instances, fingerprints]))
+    return rows
   }
   const shape: number[] = []
   const params: string[] = []
@@ -333,7 +422,7 @@ async function readStored(trx: Transaction<DB>, kind: DatabaseKind, entries: Ent
     shape[shape.length - 1]!++
     params.push(e.aggregate.fingerprint)
   }
-  const { rows } = await trx.executeQuery<FingerprintRow>(CompiledQuery.raw(lockSql(kind, shape), params))
+  const { rows } = await trx.executeQuery<FingerprintRow>(CompiledQuery.raw(lockSql(shape), params))
   return rows
 }
 
