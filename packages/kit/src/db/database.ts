@@ -21,6 +21,7 @@ import { StartupError } from '../errors.ts'
 import { mkdirPrivateSync, PRIVATE_FILE_MODE } from '../private-files.ts'
 import { namingClient, prepareOption } from './pg-prepared.ts'
 import { type ConnectionLock, NodeSqliteDatabase, NodeSqliteDialect, type Statement } from './sqlite-adapter.ts'
+import { type BackgroundCheckpoints, startBackgroundCheckpoints } from './sqlite-checkpoint.ts'
 import { type DatabaseKind, parseDatabaseUrl } from './url.ts'
 
 export type { Migration } from 'kysely'
@@ -42,6 +43,14 @@ export interface DatabaseOptions {
   create?: boolean
   /** Appended to the "does not exist" error: how to point at the right database. */
   missingHint?: string
+  /**
+   * SQLite file only: copy the write-ahead log into the database file on a worker thread, not in
+   * the call that commits (sqlite-checkpoint.ts). For servers, whose one thread every request
+   * waits on; a command that exits soon gains nothing from the thread it would start.
+   */
+  backgroundCheckpoints?: boolean
+  /** Told what goes wrong in the background (a checkpoint that failed, the worker gone). */
+  onWarning?: (message: string) => void
 }
 
 export interface Database<DB> {
@@ -123,6 +132,7 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
   let sqlite: DatabaseSync | undefined
   let prepare: <Row>(query: Compilable<Row>) => PreparedQuery<Row>
   let transactionSync: Database<DB>['transactionSync']
+  let sqliteLock: ConnectionLock | undefined
   if (kind === 'sqlite') {
     let file: NodeSqliteDatabase
     if (options.create === false && location !== ':memory:' && !existsSync(location)) {
@@ -145,6 +155,7 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     dialect = sqliteDialect
     sqlite = file.raw
     const lock = sqliteDialect.driver.lock
+    sqliteLock = lock
     prepare = (query) => {
       const compiled = query.compile()
       return new SqlitePrepared(file.prepareKept(compiled.sql), lock, compiled, false)
@@ -188,12 +199,30 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
       throw err
     }
   }
+  // After the migrations, which may have written (and checkpointed) on their own.
+  let checkpoints: BackgroundCheckpoints | undefined
+  if (sqlite && options.backgroundCheckpoints && location !== ':memory:') {
+    try {
+      checkpoints = await startBackgroundCheckpoints(
+        resolve(location),
+        sqlite,
+        sqliteLock!,
+        options.onWarning ? { onError: options.onWarning } : {},
+      )
+    } catch (err) {
+      // Not fatal: the connection checkpoints on commit, as without the option.
+      options.onWarning?.(`checkpoints stay on commit: ${(err as Error).message}`)
+    }
+  }
   return {
     db,
     kind,
     ping,
     prepare: prepare!,
-    close: () => db.destroy(),
+    close: async () => {
+      await checkpoints?.stop()
+      await db.destroy()
+    },
     ...(sqlite ? { sqlite, transactionSync } : {}),
   }
 }
