@@ -138,7 +138,8 @@ async function benchDialect(dialect: 'sqlite' | 'postgres') {
   const { tokens } = await seed(url, [...gates, { id: 'bench-1', kind: 'sshgate' }])
   const server = await startEdgegate(url, tls, ['--log-level', 'error'])
   const agent = createTlsAgent({ ca: tls.ca.ca })
-  const direct = await openEdgeDatabase(url, GATES)
+  // As the server opens it (serve: SQLite checkpoints in the background), so the floor runs on the same settings.
+  const direct = await openEdgeDatabase(url, GATES, { backgroundCheckpoints: true })
   const out: Record<string, string> = {}
   try {
     // --- Observation ingest over HTTPS -------------------------------------------------

@@ -46,7 +46,8 @@ export async function ingestFloor(
   durationMs: number,
   dbCpuSeconds: () => number = () => 0,
 ): Promise<FloorFigures> {
-  const database = await openNotifyDatabase(url)
+  // As notify serve opens it: on SQLite the log is checkpointed on a worker thread.
+  const database = await openNotifyDatabase(url, undefined, { backgroundCheckpoints: true })
   try {
     const sample = await database.db
       .selectFrom('notifications')

@@ -30,7 +30,10 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
             : {}),
         })
       : undefined
-    const database = await openEdgeDatabase(config.database)
+    const database = await openEdgeDatabase(config.database, undefined, {
+      backgroundCheckpoints: true,
+      onWarning: (message) => logger.warn(message),
+    })
     let stopRetention: (() => Promise<void>) | undefined
     let stopController: (() => Promise<void>) | undefined
     try {

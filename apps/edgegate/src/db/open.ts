@@ -1,4 +1,4 @@
-import { type Database, openDatabase } from '@gatehouse/kit/db/database.ts'
+import { type Database, type DatabaseOptions, openDatabase } from '@gatehouse/kit/db/database.ts'
 import { migrations } from './migrations.ts'
 import type { DB } from './schema.ts'
 
@@ -11,17 +11,19 @@ export const MISSING_DATABASE_HINT =
 /**
  * Open (and migrate) the edgegate database at `url`. `serve` and `migrate` create a missing
  * SQLite file; admin commands pass `create: false` and get one line naming the path instead.
+ * `serve` also checkpoints SQLite's log in the background (the kit's `backgroundCheckpoints`).
  */
 export function openEdgeDatabase(
   url: string,
   poolSize?: number,
-  options: { create?: boolean } = {},
+  options: Pick<DatabaseOptions, 'create' | 'backgroundCheckpoints' | 'onWarning'> = {},
 ): Promise<EdgeDatabase> {
   return openDatabase<DB>({
     url,
     migrations,
-    create: options.create ?? true,
     missingHint: MISSING_DATABASE_HINT,
     ...(poolSize ? { poolSize } : {}),
+    ...options,
+    create: options.create ?? true,
   })
 }

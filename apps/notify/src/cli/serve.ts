@@ -11,7 +11,10 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
   await runMain({ name: 'notify' }, async () => {
     const config = finishConfig(loadAppConfig('notify', schema, { flags, config: configFile }).config)
     const logger = createLogger({ name: 'notify', level: config.logLevel })
-    const database = await openNotifyDatabase(config.database)
+    const database = await openNotifyDatabase(config.database, undefined, {
+      backgroundCheckpoints: true,
+      onWarning: (message) => logger.warn(message),
+    })
     let app: Awaited<ReturnType<typeof buildServer>>
     try {
       app = await buildServer(config, { database, logger })

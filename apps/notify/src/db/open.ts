@@ -4,6 +4,7 @@
 import {
   type Database,
   type DatabaseKind,
+  type DatabaseOptions,
   type Migration,
   openDatabase,
   parseDatabaseUrl,
@@ -46,7 +47,7 @@ export type NotifyDatabase = Database<DB>
 export function openNotifyDatabase(
   url: string,
   poolSize?: number,
-  options: { create?: boolean; missingHint?: string } = {},
+  options: Pick<DatabaseOptions, 'create' | 'missingHint' | 'backgroundCheckpoints' | 'onWarning'> = {},
 ): Promise<NotifyDatabase> {
   const { kind } = parseDatabaseUrl(url)
   return openDatabase<DB>({ url, migrations: migrations(kind), ...(poolSize ? { poolSize } : {}), ...options })
