@@ -268,41 +268,28 @@ export function mergePagesSync(
       const row = tx.first(s.read, instanceId, a.fingerprint)
       if (row === undefined) {
         const r = toRow(instanceId, a, now)
-        tx.run(
-          s.insert,
-          r.instance_id,
-          r.fingerprint,
-          r.reported_status,
-          r.first_seen_ms,
-          r.last_seen_ms,
-          r.count,
-          r.ips,
-          r.ports,
-          r.sightings,
-          r.oldest_sighting_ms ?? null,
-          r.metadata,
-          r.updated_ms,
-        )
+        tx.run(s.insert, r.instance_id, r.fingerprint, ...columnValues(r))
       } else {
-        const r = mergeIntoRow(instanceId, row, a, cutoffMs, now)
-        tx.run(
-          s.update,
-          r.reported_status,
-          r.first_seen_ms,
-          r.last_seen_ms,
-          r.count,
-          r.ips,
-          r.ports,
-          r.sightings,
-          r.oldest_sighting_ms ?? null,
-          r.metadata,
-          r.updated_ms,
-          instanceId,
-          a.fingerprint,
-        )
+        tx.run(s.update, ...columnValues(mergeIntoRow(instanceId, row, a, cutoffMs, now)), instanceId, a.fingerprint)
       }
     }
   }
+}
+
+/** A row's values of `COLUMNS`, in that order (the one-row statements' parameters after or before the key). */
+function columnValues(r: NewFingerprint): unknown[] {
+  return [
+    r.reported_status,
+    r.first_seen_ms,
+    r.last_seen_ms,
+    r.count,
+    r.ips,
+    r.ports,
+    r.sightings,
+    r.oldest_sighting_ms ?? null,
+    r.metadata,
+    r.updated_ms,
+  ]
 }
 
 /** Rows per multi-row statement (PostgreSQL: 12 parameters in all, or 12 a row when bound row by row). */
