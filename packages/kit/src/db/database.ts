@@ -21,7 +21,7 @@ import { StartupError } from '../errors.ts'
 import { mkdirPrivateSync, PRIVATE_FILE_MODE } from '../private-files.ts'
 import { namingClient, prepareOption } from './pg-prepared.ts'
 import { type ConnectionLock, NodeSqliteDatabase, NodeSqliteDialect, type Statement } from './sqlite-adapter.ts'
-import { type BackgroundCheckpoints, startBackgroundCheckpoints } from './sqlite-checkpoint.ts'
+import type { BackgroundCheckpoints } from './sqlite-checkpoint.ts'
 import { type DatabaseKind, parseDatabaseUrl } from './url.ts'
 
 export type { Migration } from 'kysely'
@@ -203,6 +203,8 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
   let checkpoints: BackgroundCheckpoints | undefined
   if (sqlite && options.backgroundCheckpoints && location !== ':memory:') {
     try {
+      // Loaded only here: commands never start the worker, and start faster without the module.
+      const { startBackgroundCheckpoints } = await import('./sqlite-checkpoint.ts')
       checkpoints = await startBackgroundCheckpoints(
         resolve(location),
         sqlite,
