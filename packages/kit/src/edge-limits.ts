@@ -59,6 +59,36 @@ function sortKey(address: string): string {
 }
 
 /**
+ * The value of a dotted quad as `DOTTED_QUAD` accepts it (four decimal octets, none above 255,
+ * no leading zeros), or -1 for any other text.
+ */
+function dottedQuad(text: string): number {
+  const n = text.length
+  if (n < 7 || n > 15) return -1
+  let value = 0
+  let octet = 0
+  let digits = 0
+  let dots = 0
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 46) {
+      if (digits === 0 || dots === 3) return -1
+      value = value * 256 + octet
+      octet = 0
+      digits = 0
+      dots++
+    } else if (c >= 48 && c <= 57) {
+      // A leading zero is an octet of its own ("0"), never the first digit of a longer one.
+      if (digits === 1 && octet === 0) return -1
+      octet = octet * 10 + (c - 48)
+      if (++digits > 3 || octet > 255) return -1
+    } else return -1
+  }
+  if (digits === 0 || dots !== 3) return -1
+  return value * 256 + octet
+}
+
+/**
  * The order of addresses in a fingerprint's sets: IPv4 before IPv6, each numeric; text that is
  * not an address (only in rows written by other versions) last, in text order.
  *
@@ -66,6 +96,14 @@ function sortKey(address: string): string {
  */
 export function compareIps(a: string, b: string): number {
   if (a === b) return 0
+  // Two dotted quads, the common case, compare by value without the memo: a gate reports far
+  // more distinct addresses than the memo keeps, so its lookups mostly missed (measured: 2.4 µs
+  // an observation of two addresses, docs/performance/edgegate.md).
+  const v = dottedQuad(a)
+  if (v >= 0) {
+    const w = dottedQuad(b)
+    if (w >= 0) return v < w ? -1 : v > w ? 1 : 0
+  }
   const x = sortKey(a)
   const y = sortKey(b)
   return x < y ? -1 : x > y ? 1 : 0

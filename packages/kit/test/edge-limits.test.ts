@@ -33,6 +33,40 @@ describe('edge merge rules', () => {
     ])
   })
 
+  test('compareIps: dotted quads by value; with any other text, one total order', () => {
+    const value = (a: string) => a.split('.').reduce((v, o) => v * 256 + Number(o), 0)
+    fc.assert(
+      fc.property(fc.ipV4(), fc.ipV4(), (a, b) => {
+        assert.equal(Math.sign(compareIps(a, b)), Math.sign(value(a) - value(b)))
+      }),
+    )
+    // Texts near a dotted quad are not one (leading zeros, octets past 255, missing parts): they
+    // sort as the address parser reads them, or last as text.
+    const near = ['1.2.3.04', '01.2.3.4', '1.2.3.256', '1.2.3', '1.2.3.4.5', '1..3.4', '.1.2.3', ' 1.2.3.4']
+    const anyText = fc.oneof(
+      fc.ipV4(),
+      fc.ipV4Extended(),
+      fc.ipV6(),
+      fc.string({ maxLength: 16 }),
+      fc.constantFrom(...near),
+    )
+    fc.assert(
+      fc.property(fc.array(anyText, { maxLength: 30 }), (xs) => {
+        const sorted = [...xs].sort(compareIps)
+        assert.deepEqual([...xs].reverse().sort(compareIps), sorted)
+        for (let i = 1; i < sorted.length; i++) assert.ok(compareIps(sorted[i - 1]!, sorted[i]!) <= 0)
+        for (const x of xs)
+          for (const y of xs) assert.equal(Math.sign(compareIps(x, y)) + Math.sign(compareIps(y, x)), 0)
+      }),
+    )
+    // None of them an address to the parser either (' 1.2.3.4' is, trimmed): text, after every address.
+    for (const text of near.filter((t) => t !== ' 1.2.3.4')) assert.ok(compareIps(text, '::') > 0, text)
+    assert.deepEqual(
+      ['10.0.0.1', '9.255.255.255', '0.0.0.0', '255.255.255.255', '1.2.3.04'].sort(compareIps).slice(0, 4),
+      ['0.0.0.0', '9.255.255.255', '10.0.0.1', '255.255.255.255'],
+    )
+  })
+
   test('a tie at the cut keeps the same 128 whatever the order of arrival', () => {
     const all: S[] = []
     for (let i = 0; i < 130; i++) all.push({ ip: `192.0.2.${i + 1}`, port: 22, t: 1000 })
