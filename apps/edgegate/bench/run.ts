@@ -11,7 +11,6 @@ import { serverPrepared } from '@gatehouse/kit/db/pg-prepared.ts'
 import { metric, type Postgres, startPostgres } from '@gatehouse/testkit'
 import { CompiledQuery } from 'kysely'
 import { openEdgeDatabase } from '../src/db/open.ts'
-import { normalizeObservation, toRow } from '../src/observations/merge.ts'
 import {
   ALL_COLUMNS,
   COLUMNS,
@@ -22,7 +21,8 @@ import {
   pgColumns,
   pgInsert,
   sqliteStatements,
-} from '../src/observations/store.ts'
+} from '../src/observations/group-merge.ts'
+import { normalizeObservation, toRow } from '../src/observations/merge.ts'
 import { makeTls, newDatabase, seed, startEdgegate } from '../test/helpers.ts'
 
 const GATES = 32

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import type { Observation } from '@gatehouse/kit'
 import { type EdgeDatabase, openEdgeDatabase } from '../src/db/open.ts'
+import { mergeBatch } from '../src/observations/group-merge.ts'
 import { normalizeObservation } from '../src/observations/merge.ts'
 import { MergeQueue } from '../src/observations/merge-queue.ts'
-import { mergeBatch } from '../src/observations/store.ts'
 import { DIALECTS, lazyPostgres, newDatabase } from './helpers.ts'
 
 const pg = lazyPostgres()

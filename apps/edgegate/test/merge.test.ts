@@ -9,6 +9,7 @@ import { AppError, type Observation } from '@gatehouse/kit'
 import fc from 'fast-check'
 import { openEdgeDatabase } from '../src/db/open.ts'
 import type { FingerprintRow } from '../src/db/schema.ts'
+import { mergeBatch } from '../src/observations/group-merge.ts'
 import {
   type Aggregate,
   fromRow,
@@ -18,7 +19,7 @@ import {
   toRow,
 } from '../src/observations/merge.ts'
 import { sweepSignals } from '../src/observations/retention.ts'
-import { getFingerprint, mergeBatch, sweepSightings } from '../src/observations/store.ts'
+import { getFingerprint, sweepSightings } from '../src/observations/store.ts'
 import { formatMicros, parseMicros } from '../src/timestamps.ts'
 import { DIALECTS, lazyPostgres, newDatabase } from './helpers.ts'
 

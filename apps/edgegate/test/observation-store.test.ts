@@ -13,8 +13,8 @@ import { sql } from '@gatehouse/kit'
 import { preparedName } from '@gatehouse/kit/db/pg-prepared.ts'
 import { CompiledQuery } from 'kysely'
 import { openEdgeDatabase } from '../src/db/open.ts'
+import { mergeBatch, mergeGroup, PG_LOCK } from '../src/observations/group-merge.ts'
 import { type Aggregate, mergeAggregates, toRow } from '../src/observations/merge.ts'
-import { mergeBatch, mergeGroup, PG_LOCK } from '../src/observations/store.ts'
 import { DIALECTS, lazyPostgres, newDatabase, until } from './helpers.ts'
 
 const pg = lazyPostgres()

@@ -14,8 +14,8 @@
 import type { AppMetrics, DatabaseKind } from '@gatehouse/kit'
 import { GroupCommitQueue } from '@gatehouse/kit/db/group-commit.ts'
 import type { EdgeDatabase } from '../db/open.ts'
+import { mergeBatch, mergeGroup } from './group-merge.ts'
 import type { Aggregate } from './merge.ts'
-import { mergeBatch, mergeGroup } from './store.ts'
 
 /**
  * Pages per group. A policy pull waits at each of its steps for what the event loop is doing,
