@@ -52,16 +52,19 @@ const walBytes = () => {
   }
 }
 parentPort.postMessage('started')
+let failing = false
 // Sleeps until the interval ends or the serving thread sets stop[0] to 1 and notifies.
 while (Atomics.load(stop, 0) === 0) {
   Atomics.wait(stop, 0, 0, intervalMs)
   if (Atomics.load(stop, 0) !== 0) break
   try {
     passive.get()
+    failing = false
     if (walBytes() > truncateBytes) parentPort.postMessage('full')
   } catch (err) {
-    // Tried again next time; the serving thread hears of it.
-    parentPort.postMessage({ error: err.message })
+    // Tried again next time; the serving thread hears of the first failure of a run.
+    if (!failing) parentPort.postMessage({ error: err.message })
+    failing = true
   }
 }
 db.close()
