@@ -10,12 +10,13 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmdirSync,
   rmSync,
   writeFileSync,
 } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { onExit, removeQuietly } from './cleanup.ts'
 
 /**
@@ -52,8 +53,8 @@ let nextOffset = Math.floor(Math.random() * 1_000_000)
  * by its pid. A process writes its own file first and then looks for others: of two processes
  * reserving one port at once, the second to look sees the first (both may see each other, and
  * then both pass the port by), so no port goes to two live processes. Files are removed when
- * their process exits; one left by a process that died without its exit hook (SIGKILL) is
- * ignored, since its pid is no longer running, and removed.
+ * their process exits (and the port's folder with the last of them); one left by a process that
+ * died without its exit hook (SIGKILL) is ignored, since its pid is no longer running, and removed.
  */
 const RESERVATIONS = join(tmpdir(), 'gatehouse-test-ports')
 let reservations: string[] | undefined
@@ -64,13 +65,29 @@ export function reservePort(port: number): boolean {
     const mine: string[] = []
     reservations = mine
     onExit(() => {
-      for (const file of mine) rmSync(file, { force: true })
+      for (const file of mine) {
+        rmSync(file, { force: true })
+        try {
+          // The port's folder too once no process holds the port, so they do not pile up.
+          rmdirSync(dirname(file))
+        } catch {
+          // Another reservation is in it.
+        }
+      }
     })
   }
   const folder = join(RESERVATIONS, String(port))
-  mkdirSync(folder, { recursive: true })
   const file = join(folder, String(process.pid))
-  writeFileSync(file, '')
+  for (let attempt = 0; ; attempt++) {
+    mkdirSync(folder, { recursive: true })
+    try {
+      writeFileSync(file, '')
+      break
+    } catch (err) {
+      // Its last holder removed the folder, empty, as it exited: make it again.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw err
+    }
+  }
   for (const name of readdirSync(folder)) {
     if (name === String(process.pid)) continue
     if (running(Number.parseInt(name, 10))) {
