@@ -27,9 +27,17 @@ async function waitReady(child: ChildProcess, url: string): Promise<void> {
   throw new Error(`${url} not ready in 30 s`)
 }
 
+/** The profiling hook of docs/performance.md (`NODE_OPTIONS="--import …/start.mjs"`) reaches the servers too. */
+const profiling = Object.fromEntries(
+  Object.entries(process.env).filter(
+    (e): e is [string, string] =>
+      e[1] !== undefined && (e[0] === 'NODE_OPTIONS' || e[0].startsWith('GATEHOUSE_PROFILE_')),
+  ),
+)
+
 async function run(script: string, args: string[], env: Record<string, string>, ready: string): Promise<Running> {
   const child = spawn(process.execPath, [script, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', ...profiling, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
   const base = ready.replace(/\/[^/]*$/, '')
@@ -61,7 +69,8 @@ export async function startNotifyProcess(env: Record<string, string>): Promise<R
   const port = await freePort()
   return run(
     NOTIFY_MAIN,
-    ['-listen', `127.0.0.1:${port}`],
+    // `serve` is the default command; named, so the profiling hook (which matches it) finds it.
+    ['serve', '-listen', `127.0.0.1:${port}`],
     { NOTIFY_LOG_LEVEL: 'info', ...env },
     `http://127.0.0.1:${port}/readyz`,
   )

@@ -4,7 +4,8 @@
  * between two transactions, and nothing written is lost.
  */
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
@@ -77,31 +78,94 @@ describe('SQLite checkpoints in the background', () => {
     await reopened.close()
   })
 
-  test('a log past its bound is emptied between two transactions; stopping restores checkpoints on commit', async () => {
+  test('a log past its bound is caught up between two transactions, then starts over cut back; stopping restores checkpoints on commit', async () => {
     const path = join(dir, `t${files++}.db`)
     const raw = new DatabaseSync(path)
     raw.exec('pragma journal_mode = wal')
     raw.exec('create table t (id integer primary key, v text)')
-    const lock = new ConnectionLock()
-    const checkpoints = await startBackgroundCheckpoints(path, raw, lock, { intervalMs: 20, truncateBytes: 256 * 1024 })
+    // The connection's lock, counting who asks for it besides this test.
+    const inner = new ConnectionLock()
+    let asked = 0
+    const lock = {
+      acquire: () => {
+        asked++
+        return inner.acquire()
+      },
+      release: () => inner.release(),
+    }
+    const maxLogBytes = 256 * 1024
+    const checkpoints = await startBackgroundCheckpoints(path, raw, lock, { intervalMs: 20, maxLogBytes })
     assert.equal(raw.prepare('pragma wal_autocheckpoint').get()?.wal_autocheckpoint, 0)
-    // One long transaction, holding the lock as a Kysely transaction would: the log outgrows its
-    // bound, and PASSIVE checkpoints alone never shrink the file.
+    assert.equal(raw.prepare('pragma journal_size_limit').get()?.journal_size_limit, maxLogBytes)
+    // One long transaction, holding the lock as a Kysely transaction would: the log outgrows its bound.
     await lock.acquire()
     raw.exec('begin immediate')
     const insert = raw.prepare('insert into t (v) values (?)')
     for (let j = 0; j < 2000; j++) insert.run(payload)
     raw.exec('commit')
     assert.ok(walBytes(path) > 1_000_000)
-    // Emptied only once the transaction lets go of the connection.
-    await sleep(100)
-    assert.ok(walBytes(path) > 1_000_000, 'not emptied while the connection is held')
+    // The serving thread is asked to catch up, and waits for the connection to be let go.
+    await until('the catch-up to ask for the connection', () => asked === 2)
     lock.release()
-    await until('the log to be emptied', () => walBytes(path) === 0)
-    assert.equal(raw.prepare('select count(*) as n from t').get()?.n, 2000)
+    await until('the log to be copied', () => {
+      const { frames, backfilled } = walIndex(path)
+      return frames > 0 && backfilled === frames
+    })
+    // The next transaction starts the log over, and the file is cut back to the bound.
+    await lock.acquire()
+    insert.run('after')
+    lock.release()
+    assert.ok(walIndex(path).frames < 10, `the log starts over (${walIndex(path).frames} frames)`)
+    assert.ok(walBytes(path) <= maxLogBytes, `file cut back to ${walBytes(path)} bytes`)
+    assert.equal(raw.prepare('select count(*) as n from t').get()?.n, 2001)
     await checkpoints.stop()
     assert.equal(raw.prepare('pragma wal_autocheckpoint').get()?.wal_autocheckpoint, 1000)
     raw.close()
+  })
+
+  test('under steady writes the log keeps starting over instead of growing', async () => {
+    const path = join(dir, `t${files++}.db`)
+    const raw = new DatabaseSync(path)
+    raw.exec('pragma journal_mode = wal')
+    raw.exec('create table t (id integer primary key, v text)')
+    const lock = new ConnectionLock()
+    const maxLogBytes = 1024 * 1024
+    const checkpoints = await startBackgroundCheckpoints(path, raw, lock, { intervalMs: 20, maxLogBytes })
+    const insert = raw.prepare('insert into t (v) values (?)')
+    // 24 MB in transactions of 200 rows, a few ms apart, 24 times the bound: the log must start
+    // over again and again (the worker caught up in a gap, or the serving thread after a 'full').
+    let restarts = 0
+    let frames = 0
+    for (let i = 0; i < 120; i++) {
+      await lock.acquire()
+      raw.exec('begin immediate')
+      for (let j = 0; j < 200; j++) insert.run(payload)
+      raw.exec('commit')
+      lock.release()
+      const now = walIndex(path).frames
+      if (now < frames) restarts++
+      frames = now
+      await sleep(4)
+    }
+    assert.ok(restarts >= 2, `the log started over ${restarts} times`)
+    assert.equal(raw.prepare('select count(*) as n from t').get()?.n, 24_000)
+    await checkpoints.stop()
+    raw.close()
+  })
+
+  test('the worker never keeps the process alive: a database left open does not hold it', () => {
+    // A module file, not `node -e`: run that way the process exited even with the worker held (Node 24).
+    const script = join(dir, 'left-open.mjs')
+    writeFileSync(
+      script,
+      `import { openDatabase } from ${JSON.stringify(join(import.meta.dirname, '..', 'src', 'index.ts'))}
+      const d = await openDatabase({ url: ${JSON.stringify(`sqlite:${join(dir, 'left-open.db')}`)}, backgroundCheckpoints: true })
+      d.sqlite.exec('create table t (v text)')
+      console.log('open')`,
+    )
+    const r = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 20_000 })
+    assert.equal(r.stdout.trim(), 'open', r.stderr)
+    assert.equal(r.status, 0, `exit ${r.status} ${r.signal ?? ''}: ${r.stderr}`)
   })
 
   test('an in-memory database has nothing to checkpoint and starts no worker', async () => {

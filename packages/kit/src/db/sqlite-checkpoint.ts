@@ -20,8 +20,11 @@ export interface BackgroundCheckpoints {
 export interface BackgroundCheckpointOptions {
   /** Between two checkpoints, in ms (default 100). */
   intervalMs?: number
-  /** A log larger than this is emptied by a checkpoint that waits for the writer (default 64 MiB). */
-  truncateBytes?: number
+  /**
+   * A log that has grown past this without starting over is caught up by the serving thread, and
+   * the log file is cut back to this size when it starts over (default 64 MiB).
+   */
+  maxLogBytes?: number
   /** Called with what went wrong when the worker cannot checkpoint or has stopped (default: ignored). */
   onError?: (message: string) => void
 }
@@ -30,27 +33,22 @@ export interface BackgroundCheckpointOptions {
  * The worker thread: its own connection to the database file, copying the write-ahead log into
  * the file every `intervalMs` while the serving thread writes. A PASSIVE checkpoint takes no lock
  * a writer waits on. SQLite starts the log over only when a writer finds it wholly copied, which
- * continuous writes can prevent: when the log has grown past `truncateBytes`, the worker says so
- * (`full`) and the serving thread empties it between two of its transactions.
+ * continuous writes can prevent (the worker copies what was there when it began, and more has come
+ * meanwhile): when the log holds more than `maxLogBytes`, the worker says so (`full`) and the
+ * serving thread copies the rest between two of its transactions, so its next one starts the log
+ * over.
  *
  * Plain JavaScript run by `eval`, not a TypeScript module: a worker loading a .ts file loads
  * Node's type stripper into its own heap first (measured: 26 MB and 55 ms to start against 17 MB
  * and 39 ms).
  */
 const WORKER = `
-const { statSync } = require('node:fs')
 const { DatabaseSync } = require('node:sqlite')
 const { parentPort, workerData } = require('node:worker_threads')
-const { path, intervalMs, truncateBytes, stop } = workerData
+const { path, intervalMs, maxLogBytes, stop } = workerData
 const db = new DatabaseSync(path, { timeout: 1000 })
 const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
-const walBytes = () => {
-  try {
-    return statSync(path + '-wal').size
-  } catch {
-    return 0
-  }
-}
+const pageBytes = db.prepare('PRAGMA page_size').get().page_size
 parentPort.postMessage('started')
 let failing = false
 // Sleeps until the interval ends or the serving thread sets stop[0] to 1 and notifies.
@@ -58,9 +56,10 @@ while (Atomics.load(stop, 0) === 0) {
   Atomics.wait(stop, 0, 0, intervalMs)
   if (Atomics.load(stop, 0) !== 0) break
   try {
-    passive.get()
+    // log: the frames (pages) in the log since it last started over.
+    const { log } = passive.get()
     failing = false
-    if (walBytes() > truncateBytes) parentPort.postMessage('full')
+    if (log * pageBytes > maxLogBytes) parentPort.postMessage('full')
   } catch (err) {
     // Tried again next time; the serving thread hears of the first failure of a run.
     if (!failing) parentPort.postMessage({ error: err.message })
@@ -91,18 +90,18 @@ export async function startBackgroundCheckpoints(
   options: BackgroundCheckpointOptions = {},
 ): Promise<BackgroundCheckpoints> {
   const stop = new Int32Array(new SharedArrayBuffer(4))
+  const maxLogBytes = options.maxLogBytes ?? 64 * 1024 * 1024
   const worker = new Worker(WORKER, {
     eval: true,
     workerData: {
       path,
       intervalMs: options.intervalMs ?? 100,
-      truncateBytes: options.truncateBytes ?? 64 * 1024 * 1024,
+      maxLogBytes,
       stop,
     },
     // Its own small heap: it holds one statement.
     resourceLimits: { maxOldGenerationSizeMb: 16 },
   })
-  worker.unref()
   const restore = () => {
     if (connection.isOpen) connection.exec(`PRAGMA wal_autocheckpoint=${AUTOCHECKPOINT_PAGES}`)
   }
@@ -118,28 +117,33 @@ export async function startBackgroundCheckpoints(
     throw err
   }
   connection.exec('PRAGMA wal_autocheckpoint=0')
+  // A log file that grew while the log could not start over is cut back when it does.
+  connection.exec(`PRAGMA journal_size_limit=${maxLogBytes}`)
   let running = true
-  let emptying = false
-  // The log outgrew its bound: empty it between two transactions of this connection (the
-  // worker has copied most of it already, so this copies the rest and truncates the file).
-  const empty = async () => {
-    if (emptying) return
-    emptying = true
+  let catchingUp = false
+  // The log outgrew its bound: copy the rest between two transactions of this connection (the
+  // worker has copied most of it already), so the next one starts the log over.
+  const catchUp = async () => {
+    if (catchingUp) return
+    catchingUp = true
     await lock.acquire()
     try {
-      if (connection.isOpen) connection.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+      if (connection.isOpen) connection.exec('PRAGMA wal_checkpoint(PASSIVE)')
     } catch (err) {
-      options.onError?.(`emptying the write-ahead log: ${(err as Error).message}`)
+      options.onError?.(`catching up with the write-ahead log: ${(err as Error).message}`)
     } finally {
       lock.release()
-      emptying = false
+      catchingUp = false
     }
   }
   worker.on('message', (m: 'full' | { error?: string }) => {
-    if (m === 'full') void empty()
+    if (m === 'full') void catchUp()
     else if (typeof m === 'object' && m.error) options.onError?.(m.error)
   })
   worker.on('error', (err) => options.onError?.(err.message))
+  // Last, after the listeners (a 'message' listener refs the worker's port again): the worker
+  // never keeps the process alive on its own.
+  worker.unref()
   worker.on('exit', () => {
     // Stopped, or failed: the connection checkpoints on commit again.
     if (running) options.onError?.('the checkpoint worker stopped; checkpoints run on commit again')
