@@ -38,6 +38,15 @@ function walIndex(path: string) {
   return { frames: shm.readUInt32LE(16), backfilled: shm.readUInt32LE(96) }
 }
 
+/** A fresh database file in WAL mode with a table `t`, on a connection of its own. */
+function walTable() {
+  const path = join(dir, `t${files++}.db`)
+  const raw = new DatabaseSync(path)
+  raw.exec('pragma journal_mode = wal')
+  raw.exec('create table t (id integer primary key, v text)')
+  return { path, raw }
+}
+
 const walBytes = (path: string) => (existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0)
 const payload = 'x'.repeat(1000)
 
@@ -79,10 +88,7 @@ describe('SQLite checkpoints in the background', () => {
   })
 
   test('a log past its bound is caught up between two transactions, then starts over cut back; stopping restores checkpoints on commit', async () => {
-    const path = join(dir, `t${files++}.db`)
-    const raw = new DatabaseSync(path)
-    raw.exec('pragma journal_mode = wal')
-    raw.exec('create table t (id integer primary key, v text)')
+    const { path, raw } = walTable()
     // The connection's lock, counting who asks for it besides this test.
     const inner = new ConnectionLock()
     let asked = 0
@@ -124,10 +130,7 @@ describe('SQLite checkpoints in the background', () => {
   })
 
   test('under steady writes the log keeps starting over instead of growing', async () => {
-    const path = join(dir, `t${files++}.db`)
-    const raw = new DatabaseSync(path)
-    raw.exec('pragma journal_mode = wal')
-    raw.exec('create table t (id integer primary key, v text)')
+    const { path, raw } = walTable()
     const lock = new ConnectionLock()
     const maxLogBytes = 1024 * 1024
     const checkpoints = await startBackgroundCheckpoints(path, raw, lock, { intervalMs: 20, maxLogBytes })
