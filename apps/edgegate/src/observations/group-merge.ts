@@ -126,7 +126,7 @@ export const PG_UPSERT = serverPrepared(
  * PostgreSQL: lock and read the stored rows of a chunk's keys, given as two joined texts
  * (instance ids, fingerprints; each value preceded by U+0001), in the order given (key order:
  * groups lock in one order, so two cannot deadlock). One fixed text whatever the chunk, so it
- * runs prepared: the statement with a placeholder per key had a new text for every shape of
+ * runs prepared: the statement with a parameter per key had a new text for every shape of
  * group, parsed and planned each time. Written as a lateral lookup by primary key because a
  * prepared statement keeps a generic plan: as a join, the plan made while the table was young
  * hashed a sequential scan of it, and kept doing so as it grew, until the next ANALYZE (measured
@@ -223,7 +223,7 @@ export function sqliteStatements(database: EdgeDatabase): SqliteStatements {
   if (out === undefined) {
     const { db } = database
     const key = { instance_id: '', fingerprint: '' }
-    // Built with placeholder values; each run passes the values in the statement's order: the
+    // Built with example values; each run passes the values in the statement's order: the
     // insert's ALL_COLUMNS, the update's COLUMNS then the key.
     const example = Object.fromEntries(ALL_COLUMNS.map((c) => [c, ''])) as unknown as NewFingerprint
     const update = Object.fromEntries(COLUMNS.map((c) => [c, ''])) as unknown as Partial<NewFingerprint>
