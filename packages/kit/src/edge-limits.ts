@@ -123,8 +123,18 @@ function distinct<T>(a: readonly T[], b: readonly T[]): T[] {
   return [...set]
 }
 
+/** Whether every value comes strictly after the one before it (so the values are distinct too). */
+function increasing<T>(xs: readonly T[], compare: (x: T, y: T) => number): boolean {
+  for (let i = 1; i < xs.length; i++) if (!(compare(xs[i - 1]!, xs[i]!) < 0)) return false
+  return true
+}
+
+const comparePorts = (x: number, y: number) => x - y
+
 /** The IP set rule: distinct addresses in `compareIps` order, the first 128 kept. */
 export function mergeIpSet(a: readonly string[], b: readonly string[]): string[] {
+  // A gate's set arrives as it keeps it, in this order already: one pass, no set or sort.
+  if (a.length === 0 && increasing(b, compareIps)) return b.slice(0, MAX)
   const out = distinct(a, b)
   if (out.length > 1) out.sort(compareIps)
   if (out.length > MAX) out.length = MAX
@@ -133,8 +143,9 @@ export function mergeIpSet(a: readonly string[], b: readonly string[]): string[]
 
 /** The port set rule: distinct ports in numeric order, the first 128 kept. */
 export function mergePortSet(a: readonly number[], b: readonly number[]): number[] {
+  if (a.length === 0 && increasing(b, comparePorts)) return b.slice(0, MAX)
   const out = distinct(a, b)
-  if (out.length > 1) out.sort((x, y) => x - y)
+  if (out.length > 1) out.sort(comparePorts)
   if (out.length > MAX) out.length = MAX
   return out
 }
@@ -156,18 +167,66 @@ export function mergeSightingLists<S extends SightingLike>(
   time: (s: S) => number,
   cutoffMs = Number.NEGATIVE_INFINITY,
 ): S[] {
-  const byPair = new Map<string, { s: S; t: number }>()
-  const add = (s: S) => {
-    const t = time(s)
-    if (!(t >= cutoffMs)) return
-    const key = `${s.ip}|${s.port}`
-    const prev = byPair.get(key)
-    if (!prev || prev.t <= t) byPair.set(key, { s, t })
+  const n = a.length + b.length
+  const at = (i: number) => (i < a.length ? a[i]! : b[i - a.length]!)
+  // A pair's key: a number (the address's value and the port) when every sighting has a dotted
+  // quad and a port in range, as the gates report; otherwise the text `ip|port`. Both key the
+  // same pairs; the number saves building and hashing a string per sighting (a stored
+  // fingerprint's 128 merged with an upload's 128 on every upload: the control plane's ingest).
+  const keys = new Array<number | string>(n)
+  for (let i = 0; i < n; i++) {
+    const s = at(i)
+    const v =
+      typeof s.port === 'number' && Number.isInteger(s.port) && s.port >= 0 && s.port <= 65535 ? dottedQuad(s.ip) : -1
+    if (v < 0) {
+      for (let j = 0; j < n; j++) keys[j] = `${at(j).ip}|${at(j).port}`
+      break
+    }
+    keys[i] = v * 65536 + s.port
   }
-  for (const s of a) add(s)
-  for (const s of b) add(s)
-  const out = [...byPair.values()]
-  if (out.length > 1) out.sort((x, y) => y.t - x.t || compareIps(x.s.ip, y.s.ip) || x.s.port - y.s.port)
-  if (out.length > MAX) out.length = MAX
-  return out.map((x) => x.s)
+  // The newest sighting per pair, in the position where the pair first came (a, then b); at the
+  // same instant the later one.
+  const slot = new Map<number | string, number>()
+  const kept: S[] = []
+  const times: number[] = []
+  for (let i = 0; i < n; i++) {
+    const s = at(i)
+    const t = time(s)
+    if (!(t >= cutoffMs)) continue
+    const k = slot.get(keys[i]!)
+    if (k === undefined) {
+      slot.set(keys[i]!, kept.length)
+      kept.push(s)
+      times.push(t)
+    } else if (times[k]! <= t) {
+      kept[k] = s
+      times[k] = t
+    }
+  }
+  // Newest first, then by address and port; pairs that compare equal (two texts of one address)
+  // keep their position (a stable order).
+  const before = (x: number, y: number) =>
+    times[y]! - times[x]! || compareIps(kept[x]!.ip, kept[y]!.ip) || kept[x]!.port - kept[y]!.port
+  const m = kept.length
+  // Two stored lists are each in that order already, so `kept` is usually one or two ordered
+  // runs: merged in one pass, without sorting.
+  let run = 1
+  while (run < m && before(run - 1, run) <= 0) run++
+  if (run === m) {
+    if (m > MAX) kept.length = MAX
+    return kept
+  }
+  let end = run + 1
+  while (end < m && before(end - 1, end) <= 0) end++
+  const out: S[] = []
+  if (end === m) {
+    let i = 0
+    let j = run
+    while (out.length < MAX && (i < run || j < m))
+      out.push(kept[j === m || (i < run && before(i, j) <= 0) ? i++ : j++]!)
+    return out
+  }
+  const order = Array.from({ length: m }, (_, i) => i).sort(before)
+  for (let i = 0; i < m && i < MAX; i++) out.push(kept[order[i]!]!)
+  return out
 }

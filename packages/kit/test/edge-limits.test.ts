@@ -87,6 +87,53 @@ describe('edge merge rules', () => {
     assert.deepEqual(mergeSightingLists(a, [{ ip: '192.0.2.2', port: 22, t: 9, relay: 0 }], time, 6).length, 1)
   })
 
+  test('sightings: the same result as the rule written plainly (a map by pair, then one sort)', () => {
+    // The rule as it was first written; the kit's version keys pairs by number and merges
+    // ordered runs instead of sorting, and must not change a single result.
+    type R = S & { tag: number }
+    const plainly = (a: readonly R[], b: readonly R[], cutoff: number): R[] => {
+      const byPair = new Map<string, { s: R; t: number }>()
+      for (const s of [...a, ...b]) {
+        if (!(s.t >= cutoff)) continue
+        const prev = byPair.get(`${s.ip}|${s.port}`)
+        if (!prev || prev.t <= s.t) byPair.set(`${s.ip}|${s.port}`, { s, t: s.t })
+      }
+      const out = [...byPair.values()].sort((x, y) => y.t - x.t || compareIps(x.s.ip, y.s.ip) || x.s.port - y.s.port)
+      return out.slice(0, EDGE_LIMITS.perFingerprint).map((x) => x.s)
+    }
+    // Three kinds of lists: as gates report them (dotted quads, ports in range: numeric keys);
+    // with addresses that are one address in two texts, texts that are no address, ports out of
+    // range or not integers (text keys, pairs that compare equal); and from a few values, so
+    // the same pair and instant, and equal-comparing pairs, meet across the two lists.
+    const odd = fc.constantFrom('::1', '0::1', '::ffff:10.0.0.1', '10.0.0.01', 'junk', ' 10.0.0.1')
+    const oddPort = fc.oneof(fc.integer({ min: 1, max: 4 }), fc.constantFrom(0, 65535, 65536, -1, 2.5))
+    const t = fc.integer({ min: 0, max: 6 })
+    const tag = fc.nat()
+    const kinds = [
+      fc.record({ ip: ipv4, port: fc.integer({ min: 0, max: 65535 }), t, tag }),
+      fc.record({ ip: fc.oneof(ipv4, ipv6, odd), port: oddPort, t, tag }),
+      fc.record({
+        ip: fc.constantFrom('::1', '0::1', '10.0.0.1', '10.0.0.2'),
+        port: fc.constantFrom(1, 2),
+        t: fc.integer({ min: 0, max: 1 }),
+        tag,
+      }),
+    ]
+    for (const kind of kinds) {
+      // Lists as stored (already merged: ordered runs) and as they arrive (any order, repeats).
+      const arriving = fc.array(kind, { maxLength: 200 })
+      const stored = arriving.map((xs) => plainly(xs, [], Number.NEGATIVE_INFINITY))
+      const anyList = fc.oneof(stored, arriving)
+      fc.assert(
+        fc.property(anyList, anyList, fc.integer({ min: -1, max: 4 }), (a, b, cutoff) => {
+          assert.deepEqual(mergeSightingLists(a, b, time, cutoff), plainly(a, b, cutoff))
+          assert.deepEqual(mergeSightingLists(a, b, time), plainly(a, b, Number.NEGATIVE_INFINITY))
+        }),
+        { numRuns: 300 },
+      )
+    }
+  })
+
   test('properties: sightings, IPs and ports merge as joins, bounded to 128', () => {
     fc.assert(
       fc.property(list, list, list, (x, y, z) => {
@@ -106,6 +153,18 @@ describe('edge merge rules', () => {
         assert.deepEqual(xy, mergeIpSet(y, x))
         assert.deepEqual(mergeIpSet(xy, x), xy)
         assert.deepEqual(xy, [...new Set([...x, ...y])].sort(compareIps).slice(0, EDGE_LIMITS.perFingerprint))
+      }),
+    )
+    // A set as a gate keeps it (already in order, maybe repeating a value) merged into nothing.
+    fc.assert(
+      fc.property(fc.array(ip, { maxLength: 300 }), fc.array(fc.nat(65535), { maxLength: 300 }), (x, p) => {
+        for (const xs of [x, [...x].sort(compareIps), [...new Set(x)].sort(compareIps)])
+          assert.deepEqual(mergeIpSet([], xs), [...new Set(xs)].sort(compareIps).slice(0, EDGE_LIMITS.perFingerprint))
+        for (const ps of [p, [...p].sort((a, b) => a - b), [...new Set(p)].sort((a, b) => a - b)])
+          assert.deepEqual(
+            mergePortSet([], ps),
+            [...new Set(ps)].sort((a, b) => a - b).slice(0, EDGE_LIMITS.perFingerprint),
+          )
       }),
     )
     fc.assert(
