@@ -27,11 +27,52 @@ const cache = new Map<string, number | undefined>()
  */
 export function parseTimestampMicros(text: string): number | undefined {
   if (typeof text !== 'string') return undefined
+  // What every writer here sends (toISOString: `2026-11-22T05:19:26.123Z`) is read by position:
+  // as quick as a cache lookup, which a gate's 128 distinct sighting times mostly miss.
+  if (text.length === 24) {
+    const value = parseIsoMillis(text)
+    if (value !== NOT_ISO) return value
+  }
   if (cache.has(text)) return cache.get(text)
   const value = parse(text)
   if (cache.size >= 10_000) cache.clear()
   if (text.length <= 40) cache.set(text, value)
   return value
+}
+
+const NOT_ISO = -1
+// Positions of the separators in `YYYY-MM-DDTHH:MM:SS.sssZ`; every other position is a digit.
+const ISO_SEPARATORS = new Map([
+  [4, 45],
+  [7, 45],
+  [10, 84],
+  [13, 58],
+  [16, 58],
+  [19, 46],
+  [23, 90],
+])
+const ISO_DIGITS = Array.from({ length: 23 }, (_, i) => i).filter((i) => !ISO_SEPARATORS.has(i))
+
+/** `parse(text)` for a 24-character `YYYY-MM-DDTHH:MM:SS.sssZ`; NOT_ISO for any other text. */
+function parseIsoMillis(text: string): number | undefined {
+  for (const [i, c] of ISO_SEPARATORS) if (text.charCodeAt(i) !== c) return NOT_ISO
+  for (const i of ISO_DIGITS) {
+    const c = text.charCodeAt(i)
+    if (c < 48 || c > 57) return NOT_ISO
+  }
+  const n = (from: number, to: number) => {
+    let v = 0
+    for (let i = from; i < to; i++) v = v * 10 + text.charCodeAt(i) - 48
+    return v
+  }
+  const y = n(0, 4)
+  const mo = n(5, 7)
+  const d = n(8, 10)
+  const h = n(11, 13)
+  const mi = n(14, 16)
+  const s = n(17, 19)
+  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || s > 59) return undefined
+  return Date.UTC(y, mo - 1, d, h, mi, s) * 1000 + n(20, 23) * 1000
 }
 
 function parse(text: string): number | undefined {

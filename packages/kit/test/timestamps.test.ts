@@ -69,6 +69,28 @@ describe('RFC 3339 timestamps', () => {
     )
     assert.equal(formatTimestampMicros(NEW_YEAR * 1000 + 7), '2026-01-01T00:00:00.000007Z')
   })
+  test('the form every writer sends, read by position, reads as the general parser reads it', () => {
+    // Any digits in every digit position (months 00-99, February 29-31, years before 1970...),
+    // against the same instant spelled with an offset or a lower-case z (the general parser).
+    const digits = (n: number) =>
+      fc.array(fc.integer({ min: 0, max: 9 }), { minLength: n, maxLength: n }).map((d) => d.join(''))
+    const likely = fc.oneof(fc.constantFrom('1969', '1970', '2000', '2024', '2026', '2100'), digits(4))
+    const month = fc.oneof(fc.constantFrom('00', '02', '04', '12', '13'), digits(2))
+    const day = fc.oneof(fc.constantFrom('00', '28', '29', '30', '31', '32'), digits(2))
+    fc.assert(
+      fc.property(likely, month, day, digits(2), digits(2), digits(2), digits(3), (y, mo, d, h, mi, s, f) => {
+        const text = `${y}-${mo}-${d}T${h}:${mi}:${s}.${f}Z`
+        const general = parseTimestampMicros(`${text.slice(0, 23)}+00:00`)
+        assert.equal(parseTimestampMicros(text), general, text)
+        assert.equal(parseTimestampMicros(`${text.slice(0, 23)}z`), general, text)
+      }),
+      { numRuns: 2000 },
+    )
+    for (const ms of [0, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2100, 1, 28), NEW_YEAR + 1])
+      assert.equal(parseTimestampMicros(new Date(ms).toISOString()), ms * 1000)
+    assert.equal(parseTimestampMicros('2026-01-01T00:00:00.000 '), undefined)
+    assert.equal(parseTimestampMicros('2026-01-01T00:00:00,000Z'), undefined)
+  })
   test('arbitrary text never throws', () => {
     fc.assert(fc.property(fc.string(), (s) => void parseTimestampMicros(s)))
   })
