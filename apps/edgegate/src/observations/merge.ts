@@ -177,10 +177,74 @@ export function toRow(instanceId: string, a: Aggregate, now: number): NewFingerp
   }
 }
 
-/** Whether every canonical address of `ips` is in the stored JSON array text (quoted tokens). */
-function ipsStored(text: string, ips: readonly string[]): boolean {
+/**
+ * Whether every canonical address of `ips` is in the stored JSON array text (quoted tokens).
+ * `encoded` is `JSON.stringify(ips)`: a gate that reports its whole set again, unchanged, sends
+ * exactly the stored text (both are canonical), checked in one comparison.
+ */
+function ipsStored(text: string, ips: readonly string[], encoded: string): boolean {
+  if (text === encoded) return true
   for (const x of ips) if (!text.includes(`"${x}"`)) return false
   return true
+}
+
+/** Whether `u`, a decoded stored sighting, comes strictly after `m` in the kit's sighting order. */
+function after(u: unknown, m: StoredSighting): boolean {
+  const s = u as StoredSighting
+  if (s === null || typeof s !== 'object' || typeof s.ip !== 'string') return false
+  if (typeof s.port !== 'number' || typeof s.last_seen_ms !== 'number') return false
+  if (s.last_seen_ms !== m.last_seen_ms) return s.last_seen_ms < m.last_seen_ms
+  const c = compareIps(s.ip, m.ip)
+  return c > 0 || (c === 0 && s.port > m.port)
+}
+
+/**
+ * `JSON.stringify(b)` when the stored sightings merged with `b`'s are `b`'s own, else undefined,
+ * found without decoding the stored text. The steady state of a busy fingerprint is a gate
+ * uploading its 128 newest sightings, a few new, the rest already stored: the stored text then
+ * opens with the tail of b's encoding (both are the same canonical order in the same encoding).
+ * When it does, and everything stored after that tail comes after b's last sighting, every
+ * stored sighting is either one of b's or cut by the 128-sighting bound: the merge is `b`.
+ * Anything else (another encoding, an older upload, a short list) goes the long way; the test
+ * suite checks both give the same row. `b` must be canonical, as every Aggregate's sightings
+ * are (the output of mergeSightings), but may hold sightings this merge's cutoff drops.
+ */
+export function coveredSightings(stored: string, b: readonly StoredSighting[], cutoffMs: number): string | undefined {
+  for (const s of b) if (!(s.last_seen_ms >= cutoffMs)) return undefined
+  if (stored === '[]') return JSON.stringify(b)
+  if (!stored.startsWith('[{')) return undefined
+  const firstEnd = stored.indexOf('}')
+  if (firstEnd < 0) return undefined
+  // First a cheap look: is the stored list's newest sighting one of b's?
+  let first: StoredSighting
+  try {
+    first = JSON.parse(stored.slice(1, firstEnd + 1))
+  } catch {
+    return undefined
+  }
+  if (!b.some((s) => s.last_seen_ms === first.last_seen_ms && s.port === first.port && s.ip === first.ip))
+    return undefined
+  const encoded = JSON.stringify(b)
+  if (stored === encoded) return encoded
+  // Where that sighting starts one of b's encoded entries.
+  const p = encoded.indexOf(stored.slice(1, firstEnd + 1))
+  if (p < 1 || encoded.charCodeAt(p - 1) !== (p === 1 ? 91 : 44)) return undefined
+  const shared = encoded.length - 1 - p
+  if (!stored.startsWith(encoded.slice(p, -1), 1)) return undefined
+  const rest = stored.slice(1 + shared)
+  if (rest === ']') return encoded
+  // Stored sightings beyond b's: dropped only if b holds the 128 the merge keeps.
+  if (b.length < EDGE_LIMITS.perFingerprint || rest.charCodeAt(0) !== 44) return undefined
+  let tail: unknown
+  try {
+    tail = JSON.parse(`[${rest.slice(1)}`)
+  } catch {
+    return undefined
+  }
+  if (!Array.isArray(tail)) return undefined
+  const last = b[b.length - 1]!
+  for (const u of tail) if (!after(u, last)) return undefined
+  return encoded
 }
 
 /** Whether every port is in the stored JSON array text of integers. */
@@ -215,7 +279,9 @@ export function mergeIntoRow(
     : row.metadata !== '{}' || !bHasMetadata
       ? row.metadata
       : JSON.stringify(b.metadata)
-  const sightings = mergeSightings(JSON.parse(row.sightings), b.sightings, cutoffMs)
+  const covered = coveredSightings(row.sightings, b.sightings, cutoffMs)
+  const sightings =
+    covered !== undefined ? b.sightings : mergeSightings(JSON.parse(row.sightings), b.sightings, cutoffMs)
   const merged = { sightings } as Aggregate
   return {
     instance_id: instanceId,
@@ -224,9 +290,11 @@ export function mergeIntoRow(
     first_seen_ms: Math.min(Number(row.first_seen_ms), b.first_seen_ms),
     last_seen_ms: Math.max(aLast, b.last_seen_ms),
     count: Math.max(aCount, b.count),
-    ips: ipsStored(row.ips, b.ips) ? row.ips : JSON.stringify(mergeIps(JSON.parse(row.ips), b.ips)),
+    ips: ipsStored(row.ips, b.ips, JSON.stringify(b.ips))
+      ? row.ips
+      : JSON.stringify(mergeIps(JSON.parse(row.ips), b.ips)),
     ports: portsStored(row.ports, b.ports) ? row.ports : JSON.stringify(mergePorts(JSON.parse(row.ports), b.ports)),
-    sightings: JSON.stringify(sightings),
+    sightings: covered ?? JSON.stringify(sightings),
     oldest_sighting_ms: oldestSighting(merged),
     metadata,
     updated_ms: now,
