@@ -34,13 +34,13 @@ const PULLS = 1000
 /** Rows per statement of the ingest floor: 64 pages, the most the server's group commit takes. */
 const FLOOR_ROWS = 64 * PAGE
 // Knobs for iterating (the defaults run everything, as reported in docs/performance/edgegate.md):
-// EDGEGATE_BENCH_DIALECTS=sqlite,postgres  EDGEGATE_BENCH_PARTS=ingest,pulls  EDGEGATE_BENCH_ROUNDS=3
+// EDGEGATE_BENCH_DIALECTS=sqlite,postgres  EDGEGATE_BENCH_PARTS=ingest,full,pulls  EDGEGATE_BENCH_ROUNDS=3
 // EDGEGATE_BENCH_PAGES_PER_GATE=160 (40 until 2026-11-29: rounds of half a second swung too much)
 // EDGEGATE_BENCH_BUSY_PULLS=250 (pulls timed during ingest: at 250 the p99 is the third-slowest pull)
 const BUSY_PULLS = Number(process.env.EDGEGATE_BENCH_BUSY_PULLS ?? PULLS / 4)
 const ROUNDS = Number(process.env.EDGEGATE_BENCH_ROUNDS ?? 3)
 const DIALECT_LIST = (process.env.EDGEGATE_BENCH_DIALECTS ?? 'sqlite,postgres').split(',')
-const PARTS = new Set((process.env.EDGEGATE_BENCH_PARTS ?? 'ingest,pulls').split(','))
+const PARTS = new Set((process.env.EDGEGATE_BENCH_PARTS ?? 'ingest,full,pulls').split(','))
 
 const tls = makeTls()
 let postgres: Postgres | undefined
@@ -144,6 +144,7 @@ async function benchDialect(dialect: 'sqlite' | 'postgres') {
   try {
     // --- Observation ingest over HTTPS -------------------------------------------------
     if (PARTS.has('ingest')) await benchIngest(out, server, tokens, agent, direct)
+    if (PARTS.has('full')) await benchFullSets(out, server, tokens, agent)
     if (PARTS.has('pulls')) await benchPulls(out, server, tokens, agent, direct)
   } finally {
     await direct.close()
@@ -341,6 +342,86 @@ async function benchIngest(
     out['ingest ratio HTTPS / raw SQL (new / merge)'] =
       `${(rate(best.newMs) / rate(best.baseMs)).toFixed(2)} / ${(rate(best.mergeMs) / rate(best.baseMergeMs)).toFixed(2)}`
   }
+}
+
+/**
+ * One page of a gate in the steady state: every fingerprint already holds the 128 sightings the
+ * spec keeps (each connection adds an IP/port pair, so any fingerprint seen 128 times does), and
+ * the gate uploads the entry whole, as `toObservation` does: its 128 newest sightings, newest
+ * first, of which `NEW_PER_UPLOAD` arrived since the previous upload, and its 128 addresses.
+ * Upload `u` carries sightings j = 4u .. 4u + 127 (port 20000 + j, j seconds after `t0`).
+ */
+const NEW_PER_UPLOAD = 4
+function fullPage(gate: number, n: number, upload: number, t0: number) {
+  const time = (j: number) => new Date(t0 + j * 1000).toISOString()
+  const top = NEW_PER_UPLOAD * upload + 127
+  // A busy fingerprint's address set is full too: 128 addresses, in the kit's order, as gates keep it.
+  const ips = Array.from({ length: 128 }, (_, k) => `10.${gate}.${k}.${(n % 254) + 1}`)
+  return Array.from({ length: PAGE }, (_, i) => ({
+    fingerprint:
+      `f${gate.toString(16).padStart(4, '0')}${n.toString(16).padStart(6, '0')}${i.toString(16).padStart(2, '0')}`.padEnd(
+        32,
+        '0',
+      ),
+    status: 'unknown' as const,
+    first_seen: time(0),
+    last_seen: time(top),
+    ips,
+    ports: [22],
+    sightings: Array.from({ length: 128 }, (_, k) => ({
+      ip: ips[(top - k) % 128]!,
+      port: 20000 + top - k,
+      last_seen: time(top - k),
+    })),
+    count: top + 1,
+    metadata: { kex_algorithms: 'curve25519-sha256,ecdh-sha2-nistp256', first_kex_packet_follows: 'false' },
+  }))
+}
+
+/** Ingest in the steady state (see fullPage): what a busy deployment's uploads cost the server. */
+async function benchFullSets(
+  out: Record<string, string>,
+  server: Server,
+  tokens: Record<string, string>,
+  agent: Agent,
+) {
+  const pagesPerGate = Math.max(1, Math.floor(PAGES_PER_GATE / 8))
+  const total = GATES * pagesPerGate
+  const origin = new URL(server.base).origin
+  const t0 = Date.now() - 3_600_000
+  const post = (upload: number) => {
+    const requests = Array.from({ length: total }, (_, i) => {
+      const gate = i % GATES
+      const id = `gate-${gate}`
+      return {
+        origin,
+        path: `/v1/observations/batch?instance_id=${id}`,
+        method: 'POST' as const,
+        headers: { authorization: `Bearer ${tokens[id]}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ instance_id: id, observations: fullPage(gate, Math.floor(i / GATES), upload, t0) }),
+      }
+    })
+    return async (i: number) => {
+      const res = await agent.request(requests[i]!)
+      const text = await res.body.text()
+      if (res.statusCode !== 200 || text !== `{"accepted":${PAGE}}`)
+        throw new Error(`ingest answered ${res.statusCode} ${text.slice(0, 200)}`)
+    }
+  }
+  // Upload 0 fills the fingerprints; each later one is timed.
+  await pool(total, GATES, post(0))
+  let bestMs = Infinity
+  let bestCpu = Infinity
+  for (let u = 1; u <= ROUNDS; u++) {
+    const work = post(u)
+    const cpu0 = await serverMetrics(server.base, agent)
+    bestMs = Math.min(bestMs, await pool(total, GATES, work))
+    const cpu1 = await serverMetrics(server.base, agent)
+    bestCpu = Math.min(bestCpu, (cpu1.cpu - cpu0.cpu) / (total * PAGE))
+  }
+  const obs = total * PAGE
+  out[`ingest, fingerprints holding 128 sightings, uploads of 128 (${NEW_PER_UPLOAD} new)`] =
+    `${((obs / bestMs) * 1000).toFixed(0)} obs/s (${total} pages of ${PAGE}), server CPU ${(bestCpu * 1e6).toFixed(0)} µs per observation`
 }
 
 async function benchPulls(
