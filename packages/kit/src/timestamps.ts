@@ -41,38 +41,38 @@ export function parseTimestampMicros(text: string): number | undefined {
 }
 
 const NOT_ISO = -1
-// Positions of the separators in `YYYY-MM-DDTHH:MM:SS.sssZ`; every other position is a digit.
-const ISO_SEPARATORS = new Map([
-  [4, 45],
-  [7, 45],
-  [10, 84],
-  [13, 58],
-  [16, 58],
-  [19, 46],
-  [23, 90],
-])
-const ISO_DIGITS = Array.from({ length: 23 }, (_, i) => i).filter((i) => !ISO_SEPARATORS.has(i))
+
+/** The value of `text`'s two digits at `i`, or a negative number when they are not digits. */
+function two(text: string, i: number): number {
+  const a = text.charCodeAt(i) - 48
+  const b = text.charCodeAt(i + 1) - 48
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1000
+}
 
 /** `parse(text)` for a 24-character `YYYY-MM-DDTHH:MM:SS.sssZ`; NOT_ISO for any other text. */
 function parseIsoMillis(text: string): number | undefined {
-  for (const [i, c] of ISO_SEPARATORS) if (text.charCodeAt(i) !== c) return NOT_ISO
-  for (const i of ISO_DIGITS) {
-    const c = text.charCodeAt(i)
-    if (c < 48 || c > 57) return NOT_ISO
-  }
-  const n = (from: number, to: number) => {
-    let v = 0
-    for (let i = from; i < to; i++) v = v * 10 + text.charCodeAt(i) - 48
-    return v
-  }
-  const y = n(0, 4)
-  const mo = n(5, 7)
-  const d = n(8, 10)
-  const h = n(11, 13)
-  const mi = n(14, 16)
-  const s = n(17, 19)
+  if (
+    text.charCodeAt(4) !== 45 ||
+    text.charCodeAt(7) !== 45 ||
+    text.charCodeAt(10) !== 84 ||
+    text.charCodeAt(13) !== 58 ||
+    text.charCodeAt(16) !== 58 ||
+    text.charCodeAt(19) !== 46 ||
+    text.charCodeAt(23) !== 90
+  )
+    return NOT_ISO
+  const y = two(text, 0) * 100 + two(text, 2)
+  const mo = two(text, 5)
+  const d = two(text, 8)
+  const h = two(text, 11)
+  const mi = two(text, 14)
+  const s = two(text, 17)
+  const f1 = text.charCodeAt(20) - 48
+  const f23 = two(text, 21)
+  // Any position not a digit makes its value negative (two() at -1000 outweighs the rest).
+  if (y < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || s < 0 || f1 < 0 || f1 > 9 || f23 < 0) return NOT_ISO
   if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || s > 59) return undefined
-  return Date.UTC(y, mo - 1, d, h, mi, s) * 1000 + n(20, 23) * 1000
+  return Date.UTC(y, mo - 1, d, h, mi, s) * 1000 + (f1 * 100 + f23) * 1000
 }
 
 function parse(text: string): number | undefined {

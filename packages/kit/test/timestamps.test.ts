@@ -86,6 +86,17 @@ describe('RFC 3339 timestamps', () => {
       }),
       { numRuns: 2000 },
     )
+    // Any characters near a digit's code (':' and '/' around '0'-'9') and the separators anywhere.
+    const char = fc.oneof(fc.integer({ min: 0, max: 9 }).map(String), fc.constantFrom(':', '/', '-', 'T', '.', 'Z'))
+    fc.assert(
+      fc.property(fc.array(char, { minLength: 23, maxLength: 23 }), fc.nat(22), (chars, at) => {
+        const shaped = '2026-11-29T12:34:56.789'.split('')
+        shaped[at] = chars[at]!
+        for (const head of [chars.join(''), shaped.join('')])
+          assert.equal(parseTimestampMicros(`${head}Z`), parseTimestampMicros(`${head}z`), head)
+      }),
+      { numRuns: 2000 },
+    )
     for (const ms of [0, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2100, 1, 28), NEW_YEAR + 1])
       assert.equal(parseTimestampMicros(new Date(ms).toISOString()), ms * 1000)
     assert.equal(parseTimestampMicros('2026-01-01T00:00:00.000 '), undefined)
