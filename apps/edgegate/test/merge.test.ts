@@ -13,6 +13,7 @@ import { mergeBatch } from '../src/observations/group-merge.ts'
 import {
   type Aggregate,
   coveredSightings,
+  encodeSightings,
   fromRow,
   mergeAggregates,
   mergeIntoRow,
@@ -213,6 +214,23 @@ describe('observation merge', () => {
       assert.deepEqual(merged, toRow('g1', mergeAggregates(fromRow(crafted), now, 0), 7))
       assert.ok(merged.sightings.includes(JSON.stringify(odd)))
     }
+  })
+
+  test('sightings are stored as JSON.stringify writes them, byte for byte', () => {
+    const number = fc.oneof(
+      fc.integer({ min: 0, max: 65535 }),
+      fc.integer({ min: 999_990, max: 2_000_000 }),
+      fc.integer({ min: BASE - 1_000_000, max: BASE + 1_000_000 }),
+      fc.constantFrom(-0, -1, 2.5, 1e21, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 2, Number.NaN, 1_000_000),
+      fc.double(),
+    )
+    const text = fc.oneof(fc.ipV4(), fc.ipV6(), fc.string(), fc.constantFrom('a"b', 'ü', '\\', 'fe80::1%eth0', '::'))
+    fc.assert(
+      fc.property(fc.array(fc.record({ ip: text, port: number, last_seen_ms: number }), { maxLength: 20 }), (list) => {
+        assert.equal(encodeSightings(list), JSON.stringify(list))
+      }),
+      { numRuns: 1000 },
+    )
   })
 
   test('timestamps: any string parses to a valid instant or is refused; formatting round-trips', () => {

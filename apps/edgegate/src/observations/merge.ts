@@ -160,6 +160,36 @@ export function oldestSighting(a: Aggregate): number | null {
   return min
 }
 
+// Texts that JSON writes as they are: the canonical addresses normalizeObservation produces.
+const PLAIN_ADDRESS = /^[0-9A-Fa-f.:]{2,45}$/
+
+/**
+ * A sighting list as stored: `JSON.stringify` of each sighting's `ip`, `port` and `last_seen_ms`,
+ * in that order, the same text byte for byte (tested). Quicker: a time of 13 digits is written as
+ * two smaller integers, which V8 turns into text without its general double-to-text conversion
+ * (that conversion was most of `JSON.stringify`'s time on a list of 128).
+ */
+export function encodeSightings(list: readonly StoredSighting[]): string {
+  let out = '['
+  for (let i = 0; i < list.length; i++) {
+    const s = list[i]!
+    const { ip, port, last_seen_ms: ms } = s
+    if (i > 0) out += ','
+    if (
+      typeof ip === 'string' &&
+      PLAIN_ADDRESS.test(ip) &&
+      Number.isInteger(port) &&
+      Number.isSafeInteger(ms) &&
+      ms >= 1_000_000
+    ) {
+      const high = Math.floor(ms / 1_000_000)
+      const low = ms - high * 1_000_000
+      out += `{"ip":"${ip}","port":${port},"last_seen_ms":${high}${low < 100_000 ? String(low).padStart(6, '0') : low}}`
+    } else out += JSON.stringify({ ip, port, last_seen_ms: ms })
+  }
+  return `${out}]`
+}
+
 export function toRow(instanceId: string, a: Aggregate, now: number): NewFingerprint {
   return {
     instance_id: instanceId,
@@ -170,7 +200,7 @@ export function toRow(instanceId: string, a: Aggregate, now: number): NewFingerp
     count: a.count,
     ips: JSON.stringify(a.ips),
     ports: JSON.stringify(a.ports),
-    sightings: JSON.stringify(a.sightings),
+    sightings: encodeSightings(a.sightings),
     oldest_sighting_ms: oldestSighting(a),
     metadata: JSON.stringify(a.metadata),
     updated_ms: now,
@@ -199,7 +229,7 @@ function after(u: unknown, m: StoredSighting): boolean {
 }
 
 /**
- * `JSON.stringify(b)` when the stored sightings merged with `b`'s are `b`'s own, else undefined,
+ * `encodeSightings(b)` when the stored sightings merged with `b`'s are `b`'s own, else undefined,
  * found without decoding the stored text. The steady state of a busy fingerprint is a gate
  * uploading its 128 newest sightings, a few new, the rest already stored: the stored text then
  * opens with the tail of b's encoding (both are the same canonical order in the same encoding).
@@ -211,7 +241,7 @@ function after(u: unknown, m: StoredSighting): boolean {
  */
 export function coveredSightings(stored: string, b: readonly StoredSighting[], cutoffMs: number): string | undefined {
   for (const s of b) if (!(s.last_seen_ms >= cutoffMs)) return undefined
-  if (stored === '[]') return JSON.stringify(b)
+  if (stored === '[]') return encodeSightings(b)
   if (!stored.startsWith('[{')) return undefined
   const firstEnd = stored.indexOf('}')
   if (firstEnd < 0) return undefined
@@ -224,7 +254,7 @@ export function coveredSightings(stored: string, b: readonly StoredSighting[], c
   }
   if (!b.some((s) => s.last_seen_ms === first.last_seen_ms && s.port === first.port && s.ip === first.ip))
     return undefined
-  const encoded = JSON.stringify(b)
+  const encoded = encodeSightings(b)
   if (stored === encoded) return encoded
   // Where that sighting starts one of b's encoded entries.
   const p = encoded.indexOf(stored.slice(1, firstEnd + 1))
@@ -294,7 +324,7 @@ export function mergeIntoRow(
       ? row.ips
       : JSON.stringify(mergeIps(JSON.parse(row.ips), b.ips)),
     ports: portsStored(row.ports, b.ports) ? row.ports : JSON.stringify(mergePorts(JSON.parse(row.ports), b.ports)),
-    sightings: covered ?? JSON.stringify(sightings),
+    sightings: covered ?? encodeSightings(sightings),
     oldest_sighting_ms: oldestSighting(merged),
     metadata,
     updated_ms: now,

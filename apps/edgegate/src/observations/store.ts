@@ -5,7 +5,7 @@
 import type { DatabaseKind } from '@gatehouse/kit'
 import type { Kysely, Transaction } from 'kysely'
 import type { DB, FingerprintRow } from '../db/schema.ts'
-import { mergeSightings } from './merge.ts'
+import { encodeSightings, mergeSightings } from './merge.ts'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -64,7 +64,7 @@ export async function sweepSightings(db: Kysely<DB>, kind: DatabaseKind, cutoffM
         await trx
           .updateTable('fingerprints')
           .set({
-            sightings: JSON.stringify(kept),
+            sightings: encodeSightings(kept),
             oldest_sighting_ms: kept.length ? Math.min(...kept.map((s) => s.last_seen_ms)) : null,
           })
           .where('instance_id', '=', key.instance_id)
