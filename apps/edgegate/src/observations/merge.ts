@@ -260,7 +260,8 @@ export function coveredSightings(stored: string, b: readonly StoredSighting[], c
   const p = encoded.indexOf(stored.slice(1, firstEnd + 1))
   if (p < 1 || encoded.charCodeAt(p - 1) !== (p === 1 ? 91 : 44)) return undefined
   const shared = encoded.length - 1 - p
-  if (!stored.startsWith(encoded.slice(p, -1), 1)) return undefined
+  // Compared as two slices: one memory comparison (startsWith compares character by character).
+  if (stored.slice(1, 1 + shared) !== encoded.slice(p, -1)) return undefined
   const rest = stored.slice(1 + shared)
   if (rest === ']') return encoded
   // Stored sightings beyond b's: dropped only if b holds the 128 the merge keeps.
