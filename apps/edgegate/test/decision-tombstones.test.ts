@@ -27,7 +27,7 @@ for (const dialect of DIALECTS) {
       const url = await newDatabase(dialect, pg.get)
       const old = await openDatabase<unknown>({ url })
       try {
-        await migrate(old.db, { '0001_init': migrations['0001_init']! })
+        await migrate(old.db, { '0001_init': migrations(dialect)['0001_init']! })
         await sql`insert into decisions (scope_type, scope_id, fingerprint, status, label, updated_us, actor, source)
           values ('instance', 'u1', ${FP}, 'approved', 'old', 5, 'admin:x', 'manual')`.execute(old.db)
         await sql`update decision_clock set last_us = 5 where id = 1`.execute(old.db)

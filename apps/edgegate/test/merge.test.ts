@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { AppError, type Observation } from '@gatehouse/kit'
 import fc from 'fast-check'
+import { sql } from 'kysely'
 import { openEdgeDatabase } from '../src/db/open.ts'
 import type { FingerprintRow } from '../src/db/schema.ts'
 import { mergeBatch } from '../src/observations/group-merge.ts'
@@ -250,6 +251,60 @@ describe('observation merge', () => {
     assert.equal(parseMicros('2026-11-22T05:19:26.1234567Z'), Date.UTC(2026, 10, 22, 5, 19, 26) * 1000 + 123456)
   })
 })
+
+for (const dialect of DIALECTS) {
+  test(`${dialect}: a busy fingerprint's uploads through the store, each merged as the decoded merge would`, async () => {
+    const d = await openEdgeDatabase(await newDatabase(dialect, pg.get))
+    try {
+      const t0 = Date.now() - 3_600_000
+      // Upload u: the gate's 128 newest sightings (4 new each time), newest first, and 128 addresses.
+      const upload = (u: number): Observation => {
+        const top = 4 * u + 127
+        const ips = Array.from({ length: 128 }, (_, k) => `10.1.${k}.7`)
+        return {
+          fingerprint: 'b'.repeat(32),
+          status: 'unknown',
+          first_seen: new Date(t0).toISOString(),
+          last_seen: new Date(t0 + top * 1000).toISOString(),
+          ips,
+          ports: [22],
+          sightings: Array.from({ length: 128 }, (_, k) => ({
+            ip: ips[(top - k) % 128]!,
+            port: 20_000 + top - k,
+            last_seen: new Date(t0 + (top - k) * 1000).toISOString(),
+          })),
+          count: top + 1,
+        }
+      }
+      const cutoff = t0 - 86_400_000
+      await mergeBatch(d, 'g1', [normalizeObservation(upload(0), 0, cutoff)], cutoff, 1)
+      for (let u = 1; u <= 3; u++) {
+        const before = (await getFingerprint(d.db, 'g1', 'b'.repeat(32)))!
+        const b = normalizeObservation(upload(u), 0, cutoff)
+        assert.notEqual(coveredSightings(before.sightings, b.sightings, cutoff), undefined, 'the steady state')
+        await mergeBatch(d, 'g1', [b], cutoff, u + 1)
+        const after = (await getFingerprint(d.db, 'g1', 'b'.repeat(32)))!
+        const expected = toRow('g1', mergeAggregates(fromRow(before), b, cutoff), u + 1)
+        for (const column of ['sightings', 'ips', 'ports', 'count', 'last_seen_ms', 'oldest_sighting_ms'] as const)
+          assert.equal(String(after[column]), String(expected[column]), column)
+        assert.equal(JSON.parse(after.sightings)[0].port, 20_000 + 4 * u + 127)
+      }
+      if (d.kind === 'postgres') {
+        // Migration 0007: the sets compressed with lz4 where the server has it (PostgreSQL 14+ built with lz4).
+        const { rows } = await sql<{ lz4: boolean }>`select 'lz4' = any(enumvals) as lz4 from pg_settings
+          where name = 'default_toast_compression'`.execute(d.db)
+        const stored = await sql<{ sightings: string | null; ips: string | null }>`select
+          pg_column_compression(sightings) as sightings, pg_column_compression(ips) as ips from fingerprints`.execute(
+          d.db,
+        )
+        const want = rows[0]?.lz4 ? 'lz4' : 'pglz'
+        assert.deepEqual(stored.rows, [{ sightings: want, ips: want }])
+      }
+    } finally {
+      await d.close()
+    }
+  })
+}
 
 for (const dialect of DIALECTS) {
   describe(`sighting retention on ${dialect}`, () => {

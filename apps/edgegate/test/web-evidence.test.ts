@@ -220,7 +220,7 @@ describe('migrations 0005 and 0006 on a database from before them', () => {
       const url = await newDatabase(dialect, pg.get)
       const before = await openDatabase<DB>({
         url,
-        migrations: Object.fromEntries(Object.entries(migrations).filter(([name]) => name < '0005')),
+        migrations: Object.fromEntries(Object.entries(migrations(dialect)).filter(([name]) => name < '0005')),
         create: true,
       })
       try {

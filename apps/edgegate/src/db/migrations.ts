@@ -1,5 +1,5 @@
 /** Numbered migrations, one set for SQLite and PostgreSQL; applied by kit's openDatabase under its lock. */
-import type { Migration } from '@gatehouse/kit'
+import type { DatabaseKind, Migration } from '@gatehouse/kit'
 import { type Kysely, sql } from 'kysely'
 
 const m0001: Migration = {
@@ -350,11 +350,35 @@ select gate, fingerprint, max(observed_ms) from web_evidence group by gate, fing
   },
 }
 
-export const migrations: Record<string, Migration> = {
-  '0001_init': m0001,
-  '0002_decision_tombstones': m0002,
-  '0003_signal_publisher_epoch': m0003,
-  '0004_web_enforcement': m0004,
-  '0005_web_evidence': m0005,
-  '0006_web_evidence_groups': m0006,
+/**
+ * PostgreSQL: a fingerprint's sightings and addresses, about 10 kB once a busy fingerprint holds
+ * 128 of each, are compressed with lz4 instead of PostgreSQL's default pglz: every upload rewrites
+ * them, and pglz was a third of PostgreSQL's CPU per merged observation (docs/performance/
+ * edgegate.md, "Busy fingerprints"). Values are recompressed as they are rewritten. A server
+ * built without lz4 (or older than 14) keeps pglz. SQLite: nothing to do.
+ */
+function m0007(kind: DatabaseKind): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      if (kind !== 'postgres') return
+      const { rows } = await sql<{ lz4: boolean }>`select 'lz4' = any(enumvals) as lz4 from pg_settings
+        where name = 'default_toast_compression'`.execute(db)
+      if (!rows[0]?.lz4) return
+      await sql`alter table fingerprints alter column sightings set compression lz4,
+        alter column ips set compression lz4`.execute(db)
+    },
+  }
+}
+
+/** The migrations for a database of this kind (the same names on both). */
+export function migrations(kind: DatabaseKind): Record<string, Migration> {
+  return {
+    '0001_init': m0001,
+    '0002_decision_tombstones': m0002,
+    '0003_signal_publisher_epoch': m0003,
+    '0004_web_enforcement': m0004,
+    '0005_web_evidence': m0005,
+    '0006_web_evidence_groups': m0006,
+    '0007_fingerprint_sets_lz4': m0007(kind),
+  }
 }

@@ -1,4 +1,4 @@
-import { type Database, type DatabaseOptions, openDatabase } from '@gatehouse/kit/db/database.ts'
+import { type Database, type DatabaseOptions, openDatabase, parseDatabaseUrl } from '@gatehouse/kit/db/database.ts'
 import { migrations } from './migrations.ts'
 import type { DB } from './schema.ts'
 
@@ -20,7 +20,7 @@ export function openEdgeDatabase(
 ): Promise<EdgeDatabase> {
   return openDatabase<DB>({
     url,
-    migrations,
+    migrations: migrations(parseDatabaseUrl(url).kind),
     missingHint: MISSING_DATABASE_HINT,
     ...(poolSize ? { poolSize } : {}),
     ...options,
