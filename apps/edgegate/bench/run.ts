@@ -135,7 +135,9 @@ function compilePage(direct: Direct, instance: string, obs: ReturnType<typeof pa
 async function benchDialect(dialect: 'sqlite' | 'postgres') {
   const url = await newDatabase(dialect, pg)
   const gates = Array.from({ length: GATES }, (_, i) => ({ id: `gate-${i}`, kind: 'sshgate' }))
-  const { tokens } = await seed(url, [...gates, { id: 'bench-1', kind: 'sshgate' }])
+  // TLS gates for the busy-fingerprint part (their sightings also feed the web candidate report).
+  const tlsGates = Array.from({ length: GATES }, (_, i) => ({ id: `tls-${i}`, kind: 'tlsgate' }))
+  const { tokens } = await seed(url, [...gates, ...tlsGates, { id: 'bench-1', kind: 'sshgate' }])
   const server = await startEdgegate(url, tls, ['--log-level', 'error'])
   const agent = createTlsAgent({ ca: tls.ca.ca })
   // As the server opens it (serve: SQLite checkpoints in the background), so the floor runs on the same settings.
@@ -352,7 +354,7 @@ async function benchIngest(
  * Upload `u` carries sightings j = 4u .. 4u + 127 (port 20000 + j, j seconds after `t0`).
  */
 const NEW_PER_UPLOAD = 4
-function fullPage(gate: number, n: number, upload: number, t0: number) {
+function fullPage(gate: number, n: number, upload: number, t0: number, tls: boolean) {
   const time = (j: number) => new Date(t0 + j * 1000).toISOString()
   const top = NEW_PER_UPLOAD * upload + 127
   // A busy fingerprint's address set is full too: 128 addresses, in the kit's order, as gates keep it.
@@ -374,12 +376,25 @@ function fullPage(gate: number, n: number, upload: number, t0: number) {
       last_seen: time(top - k),
     })),
     count: top + 1,
-    metadata: { kex_algorithms: 'curve25519-sha256,ecdh-sha2-nistp256', first_kex_packet_follows: 'false' },
+    metadata: tls
+      ? { sni: `site-${gate}.example.com`, ja4: 't13d1516h2_8daaf6152771_02713d6af862' }
+      : { kex_algorithms: 'curve25519-sha256,ecdh-sha2-nistp256', first_kex_packet_follows: 'false' },
   }))
 }
 
 /** Ingest in the steady state (see fullPage): what a busy deployment's uploads cost the server. */
 async function benchFullSets(
+  out: Record<string, string>,
+  server: Server,
+  tokens: Record<string, string>,
+  agent: Agent,
+  direct: Direct,
+) {
+  for (const tls of [false, true]) await benchFullSetsOf(tls, out, server, tokens, agent, direct)
+}
+
+async function benchFullSetsOf(
+  tls: boolean,
   out: Record<string, string>,
   server: Server,
   tokens: Record<string, string>,
@@ -394,13 +409,13 @@ async function benchFullSets(
   const post = (upload: number) => {
     const requests = Array.from({ length: total }, (_, i) => {
       const gate = i % GATES
-      const id = `gate-${gate}`
+      const id = `${tls ? 'tls' : 'gate'}-${gate}`
       return {
         origin,
         path: `/v1/observations/batch?instance_id=${id}`,
         method: 'POST' as const,
         headers: { authorization: `Bearer ${tokens[id]}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ instance_id: id, observations: fullPage(gate, Math.floor(i / GATES), upload, t0) }),
+        body: JSON.stringify({ instance_id: id, observations: fullPage(gate, Math.floor(i / GATES), upload, t0, tls) }),
       }
     })
     return async (i: number) => {
@@ -426,7 +441,9 @@ async function benchFullSets(
   }
   const obs = total * PAGE
   const db = direct.kind === 'postgres' ? ` + PostgreSQL ${(bestDbCpu * 1e6).toFixed(0)} µs` : ''
-  out[`ingest, fingerprints holding 128 sightings, uploads of 128 (${NEW_PER_UPLOAD} new)`] =
+  out[
+    `ingest from ${tls ? 'TLS' : 'SSH'} gates, fingerprints holding 128 sightings, uploads of 128 (${NEW_PER_UPLOAD} new)`
+  ] =
     `${((obs / bestMs) * 1000).toFixed(0)} obs/s (${total} pages of ${PAGE}), server CPU ${(bestCpu * 1e6).toFixed(0)} µs${db} per observation`
 }
 

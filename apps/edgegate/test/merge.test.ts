@@ -15,6 +15,7 @@ import {
   type Aggregate,
   coveredSightings,
   encodeSightings,
+  freshSightings,
   fromRow,
   mergeAggregates,
   mergeIntoRow,
@@ -184,6 +185,14 @@ describe('observation merge', () => {
           const merged = mergeIntoRow('g1', row, b, cutoff, 7)
           assert.deepEqual(merged, expected)
           if (coveredSightings(row.sightings, b.sightings, cutoff) !== undefined) fast++
+          // The TLS gates' new sightings: b's that the stored list does not hold, exactly.
+          const key = (x: { ip: string; port: number; last_seen_ms: number }) => `${x.ip}|${x.port}|${x.last_seen_ms}`
+          const held = new Set(stored.sightings.map(key))
+          const fresh = freshSightings(row.sightings, b.sightings)
+          assert.deepEqual(
+            fresh,
+            b.sightings.filter((x) => !held.has(key(x))),
+          )
         },
       ),
       { numRuns: 400 },
@@ -200,6 +209,22 @@ describe('observation merge', () => {
     const now = normalizeObservation(window(steady, 4, 128), 1, 0)
     const row = { ...toRow('g1', before, 5) } as FingerprintRow
     assert.equal(coveredSightings(row.sightings, now.sightings, 0), JSON.stringify(now.sightings))
+    assert.deepEqual(freshSightings(row.sightings, now.sightings), now.sightings.slice(0, 4))
+    assert.deepEqual(freshSightings(undefined, now.sightings), now.sightings)
+    assert.deepEqual(freshSightings('not json', now.sightings), now.sightings)
+    // A stored list that holds the upload's tail only in part, or is not a list after it.
+    const gap = now.sightings.slice(4).filter((_, k) => k !== 6)
+    assert.deepEqual(freshSightings(encodeSightings(gap), now.sightings), [
+      ...now.sightings.slice(0, 4),
+      now.sightings[10]!,
+    ])
+    const swapped = now.sightings.slice(4).map((x, k) => (k === 6 ? { ...x, port: 29_999 } : x))
+    assert.deepEqual(freshSightings(encodeSightings(swapped), now.sightings), [
+      ...now.sightings.slice(0, 4),
+      now.sightings[10]!,
+    ])
+    const cut = `${encodeSightings(now.sightings.slice(4)).slice(0, -1)}x`
+    assert.deepEqual(freshSightings(cut, now.sightings), now.sightings)
     assert.deepEqual(mergeIntoRow('g1', row, now, 0, 7), toRow('g1', mergeAggregates(fromRow(row), now, 0), 7))
     // Stored text out of order (not written by this code) is decoded: a sighting after the shared
     // part that is newer than the upload's oldest, or as old with a lower port, belongs in the 128.

@@ -278,6 +278,46 @@ export function coveredSightings(stored: string, b: readonly StoredSighting[], c
   return encoded
 }
 
+/**
+ * The sightings of `b` (canonical) not in the stored list `stored` (its text; undefined: nothing
+ * stored), compared by address, port and time. In the steady state (the stored list opens with
+ * b's tail, as in coveredSightings) they are the ones before that tail, found without decoding
+ * the stored list; otherwise the stored list is decoded.
+ */
+export function freshSightings(stored: string | undefined, b: readonly StoredSighting[]): StoredSighting[] {
+  if (stored === undefined || b.length === 0) return [...b]
+  const firstEnd = stored.startsWith('[{') ? stored.indexOf('}') : -1
+  if (firstEnd > 0) {
+    let first: StoredSighting | undefined
+    try {
+      first = JSON.parse(stored.slice(1, firstEnd + 1))
+    } catch {
+      first = undefined
+    }
+    const j =
+      first === undefined
+        ? -1
+        : b.findIndex((s) => s.last_seen_ms === first.last_seen_ms && s.port === first.port && s.ip === first.ip)
+    if (j >= 0) {
+      // b from j on, encoded, must be exactly the stored list's first entries.
+      const tail = encodeSightings(b.slice(j)).slice(1, -1)
+      const next = stored.charCodeAt(1 + tail.length)
+      if (stored.slice(1, 1 + tail.length) === tail && (next === 44 || next === 93)) return b.slice(0, j)
+    }
+  }
+  let decoded: unknown
+  try {
+    decoded = JSON.parse(stored)
+  } catch {
+    return [...b]
+  }
+  if (!Array.isArray(decoded)) return [...b]
+  const known = new Set<string>()
+  for (const x of decoded as StoredSighting[])
+    if (x !== null && typeof x === 'object') known.add(`${x.ip}|${x.port}|${x.last_seen_ms}`)
+  return b.filter((s) => !known.has(`${s.ip}|${s.port}|${s.last_seen_ms}`))
+}
+
 /** Whether every port is in the stored JSON array text of integers. */
 function portsStored(text: string, ports: readonly number[]): boolean {
   if (ports.length === 0) return true
