@@ -242,27 +242,10 @@ function after(u: unknown, m: StoredSighting): boolean {
 export function coveredSightings(stored: string, b: readonly StoredSighting[], cutoffMs: number): string | undefined {
   for (const s of b) if (!(s.last_seen_ms >= cutoffMs)) return undefined
   if (stored === '[]') return encodeSightings(b)
-  if (!stored.startsWith('[{')) return undefined
-  const firstEnd = stored.indexOf('}')
-  if (firstEnd < 0) return undefined
-  // First a cheap look: is the stored list's newest sighting one of b's?
-  let first: StoredSighting
-  try {
-    first = JSON.parse(stored.slice(1, firstEnd + 1))
-  } catch {
-    return undefined
-  }
-  if (!b.some((s) => s.last_seen_ms === first.last_seen_ms && s.port === first.port && s.ip === first.ip))
-    return undefined
-  const encoded = encodeSightings(b)
-  if (stored === encoded) return encoded
-  // Where that sighting starts one of b's encoded entries.
-  const p = encoded.indexOf(stored.slice(1, firstEnd + 1))
-  if (p < 1 || encoded.charCodeAt(p - 1) !== (p === 1 ? 91 : 44)) return undefined
-  const shared = encoded.length - 1 - p
-  // Compared as two slices: one memory comparison (startsWith compares character by character).
-  if (stored.slice(1, 1 + shared) !== encoded.slice(p, -1)) return undefined
-  const rest = stored.slice(1 + shared)
+  let encoded: string | undefined
+  const shared = sharedTail(stored, b, () => (encoded ??= encodeSightings(b)))
+  if (shared === undefined || encoded === undefined) return undefined
+  const { rest } = shared
   if (rest === ']') return encoded
   // Stored sightings beyond b's: dropped only if b holds the 128 the merge keeps.
   if (b.length < EDGE_LIMITS.perFingerprint || rest.charCodeAt(0) !== 44) return undefined
@@ -279,6 +262,41 @@ export function coveredSightings(stored: string, b: readonly StoredSighting[], c
 }
 
 /**
+ * Where a stored list opens with the tail of `b` (canonical): the index in `b` of the stored
+ * list's first sighting, from which on `b`'s encoding and the stored text are the same, and the
+ * stored text after that shared part (`]`, or `,` and more sightings); undefined when the stored
+ * list does not open that way. `encode()` gives `encodeSightings(b)`, asked for only once the
+ * stored list's first sighting is found in `b` (a cheap look first).
+ */
+function sharedTail(
+  stored: string,
+  b: readonly StoredSighting[],
+  encode: () => string,
+): { index: number; rest: string } | undefined {
+  if (!stored.startsWith('[{')) return undefined
+  const firstEnd = stored.indexOf('}')
+  if (firstEnd < 0) return undefined
+  const firstText = stored.slice(1, firstEnd + 1)
+  let first: StoredSighting
+  try {
+    first = JSON.parse(firstText)
+  } catch {
+    return undefined
+  }
+  const index = b.findIndex((s) => s.last_seen_ms === first.last_seen_ms && s.port === first.port && s.ip === first.ip)
+  if (index < 0) return undefined
+  const encoded = encode()
+  // Where that sighting's text starts one of b's encoded entries (b's sightings are distinct, so
+  // it is entry `index`).
+  const p = encoded.indexOf(firstText)
+  if (p < 1 || encoded.charCodeAt(p - 1) !== (p === 1 ? 91 : 44)) return undefined
+  const shared = encoded.length - 1 - p
+  // Compared as two slices: one memory comparison (startsWith compares character by character).
+  if (stored.slice(1, 1 + shared) !== encoded.slice(p, -1)) return undefined
+  return { index, rest: stored.slice(1 + shared) }
+}
+
+/**
  * The sightings of `b` (canonical) not in the stored list `stored` (its text; undefined: nothing
  * stored), compared by address, port and time. In the steady state (the stored list opens with
  * b's tail, as in coveredSightings) they are the ones before that tail, found without decoding
@@ -286,25 +304,8 @@ export function coveredSightings(stored: string, b: readonly StoredSighting[], c
  */
 export function freshSightings(stored: string | undefined, b: readonly StoredSighting[]): StoredSighting[] {
   if (stored === undefined || b.length === 0) return [...b]
-  const firstEnd = stored.startsWith('[{') ? stored.indexOf('}') : -1
-  if (firstEnd > 0) {
-    let first: StoredSighting | undefined
-    try {
-      first = JSON.parse(stored.slice(1, firstEnd + 1))
-    } catch {
-      first = undefined
-    }
-    const j =
-      first === undefined
-        ? -1
-        : b.findIndex((s) => s.last_seen_ms === first.last_seen_ms && s.port === first.port && s.ip === first.ip)
-    if (j >= 0) {
-      // b from j on, encoded, must be exactly the stored list's first entries.
-      const tail = encodeSightings(b.slice(j)).slice(1, -1)
-      const next = stored.charCodeAt(1 + tail.length)
-      if (stored.slice(1, 1 + tail.length) === tail && (next === 44 || next === 93)) return b.slice(0, j)
-    }
-  }
+  const shared = sharedTail(stored, b, () => encodeSightings(b))
+  if (shared !== undefined && (shared.rest === ']' || shared.rest.charCodeAt(0) === 44)) return b.slice(0, shared.index)
   let decoded: unknown
   try {
     decoded = JSON.parse(stored)
