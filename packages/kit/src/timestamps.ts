@@ -30,7 +30,7 @@ export function parseTimestampMicros(text: string): number | undefined {
   // What every writer here sends (toISOString: `2026-11-22T05:19:26.123Z`) is read by position:
   // as quick as a cache lookup, which a gate's 128 distinct sighting times mostly miss.
   if (text.length === 24) {
-    const value = parseIsoMillis(text)
+    const value = parseIsoMicros(text)
     if (value !== NOT_ISO) return value
   }
   if (cache.has(text)) return cache.get(text)
@@ -42,15 +42,15 @@ export function parseTimestampMicros(text: string): number | undefined {
 
 const NOT_ISO = -1
 
-/** The value of `text`'s two digits at `i`, or a negative number when they are not digits. */
+/** The value of `text`'s two digits at `i`, or -1 when either is not a digit. */
 function two(text: string, i: number): number {
   const a = text.charCodeAt(i) - 48
   const b = text.charCodeAt(i + 1) - 48
-  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1000
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1
 }
 
-/** `parse(text)` for a 24-character `YYYY-MM-DDTHH:MM:SS.sssZ`; NOT_ISO for any other text. */
-function parseIsoMillis(text: string): number | undefined {
+/** `parse(text)` (microseconds) for a 24-character `YYYY-MM-DDTHH:MM:SS.sssZ`; NOT_ISO for any other text. */
+function parseIsoMicros(text: string): number | undefined {
   if (
     text.charCodeAt(4) !== 45 ||
     text.charCodeAt(7) !== 45 ||
@@ -61,7 +61,8 @@ function parseIsoMillis(text: string): number | undefined {
     text.charCodeAt(23) !== 90
   )
     return NOT_ISO
-  const y = two(text, 0) * 100 + two(text, 2)
+  const century = two(text, 0)
+  const year = two(text, 2)
   const mo = two(text, 5)
   const d = two(text, 8)
   const h = two(text, 11)
@@ -69,8 +70,9 @@ function parseIsoMillis(text: string): number | undefined {
   const s = two(text, 17)
   const f1 = text.charCodeAt(20) - 48
   const f23 = two(text, 21)
-  // Any position not a digit makes its value negative (two() at -1000 outweighs the rest).
-  if (y < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || s < 0 || f1 < 0 || f1 > 9 || f23 < 0) return NOT_ISO
+  if (century < 0 || year < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || s < 0 || f1 < 0 || f1 > 9 || f23 < 0)
+    return NOT_ISO
+  const y = century * 100 + year
   if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || s > 59) return undefined
   return Date.UTC(y, mo - 1, d, h, mi, s) * 1000 + (f1 * 100 + f23) * 1000
 }

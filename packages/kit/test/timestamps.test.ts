@@ -90,7 +90,9 @@ describe('RFC 3339 timestamps', () => {
     const char = fc.oneof(fc.integer({ min: 0, max: 9 }).map(String), fc.constantFrom(':', '/', '-', 'T', '.', 'Z'))
     fc.assert(
       fc.property(fc.array(char, { minLength: 23, maxLength: 23 }), fc.nat(22), (chars, at) => {
-        const shaped = '2026-11-29T12:34:56.789'.split('')
+        // A base year from the 2900s on: a non-digit in its last two places must not read as a
+        // smaller year (it once did: 30:6 read as 2000).
+        const shaped = `${at % 2 ? '2026' : '3099'}-11-29T12:34:56.789`.split('')
         shaped[at] = chars[at]!
         for (const head of [chars.join(''), shaped.join('')])
           assert.equal(parseTimestampMicros(`${head}Z`), parseTimestampMicros(`${head}z`), head)
@@ -101,6 +103,7 @@ describe('RFC 3339 timestamps', () => {
       assert.equal(parseTimestampMicros(new Date(ms).toISOString()), ms * 1000)
     assert.equal(parseTimestampMicros('2026-01-01T00:00:00.000 '), undefined)
     assert.equal(parseTimestampMicros('2026-01-01T00:00:00,000Z'), undefined)
+    assert.equal(parseTimestampMicros('30:6-01-01T00:00:00.000Z'), undefined)
   })
   test('arbitrary text never throws', () => {
     fc.assert(fc.property(fc.string(), (s) => void parseTimestampMicros(s)))
