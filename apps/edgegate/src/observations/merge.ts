@@ -300,7 +300,8 @@ function sharedTail(
  * The sightings of `b` (canonical) not in the stored list `stored` (its text; undefined: nothing
  * stored), compared by address, port and time. In the steady state (the stored list opens with
  * b's tail, as in coveredSightings) they are the ones before that tail, found without decoding
- * the stored list; otherwise the stored list is decoded.
+ * the stored list; otherwise the stored list is decoded. A stored list out of the rule's order
+ * (not written here) may make this more than the new ones: recording them twice is harmless.
  */
 export function freshSightings(stored: string | undefined, b: readonly StoredSighting[]): StoredSighting[] {
   if (stored === undefined || b.length === 0) return [...b]

@@ -79,7 +79,6 @@ ${UPSERT}`
  */
 export async function correlate(db: Db, where: RawBuilder<unknown>, addresses?: readonly string[]): Promise<void> {
   const near = sql.lit(CORRELATION_MS)
-  const columns = COLUMNS
   const touched = new Map<string, Map<string, number>>()
   const note = (rows: ReadonlyArray<{ gate: string; fingerprint: string; observed_ms: number | string }>) => {
     for (const r of rows) {
@@ -97,13 +96,13 @@ export async function correlate(db: Db, where: RawBuilder<unknown>, addresses?: 
     (
       await sql<Touched>`insert into web_evidence (gate, fingerprint, node, event_id, observed_ms, site, ip, network,
   connections, errors, successes, sighting_ms)
-select ${columns}, max(t.seen_ms)
+select ${COLUMNS}, max(t.seen_ms)
 from web_node_pairs p
 cross join signals s
 join web_sightings t on t.instance_id = p.tlsgate_id and t.ip = s.ip
   and t.seen_ms >= s.observed_ms - ${near} and t.seen_ms <= s.observed_ms + ${near}
 where s.instance_id = p.websignal_id and ${where}${addresses === undefined ? sql`` : sql` and t.ip in (${sql.join(addresses.map((ip) => sql`${ip}`))})`}
-group by ${columns}
+group by ${COLUMNS}
 ${UPSERT}`.execute(db)
     ).rows,
   )
