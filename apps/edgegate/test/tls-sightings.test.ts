@@ -1,7 +1,7 @@
 /**
  * A TLS gate's sightings in the web candidate report, as a gate uploads them: each upload of an
- * entry carries its newest sightings, most already stored. Only the new ones are recorded
- * (before the merge), and none is lost: not when an upload repeats stored ones, not when a page
+ * entry carries its newest sightings, most already stored. Only the new ones are recorded (in
+ * the merge's transaction, against the stored lists as read before the merge), and none is lost: not when an upload repeats stored ones, not when a page
  * is sent again, not when the stored list is one the merge cannot read without decoding.
  */
 import assert from 'node:assert/strict'

@@ -1,6 +1,8 @@
 /** Store-level fixtures for the web enforcement tests: signals and TLS sightings written directly. */
 import type { EdgeDatabase } from '../src/db/open.ts'
 import type { EnforcementSettings } from '../src/enforcement/service.ts'
+import { mergeBatch } from '../src/observations/group-merge.ts'
+import type { Aggregate } from '../src/observations/merge.ts'
 import { recordSignals } from '../src/signals/store.ts'
 import { recordTlsSightings } from '../src/web/sightings.ts'
 
@@ -9,21 +11,33 @@ type Db = Pick<EdgeDatabase, 'db' | 'kind'>
 export const MIN = 60_000
 let seq = 0
 
-/** A TLS sighting of `fp` on `gate` for host shop.example (or `sni`; '' for a client that sent none). */
-export async function sighting(d: Db, gate: string, fp: string, ip: string, atMs: number, sni = 'shop.example') {
-  await recordTlsSightings(d.db, d.kind, gate, [
-    {
-      fingerprint: fp,
-      reported_status: 'unknown',
-      first_seen_ms: atMs,
-      last_seen_ms: atMs,
-      count: 1,
-      ips: [ip],
-      ports: [443],
-      sightings: [{ ip, port: 443, last_seen_ms: atMs }],
-      metadata: sni === '' ? {} : { sni },
-    },
-  ])
+/**
+ * A TLS sighting of `fp` on `gate` for host shop.example (or `sni`; '' for a client that sent
+ * none): recorded on its own (`record`), or as ingest records it, in the merge of an uploaded
+ * observation (`merge`, which needs the whole database handle).
+ */
+export async function sighting(
+  d: Db,
+  gate: string,
+  fp: string,
+  ip: string,
+  atMs: number,
+  sni = 'shop.example',
+  via: 'record' | 'merge' = 'record',
+) {
+  const observation: Aggregate = {
+    fingerprint: fp,
+    reported_status: 'unknown',
+    first_seen_ms: atMs,
+    last_seen_ms: atMs,
+    count: 1,
+    ips: [ip],
+    ports: [443],
+    sightings: [{ ip, port: 443, last_seen_ms: atMs }],
+    metadata: sni === '' ? {} : { sni },
+  }
+  if (via === 'record') await recordTlsSightings(d.db, d.kind, gate, [observation])
+  else await mergeBatch(d as EdgeDatabase, gate, [observation], 0, Date.now(), true)
 }
 
 /** A scanner-like signal from `ip` for shop.example or `host` (8 errors, 2 successes). */

@@ -4,13 +4,22 @@
  * rows as one joined text per column; on SQLite one-row prepared statements in one synchronous
  * transaction.
  */
-import type { PreparedQuery } from '@gatehouse/kit'
+import type { DatabaseKind, PreparedQuery } from '@gatehouse/kit'
 import type { SyncTransaction } from '@gatehouse/kit/db/database.ts'
 import { serverPrepared } from '@gatehouse/kit/db/pg-prepared.ts'
 import { CompiledQuery, type Transaction } from 'kysely'
 import type { EdgeDatabase } from '../db/open.ts'
 import type { DB, FingerprintRow, NewFingerprint } from '../db/schema.ts'
-import { type Aggregate, mergeAggregates, mergeIntoRow, toRow } from './merge.ts'
+import {
+  addSightingRows,
+  prepareSyncTlsSightings,
+  type SyncTlsSightings,
+  storeTlsSightings,
+  storeTlsSightingsSync,
+  type TlsSightingRows,
+  tlsSightingRows,
+} from '../web/sightings.ts'
+import { type Aggregate, freshSightings, mergeAggregates, mergeIntoRow, toRow } from './merge.ts'
 
 /** The aggregate columns a merge writes (besides the key); the bench's raw-SQL baseline uses the same. */
 export const COLUMNS = [
@@ -169,6 +178,12 @@ export function pgColumns(rows: readonly NewFingerprint[]): string[] | undefined
 export interface MergePage {
   instanceId: string
   incoming: readonly Aggregate[]
+  /**
+   * A TLS gate's page: its sightings also feed the web candidate report. The ones its stored
+   * fingerprints do not hold yet (a gate uploads its 128 newest each time, a few new) are
+   * recorded and correlated in the merge's transaction, so the two commit together.
+   */
+  tls?: boolean
 }
 
 /**
@@ -182,9 +197,10 @@ export function mergeBatch(
   incoming: Aggregate[],
   cutoffMs: number,
   now: number,
+  tls = false,
 ): Promise<void> {
   if (incoming.length === 0) return Promise.resolve()
-  return mergeGroup(database, [{ instanceId, incoming }], cutoffMs, now)
+  return mergeGroup(database, [{ instanceId, incoming, tls }], cutoffMs, now)
 }
 
 /**
@@ -206,7 +222,7 @@ export async function mergeGroup(
     await transactionSync((tx) => mergePagesSync(tx, statements, pages, cutoffMs, now))
     return
   }
-  await database.db.transaction().execute((trx) => mergePages(trx, pages, cutoffMs, now))
+  await database.db.transaction().execute((trx) => mergePages(trx, database.kind, pages, cutoffMs, now))
 }
 
 /** SQLite: a merge's one-row statements, prepared once per database (the bench's raw-SQL baseline runs them too). */
@@ -214,6 +230,8 @@ export interface SqliteStatements {
   read: PreparedQuery<FingerprintRow>
   insert: PreparedQuery<unknown>
   update: PreparedQuery<unknown>
+  /** TLS gates' pages: recording and correlating their sightings. */
+  tls: SyncTlsSightings
 }
 
 const sqliteStatementsOf = new WeakMap<EdgeDatabase, SqliteStatements>()
@@ -243,6 +261,7 @@ export function sqliteStatements(database: EdgeDatabase): SqliteStatements {
           .where('instance_id', '=', key.instance_id)
           .where('fingerprint', '=', key.fingerprint),
       ),
+      tls: prepareSyncTlsSightings(database),
     }
     sqliteStatementsOf.set(database, out)
   }
@@ -257,7 +276,8 @@ export function sqliteStatements(database: EdgeDatabase): SqliteStatements {
  * insert that finds it stored before the read. With no await between statements, a merge group
  * took 12–20 % less CPU than page-sized statements in a Kysely transaction
  * (docs/performance/edgegate.md, 2026-11-29). A fingerprint twice in a group is read back as
- * this transaction wrote it, and merged again.
+ * this transaction wrote it, and merged again. A TLS gate's sightings are compared with the
+ * stored list as read, before it is updated, and the new ones recorded after the merges.
  */
 export function mergePagesSync(
   tx: SyncTransaction,
@@ -266,9 +286,12 @@ export function mergePagesSync(
   cutoffMs: number,
   now: number,
 ): void {
-  for (const { instanceId, incoming } of pages) {
+  const sightings = new Map<string, TlsSightingRows>()
+  for (const { instanceId, incoming, tls } of pages) {
+    const recorded = tls ? rowsOf(sightings, instanceId) : undefined
     for (const a of incoming) {
       const row = tx.first(s.read, instanceId, a.fingerprint)
+      if (recorded) addSightingRows(recorded, instanceId, a, freshSightings(row?.sightings, a.sightings))
       if (row === undefined) {
         const r = toRow(instanceId, a, now)
         tx.run(s.insert, r.instance_id, r.fingerprint, ...columnValues(r))
@@ -277,6 +300,17 @@ export function mergePagesSync(
       }
     }
   }
+  for (const [instanceId, { rows }] of sightings) storeTlsSightingsSync(tx, s.tls, instanceId, rows)
+}
+
+/** The sightings to record of one gate in a group. */
+function rowsOf(byGate: Map<string, TlsSightingRows>, instanceId: string): TlsSightingRows {
+  let out = byGate.get(instanceId)
+  if (out === undefined) {
+    out = tlsSightingRows()
+    byGate.set(instanceId, out)
+  }
+  return out
 }
 
 /** A row's values of `COLUMNS`, in that order (the one-row statements' parameters after or before the key). */
@@ -310,10 +344,16 @@ const MERGE_SLICE = 32
  */
 export async function mergePages(
   trx: Transaction<DB>,
+  kind: DatabaseKind,
   pages: readonly MergePage[],
   cutoffMs: number,
   now: number,
 ): Promise<void> {
+  // TLS pages' sightings are compared with the stored lists as read before this group's merge,
+  // page by page (the group's merged aggregate keeps only 128, which could drop one page's new
+  // ones), and recorded after it.
+  const tlsPages = pages.filter((p) => p.tls)
+  const storedLists = tlsPages.length > 0 ? new Map<string, string>() : undefined
   const byKey = new Map<string, { instanceId: string; aggregate: Aggregate }>()
   for (const { instanceId, incoming } of pages) {
     for (const a of incoming) {
@@ -326,6 +366,7 @@ export async function mergePages(
   for (let i = 0; i < keys.length; i += ROWS_PER_STATEMENT) {
     const chunk = keys.slice(i, i + ROWS_PER_STATEMENT).map((k) => byKey.get(k)!)
     const stored = await storeReadFirst(trx, chunk, now)
+    if (storedLists) for (const r of stored) storedLists.set(`${r.instance_id}\u0000${r.fingerprint}`, r.sightings)
     if (stored.length === 0) continue
     const merged: NewFingerprint[] = []
     for (let j = 0; j < stored.length; j++) {
@@ -345,6 +386,16 @@ export async function mergePages(
     }
     await trx.executeQuery(pageQuery(merged, true))
   }
+  if (!storedLists) return
+  const sightings = new Map<string, TlsSightingRows>()
+  for (const { instanceId, incoming } of tlsPages) {
+    const recorded = rowsOf(sightings, instanceId)
+    for (const a of incoming) {
+      const stored = storedLists.get(`${instanceId}\u0000${a.fingerprint}`)
+      addSightingRows(recorded, instanceId, a, freshSightings(stored, a.sightings))
+    }
+  }
+  for (const [instanceId, { rows }] of sightings) await storeTlsSightings(trx, kind, instanceId, rows)
 }
 
 type Entry = { instanceId: string; aggregate: Aggregate }

@@ -34,6 +34,8 @@ interface Page {
   incoming: Aggregate[]
   cutoffMs: number
   now: number
+  /** A TLS gate's page (see `MergePage.tls`). */
+  tls: boolean
 }
 
 /** The kit's group-commit queue with edgegate's merges (see the top of this file). */
@@ -66,7 +68,7 @@ export class MergeQueue {
         return group.map(() => undefined)
       },
       commitOne: async (p) => {
-        await mergeBatch(database, p.instanceId, p.incoming, p.cutoffMs, p.now)
+        await mergeBatch(database, p.instanceId, p.incoming, p.cutoffMs, p.now, p.tls)
         return undefined
       },
       ...(sizes ? { onGroup: (size: number) => sizes.observe(size) } : {}),
@@ -74,8 +76,8 @@ export class MergeQueue {
   }
 
   /** Merge one page; resolves once it is committed. Same contract as `mergeBatch`. */
-  merge(instanceId: string, incoming: Aggregate[], cutoffMs: number, now: number): Promise<void> {
+  merge(instanceId: string, incoming: Aggregate[], cutoffMs: number, now: number, tls = false): Promise<void> {
     if (incoming.length === 0) return Promise.resolve()
-    return this.#queue.add({ instanceId, incoming, cutoffMs, now }).then(() => {})
+    return this.#queue.add({ instanceId, incoming, cutoffMs, now, tls }).then(() => {})
   }
 }

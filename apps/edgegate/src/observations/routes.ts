@@ -7,10 +7,9 @@ import { toDecision } from '../decisions/service.ts'
 import { decisionsFor } from '../decisions/store.ts'
 import { errors } from '../errors.ts'
 import { formatMillis } from '../timestamps.ts'
-import { recordTlsSightings } from '../web/sightings.ts'
-import { freshSightings, fromRow, normalizeObservation } from './merge.ts'
+import { fromRow, normalizeObservation } from './merge.ts'
 import { MergeQueue } from './merge-queue.ts'
-import { listFingerprints, storedSightings } from './store.ts'
+import { listFingerprints } from './store.ts'
 
 const InstanceQuery = Type.Object({ instance_id: Type.String() }, { additionalProperties: false })
 
@@ -36,23 +35,9 @@ export function observationRoutes(app: HttpApp, ctx: AppContext) {
       const now = Date.now()
       const cutoff = now - ctx.settings.sightingRetentionMs
       const aggregates = req.body.observations.map((o, i) => normalizeObservation(o, i, cutoff))
-      // TLS gates' sightings also feed the web candidate report (with their host): the ones
-      // not yet in the fingerprint's stored list (a gate uploads its 128 newest each time, a
-      // few new), recorded before the merge, so whatever the stored list holds is recorded and
-      // a page retried after a failure records what it did not.
-      if (node.kind === 'tlsgate') {
-        const stored = await storedSightings(
-          ctx.database.db,
-          node.instance_id,
-          aggregates.map((a) => a.fingerprint),
-        )
-        const fresh = aggregates.map((a) => ({
-          ...a,
-          sightings: freshSightings(stored.get(a.fingerprint), a.sightings),
-        }))
-        await recordTlsSightings(ctx.database.db, ctx.database.kind, node.instance_id, fresh)
-      }
-      await queue.merge(node.instance_id, aggregates, cutoff, now)
+      // TLS gates' sightings also feed the web candidate report (with their host): the merge
+      // records the ones not yet in the stored lists, in its own transaction.
+      await queue.merge(node.instance_id, aggregates, cutoff, now, node.kind === 'tlsgate')
       observed.inc(aggregates.length)
       return { accepted: aggregates.length }
     },

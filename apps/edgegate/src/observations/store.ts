@@ -36,24 +36,6 @@ export function getFingerprint(db: Db, instanceId: string, fingerprint: string) 
     .executeTakeFirst()
 }
 
-/** The stored sighting lists (their text) of an instance's fingerprints, by fingerprint. */
-export async function storedSightings(
-  db: Db,
-  instanceId: string,
-  fingerprints: readonly string[],
-): Promise<Map<string, string>> {
-  const out = new Map<string, string>()
-  if (fingerprints.length === 0) return out
-  const rows = await db
-    .selectFrom('fingerprints')
-    .select(['fingerprint', 'sightings'])
-    .where('instance_id', '=', instanceId)
-    .where('fingerprint', 'in', [...fingerprints])
-    .execute()
-  for (const r of rows) out.set(r.fingerprint, r.sightings)
-  return out
-}
-
 /**
  * Remove sightings older than the cutoff. Aggregates (counts, first/last seen, IP and port
  * sets, metadata) and decisions are never touched. Returns how many rows were rewritten.

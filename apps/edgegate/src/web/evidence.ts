@@ -15,7 +15,8 @@
  * correlating transaction takes one transaction-level advisory lock after its insert and before
  * its probe: whichever commits second probes after the first committed, and finds it.
  */
-import type { DatabaseKind } from '@gatehouse/kit'
+import type { Database, DatabaseKind, PreparedQuery } from '@gatehouse/kit'
+import type { SyncTransaction } from '@gatehouse/kit/db/database.ts'
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely'
 import type { DB, WebEvidenceGroupTable } from '../db/schema.ts'
 import { CORRELATION_MS, type MatchRow, toMatchRows } from './store.ts'
@@ -42,8 +43,21 @@ const COLUMNS = sql`t.instance_id, t.fingerprint, s.instance_id, s.event_id, s.o
   s.connections, s.errors, s.successes`
 type Touched = { gate: string; fingerprint: string; observed_ms: number }
 
+/**
+ * The addresses a correlation starts from: a list of values, or a subquery of one column (the
+ * prepared SQLite form takes them as one JSON array: `select value from json_each(?)`).
+ */
+export type Addresses = readonly string[] | RawBuilder<unknown>
+
+const addressRows = (addresses: Addresses) =>
+  Array.isArray(addresses)
+    ? sql`values ${sql.join(addresses.map((ip) => sql`(cast(${ip} as text))`))}`
+    : (addresses as RawBuilder<unknown>)
+const addressList = (addresses: Addresses) =>
+  Array.isArray(addresses) ? sql.join(addresses.map((ip) => sql`${ip}`)) : (addresses as RawBuilder<unknown>)
+
 /** The host rule's statement of `correlate` (exported for the plan test). */
-export function hostRule(where: RawBuilder<unknown>, addresses?: readonly string[]): RawBuilder<Touched> {
+export function hostRule(where: RawBuilder<unknown>, addresses?: Addresses): RawBuilder<Touched> {
   const near = sql.lit(CORRELATION_MS)
   const into = sql`insert into web_evidence (gate, fingerprint, node, event_id, observed_ms, site, ip, network,
   connections, errors, successes, sighting_ms)
@@ -56,7 +70,7 @@ join web_sightings t on t.ip = s.ip and t.host = s.host and ${window}
 where ${where}
 group by ${COLUMNS}
 ${UPSERT}`
-  return sql<Touched>`with n (ip) as (values ${sql.join(addresses.map((ip) => sql`(cast(${ip} as text))`))})
+  return sql<Touched>`with n (ip) as (${addressRows(addresses)})
 ${into}
 from n
 cross join web_sightings t
@@ -65,6 +79,44 @@ where t.ip = n.ip and ${where}
 group by ${COLUMNS}
 ${UPSERT}`
 }
+
+/** The pairing rule's statement of `correlate`: a paired node's signals match its TLS gates' sightings whatever the host. */
+function pairRule(where: RawBuilder<unknown>, addresses?: Addresses): RawBuilder<Touched> {
+  const near = sql.lit(CORRELATION_MS)
+  return sql<Touched>`insert into web_evidence (gate, fingerprint, node, event_id, observed_ms, site, ip, network,
+  connections, errors, successes, sighting_ms)
+select ${COLUMNS}, max(t.seen_ms)
+from web_node_pairs p
+cross join signals s
+join web_sightings t on t.instance_id = p.tlsgate_id and t.ip = s.ip
+  and t.seen_ms >= s.observed_ms - ${near} and t.seen_ms <= s.observed_ms + ${near}
+where s.instance_id = p.websignal_id and ${where}${addresses === undefined ? sql`` : sql` and t.ip in (${addressList(addresses)})`}
+group by ${COLUMNS}
+${UPSERT}`
+}
+
+/** The (gate, fingerprint) pairs the rules' RETURNING rows touched, each with its newest signal time. */
+function touchedGroups(
+  lists: ReadonlyArray<ReadonlyArray<{ gate: string; fingerprint: string; observed_ms: number | string }>>,
+): WebEvidenceGroupTable[] {
+  const touched = new Map<string, Map<string, number>>()
+  for (const rows of lists)
+    for (const r of rows) {
+      let byFp = touched.get(r.gate)
+      if (!byFp) {
+        byFp = new Map()
+        touched.set(r.gate, byFp)
+      }
+      const ms = Number(r.observed_ms)
+      if (ms > (byFp.get(r.fingerprint) ?? Number.NEGATIVE_INFINITY)) byFp.set(r.fingerprint, ms)
+    }
+  const groups: WebEvidenceGroupTable[] = []
+  for (const [gate, byFp] of touched)
+    for (const [fingerprint, last_ms] of byFp) groups.push({ gate, fingerprint, last_ms })
+  return groups
+}
+
+const GROUP_NEWEST = sql<number>`case when excluded.last_ms > web_evidence_groups.last_ms then excluded.last_ms else web_evidence_groups.last_ms end`
 
 /**
  * Insert the matches the join finds under `where` (a condition on signals `s` and sightings
@@ -77,47 +129,16 @@ ${UPSERT}`
  * statistics read the gate's every stored sighting by the primary key's first column instead
  * (150 ms at 1.3 million sightings, for every TLS page; docs/performance/edgegate.md).
  */
-export async function correlate(db: Db, where: RawBuilder<unknown>, addresses?: readonly string[]): Promise<void> {
-  const near = sql.lit(CORRELATION_MS)
-  const touched = new Map<string, Map<string, number>>()
-  const note = (rows: ReadonlyArray<{ gate: string; fingerprint: string; observed_ms: number | string }>) => {
-    for (const r of rows) {
-      let byFp = touched.get(r.gate)
-      if (!byFp) {
-        byFp = new Map()
-        touched.set(r.gate, byFp)
-      }
-      const ms = Number(r.observed_ms)
-      if (ms > (byFp.get(r.fingerprint) ?? Number.NEGATIVE_INFINITY)) byFp.set(r.fingerprint, ms)
-    }
-  }
-  note((await hostRule(where, addresses).execute(db)).rows)
-  note(
-    (
-      await sql<Touched>`insert into web_evidence (gate, fingerprint, node, event_id, observed_ms, site, ip, network,
-  connections, errors, successes, sighting_ms)
-select ${COLUMNS}, max(t.seen_ms)
-from web_node_pairs p
-cross join signals s
-join web_sightings t on t.instance_id = p.tlsgate_id and t.ip = s.ip
-  and t.seen_ms >= s.observed_ms - ${near} and t.seen_ms <= s.observed_ms + ${near}
-where s.instance_id = p.websignal_id and ${where}${addresses === undefined ? sql`` : sql` and t.ip in (${sql.join(addresses.map((ip) => sql`${ip}`))})`}
-group by ${COLUMNS}
-${UPSERT}`.execute(db)
-    ).rows,
-  )
-  const groups: WebEvidenceGroupTable[] = []
-  for (const [gate, byFp] of touched)
-    for (const [fingerprint, last_ms] of byFp) groups.push({ gate, fingerprint, last_ms })
+export async function correlate(db: Db, where: RawBuilder<unknown>, addresses?: Addresses): Promise<void> {
+  const groups = touchedGroups([
+    (await hostRule(where, addresses).execute(db)).rows,
+    (await pairRule(where, addresses).execute(db)).rows,
+  ])
   for (let i = 0; i < groups.length; i += CHUNK) {
     await db
       .insertInto('web_evidence_groups')
       .values(groups.slice(i, i + CHUNK))
-      .onConflict((oc) =>
-        oc.columns(['gate', 'fingerprint']).doUpdateSet({
-          last_ms: sql`case when excluded.last_ms > web_evidence_groups.last_ms then excluded.last_ms else web_evidence_groups.last_ms end`,
-        }),
-      )
+      .onConflict((oc) => oc.columns(['gate', 'fingerprint']).doUpdateSet({ last_ms: GROUP_NEWEST }))
       .execute()
   }
 }
@@ -149,6 +170,65 @@ export async function correlateSightings(
       ips.slice(i, i + CHUNK),
     )
   }
+}
+
+/** SQLite: `correlateSightings` as prepared statements, for a synchronous transaction (`transactionSync`). */
+export interface SyncSightingCorrelation {
+  host: PreparedQuery<Touched>
+  pair: PreparedQuery<Touched>
+  group: PreparedQuery<unknown>
+  /** Where each statement's parameters go: the gate, the time range and the addresses (a JSON array). */
+  hostOrder: ParameterName[]
+  pairOrder: ParameterName[]
+}
+type ParameterName = 'gate' | 'from' | 'to' | 'addresses'
+
+/**
+ * Prepare the sighting side of `correlate` on SQLite: the same statements, the addresses given
+ * as one JSON array (`json_each`), so each has one text whatever the page and is prepared once.
+ */
+export function prepareSyncSightingCorrelation(database: Database<DB>): SyncSightingCorrelation {
+  // Distinct example values mark where each parameter lands in the compiled statement.
+  const marks: Record<ParameterName, object> = { gate: {}, from: {}, to: {}, addresses: {} }
+  const where = sql`t.instance_id = ${marks.gate} and t.seen_ms >= ${marks.from} and t.seen_ms <= ${marks.to}`
+  const addresses = sql`select value from json_each(${marks.addresses})`
+  const order = (parameters: readonly unknown[]) =>
+    parameters.map((p) => {
+      const name = (Object.keys(marks) as ParameterName[]).find((k) => marks[k] === p)
+      if (name === undefined) throw new Error('correlation statement has a parameter of its own')
+      return name
+    })
+  const host = hostRule(where, addresses).compile(database.db)
+  const pair = pairRule(where, addresses).compile(database.db)
+  return {
+    host: database.prepare({ compile: () => host }),
+    pair: database.prepare({ compile: () => pair }),
+    group: database.prepare(
+      database.db
+        .insertInto('web_evidence_groups')
+        .values({ gate: '', fingerprint: '', last_ms: 0 })
+        .onConflict((oc) => oc.columns(['gate', 'fingerprint']).doUpdateSet({ last_ms: GROUP_NEWEST })),
+    ),
+    hostOrder: order(host.parameters),
+    pairOrder: order(pair.parameters),
+  }
+}
+
+/** `correlateSightings` in a synchronous SQLite transaction (see `prepareSyncSightingCorrelation`). */
+export function correlateSightingsSync(
+  tx: SyncTransaction,
+  c: SyncSightingCorrelation,
+  gate: string,
+  ips: readonly string[],
+  fromMs: number,
+  toMs: number,
+): void {
+  const values: Record<ParameterName, unknown> = { gate, from: fromMs, to: toMs, addresses: JSON.stringify(ips) }
+  const groups = touchedGroups([
+    tx.all(c.host, ...c.hostOrder.map((k) => values[k])),
+    tx.all(c.pair, ...c.pairOrder.map((k) => values[k])),
+  ])
+  for (const g of groups) tx.run(c.group, g.gate, g.fingerprint, g.last_ms)
 }
 
 /**
