@@ -103,7 +103,7 @@ export async function storeTlsSightings(
   if (inserted > 0) {
     const { ips, from, to } = span(rows)
     await lockCorrelation(trx, kind)
-    await correlateSightings(trx, instanceId, ips, from, to)
+    await correlateSightings(trx, kind, instanceId, ips, from, to)
   }
   return inserted
 }
