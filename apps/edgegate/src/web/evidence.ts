@@ -168,6 +168,10 @@ export async function correlate(
   }
 }
 
+/** The sighting side's condition of `correlateSightings`: one gate's sightings in a time range. */
+const gateSightings = (gate: unknown, fromMs: unknown, toMs: unknown) =>
+  sql`t.instance_id = ${gate} and t.seen_ms >= ${fromMs} and t.seen_ms <= ${toMs}`
+
 /** Correlate signals of one node just stored (by event id) with the stored sightings. */
 export async function correlateSignals(db: Db, node: string, eventIds: readonly string[]): Promise<void> {
   for (let i = 0; i < eventIds.length; i += CHUNK) {
@@ -190,12 +194,7 @@ export async function correlateSightings(
   toMs: number,
 ): Promise<void> {
   for (let i = 0; i < ips.length; i += CHUNK) {
-    await correlate(
-      db,
-      sql`t.instance_id = ${gate} and t.seen_ms >= ${fromMs} and t.seen_ms <= ${toMs}`,
-      ips.slice(i, i + CHUNK),
-      kind,
-    )
+    await correlate(db, gateSightings(gate, fromMs, toMs), ips.slice(i, i + CHUNK), kind)
   }
 }
 
@@ -217,7 +216,7 @@ type ParameterName = 'gate' | 'from' | 'to' | 'addresses'
 export function prepareSyncSightingCorrelation(database: Database<DB>): SyncSightingCorrelation {
   // Distinct example values mark where each parameter lands in the compiled statement.
   const marks: Record<ParameterName, object> = { gate: {}, from: {}, to: {}, addresses: {} }
-  const where = sql`t.instance_id = ${marks.gate} and t.seen_ms >= ${marks.from} and t.seen_ms <= ${marks.to}`
+  const where = gateSightings(marks.gate, marks.from, marks.to)
   const addresses = sql`select value from json_each(${marks.addresses})`
   const order = (parameters: readonly unknown[]) =>
     parameters.map((p) => {
