@@ -360,10 +360,12 @@ function fullPage(gate: number, n: number, upload: number, t0: number, tls: bool
   // A busy fingerprint's address set is full too: 128 addresses, in the kit's order, as gates keep it.
   const ips = Array.from({ length: 128 }, (_, k) => `10.${gate}.${k}.${(n % 254) + 1}`)
   return Array.from({ length: PAGE }, (_, i) => ({
+    // Padded with 'e', where page() pads with '0': the pulls part's pages (epoch 15, also an
+    // 'f' first) must not merge into these busy fingerprints, or its uploads cost what these do.
     fingerprint:
       `f${gate.toString(16).padStart(4, '0')}${n.toString(16).padStart(6, '0')}${i.toString(16).padStart(2, '0')}`.padEnd(
         32,
-        '0',
+        'e',
       ),
     status: 'unknown' as const,
     first_seen: time(0),
