@@ -8,7 +8,7 @@
 import { hostname } from 'node:os'
 import { ConfigError, field, loadConfig } from '@gatehouse/kit/config.ts'
 import { type ListenAddress, parseListenAddress } from '@gatehouse/kit/net.ts'
-import { DEFAULT_THRESHOLDS, type Thresholds } from './detect/detect.ts'
+import { DEFAULT_THRESHOLDS, type Thresholds } from './detect/thresholds.ts'
 import { DEFAULT_JSON_FIELDS, type JsonFields } from './logs/json.ts'
 import { LOG_FORMATS } from './logs/parser.ts'
 import type { LogFormat } from './logs/request.ts'

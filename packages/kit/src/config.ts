@@ -6,9 +6,9 @@
  * `runMain` prints those lines without a stack trace. Secret fields also accept
  * `<VAR>_FILE` in the environment and `<key>_file` in the JSON file.
  */
-import { readFileSync } from 'node:fs'
 import { type ConfigOf, describe, type Field, isField, type Schema, type Source } from './config-fields.ts'
 import { StartupError } from './errors.ts'
+import { readFileSync } from './fs-sync.ts'
 
 export { type ConfigOf, type Field, type FieldOptions, field, type Schema } from './config-fields.ts'
 

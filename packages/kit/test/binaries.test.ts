@@ -3,11 +3,13 @@
  * did, and its `list` took 117 ms and 60 MiB instead of 71 ms and 55): its launcher in `bin/`
  * runs the pinned Node with the compile cache and the light flags for list, status and help, and
  * its entry file calls the kit's `prepareStartup` before it loads the program. Then each
- * launcher is run as a user would, from a shell whose PATH has no Node at all.
+ * launcher is run as a user would, from a shell whose PATH has no Node at all, and each app's
+ * `--help` is held to the modules it needs.
  */
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 
@@ -37,6 +39,38 @@ describe('binaries', () => {
         /await import\('\.\/cli\/program\.ts'\)/,
         `apps/${app}/src/main.ts loads its program after it`,
       )
+    }
+  })
+
+  test("each app's --help loads none of the builtins that cost its start-up", () => {
+    // child_process (and net behind it) came with commander, crypto with websignal's
+    // thresholds, net with dnsctl's VIP check, fs's streams with any ESM import of node:fs
+    // (kit fs-sync.ts, cli/lazy-builtins.ts): each 3-10 ms of a 60 ms `--help` (#22).
+    const costly = /^NativeModule (child_process|net|tls|http|https|crypto|internal\/fs\/streams)$/
+    // stdout and stderr are files: as a pipe or a terminal, Node's own stdio loads net.
+    const dir = mkdtempSync(join(tmpdir(), 'help-modules-'))
+    const report = `data:text/javascript,process.on('exit', () => process.stderr.write(JSON.stringify(process.moduleLoadList)))`
+    try {
+      for (const app of apps) {
+        const file = join(dir, `${app}.json`)
+        const fd = openSync(file, 'w')
+        try {
+          const run = spawnSync(
+            process.execPath,
+            ['--import', report, join(root, 'apps', app, 'src', 'main.ts'), '--help'],
+            {
+              stdio: ['ignore', 'ignore', fd],
+            },
+          )
+          assert.equal(run.status, 0, `${app} --help: ${readFileSync(file, 'utf8')}`)
+        } finally {
+          closeSync(fd)
+        }
+        const loaded = (JSON.parse(readFileSync(file, 'utf8')) as string[]).filter((m) => costly.test(m))
+        assert.deepEqual(loaded, [], `${app} --help loads ${loaded.join(', ')}`)
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 

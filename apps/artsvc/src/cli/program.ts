@@ -5,9 +5,9 @@
  * the management commands. Each action imports its module when it runs, so `--help` loads no
  * server, HTTP client or database code.
  */
-import { readFileSync } from 'node:fs'
 import { CliError, type Command, createCli, runCli, UsageError, withExamples } from '@gatehouse/kit/cli/program.ts'
 import { addSchemaOptions, schemaFlags, withEnvironmentHelp } from '@gatehouse/kit/cli/schema-options.ts'
+import { readFileSync } from '@gatehouse/kit/fs-sync.ts'
 import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
 import { bridgeSchema, configSchema, publishSchema } from '../config.ts'
 

@@ -9,20 +9,9 @@
  */
 import { createHash } from 'node:crypto'
 import type { Signal } from '@gatehouse/kit'
+import type { Thresholds } from './thresholds.ts'
 
-export interface Thresholds {
-  minSuspiciousHits: number
-  minRequests: number
-  minDistinctPaths: number
-  minErrorRatio: number
-}
-
-export const DEFAULT_THRESHOLDS: Thresholds = {
-  minSuspiciousHits: 3,
-  minRequests: 10,
-  minDistinctPaths: 10,
-  minErrorRatio: 0.6,
-}
+export { DEFAULT_THRESHOLDS, type Thresholds } from './thresholds.ts'
 
 export interface Totals {
   requests: number

@@ -11,10 +11,10 @@
  * plant compiled code. `NODE_COMPILE_CACHE` names another folder; `NODE_DISABLE_COMPILE_CACHE=1`
  * turns it off. It is only a speed-up: a folder that cannot be created is silently skipped.
  */
-import { mkdirSync } from 'node:fs'
 import { constants, enableCompileCache } from 'node:module'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
+import { mkdirSync } from '../fs-sync.ts'
 
 /** The folder the cache uses for this user, or undefined when there is no home to put it in. */
 export function compileCacheDir(env: NodeJS.ProcessEnv = process.env): string | undefined {

@@ -3,8 +3,8 @@
  * `/etc/gatehouse/<app>.json` when it exists. A file the operator named must exist; the
  * default location is optional.
  */
-import { existsSync } from 'node:fs'
 import { type ConfigOf, type Loaded, loadConfig, type Schema } from '../config.ts'
+import { existsSync } from '../fs-sync.ts'
 
 export const CONFIG_DIR = '/etc/gatehouse'
 

@@ -11,9 +11,9 @@
  * so a stale or missing bundle silently falls back to the package itself. Tests and tools that
  * do not call it load the packages as published. `GATEHOUSE_NO_BUNDLES=1` turns it off.
  */
-import { readFileSync } from 'node:fs'
 import { registerHooks } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { readFileSync } from '../fs-sync.ts'
 
 /** The packages bundled, by the specifier the code imports. */
 export const BUNDLED_PACKAGES = ['kysely'] as const
