@@ -8,7 +8,7 @@
  */
 import { type ConfigOf, describe, type Field, isField, type Schema, type Source } from './config-fields.ts'
 import { StartupError } from './errors.ts'
-import { readFileSync } from './fs-sync.ts'
+import { readFileSync } from './startup-builtins.ts'
 
 export { type ConfigOf, type Field, type FieldOptions, field, type Schema } from './config-fields.ts'
 

@@ -1,7 +1,7 @@
 /** The released version number an app shows in `--version` and `/openapi.json`. */
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { readFileSync } from './fs-sync.ts'
+import { readFileSync } from './startup-builtins.ts'
 
 /**
  * The `version` of a package.json: given the file itself (a path or `file:` URL), or a folder,

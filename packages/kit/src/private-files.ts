@@ -5,8 +5,7 @@
  * is 0600 (files) and 0700 (folders) instead, whatever the umask. Existing files and
  * folders keep their mode: tightening them is the operator's call (docs/security.md).
  */
-import { mkdirSync } from 'node:fs'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, mkdirSync } from './startup-builtins.ts'
 
 /** Mode of files the apps create: read and write for the owner only. */
 export const PRIVATE_FILE_MODE = 0o600

@@ -7,7 +7,7 @@
  */
 import { CliError, type Command, createCli, runCli, UsageError, withExamples } from '@gatehouse/kit/cli/program.ts'
 import { addSchemaOptions, schemaFlags, withEnvironmentHelp } from '@gatehouse/kit/cli/schema-options.ts'
-import { readFileSync } from '@gatehouse/kit/fs-sync.ts'
+import { readFileSync } from '@gatehouse/kit/startup-builtins.ts'
 import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
 import { bridgeSchema, configSchema, publishSchema } from '../config.ts'
 

@@ -14,7 +14,7 @@
 import { constants, enableCompileCache } from 'node:module'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { mkdirSync } from '../fs-sync.ts'
+import { mkdirSync } from '../startup-builtins.ts'
 
 /** The folder the cache uses for this user, or undefined when there is no home to put it in. */
 export function compileCacheDir(env: NodeJS.ProcessEnv = process.env): string | undefined {

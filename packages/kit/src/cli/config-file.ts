@@ -4,7 +4,7 @@
  * default location is optional.
  */
 import { type ConfigOf, type Loaded, loadConfig, type Schema } from '../config.ts'
-import { existsSync } from '../fs-sync.ts'
+import { existsSync } from '../startup-builtins.ts'
 
 export const CONFIG_DIR = '/etc/gatehouse'
 

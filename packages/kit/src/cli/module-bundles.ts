@@ -13,7 +13,7 @@
  */
 import { registerHooks } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { readFileSync } from '../fs-sync.ts'
+import { readFileSync } from '../startup-builtins.ts'
 
 /** The packages bundled, by the specifier the code imports. */
 export const BUNDLED_PACKAGES = ['kysely'] as const

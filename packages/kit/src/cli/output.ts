@@ -3,7 +3,7 @@
  * (`NO_COLOR` and `FORCE_COLOR` respected, through `node:util` `styleText`), and user-controlled
  * text escaped so it cannot drive the terminal.
  */
-import { styleText } from 'node:util'
+import { styleText } from '../startup-builtins.ts'
 import { escapeTerminal, terminalJson } from '../terminal.ts'
 
 type Style = Parameters<typeof styleText>[0]

@@ -3,7 +3,6 @@
  * PostgreSQL, chosen by URL (`sqlite:path`, `sqlite::memory:`, `postgres://…`), with
  * migrations applied at startup under Kysely's migration lock.
  */
-import { closeSync, existsSync, openSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { DatabaseSync } from 'node:sqlite'
 import {
@@ -19,6 +18,7 @@ import {
 } from 'kysely'
 import { StartupError } from '../errors.ts'
 import { mkdirPrivateSync, PRIVATE_FILE_MODE } from '../private-files.ts'
+import { closeSync, existsSync, openSync } from '../startup-builtins.ts'
 import { namingClient, prepareOption } from './pg-prepared.ts'
 import { type ConnectionLock, NodeSqliteDatabase, NodeSqliteDialect, type Statement } from './sqlite-adapter.ts'
 import type { BackgroundCheckpoints } from './sqlite-checkpoint.ts'

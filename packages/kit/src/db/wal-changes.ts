@@ -13,7 +13,7 @@
  * When the header cannot be read (no `-shm` yet, another journal mode), everything counts as
  * changed: callers then read as they would without this.
  */
-import { closeSync, openSync, readSync } from 'node:fs'
+import { closeSync, openSync, readSync } from '../startup-builtins.ts'
 
 const HEADER_BYTES = 48
 
