@@ -5,7 +5,7 @@
  * is 0600 (files) and 0700 (folders) instead, whatever the umask. Existing files and
  * folders keep their mode: tightening them is the operator's call (docs/security.md).
  */
-import { mkdir, mkdirSync } from './startup-builtins.ts'
+import { fs, mkdirSync } from './startup-builtins.ts'
 
 /** Mode of files the apps create: read and write for the owner only. */
 export const PRIVATE_FILE_MODE = 0o600
@@ -18,7 +18,7 @@ export const PRIVATE_DIR_MODE = 0o700
  * @example await mkdirPrivate(join(storageDir, 'objects', 'ab'))
  */
 export async function mkdirPrivate(path: string): Promise<void> {
-  await mkdir(path, { recursive: true, mode: PRIVATE_DIR_MODE })
+  await fs.promises.mkdir(path, { recursive: true, mode: PRIVATE_DIR_MODE })
 }
 
 /** `mkdirPrivate` for startup code that is synchronous. */

@@ -5,10 +5,20 @@
  * module facade on its first ESM import and reads every export to fill it, and the getters
  * load what the command never uses. `fs`'s `ReadStream` loads the stream classes, `util`'s
  * load `worker_threads` and more: 4–9 ms of a 60 ms `--help` or a 70 ms list (#22).
- * `test/binaries.test.ts` keeps `--help` free of them.
+ * `fs.promises` and `util` are only reached when called, so that `--help` loads neither.
+ * `test/binaries.test.ts` keeps `--help` and a list free of the costly ones.
  */
-const fs = process.getBuiltinModule('node:fs')
+type Util = typeof import('node:util')
 
+export const fs = process.getBuiltinModule('node:fs')
 export const { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync } = fs
-export const { mkdir } = fs.promises
-export const { styleText } = process.getBuiltinModule('node:util')
+
+let util: Util | undefined
+export function styleText(
+  format: Parameters<Util['styleText']>[0],
+  text: string,
+  options?: Parameters<Util['styleText']>[2],
+) {
+  util ??= process.getBuiltinModule('node:util')
+  return util.styleText(format, text, options)
+}
