@@ -12,6 +12,7 @@ import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } f
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
+import { pathToFileURL } from 'node:url'
 
 const root = join(import.meta.dirname, '..', '..', '..')
 const apps = readdirSync(join(root, 'apps')).filter((name) => {
@@ -44,9 +45,9 @@ describe('binaries', () => {
 
   test("each app's --help, and a list, load none of the builtins that cost start-up", () => {
     // child_process (and net behind it) came with commander, crypto with websignal's
-    // thresholds, net with dnsctl's VIP check, fs's streams and worker_threads with ESM imports
-    // of node:fs and node:util (kit startup-builtins.ts, cli/lazy-builtins.ts): each 3-10 ms of
-    // a 60 ms `--help` or a 70 ms list (#22).
+    // thresholds and sshproxy's fingerprint fields, net with dnsctl's VIP check, fs's streams
+    // and worker_threads with ESM imports of node:fs and node:util (kit startup-builtins.ts,
+    // cli/lazy-builtins.ts): each 3-10 ms of a 60 ms `--help` or a 70 ms list (#22).
     const costly = /^NativeModule (child_process|net|tls|http|https|crypto|worker_threads|internal\/fs\/streams)$/
     // stdout and stderr are files: as a pipe or a terminal, Node's own stdio loads net.
     const dir = mkdtempSync(join(tmpdir(), 'start-up-modules-'))
@@ -54,9 +55,17 @@ describe('binaries', () => {
     const main = (app: string) => join(root, 'apps', app, 'src', 'main.ts')
     const database = `sqlite:${join(dir, 'edgegate.db')}`
     execFileSync(process.execPath, [main('edgegate'), 'migrate', '--database', database])
+    const gateStore = join(dir, 'sshproxy.db')
+    const openStore = pathToFileURL(join(root, 'apps', 'sshproxy', 'src', 'db', 'index.ts')).href
+    execFileSync(process.execPath, [
+      '--input-type=module',
+      '-e',
+      `import { openStore } from ${JSON.stringify(openStore)}; await (await openStore(${JSON.stringify(gateStore)})).close()`,
+    ])
     const commands: Array<[string, string[]]> = [
       ...apps.map((app): [string, string[]] => [app, ['--help']]),
       ['edgegate', ['node', 'list', '--database', database]],
+      ['sshproxy', ['list', '--db', gateStore]],
     ]
     try {
       for (const [app, args] of commands) {

@@ -7,7 +7,7 @@ import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { openStore } from '../db/index.ts'
 import { errors } from '../errors.ts'
 import { type FingerprintEntry, listEntries, setVerdict } from '../fingerprints/store.ts'
-import { FINGERPRINT_FIELDS, fingerprintMaterial } from '../wire/fingerprint.ts'
+import { FINGERPRINT_FIELDS, fingerprintMaterial } from '../wire/fingerprint-material.ts'
 import type { Io } from './io.ts'
 import { checkFingerprint, checkLabel } from './validate.ts'
 

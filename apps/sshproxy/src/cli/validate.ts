@@ -1,7 +1,7 @@
 /** Checks of CLI arguments shared by several commands. */
 
 import { errors } from '../errors.ts'
-import { FINGERPRINT_PATTERN } from '../wire/fingerprint.ts'
+import { FINGERPRINT_PATTERN } from '../wire/fingerprint-material.ts'
 
 export const MAX_LABEL_LENGTH = 256
 

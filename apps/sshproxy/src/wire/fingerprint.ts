@@ -3,30 +3,10 @@
  * `;` (the boolean written `true` / `false`), as 32 lowercase hex characters.
  */
 import { createHash } from 'node:crypto'
+import { type FINGERPRINT_FIELDS, fingerprintMaterial } from './fingerprint-material.ts'
 import type { KexInit } from './kexinit.ts'
 
-/** The values that make up the fingerprint, in the spec's order (the language lists are not part). */
-export const FINGERPRINT_FIELDS = [
-  'kex_algorithms',
-  'server_host_key_algorithms',
-  'encryption_algorithms_client_to_server',
-  'encryption_algorithms_server_to_client',
-  'mac_algorithms_client_to_server',
-  'mac_algorithms_server_to_client',
-  'compression_algorithms_client_to_server',
-  'compression_algorithms_server_to_client',
-  'first_kex_packet_follows',
-] as const
-
-export const FINGERPRINT_PATTERN = /^[0-9a-f]{32}$/
-
-/** The joined material the fingerprint hashes (shown by `sshproxy list -v`). */
-export function fingerprintMaterial(kex: Pick<KexInit, (typeof FINGERPRINT_FIELDS)[number]>): string {
-  return FINGERPRINT_FIELDS.map((f) => {
-    const v = kex[f]
-    return typeof v === 'boolean' ? (v ? 'true' : 'false') : v
-  }).join(';')
-}
+export { FINGERPRINT_FIELDS, FINGERPRINT_PATTERN, fingerprintMaterial } from './fingerprint-material.ts'
 
 export function fingerprintOf(kex: Pick<KexInit, (typeof FINGERPRINT_FIELDS)[number]>): string {
   return createHash('sha256').update(fingerprintMaterial(kex), 'latin1').digest().subarray(0, 16).toString('hex')
