@@ -43,7 +43,7 @@ describe('binaries', () => {
     }
   })
 
-  test("each app's --help, and a list, load none of the builtins that cost start-up", () => {
+  test("each app's --help, and the lists and status, load none of the builtins that cost start-up", () => {
     // child_process (and net behind it) came with commander, crypto with websignal's
     // thresholds and sshproxy's fingerprint fields, net with dnsctl's VIP check, fs's streams
     // and worker_threads with ESM imports of node:fs and node:util (kit startup-builtins.ts,
@@ -66,6 +66,8 @@ describe('binaries', () => {
       ...apps.map((app): [string, string[]] => [app, ['--help']]),
       ['edgegate', ['node', 'list', '--database', database]],
       ['sshproxy', ['list', '--db', gateStore]],
+      ['sshproxy', ['status', '--db', gateStore, '--route', '127.0.0.1:2222=127.0.0.1:22']],
+      ['edgegate', ['status', '--database', database]],
     ]
     try {
       for (const [app, args] of commands) {

@@ -3,10 +3,10 @@
  * gate's connection results, fingerprints by verdict, the last control-plane sync) with the SSH
  * gate's enrolments, read from the config and the store without touching the running gate.
  */
-import { existsSync } from 'node:fs'
 import { formatGateStatus, type GateStatusInputs, gateStatusReport } from '@gatehouse/kit/cli/gate-status.ts'
+import { formatListenAddress } from '@gatehouse/kit/net.ts'
+import { existsSync } from '@gatehouse/kit/startup-builtins.ts'
 import { loadServeConfig } from '../config.ts'
-import { formatAddress } from '../gate/backend.ts'
 import { withStore } from './entries.ts'
 import type { Io } from './io.ts'
 
@@ -15,7 +15,7 @@ export async function statusCommand(flags: Record<string, unknown>, json: boolea
   const inputs: GateStatusInputs = {
     app: 'sshproxy',
     dbPath: config.dbPath,
-    routes: config.routes.map((r) => ({ listen: r.name, backend: formatAddress(r.backend) })),
+    routes: config.routes.map((r) => ({ listen: r.name, backend: formatListenAddress(r.backend) })),
     metricsListen: config.metricsListen,
     unknownClients: config.allowUnknown ? 'let through (enrollment)' : 'rejected',
     counter: { column: 'enrolled_count', key: 'enrolled_connections', label: 'enrolled connections' },

@@ -3,9 +3,9 @@
  * gate's connection results, fingerprints by verdict, the last control-plane sync) with the TLS
  * gate's refusals, read from the config and the store without touching the running gate.
  */
-import { existsSync } from 'node:fs'
 import { formatGateStatus, type GateStatusInputs, gateStatusReport } from '@gatehouse/kit/cli/gate-status.ts'
 import { formatListenAddress } from '@gatehouse/kit/net.ts'
+import { existsSync } from '@gatehouse/kit/startup-builtins.ts'
 import { loadServeConfig } from '../config.ts'
 import { withStore } from './entries.ts'
 import type { Io } from './io.ts'
