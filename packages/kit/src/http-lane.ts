@@ -7,7 +7,8 @@
  *
  * The lane is not a second HTTP server. It accepts only a strict subset of HTTP/1.1, and a
  * connection leaves it for good, to `node:http`, at the first request outside that subset or
- * the fast path declines, with the unread bytes handed over untouched:
+ * the fast path declines (after `warm`, if given, could not help), with the unread bytes
+ * handed over untouched:
  * - `GET` or `HEAD`, `HTTP/1.1`, an origin-form target of visible ASCII;
  * - header lines `name: value` of a token and visible ASCII (tabs and spaces inside), exactly
  *   one `Host`, at most 64 lines, no name twice;
@@ -47,12 +48,23 @@ export interface LaneAnswer {
 export interface LaneOptions<A extends LaneAnswer> {
   /** The answer to a request, or undefined: the connection then goes to `node:http` from that request on. */
   answer(req: LaneRequest): A | undefined
+  /**
+   * For a request `answer` declined: a promise that settles once the answer may be at hand
+   * (a cache filled), or undefined when waiting cannot help. The lane then holds the
+   * connection, reading nothing more, and asks `answer` once more; declined again (or the
+   * promise rejected), the connection goes to `node:http` from that request on. Without
+   * this, a connection whose first request finds a cold cache would leave the lane for good.
+   */
+  warm?(req: LaneRequest): Promise<unknown> | undefined
   /** Called once an answer is on its way (metrics, the access line). */
   answered(req: LaneRequest, answer: A, started: number): void
   /** An answer the lane cannot send (an invalid header: a bug); `node:http` then takes the request. */
   failed(err: unknown, req: LaneRequest): void
   /** True once the server is closing: `node:http` then answers (503 from Fastify). */
   closing(): boolean
+  /** For the metrics: a request held while its cache warmed; a connection handed to `node:http`. */
+  held?(): void
+  handedOver?(): void
 }
 
 export interface Lane {
@@ -197,19 +209,34 @@ export function installLane<A extends LaneAnswer>(server: Server, options: LaneO
       socket.setTimeout(0)
     }
 
-    const onData = (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => serve(chunk, undefined)
+
+    /**
+     * Answer the requests in `chunk` for as long as the fast path does. `retried`: the first of
+     * them was declined once already and its cache warmed since (when it was held).
+     */
+    const serve = (chunk: Buffer, retried: number | undefined) => {
       const s = chunk.toString('latin1')
       let at = 0
       let out = ''
       let parts: Buffer[] | undefined
       let close = false
+      let warming: Promise<unknown> | undefined
+      let warmingSince = 0
       while (at < s.length) {
         const parsed = options.closing() ? undefined : parseLaneRequest(s, at)
         if (parsed === undefined) break
         const { req } = parsed
-        const started = performance.now()
+        const started = at === 0 && retried !== undefined ? retried : performance.now()
         const answer = options.answer(req)
-        if (answer === undefined) break
+        if (answer === undefined) {
+          // A request declined again after its warming goes to node:http.
+          if (options.warm !== undefined && !(at === 0 && retried !== undefined)) {
+            warming = warmFor(req)
+            warmingSince = started
+          }
+          break
+        }
         let head: string
         try {
           head = headerBlock(answer.headers)
@@ -237,32 +264,64 @@ export function installLane<A extends LaneAnswer>(server: Server, options: LaneO
         options.answered(req, answer, started)
         if (close) break
       }
-      let flushed = true
       if (parts !== undefined) {
         if (out.length > 0) parts.push(Buffer.from(out, 'latin1'))
         socket.cork()
-        for (const part of parts) flushed = socket.write(part)
+        for (const part of parts) socket.write(part)
         socket.uncork()
-      } else if (out.length > 0) flushed = socket.write(out, 'latin1')
+      } else if (out.length > 0) socket.write(out, 'latin1')
       if (close) {
         leave()
         socket.end()
-        return
-      }
-      if (at < s.length) {
+      } else if (warming !== undefined) {
+        // A reused read buffer is overwritten by the next read: the held requests get their own copy.
+        hold(Buffer.from(chunk.subarray(at)), warming, warmingSince)
+      } else if (at < s.length) {
         // Declined, outside the subset, or incomplete: node:http takes the connection from here.
+        options.handedOver?.()
         leave()
         socket.pause()
-        // A reused read buffer is overwritten by the next read: node:http gets its own copy.
         socket.unshift(Buffer.from(at === 0 ? chunk : chunk.subarray(at)))
         nodeHttp.call(server, socket)
         socket.resume()
-      } else if (!flushed) {
+      } else if (socket.writableNeedDrain) {
         // The client is not reading its answers: stop reading its requests until it does.
         socket.pause()
         socket.once('drain', onDrain)
       }
     }
+
+    const warmFor = (req: LaneRequest): Promise<unknown> | undefined => {
+      try {
+        return options.warm?.(req)
+      } catch (err) {
+        options.failed(err, req)
+        return undefined
+      }
+    }
+
+    /**
+     * Hold the connection while its cache warms: a request is in progress, so it is neither
+     * idle (closeIdle leaves it alone) nor subject to the keep-alive timeout, as in node:http.
+     */
+    const hold = (rest: Buffer, warming: Promise<unknown>, since: number) => {
+      options.held?.()
+      socket.pause()
+      held.delete(socket)
+      socket.setTimeout(0)
+      const retry = () => {
+        if (socket.destroyed) return
+        held.add(socket)
+        socket.setTimeout(server.keepAliveTimeout)
+        // Reads resume on a later turn of the event loop, after `serve` has answered or passed on
+        // the held requests (or paused the socket again). Left paused, a connection the answer
+        // closes would never read the client's end and never close.
+        socket.resume()
+        serve(rest, since)
+      }
+      warming.then(retry, retry)
+    }
+
     // Reads into one buffer the connection reuses (kit `ReusedReads`), not a fresh 64 KiB
     // buffer and a stream 'data' event per request; `onData` copies what it keeps. node:http,
     // once it takes the connection, reads the socket its own way (its parser consumes the handle).

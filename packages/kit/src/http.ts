@@ -69,15 +69,27 @@ export interface FastAnswer {
  */
 export type FastPath = (req: FastRequest) => FastAnswer | undefined
 
+/**
+ * For a request the fast path declined in the HTTP lane: a promise that settles once the fast
+ * path may answer it (its caches filled), or undefined when it never will (an error, another
+ * route). The lane holds the connection meanwhile and asks the fast path again, so that a cold
+ * cache does not send the connection to node:http for the rest of its life. Its outcome does
+ * not matter: declined again, the request takes the full path, which decides and reports.
+ */
+export type FastWarm = (req: FastRequest) => Promise<unknown> | undefined
+
+export interface FastPathOptions {
+  /** In the kit's HTTP lane (default), or behind node:http only (the lane's tests and benchmarks compare both). */
+  lane?: boolean
+  warm?: FastWarm
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     readiness: Readiness
     metrics: AppMetrics
-    /**
-     * Put a `FastPath` in front of Fastify (at most one per app), in the kit's HTTP lane unless
-     * `lane: false` (then behind node:http only: the lane's tests and benchmarks compare both).
-     */
-    setFastPath(handler: FastPath, options?: { lane?: boolean }): void
+    /** Put a `FastPath` in front of Fastify (at most one per app); see `FastPathOptions`. */
+    setFastPath(handler: FastPath, options?: FastPathOptions): void
   }
 }
 
@@ -207,7 +219,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   })
 
   let fastPathSet = false
-  app.decorate('setFastPath', (handler: FastPath, fastOptions: { lane?: boolean } = {}) => {
+  app.decorate('setFastPath', (handler: FastPath, fastOptions: FastPathOptions = {}) => {
     const server = app.server
     const listeners = server.listeners('request')
     if (fastPathSet) throw new TypeError('setFastPath: this app already has a fast path')
@@ -239,10 +251,22 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
         return undefined
       }
     }
+    const laneCount = (name: string, help: string) => {
+      const counter = metrics.counter(name, help)
+      return () => counter.inc()
+    }
     const lane =
       fastOptions.lane === false
         ? undefined
         : installLane(server, {
+            held: laneCount(
+              'http_lane_held_total',
+              'Requests the HTTP lane held while the fast path warmed its caches',
+            ),
+            handedOver: laneCount(
+              'http_lane_handovers_total',
+              'Connections the HTTP lane handed to node:http (a request outside its subset, or one the fast path declined)',
+            ),
             closing: () => !server.listening,
             answer(req) {
               const answer = decide(req)
@@ -255,6 +279,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
                 route: answer.route,
               }
             },
+            ...(fastOptions.warm !== undefined ? { warm: fastOptions.warm } : {}),
             answered(req, answer, started) {
               record(req.method, answer.route, answer.status, started, answer.requestId)
             },

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
+import { IncomingMessage } from 'node:http'
 import { connect as netConnect, type Socket } from 'node:net'
 import { PassThrough } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
@@ -13,7 +14,14 @@ import { connect as tlsConnect } from 'node:tls'
 import { createTestCa } from '@gatehouse/testkit'
 import fc from 'fast-check'
 import { parseLaneRequest } from '../src/http-lane.ts'
-import { createHttpApp, createLogger, type FastAnswer, type HttpApp } from '../src/index.ts'
+import {
+  createHttpApp,
+  createLogger,
+  type FastAnswer,
+  type FastRequest,
+  type FastWarm,
+  type HttpApp,
+} from '../src/index.ts'
 
 const TEXT = ['content-type', 'text/plain', 'content-length', '4']
 const BYTES_BODY = Buffer.from([0, 1, 2, 255, 254, 10, 13])
@@ -42,7 +50,7 @@ interface App {
   logs: () => string
 }
 
-async function startApp(lane: boolean, https?: { key: Buffer; cert: Buffer }): Promise<App> {
+async function startApp(lane: boolean, https?: { key: Buffer; cert: Buffer }, warm?: FastWarm): Promise<App> {
   // Both servers have the fast path; only one has the lane in front of node:http.
   const stream = new PassThrough()
   let text = ''
@@ -60,7 +68,7 @@ async function startApp(lane: boolean, https?: { key: Buffer; cert: Buffer }): P
     return reply.type('text/plain').send('route')
   })
   app.post('/fast/*', async () => 'posted')
-  app.setFastPath(fastPath, { lane })
+  app.setFastPath(fastPath, { lane, ...(warm ? { warm } : {}) })
   await app.listen({ port: 0, host: '127.0.0.1' })
   return { app, port: (app.server.address() as { port: number }).port, logs: () => text }
 }
@@ -96,13 +104,17 @@ const LAST = get('/fast/last', 'connection: close\r\n')
 describe('the HTTP lane', () => {
   let lane: App
   let plain: App
+  /** A lane whose warming never helps: every declined request is held, asked again, then handed over. */
+  let laneWarm: App
   before(async () => {
     lane = await startApp(true)
     plain = await startApp(false)
+    laneWarm = await startApp(true, undefined, () => new Promise((r) => setTimeout(r, 1)))
   })
   after(async () => {
     await lane.app.close()
     await plain.app.close()
+    await laneWarm.app.close()
   })
 
   test('answers byte for byte what node:http sends for the same fast-path answer', async () => {
@@ -144,6 +156,11 @@ describe('the HTTP lane', () => {
       [...raw.matchAll(/\r\n\r\n(lane|route)/g)].map((m) => m[1]),
       ['lane', 'lane', 'route', 'lane', 'lane'],
     )
+    // Held for a warming that does not help, the declined request and those after it get the same.
+    const held = await exchange(laneWarm.port, [
+      get('/fast/1') + get('/fast/2') + get('/fast/declined') + get('/fast/3') + get('/nothing') + LAST,
+    ])
+    assert.equal(withoutDate(held), withoutDate(raw))
   })
 
   // Every request outside the lane's subset, alone and behind an answered request: the lane
@@ -151,7 +168,7 @@ describe('the HTTP lane', () => {
   // and what follows gets exactly, byte for byte (but the date and generated request ids), what
   // the same server without the lane gives those remaining bytes on a new connection. A request
   // hidden in a body (smuggling) would show up as an extra or a missing answer.
-  const sameAsWithoutLane = async (payload: Buffer, ms?: number) => {
+  const sameAsWithoutLane = async (payload: Buffer, ms?: number, port = lane.port) => {
     const s = payload.toString('latin1')
     let at = 0
     let answered = 0
@@ -163,7 +180,7 @@ describe('the HTTP lane', () => {
       at = parsed.next
       closed = parsed.req.headers.connection?.toLowerCase() === 'close'
     }
-    const actual = withoutDate(await exchange(lane.port, [payload], { ms }))
+    const actual = withoutDate(await exchange(port, [payload], { ms }))
     const rest =
       closed || at === s.length ? '' : withoutDate(await exchange(plain.port, [payload.subarray(at)], { ms }))
     const answers = actual.split(/(?=HTTP\/1\.1 \d{3} )/)
@@ -256,8 +273,10 @@ describe('the HTTP lane', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.constantFrom(...pieces), { minLength: 1, maxLength: 6 }), async (parts) => {
         const payload = Buffer.from(parts.join('') + LAST, 'latin1')
-        const { expected, actual } = await sameAsWithoutLane(payload, 1500)
-        assert.deepEqual(actual, expected, JSON.stringify(parts))
+        for (const port of [lane.port, laneWarm.port]) {
+          const { expected, actual } = await sameAsWithoutLane(payload, 1500, port)
+          assert.deepEqual(actual, expected, JSON.stringify(parts))
+        }
       }),
       { numRuns: 40 },
     )
@@ -363,5 +382,154 @@ describe('the HTTP lane holds connections like node:http', () => {
     } finally {
       await app.close()
     }
+  })
+})
+
+describe('the HTTP lane waits for a fast path to warm', () => {
+  const warmed = new Set<string>()
+  const gates = new Map<string, () => void>()
+  let warmCalls = 0
+  /** Opens `gate-<n>` for `warm`; the gate must be asked for first. */
+  const openGate = (name: string) => gates.get(name)!()
+  const gateAsked = async (name: string) => {
+    for (let i = 0; i < 500 && !gates.has(name); i++) await new Promise((r) => setTimeout(r, 10))
+    assert.ok(gates.has(name), `warm was not asked for ${name}`)
+  }
+
+  /** `/warm/<name>` is answered once `<name>` is warmed: `lane` in the lane, `http` behind node:http. */
+  async function startWarmApp(): Promise<App> {
+    const stream = new PassThrough()
+    let text = ''
+    stream.on('data', (c: Buffer) => {
+      text += c.toString('utf8')
+    })
+    const app = await createHttpApp({ name: 'warmapp', logger: createLogger({ name: 'warmapp', destination: stream }) })
+    app.get('/warm/*', async (_req, reply) => reply.type('text/plain').send('route'))
+    const name = (req: FastRequest) => (req.url ?? '').slice('/warm/'.length)
+    app.setFastPath(
+      (req) => {
+        if (!req.url?.startsWith('/warm/') || !warmed.has(name(req))) return undefined
+        return {
+          status: 200,
+          headers: TEXT,
+          body: req instanceof IncomingMessage ? 'http' : 'lane',
+          route: '/warm/:name',
+        }
+      },
+      {
+        warm(req) {
+          if (!req.url?.startsWith('/warm/')) return undefined
+          warmCalls++
+          const n = name(req)
+          if (n === 'none') return undefined
+          if (n === 'never') return Promise.resolve()
+          if (n === 'fail') return Promise.reject(new Error('storage unavailable'))
+          if (n === 'throw') throw new Error('warm threw')
+          if (n.startsWith('gate-')) {
+            return new Promise<void>((resolve) => gates.set(n, resolve)).then(() => {
+              warmed.add(n)
+            })
+          }
+          return new Promise((r) => setTimeout(r, 20)).then(() => warmed.add(n))
+        },
+      },
+    )
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    return { app, port: (app.server.address() as { port: number }).port, logs: () => text }
+  }
+
+  const bodies = (raw: string) => [...raw.matchAll(/\r\n\r\n(lane|http|route)/g)].map((m) => m[1])
+  /** The lane's counters: held requests, connections handed to node:http. */
+  const laneCounts = async (app: HttpApp) => {
+    const value = async (name: string) =>
+      (await app.metrics.registry.getSingleMetric(`warmapp_${name}`)!.get()).values[0]?.value ?? 0
+    return { held: await value('http_lane_held_total'), handedOver: await value('http_lane_handovers_total') }
+  }
+  const getClose = (path: string) => get(path, 'connection: close\r\n')
+
+  let w: App
+  before(async () => {
+    w = await startWarmApp()
+  })
+  after(async () => {
+    await w.app.close()
+  })
+
+  test('a declined request is held while its cache warms, then answered in the lane with those after it', async () => {
+    const calls = warmCalls
+    const counts = await laneCounts(w.app)
+    // In one read: a cold request, the same again, another cold one; then, in a later read, a warm one.
+    const raw = await exchange(w.port, [get('/warm/a') + get('/warm/a') + get('/warm/b'), getClose('/warm/a')])
+    assert.deepEqual(statuses(raw), [200, 200, 200, 200])
+    assert.deepEqual(bodies(raw), ['lane', 'lane', 'lane', 'lane'])
+    assert.equal(warmCalls - calls, 2)
+    const now = await laneCounts(w.app)
+    assert.deepEqual(
+      { held: now.held - counts.held, handedOver: now.handedOver - counts.handedOver },
+      { held: 2, handedOver: 0 },
+    )
+    // The held requests are counted like any other (the kit's metrics and access line).
+    assert.equal(w.logs().match(/"route":"\/warm\/:name"/g)?.length, 4)
+  })
+
+  test('when warming cannot help, the request and its connection go to node:http', async () => {
+    assert.deepEqual(bodies(await exchange(w.port, [getClose('/warm/c')])), ['lane'])
+    for (const [outcome, held] of [
+      ['never', 1],
+      ['fail', 1],
+      ['none', 0],
+      ['throw', 0],
+    ] as const) {
+      const counts = await laneCounts(w.app)
+      // The full path answers the request; the connection stays with node:http (where the fast path still answers).
+      const raw = await exchange(w.port, [get(`/warm/${outcome}`) + get('/warm/c') + getClose('/warm/c')])
+      assert.deepEqual(statuses(raw), [200, 200, 200], outcome)
+      assert.deepEqual(bodies(raw), ['route', 'http', 'http'], outcome)
+      const now = await laneCounts(w.app)
+      assert.deepEqual(
+        { held: now.held - counts.held, handedOver: now.handedOver - counts.handedOver },
+        { held, handedOver: 1 },
+        outcome,
+      )
+    }
+    const failed = w
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('fast path failed; the full path answers'))
+    assert.equal(failed.length, 1)
+    assert.equal(JSON.parse(failed[0]!).err.message, 'warm threw')
+  })
+
+  test('a held request is not idle: the keep-alive timeout and close() wait for it, then Fastify answers 503', async () => {
+    const { app, port } = await startWarmApp()
+    app.server.keepAliveTimeout = 100
+    const socket = netConnect({ port, host: '127.0.0.1' })
+    await once(socket, 'connect')
+    const got: Buffer[] = []
+    socket.on('data', (d: Buffer) => got.push(d))
+    const closed = once(socket, 'close')
+    socket.write(get('/warm/gate-1'))
+    await gateAsked('gate-1')
+    await new Promise((r) => setTimeout(r, 400))
+    assert.equal(socket.destroyed, false, 'the keep-alive timeout ended a held request')
+    const closing = app.close()
+    await new Promise((r) => setTimeout(r, 200))
+    assert.equal(socket.destroyed, false, 'close() ended a held request')
+    openGate('gate-1')
+    await closed
+    await closing
+    const raw = Buffer.concat(got).toString('latin1')
+    assert.deepEqual(statuses(raw), [503])
+  })
+
+  test('a client that goes away while held disturbs nothing', async () => {
+    const socket = netConnect({ port: w.port, host: '127.0.0.1' })
+    await once(socket, 'connect')
+    socket.write(get('/warm/gate-2'))
+    await gateAsked('gate-2')
+    socket.destroy()
+    await new Promise((r) => setTimeout(r, 50))
+    openGate('gate-2')
+    assert.deepEqual(bodies(await exchange(w.port, [getClose('/warm/gate-2')])), ['lane'])
   })
 })
