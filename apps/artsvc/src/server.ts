@@ -27,6 +27,7 @@ import { brandingRoutes } from './branding/routes.ts'
 import type { ArtsvcConfig } from './config.ts'
 import { ContentCaches } from './content/caches.ts'
 import { isPostgres, LivenessListener } from './content/liveness-notify.ts'
+import { contentLoaders } from './content/loaders.ts'
 import { contentRoutes, installContentPath } from './content/routes.ts'
 import type { AppContext } from './context.ts'
 import { openArtsvcDatabase } from './db/migrations.ts'
@@ -185,8 +186,9 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
   brandingRoutes(app, ctx)
   viewerRoutes(app, ctx)
   uiRoutes(app, ctx)
-  contentRoutes(app, ctx)
-  installContentPath(app, ctx)
+  const loaders = contentLoaders(ctx)
+  contentRoutes(app, ctx, loaders)
+  installContentPath(app, ctx, loaders)
 
   return {
     app,

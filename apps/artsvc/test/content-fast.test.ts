@@ -1,30 +1,36 @@
 /**
  * The content origin's lean path (src/content/fast.ts) against the full Fastify route:
  * the same status, headers and bytes for every kind of response it takes over; it never
- * answers what it cannot decide from memory (errors, first fetches, revoked shares, stale
- * liveness, other hosts and methods), so those still get the full path's answers.
+ * answers what it cannot decide from memory (errors, revoked shares, other hosts and methods),
+ * so those still get the full path's answers. A first fetch or stale liveness in the kit's
+ * HTTP lane is held while the full route's loaders fill the caches, then answered by the lean
+ * path; behind node:http it takes the full route.
  */
 import assert from 'node:assert/strict'
 import { request } from 'node:http'
-import { after, afterEach, before, beforeEach, test } from 'node:test'
-import { type OidcProvider, startOidcProvider } from '@gatehouse/testkit'
-import { AUDIENCE, bearer, type Harness, mustPublish, SCOPE, startArtsvc, TestClock } from './helpers/harness.ts'
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test'
+import {
+  type Backends,
+  bearer,
+  type Harness,
+  mustPublish,
+  startArtsvc,
+  startBackends,
+  TestClock,
+} from './helpers/harness.ts'
 import { sampleBundle } from './helpers/zip-builder.ts'
 
-let op: OidcProvider
+let backends: Backends
+/** The service of the suite running (one per database). */
 let h: Harness
 let owner: Record<string, string>
 const clock = new TestClock()
 
 before(async () => {
-  op = await startOidcProvider({ redirectUris: ['http://127.0.0.1:9/unused'], audience: AUDIENCE, scopes: [SCOPE] })
-  h = await startArtsvc({ op, clock })
-  owner = await bearer(op, 'alice')
+  backends = await startBackends()
+  owner = await bearer(backends.op, 'alice')
 })
-after(async () => {
-  await h?.close()
-  await op?.stop()
-})
+after(() => backends?.stop())
 // Time stands still inside each test (advanced only by the test): what a test asserts about the
 // one-second liveness TTL must not depend on how fast a loaded machine runs it.
 beforeEach(() => clock.freeze())
@@ -39,198 +45,265 @@ function comparable(r: Response): Record<string, string> {
   return out
 }
 
-async function fetchBoth(url: string, init: RequestInit = {}) {
+/**
+ * Each request on a new connection: `lane`, it meets the kit's HTTP lane (artsvc's default);
+ * `node`, a header outside the lane's subset (TE) gives it to node:http, where the lean path
+ * answers only from warm caches and the full route takes the rest.
+ */
+async function fetchBoth(url: string, init: RequestInit = {}, via: 'lane' | 'node' = 'lane') {
   const fast0 = h.svc.ctx.caches.fastResponses
-  const r = await fetch(url, init)
+  const headers = new Headers(init.headers)
+  headers.set('connection', 'close')
+  if (via === 'node') headers.set('te', 'trailers')
+  const r = await fetch(url, { ...init, headers })
   const body = Buffer.from(await r.arrayBuffer())
   return { r, body, fast: h.svc.ctx.caches.fastResponses - fast0 === 1 }
 }
 
-test('the lean path answers cache hits exactly like the full route', async () => {
-  const p = await mustPublish(
-    h,
-    owner,
-    sampleBundle([
-      { name: 'img/a.wasm', data: Buffer.from([0, 97, 115, 109]) },
-      { name: 'bytes.bin', data: Buffer.from([0xff, 0x00, 0xe9, 0x80, 0xc3, 0x28, 0x0a]), method: 0 },
-      { name: 'utf8.txt', data: 'été — ☃ 🎉\n' },
-      { name: 'big.js', data: `// ${'x'.repeat(40_000)}\n` },
-    ]),
-  )
-  const frame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
-  for (const file of ['index.html', 'app.js', 'css/site.css', 'img/a.wasm', 'bytes.bin', 'utf8.txt', 'big.js']) {
-    const url = frame.replace('index.html', file)
-    const first = await fetchBoth(url)
-    const second = await fetchBoth(url)
-    assert.equal(first.fast, false, `${file}: the first fetch takes the full route`)
-    assert.equal(second.fast, true, `${file}: a repeated fetch takes the lean path`)
-    assert.equal(second.r.status, 200)
-    assert.deepEqual(comparable(second.r), comparable(first.r), file)
-    assert.ok(second.body.equals(first.body), file)
-    assert.match(second.r.headers.get('x-request-id')!, /^[0-9a-f-]{36}$/)
-    assert.notEqual(second.r.headers.get('x-request-id'), first.r.headers.get('x-request-id'))
-  }
-  // The storage shim is inserted by both paths.
-  const html = await fetchBoth(frame)
-  assert.equal(html.fast, true)
-  assert.match(html.body.toString(), /^<!doctype html><script src="\/__artsvc\/storage-shim.js"><\/script><html>/)
-  assert.equal(Number(html.r.headers.get('content-length')), html.body.length)
-  // A query string is ignored like the route does; `dir/` means its index.html.
-  const q = await fetchBoth(`${frame.replace('index.html', 'app.js')}?v=1`)
-  assert.equal(q.fast, true)
-  assert.equal(q.r.headers.get('content-type'), 'text/javascript; charset=utf-8')
-  const dir = await fetchBoth(frame.replace('index.html', ''))
-  assert.equal(dir.fast, true)
-  assert.ok(dir.body.equals(html.body))
-
-  // HEAD and conditional requests: the same as the route's (route first, then lean path).
-  h.svc.ctx.caches.invalidateLiveness()
-  const headSlow = await fetchBoth(frame, { method: 'HEAD' })
-  const headFast = await fetchBoth(frame, { method: 'HEAD' })
-  assert.deepEqual([headSlow.fast, headFast.fast], [false, true])
-  assert.equal(headFast.r.status, 200)
-  assert.deepEqual(comparable(headFast.r), comparable(headSlow.r))
-  assert.equal(headFast.body.length, 0)
-  assert.equal(Number(headFast.r.headers.get('content-length')), html.body.length)
-  const etag = html.r.headers.get('etag')!
-  h.svc.ctx.caches.invalidateLiveness()
-  const notModSlow = await fetchBoth(frame, { headers: { 'if-none-match': etag } })
-  const notModFast = await fetchBoth(frame, { headers: { 'if-none-match': etag } })
-  assert.deepEqual([notModSlow.fast, notModFast.fast], [false, true])
-  assert.equal(notModFast.r.status, 304)
-  assert.deepEqual(comparable(notModFast.r), comparable(notModSlow.r))
-
-  // The kit's per-route metrics count lean-path responses too.
-  const metrics = await (await fetch(`${h.base}/metrics`)).text()
-  assert.match(metrics, /artsvc_http_requests_total\{method="GET",route="\/t\/:ticket\/\*",status="200"\} \d+/)
-})
-
-test('the lean path never answers what the full route must decide', async () => {
-  const p = await mustPublish(h, owner, sampleBundle([{ name: 'caf\u00e9.txt', data: 'accent' }]))
-  const frame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
-  await fetchBoth(frame)
-  assert.equal((await fetchBoth(frame)).fast, true)
-  const refusedBy = async (url: string, status: number, init: RequestInit = {}) => {
-    const r = await fetchBoth(url, init)
-    assert.equal(r.r.status, status, url)
-    assert.equal(r.fast, false, url)
-    return r
-  }
-  // Unknown files (manifest cached), forged tickets, other hosts, other methods.
-  const missing = await refusedBy(frame.replace('index.html', 'nope.js'), 404)
-  assert.equal(JSON.parse(missing.body.toString()).error.code, 'file_not_found')
-  assert.equal(missing.r.headers.get('x-content-type-options'), 'nosniff')
-  await refusedBy(frame.replace(/\/t\/([A-Za-z0-9_-]{16})\./, '/t/AAAAAAAAAAAAAAAA.'), 403)
-  await refusedBy(frame.replace(h.content, h.base), 404)
-  const fast0 = h.svc.ctx.caches.fastResponses
-  const misdirected = await new Promise<number>((resolve, reject) => {
-    const u = new URL(frame)
-    request({ host: '127.0.0.1', port: h.port, path: u.pathname, headers: { host: 'elsewhere.example' } }, (res) => {
-      res.resume()
-      resolve(res.statusCode!)
+// The lean path and its warming read liveness and manifests through the database: both databases.
+for (const dbName of ['sqlite', 'postgres'] as const) {
+  describe(`the content origin's lean path on ${dbName}`, () => {
+    before(async () => {
+      h = await startArtsvc({
+        op: backends.op,
+        clock,
+        ...(dbName === 'postgres' ? { databaseUrl: await backends.pg.createDatabase() } : {}),
+      })
     })
-      .on('error', reject)
-      .end()
-  })
-  assert.equal(misdirected, 421)
-  assert.equal(h.svc.ctx.caches.fastResponses, fast0)
-  await refusedBy(frame, 404, { method: 'POST' })
-  // Percent-encoded names take the full route and still work.
-  const accent = await refusedBy(frame.replace('index.html', 'caf%C3%A9.txt'), 200)
-  assert.equal(accent.body.toString(), 'accent')
-  // Liveness older than its TTL is checked again by the full route (which then refreshes it).
-  clock.advance(1500)
-  assert.equal((await fetchBoth(frame)).fast, false)
-  assert.equal((await fetchBoth(frame)).fast, true)
-  // Expired tickets are refused by the full route.
-  clock.advance(h.config.viewerTicketTtl + 1000)
-  try {
-    await refusedBy(frame, 403)
-  } finally {
-    clock.advance(-(h.config.viewerTicketTtl + 1000 + 1500))
-  }
-})
+    after(() => h?.close())
 
-test('a revoked share or deleted artifact stops lean-path answers at once', async () => {
-  const admin = await bearer(op, 'root-admin')
-  assert.equal((await fetch(`${h.base}/api/v1/me`, { headers: admin })).status, 200)
-  const p = await mustPublish(h, owner, sampleBundle())
-  const share = await fetch(`${h.base}/api/v1/artifacts/${p.artifact}/shares`, {
-    method: 'POST',
-    headers: { ...owner, 'content-type': 'application/json' },
-    body: '{}',
-  })
-  const { id, url } = (await share.json()) as { id: string; url: string }
-  const opened = await fetch(url, { redirect: 'manual' })
-  const cookie = opened.headers.getSetCookie()[0]!.split(';')[0]!
-  const page = await fetch(`${h.base}/shared/${id}/`, { headers: { cookie } })
-  const shareFrame = frameOf(await page.text())
-  const ownerFrame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
-  for (const f of [shareFrame, ownerFrame]) {
-    await fetchBoth(f)
-    assert.equal((await fetchBoth(f)).fast, true)
-  }
-  const revoke = await fetch(`${h.base}/api/v1/artifacts/${p.artifact}/shares/${id}`, {
-    method: 'DELETE',
-    headers: owner,
-  })
-  assert.equal(revoke.status, 204)
-  assert.equal((await fetchBoth(shareFrame)).r.status, 403)
-  assert.equal((await fetchBoth(ownerFrame)).r.status, 200)
-  assert.equal((await fetchBoth(ownerFrame)).fast, true)
-  const del = await fetch(`${h.base}/api/v1/admin/artifacts/${p.artifact}`, { method: 'DELETE', headers: admin })
-  assert.equal(del.status, 204)
-  const gone = await fetchBoth(ownerFrame)
-  assert.equal(gone.r.status, 403)
-  assert.equal(gone.fast, false)
-})
+    test('the lean path answers cache hits exactly like the full route', async () => {
+      const p = await mustPublish(
+        h,
+        owner,
+        sampleBundle([
+          { name: 'img/a.wasm', data: Buffer.from([0, 97, 115, 109]) },
+          { name: 'bytes.bin', data: Buffer.from([0xff, 0x00, 0xe9, 0x80, 0xc3, 0x28, 0x0a]), method: 0 },
+          { name: 'utf8.txt', data: 'été — ☃ 🎉\n' },
+          { name: 'big.js', data: `// ${'x'.repeat(40_000)}\n` },
+        ]),
+      )
+      const frame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
+      for (const file of ['index.html', 'app.js', 'css/site.css', 'img/a.wasm', 'bytes.bin', 'utf8.txt', 'big.js']) {
+        const url = frame.replace('index.html', file)
+        const first = await fetchBoth(url, {}, 'node')
+        const second = await fetchBoth(url)
+        assert.equal(first.fast, false, `${file}: the first fetch takes the full route`)
+        assert.equal(second.fast, true, `${file}: a repeated fetch takes the lean path`)
+        assert.equal(second.r.status, 200)
+        assert.deepEqual(comparable(second.r), comparable(first.r), file)
+        assert.ok(second.body.equals(first.body), file)
+        assert.match(second.r.headers.get('x-request-id')!, /^[0-9a-f-]{36}$/)
+        assert.notEqual(second.r.headers.get('x-request-id'), first.r.headers.get('x-request-id'))
+      }
+      // The storage shim is inserted by both paths.
+      const html = await fetchBoth(frame)
+      assert.equal(html.fast, true)
+      assert.match(html.body.toString(), /^<!doctype html><script src="\/__artsvc\/storage-shim.js"><\/script><html>/)
+      assert.equal(Number(html.r.headers.get('content-length')), html.body.length)
+      // A query string is ignored like the route does; `dir/` means its index.html.
+      const q = await fetchBoth(`${frame.replace('index.html', 'app.js')}?v=1`)
+      assert.equal(q.fast, true)
+      assert.equal(q.r.headers.get('content-type'), 'text/javascript; charset=utf-8')
+      const dir = await fetchBoth(frame.replace('index.html', ''))
+      assert.equal(dir.fast, true)
+      assert.ok(dir.body.equals(html.body))
 
-test('cached liveness never outlasts a share expiry', async () => {
-  const p = await mustPublish(h, owner, sampleBundle())
-  const expiresAt = clock.now() + 10_000
-  const share = await fetch(`${h.base}/api/v1/artifacts/${p.artifact}/shares`, {
-    method: 'POST',
-    headers: { ...owner, 'content-type': 'application/json' },
-    body: JSON.stringify({ expires_at: new Date(expiresAt).toISOString() }),
-  })
-  assert.equal(share.status, 201)
-  const { id, url } = (await share.json()) as { id: string; url: string }
-  const cookie = (await fetch(url, { redirect: 'manual' })).headers.getSetCookie()[0]!.split(';')[0]!
-  const frame = frameOf(await (await fetch(`${h.base}/shared/${id}/`, { headers: { cookie } })).text())
-  const shift = expiresAt - clock.now() - 300
-  clock.advance(shift) // 0.3 s before the expiry
-  try {
-    await fetchBoth(frame)
-    assert.equal((await fetchBoth(frame)).fast, true)
-    clock.advance(600) // past the expiry, within the one-second liveness TTL
-    const late = await fetchBoth(frame)
-    assert.equal(late.r.status, 403)
-    assert.equal(late.fast, false)
-  } finally {
-    clock.advance(-(shift + 600))
-  }
-})
+      // HEAD and conditional requests: the same as the route's (route first, then lean path).
+      h.svc.ctx.caches.invalidateLiveness()
+      const headSlow = await fetchBoth(frame, { method: 'HEAD' }, 'node')
+      const headFast = await fetchBoth(frame, { method: 'HEAD' })
+      assert.deepEqual([headSlow.fast, headFast.fast], [false, true])
+      assert.equal(headFast.r.status, 200)
+      assert.deepEqual(comparable(headFast.r), comparable(headSlow.r))
+      assert.equal(headFast.body.length, 0)
+      assert.equal(Number(headFast.r.headers.get('content-length')), html.body.length)
+      const etag = html.r.headers.get('etag')!
+      h.svc.ctx.caches.invalidateLiveness()
+      const notModSlow = await fetchBoth(frame, { headers: { 'if-none-match': etag } }, 'node')
+      const notModFast = await fetchBoth(frame, { headers: { 'if-none-match': etag } })
+      assert.deepEqual([notModSlow.fast, notModFast.fast], [false, true])
+      assert.equal(notModFast.r.status, 304)
+      assert.deepEqual(comparable(notModFast.r), comparable(notModSlow.r))
 
-test('steady traffic renews liveness in its last half second, so answers never leave the lean path', async () => {
-  const p = await mustPublish(h, owner, sampleBundle())
-  const frame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
-  const versionId = new URL(frame).pathname.split('/')[2]!.split('.')[0]!
-  const caches = h.svc.ctx.caches
-  await fetchBoth(frame)
-  assert.equal((await fetchBoth(frame)).fast, true)
-  const first = caches.liveUntil(`${versionId}/`)!
-  try {
-    clock.advance(300) // more than half a second left: nothing to renew
-    assert.equal((await fetchBoth(frame)).fast, true)
-    assert.equal(caches.liveUntil(`${versionId}/`), first)
-    clock.advance(300) // 0.4 s left: answered from the entry, and renewed behind the answer
-    assert.equal((await fetchBoth(frame)).fast, true)
-    for (let i = 0; i < 200 && caches.liveUntil(`${versionId}/`) === first; i++)
-      await new Promise((r) => setTimeout(r, 10))
-    assert.equal(caches.liveUntil(`${versionId}/`), clock.now() + 1000)
-    clock.advance(600) // past the first entry: the renewed one answers
-    assert.equal((await fetchBoth(frame)).fast, true)
-  } finally {
-    clock.advance(-1200)
-  }
-})
+      // The kit's per-route metrics count lean-path responses too.
+      const metrics = await (await fetch(`${h.base}/metrics`)).text()
+      assert.match(metrics, /artsvc_http_requests_total\{method="GET",route="\/t\/:ticket\/\*",status="200"\} \d+/)
+    })
+
+    test('in the HTTP lane a first fetch is held while the caches fill, then answered by the lean path', async () => {
+      const big = `// ${'y'.repeat(300 * 1024)}\n` // above SMALL_BLOB: streamed by the full route
+      const p = await mustPublish(h, owner, sampleBundle([{ name: 'big.js', data: big }]))
+      const frame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
+      // Cold: the version's liveness, manifest and blobs are not cached yet. Several connections at once.
+      const fast0 = h.svc.ctx.caches.fastResponses
+      const [html, js, css] = await Promise.all(
+        ['index.html', 'app.js', 'css/site.css'].map((f) => fetchBoth(frame.replace('index.html', f))),
+      )
+      assert.deepEqual([html!.r.status, js!.r.status, css!.r.status], [200, 200, 200])
+      assert.equal(h.svc.ctx.caches.fastResponses - fast0, 3, 'all three answered by the lean path')
+      assert.equal(js!.body.toString(), 'document.body.dataset.ready = "yes"\n')
+      assert.match(html!.body.toString(), /^<!doctype html><script src="\/__artsvc\/storage-shim.js"><\/script><html>/)
+      // The same answers as the lean path gives behind node:http, now that the caches are warm.
+      for (const [f, lane] of [
+        ['index.html', html!],
+        ['css/site.css', css!],
+      ] as const) {
+        const node = await fetchBoth(frame.replace('index.html', f), {}, 'node')
+        assert.equal(node.fast, true)
+        assert.deepEqual(comparable(lane.r), comparable(node.r), f)
+        assert.ok(lane.body.equals(node.body), f)
+      }
+      // HEAD and a conditional request on cold liveness: held for the check alone.
+      h.svc.ctx.caches.invalidateLiveness()
+      const head = await fetchBoth(frame, { method: 'HEAD' })
+      assert.deepEqual([head.r.status, head.fast, head.body.length], [200, true, 0])
+      h.svc.ctx.caches.invalidateLiveness()
+      const etag = html!.r.headers.get('etag')!
+      const notModified = await fetchBoth(frame, { headers: { 'if-none-match': etag } })
+      assert.deepEqual([notModified.r.status, notModified.fast], [304, true])
+      // What the lean path never answers still takes the full route after the wait.
+      const large = await fetchBoth(frame.replace('index.html', 'big.js'))
+      assert.deepEqual([large.r.status, large.fast, large.body.toString()], [200, false, big])
+      const missing = await fetchBoth(frame.replace('index.html', 'nope.js'))
+      assert.deepEqual([missing.r.status, missing.fast], [404, false])
+    })
+
+    test('the lean path never answers what the full route must decide', async () => {
+      const p = await mustPublish(h, owner, sampleBundle([{ name: 'caf\u00e9.txt', data: 'accent' }]))
+      const frame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
+      await fetchBoth(frame)
+      assert.equal((await fetchBoth(frame)).fast, true)
+      const refusedBy = async (url: string, status: number, init: RequestInit = {}) => {
+        const r = await fetchBoth(url, init)
+        assert.equal(r.r.status, status, url)
+        assert.equal(r.fast, false, url)
+        return r
+      }
+      // Unknown files (manifest cached), forged tickets, other hosts, other methods.
+      const missing = await refusedBy(frame.replace('index.html', 'nope.js'), 404)
+      assert.equal(JSON.parse(missing.body.toString()).error.code, 'file_not_found')
+      assert.equal(missing.r.headers.get('x-content-type-options'), 'nosniff')
+      await refusedBy(frame.replace(/\/t\/([A-Za-z0-9_-]{16})\./, '/t/AAAAAAAAAAAAAAAA.'), 403)
+      await refusedBy(frame.replace(h.content, h.base), 404)
+      const fast0 = h.svc.ctx.caches.fastResponses
+      const misdirected = await new Promise<number>((resolve, reject) => {
+        const u = new URL(frame)
+        request(
+          { host: '127.0.0.1', port: h.port, path: u.pathname, headers: { host: 'elsewhere.example' } },
+          (res) => {
+            res.resume()
+            resolve(res.statusCode!)
+          },
+        )
+          .on('error', reject)
+          .end()
+      })
+      assert.equal(misdirected, 421)
+      assert.equal(h.svc.ctx.caches.fastResponses, fast0)
+      await refusedBy(frame, 404, { method: 'POST' })
+      // Percent-encoded names take the full route and still work.
+      const accent = await refusedBy(frame.replace('index.html', 'caf%C3%A9.txt'), 200)
+      assert.equal(accent.body.toString(), 'accent')
+      // Liveness older than its TTL is checked again: behind node:http by the full route (which
+      // then refreshes it), in the lane while the request is held, and the lean path answers.
+      clock.advance(1500)
+      assert.equal((await fetchBoth(frame, {}, 'node')).fast, false)
+      assert.equal((await fetchBoth(frame)).fast, true)
+      clock.advance(1500)
+      const rechecked = await fetchBoth(frame)
+      assert.deepEqual([rechecked.r.status, rechecked.fast], [200, true])
+      // Expired tickets are refused by the full route.
+      clock.advance(h.config.viewerTicketTtl + 1000)
+      try {
+        await refusedBy(frame, 403)
+      } finally {
+        clock.advance(-(h.config.viewerTicketTtl + 1000 + 3000))
+      }
+    })
+
+    test('a revoked share or deleted artifact stops lean-path answers at once', async () => {
+      const admin = await bearer(backends.op, 'root-admin')
+      assert.equal((await fetch(`${h.base}/api/v1/me`, { headers: admin })).status, 200)
+      const p = await mustPublish(h, owner, sampleBundle())
+      const share = await fetch(`${h.base}/api/v1/artifacts/${p.artifact}/shares`, {
+        method: 'POST',
+        headers: { ...owner, 'content-type': 'application/json' },
+        body: '{}',
+      })
+      const { id, url } = (await share.json()) as { id: string; url: string }
+      const opened = await fetch(url, { redirect: 'manual' })
+      const cookie = opened.headers.getSetCookie()[0]!.split(';')[0]!
+      const page = await fetch(`${h.base}/shared/${id}/`, { headers: { cookie } })
+      const shareFrame = frameOf(await page.text())
+      const ownerFrame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
+      for (const f of [shareFrame, ownerFrame]) {
+        await fetchBoth(f)
+        assert.equal((await fetchBoth(f)).fast, true)
+      }
+      const revoke = await fetch(`${h.base}/api/v1/artifacts/${p.artifact}/shares/${id}`, {
+        method: 'DELETE',
+        headers: owner,
+      })
+      assert.equal(revoke.status, 204)
+      assert.equal((await fetchBoth(shareFrame)).r.status, 403)
+      assert.equal((await fetchBoth(ownerFrame)).r.status, 200)
+      assert.equal((await fetchBoth(ownerFrame)).fast, true)
+      const del = await fetch(`${h.base}/api/v1/admin/artifacts/${p.artifact}`, { method: 'DELETE', headers: admin })
+      assert.equal(del.status, 204)
+      const gone = await fetchBoth(ownerFrame)
+      assert.equal(gone.r.status, 403)
+      assert.equal(gone.fast, false)
+    })
+
+    test('cached liveness never outlasts a share expiry', async () => {
+      const p = await mustPublish(h, owner, sampleBundle())
+      const expiresAt = clock.now() + 10_000
+      const share = await fetch(`${h.base}/api/v1/artifacts/${p.artifact}/shares`, {
+        method: 'POST',
+        headers: { ...owner, 'content-type': 'application/json' },
+        body: JSON.stringify({ expires_at: new Date(expiresAt).toISOString() }),
+      })
+      assert.equal(share.status, 201)
+      const { id, url } = (await share.json()) as { id: string; url: string }
+      const cookie = (await fetch(url, { redirect: 'manual' })).headers.getSetCookie()[0]!.split(';')[0]!
+      const frame = frameOf(await (await fetch(`${h.base}/shared/${id}/`, { headers: { cookie } })).text())
+      const shift = expiresAt - clock.now() - 300
+      clock.advance(shift) // 0.3 s before the expiry
+      try {
+        await fetchBoth(frame)
+        assert.equal((await fetchBoth(frame)).fast, true)
+        clock.advance(600) // past the expiry, within the one-second liveness TTL
+        const late = await fetchBoth(frame)
+        assert.equal(late.r.status, 403)
+        assert.equal(late.fast, false)
+      } finally {
+        clock.advance(-(shift + 600))
+      }
+    })
+
+    test('steady traffic renews liveness in its last half second, so answers never leave the lean path', async () => {
+      const p = await mustPublish(h, owner, sampleBundle())
+      const frame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
+      const versionId = new URL(frame).pathname.split('/')[2]!.split('.')[0]!
+      const caches = h.svc.ctx.caches
+      await fetchBoth(frame)
+      assert.equal((await fetchBoth(frame)).fast, true)
+      const first = caches.liveUntil(`${versionId}/`)!
+      try {
+        clock.advance(300) // more than half a second left: nothing to renew
+        assert.equal((await fetchBoth(frame)).fast, true)
+        assert.equal(caches.liveUntil(`${versionId}/`), first)
+        clock.advance(300) // 0.4 s left: answered from the entry, and renewed behind the answer
+        assert.equal((await fetchBoth(frame)).fast, true)
+        for (let i = 0; i < 200 && caches.liveUntil(`${versionId}/`) === first; i++)
+          await new Promise((r) => setTimeout(r, 10))
+        assert.equal(caches.liveUntil(`${versionId}/`), clock.now() + 1000)
+        clock.advance(600) // past the first entry: the renewed one answers
+        assert.equal((await fetchBoth(frame)).fast, true)
+      } finally {
+        clock.advance(-1200)
+      }
+    })
+  })
+}

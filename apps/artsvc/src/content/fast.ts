@@ -18,7 +18,9 @@ import type { FastAnswer, FastRequest, HttpApp } from '@gatehouse/kit'
 import { isHtml } from '../bundles/content-types.ts'
 import type { AppContext } from '../context.ts'
 import type { VersionFileRow } from '../db/schema.ts'
-import { LATIN1_MAX, LIVENESS_TTL_MS } from './caches.ts'
+import type { Ticket } from '../viewer/signing.ts'
+import { LATIN1_MAX, LIVENESS_TTL_MS, SMALL_BLOB } from './caches.ts'
+import type { ContentLoaders } from './loaders.ts'
 import { injectShim, SHIM_TAG } from './policy.ts'
 
 export const CONTENT_ROUTE = '/t/:ticket/*'
@@ -77,18 +79,31 @@ export function htmlBody(blob: Buffer): Buffer {
   return b
 }
 
-/** Put the lean path in front of Fastify (the kit's `setFastPath`; call after the routes are registered). */
+/** A content request the lean path may answer: its verified ticket and the file's path in the version. */
+interface Located {
+  method: 'GET' | 'HEAD'
+  ticket: Ticket
+  path: string
+}
+
+/**
+ * Put the lean path in front of Fastify (the kit's `setFastPath`; call after the routes are
+ * registered). In the kit's HTTP lane, a request it declines for a cold cache (liveness
+ * older than LIVENESS_TTL_MS, a first fetch) is held while `warm` fills the caches through
+ * the full route's own loaders, then answered here: the connection stays in the lane.
+ */
 export function installContentFastPath(
   app: HttpApp,
   ctx: AppContext,
   fixed: Record<string, string>,
   renewLiveness: (versionId: string, shareId: string | undefined) => void,
+  loaders: ContentLoaders,
 ) {
   const { caches, signer, config } = ctx
   const defaultPort = new URL(config.contentUrl).protocol === 'https:' ? '443' : '80'
   const hosts = new Set([config.contentHost, `${config.contentHost}:${defaultPort}`])
 
-  const serve = (req: FastRequest): FastAnswer | undefined => {
+  const locate = (req: FastRequest, now: number): Located | undefined => {
     const method = req.method
     if (method !== 'GET' && method !== 'HEAD') return undefined
     const url = req.url
@@ -101,22 +116,29 @@ export function installContentFastPath(
     let path = q < 0 ? url.slice(slash + 1) : url.slice(slash + 1, q)
     // Percent-encoded names, odd lengths and everything else unusual take the full path.
     if (path.length > 2048 || path.includes('%')) return undefined
-    const now = ctx.clock.now()
     const ticket = signer.verifyTicket(url.slice(3, slash), now)
     if (!ticket) return undefined
+    if (path === '' || path.endsWith('/')) path += 'index.html'
+    return { method, ticket, path: ASCII.test(path) ? path : path.normalize('NFC') }
+  }
+
+  const serve = (req: FastRequest): FastAnswer | undefined => {
+    const now = ctx.clock.now()
+    const at = locate(req, now)
+    if (at === undefined) return undefined
+    const { ticket } = at
     const liveUntil = caches.liveUntil(`${ticket.versionId}/${ticket.shareId ?? ''}`)
     if (liveUntil === undefined || liveUntil <= now) return undefined
     if (liveUntil - now < LIVENESS_TTL_MS / 2) renewLiveness(ticket.versionId, ticket.shareId)
     const manifest = caches.manifests.get(ticket.versionId)
     if (!manifest) return undefined
-    if (path === '' || path.endsWith('/')) path += 'index.html'
-    const file = manifest.get(ASCII.test(path) ? path : path.normalize('NFC'))
+    const file = manifest.get(at.path)
     if (!file) return undefined
     const headers = fileHeaders(fixed, file)
     let status = 200
     let body: Buffer | string | undefined
     if (req.headers['if-none-match'] === headers.etag) status = 304
-    else if (method === 'GET') {
+    else if (at.method === 'GET') {
       const blob = caches.blobs.get(file.sha256)
       if (!blob) return undefined
       body = latin1Of(isHtml(file.content_type) ? htmlBody(blob) : blob)
@@ -125,5 +147,29 @@ export function installContentFastPath(
     return { status, headers: status === 304 ? headers.notModified : headers.ok, body, route: CONTENT_ROUTE }
   }
 
-  app.setFastPath(serve, { lane: config.httpLane })
+  // One warming per version, share and file at a time: the connections that ask for the same
+  // cold file together wait for one set of reads. Failures are left to the full route to report.
+  const warming = new Map<string, Promise<void>>()
+  const warm = (req: FastRequest): Promise<void> | undefined => {
+    const now = ctx.clock.now()
+    const at = locate(req, now)
+    if (at === undefined) return undefined
+    const { versionId, shareId } = at.ticket
+    const etag = req.headers['if-none-match']
+    const key = `${versionId}/${shareId ?? ''}/${at.method}/${at.path}/${etag ?? ''}`
+    let pending = warming.get(key)
+    if (pending === undefined) {
+      pending = (async () => {
+        if (!(await loaders.live(versionId, shareId, now))) return
+        const file = (await loaders.manifest(versionId)).get(at.path)
+        // HEAD and 304 answers need no body; large files are streamed by the full route.
+        if (file === undefined || at.method === 'HEAD' || etag === fileHeaders(fixed, file).etag) return
+        if (Number(file.size) <= SMALL_BLOB) await loaders.body(file.sha256, Number(file.size))
+      })().finally(() => warming.delete(key))
+      warming.set(key, pending)
+    }
+    return pending
+  }
+
+  app.setFastPath(serve, { lane: config.httpLane, warm })
 }

@@ -7,14 +7,12 @@
  */
 import { buffer } from 'node:stream/consumers'
 import type { HttpApp } from '@gatehouse/kit'
-import { sql } from 'kysely'
 import { Type } from 'typebox'
 import { isHtml } from '../bundles/content-types.ts'
 import type { AppContext } from '../context.ts'
 import { errors } from '../errors.ts'
-import { shareLiveUntil } from '../shares/store.ts'
-import { SMALL_BLOB } from './caches.ts'
 import { CONTENT_ROUTE, fileHeaders, htmlBody, installContentFastPath } from './fast.ts'
+import type { ContentLoaders } from './loaders.ts'
 import { contentSecurityPolicy, injectShim, STORAGE_SHIM } from './policy.ts'
 
 const TicketParams = Type.Object({ ticket: Type.String({ maxLength: 300 }), '*': Type.String({ maxLength: 2048 }) })
@@ -31,61 +29,10 @@ function contentFixedHeaders(ctx: AppContext): Record<string, string> {
   }
 }
 
-/**
- * Whether a version (through a share, if any) may be served now: cached for at most a second
- * (see caches.ts), or checked in the database; `force` checks even when cached.
- */
-function liveness(ctx: AppContext) {
-  const caches = ctx.caches
-  return async (versionId: string, shareId: string | undefined, now: number, force = false) => {
-    const key = `${versionId}/${shareId ?? ''}`
-    if (!force && caches.isLive(key, now)) return true
-    const generation = caches.generation()
-    const row = await ctx.database.db
-      .selectFrom('versions')
-      .innerJoin('artifacts', 'artifacts.id', 'versions.artifact_id')
-      .select(sql<number>`1`.as('ok'))
-      .where('versions.id', '=', versionId)
-      .where('artifacts.deleted_at', 'is', null)
-      .executeTakeFirst()
-    if (row === undefined) return false
-    const until = shareId ? await shareLiveUntil(ctx.database.db, shareId, now) : Number.POSITIVE_INFINITY
-    if (until === undefined) return false
-    caches.markLive(key, now, generation, until)
-    return true
-  }
-}
-
-export function contentRoutes(app: HttpApp, ctx: AppContext) {
-  const caches = ctx.caches
+export function contentRoutes(app: HttpApp, ctx: AppContext, loaders: ContentLoaders) {
   const fixedHeaders = contentFixedHeaders(ctx)
   const origin = { origin: 'content' }
-
-  const manifest = async (versionId: string) => {
-    let m = caches.manifests.get(versionId)
-    if (!m) {
-      const rows = await ctx.database.db
-        .selectFrom('version_files')
-        .selectAll()
-        .where('version_id', '=', versionId)
-        .execute()
-      m = new Map(rows.map((r) => [r.path, r]))
-      caches.manifests.set(versionId, m)
-    }
-    return m
-  }
-
-  const live = liveness(ctx)
-
-  const body = async (sha256: string, size: number): Promise<Buffer | NodeJS.ReadableStream> => {
-    const cached = caches.blobs.get(sha256)
-    if (cached) return cached
-    const stream = await ctx.store.read(sha256)
-    if (size > SMALL_BLOB) return stream
-    const bytes = await buffer(stream)
-    caches.blobs.set(sha256, bytes)
-    return bytes
-  }
+  const { live, manifest, body } = loaders
 
   app.route({
     method: ['GET', 'HEAD'],
@@ -133,18 +80,18 @@ export function contentRoutes(app: HttpApp, ctx: AppContext) {
 }
 
 /** After every route is registered: the lean path for cache hits (see `fast.ts`). */
-export function installContentPath(app: HttpApp, ctx: AppContext) {
+export function installContentPath(app: HttpApp, ctx: AppContext, loaders: ContentLoaders) {
   // The lean path renews a liveness entry in its last half second, while it still answers from
-  // it: under steady traffic no request has to wait for the check (or leave the HTTP lane).
-  const live = liveness(ctx)
+  // it: under steady traffic no request has to wait for the check (or be held in the HTTP lane).
   const renewing = new Set<string>()
   const renewLiveness = (versionId: string, shareId: string | undefined) => {
     const key = `${versionId}/${shareId ?? ''}`
     if (renewing.has(key)) return
     renewing.add(key)
-    live(versionId, shareId, ctx.clock.now(), true)
+    loaders
+      .live(versionId, shareId, ctx.clock.now(), true)
       .catch((err: unknown) => app.log.warn({ err }, 'renewing content liveness failed; the next request checks'))
       .finally(() => renewing.delete(key))
   }
-  installContentFastPath(app, ctx, contentFixedHeaders(ctx), renewLiveness)
+  installContentFastPath(app, ctx, contentFixedHeaders(ctx), renewLiveness, loaders)
 }
