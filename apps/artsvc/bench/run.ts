@@ -34,6 +34,9 @@ const RUNS = 5
 const ROUNDS = 16
 const ROUND_SECONDS = 1.5
 const CONNECTIONS = 32
+const PAUSED_ROUNDS = 3
+const PAUSED_SECONDS = 4
+const PAUSE = { everyMs: 500, forMs: 1200 }
 /** CPU time (ms: user, system) of a process and its children so far. */
 function cpuMs(pid: number): { user: number; sys: number } {
   const c = processCpu(pid, { children: true })
@@ -209,6 +212,18 @@ ${addHeaders}
     logFile: join(dir.path, 'nginx.log'),
     probe: async () => (await fetch(`http://127.0.0.1:${nginxPort}/js/m0.js`)).status === 200,
   })
+  // Part 3's sites: the same files published once per connection (the blobs are shared).
+  const sitePrefixes: string[] = []
+  for (let i = 0; i < CONNECTIONS; i++) {
+    const id = await publish(buildZip(files), `site ${i}`)
+    const sitePage = await (await fetch(`${base}/a/${id}`, { headers: auth })).text()
+    sitePrefixes.push(
+      new URL(/<iframe[^>]*src="([^"]+)"/.exec(sitePage)![1]!.replaceAll('&amp;', '&')).pathname.replace(
+        /index\.html$/,
+        '',
+      ),
+    )
+  }
   const artsvcLoadOptions = {
     host: '127.0.0.1',
     port,
@@ -226,6 +241,25 @@ ${addHeaders}
   // Server CPU time during the measured rounds: CPU per request is far less sensitive to
   // other load on the machine than requests/s.
   const cpu = { artsvc: { user: 0, sys: 0 }, nginx: { user: 0, sys: 0 } }
+  const paused = {
+    artsvc: { user: 0, sys: 0, requests: 0, errors: 0 },
+    nginx: { user: 0, sys: 0, requests: 0, errors: 0 },
+  }
+  // The kit's HTTP lane: requests held while the lean path warmed its caches, connections
+  // handed to node:http. Each reading is a request to the API host on a new connection, which
+  // the lane hands over: not counted.
+  let readings = 0
+  const laneCounts = async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { connection: 'close' } })
+    const text = await res.text()
+    const count = (name: string) => Number(new RegExp(`^artsvc_${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0)
+    readings++
+    return {
+      held: count('http_lane_held_total'),
+      handedOver: Math.max(0, count('http_lane_handovers_total') - readings),
+    }
+  }
+  let lane = { held: 0, handedOver: 0 }
   try {
     await httpLoad({ ...artsvcLoadOptions, ok, durationMs: 2000 })
     await httpLoad({ ...nginxLoadOptions, ok, durationMs: 2000 })
@@ -242,9 +276,38 @@ ${addHeaders}
       count('nginx', c, cpuMs(nginx.pid))
       rounds.push({ artsvc: a, nginx: n, load: loadavg()[0]! })
     }
+    lane = await laneCounts()
+    // Keep-alive connections that go quiet for longer than artsvc's one-second liveness entry,
+    // as a browser's between page views, each on a site of its own (no other traffic renews its
+    // entry): each first request after a pause finds the entry expired.
+    for (let r = 0; r < PAUSED_ROUNDS; r++) {
+      for (const [k, options, pid] of [
+        ['artsvc', artsvcLoadOptions, child.pid],
+        ['nginx', nginxLoadOptions, nginx.pid],
+      ] as const) {
+        const c = cpuMs(pid!)
+        const perConnection =
+          k === 'artsvc'
+            ? sitePrefixes.map((p) => names.map((n) => buildHttpRequest({ path: p + n, host: hostHeader.host })))
+            : undefined
+        const result = await httpLoad({
+          ...options,
+          ok,
+          durationMs: PAUSED_SECONDS * 1000,
+          pause: PAUSE,
+          ...(perConnection ? { perConnection } : {}),
+        })
+        const after = cpuMs(pid!)
+        paused[k].user += after.user - c.user
+        paused[k].sys += after.sys - c.sys
+        paused[k].requests += result.requests
+        paused[k].errors += result.errors
+      }
+    }
   } finally {
     await nginx.stop('SIGQUIT')
   }
+  const lanePaused = await laneCounts()
   const total = (k: 'artsvc' | 'nginx') => {
     const rs = rounds.map((r) => r[k])
     const requests = rs.reduce((a, r) => a + r.requests, 0)
@@ -298,6 +361,19 @@ ${addHeaders}
   const un = us('nginx', nginxLoad.requests)
   console.log(
     `   server CPU per request: artsvc ${ua.all.toFixed(1)} µs (user ${ua.user.toFixed(1)}, system ${ua.sys.toFixed(1)}), nginx ${un.all.toFixed(1)} µs (user ${un.user.toFixed(1)}, system ${un.sys.toFixed(1)}); nginx/artsvc ${(un.all / ua.all).toFixed(2)}`,
+  )
+  console.log(
+    `   HTTP lane: ${lane.held} requests held while the caches warmed, ${lane.handedOver} connections handed to node:http (of ${(ROUNDS + 1) * CONNECTIONS} in the rounds and warm-up)`,
+  )
+  const perRequest = (k: 'artsvc' | 'nginx') => ((paused[k].user + paused[k].sys) * 1000) / paused[k].requests
+  console.log(
+    `\n3. content origin, the same files on a site per connection, ${CONNECTIONS} keep-alive connections that send for ${PAUSE.everyMs} ms, then pause ${PAUSE.forMs} ms; ${PAUSED_ROUNDS} alternating rounds of ${PAUSED_SECONDS} s`,
+  )
+  console.log(
+    `   artsvc ${paused.artsvc.requests} ok, ${paused.artsvc.errors} errors, ${perRequest('artsvc').toFixed(1)} µs CPU per request; nginx ${paused.nginx.requests} ok, ${paused.nginx.errors} errors, ${perRequest('nginx').toFixed(1)} µs; nginx/artsvc ${(perRequest('nginx') / perRequest('artsvc')).toFixed(2)}`,
+  )
+  console.log(
+    `   HTTP lane: ${lanePaused.held - lane.held} requests held, ${lanePaused.handedOver - lane.handedOver} connections handed to node:http (of ${PAUSED_ROUNDS * CONNECTIONS})`,
   )
   console.log(
     `   ratio artsvc / nginx: median of rounds ${median(ratios).toFixed(2)}, min ${Math.min(...ratios).toFixed(2)}, totals ${(artsvcLoad.rps / nginxLoad.rps).toFixed(2)} (goal >= 0.5)`,

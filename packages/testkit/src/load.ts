@@ -38,10 +38,17 @@ export interface HttpLoadOptions {
   port: number
   /** Sent in turn across all connections. */
   requests: Buffer[]
+  /** Instead: connection i sends `perConnection[i % length]` in turn (a client per site). */
+  perConnection?: Buffer[][]
   connections: number
   durationMs: number
   /** Which statuses count as answered (default 2xx); the others are errors. */
   ok?: (status: number) => boolean
+  /**
+   * Keep-alive connections that go quiet, as a browser's between page views: each connection
+   * sends for `everyMs`, then waits `forMs` with the connection open, and again.
+   */
+  pause?: { everyMs: number; forMs: number }
 }
 
 export interface HttpLoadResult {
@@ -70,14 +77,17 @@ export async function httpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
   const started = performance.now()
   const deadline = started + o.durationMs
 
-  const connection = () =>
+  const connection = (index: number) =>
     new Promise<void>((resolve) => {
+      const own = o.perConnection?.[index % o.perConnection.length]
+      let sent = 0
       let socket: Socket
       let buf: Buffer = Buffer.alloc(0)
       let bodyLeft = -1 // -1: reading the head
       let status = 0
       let sentAt = 0
       let finished = false
+      let activeSince = performance.now()
 
       const finish = () => {
         if (finished) return
@@ -88,7 +98,7 @@ export async function httpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
       const send = () => {
         sentAt = performance.now()
         if (sentAt >= deadline) return finish()
-        socket.write(o.requests[next++ % o.requests.length]!)
+        socket.write(own !== undefined ? own[sent++ % own.length]! : o.requests[next++ % o.requests.length]!)
       }
       const onData = (chunk: Buffer) => {
         buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk])
@@ -117,6 +127,13 @@ export async function httpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
           latencies.push(performance.now() - sentAt)
           if (ok(status)) answered++
           else errors++
+          if (o.pause !== undefined && performance.now() - activeSince >= o.pause.everyMs) {
+            setTimeout(() => {
+              activeSince = performance.now()
+              if (!finished) send()
+            }, o.pause.forMs)
+            return
+          }
           send()
           if (finished || buf.length === 0) return
         }
@@ -139,7 +156,7 @@ export async function httpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
       open()
     })
 
-  await Promise.all(Array.from({ length: o.connections }, connection))
+  await Promise.all(Array.from({ length: o.connections }, (_, i) => connection(i)))
   const seconds = (performance.now() - started) / 1000
   return { requests: answered, errors, seconds, rps: answered / seconds, latencies }
 }
