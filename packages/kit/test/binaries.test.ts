@@ -45,7 +45,7 @@ describe('binaries', () => {
 
   test("each app's --help, and the lists and status, load none of the builtins that cost start-up", () => {
     // child_process (and net behind it) came with commander, crypto with websignal's
-    // thresholds and sshproxy's fingerprint fields, net with dnsctl's VIP check, fs's streams
+    // thresholds, sshproxy's fingerprint fields and notify's token store, net with dnsctl's VIP check, fs's streams
     // and worker_threads with ESM imports of node:fs and node:util (kit startup-builtins.ts,
     // cli/lazy-builtins.ts): each 3-10 ms of a 60 ms `--help` or a 70 ms list (#22).
     const costly = /^NativeModule (child_process|net|tls|http|https|crypto|worker_threads|internal\/fs\/streams)$/
@@ -55,6 +55,8 @@ describe('binaries', () => {
     const main = (app: string) => join(root, 'apps', app, 'src', 'main.ts')
     const database = `sqlite:${join(dir, 'edgegate.db')}`
     execFileSync(process.execPath, [main('edgegate'), 'migrate', '--database', database])
+    const notifyDatabase = `sqlite:${join(dir, 'notify.db')}`
+    execFileSync(process.execPath, [main('notify'), 'migrate', '--database', notifyDatabase])
     const gateStore = join(dir, 'sshproxy.db')
     const openStore = pathToFileURL(join(root, 'apps', 'sshproxy', 'src', 'db', 'index.ts')).href
     execFileSync(process.execPath, [
@@ -68,6 +70,7 @@ describe('binaries', () => {
       ['sshproxy', ['list', '--db', gateStore]],
       ['sshproxy', ['status', '--db', gateStore, '--route', '127.0.0.1:2222=127.0.0.1:22']],
       ['edgegate', ['status', '--database', database]],
+      ['notify', ['token', 'list', '--database', notifyDatabase]],
     ]
     try {
       for (const [app, args] of commands) {

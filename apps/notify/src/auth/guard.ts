@@ -11,7 +11,7 @@ import type { Config } from '../config.ts'
 import type { DB, UserRow } from '../db/schema.ts'
 import { DESKTOP_SESSION_PREFIX } from '../desktop/service.ts'
 import { errors } from '../errors.ts'
-import { userForReaderToken } from '../tokens/store.ts'
+import { userForReaderToken } from '../tokens/credentials.ts'
 import { readCookie, SESSION_COOKIE, userForSession } from './sessions.ts'
 
 export interface Reader {

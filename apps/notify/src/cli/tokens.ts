@@ -7,12 +7,7 @@ import { printList } from '@gatehouse/kit/cli/output.ts'
 import { CliError } from '@gatehouse/kit/cli/program.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { openNotifyDatabase } from '../db/open.ts'
-import {
-  createReaderToken,
-  deleteReaderTokenById,
-  listReaderTokensWithOwner,
-  readerTokenResponse,
-} from '../tokens/store.ts'
+import { deleteReaderTokenById, listReaderTokensWithOwner, readerTokenResponse } from '../tokens/store.ts'
 import { findUserByName } from '../users/store.ts'
 import { withDatabase } from './database.ts'
 
@@ -42,6 +37,8 @@ async function createFor(db: Parameters<typeof findUserByName>[0], username: str
   const user = await findUserByName(db, username)
   if (!user) throw new TokenCommandError(`no user ${JSON.stringify(username)}`)
   if (user.enabled !== 1) throw new TokenCommandError(`user ${JSON.stringify(username)} is disabled`)
+  // Only issuing needs node:crypto: list and revoke start without it.
+  const { createReaderToken } = await import('../tokens/credentials.ts')
   const { row, secret } = await createReaderToken(db, user.id, name)
   return { id: row.id, secret }
 }

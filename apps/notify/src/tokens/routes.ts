@@ -11,7 +11,8 @@ import { Type } from 'typebox'
 import { readerOf } from '../auth/guard.ts'
 import type { Context } from '../context.ts'
 import { errors } from '../errors.ts'
-import { createReaderToken, deleteReaderToken, listReaderTokens, readerTokenResponse } from './store.ts'
+import { createReaderToken } from './credentials.ts'
+import { deleteReaderToken, listReaderTokens, readerTokenResponse } from './store.ts'
 
 const TokenJson = Type.Object({
   id: Type.String(),

@@ -1,34 +1,16 @@
-/** Reader API tokens (table reader_tokens): only SHA-256 hashes are stored. */
-import { randomUUID } from 'node:crypto'
-import { generateToken, hashToken } from '@gatehouse/kit/secrets.ts'
+/**
+ * Reader API tokens (table reader_tokens): only SHA-256 hashes are stored. Issuing a token and
+ * finding its user hash secrets (`credentials.ts`); listing and revoking here need no crypto,
+ * so `notify token list` and `revoke` do not load it.
+ */
 import type { Kysely, Transaction } from 'kysely'
-import type { DB, ReaderTokenRow, UserRow } from '../db/schema.ts'
+import type { DB, ReaderTokenRow } from '../db/schema.ts'
 
-type Db = Kysely<DB> | Transaction<DB>
+export type Db = Kysely<DB> | Transaction<DB>
 
 /** Tokens carry a prefix so a reader token is told from a hook token at a glance (and by guard.ts). */
 export const READER_TOKEN_PREFIX = 'ntr_'
 export const READER_TOKEN_PATTERN = /^ntr_[A-Za-z0-9_-]{43}$/
-// A busy script would otherwise write on every read: last use is recorded at most once a minute.
-const LAST_USED_GRANULARITY_MS = 60_000
-
-export async function createReaderToken(
-  db: Db,
-  userId: string,
-  name: string,
-): Promise<{ row: ReaderTokenRow; secret: string }> {
-  const secret = `${READER_TOKEN_PREFIX}${generateToken()}`
-  const row: ReaderTokenRow = {
-    id: randomUUID(),
-    user_id: userId,
-    name,
-    token_hash: hashToken(secret),
-    created_at: new Date().toISOString(),
-    last_used_at: null,
-  }
-  await db.insertInto('reader_tokens').values(row).execute()
-  return { row, secret }
-}
 
 export function listReaderTokens(db: Db, userId: string): Promise<ReaderTokenRow[]> {
   return db.selectFrom('reader_tokens').selectAll().where('user_id', '=', userId).orderBy('created_at').execute()
@@ -58,30 +40,6 @@ export async function deleteReaderTokenById(db: Db, id: string): Promise<boolean
 export async function deleteReaderToken(db: Db, userId: string, id: string): Promise<boolean> {
   const r = await db.deleteFrom('reader_tokens').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst()
   return Number(r.numDeletedRows) > 0
-}
-
-/** The enabled user a reader token belongs to, recording its use. */
-export async function userForReaderToken(db: Db, secret: string): Promise<UserRow | undefined> {
-  if (!READER_TOKEN_PATTERN.test(secret)) return undefined
-  const hash = hashToken(secret)
-  const user = await db
-    .selectFrom('reader_tokens')
-    .innerJoin('users', 'users.id', 'reader_tokens.user_id')
-    .selectAll('users')
-    .where('reader_tokens.token_hash', '=', hash)
-    .where('users.enabled', '=', 1)
-    .executeTakeFirst()
-  if (user) {
-    const now = new Date()
-    const stale = new Date(now.getTime() - LAST_USED_GRANULARITY_MS).toISOString()
-    await db
-      .updateTable('reader_tokens')
-      .set({ last_used_at: now.toISOString() })
-      .where('token_hash', '=', hash)
-      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', stale)]))
-      .execute()
-  }
-  return user
 }
 
 export function readerTokenResponse(row: ReaderTokenRow) {

@@ -1,0 +1,50 @@
+/** Reader token secrets: issuing one (stored as its hash) and finding the user one belongs to. */
+import { randomUUID } from 'node:crypto'
+import { generateToken, hashToken } from '@gatehouse/kit/secrets.ts'
+import type { ReaderTokenRow, UserRow } from '../db/schema.ts'
+import { type Db, READER_TOKEN_PATTERN, READER_TOKEN_PREFIX } from './store.ts'
+
+// A busy script would otherwise write on every read: last use is recorded at most once a minute.
+const LAST_USED_GRANULARITY_MS = 60_000
+
+export async function createReaderToken(
+  db: Db,
+  userId: string,
+  name: string,
+): Promise<{ row: ReaderTokenRow; secret: string }> {
+  const secret = `${READER_TOKEN_PREFIX}${generateToken()}`
+  const row: ReaderTokenRow = {
+    id: randomUUID(),
+    user_id: userId,
+    name,
+    token_hash: hashToken(secret),
+    created_at: new Date().toISOString(),
+    last_used_at: null,
+  }
+  await db.insertInto('reader_tokens').values(row).execute()
+  return { row, secret }
+}
+
+/** The enabled user a reader token belongs to, recording its use. */
+export async function userForReaderToken(db: Db, secret: string): Promise<UserRow | undefined> {
+  if (!READER_TOKEN_PATTERN.test(secret)) return undefined
+  const hash = hashToken(secret)
+  const user = await db
+    .selectFrom('reader_tokens')
+    .innerJoin('users', 'users.id', 'reader_tokens.user_id')
+    .selectAll('users')
+    .where('reader_tokens.token_hash', '=', hash)
+    .where('users.enabled', '=', 1)
+    .executeTakeFirst()
+  if (user) {
+    const now = new Date()
+    const stale = new Date(now.getTime() - LAST_USED_GRANULARITY_MS).toISOString()
+    await db
+      .updateTable('reader_tokens')
+      .set({ last_used_at: now.toISOString() })
+      .where('token_hash', '=', hash)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', stale)]))
+      .execute()
+  }
+  return user
+}
