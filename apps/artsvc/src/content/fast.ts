@@ -6,8 +6,10 @@
  * verified, whose liveness was checked less than LIVENESS_TTL_MS ago, whose version
  * manifest is cached and (for GET) whose body is in the small-blob cache — and hands
  * every other request, untouched, to Fastify. So every error (403, 404, 421, 405, 503
- * while closing), every first fetch and every large file still takes the one full path in
- * `routes.ts`, and the lean path can only ever repeat what that path already decided.
+ * while closing) and every large file still takes the one full path in `routes.ts`, and the
+ * lean path can only ever repeat what that path's loaders (`loaders.ts`) decided. In the
+ * lane, a first fetch or a stale liveness entry is held while those loaders run (`warm`),
+ * then answered here; behind node:http it takes the full path.
  *
  * The responses are the same as Fastify's (headers from `contentHeaders`, the kit's
  * `x-request-id`; the kit counts them in the same metrics and access line);
