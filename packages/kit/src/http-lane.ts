@@ -172,14 +172,15 @@ export function installLane<A extends LaneAnswer>(server: Server, options: LaneO
   if (listeners.length !== 1 || nodeHttp === undefined) {
     throw new TypeError(`the HTTP lane expects node:http's connection listener alone on the server (${event})`)
   }
-  const held = new Set<Socket>()
+  /** The connections the lane reads, between requests: what `closeIdle` ends. */
+  const reading = new Set<Socket>()
 
   const onConnection = (socket: Socket) => {
     if (options.closing()) {
       nodeHttp.call(server, socket)
       return
     }
-    held.add(socket)
+    reading.add(socket)
     socket.setNoDelay(true)
     const onError = () => socket.destroy()
     const reads = new ReusedReads((chunk) => {
@@ -187,7 +188,7 @@ export function installLane<A extends LaneAnswer>(server: Server, options: LaneO
       return true
     })
     const onTimeout = () => socket.destroy()
-    const onClose = () => held.delete(socket)
+    const onClose = () => reading.delete(socket)
     const onDrain = () => socket.resume()
     // Between requests the lane holds an idle keep-alive connection, as node:http would.
     // (keepAliveTimeout 0: no timeout, as in node:http.)
@@ -197,7 +198,7 @@ export function installLane<A extends LaneAnswer>(server: Server, options: LaneO
     socket.on('close', onClose)
 
     const leave = () => {
-      held.delete(socket)
+      reading.delete(socket)
       // node:http's parser consumes the handle and reads it natively; should it not, reads
       // reach its 'data' listener through the stream as usual.
       reads.sink = (chunk) => socket.push(Buffer.from(chunk))
@@ -307,11 +308,11 @@ export function installLane<A extends LaneAnswer>(server: Server, options: LaneO
     const hold = (rest: Buffer, warming: Promise<unknown>, since: number) => {
       options.held?.()
       socket.pause()
-      held.delete(socket)
+      reading.delete(socket)
       socket.setTimeout(0)
       const retry = () => {
         if (socket.destroyed) return
-        held.add(socket)
+        reading.add(socket)
         socket.setTimeout(server.keepAliveTimeout)
         // Reads resume on a later turn of the event loop, after `serve` has answered or passed on
         // the held requests (or paused the socket again). Left paused, a connection the answer
@@ -336,8 +337,8 @@ export function installLane<A extends LaneAnswer>(server: Server, options: LaneO
   server.on(event, onConnection)
   return {
     closeIdle() {
-      for (const socket of held) socket.end()
-      held.clear()
+      for (const socket of reading) socket.end()
+      reading.clear()
     },
   }
 }
