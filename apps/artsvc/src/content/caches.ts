@@ -9,11 +9,18 @@
  */
 import type { VersionFileRow } from '../db/schema.ts'
 
+/**
+ * A bounded cache that evicts what was not used lately: "second chance" (CLOCK), the usual
+ * approximation of least-recently-used. A hit only marks its entry, where a strict LRU moves
+ * it to the end of the Map, a delete and an insert for every hit: two per content request on
+ * the lean path, 3-5 % of its main thread in a profile. Eviction walks from the oldest
+ * insertion: a marked entry loses its mark and moves to the end, the first unmarked one goes.
+ */
 export class LruCache<V> {
   readonly #maxEntries: number
   readonly #maxWeight: number
   readonly #weigh: (v: V) => number
-  readonly #map = new Map<string, V>()
+  readonly #map = new Map<string, { value: V; used: boolean }>()
   #weight = 0
 
   constructor(maxEntries: number, maxWeight = Number.POSITIVE_INFINITY, weigh: (v: V) => number = () => 1) {
@@ -23,27 +30,33 @@ export class LruCache<V> {
   }
 
   get(key: string): V | undefined {
-    const v = this.#map.get(key)
-    if (v !== undefined) {
-      this.#map.delete(key)
-      this.#map.set(key, v)
-    }
-    return v
+    const entry = this.#map.get(key)
+    if (entry === undefined) return undefined
+    entry.used = true
+    return entry.value
   }
 
   set(key: string, value: V) {
     const old = this.#map.get(key)
     if (old !== undefined) {
-      this.#weight -= this.#weigh(old)
+      this.#weight -= this.#weigh(old.value)
       this.#map.delete(key)
     }
-    this.#map.set(key, value)
-    this.#weight += this.#weigh(value)
-    while (this.#map.size > this.#maxEntries || this.#weight > this.#maxWeight) {
-      const [k, v] = this.#map.entries().next().value as [string, V]
+    const weight = this.#weigh(value)
+    // A value that can never fit is not kept, and costs the others nothing.
+    if (weight > this.#maxWeight) return
+    // Room is made before the new entry goes in, so that it is not the first unmarked entry
+    // the walk meets. Ends: each turn evicts an entry or takes a mark away.
+    while (this.#map.size > 0 && (this.#map.size >= this.#maxEntries || this.#weight + weight > this.#maxWeight)) {
+      const [k, entry] = this.#map.entries().next().value as [string, { value: V; used: boolean }]
       this.#map.delete(k)
-      this.#weight -= this.#weigh(v)
+      if (entry.used) {
+        entry.used = false
+        this.#map.set(k, entry)
+      } else this.#weight -= this.#weigh(entry.value)
     }
+    this.#map.set(key, { value, used: false })
+    this.#weight += weight
   }
 
   clear() {
