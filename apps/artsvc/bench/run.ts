@@ -146,10 +146,14 @@ try {
       data: `.c${i} { content: ${JSON.stringify(randomBytes(400).toString('hex'))} }\n`,
     })
   }
-  const artifact = await publish(buildZip(files), 'small files')
-  const page = await (await fetch(`${base}/a/${artifact}`, { headers: auth })).text()
-  const frame = new URL(/<iframe[^>]*src="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&'))
-  const prefix = frame.pathname.replace(/index\.html$/, '')
+  /** Publish the small files; the content origin's path prefix of the new version (its ticket). */
+  const publishSite = async (title: string) => {
+    const artifact = await publish(buildZip(files), title)
+    const page = await (await fetch(`${base}/a/${artifact}`, { headers: auth })).text()
+    const frame = new URL(/<iframe[^>]*src="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&'))
+    return frame.pathname.replace(/index\.html$/, '')
+  }
+  const prefix = await publishSite('small files')
   const names = files.slice(1).map((f) => f.name as string)
   const www = join(dir.path, 'www')
   for (const f of files.slice(1)) {
@@ -213,16 +217,10 @@ ${addHeaders}
     probe: async () => (await fetch(`http://127.0.0.1:${nginxPort}/js/m0.js`)).status === 200,
   })
   // Part 3's sites: the same files published once per connection (the blobs are shared).
-  const sitePrefixes: string[] = []
+  const siteRequests: Buffer[][] = []
   for (let i = 0; i < CONNECTIONS; i++) {
-    const id = await publish(buildZip(files), `site ${i}`)
-    const sitePage = await (await fetch(`${base}/a/${id}`, { headers: auth })).text()
-    sitePrefixes.push(
-      new URL(/<iframe[^>]*src="([^"]+)"/.exec(sitePage)![1]!.replaceAll('&amp;', '&')).pathname.replace(
-        /index\.html$/,
-        '',
-      ),
-    )
+    const sitePrefix = await publishSite(`site ${i}`)
+    siteRequests.push(names.map((n) => buildHttpRequest({ path: sitePrefix + n, host: hostHeader.host })))
   }
   const artsvcLoadOptions = {
     host: '127.0.0.1',
@@ -286,16 +284,12 @@ ${addHeaders}
         ['nginx', nginxLoadOptions, nginx.pid],
       ] as const) {
         const c = cpuMs(pid!)
-        const perConnection =
-          k === 'artsvc'
-            ? sitePrefixes.map((p) => names.map((n) => buildHttpRequest({ path: p + n, host: hostHeader.host })))
-            : undefined
         const result = await httpLoad({
           ...options,
           ok,
           durationMs: PAUSED_SECONDS * 1000,
           pause: PAUSE,
-          ...(perConnection ? { perConnection } : {}),
+          ...(k === 'artsvc' ? { perConnection: siteRequests } : {}),
         })
         const after = cpuMs(pid!)
         paused[k].user += after.user - c.user

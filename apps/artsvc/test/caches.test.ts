@@ -24,18 +24,18 @@ test('the oldest unused entry goes first; a used one gets a second chance', () =
 
 test('weight bounds the cache; replacing a value replaces its weight', () => {
   const cache = new LruCache<string>(100, 10, (v) => v.length)
-  cache.set('a', 'xxxx')
-  cache.set('b', 'xxxx')
+  cache.set('a', 'w'.repeat(4))
+  cache.set('b', 'w'.repeat(4))
   cache.set('a', 'x') // 1 + 4
-  cache.set('c', 'xxxxx') // 10: all fit
+  cache.set('c', 'w'.repeat(5)) // 10: all fit
   assert.deepEqual(present(cache, ['a', 'b', 'c']), ['a', 'b', 'c'])
-  cache.set('d', 'xx') // all were just read (marked): after one pass of second chances, the oldest go until it fits
+  cache.set('d', 'w'.repeat(2)) // all were just read (marked): after one pass of second chances, the oldest go until it fits
   assert.ok(present(cache, ['a', 'b', 'c', 'd']).includes('d'))
   // A value heavier than the bound is not kept, and nothing else is lost for nothing but it.
   const small = new LruCache<string>(100, 3, (v) => v.length)
-  small.set('x', 'xx')
-  small.set('big', 'xxxx')
-  assert.deepEqual([small.get('big'), small.get('x')], [undefined, 'xx'])
+  small.set('x', 'w'.repeat(2))
+  small.set('big', 'w'.repeat(4))
+  assert.deepEqual([small.get('big'), small.get('x')], [undefined, 'w'.repeat(2)])
   small.clear()
   assert.equal(small.get('x'), undefined)
 })
