@@ -59,7 +59,7 @@ export async function ingestFloor(
     const params = Array.from({ length: batch }, () => one).flat()
     let rows = 0
     // What notify's indexer left when it stopped is not the floor's to index (or merge).
-    if (database.sqlite) await indexAll(database.db)
+    if (database.sqlite) await indexAll(database)
     else await mergePendingSearch(database.db)
     const cpuBefore = cpuSeconds() + dbCpuSeconds()
     const started = performance.now()
@@ -104,7 +104,7 @@ export async function ingestFloor(
     const figures: FloorFigures = { rowsPerSecond: rows / seconds, rows, batch, cpuPerRowUs }
     if (database.sqlite) {
       const before = cpuSeconds()
-      await indexAll(database.db)
+      await indexAll(database)
       figures.indexCpuPerRowUs = ((cpuSeconds() - before) / rows) * 1e6
     }
     return figures

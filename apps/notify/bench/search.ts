@@ -111,7 +111,7 @@ export async function build(
       await sql`create index notifications_search on notifications using gin (search_text gin_trgm_ops)`.execute(db)
       await sql`analyze notifications`.execute(db)
     } else {
-      await indexAll(db, 100_000) // what the server's background indexer would do
+      await indexAll(database, 100_000) // what the server's background indexer would do
       await sql`analyze`.execute(db)
     }
     return done

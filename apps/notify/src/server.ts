@@ -173,7 +173,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     await listener?.close()
     await hub.close()
   })
-  const indexer = new SearchIndexer(database.db, logger, deps.searchIndexIntervalMs, database.kind)
+  const indexer = new SearchIndexer(database, logger, deps.searchIndexIntervalMs)
   app.addHook('onReady', async () => indexer.start())
   app.addHook('onClose', async () => indexer.stop())
   return app

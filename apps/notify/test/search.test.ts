@@ -13,7 +13,14 @@ import { type Logger, openDatabase, sql } from '@gatehouse/kit'
 import fc from 'fast-check'
 import { openNotifyDatabase } from '../src/db/open.ts'
 import type { DB } from '../src/db/schema.ts'
-import { indexAll, indexedUpTo, indexPending, mergePendingSearch, SearchIndexer } from '../src/inbox/indexer.ts'
+import {
+  indexAll,
+  indexedUpTo,
+  indexPending,
+  mergePendingSearch,
+  SearchIndexer,
+  searchMerger,
+} from '../src/inbox/indexer.ts'
 import { searchText } from '../src/ingest/draft.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, DEV_TOKEN, type Notify, publish, startNotify } from './helpers.ts'
 
@@ -86,8 +93,15 @@ for (const backend of backends) {
           rows.push({ id: Number(r.id), channel: r.channel, severity: r.severity, doc: r.search_text })
       }
       if (backend.name === 'sqlite') {
-        assert.equal(await indexPending(n.database.db, ROWS / 2), ROWS / 2)
+        // Indexed in five batches (five segments), then merged by the indexer's steps, so the
+        // queries read merged segments as well as the unindexed tail.
+        for (let b = 0; b < 5; b++) assert.equal(await indexPending(n.database.db, ROWS / 10), ROWS / 10)
         assert.equal(await indexedUpTo(n.database.db), rows[ROWS / 2 - 1]!.id)
+        assert.equal(await segments(n), 5)
+        const merge = searchMerger(n.database)
+        assert.equal(await merge(), true)
+        while (await merge()) {}
+        assert.ok((await segments(n)) < 5, 'the merge steps merged segments')
       }
     })
     after(() => n.close())
@@ -171,7 +185,7 @@ for (const backend of backends) {
         // One of the two indexed, then both: the same answers, never a duplicate.
         assert.equal(await indexPending(n.database.db, 1), 1)
         assert.deepEqual(await search('quokka-7731'), expected)
-        await indexAll(n.database.db)
+        await indexAll(n.database)
         assert.equal(await indexedUpTo(n.database.db), ids[2]!)
       } else {
         // The deliveries sat in the trigram index's pending list; now merged into the index.
@@ -184,6 +198,51 @@ for (const backend of backends) {
   })
 }
 
+describe('the search indexer merges its segments (sqlite)', () => {
+  test('bursts indexed one pass each stay a few segments; FTS5 no longer merges by itself', async () => {
+    const n = await startNotify(backends.find((b) => b.name === 'sqlite')!, { searchIndexIntervalMs: 5 })
+    try {
+      const automerge = await sql<{ v: number }>`select v from notification_fts_config where k = 'automerge'`.execute(
+        n.database.db,
+      )
+      assert.equal(Number(automerge.rows[0]?.v), 0)
+      // Six bursts, each indexed before the next: six segments unless the indexer merges.
+      for (let burst = 0; burst < 6; burst++) {
+        let last = 0
+        for (let i = 0; i < 3; i++) last = await publish(n, DEV_TOKEN, `burst ${burst} row ${i}`)
+        await until(async () => (await indexedUpTo(n.database.db)) >= last)
+      }
+      // At most two at the first level and the merged one above.
+      await until(async () => (await segments(n)) <= 3)
+      const found = await n.client.get(`/api/v1/notifications?q=${encodeURIComponent('burst 4 row 2')}`, {
+        cookie: await n.client.login(ADMIN, ADMIN_PASSWORD),
+      })
+      assert.equal(found.status, 200)
+      assert.deepEqual(
+        found.body.notifications.map((x: { title: string }) => x.title),
+        ['burst 4 row 2'],
+      )
+    } finally {
+      await n.close()
+    }
+  })
+})
+
+/** SQLite: the trigram index's segments (FTS5's `_idx` table holds a row per segment and leaf). */
+async function segments(n: Notify): Promise<number> {
+  const r = await sql<{ n: number }>`select count(distinct segid) as n from notification_fts_idx`.execute(n.database.db)
+  return Number(r.rows[0]!.n)
+}
+
+/** Poll `check` every 5 ms for up to 10 s. */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    if (await check()) return
+    await delay(5)
+  }
+  assert.fail('condition not reached in 10 s')
+}
+
 describe('search index merge by a role that does not own the index (postgres)', () => {
   test('one warning, the indexer stops merging, and the owner still can', async () => {
     const backend = backends.find((b) => b.name === 'postgres')!
@@ -194,7 +253,7 @@ describe('search index merge by a role that does not own the index (postgres)', 
     const guest = await openDatabase<DB>({ url: url.replace('postgres@', `${role}@`) })
     const warnings: string[] = []
     const logger = { warn: (_: unknown, msg: string) => warnings.push(msg) } as unknown as Logger
-    const indexer = new SearchIndexer(guest.db, logger, 10, 'postgres')
+    const indexer = new SearchIndexer(guest, logger, 10)
     try {
       indexer.start()
       for (let i = 0; i < 200 && warnings.length === 0; i++) await delay(10)

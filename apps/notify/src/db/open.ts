@@ -20,6 +20,7 @@ import { actionsAdminMigration } from './migrations/0008_actions_admin.ts'
 import { searchFiltersMigration } from './migrations/0009_search_filters.ts'
 import { channelGenerationSqliteMigration } from './migrations/0010_channel_generation_sqlite.ts'
 import { searchPendingListMigration } from './migrations/0011_search_pending_list.ts'
+import { searchMergeStepsMigration } from './migrations/0012_search_merge_steps.ts'
 import type { DB } from './schema.ts'
 
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
@@ -35,6 +36,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0009_search_filters': searchFiltersMigration(kind),
     '0010_channel_generation_sqlite': channelGenerationSqliteMigration(kind),
     '0011_search_pending_list': searchPendingListMigration(kind),
+    '0012_search_merge_steps': searchMergeStepsMigration(kind),
   }
 }
 

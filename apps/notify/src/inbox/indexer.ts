@@ -18,20 +18,32 @@
  * The indexer runs in every process that serves the database; several of them (or a
  * restart after a crash) are safe because each batch reads and advances the mark inside
  * its own write transaction.
+ *
+ * Segments are merged by the indexer too, in steps (`searchMerger`). FTS5's own automatic
+ * merging (off since migration 0012) ran in the commit of whichever batch filled a level:
+ * every few batches one commit merged several segments at once, 150-250 ms on the serving
+ * thread for an index of 200,000 rows. A step writes at most MERGE_PAGES leaf pages in its
+ * own transaction, and the event loop turns between steps, for the same CPU in all.
  */
-import { type DatabaseKind, type Logger, sql } from '@gatehouse/kit'
-import type { Kysely, Transaction } from 'kysely'
+import { type Database, type DatabaseKind, type Logger, sql } from '@gatehouse/kit'
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../db/schema.ts'
 
-/** Rows per transaction. */
-export const INDEX_BATCH = 2000
+/** Rows per transaction: the longest the batch's insert holds the serving thread (~25 ms). */
+export const INDEX_BATCH = 1000
 /**
  * Pause between passes when the backlog is empty or was fully drained. Longer pauses make
  * larger batches, and FTS5 indexes a row for less in a larger one (20,000 Alertmanager
- * rows: ~20 µs per row in batches of 400, ~15 µs in batches of 2,000); searches scan the
- * rows of at most one pause without the index (~1,600 rows at 8,000 deliveries/s).
+ * rows: ~20 µs per row in batches of 400, ~15 µs in batches of 2,000, with FTS5's own
+ * merging; with the indexer's merge steps, batches of 1,000 and 2,000 cost the same);
+ * searches scan the rows of at most one pause without the index (~1,600 rows at 8,000
+ * deliveries/s).
  */
 export const INDEX_INTERVAL_MS = 200
+/** Leaf pages one merge step writes at most (a few milliseconds of work). */
+export const MERGE_PAGES = 50
+/** Merge steps in one pass; more waiting make the next pass start at once. */
+const MERGE_STEPS_PER_PASS = 64
 
 /** Notifications with an id up to this are in the trigram index. */
 export async function indexedUpTo(db: Kysely<DB> | Transaction<DB>): Promise<number> {
@@ -64,9 +76,33 @@ export async function indexPending(db: Kysely<DB>, max = INDEX_BATCH): Promise<n
   })
 }
 
-/** Index everything pending (bench and tests; the server uses SearchIndexer). */
-export async function indexAll(db: Kysely<DB>, batch = INDEX_BATCH): Promise<void> {
-  while ((await indexPending(db, batch)) > 0) {}
+/**
+ * SQLite: one step of merging the trigram index's segments (FTS5's `merge` command, which
+ * merges only where a level holds enough segments to be worth it); whether it merged
+ * anything. Built once per database: its statements are prepared.
+ */
+export function searchMerger(database: Database<DB>): () => Promise<boolean> {
+  const { transactionSync } = database
+  if (transactionSync === undefined) throw new TypeError('searchMerger: SQLite only')
+  const changes = database.prepare<{ t: number }>({ compile: () => CompiledQuery.raw('select total_changes() as t') })
+  const merge = database.prepare({
+    compile: () =>
+      CompiledQuery.raw(`insert into notification_fts (notification_fts, rank) values ('merge', ${MERGE_PAGES})`),
+  })
+  // The command itself counts as one change; FTS5 documents two or more as "work was done".
+  // Counted inside one synchronous transaction, so no delivery's insert is counted with it.
+  return () =>
+    transactionSync((tx) => {
+      const before = tx.first(changes)!.t
+      tx.run(merge)
+      return tx.first(changes)!.t - before >= 2
+    })
+}
+
+/** Index and merge everything pending (bench and tests; the server uses SearchIndexer). */
+export async function indexAll(database: Database<DB>, batch = INDEX_BATCH): Promise<void> {
+  const merge = searchMerger(database)
+  while ((await indexPending(database.db, batch)) > 0) while (await merge()) {}
 }
 
 /** PostgreSQL: merge the trigram index's pending list into the index; the pages it emptied. */
@@ -85,15 +121,19 @@ export class SearchIndexer {
   readonly #logger: Logger
   readonly #intervalMs: number
   readonly #kind: DatabaseKind
+  readonly #merge: (() => Promise<boolean>) | undefined
+  /** SQLite: the last pass stopped merging with steps left. */
+  #merging = false
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
   #stopped = false
 
-  constructor(db: Kysely<DB>, logger: Logger, intervalMs = INDEX_INTERVAL_MS, kind: DatabaseKind = 'sqlite') {
-    this.#db = db
+  constructor(database: Database<DB>, logger: Logger, intervalMs = INDEX_INTERVAL_MS) {
+    this.#db = database.db
     this.#logger = logger
     this.#intervalMs = intervalMs
-    this.#kind = kind
+    this.#kind = database.kind
+    this.#merge = database.kind === 'sqlite' ? searchMerger(database) : undefined
   }
 
   start(): void {
@@ -113,7 +153,11 @@ export class SearchIndexer {
     try {
       // A full batch means more is waiting: go on at once (after other queued work).
       if (this.#kind === 'postgres') await mergePendingSearch(this.#db)
-      else if ((await indexPending(this.#db)) === INDEX_BATCH) next = 0
+      else {
+        const indexed = await indexPending(this.#db)
+        if (indexed > 0 || this.#merging) this.#merging = await this.#mergeSteps()
+        if (indexed === INDEX_BATCH || this.#merging) next = 0
+      }
     } catch (err) {
       if ((err as { code?: string }).code === INSUFFICIENT_PRIVILEGE) {
         // Inserts still merge the list themselves when it is full: nothing is lost but speed.
@@ -124,6 +168,16 @@ export class SearchIndexer {
       next = Math.max(this.#intervalMs, 1000)
     }
     this.#schedule(next)
+  }
+
+  /** SQLite: merge steps until none merges anything; whether steps were left for the next pass. */
+  async #mergeSteps(): Promise<boolean> {
+    for (let step = 0; step < MERGE_STEPS_PER_PASS; step++) {
+      if (this.#stopped || !(await this.#merge!())) return false
+      // Deliveries waiting for the connection go first.
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    return true
   }
 
   /** Stop the loop and wait for a pass in progress (rows left over are indexed by the next start). */
