@@ -93,15 +93,15 @@ for (const backend of backends) {
           rows.push({ id: Number(r.id), channel: r.channel, severity: r.severity, doc: r.search_text })
       }
       if (backend.name === 'sqlite') {
-        // Indexed in five batches (five segments), then merged by the indexer's steps, so the
-        // queries read merged segments as well as the unindexed tail.
-        for (let b = 0; b < 5; b++) assert.equal(await indexPending(n.database.db, ROWS / 10), ROWS / 10)
+        // Indexed in ten batches (ten segments), then merged by the indexer's steps, so the
+        // queries read a merged index and the unindexed tail.
+        for (let b = 0; b < 10; b++) assert.equal(await indexPending(n.database.db, ROWS / 20), ROWS / 20)
         assert.equal(await indexedUpTo(n.database.db), rows[ROWS / 2 - 1]!.id)
-        assert.equal(await segments(n), 5)
+        assert.equal(await segments(n), 10)
         const merge = searchMerger(n.database)
         assert.equal(await merge(), true)
         while (await merge()) {}
-        assert.ok((await segments(n)) < 5, 'the merge steps merged segments')
+        assert.equal(await segments(n), 1, 'a level of ten merged into one')
       }
     })
     after(() => n.close())
@@ -199,23 +199,47 @@ for (const backend of backends) {
 }
 
 describe('the search indexer merges its segments (sqlite)', () => {
-  test('bursts indexed one pass each stay a few segments; FTS5 no longer merges by itself', async () => {
+  test('bursts indexed one pass each are merged; FTS5 no longer merges by itself', async () => {
     const n = await startNotify(backends.find((b) => b.name === 'sqlite')!, { searchIndexIntervalMs: 5 })
     try {
       const automerge = await sql<{ v: number }>`select v from notification_fts_config where k = 'automerge'`.execute(
         n.database.db,
       )
       assert.equal(Number(automerge.rows[0]?.v), 0)
-      // Six bursts, each indexed before the next: six segments unless the indexer merges.
-      for (let burst = 0; burst < 6; burst++) {
-        let last = 0
-        for (let i = 0; i < 3; i++) last = await publish(n, DEV_TOKEN, `burst ${burst} row ${i}`)
+      const usermerge = await sql<{ v: number }>`select v from notification_fts_config where k = 'usermerge'`.execute(
+        n.database.db,
+      )
+      assert.equal(Number(usermerge.rows[0]?.v), 8)
+      // Ten bursts, each indexed before the next: ten segments unless the indexer merges.
+      const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+      await channel(n, admin, 'bursts')
+      // A burst is one insert, so one indexing pass takes all of it.
+      for (let burst = 0; burst < 10; burst++) {
+        const texts = [0, 1, 2].map((i) => `burst ${burst} row ${i}`)
+        const inserted = await n.database.db
+          .insertInto('notifications')
+          .values(
+            texts.map((text) => ({
+              channel: 'bursts',
+              kind: 'message' as const,
+              title: text,
+              body: text,
+              severity: 'info',
+              state: 'received' as const,
+              content: '{}',
+              search_text: searchText(['bursts', text]),
+              created_at: new Date().toISOString(),
+            })),
+          )
+          .returning('id')
+          .execute()
+        const last = Number(inserted.at(-1)!.id)
         await until(async () => (await indexedUpTo(n.database.db)) >= last)
       }
-      // At most two at the first level and the merged one above.
+      // The first eight merged into one (FTS5 merges a level of eight), the last two not yet.
       await until(async () => (await segments(n)) <= 3)
       const found = await n.client.get(`/api/v1/notifications?q=${encodeURIComponent('burst 4 row 2')}`, {
-        cookie: await n.client.login(ADMIN, ADMIN_PASSWORD),
+        cookie: admin,
       })
       assert.equal(found.status, 200)
       assert.deepEqual(
