@@ -21,21 +21,21 @@
  *
  * Segments are merged by the indexer too, in steps (`searchMerger`). FTS5's own automatic
  * merging (off since migration 0012) ran in the commit of whichever batch filled a level:
- * every few batches one commit merged several segments at once, 150-250 ms on the serving
- * thread for an index of 200,000 rows. A step writes at most MERGE_PAGES leaf pages in its
+ * every few batches one commit merged several segments at once, 160-215 ms on the serving
+ * thread for an index of 200,000 rows (`npm run bench:index -w apps/notify`). A step writes at most MERGE_PAGES leaf pages in its
  * own transaction, and the event loop turns between steps, for the same CPU in all.
  */
 import { type Database, type DatabaseKind, type Logger, sql } from '@gatehouse/kit'
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../db/schema.ts'
 
-/** Rows per transaction: the longest the batch's insert holds the serving thread (~25 ms). */
+/** Rows per transaction; bounds how long a batch's insert holds the serving thread (up to ~40 ms). */
 export const INDEX_BATCH = 1000
 /**
  * Pause between passes when the backlog is empty or was fully drained. Longer pauses make
  * larger batches, and FTS5 indexes a row for less in a larger one (20,000 Alertmanager
  * rows: ~20 µs per row in batches of 400, ~15 µs in batches of 2,000, with FTS5's own
- * merging; with the indexer's merge steps, batches of 1,000 and 2,000 cost the same);
+ * merging; with the indexer's merge steps, batches of 1,000 and 2,000 cost about the same);
  * searches scan the rows of at most one pause without the index (~1,600 rows at 8,000
  * deliveries/s).
  */
