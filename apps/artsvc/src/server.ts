@@ -28,6 +28,7 @@ import type { ArtsvcConfig } from './config.ts'
 import { ContentCaches } from './content/caches.ts'
 import { isPostgres, LivenessListener } from './content/liveness-notify.ts'
 import { contentLoaders } from './content/loaders.ts'
+import { CONTENT_HOST_HEADERS } from './content/policy.ts'
 import { contentRoutes, installContentPath } from './content/routes.ts'
 import type { AppContext } from './context.ts'
 import { openArtsvcDatabase } from './db/migrations.ts'
@@ -163,8 +164,7 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
     const isContent = !isPublic && hostOf(req.headers.host, contentPort) === config.contentHost
     if (!isPublic && !isContent) throw errors.misdirected_request()
     const wanted = (req.routeOptions.config as { origin?: string } | undefined)?.origin ?? 'public'
-    // Errors from the content origin must stay readable to bundles (opaque-origin CORS).
-    if (isContent) reply.header('access-control-allow-origin', '*').header('x-content-type-options', 'nosniff')
+    if (isContent) reply.headers(CONTENT_HOST_HEADERS)
     if (wanted !== (isPublic ? 'public' : 'content')) throw errors.wrong_origin()
     // Ambient credentials (cookies, the edge assertion) may only mutate from our own pages.
     if (isPublic && !SAFE_METHODS.has(req.method) && req.headers.authorization === undefined) {

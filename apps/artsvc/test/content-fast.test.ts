@@ -1,13 +1,14 @@
 /**
  * The content origin's lean path (src/content/fast.ts) against the full Fastify route:
- * the same status, headers and bytes for every kind of response it takes over; it never
- * answers what it cannot decide from memory (errors, revoked shares, other hosts and methods),
- * so those still get the full path's answers. A first fetch or stale liveness in the kit's
+ * the same status, headers and bytes for every kind of response it takes over (a file the
+ * cached manifest lacks included: 404); it never answers what it cannot decide from memory
+ * (other errors, revoked shares, other hosts and methods), so those still get the full
+ * path's answers. A first fetch or stale liveness in the kit's
  * HTTP lane is held while the full route's loaders fill the caches, then answered by the lean
  * path; behind node:http it takes the full route.
  */
 import assert from 'node:assert/strict'
-import { request } from 'node:http'
+import { Agent, request } from 'node:http'
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test'
 import {
   type Backends,
@@ -126,6 +127,19 @@ for (const dbName of ['sqlite', 'postgres'] as const) {
       assert.equal(notModFast.r.status, 304)
       assert.deepEqual(comparable(notModFast.r), comparable(notModSlow.r))
 
+      // A file the version does not hold: the route's 404, for GET and HEAD alike.
+      for (const method of ['GET', 'HEAD']) {
+        const url = frame.replace('index.html', 'favicon.ico')
+        h.svc.ctx.caches.invalidateLiveness()
+        const slow = await fetchBoth(url, { method }, 'node')
+        const fast = await fetchBoth(url, { method })
+        assert.deepEqual([slow.fast, fast.fast, fast.r.status], [false, true, 404], method)
+        assert.deepEqual(comparable(fast.r), comparable(slow.r), method)
+        assert.ok(fast.body.equals(slow.body), method)
+        if (method === 'GET') assert.equal(JSON.parse(fast.body.toString()).error.code, 'file_not_found')
+        assert.equal(fast.r.headers.get('x-content-type-options'), 'nosniff')
+      }
+
       // The kit's per-route metrics count lean-path responses too.
       const metrics = await (await fetch(`${h.base}/metrics`)).text()
       assert.match(metrics, /artsvc_http_requests_total\{method="GET",route="\/t\/:ticket\/\*",status="200"\} \d+/)
@@ -165,8 +179,49 @@ for (const dbName of ['sqlite', 'postgres'] as const) {
       // What the lean path never answers still takes the full route after the wait.
       const large = await fetchBoth(frame.replace('index.html', 'big.js'))
       assert.deepEqual([large.r.status, large.fast, large.body.toString()], [200, false, big])
+      // A file the version lacks is answered from the manifest the wait loaded.
       const missing = await fetchBoth(frame.replace('index.html', 'nope.js'))
-      assert.deepEqual([missing.r.status, missing.fast], [404, false])
+      assert.deepEqual([missing.r.status, missing.fast], [404, true])
+    })
+
+    test("a missing file's 404 keeps a keep-alive connection in the HTTP lane", async () => {
+      const p = await mustPublish(h, owner, sampleBundle())
+      const frame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
+      await fetchBoth(frame) // warm
+      const handovers = async () => {
+        const text = await (await fetch(`${h.base}/metrics`)).text()
+        const count = /^artsvc_http_lane_handovers_total (\d+)/m.exec(text)
+        assert.ok(count, 'the lane counts hand-overs')
+        return Number(count[1])
+      }
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+      const get = (path: string) =>
+        new Promise<{ status: number; socket: unknown }>((resolve, reject) => {
+          const u = new URL(frame.replace('index.html', path))
+          request({ host: u.hostname, port: u.port, path: u.pathname, agent, headers: { host: u.host } }, (res) => {
+            res.resume()
+            res.on('end', () => resolve({ status: res.statusCode!, socket: res.socket }))
+          })
+            .on('error', reject)
+            .end()
+        })
+      try {
+        const before = await handovers()
+        const fast0 = h.svc.ctx.caches.fastResponses
+        const answers = [await get('favicon.ico'), await get('app.js'), await get('nope/'), await get('index.html')]
+        assert.deepEqual(
+          answers.map((a) => a.status),
+          [404, 200, 404, 200],
+        )
+        assert.ok(
+          answers.every((a) => a.socket === answers[0]!.socket),
+          'one connection',
+        )
+        assert.equal(await handovers(), before, 'no connection handed to node:http')
+        assert.equal(h.svc.ctx.caches.fastResponses - fast0, 4, 'all answered by the lean path')
+      } finally {
+        agent.destroy()
+      }
     })
 
     test('the lean path never answers what the full route must decide', async () => {
@@ -180,10 +235,7 @@ for (const dbName of ['sqlite', 'postgres'] as const) {
         assert.equal(r.fast, false, url)
         return r
       }
-      // Unknown files (manifest cached), forged tickets, other hosts, other methods.
-      const missing = await refusedBy(frame.replace('index.html', 'nope.js'), 404)
-      assert.equal(JSON.parse(missing.body.toString()).error.code, 'file_not_found')
-      assert.equal(missing.r.headers.get('x-content-type-options'), 'nosniff')
+      // Forged tickets, other hosts, other methods.
       await refusedBy(frame.replace(/\/t\/([A-Za-z0-9_-]{16})\./, '/t/AAAAAAAAAAAAAAAA.'), 403)
       await refusedBy(frame.replace(h.content, h.base), 404)
       const fast0 = h.svc.ctx.caches.fastResponses

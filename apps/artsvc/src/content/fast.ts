@@ -4,10 +4,11 @@
  * without node:http's per-request objects, or behind node:http). It answers only what it can answer synchronously from
  * memory — a GET/HEAD `/t/{ticket}/{path}` on the content host whose ticket was already
  * verified, whose liveness was checked less than LIVENESS_TTL_MS ago, whose version
- * manifest is cached and (for GET) whose body is in the small-blob cache — and hands
- * every other request, untouched, to Fastify. So every error (403, 404, 421, 405, 503
- * while closing) and every large file still takes the one full path in `routes.ts`, and the
- * lean path can only ever repeat what that path's loaders (`loaders.ts`) decided. In the
+ * manifest is cached and (for GET) whose body is in the small-blob cache, or that names a
+ * file the cached manifest does not hold (404) — and hands every other request, untouched,
+ * to Fastify. So every other error (403, 421, 405, 503 while closing) and every large file
+ * still takes the one full path in `routes.ts`, and the lean path can only ever repeat what
+ * that path's loaders (`loaders.ts`) decided. In the
  * lane, a first fetch or a stale liveness entry is held while those loaders run (`warm`),
  * then answered here; behind node:http it takes the full path.
  *
@@ -20,14 +21,30 @@ import type { FastAnswer, FastRequest, HttpApp } from '@gatehouse/kit'
 import { isHtml } from '../bundles/content-types.ts'
 import type { AppContext } from '../context.ts'
 import type { VersionFileRow } from '../db/schema.ts'
+import { errors } from '../errors.ts'
 import type { Ticket } from '../viewer/signing.ts'
 import { LATIN1_MAX, LIVENESS_TTL_MS, SMALL_BLOB } from './caches.ts'
 import type { ContentLoaders } from './loaders.ts'
-import { injectShim, SHIM_TAG } from './policy.ts'
+import { CONTENT_HOST_HEADERS, injectShim, SHIM_TAG } from './policy.ts'
 
 export const CONTENT_ROUTE = '/t/:ticket/*'
 /** ASCII is already in NFC: most paths skip the ICU call. */
 const ASCII = /^[\x00-\x7f]*$/
+
+/**
+ * The full route's 404 for a path the version does not hold (`errors.file_not_found` through
+ * the kit's error handler, with the content host's headers). Answered here as well, so that a
+ * browser asking for a file a site lacks (its /favicon.ico, say) keeps its connection in the
+ * kit's HTTP lane instead of moving it to node:http for good.
+ */
+const MISSING_BODY = JSON.stringify(errors.file_not_found().toJSON())
+const MISSING_HEADERS = [
+  ...Object.entries(CONTENT_HOST_HEADERS).flat(),
+  'content-type',
+  'application/json; charset=utf-8',
+  'content-length',
+  String(Buffer.byteLength(MISSING_BODY)),
+]
 
 /** Header lines of one file's responses (everything but `x-request-id`, `date`, `connection`). */
 export interface FileHeaders {
@@ -135,7 +152,15 @@ export function installContentFastPath(
     const manifest = caches.manifests.get(ticket.versionId)
     if (!manifest) return undefined
     const file = manifest.get(at.path)
-    if (!file) return undefined
+    if (!file) {
+      caches.fastResponses++
+      return {
+        status: 404,
+        headers: MISSING_HEADERS,
+        body: at.method === 'GET' ? MISSING_BODY : undefined,
+        route: CONTENT_ROUTE,
+      }
+    }
     const headers = fileHeaders(fixed, file)
     let status = 200
     let body: Buffer | string | undefined

@@ -7,6 +7,15 @@
  */
 import { IFRAME_SANDBOX } from '../viewer/page.ts'
 
+/**
+ * Headers of every response from the content host, errors included: errors must stay
+ * readable to bundles (opaque-origin CORS), and never be sniffed into something else.
+ */
+export const CONTENT_HOST_HEADERS: Readonly<Record<string, string>> = {
+  'access-control-allow-origin': '*',
+  'x-content-type-options': 'nosniff',
+}
+
 export function contentSecurityPolicy(contentOrigin: string, publicOrigin: string): string {
   const self = contentOrigin
   return [
