@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { sql } from '@gatehouse/kit'
 import { type Postgres, tempDir } from '@gatehouse/testkit'
 import { openNotifyDatabase } from '../src/db/open.ts'
-import { indexAll } from '../src/inbox/indexer.ts'
+import { indexAll, searchSegments } from '../src/inbox/indexer.ts'
 import { percentile } from './load.ts'
 import { startNotifyProcess } from './servers.ts'
 
@@ -116,8 +116,7 @@ export async function build(
       // What the server's background indexer would do.
       await indexAll(database, Number(process.env.NOTIFY_BENCH_INDEX_BATCH ?? 100_000))
       await sql`analyze`.execute(db)
-      const segments = await sql<{ n: number }>`select count(distinct segid) as n from notification_fts_idx`.execute(db)
-      process.stdout.write(`  sqlite: the trigram index holds ${segments.rows[0]!.n} segments\n`)
+      process.stdout.write(`  sqlite: the trigram index holds ${await searchSegments(db)} segments\n`)
     }
     return done
   } finally {

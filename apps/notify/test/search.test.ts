@@ -20,6 +20,7 @@ import {
   mergePendingSearch,
   SearchIndexer,
   searchMerger,
+  searchSegments,
 } from '../src/inbox/indexer.ts'
 import { searchText } from '../src/ingest/draft.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, DEV_TOKEN, type Notify, publish, startNotify } from './helpers.ts'
@@ -252,11 +253,7 @@ describe('the search indexer merges its segments (sqlite)', () => {
   })
 })
 
-/** SQLite: the trigram index's segments (FTS5's `_idx` table holds a row per segment and leaf). */
-async function segments(n: Notify): Promise<number> {
-  const r = await sql<{ n: number }>`select count(distinct segid) as n from notification_fts_idx`.execute(n.database.db)
-  return Number(r.rows[0]!.n)
-}
+const segments = (n: Notify) => searchSegments(n.database.db)
 
 /** Poll `check` every 5 ms for up to 10 s. */
 async function until(check: () => Promise<boolean>): Promise<void> {

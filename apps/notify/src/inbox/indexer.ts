@@ -22,8 +22,9 @@
  * Segments are merged by the indexer too, in steps (`searchMerger`). FTS5's own automatic
  * merging (off since migration 0012) ran in the commit of whichever batch filled a level:
  * every few batches one commit merged several segments at once, 160-215 ms on the serving
- * thread for an index of 200,000 rows (`npm run bench:index -w apps/notify`). A step writes at most MERGE_PAGES leaf pages in its
- * own transaction, and the event loop turns between steps, for the same CPU in all.
+ * thread for an index of 200,000 rows (`npm run bench:index -w apps/notify`). A step writes
+ * at most MERGE_PAGES leaf pages in its own transaction, and the event loop turns between
+ * steps, for the same CPU in all.
  */
 import { type Database, type DatabaseKind, type Logger, sql } from '@gatehouse/kit'
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
@@ -97,6 +98,12 @@ export function searchMerger(database: Database<DB>): () => Promise<boolean> {
       tx.run(merge)
       return tx.first(changes)!.t - before >= 2
     })
+}
+
+/** SQLite: how many segments the trigram index holds (FTS5's `_idx` has rows per segment). */
+export async function searchSegments(db: Kysely<DB>): Promise<number> {
+  const r = await sql<{ n: number }>`select count(distinct segid) as n from notification_fts_idx`.execute(db)
+  return Number(r.rows[0]!.n)
 }
 
 /** Index and merge everything pending (bench and tests; the server uses SearchIndexer). */

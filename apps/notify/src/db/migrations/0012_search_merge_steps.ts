@@ -4,8 +4,8 @@
  * segments at once while the serving thread waited; the search indexer now merges in
  * bounded steps between batches instead (inbox/indexer.ts, `searchMerger`); a step merges a
  * level once it holds 8 segments (`usermerge`; FTS5's default of 4 rewrote the same entries
- * more often, 8-20 % more CPU per row in `npm run bench:index -w apps/notify`, for no faster
- * query). Both settings are kept in the index's own configuration. Where no indexer runs,
+ * more often, 8-20 % more CPU per row in `npm run bench:index -w apps/notify`, for no clearly
+ * faster query; docs/performance/notify.md). Both settings are kept in the index's own configuration. Where no indexer runs,
  * FTS5 still merges a level once it holds 16 segments (its `crisismerge`), so the index
  * never grows unbounded.
  */
