@@ -13,7 +13,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from '@gatehouse/kit'
 import { openNotifyDatabase } from '../src/db/open.ts'
-import { INDEX_BATCH, indexPending, searchMerger, searchSegments } from '../src/inbox/indexer.ts'
+import {
+  BACKLOG_MERGE_LEVEL,
+  CAUGHT_UP_MERGE_LEVEL,
+  INDEX_BATCH,
+  indexPending,
+  searchMerger,
+  searchSegments,
+} from '../src/inbox/indexer.ts'
 import { searchText } from '../src/ingest/draft.ts'
 
 const ROWS = Number(process.env.NOTIFY_BENCH_INDEX_ROWS ?? 200_000)
@@ -84,8 +91,11 @@ async function run(steps: boolean): Promise<Figures> {
     const cpu = process.cpuUsage()
     for (;;) {
       const n = await timed(() => indexPending(db, steps ? INDEX_BATCH : OLD_BATCH))
+      // As the server's indexer: full batches merge a level of eight, and the passes once it
+      // has caught up (the last batch, and an empty one) a level of four.
+      const level = n < INDEX_BATCH ? CAUGHT_UP_MERGE_LEVEL : BACKLOG_MERGE_LEVEL
+      if (steps) while (await timed(() => merge(level))) {}
       if (n === 0) break
-      if (steps) while (await timed(merge)) {}
     }
     const used = process.cpuUsage(cpu)
     const segments = await searchSegments(db)

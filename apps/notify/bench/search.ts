@@ -13,7 +13,7 @@ import { indexAll, searchSegments } from '../src/inbox/indexer.ts'
 import { percentile } from './load.ts'
 import { startNotifyProcess } from './servers.ts'
 
-const WORDS = (
+export const WORDS = (
   'disk memory cpu latency timeout backup deploy rollback certificate expiry replica lag queue ' +
   'kafka redis postgres nginx haproxy kernel oom restart crashloop probe healthcheck dns tls ' +
   'quota throttle error warning firing resolved ingress egress firewall vpn ldap cron batch ' +

@@ -11,9 +11,11 @@ import { after, before, describe, test } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
 import { type Logger, openDatabase, sql } from '@gatehouse/kit'
 import fc from 'fast-check'
+import type { Kysely } from 'kysely'
 import { openNotifyDatabase } from '../src/db/open.ts'
 import type { DB } from '../src/db/schema.ts'
 import {
+  INDEX_BATCH,
   indexAll,
   indexedUpTo,
   indexPending,
@@ -200,7 +202,7 @@ for (const backend of backends) {
 }
 
 describe('the search indexer merges its segments (sqlite)', () => {
-  test('bursts indexed one pass each are merged; FTS5 no longer merges by itself', async () => {
+  test('bursts indexed one pass each are merged a level of four at a time; FTS5 no longer merges by itself', async () => {
     const n = await startNotify(backends.find((b) => b.name === 'sqlite')!, { searchIndexIntervalMs: 5 })
     try {
       const automerge = await sql<{ v: number }>`select v from notification_fts_config where k = 'automerge'`.execute(
@@ -211,41 +213,59 @@ describe('the search indexer merges its segments (sqlite)', () => {
         n.database.db,
       )
       assert.equal(Number(usermerge.rows[0]?.v), 8)
-      // Ten bursts, each indexed before the next: ten segments unless the indexer merges.
+      // Sixteen bursts, each indexed before the next: sixteen segments unless the indexer merges.
       const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
       await channel(n, admin, 'bursts')
-      // A burst is one insert, so one indexing pass takes all of it.
-      for (let burst = 0; burst < 10; burst++) {
-        const texts = [0, 1, 2].map((i) => `burst ${burst} row ${i}`)
-        const inserted = await n.database.db
-          .insertInto('notifications')
-          .values(
-            texts.map((text) => ({
-              channel: 'bursts',
-              kind: 'message' as const,
-              title: text,
-              body: text,
-              severity: 'info',
-              state: 'received' as const,
-              content: '{}',
-              search_text: searchText(['bursts', text]),
-              created_at: new Date().toISOString(),
-            })),
-          )
-          .returning('id')
-          .execute()
-        const last = Number(inserted.at(-1)!.id)
+      // A burst is one insert, so one indexing pass takes all of it, and that pass merges
+      // before the next one indexes.
+      for (let burst = 0; burst < 16; burst++) {
+        const last = await insertBurst(
+          n.database.db,
+          [0, 1, 2].map((i) => `burst ${burst} row ${i}`),
+        )
         await until(async () => (await indexedUpTo(n.database.db)) >= last)
       }
-      // The first eight merged into one (FTS5 merges a level of eight), the last two not yet.
-      await until(async () => (await segments(n)) <= 3)
-      const found = await n.client.get(`/api/v1/notifications?q=${encodeURIComponent('burst 4 row 2')}`, {
+      // The indexer keeps up (no pass is a full batch), so it merges a level of four: four
+      // times four bursts, then those four, make one segment. (A level of eight would leave two.)
+      await until(async () => (await segments(n)) === 1)
+      const after = await sql<{ v: number }>`select v from notification_fts_config where k = 'usermerge'`.execute(
+        n.database.db,
+      )
+      assert.equal(Number(after.rows[0]?.v), 8, "the index's own level is unchanged")
+      const found = await n.client.get(`/api/v1/notifications?q=${encodeURIComponent('burst 7 row 2')}`, {
         cookie: admin,
       })
       assert.equal(found.status, 200)
       assert.deepEqual(
         found.body.notifications.map((x: { title: string }) => x.title),
-        ['burst 4 row 2'],
+        ['burst 7 row 2'],
+      )
+    } finally {
+      await n.close()
+    }
+  })
+
+  test('a backlog is indexed in full batches, then merged once the indexer has caught up', async () => {
+    const n = await startNotify(backends.find((b) => b.name === 'sqlite')!, { searchIndexIntervalMs: 5 })
+    try {
+      const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+      await channel(n, admin, 'bursts')
+      // Four full batches at once: four segments, which the backlog's level of eight leaves.
+      // Only the passes after them, which index nothing, merge them.
+      const texts = Array.from({ length: 4 * INDEX_BATCH }, (_, i) => `backlog row ${i}`)
+      const last = await n.database.db.transaction().execute(async (trx) => {
+        let id = 0
+        for (let i = 0; i < texts.length; i += 1000) id = await insertBurst(trx, texts.slice(i, i + 1000))
+        return id
+      })
+      await until(async () => (await indexedUpTo(n.database.db)) >= last)
+      await until(async () => (await segments(n)) === 1)
+      const found = await n.client.get(`/api/v1/notifications?q=${encodeURIComponent('backlog row 3999')}`, {
+        cookie: admin,
+      })
+      assert.deepEqual(
+        found.body.notifications.map((x: { title: string }) => x.title),
+        ['backlog row 3999'],
       )
     } finally {
       await n.close()
@@ -254,6 +274,28 @@ describe('the search indexer merges its segments (sqlite)', () => {
 })
 
 const segments = (n: Notify) => searchSegments(n.database.db)
+
+/** Insert one notification per text into channel `bursts` in one statement; the last id. */
+async function insertBurst(db: Kysely<DB>, texts: string[]): Promise<number> {
+  const inserted = await db
+    .insertInto('notifications')
+    .values(
+      texts.map((text) => ({
+        channel: 'bursts',
+        kind: 'message' as const,
+        title: text,
+        body: text,
+        severity: 'info',
+        state: 'received' as const,
+        content: '{}',
+        search_text: searchText(['bursts', text]),
+        created_at: new Date().toISOString(),
+      })),
+    )
+    .returning('id')
+    .execute()
+  return Number(inserted.at(-1)!.id)
+}
 
 /** Poll `check` every 5 ms for up to 10 s. */
 async function until(check: () => Promise<boolean>): Promise<void> {
