@@ -14,8 +14,8 @@ import { join } from 'node:path'
 import { sql } from '@gatehouse/kit'
 import { openNotifyDatabase } from '../src/db/open.ts'
 import {
-  BACKLOG_MERGE_LEVEL,
-  CAUGHT_UP_MERGE_LEVEL,
+  BUSY_MERGE_LEVEL,
+  IDLE_MERGE_LEVEL,
   INDEX_BATCH,
   indexPending,
   searchMerger,
@@ -91,9 +91,9 @@ async function run(steps: boolean): Promise<Figures> {
     const cpu = process.cpuUsage()
     for (;;) {
       const n = await timed(() => indexPending(db, steps ? INDEX_BATCH : OLD_BATCH))
-      // As the server's indexer: full batches merge a level of eight, and the passes once it
-      // has caught up (the last batch, and an empty one) a level of four.
-      const level = n < INDEX_BATCH ? CAUGHT_UP_MERGE_LEVEL : BACKLOG_MERGE_LEVEL
+      // As the server's indexer: passes that index merge a level of eight, the first that
+      // finds nothing (idle) a level of four.
+      const level = n > 0 ? BUSY_MERGE_LEVEL : IDLE_MERGE_LEVEL
       if (steps) while (await timed(() => merge(level))) {}
       if (n === 0) break
     }

@@ -3,10 +3,10 @@
  * segments, of what sizes) costs a search. One set of notifications (the search bench's
  * million generated rows) is indexed three ways into three copies of one database:
  *
- * - caught up: as the server's indexer leaves it once it keeps up (batches of 1,000, each
- *   followed by merge steps at a level of eight; then a level of four: inbox/indexer.ts);
- * - behind: the same batches merged at a level of eight only, as the indexer leaves it while
- *   a backlog lasts (and always did, from migration 0012 to the caught-up level);
+ * - idle: as the server's indexer leaves it once nothing is left to index (batches of 1,000,
+ *   each followed by merge steps at a level of eight; then a level of four: inbox/indexer.ts);
+ * - busy: the same batches merged at a level of eight only, as the indexer leaves it while
+ *   rows keep coming (and always did, from migration 0012 until the idle level);
  * - FTS5 automerge: batches of 2,000 with FTS5 merging a level of four in the commit of a
  *   batch (notify before migration 0012).
  *
@@ -20,7 +20,7 @@ import { join } from 'node:path'
 import { sql } from '@gatehouse/kit'
 import { tempDir } from '@gatehouse/testkit'
 import { openNotifyDatabase } from '../src/db/open.ts'
-import { BACKLOG_MERGE_LEVEL, INDEX_BATCH, indexPending, searchMerger, searchSegments } from '../src/inbox/indexer.ts'
+import { BUSY_MERGE_LEVEL, INDEX_BATCH, indexPending, searchMerger, searchSegments } from '../src/inbox/indexer.ts'
 import { percentile } from './load.ts'
 import { build, WORDS } from './search.ts'
 import { type Running, startNotifyProcess } from './servers.ts'
@@ -29,8 +29,8 @@ const ROWS = Number(process.env.NOTIFY_BENCH_SEGMENT_ROWS ?? 1_000_000)
 const PER_SHAPE = Number(process.env.NOTIFY_BENCH_SEGMENT_QUERIES ?? 200)
 const WARM_UP = 5
 
-type Variant = 'caught up' | 'behind' | 'FTS5 automerge'
-const VARIANTS: Variant[] = ['caught up', 'behind', 'FTS5 automerge']
+type Variant = 'idle' | 'busy' | 'FTS5 automerge'
+const VARIANTS: Variant[] = ['idle', 'busy', 'FTS5 automerge']
 
 /** Index a copy of the database again, the way `variant` names; the CPU seconds it took. */
 async function reindex(file: string, variant: Variant): Promise<number> {
@@ -40,9 +40,9 @@ async function reindex(file: string, variant: Variant): Promise<number> {
     await sql`insert into notification_fts (notification_fts) values ('delete-all')`.execute(db)
     await sql`update search_index_state set high_water = 0`.execute(db)
     const cpu = process.cpuUsage()
-    if (variant === 'behind') {
+    if (variant === 'busy') {
       const merge = searchMerger(database)
-      while ((await indexPending(db, INDEX_BATCH)) > 0) while (await merge(BACKLOG_MERGE_LEVEL)) {}
+      while ((await indexPending(db, INDEX_BATCH)) > 0) while (await merge(BUSY_MERGE_LEVEL)) {}
     } else {
       await sql`insert into notification_fts (notification_fts, rank) values ('automerge', 4)`.execute(db)
       while ((await indexPending(db, 2000)) > 0) {}
@@ -95,7 +95,7 @@ const dir = tempDir('notify-segments-')
 const servers = new Map<Variant, Running>()
 try {
   const files = new Map(VARIANTS.map((v, i) => [v, join(dir.path, `index-${i}.db`)]))
-  const first = files.get('caught up')!
+  const first = files.get('idle')!
   process.stdout.write(`search over ${ROWS.toLocaleString('en')} notifications on SQLite, by the index's shape\n`)
   const started = process.cpuUsage()
   process.env.NOTIFY_BENCH_INDEX_BATCH = String(INDEX_BATCH)
@@ -106,7 +106,7 @@ try {
   )
   for (const v of VARIANTS) {
     const file = files.get(v)!
-    if (v !== 'caught up') {
+    if (v !== 'idle') {
       copyFileSync(first, file)
       const cpu = await reindex(file, v)
       process.stdout.write(`  ${v}: indexed again in ${cpu.toFixed(1)} CPU-s\n`)

@@ -26,11 +26,11 @@
  * at most MERGE_PAGES leaf pages in its own transaction, and the event loop turns between
  * steps, for the same CPU in all.
  *
- * How many segments make a level worth merging depends on whether the indexer keeps up.
- * Behind (full batches), eight: each row is rewritten less often, so indexing catches up
- * sooner. Keeping up (a batch that is not full, or none), four, FTS5's own default: an index
- * grown in a backlog (thirteen segments at a million rows) comes down to three once it is
- * gone, for 0.7 CPU-s per million rows, and searches that read long doclists in every segment
+ * How many segments make a level worth merging depends on whether rows are coming in. While
+ * they are, eight: each row is rewritten less often (a level of four cost the ingestion bench
+ * ~10 % of its throughput at 32 connections). Once a pass finds nothing to index, four, FTS5's
+ * own default: an index grown under load (thirteen segments at a million rows) comes down to
+ * three, for 0.7 CPU-s per million rows, and searches that read long doclists in every segment
  * run 5-12 % faster (`npm run bench:segments -w apps/notify`).
  */
 import { type Database, type DatabaseKind, type Logger, sql } from '@gatehouse/kit'
@@ -50,11 +50,11 @@ export const INDEX_BATCH = 1000
 export const INDEX_INTERVAL_MS = 200
 /** Leaf pages one merge step writes at most (a few milliseconds of work). */
 export const MERGE_PAGES = 50
-/** Segments in a level that make a step merge it while indexing is behind (`usermerge`, migration 0012). */
-export const BACKLOG_MERGE_LEVEL = 8
-/** The same once indexing keeps up (set for the step only; the index's own setting stays 8). */
-export const CAUGHT_UP_MERGE_LEVEL = 4
-export type MergeLevel = typeof BACKLOG_MERGE_LEVEL | typeof CAUGHT_UP_MERGE_LEVEL
+/** Segments in a level that make a step merge it while rows are being indexed (`usermerge`, migration 0012). */
+export const BUSY_MERGE_LEVEL = 8
+/** The same once there is nothing to index (set for the step only; the index's own setting stays 8). */
+export const IDLE_MERGE_LEVEL = 4
+export type MergeLevel = typeof BUSY_MERGE_LEVEL | typeof IDLE_MERGE_LEVEL
 /** Merge steps in one pass; more waiting make the next pass start at once. */
 const MERGE_STEPS_PER_PASS = 64
 
@@ -102,19 +102,19 @@ export function searchMerger(database: Database<DB>): (level?: MergeLevel) => Pr
   const merge = raw(`insert into notification_fts (notification_fts, rank) values ('merge', ${MERGE_PAGES})`)
   const setLevel = (level: MergeLevel) =>
     raw(`insert into notification_fts (notification_fts, rank) values ('usermerge', ${level})`)
-  const caughtUp = setLevel(CAUGHT_UP_MERGE_LEVEL)
-  const backlog = setLevel(BACKLOG_MERGE_LEVEL)
+  const idle = setLevel(IDLE_MERGE_LEVEL)
+  const busy = setLevel(BUSY_MERGE_LEVEL)
   // The command itself counts as one change; FTS5 documents two or more as "work was done".
   // Counted inside one synchronous transaction, so no delivery's insert is counted with it.
-  // The caught-up level is set and reset inside the same transaction, so the index's own
-  // setting (what another process reads) never changes.
-  return (level = BACKLOG_MERGE_LEVEL) =>
+  // The idle level is set and reset inside the same transaction, so the index's own setting
+  // (what another process reads) never changes.
+  return (level = BUSY_MERGE_LEVEL) =>
     transactionSync((tx) => {
-      if (level === CAUGHT_UP_MERGE_LEVEL) tx.run(caughtUp)
+      if (level === IDLE_MERGE_LEVEL) tx.run(idle)
       const before = tx.first(changes)!.t
       tx.run(merge)
       const worked = tx.first(changes)!.t - before >= 2
-      if (level === CAUGHT_UP_MERGE_LEVEL) tx.run(backlog)
+      if (level === IDLE_MERGE_LEVEL) tx.run(busy)
       return worked
     })
 }
@@ -127,16 +127,12 @@ export async function searchSegments(db: Kysely<DB>): Promise<number> {
 
 /**
  * Index and merge everything pending, leaving the index as a server's indexer leaves it once
- * it has caught up (bench and tests; the server uses SearchIndexer).
+ * there is nothing more to index (bench and tests; the server uses SearchIndexer).
  */
 export async function indexAll(database: Database<DB>, batch = INDEX_BATCH): Promise<void> {
   const merge = searchMerger(database)
-  for (;;) {
-    const n = await indexPending(database.db, batch)
-    const level = n < batch ? CAUGHT_UP_MERGE_LEVEL : BACKLOG_MERGE_LEVEL
-    while (await merge(level)) {}
-    if (n === 0) return
-  }
+  while ((await indexPending(database.db, batch)) > 0) while (await merge(BUSY_MERGE_LEVEL)) {}
+  while (await merge(IDLE_MERGE_LEVEL)) {}
 }
 
 /** PostgreSQL: merge the trigram index's pending list into the index; the pages it emptied. */
@@ -156,7 +152,7 @@ export class SearchIndexer {
   readonly #intervalMs: number
   readonly #kind: DatabaseKind
   readonly #merge: ((level: MergeLevel) => Promise<boolean>) | undefined
-  /** SQLite: rows were indexed (or the process started) since merging at the caught-up level last found nothing to do. */
+  /** SQLite: rows were indexed (or the process started) since merging at the idle level last found nothing to do. */
   #mergeDue = true
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
@@ -191,10 +187,10 @@ export class SearchIndexer {
         const indexed = await indexPending(this.#db)
         if (indexed > 0) this.#mergeDue = true
         if (this.#mergeDue) {
-          const behind = indexed === INDEX_BATCH
-          const stepsLeft = await this.#mergeSteps(behind ? BACKLOG_MERGE_LEVEL : CAUGHT_UP_MERGE_LEVEL)
+          const idle = indexed === 0
+          const stepsLeft = await this.#mergeSteps(idle ? IDLE_MERGE_LEVEL : BUSY_MERGE_LEVEL)
           if (stepsLeft) next = 0
-          else if (!behind) this.#mergeDue = false
+          else if (idle) this.#mergeDue = false
         }
         if (indexed === INDEX_BATCH) next = 0
       }
