@@ -23,6 +23,7 @@ import { type OpenApiExtras, openApiErrorParts, registerDocs, validationMessage 
 import { AppError, kitErrors } from './errors.ts'
 import { type HostGuardOptions, installHostGuard } from './host-guard.ts'
 import { installLane } from './http-lane.ts'
+import { HttpRequestMetrics } from './http-metrics.ts'
 import { fixedFieldLogger, type Logger, requestIdFrom } from './logger.ts'
 import { type AppMetrics, createMetrics } from './metrics.ts'
 import { installNulGuard } from './text-guard.ts'
@@ -160,13 +161,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
 
   const metrics = options.metrics ?? createMetrics(options.name, options.version)
   app.decorate('metrics', metrics)
-  const requests = metrics.counter('http_requests_total', 'HTTP requests answered', ['method', 'route', 'status'])
-  const durations = metrics.histogram(
-    'http_request_duration_seconds',
-    'Time to answer HTTP requests',
-    ['method', 'route'],
-    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-  )
+  const requests = new HttpRequestMetrics(metrics, [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
 
   const checks = new Map<string, ReadinessCheck>()
   const readiness: Readiness = {
@@ -203,9 +198,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   app.addHook('onResponse', async (req, reply) => {
     // The route pattern, never the raw URL: paths and queries can carry tokens.
     const route = req.routeOptions.url ?? 'unmatched'
-    const seconds = reply.elapsedTime / 1000
-    requests.inc({ method: req.method, route, status: reply.statusCode })
-    durations.observe({ method: req.method, route }, seconds)
+    requests.record(req.method, route, reply.statusCode, reply.elapsedTime / 1000)
     accessLog?.info(
       {
         request_id: req.id,
@@ -229,18 +222,9 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
       )
     fastPathSet = true
     const fastify = listeners[0] as (req: IncomingMessage, res: ServerResponse) => void
-    // Label children bound once per method/route/status: the hot path skips prom-client's label hashing.
-    const bound = new Map<string, { count: { inc(): void }; timer: { observe(v: number): void } }>()
     const record = (method: string, route: string, status: number, started: number, id: string) => {
       const ms = performance.now() - started
-      const key = `${method} ${route} ${status}`
-      let b = bound.get(key)
-      if (!b) {
-        b = { count: requests.labels({ method, route, status }), timer: durations.labels({ method, route }) }
-        bound.set(key, b)
-      }
-      b.count.inc()
-      b.timer.observe(ms / 1000)
+      requests.record(method, route, status, ms / 1000)
       accessLog?.info({ request_id: id, method, route, status, ms: Math.round(ms * 100) / 100 }, 'request')
     }
     const decide = (req: FastRequest): FastAnswer | undefined => {
