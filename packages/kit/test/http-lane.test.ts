@@ -292,6 +292,15 @@ describe('the HTTP lane', () => {
     assert.equal(parseLaneRequest(get('/a', 'Content-Length: 0\r\n'), 0), undefined)
   })
 
+  test('parseLaneRequest reads common and uncommon header names alike, in any case, once each', () => {
+    const ok = parseLaneRequest(get('/a', 'User-Agent: ua\r\nX-Own-Header: 1\r\nACCEPT: */*\r\n'), 0)
+    assert.deepEqual({ ...ok?.req.headers }, { host: 'x', 'user-agent': 'ua', 'x-own-header': '1', accept: '*/*' })
+    // A repeated name, common (its constant) or not (a fresh string), sends the request away.
+    assert.equal(parseLaneRequest(get('/a', 'Accept: a\r\naccept: b\r\n'), 0), undefined)
+    assert.equal(parseLaneRequest(get('/a', 'X-Own: a\r\nx-own: b\r\n'), 0), undefined)
+    assert.equal(parseLaneRequest(get('/a', 'HOST: y\r\n'), 0), undefined)
+  })
+
   test('a client that resets the connection mid-answer does not disturb the server', async () => {
     for (let i = 0; i < 20; i++) {
       const socket = netConnect({ port: lane.port, host: '127.0.0.1' })
