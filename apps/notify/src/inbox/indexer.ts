@@ -27,11 +27,11 @@
  * steps, for the same CPU in all.
  *
  * How many segments make a level worth merging depends on whether rows are coming in. While
- * they are, eight: each row is rewritten less often (a level of four cost the ingestion bench
- * ~10 % of its throughput at 32 connections). Once a pass finds nothing to index, four, FTS5's
- * own default: an index grown under load (thirteen segments at a million rows) comes down to
- * three, for 0.7 CPU-s per million rows, and searches that read long doclists in every segment
- * run 5-12 % faster (`npm run bench:segments -w apps/notify`).
+ * they are, eight: each row is rewritten less often (four after every batch that was not full
+ * cost the ingestion bench ~10 % of its throughput at 32 connections). Once a pass finds
+ * nothing to index, four, FTS5's own default: an index grown under load (thirteen segments at
+ * a million rows) comes down to three, for 0.7 CPU-s per million rows, and searches that read
+ * long doclists in every segment run 3-12 % faster (`npm run bench:segments -w apps/notify`).
  */
 import { type Database, type DatabaseKind, type Logger, sql } from '@gatehouse/kit'
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
