@@ -22,7 +22,7 @@ import { tempDir } from '@gatehouse/testkit'
 import { openNotifyDatabase } from '../src/db/open.ts'
 import { BUSY_MERGE_LEVEL, INDEX_BATCH, indexPending, searchMerger, searchSegments } from '../src/inbox/indexer.ts'
 import { percentile } from './load.ts'
-import { build, WORDS } from './search.ts'
+import { build, timeGet, WORDS } from './search.ts'
 import { type Running, startNotifyProcess } from './servers.ts'
 
 const ROWS = Number(process.env.NOTIFY_BENCH_SEGMENT_ROWS ?? 1_000_000)
@@ -82,14 +82,6 @@ const SHAPES: Array<[string, () => string]> = [
   ['word + channel + severity', () => `q=${word()}&channel=ch-${rnd(20)}&severity=error`],
   ['no match', () => `q=zz${rnd(1e6)}qq`],
 ]
-
-async function timeGet(url: string): Promise<number> {
-  const started = performance.now()
-  const res = await fetch(url)
-  await res.arrayBuffer()
-  if (!res.ok) throw new Error(`${url}: ${res.status}`)
-  return performance.now() - started
-}
 
 const dir = tempDir('notify-segments-')
 const servers = new Map<Variant, Running>()

@@ -139,7 +139,7 @@ function queries(rows: number): Array<{ kind: string; query: () => string }> {
   ]
 }
 
-async function timeGet(url: string): Promise<number> {
+export async function timeGet(url: string): Promise<number> {
   const t = performance.now()
   const res = await fetch(url)
   await res.arrayBuffer()
