@@ -66,6 +66,8 @@ export async function build(
   kind: 'sqlite' | 'postgres',
   rows: number,
   deadlineMs: number,
+  /** SQLite: rows per indexing batch. */
+  indexBatch = Number(process.env.NOTIFY_BENCH_INDEX_BATCH ?? 100_000),
 ): Promise<number> {
   const database = await openNotifyDatabase(url)
   const db = database.db
@@ -114,7 +116,7 @@ export async function build(
       await sql`analyze notifications`.execute(db)
     } else {
       // What the server's background indexer would do.
-      await indexAll(database, Number(process.env.NOTIFY_BENCH_INDEX_BATCH ?? 100_000))
+      await indexAll(database, indexBatch)
       await sql`analyze`.execute(db)
       process.stdout.write(`  sqlite: the trigram index holds ${await searchSegments(db)} segments\n`)
     }

@@ -97,8 +97,8 @@ export async function indexPending(db: Kysely<DB>, max = INDEX_BATCH): Promise<n
 export function searchMerger(database: Database<DB>): (level?: MergeLevel) => Promise<boolean> {
   const { transactionSync } = database
   if (transactionSync === undefined) throw new TypeError('searchMerger: SQLite only')
-  const raw = (query: string) => database.prepare<{ t: number }>({ compile: () => CompiledQuery.raw(query) })
-  const changes = raw('select total_changes() as t')
+  const raw = (query: string) => database.prepare({ compile: () => CompiledQuery.raw(query) })
+  const changes = database.prepare<{ t: number }>({ compile: () => CompiledQuery.raw('select total_changes() as t') })
   const merge = raw(`insert into notification_fts (notification_fts, rank) values ('merge', ${MERGE_PAGES})`)
   const setLevel = (level: MergeLevel) =>
     raw(`insert into notification_fts (notification_fts, rank) values ('usermerge', ${level})`)
