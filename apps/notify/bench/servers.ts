@@ -13,18 +13,23 @@ export interface Running {
   stop(): Promise<void>
 }
 
+/** Wait for the server's ready answer; a server that never gives it is stopped, not left running. */
 async function waitReady(child: ChildProcess, url: string): Promise<void> {
   const deadline = Date.now() + 30_000
+  let last = 'no answer'
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
     try {
-      if ((await fetch(url)).ok) return
-    } catch {
-      // not yet listening
+      const res = await fetch(url, { signal: AbortSignal.timeout(5_000) })
+      if (res.ok) return
+      last = `${res.status} ${await res.text()}`
+    } catch (err) {
+      last = String(err) // not yet listening
     }
     await new Promise((r) => setTimeout(r, 50))
   }
-  throw new Error(`${url} not ready in 30 s`)
+  child.kill('SIGKILL')
+  throw new Error(`${url} not ready in 30 s (last: ${last})`)
 }
 
 /** The profiling hook of docs/performance.md (`NODE_OPTIONS="--import …/start.mjs"`) reaches the servers too. */
