@@ -41,6 +41,8 @@ export interface IngestFigures {
   floor?: FloorFigures
   /** notify: deliveries per group-commit transaction during the run, on average (its metric). */
   meanGroup?: number
+  /** The rate of each round, in order (benchIngest measures in rounds). */
+  rounds?: number[]
 }
 
 /** notify's group-size histogram (sum, count) from its /metrics; undefined for the baseline. */
@@ -61,6 +63,7 @@ async function measure(
   server: Running,
   connections: number,
   durationMs: number,
+  warmUpMs: number,
   dbCpuSeconds?: () => number,
 ): Promise<IngestFigures> {
   const options = {
@@ -70,7 +73,7 @@ async function measure(
     body: BODY,
     connections,
   }
-  await load({ ...options, durationMs: 1500 }) // warm-up
+  await load({ ...options, durationMs: warmUpMs })
   const groupsBefore = await groupSizes(server.base)
   const cpuBefore = server.cpuSeconds()
   const dbBefore = dbCpuSeconds?.() ?? 0
@@ -88,53 +91,109 @@ async function measure(
   return figures
 }
 
+/** One target's measurements at one level, over every round, as one (CPU and groups weighted by requests). */
+function combine(runs: IngestFigures[]): IngestFigures {
+  const requests = runs.reduce((n, f) => n + f.result.requests, 0)
+  const seconds = runs.reduce((n, f) => n + f.result.seconds, 0)
+  const weighted = (pick: (f: IngestFigures) => number | undefined) =>
+    runs.some((f) => pick(f) === undefined)
+      ? undefined
+      : runs.reduce((n, f) => n + pick(f)! * f.result.requests, 0) / requests
+  const first = runs[0]!
+  const out: IngestFigures = {
+    name: first.name,
+    connections: first.connections,
+    result: {
+      requests,
+      errors: runs.reduce((n, f) => n + f.result.errors, 0),
+      seconds,
+      rps: requests / seconds,
+      latencies: runs.flatMap((f) => f.result.latencies),
+    },
+    cpuPerRequestUs: weighted((f) => f.cpuPerRequestUs)!,
+    generatorCpuPerRequestUs: weighted((f) => f.generatorCpuPerRequestUs)!,
+    rounds: runs.map((f) => f.result.rps),
+  }
+  const db = weighted((f) => f.dbCpuPerRequestUs)
+  if (db !== undefined) out.dbCpuPerRequestUs = db
+  // Transactions are requests / mean group in each run.
+  if (runs.every((f) => f.meanGroup !== undefined))
+    out.meanGroup = requests / runs.reduce((n, f) => n + f.result.requests / f.meanGroup!, 0)
+  return out
+}
+
+interface Target {
+  name: string
+  server: Running
+  url?: string
+  dbCpu?: () => number
+}
+
 /**
  * Every target at each number of connections (a closed loop: each connection sends its next
- * hook when the last one is answered). The floor runs once per target, after the last level.
+ * hook when the last one is answered), in rounds: all targets run at once, and each round
+ * measures every level on each of them in turn, for `durationMs / rounds` each. On a shared
+ * or virtual machine the pace changes from minute to minute (the same code measured 2,300 and
+ * 4,300 hooks/s a few minutes apart on PostgreSQL); measured back to back, the targets of one
+ * round see the same machine, so their ratio is steadier than that of runs minutes apart. The
+ * floor runs once per target, after the last round.
  */
 export async function benchIngest(
   pg: Postgres,
   durationMs: number,
   levels: readonly number[],
   backends: ReadonlyArray<'sqlite' | 'postgres'> = ['sqlite', 'postgres'],
+  rounds = 3,
 ): Promise<IngestFigures[]> {
-  const out: IngestFigures[] = []
-  const baseline = await startBaseline()
-  try {
-    for (const c of levels) out.push(await measure('baseline: kit bare JSON route', baseline, c, durationMs))
-  } finally {
-    await baseline.stop()
-  }
   const dir = tempDir('notify-bench-')
-  const targets: Array<[string, string]> = []
-  if (backends.includes('sqlite')) targets.push(['notify on SQLite', `sqlite:${join(dir.path, 'ingest.db')}`])
-  if (backends.includes('postgres')) targets.push(['notify on PostgreSQL', await pg.createDatabase()])
+  const targets: Target[] = []
   const profile = process.env.NOTIFY_BENCH_PROFILE
-  for (const [name, url] of targets) {
-    const dbCpu = url.startsWith('postgres') ? () => pg.cpuSeconds() : undefined
-    const server = await startNotifyProcess({
-      NOTIFY_DATABASE_URL: url,
-      NOTIFY_HOOK_TOKEN: TOKEN,
-      ...(profile ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profile}` } : {}),
-    })
-    const figures: IngestFigures[] = []
-    try {
-      for (const c of levels) figures.push(await measure(name, server, c, durationMs, dbCpu))
-    } finally {
-      await server.stop()
+  const runs = new Map<Target, IngestFigures[][]>()
+  try {
+    targets.push({ name: 'baseline: kit bare JSON route', server: await startBaseline() })
+    const notify: Array<[string, string]> = []
+    if (backends.includes('sqlite')) notify.push(['notify on SQLite', `sqlite:${join(dir.path, 'ingest.db')}`])
+    if (backends.includes('postgres')) notify.push(['notify on PostgreSQL', await pg.createDatabase()])
+    for (const [name, url] of notify) {
+      const server = await startNotifyProcess({
+        NOTIFY_DATABASE_URL: url,
+        NOTIFY_HOOK_TOKEN: TOKEN,
+        ...(profile ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profile}` } : {}),
+      })
+      targets.push({ name, server, url, ...(url.startsWith('postgres') ? { dbCpu: () => pg.cpuSeconds() } : {}) })
     }
+    for (const t of targets) runs.set(t, [])
+    for (let r = 0; r < rounds; r++)
+      for (const [i, c] of levels.entries())
+        for (const t of targets) {
+          const figures = await measure(t.name, t.server, c, durationMs / rounds, r === 0 ? 1500 : 300, t.dbCpu)
+          ;(runs.get(t)![i] ??= []).push(figures)
+        }
+  } finally {
+    for (const t of targets) await t.server.stop()
+  }
+  const out: IngestFigures[] = []
+  for (const t of targets) {
+    const figures = runs.get(t)!.map(combine)
+    out.push(...figures)
+    if (!t.url) continue
     // The floor runs on the same database once notify has stopped (nothing else writing), and
     // is set against the target's best level.
     const best = figures.reduce((a, b) => (b.result.rps > a.result.rps ? b : a))
-    best.floor = await ingestFloor(url, FLOOR_BATCH, durationMs, dbCpu)
-    out.push(...figures)
-    // SQLite's files (a million rows and more after its floor) go before the next target: the
+    best.floor = await ingestFloor(t.url, FLOOR_BATCH, durationMs, t.dbCpu)
+    // SQLite's files (a million rows and more after its floor) go before the next floor: the
     // kernel writing their dirty pages back cost PostgreSQL ~20 µs of CPU per row after them.
-    if (url.startsWith('sqlite:'))
-      for (const suffix of ['', '-wal', '-shm']) rmSync(`${url.slice(7)}${suffix}`, { force: true })
+    if (t.url.startsWith('sqlite:'))
+      for (const suffix of ['', '-wal', '-shm']) rmSync(`${t.url.slice(7)}${suffix}`, { force: true })
   }
   dir.remove()
   return out
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
 export function printIngest(figures: IngestFigures[]): string[] {
@@ -172,6 +231,18 @@ export function printIngest(figures: IngestFigures[]): string[] {
     lines.push(
       `PostgreSQL / SQLite ingestion: ${each.join(', ')} connections; best / best ${(best(pg) / best(sqlite)).toFixed(2)}`,
     )
+    // Each round's targets ran back to back: its ratio is the one to read on a machine whose pace drifts.
+    const count = sqlite[0]!.rounds?.length ?? 0
+    if (count > 1) {
+      const roundBest = (list: IngestFigures[], r: number) => Math.max(...list.map((f) => f.rounds![r]!))
+      const ratios = Array.from({ length: count }, (_, r) => roundBest(pg, r) / roundBest(sqlite, r))
+      const perLevel = sqlite.map(
+        (s, i) => `at ${s.connections}: ${s.rounds!.map((rps, r) => (pg[i]!.rounds![r]! / rps).toFixed(2)).join(', ')}`,
+      )
+      lines.push(
+        `  round by round: ${perLevel.join('; ')}; best / best ${ratios.map((x) => x.toFixed(2)).join(', ')}, median ${median(ratios).toFixed(2)}`,
+      )
+    }
   }
   return lines
 }

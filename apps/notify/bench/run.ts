@@ -24,6 +24,9 @@ if (!connections.every((c) => Number.isInteger(c) && c > 0))
   throw new Error(
     `NOTIFY_BENCH_CONNECTIONS: positive integers separated by commas, not ${process.env.NOTIFY_BENCH_CONNECTIONS}`,
   )
+const rounds = Number(process.env.NOTIFY_BENCH_ROUNDS ?? 3)
+if (!Number.isInteger(rounds) || rounds < 1)
+  throw new Error(`NOTIFY_BENCH_ROUNDS: a positive integer, not ${process.env.NOTIFY_BENCH_ROUNDS}`)
 const buildSeconds = Number(process.env.NOTIFY_BENCH_BUILD_SECONDS ?? 240)
 const only = process.env.NOTIFY_BENCH_ONLY // 'ingest' | 'search' | undefined
 const backends = (process.env.NOTIFY_BENCH_BACKENDS ?? 'sqlite,postgres').split(',') as Array<'sqlite' | 'postgres'>
@@ -43,12 +46,13 @@ const pg = await startPostgres()
 try {
   if (only !== 'search') {
     console.log(
-      `\nhook ingestion: POST /hooks/{token}, Alertmanager body, ${connections.join(', then ')} keep-alive connections, ${seconds} s each`,
+      `\nhook ingestion: POST /hooks/{token}, Alertmanager body, ${connections.join(', then ')} keep-alive connections, ${seconds} s each in ${rounds} round${rounds === 1 ? '' : 's'} (every target and level in turn)`,
     )
     const client = process.env.NOTIFY_BENCH_CLIENT === 'http' ? 'node:http Agent' : 'raw keep-alive sockets (wrk-like)'
     console.log(`load generator: ${client}, in the bench process`)
     if (process.env.NOTIFY_BENCH_MAIN) console.log(`notify: ${process.env.NOTIFY_BENCH_MAIN}`)
-    for (const line of printIngest(await benchIngest(pg, seconds * 1000, connections, backends))) console.log(line)
+    for (const line of printIngest(await benchIngest(pg, seconds * 1000, connections, backends, rounds)))
+      console.log(line)
   }
   if (only !== 'ingest') {
     for (const backend of backends) {
