@@ -162,12 +162,13 @@ export async function benchIngest(
       })
       targets.push({ name, server, url, ...(url.startsWith('postgres') ? { dbCpu: () => pg.cpuSeconds() } : {}) })
     }
-    for (const t of targets) runs.set(t, [])
+    const perLevel = (): IngestFigures[][] => levels.map(() => [])
+    for (const t of targets) runs.set(t, perLevel())
     for (let r = 0; r < rounds; r++)
       for (const [i, c] of levels.entries())
         for (const t of targets) {
           const figures = await measure(t.name, t.server, c, durationMs / rounds, r === 0 ? 1500 : 300, t.dbCpu)
-          ;(runs.get(t)![i] ??= []).push(figures)
+          runs.get(t)![i]!.push(figures)
         }
   } finally {
     for (const t of targets) await t.server.stop()
