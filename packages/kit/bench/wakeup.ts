@@ -7,7 +7,8 @@
  * tell the copy apart from the wake-up.
  *
  * An echo server runs in a child process; this process sends a message and waits for the
- * 20-byte answer, `ROUND_TRIPS` times, back to back or with a timer gap between round trips.
+ * 20-byte answer, `WAKEUP_BENCH_ROUND_TRIPS` times (default 4,000), back to back or with a timer gap
+ * between round trips.
  * Figures: CPU time (user + system) per round trip of the sender (this process) and of the
  * echo server (from /proc), and the wall time per round trip.
  *
