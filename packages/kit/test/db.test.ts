@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { connect as connectTcp, createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -690,6 +690,78 @@ describe('PostgreSQL prepared statements', () => {
       assert.equal(err.lines[0], 'database URL: prepare=no must be true or false')
       return true
     })
+  })
+})
+
+describe('PostgreSQL connections of their own', () => {
+  const fresh = async () => {
+    pgServer ??= await startPostgres()
+    return pgServer.createDatabase()
+  }
+  const backendPid = async (q: (text: string) => Promise<{ rows: Array<Record<string, unknown>> }>) =>
+    Number((await q('select pg_backend_pid() as pid')).rows[0]!.pid)
+
+  test('connect() opens a session outside the pool, from a URL that carries the kit options', async () => {
+    const d = await openDatabase<DB>({ url: `${await fresh()}?prepare=false` })
+    try {
+      const client = await d.connect!()
+      try {
+        const poolPid = await backendPid((text) => d.db.executeQuery(CompiledQuery.raw(text, [])))
+        const ownPid = await backendPid((text) => client.query(text))
+        assert.notEqual(ownPid, poolPid)
+        // Session state stays on it: what LISTEN needs.
+        await client.query("set application_name = 'kit-own-session'")
+        assert.equal((await client.query('show application_name')).rows[0].application_name, 'kit-own-session')
+      } finally {
+        await client.end()
+      }
+    } finally {
+      await d.close()
+    }
+    const lite = await openDatabase<DB>({ url: 'sqlite::memory:' })
+    assert.equal(lite.connect, undefined)
+    await lite.close()
+  })
+
+  test('a server that accepts and never answers fails connect() within the connect timeout', async (t) => {
+    const { hostname, port, pathname } = new URL(await fresh())
+    // A relay to the real server that, once switched, holds new connections without a byte.
+    let silent = false
+    const held: Socket[] = []
+    const relay = createServer((socket) => {
+      socket.on('error', () => {})
+      if (silent) {
+        held.push(socket)
+        return
+      }
+      const upstream = connectTcp(Number(port), hostname)
+      upstream.on('error', () => socket.destroy())
+      socket.on('close', () => upstream.destroy())
+      socket.pipe(upstream).pipe(socket)
+    })
+    relay.listen(0, '127.0.0.1')
+    await once(relay, 'listening')
+    t.after(() => {
+      for (const s of held) s.destroy()
+      relay.close()
+    })
+    const relayPort = (relay.address() as { port: number }).port
+    const d = await openDatabase<DB>({
+      url: `postgres://postgres@127.0.0.1:${relayPort}${pathname}`,
+      connectTimeoutMs: 300,
+    })
+    try {
+      silent = true
+      await assert.rejects(d.connect!(), /timeout/)
+      assert.equal(held.length, 1)
+      // The pool's new connections have the same bound: a query fails instead of hanging.
+      await assert.rejects(
+        Promise.all(Array.from({ length: 3 }, () => sql`select pg_sleep(0.01)`.execute(d.db))),
+        /timeout/,
+      )
+    } finally {
+      await d.close()
+    }
   })
 })
 

@@ -16,6 +16,7 @@ import {
   PostgresDialect,
   sql,
 } from 'kysely'
+import type { Client as PgClient } from 'pg'
 import { StartupError } from '../errors.ts'
 import { mkdirPrivateSync, PRIVATE_FILE_MODE } from '../private-files.ts'
 import { closeSync, existsSync, openSync } from '../startup-builtins.ts'
@@ -36,6 +37,11 @@ export interface DatabaseOptions {
   migrations?: Record<string, Migration>
   /** PostgreSQL pool size (default 10). */
   poolSize?: number
+  /**
+   * PostgreSQL: how long a new connection may take to be ready, in ms (default 10 s). A server
+   * that accepts and then never answers fails the query (or `connect`) instead of hanging it.
+   */
+  connectTimeoutMs?: number
   /**
    * Create a SQLite file that does not exist (default true: `serve`). Admin commands pass
    * false, so pointing them at the wrong path fails instead of creating an empty database.
@@ -83,6 +89,13 @@ export interface Database<DB> {
    * await database.transactionSync?.((tx) => { for (const r of rows) tx.run(insert, r.id, r.name) })
    */
   transactionSync?: <T>(fn: (tx: SyncTransaction) => T) => Promise<T>
+  /**
+   * PostgreSQL only: a connection of its own, outside the pool, for a session that must stay
+   * on one connection (LISTEN). It has the pool's settings: the URL without the kit's own
+   * options, the connect timeout and TCP keep-alive (a silently dead server is noticed).
+   * The caller listens for its `error` event and ends it.
+   */
+  connect?: () => Promise<PgClient>
   /** Resolves when a trivial query succeeds; for `/readyz`. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -133,6 +146,7 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
   let prepare: <Row>(query: Compilable<Row>) => PreparedQuery<Row>
   let transactionSync: Database<DB>['transactionSync']
   let sqliteLock: ConnectionLock | undefined
+  let connect: Database<DB>['connect']
   if (kind === 'sqlite') {
     let file: NodeSqliteDatabase
     if (options.create === false && location !== ':memory:' && !existsSync(location)) {
@@ -168,13 +182,22 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     // a double, so parse int8 as a number (values beyond 2^53 are refused by the schemas).
     pg.types.setTypeParser(20, (v) => Number(v))
     const { connectionString, prepare: named } = prepareOption(location)
+    const clientConfig = {
+      connectionString,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+      keepAlive: true,
+    }
     const pool = new pg.Pool({
       Client: named ? namingClient(pg.Client) : pg.Client,
-      connectionString,
+      ...clientConfig,
       max: options.poolSize ?? 10,
-      connectionTimeoutMillis: 10_000,
       idleTimeoutMillis: 30_000,
     })
+    connect = async () => {
+      const client = new pg.Client(clientConfig)
+      await client.connect()
+      return client
+    }
     // An idle client losing its server must not crash the process; the next query reports it.
     pool.on('error', () => {})
     dialect = new PostgresDialect({ pool })
@@ -226,6 +249,7 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
       await db.destroy()
     },
     ...(sqlite ? { sqlite, transactionSync } : {}),
+    ...(connect ? { connect } : {}),
   }
 }
 
