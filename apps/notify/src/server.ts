@@ -163,7 +163,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   auditRoutes(app, ctx)
   oidcRoutes(app, ctx)
   desktopRoutes(app, ctx)
-  const listener = database.kind === 'postgres' ? new PgListener(config.database, logger, wake) : undefined
+  const listener = database.connect ? new PgListener(database.connect, logger, wake) : undefined
   app.addHook('onReady', async () => {
     await hub.start()
     await listener?.start()

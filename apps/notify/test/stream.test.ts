@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { sql } from '@gatehouse/kit/db/database.ts'
+import { waitFor } from '@gatehouse/testkit'
 import {
   ADMIN,
   ADMIN_PASSWORD,
@@ -225,5 +227,47 @@ describe('realtime stream across two processes (postgres)', () => {
     t.after(() => sa.close())
     assert.deepEqual([(await sa.next()).data.notification.id, (await sa.next()).data.notification.id], missed)
     assert.equal((await sa.next()).event, 'ready')
+  })
+  test('a LISTEN connection the server drops is opened again, and delivery by NOTIFY resumes', async (t) => {
+    const url = await backends[1]!.url()
+    const same = { name: 'postgres' as const, url: async () => url }
+    const a = await startNotify(same, { streamPollMs: 3_600_000 })
+    t.after(() => a.close())
+    const b = await startNotify(same, { streamPollMs: 3_600_000 })
+    t.after(() => b.close())
+    const { ops, viewer } = await setup(a)
+    const viewerOnB = await b.client.login('vera', 'vera-password-123')
+    const sb = await open(b, viewerOnB)
+    t.after(() => sb.close())
+    // The two processes' LISTEN sessions, as PostgreSQL sees them.
+    const listeners = async () =>
+      (
+        await sql<{ pid: number }>`select pid from pg_stat_activity
+          where datname = current_database() and query = 'LISTEN notify_stream' order by pid`.execute(a.database.db)
+      ).rows.map((r) => r.pid)
+    const dropped = await waitFor('both LISTEN sessions', async () => {
+      const now = await listeners()
+      return now.length === 2 ? now : undefined
+    })
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity
+      where datname = current_database() and query = 'LISTEN notify_stream'`.execute(a.database.db)
+
+    // Committed while b has no LISTEN session (it waits a second to reconnect): the pass that
+    // follows its reconnection delivers it.
+    const whileDown = await publish(a, ops.token, 'stored while b was not listening')
+    assert.equal((await sb.nextOf('notification')).data.notification.id, whileDown)
+    const back = await waitFor('two new LISTEN sessions', async () => {
+      const now = await listeners()
+      return now.length === 2 && now.every((pid) => !dropped.includes(pid)) ? now : undefined
+    })
+    assert.equal(back.length, 2)
+    // With an hour's poll, only NOTIFY on the new session can deliver this one.
+    const after = await publish(a, ops.token, 'stored after b listened again')
+    assert.equal((await sb.nextOf('notification')).data.notification.id, after)
+    // a's own stream is unaffected throughout.
+    const sa = await open(a, viewer)
+    t.after(() => sa.close())
+    const last = await publish(b, ops.token, 'stored by b')
+    assert.equal((await sa.nextOf('notification')).data.notification.id, last)
   })
 })

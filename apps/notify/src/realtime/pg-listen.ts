@@ -6,36 +6,47 @@
  * by position, so nothing is lost, only late).
  */
 import type { Logger } from '@gatehouse/kit'
-import pg from 'pg'
+import type pg from 'pg'
 import { STREAM_PG_CHANNEL } from './changes.ts'
 
 const RECONNECT_MS = 1000
 
 export class PgListener {
-  readonly #url: string
+  readonly #connect: () => Promise<pg.Client>
   readonly #logger: Logger
   readonly #onWake: () => void
   #client: pg.Client | undefined
   #timer: NodeJS.Timeout | undefined
   #closed = false
 
-  constructor(url: string, logger: Logger, onWake: () => void) {
-    this.#url = url
+  /** `connect` opens a connection outside the pool: the database's own (`Database.connect`). */
+  constructor(connect: () => Promise<pg.Client>, logger: Logger, onWake: () => void) {
+    this.#connect = connect
     this.#logger = logger
     this.#onWake = onWake
   }
 
   async start(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.#url })
+    const client = await this.#connect()
+    // Closed while connecting (a reconnect racing shutdown): the connection is not kept.
+    if (this.#closed) {
+      await client.end().catch(() => undefined)
+      return
+    }
     client.on('notification', () => this.#onWake())
     client.on('error', (err) => {
       this.#logger.warn({ err }, 'realtime LISTEN connection failed; reconnecting')
       this.#retry(client)
     })
     client.on('end', () => this.#retry(client))
-    await client.connect()
-    await client.query(`LISTEN ${STREAM_PG_CHANNEL}`)
+    // Held before LISTEN, so a failure from here on ends this connection and reconnects.
     this.#client = client
+    try {
+      await client.query(`LISTEN ${STREAM_PG_CHANNEL}`)
+    } catch (err) {
+      this.#retry(client)
+      throw err
+    }
     this.#onWake()
   }
 
