@@ -66,26 +66,7 @@ export async function readEntries(dbPath: string): Promise<FingerprintEntry[]> {
   }
 }
 
-/** Poll `check` until it returns a truthy value or the deadline passes. */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T> | T,
-  timeoutMs = 15_000,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await check()
-      if (v) return v as NonNullable<T>
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
+export { waitFor } from '@gatehouse/testkit'
 
 export interface Gate {
   port: number

@@ -7,7 +7,7 @@ import { once } from 'node:events'
 import { createServer, type Server, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { createLogger } from '@gatehouse/kit/logger.ts'
-import { tempDir } from '@gatehouse/testkit'
+import { tempDir, waitFor } from '@gatehouse/testkit'
 import { loadServeConfig, type ServeConfig } from '../src/config.ts'
 import { openStore, type Store } from '../src/db/index.ts'
 import { type FingerprintEntry, listEntries } from '../src/fingerprints/store.ts'
@@ -36,20 +36,7 @@ export function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRes
   })
 }
 
-/** Poll `check` until it returns a truthy value or the deadline passes. */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T> | T,
-  timeoutMs = 15_000,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await check()
-    if (v) return v as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
+export { waitFor }
 
 export interface TestGate {
   gate: Gate

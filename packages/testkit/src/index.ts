@@ -47,3 +47,4 @@ export {
   sshVersion,
   startSshd,
 } from './ssh.ts'
+export { waitFor } from './wait.ts'
