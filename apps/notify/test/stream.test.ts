@@ -4,7 +4,7 @@
  * on one PostgreSQL database delivering the same stream.
  */
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
+import { describe, type TestContext, test } from 'node:test'
 import { sql } from '@gatehouse/kit/db/database.ts'
 import { waitFor } from '@gatehouse/testkit'
 import {
@@ -202,19 +202,26 @@ for (const backend of backends) {
   })
 }
 
+/**
+ * Two processes on one PostgreSQL database, a's readers and channels, and vera's stream on b.
+ * Both poll once an hour: only LISTEN/NOTIFY can deliver across them in a test's time.
+ */
+async function twoProcesses(t: TestContext) {
+  const url = await backends[1]!.url()
+  const same = { name: 'postgres' as const, url: async () => url }
+  const a = await startNotify(same, { streamPollMs: 3_600_000 })
+  t.after(() => a.close())
+  const b = await startNotify(same, { streamPollMs: 3_600_000 })
+  t.after(() => b.close())
+  const readers = await setup(a)
+  const sb = await open(b, await b.client.login('vera', 'vera-password-123'))
+  t.after(() => sb.close())
+  return { a, b, sb, ...readers }
+}
+
 describe('realtime stream across two processes (postgres)', () => {
   test('both processes deliver the same stream, by LISTEN/NOTIFY, and a stream resumes on the other one', async (t) => {
-    const url = await backends[1]!.url()
-    const same = { name: 'postgres' as const, url: async () => url }
-    // A poll of an hour: only LISTEN/NOTIFY can deliver in time for this test.
-    const a = await startNotify(same, { streamPollMs: 3_600_000 })
-    t.after(() => a.close())
-    const b = await startNotify(same, { streamPollMs: 3_600_000 })
-    t.after(() => b.close())
-    const { ops, viewer, operator } = await setup(a)
-    const viewerOnB = await b.client.login('vera', 'vera-password-123')
-    const sb = await open(b, viewerOnB)
-    t.after(() => sb.close())
+    const { a, b, sb, ops, viewer, operator } = await twoProcesses(t)
     const id = await publish(a, ops.token, 'stored by process a')
     const e = await sb.nextOf('notification')
     assert.equal(e.data.notification.id, id)
@@ -228,17 +235,9 @@ describe('realtime stream across two processes (postgres)', () => {
     assert.deepEqual([(await sa.next()).data.notification.id, (await sa.next()).data.notification.id], missed)
     assert.equal((await sa.next()).event, 'ready')
   })
+
   test('a LISTEN connection the server drops is opened again, and delivery by NOTIFY resumes', async (t) => {
-    const url = await backends[1]!.url()
-    const same = { name: 'postgres' as const, url: async () => url }
-    const a = await startNotify(same, { streamPollMs: 3_600_000 })
-    t.after(() => a.close())
-    const b = await startNotify(same, { streamPollMs: 3_600_000 })
-    t.after(() => b.close())
-    const { ops, viewer } = await setup(a)
-    const viewerOnB = await b.client.login('vera', 'vera-password-123')
-    const sb = await open(b, viewerOnB)
-    t.after(() => sb.close())
+    const { a, sb, b, ops, viewer } = await twoProcesses(t)
     // The two processes' LISTEN sessions, as PostgreSQL sees them.
     const listeners = async () =>
       (
