@@ -26,7 +26,7 @@ import { SESSION_COOKIE } from './auth/sessions.ts'
 import { brandingRoutes } from './branding/routes.ts'
 import type { ArtsvcConfig } from './config.ts'
 import { ContentCaches } from './content/caches.ts'
-import { isPostgres, LivenessListener } from './content/liveness-notify.ts'
+import { LivenessListener } from './content/liveness-notify.ts'
 import { contentLoaders } from './content/loaders.ts'
 import { CONTENT_HOST_HEADERS } from './content/policy.ts'
 import { contentRoutes, installContentPath } from './content/routes.ts'
@@ -110,7 +110,7 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
     throw err
   }
 
-  const listener = isPostgres(config.database) ? new LivenessListener(config.database, ctx.caches, log) : undefined
+  const listener = database.connect ? new LivenessListener(database.connect, ctx.caches, log) : undefined
   await listener?.start()
 
   const app = await createHttpApp({

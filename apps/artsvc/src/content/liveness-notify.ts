@@ -14,7 +14,7 @@
  */
 import type { Logger } from '@gatehouse/kit'
 import { type Kysely, sql, type Transaction } from 'kysely'
-import pg from 'pg'
+import type pg from 'pg'
 import type { AppContext } from '../context.ts'
 import type { DB } from '../db/schema.ts'
 import type { ContentCaches } from './caches.ts'
@@ -32,15 +32,16 @@ export async function announceRevocation(ctx: AppContext, tx: Kysely<DB> | Trans
 }
 
 export class LivenessListener {
-  readonly #url: string
+  readonly #open: () => Promise<pg.Client>
   readonly #caches: ContentCaches
   readonly #log: Logger
   #client: pg.Client | undefined
   #timer: NodeJS.Timeout | undefined
   #closed = false
 
-  constructor(url: string, caches: ContentCaches, log: Logger) {
-    this.#url = url
+  /** `open` gives a connection outside the pool: the database's own (`Database.connect`). */
+  constructor(open: () => Promise<pg.Client>, caches: ContentCaches, log: Logger) {
+    this.#open = open
     this.#caches = caches
     this.#log = log
   }
@@ -53,30 +54,45 @@ export class LivenessListener {
 
   async #connect() {
     if (this.#closed) return
-    const client = new pg.Client({ connectionString: this.#url, connectionTimeoutMillis: 10_000 })
+    let client: pg.Client
+    try {
+      client = await this.#open()
+    } catch (err) {
+      this.#reconnectLater(err as Error)
+      return
+    }
+    // Closed while connecting: the connection is not kept.
+    if (this.#closed) {
+      await client.end().catch(() => {})
+      return
+    }
     this.#client = client
     let down = false
     const onDown = (err?: Error) => {
       if (down) return
       down = true
-      this.#caches.setLivenessCaching(false)
-      if (this.#closed) return
-      this.#log.warn({ err }, 'liveness listener disconnected; content requests check the database until it is back')
       client.end().catch(() => {})
-      this.#timer = setTimeout(() => void this.#connect(), RECONNECT_MS)
-      this.#timer.unref()
+      this.#reconnectLater(err)
     }
     client.on('notification', () => this.#caches.invalidateLiveness())
     client.on('error', onDown)
     client.on('end', () => onDown())
     try {
-      await client.connect()
       await client.query(`LISTEN ${LIVENESS_CHANNEL}`)
     } catch (err) {
       onDown(err as Error)
       return
     }
     if (!down) this.#caches.setLivenessCaching(true)
+  }
+
+  /** No listener: nothing is cached as live until the next connection is listening. */
+  #reconnectLater(err?: Error) {
+    this.#caches.setLivenessCaching(false)
+    if (this.#closed) return
+    this.#log.warn({ err }, 'liveness listener disconnected; content requests check the database until it is back')
+    this.#timer = setTimeout(() => void this.#connect(), RECONNECT_MS)
+    this.#timer.unref()
   }
 
   async close() {
