@@ -37,6 +37,8 @@ const systemPackages = {
   // The gates' splice helper (packages/kit/native) is built with the system C compiler.
   gcc: '/usr/bin/gcc',
   'libc6-dev': '/usr/include/stdio.h',
+  // `ss` shows a socket's timers: the kit's test that PostgreSQL connections keep alive.
+  iproute2: '/bin/ss',
 }
 
 function say(line) {

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { connect as connectTcp, createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { promisify } from 'node:util'
 import { type Postgres, startPostgres } from '@gatehouse/testkit'
 import { CompiledQuery, type Kysely } from 'kysely'
 import {
@@ -19,6 +20,8 @@ import {
   serverPrepared,
   sql,
 } from '../src/index.ts'
+
+const execFileP = promisify(execFile)
 
 interface OwnerTable {
   id: string
@@ -709,6 +712,10 @@ describe('PostgreSQL connections of their own', () => {
         const poolPid = await backendPid((text) => d.db.executeQuery(CompiledQuery.raw(text, [])))
         const ownPid = await backendPid((text) => client.query(text))
         assert.notEqual(ownPid, poolPid)
+        // TCP keep-alive is on: the kernel shows its timer on the client's socket.
+        const port = Number((await client.query('select inet_client_port() as port')).rows[0].port)
+        const { stdout } = await execFileP('ss', ['-tnoH', 'state', 'established', `( sport = :${port} )`])
+        assert.match(stdout, /timer:\(keepalive,/)
         // Session state stays on it: what LISTEN needs.
         await client.query("set application_name = 'kit-own-session'")
         assert.equal((await client.query('show application_name')).rows[0].application_name, 'kit-own-session')

@@ -92,7 +92,7 @@ export interface Database<DB> {
   /**
    * PostgreSQL only: a connection of its own, outside the pool, for a session that must stay
    * on one connection (LISTEN). It has the pool's settings: the URL without the kit's own
-   * options, the connect timeout and TCP keep-alive (a silently dead server is noticed).
+   * options, the connect timeout and TCP keep-alive (a server gone silent is noticed within minutes, not hours).
    * The caller listens for its `error` event and ends it.
    */
   connect?: () => Promise<PgClient>
@@ -185,7 +185,10 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     const clientConfig = {
       connectionString,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+      // Probes after 30 s idle (the kernel's default waits two hours): a server gone without
+      // a word (a host down, a dropped NAT entry) is noticed within minutes.
       keepAlive: true,
+      keepAliveInitialDelayMillis: 30_000,
     }
     const pool = new pg.Pool({
       Client: named ? namingClient(pg.Client) : pg.Client,
