@@ -24,6 +24,14 @@ export interface Postgres {
    * postmaster's reaped-children time). Every database of the server counts. Linux only.
    */
   cpuSeconds(): number
+  /**
+   * Stop the server as a restart does (`pg_ctl -m fast`): every session is cut, and what was
+   * committed stays (an immediate stop would lose the last commits: the server runs with
+   * synchronous_commit off). `resume()` starts it again on the same port.
+   */
+  halt(): Promise<void>
+  /** Start a halted server again, on the same port and data. */
+  resume(): Promise<void>
   stop(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 }
@@ -66,8 +74,7 @@ export async function startPostgres(): Promise<Postgres> {
     const [cmd, ...rest] = [...runAs, ...args]
     return execFileSync(cmd!, rest, { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir.path })
   }
-  try {
-    run([join(bin, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'])
+  const start = () =>
     run([
       join(bin, 'pg_ctl'),
       '-D',
@@ -81,6 +88,9 @@ export async function startPostgres(): Promise<Postgres> {
       '-o',
       `-p ${port} -k ${dir.path} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`,
     ])
+  try {
+    run([join(bin, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'])
+    start()
   } catch (err) {
     const e = err as { stderr?: Buffer; message: string }
     dir.remove()
@@ -93,7 +103,7 @@ export async function startPostgres(): Promise<Postgres> {
       return undefined
     }
   }
-  const pid = pidOf()
+  let pid = pidOf()
   const unregister = onExit(() => {
     killQuietly(pid, 'SIGQUIT')
     dir.remove()
@@ -110,13 +120,27 @@ export async function startPostgres(): Promise<Postgres> {
     }
   }
   let stopped = false
+  let halted = false
+  const halt = async () => {
+    if (stopped || halted) throw new Error('PostgreSQL is not running')
+    run([join(bin, 'pg_ctl'), '-D', data, '-m', 'fast', '-w', 'stop'])
+    halted = true
+  }
+  const resume = async () => {
+    if (stopped || !halted) throw new Error('PostgreSQL is not halted')
+    start()
+    halted = false
+    pid = pidOf()
+  }
   const stop = async () => {
     if (stopped) return
     stopped = true
-    try {
-      run([join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop'])
-    } catch {
-      killQuietly(pid, 'SIGQUIT')
+    if (!halted) {
+      try {
+        run([join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop'])
+      } catch {
+        killQuietly(pid, 'SIGQUIT')
+      }
     }
     unregister()
     dir.remove()
@@ -154,6 +178,8 @@ export async function startPostgres(): Promise<Postgres> {
     url,
     query,
     cpuSeconds,
+    halt,
+    resume,
     async createDatabase(name?: string) {
       const db = name ?? `t_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`
       if (!/^[a-z_][a-z0-9_]*$/.test(db)) throw new TypeError(`database name ${db} must be lowercase snake_case`)
