@@ -201,8 +201,11 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
       await client.connect()
       return client
     }
-    // An idle client losing its server must not crash the process; the next query reports it.
+    // A client losing its server must not crash the process. The pool listens only while a
+    // client is idle; one checked out (a query in flight when the server restarts) would emit
+    // an unhandled 'error'. Its query rejects anyway, and the pool drops it on release.
     pool.on('error', () => {})
+    pool.on('connect', (client) => client.on('error', () => {}))
     dialect = new PostgresDialect({ pool })
   }
   const db = new Kysely<DB>({ dialect })
