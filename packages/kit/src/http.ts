@@ -19,6 +19,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify'
+import { isDatabaseUnavailable } from './db/unavailable.ts'
 import { type OpenApiExtras, openApiErrorParts, registerDocs, validationMessage } from './docs.ts'
 import { AppError, kitErrors } from './errors.ts'
 import { type HostGuardOptions, installHostGuard } from './host-guard.ts'
@@ -362,6 +363,9 @@ function sendError(
   return reply.code(appErr.statusCode).type('application/json; charset=utf-8').send(appErr.toJSON())
 }
 
+/** A database restart or failover takes seconds. */
+const RETRY_SOON = { 'retry-after': '5' }
+
 function translate(err: FastifyError, bodyLimit: number): AppError {
   if (err.validation) {
     const { path, message } = validationMessage(err.validationContext ?? 'request', err.validation as never)
@@ -386,6 +390,8 @@ function translate(err: FastifyError, bodyLimit: number): AppError {
   if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
     return new AppError(err.statusCode, 'invalid_request', err.message, { cause: err })
   }
+  // The database is down or restarting: the client may retry, and the log says why.
+  if (isDatabaseUnavailable(err)) return kitErrors.unavailable.with({ cause: err, headers: RETRY_SOON }, 'the database')
   return kitErrors.internal.with({ cause: err })
 }
 

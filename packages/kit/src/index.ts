@@ -47,6 +47,7 @@ export {
 export { type GroupCommitOptions, GroupCommitQueue } from './db/group-commit.ts'
 export { serverPrepared } from './db/pg-prepared.ts'
 export { NodeSqliteDatabase } from './db/sqlite-adapter.ts'
+export { isDatabaseUnavailable } from './db/unavailable.ts'
 export { type OpenApiExtras, registerDocs, validationMessage } from './docs.ts'
 export { DurationError, formatDuration, parseByteSize, parseDuration } from './durations.ts'
 export {

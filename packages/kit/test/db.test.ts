@@ -7,10 +7,13 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
-import { type Postgres, startPostgres } from '@gatehouse/testkit'
+import { type Postgres, startPostgres, waitFor } from '@gatehouse/testkit'
 import { CompiledQuery, type Kysely } from 'kysely'
 import {
+  createHttpApp,
+  createLogger,
   type Database,
+  isDatabaseUnavailable,
   isUniqueViolation,
   type Migration,
   NodeSqliteDatabase,
@@ -728,6 +731,60 @@ describe('PostgreSQL connections of their own', () => {
     const lite = await openDatabase<DB>({ url: 'sqlite::memory:' })
     assert.equal(lite.connect, undefined)
     await lite.close()
+  })
+
+  test('while the server is down queries fail at once; after it restarts the pool serves again', async (t) => {
+    const server = await startPostgres()
+    t.after(() => server.stop())
+    const d = await openDatabase<DB>({ url: await server.createDatabase(), migrations: makeMigrations().migrations })
+    t.after(() => d.close())
+    await d.db.insertInto('owner').values({ id: 'a', name: 'before' }).execute()
+    // A service in front of it: a request that needs the database while it is down answers 503.
+    const app = await createHttpApp({ name: 'dbapp', logger: createLogger({ name: 'dbapp', level: 'silent' }) })
+    app.get('/owners', async () => d.db.selectFrom('owner').select('name').execute())
+    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    t.after(() => app.close())
+    assert.equal((await fetch(`${base}/owners`)).status, 200)
+
+    // The halt cuts the pooled connection while a query holds it: its error must not go unhandled.
+    const inFlight = d.db.selectFrom('owner').select(sql<number>`pg_sleep(5)`.as('slept')).execute()
+    const caught = inFlight.catch((err: unknown) => err)
+    await waitFor('the query to run', async () => {
+      const { rows } = await server.query(
+        "select count(*)::int as n from pg_stat_activity where query like '%pg_sleep(5)%' and pid <> pg_backend_pid()",
+      )
+      return rows[0].n === 1
+    })
+    await server.halt()
+    assert.ok(isDatabaseUnavailable(await caught), 'the cut query is an unavailable database')
+    for (const attempt of [() => d.db.selectFrom('owner').selectAll().execute(), () => d.connect!(), () => d.ping()]) {
+      await assert.rejects(attempt(), (err) => isDatabaseUnavailable(err))
+    }
+    const down = await fetch(`${base}/owners`)
+    assert.equal(down.status, 503)
+    assert.equal(down.headers.get('retry-after'), '5')
+    assert.deepEqual(((await down.json()) as { error: unknown }).error, {
+      code: 'unavailable',
+      message: 'the database is unavailable',
+    })
+
+    await server.resume()
+    // The first query after the restart succeeds: no dead connection is handed out.
+    assert.deepEqual(await d.db.selectFrom('owner').select('name').execute(), [{ name: 'before' }])
+    await d.ping()
+    const client = await d.connect!()
+    await client.end()
+    assert.equal((await fetch(`${base}/owners`)).status, 200)
+
+    // Not the database's: a refused outbound call, a constraint violation.
+    const closed = await fetch(`http://127.0.0.1:${server.port}/`).catch((err: unknown) => err)
+    assert.ok(closed instanceof Error && !isDatabaseUnavailable(closed))
+    const duplicate = await d.db
+      .insertInto('owner')
+      .values({ id: 'a', name: 'again' })
+      .execute()
+      .catch((err: unknown) => err)
+    assert.ok(isUniqueViolation(duplicate) && !isDatabaseUnavailable(duplicate))
   })
 
   test('a server that accepts and never answers fails connect() within the connect timeout', async (t) => {

@@ -23,6 +23,7 @@ import { closeSync, existsSync, openSync } from '../startup-builtins.ts'
 import { namingClient, prepareOption } from './pg-prepared.ts'
 import { type ConnectionLock, NodeSqliteDatabase, NodeSqliteDialect, type Statement } from './sqlite-adapter.ts'
 import type { BackgroundCheckpoints } from './sqlite-checkpoint.ts'
+import { markUnavailable } from './unavailable.ts'
 import { type DatabaseKind, parseDatabaseUrl } from './url.ts'
 
 export type { Migration } from 'kysely'
@@ -198,7 +199,9 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     })
     connect = async () => {
       const client = new pg.Client(clientConfig)
-      await client.connect()
+      await client.connect().catch((err: unknown) => {
+        throw markUnavailable(err)
+      })
       return client
     }
     // A client losing its server must not crash the process. The pool listens only while a
@@ -206,7 +209,16 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     // an unhandled 'error'. Its query rejects anyway, and the pool drops it on release.
     pool.on('error', () => {})
     pool.on('connect', (client) => client.on('error', () => {}))
-    dialect = new PostgresDialect({ pool })
+    // Failed connection attempts are marked, so a request that needed one answers 503.
+    dialect = new PostgresDialect({
+      pool: {
+        connect: () =>
+          pool.connect().catch((err: unknown) => {
+            throw markUnavailable(err)
+          }),
+        end: () => pool.end(),
+      },
+    })
   }
   const db = new Kysely<DB>({ dialect })
   if (kind === 'postgres') prepare = (query) => new PgPrepared(db, query.compile())

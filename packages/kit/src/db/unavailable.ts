@@ -1,0 +1,38 @@
+/**
+ * Whether a query failed because the database could not be reached, not because of the query:
+ * the server refused, dropped or timed out the connection, or is shutting down, starting up or
+ * out of connections. Such a request answers 503 (try again), not 500 (kit http.ts).
+ *
+ * A socket error alone (ECONNREFUSED) says nothing about which server failed: an outbound
+ * call's error carries the same codes. So the kit's pool marks the errors of its own connection
+ * attempts (`markUnavailable`), and otherwise only PostgreSQL's own codes and node-postgres's
+ * own messages count. No imports: the HTTP layer loads this whether or not a database is used.
+ */
+
+const UNAVAILABLE = Symbol('gatehouse.databaseUnavailable')
+
+/** PostgreSQL SQLSTATEs: going away, starting, or out of connections; class 08 is the connection's. */
+const PG_CODES = new Set(['57P01', '57P02', '57P03', '53300'])
+/** What node-postgres and its pool say, without a code, when a connection ends or cannot be had. */
+const DRIVER_MESSAGES = new Set([
+  'Connection terminated',
+  'Connection terminated unexpectedly',
+  'Connection terminated due to connection timeout',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error and is not queryable',
+])
+
+/** Mark an error of connecting to the database (the kit's pool does); returns it. */
+export function markUnavailable(err: unknown): unknown {
+  if (err && typeof err === 'object') (err as Record<symbol, boolean>)[UNAVAILABLE] = true
+  return err
+}
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false
+  if ((err as Record<symbol, unknown>)[UNAVAILABLE] === true) return true
+  const { code, severity, message } = err as { code?: unknown; severity?: unknown; message?: unknown }
+  // A PostgreSQL error (it has a severity): by its SQLSTATE.
+  if (typeof severity === 'string' && typeof code === 'string') return PG_CODES.has(code) || code.startsWith('08')
+  return typeof message === 'string' && DRIVER_MESSAGES.has(message)
+}
