@@ -1,0 +1,59 @@
+/**
+ * A PostgreSQL restart under a running server: while the database is down, deliveries and
+ * pages answer 503 with Retry-After and readiness fails, and the process stays up; nothing
+ * stored is lost; once it is back, deliveries are stored again on the first try, an open
+ * stream goes on, and the LISTEN session returns by itself.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { sql } from '@gatehouse/kit/db/database.ts'
+import { startPostgres, waitFor } from '@gatehouse/testkit'
+import { ADMIN, ADMIN_PASSWORD, channel, count, publish, reader, startNotify } from './helpers.ts'
+import { SseClient } from './sse.ts'
+
+test('a PostgreSQL restart: 503 while it is down, then deliveries, streams and LISTEN resume', async (t) => {
+  // A server of its own: halting the file's shared one would cut other tests' databases.
+  const server = await startPostgres()
+  t.after(() => server.stop())
+  const url = await server.createDatabase()
+  const n = await startNotify({ name: 'postgres', url: async () => url }, { streamPollMs: 3_600_000 })
+  t.after(() => n.close())
+  const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+  const ops = await channel(n, admin, 'ops')
+  const viewer = await reader(n, admin, 'vera')
+  const before = await publish(n, ops.token, 'stored before the restart')
+  const stream = await SseClient.open(n.base, viewer)
+  t.after(() => stream.close())
+  assert.equal((await stream.next()).event, 'ready')
+  const listening = async () =>
+    (
+      await server.query(
+        "select count(*)::int as n from pg_stat_activity where query = 'LISTEN notify_stream'",
+        new URL(url).pathname.slice(1),
+      )
+    ).rows[0].n as number
+  assert.equal(await listening(), 1)
+
+  await server.halt()
+  const refused = await n.client.post('/api/v1/messages', { token: ops.token, body: { text: 'while it is down' } })
+  assert.equal(refused.status, 503, refused.text)
+  assert.deepEqual(refused.body.error, { code: 'unavailable', message: 'the database is unavailable' })
+  assert.equal(refused.headers.get('retry-after'), '5')
+  const page = await n.client.get('/api/v1/notifications', { cookie: viewer })
+  assert.equal(page.status, 503, page.text)
+  assert.equal((await n.client.get('/readyz')).status, 503)
+
+  await server.resume()
+  assert.equal((await n.client.get('/readyz')).status, 200)
+  const afterId = await publish(n, ops.token, 'stored after the restart')
+  assert.equal((await stream.nextOf('notification')).data.notification.id, afterId)
+  // The LISTEN connection failed to reopen while the server was down and kept trying.
+  await waitFor('the LISTEN session to return', async () => (await listening()) === 1)
+  const stored = await sql<{ title: string }>`select title from notifications order by id`.execute(n.database.db)
+  assert.deepEqual(
+    stored.rows.map((r) => r.title),
+    ['stored before the restart', 'stored after the restart'],
+  )
+  assert.equal(await count(n), 2)
+  assert.ok(afterId > before)
+})
