@@ -606,6 +606,39 @@ describe('SQLite specifics', () => {
     await created.close()
   })
 
+  test('a write kept waiting past the busy timeout is an unavailable database; a constraint is not', async () => {
+    const file = join(dir, 'busy.db')
+    const holder = new NodeSqliteDatabase(file)
+    const waiter = new NodeSqliteDatabase(file, { busyTimeoutMs: 50 })
+    try {
+      holder.raw.exec('create table t (id integer primary key)')
+      holder.raw.exec('begin immediate')
+      const busy = (() => {
+        try {
+          waiter.raw.exec('insert into t values (1)')
+        } catch (err) {
+          return err
+        }
+      })()
+      assert.match(String((busy as Error).message), /locked/)
+      assert.equal(isDatabaseUnavailable(busy), true)
+      holder.raw.exec('commit')
+      waiter.raw.exec('insert into t values (1)')
+      const duplicate = (() => {
+        try {
+          waiter.raw.exec('insert into t values (1)')
+        } catch (err) {
+          return err
+        }
+      })()
+      assert.equal(isUniqueViolation(duplicate), true)
+      assert.equal(isDatabaseUnavailable(duplicate), false)
+    } finally {
+      holder.close()
+      waiter.close()
+    }
+  })
+
   test('a file that cannot be opened is a StartupError', async () => {
     await assert.rejects(openDatabase({ url: `sqlite:${dir}` }), (err: unknown) => {
       assert.ok(err instanceof StartupError)

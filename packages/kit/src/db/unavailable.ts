@@ -1,7 +1,8 @@
 /**
  * Whether a query failed because the database could not be reached, not because of the query:
  * the server refused, dropped or timed out the connection, or is shutting down, starting up or
- * out of connections. Such a request answers 503 (try again), not 500 (kit http.ts).
+ * out of connections; or, on SQLite, another connection held the file's lock for longer than
+ * the busy timeout. Such a request answers 503 (try again), not 500 (kit http.ts).
  *
  * A socket error alone (ECONNREFUSED) says nothing about which server failed: an outbound
  * call's error carries the same codes. So the kit's pool marks the errors of its own connection
@@ -28,10 +29,23 @@ export function markUnavailable(err: unknown): unknown {
   return err
 }
 
+/** SQLite result codes, by their primary byte: BUSY (another connection held the lock past the busy timeout), LOCKED. */
+const SQLITE_BUSY = 5
+const SQLITE_LOCKED = 6
+
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false
   if ((err as Record<symbol, unknown>)[UNAVAILABLE] === true) return true
-  const { code, severity, message } = err as { code?: unknown; severity?: unknown; message?: unknown }
+  const { code, severity, message, errcode } = err as {
+    code?: unknown
+    severity?: unknown
+    message?: unknown
+    errcode?: unknown
+  }
+  // node:sqlite: a writer (an admin command, another process) held the file for longer than the wait.
+  if (code === 'ERR_SQLITE_ERROR' && typeof errcode === 'number') {
+    return (errcode & 0xff) === SQLITE_BUSY || (errcode & 0xff) === SQLITE_LOCKED
+  }
   // A PostgreSQL error (it has a severity): by its SQLSTATE.
   if (typeof severity === 'string' && typeof code === 'string') return PG_CODES.has(code) || code.startsWith('08')
   return typeof message === 'string' && DRIVER_MESSAGES.has(message)
