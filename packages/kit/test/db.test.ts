@@ -608,29 +608,25 @@ describe('SQLite specifics', () => {
 
   test('a write kept waiting past the busy timeout is an unavailable database; a constraint is not', async () => {
     const file = join(dir, 'busy.db')
+    const thrown = (fn: () => void): unknown => {
+      try {
+        fn()
+      } catch (err) {
+        return err
+      }
+      throw new Error('expected an error')
+    }
     const holder = new NodeSqliteDatabase(file)
     const waiter = new NodeSqliteDatabase(file, { busyTimeoutMs: 50 })
     try {
       holder.raw.exec('create table t (id integer primary key)')
       holder.raw.exec('begin immediate')
-      const busy = (() => {
-        try {
-          waiter.raw.exec('insert into t values (1)')
-        } catch (err) {
-          return err
-        }
-      })()
+      const busy = thrown(() => waiter.raw.exec('insert into t values (1)'))
       assert.match(String((busy as Error).message), /locked/)
       assert.equal(isDatabaseUnavailable(busy), true)
       holder.raw.exec('commit')
       waiter.raw.exec('insert into t values (1)')
-      const duplicate = (() => {
-        try {
-          waiter.raw.exec('insert into t values (1)')
-        } catch (err) {
-          return err
-        }
-      })()
+      const duplicate = thrown(() => waiter.raw.exec('insert into t values (1)'))
       assert.equal(isUniqueViolation(duplicate), true)
       assert.equal(isDatabaseUnavailable(duplicate), false)
     } finally {
