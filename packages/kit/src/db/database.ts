@@ -93,8 +93,8 @@ export interface Database<DB> {
   /**
    * PostgreSQL only: a connection of its own, outside the pool, for a session that must stay
    * on one connection (LISTEN). It has the pool's settings: the URL without the kit's own
-   * options, the connect timeout and TCP keep-alive (a server gone silent is noticed within minutes, not hours).
-   * The caller listens for its `error` event and ends it.
+   * options, the connect timeout and TCP keep-alive (a server gone silent is noticed within
+   * minutes, not hours). The caller listens for its `error` event and ends it.
    */
   connect?: () => Promise<PgClient>
   /** Resolves when a trivial query succeeds; for `/readyz`. */

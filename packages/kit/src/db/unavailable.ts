@@ -29,10 +29,11 @@ export function markUnavailable(err: unknown): unknown {
   return err
 }
 
-/** SQLite result codes, by their primary byte: BUSY (another connection held the lock past the busy timeout), LOCKED. */
+/** SQLite result codes, by their primary byte: BUSY (the lock was held past the busy timeout), LOCKED. */
 const SQLITE_BUSY = 5
 const SQLITE_LOCKED = 6
 
+/** Whether `err` (as a query or connection attempt rejected) means the database is unavailable. */
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false
   if ((err as Record<symbol, unknown>)[UNAVAILABLE] === true) return true
