@@ -817,46 +817,86 @@ describe('PostgreSQL connections of their own', () => {
   })
 
   test('a server that accepts and never answers fails connect() within the connect timeout', async (t) => {
-    const { hostname, port, pathname } = new URL(await fresh())
-    // A relay to the real server that, once switched, holds new connections without a byte.
-    let silent = false
-    const held: Socket[] = []
-    const relay = createServer((socket) => {
-      socket.on('error', () => {})
-      if (silent) {
-        held.push(socket)
-        return
-      }
-      const upstream = connectTcp(Number(port), hostname)
-      upstream.on('error', () => socket.destroy())
-      socket.on('close', () => upstream.destroy())
-      socket.pipe(upstream).pipe(socket)
-    })
-    relay.listen(0, '127.0.0.1')
-    await once(relay, 'listening')
-    t.after(() => {
-      for (const s of held) s.destroy()
-      relay.close()
-    })
-    const relayPort = (relay.address() as { port: number }).port
+    const url = await fresh()
+    const relay = await startRelay(t, url)
     const d = await openDatabase<DB>({
-      url: `postgres://postgres@127.0.0.1:${relayPort}${pathname}`,
+      url: `postgres://postgres@127.0.0.1:${relay.port}${new URL(url).pathname}`,
       connectTimeoutMs: 300,
     })
     try {
-      silent = true
+      relay.silent = true
       await assert.rejects(d.connect!(), /timeout/)
-      assert.equal(held.length, 1)
+      assert.equal(relay.held.length, 1)
       // The pool's new connections have the same bound: a query fails instead of hanging.
       await assert.rejects(
         Promise.all(Array.from({ length: 3 }, () => sql`select pg_sleep(0.01)`.execute(d.db))),
-        /timeout/,
+        (err) => /timeout/.test((err as Error).message) && isDatabaseUnavailable(err),
       )
     } finally {
       await d.close()
     }
   })
+
+  test('a connection reset in the middle of a query is an unavailable database, and the pool recovers', async (t) => {
+    const url = await fresh()
+    const relay = await startRelay(t, url)
+    const d = await openDatabase<DB>({ url: `postgres://postgres@127.0.0.1:${relay.port}${new URL(url).pathname}` })
+    try {
+      const slow = sql`select pg_sleep(5)`.execute(d.db).catch((err: unknown) => err)
+      await waitFor('the server to run the query', async () => {
+        const { rows } = await pgServer!.query(
+          "select count(*)::int as n from pg_stat_activity where query = 'select pg_sleep(5)'",
+        )
+        return rows[0].n === 1
+      })
+      for (const socket of relay.open) socket.resetAndDestroy()
+      const err = await slow
+      assert.equal((err as { code?: string }).code, 'ECONNRESET')
+      assert.ok(isDatabaseUnavailable(err), 'a reset of the database connection is an unavailable database')
+      assert.deepEqual((await sql<{ one: number }>`select 1 as one`.execute(d.db)).rows, [{ one: 1 }])
+    } finally {
+      await d.close()
+    }
+  })
 })
+
+interface Relay {
+  port: number
+  /** Once set, new connections are held without a byte. */
+  silent: boolean
+  held: Socket[]
+  /** The client side of every relayed connection still open. */
+  open: Socket[]
+}
+
+/** A TCP relay to the PostgreSQL server of `url`, closed after the test. */
+async function startRelay(t: { after: (fn: () => void) => void }, url: string): Promise<Relay> {
+  const { hostname, port } = new URL(url)
+  const relay: Relay = { port: 0, silent: false, held: [], open: [] }
+  const server = createServer((socket) => {
+    socket.on('error', () => {})
+    if (relay.silent) {
+      relay.held.push(socket)
+      return
+    }
+    relay.open.push(socket)
+    const upstream = connectTcp(Number(port), hostname)
+    upstream.on('error', () => socket.destroy())
+    socket.on('close', () => {
+      upstream.destroy()
+      relay.open.splice(relay.open.indexOf(socket), 1)
+    })
+    socket.pipe(upstream).pipe(socket)
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  relay.port = (server.address() as { port: number }).port
+  t.after(() => {
+    for (const s of [...relay.held, ...relay.open]) s.destroy()
+    server.close()
+  })
+  return relay
+}
 
 describe('database URLs and reachability', () => {
   test('bad URL schemes are StartupErrors', async () => {

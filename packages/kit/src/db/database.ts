@@ -206,9 +206,11 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     }
     // A client losing its server must not crash the process. The pool listens only while a
     // client is idle; one checked out (a query in flight when the server restarts) would emit
-    // an unhandled 'error'. Its query rejects anyway, and the pool drops it on release.
+    // an unhandled 'error'. Its query rejects anyway, and the pool drops it on release. The
+    // listener also marks the error: node-postgres emits it before it rejects the queries
+    // with that same error, so a socket's ECONNRESET reads as an unavailable database.
     pool.on('error', () => {})
-    pool.on('connect', (client) => client.on('error', () => {}))
+    pool.on('connect', (client) => client.on('error', markUnavailable))
     // Failed connection attempts are marked, so a request that needed one answers 503.
     dialect = new PostgresDialect({
       pool: {

@@ -4,10 +4,10 @@
  * out of connections; or, on SQLite, another connection held the file's lock for longer than
  * the busy timeout. Such a request answers 503 (try again), not 500 (kit http.ts).
  *
- * A socket error alone (ECONNREFUSED) says nothing about which server failed: an outbound
- * call's error carries the same codes. So the kit's pool marks the errors of its own connection
- * attempts (`markUnavailable`), and otherwise only PostgreSQL's own codes and node-postgres's
- * own messages count. No imports: the HTTP layer loads this whether or not a database is used.
+ * A socket error alone (ECONNREFUSED, ECONNRESET) says nothing about which server failed: an
+ * outbound call's error carries the same codes. So the kit's pool marks the errors of its own
+ * connection attempts and connections (`markUnavailable`), and otherwise only PostgreSQL's own
+ * codes and node-postgres's own messages count. No imports: the HTTP layer loads this whether or not a database is used.
  */
 
 const UNAVAILABLE = Symbol('gatehouse.databaseUnavailable')
@@ -23,7 +23,7 @@ const DRIVER_MESSAGES = new Set([
   'Client has encountered a connection error and is not queryable',
 ])
 
-/** Mark an error of connecting to the database (the kit's pool does); returns it. */
+/** Mark an error of a database connection or of opening one (the kit's pool does); returns it. */
 export function markUnavailable(err: unknown): unknown {
   if (err && typeof err === 'object') (err as Record<symbol, boolean>)[UNAVAILABLE] = true
   return err
