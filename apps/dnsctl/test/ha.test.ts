@@ -8,27 +8,12 @@ import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
-import { freePort, isRoot, type Knot, startKnot } from '@gatehouse/testkit'
+import { freePort, isRoot, type Knot, startKnot, waitFor } from '@gatehouse/testkit'
 import { type Harness, json, startHarness, ZONE, zoneText } from './helpers.ts'
 import { createNetns, type Netns } from './netns.ts'
 
 const VIP = '198.51.100.53'
 const run = promisify(execFile)
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await probe()
-      if (v !== undefined && v !== false) return v
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ''}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
 
 describe('HA roles', () => {
   let knotP: Knot
@@ -91,7 +76,7 @@ describe('HA roles', () => {
     const res = await p.call('PUT', `/v1/zones/${ZONE}`, { role: 'primary', zone_text: zoneText(10) })
     assert.equal(res.status, 201, await res.clone().text())
     revision = (await json(res)).revision
-    await until('the secondary to serve serial 10', async () => (await knotS.soaSerial(ZONE)) === 10)
+    await waitFor('the secondary to serve serial 10', async () => (await knotS.soaSerial(ZONE)) === 10)
     const change = await p.call(
       'POST',
       `/v1/zones/${ZONE}/changes`,
@@ -100,7 +85,7 @@ describe('HA roles', () => {
     )
     assert.equal(change.status, 200, await change.clone().text())
     revision = (await json(change)).revision
-    await until('the secondary to serve serial 11', async () => (await knotS.soaSerial(ZONE)) === 11)
+    await waitFor('the secondary to serve serial 11', async () => (await knotS.soaSerial(ZONE)) === 11)
     // The change came as an incremental transfer, not a whole zone.
     assert.match(knotS.log(), /\[example\.test\.\] IXFR, incoming, remote [^,]+, finished/)
     assert.match(await knotS.kdig('+short', `api.${ZONE}`, 'A'), /192\.0\.2\.44/)
@@ -111,10 +96,10 @@ describe('HA roles', () => {
       zone_text: zoneText(5).replaceAll('example.test', 'other.test'),
     })
     assert.equal(other.status, 201)
-    await until('the secondary to serve other.test', async () => (await knotS.soaSerial('other.test')) === 5)
+    await waitFor('the secondary to serve other.test', async () => (await knotS.soaSerial('other.test')) === 5)
     const gone = await p.call('DELETE', '/v1/zones/other.test', { expected_revision: (await json(other)).revision })
     assert.equal(gone.status, 200, await gone.clone().text())
-    await until(
+    await waitFor(
       'the secondary to drop other.test',
       async () => !(await knotS.knotc('conf-read', 'zone')).includes('other.test'),
     )
@@ -160,7 +145,7 @@ describe('HA roles', () => {
   })
 
   test('status from both sides: roles, write modes, VIP, peer, replication freshness, snapshot', async () => {
-    const fromP = await until('the primary to see the zone in sync', async () => {
+    const fromP = await waitFor('the primary to see the zone in sync', async () => {
       const st = await json(await p.call('GET', '/v1/status/ha'))
       return st.replication.state === 'in_sync' ? st : undefined
     })
@@ -300,8 +285,8 @@ describe('HA roles', () => {
     )
     assert.equal(change.status, 200)
     const serial = (await json(change)).serial
-    await until('the demoted side to serve the new serial', async () => (await knotP.soaSerial(ZONE)) === serial)
-    const st = await until('the new primary to see its zones in sync', async () => {
+    await waitFor('the demoted side to serve the new serial', async () => (await knotP.soaSerial(ZONE)) === serial)
+    const st = await waitFor('the new primary to see its zones in sync', async () => {
       const body = await json(await s.call('GET', '/v1/status/ha'))
       return body.replication.state === 'in_sync' ? body : undefined
     })

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { type Dashboard, LAPTOP, openPage, PHONE, startDashboard } from './dashboard-session.ts'
-import { call, type Json, observation, until } from './helpers.ts'
+import { call, type Json, observation, waitFor } from './helpers.ts'
 
 const FP = 't13d1516h2_8daaf6152771_b0da82dd1658'
 const FP2 = 't13d1715h2_5b57614c22b0_3d5424432f57'
@@ -87,7 +87,7 @@ describe('dashboard views', () => {
       body: { instance_id: 'ssh-bastion', observations: [observation('2edbc78717d7f7d5c4c7e3a0bca94ef7')] },
     })
     assert.equal(ssh.status, 200)
-    await until('the controller blocks the scanner', async () => {
+    await waitFor('the controller blocks the scanner', async () => {
       const r = await call(tls, gate.base, `/api/decisions/tls-edge-1/${FP}`, { token: admin })
       return r.status === 200 && r.body.status === 'blocked'
     })

@@ -15,7 +15,7 @@ import { CompiledQuery } from 'kysely'
 import { openEdgeDatabase } from '../src/db/open.ts'
 import { mergeBatch, mergeGroup, PG_LOCK } from '../src/observations/group-merge.ts'
 import { type Aggregate, mergeAggregates, toRow } from '../src/observations/merge.ts'
-import { DIALECTS, lazyPostgres, newDatabase, until } from './helpers.ts'
+import { DIALECTS, lazyPostgres, newDatabase, waitFor } from './helpers.ts'
 
 const pg = lazyPostgres()
 after(() => pg.stop())
@@ -271,7 +271,7 @@ describe('observation group statements, a concurrent insert (postgres)', () => {
       await insertedNow
       const merging = mergeBatch(d, 'x', [second, aggregate('fresh')], 0, 2)
       // The merge read nothing stored and its insert now waits for the other transaction.
-      await until('the merge to wait for the other transaction', async () => {
+      await waitFor('the merge to wait for the other transaction', async () => {
         const r = await sql<{ n: number }>`select count(*)::int as n from pg_locks where not granted`.execute(d.db)
         return r.rows[0]!.n > 0
       })

@@ -12,7 +12,7 @@ import { sql } from 'kysely'
 import { openEdgeDatabase } from '../src/db/open.ts'
 import type { NewDecision } from '../src/db/schema.ts'
 import { decisionsSince, tickClock, upsertDecision } from '../src/decisions/store.ts'
-import { call, DIALECTS, type Edgegate, fileServices, newDatabase, seed, startEdgegate, until } from './helpers.ts'
+import { call, DIALECTS, type Edgegate, fileServices, newDatabase, seed, startEdgegate, waitFor } from './helpers.ts'
 
 const { pg, tls } = fileServices()
 
@@ -214,7 +214,7 @@ describe('decision clock on postgres', () => {
         await hold
         return at
       })
-      await until('T1 holds the clock', async () => ticked)
+      await waitFor('T1 holds the clock', async () => ticked)
       const t2 = d.db.transaction().execute(async (trx) => {
         const at = await tickClock(trx, 'postgres')
         await upsertDecision(trx, row(fpOf(2), at))
@@ -230,7 +230,7 @@ describe('decision clock on postgres', () => {
             )
           ).rows[0]!.n,
         ) > 0
-      await until('T2 waits for the clock row', waiting)
+      await waitFor('T2 waits for the clock row', waiting)
       // A follower now sees neither decision: T2 cannot commit a later time before T1 commits.
       assert.deepEqual(await decisionsSince(d.db, 'c1', 0, 10), [])
       release()

@@ -19,7 +19,7 @@ import {
   observation,
   seed,
   startEdgegate,
-  until,
+  waitFor,
 } from './helpers.ts'
 import { settings } from './web-fixtures.ts'
 
@@ -140,7 +140,7 @@ describe('web enforcement end to end (PostgreSQL)', () => {
     b = await startEdgegate(database, tls, ENFORCE)
     await pull(a)
     await evidence(a, Date.now() - MIN)
-    const blocked = await until('the automated block reaches the gate', async () => {
+    const blocked = await waitFor('the automated block reaches the gate', async () => {
       const ds = await pull(b!)
       return ds.find((d) => d.status === 'blocked')
     })
@@ -156,7 +156,7 @@ describe('web enforcement end to end (PostgreSQL)', () => {
         (await d.db.selectFrom('audit_log').selectAll().where('action', '=', 'web_enforcement.pass').execute()).length
       assert.equal(await passesWithWrites(), 1)
       for (const g of [a, b]) {
-        await until('both processes ran passes', async () => {
+        await waitFor('both processes ran passes', async () => {
           const m = await call(tls, g.base, '/metrics')
           return /edgegate_web_controller_passes_total\{result="ran"\} [1-9]/.test(m.body)
         })
@@ -185,7 +185,7 @@ describe('web enforcement end to end (PostgreSQL)', () => {
       for (const g of [a, b]) {
         const before = await call(tls, g.base, '/metrics')
         const n = Number(/edgegate_web_controller_passes_total\{result="ran"\} (\d+)/.exec(before.body)?.[1] ?? 0)
-        await until('another pass ran while engaged', async () => {
+        await waitFor('another pass ran while engaged', async () => {
           const m = await call(tls, g.base, '/metrics')
           return Number(/edgegate_web_controller_passes_total\{result="ran"\} (\d+)/.exec(m.body)?.[1] ?? 0) > n
         })
@@ -198,7 +198,7 @@ describe('web enforcement end to end (PostgreSQL)', () => {
         body: { engaged: false },
       })
       assert.equal(release.body.enforcement_mode, 'enforce')
-      const again = await until('newer evidence blocks again after release', async () =>
+      const again = await waitFor('newer evidence blocks again after release', async () =>
         (await pull(a)).find((x) => x.status === 'blocked'),
       )
       assert.equal(again.actor, 'controller:web')
@@ -220,10 +220,10 @@ describe('web enforcement end to end (PostgreSQL)', () => {
 
       // Restart with the mode disabled: the first pass revokes automated blocks left behind.
       await evidence(a, Date.now())
-      await until('blocked again', async () => (await pull(a)).find((x) => x.status === 'blocked'))
+      await waitFor('blocked again', async () => (await pull(a)).find((x) => x.status === 'blocked'))
       await a.stop()
       a = await startEdgegate(database, tls, ['--web-shadow-enabled'])
-      const off = await until('the restart in disabled mode revokes', async () => {
+      const off = await waitFor('the restart in disabled mode revokes', async () => {
         const ds = await pull(a)
         return ds.length > 0 ? ds : undefined
       })

@@ -7,7 +7,13 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { type BrowserSubscription, createTestCa, type PushServiceDouble, startPushService } from '@gatehouse/testkit'
+import {
+  type BrowserSubscription,
+  createTestCa,
+  type PushServiceDouble,
+  startPushService,
+  waitFor,
+} from '@gatehouse/testkit'
 import { MAX_PUSH_PAYLOAD, pushPayload } from '../src/push/payload.ts'
 import { endpointProblem } from '../src/push/sender.ts'
 import {
@@ -38,16 +44,6 @@ const PUSH_ENV = { NOTIFY_PUSH_ALLOW_PRIVATE_ENDPOINTS: 'true', NOTIFY_PUSH_CONT
 
 function start(backend: (typeof backends)[number], options: StartOptions = {}): Promise<Notify> {
   return startNotify(backend, { ...options, env: { ...PUSH_ENV, ...options.env }, pushCa: ca.ca })
-}
-
-async function until<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined && v !== false) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
 }
 
 function idOf(sub: BrowserSubscription): string {
@@ -85,7 +81,7 @@ async function setup(n: Notify) {
   const settle = async () => {
     for (const round of [1, 2]) {
       const id = await publish(n, marker.token, `marker ${round}`)
-      await until('the marker push', () => inbox(adminSub).some((m) => m.id === id))
+      await waitFor('the marker push', () => inbox(adminSub).some((m) => m.id === id))
     }
   }
   return { admin, ops, secret, viewer, adminSub, settle }
@@ -150,7 +146,7 @@ for (const backend of backends) {
       }
 
       // The successes of a pass are recorded once its pushes are all done (one write per pass).
-      const list = await until('the success recorded', async () => {
+      const list = await waitFor('the success recorded', async () => {
         const l = await n.client.get('/api/v1/push/subscriptions', { cookie: viewer })
         return l.body.subscriptions[0]?.last_success_at ? l : undefined
       })
@@ -261,7 +257,7 @@ for (const backend of backends) {
       await subscribe(n, viewer, sub2)
       push.expire(sub2)
       await publish(n, ops.token, 'to an expired endpoint')
-      await until('the expired subscription removed', async () => {
+      await waitFor('the expired subscription removed', async () => {
         const list = await n.client.get('/api/v1/push/subscriptions', { cookie: viewer })
         return list.body.subscriptions.length === 0 ? true : undefined
       })
@@ -270,7 +266,7 @@ for (const backend of backends) {
       await subscribe(n, viewer, sub3)
       push.fail(sub3, 500)
       await publish(n, ops.token, 'to a failing push service')
-      const failing = await until('the failure recorded', async () => {
+      const failing = await waitFor('the failure recorded', async () => {
         const list = await n.client.get('/api/v1/push/subscriptions', { cookie: viewer })
         return list.body.subscriptions[0]?.last_failure ?? undefined
       })
@@ -390,10 +386,10 @@ describe('web push across processes (postgres)', () => {
     await subscribe(a, admin, sub)
     const ids: number[] = []
     for (let i = 0; i < 20; i++) ids.push(await publish(i % 2 ? a : b, ops.token, `alert ${i}`))
-    await until('every push', () => (inbox(sub).length >= ids.length ? true : undefined))
+    await waitFor('every push', () => (inbox(sub).length >= ids.length ? true : undefined))
     // Pushes of a later pass may still be in flight: one more marker proves none is left.
     const last = await publish(a, ops.token, 'last')
-    await until('the last push', () => inbox(sub).some((m) => m.id === last))
+    await waitFor('the last push', () => inbox(sub).some((m) => m.id === last))
     const got = inbox(sub)
       .map((m) => m.id)
       .filter((id) => id !== last)

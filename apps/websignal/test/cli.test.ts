@@ -5,7 +5,7 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { freePort, startChild, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
-import { line, MAIN, until, writeConfig } from './helpers.ts'
+import { line, MAIN, waitFor, writeConfig } from './helpers.ts'
 
 let redis: TestRedis
 before(async () => {
@@ -123,7 +123,7 @@ test('serve: readiness, metrics, lines counted, an unreadable input keeps it unr
     LOG,
     line('203.0.113.5', '/.env?k=tgt-cli-4d2c', 404, T0, 'ua-cli-7e1f').repeat(4) + 'not a log line\n',
   )
-  const metrics = await until('lines counted', async () => {
+  const metrics = await waitFor('lines counted', async () => {
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
     return /websignal_lines_parsed_total 4/.test(text) && text
   })

@@ -90,17 +90,4 @@ export async function testAgent(
   return t
 }
 
-/** Poll until `check` returns a truthy value, or fail after the deadline. */
-export async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined | false>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await check()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
+export { waitFor } from '@gatehouse/testkit'

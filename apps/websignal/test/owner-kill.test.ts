@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { type Child, freePort, startChild, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
 import { startEdgegate, type TestEdgegate } from './edgegate.ts'
-import { line, MAIN, until, writeConfig } from './helpers.ts'
+import { line, MAIN, waitFor, writeConfig } from './helpers.ts'
 
 let redis: TestRedis
 let eg: TestEdgegate
@@ -121,7 +121,7 @@ test('SIGKILL of the publishing process mid-publish: the other process takes ove
   const a = await start('a')
   const b = await start('b')
   const procs = [a, b]
-  const owner = await until('one publisher', async () => {
+  const owner = await waitFor('one publisher', async () => {
     const owners = []
     for (const p of procs) if ((await metric(p.port, 'websignal_publisher_owner')) === 1) owners.push(p)
     return owners.length === 1 && owners[0]
@@ -136,11 +136,11 @@ test('SIGKILL of the publishing process mid-publish: the other process takes ove
 
   // A first batch goes through and leaves the owner a kept-alive connection through the relay.
   writeFileSync(owner.log, scanners(10, 2), { flag: 'a' })
-  await until('the first batch stored', async () => (await eg.eventIds()).length === 2)
+  await waitFor('the first batch stored', async () => (await eg.eventIds()).length === 2)
   // Hold edgegate's answers on that connection, then give the owner a burst of scanners.
   relay.hold(true)
   writeFileSync(owner.log, scanners(20, 6), { flag: 'a' })
-  const stored = await until('the burst stored by edgegate, its answer held', async () => {
+  const stored = await waitFor('the burst stored by edgegate, its answer held', async () => {
     const ids = await eg.eventIds()
     return ids.length > 2 && relay.heldBytes() > 0 && ids
   })
@@ -150,12 +150,12 @@ test('SIGKILL of the publishing process mid-publish: the other process takes ove
 
   // The survivor's own scanners go into the same outbox.
   writeFileSync(survivor.log, line('198.51.100.7', '/.git/config', 404, t).repeat(3), { flag: 'a' })
-  await until(
+  await waitFor(
     'the survivor publishes',
     async () => (await metric(survivor.port, 'websignal_publisher_owner')) === 1,
     15_000,
   )
-  const ids = await until(
+  const ids = await waitFor(
     'every signal stored',
     async () => {
       const depth = await metric(survivor.port, 'websignal_signal_outbox_depth')

@@ -12,7 +12,7 @@ import { startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit
 import { SignalClient } from '../src/publish/client.ts'
 import { Publisher } from '../src/publish/publisher.ts'
 import { startEdgegate, type TestEdgegate } from './edgegate.ts'
-import { line, type TestAgent, testAgent, until } from './helpers.ts'
+import { line, type TestAgent, testAgent, waitFor } from './helpers.ts'
 
 let redis: TestRedis
 let eg: TestEdgegate
@@ -96,13 +96,13 @@ test('three instances: one publisher, owner killed mid-publish, no loss, duplica
     [0, 0],
   )
   // After its TTL one of b and c takes over and drains the outbox, resending a's batch.
-  await until('a new publisher', async () => {
+  await waitFor('a new publisher', async () => {
     await Promise.all(others.map((p) => p.round()))
     return others.filter((p) => p.epoch > 0).length === 1
   })
   const owner = others.find((p) => p.epoch > 0)!
   assert.ok(owner.epoch > deadEpoch)
-  await until('the outbox drained', async () => {
+  await waitFor('the outbox drained', async () => {
     await Promise.all(others.map((p) => p.round()))
     assert.ok(others.filter((p) => p.epoch > 0).length <= 1, 'never two publishers')
     return (await a.store.outbox('signals').depth()) === 0

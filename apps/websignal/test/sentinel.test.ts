@@ -10,7 +10,7 @@ import { after, test } from 'node:test'
 import { type Child, freePort, requireBinary, startChild, tempDir } from '@gatehouse/testkit'
 import { Redis } from 'ioredis'
 import { Store } from '../src/store/store.ts'
-import { until } from './helpers.ts'
+import { waitFor } from './helpers.ts'
 
 function redisServer(port: number, dir: string, name: string, extra: string[] = []): Promise<Child> {
   return startChild({
@@ -66,10 +66,10 @@ test('sentinel failover: the store follows the new master and the epoch still ri
   // Wait until the replica has the epoch, then kill the master.
   const rep = new Redis(rp)
   after(() => rep.disconnect())
-  await until('replication', async () => (await rep.get(store.keys.epoch)) === String(e1))
+  await waitFor('replication', async () => (await rep.get(store.keys.epoch)) === String(e1))
   await master.stop()
-  await until('failover to the replica', async () => (await rep.info('replication')).includes('role:master'), 60_000)
-  const e2 = await until(
+  await waitFor('failover to the replica', async () => (await rep.info('replication')).includes('role:master'), 60_000)
+  const e2 = await waitFor(
     'a new lease through the new master',
     async () => {
       try {

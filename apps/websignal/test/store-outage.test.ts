@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { after, test } from 'node:test'
 import type { Signal } from '@gatehouse/kit'
 import { type Child, freePort, startChild, tempDir } from '@gatehouse/testkit'
-import { line, testAgent, until } from './helpers.ts'
+import { line, testAgent, waitFor } from './helpers.ts'
 
 async function redisOn(port: number, dir: string): Promise<Child> {
   return startChild({
@@ -34,11 +34,11 @@ test('store restart mid-run', async () => {
   await redis.stop()
   // Read while the store is down: kept in memory, retried each tick.
   a.append(line('203.0.113.66', '/.env', 404, T0).repeat(3))
-  await until('readiness to drop', async () => !a.agent.readiness().ready)
+  await waitFor('readiness to drop', async () => !a.agent.readiness().ready)
   assert.ok((await a.metrics.storeFailures.get()).values[0]!.value > 0)
   redis = await redisOn(port, dir.path)
-  await until('readiness to come back', async () => a.agent.readiness().ready)
-  const queued = await until('the signal read during the outage', async () => {
+  await waitFor('readiness to come back', async () => a.agent.readiness().ready)
+  const queued = await waitFor('the signal read during the outage', async () => {
     const q = await a.store.outbox('signals').peek<Signal>(10)
     return q.length === 1 && q
   })

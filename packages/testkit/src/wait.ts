@@ -4,6 +4,9 @@
  * as the condition holds.
  */
 
+/** What a truthy check returns: its value without the falsy members of its type. */
+export type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>
+
 /**
  * Poll `check` until it returns a truthy value; a throw counts as "not yet". Past the deadline
  * the error names `what` and the last throw.
@@ -13,14 +16,14 @@
 export async function waitFor<T>(
   what: string,
   check: () => Promise<T> | T,
-  timeoutMs = 15_000,
-): Promise<NonNullable<T>> {
+  timeoutMs = 20_000,
+): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs
   let last: unknown
   for (;;) {
     try {
       const v = await check()
-      if (v) return v as NonNullable<T>
+      if (v) return v as Truthy<T>
     } catch (err) {
       last = err
     }
