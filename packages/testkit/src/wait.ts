@@ -13,11 +13,7 @@ export type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>
  *
  * @example const row = await waitFor('the listener is back', () => listenerPid(db))
  */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T> | T,
-  timeoutMs = 20_000,
-): Promise<Truthy<T>> {
+export async function waitFor<T>(what: string, check: () => Promise<T> | T, timeoutMs = 20_000): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs
   let last: unknown
   for (;;) {
