@@ -104,8 +104,10 @@ export async function startPostgres(): Promise<Postgres> {
     }
   }
   let pid = pidOf()
+  let halted = false
   const unregister = onExit(() => {
-    killQuietly(pid, 'SIGQUIT')
+    // A halted server's old pid may belong to another process by now.
+    if (!halted) killQuietly(pid, 'SIGQUIT')
     dir.remove()
   })
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`
@@ -120,7 +122,6 @@ export async function startPostgres(): Promise<Postgres> {
     }
   }
   let stopped = false
-  let halted = false
   const halt = async () => {
     if (stopped || halted) throw new Error('PostgreSQL is not running')
     run([join(bin, 'pg_ctl'), '-D', data, '-m', 'fast', '-w', 'stop'])
