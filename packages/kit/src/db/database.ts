@@ -14,16 +14,17 @@ import {
   type MigrationProvider,
   Migrator,
   PostgresDialect,
+  type PostgresPoolClient,
   sql,
 } from 'kysely'
-import type { Client as PgClient } from 'pg'
+import type { Client as PgClient, Pool as PgPool, PoolClient as PgPoolClient } from 'pg'
 import { StartupError } from '../errors.ts'
 import { mkdirPrivateSync, PRIVATE_FILE_MODE } from '../private-files.ts'
 import { closeSync, existsSync, openSync } from '../startup-builtins.ts'
 import { namingClient, prepareOption } from './pg-prepared.ts'
 import { type ConnectionLock, NodeSqliteDatabase, NodeSqliteDialect, type Statement } from './sqlite-adapter.ts'
 import type { BackgroundCheckpoints } from './sqlite-checkpoint.ts'
-import { markUnavailable } from './unavailable.ts'
+import { isDatabaseUnavailable, markUnavailable } from './unavailable.ts'
 import { type DatabaseKind, parseDatabaseUrl } from './url.ts'
 
 export type { Migration } from 'kysely'
@@ -211,16 +212,7 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     // with that same error, so a socket's ECONNRESET reads as an unavailable database.
     pool.on('error', () => {})
     pool.on('connect', (client) => client.on('error', markUnavailable))
-    // Failed connection attempts are marked, so a request that needed one answers 503.
-    dialect = new PostgresDialect({
-      pool: {
-        connect: () =>
-          pool.connect().catch((err: unknown) => {
-            throw markUnavailable(err)
-          }),
-        end: () => pool.end(),
-      },
-    })
+    dialect = new PostgresDialect({ pool: { connect: () => checkout(pool), end: () => pool.end() } })
   }
   const db = new Kysely<DB>({ dialect })
   if (kind === 'postgres') prepare = (query) => new PgPrepared(db, query.compile())
@@ -270,6 +262,34 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     },
     ...(sqlite ? { sqlite, transactionSync } : {}),
     ...(connect ? { connect } : {}),
+  }
+}
+
+/**
+ * A pooled PostgreSQL connection for Kysely. A failed connection attempt is marked, so a request
+ * that needed one answers 503. A connection whose query failed because the server is going away
+ * (a FATAL shutdown message arrives before the socket closes) is destroyed on release instead of
+ * going back to the pool, where the next request would take it and fail once more.
+ */
+async function checkout(pool: PgPool): Promise<PostgresPoolClient> {
+  let client: PgPoolClient
+  try {
+    client = await pool.connect()
+  } catch (err) {
+    throw markUnavailable(err)
+  }
+  let lost = false
+  return {
+    query: ((text: unknown, values?: unknown) => {
+      const result = client.query(text as string, values as unknown[])
+      // A cursor (Kysely's streaming) is not a promise: it reports its own errors.
+      if (!(result instanceof Promise)) return result
+      return result.catch((err: unknown) => {
+        if (isDatabaseUnavailable(err)) lost = true
+        throw err
+      })
+    }) as unknown as PostgresPoolClient['query'],
+    release: () => client.release(lost || undefined),
   }
 }
 
