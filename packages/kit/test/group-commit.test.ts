@@ -2,10 +2,11 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
 import { after, describe, test } from 'node:test'
 import { type Postgres, startPostgres } from '@gatehouse/testkit'
 import type { Kysely } from 'kysely'
-import { type Database, GroupCommitQueue, openDatabase } from '../src/index.ts'
+import { type Database, GroupCommitQueue, isDatabaseUnavailable, openDatabase } from '../src/index.ts'
 
 interface DB {
   entry: { id: number; name: string }
@@ -48,12 +49,13 @@ function entryQueue(database: Database<DB>, maxGroup: number) {
   const ones: number[] = []
   const queue = new GroupCommitQueue<{ id: number; name: string }, number>({
     maxGroup,
-    commitGroup: (items) =>
-      database.db.transaction().execute(async (trx) => {
-        groups.push(items.map((i) => i.id))
+    commitGroup: (items) => {
+      groups.push(items.map((i) => i.id))
+      return database.db.transaction().execute(async (trx) => {
         for (const item of items) await trx.insertInto('entry').values(item).execute()
         return items.map((i) => i.id * 10)
-      }),
+      })
+    },
     commitOne: async (item) => {
       ones.push(item.id)
       await database.db.insertInto('entry').values(item).execute()
@@ -112,6 +114,44 @@ for (const backend of backends) {
           ['a', 'c', 'taken'],
         )
         assert.equal(queue.waiting, 0)
+      } finally {
+        await database.close()
+      }
+    })
+
+    test('an unavailable database fails the group at once: no item is retried alone', async () => {
+      const url = await backend.url()
+      const database = await openDatabase<DB>({ url, migrations })
+      // SQLite: another connection holds the write lock past the busy timeout (5 s);
+      // PostgreSQL: the server is down.
+      let holder: DatabaseSync | undefined
+      try {
+        const { queue, groups, ones } = entryQueue(database, 64)
+        if (backend.kind === 'sqlite') {
+          holder = new DatabaseSync(url.slice('sqlite:'.length))
+          holder.exec('begin immediate')
+        } else await pg!.halt()
+        const outcomes = await Promise.allSettled([1, 2, 3].map((id) => queue.add({ id, name: `n${id}` })))
+        assert.deepEqual(groups, [[1, 2, 3]])
+        // Retrying each alone would only repeat the failure (on SQLite, each after another wait).
+        assert.deepEqual(ones, [])
+        for (const o of outcomes) {
+          assert.equal(o.status, 'rejected')
+          assert.ok(isDatabaseUnavailable((o as PromiseRejectedResult).reason))
+        }
+      } finally {
+        if (holder) {
+          holder.exec('rollback')
+          holder.close()
+        } else if (backend.kind === 'postgres') await pg!.resume()
+      }
+      try {
+        // Back: the queue commits again.
+        const { queue } = entryQueue(database, 64)
+        assert.deepEqual(
+          await Promise.all([queue.add({ id: 4, name: 'n4' }), queue.add({ id: 5, name: 'n5' })]),
+          [40, 50],
+        )
       } finally {
         await database.close()
       }

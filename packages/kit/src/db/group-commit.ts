@@ -12,8 +12,11 @@
  * meanwhile form the next group, so under load a group holds what arrived during the last commit.
  *
  * If a group fails, nothing of it is committed (the caller's `commitGroup` runs in one
- * transaction) and each item is retried on its own, so one bad item fails only itself.
+ * transaction) and each item is retried on its own, so one bad item fails only itself; unless
+ * the database was unavailable (`isDatabaseUnavailable`), which fails every item at once.
  */
+
+import { isDatabaseUnavailable } from './unavailable.ts'
 
 export interface GroupCommitOptions<Item, Result> {
   /** Most items in one transaction; the rest wait for the next group. */
@@ -94,7 +97,13 @@ export class GroupCommitQueue<Item, Result> {
     let results: Result[]
     try {
       results = await this.#options.commitGroup(group.map((p) => p.item))
-    } catch {
+    } catch (err) {
+      // The database could not be reached: every item alone would only fail the same way (on
+      // SQLite, each after waiting out the busy timeout with the event loop held).
+      if (isDatabaseUnavailable(err)) {
+        for (const p of group) p.reject(err)
+        return
+      }
       for (const p of group) await this.#one(p)
       return
     }
