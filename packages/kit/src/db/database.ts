@@ -13,18 +13,14 @@ import {
   type Migration,
   type MigrationProvider,
   Migrator,
-  PostgresDialect,
-  type PostgresPoolClient,
   sql,
 } from 'kysely'
-import type { Client as PgClient, Pool as PgPool, PoolClient as PgPoolClient } from 'pg'
+import type { Client as PgClient } from 'pg'
 import { StartupError } from '../errors.ts'
 import { mkdirPrivateSync, PRIVATE_FILE_MODE } from '../private-files.ts'
 import { closeSync, existsSync, openSync } from '../startup-builtins.ts'
-import { namingClient, prepareOption } from './pg-prepared.ts'
 import { type ConnectionLock, NodeSqliteDatabase, NodeSqliteDialect, type Statement } from './sqlite-adapter.ts'
 import type { BackgroundCheckpoints } from './sqlite-checkpoint.ts'
-import { isDatabaseUnavailable, markUnavailable } from './unavailable.ts'
 import { type DatabaseKind, parseDatabaseUrl } from './url.ts'
 
 export type { Migration } from 'kysely'
@@ -179,40 +175,8 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     transactionSync = (fn) => runSyncTransaction(file.raw, lock, fn)
   } else {
     // Loaded only here: a SQLite command should not pay for the PostgreSQL driver.
-    const { default: pg } = await import('pg')
-    // int8 and numeric come back as strings by default; our counters and timestamps fit in
-    // a double, so parse int8 as a number (values beyond 2^53 are refused by the schemas).
-    pg.types.setTypeParser(20, (v) => Number(v))
-    const { connectionString, prepare: named } = prepareOption(location)
-    const clientConfig = {
-      connectionString,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
-      // Probes after 30 s idle (the kernel's default waits two hours): a server gone without
-      // a word (a host down, a dropped NAT entry) is noticed within minutes.
-      keepAlive: true,
-      keepAliveInitialDelayMillis: 30_000,
-    }
-    const pool = new pg.Pool({
-      Client: named ? namingClient(pg.Client) : pg.Client,
-      ...clientConfig,
-      max: options.poolSize ?? 10,
-      idleTimeoutMillis: 30_000,
-    })
-    connect = async () => {
-      const client = new pg.Client(clientConfig)
-      await client.connect().catch((err: unknown) => {
-        throw markUnavailable(err)
-      })
-      return client
-    }
-    // A client losing its server must not crash the process. The pool listens only while a
-    // client is idle; one checked out (a query in flight when the server restarts) would emit
-    // an unhandled 'error'. Its query rejects anyway, and the pool drops it on release. The
-    // listener also marks the error: node-postgres emits it before it rejects the queries
-    // with that same error, so a socket's ECONNRESET reads as an unavailable database.
-    pool.on('error', () => {})
-    pool.on('connect', (client) => client.on('error', markUnavailable))
-    dialect = new PostgresDialect({ pool: { connect: () => checkout(pool), end: () => pool.end() } })
+    const { openPostgresPool } = await import('./pg-pool.ts')
+    ;({ dialect, connect } = openPostgresPool(location, options))
   }
   const db = new Kysely<DB>({ dialect })
   if (kind === 'postgres') prepare = (query) => new PgPrepared(db, query.compile())
@@ -262,34 +226,6 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     },
     ...(sqlite ? { sqlite, transactionSync } : {}),
     ...(connect ? { connect } : {}),
-  }
-}
-
-/**
- * A pooled PostgreSQL connection for Kysely. A failed connection attempt is marked, so a request
- * that needed one answers 503. A connection whose query failed because the server is going away
- * (a FATAL shutdown message arrives before the socket closes) is destroyed on release instead of
- * going back to the pool, where the next request would take it and fail once more.
- */
-async function checkout(pool: PgPool): Promise<PostgresPoolClient> {
-  let client: PgPoolClient
-  try {
-    client = await pool.connect()
-  } catch (err) {
-    throw markUnavailable(err)
-  }
-  let lost = false
-  return {
-    query: ((text: unknown, values?: unknown) => {
-      const result = client.query(text as string, values as unknown[])
-      // A cursor (Kysely's streaming) is not a promise: it reports its own errors.
-      if (!(result instanceof Promise)) return result
-      return result.catch((err: unknown) => {
-        if (isDatabaseUnavailable(err)) lost = true
-        throw err
-      })
-    }) as unknown as PostgresPoolClient['query'],
-    release: () => client.release(lost || undefined),
   }
 }
 

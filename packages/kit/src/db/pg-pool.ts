@@ -1,0 +1,86 @@
+/**
+ * PostgreSQL connections for `openDatabase`: node-postgres's pool as Kysely's dialect, and
+ * `connect()` for a session of its own (LISTEN), with the same settings. This is where a
+ * server going away is handled: a bounded connect, TCP keep-alive, errors of checked-out
+ * clients that would otherwise crash the process, connections that met a server going away
+ * destroyed instead of reused, and errors marked so a request answers 503 (`unavailable.ts`).
+ * Loaded only when the URL is PostgreSQL's.
+ */
+import { type Dialect, PostgresDialect, type PostgresPoolClient } from 'kysely'
+import pg from 'pg'
+import { namingClient, prepareOption } from './pg-prepared.ts'
+import { isDatabaseUnavailable, markUnavailable } from './unavailable.ts'
+
+export interface PostgresPoolOptions {
+  poolSize?: number
+  connectTimeoutMs?: number
+}
+
+/** The pool for `location` (a postgres:// URL, the kit's own options still in it). */
+export function openPostgresPool(
+  location: string,
+  options: PostgresPoolOptions,
+): { dialect: Dialect; connect: () => Promise<pg.Client> } {
+  // int8 and numeric come back as strings by default; our counters and timestamps fit in
+  // a double, so parse int8 as a number (values beyond 2^53 are refused by the schemas).
+  pg.types.setTypeParser(20, (v) => Number(v))
+  const { connectionString, prepare: named } = prepareOption(location)
+  const clientConfig = {
+    connectionString,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    // Probes after 30 s idle (the kernel's default waits two hours): a server gone without
+    // a word (a host down, a dropped NAT entry) is noticed within minutes.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 30_000,
+  }
+  const pool = new pg.Pool({
+    Client: named ? namingClient(pg.Client) : pg.Client,
+    ...clientConfig,
+    max: options.poolSize ?? 10,
+    idleTimeoutMillis: 30_000,
+  })
+  const connect = async () => {
+    const client = new pg.Client(clientConfig)
+    await client.connect().catch((err: unknown) => {
+      throw markUnavailable(err)
+    })
+    return client
+  }
+  // A client losing its server must not crash the process. The pool listens only while a
+  // client is idle; one checked out (a query in flight when the server restarts) would emit
+  // an unhandled 'error'. Its query rejects anyway, and the pool drops it on release. The
+  // listener also marks the error: node-postgres emits it before it rejects the queries
+  // with that same error, so a socket's ECONNRESET reads as an unavailable database.
+  pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', markUnavailable))
+  const dialect = new PostgresDialect({ pool: { connect: () => checkout(pool), end: () => pool.end() } })
+  return { dialect, connect }
+}
+
+/**
+ * A pooled PostgreSQL connection for Kysely. A failed connection attempt is marked, so a request
+ * that needed one answers 503. A connection whose query failed because the server is going away
+ * (a FATAL shutdown message arrives before the socket closes) is destroyed on release instead of
+ * going back to the pool, where the next request would take it and fail once more.
+ */
+async function checkout(pool: pg.Pool): Promise<PostgresPoolClient> {
+  let client: pg.PoolClient
+  try {
+    client = await pool.connect()
+  } catch (err) {
+    throw markUnavailable(err)
+  }
+  let lost = false
+  return {
+    query: ((text: unknown, values?: unknown) => {
+      const result = client.query(text as string, values as unknown[])
+      // A cursor (Kysely's streaming) is not a promise: it reports its own errors.
+      if (!(result instanceof Promise)) return result
+      return result.catch((err: unknown) => {
+        if (isDatabaseUnavailable(err)) lost = true
+        throw err
+      })
+    }) as unknown as PostgresPoolClient['query'],
+    release: () => client.release(lost || undefined),
+  }
+}
