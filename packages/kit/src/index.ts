@@ -45,6 +45,7 @@ export {
   sql,
 } from './db/database.ts'
 export { type GroupCommitOptions, GroupCommitQueue } from './db/group-commit.ts'
+export type { ListenHandlers, ListenSession } from './db/pg-listen.ts'
 export { serverPrepared } from './db/pg-prepared.ts'
 export { NodeSqliteDatabase } from './db/sqlite-adapter.ts'
 export { isDatabaseUnavailable } from './db/unavailable.ts'

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { connect as connectTcp, createServer, type Socket } from 'node:net'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -23,6 +23,7 @@ import {
   serverPrepared,
   sql,
 } from '../src/index.ts'
+import { startRelay } from './fixtures/pg-relay.ts'
 
 const execFileP = promisify(execFile)
 
@@ -859,44 +860,6 @@ describe('PostgreSQL connections of their own', () => {
     }
   })
 })
-
-interface Relay {
-  port: number
-  /** Once set, new connections are held without a byte. */
-  silent: boolean
-  held: Socket[]
-  /** The client side of every relayed connection still open. */
-  open: Socket[]
-}
-
-/** A TCP relay to the PostgreSQL server of `url`, closed after the test. */
-async function startRelay(t: { after: (fn: () => void) => void }, url: string): Promise<Relay> {
-  const { hostname, port } = new URL(url)
-  const relay: Relay = { port: 0, silent: false, held: [], open: [] }
-  const server = createServer((socket) => {
-    socket.on('error', () => {})
-    if (relay.silent) {
-      relay.held.push(socket)
-      return
-    }
-    relay.open.push(socket)
-    const upstream = connectTcp(Number(port), hostname)
-    upstream.on('error', () => socket.destroy())
-    socket.on('close', () => {
-      upstream.destroy()
-      relay.open.splice(relay.open.indexOf(socket), 1)
-    })
-    socket.pipe(upstream).pipe(socket)
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  relay.port = (server.address() as { port: number }).port
-  t.after(() => {
-    for (const s of [...relay.held, ...relay.open]) s.destroy()
-    server.close()
-  })
-  return relay
-}
 
 describe('database URLs and reachability', () => {
   test('bad URL schemes are StartupErrors', async () => {

@@ -19,6 +19,7 @@ import type { Client as PgClient } from 'pg'
 import { StartupError } from '../errors.ts'
 import { mkdirPrivateSync, PRIVATE_FILE_MODE } from '../private-files.ts'
 import { closeSync, existsSync, openSync } from '../startup-builtins.ts'
+import type { ListenHandlers, ListenSession } from './pg-listen.ts'
 import { type ConnectionLock, NodeSqliteDatabase, NodeSqliteDialect, type Statement } from './sqlite-adapter.ts'
 import type { BackgroundCheckpoints } from './sqlite-checkpoint.ts'
 import { type DatabaseKind, parseDatabaseUrl } from './url.ts'
@@ -94,6 +95,15 @@ export interface Database<DB> {
    * minutes, not hours). The caller listens for its `error` event and ends it.
    */
   connect?: () => Promise<PgClient>
+  /**
+   * PostgreSQL only: LISTEN on `channel` over a connection of its own that is reopened when
+   * lost and checked by a heartbeat (pg-listen.ts). Resolves after the first attempt, listening
+   * or not (a database down at start is retried in the background). Closed with the database.
+   *
+   * @example
+   * const session = await database.listen?.('jobs', { onNotify: wake, onUp: wake, logger })
+   */
+  listen?: (channel: string, handlers: ListenHandlers) => Promise<ListenSession>
   /** Resolves when a trivial query succeeds; for `/readyz`. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -145,6 +155,7 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
   let transactionSync: Database<DB>['transactionSync']
   let sqliteLock: ConnectionLock | undefined
   let connect: Database<DB>['connect']
+  let listen: Database<DB>['listen']
   if (kind === 'sqlite') {
     let file: NodeSqliteDatabase
     if (options.create === false && location !== ':memory:' && !existsSync(location)) {
@@ -176,7 +187,7 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
   } else {
     // Loaded only here: a SQLite command should not pay for the PostgreSQL driver.
     const { openPostgresPool } = await import('./pg-pool.ts')
-    ;({ dialect, connect } = openPostgresPool(location, options))
+    ;({ dialect, connect, listen } = openPostgresPool(location, options))
   }
   const db = new Kysely<DB>({ dialect })
   if (kind === 'postgres') prepare = (query) => new PgPrepared(db, query.compile())
@@ -225,7 +236,7 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
       await db.destroy()
     },
     ...(sqlite ? { sqlite, transactionSync } : {}),
-    ...(connect ? { connect } : {}),
+    ...(connect && listen ? { connect, listen } : {}),
   }
 }
 

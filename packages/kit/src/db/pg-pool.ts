@@ -1,6 +1,6 @@
 /**
  * PostgreSQL connections for `openDatabase`: node-postgres's pool as Kysely's dialect, and
- * `connect()` for a session of its own (LISTEN), with the same settings. This is where a
+ * `connect()` for a session of its own, with the same settings (`listen()` keeps one LISTENing). This is where a
  * server going away is handled: a bounded connect, TCP keep-alive, errors of checked-out
  * clients that would otherwise crash the process, connections that met a server going away
  * destroyed instead of reused, and errors marked so a request answers 503 (`unavailable.ts`).
@@ -8,6 +8,7 @@
  */
 import { type Dialect, PostgresDialect, type PostgresPoolClient } from 'kysely'
 import pg from 'pg'
+import { type ListenHandlers, type ListenSession, listenOn } from './pg-listen.ts'
 import { namingClient, prepareOption } from './pg-prepared.ts'
 import { isDatabaseUnavailable, markUnavailable } from './unavailable.ts'
 
@@ -20,7 +21,11 @@ export interface PostgresPoolOptions {
 export function openPostgresPool(
   location: string,
   options: PostgresPoolOptions,
-): { dialect: Dialect; connect: () => Promise<pg.Client> } {
+): {
+  dialect: Dialect
+  connect: () => Promise<pg.Client>
+  listen: (channel: string, handlers: ListenHandlers) => Promise<ListenSession>
+} {
   // int8 and numeric come back as strings by default; our counters and timestamps fit in
   // a double, so parse int8 as a number (values beyond 2^53 are refused by the schemas).
   pg.types.setTypeParser(20, (v) => Number(v))
@@ -53,8 +58,29 @@ export function openPostgresPool(
   // with that same error, so a socket's ECONNRESET reads as an unavailable database.
   pool.on('error', () => {})
   pool.on('connect', (client) => client.on('error', markUnavailable))
-  const dialect = new PostgresDialect({ pool: { connect: () => checkout(pool), end: () => pool.end() } })
-  return { dialect, connect }
+  // Sessions still open when the database closes are closed with it: their sockets would keep
+  // the process alive.
+  const sessions = new Set<ListenSession>()
+  const listen = async (channel: string, handlers: ListenHandlers): Promise<ListenSession> => {
+    const session = await listenOn(connect, channel, handlers)
+    sessions.add(session)
+    return {
+      get listening() {
+        return session.listening
+      },
+      close: async () => {
+        sessions.delete(session)
+        await session.close()
+      },
+    }
+  }
+  const end = async () => {
+    await Promise.all([...sessions].map((session) => session.close()))
+    sessions.clear()
+    await pool.end()
+  }
+  const dialect = new PostgresDialect({ pool: { connect: () => checkout(pool), end } })
+  return { dialect, connect, listen }
 }
 
 /**
