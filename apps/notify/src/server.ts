@@ -2,7 +2,15 @@
  * Builds the notification service's HTTP app from the domain modules. Never listens:
  * `main.ts` (or a test) does.
  */
-import { createHttpApp, type Database, type HttpApp, type Logger, packageVersion, systemClock } from '@gatehouse/kit'
+import {
+  createHttpApp,
+  type Database,
+  type HttpApp,
+  type ListenSession,
+  type Logger,
+  packageVersion,
+  systemClock,
+} from '@gatehouse/kit'
 import { actionRoutes } from './actions/routes.ts'
 import { slashRoutes } from './actions/slash-routes.ts'
 import { auditRoutes } from './audit/routes.ts'
@@ -22,8 +30,8 @@ import { unreadRoutes } from './inbox/unread.ts'
 import { ingestRoutes } from './ingest/routes.ts'
 import { oidcRoutes } from './oidc/routes.ts'
 import { setUpPush } from './push/service.ts'
+import { STREAM_PG_CHANNEL } from './realtime/changes.ts'
 import { StreamHub } from './realtime/hub.ts'
-import { PgListener } from './realtime/pg-listen.ts'
 import { streamRoutes } from './realtime/routes.ts'
 import { ActionKeys } from './settings/action-key.ts'
 import { readerTokenRoutes } from './tokens/routes.ts'
@@ -163,10 +171,13 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   auditRoutes(app, ctx)
   oidcRoutes(app, ctx)
   desktopRoutes(app, ctx)
-  const listener = database.connect ? new PgListener(database.connect, logger, wake) : undefined
+  // PostgreSQL: every process's commits queue a NOTIFY (realtime/changes.ts, ingest/write-queue.ts),
+  // so each process's hub and push run a pass as soon as anything is committed anywhere. NOTIFYs
+  // sent while the session was down are lost: the pass on its return reads them by position.
+  let listener: ListenSession | undefined
   app.addHook('onReady', async () => {
     await hub.start()
-    await listener?.start()
+    listener = await database.listen?.(STREAM_PG_CHANNEL, { onNotify: wake, onUp: wake, logger })
   })
   // Before the server closes: open streams would otherwise keep it waiting.
   app.addHook('preClose', async () => {

@@ -10,7 +10,7 @@
  * item), so at-most-once is the right side to fail on.
  *
  * A pass runs when this process stored something (`wake()`), when PostgreSQL reports a
- * commit by any process (realtime/pg-listen.ts), and on a slow poll.
+ * commit by any process (its LISTEN session, server.ts), and on a slow poll.
  */
 import type { AppMetrics, Logger } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'

@@ -4,7 +4,7 @@
  * for all subscribers, and writes each event to the subscribers allowed to see it.
  *
  * A pass starts when this process stored something (`wake()`), when PostgreSQL reports a
- * commit by any process (realtime/pg-listen.ts), and on a slow poll that only repairs a
+ * commit by any process (its LISTEN session, server.ts), and on a slow poll that only repairs a
  * lost LISTEN connection. Attaching a subscriber runs in the same serial loop: its
  * catch-up from Last-Event-ID reads up to the hub's position and live events continue
  * from there, so nothing falls between the two and nothing is sent twice.
