@@ -26,7 +26,7 @@ import { SESSION_COOKIE } from './auth/sessions.ts'
 import { brandingRoutes } from './branding/routes.ts'
 import type { ArtsvcConfig } from './config.ts'
 import { ContentCaches } from './content/caches.ts'
-import { LivenessListener } from './content/liveness-notify.ts'
+import { listenForRevocations } from './content/liveness-notify.ts'
 import { contentLoaders } from './content/loaders.ts'
 import { CONTENT_HOST_HEADERS } from './content/policy.ts'
 import { contentRoutes, installContentPath } from './content/routes.ts'
@@ -110,8 +110,7 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
     throw err
   }
 
-  const listener = database.connect ? new LivenessListener(database.connect, ctx.caches, log) : undefined
-  await listener?.start()
+  const listener = await listenForRevocations(database, ctx.caches, log)
 
   const app = await createHttpApp({
     name: 'artsvc',

@@ -8,19 +8,18 @@
  * later.
  *
  * The second stays the worst case: a notification in flight, or one lost with a
- * connection that died without the node noticing yet, is covered by the TTL. While the
- * listener is known to be down, nothing is cached as live (every content request checks
- * the database), and the cache starts empty when it reconnects.
+ * connection that died without the node noticing yet (the session's heartbeat notices
+ * within 20 s), is covered by the TTL. While the listener is known to be down, nothing is
+ * cached as live (every content request checks the database), and the cache starts empty
+ * when it reconnects.
  */
-import type { Logger } from '@gatehouse/kit'
+import type { Database, ListenSession, Logger } from '@gatehouse/kit'
 import { type Kysely, sql, type Transaction } from 'kysely'
-import type pg from 'pg'
 import type { AppContext } from '../context.ts'
 import type { DB } from '../db/schema.ts'
 import type { ContentCaches } from './caches.ts'
 
 export const LIVENESS_CHANNEL = 'artsvc_liveness'
-const RECONNECT_MS = 1000
 
 export function isPostgres(databaseUrl: string): boolean {
   return databaseUrl.startsWith('postgres://') || databaseUrl.startsWith('postgresql://')
@@ -31,73 +30,25 @@ export async function announceRevocation(ctx: AppContext, tx: Kysely<DB> | Trans
   if (isPostgres(ctx.config.database)) await sql`select pg_notify(${LIVENESS_CHANNEL}, '')`.execute(tx)
 }
 
-export class LivenessListener {
-  readonly #open: () => Promise<pg.Client>
-  readonly #caches: ContentCaches
-  readonly #log: Logger
-  #client: pg.Client | undefined
-  #timer: NodeJS.Timeout | undefined
-  #closed = false
-
-  /** `open` gives a connection outside the pool: the database's own (`Database.connect`). */
-  constructor(open: () => Promise<pg.Client>, caches: ContentCaches, log: Logger) {
-    this.#open = open
-    this.#caches = caches
-    this.#log = log
-  }
-
-  /** Connect and LISTEN (liveness caching stays off until this succeeds; retried every second). */
-  async start() {
-    this.#caches.setLivenessCaching(false)
-    await this.#connect()
-  }
-
-  async #connect() {
-    if (this.#closed) return
-    let client: pg.Client
-    try {
-      client = await this.#open()
-    } catch (err) {
-      this.#reconnectLater(err as Error)
-      return
-    }
-    // Closed while connecting: the connection is not kept.
-    if (this.#closed) {
-      await client.end().catch(() => {})
-      return
-    }
-    this.#client = client
-    let down = false
-    const onDown = (err?: Error) => {
-      if (down) return
-      down = true
-      client.end().catch(() => {})
-      this.#reconnectLater(err)
-    }
-    client.on('notification', () => this.#caches.invalidateLiveness())
-    client.on('error', onDown)
-    client.on('end', () => onDown())
-    try {
-      await client.query(`LISTEN ${LIVENESS_CHANNEL}`)
-    } catch (err) {
-      onDown(err as Error)
-      return
-    }
-    if (!down) this.#caches.setLivenessCaching(true)
-  }
-
-  /** No listener: nothing is cached as live until the next connection is listening. */
-  #reconnectLater(err?: Error) {
-    this.#caches.setLivenessCaching(false)
-    if (this.#closed) return
-    this.#log.warn({ err }, 'liveness listener disconnected; content requests check the database until it is back')
-    this.#timer = setTimeout(() => void this.#connect(), RECONNECT_MS)
-    this.#timer.unref()
-  }
-
-  async close() {
-    this.#closed = true
-    clearTimeout(this.#timer)
-    await this.#client?.end().catch(() => {})
-  }
+/**
+ * Listen for revocations (PostgreSQL). Nothing is cached as live until the session listens,
+ * nor while it is down (it reconnects every second, and a heartbeat notices a silent server
+ * within 20 s); the cache starts empty each time it is back.
+ */
+export async function listenForRevocations(
+  database: Database<DB>,
+  caches: ContentCaches,
+  log: Logger,
+): Promise<ListenSession | undefined> {
+  if (!database.listen) return undefined
+  caches.setLivenessCaching(false)
+  return database.listen(LIVENESS_CHANNEL, {
+    onNotify: () => caches.invalidateLiveness(),
+    onUp: () => caches.setLivenessCaching(true),
+    onDown: () => {
+      caches.setLivenessCaching(false)
+      log.info('liveness listener down: content requests check the database until it is back')
+    },
+    logger: log,
+  })
 }
