@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
 import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
 import { type Postgres, startPostgres, waitFor } from '@gatehouse/testkit'
@@ -572,13 +573,18 @@ describe('SQLite specifics', () => {
       assert.equal(mode.rows[0]?.journal_mode, 'wal')
       const fk = await sql<{ foreign_keys: number }>`pragma foreign_keys`.execute(db)
       assert.equal(fk.rows[0]?.foreign_keys, 1)
+      // SQLite itself waits 10 ms at a time; the rest of the 5 s is waited between attempts.
       const busy = await sql<{ timeout: number }>`pragma busy_timeout`.execute(db)
-      assert.equal(busy.rows[0]?.timeout, 5000)
+      assert.equal(busy.rows[0]?.timeout, 10)
     })
     const raw = new NodeSqliteDatabase(join(dir, 'raw.db'), { busyTimeoutMs: 250 })
-    assert.equal(raw.raw.prepare('pragma busy_timeout').get()?.timeout, 250)
+    assert.equal(raw.busyTimeoutMs, 250)
+    assert.equal(raw.raw.prepare('pragma busy_timeout').get()?.timeout, 10)
     raw.close()
     raw.close()
+    const short = new NodeSqliteDatabase(join(dir, 'raw.db'), { busyTimeoutMs: 4 })
+    assert.equal(short.raw.prepare('pragma busy_timeout').get()?.timeout, 4)
+    short.close()
   })
 
   test('the raw SQLite connection is the one Kysely runs on', async () => {
@@ -633,6 +639,74 @@ describe('SQLite specifics', () => {
     } finally {
       holder.close()
       waiter.close()
+    }
+  })
+
+  test("a statement waiting for another connection's lock leaves the event loop free, then fails or goes through", async () => {
+    const file = join(dir, `t${fileCounter++}.db`)
+    const d = await openDatabase<DB>({
+      url: `sqlite:${file}`,
+      migrations: makeMigrations().migrations,
+      busyTimeoutMs: 1000,
+    })
+    const holder = new DatabaseSync(file)
+    try {
+      const byId = d.prepare(d.db.selectFrom('owner').select('name').where('id', '=', ''))
+      const insert = d.prepare(d.db.insertInto('owner').values({ id: '', name: '' }))
+      await d.db.insertInto('owner').values({ id: 'r', name: 'readable' }).execute()
+      // Every kit path that writes: a Kysely statement, a Kysely transaction, a prepared
+      // statement, a synchronous transaction.
+      const writes = (suffix: string) => [
+        d.db
+          .insertInto('owner')
+          .values({ id: `k${suffix}`, name: 'kysely' })
+          .execute(),
+        d.db.transaction().execute((trx) =>
+          trx
+            .insertInto('owner')
+            .values({ id: `t${suffix}`, name: 'trx' })
+            .execute(),
+        ),
+        insert.run(`p${suffix}`, 'prepared'),
+        d.transactionSync!((tx) => tx.run(insert, `s${suffix}`, 'sync')),
+      ]
+
+      holder.exec('begin immediate')
+      const order: string[] = []
+      const failed = writes('1').map((write) =>
+        write.then(
+          () => order.push('stored'),
+          (err: unknown) => {
+            order.push('failed')
+            return err
+          },
+        ),
+      )
+      // A timer and a read run while the writes wait: the thread is not asleep inside SQLite.
+      const read = new Promise((resolve) => setTimeout(resolve, 50))
+        .then(() => byId.first('r'))
+        .then((row) => {
+          order.push('read')
+          return row
+        })
+      assert.deepEqual(await read, { name: 'readable' })
+      const errors = await Promise.all(failed)
+      assert.deepEqual(order, ['read', 'failed', 'failed', 'failed', 'failed'])
+      for (const err of errors) assert.ok(isDatabaseUnavailable(err), String(err))
+      assert.equal(d.sqlite!.isTransaction, false)
+      holder.exec('rollback')
+      assert.deepEqual(await d.db.selectFrom('owner').select('id').execute(), [{ id: 'r' }])
+
+      // Let go of within the wait: every write goes through.
+      holder.exec('begin immediate')
+      const waiting = writes('2')
+      setTimeout(() => holder.exec('commit'), 150)
+      await Promise.all(waiting)
+      const ids = (await d.db.selectFrom('owner').select('id').orderBy('id').execute()).map((row) => row.id)
+      assert.deepEqual(ids, ['k2', 'p2', 'r', 's2', 't2'])
+    } finally {
+      holder.close()
+      await d.close()
     }
   })
 

@@ -20,8 +20,15 @@ import { StartupError } from '../errors.ts'
 import { mkdirPrivateSync, PRIVATE_FILE_MODE } from '../private-files.ts'
 import { closeSync, existsSync, openSync } from '../startup-builtins.ts'
 import type { ListenHandlers, ListenSession } from './pg-listen.ts'
-import { type ConnectionLock, NodeSqliteDatabase, NodeSqliteDialect, type Statement } from './sqlite-adapter.ts'
+import {
+  type ConnectionLock,
+  NodeSqliteDatabase,
+  NodeSqliteDialect,
+  retryWhileBusy,
+  type Statement,
+} from './sqlite-adapter.ts'
 import type { BackgroundCheckpoints } from './sqlite-checkpoint.ts'
+import { isSqliteBusy } from './unavailable.ts'
 import { type DatabaseKind, parseDatabaseUrl } from './url.ts'
 
 export type { Migration } from 'kysely'
@@ -41,6 +48,12 @@ export interface DatabaseOptions {
    * that accepts and then never answers fails the query (or `connect`) instead of hanging it.
    */
   connectTimeoutMs?: number
+  /**
+   * SQLite: how long a statement waits for another connection's lock (an admin command, a
+   * backup) before it fails as an unavailable database (503), in ms (default 5 s). The wait is
+   * spent between attempts, with the event loop free, not inside SQLite.
+   */
+  busyTimeoutMs?: number
   /**
    * Create a SQLite file that does not exist (default true: `serve`). Admin commands pass
    * false, so pointing them at the wrong path fails instead of creating an empty database.
@@ -170,7 +183,10 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
         mkdirPrivateSync(dirname(resolve(location)))
         closeSync(openSync(location, 'a', PRIVATE_FILE_MODE))
       }
-      file = new NodeSqliteDatabase(location)
+      file = new NodeSqliteDatabase(
+        location,
+        options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs },
+      )
     } catch (err) {
       throw new StartupError(`database ${location} cannot be opened: ${(err as Error).message}`, { cause: err })
     }
@@ -181,9 +197,9 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     sqliteLock = lock
     prepare = (query) => {
       const compiled = query.compile()
-      return new SqlitePrepared(file.prepareKept(compiled.sql), lock, compiled, false)
+      return new SqlitePrepared(file, file.prepareKept(compiled.sql), lock, compiled, false)
     }
-    transactionSync = (fn) => runSyncTransaction(file.raw, lock, fn)
+    transactionSync = (fn) => runSyncTransaction(file, lock, fn)
   } else {
     // Loaded only here: a SQLite command should not pay for the PostgreSQL driver.
     const { openPostgresPool } = await import('./pg-pool.ts')
@@ -254,6 +270,7 @@ function checkCount(compiled: CompiledQuery, parameters: unknown[]): void {
  * Bound to a transaction (`in`), it runs on the connection that transaction holds.
  */
 class SqlitePrepared<Row> implements PreparedQuery<Row> {
+  readonly #file: NodeSqliteDatabase
   readonly #stmt: Statement
   readonly #lock: ConnectionLock
   readonly #compiled: CompiledQuery
@@ -261,7 +278,14 @@ class SqlitePrepared<Row> implements PreparedQuery<Row> {
   /** Bound to a transaction, which holds the connection: run without looking at the lock. */
   readonly #direct: boolean
 
-  constructor(stmt: Statement, lock: ConnectionLock, compiled: CompiledQuery, direct: boolean) {
+  constructor(
+    file: NodeSqliteDatabase,
+    stmt: Statement,
+    lock: ConnectionLock,
+    compiled: CompiledQuery,
+    direct: boolean,
+  ) {
+    this.#file = file
     this.#stmt = stmt
     this.#lock = lock
     this.#compiled = compiled
@@ -277,7 +301,7 @@ class SqlitePrepared<Row> implements PreparedQuery<Row> {
       if (parameters.length !== this.#count) checkCount(this.#compiled, parameters)
       return Promise.resolve(this.#stmt.all(parameters) as Row[])
     } catch (err) {
-      return Promise.reject(err)
+      return this.#failed(ALL, parameters, err) as Promise<Row[]>
     }
   }
 
@@ -287,7 +311,7 @@ class SqlitePrepared<Row> implements PreparedQuery<Row> {
       if (parameters.length !== this.#count) checkCount(this.#compiled, parameters)
       return Promise.resolve(this.#stmt.first(parameters) as Row | undefined)
     } catch (err) {
-      return Promise.reject(err)
+      return this.#failed(FIRST, parameters, err) as Promise<Row | undefined>
     }
   }
 
@@ -297,13 +321,13 @@ class SqlitePrepared<Row> implements PreparedQuery<Row> {
       if (parameters.length !== this.#count) checkCount(this.#compiled, parameters)
       return Promise.resolve(this.#stmt.changes(parameters))
     } catch (err) {
-      return Promise.reject(err)
+      return this.#failed(RUN, parameters, err) as Promise<number>
     }
   }
 
   in(trx: Executor): PreparedQuery<Row> {
     if (!trx.isTransaction) throw new TypeError('prepared query: in() takes a transaction')
-    return new SqlitePrepared(this.#stmt, this.#lock, this.#compiled, true)
+    return new SqlitePrepared(this.#file, this.#stmt, this.#lock, this.#compiled, true)
   }
 
   /** The statement, for `transactionSync`, after checking the parameters. */
@@ -312,13 +336,33 @@ class SqlitePrepared<Row> implements PreparedQuery<Row> {
     return this.#stmt
   }
 
+  #exec(op: number, parameters: unknown[]): unknown {
+    if (op === FIRST) return this.#stmt.first(parameters)
+    if (op === ALL) return this.#stmt.all(parameters)
+    return this.#stmt.changes(parameters)
+  }
+
   async #later(op: number, parameters: unknown[]): Promise<unknown> {
     await this.#lock.acquire()
     try {
       checkCount(this.#compiled, parameters)
-      if (op === FIRST) return this.#stmt.first(parameters)
-      if (op === ALL) return this.#stmt.all(parameters)
-      return this.#stmt.changes(parameters)
+      try {
+        return this.#exec(op, parameters)
+      } catch (err) {
+        return await retryWhileBusy(this.#file, this.#lock, () => this.#exec(op, parameters), err)
+      }
+    } finally {
+      this.#lock.release()
+    }
+  }
+
+  /** Run at once and failed: another connection's lock is waited out like in `#later`. */
+  async #failed(op: number, parameters: unknown[], err: unknown): Promise<unknown> {
+    // In a transaction (bound to one, or the raw connection's own) nothing is retried.
+    if (this.#direct || !isSqliteBusy(err)) throw err
+    await this.#lock.acquire()
+    try {
+      return await retryWhileBusy(this.#file, this.#lock, () => this.#exec(op, parameters), err)
     } finally {
       this.#lock.release()
     }
@@ -327,10 +371,11 @@ class SqlitePrepared<Row> implements PreparedQuery<Row> {
 
 /** `Database.transactionSync` on SQLite. */
 async function runSyncTransaction<T>(
-  raw: DatabaseSync,
+  file: NodeSqliteDatabase,
   lock: ConnectionLock,
   fn: (tx: SyncTransaction) => T,
 ): Promise<T> {
+  const raw = file.raw
   await lock.acquire()
   let open = true
   const statement = (query: PreparedQuery<unknown>, parameters: unknown[]): Statement => {
@@ -345,7 +390,11 @@ async function runSyncTransaction<T>(
     run: (query, ...parameters) => statement(query, parameters).changes(parameters),
   }
   try {
-    raw.exec('BEGIN IMMEDIATE')
+    try {
+      raw.exec('BEGIN IMMEDIATE')
+    } catch (err) {
+      await retryWhileBusy(file, lock, () => raw.exec('BEGIN IMMEDIATE'), err)
+    }
     try {
       const result = fn(tx)
       if (result instanceof Promise) {

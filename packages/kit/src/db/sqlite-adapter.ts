@@ -20,8 +20,19 @@ import {
   SqliteDialect,
   type SqliteStatement,
 } from 'kysely'
+import { isSqliteBusy } from './unavailable.ts'
 
 const CACHE_SIZE = 256
+
+/**
+ * How long one attempt waits inside SQLite for another connection's lock. SQLite's busy
+ * handler sleeps on the calling thread, which is a server's only one: a 5 s wait there stopped
+ * every request, health check and stream, twice over for a request that wrote twice. Longer
+ * waits are pauses between attempts instead (`retryWhileBusy`), with the event loop free.
+ */
+const BUSY_SLICE_MS = 10
+/** The first pause after a busy attempt, doubled each time up to the last. */
+const BUSY_PAUSES_MS = [5, 100] as const
 
 /** Parameters as node:sqlite takes them; allocates only when a value needs converting. */
 function bind(parameters: ReadonlyArray<unknown>): readonly SQLInputValue[] {
@@ -86,18 +97,24 @@ export class Statement implements SqliteStatement {
 }
 
 export interface SqliteOptions {
-  /** How long a writer waits for another connection's lock, in ms (default 5 s). */
+  /** How long a statement waits for another connection's lock, in ms (default 5 s). */
   busyTimeoutMs?: number
 }
 
-/** A `node:sqlite` database in WAL mode with foreign keys on and a busy timeout. */
+/**
+ * A `node:sqlite` database in WAL mode with foreign keys on and a busy timeout. The raw
+ * connection waits at most `BUSY_SLICE_MS` inside SQLite; the kit's paths (Kysely, prepared
+ * queries, `transactionSync`) wait out the rest of `busyTimeoutMs` between attempts.
+ */
 export class NodeSqliteDatabase implements SqliteDatabase {
   readonly raw: DatabaseSync
+  readonly busyTimeoutMs: number
   readonly #cache = new Map<string, Statement>()
   #tick = 0
 
   constructor(path: string, options: SqliteOptions = {}) {
-    this.raw = new DatabaseSync(path, { timeout: options.busyTimeoutMs ?? 5000 })
+    this.busyTimeoutMs = options.busyTimeoutMs ?? 5000
+    this.raw = new DatabaseSync(path, { timeout: Math.min(BUSY_SLICE_MS, this.busyTimeoutMs) })
     this.raw.exec('PRAGMA journal_mode = WAL')
     this.raw.exec('PRAGMA synchronous = NORMAL')
     this.raw.exec('PRAGMA foreign_keys = ON')
@@ -180,21 +197,57 @@ export class ConnectionLock {
   }
 }
 
+/**
+ * `err` is what an attempt on `db` threw while the caller held `lock`. While it is SQLITE_BUSY
+ * outside a transaction (the statement rolled back whole: nothing done, nothing held), attempt
+ * again after a pause with the connection released to other work, until `db.busyTimeoutMs`
+ * has passed. The caller holds `lock` again when this settles, either way.
+ */
+export async function retryWhileBusy<T>(
+  db: NodeSqliteDatabase,
+  lock: ConnectionLock,
+  attempt: () => T,
+  err: unknown,
+): Promise<T> {
+  const deadline = Date.now() + db.busyTimeoutMs - BUSY_SLICE_MS
+  let pause: number = BUSY_PAUSES_MS[0]
+  for (;;) {
+    const left = deadline - Date.now()
+    if (!isSqliteBusy(err) || db.raw.isTransaction || left <= 0) throw err
+    lock.release()
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)))
+    pause = Math.min(pause * 2, BUSY_PAUSES_MS[1])
+    await lock.acquire()
+    try {
+      return attempt()
+    } catch (next) {
+      err = next
+    }
+  }
+}
+
 class NodeSqliteConnection implements DatabaseConnection {
   readonly #db: NodeSqliteDatabase
-  constructor(db: NodeSqliteDatabase) {
+  readonly #lock: ConnectionLock
+  constructor(db: NodeSqliteDatabase, lock: ConnectionLock) {
     this.#db = db
+    this.#lock = lock
   }
 
+  /** Kysely holds the connection (`lock`) while it runs a query. */
   executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    try {
+      return Promise.resolve(this.#run<R>(compiledQuery))
+    } catch (err) {
+      return retryWhileBusy(this.#db, this.#lock, () => this.#run<R>(compiledQuery), err)
+    }
+  }
+
+  #run<R>(compiledQuery: CompiledQuery): QueryResult<R> {
     const stmt = this.#db.prepare(compiledQuery.sql)
-    if (stmt.reader) return Promise.resolve({ rows: stmt.all(compiledQuery.parameters) as R[] })
+    if (stmt.reader) return { rows: stmt.all(compiledQuery.parameters) as R[] }
     const { changes, lastInsertRowid } = stmt.run(compiledQuery.parameters)
-    return Promise.resolve({
-      numAffectedRows: BigInt(changes),
-      insertId: BigInt(lastInsertRowid),
-      rows: [],
-    })
+    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] }
   }
 
   async *streamQuery<R>(compiledQuery: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
@@ -208,7 +261,7 @@ class NodeSqliteConnection implements DatabaseConnection {
  * Kysely's SQLite driver contract over one `NodeSqliteDatabase`, with two differences from
  * Kysely's own: the connection lock is visible (see `ConnectionLock`), and transactions
  * begin with `BEGIN IMMEDIATE`, which takes the write lock up front, waiting up to the busy
- * timeout for another connection. A deferred `BEGIN` would upgrade its read lock on the
+ * timeout for another connection (between attempts: `retryWhileBusy`). A deferred `BEGIN` would upgrade its read lock on the
  * first write and, in WAL mode, fail at once with SQLITE_BUSY when another writer committed
  * in between (https://www.sqlite.org/lang_transaction.html). This is also what serialises
  * concurrent migrators across processes.
@@ -220,7 +273,7 @@ export class NodeSqliteDriver implements Driver {
 
   constructor(db: NodeSqliteDatabase) {
     this.#db = db
-    this.#connection = new NodeSqliteConnection(db)
+    this.#connection = new NodeSqliteConnection(db, this.lock)
   }
 
   async init(): Promise<void> {}

@@ -33,6 +33,13 @@ export function markUnavailable(err: unknown): unknown {
 const SQLITE_BUSY = 5
 const SQLITE_LOCKED = 6
 
+/** node:sqlite's SQLITE_BUSY (any extended code): another connection held the lock this statement needed. */
+export function isSqliteBusy(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false
+  const { code, errcode } = err as { code?: unknown; errcode?: unknown }
+  return code === 'ERR_SQLITE_ERROR' && typeof errcode === 'number' && (errcode & 0xff) === SQLITE_BUSY
+}
+
 /** Whether `err` (as a query or connection attempt rejected) means the database is unavailable. */
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false
