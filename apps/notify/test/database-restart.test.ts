@@ -1,14 +1,17 @@
 /**
- * A PostgreSQL restart under a running server: while the database is down, deliveries and
- * pages answer 503 with Retry-After and readiness fails, and the process stays up; nothing
- * stored is lost; once it is back, deliveries are stored again on the first try, an open
- * stream goes on, and the LISTEN session returns by itself.
+ * The database going away under a running server. A PostgreSQL restart: while it is down,
+ * deliveries and pages answer 503 with Retry-After and readiness fails, and the process stays
+ * up; nothing stored is lost; once it is back, deliveries are stored again on the first try,
+ * an open stream goes on, and the LISTEN session returns by itself. A SQLite file another
+ * process holds the write lock on: a delivery answers 503 after the busy timeout, and the
+ * server goes on answering everything else meanwhile.
  */
 import assert from 'node:assert/strict'
+import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { sql } from '@gatehouse/kit/db/database.ts'
 import { startPostgres, waitFor } from '@gatehouse/testkit'
-import { ADMIN, ADMIN_PASSWORD, channel, count, publish, reader, startNotify } from './helpers.ts'
+import { ADMIN, ADMIN_PASSWORD, backends, channel, count, publish, reader, startNotify } from './helpers.ts'
 import { SseClient } from './sse.ts'
 
 test('a PostgreSQL restart: 503 while it is down, then deliveries, streams and LISTEN resume', async (t) => {
@@ -56,4 +59,42 @@ test('a PostgreSQL restart: 503 while it is down, then deliveries, streams and L
   )
   assert.equal(await count(n), 2)
   assert.ok(afterId > before)
+})
+
+test('a SQLite file another process holds the write lock on: 503 for the delivery, every read answered meanwhile', async (t) => {
+  const url = await backends[0]!.url()
+  const n = await startNotify({ name: 'sqlite', url: async () => url })
+  t.after(() => n.close())
+  const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+  const ops = await channel(n, admin, 'ops')
+  const viewer = await reader(n, admin, 'vera')
+  await publish(n, ops.token, 'stored before the lock')
+  const stream = await SseClient.open(n.base, viewer)
+  t.after(() => stream.close())
+  assert.equal((await stream.next()).event, 'ready')
+
+  // An admin's sqlite3 shell, a backup tool: another connection holding the write lock.
+  const holder = new DatabaseSync(url.slice('sqlite:'.length))
+  t.after(() => holder.close())
+  holder.exec('begin immediate')
+  let settled = false
+  const delivery = n.client.post('/api/v1/messages', { token: ops.token, body: { text: 'while locked' } })
+  void delivery.finally(() => {
+    settled = true
+  })
+  // While the delivery waits out the busy timeout (5 s), the server answers everything else.
+  const page = await n.client.get('/api/v1/notifications', { cookie: viewer })
+  assert.equal(page.status, 200, page.text)
+  assert.equal((await n.client.get('/readyz')).status, 200)
+  assert.equal((await n.client.get('/healthz')).status, 200)
+  assert.equal(settled, false, 'answered while the delivery still waits')
+  const refused = await delivery
+  assert.equal(refused.status, 503, refused.text)
+  assert.deepEqual(refused.body.error, { code: 'unavailable', message: 'the database is unavailable' })
+  assert.equal(refused.headers.get('retry-after'), '5')
+
+  holder.exec('rollback')
+  const afterId = await publish(n, ops.token, 'stored after the lock')
+  assert.equal((await stream.nextOf('notification')).data.notification.id, afterId)
+  assert.equal(await count(n), 2)
 })
