@@ -114,10 +114,13 @@ export class NodeSqliteDatabase implements SqliteDatabase {
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000
-    this.raw = new DatabaseSync(path, { timeout: Math.min(BUSY_SLICE_MS, this.busyTimeoutMs) })
+    // Opening waits the whole timeout inside SQLite: a file being switched to WAL, or whose last
+    // connection is closing, is locked for a moment, and nothing else runs yet.
+    this.raw = new DatabaseSync(path, { timeout: this.busyTimeoutMs })
     this.raw.exec('PRAGMA journal_mode = WAL')
     this.raw.exec('PRAGMA synchronous = NORMAL')
     this.raw.exec('PRAGMA foreign_keys = ON')
+    this.raw.exec(`PRAGMA busy_timeout = ${Math.min(BUSY_SLICE_MS, this.busyTimeoutMs)}`)
   }
 
   /** A statement of its own, outside the cache: for queries prepared once and kept (`Database.prepare`). */
