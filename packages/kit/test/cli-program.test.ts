@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
+import { tempDir } from '@gatehouse/testkit'
 
 const PROGRAM = join(import.meta.dirname, 'fixtures', 'cli-program.ts')
 const VERSION = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')).version
@@ -91,6 +92,11 @@ describe('kit app shell (createCli/runCli)', () => {
     assert.deepEqual([fail.code, fail.stderr], [1, 'demo: the thing; failed\n'])
     const appError = await run(['app-error'])
     assert.deepEqual([appError.code, appError.stderr], [1, 'demo: no such thing\n'])
+    const locked = await run(['locked', join(tempDir('cli-program-').path, 'locked.db')])
+    assert.deepEqual(
+      [locked.code, locked.stderr],
+      [1, 'demo: the database is unavailable (database is locked); try again in a moment\n'],
+    )
     const bug = await run(['bug'])
     assert.equal(bug.code, 1)
     oneLine(bug.stderr)

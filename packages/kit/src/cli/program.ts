@@ -8,6 +8,7 @@
  * command never load Fastify, undici or pg.
  */
 import { Command, CommanderError } from 'commander'
+import { isDatabaseUnavailable } from '../db/unavailable.ts'
 import { AppError, StartupError } from '../errors.ts'
 import { packageVersion } from '../package-version.ts'
 
@@ -141,7 +142,7 @@ export function booleanFlagValues(program: Command, argv: string[]): string[] {
 
 /**
  * Parse `argv` (default `process.argv.slice(2)`) and run the action. Returns the exit code:
- * 0, 1 for a failure (`CliError`, `AppError`, `StartupError` and anything unexpected), 2 for a
+ * 0, 1 for a failure (`CliError`, `AppError`, `StartupError`, an unavailable database and anything unexpected), 2 for a
  * usage error (commander's, `UsageError`); an action may set `process.exitCode` itself. Errors are printed one line each; an unexpected error
  * prints its stack only when `GATEHOUSE_DEBUG` is set.
  */
@@ -176,6 +177,11 @@ export async function runCli(
       return code ?? (err instanceof UsageError ? 2 : 1)
     }
     const e = err as Error
+    // Not a bug: another process holds the SQLite file, or PostgreSQL went away mid-command.
+    if (isDatabaseUnavailable(err)) {
+      write(`${name}: the database is unavailable (${oneLine(e.message)}); try again in a moment\n`)
+      return code ?? 1
+    }
     write(
       `${name}: unexpected error: ${process.env.GATEHOUSE_DEBUG ? (e?.stack ?? String(err)) : oneLine(e?.message ?? String(err))}\n`,
     )
