@@ -167,25 +167,36 @@ describe('PostgreSQL LISTEN sessions', () => {
     await waitFor('no session left', async () => (await listeners(shared!, name)).length === 0)
   })
 
-  test('a handler that throws is logged and the session goes on', async (t) => {
-    const d = await openDatabase<unknown>({ url: await fresh() })
+  test('handlers that throw are logged and the session goes on', async (t) => {
+    const url = await fresh()
+    const d = await openDatabase<unknown>({ url })
     t.after(() => d.close())
     const { seen, handlers } = recorder()
     await d.listen!('kit_jobs', {
       ...handlers,
       onNotify: (payload) => {
         seen.payloads.push(payload)
-        if (payload === 'bad') throw new Error('handler bug')
+        if (payload === 'bad') throw new Error('notify bug')
+      },
+      onUp: () => {
+        seen.ups++
+        throw new Error('up bug')
+      },
+      onDown: () => {
+        throw new Error('down bug')
       },
     })
     await notify(d, 'kit_jobs', 'bad')
     await notify(d, 'kit_jobs', 'good')
     await waitFor('both NOTIFYs', () => seen.payloads.length === 2)
-    assert.equal(seen.downs.length, 0)
-    assert.deepEqual(
-      seen.lines.map((line) => [line.level, line.msg, line.err?.message]),
-      [['error', 'LISTEN kit_jobs: the handler failed', 'handler bug']],
-    )
+    // Thrown from the reconnect timer's side too: logged, and the session comes back.
+    const [pid] = await listeners(shared!, new URL(url).pathname.slice(1))
+    await shared!.query(`select pg_terminate_backend(${pid})`)
+    await waitFor('the session back', () => seen.ups === 2)
+    await notify(d, 'kit_jobs', 'after')
+    await waitFor('the NOTIFY after the reconnect', () => seen.payloads.includes('after'))
+    const failures = seen.lines.filter((line) => line.level === 'error').map((line) => line.err?.message)
+    assert.deepEqual(failures, ['up bug', 'notify bug', 'down bug', 'up bug'])
   })
 
   test('channel names are identifiers LISTEN takes unquoted; SQLite has no LISTEN', async (t) => {

@@ -92,12 +92,7 @@ class Listener implements ListenSession {
     this.#client = client
     client.on('notification', (message) => {
       if (this.#client !== client || message.channel !== this.#channel) return
-      // A handler's throw would otherwise unwind into node-postgres's parser and end the process.
-      try {
-        this.#handlers.onNotify(message.payload ?? '')
-      } catch (err) {
-        this.#handlers.logger?.error({ err, channel: this.#channel }, `LISTEN ${this.#channel}: the handler failed`)
-      }
+      this.#call(() => this.#handlers.onNotify(message.payload ?? ''))
     })
     client.on('error', (err) => this.#lost(client, err))
     client.on('end', () => this.#lost(client, new Error('the LISTEN connection ended')))
@@ -118,7 +113,19 @@ class Listener implements ListenSession {
       )
       this.#downSince = undefined
     }
-    this.#handlers.onUp?.()
+    this.#call(() => this.#handlers.onUp?.())
+  }
+
+  /**
+   * A handler's throw is logged, not passed on: it would otherwise unwind into node-postgres's
+   * parser or a reconnect timer, and end the process.
+   */
+  #call(handler: () => void): void {
+    try {
+      handler()
+    } catch (err) {
+      this.#handlers.logger?.error({ err, channel: this.#channel }, `LISTEN ${this.#channel}: the handler failed`)
+    }
   }
 
   async close(): Promise<void> {
@@ -136,6 +143,7 @@ class Listener implements ListenSession {
     this.#heartbeat = setTimeout(async () => {
       const ms = this.#heartbeatMs
       const silent = setTimeout(() => this.#lost(client, new Error(`no answer to a heartbeat within ${ms} ms`)), ms)
+      silent.unref()
       try {
         // Named in pg_stat_activity, where a session shows its last statement.
         await client.query(`/* LISTEN ${this.#channel} heartbeat */ select 1`)
@@ -169,7 +177,7 @@ class Listener implements ListenSession {
         { err: error, channel: this.#channel },
         `LISTEN ${this.#channel}: not listening; reconnecting every ${this.#retryMs} ms`,
       )
-      this.#handlers.onDown?.(error)
+      this.#call(() => this.#handlers.onDown?.(error))
     }
     this.#retry = setTimeout(() => {
       this.#retry = undefined
