@@ -8,8 +8,16 @@ import assert from 'node:assert/strict'
 import { readFile, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { setTimeout as delay } from 'node:timers/promises'
-import { type Browser, dnsQuery, EMPTY_RPZ, type Kresd, type Page, startKresd, tempDir } from '@gatehouse/testkit'
+import {
+  type Browser,
+  dnsQuery,
+  EMPTY_RPZ,
+  type Kresd,
+  type Page,
+  startKresd,
+  tempDir,
+  waitFor,
+} from '@gatehouse/testkit'
 import { addDelta } from '../src/history/store.ts'
 import {
   type ConsoleHarness,
@@ -20,16 +28,6 @@ import {
   startConsoleHarness,
 } from './console-helpers.ts'
 import { json } from './helpers.ts'
-
-async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 15_000
-  while (true) {
-    const v = await get()
-    if (ok(v)) return v
-    if (Date.now() > deadline) throw new Error(`${what}: last ${JSON.stringify(v)}`)
-    await delay(100)
-  }
-}
 
 describe('console: blocklists, refresh health, metrics, query analytics', () => {
   let h: ConsoleHarness
@@ -100,11 +98,11 @@ describe('console: blocklists, refresh health, metrics, query analytics', () => 
   test('query analytics: totals, blocked share, rankings and recent queries from dnstap', async () => {
     for (let i = 0; i < 3; i++) assert.equal((await dnsQuery(kresd.port, 'ads.example', 'A')).rcode, 'NXDOMAIN')
     await dnsQuery(kresd.port, 'other.test', 'AAAA')
-    await until(
-      'analytics',
-      async () => json(await h.call('GET', '/v1/query-analytics?range=1h&limit=5&recent=10')),
-      (b) => b.totals.queries >= 4,
-    )
+    await waitFor('analytics', async () => {
+      const body = await json(await h.call('GET', '/v1/query-analytics?range=1h&limit=5&recent=10'))
+      assert.ok(body.totals.queries >= 4, JSON.stringify(body.totals))
+      return true
+    })
     await page.getByRole('link', { name: 'Queries' }).click()
     await page.getByText(/Detailed privacy mode/).waitFor()
     const top = page.locator('.ranking').filter({ hasText: 'Top domains' })
@@ -133,11 +131,10 @@ describe('console: blocklists, refresh health, metrics, query analytics', () => 
     }
     // ... and the live sampler's own points from kresd.
     for (let i = 0; i < 10; i++) await dnsQuery(kresd.port, `n${i}.example`, 'A')
-    await until(
-      'history',
-      async () => json(await h.call('GET', '/v1/metrics/history?range=1h')),
-      (b) => b.points.some((p: { time: string }) => Date.parse(p.time) >= (now - 60) * 1000),
-    )
+    await waitFor('history', async () => {
+      const body = await json(await h.call('GET', '/v1/metrics/history?range=1h'))
+      return body.points.some((p: { time: string }) => Date.parse(p.time) >= (now - 60) * 1000)
+    })
     await page.getByRole('link', { name: 'Metrics' }).click()
     const charts = page.locator('figure.chart-card')
     await charts.first().waitFor()

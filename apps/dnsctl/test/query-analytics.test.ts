@@ -8,7 +8,7 @@ import { connect } from 'node:net'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
-import { dnsQuery, EMPTY_RPZ, type Kresd, startKresd, tempDir } from '@gatehouse/testkit'
+import { dnsQuery, EMPTY_RPZ, type Kresd, startKresd, tempDir, waitFor } from '@gatehouse/testkit'
 import dnsPacket from 'dns-packet'
 import fc from 'fast-check'
 import { DnstapError, decodeDnstap } from '../src/analytics/dnstap.ts'
@@ -97,16 +97,6 @@ async function replay(path: string, frames: Buffer[]): Promise<void> {
   socket.destroy()
 }
 
-async function poll<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 10_000
-  while (true) {
-    const v = await get()
-    if (ok(v)) return v
-    if (Date.now() > deadline) throw new Error(`${what}: last ${JSON.stringify(v)}`)
-    await delay(20)
-  }
-}
-
 describe('query analytics from a real kresd dnstap stream (detailed mode)', () => {
   let h: Harness
   let kresd: Kresd
@@ -128,13 +118,14 @@ describe('query analytics from a real kresd dnstap stream (detailed mode)', () =
   test('totals, blocked share, rankings and the newest queries', async () => {
     for (let i = 0; i < 3; i++) assert.equal((await dnsQuery(kresd.port, 'ads.example', 'A')).rcode, 'NXDOMAIN')
     await dnsQuery(kresd.port, 'other.test', 'AAAA')
-    const body = await poll(
-      'analytics',
-      async () => json(await h.call('GET', '/v1/query-analytics?range=1h&limit=5&recent=10')),
-      (b) =>
-        b.domains.items.some((d: { domain: string; count: number }) => d.domain === 'ads.example' && d.count === 3) &&
-        b.domains.items.some((d: { domain: string }) => d.domain === 'other.test'),
-    )
+    const body = await waitFor('analytics', async () => {
+      const b = await json(await h.call('GET', '/v1/query-analytics?range=1h&limit=5&recent=10'))
+      const items: Array<{ domain: string; count: number }> = b.domains.items
+      const seen =
+        items.some((d) => d.domain === 'ads.example' && d.count === 3) && items.some((d) => d.domain === 'other.test')
+      assert.ok(seen, JSON.stringify(items))
+      return b
+    })
     assert.equal(body.privacy_mode, 'detailed')
     assert.ok(body.totals.blocked >= 3)
     assert.ok(body.blocked_percent > 0 && body.blocked_percent <= 100)

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
 import { type Logger, openDatabase, sql } from '@gatehouse/kit'
+import { waitFor } from '@gatehouse/testkit'
 import fc from 'fast-check'
 import type { Kysely } from 'kysely'
 import { openNotifyDatabase } from '../src/db/open.ts'
@@ -219,11 +220,11 @@ describe('the search indexer merges its segments (sqlite)', () => {
           n.database.db,
           [0, 1, 2].map((i) => `burst ${burst} row ${i}`),
         )
-        await until(async () => (await indexedUpTo(n.database.db)) >= last)
+        await waitFor('the indexer to reach the last row', async () => (await indexedUpTo(n.database.db)) >= last)
       }
       // Passes that index merge a level of eight, idle ones a level of four; which passes
       // find nothing depends on timing, but no level keeps four once the indexer is idle.
-      await until(async () => (await segments(n)) <= 4)
+      await waitFor('at most 4 segments', async () => (await segments(n)) <= 4)
       assert.equal(await usermerge(n), 8, "the index's own level is unchanged")
       const found = await n.client.get(`/api/v1/notifications?q=${encodeURIComponent('burst 4 row 2')}`, {
         cookie: admin,
@@ -252,8 +253,8 @@ describe('the search indexer merges its segments (sqlite)', () => {
         for (let i = 0; i < texts.length; i += 1000) id = await insertBurst(trx, texts.slice(i, i + 1000))
         return id
       })
-      await until(async () => (await indexedUpTo(n.database.db)) >= last)
-      await until(async () => (await segments(n)) === 1)
+      await waitFor('the indexer to reach the last row', async () => (await indexedUpTo(n.database.db)) >= last)
+      await waitFor('one segment', async () => (await segments(n)) === 1)
       assert.equal(await usermerge(n), 8)
       const found = await n.client.get(`/api/v1/notifications?q=${encodeURIComponent('backlog row 4999')}`, {
         cookie: admin,
@@ -298,14 +299,6 @@ async function insertBurst(db: Kysely<DB>, texts: string[]): Promise<number> {
 }
 
 /** Poll `check` every 5 ms for up to 10 s. */
-async function until(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
-    if (await check()) return
-    await delay(5)
-  }
-  assert.fail('condition not reached in 10 s')
-}
-
 describe('search index merge by a role that does not own the index (postgres)', () => {
   test('one warning, the indexer stops merging, and the owner still can', async () => {
     const backend = backends.find((b) => b.name === 'postgres')!

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { after, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { waitFor } from '@gatehouse/testkit'
 import { ConnectionLock } from '../src/db/sqlite-adapter.ts'
 import { startBackgroundCheckpoints } from '../src/db/sqlite-checkpoint.ts'
 import { openDatabase, sql } from '../src/index.ts'
@@ -20,14 +21,6 @@ after(() => rmSync(dir, { recursive: true, force: true }))
 let files = 0
 
 /** Polls `check` every 20 ms for up to 10 s. */
-async function until(what: string, check: () => boolean) {
-  for (let waited = 0; waited < 10_000; waited += 20) {
-    if (check()) return
-    await sleep(20)
-  }
-  assert.fail(`timed out waiting for ${what}`)
-}
-
 /**
  * The log's frame count and how many are copied into the database file, read from the wal-index
  * (`-shm`, https://sqlite.org/walformat.html: `mxFrame` at byte 16 of its header, `nBackfill` at
@@ -73,7 +66,7 @@ describe('SQLite checkpoints in the background', () => {
     // Some 4 MB of log, more than the 1,000 pages the connection would have checkpointed at.
     assert.ok(walBytes(path) > 4_000_000, `log of ${walBytes(path)} bytes`)
     // Copied by the worker: the log's frames are all backfilled into the database file.
-    await until('the worker to copy the log', () => {
+    await waitFor('the worker to copy the log', () => {
       const { frames, backfilled } = walIndex(path)
       return frames > 0 && backfilled === frames
     })
@@ -111,9 +104,9 @@ describe('SQLite checkpoints in the background', () => {
     raw.exec('commit')
     assert.ok(walBytes(path) > 1_000_000)
     // The serving thread is asked to catch up, and waits for the connection to be let go.
-    await until('the catch-up to ask for the connection', () => asked === 2)
+    await waitFor('the catch-up to ask for the connection', () => asked === 2)
     lock.release()
-    await until('the log to be copied', () => {
+    await waitFor('the log to be copied', () => {
       const { frames, backfilled } = walIndex(path)
       return frames > 0 && backfilled === frames
     })
