@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { NodeSqliteDatabase } from '../src/index.ts'
+import type { Generated } from 'kysely'
+import { NodeSqliteDatabase, openDatabase } from '../src/index.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'kit-sqlite-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
@@ -44,6 +45,38 @@ describe('NodeSqliteDatabase', () => {
     assert.equal(Object.getPrototypeOf(rows[0]), Object.prototype)
     assert.deepEqual([...select.iterate([])], rows)
     assert.equal(db.prepare('insert into t (v) values (?) returning id').reader, true)
+  })
+
+  test('an INSERT … RETURNING whose commit fails throws and returns no row, on every kit path', async () => {
+    // A deferred foreign key is checked at commit, like the write of a full disk (node:sqlite's
+    // get() dropped both: it returned an id for a row that was rolled back).
+    const file = join(dir, 'returning.db')
+    const setup = new NodeSqliteDatabase(file)
+    setup.raw.exec(`create table parent (id integer primary key);
+      create table child (id integer primary key, parent_id integer references parent(id) deferrable initially deferred)`)
+    setup.close()
+    const d = await openDatabase<{ child: { id: Generated<number>; parent_id: number } }>({ url: `sqlite:${file}` })
+    after(() => d.close())
+    const sql = 'insert into child (parent_id) values (?) returning id'
+    const failsOnCommit = (err: unknown) => /FOREIGN KEY constraint failed/.test((err as Error).message)
+    const raw = new NodeSqliteDatabase(join(dir, 'returning.db'))
+    after(() => raw.close())
+    assert.throws(() => raw.prepareKept(sql).first([99]), failsOnCommit)
+    const insert = d.prepare(d.db.insertInto('child').values({ parent_id: 0 }).returning('id'))
+    await assert.rejects(insert.first(99), failsOnCommit)
+    await assert.rejects(
+      d.db.insertInto('child').values({ parent_id: 99 }).returning('id').executeTakeFirst(),
+      failsOnCommit,
+    )
+    await assert.rejects(
+      d.transactionSync!((tx) => tx.first(insert, 99)),
+      failsOnCommit,
+    )
+    assert.deepEqual(await d.db.selectFrom('child').selectAll().execute(), [])
+    // A commit that succeeds still returns its row, and a plain read still takes only the first.
+    raw.raw.exec('insert into parent (id) values (1), (2)')
+    assert.deepEqual(await insert.first(1), { id: 1 })
+    assert.deepEqual(raw.prepareKept('select id from parent order by id').first([]), { id: 1 })
   })
 
   test('close is idempotent', () => {

@@ -50,16 +50,22 @@ function convert(p: unknown): SQLInputValue {
   return p as SQLInputValue
 }
 
+/** Whether a statement that returns rows may also write (`INSERT … RETURNING`); a false positive only costs `first` a full read. */
+const RETURNING = /\breturning\b/i
+
 export class Statement implements SqliteStatement {
   readonly reader: boolean
   /** Recency for the statement cache (a counter, see `NodeSqliteDatabase.prepare`). */
   used = 0
   readonly #stmt: StatementSync
   readonly #names: string[]
-  constructor(stmt: StatementSync) {
+  /** Returns rows and writes: `first` must step it to the end (see there). */
+  readonly #writes: boolean
+  constructor(stmt: StatementSync, sql: string) {
     this.#stmt = stmt
     this.#names = stmt.columns().map((c) => c.name)
     this.reader = this.#names.length > 0
+    this.#writes = this.reader && RETURNING.test(sql)
     // node:sqlite's row objects have a null prototype (PostgreSQL rows are plain objects,
     // and deepStrictEqual tells them apart); building plain objects from arrays is also
     // cheaper than copying those rows.
@@ -78,9 +84,14 @@ export class Statement implements SqliteStatement {
     for (let i = 0; i < rows.length; i++) out[i] = this.#object(rows[i])
     return out
   }
-  /** The first row as a plain object, or undefined. */
+  /**
+   * The first row as a plain object, or undefined. A writing statement runs to its end: outside
+   * a transaction its commit happens there, and node:sqlite's `get()` resets the statement after
+   * the first row without reporting that commit's failure (a full disk, a deferred foreign key),
+   * so an `INSERT … RETURNING` returned an id for a row that was rolled back.
+   */
   first(parameters: ReadonlyArray<unknown>): Record<string, unknown> | undefined {
-    const row = this.#stmt.get(...bind(parameters))
+    const row = this.#writes ? this.#stmt.all(...bind(parameters))[0] : this.#stmt.get(...bind(parameters))
     return row === undefined ? undefined : this.#object(row)
   }
   /** Runs a write; the number of rows it changed. */
@@ -125,14 +136,14 @@ export class NodeSqliteDatabase implements SqliteDatabase {
 
   /** A statement of its own, outside the cache: for queries prepared once and kept (`Database.prepare`). */
   prepareKept(sql: string): Statement {
-    return new Statement(this.raw.prepare(sql))
+    return new Statement(this.raw.prepare(sql), sql)
   }
 
   prepare(sql: string): SqliteStatement {
     let stmt = this.#cache.get(sql)
     if (stmt === undefined) {
       if (this.#cache.size >= CACHE_SIZE) this.#evict()
-      stmt = new Statement(this.raw.prepare(sql))
+      stmt = new Statement(this.raw.prepare(sql), sql)
       this.#cache.set(sql, stmt)
     }
     // Recency as a counter: moving the key to the end of the Map on every hit (delete +
