@@ -613,7 +613,7 @@ describe('SQLite specifics', () => {
     await created.close()
   })
 
-  test('a write kept waiting past the busy timeout is an unavailable database; a constraint is not', async () => {
+  test('a write kept waiting past the busy timeout, or one the disk has no room for, is an unavailable database; a constraint is not', async () => {
     const file = join(dir, 'busy.db')
     const thrown = (fn: () => void): unknown => {
       try {
@@ -636,6 +636,13 @@ describe('SQLite specifics', () => {
       const duplicate = thrown(() => waiter.raw.exec('insert into t values (1)'))
       assert.equal(isUniqueViolation(duplicate), true)
       assert.equal(isDatabaseUnavailable(duplicate), false)
+      // A full disk (here: the file may not grow) is unavailable too, until someone frees space.
+      waiter.raw.exec('create table blobs (b blob)')
+      const pages = Number(waiter.raw.prepare('pragma page_count').get()!.page_count)
+      waiter.raw.exec(`pragma max_page_count = ${pages}`)
+      const full = thrown(() => waiter.raw.exec('insert into blobs values (randomblob(100000))'))
+      assert.match(String((full as Error).message), /full/)
+      assert.equal(isDatabaseUnavailable(full), true)
     } finally {
       holder.close()
       waiter.close()

@@ -98,8 +98,8 @@ export class GroupCommitQueue<Item, Result> {
     try {
       results = await this.#options.commitGroup(group.map((p) => p.item))
     } catch (err) {
-      // The database could not be reached: every item alone would only fail the same way (on
-      // SQLite, each after waiting out the busy timeout with the event loop held).
+      // The database could not be reached (or its disk is full): every item alone would only
+      // fail the same way (on SQLite, each after waiting out the busy timeout).
       if (isDatabaseUnavailable(err)) {
         for (const p of group) p.reject(err)
         return

@@ -1,8 +1,9 @@
 /**
  * Whether a query failed because the database could not be reached, not because of the query:
  * the server refused, dropped or timed out the connection, or is shutting down, starting up or
- * out of connections; or, on SQLite, another connection held the file's lock for longer than
- * the busy timeout. Such a request answers 503 (try again), not 500 (kit http.ts).
+ * out of connections or disk space; or, on SQLite, another connection held the file's lock for
+ * longer than the busy timeout, or the disk is full. Such a request answers 503 (try again once
+ * an operator has freed space or the lock), not 500 (kit http.ts).
  *
  * A socket error alone (ECONNREFUSED, ECONNRESET) says nothing about which server failed: an
  * outbound call's error carries the same codes. So the kit's pool marks the errors of its own
@@ -12,8 +13,8 @@
 
 const UNAVAILABLE = Symbol('gatehouse.databaseUnavailable')
 
-/** PostgreSQL SQLSTATEs: going away, starting, or out of connections; class 08 is the connection's. */
-const PG_CODES = new Set(['57P01', '57P02', '57P03', '53300'])
+/** PostgreSQL SQLSTATEs: going away, starting, out of disk or connections; class 08 is the connection's. */
+const PG_CODES = new Set(['57P01', '57P02', '57P03', '53100', '53300'])
 /** What node-postgres and its pool say, without a code, when a connection ends or cannot be had. */
 const DRIVER_MESSAGES = new Set([
   'Connection terminated',
@@ -29,9 +30,10 @@ export function markUnavailable(err: unknown): unknown {
   return err
 }
 
-/** SQLite result codes, by their primary byte: BUSY (the lock was held past the busy timeout), LOCKED. */
+/** SQLite result codes, by their primary byte: BUSY (the lock was held past the busy timeout), LOCKED, FULL (the disk). */
 const SQLITE_BUSY = 5
 const SQLITE_LOCKED = 6
+const SQLITE_FULL = 13
 
 /** node:sqlite's SQLITE_BUSY (any extended code): another connection held the lock this statement needed. */
 export function isSqliteBusy(err: unknown): boolean {
@@ -50,9 +52,11 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     message?: unknown
     errcode?: unknown
   }
-  // node:sqlite: a writer (an admin command, another process) held the file for longer than the wait.
+  // node:sqlite: a writer (an admin command, another process) held the file for longer than the
+  // wait, or the disk is full.
   if (code === 'ERR_SQLITE_ERROR' && typeof errcode === 'number') {
-    return (errcode & 0xff) === SQLITE_BUSY || (errcode & 0xff) === SQLITE_LOCKED
+    const primary = errcode & 0xff
+    return primary === SQLITE_BUSY || primary === SQLITE_LOCKED || primary === SQLITE_FULL
   }
   // A PostgreSQL error (it has a severity): by its SQLSTATE.
   if (typeof severity === 'string' && typeof code === 'string') return PG_CODES.has(code) || code.startsWith('08')
