@@ -4,13 +4,17 @@
  * up; nothing stored is lost; once it is back, deliveries are stored again on the first try,
  * an open stream goes on, and the LISTEN session returns by itself. A SQLite file another
  * process holds the write lock on: a delivery answers 503 after the busy timeout, and the
- * server goes on answering everything else meanwhile.
+ * server goes on answering everything else meanwhile. A full disk: no delivery is acknowledged
+ * without being stored.
  */
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { sql } from '@gatehouse/kit/db/database.ts'
-import { startPostgres, waitFor } from '@gatehouse/testkit'
+import { isRoot, startPostgres, tempDir, waitFor } from '@gatehouse/testkit'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, count, publish, reader, startNotify } from './helpers.ts'
 import { SseClient } from './sse.ts'
 
@@ -97,4 +101,53 @@ test('a SQLite file another process holds the write lock on: 503 for the deliver
   const afterId = await publish(n, ops.token, 'stored after the lock')
   assert.equal((await stream.nextOf('notification')).data.notification.id, afterId)
   assert.equal(await count(n), 2)
+})
+
+test('a full disk under SQLite: every acknowledged delivery is stored, the rest answer 503; stored again once space is freed', async (t) => {
+  assert.ok(isRoot, 'this test mounts a small tmpfs for the database: run the suite as root (CI does)')
+  const dir = tempDir('notify-full-')
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', dir.path])
+  let n: Awaited<ReturnType<typeof startNotify>> | undefined
+  t.after(async () => {
+    await n?.close()
+    execFileSync('umount', ['-l', dir.path])
+    dir.remove()
+  })
+  const url = `sqlite:${join(dir.path, 'notify.db')}`
+  n = await startNotify({ name: 'sqlite', url: async () => url })
+  const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+  const ops = await channel(n, admin, 'ops')
+  const first = await publish(n, ops.token, 'stored before the disk filled')
+
+  const filler = join(dir.path, 'filler')
+  try {
+    execFileSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=64k'], { stdio: 'ignore' })
+  } catch {
+    // dd ends with "No space left on device": the disk is full.
+  }
+  const deliver = (i: number) =>
+    n!.client.post('/api/v1/messages', { token: ops.token, body: { text: `while full ${i} ${'x'.repeat(2000)}` } })
+  // Alone (an autocommitted INSERT … RETURNING) and grouped (one transaction for several).
+  const answers = [await deliver(0), await deliver(1), ...(await Promise.all([2, 3, 4, 5, 6].map(deliver)))]
+  const acknowledged: number[] = []
+  for (const answer of answers) {
+    if (answer.status === 201) {
+      acknowledged.push(answer.body.notification.id)
+      continue
+    }
+    assert.equal(answer.status, 503, answer.text)
+    assert.deepEqual(answer.body.error, { code: 'unavailable', message: 'the database is unavailable' })
+    assert.equal(answer.headers.get('retry-after'), '5')
+  }
+  assert.ok(acknowledged.length < answers.length, 'the full disk refused a delivery')
+  const stored = await sql<{ id: number }>`select id from notifications order by id`.execute(n.database.db)
+  assert.deepEqual(
+    stored.rows.map((r) => r.id),
+    [first, ...acknowledged.sort((a, b) => a - b)],
+  )
+
+  rmSync(filler)
+  const after = await publish(n, ops.token, 'stored after space was freed')
+  assert.equal(await count(n), 2 + acknowledged.length)
+  assert.ok(after > first)
 })
