@@ -359,6 +359,11 @@ function sendError(
     req.log.info({ code: appErr.code, status: appErr.statusCode, cause: appErr.cause }, 'request refused')
   }
   if (appErr.headers) reply.headers(appErr.headers)
+  // Reading the body began and stopped short (a handler streaming it failed, and its pipeline
+  // destroyed the stream it read through): node:http drains only a body nobody read, so the
+  // rest would sit unread and the client's next request on this connection go unanswered until
+  // the keep-alive timeout. Answer, then close. A body nobody touched node:http still drains.
+  if (!req.raw.complete && req.raw.readableDidRead) reply.header('connection', 'close')
   void app
   return reply.code(appErr.statusCode).type('application/json; charset=utf-8').send(appErr.toJSON())
 }
@@ -392,6 +397,10 @@ function translate(err: FastifyError, bodyLimit: number): AppError {
   }
   // The database is down or restarting: the client may retry, and the log says why.
   if (isDatabaseUnavailable(err)) return kitErrors.unavailable.with({ cause: err, headers: RETRY_SOON }, 'the database')
+  // A full disk or quota (a blob, a staged upload, a zone file): nothing the client did, and it
+  // may retry once an operator has freed space.
+  if (err.code === 'ENOSPC' || err.code === 'EDQUOT')
+    return kitErrors.unavailable.with({ cause: err, headers: RETRY_SOON }, 'storage')
   return kitErrors.internal.with({ cause: err })
 }
 

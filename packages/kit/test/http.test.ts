@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict'
-import { PassThrough } from 'node:stream'
+import { writeFile } from 'node:fs/promises'
+import { PassThrough, type Readable, Writable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { after, before, describe, test } from 'node:test'
 import { Type } from 'typebox'
-import { request } from 'undici'
+import { Agent, request } from 'undici'
 import { createHttpApp, createLogger, defineErrors, type HttpApp, type HttpAppOptions } from '../src/index.ts'
 
 const errors = defineErrors({
@@ -69,6 +71,10 @@ function defaultRoutes(app: HttpApp) {
   })
   app.get('/v1/busy', async () => {
     throw errors.busy()
+  })
+  // The kernel's own "no space left on device", as a full disk gives it.
+  app.get('/v1/full', async () => {
+    await writeFile('/dev/full', 'x')
   })
 }
 
@@ -219,6 +225,16 @@ describe('createHttpApp over a real socket', () => {
     assert.match(JSON.stringify(logged), /exploded/, 'the real error is in the log for operators')
   })
 
+  test('a full disk is a 503 unavailable with Retry-After, logged with its cause', async () => {
+    const res = await call(s.base, '/v1/full')
+    assert.equal(res.status, 503)
+    assert.equal(res.headers.get('retry-after'), '5')
+    assert.deepEqual(res.body, { error: { code: 'unavailable', message: 'storage is unavailable' } })
+    const logged = s.logs().find((l) => l.msg === 'request failed' && l.code === 'unavailable')
+    assert.equal(logged?.level, 'error')
+    assert.match(JSON.stringify(logged), /ENOSPC/)
+  })
+
   test('/healthz', async () => {
     const res = await call(s.base, '/healthz')
     assert.equal(res.status, 200)
@@ -274,6 +290,51 @@ describe('createHttpApp over a real socket', () => {
     assert.equal(doc.paths['/healthz'], undefined)
     assert.equal(doc.paths['/metrics'], undefined)
   })
+})
+
+test('an error answered before the body was read to its end closes the connection; the next request gets a new one', async () => {
+  // A handler that streams the body to a disk that fills up (artsvc's upload): the pipeline
+  // fails and destroys the request mid-body.
+  const s = await start({}, (app) => {
+    void app.register(async (raw) => {
+      raw.removeAllContentTypeParsers()
+      raw.addContentTypeParser('*', (_req, payload, done) => done(null, payload))
+      raw.put('/v1/upload', { bodyLimit: 64 * 1024 * 1024 }, async (req) => {
+        const full = new Writable({
+          write(_chunk, _encoding, callback) {
+            callback(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }))
+          },
+        })
+        await pipeline(req.body as Readable, full)
+        return { stored: true }
+      })
+    })
+    app.get('/v1/after', async () => ({ ok: true }))
+  })
+  const agent = new Agent({ connections: 1, headersTimeout: 5000, bodyTimeout: 5000 })
+  try {
+    const upload = await request(`${s.base}/v1/upload`, {
+      method: 'PUT',
+      body: Buffer.alloc(4 * 1024 * 1024, 1),
+      headers: { 'content-type': 'application/zip' },
+      dispatcher: agent,
+    })
+    assert.equal(upload.statusCode, 503)
+    assert.equal(upload.headers.connection, 'close')
+    await upload.body.json()
+    // Before, the connection stayed open with the request destroyed: this one waited for the
+    // server's keep-alive timeout and then failed with ECONNRESET.
+    const next = await request(`${s.base}/v1/after`, { dispatcher: agent })
+    assert.equal(next.statusCode, 200)
+    assert.deepEqual(await next.body.json(), { ok: true })
+    // A request read to its end keeps its connection.
+    const kept = await request(`${s.base}/v1/after`, { dispatcher: agent })
+    assert.equal(kept.headers.connection, 'keep-alive')
+    await kept.body.json()
+  } finally {
+    await agent.close()
+    await s.app.close()
+  }
 })
 
 describe('/readyz', () => {
