@@ -1,0 +1,60 @@
+/**
+ * The state folder's disk fills up under a running dnsctl (a small tmpfs holding its database
+ * and publication journal): a change answers 503 with Retry-After and reaches neither Knot nor
+ * the history, and once space is freed the next change is published as usual.
+ */
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { isRoot, startKnot, tempDir } from '@gatehouse/testkit'
+import { json, startHarness, ZONE, zoneText } from './helpers.ts'
+
+test('a full state disk: changes answer 503 and reach nothing; published again once space is freed', async (t) => {
+  assert.ok(isRoot, 'this test mounts a small tmpfs for the state folder: run the suite as root (CI does)')
+  const disk = tempDir('dnsctl-full-')
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', disk.path])
+  const knot = await startKnot()
+  const h = await startHarness({ knot, env: { DNSCTL_STATE_DIR: join(disk.path, 'state') } })
+  t.after(async () => {
+    await h.close()
+    await knot.stop()
+    execFileSync('umount', ['-l', disk.path])
+    disk.remove()
+  })
+  assert.equal((await h.call('PUT', `/v1/zones/${ZONE}`, { role: 'primary', zone_text: zoneText(10) })).status, 201)
+  const before = await json(await h.call('GET', `/v1/zones/${ZONE}/rrsets`))
+
+  const filler = join(disk.path, 'filler')
+  try {
+    execFileSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=64k'], { stdio: 'ignore' })
+  } catch {
+    // dd ends with "No space left on device": the disk is full.
+  }
+  const change = (name: string, revision: string) =>
+    h.call(
+      'POST',
+      `/v1/zones/${ZONE}/changes`,
+      { changes: [{ action: 'upsert', name, type: 'TXT', ttl: 60, records: [`"${'y'.repeat(200)}"`] }] },
+      { 'if-match': `"${revision}"` },
+    )
+  for (const name of ['full1', 'full2']) {
+    const refused = await change(name, before.revision)
+    assert.equal(refused.status, 503)
+    assert.equal(refused.headers.get('retry-after'), '5')
+    assert.deepEqual((await json(refused)).error, { code: 'unavailable', message: 'storage is unavailable' })
+  }
+  // Neither Knot nor dnsctl moved.
+  assert.equal(await knot.soaSerial(ZONE), 10)
+  assert.equal(await knot.kdig(`full1.${ZONE}`, 'TXT', '+short'), '')
+  assert.deepEqual(await json(await h.call('GET', `/v1/zones/${ZONE}/rrsets`)), before)
+
+  rmSync(filler)
+  const published = await change('after', before.revision)
+  const body = await json(published)
+  assert.equal(published.status, 200, JSON.stringify(body))
+  assert.equal(body.serial, 11)
+  assert.equal(await knot.soaSerial(ZONE), 11)
+  assert.match(await knot.kdig(`after.${ZONE}`, 'TXT', '+short'), /y{200}/)
+})
