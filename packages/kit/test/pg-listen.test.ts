@@ -165,6 +165,13 @@ describe('PostgreSQL LISTEN sessions', () => {
     assert.equal((await listeners(shared!, name)).length, 1)
     await d.close()
     await waitFor('no session left', async () => (await listeners(shared!, name)).length === 0)
+
+    // Closed while its first attempt is still connecting: the session ends as it comes up.
+    const early = await openDatabase<unknown>({ url })
+    const pending = early.listen!('kit_jobs', recorder().handlers)
+    await early.close()
+    assert.equal((await pending).listening, false)
+    await waitFor('no session left', async () => (await listeners(shared!, name)).length === 0)
   })
 
   test('handlers that throw are logged and the session goes on', async (t) => {

@@ -61,9 +61,12 @@ export function openPostgresPool(
   // Sessions still open when the database closes are closed with it: their sockets would keep
   // the process alive.
   const sessions = new Set<ListenSession>()
+  let ended = false
   const listen = async (channel: string, handlers: ListenHandlers): Promise<ListenSession> => {
     const session = await listenOn(connect, channel, handlers)
-    sessions.add(session)
+    // The database closed during the first attempt: so does the session.
+    if (ended) await session.close()
+    else sessions.add(session)
     return {
       get listening() {
         return session.listening
@@ -75,6 +78,7 @@ export function openPostgresPool(
     }
   }
   const end = async () => {
+    ended = true
     await Promise.all([...sessions].map((session) => session.close()))
     sessions.clear()
     await pool.end()
