@@ -1,0 +1,39 @@
+/**
+ * Retention: delete every row older than a cutoff a batch at a time, each batch its own
+ * statement, with a turn of the event loop between. One `DELETE` of a backlog (the first pass
+ * after an outage, a lowered retention) holds the write lock for as long as it runs, and on
+ * SQLite the process's only thread with it: every request waits. Batches bound that wait.
+ */
+import { type QueryExecutorProvider, sql } from 'kysely'
+
+/** Rows per statement: tens of milliseconds of work on SQLite. */
+const BATCH = 2000
+
+/**
+ * Delete the rows of `table` whose `column` is below `before`; how many went. Each batch is a
+ * range of the column's index (the `batch + 1`-th oldest value and everything up to it, ties
+ * included), so it costs what the one big statement costs per row. `column` needs an index.
+ *
+ * @example const removed = await deleteBefore(db, 'signals', 'observed_ms', cutoffMs)
+ */
+export async function deleteBefore(
+  db: QueryExecutorProvider,
+  table: string,
+  column: string,
+  before: number,
+  batch = BATCH,
+): Promise<number> {
+  const t = sql.table(table)
+  const c = sql.ref(column)
+  let total = 0
+  for (;;) {
+    const edge = await sql<{ edge: number }>`select ${c} as edge from ${t} where ${c} < ${before}
+      order by ${c} limit 1 offset ${batch}`.execute(db)
+    const upTo = edge.rows[0]?.edge
+    const statement =
+      upTo === undefined ? sql`delete from ${t} where ${c} < ${before}` : sql`delete from ${t} where ${c} <= ${upTo}`
+    total += Number((await statement.execute(db)).numAffectedRows ?? 0)
+    if (upTo === undefined) return total
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}

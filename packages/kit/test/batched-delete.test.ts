@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+import { type Postgres, startPostgres, tempDir } from '@gatehouse/testkit'
+import { type Generated, sql } from 'kysely'
+import { type Database, deleteBefore, openDatabase } from '../src/index.ts'
+
+interface DB {
+  // A composite key and no integer id: rows are picked by physical address.
+  events: { node: string; seq: number; observed_ms: number; note: Generated<string | null> }
+}
+
+const dir = tempDir('kit-batched-delete-')
+let pg: Postgres | undefined
+after(async () => {
+  await pg?.stop()
+  dir.remove()
+})
+
+const backends = [
+  { kind: 'sqlite', url: async () => `sqlite:${dir.path}/events.db` },
+  {
+    kind: 'postgres',
+    url: async () => {
+      pg ??= await startPostgres()
+      return pg.createDatabase()
+    },
+  },
+] as const
+
+for (const backend of backends) {
+  describe(`deleteBefore (${backend.kind})`, () => {
+    test('deletes every row below the cutoff and nothing else, a batch at a time, yielding between', async (t) => {
+      const d: Database<DB> = await openDatabase<DB>({ url: await backend.url() })
+      t.after(() => d.close())
+      await sql`create table events (node text not null, seq integer not null, observed_ms bigint not null, note text, primary key (node, seq))`.execute(
+        d.db,
+      )
+      await sql`create index events_observed on events (observed_ms)`.execute(d.db)
+      // Distinct times, and a thousand rows at one time: more ties than a batch holds.
+      const rows = Array.from({ length: 5000 }, (_, i) => ({
+        node: `n${i % 7}`,
+        seq: i,
+        observed_ms: i < 1000 ? 0 : (i * 7919) % 10_000,
+      }))
+      for (let i = 0; i < rows.length; i += 500)
+        await d.db
+          .insertInto('events')
+          .values(rows.slice(i, i + 500))
+          .execute()
+      const cutoff = 6000
+      const old = rows.filter((r) => r.observed_ms < cutoff).length
+
+      // Something queued before the call runs before it ends: the batches yield to the event loop.
+      const order: string[] = []
+      setImmediate(() => order.push('other work'))
+      const removed = await deleteBefore(d.db, 'events', 'observed_ms', cutoff, 400)
+      order.push('deleted')
+      assert.deepEqual(order, ['other work', 'deleted'])
+      assert.equal(removed, old)
+      const left = await d.db.selectFrom('events').select(['seq', 'observed_ms']).orderBy('seq').execute()
+      assert.deepEqual(
+        left.map((r) => Number(r.seq)),
+        rows.filter((r) => r.observed_ms >= cutoff).map((r) => r.seq),
+      )
+      // Nothing older left: a second pass removes nothing; an exact multiple of the batch ends too.
+      assert.equal(await deleteBefore(d.db, 'events', 'observed_ms', cutoff, 400), 0)
+      const exact = left.filter((r) => Number(r.observed_ms) < 6800).length
+      assert.equal(await deleteBefore(d.db, 'events', 'observed_ms', 6800, exact), exact)
+    })
+  })
+}
