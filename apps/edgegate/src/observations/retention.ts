@@ -1,8 +1,9 @@
 /**
  * The periodic cleanup, every `--retention-interval`: sightings past `--sighting-retention`
- * (aggregates and decisions stay) and web signals past `--signal-retention`.
+ * (aggregates and decisions stay) and web signals past `--signal-retention`. Rows go in batches
+ * (kit `deleteBefore`), so a backlog never holds the database, or on SQLite the server, for long.
  */
-import type { DatabaseKind, Logger } from '@gatehouse/kit'
+import { type DatabaseKind, deleteBefore, type Logger } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
 import { sweepEvidence } from '../web/evidence.ts'
@@ -15,10 +16,9 @@ export interface RetentionSettings {
   intervalMs: number
 }
 
-/** Remove signals observed before the cutoff; returns how many. */
-export async function sweepSignals(db: Kysely<DB>, cutoffMs: number): Promise<number> {
-  const r = await db.deleteFrom('signals').where('observed_ms', '<', cutoffMs).executeTakeFirst()
-  return Number(r.numDeletedRows)
+/** Remove signals observed before the cutoff, a batch at a time; returns how many. */
+export function sweepSignals(db: Kysely<DB>, cutoffMs: number): Promise<number> {
+  return deleteBefore(db, 'signals', 'observed_ms', cutoffMs)
 }
 
 export function startRetention(

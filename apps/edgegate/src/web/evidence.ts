@@ -15,7 +15,7 @@
  * correlating transaction takes one transaction-level advisory lock after its insert and before
  * its probe: whichever commits second probes after the first committed, and finds it.
  */
-import type { Database, DatabaseKind, PreparedQuery } from '@gatehouse/kit'
+import { type Database, type DatabaseKind, deleteBefore, type PreparedQuery } from '@gatehouse/kit'
 import type { SyncTransaction } from '@gatehouse/kit/db/database.ts'
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely'
 import type { DB, WebEvidenceGroupTable } from '../db/schema.ts'
@@ -350,9 +350,9 @@ group by g.gate, g.fingerprint`
 
 /** Retention: drop matches of swept signals (observed before) or swept sightings (all seen before). */
 export async function sweepEvidence(db: Db, signalCutoffMs: number, sightingCutoffMs: number): Promise<number> {
-  const a = await db.deleteFrom('web_evidence').where('observed_ms', '<', signalCutoffMs).executeTakeFirst()
-  const b = await db.deleteFrom('web_evidence').where('sighting_ms', '<', sightingCutoffMs).executeTakeFirst()
-  // A pair whose newest signal is past retention has no evidence left.
+  const a = await deleteBefore(db, 'web_evidence', 'observed_ms', signalCutoffMs)
+  const b = await deleteBefore(db, 'web_evidence', 'sighting_ms', sightingCutoffMs)
+  // A pair whose newest signal is past retention has no evidence left (one row per pair: no batches).
   await db.deleteFrom('web_evidence_groups').where('last_ms', '<', signalCutoffMs).execute()
-  return Number(a.numDeletedRows) + Number(b.numDeletedRows)
+  return a + b
 }

@@ -3,7 +3,7 @@
  * with the host (SNI) of the observation that carried it. The fingerprint aggregate keeps
  * only the newest metadata, so the host is recorded here, per sighting, at ingest.
  */
-import type { Database, DatabaseKind, PreparedQuery } from '@gatehouse/kit'
+import { type Database, type DatabaseKind, deleteBefore, type PreparedQuery } from '@gatehouse/kit'
 import type { SyncTransaction } from '@gatehouse/kit/db/database.ts'
 import type { Kysely, Transaction } from 'kysely'
 import type { DB, WebSightingTable } from '../db/schema.ts'
@@ -161,7 +161,6 @@ export function storeTlsSightingsSync(
 }
 
 /** Remove TLS sightings seen before the cutoff (the `--sighting-retention` sweep). */
-export async function sweepTlsSightings(db: Kysely<DB>, cutoffMs: number): Promise<number> {
-  const r = await db.deleteFrom('web_sightings').where('seen_ms', '<', cutoffMs).executeTakeFirst()
-  return Number(r.numDeletedRows)
+export function sweepTlsSightings(db: Kysely<DB>, cutoffMs: number): Promise<number> {
+  return deleteBefore(db, 'web_sightings', 'seen_ms', cutoffMs)
 }
