@@ -4,12 +4,11 @@
  * what was published is still listed and served, and publishing works again once space is freed.
  */
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readdirSync, rmSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import { isRoot, type TempDir, tempDir } from '@gatehouse/testkit'
+import { mountSmallDisk, type SmallDisk, type TempDir, tempDir } from '@gatehouse/testkit'
 import {
   type Backends,
   bearer,
@@ -23,14 +22,12 @@ import { sampleBundle } from './helpers/zip-builder.ts'
 
 let backends: Backends
 let a: Harness
-let disk: TempDir
+let disk: SmallDisk
 let database: TempDir
 
 before(async () => {
-  assert.ok(isRoot, 'this test mounts a small tmpfs for the storage: run the suite as root (CI does)')
-  disk = tempDir('artsvc-full-')
+  disk = mountSmallDisk('artsvc-full-', 8)
   database = tempDir('artsvc-full-db-')
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', disk.path])
   backends = await startBackends()
   a = await startArtsvc({
     op: backends.op,
@@ -40,10 +37,7 @@ before(async () => {
 after(async () => {
   await a?.close()
   await backends?.stop()
-  if (disk) {
-    execFileSync('umount', ['-l', disk.path])
-    disk.remove()
-  }
+  disk?.remove()
   database?.remove()
 })
 
@@ -58,12 +52,7 @@ test('a full storage disk: 503 for a publish, nothing left behind, the rest stil
   const before = await mustPublish(a, owner, sampleBundle([{ name: 'one.bin', data: randomBytes(1000) }]))
   const stored = files(disk.path)
 
-  const filler = join(disk.path, 'filler')
-  try {
-    execFileSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=64k'], { stdio: 'ignore' })
-  } catch {
-    // dd ends with "No space left on device": the disk is full.
-  }
+  disk.fill()
   for (let i = 0; i < 2; i++) {
     const refused = await publishZip(a, owner, sampleBundle([{ name: 'big.bin', data: randomBytes(500_000) }]))
     assert.equal(refused.status, 503, JSON.stringify(refused.body))
@@ -71,7 +60,7 @@ test('a full storage disk: 503 for a publish, nothing left behind, the rest stil
   }
   // No half-written blob, manifest or staged upload, and no artifact without its files.
   assert.deepEqual(
-    files(disk.path).filter((f) => f !== filler),
+    files(disk.path).filter((f) => f !== disk.filler),
     stored,
   )
   const listed = (await (await fetch(`${a.base}/api/v1/artifacts`, { headers: owner })).json()) as {
@@ -83,7 +72,7 @@ test('a full storage disk: 503 for a publish, nothing left behind, the rest stil
   )
   assert.equal((await fetch(`${a.base}/a/${before.artifact}`, { headers: owner })).status, 200)
 
-  rmSync(filler)
+  disk.free()
   const after = await mustPublish(a, owner, sampleBundle([{ name: 'big.bin', data: randomBytes(500_000) }]))
   assert.notEqual(after.artifact, before.artifact)
 })

@@ -4,34 +4,24 @@
  * the history, and once space is freed the next change is published as usual.
  */
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
-import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { isRoot, startKnot, tempDir } from '@gatehouse/testkit'
+import { mountSmallDisk, startKnot } from '@gatehouse/testkit'
 import { json, startHarness, ZONE, zoneText } from './helpers.ts'
 
 test('a full state disk: changes answer 503 and reach nothing; published again once space is freed', async (t) => {
-  assert.ok(isRoot, 'this test mounts a small tmpfs for the state folder: run the suite as root (CI does)')
-  const disk = tempDir('dnsctl-full-')
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', disk.path])
+  const disk = mountSmallDisk('dnsctl-full-', 4)
   const knot = await startKnot()
   const h = await startHarness({ knot, env: { DNSCTL_STATE_DIR: join(disk.path, 'state') } })
   t.after(async () => {
     await h.close()
     await knot.stop()
-    execFileSync('umount', ['-l', disk.path])
     disk.remove()
   })
   assert.equal((await h.call('PUT', `/v1/zones/${ZONE}`, { role: 'primary', zone_text: zoneText(10) })).status, 201)
   const before = await json(await h.call('GET', `/v1/zones/${ZONE}/rrsets`))
 
-  const filler = join(disk.path, 'filler')
-  try {
-    execFileSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=64k'], { stdio: 'ignore' })
-  } catch {
-    // dd ends with "No space left on device": the disk is full.
-  }
+  disk.fill()
   const change = (name: string, revision: string) =>
     h.call(
       'POST',
@@ -50,7 +40,7 @@ test('a full state disk: changes answer 503 and reach nothing; published again o
   assert.equal(await knot.kdig(`full1.${ZONE}`, 'TXT', '+short'), '')
   assert.deepEqual(await json(await h.call('GET', `/v1/zones/${ZONE}/rrsets`)), before)
 
-  rmSync(filler)
+  disk.free()
   const published = await change('after', before.revision)
   const body = await json(published)
   assert.equal(published.status, 200, JSON.stringify(body))

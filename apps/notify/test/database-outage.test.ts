@@ -8,13 +8,11 @@
  * without being stored.
  */
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
-import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { sql } from '@gatehouse/kit/db/database.ts'
-import { isRoot, startPostgres, tempDir, waitFor } from '@gatehouse/testkit'
+import { mountSmallDisk, startPostgres, waitFor } from '@gatehouse/testkit'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, count, publish, reader, startNotify } from './helpers.ts'
 import { SseClient } from './sse.ts'
 
@@ -104,27 +102,19 @@ test('a SQLite file another process holds the write lock on: 503 for the deliver
 })
 
 test('a full disk under SQLite: every acknowledged delivery is stored, the rest answer 503; stored again once space is freed', async (t) => {
-  assert.ok(isRoot, 'this test mounts a small tmpfs for the database: run the suite as root (CI does)')
-  const dir = tempDir('notify-full-')
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', dir.path])
+  const disk = mountSmallDisk('notify-full-', 4)
   let n: Awaited<ReturnType<typeof startNotify>> | undefined
   t.after(async () => {
     await n?.close()
-    execFileSync('umount', ['-l', dir.path])
-    dir.remove()
+    disk.remove()
   })
-  const url = `sqlite:${join(dir.path, 'notify.db')}`
+  const url = `sqlite:${join(disk.path, 'notify.db')}`
   n = await startNotify({ name: 'sqlite', url: async () => url })
   const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
   const ops = await channel(n, admin, 'ops')
   const first = await publish(n, ops.token, 'stored before the disk filled')
 
-  const filler = join(dir.path, 'filler')
-  try {
-    execFileSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=64k'], { stdio: 'ignore' })
-  } catch {
-    // dd ends with "No space left on device": the disk is full.
-  }
+  disk.fill()
   const deliver = (i: number) =>
     n!.client.post('/api/v1/messages', { token: ops.token, body: { text: `while full ${i} ${'x'.repeat(2000)}` } })
   // Alone (an autocommitted INSERT … RETURNING) and grouped (one transaction for several).
@@ -146,7 +136,7 @@ test('a full disk under SQLite: every acknowledged delivery is stored, the rest 
     [first, ...acknowledged.sort((a, b) => a - b)],
   )
 
-  rmSync(filler)
+  disk.free()
   const after = await publish(n, ops.token, 'stored after space was freed')
   assert.equal(await count(n), 2 + acknowledged.length)
   assert.ok(after > first)
