@@ -3,7 +3,8 @@
  * (aggregates and decisions stay) and web signals past `--signal-retention`. Rows go in batches
  * (kit `deleteBefore`), so a backlog never holds the database, or on SQLite the server, for long.
  */
-import { type DatabaseKind, deleteBefore, type Logger } from '@gatehouse/kit'
+import type { DatabaseKind, Logger } from '@gatehouse/kit'
+import { deleteBefore } from '@gatehouse/kit/db/batched-delete.ts'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
 import { sweepEvidence } from '../web/evidence.ts'

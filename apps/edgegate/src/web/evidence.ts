@@ -15,7 +15,8 @@
  * correlating transaction takes one transaction-level advisory lock after its insert and before
  * its probe: whichever commits second probes after the first committed, and finds it.
  */
-import { type Database, type DatabaseKind, deleteBefore, type PreparedQuery } from '@gatehouse/kit'
+import type { Database, DatabaseKind, PreparedQuery } from '@gatehouse/kit'
+import { deleteBefore } from '@gatehouse/kit/db/batched-delete.ts'
 import type { SyncTransaction } from '@gatehouse/kit/db/database.ts'
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely'
 import type { DB, WebEvidenceGroupTable } from '../db/schema.ts'

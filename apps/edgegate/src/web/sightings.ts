@@ -3,7 +3,8 @@
  * with the host (SNI) of the observation that carried it. The fingerprint aggregate keeps
  * only the newest metadata, so the host is recorded here, per sighting, at ingest.
  */
-import { type Database, type DatabaseKind, deleteBefore, type PreparedQuery } from '@gatehouse/kit'
+import type { Database, DatabaseKind, PreparedQuery } from '@gatehouse/kit'
+import { deleteBefore } from '@gatehouse/kit/db/batched-delete.ts'
 import type { SyncTransaction } from '@gatehouse/kit/db/database.ts'
 import type { Kysely, Transaction } from 'kysely'
 import type { DB, WebSightingTable } from '../db/schema.ts'
