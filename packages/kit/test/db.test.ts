@@ -902,7 +902,7 @@ describe('PostgreSQL connections of their own', () => {
     const url = await fresh()
     const relay = await startRelay(t, url)
     const d = await openDatabase<DB>({
-      url: `postgres://postgres@127.0.0.1:${relay.port}${new URL(url).pathname}`,
+      url: relay.url,
       connectTimeoutMs: 300,
     })
     try {
@@ -922,7 +922,7 @@ describe('PostgreSQL connections of their own', () => {
   test('a connection reset in the middle of a query is an unavailable database, and the pool recovers', async (t) => {
     const url = await fresh()
     const relay = await startRelay(t, url)
-    const d = await openDatabase<DB>({ url: `postgres://postgres@127.0.0.1:${relay.port}${new URL(url).pathname}` })
+    const d = await openDatabase<DB>({ url: relay.url })
     try {
       const slow = sql`select pg_sleep(5)`.execute(d.db).catch((err: unknown) => err)
       await waitFor('the server to run the query', async () => {

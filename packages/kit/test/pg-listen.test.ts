@@ -113,7 +113,7 @@ describe('PostgreSQL LISTEN sessions', () => {
     const url = await fresh()
     const relay = await startRelay(t, url)
     const d = await openDatabase<unknown>({
-      url: `postgres://postgres@127.0.0.1:${relay.port}${new URL(url).pathname}`,
+      url: relay.url,
       poolSize: 1,
     })
     t.after(() => d.close())
