@@ -34,6 +34,27 @@ const BUSY_SLICE_MS = 10
 /** The first pause after a busy attempt, doubled each time up to the last. */
 const BUSY_PAUSES_MS = [5, 100] as const
 
+/**
+ * `PRAGMA journal_mode = WAL`, attempted again while SQLite answers SQLITE_BUSY, for up to
+ * `timeoutMs`. Two processes switching a new file at once each hold a shared lock the other's
+ * exclusive one waits on, so SQLite fails one of them at once instead of calling its busy
+ * handler (one start in three failed when two processes opened a new file together). The pauses
+ * block the thread: opening has nothing else to run yet.
+ */
+function switchToWal(raw: DatabaseSync, timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs
+  for (let pause: number = BUSY_PAUSES_MS[0]; ; pause = Math.min(pause * 2, BUSY_PAUSES_MS[1])) {
+    try {
+      raw.exec('PRAGMA journal_mode = WAL')
+      return
+    } catch (err) {
+      const left = deadline - Date.now()
+      if (!isSqliteBusy(err) || left <= 0) throw err
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.min(pause, left))
+    }
+  }
+}
+
 /** Parameters as node:sqlite takes them; allocates only when a value needs converting. */
 function bind(parameters: ReadonlyArray<unknown>): readonly SQLInputValue[] {
   for (let i = 0; i < parameters.length; i++) {
@@ -128,7 +149,7 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     // Opening waits the whole timeout inside SQLite: a file being switched to WAL, or whose last
     // connection is closing, is locked for a moment, and nothing else runs yet.
     this.raw = new DatabaseSync(path, { timeout: this.busyTimeoutMs })
-    this.raw.exec('PRAGMA journal_mode = WAL')
+    switchToWal(this.raw, this.busyTimeoutMs)
     this.raw.exec('PRAGMA synchronous = NORMAL')
     this.raw.exec('PRAGMA foreign_keys = ON')
     this.raw.exec(`PRAGMA busy_timeout = ${Math.min(BUSY_SLICE_MS, this.busyTimeoutMs)}`)
