@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import type { Generated } from 'kysely'
+import { type Generated, sql } from 'kysely'
 import { NodeSqliteDatabase, openDatabase } from '../src/index.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'kit-sqlite-'))
@@ -77,6 +77,32 @@ describe('NodeSqliteDatabase', () => {
     raw.raw.exec('insert into parent (id) values (1), (2)')
     assert.deepEqual(await insert.first(1), { id: 1 })
     assert.deepEqual(raw.prepareKept('select id from parent order by id').first([]), { id: 1 })
+  })
+
+  test('a transaction SQLite ended itself fails with the error that ended it, and the connection goes on', async () => {
+    // A full disk, an I/O error or memory running out make SQLite roll back the whole transaction;
+    // Kysely then asks for a ROLLBACK, which used to fail with "no transaction is active" and hide
+    // the disk-full error (a gate dropped its observations for it instead of keeping them).
+    const d = await openDatabase<{ t: { id: Generated<number>; v: string } }>({
+      url: `sqlite:${join(dir, 'ended.db')}`,
+    })
+    after(() => d.close())
+    await sql`create table t (id integer primary key, v text not null)`.execute(d.db)
+    const ended = Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13 })
+    await assert.rejects(
+      d.db.transaction().execute(async (trx) => {
+        await trx.insertInto('t').values({ v: 'rolled back' }).execute()
+        await sql`rollback`.execute(trx)
+        throw ended
+      }),
+      (err) => err === ended,
+    )
+    await d.db.insertInto('t').values({ v: 'after' }).execute()
+    await d.db.transaction().execute((trx) => trx.insertInto('t').values({ v: 'in a transaction' }).execute())
+    assert.deepEqual(
+      (await d.db.selectFrom('t').select('v').orderBy('id').execute()).map((r) => r.v),
+      ['after', 'in a transaction'],
+    )
   })
 
   test('close is idempotent', () => {

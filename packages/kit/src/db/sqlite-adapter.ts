@@ -327,6 +327,10 @@ export class NodeSqliteDriver implements Driver {
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    // SQLite may have rolled back already: a full disk, an I/O error or memory running out end the
+    // whole transaction (https://www.sqlite.org/lang_transaction.html). A ROLLBACK then fails with
+    // "no transaction is active", and Kysely would throw that instead of the error that mattered.
+    if (!this.#db.raw.isTransaction) return
     await connection.executeQuery(CompiledQuery.raw('rollback'))
   }
 
