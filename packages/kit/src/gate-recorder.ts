@@ -3,7 +3,13 @@
  * of clients costs one SQLite write per interval instead of one per connection (the entry cap is
  * enforced in that same transaction, by `recordObservations`). Both gates use it: this keeps the
  * counts, times and bounded sightings every gate records, and the gate adds its own fields.
+ *
+ * A write that fails because the database is unavailable (a full disk, a lock held past the busy
+ * timeout) loses nothing: its observations go back into the pending ones and are written by a
+ * later flush. While writes fail, memory is bounded by `maxHeld` fingerprints; connections of
+ * fingerprints beyond it are counted and logged, not kept.
  */
+import { isDatabaseUnavailable } from './db/unavailable.ts'
 import { type GateObservation, mergeSightings } from './gate-store.ts'
 import type { Logger } from './logger.ts'
 
@@ -22,6 +28,8 @@ export interface GateRecorderOptions<Seen extends GateSeen, O extends GateObserv
   intervalMs: number
   /** Flush early once this many distinct fingerprints wait (default 512). */
   maxPending?: number
+  /** Fingerprints held in memory at most, while writes fail (default 16 × `maxPending`). */
+  maxHeld?: number
   now?: () => string
   /** The sighting stored for a connection (a gate may add fields to it). */
   sighting(seen: Seen): O['sightings'][number]
@@ -29,6 +37,11 @@ export interface GateRecorderOptions<Seen extends GateSeen, O extends GateObserv
   start(seen: Seen): Omit<O, Exclude<keyof GateObservation, 'metadata'>>
   /** Fold a later connection into the gate's own fields; `latest`: no connection seen so far is newer. */
   fold(o: O, seen: Seen, latest: boolean): void
+  /**
+   * Fold the gate's own fields of an observation a failed write gave back into the pending one
+   * of the same fingerprint; `latest`: the given-back one's last connection is the newer.
+   */
+  merge(o: O, kept: O, latest: boolean): void
   /** Write a batch in one transaction (the gate's `recordObservations`). */
   write(batch: O[], now: string): Promise<{ pruned: number }>
 }
@@ -38,63 +51,143 @@ const PENDING_SIGHTINGS = 256
 
 export class GateRecorder<Seen extends GateSeen, O extends GateObservation> {
   readonly #options: GateRecorderOptions<Seen, O>
+  readonly #maxPending: number
+  readonly #maxHeld: number
   #pending = new Map<string, O>()
   readonly #timer: NodeJS.Timeout
   #flushing: Promise<void> = Promise.resolve()
+  /** An early flush is queued and has not started. */
+  #early = false
+  /** Since when writes have failed for an unavailable database (ms), if they do. */
+  #failingSince: number | undefined
+  /** Connections not recorded because `maxHeld` fingerprints were already held. */
+  #dropped = 0
 
   constructor(options: GateRecorderOptions<Seen, O>) {
     this.#options = options
+    this.#maxPending = options.maxPending ?? 512
+    this.#maxHeld = options.maxHeld ?? 16 * this.#maxPending
     this.#timer = setInterval(() => void this.flush(), options.intervalMs)
     this.#timer.unref()
   }
 
   add(seen: Seen): void {
-    const sighting = this.#options.sighting(seen)
     const o = this.#pending.get(seen.fingerprint)
     if (!o) {
+      if (this.#pending.size >= this.#maxHeld) {
+        this.#drop(1)
+        return
+      }
       const first = {
         ...this.#options.start(seen),
         fingerprint: seen.fingerprint,
         count: 1,
         firstSeen: seen.at,
         lastSeen: seen.at,
-        sightings: [sighting],
+        sightings: [this.#options.sighting(seen)],
       } as unknown as O
       this.#pending.set(seen.fingerprint, first)
-      if (this.#pending.size >= (this.#options.maxPending ?? 512)) void this.flush()
+      // While writes fail, the interval alone retries: one attempt per tick, not one per connection.
+      if (this.#pending.size >= this.#maxPending && !this.#early && this.#failingSince === undefined) {
+        this.#early = true
+        void this.flush()
+      }
       return
     }
     o.count++
     const latest = seen.at >= o.lastSeen
     if (latest) o.lastSeen = seen.at
+    else if (seen.at < o.firstSeen) o.firstSeen = seen.at
     this.#options.fold(o, seen, latest)
     // Bounded the same way the stored list is, merged once per 128 connections rather than each.
-    o.sightings.push(sighting)
+    o.sightings.push(this.#options.sighting(seen))
     if (o.sightings.length > PENDING_SIGHTINGS) o.sightings = mergeSightings(o.sightings, [])
   }
 
   /** Write what is pending; concurrent calls run one after another. */
   flush(): Promise<void> {
-    this.#flushing = this.#flushing.then(async () => {
-      if (this.#pending.size === 0) return
-      const batch = [...this.#pending.values()]
-      this.#pending = new Map()
-      try {
-        const now = (this.#options.now ?? (() => new Date().toISOString()))()
-        const { pruned } = await this.#options.write(batch, now)
-        if (pruned > 0) this.#options.logger.info({ pruned }, 'pruned fingerprint entries over max_fingerprints')
-      } catch (err) {
-        this.#options.logger.error(
-          { reason: (err as Error).message, fingerprints: batch.length },
-          'storing observations failed',
-        )
-      }
-    })
+    this.#flushing = this.#flushing.then(() => this.#write())
     return this.#flushing
   }
 
   async close(): Promise<void> {
     clearInterval(this.#timer)
     await this.flush()
+    if (this.#pending.size === 0) return
+    let connections = 0
+    for (const o of this.#pending.values()) connections += o.count
+    this.#options.logger.error(
+      { fingerprints: this.#pending.size, connections },
+      'observations not stored at shutdown: the database is unavailable',
+    )
+  }
+
+  async #write(): Promise<void> {
+    this.#early = false
+    if (this.#pending.size === 0) return
+    const batch = [...this.#pending.values()]
+    this.#pending = new Map()
+    const { logger } = this.#options
+    try {
+      const now = (this.#options.now ?? (() => new Date().toISOString()))()
+      const { pruned } = await this.#options.write(batch, now)
+      if (this.#failingSince !== undefined) {
+        logger.info(
+          { outageMs: Date.now() - this.#failingSince, notRecorded: this.#dropped },
+          'storing observations again',
+        )
+      } else if (this.#dropped > 0) {
+        logger.warn({ notRecorded: this.#dropped }, 'connections not recorded: too many fingerprints held')
+      }
+      this.#failingSince = undefined
+      this.#dropped = 0
+      if (pruned > 0) logger.info({ pruned }, 'pruned fingerprint entries over max_fingerprints')
+    } catch (err) {
+      const reason = (err as Error).message
+      if (!isDatabaseUnavailable(err)) {
+        // Not the database's state but the batch or the code: writing it again would fail again.
+        logger.error({ reason, fingerprints: batch.length }, 'storing observations failed')
+        return
+      }
+      if (this.#failingSince === undefined) {
+        this.#failingSince = Date.now()
+        logger.error(
+          { reason, fingerprints: batch.length },
+          'storing observations failed; they are kept and written once the database is available',
+        )
+      }
+      this.#giveBack(batch)
+    }
+  }
+
+  /** Put a batch a failed write could not store back with what arrived meanwhile. */
+  #giveBack(batch: readonly O[]): void {
+    for (const kept of batch) {
+      const o = this.#pending.get(kept.fingerprint)
+      if (!o) {
+        if (this.#pending.size >= this.#maxHeld) this.#drop(kept.count)
+        else this.#pending.set(kept.fingerprint, kept)
+        continue
+      }
+      o.count += kept.count
+      if (kept.firstSeen < o.firstSeen) o.firstSeen = kept.firstSeen
+      const latest = kept.lastSeen > o.lastSeen
+      if (latest) {
+        o.lastSeen = kept.lastSeen
+        o.metadata = kept.metadata
+      }
+      this.#options.merge(o, kept, latest)
+      o.sightings = mergeSightings(kept.sightings, o.sightings)
+    }
+  }
+
+  #drop(connections: number): void {
+    if (this.#dropped === 0) {
+      this.#options.logger.warn(
+        { held: this.#pending.size },
+        'fingerprints over the held limit are not recorded until a write succeeds',
+      )
+    }
+    this.#dropped += connections
   }
 }

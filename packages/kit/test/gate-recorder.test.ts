@@ -1,7 +1,8 @@
 /**
  * The kit's GateRecorder, which both gates use to gather connections between flushes: what one
  * flush carries per fingerprint (counts, first and last seen, the gate's own fields, sightings
- * bounded like the stored ones), early flushes, and a failed write that is logged, not thrown.
+ * bounded like the stored ones), early flushes, and failed writes: given back while the database
+ * is unavailable, dropped otherwise, and never thrown.
  */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
@@ -17,17 +18,27 @@ interface Obs extends GateObservation {
   refused: number
 }
 
-function recorder(options: { maxPending?: number; fail?: boolean } = {}) {
+/** What node:sqlite throws when the disk is full: the database is unavailable, not the batch wrong. */
+function diskFull(): Error {
+  return Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13 })
+}
+
+function recorder(options: { maxPending?: number; maxHeld?: number } = {}) {
   const batches: Obs[][] = []
   const logged: string[] = []
-  const logger = {
-    info: (_: unknown, msg: string) => logged.push(`info ${msg}`),
-    error: (_: unknown, msg: string) => logged.push(`error ${msg}`),
-  } as unknown as Logger
+  const fields: Record<string, unknown>[] = []
+  /** Set to make the next writes fail with this error. */
+  const state: { failWith?: () => Error; hold?: Promise<void>; attempts: number } = { attempts: 0 }
+  const log = (level: string) => (f: Record<string, unknown>, msg: string) => {
+    logged.push(`${level} ${msg}`)
+    fields.push(f)
+  }
+  const logger = { info: log('info'), warn: log('warn'), error: log('error') } as unknown as Logger
   const r = new GateRecorder<Seen, Obs>({
     logger,
     intervalMs: 3_600_000,
     ...(options.maxPending === undefined ? {} : { maxPending: options.maxPending }),
+    ...(options.maxHeld === undefined ? {} : { maxHeld: options.maxHeld }),
     now: () => '2026-11-27T12:00:00.000Z',
     sighting: (s) => ({ ip: s.ip, port: s.port, last_seen: s.at }),
     start: (s) => ({ metadata: JSON.stringify({ sni: s.sni }), refused: s.refused ? 1 : 0 }),
@@ -35,16 +46,29 @@ function recorder(options: { maxPending?: number; fail?: boolean } = {}) {
       if (s.refused) o.refused++
       if (latest) o.metadata = JSON.stringify({ sni: s.sni })
     },
+    merge: (o, kept) => {
+      o.refused += kept.refused
+    },
     write: async (batch) => {
-      if (options.fail) throw new Error('disk full')
+      state.attempts++
+      await state.hold
+      if (state.failWith) throw state.failWith()
       batches.push(batch)
       return { pruned: batch.length > 1 ? 1 : 0 }
     },
   })
-  return { r, batches, logged }
+  return { r, batches, logged, fields, state }
 }
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 27, 10, 0, s)).toISOString()
+const conn = (fingerprint: string, second: number, o: { sni?: string; refused?: boolean; ip?: string } = {}): Seen => ({
+  fingerprint,
+  ip: o.ip ?? '192.0.2.1',
+  port: 1000 + second,
+  at: at(second),
+  sni: o.sni ?? 'x',
+  refused: o.refused ?? false,
+})
 
 describe('GateRecorder', () => {
   test('one observation per fingerprint and flush: counts, times, latest metadata, bounded sightings', async () => {
@@ -53,6 +77,7 @@ describe('GateRecorder', () => {
     r.add({ fingerprint: 'a', ip: '192.0.2.1', port: 1000, at: at(5), sni: 'five', refused: false })
     r.add({ fingerprint: 'a', ip: '192.0.2.1', port: 1001, at: at(9), sni: 'nine', refused: true })
     r.add({ fingerprint: 'a', ip: '192.0.2.1', port: 1002, at: at(7), sni: 'seven', refused: true })
+    r.add({ fingerprint: 'a', ip: '192.0.2.1', port: 1003, at: at(3), sni: 'three', refused: false })
     for (let i = 0; i < 300; i++)
       r.add({
         fingerprint: 'b',
@@ -67,7 +92,7 @@ describe('GateRecorder', () => {
     const a = batches[0]!.find((o) => o.fingerprint === 'a')!
     assert.deepEqual(
       [a.count, a.refused, a.firstSeen, a.lastSeen, a.metadata, a.sightings.length],
-      [3, 2, at(5), at(9), '{"sni":"nine"}', 3],
+      [4, 2, at(3), at(9), '{"sni":"nine"}', 4],
     )
     const b = batches[0]!.find((o) => o.fingerprint === 'b')!
     assert.equal(b.count, 300)
@@ -94,13 +119,101 @@ describe('GateRecorder', () => {
     )
   })
 
-  test('a failed write is logged and the recorder goes on', async () => {
-    const { r, logged } = recorder({ fail: true })
-    r.add({ fingerprint: 'a', ip: '192.0.2.1', port: 1, at: at(1), sni: 'x', refused: false })
+  test('a write that fails for another reason is logged and dropped: writing it again would fail again', async () => {
+    const { r, batches, logged, state } = recorder()
+    state.failWith = () => new TypeError('bad batch')
+    r.add(conn('a', 1))
     await r.flush()
     assert.deepEqual(logged, ['error storing observations failed'])
-    r.add({ fingerprint: 'a', ip: '192.0.2.1', port: 1, at: at(2), sni: 'x', refused: false })
+    state.failWith = undefined
+    r.add(conn('b', 2))
     await r.close()
-    assert.equal(logged.length, 2)
+    assert.deepEqual(
+      batches.map((b) => b.map((o) => [o.fingerprint, o.count])),
+      [[['b', 1]]],
+    )
+  })
+
+  test('a database that is unavailable loses nothing: the batch is merged into what came after and written later', async () => {
+    const { r, batches, logged, fields, state } = recorder()
+    r.add(conn('a', 5, { sni: 'five', ip: '192.0.2.5' }))
+    r.add(conn('a', 9, { sni: 'nine', refused: true, ip: '192.0.2.9' }))
+    r.add(conn('b', 1))
+    r.add(conn('d', 20, { sni: 'twenty' }))
+    state.failWith = diskFull
+    const { promise, resolve } = Promise.withResolvers<void>()
+    state.hold = promise
+    const failing = r.flush()
+    await new Promise(setImmediate)
+    assert.equal(state.attempts, 1)
+    // While that write runs: a later connection of a; one of d older than the batch's (out of order).
+    r.add(conn('a', 12, { sni: 'twelve', refused: true, ip: '192.0.2.12' }))
+    r.add(conn('d', 15, { sni: 'fifteen' }))
+    resolve()
+    await failing
+    // The next write fails too: the batch holds what was given back.
+    r.add(conn('c', 30))
+    await r.flush()
+    assert.equal(state.attempts, 2)
+    // Logged once per outage, not once per failed flush.
+    assert.deepEqual(logged, [
+      'error storing observations failed; they are kept and written once the database is available',
+    ])
+    assert.equal(fields[0]!.reason, 'database or disk is full')
+
+    state.failWith = undefined
+    await r.flush()
+    assert.equal(batches.length, 1)
+    const byFp = new Map(batches[0]!.map((o) => [o.fingerprint, o]))
+    const a = byFp.get('a')!
+    assert.deepEqual(
+      [a.count, a.refused, a.firstSeen, a.lastSeen, a.metadata],
+      [3, 2, at(5), at(12), '{"sni":"twelve"}'],
+    )
+    assert.deepEqual(a.sightings.map((s) => s.ip).sort(), ['192.0.2.12', '192.0.2.5', '192.0.2.9'])
+    const d = byFp.get('d')!
+    assert.deepEqual([d.count, d.firstSeen, d.lastSeen, d.metadata], [2, at(15), at(20), '{"sni":"twenty"}'])
+    assert.deepEqual([byFp.get('b')!.count, byFp.get('c')!.count, byFp.size], [1, 1, 4])
+    assert.equal(logged[1], 'info storing observations again')
+    assert.equal(fields[1]!.notRecorded, 0)
+    await r.close()
+  })
+
+  test('while writes fail, at most maxHeld fingerprints are held; the rest are counted, and early flushes wait for the interval', async () => {
+    const { r, batches, logged, fields, state } = recorder({ maxPending: 2, maxHeld: 3 })
+    state.failWith = diskFull
+    r.add(conn('a', 1))
+    r.add(conn('b', 1))
+    await new Promise(setImmediate)
+    assert.equal(state.attempts, 1, 'the early flush ran')
+    for (const fp of ['c', 'd', 'e']) r.add(conn(fp, 2))
+    r.add(conn('a', 3))
+    await new Promise(setImmediate)
+    assert.equal(state.attempts, 1, 'no early flush while writes fail')
+    assert.deepEqual(logged, [
+      'error storing observations failed; they are kept and written once the database is available',
+      'warn fingerprints over the held limit are not recorded until a write succeeds',
+    ])
+    state.failWith = undefined
+    await r.flush()
+    assert.deepEqual(batches[0]!.map((o) => [o.fingerprint, o.count]).sort(), [
+      ['a', 2],
+      ['b', 1],
+      ['c', 1],
+    ])
+    assert.equal(logged[2], 'info storing observations again')
+    assert.equal(fields[2]!.notRecorded, 2)
+    await r.close()
+  })
+
+  test('close with the database still unavailable says how much was not stored', async () => {
+    const { r, logged, fields, state } = recorder()
+    state.failWith = () => Object.assign(new Error('database is locked'), { code: 'ERR_SQLITE_ERROR', errcode: 5 })
+    r.add(conn('a', 1))
+    r.add(conn('a', 2))
+    r.add(conn('b', 3))
+    await r.close()
+    assert.equal(logged.at(-1), 'error observations not stored at shutdown: the database is unavailable')
+    assert.deepEqual(fields.at(-1), { fingerprints: 2, connections: 3 })
   })
 })

@@ -60,6 +60,13 @@ export class ObservationRecorder extends GateRecorder<Seen, Observation> {
         o.identification = seen.identification
         o.clientVersion = seen.clientVersion
       },
+      merge: (o, kept, latest) => {
+        o.enrolled += kept.enrolled
+        if (latest) {
+          o.identification = kept.identification
+          o.clientVersion = kept.clientVersion
+        }
+      },
       write: (batch, now) => recordObservations(options.db, batch, options.maxEntries, now),
     })
   }

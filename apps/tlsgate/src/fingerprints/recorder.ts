@@ -40,6 +40,9 @@ export class ObservationRecorder extends GateRecorder<Seen, Observation> {
         // The SNI may differ between connections of one client: the latest is kept.
         if (latest) o.metadata = JSON.stringify(seen.metadata)
       },
+      merge: (o, kept) => {
+        o.refused += kept.refused
+      },
       write: (batch, now) => recordObservations(options.db, batch, options.maxEntries, now),
     })
   }
