@@ -18,6 +18,9 @@ import {
 import { run } from '../src/cli/program.ts'
 import { openStore } from '../src/db/index.ts'
 import { type FingerprintEntry, listEntries } from '../src/fingerprints/store.ts'
+import { KEXINIT_NAME_LISTS } from '../src/wire/constants.ts'
+import { readClientHandshake } from '../src/wire/handshake.ts'
+import type { KexInit } from '../src/wire/kexinit.ts'
 
 export const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts')
 export const NODE = process.execPath
@@ -241,4 +244,37 @@ export function rawClient(
       resolve({ identification: lf === -1 ? '' : received.subarray(0, lf).toString('latin1').trim(), ended, received })
     })
   })
+}
+
+function encodeNameList(s: string): Buffer {
+  const len = Buffer.alloc(4)
+  len.writeUInt32BE(s.length)
+  return Buffer.concat([len, Buffer.from(s, 'latin1')])
+}
+
+/** Build a valid unencrypted packet around a KEXINIT payload (RFC 4253 §6 padding rules). */
+export function kexInitPacket(kex: KexInit, padding = 4): Buffer {
+  const payload = Buffer.concat([
+    Buffer.from([20]),
+    Buffer.alloc(16, 7),
+    ...KEXINIT_NAME_LISTS.map((n) => encodeNameList(kex[n])),
+    Buffer.from([kex.first_kex_packet_follows ? 1 : 0, 0, 0, 0, 0]),
+  ])
+  let pad = padding
+  while ((4 + 1 + payload.length + pad) % 8 !== 0) pad++
+  const head = Buffer.alloc(5)
+  head.writeUInt32BE(1 + payload.length + pad)
+  head[4] = pad
+  return Buffer.concat([head, payload, Buffer.alloc(pad)])
+}
+
+/**
+ * A captured client hello with one more key-exchange method offered: the same client as far as
+ * the gate can tell, but a fingerprint of its own for each `variant`.
+ */
+export function helloVariant(hello: Buffer, variant: string): Buffer {
+  const state = readClientHandshake(hello)
+  if (state.kind !== 'done') throw new Error(`not a client hello: ${state.kind}`)
+  const kex = { ...state.kexinit, kex_algorithms: `${state.kexinit.kex_algorithms},${variant}@gatehouse.test` }
+  return Buffer.concat([hello.subarray(0, hello.indexOf(0x0a) + 1), kexInitPacket(kex)])
 }

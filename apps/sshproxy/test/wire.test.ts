@@ -12,7 +12,7 @@ import { KEXINIT_NAME_LISTS, MAX_INITIAL_PACKET } from '../src/wire/constants.ts
 import { fingerprintMaterial, fingerprintOf } from '../src/wire/fingerprint.ts'
 import { type HandshakeState, readClientHandshake } from '../src/wire/handshake.ts'
 import type { KexInit } from '../src/wire/kexinit.ts'
-import { captureClientHello, DROPBEAR_FP, OPENSSH_FP } from './helpers.ts'
+import { captureClientHello, DROPBEAR_FP, OPENSSH_FP, kexInitPacket as packet } from './helpers.ts'
 
 let openssh: Buffer
 let dropbear: Buffer
@@ -42,28 +42,6 @@ function cut(buf: Buffer, points: number[]): Buffer[] {
     at = p
   }
   return out
-}
-
-function encodeNameList(s: string): Buffer {
-  const len = Buffer.alloc(4)
-  len.writeUInt32BE(s.length)
-  return Buffer.concat([len, Buffer.from(s, 'latin1')])
-}
-
-/** Build a valid unencrypted packet around a KEXINIT payload (RFC 4253 §6 padding rules). */
-function packet(kex: KexInit, padding = 4): Buffer {
-  const payload = Buffer.concat([
-    Buffer.from([20]),
-    Buffer.alloc(16, 7),
-    ...KEXINIT_NAME_LISTS.map((n) => encodeNameList(kex[n])),
-    Buffer.from([kex.first_kex_packet_follows ? 1 : 0, 0, 0, 0, 0]),
-  ])
-  let pad = padding
-  while ((4 + 1 + payload.length + pad) % 8 !== 0) pad++
-  const head = Buffer.alloc(5)
-  head.writeUInt32BE(1 + payload.length + pad)
-  head[4] = pad
-  return Buffer.concat([head, payload, Buffer.alloc(pad)])
 }
 
 const name = fc.stringMatching(/^[a-z0-9][a-z0-9@.+_-]{0,30}$/)

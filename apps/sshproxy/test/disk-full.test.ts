@@ -1,0 +1,65 @@
+/**
+ * The gate's disk fills up (its database on a small tmpfs): connections are still gated as
+ * before, the observations no write could store are kept, and once space is freed every
+ * connection is counted: none lost, none twice.
+ */
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { mountSmallDisk } from '@gatehouse/testkit'
+import { captureClientHello, fakeBackend, helloVariant, rawClient, readEntries, startGate, waitFor } from './helpers.ts'
+
+const KEPT = 'storing observations failed; they are kept and written once the database is available'
+
+test('a full disk: connections are gated as before and every one is counted once space is freed', async (t) => {
+  const disk = mountSmallDisk('sshproxy-full-', 4)
+  t.after(() => disk.remove())
+  const backend = await fakeBackend()
+  t.after(() => backend.close())
+  const gate = await startGate(backend.port, ['--ip-burst', '100000'], join(disk.path, 'sshproxy.db'))
+  t.after(() => gate.stop())
+  const hello = await captureClientHello('openssh')
+  let made = 0
+  // Each variant a new fingerprint: a new row, which needs space the full disk does not have.
+  const connect = async (variant: string) => {
+    const r = await rawClient(gate.port, helloVariant(hello, variant))
+    made++
+    return r
+  }
+  for (let i = 0; i < 3; i++) await connect('before')
+  await waitFor('the first connections stored', async () => (await readEntries(gate.dbPath))[0]?.count === 3)
+
+  disk.fill()
+  // SQLite may still find room in its write-ahead log for a while: connect until a write fails.
+  let round = 0
+  await waitFor(
+    'a write failed for the full disk',
+    async () => {
+      round++
+      for (let i = 0; i < 10; i++) await connect(`full-${round}-${i}`)
+      return gate.log().includes(KEPT)
+    },
+    60_000,
+  )
+  assert.match(gate.log(), /"reason":"database or disk is full"/)
+  // Refused before the backend as usual: unknown and not let through.
+  const during = await connect('during')
+  assert.match(during.identification, /^SSH-2\.0-/)
+  assert.equal(backend.connections(), 1, 'only the startup probe reached the backend')
+  for (let i = 0; i < 5; i++) await connect('during')
+
+  disk.free()
+  await waitFor('writes succeed again', () => gate.log().includes('storing observations again'))
+  const entries = await readEntries(gate.dbPath)
+  assert.equal(
+    entries.reduce((n, e) => n + e.count, 0),
+    made,
+  )
+  const variant = (e: (typeof entries)[number]) =>
+    (e.metadata as { kex_algorithms?: string }).kex_algorithms?.split(',').at(-1)
+  assert.deepEqual(
+    entries.filter((e) => variant(e) === 'during@gatehouse.test').map((e) => [e.count, e.verdict]),
+    [[6, 'pending']],
+  )
+  assert.match(gate.log(), /"notRecorded":0/)
+})
