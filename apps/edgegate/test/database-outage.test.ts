@@ -1,0 +1,114 @@
+/**
+ * The database going away under a running control plane. A PostgreSQL restart: while the
+ * database is down the nodes' uploads and policy pulls answer 503 with Retry-After (the nodes
+ * retry), the process stays up with its background passes failing and logging, and once the
+ * database is back the same uploads are stored and pulled on the first try. A full disk under
+ * SQLite: every write it refuses answers 503 (never 500) and leaves nothing behind, every write
+ * acknowledged is stored, and the refused ones are stored when sent again once space is freed.
+ */
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { mountSmallDisk, startPostgres } from '@gatehouse/testkit'
+import { call, makeTls, observation, seed, startEdgegate } from './helpers.ts'
+
+test('a PostgreSQL restart: 503 while it is down, the process stays up, then uploads and pulls resume', async (t) => {
+  const tls = makeTls()
+  t.after(() => tls.ca.remove())
+  // A server of its own: halting a shared one would cut other tests' databases.
+  const server = await startPostgres()
+  t.after(() => server.stop())
+  const database = await server.createDatabase()
+  const { tokens, admin } = await seed(database, [{ id: 'ssh1', kind: 'sshgate' }])
+  // Background passes every second, so they run (and fail) while the database is down.
+  const eg = await startEdgegate(database, tls, ['--web-enforcement-interval', '1s', '--retention-interval', '1s'])
+  t.after(() => eg.stop())
+  const upload = (fp: string) =>
+    call(tls, eg.base, '/v1/observations/batch?instance_id=ssh1', {
+      method: 'POST',
+      token: tokens.ssh1,
+      body: { instance_id: 'ssh1', observations: [observation(fp)] },
+    })
+  const pull = () => call(tls, eg.base, '/v1/policy?instance_id=ssh1', { token: tokens.ssh1 })
+  assert.equal((await upload('a'.repeat(32))).status, 200)
+  assert.equal((await pull()).status, 200)
+
+  await server.halt()
+  const refused = await upload('b'.repeat(32))
+  assert.equal(refused.status, 503)
+  assert.equal(refused.body.error.code, 'unavailable')
+  assert.equal(refused.headers['retry-after'], '5')
+  assert.equal((await pull()).status, 503)
+  assert.equal((await call(tls, eg.base, '/readyz')).status, 503)
+  // The outage lasts long enough for each background pass to fail at least twice.
+  await new Promise((r) => setTimeout(r, 2500))
+  assert.equal(eg.child.process.exitCode, null, `edgegate exited:\n${eg.child.log()}`)
+
+  await server.resume()
+  assert.equal((await upload('b'.repeat(32))).status, 200)
+  assert.equal((await pull()).status, 200)
+  assert.equal((await call(tls, eg.base, '/readyz')).status, 200)
+  const stored = await call(tls, eg.base, '/api/fingerprints?instance_id=ssh1', { token: admin })
+  assert.deepEqual(stored.body.fingerprints.map((f: { fingerprint: string }) => f.fingerprint).sort(), [
+    'a'.repeat(32),
+    'b'.repeat(32),
+  ])
+  assert.equal(eg.child.process.exitCode, null)
+  assert.doesNotMatch(eg.child.log(), /uncaught|unhandled/i)
+})
+
+test('a full disk under SQLite: refused writes answer 503 and leave nothing; acknowledged ones are stored', async (t) => {
+  const tls = makeTls()
+  t.after(() => tls.ca.remove())
+  const disk = mountSmallDisk('edgegate-full-', 8)
+  t.after(() => disk.remove())
+  const database = `sqlite:${join(disk.path, 'edgegate.db')}`
+  const { tokens, admin } = await seed(database, [{ id: 'ssh1', kind: 'sshgate' }])
+  const eg = await startEdgegate(database, tls, ['--web-enforcement-interval', '1s', '--retention-interval', '1s'])
+  t.after(() => eg.stop())
+  const fp = (i: number) => i.toString(16).padStart(32, '0')
+  // 16 new fingerprints an upload (the most one takes): new rows, which need space the full disk does not have.
+  const upload = (first: number) =>
+    call(tls, eg.base, '/v1/observations/batch?instance_id=ssh1', {
+      method: 'POST',
+      token: tokens.ssh1,
+      body: {
+        instance_id: 'ssh1',
+        observations: Array.from({ length: 16 }, (_, i) => observation(fp(first + i))),
+      },
+    })
+  const decide = (i: number) =>
+    call(tls, eg.base, `/api/decisions/ssh1/${fp(i)}`, { method: 'PUT', body: { status: 'blocked' }, token: admin })
+  const refusal = (r: Awaited<ReturnType<typeof call>>) => {
+    assert.equal(r.status, 503, JSON.stringify(r.body))
+    assert.equal(r.body.error.code, 'unavailable')
+    assert.equal(r.headers['retry-after'], '5')
+  }
+  const firstUpload = await upload(0)
+  assert.equal(firstUpload.status, 200, JSON.stringify(firstUpload.body))
+
+  disk.fill()
+  // SQLite may still find room in its write-ahead log for a while: upload until one is refused.
+  const stored = [0]
+  const refused: number[] = []
+  for (let first = 16; refused.length === 0; first += 16) {
+    assert.ok(first < 16 * 1000, 'the full disk refused an upload')
+    const r = await upload(first)
+    if (r.status === 200) stored.push(first)
+    else {
+      refusal(r)
+      refused.push(first)
+    }
+  }
+  refusal(await decide(1))
+  assert.equal(eg.child.process.exitCode, null, `edgegate exited:\n${eg.child.log()}`)
+
+  disk.free()
+  for (const first of refused) assert.equal((await upload(first)).status, 200)
+  assert.equal((await decide(1)).status, 200)
+  const listed = await call(tls, eg.base, '/api/fingerprints?instance_id=ssh1&limit=1000', { token: admin })
+  assert.equal(listed.status, 200)
+  const expected = [...stored, ...refused].flatMap((first) => Array.from({ length: 16 }, (_, i) => fp(first + i)))
+  assert.deepEqual(listed.body.fingerprints.map((f: { fingerprint: string }) => f.fingerprint).sort(), expected.sort())
+  assert.doesNotMatch(eg.child.log(), /uncaught|unhandled|no transaction is active/i)
+})
