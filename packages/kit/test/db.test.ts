@@ -940,6 +940,43 @@ describe('PostgreSQL connections of their own', () => {
       await d.close()
     }
   })
+
+  test('a server gone silent in the middle of a query fails it within the query timeout, and the pool recovers', async (t) => {
+    const url = await fresh()
+    const relay = await startRelay(t, url)
+    // The migration takes longer than the timeout: migrations are not bounded by it.
+    const migrations: Record<string, Migration> = {
+      '0001_slow': {
+        async up(db) {
+          await sql`select pg_sleep(0.4)`.execute(db)
+        },
+      },
+    }
+    const d = await openDatabase<DB>({ url: relay.url, queryTimeoutMs: 200, migrations })
+    try {
+      assert.deepEqual((await sql<{ one: number }>`select 1 as one`.execute(d.db)).rows, [{ one: 1 }])
+      relay.freeze()
+      const err = await sql`select 2 as two`.execute(d.db).catch((e: unknown) => e)
+      assert.match((err as Error).message, /^the database did not answer within 200 ms$/)
+      assert.ok(isDatabaseUnavailable(err), 'a silent server is an unavailable database (503)')
+      // The frozen connection is gone: the next query gets a new one.
+      assert.deepEqual((await sql<{ three: number }>`select 3 as three`.execute(d.db)).rows, [{ three: 3 }])
+
+      // In a transaction: the ROLLBACK that follows fails at once instead of waiting behind the query.
+      const inTransaction = await d.db
+        .transaction()
+        .execute(async (trx) => {
+          await sql`select 4`.execute(trx)
+          relay.freeze()
+          await sql`select 5`.execute(trx)
+        })
+        .catch((e: unknown) => e)
+      assert.match((inTransaction as Error).message, /did not answer within 200 ms/)
+      assert.deepEqual((await sql<{ six: number }>`select 6 as six`.execute(d.db)).rows, [{ six: 6 }])
+    } finally {
+      await d.close()
+    }
+  })
 })
 
 describe('database URLs and reachability', () => {

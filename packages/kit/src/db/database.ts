@@ -43,6 +43,14 @@ export interface DatabaseOptions {
    */
   connectTimeoutMs?: number
   /**
+   * PostgreSQL: how long a query may go without an answer before its connection is given up, in
+   * ms (default 60 s; 0: no limit). The query fails as an unavailable database (503) and the pool
+   * opens a new connection. Without it a server gone silent (a host down, a partition, a failover
+   * to a new address) held each pooled connection for about 15 minutes (TCP's retransmissions),
+   * or for ever while its host still acknowledged. Migrations run before it applies.
+   */
+  queryTimeoutMs?: number
+  /**
    * SQLite: how long a statement waits for another connection's lock (an admin command, a
    * backup) before it fails as an unavailable database (503), in ms (default 5 s). The wait is
    * spent between attempts, with the event loop free, not inside SQLite.
@@ -163,6 +171,7 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
   let sqliteLock: ConnectionLock | undefined
   let connect: Database<DB>['connect']
   let listen: Database<DB>['listen']
+  let startQueryDeadline: (() => void) | undefined
   if (kind === 'sqlite') {
     let file: NodeSqliteDatabase
     if (options.create === false && location !== ':memory:' && !existsSync(location)) {
@@ -197,7 +206,7 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
   } else {
     // Loaded only here: a SQLite command should not pay for the PostgreSQL driver.
     const { openPostgresPool } = await import('./pg-pool.ts')
-    ;({ dialect, connect, listen } = openPostgresPool(location, options))
+    ;({ dialect, connect, listen, startQueryDeadline } = openPostgresPool(location, options))
   }
   const db = new Kysely<DB>({ dialect })
   if (kind === 'postgres') prepare = (query) => new PgPrepared(db, query.compile())
@@ -219,6 +228,8 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
       throw err
     }
   }
+  // A migration (an index built over a large table) may take longer than any request should.
+  startQueryDeadline?.()
   // After the migrations, which may have written (and checkpointed) on their own.
   let checkpoints: BackgroundCheckpoints | undefined
   if (sqlite && options.backgroundCheckpoints && location !== ':memory:') {

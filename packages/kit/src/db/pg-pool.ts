@@ -15,6 +15,12 @@ import { isDatabaseUnavailable, markUnavailable } from './unavailable.ts'
 export interface PostgresPoolOptions {
   poolSize?: number
   connectTimeoutMs?: number
+  queryTimeoutMs?: number
+}
+
+/** How long a pooled query may wait for an answer (ms, 0: for ever); set once migrations are done. */
+interface QueryDeadline {
+  ms: number
 }
 
 /** The pool for `location` (a postgres:// URL, the kit's own options still in it). */
@@ -25,6 +31,8 @@ export function openPostgresPool(
   dialect: Dialect
   connect: () => Promise<pg.Client>
   listen: (channel: string, handlers: ListenHandlers) => Promise<ListenSession>
+  /** Bound every pooled query from now on by `queryTimeoutMs` (migrations may take longer). */
+  startQueryDeadline: () => void
 } {
   // int8 and numeric come back as strings by default; our counters and timestamps fit in
   // a double, so parse int8 as a number (values beyond 2^53 are refused by the schemas).
@@ -83,8 +91,12 @@ export function openPostgresPool(
     sessions.clear()
     await pool.end()
   }
-  const dialect = new PostgresDialect({ pool: { connect: () => checkout(pool), end } })
-  return { dialect, connect, listen }
+  const deadline: QueryDeadline = { ms: 0 }
+  const dialect = new PostgresDialect({ pool: { connect: () => checkout(pool, deadline), end } })
+  const startQueryDeadline = () => {
+    deadline.ms = options.queryTimeoutMs ?? 60_000
+  }
+  return { dialect, connect, listen, startQueryDeadline }
 }
 
 /**
@@ -92,8 +104,14 @@ export function openPostgresPool(
  * that needed one answers 503. A connection whose query failed because the server is going away
  * (a FATAL shutdown message arrives before the socket closes) is destroyed on release instead of
  * going back to the pool, where the next request would take it and fail once more.
+ *
+ * A query with no answer within the deadline ends its connection's socket: the server has gone
+ * silent (a host down, a partition, a failover to another address), and TCP alone would hold
+ * the connection for its retransmission timeout, about 15 minutes, or for ever while the host
+ * still acknowledges. node-postgres's own `query_timeout` fails the query but keeps the socket,
+ * and the ROLLBACK that follows in a transaction would wait behind it just as long.
  */
-async function checkout(pool: pg.Pool): Promise<PostgresPoolClient> {
+async function checkout(pool: pg.Pool, deadline: QueryDeadline): Promise<PostgresPoolClient> {
   let client: pg.PoolClient
   try {
     client = await pool.connect()
@@ -103,13 +121,37 @@ async function checkout(pool: pg.Pool): Promise<PostgresPoolClient> {
   let lost = false
   return {
     query: ((text: unknown, values?: unknown) => {
+      // The connection is destroyed on release, and its transaction with it: a ROLLBACK would fail
+      // (or wait for the silent server), and Kysely would throw that in place of the error that
+      // ended the transaction.
+      if (lost && text === 'rollback') return Promise.resolve({ command: 'ROLLBACK', rowCount: null, rows: [] })
       const result = client.query(text as string, values as unknown[])
       // A cursor (Kysely's streaming) is not a promise: it reports its own errors.
       if (!(result instanceof Promise)) return result
-      return result.catch((err: unknown) => {
-        if (isDatabaseUnavailable(err)) lost = true
-        throw err
-      })
+      const ms = deadline.ms
+      if (ms <= 0) {
+        return result.catch((err: unknown) => {
+          if (isDatabaseUnavailable(err)) lost = true
+          throw err
+        })
+      }
+      const timer = setTimeout(() => {
+        lost = true
+        const socket = (client as unknown as { connection?: { stream?: { destroy(err: Error): void } } }).connection
+          ?.stream
+        socket?.destroy(markUnavailable(new Error(`the database did not answer within ${ms} ms`)) as Error)
+      }, ms)
+      return result.then(
+        (rows) => {
+          clearTimeout(timer)
+          return rows
+        },
+        (err: unknown) => {
+          clearTimeout(timer)
+          if (isDatabaseUnavailable(err)) lost = true
+          throw err
+        },
+      )
     }) as unknown as PostgresPoolClient['query'],
     release: () => client.release(lost || undefined),
   }
