@@ -4,15 +4,17 @@
  * up; nothing stored is lost; once it is back, deliveries are stored again on the first try,
  * an open stream goes on, and the LISTEN session returns by itself. A SQLite file another
  * process holds the write lock on: a delivery answers 503 after the busy timeout, and the
- * server goes on answering everything else meanwhile. A full disk: no delivery is acknowledged
- * without being stored.
+ * server goes on answering everything else meanwhile. A full disk, under SQLite and under
+ * PostgreSQL's data: no delivery is acknowledged without being stored.
  */
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { sql } from '@gatehouse/kit/db/database.ts'
-import { mountSmallDisk, startPostgres, waitFor } from '@gatehouse/testkit'
+import { mountSmallDisk, type SmallDisk, startPostgres, waitFor } from '@gatehouse/testkit'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, count, publish, reader, startNotify } from './helpers.ts'
 import { SseClient } from './sse.ts'
 
@@ -101,6 +103,49 @@ test('a SQLite file another process holds the write lock on: 503 for the deliver
   assert.equal(await count(n), 2)
 })
 
+/**
+ * Fill `disk` under a running notify: every delivery acknowledged meanwhile is stored, the rest
+ * answer 503, and deliveries are stored again once space is freed.
+ */
+async function deliverOnFullDisk(n: Awaited<ReturnType<typeof startNotify>>, disk: SmallDisk): Promise<void> {
+  const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+  const ops = await channel(n, admin, 'ops')
+  const first = await publish(n, ops.token, 'stored before the disk filled')
+
+  disk.fill()
+  let sent = 0
+  const deliver = () =>
+    n.client.post('/api/v1/messages', { token: ops.token, body: { text: `while full ${sent++} ${'x'.repeat(2000)}` } })
+  const acknowledged: number[] = []
+  let refused = 0
+  // The database may still find room for a while (SQLite's write-ahead log, a table's last
+  // page): deliver until one is refused. Alone (an autocommitted INSERT … RETURNING) and grouped
+  // (one transaction for several).
+  for (let round = 0; refused === 0; round++) {
+    assert.ok(round < 100, 'the full disk refused a delivery')
+    for (const answer of [await deliver(), await deliver(), ...(await Promise.all([1, 2, 3, 4, 5].map(deliver)))]) {
+      if (answer.status === 201) {
+        acknowledged.push(answer.body.notification.id)
+        continue
+      }
+      refused++
+      assert.equal(answer.status, 503, answer.text)
+      assert.deepEqual(answer.body.error, { code: 'unavailable', message: 'the database is unavailable' })
+      assert.equal(answer.headers.get('retry-after'), '5')
+    }
+  }
+  const stored = await sql<{ id: number }>`select id from notifications order by id`.execute(n.database.db)
+  assert.deepEqual(
+    stored.rows.map((r) => Number(r.id)),
+    [first, ...acknowledged.sort((a, b) => a - b)],
+  )
+
+  disk.free()
+  const after = await publish(n, ops.token, 'stored after space was freed')
+  assert.equal(await count(n), 2 + acknowledged.length)
+  assert.ok(after > first)
+}
+
 test('a full disk under SQLite: every acknowledged delivery is stored, the rest answer 503; stored again once space is freed', async (t) => {
   const disk = mountSmallDisk('notify-full-', 4)
   let n: Awaited<ReturnType<typeof startNotify>> | undefined
@@ -110,34 +155,27 @@ test('a full disk under SQLite: every acknowledged delivery is stored, the rest 
   })
   const url = `sqlite:${join(disk.path, 'notify.db')}`
   n = await startNotify({ name: 'sqlite', url: async () => url })
-  const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
-  const ops = await channel(n, admin, 'ops')
-  const first = await publish(n, ops.token, 'stored before the disk filled')
+  await deliverOnFullDisk(n, disk)
+})
 
-  disk.fill()
-  const deliver = (i: number) =>
-    n!.client.post('/api/v1/messages', { token: ops.token, body: { text: `while full ${i} ${'x'.repeat(2000)}` } })
-  // Alone (an autocommitted INSERT … RETURNING) and grouped (one transaction for several).
-  const answers = [await deliver(0), await deliver(1), ...(await Promise.all([2, 3, 4, 5, 6].map(deliver)))]
-  const acknowledged: number[] = []
-  for (const answer of answers) {
-    if (answer.status === 201) {
-      acknowledged.push(answer.body.notification.id)
-      continue
-    }
-    assert.equal(answer.status, 503, answer.text)
-    assert.deepEqual(answer.body.error, { code: 'unavailable', message: 'the database is unavailable' })
-    assert.equal(answer.headers.get('retry-after'), '5')
-  }
-  assert.ok(acknowledged.length < answers.length, 'the full disk refused a delivery')
-  const stored = await sql<{ id: number }>`select id from notifications order by id`.execute(n.database.db)
-  assert.deepEqual(
-    stored.rows.map((r) => r.id),
-    [first, ...acknowledged.sort((a, b) => a - b)],
-  )
-
-  disk.free()
-  const after = await publish(n, ops.token, 'stored after space was freed')
-  assert.equal(await count(n), 2 + acknowledged.length)
-  assert.ok(after > first)
+test('a full data disk under PostgreSQL (SQLSTATE 53100): the same, and the server stays up', async (t) => {
+  const disk = mountSmallDisk('notify-pg-full-', 16)
+  const server = await startPostgres()
+  let n: Awaited<ReturnType<typeof startNotify>> | undefined
+  t.after(async () => {
+    await n?.close()
+    await server.stop()
+    disk.remove()
+  })
+  // The database's tablespace on the small disk; the write-ahead log stays on the server's own
+  // (a full WAL disk stops PostgreSQL altogether: a restart, tested above).
+  const location = join(disk.path, 'tablespace')
+  mkdirSync(location)
+  execFileSync('chown', ['postgres:postgres', location])
+  await server.query(`create tablespace small_disk location '${location}'`)
+  await server.query('create database full_disk tablespace small_disk')
+  const url = server.url.replace(/\/postgres$/, '/full_disk')
+  n = await startNotify({ name: 'postgres', url: async () => url })
+  await deliverOnFullDisk(n, disk)
+  assert.equal((await server.query('select 1 as one')).rows[0].one, 1)
 })
