@@ -8,13 +8,11 @@
  * PostgreSQL's data: no delivery is acknowledged without being stored.
  */
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { sql } from '@gatehouse/kit/db/database.ts'
-import { mountSmallDisk, type SmallDisk, startPostgres, waitFor } from '@gatehouse/testkit'
+import { mountSmallDisk, postgresDatabaseOn, type SmallDisk, startPostgres, waitFor } from '@gatehouse/testkit'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, count, publish, reader, startNotify } from './helpers.ts'
 import { SseClient } from './sse.ts'
 
@@ -167,14 +165,9 @@ test('a full data disk under PostgreSQL (SQLSTATE 53100): the same, and the serv
     await server.stop()
     disk.remove()
   })
-  // The database's tablespace on the small disk; the write-ahead log stays on the server's own
-  // (a full WAL disk stops PostgreSQL altogether: a restart, tested above).
-  const location = join(disk.path, 'tablespace')
-  mkdirSync(location)
-  execFileSync('chown', ['postgres:postgres', location])
-  await server.query(`create tablespace small_disk location '${location}'`)
-  await server.query('create database full_disk tablespace small_disk')
-  const url = server.url.replace(/\/postgres$/, '/full_disk')
+  // The database's tables on the small disk, the write-ahead log on the server's own (a full WAL
+  // disk stops PostgreSQL altogether: a restart, tested above).
+  const url = await postgresDatabaseOn(disk, server)
   n = await startNotify({ name: 'postgres', url: async () => url })
   await deliverOnFullDisk(n, disk)
   assert.equal((await server.query('select 1 as one')).rows[0].one, 1)

@@ -33,7 +33,7 @@ export {
 } from './push-service.ts'
 export { type Redis, startRedis } from './redis.ts'
 export { type S3Server, startS3 } from './s3.ts'
-export { mountSmallDisk, type SmallDisk } from './small-disk.ts'
+export { mountSmallDisk, postgresDatabaseOn, type SmallDisk } from './small-disk.ts'
 export {
   type ClientKey,
   dropbearClient,

@@ -4,11 +4,12 @@
  * one file until the kernel says "no space left on device", and emptied by removing that file.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { onExit, removeQuietly } from './cleanup.ts'
-import { isRoot } from './env.ts'
+import { isRoot, userIds } from './env.ts'
+import type { Postgres } from './postgres.ts'
 
 export interface SmallDisk {
   /** Where it is mounted. */
@@ -56,4 +57,23 @@ export function mountSmallDisk(prefix: string, sizeMiB: number): SmallDisk {
       unmountAndRemove()
     },
   }
+}
+
+let tablespaces = 0
+
+/**
+ * A new database of `server` whose tables and indexes live on `disk` (a tablespace there), and
+ * its URL. The write-ahead log stays on the server's own disk: a full WAL disk stops PostgreSQL
+ * altogether, which is a restart; a full data disk fails writes with SQLSTATE 53100.
+ */
+export async function postgresDatabaseOn(disk: SmallDisk, server: Postgres): Promise<string> {
+  const name = `small_disk_${++tablespaces}`
+  const location = join(disk.path, name)
+  mkdirSync(location)
+  const ids = userIds('postgres')
+  if (!ids) throw new Error('a tablespace needs the postgres system user (installed with the postgresql package)')
+  chownSync(location, ids.uid, ids.gid)
+  await server.query(`create tablespace ${name} location '${location}'`)
+  await server.query(`create database ${name} tablespace ${name}`)
+  return server.url.replace(/\/postgres$/, `/${name}`)
 }
