@@ -8,8 +8,8 @@
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { test } from 'node:test'
-import { mountSmallDisk, startPostgres } from '@gatehouse/testkit'
+import { type TestContext, test } from 'node:test'
+import { mountSmallDisk, postgresDatabaseOn, type SmallDisk, startPostgres } from '@gatehouse/testkit'
 import { call, makeTls, observation, seed, startEdgegate } from './helpers.ts'
 
 test('a PostgreSQL restart: 503 while it is down, the process stays up, then uploads and pulls resume', async (t) => {
@@ -57,12 +57,14 @@ test('a PostgreSQL restart: 503 while it is down, the process stays up, then upl
   assert.doesNotMatch(eg.child.log(), /uncaught|unhandled/i)
 })
 
-test('a full disk under SQLite: refused writes answer 503 and leave nothing; acknowledged ones are stored', async (t) => {
+/**
+ * Fill `disk` under a running edgegate on `database`: every upload and decision it refuses
+ * answers 503 and leaves nothing, every one acknowledged is stored, and the refused ones are
+ * stored when sent again once space is freed.
+ */
+async function writeOnFullDisk(t: TestContext, database: string, disk: SmallDisk): Promise<void> {
   const tls = makeTls()
   t.after(() => tls.ca.remove())
-  const disk = mountSmallDisk('edgegate-full-', 8)
-  t.after(() => disk.remove())
-  const database = `sqlite:${join(disk.path, 'edgegate.db')}`
   const { tokens, admin } = await seed(database, [{ id: 'ssh1', kind: 'sshgate' }])
   const eg = await startEdgegate(database, tls, ['--web-enforcement-interval', '1s', '--retention-interval', '1s'])
   t.after(() => eg.stop())
@@ -88,19 +90,25 @@ test('a full disk under SQLite: refused writes answer 503 and leave nothing; ack
   assert.equal(firstUpload.status, 200, JSON.stringify(firstUpload.body))
 
   disk.fill()
-  // SQLite may still find room in its write-ahead log for a while: upload until one is refused.
+  // The database may still find room for a while (SQLite's write-ahead log, a table's last
+  // page): upload until one is refused, four at a time (merged into one group commit).
   const stored = [0]
   const refused: number[] = []
-  for (let first = 16; refused.length === 0; first += 16) {
-    assert.ok(first < 16 * 1000, 'the full disk refused an upload')
-    const r = await upload(first)
-    if (r.status === 200) stored.push(first)
-    else {
-      refusal(r)
-      refused.push(first)
-    }
+  for (let next = 16; refused.length === 0; ) {
+    assert.ok(next < 16 * 2000, 'the full disk refused an upload')
+    const firsts = [0, 1, 2, 3].map((k) => next + 16 * k)
+    next += 64
+    const answers = await Promise.all(firsts.map(upload))
+    answers.forEach((r, k) => {
+      if (r.status === 200) stored.push(firsts[k]!)
+      else {
+        refusal(r)
+        refused.push(firsts[k]!)
+      }
+    })
   }
-  refusal(await decide(1))
+  const decision = await decide(1)
+  if (decision.status !== 200) refusal(decision)
   assert.equal(eg.child.process.exitCode, null, `edgegate exited:\n${eg.child.log()}`)
 
   disk.free()
@@ -111,4 +119,20 @@ test('a full disk under SQLite: refused writes answer 503 and leave nothing; ack
   const expected = [...stored, ...refused].flatMap((first) => Array.from({ length: 16 }, (_, i) => fp(first + i)))
   assert.deepEqual(listed.body.fingerprints.map((f: { fingerprint: string }) => f.fingerprint).sort(), expected.sort())
   assert.doesNotMatch(eg.child.log(), /uncaught|unhandled|no transaction is active/i)
+}
+
+test('a full disk under SQLite: refused writes answer 503 and leave nothing; acknowledged ones are stored', async (t) => {
+  const disk = mountSmallDisk('edgegate-full-', 8)
+  t.after(() => disk.remove())
+  await writeOnFullDisk(t, `sqlite:${join(disk.path, 'edgegate.db')}`, disk)
+})
+
+test('a full data disk under PostgreSQL (SQLSTATE 53100): the same', async (t) => {
+  const disk = mountSmallDisk('edgegate-pg-full-', 16)
+  const server = await startPostgres()
+  t.after(async () => {
+    await server.stop()
+    disk.remove()
+  })
+  await writeOnFullDisk(t, await postgresDatabaseOn(disk, server), disk)
 })
