@@ -2,9 +2,10 @@
  * The database going away under a running control plane. A PostgreSQL restart: while the
  * database is down the nodes' uploads and policy pulls answer 503 with Retry-After (the nodes
  * retry), the process stays up with its background passes failing and logging, and once the
- * database is back the same uploads are stored and pulled on the first try. A full disk under
- * SQLite: every write it refuses answers 503 (never 500) and leaves nothing behind, every write
- * acknowledged is stored, and the refused ones are stored when sent again once space is freed.
+ * database is back the same uploads are stored and pulled on the first try. A full disk
+ * (SQLite, or PostgreSQL's data): every write it refuses answers 503 (never 500) and leaves
+ * nothing behind, every write acknowledged is stored, and the refused ones are stored when sent
+ * again once space is freed.
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
