@@ -3,7 +3,8 @@
  * are immutable by construction and new versions share unchanged files. The version's
  * manifest lives in the database; a JSON copy is also written next to the blobs so an
  * operator can recover a bundle without the database. Nothing here lists or deletes
- * published objects.
+ * published objects; the one removal is a manifest written for a version that was then not
+ * published (its transaction failed).
  */
 import type { Readable } from 'node:stream'
 
@@ -13,6 +14,8 @@ export interface BlobStore {
   putFile(sha256: string, tempPath: string, size: number): Promise<void>
   /** Store a small JSON document (version manifests) under `manifests/<name>.json`. */
   putManifest(name: string, body: string): Promise<void>
+  /** Remove the manifest of a version whose publication failed: no version refers to it. */
+  removeUnpublishedManifest(name: string): Promise<void>
   /** Stream a blob (for the content origin). */
   read(sha256: string): Promise<Readable>
   /** Throws while the backend is unusable (for /readyz and startup). */

@@ -39,6 +39,10 @@ export class FilesystemBlobStore implements BlobStore {
     await rename(temp, dest)
   }
 
+  async removeUnpublishedManifest(name: string): Promise<void> {
+    await rm(join(this.root, 'manifests', `${name}.json`), { force: true })
+  }
+
   async read(sha256: string): Promise<Readable> {
     const path = join(this.root, blobKey(sha256))
     const stream = createReadStream(path)

@@ -7,7 +7,13 @@
 import { createReadStream } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { Readable } from 'node:stream'
-import { GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3'
 import { type BlobStore, blobKey } from './blob-store.ts'
 
 export interface S3Options {
@@ -60,6 +66,12 @@ export class S3BlobStore implements BlobStore {
         Body: body,
         ContentType: 'application/json',
       }),
+    )
+  }
+
+  async removeUnpublishedManifest(name: string): Promise<void> {
+    await this.client.send(
+      new DeleteObjectCommand({ Bucket: this.bucket, Key: `${this.prefix}manifests/${name}.json` }),
     )
   }
 

@@ -2,7 +2,8 @@
  * Commit: validate the staged ZIP, store its files, then publish the version in one
  * database transaction. Blobs are content-addressed and written before the transaction,
  * so a crash at any point leaves either no version (orphaned blobs are harmless and the
- * upload can be committed again) or a complete one; never half a version.
+ * upload can be committed again) or a complete one; never half a version. A transaction that
+ * fails (the database unavailable, a concurrent commit) removes the manifest it wrote.
  */
 import { randomBytes } from 'node:crypto'
 import { rm, stat } from 'node:fs/promises'
@@ -139,6 +140,11 @@ export async function commitUpload(ctx: AppContext, principal: Principal, upload
         )
       })
     } catch (err) {
+      // No version refers to the manifest: a commit attempted again writes its own. Best effort:
+      // a stray manifest is harmless, and the storage may be what failed.
+      await ctx.store.removeUnpublishedManifest(versionId).catch((removal: unknown) => {
+        ctx.logger.warn({ version: versionId, reason: (removal as Error).message }, 'unpublished manifest left behind')
+      })
       if (err instanceof AlreadyCommitted || isUniqueViolation(err)) {
         const now = await getUpload(ctx.database.db, upload.id)
         throw now?.state === 'committed' ? errors.upload_committed() : errors.upload_in_progress()
