@@ -69,6 +69,36 @@ test('published files are stored in the bucket byte for byte and served by the c
   assert.equal((await fetch(`${h.base}/readyz`)).status, 204)
 })
 
+test('two commits of one upload at once: one version, and the loser removes the manifest it wrote', async () => {
+  const alice = await bearer(op, 'alice')
+  const manifests = async () =>
+    (
+      (await client.send(new ListObjectsV2Command({ Bucket: 'artifacts', Prefix: 'tenant-a/manifests/' }))).Contents ??
+      []
+    ).map((c) => c.Key!)
+  const before = await manifests()
+  const created = await fetch(`${h.base}/api/v1/artifacts/uploads`, {
+    method: 'POST',
+    headers: { ...alice, 'content-type': 'application/json' },
+    body: JSON.stringify({ title: 'Raced', entrypoint: 'index.html' }),
+  })
+  const session = (await created.json()) as { id: string; upload_url: string; upload_token: string }
+  const put = await fetch(session.upload_url, {
+    method: 'PUT',
+    headers: { 'x-artsvc-upload-token': session.upload_token, 'content-type': 'application/zip' },
+    body: new Uint8Array(sampleBundle([{ name: 'a.bin', data: randomBytes(50_000) }])),
+  })
+  assert.equal(put.status, 200)
+  const commit = () =>
+    fetch(`${h.base}/api/v1/uploads/${session.id}/commit`, {
+      method: 'POST',
+      headers: { ...alice, 'x-artsvc-upload-token': session.upload_token },
+    })
+  const statuses = (await Promise.all([commit(), commit()])).map((r) => r.status).sort()
+  assert.deepEqual(statuses, [201, 409])
+  assert.equal((await manifests()).length, before.length + 1)
+})
+
 test('readiness fails without the bucket; startup refuses a missing bucket with one line', async () => {
   const other = await startArtsvc({
     op,

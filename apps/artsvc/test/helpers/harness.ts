@@ -161,7 +161,7 @@ export async function publishZip(
   auth: Record<string, string>,
   zip: Buffer,
   options: { title?: string; entrypoint?: string; artifact?: string } = {},
-): Promise<{ status: number; body: Record<string, unknown> }> {
+): Promise<{ status: number; body: Record<string, unknown>; commit?: () => Promise<Response> }> {
   const created = await fetch(`${h.base}/api/v1/artifacts/uploads`, {
     method: 'POST',
     headers: { ...auth, 'content-type': 'application/json' },
@@ -180,11 +180,14 @@ export async function publishZip(
   })
   if (put.status !== 200) return { status: put.status, body: (await put.json()) as Record<string, unknown> }
   await put.arrayBuffer()
-  const commit = await fetch(`${h.base}/api/v1/uploads/${session.id}/commit`, {
-    method: 'POST',
-    headers: { ...auth, 'x-artsvc-upload-token': session.upload_token! },
-  })
-  return { status: commit.status, body: (await commit.json()) as Record<string, unknown> }
+  // The commit, which a client may send again (after a 503).
+  const commit = () =>
+    fetch(`${h.base}/api/v1/uploads/${session.id}/commit`, {
+      method: 'POST',
+      headers: { ...auth, 'x-artsvc-upload-token': session.upload_token! },
+    })
+  const committed = await commit()
+  return { status: committed.status, body: (await committed.json()) as Record<string, unknown>, commit }
 }
 
 export async function mustPublish(
