@@ -2,7 +2,7 @@
 import { appendFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createLogger } from '@gatehouse/kit'
-import { tempDir } from '@gatehouse/testkit'
+import { type Child, startChild, tempDir } from '@gatehouse/testkit'
 import { Agent } from '../src/agent.ts'
 import { type Config, loadWebsignalConfig } from '../src/config.ts'
 import { agentMetrics } from '../src/metrics.ts'
@@ -91,3 +91,17 @@ export async function testAgent(
 }
 
 export { waitFor } from '@gatehouse/testkit'
+
+/**
+ * A Redis of the test's own on `port` (testkit's shared one cannot be stopped, restarted or
+ * filled by one test): no persistence, its files in `dir`.
+ */
+export function redisOn(port: number, dir: string): Promise<Child> {
+  return startChild({
+    name: 'redis-server',
+    command: '/usr/bin/redis-server',
+    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    logFile: join(dir, 'redis.log'),
+    readyLine: /Ready to accept connections/,
+  })
+}

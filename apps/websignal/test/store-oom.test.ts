@@ -4,23 +4,16 @@
  * still work. What was read meanwhile is kept and stored once Redis has room again.
  */
 import assert from 'node:assert/strict'
-import { join } from 'node:path'
 import { after, test } from 'node:test'
 import type { Signal } from '@gatehouse/kit'
-import { freePort, startChild, tempDir } from '@gatehouse/testkit'
-import { line, testAgent, waitFor } from './helpers.ts'
+import { freePort, tempDir } from '@gatehouse/testkit'
+import { line, redisOn, testAgent, waitFor } from './helpers.ts'
 
 test('Redis out of memory mid-run: refused writes are kept and stored once it has room', async () => {
   const dir = tempDir('websignal-oom-')
   after(() => dir.remove())
   const port = await freePort()
-  const redis = await startChild({
-    name: 'redis-server',
-    command: '/usr/bin/redis-server',
-    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir.path],
-    logFile: join(dir.path, 'redis.log'),
-    readyLine: /Ready to accept connections/,
-  })
+  const redis = await redisOn(port, dir.path)
   after(() => redis.stop())
   const a = await testAgent(`redis://127.0.0.1:${port}`, {
     flush_interval: '100ms',

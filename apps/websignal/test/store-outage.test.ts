@@ -1,20 +1,9 @@
 /** Redis stopped and restarted on the same port mid-run: readiness drops and comes back, nothing read is lost. */
 import assert from 'node:assert/strict'
-import { join } from 'node:path'
 import { after, test } from 'node:test'
 import type { Signal } from '@gatehouse/kit'
-import { type Child, freePort, startChild, tempDir } from '@gatehouse/testkit'
-import { line, testAgent, waitFor } from './helpers.ts'
-
-async function redisOn(port: number, dir: string): Promise<Child> {
-  return startChild({
-    name: 'redis-server',
-    command: '/usr/bin/redis-server',
-    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-    logFile: join(dir, 'redis.log'),
-    readyLine: /Ready to accept connections/,
-  })
-}
+import { freePort, tempDir } from '@gatehouse/testkit'
+import { line, redisOn, testAgent, waitFor } from './helpers.ts'
 
 test('store restart mid-run', async () => {
   const dir = tempDir('websignal-outage-')
