@@ -56,8 +56,8 @@ export class GateRecorder<Seen extends GateSeen, O extends GateObservation> {
   #pending = new Map<string, O>()
   readonly #timer: NodeJS.Timeout
   #flushing: Promise<void> = Promise.resolve()
-  /** An early flush is queued and has not started. */
-  #early = false
+  /** A flush queued behind the running one, not started yet: later calls join it. */
+  #queued: Promise<void> | undefined
   /** Since when writes have failed for an unavailable database (ms), if they do. */
   #failingSince: number | undefined
   /** Connections not recorded because `maxHeld` fingerprints were already held. */
@@ -88,10 +88,7 @@ export class GateRecorder<Seen extends GateSeen, O extends GateObservation> {
       } as unknown as O
       this.#pending.set(seen.fingerprint, first)
       // While writes fail, the interval alone retries: one attempt per tick, not one per connection.
-      if (this.#pending.size >= this.#maxPending && !this.#early && this.#failingSince === undefined) {
-        this.#early = true
-        void this.flush()
-      }
+      if (this.#pending.size >= this.#maxPending && this.#failingSince === undefined) void this.flush()
       return
     }
     o.count++
@@ -104,10 +101,20 @@ export class GateRecorder<Seen extends GateSeen, O extends GateObservation> {
     if (o.sightings.length > PENDING_SIGHTINGS) o.sightings = mergeSightings(o.sightings, [])
   }
 
-  /** Write what is pending; concurrent calls run one after another. */
+  /**
+   * Write what is pending; concurrent calls run one after another. At most one waits behind the
+   * running write, and later calls join it: a write waiting out a lock for seconds does not
+   * gather a queue of interval ticks.
+   */
   flush(): Promise<void> {
-    this.#flushing = this.#flushing.then(() => this.#write())
-    return this.#flushing
+    if (this.#queued) return this.#queued
+    const queued = this.#flushing.then(() => {
+      this.#queued = undefined
+      return this.#write()
+    })
+    this.#queued = queued
+    this.#flushing = queued
+    return queued
   }
 
   async close(): Promise<void> {
@@ -123,7 +130,6 @@ export class GateRecorder<Seen extends GateSeen, O extends GateObservation> {
   }
 
   async #write(): Promise<void> {
-    this.#early = false
     if (this.#pending.size === 0) return
     const batch = [...this.#pending.values()]
     this.#pending = new Map()

@@ -206,6 +206,31 @@ describe('GateRecorder', () => {
     await r.close()
   })
 
+  test('flushes called while a write waits join one queued flush instead of piling up', async () => {
+    // A write waiting out another process's lock while the interval keeps ticking: each queued
+    // flush would find the given-back batch and wait out the lock once more.
+    const { r, batches, state } = recorder()
+    state.failWith = diskFull
+    const { promise, resolve } = Promise.withResolvers<void>()
+    state.hold = promise
+    r.add(conn('a', 1))
+    const running = r.flush()
+    await new Promise(setImmediate)
+    r.add(conn('b', 2))
+    const queued = [r.flush(), r.flush(), r.flush()]
+    assert.equal(new Set(queued).size, 1, 'one queued flush')
+    resolve()
+    await Promise.all([running, ...queued])
+    assert.equal(state.attempts, 2)
+    state.failWith = undefined
+    await r.flush()
+    assert.deepEqual(
+      batches.map((b) => b.map((o) => o.fingerprint).sort()),
+      [['a', 'b']],
+    )
+    await r.close()
+  })
+
   test('close with the database still unavailable says how much was not stored', async () => {
     const { r, logged, fields, state } = recorder()
     state.failWith = () => Object.assign(new Error('database is locked'), { code: 'ERR_SQLITE_ERROR', errcode: 5 })
