@@ -129,18 +129,15 @@ async function checkout(pool: pg.Pool, deadline: QueryDeadline): Promise<Postgre
       // A cursor (Kysely's streaming) is not a promise: it reports its own errors.
       if (!(result instanceof Promise)) return result
       const ms = deadline.ms
-      if (ms <= 0) {
-        return result.catch((err: unknown) => {
-          if (isDatabaseUnavailable(err)) lost = true
-          throw err
-        })
-      }
-      const timer = setTimeout(() => {
-        lost = true
-        const socket = (client as unknown as { connection?: { stream?: { destroy(err: Error): void } } }).connection
-          ?.stream
-        socket?.destroy(markUnavailable(new Error(`the database did not answer within ${ms} ms`)) as Error)
-      }, ms)
+      const timer =
+        ms > 0
+          ? setTimeout(() => {
+              lost = true
+              const socket = (client as unknown as { connection?: { stream?: { destroy(err: Error): void } } })
+                .connection?.stream
+              socket?.destroy(markUnavailable(new Error(`the database did not answer within ${ms} ms`)) as Error)
+            }, ms)
+          : undefined
       return result.then(
         (rows) => {
           clearTimeout(timer)
