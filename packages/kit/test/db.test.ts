@@ -613,7 +613,7 @@ describe('SQLite specifics', () => {
     await created.close()
   })
 
-  test('a write kept waiting past the busy timeout, or one the disk has no room for, is an unavailable database; a constraint is not', async () => {
+  test('a write kept waiting past the busy timeout, one the disk has no room for, or one the file cannot take is an unavailable database; a constraint is not', async () => {
     const file = join(dir, 'busy.db')
     const thrown = (fn: () => void): unknown => {
       try {
@@ -646,6 +646,17 @@ describe('SQLite specifics', () => {
     } finally {
       holder.close()
       waiter.close()
+    }
+    // A file that cannot be written (here opened read-only; a file system remounted read-only
+    // after a disk error says the same, or "disk I/O error": apps' database-outage tests).
+    const reader = new DatabaseSync(file, { readOnly: true })
+    try {
+      const readOnly = thrown(() => reader.exec('insert into t values (2)'))
+      assert.match(String((readOnly as Error).message), /readonly/)
+      assert.equal(isDatabaseUnavailable(readOnly), true)
+      assert.equal(reader.prepare('select count(*) as n from t').get()?.n, 1)
+    } finally {
+      reader.close()
     }
   })
 
@@ -896,6 +907,48 @@ describe('PostgreSQL connections of their own', () => {
       .execute()
       .catch((err: unknown) => err)
     assert.ok(isUniqueViolation(duplicate) && !isDatabaseUnavailable(duplicate))
+  })
+
+  test('a read-only server (a standby after a failover, or maintenance) is unavailable for writes; its sessions are not kept', async (t) => {
+    const url = await fresh()
+    const name = new URL(url).pathname.slice(1)
+    const d = await openDatabase<DB>({ url, migrations: makeMigrations().migrations })
+    t.after(() => d.close())
+    await d.db.insertInto('owner').values({ id: 'a', name: 'before' }).execute()
+    const write = (id: string) => d.db.insertInto('owner').values({ id, name: 'written' }).execute()
+
+    // New sessions of the database start read-only, as on a hot standby; the pooled session is
+    // ended, as a failover ends it, and the pool opens a new one.
+    await pgServer!.query(`alter database ${name} set default_transaction_read_only = on`)
+    await pgServer!.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}'`)
+    await waitFor('the pool to reconnect', async () =>
+      d.db
+        .selectFrom('owner')
+        .select('name')
+        .execute()
+        .then(
+          (rows) => rows.length === 1,
+          () => false,
+        ),
+    )
+    const refused = await write('b').catch((err: unknown) => err)
+    assert.equal((refused as { code?: string }).code, '25006', String(refused))
+    assert.equal(isDatabaseUnavailable(refused), true)
+    const inTransaction = await d.db
+      .transaction()
+      .execute((trx) => trx.insertInto('owner').values({ id: 'c', name: 'written' }).execute())
+      .catch((err: unknown) => err)
+    assert.equal((inTransaction as { code?: string }).code, '25006', String(inTransaction))
+
+    // Writable again (the primary is back): a session that failed so was dropped, not returned
+    // to the pool read-only, so the next write goes through on the first try.
+    await pgServer!.query(`alter database ${name} reset default_transaction_read_only`)
+    await write('b')
+    await write('c')
+    assert.deepEqual(
+      (await d.db.selectFrom('owner').select('id').orderBy('id').execute()).map((r) => r.id),
+      ['a', 'b', 'c'],
+    )
   })
 
   test('a server that accepts and never answers fails connect() within the connect timeout', async (t) => {

@@ -1,9 +1,12 @@
 /**
- * Whether a query failed because the database could not be reached, not because of the query:
- * the server refused, dropped or timed out the connection, or is shutting down, starting up or
- * out of connections or disk space; or, on SQLite, another connection held the file's lock for
- * longer than the busy timeout, or the disk is full. Such a request answers 503 (try again once
- * an operator has freed space or the lock), not 500 (kit http.ts).
+ * Whether a query failed because the database could not be reached or could not write, not
+ * because of the query: the server refused, dropped or timed out the connection, or is shutting
+ * down, starting up, out of connections or disk space, read-only (a hot standby after a failover,
+ * or `default_transaction_read_only` for maintenance) or failing to read or write its files; or,
+ * on SQLite, another connection held the file's lock for longer than the busy timeout, the disk
+ * is full, or the file cannot be written (an I/O error, a file system remounted read-only after
+ * a disk error). Such a request answers 503 (try again once an operator has freed space, the lock
+ * or the disk), not 500 (kit http.ts); reads that still work go on answering.
  *
  * A socket error alone (ECONNREFUSED, ECONNRESET) says nothing about which server failed: an
  * outbound call's error carries the same codes. So the kit's pool marks the errors of its own
@@ -13,8 +16,13 @@
 
 const UNAVAILABLE = Symbol('gatehouse.databaseUnavailable')
 
-/** PostgreSQL SQLSTATEs: going away, starting, out of disk or connections; class 08 is the connection's. */
-const PG_CODES = new Set(['57P01', '57P02', '57P03', '53100', '53300'])
+/**
+ * PostgreSQL SQLSTATEs: going away, starting, out of disk or connections, a read-only transaction
+ * (25006: the server is a standby, or set read-only), an I/O error (58030); class 08 is the
+ * connection's. The kit's pool drops a connection that failed so (pg-pool.ts), so the next one
+ * may reach the new primary.
+ */
+const PG_CODES = new Set(['57P01', '57P02', '57P03', '53100', '53300', '25006', '58030'])
 /** What node-postgres and its pool say, without a code, when a connection ends or cannot be had. */
 const DRIVER_MESSAGES = new Set([
   'Connection terminated',
@@ -30,10 +38,17 @@ export function markUnavailable(err: unknown): unknown {
   return err
 }
 
-/** SQLite result codes, by their primary byte: BUSY (the lock was held past the busy timeout), LOCKED, FULL (the disk). */
+/**
+ * SQLite result codes, by their primary byte: BUSY (the lock was held past the busy timeout),
+ * LOCKED, READONLY (the file or its folder cannot be written), IOERR (a read or write of the
+ * file failed), FULL (the disk). CORRUPT and NOTADB are not here: no wait mends them.
+ */
 const SQLITE_BUSY = 5
 const SQLITE_LOCKED = 6
+const SQLITE_READONLY = 8
+const SQLITE_IOERR = 10
 const SQLITE_FULL = 13
+const SQLITE_UNAVAILABLE = new Set([SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL])
 
 /** node:sqlite's SQLITE_BUSY (any extended code): another connection held the lock this statement needed. */
 export function isSqliteBusy(err: unknown): boolean {
@@ -53,11 +68,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     errcode?: unknown
   }
   // node:sqlite: a writer (an admin command, another process) held the file for longer than the
-  // wait, or the disk is full.
-  if (code === 'ERR_SQLITE_ERROR' && typeof errcode === 'number') {
-    const primary = errcode & 0xff
-    return primary === SQLITE_BUSY || primary === SQLITE_LOCKED || primary === SQLITE_FULL
-  }
+  // wait, or the disk is full or failing.
+  if (code === 'ERR_SQLITE_ERROR' && typeof errcode === 'number') return SQLITE_UNAVAILABLE.has(errcode & 0xff)
   // A PostgreSQL error (it has a severity): by its SQLSTATE.
   if (typeof severity === 'string' && typeof code === 'string') return PG_CODES.has(code) || code.startsWith('08')
   return typeof message === 'string' && DRIVER_MESSAGES.has(message)
