@@ -397,9 +397,10 @@ function translate(err: FastifyError, bodyLimit: number): AppError {
   }
   // The database is down or restarting: the client may retry, and the log says why.
   if (isDatabaseUnavailable(err)) return kitErrors.unavailable.with({ cause: err, headers: RETRY_SOON }, 'the database')
-  // A full disk or quota (a blob, a staged upload, a zone file): nothing the client did, and it
-  // may retry once an operator has freed space.
-  if (err.code === 'ENOSPC' || err.code === 'EDQUOT')
+  // A full disk or quota, or a failing one (a file system remounted read-only after a disk error,
+  // an I/O error) under a blob, a staged upload, a zone file: nothing the client did, and it may
+  // retry once an operator has freed space or mended the disk.
+  if (err.code === 'ENOSPC' || err.code === 'EDQUOT' || err.code === 'EROFS' || err.code === 'EIO')
     return kitErrors.unavailable.with({ cause: err, headers: RETRY_SOON }, 'storage')
   return kitErrors.internal.with({ cause: err })
 }
