@@ -138,9 +138,10 @@ export async function startBackgroundCheckpoints(
   }
   worker.on('message', (m: 'full' | { error?: string }) => {
     if (m === 'full') void catchUp()
-    else if (typeof m === 'object' && m.error) options.onError?.(m.error)
+    // The worker's connection says only what failed ("disk I/O error"): say what it was doing.
+    else if (typeof m === 'object' && m.error) options.onError?.(`checkpointing the write-ahead log: ${m.error}`)
   })
-  worker.on('error', (err) => options.onError?.(err.message))
+  worker.on('error', (err) => options.onError?.(`the checkpoint worker: ${err.message}`))
   // Last, after the listeners (a 'message' listener refs the worker's port again): the worker
   // never keeps the process alive on its own.
   worker.unref()
