@@ -5,6 +5,7 @@ export { killQuietly, onExit, removeQuietly } from './cleanup.ts'
 export { type DnsAnswer, dnsQuery, soaSerial } from './dns.ts'
 export { EDGEGATE_MAIN, startTestEdgegate, type TestEdgegate, type TestEdgegateOptions } from './edgegate.ts'
 export { freePort, isRoot, MissingBinaryError, requireBinary, type TempDir, tempDir, userIds } from './env.ts'
+export { type FailingDisk, mountFailingDisk } from './failing-disk.ts'
 export { type Knot, type KnotOptions, knotConfig, startKnot } from './knot.ts'
 export { EMPTY_RPZ, type Kresd, type KresdInstance, type KresdOptions, kresdConfig, startKresd } from './kresd.ts'
 export {
