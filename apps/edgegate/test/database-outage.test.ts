@@ -5,12 +5,20 @@
  * database is back the same uploads are stored and pulled on the first try. A full disk
  * (SQLite, or PostgreSQL's data): every write it refuses answers 503 (never 500) and leaves
  * nothing behind, every write acknowledged is stored, and the refused ones are stored when sent
- * again once space is freed.
+ * again once space is freed. A database that can no longer write (a disk error under SQLite, a
+ * PostgreSQL turned read-only): writes answer 503, the nodes' pulls and the console's reads go on.
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
-import { mountSmallDisk, postgresDatabaseOn, type SmallDisk, startPostgres } from '@gatehouse/testkit'
+import {
+  mountFailingDisk,
+  mountSmallDisk,
+  postgresDatabaseOn,
+  type SmallDisk,
+  startPostgres,
+  waitFor,
+} from '@gatehouse/testkit'
 import { call, makeTls, observation, seed, startEdgegate } from './helpers.ts'
 
 test('a PostgreSQL restart: 503 while it is down, the process stays up, then uploads and pulls resume', async (t) => {
@@ -36,9 +44,7 @@ test('a PostgreSQL restart: 503 while it is down, the process stays up, then upl
 
   await server.halt()
   const refused = await upload('b'.repeat(32))
-  assert.equal(refused.status, 503)
-  assert.equal(refused.body.error.code, 'unavailable')
-  assert.equal(refused.headers['retry-after'], '5')
+  refusal(refused)
   assert.equal((await pull()).status, 503)
   assert.equal((await call(tls, eg.base, '/readyz')).status, 503)
   // The outage lasts long enough for each background pass to fail at least twice.
@@ -82,11 +88,6 @@ async function writeOnFullDisk(t: TestContext, database: string, disk: SmallDisk
     })
   const decide = (i: number) =>
     call(tls, eg.base, `/api/decisions/ssh1/${fp(i)}`, { method: 'PUT', body: { status: 'blocked' }, token: admin })
-  const refusal = (r: Awaited<ReturnType<typeof call>>) => {
-    assert.equal(r.status, 503, JSON.stringify(r.body))
-    assert.equal(r.body.error.code, 'unavailable')
-    assert.equal(r.headers['retry-after'], '5')
-  }
   const firstUpload = await upload(0)
   assert.equal(firstUpload.status, 200, JSON.stringify(firstUpload.body))
 
@@ -137,3 +138,98 @@ test('a full data disk under PostgreSQL (SQLSTATE 53100): the same', async (t) =
   })
   await writeOnFullDisk(t, await postgresDatabaseOn(disk, server), disk)
 })
+
+test('a disk error under SQLite (ext4 turns read-only): writes answer 503, pulls and reads go on', async (t) => {
+  const disk = mountFailingDisk('edgegate-failing-')
+  t.after(() => disk.remove())
+  const tls = makeTls()
+  t.after(() => tls.ca.remove())
+  const database = `sqlite:${join(disk.path, 'edgegate.db')}`
+  const { tokens, admin } = await seed(database, [{ id: 'ssh1', kind: 'sshgate' }])
+  const eg = await startEdgegate(database, tls, ['--web-enforcement-interval', '1s', '--retention-interval', '1s'])
+  t.after(() => eg.stop())
+  const { upload, decide, pull, stored } = nodeCalls(tls, eg.base, tokens.ssh1!, admin)
+  assert.equal((await upload('a')).status, 200)
+
+  disk.fail()
+  refusal(await upload('b'))
+  refusal(await decide('a'))
+  assert.equal((await pull()).status, 200)
+  assert.deepEqual(await stored(), ['a'.repeat(32)])
+  assert.equal((await call(tls, eg.base, '/readyz')).status, 200)
+  // The background passes (every second) fail and log; the process stays up.
+  await new Promise((r) => setTimeout(r, 2500))
+  assert.equal(eg.child.process.exitCode, null, `edgegate exited:\n${eg.child.log()}`)
+  assert.match(eg.child.log(), /disk I\/O error/)
+  assert.doesNotMatch(eg.child.log(), /uncaught|unhandled|no transaction is active/i)
+})
+
+test('a PostgreSQL turned read-only (a standby after a failover): writes answer 503, pulls go on, and writes resume once it is writable again', async (t) => {
+  const tls = makeTls()
+  t.after(() => tls.ca.remove())
+  const server = await startPostgres()
+  t.after(() => server.stop())
+  const database = await server.createDatabase()
+  const name = new URL(database).pathname.slice(1)
+  const { tokens, admin } = await seed(database, [{ id: 'ssh1', kind: 'sshgate' }])
+  const eg = await startEdgegate(database, tls)
+  t.after(() => eg.stop())
+  const { upload, decide, pull, stored } = nodeCalls(tls, eg.base, tokens.ssh1!, admin)
+  assert.equal((await upload('a')).status, 200)
+
+  // New sessions start read-only, as on a hot standby, and the failover ends the current ones.
+  await server.query(`alter database ${name} set default_transaction_read_only = on`)
+  await server.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}'`)
+  await waitFor('pulls to be answered again', async () => (await pull()).status === 200)
+  refusal(await upload('b'))
+  refusal(await decide('a'))
+  assert.deepEqual(await stored(), ['a'.repeat(32)])
+
+  // The primary is back. A session opened while it was read-only fails one write and is dropped,
+  // not put back in the pool: the nodes' retries get through within the pool's 10 sessions.
+  await server.query(`alter database ${name} reset default_transaction_read_only`)
+  const retried = async (send: () => ReturnType<typeof call>) => {
+    for (let attempt = 0; attempt <= 10; attempt++) {
+      const r = await send()
+      if (r.status === 200) return
+      refusal(r)
+    }
+    assert.fail('still refused after every pooled session was tried')
+  }
+  await retried(() => upload('b'))
+  await retried(() => decide('a'))
+  assert.deepEqual(await stored(), ['a'.repeat(32), 'b'.repeat(32)])
+  assert.match(eg.child.log(), /read-only transaction/)
+  assert.doesNotMatch(eg.child.log(), /uncaught|unhandled/i)
+})
+
+function refusal(r: Awaited<ReturnType<typeof call>>): void {
+  assert.equal(r.status, 503, JSON.stringify(r.body))
+  assert.equal(r.body.error.code, 'unavailable')
+  assert.equal(r.headers['retry-after'], '5')
+}
+
+/** A node's upload and pull, an operator's decision, and the stored fingerprints, by a letter each. */
+function nodeCalls(tls: ReturnType<typeof makeTls>, base: string, token: string, admin: string) {
+  const fp = (letter: string) => letter.repeat(32)
+  return {
+    upload: (letter: string) =>
+      call(tls, base, '/v1/observations/batch?instance_id=ssh1', {
+        method: 'POST',
+        token,
+        body: { instance_id: 'ssh1', observations: [observation(fp(letter))] },
+      }),
+    decide: (letter: string) =>
+      call(tls, base, `/api/decisions/ssh1/${fp(letter)}`, {
+        method: 'PUT',
+        body: { status: 'blocked' },
+        token: admin,
+      }),
+    pull: () => call(tls, base, '/v1/policy?instance_id=ssh1', { token }),
+    stored: async () => {
+      const listed = await call(tls, base, '/api/fingerprints?instance_id=ssh1', { token: admin })
+      assert.equal(listed.status, 200)
+      return listed.body.fingerprints.map((f: { fingerprint: string }) => f.fingerprint).sort()
+    },
+  }
+}
