@@ -5,14 +5,22 @@
  * an open stream goes on, and the LISTEN session returns by itself. A SQLite file another
  * process holds the write lock on: a delivery answers 503 after the busy timeout, and the
  * server goes on answering everything else meanwhile. A full disk, under SQLite and under
- * PostgreSQL's data: no delivery is acknowledged without being stored.
+ * PostgreSQL's data: no delivery is acknowledged without being stored. A disk error under SQLite
+ * (the file system turns read-only): deliveries answer 503, and reading goes on.
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { sql } from '@gatehouse/kit/db/database.ts'
-import { mountSmallDisk, postgresDatabaseOn, type SmallDisk, startPostgres, waitFor } from '@gatehouse/testkit'
+import {
+  mountFailingDisk,
+  mountSmallDisk,
+  postgresDatabaseOn,
+  type SmallDisk,
+  startPostgres,
+  waitFor,
+} from '@gatehouse/testkit'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, count, publish, reader, startNotify } from './helpers.ts'
 import { SseClient } from './sse.ts'
 
@@ -171,4 +179,42 @@ test('a full data disk under PostgreSQL (SQLSTATE 53100): the same, and the serv
   n = await startNotify({ name: 'postgres', url: async () => url })
   await deliverOnFullDisk(n, disk)
   assert.equal((await server.query('select 1 as one')).rows[0].one, 1)
+})
+
+test('a disk error under SQLite (ext4 turns read-only): deliveries answer 503; pages, search and streams go on', async (t) => {
+  const disk = mountFailingDisk('notify-failing-')
+  let n: Awaited<ReturnType<typeof startNotify>> | undefined
+  t.after(async () => {
+    await n?.close()
+    disk.remove()
+  })
+  const url = `sqlite:${join(disk.path, 'notify.db')}`
+  n = await startNotify({ name: 'sqlite', url: async () => url })
+  const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+  const ops = await channel(n, admin, 'ops')
+  const viewer = await reader(n, admin, 'vera')
+  const before = await publish(n, ops.token, 'stored before the disk failed')
+  const stream = await SseClient.open(n.base, viewer)
+  t.after(() => stream.close())
+  assert.equal((await stream.next()).event, 'ready')
+
+  disk.fail()
+  const refused = await n.client.post('/api/v1/messages', { token: ops.token, body: { text: 'after the failure' } })
+  assert.equal(refused.status, 503, refused.text)
+  assert.deepEqual(refused.body.error, { code: 'unavailable', message: 'the database is unavailable' })
+  assert.equal(refused.headers.get('retry-after'), '5')
+  const page = await n.client.get('/api/v1/notifications', { cookie: viewer })
+  assert.equal(page.status, 200, page.text)
+  assert.deepEqual(
+    page.body.notifications.map((m: { id: number }) => m.id),
+    [before],
+  )
+  const found = await n.client.get('/api/v1/notifications?q=stored', { cookie: viewer })
+  assert.equal(found.status, 200, found.text)
+  assert.equal(found.body.notifications.length, 1)
+  assert.equal((await n.client.get('/readyz')).status, 200)
+  const later = await SseClient.open(n.base, viewer)
+  t.after(() => later.close())
+  assert.equal((await later.next()).event, 'ready')
+  assert.equal(await count(n), 1)
 })
