@@ -1,12 +1,13 @@
 /**
  * The state folder's disk fills up under a running dnsctl (a small tmpfs holding its database
  * and publication journal): a change answers 503 with Retry-After and reaches neither Knot nor
- * the history, and once space is freed the next change is published as usual.
+ * the history, and once space is freed the next change is published as usual. The state disk
+ * failing (ext4 turns read-only after a disk error): the same answer, and reads go on.
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { mountSmallDisk, startKnot } from '@gatehouse/testkit'
+import { mountFailingDisk, mountSmallDisk, startKnot } from '@gatehouse/testkit'
 import { json, startHarness, ZONE, zoneText } from './helpers.ts'
 
 test('a full state disk: changes answer 503 and reach nothing; published again once space is freed', async (t) => {
@@ -47,4 +48,31 @@ test('a full state disk: changes answer 503 and reach nothing; published again o
   assert.equal(body.serial, 11)
   assert.equal(await knot.soaSerial(ZONE), 11)
   assert.match(await knot.kdig(`after.${ZONE}`, 'TXT', '+short'), /y{200}/)
+})
+
+test('a failing state disk: changes answer 503 and reach nothing; the zone is still read', async (t) => {
+  const disk = mountFailingDisk('dnsctl-failing-')
+  const knot = await startKnot()
+  const h = await startHarness({ knot, env: { DNSCTL_STATE_DIR: join(disk.path, 'state') } })
+  t.after(async () => {
+    await h.close()
+    await knot.stop()
+    disk.remove()
+  })
+  assert.equal((await h.call('PUT', `/v1/zones/${ZONE}`, { role: 'primary', zone_text: zoneText(10) })).status, 201)
+  const before = await json(await h.call('GET', `/v1/zones/${ZONE}/rrsets`))
+
+  disk.fail()
+  const refused = await h.call(
+    'POST',
+    `/v1/zones/${ZONE}/changes`,
+    { changes: [{ action: 'upsert', name: 'failed', type: 'TXT', ttl: 60, records: ['"x"'] }] },
+    { 'if-match': `"${before.revision}"` },
+  )
+  assert.equal(refused.status, 503)
+  assert.equal(refused.headers.get('retry-after'), '5')
+  assert.equal((await json(refused)).error.code, 'unavailable')
+  assert.equal(await knot.soaSerial(ZONE), 10)
+  assert.equal(await knot.kdig(`failed.${ZONE}`, 'TXT', '+short'), '')
+  assert.deepEqual(await json(await h.call('GET', `/v1/zones/${ZONE}/rrsets`)), before)
 })
