@@ -13,6 +13,7 @@ import { after, afterEach, before, beforeEach, describe, test } from 'node:test'
 import {
   type Backends,
   bearer,
+  frameOf,
   type Harness,
   mustPublish,
   startArtsvc,
@@ -36,8 +37,6 @@ after(() => backends?.stop())
 // one-second liveness TTL must not depend on how fast a loaded machine runs it.
 beforeEach(() => clock.freeze())
 afterEach(() => clock.thaw())
-
-const frameOf = (html: string) => /<iframe[^>]*src="([^"]+)"/.exec(html)![1]!.replaceAll('&amp;', '&')
 
 /** Everything but the per-response headers (date, request id, connection keep-alive). */
 function comparable(r: Response): Record<string, string> {

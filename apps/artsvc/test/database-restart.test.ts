@@ -7,7 +7,15 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { waitFor } from '@gatehouse/testkit'
-import { type Backends, bearer, type Harness, mustPublish, startArtsvc, startBackends } from './helpers/harness.ts'
+import {
+  type Backends,
+  bearer,
+  frameOf,
+  type Harness,
+  mustPublish,
+  startArtsvc,
+  startBackends,
+} from './helpers/harness.ts'
 import { sampleBundle } from './helpers/zip-builder.ts'
 
 let backends: Backends
@@ -21,8 +29,6 @@ after(async () => {
   await a?.close()
   await backends?.stop()
 })
-
-const frameOf = (html: string) => /<iframe[^>]*src="([^"]+)"/.exec(html)![1]!.replaceAll('&amp;', '&')
 
 async function get(url: string, headers: Record<string, string> = {}) {
   const before = a.svc.ctx.caches.fastResponses

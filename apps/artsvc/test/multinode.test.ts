@@ -8,7 +8,15 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
 import { sql } from 'kysely'
-import { type Backends, bearer, type Harness, mustPublish, startArtsvc, startBackends } from './helpers/harness.ts'
+import {
+  type Backends,
+  bearer,
+  frameOf,
+  type Harness,
+  mustPublish,
+  startArtsvc,
+  startBackends,
+} from './helpers/harness.ts'
 import { sampleBundle } from './helpers/zip-builder.ts'
 
 let backends: Backends
@@ -33,7 +41,6 @@ after(async () => {
   await backends?.stop()
 })
 
-const frameOf = (html: string) => /<iframe[^>]*src="([^"]+)"/.exec(html)![1]!.replaceAll('&amp;', '&')
 /** The same ticket URL on node B's content origin. */
 const onB = (frame: string) => frame.replace(a.content, b.content)
 

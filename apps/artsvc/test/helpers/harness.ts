@@ -201,3 +201,6 @@ export async function mustPublish(
   const artifact = r.body.artifact as { id: string; url: string }
   return { artifact: artifact.id, version: (r.body.version as { number: number }).number, url: artifact.url }
 }
+
+/** The content origin's URL of an artifact's entry page, as the viewer page's iframe loads it. */
+export const frameOf = (html: string) => /<iframe[^>]*src="([^"]+)"/.exec(html)![1]!.replaceAll('&amp;', '&')
