@@ -3,17 +3,27 @@
  * database elsewhere): a publish answers 503 with Retry-After and leaves no file behind,
  * what was published is still listed and served, and publishing works again once space is freed.
  * Then the database's disk instead (PostgreSQL's data, SQLSTATE 53100), storage with room: the
- * same, at whichever step of the publish the database refuses.
+ * same, at whichever step of the publish the database refuses. And the storage disk failing
+ * (ext4 turns read-only after a disk error): a publish answers 503, the published sites are
+ * still served from it.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import { mountSmallDisk, postgresDatabaseOn, type SmallDisk, type TempDir, tempDir } from '@gatehouse/testkit'
+import {
+  mountFailingDisk,
+  mountSmallDisk,
+  postgresDatabaseOn,
+  type SmallDisk,
+  type TempDir,
+  tempDir,
+} from '@gatehouse/testkit'
 import {
   type Backends,
   bearer,
+  frameOf,
   type Harness,
   mustPublish,
   publishZip,
@@ -130,4 +140,30 @@ test('a full database disk under PostgreSQL: 503 for a publish, nothing but its 
   if (refused.commit) assert.equal((await refused.commit()).status, 201)
   else await mustPublish(h, owner, sampleBundle([{ name: 'after.bin', data: randomBytes(1000) }]))
   assert.equal(manifests().length, before.length + 1)
+})
+
+test('a failing storage disk: 503 for a publish; what was published is still served', async (t) => {
+  const failing = mountFailingDisk('artsvc-failing-')
+  const db = tempDir('artsvc-failing-db-')
+  const h = await startArtsvc({
+    op: backends.op,
+    env: { ARTSVC_STORAGE_ROOT: failing.path, ARTSVC_DATABASE_URL: `sqlite:${join(db.path, 'artsvc.db')}` },
+  })
+  t.after(async () => {
+    await h.close()
+    failing.remove()
+    db.remove()
+  })
+  const owner = await bearer(backends.op, 'alice')
+  const p = await mustPublish(h, owner, sampleBundle([{ name: 'one.txt', data: 'published before' }]))
+  const frame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
+
+  failing.fail()
+  const refused = await publishZip(h, owner, sampleBundle([{ name: 'two.bin', data: randomBytes(1000) }]))
+  assert.equal(refused.status, 503, JSON.stringify(refused.body))
+  assert.deepEqual(refused.body.error, { code: 'unavailable', message: 'storage is unavailable' })
+  // Read from the disk that can no longer be written (not fetched before, so not in a cache).
+  const file = await fetch(frame.replace('index.html', 'one.txt'))
+  assert.equal(file.status, 200)
+  assert.equal(await file.text(), 'published before')
 })
