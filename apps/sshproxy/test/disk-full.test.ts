@@ -1,12 +1,14 @@
 /**
  * The gate's disk fills up (its database on a small tmpfs): connections are still gated as
  * before, the observations no write could store are kept, and once space is freed every
- * connection is counted: none lost, none twice.
+ * connection is counted: none lost, none twice. A disk error instead (ext4 turns the disk
+ * read-only for good): gated as before, the failure logged once, and what is held at shutdown
+ * logged with its number.
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { mountSmallDisk } from '@gatehouse/testkit'
+import { mountFailingDisk, mountSmallDisk } from '@gatehouse/testkit'
 import { captureClientHello, fakeBackend, helloVariant, rawClient, readEntries, startGate, waitFor } from './helpers.ts'
 
 const KEPT = 'storing observations failed; they are kept and written once the database is available'
@@ -62,4 +64,33 @@ test('a full disk: connections are gated as before and every one is counted once
     [[6, 'pending']],
   )
   assert.match(gate.log(), /"notRecorded":0/)
+})
+
+test('a disk error: connections are gated as before, the failure is logged once, and the unwritten are counted at shutdown', async (t) => {
+  const disk = mountFailingDisk('sshproxy-failing-')
+  t.after(() => disk.remove())
+  const backend = await fakeBackend()
+  t.after(() => backend.close())
+  const gate = await startGate(backend.port, ['--ip-burst', '100000'], join(disk.path, 'sshproxy.db'))
+  t.after(() => gate.stop())
+  const hello = await captureClientHello('openssh')
+  for (let i = 0; i < 3; i++) await rawClient(gate.port, helloVariant(hello, 'before'))
+  await waitFor('the first connections stored', async () => (await readEntries(gate.dbPath))[0]?.count === 3)
+
+  disk.fail()
+  for (let i = 0; i < 4; i++) {
+    const r = await rawClient(gate.port, helloVariant(hello, `after-${i % 2}`))
+    assert.match(r.identification, /^SSH-2\.0-/)
+  }
+  await waitFor('a write failed for the disk error', async () => gate.log().includes(KEPT))
+  assert.match(gate.log(), /"reason":"disk I\/O error"/)
+  // Three more flush intervals (500 ms each) fail too, and say nothing more.
+  await new Promise((r) => setTimeout(r, 1600))
+  const during = await rawClient(gate.port, helloVariant(hello, 'after-0'))
+  assert.match(during.identification, /^SSH-2\.0-/)
+  assert.equal(backend.connections(), 1, 'only the startup probe reached the backend')
+  await gate.child.stop()
+  const log = gate.log()
+  assert.equal(log.split(KEPT).length - 1, 1, log)
+  assert.match(log, /"fingerprints":2,"connections":5,"msg":"observations not stored at shutdown/)
 })
