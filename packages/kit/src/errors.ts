@@ -34,9 +34,14 @@ export class AppError extends Error {
   }
 }
 
+/** `Retry-After` for an outage that is likely to pass (a database restarting, a store unreachable): 5 s. */
+export const RETRY_SOON: Readonly<Record<string, string>> = { 'retry-after': '5' }
+
 export interface ErrorDefinition<A extends unknown[]> {
   status: number
   message: (...args: A) => string
+  /** Headers every error of this code carries (`Retry-After` on a passing outage); `.with` may add to them. */
+  headers?: Record<string, string>
 }
 
 export type ErrorFactory<A extends unknown[]> = ((...args: A) => AppError) & {
@@ -65,7 +70,12 @@ export function defineErrors<const D extends Definitions>(
   for (const [code, def] of Object.entries(definitions)) {
     if (!/^[a-z][a-z0-9_]*$/.test(code)) throw new TypeError(`error code ${code} must be snake_case`)
     const make = (options: AppErrorOptions, args: unknown[]) =>
-      new AppError(def.status, code, def.message(...args), options)
+      new AppError(
+        def.status,
+        code,
+        def.message(...args),
+        def.headers ? { ...options, headers: { ...def.headers, ...options.headers } } : options,
+      )
     const factory = (...args: unknown[]) => make({}, args)
     Object.defineProperties(factory, {
       code: { value: code, enumerable: true },

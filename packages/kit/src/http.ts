@@ -21,7 +21,7 @@ import Fastify, {
 } from 'fastify'
 import { isDatabaseUnavailable } from './db/unavailable.ts'
 import { type OpenApiExtras, openApiErrorParts, registerDocs, validationMessage } from './docs.ts'
-import { AppError, kitErrors } from './errors.ts'
+import { AppError, kitErrors, RETRY_SOON } from './errors.ts'
 import { type HostGuardOptions, installHostGuard } from './host-guard.ts'
 import { installLane } from './http-lane.ts'
 import { HttpRequestMetrics } from './http-metrics.ts'
@@ -369,7 +369,6 @@ function sendError(
 }
 
 /** A database restart or failover takes seconds. */
-const RETRY_SOON = { 'retry-after': '5' }
 
 function translate(err: FastifyError, bodyLimit: number): AppError {
   if (err.validation) {

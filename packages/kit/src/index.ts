@@ -79,6 +79,7 @@ export {
   type ErrorDefinition,
   type ErrorFactory,
   kitErrors,
+  RETRY_SOON,
   StartupError,
 } from './errors.ts'
 export { type HostGuardOptions, hostNameOf, installHostGuard, isAllowedHost } from './host-guard.ts'

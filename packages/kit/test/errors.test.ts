@@ -6,6 +6,7 @@ describe('defineErrors', () => {
   const errors = defineErrors({
     zone_not_found: { status: 404, message: (zone: string) => `zone ${zone} does not exist` },
     stale: { status: 412, message: () => 'the resource changed' },
+    backend_down: { status: 503, message: () => 'the backend is down', headers: { 'retry-after': '5' } },
   })
 
   test('each key is the code and carries its status', () => {
@@ -31,6 +32,16 @@ describe('defineErrors', () => {
     assert.deepEqual(err.details, { etag: '"abc"' })
     assert.deepEqual(err.headers, { etag: '"abc"' })
     assert.equal(err.statusCode, 412)
+  })
+
+  test("a definition's headers come with every error of its code; with() adds to them or overrides them", () => {
+    assert.deepEqual(errors.backend_down().headers, { 'retry-after': '5' })
+    assert.deepEqual(errors.backend_down.with({ cause: new Error('refused') }).headers, { 'retry-after': '5' })
+    assert.deepEqual(errors.backend_down.with({ headers: { 'retry-after': '30', 'x-why': 'maintenance' } }).headers, {
+      'retry-after': '30',
+      'x-why': 'maintenance',
+    })
+    assert.equal(errors.stale().headers, undefined)
   })
 
   test('toJSON has the shared shape and never the cause', () => {
