@@ -4,7 +4,7 @@
  * unsupported_media_type, internal, not_ready). Each is documented in README.md; a test
  * checks that.
  */
-import { defineErrors } from '@gatehouse/kit'
+import { defineErrors, RETRY_SOON } from '@gatehouse/kit'
 
 export const errors = defineErrors({
   misdirected_request: { status: 421, message: () => 'this server does not serve the requested host' },
@@ -79,8 +79,12 @@ export const errors = defineErrors({
   },
   login_failed: { status: 400, message: (why: string) => `sign-in failed: ${why}` },
   edge_assertion_invalid: { status: 401, message: (why: string) => `edge access assertion rejected: ${why}` },
-  identity_provider_unavailable: { status: 503, message: () => 'the identity provider or its key set is unreachable' },
-  storage_unavailable: { status: 503, message: () => 'artifact storage is unavailable' },
+  identity_provider_unavailable: {
+    status: 503,
+    message: () => 'the identity provider or its key set is unreachable',
+    headers: RETRY_SOON,
+  },
+  storage_unavailable: { status: 503, message: () => 'artifact storage is unavailable', headers: RETRY_SOON },
 })
 
 export type ErrorCode = keyof typeof errors

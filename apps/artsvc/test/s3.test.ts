@@ -1,7 +1,8 @@
 /**
  * The S3 backend against a real S3-compatible server (s3rver): published files land in
  * the bucket under the prefix byte for byte (no aws-chunked framing), the content origin
- * reads them back, readiness follows the bucket, and startup refuses a missing bucket.
+ * reads them back, readiness follows the bucket, and startup refuses a missing bucket. While
+ * the S3 server is down, publishing and reading an uncached file answer 503 with Retry-After.
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
@@ -9,7 +10,17 @@ import { createHash, randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3'
 import { type OidcProvider, type S3Server, startOidcProvider, startS3, tempDir } from '@gatehouse/testkit'
-import { AUDIENCE, baseEnv, bearer, type Harness, mustPublish, SCOPE, startArtsvc } from './helpers/harness.ts'
+import {
+  AUDIENCE,
+  baseEnv,
+  bearer,
+  frameOf,
+  type Harness,
+  mustPublish,
+  publishZip,
+  SCOPE,
+  startArtsvc,
+} from './helpers/harness.ts'
 import { sampleBundle } from './helpers/zip-builder.ts'
 
 let s3: S3Server
@@ -61,8 +72,7 @@ test('published files are stored in the bucket byte for byte and served by the c
   const keys = (await client.send(new ListObjectsV2Command({ Bucket: 'artifacts' }))).Contents!.map((c) => c.Key!)
   assert.ok(keys.every((k) => k.startsWith('tenant-a/')))
   assert.ok(keys.some((k) => k.startsWith('tenant-a/manifests/')))
-  const page = await (await fetch(`${h.base}/a/${p.artifact}`, { headers: alice })).text()
-  const frame = /<iframe[^>]*src="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&')
+  const frame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: alice })).text())
   const served = await fetch(frame.replace('index.html', 'blob.bin'))
   assert.equal(served.status, 200)
   assert.ok(Buffer.from(await served.arrayBuffer()).equals(payload))
@@ -132,4 +142,30 @@ test('readiness fails without the bucket; startup refuses a missing bucket with 
   assert.match(r.stderr, /^artsvc: storage \(s3\) is unusable: /)
   assert.equal(r.stderr.trim().split('\n').length, 1)
   staging.remove()
+})
+
+test('the S3 server down: a publish and an uncached file answer 503 with Retry-After; readiness fails', async (t) => {
+  const own = await startS3()
+  await own.createBucket('outage')
+  const other = await startArtsvc({
+    op,
+    env: { ...s3Env('outage'), ARTSVC_S3_ENDPOINT: own.endpoint },
+    deps: { s3Credentials: { accessKeyId: own.accessKeyId, secretAccessKey: own.secretAccessKey } },
+  })
+  t.after(async () => {
+    await other.close()
+    await own.stop()
+  })
+  const alice = await bearer(op, 'alice')
+  const p = await mustPublish(other, alice, sampleBundle([{ name: 'later.txt', data: 'never fetched before' }]))
+  const frame = frameOf(await (await fetch(`${other.base}/a/${p.artifact}`, { headers: alice })).text())
+
+  await own.stop()
+  const refused = await publishZip(other, alice, sampleBundle([{ name: 'new.bin', data: randomBytes(1000) }]))
+  assert.equal(refused.status, 503, JSON.stringify(refused.body))
+  assert.deepEqual(refused.body.error, { code: 'storage_unavailable', message: 'artifact storage is unavailable' })
+  const file = await fetch(frame.replace('index.html', 'later.txt'))
+  assert.equal(file.status, 503)
+  assert.equal(file.headers.get('retry-after'), '5')
+  assert.equal((await fetch(`${other.base}/readyz`)).status, 503)
 })

@@ -74,10 +74,14 @@ export async function commitUpload(ctx: AppContext, principal: Principal, upload
       sha256: f.sha256,
       content_type: f.contentType,
     }))
-    await ctx.store.putManifest(
-      versionId,
-      JSON.stringify({ version: versionId, upload: upload.id, entrypoint: upload.entrypoint, files }),
-    )
+    try {
+      await ctx.store.putManifest(
+        versionId,
+        JSON.stringify({ version: versionId, upload: upload.id, entrypoint: upload.entrypoint, files }),
+      )
+    } catch (err) {
+      throw errors.storage_unavailable.with({ cause: err })
+    }
     const now = ctx.clock.now()
     const artifactId = upload.artifact_id ?? newId()
     let number = 1
