@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
 import { type Postgres, startPostgres, waitFor } from '@gatehouse/testkit'
 import { CompiledQuery, type Kysely } from 'kysely'
+import { queryTimeoutOption } from '../src/db/pg-pool.ts'
 import {
   createHttpApp,
   createLogger,
@@ -1005,7 +1006,8 @@ describe('PostgreSQL connections of their own', () => {
         },
       },
     }
-    const d = await openDatabase<DB>({ url: relay.url, queryTimeoutMs: 200, migrations })
+    // Set in the URL, as an operator would; it wins over the option.
+    const d = await openDatabase<DB>({ url: `${relay.url}?query_timeout=200ms`, queryTimeoutMs: 60_000, migrations })
     try {
       assert.deepEqual((await sql<{ one: number }>`select 1 as one`.execute(d.db)).rows, [{ one: 1 }])
       relay.freeze()
@@ -1033,6 +1035,23 @@ describe('PostgreSQL connections of their own', () => {
 })
 
 describe('database URLs and reachability', () => {
+  test('query_timeout in a PostgreSQL URL: a duration or milliseconds, removed from the URL; anything else is a StartupError', () => {
+    assert.deepEqual(queryTimeoutOption('postgres://u@h/db?query_timeout=90s&sslmode=disable'), {
+      connectionString: 'postgres://u@h/db?sslmode=disable',
+      queryTimeoutMs: 90_000,
+    })
+    assert.equal(queryTimeoutOption('postgres://u@h/db?query_timeout=2500').queryTimeoutMs, 2500)
+    assert.equal(queryTimeoutOption('postgres://u@h/db?query_timeout=0').queryTimeoutMs, 0)
+    assert.deepEqual(queryTimeoutOption('postgres://u@h/db'), { connectionString: 'postgres://u@h/db' })
+    for (const bad of ['soon', '', '5 s', '-1']) {
+      assert.throws(
+        () => queryTimeoutOption(`postgres://u@h/db?query_timeout=${bad}`),
+        (err: unknown) => err instanceof StartupError && /^database URL: query_timeout=/.test(err.message),
+        bad,
+      )
+    }
+  })
+
   test('bad URL schemes are StartupErrors', async () => {
     for (const url of ['mysql://u:p@h/db', 'sqlite:', 'postgres://[bad', 'file:/x.db']) {
       await assert.rejects(openDatabase({ url }), (err: unknown) => {

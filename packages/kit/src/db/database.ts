@@ -48,6 +48,7 @@ export interface DatabaseOptions {
    * opens a new connection. Without it a server gone silent (a host down, a partition, a failover
    * to a new address) held each pooled connection for about 15 minutes (TCP's retransmissions),
    * or for ever while its host still acknowledged. Migrations run before it applies.
+   * `?query_timeout=90s` in the URL overrides it (`pg-pool.ts`), so every app's operator can set it.
    */
   queryTimeoutMs?: number
   /**

@@ -8,6 +8,8 @@
  */
 import { type Dialect, PostgresDialect, type PostgresPoolClient } from 'kysely'
 import pg from 'pg'
+import { DurationError, parseDuration } from '../durations.ts'
+import { StartupError } from '../errors.ts'
 import { type ListenHandlers, type ListenSession, listenOn } from './pg-listen.ts'
 import { namingClient, prepareOption } from './pg-prepared.ts'
 import { isDatabaseUnavailable, markUnavailable } from './unavailable.ts'
@@ -37,7 +39,8 @@ export function openPostgresPool(
   // int8 and numeric come back as strings by default; our counters and timestamps fit in
   // a double, so parse int8 as a number (values beyond 2^53 are refused by the schemas).
   pg.types.setTypeParser(20, (v) => Number(v))
-  const { connectionString, prepare: named } = prepareOption(location)
+  const { connectionString: withTimeout, prepare: named } = prepareOption(location)
+  const { connectionString, queryTimeoutMs } = queryTimeoutOption(withTimeout)
   const clientConfig = {
     connectionString,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
@@ -94,9 +97,30 @@ export function openPostgresPool(
   const deadline: QueryDeadline = { ms: 0 }
   const dialect = new PostgresDialect({ pool: { connect: () => checkout(pool, deadline), end } })
   const startQueryDeadline = () => {
-    deadline.ms = options.queryTimeoutMs ?? 60_000
+    deadline.ms = queryTimeoutMs ?? options.queryTimeoutMs ?? 60_000
   }
   return { dialect, connect, listen, startQueryDeadline }
+}
+
+/**
+ * `?query_timeout=` in the database URL: the pooled queries' deadline (`queryTimeoutMs`), so an
+ * operator can set it in any app's URL. A duration (`90s`, `2m`; `0`: none), or milliseconds as
+ * node-postgres reads the same parameter. Removed from the URL: node-postgres would apply its own
+ * timeout too, which fails the query but keeps the socket (see `checkout`).
+ */
+export function queryTimeoutOption(url: string): { connectionString: string; queryTimeoutMs?: number } {
+  const parsed = new URL(url)
+  const value = parsed.searchParams.get('query_timeout')
+  if (value === null) return { connectionString: url }
+  let ms: number
+  try {
+    ms = /^\d+$/.test(value) ? Number(value) : parseDuration(value)
+  } catch (err) {
+    if (!(err instanceof DurationError)) throw err
+    throw new StartupError(`database URL: query_timeout=${value}: ${err.message}`)
+  }
+  parsed.searchParams.delete('query_timeout')
+  return { connectionString: parsed.toString(), queryTimeoutMs: ms }
 }
 
 /**
