@@ -102,6 +102,15 @@ export interface HttpAppOptions {
   logger: Logger
   /** Largest accepted request body in bytes (default 1 MiB). */
   bodyLimit?: number
+  /**
+   * How long a client may take to send a whole request, headers and body, in ms (default 5 min,
+   * node:http's own default, which Fastify turns off; 0: no limit). Past it node:http answers 408
+   * and closes the connection. Without it a client that sent headers and then nothing, or a byte
+   * now and then, held its connection for ever, and enough of them exhausted the process's
+   * descriptors. The headers alone have 60 s (node:http's `headersTimeout`). Answers may take as
+   * long as they need: an event stream is not bounded by this.
+   */
+  requestTimeoutMs?: number
   /** HTTPS server options (see `tls.ts`); plain HTTP when absent. */
   https?: HttpsServerOptions
   /** Trust `X-Forwarded-*` from these proxies (default: trust nobody). */
@@ -140,18 +149,26 @@ function makeAjv(options: AjvOptions): Ajv {
  */
 export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   const bodyLimit = options.bodyLimit ?? 1024 * 1024
+  const requestTimeout = options.requestTimeoutMs ?? 300_000
+  // node:http checks for expired requests every 30 s, more often for a shorter limit. The headers'
+  // own limit must not exceed the whole request's: node:http swaps the two when it does.
+  const serverOptions = {
+    connectionsCheckingInterval: requestTimeout > 0 ? Math.min(30_000, Math.max(100, requestTimeout / 4)) : 30_000,
+    ...(requestTimeout > 0 ? { headersTimeout: Math.min(60_000, requestTimeout) } : {}),
+  }
   const app = Fastify({
     loggerInstance: options.logger,
     // Fastify's own per-request lines are replaced by the access log below; the option
     // moved into LogController (the top-level ones warn FSTDEP023/FSTDEP024 at startup).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     bodyLimit,
+    requestTimeout,
     trustProxy: options.trustProxy ?? false,
     genReqId: (req: IncomingMessage) => requestIdFrom(req.headers['x-request-id']),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
-    ...(options.https ? { https: options.https } : {}),
+    ...(options.https ? { https: { ...options.https, ...serverOptions } } : { http: serverOptions }),
   } as never) as unknown as HttpApp
 
   const bodyAjv = makeAjv({ coerceTypes: false, removeAdditional: false })

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
 import { writeFile } from 'node:fs/promises'
+import { connect } from 'node:net'
 import { PassThrough, type Readable, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { after, before, describe, test } from 'node:test'
@@ -421,6 +423,55 @@ describe('graceful shutdown', () => {
     assert.equal(statusCode, 200)
     assert.deepEqual(body, { done: true })
     assert.equal(s.app.server.listening, false)
+  })
+})
+
+describe('slow clients', () => {
+  /** A raw connection that sends `head` and then nothing more; resolves with what the server sent before closing it. */
+  async function stalled(base: string, head: string): Promise<{ answer: string; ms: number }> {
+    const url = new URL(base)
+    const socket = connect(Number(url.port), url.hostname)
+    await once(socket, 'connect')
+    const started = performance.now()
+    socket.write(head)
+    let answer = ''
+    socket.on('data', (c: Buffer) => {
+      answer += c.toString('latin1')
+    })
+    await once(socket, 'close')
+    return { answer, ms: performance.now() - started }
+  }
+
+  test('a request whose body never finishes is answered 408 and closed after requestTimeoutMs', async (t) => {
+    const s = await start({ requestTimeoutMs: 500 }, defaultRoutes)
+    t.after(() => s.app.close())
+    const body =
+      'POST /v1/items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{"na'
+    const { answer, ms } = await stalled(s.base, body)
+    assert.match(answer, /^HTTP\/1\.1 408 /)
+    assert.ok(ms < 5_000, `closed after ${ms} ms`)
+    // The server goes on serving others.
+    assert.equal((await request(`${s.base}/healthz`)).statusCode, 200)
+  })
+
+  test('an answer may take longer than requestTimeoutMs: only receiving the request is bounded', async (t) => {
+    const s = await start({ requestTimeoutMs: 300 }, (app) => {
+      app.get('/slow', async () => {
+        await new Promise((r) => setTimeout(r, 1000))
+        return { done: true }
+      })
+    })
+    t.after(() => s.app.close())
+    const res = await request(`${s.base}/slow`)
+    assert.equal(res.statusCode, 200)
+    assert.deepEqual(await res.body.json(), { done: true })
+  })
+
+  test('the default bounds a request at 5 min, as node:http does without Fastify', async (t) => {
+    const s = await start()
+    t.after(() => s.app.close())
+    assert.equal(s.app.server.requestTimeout, 300_000)
+    assert.equal(s.app.server.headersTimeout, 60_000)
   })
 })
 
