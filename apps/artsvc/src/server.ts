@@ -116,6 +116,9 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
     name: 'artsvc',
     logger: log,
     bodyLimit: 64 * 1024,
+    // A bundle upload is one request: the kit's 5 min, or as long as the largest bundle takes
+    // at 64 KiB/s, so a slow uplink is not cut off while a stalled client still is.
+    requestTimeoutMs: Math.max(300_000, Math.ceil(config.maxBundleBytes / 65_536) * 1000),
     readyStatus: 204,
     version: packageVersion(import.meta.dirname),
     metrics,
