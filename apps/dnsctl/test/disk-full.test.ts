@@ -6,12 +6,12 @@
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { test } from 'node:test'
+import { type TestContext, test } from 'node:test'
 import { mountFailingDisk, mountSmallDisk, startKnot } from '@gatehouse/testkit'
 import { json, startHarness, ZONE, zoneText } from './helpers.ts'
 
-test('a full state disk: changes answer 503 and reach nothing; published again once space is freed', async (t) => {
-  const disk = mountSmallDisk('dnsctl-full-', 4)
+/** Knot and a dnsctl whose state folder is on `disk`, with one zone published; all removed after the test. */
+async function zoneOnDisk(t: TestContext, disk: { path: string; remove(): void }) {
   const knot = await startKnot()
   const h = await startHarness({ knot, env: { DNSCTL_STATE_DIR: join(disk.path, 'state') } })
   t.after(async () => {
@@ -20,7 +20,12 @@ test('a full state disk: changes answer 503 and reach nothing; published again o
     disk.remove()
   })
   assert.equal((await h.call('PUT', `/v1/zones/${ZONE}`, { role: 'primary', zone_text: zoneText(10) })).status, 201)
-  const before = await json(await h.call('GET', `/v1/zones/${ZONE}/rrsets`))
+  return { knot, h, before: await json(await h.call('GET', `/v1/zones/${ZONE}/rrsets`)) }
+}
+
+test('a full state disk: changes answer 503 and reach nothing; published again once space is freed', async (t) => {
+  const disk = mountSmallDisk('dnsctl-full-', 4)
+  const { knot, h, before } = await zoneOnDisk(t, disk)
 
   disk.fill()
   const change = (name: string, revision: string) =>
@@ -52,15 +57,7 @@ test('a full state disk: changes answer 503 and reach nothing; published again o
 
 test('a failing state disk: changes answer 503 and reach nothing; the zone is still read', async (t) => {
   const disk = mountFailingDisk('dnsctl-failing-')
-  const knot = await startKnot()
-  const h = await startHarness({ knot, env: { DNSCTL_STATE_DIR: join(disk.path, 'state') } })
-  t.after(async () => {
-    await h.close()
-    await knot.stop()
-    disk.remove()
-  })
-  assert.equal((await h.call('PUT', `/v1/zones/${ZONE}`, { role: 'primary', zone_text: zoneText(10) })).status, 201)
-  const before = await json(await h.call('GET', `/v1/zones/${ZONE}/rrsets`))
+  const { knot, h, before } = await zoneOnDisk(t, disk)
 
   disk.fail()
   const refused = await h.call(

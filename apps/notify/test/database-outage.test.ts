@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
-import { test } from 'node:test'
+import { type TestContext, test } from 'node:test'
 import { sql } from '@gatehouse/kit/db/database.ts'
 import {
   mountFailingDisk,
@@ -152,8 +152,8 @@ async function deliverOnFullDisk(n: Awaited<ReturnType<typeof startNotify>>, dis
   assert.ok(after > first)
 }
 
-test('a full disk under SQLite: every acknowledged delivery is stored, the rest answer 503; stored again once space is freed', async (t) => {
-  const disk = mountSmallDisk('notify-full-', 4)
+/** notify on a SQLite file on `disk`; after the test it is closed, then the disk removed. */
+async function startOnDisk(t: TestContext, disk: { path: string; remove(): void }) {
   let n: Awaited<ReturnType<typeof startNotify>> | undefined
   t.after(async () => {
     await n?.close()
@@ -161,7 +161,12 @@ test('a full disk under SQLite: every acknowledged delivery is stored, the rest 
   })
   const url = `sqlite:${join(disk.path, 'notify.db')}`
   n = await startNotify({ name: 'sqlite', url: async () => url })
-  await deliverOnFullDisk(n, disk)
+  return n
+}
+
+test('a full disk under SQLite: every acknowledged delivery is stored, the rest answer 503; stored again once space is freed', async (t) => {
+  const disk = mountSmallDisk('notify-full-', 4)
+  await deliverOnFullDisk(await startOnDisk(t, disk), disk)
 })
 
 test('a full data disk under PostgreSQL (SQLSTATE 53100): the same, and the server stays up', async (t) => {
@@ -183,13 +188,7 @@ test('a full data disk under PostgreSQL (SQLSTATE 53100): the same, and the serv
 
 test('a disk error under SQLite (ext4 turns read-only): deliveries answer 503; pages, search and streams go on', async (t) => {
   const disk = mountFailingDisk('notify-failing-')
-  let n: Awaited<ReturnType<typeof startNotify>> | undefined
-  t.after(async () => {
-    await n?.close()
-    disk.remove()
-  })
-  const url = `sqlite:${join(disk.path, 'notify.db')}`
-  n = await startNotify({ name: 'sqlite', url: async () => url })
+  const n = await startOnDisk(t, disk)
   const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
   const ops = await channel(n, admin, 'ops')
   const viewer = await reader(n, admin, 'vera')

@@ -7,20 +7,25 @@
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { test } from 'node:test'
+import { type TestContext, test } from 'node:test'
 import { mountFailingDisk, mountSmallDisk } from '@gatehouse/testkit'
 import { captureClientHello, fakeBackend, helloVariant, rawClient, readEntries, startGate, waitFor } from './helpers.ts'
 
 const KEPT = 'storing observations failed; they are kept and written once the database is available'
 
-test('a full disk: connections are gated as before and every one is counted once space is freed', async (t) => {
-  const disk = mountSmallDisk('sshproxy-full-', 4)
+/** A gate (and the backend it protects) whose database is on `disk`, and an OpenSSH hello to vary; all removed after the test. */
+async function gateOnDisk(t: TestContext, disk: { path: string; remove(): void }) {
   t.after(() => disk.remove())
   const backend = await fakeBackend()
   t.after(() => backend.close())
   const gate = await startGate(backend.port, ['--ip-burst', '100000'], join(disk.path, 'sshproxy.db'))
   t.after(() => gate.stop())
-  const hello = await captureClientHello('openssh')
+  return { backend, gate, hello: await captureClientHello('openssh') }
+}
+
+test('a full disk: connections are gated as before and every one is counted once space is freed', async (t) => {
+  const disk = mountSmallDisk('sshproxy-full-', 4)
+  const { backend, gate, hello } = await gateOnDisk(t, disk)
   let made = 0
   // Each variant a new fingerprint: a new row, which needs space the full disk does not have.
   const connect = async (variant: string) => {
@@ -68,12 +73,7 @@ test('a full disk: connections are gated as before and every one is counted once
 
 test('a disk error: connections are gated as before, the failure is logged once, and the unwritten are counted at shutdown', async (t) => {
   const disk = mountFailingDisk('sshproxy-failing-')
-  t.after(() => disk.remove())
-  const backend = await fakeBackend()
-  t.after(() => backend.close())
-  const gate = await startGate(backend.port, ['--ip-burst', '100000'], join(disk.path, 'sshproxy.db'))
-  t.after(() => gate.stop())
-  const hello = await captureClientHello('openssh')
+  const { backend, gate, hello } = await gateOnDisk(t, disk)
   for (let i = 0; i < 3; i++) await rawClient(gate.port, helloVariant(hello, 'before'))
   await waitFor('the first connections stored', async () => (await readEntries(gate.dbPath))[0]?.count === 3)
 
