@@ -53,6 +53,8 @@ export class Agent {
   #polling = false
   #flushing: Promise<void> | undefined
   #stopped = false
+  /** Since when read positions could not be saved (a full or failing state disk), if they cannot. */
+  #unsavedSince: number | undefined
 
   constructor(d: AgentDeps) {
     this.#d = d
@@ -206,7 +208,7 @@ export class Agent {
     const batch = this.#agg.drain()
     if (batch.length === 0) {
       if (!analyticsOk) return
-      this.#offsets.save(positions)
+      this.#savePositions(positions)
       return
     }
     const c = this.#d.config
@@ -244,7 +246,31 @@ export class Agent {
       this.readiness()
       return
     }
-    this.#offsets.save(positions)
+    this.#savePositions(positions)
+  }
+
+  /**
+   * Save read positions; a state disk that cannot take them (full, failing) must not stop the
+   * agent: what was read is in the store, and a restart meanwhile counts the lines since the
+   * last saved positions again (at-least-once, as after a crash). Logged once per outage.
+   */
+  #savePositions(positions: Record<string, TailPosition>): void {
+    try {
+      this.#offsets.save(positions)
+    } catch (err) {
+      if (this.#unsavedSince === undefined) {
+        this.#unsavedSince = this.#now()
+        this.#d.logger.error(
+          { path: this.#offsets.path, reason: (err as Error).message },
+          'read positions cannot be saved; reading goes on, and a restart counts the lines since the last saved positions again',
+        )
+      }
+      return
+    }
+    if (this.#unsavedSince !== undefined) {
+      this.#d.logger.info({ outageMs: this.#now() - this.#unsavedSince }, 'read positions saved again')
+      this.#unsavedSince = undefined
+    }
   }
 
   async #flushAnalytics(): Promise<boolean> {
