@@ -340,6 +340,7 @@ describe('edge_access mode', () => {
       ] as Record<string, string>[]) {
         const res = await fetch(`${other.base}/api/v1/me`, { headers })
         assert.equal(res.status, 503)
+        assert.equal(res.headers.get('retry-after'), '5')
         assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'identity_provider_unavailable')
       }
     } finally {
