@@ -385,8 +385,6 @@ function sendError(
   return reply.code(appErr.statusCode).type('application/json; charset=utf-8').send(appErr.toJSON())
 }
 
-/** A database restart or failover takes seconds. */
-
 function translate(err: FastifyError, bodyLimit: number): AppError {
   if (err.validation) {
     const { path, message } = validationMessage(err.validationContext ?? 'request', err.validation as never)
