@@ -52,6 +52,12 @@ export const configSchema = {
     doc: 'plain HTTP only on loopback',
   }),
   s3UsePathStyle: field.boolean({ env: 'ARTSVC_S3_USE_PATH_STYLE', default: false }),
+  s3Timeout: field.duration({
+    env: 'ARTSVC_S3_TIMEOUT',
+    default: '20s',
+    min: '100ms',
+    doc: 'an S3 request that connects or moves no byte for this long fails (tried three times)',
+  }),
   oidcIssuer: field.url({ env: 'ARTSVC_OIDC_ISSUER', protocols: ['https:', 'http:'], doc: 'OpenID issuer URL' }),
   oidcClientId: field.string({ env: 'ARTSVC_OIDC_CLIENT_ID' }),
   oidcClientSecret: field.string({ env: 'ARTSVC_OIDC_CLIENT_SECRET', secret: true }),

@@ -2,11 +2,15 @@
  * The S3 backend against a real S3-compatible server (s3rver): published files land in
  * the bucket under the prefix byte for byte (no aws-chunked framing), the content origin
  * reads them back, readiness follows the bucket, and startup refuses a missing bucket. While
- * the S3 server is down, publishing and reading an uncached file answer 503 with Retry-After.
+ * the S3 server is down, publishing and reading an uncached file answer 503 with Retry-After;
+ * the same once it has gone silent (it accepts connections and never answers), after
+ * `ARTSVC_S3_TIMEOUT`, instead of never.
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import { createServer, type Socket } from 'node:net'
 import { after, before, test } from 'node:test'
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3'
 import { type OidcProvider, type S3Server, startOidcProvider, startS3, tempDir } from '@gatehouse/testkit'
@@ -168,4 +172,44 @@ test('the S3 server down: a publish and an uncached file answer 503 with Retry-A
   assert.equal(file.status, 503)
   assert.equal(file.headers.get('retry-after'), '5')
   assert.equal((await fetch(`${other.base}/readyz`)).status, 503)
+})
+
+test('the S3 server gone silent: a publish and an uncached file answer 503 after the S3 timeout, not never', async (t) => {
+  const own = await startS3()
+  await own.createBucket('silent')
+  const other = await startArtsvc({
+    op,
+    env: { ...s3Env('silent'), ARTSVC_S3_ENDPOINT: own.endpoint, ARTSVC_S3_TIMEOUT: '300ms' },
+    deps: { s3Credentials: { accessKeyId: own.accessKeyId, secretAccessKey: own.secretAccessKey } },
+  })
+  const held: Socket[] = []
+  const silent = createServer((socket) => {
+    held.push(socket)
+    socket.on('error', () => {})
+    socket.resume()
+  })
+  t.after(async () => {
+    await other.close()
+    for (const socket of held) socket.destroy()
+    silent.close()
+    await own.stop()
+  })
+  const alice = await bearer(op, 'alice')
+  const p = await mustPublish(other, alice, sampleBundle([{ name: 'later.txt', data: 'never fetched before' }]))
+  const frame = frameOf(await (await fetch(`${other.base}/a/${p.artifact}`, { headers: alice })).text())
+
+  // The same address now accepts connections and never answers: a frozen host, a partition.
+  await own.stop()
+  silent.listen(Number(new URL(own.endpoint).port), '127.0.0.1')
+  await once(silent, 'listening')
+  // Bounded here only so that a hang fails the test instead of stalling it.
+  const signal = () => AbortSignal.timeout(30_000)
+  const file = await fetch(frame.replace('index.html', 'later.txt'), { signal: signal() })
+  assert.equal(file.status, 503)
+  assert.equal(file.headers.get('retry-after'), '5')
+  assert.ok(held.length > 0, 'the request reached the silent server')
+  const refused = await publishZip(other, alice, sampleBundle([{ name: 'new.bin', data: randomBytes(1000) }]))
+  assert.equal(refused.status, 503, JSON.stringify(refused.body))
+  assert.equal(refused.body.error && (refused.body.error as { code: string }).code, 'storage_unavailable')
+  assert.equal((await fetch(`${other.base}/readyz`, { signal: signal() })).status, 503)
 })

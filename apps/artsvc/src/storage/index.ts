@@ -18,6 +18,7 @@ export async function createBlobStore(
     region: config.s3Region,
     endpoint: config.s3Endpoint,
     forcePathStyle: config.s3UsePathStyle,
+    timeoutMs: config.s3Timeout,
     credentials,
   })
 }

@@ -22,6 +22,8 @@ export interface S3Options {
   region: string
   endpoint?: string | undefined
   forcePathStyle: boolean
+  /** How long a request may take to connect, or go without a byte either way, before it fails. */
+  timeoutMs: number
   credentials?: { accessKeyId: string; secretAccessKey: string } | undefined
 }
 
@@ -40,6 +42,9 @@ export class S3BlobStore implements BlobStore {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       maxAttempts: 3,
+      // The SDK waits for ever by default: a store gone silent (a frozen host, a partition)
+      // held every request that needed it, and readiness, with no end.
+      requestHandler: { connectionTimeout: options.timeoutMs, socketTimeout: options.timeoutMs },
       ...(options.endpoint ? { endpoint: options.endpoint } : {}),
       ...(options.credentials ? { credentials: options.credentials } : {}),
     })
