@@ -6,7 +6,8 @@
  * process holds the write lock on: a delivery answers 503 after the busy timeout, and the
  * server goes on answering everything else meanwhile. A full disk, under SQLite and under
  * PostgreSQL's data: no delivery is acknowledged without being stored. A disk error under SQLite
- * (the file system turns read-only): deliveries answer 503, and reading goes on.
+ * (the file system turns read-only), or a PostgreSQL turned read-only (a standby after a
+ * failover): deliveries answer 503, and reading goes on.
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
@@ -216,4 +217,48 @@ test('a disk error under SQLite (ext4 turns read-only): deliveries answer 503; p
   t.after(() => later.close())
   assert.equal((await later.next()).event, 'ready')
   assert.equal(await count(n), 1)
+})
+
+test('a PostgreSQL turned read-only (a standby after a failover): deliveries answer 503, pages and streams go on, then deliveries resume', async (t) => {
+  const server = await startPostgres()
+  t.after(() => server.stop())
+  const url = await server.createDatabase()
+  const name = new URL(url).pathname.slice(1)
+  const n = await startNotify({ name: 'postgres', url: async () => url })
+  t.after(() => n.close())
+  const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+  const ops = await channel(n, admin, 'ops')
+  const viewer = await reader(n, admin, 'vera')
+  const before = await publish(n, ops.token, 'stored before the failover')
+  const stream = await SseClient.open(n.base, viewer)
+  t.after(() => stream.close())
+  assert.equal((await stream.next()).event, 'ready')
+  const deliver = (text: string) => n.client.post('/api/v1/messages', { token: ops.token, body: { text } })
+
+  // New sessions start read-only, as on a hot standby, and the failover ends the current ones
+  // (the LISTEN session's too).
+  await server.query(`alter database ${name} set default_transaction_read_only = on`)
+  await server.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}'`)
+  await waitFor('pages answered again', async () => {
+    const page = await n.client.get('/api/v1/notifications', { cookie: viewer })
+    return page.status === 200 && page.body.notifications.length === 1
+  })
+  const refused = await deliver('while read-only')
+  assert.equal(refused.status, 503, refused.text)
+  assert.deepEqual(refused.body.error, { code: 'unavailable', message: 'the database is unavailable' })
+  assert.equal(refused.headers.get('retry-after'), '5')
+  assert.equal((await n.client.get('/readyz')).status, 200)
+
+  // Writable again: a session opened while read-only fails one write and is dropped, so the
+  // sender's retries get through within the pool's sessions; the stream shows the delivery.
+  await server.query(`alter database ${name} reset default_transaction_read_only`)
+  let afterId: number | undefined
+  for (let attempt = 0; attempt <= 10 && afterId === undefined; attempt++) {
+    const r = await deliver('after the failover')
+    if (r.status === 201) afterId = r.body.notification.id
+    else assert.equal(r.status, 503, r.text)
+  }
+  assert.ok(afterId !== undefined && afterId > before, 'stored once writable')
+  assert.equal((await stream.nextOf('notification')).data.notification.id, afterId)
+  assert.equal(await count(n), 2)
 })
