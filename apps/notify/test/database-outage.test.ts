@@ -25,6 +25,21 @@ import {
 import { ADMIN, ADMIN_PASSWORD, backends, channel, count, publish, reader, startNotify } from './helpers.ts'
 import { SseClient } from './sse.ts'
 
+/**
+ * The admin's channel `ops` with one notification stored (`text`), and a reader `vera` whose
+ * stream is open and past its `ready` event (closed after the test).
+ */
+async function opsAndReader(t: TestContext, n: Awaited<ReturnType<typeof startNotify>>, text: string) {
+  const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+  const ops = await channel(n, admin, 'ops')
+  const viewer = await reader(n, admin, 'vera')
+  const before = await publish(n, ops.token, text)
+  const stream = await SseClient.open(n.base, viewer)
+  t.after(() => stream.close())
+  assert.equal((await stream.next()).event, 'ready')
+  return { ops, viewer, before, stream }
+}
+
 test('a PostgreSQL restart: 503 while it is down, then deliveries, streams and LISTEN resume', async (t) => {
   // A server of its own: halting the file's shared one would cut other tests' databases.
   const server = await startPostgres()
@@ -32,13 +47,7 @@ test('a PostgreSQL restart: 503 while it is down, then deliveries, streams and L
   const url = await server.createDatabase()
   const n = await startNotify({ name: 'postgres', url: async () => url }, { streamPollMs: 3_600_000 })
   t.after(() => n.close())
-  const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
-  const ops = await channel(n, admin, 'ops')
-  const viewer = await reader(n, admin, 'vera')
-  const before = await publish(n, ops.token, 'stored before the restart')
-  const stream = await SseClient.open(n.base, viewer)
-  t.after(() => stream.close())
-  assert.equal((await stream.next()).event, 'ready')
+  const { ops, viewer, before, stream } = await opsAndReader(t, n, 'stored before the restart')
   const listening = async () =>
     (
       await server.query(
@@ -76,13 +85,7 @@ test('a SQLite file another process holds the write lock on: 503 for the deliver
   const url = await backends[0]!.url()
   const n = await startNotify({ name: 'sqlite', url: async () => url })
   t.after(() => n.close())
-  const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
-  const ops = await channel(n, admin, 'ops')
-  const viewer = await reader(n, admin, 'vera')
-  await publish(n, ops.token, 'stored before the lock')
-  const stream = await SseClient.open(n.base, viewer)
-  t.after(() => stream.close())
-  assert.equal((await stream.next()).event, 'ready')
+  const { ops, viewer, stream } = await opsAndReader(t, n, 'stored before the lock')
 
   // An admin's sqlite3 shell, a backup tool: another connection holding the write lock.
   const holder = new DatabaseSync(url.slice('sqlite:'.length))
@@ -190,13 +193,7 @@ test('a full data disk under PostgreSQL (SQLSTATE 53100): the same, and the serv
 test('a disk error under SQLite (ext4 turns read-only): deliveries answer 503; pages, search and streams go on', async (t) => {
   const disk = mountFailingDisk('notify-failing-')
   const n = await startOnDisk(t, disk)
-  const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
-  const ops = await channel(n, admin, 'ops')
-  const viewer = await reader(n, admin, 'vera')
-  const before = await publish(n, ops.token, 'stored before the disk failed')
-  const stream = await SseClient.open(n.base, viewer)
-  t.after(() => stream.close())
-  assert.equal((await stream.next()).event, 'ready')
+  const { ops, viewer, before } = await opsAndReader(t, n, 'stored before the disk failed')
 
   disk.fail()
   const refused = await n.client.post('/api/v1/messages', { token: ops.token, body: { text: 'after the failure' } })
@@ -226,13 +223,7 @@ test('a PostgreSQL turned read-only (a standby after a failover): deliveries ans
   const name = new URL(url).pathname.slice(1)
   const n = await startNotify({ name: 'postgres', url: async () => url })
   t.after(() => n.close())
-  const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
-  const ops = await channel(n, admin, 'ops')
-  const viewer = await reader(n, admin, 'vera')
-  const before = await publish(n, ops.token, 'stored before the failover')
-  const stream = await SseClient.open(n.base, viewer)
-  t.after(() => stream.close())
-  assert.equal((await stream.next()).event, 'ready')
+  const { ops, viewer, before, stream } = await opsAndReader(t, n, 'stored before the failover')
   const deliver = (text: string) => n.client.post('/api/v1/messages', { token: ops.token, body: { text } })
 
   // New sessions start read-only, as on a hot standby, and the failover ends the current ones
