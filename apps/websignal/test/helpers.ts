@@ -92,6 +92,13 @@ export async function testAgent(
 
 export { waitFor } from '@gatehouse/testkit'
 
+/** One unlabelled series of a running agent's `/metrics` (NaN when absent). */
+export async function metric(port: number, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)
+  return m ? Number(m[1]) : Number.NaN
+}
+
 /**
  * A Redis of the test's own on `port` (testkit's shared one cannot be stopped, restarted or
  * filled by one test): no persistence, its files in `dir`.

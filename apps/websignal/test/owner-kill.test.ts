@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { type Child, freePort, startChild, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
 import { startEdgegate, type TestEdgegate } from './edgegate.ts'
-import { line, MAIN, waitFor, writeConfig } from './helpers.ts'
+import { line, MAIN, metric, waitFor, writeConfig } from './helpers.ts'
 
 let redis: TestRedis
 let eg: TestEdgegate
@@ -68,12 +68,6 @@ async function startRelay(target: URL) {
       server.close()
     },
   }
-}
-
-async function metric(port: number, name: string): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)
-  return m ? Number(m[1]) : Number.NaN
 }
 
 test('SIGKILL of the publishing process mid-publish: the other process takes over, nothing lost, no new ids', async () => {

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { freePort, mountSmallDisk, startChild, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
-import { line, MAIN, waitFor, writeConfig } from './helpers.ts'
+import { line, MAIN, metric, waitFor, writeConfig } from './helpers.ts'
 
 let redis: TestRedis
 
@@ -19,12 +19,6 @@ before(async () => {
 after(async () => {
   await redis?.stop()
 })
-
-async function metric(port: number, name: string): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)
-  return m ? Number(m[1]) : Number.NaN
-}
 
 const UNSAVED = 'read positions cannot be saved'
 
