@@ -57,9 +57,11 @@ export async function startGate(
   backendPort: number,
   flags: Record<string, unknown> = {},
   mode: 'tls' | 'smtp' = 'tls',
+  /** Where the gate's database goes (default: a folder of its own). */
+  dbAt?: string,
 ) {
   const dir = tempDir('tlsgate-test-')
-  const dbPath = join(dir.path, 'tlsgate.db')
+  const dbPath = dbAt ?? join(dir.path, 'tlsgate.db')
   const config = loadServeConfig({
     flags: { route: [`${mode === 'smtp' ? 'smtp:' : ''}127.0.0.1:0=127.0.0.1:${backendPort}`], db: dbPath, ...flags },
     env: {},
