@@ -57,16 +57,6 @@ export async function commitUpload(ctx: AppContext, principal: Principal, upload
         throw errors.bundle_invalid.with({ details: { reason: err.reason }, cause: err }, err.message)
       throw err
     }
-    try {
-      // Several at a time: each waits on an fsync or an S3 round trip.
-      const queue = [...bundle.files]
-      const worker = async () => {
-        for (let f = queue.shift(); f; f = queue.shift()) await ctx.store.putFile(f.sha256, f.tempPath, f.size)
-      }
-      await Promise.all(Array.from({ length: 16 }, worker))
-    } catch (err) {
-      throw errors.storage_unavailable.with({ cause: err })
-    }
     const versionId = newId()
     const files = bundle.files.map((f) => ({
       path: f.path,
@@ -75,6 +65,12 @@ export async function commitUpload(ctx: AppContext, principal: Principal, upload
       content_type: f.contentType,
     }))
     try {
+      // Several at a time: each waits on an fsync or an S3 round trip.
+      const queue = [...bundle.files]
+      const worker = async () => {
+        for (let f = queue.shift(); f; f = queue.shift()) await ctx.store.putFile(f.sha256, f.tempPath, f.size)
+      }
+      await Promise.all(Array.from({ length: 16 }, worker))
       await ctx.store.putManifest(
         versionId,
         JSON.stringify({ version: versionId, upload: upload.id, entrypoint: upload.entrypoint, files }),
