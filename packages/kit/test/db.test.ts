@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict'
-import { execFile, spawn } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
-import { type Postgres, startPostgres, waitFor } from '@gatehouse/testkit'
+import { mountFailingDisk, mountSmallDisk, type Postgres, startPostgres, waitFor } from '@gatehouse/testkit'
 import { CompiledQuery, type Kysely } from 'kysely'
 import { queryTimeoutOption } from '../src/db/pg-pool.ts'
 import {
@@ -726,6 +726,67 @@ describe('SQLite specifics', () => {
     } finally {
       holder.close()
       await d.close()
+    }
+  })
+
+  test('a command that only reads opens a file on a read-only file system read-only; others are refused', async (t) => {
+    const disk = mountFailingDisk('kit-db-failing-')
+    t.after(() => disk.remove())
+    const url = `sqlite:${join(disk.path, 'a.db')}`
+    const { migrations } = makeMigrations()
+    // The server: it holds the file, its log and the log's index when the disk fails.
+    const writer = await openDatabase<DB>({ url, migrations })
+    await writer.db.insertInto('owner').values({ id: 'o1', name: 'before the error' }).execute()
+    disk.fail()
+    await assert.rejects(writer.db.insertInto('owner').values({ id: 'o2', name: 'x' }).execute(), (err) =>
+      isDatabaseUnavailable(err),
+    )
+    const names = async (d: Database<DB>) =>
+      (await d.db.selectFrom('owner').select('name').execute()).map((r) => r.name)
+    const refusedLine = (pattern: RegExp) => (err: unknown) => {
+      assert.ok(err instanceof StartupError)
+      assert.equal(err.lines.length, 1)
+      assert.match(err.lines[0]!, pattern)
+      return true
+    }
+    await assert.rejects(openDatabase({ url, migrations, create: false }), refusedLine(/cannot be opened: .*read-only/))
+
+    const reader = await openDatabase<DB>({ url, migrations, create: false, readsOnly: true })
+    try {
+      // The committed row is in the write-ahead log: read through it, not around it.
+      assert.deepEqual(await names(reader), ['before the error'])
+      await assert.rejects(reader.db.insertInto('owner').values({ id: 'o3', name: 'x' }).execute(), (err) =>
+        isDatabaseUnavailable(err),
+      )
+    } finally {
+      await reader.close()
+    }
+    const newer = { ...migrations, '0003_more': { up: async () => {} } }
+    await assert.rejects(
+      openDatabase({ url, migrations: newer, create: false, readsOnly: true }),
+      refusedLine(/read-only file system and needs migrations/),
+    )
+    await writer.close()
+    const again = await openDatabase<DB>({ url, migrations, create: false, readsOnly: true })
+    assert.deepEqual(await names(again), ['before the error'])
+    await again.close()
+  })
+
+  test('a command that only reads opens a file with no log left (its last writer closed) on a read-only mount', async (t) => {
+    const disk = mountSmallDisk('kit-db-ro-', 4)
+    t.after(() => disk.remove())
+    const url = `sqlite:${join(disk.path, 'a.db')}`
+    const { migrations } = makeMigrations()
+    const writer = await openDatabase<DB>({ url, migrations })
+    await writer.db.insertInto('owner').values({ id: 'o1', name: 'checkpointed' }).execute()
+    await writer.close()
+    assert.equal(existsSync(join(disk.path, 'a.db-wal')), false)
+    execFileSync('mount', ['-o', 'remount,ro', disk.path])
+    const reader = await openDatabase<DB>({ url, migrations, create: false, readsOnly: true })
+    try {
+      assert.deepEqual(await reader.db.selectFrom('owner').select('name').execute(), [{ name: 'checkpointed' }])
+    } finally {
+      await reader.close()
     }
   })
 

@@ -65,6 +65,13 @@ export interface DatabaseOptions {
   /** Appended to the "does not exist" error: how to point at the right database. */
   missingHint?: string
   /**
+   * The caller only reads (a list or report command). A SQLite file whose file system no longer
+   * takes writes (a disk error turned it read-only, a read-only mount or snapshot) is then opened
+   * read-only instead of refused, so an operator can still look around; pending migrations are
+   * then a StartupError instead of being applied. Where writes work it changes nothing.
+   */
+  readsOnly?: boolean
+  /**
    * SQLite file only: copy the write-ahead log into the database file on a worker thread, not in
    * the call that commits (sqlite-checkpoint.ts). For servers, whose one thread every request
    * waits on; a command that exits soon gains nothing from the thread it would start.
@@ -72,6 +79,18 @@ export interface DatabaseOptions {
   backgroundCheckpoints?: boolean
   /** Told what goes wrong in the background (a checkpoint that failed, the worker gone). */
   onWarning?: (message: string) => void
+}
+
+/**
+ * What an admin command does with its database: `read` (lists and reports: `readsOnly`, so they
+ * still work on a SQLite file whose disk has turned read-only), `write`, or `create` (migrate;
+ * the others refuse a missing SQLite file instead of creating an empty one).
+ */
+export type DatabaseAccess = 'read' | 'write' | 'create'
+
+/** The options `access` stands for. */
+export function accessOptions(access: DatabaseAccess): Pick<DatabaseOptions, 'create' | 'readsOnly'> {
+  return { create: access === 'create', readsOnly: access === 'read' }
 }
 
 export interface Database<DB> {
@@ -120,6 +139,11 @@ export interface Database<DB> {
    * const session = await database.listen?.('jobs', { onNotify: wake, onUp: wake, logger })
    */
   listen?: (channel: string, handlers: ListenHandlers) => Promise<ListenSession>
+  /**
+   * SQLite only: true when a `readsOnly` caller got the file read-only because its file system
+   * no longer takes writes (a status command says so).
+   */
+  readOnly?: boolean
   /** Resolves when a trivial query succeeds; for `/readyz`. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -173,6 +197,7 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
   let connect: Database<DB>['connect']
   let listen: Database<DB>['listen']
   let startQueryDeadline: (() => void) | undefined
+  let openedReadOnly = false
   if (kind === 'sqlite') {
     let file: NodeSqliteDatabase
     if (options.create === false && location !== ':memory:' && !existsSync(location)) {
@@ -192,7 +217,13 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
         options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs },
       )
     } catch (err) {
-      throw new StartupError(`database ${location} cannot be opened: ${(err as Error).message}`, { cause: err })
+      // Loaded only here: every other start opens the file for writing.
+      const readOnly = options.readsOnly && location !== ':memory:' ? await import('./sqlite-read-only.ts') : undefined
+      if (!readOnly?.isReadOnlyFileSystem(err)) {
+        throw new StartupError(`database ${location} cannot be opened: ${(err as Error).message}`, { cause: err })
+      }
+      file = readOnly.openSqliteReadOnly(location, options.busyTimeoutMs)
+      openedReadOnly = true
     }
     const sqliteDialect = new NodeSqliteDialect(file)
     dialect = sqliteDialect
@@ -223,7 +254,12 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
   }
   if (options.migrations) {
     try {
-      await migrate(db, options.migrations)
+      if (!openedReadOnly) await migrate(db, options.migrations)
+      else if (!(await migrationsApplied(db, options.migrations))) {
+        throw new StartupError(
+          `database ${location} is on a read-only file system and needs migrations this version applies; read it with the version that wrote it`,
+        )
+      }
     } catch (err) {
       await db.destroy().catch(() => {})
       throw err
@@ -258,6 +294,7 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
       await db.destroy()
     },
     ...(sqlite ? { sqlite, transactionSync } : {}),
+    ...(openedReadOnly ? { readOnly: true } : {}),
     ...(connect && listen ? { connect, listen } : {}),
   }
 }

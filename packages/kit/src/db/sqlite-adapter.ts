@@ -131,6 +131,8 @@ export class Statement implements SqliteStatement {
 export interface SqliteOptions {
   /** How long a statement waits for another connection's lock, in ms (default 5 s). */
   busyTimeoutMs?: number
+  /** Open for reading only, as it is (no switch to WAL): `sqlite-read-only.ts`. */
+  readOnly?: boolean
 }
 
 /**
@@ -144,13 +146,15 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   readonly #cache = new Map<string, Statement>()
   #tick = 0
 
-  constructor(path: string, options: SqliteOptions = {}) {
+  constructor(path: string | URL, options: SqliteOptions = {}) {
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000
     // Opening waits the whole timeout inside SQLite: a file being switched to WAL, or whose last
     // connection is closing, is locked for a moment, and nothing else runs yet.
-    this.raw = new DatabaseSync(path, { timeout: this.busyTimeoutMs })
-    switchToWal(this.raw, this.busyTimeoutMs)
-    this.raw.exec('PRAGMA synchronous = NORMAL')
+    this.raw = new DatabaseSync(path, { timeout: this.busyTimeoutMs, readOnly: options.readOnly === true })
+    if (!options.readOnly) {
+      switchToWal(this.raw, this.busyTimeoutMs)
+      this.raw.exec('PRAGMA synchronous = NORMAL')
+    }
     this.raw.exec('PRAGMA foreign_keys = ON')
     this.raw.exec(`PRAGMA busy_timeout = ${Math.min(BUSY_SLICE_MS, this.busyTimeoutMs)}`)
   }
