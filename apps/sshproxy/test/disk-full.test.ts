@@ -3,13 +3,22 @@
  * before, the observations no write could store are kept, and once space is freed every
  * connection is counted: none lost, none twice. A disk error instead (ext4 turns the disk
  * read-only for good): gated as before, the failure logged once, and what is held at shutdown
- * logged with its number.
+ * logged with its number; the store commands that only read still work.
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import { mountFailingDisk, mountSmallDisk } from '@gatehouse/testkit'
-import { captureClientHello, fakeBackend, helloVariant, rawClient, readEntries, startGate, waitFor } from './helpers.ts'
+import {
+  captureClientHello,
+  cli,
+  fakeBackend,
+  helloVariant,
+  rawClient,
+  readEntries,
+  startGate,
+  waitFor,
+} from './helpers.ts'
 
 const KEPT = 'storing observations failed; they are kept and written once the database is available'
 
@@ -89,6 +98,14 @@ test('a disk error: connections are gated as before, the failure is logged once,
   const during = await rawClient(gate.port, helloVariant(hello, 'after-0'))
   assert.match(during.identification, /^SSH-2\.0-/)
   assert.equal(backend.connections(), 1, 'only the startup probe reached the backend')
+  // The operator's commands: a list still reads the store; a decision is refused with the reason.
+  const listed = await cli(['list', '--json', '--db', gate.dbPath])
+  assert.equal(listed.code, 0, listed.stderr)
+  const [entry] = JSON.parse(listed.stdout)
+  assert.equal(entry.count, 3)
+  const approved = await cli(['approve', '--db', gate.dbPath, entry.fingerprint])
+  assert.notEqual(approved.code, 0)
+  assert.match(approved.stderr, /cannot be opened: EROFS: read-only file system/)
   await gate.child.stop()
   const log = gate.log()
   assert.equal(log.split(KEPT).length - 1, 1, log)

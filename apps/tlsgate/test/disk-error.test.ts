@@ -1,7 +1,8 @@
 /**
  * The gate's disk fails under it (ext4 turns read-only after a disk error, for good): clients
  * are gated as before, the failed write is logged once, the observations are kept, not dropped,
- * and what is still held at shutdown is logged with its number.
+ * and what is still held at shutdown is logged with its number. The store commands that only
+ * read still work; a decision is refused with the reason.
  */
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
@@ -10,7 +11,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { mountFailingDisk } from '@gatehouse/testkit'
 import { curlHello } from './capture.ts'
-import { recordingBackend, startGate, waitFor } from './helpers.ts'
+import { cli, recordingBackend, startGate, waitFor } from './helpers.ts'
 
 const KEPT = 'storing observations failed; they are kept and written once the database is available'
 
@@ -48,6 +49,15 @@ test('a disk error: clients are gated as before, the failure is logged once, the
   assert.match(log(), /"reason":"disk I\/O error"/)
   assert.equal(log().split(KEPT).length - 1, 1, log())
   assert.equal(backend.connections.length, 3)
+  // The operator's commands: a list still reads the store; a decision is refused with the reason.
+  const db = join(disk.path, 'tlsgate.db')
+  const listed = await cli(['list', '--json', '--db', db])
+  assert.equal(listed.code, 0, listed.stderr)
+  const [entry] = JSON.parse(listed.stdout)
+  assert.equal(entry.count, 1)
+  const blocked = await cli(['block', '--db', db, entry.fingerprint])
+  assert.notEqual(blocked.code, 0)
+  assert.match(blocked.stderr, /cannot be opened: EROFS: read-only file system/)
 
   stopped = true
   await g.stop()

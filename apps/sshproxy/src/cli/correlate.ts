@@ -5,7 +5,7 @@ import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
 import { correlate } from '../correlate/service.ts'
 import { errors } from '../errors.ts'
 import { getEntry } from '../fingerprints/store.ts'
-import { withStore } from './entries.ts'
+import { readStore } from './entries.ts'
 import type { Io } from './io.ts'
 import { checkFingerprint } from './validate.ts'
 
@@ -27,7 +27,7 @@ export async function correlateCommand(
   } catch (err) {
     throw errors.log_unreadable(options.log, (err as NodeJS.ErrnoException).code ?? 'error')
   }
-  const entry = await withStore(dbPath, (s) => getEntry(s.db, fp))
+  const entry = await readStore(dbPath, (s) => getEntry(s.db, fp))
   if (!entry) throw errors.fingerprint_not_found(fp)
   const { lines, matches } = await correlate(entry, options.log, windowMs, (m) => {
     const why =

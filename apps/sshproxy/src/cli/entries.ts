@@ -12,16 +12,14 @@ import type { Io } from './io.ts'
 import { checkFingerprint, checkLabel } from './validate.ts'
 
 const commands = gateEntryCommands({
-  open: (path) => openStore(path, { create: false }),
+  open: (path, readsOnly) => openStore(path, { create: false, readsOnly }),
   checkFingerprint,
   checkLabel,
   notFound: (fp) => errors.fingerprint_not_found(fp),
   setVerdict,
 })
 
-/** Open the store `serve` uses, run `fn`, close it. */
-export const withStore = commands.withStore
-export const { verdictCommand, labelCommand, deleteCommand } = commands
+export const { readStore, verdictCommand, labelCommand, deleteCommand } = commands
 
 export function verdictText(e: Pick<FingerprintEntry, 'verdict' | 'decided_at'>): string {
   return e.decided_at === null ? 'new' : e.verdict
@@ -37,7 +35,7 @@ export function materialOf(e: FingerprintEntry): string | undefined {
 }
 
 export async function listCommand(dbPath: string, options: { verbose: boolean; json: boolean }, io: Io) {
-  const entries = await withStore(dbPath, (s) => listEntries(s.db))
+  const entries = await readStore(dbPath, (s) => listEntries(s.db))
   if (options.json) {
     const out = entries.map((e) => ({
       fingerprint: e.fingerprint,

@@ -14,15 +14,18 @@ export type Store = Database<DB>
 
 /**
  * `serve` creates the file when it is missing; the store commands pass `create: false` and get
- * one line naming the path instead of an empty database.
+ * one line naming the path instead of an empty database. Those that only read pass `readsOnly`.
  */
-export async function openStore(path: string, options: { create?: boolean } = {}): Promise<Store> {
+export async function openStore(path: string, options: { create?: boolean; readsOnly?: boolean } = {}): Promise<Store> {
   const store = await openDatabase<DB>({
     url: `sqlite:${path}`,
     migrations,
     create: options.create ?? true,
+    readsOnly: options.readsOnly === true,
     missingHint: "check --db, $SSHPROXY_DB or the config file's db, or start sshproxy serve once",
   })
+  // A file opened read-only (its disk no longer takes writes) is read as it is.
+  if (store.readOnly) return store
   try {
     await trimOversized(store.db)
   } catch (err) {

@@ -12,16 +12,14 @@ import type { Io } from './io.ts'
 import { checkFingerprint, checkLabel } from './validate.ts'
 
 const commands = gateEntryCommands({
-  open: (path) => openStore(path, { create: false }),
+  open: (path, readsOnly) => openStore(path, { create: false, readsOnly }),
   checkFingerprint,
   checkLabel,
   notFound: (fp) => errors.fingerprint_not_found(fp),
   setVerdict,
 })
 
-/** Open the store `serve` uses, run `fn`, close it. */
-export const withStore = commands.withStore
-export const { verdictCommand, labelCommand, deleteCommand } = commands
+export const { readStore, verdictCommand, labelCommand, deleteCommand } = commands
 
 /** `new` until someone decided; an automated block past its expiry reads `pending (expired block)`. */
 export function verdictText(e: Pick<FingerprintEntry, 'verdict' | 'decided_at' | 'expires_at'>, now = Date.now()) {
@@ -31,7 +29,7 @@ export function verdictText(e: Pick<FingerprintEntry, 'verdict' | 'decided_at' |
 }
 
 export async function listCommand(dbPath: string, options: { verbose: boolean; json: boolean }, io: Io) {
-  const entries = await withStore(dbPath, (s) => listEntries(s.db))
+  const entries = await readStore(dbPath, (s) => listEntries(s.db))
   if (options.json) {
     const out = entries.map((e) => ({
       fingerprint: e.fingerprint,

@@ -7,7 +7,7 @@ import { formatGateStatus, type GateStatusInputs, gateStatusReport } from '@gate
 import { formatListenAddress } from '@gatehouse/kit/net.ts'
 import { existsSync } from '@gatehouse/kit/startup-builtins.ts'
 import { loadServeConfig } from '../config.ts'
-import { withStore } from './entries.ts'
+import { readStore } from './entries.ts'
 import type { Io } from './io.ts'
 
 export async function statusCommand(flags: Record<string, unknown>, json: boolean, io: Io): Promise<void> {
@@ -21,6 +21,6 @@ export async function statusCommand(flags: Record<string, unknown>, json: boolea
     counter: { column: 'refused_count', key: 'refused_connections', label: 'refused connections' },
     controlPlane: config.controlPlane,
   }
-  const report = await withStore(config.dbPath, ({ db }) => gateStatusReport(inputs, db))
+  const report = await readStore(config.dbPath, ({ db }) => gateStatusReport(inputs, db))
   io.out(json ? `${JSON.stringify(report, null, 2)}\n` : formatGateStatus(inputs, report))
 }

@@ -9,13 +9,14 @@ export type Store = Database<DB>
 
 /**
  * `serve` creates the file when it is missing; the store commands pass `create: false` and get
- * one line naming the path instead of an empty database.
+ * one line naming the path instead of an empty database. Those that only read pass `readsOnly`.
  */
-export function openStore(path: string, options: { create?: boolean } = {}): Promise<Store> {
+export function openStore(path: string, options: { create?: boolean; readsOnly?: boolean } = {}): Promise<Store> {
   return openDatabase<DB>({
     url: `sqlite:${path}`,
     migrations,
     create: options.create ?? true,
+    readsOnly: options.readsOnly === true,
     missingHint: 'check --db (or $TLSGATE_DB), or start tlsgate serve once',
   })
 }

@@ -9,8 +9,11 @@ import type { Kysely } from 'kysely'
 import { deleteEntry, type GateStoreDB, type GateVerdict, setLabel } from '../gate-store.ts'
 
 export interface GateEntryCommandsOptions<S extends { db: Kysely<GateStoreDB>; close(): Promise<void> }> {
-  /** Open an existing store (never create one from a CLI typo). */
-  open(path: string): Promise<S>
+  /**
+   * Open an existing store (never create one from a CLI typo); `readsOnly` for the commands
+   * that only read (the kit's `DatabaseOptions.readsOnly`).
+   */
+  open(path: string, readsOnly: boolean): Promise<S>
   checkFingerprint(text: string): string
   checkLabel(text: string): string
   notFound(fingerprint: string): Error
@@ -33,16 +36,18 @@ export function cliActor(): string {
 export function gateEntryCommands<S extends { db: Kysely<GateStoreDB>; close(): Promise<void> }>(
   o: GateEntryCommandsOptions<S>,
 ) {
-  const withStore = async <T>(dbPath: string, fn: (store: S) => Promise<T>): Promise<T> => {
-    const store = await o.open(dbPath)
+  const using = async <T>(dbPath: string, readsOnly: boolean, fn: (store: S) => Promise<T>): Promise<T> => {
+    const store = await o.open(dbPath, readsOnly)
     try {
       return await fn(store)
     } finally {
       await store.close()
     }
   }
+  const withStore = <T>(dbPath: string, fn: (store: S) => Promise<T>) => using(dbPath, false, fn)
   return {
-    withStore,
+    /** Open the store `serve` uses for a command that only reads (a list, a status), run `fn`, close it. */
+    readStore: <T>(dbPath: string, fn: (store: S) => Promise<T>) => using(dbPath, true, fn),
     async verdictCommand(
       dbPath: string,
       verdict: GateVerdict,
