@@ -19,7 +19,7 @@ import {
   startPostgres,
   waitFor,
 } from '@gatehouse/testkit'
-import { call, makeTls, observation, seed, startEdgegate } from './helpers.ts'
+import { call, cli, makeTls, observation, seed, startEdgegate } from './helpers.ts'
 
 test('a PostgreSQL restart: 503 while it is down, the process stays up, then uploads and pulls resume', async (t) => {
   const tls = makeTls()
@@ -162,6 +162,24 @@ test('a disk error under SQLite (ext4 turns read-only): writes answer 503, pulls
   assert.equal(eg.child.process.exitCode, null, `edgegate exited:\n${eg.child.log()}`)
   assert.match(eg.child.log(), /disk I\/O error/)
   assert.doesNotMatch(eg.child.log(), /uncaught|unhandled|no transaction is active/i)
+
+  // The operator's commands: those that only read still work, and say why nothing can be changed.
+  const env = { EDGEGATE_DATABASE: database }
+  const listed = await cli(['node', 'list', '--json'], env)
+  assert.equal(listed.code, 0, listed.stderr)
+  assert.deepEqual(
+    JSON.parse(listed.stdout).map((n: { instance_id: string }) => n.instance_id),
+    ['ssh1'],
+  )
+  const decisions = await cli(['decision', 'list', '--json'], env)
+  assert.equal(decisions.code, 0, decisions.stderr)
+  const shown = await cli(['status'], env)
+  assert.equal(shown.code, 0, shown.stderr)
+  assert.match(shown.stdout, /read-only file system/)
+  assert.match(shown.stdout, /1 observed/)
+  const added = await cli(['node', 'add', '--kind', 'sshgate', 'ssh2'], env)
+  assert.equal(added.code, 1)
+  assert.match(added.stderr, /cannot be opened: EROFS: read-only file system/)
 })
 
 test('a PostgreSQL turned read-only (a standby after a failover): writes answer 503, pulls go on, and writes resume once it is writable again', async (t) => {

@@ -22,6 +22,7 @@ import {
   startPostgres,
   waitFor,
 } from '@gatehouse/testkit'
+import { cli } from './cli-run.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, count, publish, reader, startNotify } from './helpers.ts'
 import { SseClient } from './sse.ts'
 
@@ -214,6 +215,18 @@ test('a disk error under SQLite (ext4 turns read-only): deliveries answer 503; p
   t.after(() => later.close())
   assert.equal((await later.next()).event, 'ready')
   assert.equal(await count(n), 1)
+
+  // The operator's commands: lists still work; a change is refused with the reason.
+  const db = ['--database', `sqlite:${join(disk.path, 'notify.db')}`]
+  const users = await cli(['user', 'list', '--json', ...db])
+  assert.equal(users.code, 0, users.stderr)
+  assert.ok(
+    JSON.parse(users.stdout).some((u: { username: string }) => u.username === 'vera'),
+    users.stdout,
+  )
+  const created = await cli(['user', 'create', 'ci-bot', '--system', ...db])
+  assert.equal(created.code, 1)
+  assert.match(created.stderr, /cannot be opened: EROFS: read-only file system/)
 })
 
 test('a PostgreSQL turned read-only (a standby after a failover): deliveries answer 503, pages and streams go on, then deliveries resume', async (t) => {

@@ -13,7 +13,7 @@ import { audit, insertAdmin, listAdmins, removeAdmin } from '../admins/store.ts'
 import { type Credential, describeNode } from '../nodes/registry.ts'
 import { listNodes } from '../nodes/store.ts'
 import { formatMillis } from '../timestamps.ts'
-import { withDatabase } from './database.ts'
+import { readDatabase, withDatabase } from './database.ts'
 
 type Opts = Record<string, unknown>
 
@@ -24,7 +24,7 @@ const nodeService = () => import('../nodes/service.ts')
 const decisionService = () => import('../decisions/service.ts')
 
 export async function migrate(o: Opts): Promise<void> {
-  const kind = await withDatabase(o, async (d) => d.kind, true)
+  const kind = await withDatabase(o, async (d) => d.kind, 'create')
   out(`database (${kind}) is up to date`)
 }
 
@@ -48,7 +48,7 @@ export async function nodeAdd(o: Opts, id: string): Promise<void> {
 }
 
 export async function nodeList(o: Opts): Promise<void> {
-  const nodes = (await withDatabase(o, (d) => listNodes(d.db))).map(describeNode)
+  const nodes = (await readDatabase(o, (d) => listNodes(d.db))).map(describeNode)
   printList(
     nodes,
     [
@@ -92,7 +92,7 @@ export async function adminAdd(o: Opts, name: string): Promise<void> {
 }
 
 export async function adminList(o: Opts): Promise<void> {
-  const admins = await withDatabase(o, (d) => listAdmins(d.db))
+  const admins = await readDatabase(o, (d) => listAdmins(d.db))
   printList(
     admins.map((a) => ({ name: a.name, created_at: formatMillis(Number(a.created_ms)) })),
     [

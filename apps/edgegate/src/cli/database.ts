@@ -2,6 +2,7 @@
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { CliError } from '@gatehouse/kit/cli/program.ts'
 import { schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
+import { accessOptions, type DatabaseAccess } from '@gatehouse/kit/db/database.ts'
 import { cliSchema } from '../config.ts'
 import { type EdgeDatabase, openEdgeDatabase } from '../db/open.ts'
 import { RegistryError } from '../nodes/registry.ts'
@@ -16,15 +17,15 @@ export function databaseUrl(opts: Record<string, unknown>): string {
 }
 
 /**
- * Run `fn` on the command's database and close it. A missing SQLite file is refused (one line
- * naming it), unless `create` (the migrate command). Registry mistakes become CLI errors (exit 1).
+ * Run `fn` on the command's database and close it (`access`: the kit's `DatabaseAccess`). Registry
+ * mistakes become CLI errors (exit 1).
  */
 export async function withDatabase<T>(
   opts: Record<string, unknown>,
   fn: (d: EdgeDatabase) => Promise<T>,
-  create = false,
+  access: DatabaseAccess = 'write',
 ): Promise<T> {
-  const database = await openEdgeDatabase(databaseUrl(opts), 2, { create })
+  const database = await openEdgeDatabase(databaseUrl(opts), 2, accessOptions(access))
   try {
     return await fn(database)
   } catch (err) {
@@ -33,4 +34,9 @@ export async function withDatabase<T>(
   } finally {
     await database.close()
   }
+}
+
+/** `withDatabase` for a command that only reads: a list or a report. */
+export function readDatabase<T>(opts: Record<string, unknown>, fn: (d: EdgeDatabase) => Promise<T>): Promise<T> {
+  return withDatabase(opts, fn, 'read')
 }

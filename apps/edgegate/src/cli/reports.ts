@@ -12,7 +12,7 @@ import { describeNode } from '../nodes/registry.ts'
 import { listNodes } from '../nodes/store.ts'
 import { countWaiting, listFingerprintsByDecision } from '../observations/store.ts'
 import { formatMillis } from '../timestamps.ts'
-import { databaseUrl, withDatabase } from './database.ts'
+import { databaseUrl, readDatabase } from './database.ts'
 
 type Opts = Record<string, unknown>
 const STATUSES = ['approved', 'blocked', 'pending'] as const
@@ -48,7 +48,7 @@ function shownLocation(url: string): string {
 
 export async function status(o: Opts): Promise<void> {
   const url = databaseUrl(o)
-  const report = await withDatabase(o, async (d) => {
+  const report = await readDatabase(o, async (d) => {
     const nodes = (await listNodes(d.db)).map(describeNode)
     const counts = await d.db
       .selectFrom('decisions')
@@ -64,7 +64,7 @@ export async function status(o: Opts): Promise<void> {
     const decisions: Record<Status, number> = { approved: 0, blocked: 0, pending: 0 }
     for (const c of counts) decisions[c.status] = Number(c.n)
     return {
-      database: { kind: d.kind, location: shownLocation(url), reachable: true },
+      database: { kind: d.kind, location: shownLocation(url), reachable: true, writable: d.readOnly !== true },
       nodes,
       decisions,
       fingerprints: { observed: Number(observed.n), waiting_for_decision: await countWaiting(d.db) },
@@ -76,7 +76,11 @@ export async function status(o: Opts): Promise<void> {
   const active = report.nodes.filter((n) => n.active).length
   out(
     [
-      `database: ${report.database.kind} ${escapeTerminal(report.database.location)} (${paint('green', 'reachable')}, migrations applied)`,
+      `database: ${report.database.kind} ${escapeTerminal(report.database.location)} (${paint('green', 'reachable')}, migrations applied${
+        report.database.writable
+          ? ''
+          : `, ${paint('red', 'on a read-only file system')}: nothing can be changed until its disk is repaired`
+      })`,
       `nodes: ${report.nodes.length} registered, ${active} active, ${recent} seen in the last 24 hours`,
       `decisions: ${report.decisions.approved} approved, ${report.decisions.blocked} blocked, ${report.decisions.pending} pending`,
       `fingerprints: ${report.fingerprints.observed} observed, ${
@@ -99,7 +103,7 @@ export async function status(o: Opts): Promise<void> {
 export async function decisionList(o: Opts): Promise<void> {
   const limit = limitOf(o)
   const st = statusOf(o, STATUSES)
-  const rows = await withDatabase(o, (d) =>
+  const rows = await readDatabase(o, (d) =>
     listDecisions(d.db, {
       ...(o.instance !== undefined ? { scopeId: o.instance as string } : {}),
       ...(st !== undefined ? { status: st } : {}),
@@ -127,7 +131,7 @@ export async function decisionList(o: Opts): Promise<void> {
 export async function fingerprintList(o: Opts): Promise<void> {
   const limit = limitOf(o)
   const st = statusOf(o, [...STATUSES, 'none']) as Status | 'none' | undefined
-  const rows = await withDatabase(o, (d) =>
+  const rows = await readDatabase(o, (d) =>
     listFingerprintsByDecision(d.db, {
       ...(o.instance !== undefined ? { instanceId: o.instance as string } : {}),
       ...(st !== undefined ? { status: st } : {}),

@@ -10,7 +10,7 @@ import { setKillSwitch } from '../enforcement/service.ts'
 import { automatedBlockCounts, readState } from '../enforcement/store.ts'
 import { formatMillis } from '../timestamps.ts'
 import { addPair, listPairs, removePair } from '../web/pair-store.ts'
-import { withDatabase } from './database.ts'
+import { readDatabase, withDatabase } from './database.ts'
 
 type Opts = Record<string, unknown>
 
@@ -20,7 +20,7 @@ const esc = (s: string) => escapeTerminal(s)
 
 /** The shared enforcement state: kill switch and the automated blocks gates hold now. */
 async function readEnforcement(o: Opts) {
-  return withDatabase(o, async (d) => {
+  return readDatabase(o, async (d) => {
     const state = await readState(d.db)
     const byGate = await automatedBlockCounts(d.db)
     return {
@@ -69,7 +69,7 @@ export async function enforcementSwitch(o: Opts, engaged: boolean): Promise<void
 }
 
 export async function pairList(o: Opts): Promise<void> {
-  const pairs = await withDatabase(o, (d) => listPairs(d.db))
+  const pairs = await readDatabase(o, (d) => listPairs(d.db))
   printList(
     pairs,
     [

@@ -16,7 +16,7 @@ export const MISSING_DATABASE_HINT =
 export function openEdgeDatabase(
   url: string,
   poolSize?: number,
-  options: Pick<DatabaseOptions, 'create' | 'backgroundCheckpoints' | 'onWarning'> = {},
+  options: Pick<DatabaseOptions, 'create' | 'readsOnly' | 'backgroundCheckpoints' | 'onWarning'> = {},
 ): Promise<EdgeDatabase> {
   return openDatabase<DB>({
     url,

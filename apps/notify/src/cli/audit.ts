@@ -2,7 +2,7 @@
 import { printList } from '@gatehouse/kit/cli/output.ts'
 import { CliError } from '@gatehouse/kit/cli/program.ts'
 import { listAudit } from '../audit/store.ts'
-import { withDatabase } from './database.ts'
+import { readDatabase } from './database.ts'
 
 function positive(value: unknown, flag: string, max: number): number | undefined {
   if (value === undefined) return undefined
@@ -14,7 +14,7 @@ function positive(value: unknown, flag: string, max: number): number | undefined
 export async function auditListCommand(o: Record<string, unknown>): Promise<void> {
   const limit = positive(o.limit, '--limit', 10_000) ?? 50
   const before = positive(o.before, '--before', Number.MAX_SAFE_INTEGER)
-  const entries = await withDatabase(o, (d) => listAudit(d.db, limit, before))
+  const entries = await readDatabase(o, (d) => listAudit(d.db, limit, before))
   printList(
     entries,
     [

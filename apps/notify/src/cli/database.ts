@@ -1,12 +1,12 @@
 /**
  * The database of an admin command (`notify token ...`, `notify migrate`): `--database`, else
  * `$NOTIFY_DATABASE_URL`, else the config file (`--config`, `$NOTIFY_CONFIG`, the stack's file
- * through bin/notify, `/etc/gatehouse/notify.json`). A SQLite file that does not exist is refused
- * (one line naming it) unless the command creates it (migrate).
+ * through bin/notify, `/etc/gatehouse/notify.json`).
  */
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
 import type { ConfigOf, Schema } from '@gatehouse/kit/config.ts'
+import { accessOptions, type DatabaseAccess } from '@gatehouse/kit/db/database.ts'
 import { type NotifyDatabase, openNotifyDatabase } from '../db/open.ts'
 import { adminSchema } from './admin-schema.ts'
 
@@ -23,14 +23,14 @@ export function adminConfig<S extends Schema>(opts: Record<string, unknown>, sch
   }).config
 }
 
-/** Run `fn` on the command's database and close it. */
+/** Run `fn` on the command's database and close it (`access`: the kit's `DatabaseAccess`). */
 export async function withDatabase<T>(
   opts: Record<string, unknown>,
   fn: (d: NotifyDatabase) => Promise<T>,
-  create = false,
+  access: DatabaseAccess = 'write',
 ): Promise<T> {
   const database = await openNotifyDatabase(databaseUrl(opts), 2, {
-    create,
+    ...accessOptions(access),
     missingHint: 'give --database, set NOTIFY_DATABASE_URL or --config, or create it with notify migrate',
   })
   try {
@@ -38,4 +38,9 @@ export async function withDatabase<T>(
   } finally {
     await database.close()
   }
+}
+
+/** `withDatabase` for a command that only reads: a list or a report. */
+export function readDatabase<T>(opts: Record<string, unknown>, fn: (d: NotifyDatabase) => Promise<T>): Promise<T> {
+  return withDatabase(opts, fn, 'read')
 }

@@ -50,7 +50,7 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
     .description('create the database if it does not exist and apply pending migrations (serve does this too)')
     .action(async (_o, cmd: Command) => {
       const { withDatabase } = await import('./database.ts')
-      const kind = await withDatabase(all(cmd), async (d) => d.kind, true)
+      const kind = await withDatabase(all(cmd), async (d) => d.kind, 'create')
       process.stdout.write(`database (${kind}) is up to date\n`)
     })
 

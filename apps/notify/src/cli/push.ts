@@ -10,12 +10,12 @@ import { CliError } from '@gatehouse/kit/cli/program.ts'
 import { terminalJson } from '@gatehouse/kit/terminal.ts'
 import { VAPID_SETTING } from '../settings/cluster.ts'
 import { findUserByName } from '../users/store.ts'
-import { withDatabase } from './database.ts'
+import { readDatabase } from './database.ts'
 
 type Opts = Record<string, unknown>
 
 export async function pushKeysCommand(o: Opts): Promise<void> {
-  const { value, subscriptions } = await withDatabase(o, async (d) => {
+  const { value, subscriptions } = await readDatabase(o, async (d) => {
     const row = await d.db
       .selectFrom('settings')
       .select(['value', 'created_at'])
@@ -46,7 +46,7 @@ function origin(endpoint: string): string {
 }
 
 export async function pushListCommand(o: Opts): Promise<void> {
-  const rows = await withDatabase(o, async (d) => {
+  const rows = await readDatabase(o, async (d) => {
     let q = d.db
       .selectFrom('push_subscriptions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')

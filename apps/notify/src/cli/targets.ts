@@ -11,13 +11,13 @@ import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { listTargets, TARGET_NAME, targetResponse } from '../actions/target-rows.ts'
 import { cliActor, readSecretFile } from './admin-actor.ts'
 import { targetSchema } from './admin-schema.ts'
-import { adminConfig, withDatabase } from './database.ts'
+import { adminConfig, readDatabase, withDatabase } from './database.ts'
 
 type Opts = Record<string, unknown>
 const out = (text: string) => void process.stdout.write(text)
 
 export async function targetListCommand(o: Opts): Promise<void> {
-  const rows = await withDatabase(o, (d) => listTargets(d.db))
+  const rows = await readDatabase(o, (d) => listTargets(d.db))
   printList(
     rows,
     [

@@ -9,7 +9,7 @@ import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { openNotifyDatabase } from '../db/open.ts'
 import { deleteReaderTokenById, listReaderTokensWithOwner, readerTokenResponse } from '../tokens/store.ts'
 import { findUserByName } from '../users/store.ts'
-import { withDatabase } from './database.ts'
+import { readDatabase, withDatabase } from './database.ts'
 
 type Opts = Record<string, unknown>
 const out = (text: string) => void process.stdout.write(text)
@@ -56,7 +56,7 @@ export async function tokenCreateCommand(o: Opts): Promise<void> {
 }
 
 export async function tokenListCommand(o: Opts): Promise<void> {
-  const rows = await withDatabase(o, (d) => listReaderTokensWithOwner(d.db, o.user as string | undefined))
+  const rows = await readDatabase(o, (d) => listReaderTokensWithOwner(d.db, o.user as string | undefined))
   printList(
     rows,
     [

@@ -18,13 +18,13 @@ import { UserService, userResponse } from '../users/service.ts'
 import { listUsers } from '../users/store.ts'
 import { cliActor, readSecretFile } from './admin-actor.ts'
 import { passwordSchema } from './admin-schema.ts'
-import { adminConfig, withDatabase } from './database.ts'
+import { adminConfig, readDatabase, withDatabase } from './database.ts'
 
 type Opts = Record<string, unknown>
 const out = (text: string) => void process.stdout.write(text)
 
 export async function userListCommand(o: Opts): Promise<void> {
-  const users = await withDatabase(o, (d) => listUsers(d.db))
+  const users = await readDatabase(o, (d) => listUsers(d.db))
   printList(
     users,
     [

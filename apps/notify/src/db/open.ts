@@ -49,7 +49,7 @@ export type NotifyDatabase = Database<DB>
 export function openNotifyDatabase(
   url: string,
   poolSize?: number,
-  options: Pick<DatabaseOptions, 'create' | 'missingHint' | 'backgroundCheckpoints' | 'onWarning'> = {},
+  options: Pick<DatabaseOptions, 'create' | 'readsOnly' | 'missingHint' | 'backgroundCheckpoints' | 'onWarning'> = {},
 ): Promise<NotifyDatabase> {
   const { kind } = parseDatabaseUrl(url)
   return openDatabase<DB>({ url, migrations: migrations(kind), ...(poolSize ? { poolSize } : {}), ...options })
