@@ -98,6 +98,10 @@ test('a disk error: connections are gated as before, the failure is logged once,
   const during = await rawClient(gate.port, helloVariant(hello, 'after-0'))
   assert.match(during.identification, /^SSH-2\.0-/)
   assert.equal(backend.connections(), 1, 'only the startup probe reached the backend')
+  // On the dashboard: writes failing and two fingerprints held unwritten.
+  const metrics = await gate.metrics()
+  assert.match(metrics, /^sshproxy_observations_unwritten 2$/m)
+  assert.match(metrics, /^sshproxy_observation_writes_total\{result="failed"\} [1-9]/m)
   // The operator's commands: a list still reads the store; a decision is refused with the reason.
   const listed = await cli(['list', '--json', '--db', gate.dbPath])
   assert.equal(listed.code, 0, listed.stderr)

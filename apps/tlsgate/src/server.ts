@@ -59,6 +59,7 @@ export async function buildServer(config: ServeConfig, deps: GateDeps): Promise<
     logger,
     maxEntries: config.maxFingerprints,
     intervalMs: deps.flushIntervalMs ?? 500,
+    metrics,
   })
   const bypass = new BypassRanges(config.trustedRanges, await loadManagedRanges(store.db))
   const limiter = new SourceRateLimiter(config.ipRate, config.ipBurst)

@@ -12,6 +12,7 @@
 import { isDatabaseUnavailable } from './db/unavailable.ts'
 import { type GateObservation, mergeSightings } from './gate-store.ts'
 import type { Logger } from './logger.ts'
+import type { AppMetrics, Counter } from './metrics.ts'
 
 /** What every gate knows of a connection. */
 export interface GateSeen {
@@ -44,7 +45,16 @@ export interface GateRecorderOptions<Seen extends GateSeen, O extends GateObserv
   merge(o: O, kept: O, latest: boolean): void
   /** Write a batch in one transaction (the gate's `recordObservations`). */
   write(batch: O[], now: string): Promise<{ pruned: number }>
+  /**
+   * Where to count writes and what is held unwritten (`<app>_observation_writes_total`,
+   * `<app>_observations_unwritten`, `<app>_connections_not_recorded_total`): an outage of the
+   * store shows on a dashboard, not only in the log line it gets once.
+   */
+  metrics?: AppMetrics
 }
+
+/** How a write of gathered connections ended. */
+const WRITE_RESULTS = ['ok', 'failed', 'dropped'] as const
 
 /** Sightings pending per fingerprint before they are merged down to the stored bound. */
 const PENDING_SIGHTINGS = 256
@@ -62,6 +72,8 @@ export class GateRecorder<Seen extends GateSeen, O extends GateObservation> {
   #failingSince: number | undefined
   /** Connections not recorded because `maxHeld` fingerprints were already held. */
   #dropped = 0
+  readonly #writes: Counter<'result'> | undefined
+  readonly #notRecorded: Counter | undefined
 
   constructor(options: GateRecorderOptions<Seen, O>) {
     this.#options = options
@@ -69,6 +81,25 @@ export class GateRecorder<Seen extends GateSeen, O extends GateObservation> {
     this.#maxHeld = options.maxHeld ?? 16 * this.#maxPending
     this.#timer = setInterval(() => void this.flush(), options.intervalMs)
     this.#timer.unref()
+    const { metrics } = options
+    if (metrics) {
+      this.#writes = metrics.counter(
+        'observation_writes_total',
+        'Writes of the connections gathered since the last one, by result (ok; failed: the database was unavailable and they are kept; dropped: refused for another reason)',
+        ['result'],
+      )
+      for (const result of WRITE_RESULTS) this.#writes.inc({ result }, 0)
+      this.#notRecorded = metrics.counter(
+        'connections_not_recorded_total',
+        'Connections not recorded: new fingerprints beyond the most held in memory while writes failed',
+      )
+      metrics.gauge(
+        'observations_unwritten',
+        'Fingerprints whose connections are gathered and not yet written (above zero for long: writes are failing)',
+        [],
+        (g) => g.set(this.#pending.size),
+      )
+    }
   }
 
   add(seen: Seen): void {
@@ -137,6 +168,7 @@ export class GateRecorder<Seen extends GateSeen, O extends GateObservation> {
     try {
       const now = (this.#options.now ?? (() => new Date().toISOString()))()
       const { pruned } = await this.#options.write(batch, now)
+      this.#writes?.inc({ result: 'ok' })
       if (this.#failingSince !== undefined) {
         logger.info(
           { outageMs: Date.now() - this.#failingSince, notRecorded: this.#dropped },
@@ -151,10 +183,12 @@ export class GateRecorder<Seen extends GateSeen, O extends GateObservation> {
     } catch (err) {
       const reason = (err as Error).message
       if (!isDatabaseUnavailable(err)) {
+        this.#writes?.inc({ result: 'dropped' })
         // Not the database's state but the batch or the code: writing it again would fail again.
         logger.error({ reason, fingerprints: batch.length }, 'storing observations failed')
         return
       }
+      this.#writes?.inc({ result: 'failed' })
       if (this.#failingSince === undefined) {
         this.#failingSince = Date.now()
         logger.error(
@@ -195,5 +229,6 @@ export class GateRecorder<Seen extends GateSeen, O extends GateObservation> {
       )
     }
     this.#dropped += connections
+    this.#notRecorded?.inc(connections)
   }
 }

@@ -13,7 +13,13 @@ export interface AppMetrics {
   registry: Registry
   prefix: string
   counter<L extends string>(name: string, help: string, labelNames?: readonly L[]): Counter<L>
-  gauge<L extends string>(name: string, help: string, labelNames?: readonly L[]): Gauge<L>
+  /** `collect`, when given, sets the gauge's values at each scrape (a value read from state, not kept up to date). */
+  gauge<L extends string>(
+    name: string,
+    help: string,
+    labelNames?: readonly L[],
+    collect?: (g: Gauge<L>) => void,
+  ): Gauge<L>
   histogram<L extends string>(name: string, help: string, labelNames?: readonly L[], buckets?: number[]): Histogram<L>
 }
 
@@ -32,8 +38,20 @@ export function createMetrics(app: string, version = '0.0.0'): AppMetrics {
     prefix,
     counter: (name, help, labelNames = []) =>
       new Counter({ name: prefix + name, help, labelNames: [...labelNames], registers: [registry] }),
-    gauge: (name, help, labelNames = []) =>
-      new Gauge({ name: prefix + name, help, labelNames: [...labelNames], registers: [registry] }),
+    gauge: (name, help, labelNames = [], collect) =>
+      new Gauge({
+        name: prefix + name,
+        help,
+        labelNames: [...labelNames],
+        registers: [registry],
+        ...(collect
+          ? {
+              collect() {
+                collect(this)
+              },
+            }
+          : {}),
+      }),
     histogram: (name, help, labelNames = [], buckets) =>
       new Histogram({
         name: prefix + name,

@@ -9,6 +9,7 @@ import { describe, test } from 'node:test'
 import { GateRecorder, type GateSeen } from '../src/gate-recorder.ts'
 import type { GateObservation } from '../src/gate-store.ts'
 import type { Logger } from '../src/logger.ts'
+import { type AppMetrics, createMetrics } from '../src/metrics.ts'
 
 interface Seen extends GateSeen {
   sni: string
@@ -23,7 +24,7 @@ function diskFull(): Error {
   return Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13 })
 }
 
-function recorder(options: { maxPending?: number; maxHeld?: number } = {}) {
+function recorder(options: { maxPending?: number; maxHeld?: number; metrics?: AppMetrics } = {}) {
   const batches: Obs[][] = []
   const logged: string[] = []
   const fields: Record<string, unknown>[] = []
@@ -39,6 +40,7 @@ function recorder(options: { maxPending?: number; maxHeld?: number } = {}) {
     intervalMs: 3_600_000,
     ...(options.maxPending === undefined ? {} : { maxPending: options.maxPending }),
     ...(options.maxHeld === undefined ? {} : { maxHeld: options.maxHeld }),
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     now: () => '2026-11-27T12:00:00.000Z',
     sighting: (s) => ({ ip: s.ip, port: s.port, last_seen: s.at }),
     start: (s) => ({ metadata: JSON.stringify({ sni: s.sni }), refused: s.refused ? 1 : 0 }),
@@ -180,7 +182,19 @@ describe('GateRecorder', () => {
   })
 
   test('while writes fail, at most maxHeld fingerprints are held; the rest are counted, and early flushes wait for the interval', async () => {
-    const { r, batches, logged, fields, state } = recorder({ maxPending: 2, maxHeld: 3 })
+    const metrics = createMetrics('gate')
+    const { r, batches, logged, fields, state } = recorder({ maxPending: 2, maxHeld: 3, metrics })
+    const scrape = async () => {
+      const text = await metrics.registry.metrics()
+      const value = (series: string) => Number(text.match(new RegExp(`^gate_${series} (\\S+)$`, 'm'))?.[1])
+      return [
+        value('observation_writes_total{result="ok"}'),
+        value('observation_writes_total{result="failed"}'),
+        value('observations_unwritten'),
+        value('connections_not_recorded_total'),
+      ]
+    }
+    assert.deepEqual(await scrape(), [0, 0, 0, 0])
     state.failWith = diskFull
     r.add(conn('a', 1))
     r.add(conn('b', 1))
@@ -194,8 +208,11 @@ describe('GateRecorder', () => {
       'error storing observations failed; they are kept and written once the database is available',
       'warn fingerprints over the held limit are not recorded until a write succeeds',
     ])
+    // The outage on a dashboard: writes failing, fingerprints held, connections not recorded.
+    assert.deepEqual(await scrape(), [0, 1, 3, 2])
     state.failWith = undefined
     await r.flush()
+    assert.deepEqual(await scrape(), [1, 1, 0, 2])
     assert.deepEqual(batches[0]!.map((o) => [o.fingerprint, o.count]).sort(), [
       ['a', 2],
       ['b', 1],

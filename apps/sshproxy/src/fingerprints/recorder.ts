@@ -5,7 +5,7 @@
  * connections were let through as unknown.
  */
 
-import type { Logger } from '@gatehouse/kit'
+import type { AppMetrics, Logger } from '@gatehouse/kit'
 import { GateRecorder } from '@gatehouse/kit/gate-recorder.ts'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
@@ -34,6 +34,8 @@ export interface RecorderOptions {
   intervalMs: number
   /** Flush early once this many distinct fingerprints wait. */
   maxPending?: number
+  /** Where the kit's recorder counts writes and what is held (`GateRecorderOptions.metrics`). */
+  metrics?: AppMetrics
   now?: () => string
 }
 

@@ -5,6 +5,7 @@
  */
 import { GateRecorder } from '@gatehouse/kit/gate-recorder.ts'
 import type { Logger } from '@gatehouse/kit/logger.ts'
+import type { AppMetrics } from '@gatehouse/kit/metrics.ts'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
 import { type Observation, recordObservations } from './store.ts'
@@ -27,6 +28,8 @@ export interface RecorderOptions {
   intervalMs: number
   /** Flush early once this many distinct fingerprints wait. */
   maxPending?: number
+  /** Where the kit's recorder counts writes and what is held (`GateRecorderOptions.metrics`). */
+  metrics?: AppMetrics
 }
 
 export class ObservationRecorder extends GateRecorder<Seen, Observation> {
