@@ -1,10 +1,10 @@
-/** Every coded error websignal reports (beside the kit's); each is documented in the README. */
+/**
+ * Every coded error websignal reports (beside the kit's); each is documented in the README. What
+ * stops startup (the store, the pattern lists) is a one-line `StartupError`, not a code.
+ */
 import { defineErrors } from '@gatehouse/kit'
 
 export const errors = defineErrors({
-  store_unreachable: { status: 503, message: (why: string) => `the store is unreachable: ${why}` },
-  store_schema_mismatch: { status: 503, message: (why: string) => why },
-  pattern_invalid: { status: 400, message: (why: string) => why },
   log_unreadable: { status: 400, message: (path: string, why: string) => `cannot read ${path}: ${why}` },
   stale_publisher_epoch: {
     status: 409,
