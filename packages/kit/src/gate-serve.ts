@@ -4,9 +4,8 @@
  * SIGTERM stop accepting and drain, then stop the sync, then close the store (the sync must not
  * touch the database after it is closed). A listen or certificate problem is one startup line.
  */
-import { pino } from 'pino'
 import { StartupError } from './errors.ts'
-import { createLogger, type Logger } from './logger.ts'
+import { createLogger, type Logger, type StdoutDestination, stdoutDestination } from './logger.ts'
 import { runMain } from './process.ts'
 
 export interface GateServeConfig {
@@ -55,13 +54,13 @@ export async function runGateServe<
     // the reject path (15-20 % of its CPU). Lines are gathered up to 4 KiB and written at
     // least every 100 ms, so a burst of refusals costs a write per dozen lines; the exit
     // handler and the orderly stop write what is left.
-    const destination = pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 })
+    const destination = stdoutDestination({ minLength: 4096, periodicFlush: 100 })
     process.once('exit', () => flushQuietly(destination))
     const logger = createLogger({
       name: o.name,
       level: config.logLevel,
       pretty: false,
-      destination: destination as unknown as NodeJS.WritableStream,
+      destination,
     })
     const store = await o.openStore(config.dbPath)
     const gate = await o.build(config, store, logger)
@@ -100,7 +99,7 @@ export async function runGateServe<
 }
 
 /** Write what is still queued before the process exits (an exit is not the orderly stop). */
-function flushQuietly(destination: ReturnType<typeof pino.destination>): void {
+function flushQuietly(destination: StdoutDestination): void {
   try {
     destination.flushSync()
   } catch {

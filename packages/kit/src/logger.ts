@@ -13,8 +13,50 @@ export interface LoggerConfig {
   level?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
   /** Pretty output; defaults to whether stdout is a terminal. */
   pretty?: boolean
-  /** Write here instead of stdout (tests pass a stream to read the lines back). */
-  destination?: NodeJS.WritableStream
+  /**
+   * Write here instead of stdout (tests pass a stream to read the lines back; the gates pass
+   * `stdoutDestination` with their batching).
+   */
+  destination?: NodeJS.WritableStream | StdoutDestination
+}
+
+/** Pino's asynchronous file-descriptor stream (sonic-boom). */
+export type StdoutDestination = ReturnType<typeof pino.destination>
+
+/** Log bytes waiting for standard output at most (`stdoutDestination`). */
+const STDOUT_BUFFER_BYTES = 16 * 1024 * 1024
+
+/** Destinations from `stdoutDestination`, whose dropped lines the logger reports. */
+const bounded = new WeakSet<object>()
+
+/**
+ * Standard output for log lines, written asynchronously, with at most `maxBytes` waiting to be
+ * written. Pino's own stdout buffers without limit: a reader that stops reading (a stalled log
+ * collector, a paused terminal, `| less`) made a busy server grow until it ran out of memory,
+ * faster for a gate logging every refused connection under a flood. Past the bound, lines are
+ * dropped, and the logger says how many once output flows again.
+ */
+export function stdoutDestination(
+  options: { minLength?: number; periodicFlush?: number; maxBytes?: number } = {},
+): StdoutDestination {
+  const { maxBytes = STDOUT_BUFFER_BYTES, ...batching } = options
+  const destination = pino.destination({ dest: 1, sync: false, maxLength: maxBytes, ...batching })
+  bounded.add(destination)
+  return destination
+}
+
+/** Count the lines a bounded destination drops and log their number once it has caught up. */
+function reportDrops(destination: StdoutDestination, logger: Logger): void {
+  let dropped = 0
+  destination.on('drop', () => {
+    dropped++
+  })
+  destination.on('drain', () => {
+    if (dropped === 0) return
+    const lines = dropped
+    dropped = 0
+    logger.warn({ dropped: lines }, 'log lines dropped: standard output was not read fast enough')
+  })
 }
 
 /** Keys whose values are never written, wherever they appear one level deep. */
@@ -55,7 +97,10 @@ export function createLogger(config: LoggerConfig): Logger {
       transport: { target: 'pino-pretty', options: { translateTime: 'UTC:isoDateTime', ignore: 'pid,hostname,app' } },
     })
   }
-  return config.destination ? pino(options, config.destination as pino.DestinationStream) : pino(options)
+  const destination = config.destination ?? stdoutDestination()
+  const logger = pino(options, destination as pino.DestinationStream)
+  if (bounded.has(destination)) reportDrops(destination as StdoutDestination, logger)
+  return logger
 }
 
 const unredacted = new WeakMap<Logger, Logger>()

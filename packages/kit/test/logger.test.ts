@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { describe, test } from 'node:test'
 import { createLogger, fixedFieldLogger, requestIdFrom } from '../src/index.ts'
@@ -89,6 +91,43 @@ describe('createLogger', () => {
     const [line] = await lines()
     assert.equal(line?.app, 'testapp')
     assert.equal(line?.request_id, 'r1')
+  })
+})
+
+describe('standard output', () => {
+  test('a reader that stops reading: lines past the bound are dropped, counted and reported once output flows', async () => {
+    const lines = 20_000
+    const child = spawn(process.execPath, [join(import.meta.dirname, 'fixtures', 'log-flood.ts'), String(lines)], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    let stderr = ''
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString()
+    })
+    // Nothing reads its stdout until it has logged every line.
+    while (!stderr.includes('written')) await once(child.stderr, 'data')
+    let out = ''
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString()
+    })
+    child.stdin.end()
+    const [code] = await once(child, 'close')
+    assert.equal(code, 0, stderr)
+    const parsed = out
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { msg: string; i?: number; dropped?: number })
+    const logged = parsed.filter((l) => l.msg === 'line')
+    const report = parsed.at(-1)!
+    assert.equal(report.msg, 'log lines dropped: standard output was not read fast enough')
+    // Whole lines, the first ones in order; every line either written or counted.
+    assert.deepEqual(
+      logged.map((l) => l.i),
+      logged.map((_, i) => i),
+    )
+    assert.equal(logged.length + report.dropped!, lines)
+    // What waited: the bound (256 KiB) and what the pipe held; 20,000 lines are ~5 MiB.
+    assert.ok(logged.length * 250 < 512 * 1024, `${logged.length} lines written`)
   })
 })
 
