@@ -91,11 +91,11 @@ export class GateRecorder<Seen extends GateSeen, O extends GateObservation> {
       for (const result of WRITE_RESULTS) this.#writes.inc({ result }, 0)
       this.#notRecorded = metrics.counter(
         'connections_not_recorded_total',
-        'Connections not recorded: new fingerprints beyond the most held in memory while writes failed',
+        'Connections not recorded: new clients beyond the most entries held in memory while writes failed',
       )
       metrics.gauge(
         'observations_unwritten',
-        'Fingerprints whose connections are gathered and not yet written (above zero for long: writes are failing)',
+        'Store entries whose connections are gathered and not yet written (above zero for long: writes are failing)',
         [],
         (g) => g.set(this.#pending.size),
       )
