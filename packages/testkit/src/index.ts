@@ -49,4 +49,5 @@ export {
   sshVersion,
   startSshd,
 } from './ssh.ts'
+export { startTcpRelay, type TcpRelay } from './tcp-relay.ts'
 export { waitFor } from './wait.ts'
