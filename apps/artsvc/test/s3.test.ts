@@ -4,16 +4,26 @@
  * reads them back, readiness follows the bucket, and startup refuses a missing bucket. While
  * the S3 server is down, publishing and reading an uncached file answer 503 with Retry-After;
  * the same once it has gone silent (it accepts connections and never answers), after
- * `ARTSVC_S3_TIMEOUT`, instead of never.
+ * `ARTSVC_S3_TIMEOUT`, instead of never. A large file goes to a slow reader whole, and one whose
+ * store goes silent mid-body is cut after that timeout.
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { once } from 'node:events'
+import { get, type IncomingMessage } from 'node:http'
 import { createServer, type Socket } from 'node:net'
-import { after, before, test } from 'node:test'
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3'
-import { type OidcProvider, type S3Server, startOidcProvider, startS3, tempDir } from '@gatehouse/testkit'
+import { after, before, type TestContext, test } from 'node:test'
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import {
+  type OidcProvider,
+  type S3Server,
+  startOidcProvider,
+  startS3,
+  startTcpRelay,
+  tempDir,
+} from '@gatehouse/testkit'
+import { S3BlobStore } from '../src/storage/s3.ts'
 import {
   AUDIENCE,
   baseEnv,
@@ -212,4 +222,92 @@ test('the S3 server gone silent: a publish and an uncached file answer 503 after
   assert.equal(refused.status, 503, JSON.stringify(refused.body))
   assert.equal(refused.body.error && (refused.body.error as { code: string }).code, 'storage_unavailable')
   assert.equal((await fetch(`${other.base}/readyz`, { signal: signal() })).status, 503)
+})
+
+/**
+ * An artsvc on an S3 server of its own reached through a relay, with a 300 ms S3 timeout, and a
+ * published file far larger than the socket buffers between a reader and S3 hold (and past the
+ * small-file cache): its URL.
+ */
+async function largeFileThroughRelay(t: TestContext, bucket: string) {
+  const own = await startS3()
+  await own.createBucket(bucket)
+  const relay = await startTcpRelay(t, { host: '127.0.0.1', port: Number(new URL(own.endpoint).port) })
+  const other = await startArtsvc({
+    op,
+    env: { ...s3Env(bucket), ARTSVC_S3_ENDPOINT: `http://127.0.0.1:${relay.port}`, ARTSVC_S3_TIMEOUT: '300ms' },
+    deps: { s3Credentials: { accessKeyId: own.accessKeyId, secretAccessKey: own.secretAccessKey } },
+  })
+  t.after(async () => {
+    await other.close()
+    await own.stop()
+  })
+  const payload = randomBytes(24 * 1024 * 1024)
+  const alice = await bearer(op, 'alice')
+  const p = await mustPublish(other, alice, sampleBundle([{ name: 'big.bin', data: payload }]))
+  const frame = frameOf(await (await fetch(`${other.base}/a/${p.artifact}`, { headers: alice })).text())
+  return { relay, payload, url: frame.replace('index.html', 'big.bin') }
+}
+
+/** Download `url`, calling `afterFirst` with the response once the first bytes are in. */
+function download(url: string, afterFirst: (res: IncomingMessage) => void): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    get(url, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => {
+        if (chunks.push(chunk) === 1) afterFirst(res)
+      })
+      res.on('end', () => resolve(Buffer.concat(chunks)))
+      res.on('error', reject)
+    }).on('error', reject)
+  })
+}
+
+test('a client that reads a large file slowly gets all of it: the S3 timeout bounds a silent store, not a paused reader', async (t) => {
+  const { payload, url } = await largeFileThroughRelay(t, 'slow')
+  const received = await download(url, (res) => {
+    // A reader on a slow link, or one that stops for a while: well past the S3 timeout.
+    res.pause()
+    setTimeout(() => res.resume(), 2000)
+  })
+  assert.equal(received.length, payload.length)
+  assert.ok(received.equals(payload))
+})
+
+test('S3 gone silent in the middle of a file: the download is cut after the S3 timeout, not held for ever', async (t) => {
+  const { relay, url } = await largeFileThroughRelay(t, 'frozen')
+  const started = Date.now()
+  await assert.rejects(
+    download(url, () => relay.freeze()),
+    (err: Error) => /aborted|ECONNRESET|socket hang up/.test(err.message),
+  )
+  // 300 ms of silence, checked every 75 ms; far below the 30 s the test would take to time out.
+  assert.ok(Date.now() - started < 10_000, `cut after ${Date.now() - started} ms`)
+})
+
+test('a blob read in paused mode (as the small-file cache reads) ends too when S3 goes silent mid-body', async (t) => {
+  const relay = await startTcpRelay(t, { host: '127.0.0.1', port: Number(new URL(s3.endpoint).port) })
+  const store = new S3BlobStore({
+    bucket: 'artifacts',
+    prefix: 'reads/',
+    region: s3.region,
+    endpoint: `http://127.0.0.1:${relay.port}`,
+    forcePathStyle: true,
+    timeoutMs: 300,
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+  })
+  t.after(() => store.close())
+  const sha = 'ab'.repeat(32)
+  await client.send(
+    new PutObjectCommand({ Bucket: 'artifacts', Key: `reads/objects/ab/${sha.slice(2)}`, Body: randomBytes(24 << 20) }),
+  )
+  const body = await store.read(sha)
+  const started = Date.now()
+  await assert.rejects(
+    (async () => {
+      for await (const _ of body) relay.freeze()
+    })(),
+    /S3 sent nothing for 300 ms/,
+  )
+  assert.ok(Date.now() - started < 10_000, `ended after ${Date.now() - started} ms`)
 })

@@ -6,6 +6,8 @@
  */
 import { createReadStream } from 'node:fs'
 import { rm } from 'node:fs/promises'
+import type { IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
 import { Readable } from 'node:stream'
 import {
   DeleteObjectCommand,
@@ -32,8 +34,10 @@ export class S3BlobStore implements BlobStore {
   readonly client: S3Client
   readonly bucket: string
   readonly prefix: string
+  readonly #timeoutMs: number
 
   constructor(options: S3Options) {
+    this.#timeoutMs = options.timeoutMs
     this.bucket = options.bucket
     this.prefix = options.prefix === '' || options.prefix.endsWith('/') ? options.prefix : `${options.prefix}/`
     this.client = new S3Client({
@@ -85,6 +89,8 @@ export class S3BlobStore implements BlobStore {
       new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + blobKey(sha256) }),
     )
     if (!(out.Body instanceof Readable)) throw new Error('S3 returned no body stream')
+    const socket = (out.Body as IncomingMessage).socket
+    if (socket) endWhenSilent(out.Body as IncomingMessage, socket, this.#timeoutMs)
     return out.Body
   }
 
@@ -95,4 +101,35 @@ export class S3BlobStore implements BlobStore {
   close(): void {
     this.client.destroy()
   }
+}
+
+/**
+ * Bound a blob's body by the store's silence, not by its reader's pace. The SDK's `socketTimeout`
+ * counts any pause on the socket, and a body waits whenever the client downloading it reads
+ * slowly (backpressure stops reading from S3): a reader on a slow link, or one that paused for the
+ * timeout, got a truncated file. Here the bound runs only while the body waits for S3: while
+ * node:http reads its socket, which it stops (pauses) once the body's buffer is full and resumes
+ * when its reader asks for more, whether the reader pipes it or reads it. Then `ms` without a byte
+ * ends it (a store gone silent mid-body), and the response it feeds is cut rather than held for ever.
+ */
+function endWhenSilent(body: IncomingMessage, socket: Socket, ms: number): void {
+  socket.setTimeout(0)
+  let bytes = socket.bytesRead
+  let quietSince = Date.now()
+  const check = setInterval(
+    () => {
+      const now = Date.now()
+      if (socket.bytesRead !== bytes || socket.isPaused()) {
+        bytes = socket.bytesRead
+        quietSince = now
+      } else if (now - quietSince >= ms) {
+        body.destroy(
+          Object.assign(new Error(`S3 sent nothing for ${ms} ms in the middle of a body`), { name: 'TimeoutError' }),
+        )
+      }
+    },
+    Math.max(25, Math.min(1000, ms / 4)),
+  )
+  check.unref()
+  body.once('close', () => clearInterval(check))
 }
