@@ -79,7 +79,7 @@ export async function status(o: Opts): Promise<void> {
       `database: ${report.database.kind} ${escapeTerminal(report.database.location)} (${paint('green', 'reachable')}, migrations applied${
         report.database.writable
           ? ''
-          : `, ${paint('red', 'on a read-only file system')}: nothing can be changed until its disk is repaired`
+          : `, ${paint('red', 'on a read-only file system')}: nothing can be changed until it is writable again`
       })`,
       `nodes: ${report.nodes.length} registered, ${active} active, ${recent} seen in the last 24 hours`,
       `decisions: ${report.decisions.approved} approved, ${report.decisions.blocked} blocked, ${report.decisions.pending} pending`,
