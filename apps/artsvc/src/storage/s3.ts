@@ -7,7 +7,6 @@
 import { createReadStream } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import type { IncomingMessage } from 'node:http'
-import type { Socket } from 'node:net'
 import { Readable } from 'node:stream'
 import {
   DeleteObjectCommand,
@@ -89,8 +88,7 @@ export class S3BlobStore implements BlobStore {
       new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + blobKey(sha256) }),
     )
     if (!(out.Body instanceof Readable)) throw new Error('S3 returned no body stream')
-    const socket = (out.Body as IncomingMessage).socket
-    if (socket) endWhenSilent(out.Body as IncomingMessage, socket, this.#timeoutMs)
+    endWhenSilent(out.Body as IncomingMessage, this.#timeoutMs)
     return out.Body
   }
 
@@ -112,7 +110,9 @@ export class S3BlobStore implements BlobStore {
  * when its reader asks for more, whether the reader pipes it or reads it. Then `ms` without a byte
  * ends it (a store gone silent mid-body), and the response it feeds is cut rather than held for ever.
  */
-function endWhenSilent(body: IncomingMessage, socket: Socket, ms: number): void {
+function endWhenSilent(body: IncomingMessage, ms: number): void {
+  const { socket } = body
+  if (!socket) return
   socket.setTimeout(0)
   let bytes = socket.bytesRead
   let quietSince = Date.now()
