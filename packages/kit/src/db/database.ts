@@ -218,7 +218,7 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
       )
     } catch (err) {
       // Loaded only here: every other start opens the file for writing.
-      const readOnly = options.readsOnly && location !== ':memory:' ? await import('./sqlite-read-only.ts') : undefined
+      const readOnly = options.readsOnly ? await import('./sqlite-read-only.ts') : undefined
       if (!readOnly?.isReadOnlyFileSystem(err)) {
         throw new StartupError(`database ${location} cannot be opened: ${(err as Error).message}`, { cause: err })
       }
