@@ -245,20 +245,24 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
   const ping = async () => {
     await sql`select 1`.execute(db)
   }
+  const where = kind === 'postgres' ? redact(location) : location
   try {
     await ping()
   } catch (err) {
     await db.destroy().catch(() => {})
-    const where = kind === 'postgres' ? redact(location) : location
     throw new StartupError(`database ${where} is unreachable: ${(err as Error).message}`, { cause: err })
   }
   if (options.migrations) {
     try {
-      if (!openedReadOnly) await migrate(db, options.migrations)
-      else if (!(await migrationsApplied(db, options.migrations))) {
-        throw new StartupError(
-          `database ${location} is on a read-only file system and needs migrations this version applies; read it with the version that wrote it`,
-        )
+      if (!openedReadOnly) await migrate(db, options.migrations, where)
+      else {
+        const state = await migrationState(db, options.migrations)
+        if (state.unknown.length > 0) throw newerSchemaError(where, state.unknown)
+        if (state.pending) {
+          throw new StartupError(
+            `database ${location} is on a read-only file system and needs migrations this version applies; read it with the version that wrote it`,
+          )
+        }
       }
     } catch (err) {
       await db.destroy().catch(() => {})
@@ -300,29 +304,57 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
 }
 
 /**
- * Whether the database has applied exactly these migrations and no others: one plain read of
- * the migration table. Kysely's Migrator checks the same under its lock, but first creates its
- * tables if missing, takes the lock in a transaction and builds a dozen queries: a third of a
- * list command's start-up memory (about 3.5 MiB of its ~64) and most of its database time. Any
- * other answer (a missing table, a pending or an unknown migration) goes to the Migrator, which
- * applies or refuses as before. A migration's row is written in the transaction that applies it,
- * so a complete set means every migration has committed.
+ * Which of these migrations the database lacks, and which it has that this version does not
+ * know: one plain read of the migration table. Kysely's Migrator checks the same under its lock,
+ * but first creates its tables if missing, takes the lock in a transaction and builds a dozen
+ * queries: a third of a list command's start-up memory (about 3.5 MiB of its ~64) and most of
+ * its database time. A migration's row is written in the transaction that applies it, so a
+ * complete set means every migration has committed. A table that cannot be read (a new
+ * database) counts as nothing applied.
  */
-async function migrationsApplied<DB>(db: Kysely<DB>, migrations: Record<string, Migration>): Promise<boolean> {
+async function migrationState<DB>(
+  db: Kysely<DB>,
+  migrations: Record<string, Migration>,
+): Promise<{ pending: boolean; unknown: string[] }> {
+  let names: string[]
   try {
     const { rows } = await db.executeQuery<{ name: string }>(CompiledQuery.raw('select name from schema_migration'))
-    const wanted = Object.keys(migrations)
-    if (rows.length !== wanted.length) return false
-    const applied = new Set(rows.map((r) => r.name))
-    return wanted.every((name) => applied.has(name))
+    names = rows.map((r) => r.name)
   } catch {
-    return false
+    return { pending: true, unknown: [] }
+  }
+  const applied = new Set(names)
+  return {
+    pending: Object.keys(migrations).some((name) => !applied.has(name)),
+    unknown: names.filter((name) => !Object.hasOwn(migrations, name)).sort(),
   }
 }
 
-/** Apply pending migrations; concurrent starters wait on Kysely's lock. */
-export async function migrate<DB>(db: Kysely<DB>, migrations: Record<string, Migration>): Promise<void> {
-  if (await migrationsApplied(db, migrations)) return
+/**
+ * The one-line refusal for a database a newer release has migrated, the usual sight after rolling
+ * a release back. Kysely's own words ("corrupted migrations: previously executed migration … is
+ * missing") suggest damage where there is none, and say nothing of what to do.
+ */
+function newerSchemaError(where: string, unknown: string[]): StartupError {
+  const listed =
+    unknown.length > 3 ? `${unknown.slice(0, 3).join(', ')} and ${unknown.length - 3} more` : unknown.join(', ')
+  return new StartupError(
+    `database ${where} was migrated by a newer version (${listed}, which this version does not know); run that version or a later one, or restore a backup taken before the upgrade`,
+  )
+}
+
+/**
+ * Apply pending migrations; concurrent starters wait on Kysely's lock. A database holding
+ * migrations this version does not know is refused with a `StartupError`, never written.
+ */
+export async function migrate<DB>(
+  db: Kysely<DB>,
+  migrations: Record<string, Migration>,
+  where = 'schema',
+): Promise<void> {
+  const state = await migrationState(db, migrations)
+  if (state.unknown.length > 0) throw newerSchemaError(where, state.unknown)
+  if (!state.pending) return
   const provider: MigrationProvider = { getMigrations: async () => migrations }
   const migrator = new Migrator({
     db,
@@ -332,6 +364,9 @@ export async function migrate<DB>(db: Kysely<DB>, migrations: Record<string, Mig
   })
   const { error, results } = await migrator.migrateToLatest()
   if (error) {
+    // A newer release may have migrated between the read above and the Migrator's lock.
+    const after = await migrationState(db, migrations).catch(() => undefined)
+    if (after && after.unknown.length > 0) throw newerSchemaError(where, after.unknown)
     const failed = results?.find((r) => r.status === 'Error')
     throw new StartupError(
       `database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? String(error)}`.replace(
