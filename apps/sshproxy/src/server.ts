@@ -15,7 +15,7 @@ import { gateStatusReader } from './fingerprints/store.ts'
 import { BackendError, BackendIdentity, formatAddress } from './gate/backend.ts'
 import { handleClient, type RouteContext } from './gate/connection.ts'
 import { createGateMetrics, routeMetrics } from './gate/gate-metrics.ts'
-import { ConnectionCap, SourceRateLimiter } from './gate/limits.ts'
+import { ConnectionCap, connectionCapWithinLimit, SourceRateLimiter } from './gate/limits.ts'
 import { VERSION } from './version.ts'
 
 export interface GateDeps {
@@ -57,7 +57,12 @@ export async function buildServer(config: ServeConfig, deps: GateDeps): Promise<
   })
   const bypass = new BypassRanges(config.trustedRanges, await loadManagedRanges(store.db))
   const limiter = new SourceRateLimiter(config.ipRate, config.ipBurst)
-  const cap = new ConnectionCap(config.maxConnections)
+  const cap = new ConnectionCap(
+    connectionCapWithinLimit(config.maxConnections, {
+      spliceHelpers: config.splice?.max ?? 0,
+      warn: (fields, msg) => logger.warn(fields, msg),
+    }),
+  )
   const open = new Set<Socket>()
   const splice = spliceRelaysFor(config.splice, logger, metrics)
   const verdictOf = gateStatusReader(store)

@@ -81,12 +81,16 @@ export interface Gate {
   stop(): Promise<void>
 }
 
-/** Start `sshproxy serve` in front of `backendPort` with a fresh database. */
+/**
+ * Start `sshproxy serve` in front of `backendPort` with a fresh database; `openFiles` runs it
+ * under that limit on open files (util-linux's prlimit).
+ */
 export async function startGate(
   backendPort: number,
   extra: string[] = [],
   dbPath?: string,
   config: Record<string, unknown> = {},
+  { openFiles }: { openFiles?: number } = {},
 ): Promise<Gate> {
   const dir = tempDir('sshproxy-gate-')
   const port = await freePort()
@@ -96,8 +100,9 @@ export async function startGate(
   writeFileSync(configPath, `${JSON.stringify(config)}\n`)
   const child = await startChild({
     name: 'sshproxy',
-    command: NODE,
+    command: openFiles === undefined ? NODE : 'prlimit',
     args: [
+      ...(openFiles === undefined ? [] : [`--nofile=${openFiles}`, NODE]),
       MAIN,
       'serve',
       '--route',

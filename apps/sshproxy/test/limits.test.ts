@@ -113,6 +113,34 @@ describe('global cap, handshake deadline and bad input', () => {
   })
 })
 
+// Past the open-file limit the kernel refuses accept(), and libuv closes the waiting connections
+// without telling Node: no log line, no count. The gate lowers its cap to what the limit holds,
+// so the excess is refused as an OVERLOAD it logs and counts.
+test('under a low open-file limit the cap is lowered to fit, and every connection past it is counted', async (t) => {
+  const backend = await fakeBackend()
+  t.after(() => backend.close())
+  const gate = await startGate(backend.port, ['--ip-burst', '100000'], undefined, {}, { openFiles: 256 })
+  t.after(() => gate.stop())
+  // More idle clients than the descriptors hold, all at once.
+  const clients = await Promise.all(Array.from({ length: 300 }, () => openIdle(gate.port)))
+  const held = clients.filter((c) => c.identification.startsWith('SSH-2.0-'))
+  const refused = clients.length - held.length
+  assert.ok(refused > 0, 'some were refused')
+  await waitFor('every refusal counted', async () => {
+    const m = await gate.metrics()
+    return metric(m, 'sshproxy_connection_results_total', { result: 'overload' }) === refused
+  })
+  assert.equal(metric(await gate.metrics(), 'sshproxy_connections_total'), clients.length)
+  const lowered =
+    /"allowed":(\d+),"open_file_limit":256,"msg":"max_connections lowered to \d+: the open file limit/.exec(gate.log())
+  assert.ok(lowered, gate.log())
+  assert.equal(held.length, Number(lowered[1]), 'the lowered cap is what holds')
+  for (const c of held) c.socket.destroy()
+  await waitFor('slots released', async () => metric(await gate.metrics(), 'sshproxy_active_connections') === 0)
+  const again = await rawClient(gate.port, (s) => s.end())
+  assert.match(again.identification, /^SSH-2\.0-/)
+})
+
 describe('max_fingerprints from the config file', () => {
   test('a new fingerprint over the cap prunes the oldest non-approved entry', async (t) => {
     const [openssh, dropbear] = await Promise.all([captureClientHello('openssh'), captureClientHello('dropbear')])

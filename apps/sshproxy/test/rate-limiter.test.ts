@@ -1,8 +1,11 @@
-/** The per-source-IP token bucket with a fake clock: burst, sustained rate, log throttling, sweeping; the client address it is keyed by. */
+/**
+ * The per-source-IP token bucket with a fake clock: burst, sustained rate, log throttling, sweeping;
+ * the client address it is keyed by; the connection cap fitted to the open-file limit.
+ */
 import assert from 'node:assert/strict'
 import { connect, createServer } from 'node:net'
 import { test } from 'node:test'
-import { clientIp } from '@gatehouse/kit/gate-limits.ts'
+import { clientIp, connectionCapWithinLimit, describeConnectionCap, openFileLimit } from '@gatehouse/kit/gate-limits.ts'
 import { ConnectionCap, SourceRateLimiter } from '../src/gate/limits.ts'
 
 test('burst of 120, then about one connection per second, per IP', () => {
@@ -64,4 +67,50 @@ test('clientIp: the canonical address of real peers (plain IPv4 as is, IPv4-mapp
   // A dual-stack listener sees an IPv4 client as ::ffff:127.0.0.10.
   assert.equal(await peerOf('::', '127.0.0.1', '127.0.0.10'), '127.0.0.10')
   assert.equal(await peerOf('::1', '::1'), '::1')
+})
+
+test('the connection cap fits the open-file limit: two descriptors a connection, two more per splice helper', () => {
+  const warnings: string[] = []
+  const warn = (_fields: object, msg: string) => warnings.push(msg)
+  // A generous limit keeps the configured cap, silently.
+  assert.equal(connectionCapWithinLimit(1024, { limit: 1_048_576, spliceHelpers: 256, warn }), 1024)
+  assert.equal(connectionCapWithinLimit(1024, { limit: undefined, warn }), 1024, 'an unknown limit changes nothing')
+  assert.deepEqual(warnings, [])
+  // 1,024 files: 64 kept for the gate's own, the rest at two per connection.
+  assert.equal(connectionCapWithinLimit(4096, { limit: 1024, warn }), 480)
+  // 256 splice helpers cannot all run in 1,024 files: every connection may be spliced (four each).
+  assert.equal(connectionCapWithinLimit(4096, { limit: 1024, spliceHelpers: 256, warn }), 240)
+  assert.equal(connectionCapWithinLimit(4096, { limit: 4096, spliceHelpers: 256, warn }), 1760)
+  assert.equal(connectionCapWithinLimit(10, { limit: 20, warn }), 1, 'never below one')
+  assert.equal(warnings.length, 4)
+  assert.match(
+    warnings[0]!,
+    /^max_connections lowered to 480: the open file limit \(1024\) leaves room for no more, at two per connection; raise it \(LimitNOFILE= in a systemd unit, ulimit -n in a shell\) to allow 4096$/,
+  )
+  assert.equal(describeConnectionCap(1024, 0, 1_048_576), '1024 concurrent connections')
+  assert.equal(
+    describeConnectionCap(4096, 0, 1024),
+    '480 concurrent connections (max_connections 4096, lowered: the open file limit is 1024)',
+  )
+})
+
+test('the open-file limit is read from /proc/self/limits', () => {
+  const limit = openFileLimit()
+  assert.ok(limit !== undefined && limit > 0, 'read on Linux')
+  const table =
+    'Limit                     Soft Limit           Hard Limit           Units     \nMax open files            1024                 524288               files     \n'
+  assert.equal(
+    openFileLimit(() => table),
+    1024,
+  )
+  assert.equal(
+    openFileLimit(() => 'Max open files            unlimited  unlimited  files\n'),
+    undefined,
+  )
+  assert.equal(
+    openFileLimit(() => {
+      throw new Error('ENOENT')
+    }),
+    undefined,
+  )
 })

@@ -6,7 +6,7 @@
  */
 import type { Socket } from 'node:net'
 import { BypassRanges, loadManagedRanges } from '@gatehouse/kit/gate-bypass.ts'
-import { ConnectionCap, SourceRateLimiter } from '@gatehouse/kit/gate-limits.ts'
+import { ConnectionCap, connectionCapWithinLimit, SourceRateLimiter } from '@gatehouse/kit/gate-limits.ts'
 import { gateRuntime } from '@gatehouse/kit/gate-server.ts'
 import type { Logger } from '@gatehouse/kit/logger.ts'
 import { type AppMetrics, createMetrics } from '@gatehouse/kit/metrics.ts'
@@ -63,7 +63,12 @@ export async function buildServer(config: ServeConfig, deps: GateDeps): Promise<
   })
   const bypass = new BypassRanges(config.trustedRanges, await loadManagedRanges(store.db))
   const limiter = new SourceRateLimiter(config.ipRate, config.ipBurst)
-  const cap = new ConnectionCap(config.maxConnections)
+  const cap = new ConnectionCap(
+    connectionCapWithinLimit(config.maxConnections, {
+      spliceHelpers: config.splice?.max ?? 0,
+      warn: (fields, msg) => logger.warn(fields, msg),
+    }),
+  )
   const open = new Set<Socket>()
   const splice = spliceRelaysFor(config.splice, logger, metrics)
   const smtpRoutes = config.routes.filter((r) => r.mode === 'smtp')

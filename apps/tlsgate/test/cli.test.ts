@@ -4,6 +4,7 @@
  * the wire printed raw. `--help` and `list` never load the gate, undici or fastify.
  */
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -138,6 +139,19 @@ test('doctor summarises serve inputs without opening anything; bad routes and co
   assert.match(ok.stdout, /0\.0\.0\.0:443 -> 127\.0\.0\.1:8443 \(TLS\)/)
   assert.match(ok.stdout, /smtp:0\.0\.0\.0:25 -> 127\.0\.0\.1:2525 \(SMTP, STARTTLS\)/)
   assert.match(ok.stdout, /blocked clients refused; unknown and pending pass/)
+  assert.match(ok.stdout, /limits: .*, 4096 concurrent connections\n/)
+  // Under a low open-file limit, the cap serve would use, and why (util-linux's prlimit).
+  const low = await new Promise<string>((resolve, reject) =>
+    execFile(
+      'prlimit',
+      ['--nofile=1024', process.execPath, MAIN, 'doctor', '--route', ':443=127.0.0.1:8443', '--db', db],
+      (err, stdout) => (err ? reject(err) : resolve(stdout)),
+    ),
+  )
+  assert.match(
+    low,
+    /limits: .*, 240 concurrent connections \(max_connections 4096, lowered: the open file limit is 1024\)\n/,
+  )
   const none = await cli(['doctor', '--db', db])
   assert.equal(none.code, 1)
   assert.match(none.stderr, /--route: at least one route is required/)

@@ -3,6 +3,7 @@
  * defaults to about 1/s sustained, burst 120) and one global cap on concurrent connections. Applied before anything is read,
  * to every client including blocked ones.
  */
+import { readFileSync } from 'node:fs'
 import type { Socket } from 'node:net'
 import { normalizeIp } from './net.ts'
 
@@ -123,4 +124,62 @@ export class ConnectionCap {
   release(): void {
     this.active--
   }
+}
+
+/**
+ * Descriptors a gate holds besides its connections: its database and log files, listeners,
+ * the metrics server, control-plane requests, Node's own (epoll, signals, threads): about 30 in
+ * all, with room to spare.
+ */
+const RESERVED_DESCRIPTORS = 64
+
+/** The soft limit on open files (Node raises it to the hard limit at start), or undefined off Linux. */
+export function openFileLimit(limits = () => readFileSync('/proc/self/limits', 'latin1')): number | undefined {
+  try {
+    const soft = /^Max open files\s+(\d+)/m.exec(limits())?.[1]
+    return soft === undefined ? undefined : Number(soft)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Connections that fit in `limit` open files beside the gate's own: two sockets each, and two
+ * pipes more while a splice helper relays one (at most `spliceHelpers` at once).
+ */
+function connectionsWithin(limit: number, spliceHelpers: number): number {
+  const room = limit - RESERVED_DESCRIPTORS
+  const beyondHelpers = Math.floor((room - 2 * spliceHelpers) / 2)
+  return Math.max(1, beyondHelpers >= spliceHelpers ? beyondHelpers : Math.floor(room / 4))
+}
+
+/**
+ * The connection cap that fits the open-file limit: each relayed connection holds two
+ * descriptors (client and backend). Past the limit the kernel refuses accept(), and libuv then
+ * closes the waiting connections unseen: no callback reaches Node, so they are neither logged
+ * nor counted, and a gate that sees clients fail says nothing about why. Under a cap that fits,
+ * the excess is refused as `OVERLOAD`, logged and counted, like any other overload. A lowered
+ * cap is logged once at start with what to change.
+ */
+export function connectionCapWithinLimit(
+  maxConnections: number,
+  options: { spliceHelpers?: number; limit?: number | undefined; warn?: (fields: object, msg: string) => void } = {},
+): number {
+  const limit = 'limit' in options ? options.limit : openFileLimit()
+  if (limit === undefined) return maxConnections
+  const fits = connectionsWithin(limit, options.spliceHelpers ?? 0)
+  if (fits >= maxConnections) return maxConnections
+  options.warn?.(
+    { max_connections: maxConnections, allowed: fits, open_file_limit: limit },
+    `max_connections lowered to ${fits}: the open file limit (${limit}) leaves room for no more, at two per connection; raise it (LimitNOFILE= in a systemd unit, ulimit -n in a shell) to allow ${maxConnections}`,
+  )
+  return fits
+}
+
+/** The cap as `serve --check` shows it: lowered, with why, when the open file limit is too low. */
+export function describeConnectionCap(maxConnections: number, spliceHelpers: number, limit = openFileLimit()): string {
+  const fits = connectionCapWithinLimit(maxConnections, { spliceHelpers, limit })
+  return fits === maxConnections
+    ? `${maxConnections} concurrent connections`
+    : `${fits} concurrent connections (max_connections ${maxConnections}, lowered: the open file limit is ${limit})`
 }

@@ -4,6 +4,7 @@
  */
 import { existsSync } from 'node:fs'
 import { formatDuration, loadTlsMaterial } from '@gatehouse/kit'
+import { describeConnectionCap } from '@gatehouse/kit/gate-limits.ts'
 import { runGateServe } from '@gatehouse/kit/gate-serve.ts'
 import { describeSplice, findSpliceHelper } from '@gatehouse/kit/splice-relay.ts'
 import { loadServeConfig, type ServeConfig } from '../config.ts'
@@ -66,7 +67,7 @@ export function doctorCommand(flags: Record<string, unknown>, io: Io): void {
     `unknown clients: ${c.allowUnknown ? 'let through (--allow-unknown, enrollment)' : 'rejected'}`,
     `trusted ranges (bypass): ${c.trustedRanges.length > 0 ? c.trustedRanges.join(', ') : 'none configured'}${c.controlPlane ? ' (plus any from the control plane)' : ''}`,
     `max_fingerprints: ${c.maxFingerprints < 0 ? 'unlimited' : c.maxFingerprints}`,
-    `limits: ${c.ipRate}/s per source IP (burst ${c.ipBurst}), ${c.maxConnections} concurrent connections`,
+    `limits: ${c.ipRate}/s per source IP (burst ${c.ipBurst}), ${describeConnectionCap(c.maxConnections, c.splice?.max ?? 0)}`,
     `timeouts: handshake ${d(c.handshakeTimeoutMs)}, backend ${d(c.backendTimeoutMs)}, idle ${d(c.idleTimeoutMs)}, drain ${d(c.drainTimeoutMs)}`,
     `sighting retention: ${d(c.sightingRetentionMs)}`,
     describeSplice(c.splice, findSpliceHelper()),

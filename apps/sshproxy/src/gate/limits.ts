@@ -1,2 +1,2 @@
 /** Connection admission is the kit's (packages/kit/src/gate-limits.ts), shared with tlsgate. */
-export { ConnectionCap, SourceRateLimiter } from '@gatehouse/kit/gate-limits.ts'
+export { ConnectionCap, connectionCapWithinLimit, SourceRateLimiter } from '@gatehouse/kit/gate-limits.ts'

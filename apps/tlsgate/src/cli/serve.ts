@@ -4,6 +4,7 @@
  */
 import { existsSync } from 'node:fs'
 import { formatDuration } from '@gatehouse/kit/durations.ts'
+import { describeConnectionCap } from '@gatehouse/kit/gate-limits.ts'
 import { runGateServe } from '@gatehouse/kit/gate-serve.ts'
 import { describeSplice, findSpliceHelper } from '@gatehouse/kit/splice-relay.ts'
 import { loadTlsMaterial } from '@gatehouse/kit/tls.ts'
@@ -73,7 +74,7 @@ export function doctorCommand(flags: Record<string, unknown>, io: Io): void {
     `PROXY protocol v2 to the backend: ${c.proxyProtocol ? 'on' : 'off'}`,
     `trusted ranges (bypass): ${c.trustedRanges.length > 0 ? c.trustedRanges.join(', ') : 'none configured'}${c.controlPlane ? ' (plus any from the control plane)' : ''}`,
     `max_fingerprints: ${c.maxFingerprints < 0 ? 'unlimited' : c.maxFingerprints}`,
-    `limits: ${c.ipRate}/s per source IP (burst ${c.ipBurst}), ${c.maxConnections} concurrent connections`,
+    `limits: ${c.ipRate}/s per source IP (burst ${c.ipBurst}), ${describeConnectionCap(c.maxConnections, c.splice?.max ?? 0)}`,
     `timeouts: hello ${d(c.helloTimeoutMs)}, backend ${d(c.backendTimeoutMs)}, idle ${d(c.idleTimeoutMs)}, drain ${d(c.drainTimeoutMs)}`,
     `sighting retention: ${d(c.sightingRetentionMs)}`,
     describeSplice(c.splice, findSpliceHelper()),
