@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { connect, createServer } from 'node:net'
 import { test } from 'node:test'
-import { clientIp, connectionCapWithinLimit, describeConnectionCap, openFileLimit } from '@gatehouse/kit/gate-limits.ts'
+import { clientIp, connectionCapWithinLimit, describeConnectionCap } from '@gatehouse/kit/gate-limits.ts'
 import { ConnectionCap, SourceRateLimiter } from '../src/gate/limits.ts'
 
 test('burst of 120, then about one connection per second, per IP', () => {
@@ -91,26 +91,5 @@ test('the connection cap fits the open-file limit: two descriptors a connection,
   assert.equal(
     describeConnectionCap(4096, 0, 1024),
     '480 concurrent connections (max_connections 4096, lowered: the open file limit is 1024)',
-  )
-})
-
-test('the open-file limit is read from /proc/self/limits', () => {
-  const limit = openFileLimit()
-  assert.ok(limit !== undefined && limit > 0, 'read on Linux')
-  const table =
-    'Limit                     Soft Limit           Hard Limit           Units     \nMax open files            1024                 524288               files     \n'
-  assert.equal(
-    openFileLimit(() => table),
-    1024,
-  )
-  assert.equal(
-    openFileLimit(() => 'Max open files            unlimited  unlimited  files\n'),
-    undefined,
-  )
-  assert.equal(
-    openFileLimit(() => {
-      throw new Error('ENOENT')
-    }),
-    undefined,
   )
 })

@@ -3,9 +3,9 @@
  * defaults to about 1/s sustained, burst 120) and one global cap on concurrent connections. Applied before anything is read,
  * to every client including blocked ones.
  */
-import { readFileSync } from 'node:fs'
 import type { Socket } from 'node:net'
 import { normalizeIp } from './net.ts'
+import { openFileLimit } from './open-files.ts'
 
 /** A dotted quad without leading zeros: the kernel's text for an IPv4 peer, already canonical. */
 const PLAIN_IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/
@@ -132,16 +132,6 @@ export class ConnectionCap {
  * all, with room to spare.
  */
 const RESERVED_DESCRIPTORS = 64
-
-/** The soft limit on open files (Node raises it to the hard limit at start), or undefined off Linux. */
-export function openFileLimit(limits = () => readFileSync('/proc/self/limits', 'latin1')): number | undefined {
-  try {
-    const soft = /^Max open files\s+(\d+)/m.exec(limits())?.[1]
-    return soft === undefined ? undefined : Number(soft)
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * Connections that fit in `limit` open files beside the gate's own: two sockets each, and two

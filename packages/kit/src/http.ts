@@ -27,6 +27,7 @@ import { installLane } from './http-lane.ts'
 import { HttpRequestMetrics } from './http-metrics.ts'
 import { fixedFieldLogger, type Logger, requestIdFrom } from './logger.ts'
 import { type AppMetrics, createMetrics } from './metrics.ts'
+import { openFileLimit } from './open-files.ts'
 import { installNulGuard } from './text-guard.ts'
 
 export type HttpApp = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>
@@ -111,6 +112,15 @@ export interface HttpAppOptions {
    * long as they need: an event stream is not bounded by this.
    */
   requestTimeoutMs?: number
+  /**
+   * Connections held at once (default: three quarters of the process's open-file limit, keeping
+   * the rest, at least 64, for the app's own files, database and outgoing connections). Past it
+   * node:http closes a new connection at once; each is counted
+   * (`<app>_http_connections_refused_total`) and logged at most every 10 s. Without a bound, the
+   * limit itself stopped accept(): libuv then closed waiting connections unseen, and the app's own
+   * database, push and storage connections failed with EMFILE.
+   */
+  maxConnections?: number
   /** HTTPS server options (see `tls.ts`); plain HTTP when absent. */
   https?: HttpsServerOptions
   /** Trust `X-Forwarded-*` from these proxies (default: trust nobody). */
@@ -147,6 +157,37 @@ function makeAjv(options: AjvOptions): Ajv {
  * app.readiness.add('database', () => db.ping())
  * app.get('/v1/zones', { schema: { response: { 200: ZoneList } } }, handler)
  */
+/** Three quarters of the open-file limit: room for the app's own descriptors (at least 64). */
+function connectionsWithinFileLimit(): number | undefined {
+  const limit = openFileLimit()
+  return limit === undefined ? undefined : Math.max(1, limit - Math.max(64, Math.floor(limit / 4)))
+}
+
+/** node:http refuses connections past `max` itself; count and log them (at most every 10 s). */
+function boundConnections(app: HttpApp, max: number | undefined, metrics: AppMetrics): void {
+  if (max === undefined) return
+  const server = app.server
+  server.maxConnections = max
+  const refused = metrics.counter(
+    'http_connections_refused_total',
+    'connections closed on arrival because the server already held its maximum',
+  )
+  let unlogged = 0
+  let loggedAt = Number.NEGATIVE_INFINITY
+  server.on('drop', () => {
+    refused.inc()
+    unlogged++
+    const now = performance.now()
+    if (now - loggedAt < 10_000) return
+    app.log.warn(
+      { max_connections: max, refused: unlogged },
+      'connections refused: the server holds as many as the open file limit leaves room for; raise it (LimitNOFILE= in a systemd unit, ulimit -n in a shell)',
+    )
+    unlogged = 0
+    loggedAt = now
+  })
+}
+
 export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   const bodyLimit = options.bodyLimit ?? 1024 * 1024
   const requestTimeout = options.requestTimeoutMs ?? 300_000
@@ -179,6 +220,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
 
   const metrics = options.metrics ?? createMetrics(options.name, options.version)
   app.decorate('metrics', metrics)
+  boundConnections(app, options.maxConnections ?? connectionsWithinFileLimit(), metrics)
   const requests = new HttpRequestMetrics(metrics, [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
 
   const checks = new Map<string, ReadinessCheck>()
