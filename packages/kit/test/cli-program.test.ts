@@ -95,7 +95,7 @@ describe('kit app shell (createCli/runCli)', () => {
     const locked = await run(['locked', join(tempDir('cli-program-').path, 'locked.db')])
     assert.deepEqual(
       [locked.code, locked.stderr],
-      [1, 'demo: the database is unavailable (database is locked); try again in a moment\n'],
+      [1, 'demo: the database is unavailable (database is locked); another process holds it: try again in a moment\n'],
     )
     const bug = await run(['bug'])
     assert.equal(bug.code, 1)

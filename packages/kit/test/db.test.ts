@@ -11,6 +11,7 @@ import { promisify } from 'node:util'
 import { mountFailingDisk, mountSmallDisk, type Postgres, startPostgres, waitFor } from '@gatehouse/testkit'
 import { CompiledQuery, type Kysely } from 'kysely'
 import { queryTimeoutOption } from '../src/db/pg-pool.ts'
+import { unavailableAdvice } from '../src/db/unavailable.ts'
 import {
   createHttpApp,
   createLogger,
@@ -648,6 +649,8 @@ describe('SQLite specifics', () => {
       const busy = thrown(() => waiter.raw.exec('insert into t values (1)'))
       assert.match(String((busy as Error).message), /locked/)
       assert.equal(isDatabaseUnavailable(busy), true)
+      // A command's error line says what helps: waiting, for a lock.
+      assert.equal(unavailableAdvice(busy), 'another process holds it: try again in a moment')
       holder.raw.exec('commit')
       waiter.raw.exec('insert into t values (1)')
       const duplicate = thrown(() => waiter.raw.exec('insert into t values (1)'))
@@ -660,6 +663,7 @@ describe('SQLite specifics', () => {
       const full = thrown(() => waiter.raw.exec('insert into blobs values (randomblob(100000))'))
       assert.match(String((full as Error).message), /full/)
       assert.equal(isDatabaseUnavailable(full), true)
+      assert.equal(unavailableAdvice(full), 'free space on its disk, then run this again')
     } finally {
       holder.close()
       waiter.close()
@@ -671,6 +675,7 @@ describe('SQLite specifics', () => {
       const readOnly = thrown(() => reader.exec('insert into t values (2)'))
       assert.match(String((readOnly as Error).message), /readonly/)
       assert.equal(isDatabaseUnavailable(readOnly), true)
+      assert.match(unavailableAdvice(readOnly), /^its file cannot be written .*; commands that only read still work$/)
       assert.equal(reader.prepare('select count(*) as n from t').get()?.n, 1)
     } finally {
       reader.close()
@@ -1012,6 +1017,7 @@ describe('PostgreSQL connections of their own', () => {
     const refused = await write('b').catch((err: unknown) => err)
     assert.equal((refused as { code?: string }).code, '25006', String(refused))
     assert.equal(isDatabaseUnavailable(refused), true)
+    assert.match(unavailableAdvice(refused), /^it takes no writes \(a standby, .*point the database URL at the primary/)
     const inTransaction = await d.db
       .transaction()
       .execute((trx) => trx.insertInto('owner').values({ id: 'c', name: 'written' }).execute())

@@ -8,7 +8,7 @@
  * command never load Fastify, undici or pg.
  */
 import { Command, CommanderError } from 'commander'
-import { isDatabaseUnavailable } from '../db/unavailable.ts'
+import { isDatabaseUnavailable, unavailableAdvice } from '../db/unavailable.ts'
 import { AppError, StartupError } from '../errors.ts'
 import { packageVersion } from '../package-version.ts'
 
@@ -179,7 +179,7 @@ export async function runCli(
     const e = err as Error
     // Not a bug: another process holds the SQLite file, or PostgreSQL went away mid-command.
     if (isDatabaseUnavailable(err)) {
-      write(`${name}: the database is unavailable (${oneLine(e.message)}); try again in a moment\n`)
+      write(`${name}: the database is unavailable (${oneLine(e.message)}); ${unavailableAdvice(err)}\n`)
       return code ?? 1
     }
     write(

@@ -74,3 +74,24 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (typeof severity === 'string' && typeof code === 'string') return PG_CODES.has(code) || code.startsWith('08')
   return typeof message === 'string' && DRIVER_MESSAGES.has(message)
 }
+
+/**
+ * What an operator can do about an unavailable database, for a command's one-line error: waiting
+ * helps a held lock or a restarting server, not a full disk, a failing one or a standby.
+ */
+export function unavailableAdvice(err: unknown): string {
+  const { code, errcode } = (err ?? {}) as { code?: unknown; errcode?: unknown }
+  if (code === 'ERR_SQLITE_ERROR' && typeof errcode === 'number') {
+    const primary = errcode & 0xff
+    if (primary === SQLITE_FULL) return 'free space on its disk, then run this again'
+    if (primary === SQLITE_READONLY || primary === SQLITE_IOERR) {
+      return 'its file cannot be written (a failed disk, a read-only mount); commands that only read still work'
+    }
+    return 'another process holds it: try again in a moment'
+  }
+  if (code === '25006') {
+    return 'it takes no writes (a standby, or default_transaction_read_only): point the database URL at the primary, or run this again once it takes writes'
+  }
+  if (code === '53100') return 'its server is out of disk space; free some, then run this again'
+  return 'try again in a moment'
+}
