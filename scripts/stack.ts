@@ -44,6 +44,8 @@ async function main() {
   }
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
+  // The terminal closed: stop the stack in order, not leave its services running behind it.
+  process.on('SIGHUP', onSignal)
 
   for (const app of available) {
     if (stopping) break

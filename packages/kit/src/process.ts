@@ -1,6 +1,15 @@
 /**
  * Process lifecycle: run an app's entry, print operator mistakes as one line, and stop
  * cleanly on SIGTERM/SIGINT (a second signal exits at once).
+ *
+ * SIGHUP: Node's default ends the process at once, with no drain and no final write (a gate's
+ * observations held for the next batch were lost). It arrives for two reasons. A terminal that
+ * closed sends it to a program run in the foreground, which should then stop, in order, as on
+ * SIGTERM. A service manager or a script sends it to ask a daemon to reload (logrotate's usual
+ * `postrotate`, an `ExecReload=` with `kill -HUP`): these programs read their configuration at
+ * start and log to standard output, so there is nothing to reload or reopen, and stopping would
+ * leave a service down that the operator meant to keep. So: stop when standard error is a
+ * terminal, otherwise say so and keep running.
  */
 import { StartupError } from './errors.ts'
 
@@ -51,8 +60,15 @@ export async function runMain(options: RunOptions, start: () => Promise<Stop | u
     stopping = true
     if (!starting) shutdown()
   }
+  const onHangup = () => {
+    if (process.stderr.isTTY) return onSignal('SIGHUP')
+    process.stderr.write(
+      `${options.name}: SIGHUP changes nothing: the configuration is read at start (restart to apply a change), and logs go to standard output (nothing to reopen)\n`,
+    )
+  }
   process.on('SIGTERM', onSignal)
   process.on('SIGINT', onSignal)
+  process.on('SIGHUP', onHangup)
   try {
     stop = await start()
   } catch (err) {
@@ -62,6 +78,7 @@ export async function runMain(options: RunOptions, start: () => Promise<Stop | u
   if (!stop) {
     process.off('SIGTERM', onSignal)
     process.off('SIGINT', onSignal)
+    process.off('SIGHUP', onHangup)
     if (stopping) process.exit(0)
     return
   }

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, describe, test } from 'node:test'
+import { waitFor } from '@gatehouse/testkit'
 
 const dir = mkdtempSync(join(tmpdir(), 'kit-process-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
@@ -36,6 +37,7 @@ await runMain({ name: 'demo', drainTimeoutMs: Number(process.env.DRAIN_MS ?? 300
   }
 })
 // runMain resolves once the signal handlers are installed.
+if (process.env.SHOW_PID) process.stdout.write(\`pid \${process.pid}\\n\`)
 process.stdout.write('ready\\n')
 `,
 )
@@ -104,6 +106,49 @@ describe('runMain', () => {
     assert.equal(code, 0, r.stderr())
     assert.equal(r.stdout(), 'ready\nstopping\nstopped\n')
     assert.equal(r.stderr(), '')
+  })
+
+  test('SIGHUP to a service (no terminal) changes nothing and says so; it keeps running', async () => {
+    const r = run()
+    await r.line('ready')
+    // Each one is answered (two sent at once may arrive as one: signals do not queue).
+    r.child.kill('SIGHUP')
+    await waitFor('the first SIGHUP line', () => r.stderr().split('\n').length === 2)
+    r.child.kill('SIGHUP')
+    await waitFor('the second SIGHUP line', () => r.stderr().split('\n').length === 3)
+    assert.equal(r.child.exitCode, null, 'still running')
+    assert.equal(
+      r.stderr().split('\n')[0],
+      'demo: SIGHUP changes nothing: the configuration is read at start (restart to apply a change), and logs go to standard output (nothing to reopen)',
+    )
+    r.child.kill('SIGTERM')
+    const [code] = await r.exit
+    assert.equal(code, 0)
+    assert.equal(r.stdout(), 'ready\nstopping\nstopped\n')
+  })
+
+  test('SIGHUP from a closed terminal stops in order, as SIGTERM does', async () => {
+    // util-linux's script(1) gives the program a terminal; its output comes back through it.
+    const child = spawn(
+      'script',
+      ['-qefc', `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(script)}`, '/dev/null'],
+      {
+        env: { PATH: process.env.PATH, SHOW_PID: '1' },
+      },
+    )
+    after(() => {
+      if (child.exitCode === null) child.kill('SIGKILL')
+    })
+    let out = ''
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString()
+    })
+    const exit = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
+    const pid = Number((await waitFor('ready', () => /pid (\d+)\r?\nready/.exec(out)))[1])
+    process.kill(pid, 'SIGHUP')
+    const [code] = await exit
+    assert.equal(code, 0, out)
+    assert.match(out, /ready\r?\nstopping\r?\nstopped/)
   })
 
   test('SIGINT does the same', async () => {
