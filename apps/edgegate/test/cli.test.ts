@@ -147,6 +147,27 @@ describe('edgegate CLI', () => {
     assert.equal((await run('admin', 'remove', 'bob')).code, 1)
   })
 
+  test('backup while serve runs: the copy reads as the original; an existing file is never written over', async () => {
+    const dir = tempDir('edgegate-backup-')
+    try {
+      const file = join(dir.path, 'copy.db')
+      const r = await run('backup', file)
+      assert.equal(r.code, 0, r.stderr)
+      assert.match(r.stdout, /^backed up to .*copy\.db \(\d+\.\d MiB, checked\)\n$/)
+      const ids = (stdout: string) => (JSON.parse(stdout) as { instance_id: string }[]).map((n) => n.instance_id)
+      const original = await run('node', 'list', '--json')
+      const copy = await cli(['node', 'list', '--json'], { EDGEGATE_DATABASE: `sqlite:${file}` })
+      assert.equal(copy.code, 0, copy.stderr)
+      assert.ok(ids(original.stdout).length > 0)
+      assert.deepEqual(ids(copy.stdout), ids(original.stdout))
+      const again = await run('backup', file)
+      assert.equal(again.code, 1)
+      assert.match(again.stderr, /^edgegate: .*copy\.db exists; back up to a new file\n$/)
+    } finally {
+      dir.remove()
+    }
+  })
+
   test('usage errors exit 2; --help exits 0', async () => {
     assert.equal((await cli([])).code, 2)
     assert.equal((await cli(['frobnicate'])).code, 2)

@@ -248,6 +248,28 @@ for (const backend of backends) {
       }
     })
 
+    test('backup while serve runs: a SQLite copy reads as the original; PostgreSQL is pointed to pg_dump', async () => {
+      const file = join(dir.path, `${backend.name}-backup.db`)
+      const r = await cli(['backup', ...db, file])
+      if (backend.name !== 'sqlite') {
+        assert.deepEqual(
+          [r.code, r.stderr],
+          [1, 'notify: backup copies a SQLite database; for PostgreSQL use pg_dump\n'],
+        )
+        return
+      }
+      assert.equal(r.code, 0, r.stderr)
+      assert.match(r.stdout, /^backed up to .*-backup\.db \(\d+\.\d MiB, checked\)\n$/)
+      const users = async (database: string) => {
+        const list = await cli(['user', 'list', '--json', '--database', database])
+        assert.equal(list.code, 0, list.stderr)
+        return (JSON.parse(list.stdout) as { username: string }[]).map((u) => u.username)
+      }
+      const original = await users(n.config.database)
+      assert.ok(original.includes(ADMIN))
+      assert.deepEqual(await users(`sqlite:${file}`), original)
+    })
+
     test('push keys shows the public key the server hands to browsers; push list never an endpoint or key', async () => {
       const keys = await cli(['push', 'keys', '--json', ...db])
       assert.equal(keys.code, 0, keys.stderr)

@@ -187,6 +187,18 @@ describe('store commands (child processes)', () => {
     assert.match(missingFile.stderr, /absent\.json/)
   })
 
+  test('backup copies the store to a new file that reads as the original, never over an existing one', async () => {
+    const file = join(dir.path, 'backup.db')
+    const r = await cli(['backup', '--db', db, file])
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stdout, /^backed up to .*backup\.db \(\d+\.\d MiB, checked\)\n$/)
+    const original = await readEntries(db)
+    assert.ok(original.length > 0)
+    assert.deepEqual(await readEntries(file), original)
+    const again = await cli(['backup', '--db', db, file])
+    assert.deepEqual([again.code, again.stderr], [1, `sshproxy: ${file} exists; back up to a new file\n`])
+  })
+
   test('--help exits 0', async () => {
     const [top, sub] = await Promise.all([cli(['--help']), cli(['approve', '--help'])])
     assert.equal(top.code, 0)

@@ -107,6 +107,23 @@ test('approve with a label, block, pending, label, delete change the store; exit
   assert.equal(await stored(OTHER), undefined)
 })
 
+test('backup copies the store to a new file that reads as the original, never over an existing one', async () => {
+  const file = join(dir.path, 'backup.db')
+  const r = await cli(['backup', '--db', db, file])
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stdout, /^backed up to .*backup\.db \(\d+\.\d MiB, checked\)\n$/)
+  const list = async (path: string) => {
+    const l = await cli(['list', '--json', '--db', path])
+    assert.equal(l.code, 0, l.stderr)
+    return JSON.parse(l.stdout) as unknown[]
+  }
+  const original = await list(db)
+  assert.ok(original.length > 0)
+  assert.deepEqual(await list(file), original)
+  const again = await cli(['backup', '--db', db, file])
+  assert.deepEqual([again.code, again.stderr], [1, `tlsgate: ${file} exists; back up to a new file\n`])
+})
+
 test('usage errors exit 2, failures exit 1, each one line on stderr', async () => {
   const bad = await cli(['block', '--db', db, 'not-a-ja4'])
   assert.equal(bad.code, 2)

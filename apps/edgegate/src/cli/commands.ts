@@ -28,6 +28,11 @@ export async function migrate(o: Opts): Promise<void> {
   out(`database (${kind}) is up to date`)
 }
 
+export async function backup(o: Opts, file: string): Promise<void> {
+  const { backupDatabase } = await import('@gatehouse/kit/cli/backup.ts')
+  out(await readDatabase(o, async (d) => backupDatabase(d, file)))
+}
+
 export async function nodeAdd(o: Opts, id: string): Promise<void> {
   if (o.certName !== undefined && o.certFingerprint !== undefined) {
     throw new UsageError('give --cert-name or --cert-fingerprint, not both (a node has exactly one credential)')

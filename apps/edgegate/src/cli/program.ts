@@ -45,6 +45,13 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
     .action(async (_o, cmd: Command) => (await commands()).migrate(all(cmd)))
 
   withExamples(
+    admin(program.command('backup'))
+      .description('copy the SQLite database to a new file, consistent while serve runs (PostgreSQL: pg_dump)')
+      .argument('<file>', 'the new file (never overwritten)'),
+    ['edgegate backup edgegate-backup.db'],
+  ).action(async (file: string, _o, cmd: Command) => (await commands()).backup(all(cmd), file))
+
+  withExamples(
     json(admin(program.command('status'))).description(
       'database, nodes and when each was last seen, decisions and fingerprints waiting for one',
     ),

@@ -54,6 +54,19 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
       process.stdout.write(`database (${kind}) is up to date\n`)
     })
 
+  withExamples(
+    admin(program.command('backup'))
+      .description('copy the SQLite database to a new file, consistent while serve runs (PostgreSQL: pg_dump)')
+      .argument('<file>', 'the new file (never overwritten)'),
+    ['notify backup notify-backup.db'],
+  ).action(async (file: string, _o, cmd: Command) => {
+    const [{ readDatabase }, { backupDatabase }] = await Promise.all([
+      import('./database.ts'),
+      import('@gatehouse/kit/cli/backup.ts'),
+    ])
+    process.stdout.write(`${await readDatabase(all(cmd), async (d) => backupDatabase(d, file))}\n`)
+  })
+
   const user = program.command('user').description('readers (people and system identities)')
   withExamples(
     admin(user.command('list'))

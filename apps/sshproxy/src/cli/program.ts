@@ -96,6 +96,17 @@ export function buildProgram(io: Io = processIo): Command {
     (await import('./correlate.ts')).correlateCommand(dbOf(o), { log: o.log, window: o.window }, fp, io),
   )
 
+  withExamples(
+    store('backup', 'copy the store to a new file, consistent while serve runs').argument(
+      '<file>',
+      'the new file (never overwritten)',
+    ),
+    ['sshproxy backup sshproxy-backup.db'],
+  ).action(async (file: string, o) => {
+    const [{ readStore }, { backupDatabase }] = await Promise.all([entries(), import('@gatehouse/kit/cli/backup.ts')])
+    io.out(`${await readStore(dbOf(o), async (s) => backupDatabase(s, file))}\n`)
+  })
+
   const serveLike = (name: string, description: string) =>
     addSchemaOptions(program.command(name).description(description).passThroughOptions(), flagSchema)
   withExamples(serveLike('serve', 'run the gate'), [

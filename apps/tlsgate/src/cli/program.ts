@@ -89,6 +89,17 @@ export function buildProgram(io: Io = processIo): Command {
     .argument('<fingerprint>')
     .action(async (fp: string, o) => (await entries()).deleteCommand(dbOf(o), fp, io))
 
+  withExamples(
+    store('backup', 'copy the store to a new file, consistent while serve runs').argument(
+      '<file>',
+      'the new file (never overwritten)',
+    ),
+    ['tlsgate backup tlsgate-backup.db'],
+  ).action(async (file: string, o) => {
+    const [{ readStore }, { backupDatabase }] = await Promise.all([entries(), import('@gatehouse/kit/cli/backup.ts')])
+    io.out(`${await readStore(dbOf(o), async (s) => backupDatabase(s, file))}\n`)
+  })
+
   const serveLike = (name: string, description: string) =>
     addSchemaOptions(program.command(name).description(description).passThroughOptions(), flagSchema)
   withExamples(serveLike('serve', 'run the gate'), [
