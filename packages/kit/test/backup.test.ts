@@ -10,7 +10,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { after, test } from 'node:test'
-import { mountSmallDisk, startPostgres, tempDir, waitFor } from '@gatehouse/testkit'
+import { mountFailingDisk, mountSmallDisk, startPostgres, tempDir, waitFor } from '@gatehouse/testkit'
 import { backupDatabase } from '../src/cli/backup.ts'
 import { CliError } from '../src/cli/program.ts'
 import { openDatabase } from '../src/db/database.ts'
@@ -107,6 +107,33 @@ test('a copy that does not fit on its disk fails in one line and leaves nothing'
   const target = join(disk.path, 'copy.db')
   assert.throws(() => backupDatabase(d, target), failed(/^backup to .*copy\.db failed, nothing kept: .*full/))
   assert.ok(!existsSync(target))
+})
+
+// The bad day a backup is for: the disk failed and the kernel turned it read-only under the
+// running server. The database opens read-only (kit db) and can still be copied elsewhere.
+test('a database on a disk that failed under its server can still be copied to another disk', async (t) => {
+  const disk = mountFailingDisk('kit-backup-failing-')
+  t.after(() => disk.remove())
+  const url = `sqlite:${join(disk.path, 'a.db')}`
+  const server = await openDatabase({ url })
+  t.after(() => server.close())
+  server.sqlite!.exec("create table notes (text text); insert into notes values ('committed before the error')")
+  disk.fail()
+  assert.throws(() => server.sqlite!.exec("insert into notes values ('after')"))
+  const reader = await openDatabase({ url, create: false, readsOnly: true })
+  t.after(() => reader.close())
+  assert.equal(reader.readOnly, true)
+  const target = join(dir.path, 'rescued.db')
+  assert.match(backupDatabase(reader, target), /^backed up to .*rescued\.db/)
+  const copy = new DatabaseSync(target, { readOnly: true })
+  assert.deepEqual(
+    copy
+      .prepare('select text from notes')
+      .all()
+      .map((r) => r.text),
+    ['committed before the error'],
+  )
+  copy.close()
 })
 
 test('a PostgreSQL database is refused, naming pg_dump', async (t) => {
