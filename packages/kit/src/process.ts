@@ -6,14 +6,21 @@
  * observations held for the next batch were lost). It arrives for two reasons. A terminal that
  * closed sends it to a program run in the foreground, which should then stop, in order, as on
  * SIGTERM. A service manager or a script sends it to ask a daemon to reload (logrotate's usual
- * `postrotate`, an `ExecReload=` with `kill -HUP`): these programs read their configuration at
- * start and log to standard output, so there is nothing to reload or reopen, and stopping would
- * leave a service down that the operator meant to keep. So: stop when standard error is a
- * terminal, otherwise say so and keep running.
+ * `postrotate`, an `ExecReload=` with `kill -HUP`, a certificate renewal's deploy hook): stopping
+ * would leave a service down that the operator meant to keep. So: stop when standard error is a
+ * terminal; otherwise run the app's `reload` (edgegate re-reads its TLS certificate), or, for an
+ * app with nothing to reload (configuration is read at start, logs go to standard output), say
+ * so, and keep running.
  */
 import { StartupError } from './errors.ts'
 
 export type Stop = () => Promise<void>
+
+/** What `start` may return: how to stop, and what a SIGHUP reloads (it logs its own outcome). */
+export interface Started {
+  stop: Stop
+  reload?: () => Promise<void>
+}
 
 export interface RunOptions {
   /** Prefix of every line printed to stderr, e.g. `notify`. */
@@ -29,8 +36,11 @@ export interface RunOptions {
  *
  * @example runMain({ name: 'dnsctl' }, async () => { const app = await start(); return () => app.close() })
  */
-export async function runMain(options: RunOptions, start: () => Promise<Stop | undefined>): Promise<void> {
+export async function runMain(options: RunOptions, start: () => Promise<Stop | Started | undefined>): Promise<void> {
   let stop: Stop | undefined
+  let reload: (() => Promise<void>) | undefined
+  let reloading = false
+  let reloadAgain = false
   let starting = true
   let stopping = false
   const shutdown = () => {
@@ -62,15 +72,39 @@ export async function runMain(options: RunOptions, start: () => Promise<Stop | u
   }
   const onHangup = () => {
     if (process.stderr.isTTY) return onSignal('SIGHUP')
-    process.stderr.write(
-      `${options.name}: SIGHUP changes nothing: the configuration is read at start (restart to apply a change), and logs go to standard output (nothing to reopen)\n`,
-    )
+    if (!reload) {
+      process.stderr.write(
+        `${options.name}: SIGHUP changes nothing: the configuration is read at start (restart to apply a change), and logs go to standard output (nothing to reopen)\n`,
+      )
+      return
+    }
+    // One reload at a time; a signal during one gets one more after it (the files may have
+    // changed after the running one read them).
+    if (reloading) {
+      reloadAgain = true
+      return
+    }
+    const run = (fn: () => Promise<void>) => {
+      reloading = true
+      fn()
+        .catch((err) => process.stderr.write(`${options.name}: SIGHUP: reload failed: ${(err as Error).message}\n`))
+        .finally(() => {
+          reloading = false
+          if (reloadAgain) {
+            reloadAgain = false
+            run(fn)
+          }
+        })
+    }
+    run(reload)
   }
   process.on('SIGTERM', onSignal)
   process.on('SIGINT', onSignal)
   process.on('SIGHUP', onHangup)
   try {
-    stop = await start()
+    const started = await start()
+    if (typeof started === 'function') stop = started
+    else if (started) ({ stop, reload } = started)
   } catch (err) {
     exitWithError(options.name, err)
   }

@@ -3,8 +3,10 @@
  * options with optional client-certificate verification, and an undici agent for
  * HTTPS + mTLS.
  */
+import { X509Certificate } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { ServerOptions as HttpsServerOptions } from 'node:https'
+import type { Server as TlsServer } from 'node:tls'
 import { Agent } from 'undici'
 import { StartupError } from './errors.ts'
 
@@ -75,6 +77,23 @@ export function httpsServerOptions(config: HttpsServerConfig): HttpsServerOption
     // decides (e.g. bearer tokens beside mTLS); `socket.authorized` tells which.
     rejectUnauthorized: config.requireClientCert === true,
   }
+}
+
+/**
+ * Give a running HTTPS server the certificate, key and CA its files hold now (a renewed
+ * certificate), for new connections; open ones keep theirs. Nothing changes when a file cannot
+ * be read or the key does not match the certificate (it throws). Returns the new certificate's
+ * expiry as X.509 prints it.
+ */
+export function reloadServerTls(
+  server: Pick<TlsServer, 'setSecureContext'>,
+  files: TlsFiles,
+  config: Omit<HttpsServerConfig, keyof TlsMaterial> = {},
+): { validTo: string } {
+  const material = loadTlsMaterial(files)
+  const options = httpsServerOptions({ ...material, ...config })
+  server.setSecureContext(options)
+  return { validTo: new X509Certificate(material.cert!).validTo }
 }
 
 export interface ClientTlsConfig extends TlsMaterial {

@@ -28,13 +28,22 @@ await runMain({ name: 'demo', drainTimeoutMs: Number(process.env.DRAIN_MS ?? 300
     process.stdin.pause()
   }
   const keepAlive = setInterval(() => {}, 1 << 30)
-  return async () => {
+  const stop = async () => {
     process.stdout.write('stopping\\n')
     if (mode === 'hang') return new Promise(() => {})
     if (mode === 'fail') throw new Error('flush failed')
     clearInterval(keepAlive)
     process.stdout.write('stopped\\n')
   }
+  if (mode !== 'reload') return stop
+  let reloads = 0
+  // The second reload fails, as a renewal whose files are half written would.
+  const reload = async () => {
+    reloads++
+    if (reloads === 2) throw new Error('key does not match')
+    process.stdout.write(\`reloaded \${reloads}\\n\`)
+  }
+  return { stop, reload }
 })
 // runMain resolves once the signal handlers are installed.
 if (process.env.SHOW_PID) process.stdout.write(\`pid \${process.pid}\\n\`)
@@ -125,6 +134,21 @@ describe('runMain', () => {
     const [code] = await r.exit
     assert.equal(code, 0)
     assert.equal(r.stdout(), 'ready\nstopping\nstopped\n')
+  })
+
+  test("SIGHUP to a service with something to reload runs the app's reload; a failed one is one line, and it keeps running", async () => {
+    const r = run({ STOP_MODE: 'reload' })
+    await r.line('ready')
+    r.child.kill('SIGHUP')
+    await r.line('reloaded 1')
+    r.child.kill('SIGHUP')
+    await waitFor('the failed reload', () => r.stderr() === 'demo: SIGHUP: reload failed: key does not match\n')
+    r.child.kill('SIGHUP')
+    await r.line('reloaded 3')
+    r.child.kill('SIGTERM')
+    const [code] = await r.exit
+    assert.equal(code, 0)
+    assert.equal(r.stdout(), 'ready\nreloaded 1\nreloaded 3\nstopping\nstopped\n')
   })
 
   test('SIGHUP from a closed terminal stops in order, as SIGTERM does', async () => {

@@ -4,7 +4,7 @@ import { StartupError } from '@gatehouse/kit/errors.ts'
 import { createLogger } from '@gatehouse/kit/logger.ts'
 import { parseListenAddress } from '@gatehouse/kit/net.ts'
 import { runMain } from '@gatehouse/kit/process.ts'
-import { createTlsAgent, loadTlsMaterial } from '@gatehouse/kit/tls.ts'
+import { createTlsAgent, loadTlsMaterial, reloadServerTls } from '@gatehouse/kit/tls.ts'
 import { checkServeConfig, serveSchema } from '../config.ts'
 import { openEdgeDatabase } from '../db/open.ts'
 import { startController } from '../enforcement/controller.ts'
@@ -69,13 +69,31 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
         log: logger,
         metrics: app.metrics,
       })
-      return async () => {
+      // SIGHUP (a certificate renewal's deploy hook, `systemctl reload`): new connections get
+      // the certificate, key and client CA the files hold now; a bad set keeps the old one.
+      const reload = async () => {
+        try {
+          const { validTo } = reloadServerTls(
+            app.server as unknown as Parameters<typeof reloadServerTls>[0],
+            { cert: config.tls_cert, key: config.tls_key, ...(config.client_ca ? { ca: config.client_ca } : {}) },
+            { requestClientCert: config.client_ca !== undefined },
+          )
+          logger.info({ valid_to: validTo }, 'TLS certificate reloaded')
+        } catch (err) {
+          logger.error(
+            { reason: (err as Error).message },
+            'TLS certificate not reloaded; the previous one stays in use',
+          )
+        }
+      }
+      const stop = async () => {
         await app.close()
         await stopController?.()
         await stopRetention?.()
         trusted?.stop()
         await database.close()
       }
+      return { stop, reload }
     } catch (err) {
       await stopController?.()
       await stopRetention?.()
