@@ -8,7 +8,8 @@
  * and a trusted range from the control plane lets a client through without a verdict.
  */
 import assert from 'node:assert/strict'
-import { writeFileSync } from 'node:fs'
+import { X509Certificate } from 'node:crypto'
+import { copyFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:https'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -123,6 +124,52 @@ describe('control plane end to end (edgegate + sshproxy serve + sshd + OpenSSH)'
       const a = await edgegateCli(eg.database, ['decision', 'approve', '--instance', 'gate-mtls', OPENSSH_FP])
       assert.equal(a.code, 0, a.stderr)
     })
+  })
+
+  // A renewal the control plane already expects (the node is registered by the new certificate's
+  // fingerprint): syncs fail with the files the gate read at start, and succeed once SIGHUP has
+  // made it read them again. No restart, so no connection is dropped.
+  test('SIGHUP: a renewed client certificate is used from the next sync on', async (t) => {
+    const first = ca.issueClient('gate-renew')
+    const renewed = ca.issueClient('gate-renew')
+    const r = await edgegateCli(eg.database, [
+      'node',
+      'add',
+      '--kind',
+      'sshgate',
+      '--cert-fingerprint',
+      new X509Certificate(renewed.cert).fingerprint256,
+      'gate-renew',
+    ])
+    assert.equal(r.code, 0, r.stderr)
+    const dir = tempDir('sshproxy-renew-')
+    t.after(() => dir.remove())
+    const certPath = join(dir.path, 'client.crt')
+    const keyPath = join(dir.path, 'client.key')
+    copyFileSync(first.certPath, certPath)
+    copyFileSync(first.keyPath, keyPath)
+    const gate = await startGate(sshd.port, [], undefined, {
+      control_plane: {
+        url: eg.base,
+        instance_id: 'gate-renew',
+        client_cert: certPath,
+        client_key: keyPath,
+        ca: ca.caPath,
+        sync_interval: '1s',
+      },
+    })
+    t.after(() => gate.stop())
+    await waitFor('a sync refused for the old certificate', () => /control plane sync failed/.test(gate.log()))
+    copyFileSync(renewed.keyPath, keyPath)
+    copyFileSync(renewed.certPath, certPath)
+    process.kill(gate.child.pid, 'SIGHUP')
+    await waitFor('the credentials reloaded', () => /"msg":"control-plane credentials reloaded"/.test(gate.log()))
+    await waitFor(
+      'a sync with the renewed certificate',
+      async () => (metric(await gate.metrics(), 'sshproxy_sync_cycles_total', { result: 'ok' }) ?? 0) >= 1,
+      30_000,
+    )
+    assert.equal(gate.child.process.exitCode, null)
   })
 
   test('deleting an approval on the control plane stops the client again after the next pull', async (t) => {

@@ -321,6 +321,15 @@ export class Agent {
   }
 
   /** Stop tailing, flush what was read, stop publishing (releasing the lease). */
+  /**
+   * Re-read the control-plane credential files (SIGHUP); undefined when nothing is read from a
+   * file (shadow mode, no control plane, a token without a CA). Throws, changing nothing, on
+   * unreadable or mismatched files.
+   */
+  reloadCredentials(): { validTo?: string } | undefined {
+    return this.#client?.reloadCredentials()
+  }
+
   async stop(): Promise<void> {
     if (this.#stopped) return
     this.#stopped = true

@@ -143,6 +143,14 @@ test('serve: readiness, metrics, lines counted, an unreadable input keeps it unr
     assert.ok(metrics.includes(name), `${name} in /metrics`)
   }
   assert.ok(!metrics.includes('203.0.113.5'), 'no IP in metrics')
+  // A reload request (logrotate's postrotate, systemctl reload) neither stops nor disturbs it.
+  process.kill(child.pid, 'SIGHUP')
+  await waitFor('the SIGHUP answered', () =>
+    readFileSync(join(c.dir.path, 'websignal.log'), 'utf8').includes(
+      'SIGHUP changes nothing: no control-plane credential files',
+    ),
+  )
+  assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200)
   await child.stop()
   assert.equal(child.process.exitCode, 0, 'SIGTERM drains and exits 0')
   const output = readFileSync(join(c.dir.path, 'websignal.log'), 'utf8')

@@ -12,7 +12,9 @@
  * const policy = await client.policy(cursor)       // GET /v1/policy?since=
  * await client.close()
  */
+import { X509Certificate } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { createSecureContext } from 'node:tls'
 import {
   type ObservationBatch,
   type ObservationBatchResult,
@@ -25,6 +27,7 @@ import {
   type SmtpReportResult,
 } from './edge-wire.ts'
 import { HttpClientError, requestNoRedirect } from './http-client.ts'
+import type { Logger } from './logger.ts'
 import { createTlsAgent } from './tls.ts'
 
 /** Where and how a node reaches the control plane (the `control_plane` section of its config). */
@@ -101,26 +104,60 @@ export class ControlPlaneClient {
   readonly instanceId: string
   readonly #base: string
   readonly #headers: Record<string, string>
-  readonly #agent: ReturnType<typeof createTlsAgent>
+  readonly #target: ControlPlaneTarget
+  readonly #timeouts: ControlPlaneTimeouts
+  #agent: ReturnType<typeof createTlsAgent>
   readonly #deadlineMs: number
 
   constructor(cp: ControlPlaneTarget, timeouts: ControlPlaneTimeouts = {}) {
     const url = checkControlPlaneTarget(cp)
     this.#base = url.toString().replace(/\/+$/, '')
     this.instanceId = cp.instanceId
+    this.#target = cp
+    this.#timeouts = timeouts
     this.#deadlineMs = timeouts.deadlineMs ?? 60_000
-    const ca = cp.auth.ca ? readPem(cp.auth.ca, 'ca') : undefined
     this.#headers = { accept: 'application/json' }
     if (cp.auth.kind === 'token') this.#headers.authorization = `Bearer ${cp.auth.token}`
-    this.#agent = createTlsAgent({
+    this.#agent = this.#newAgent().agent
+  }
+
+  /** Whether the credentials come from files that a renewal replaces (a client certificate or a CA). */
+  get hasCredentialFiles(): boolean {
+    return this.#target.auth.kind === 'mtls' || this.#target.auth.ca !== undefined
+  }
+
+  /**
+   * Read the client certificate, key and CA files again (a renewal replaced them) for the
+   * requests from now on; those in flight finish on the old connections. A file that cannot be
+   * read, or a key that does not match its certificate, throws and changes nothing. Returns the
+   * client certificate's expiry when there is one.
+   */
+  reloadCredentials(): { validTo?: string } {
+    const { agent, cert } = this.#newAgent(true)
+    const validTo = cert ? new X509Certificate(cert).validTo : undefined
+    const old = this.#agent
+    this.#agent = agent
+    void old.close().catch(() => {})
+    return validTo === undefined ? {} : { validTo }
+  }
+
+  #newAgent(check = false): { agent: ReturnType<typeof createTlsAgent>; cert?: Buffer } {
+    const { auth, serverName } = this.#target
+    const ca = auth.ca ? readPem(auth.ca, 'ca') : undefined
+    const pair =
+      auth.kind === 'mtls'
+        ? { cert: readPem(auth.clientCert, 'client_cert'), key: readPem(auth.clientKey, 'client_key') }
+        : undefined
+    // undici would only find a mismatched key at the next connection, as a failed sync.
+    if (check) createSecureContext({ ...(ca ? { ca } : {}), ...pair })
+    const agent = createTlsAgent({
       ...(ca ? { ca } : {}),
-      ...(cp.auth.kind === 'mtls'
-        ? { cert: readPem(cp.auth.clientCert, 'client_cert'), key: readPem(cp.auth.clientKey, 'client_key') }
-        : {}),
-      ...(cp.serverName ? { servername: cp.serverName } : {}),
-      connectTimeoutMs: timeouts.connectTimeoutMs ?? 10_000,
-      requestTimeoutMs: timeouts.requestTimeoutMs ?? 30_000,
+      ...pair,
+      ...(serverName ? { servername: serverName } : {}),
+      connectTimeoutMs: this.#timeouts.connectTimeoutMs ?? 10_000,
+      requestTimeoutMs: this.#timeouts.requestTimeoutMs ?? 30_000,
     })
+    return pair ? { agent, cert: pair.cert } : { agent }
   }
 
   /** POST /v1/observations/batch?instance_id= (one page: at most `EDGE_LIMITS.pageSize`). */
@@ -194,5 +231,29 @@ export class ControlPlaneClient {
     }
     if (json === undefined) throw new ControlPlaneError('bad_response', `${method} ${path}: the body is not JSON`)
     return json
+  }
+}
+
+/**
+ * A node's SIGHUP reload (runMain's `reload`): `reload` re-reads its control-plane credential
+ * files (a renewal's deploy hook, `systemctl reload`), and the outcome is logged: the new
+ * certificate's expiry, that there was no file to read, or why the previous ones stay in use.
+ */
+export function credentialReloader(
+  logger: Pick<Logger, 'info' | 'error'>,
+  reload: () => { validTo?: string } | undefined,
+): () => Promise<void> {
+  return async () => {
+    try {
+      const reloaded = reload()
+      if (reloaded === undefined) {
+        logger.info('SIGHUP changes nothing: no control-plane credential files; other settings are read at start')
+      } else logger.info({ valid_to: reloaded.validTo ?? null }, 'control-plane credentials reloaded')
+    } catch (err) {
+      logger.error(
+        { reason: (err as Error).message },
+        'control-plane credentials not reloaded; the previous ones stay in use',
+      )
+    }
   }
 }

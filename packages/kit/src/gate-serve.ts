@@ -4,7 +4,9 @@
  * SIGTERM stop accepting and drain, then stop the sync, then close the store (the sync must not
  * touch the database after it is closed). A listen or certificate problem is one startup line.
  */
+import { credentialReloader } from './control-plane-client.ts'
 import { StartupError } from './errors.ts'
+import type { SyncHandle } from './gate-sync.ts'
 import { createLogger, type Logger, type StdoutDestination, stdoutDestination } from './logger.ts'
 import { runMain } from './process.ts'
 
@@ -23,7 +25,7 @@ export interface GateServeOptions<
   C extends GateServeConfig,
   S extends { close(): Promise<void> },
   G extends ServedGate,
-  Y,
+  Y extends Pick<SyncHandle, 'reloadCredentials'>,
 > {
   name: string
   readConfig(): C
@@ -42,7 +44,7 @@ export async function runGateServe<
   C extends GateServeConfig,
   S extends { close(): Promise<void> },
   G extends ServedGate,
-  Y,
+  Y extends Pick<SyncHandle, 'reloadCredentials'>,
 >(o: GateServeOptions<C, S, G, Y>): Promise<void> {
   // runMain reads drainTimeoutMs when a signal arrives, so it can follow --drain-timeout.
   const options = { name: o.name, drainTimeoutMs: 40_000 }
@@ -81,7 +83,10 @@ export async function runGateServe<
       throw new StartupError(`control plane: ${(err as Error).message}`, { cause: err })
     }
     logger.info(o.ready(config, gate), `${o.name} ready`)
-    return async () => {
+    // SIGHUP (a renewal's deploy hook, `systemctl reload`): the control-plane client takes the
+    // certificate, key and CA its files hold now; a bad set keeps the previous ones.
+    const reload = credentialReloader(logger, () => sync?.reloadCredentials())
+    const stop = async () => {
       logger.info('stopping: no new connections')
       await gate.stop(drainMs)
       if (sync !== undefined) {
@@ -95,6 +100,7 @@ export async function runGateServe<
         destination.end()
       })
     }
+    return { stop, reload }
   })
 }
 

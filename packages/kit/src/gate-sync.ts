@@ -76,6 +76,12 @@ export interface SyncHandle {
   status(): SyncStatus
   /** Stop scheduling, abort requests in flight, wait for the running cycle. */
   stop(): Promise<void>
+  /**
+   * Read the client certificate, key and CA files again for the next requests (the client's
+   * `reloadCredentials`); undefined when the credentials come from no file (a token without a
+   * CA). Throws, changing nothing, when the files are unreadable or do not match.
+   */
+  reloadCredentials(): { validTo?: string } | undefined
 }
 
 const MAX_BACKOFF_MS = 5 * 60_000
@@ -212,6 +218,7 @@ export function startSync(options: SyncOptions): SyncHandle {
 
   void run()
   return {
+    reloadCredentials: () => (client.hasCredentialFiles ? client.reloadCredentials() : undefined),
     syncNow: () => (stopped ? Promise.reject(new Error('sync is stopped')) : run()),
     status: () => ({ ...status }),
     async stop() {

@@ -5,11 +5,15 @@
  * go to the right paths with the instance in the query and the bearer token.
  */
 import assert from 'node:assert/strict'
+import { X509Certificate } from 'node:crypto'
 import { once } from 'node:events'
+import { copyFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { createServer } from 'node:https'
+import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import { createTestCa, type TestCa } from '@gatehouse/testkit'
+import type { TLSSocket } from 'node:tls'
+import { createTestCa, type TestCa, tempDir } from '@gatehouse/testkit'
 import {
   ControlPlaneClient,
   type ControlPlaneError,
@@ -109,4 +113,59 @@ test('requests carry the instance and the token; answers and refusals come back 
   } finally {
     await client.close()
   }
+})
+
+test('reloadCredentials: the next requests present the renewed client certificate; a mismatched key changes nothing', async (t) => {
+  const seenCerts: string[] = []
+  const mtls = createServer(
+    {
+      ...(({ cert, key }) => ({ cert, key }))(ca.issueServer()),
+      ca: ca.ca,
+      requestCert: true,
+      rejectUnauthorized: true,
+    },
+    (req, res) => {
+      seenCerts.push((req.socket as TLSSocket).getPeerX509Certificate()!.fingerprint256)
+      res.end(JSON.stringify({ cursor: '2026-11-30T10:00:00.000000Z', decisions: [], more: false }))
+    },
+  )
+  mtls.listen(0, '127.0.0.1')
+  await once(mtls, 'listening')
+  t.after(() => mtls.close())
+  const dir = tempDir('kit-cp-reload-')
+  t.after(() => dir.remove())
+  const first = ca.issueClient('gate-1')
+  const certPath = join(dir.path, 'client.crt')
+  const keyPath = join(dir.path, 'client.key')
+  copyFileSync(first.certPath, certPath)
+  copyFileSync(first.keyPath, keyPath)
+  const client = new ControlPlaneClient({
+    url: `https://127.0.0.1:${(mtls.address() as { port: number }).port}`,
+    instanceId: 'gate-1',
+    auth: { kind: 'mtls', clientCert: certPath, clientKey: keyPath, ca: ca.caPath },
+  })
+  t.after(() => client.close())
+  const fingerprint = (cert: Buffer) => new X509Certificate(cert).fingerprint256
+  assert.equal(client.hasCredentialFiles, true)
+  await client.policy(undefined)
+  assert.equal(seenCerts.at(-1), fingerprint(first.cert))
+
+  const renewed = ca.issueClient('gate-1')
+  copyFileSync(renewed.certPath, certPath)
+  copyFileSync(renewed.keyPath, keyPath)
+  await client.policy(undefined)
+  assert.equal(seenCerts.at(-1), fingerprint(first.cert), 'nothing changes before the reload')
+  assert.deepEqual(client.reloadCredentials(), { validTo: new X509Certificate(renewed.cert).validTo })
+  await client.policy(undefined)
+  assert.equal(seenCerts.at(-1), fingerprint(renewed.cert))
+
+  // Half a renewal: a new certificate beside the old key.
+  copyFileSync(ca.issueClient('gate-1').certPath, certPath)
+  assert.throws(() => client.reloadCredentials(), /key values mismatch/)
+  await client.policy(undefined)
+  assert.equal(seenCerts.at(-1), fingerprint(renewed.cert), 'the previous credentials stay in use')
+  assert.equal(new ControlPlaneClient(target()).hasCredentialFiles, true, 'a token with a CA file')
+  const bare = new ControlPlaneClient(target({ auth: { kind: 'token', token: 't' } }))
+  assert.equal(bare.hasCredentialFiles, false)
+  await bare.close()
 })

@@ -74,6 +74,11 @@ export function startGateSync(o: GateSyncOptions): GateSync {
   return {
     ...handle,
     uploadSmtpReports,
+    reloadCredentials() {
+      const reloaded = handle.reloadCredentials()
+      if (reloaded) reportsClient?.reloadCredentials()
+      return reloaded
+    },
     async stop() {
       await handle.stop()
       await uploading

@@ -3,6 +3,7 @@
  * answer at startup (exit 1 otherwise), then run until SIGTERM/SIGINT.
  */
 import { createLogger, runMain, StartupError } from '@gatehouse/kit'
+import { credentialReloader } from '@gatehouse/kit/control-plane-client.ts'
 import { Agent } from '../agent.ts'
 import { configPath, loadWebsignalConfig } from '../config.ts'
 import { PatternError } from '../detect/patterns.ts'
@@ -43,10 +44,14 @@ export async function serveCommand(opts: { config?: string }): Promise<void> {
       },
       'websignal started',
     )
-    return async () => {
+    // SIGHUP (a renewal's deploy hook, `systemctl reload`): the control-plane client takes the
+    // certificate, key and CA its files hold now; a bad set keeps the previous ones.
+    const reload = credentialReloader(logger, () => agent.reloadCredentials())
+    const stop = async () => {
       await agent.stop()
       await app.close()
       await store.close()
     }
+    return { stop, reload }
   })
 }

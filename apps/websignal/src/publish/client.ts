@@ -21,6 +21,11 @@ export class SignalClient {
     return this.#client.sendSignals(signals, epoch)
   }
 
+  /** The kit client's `reloadCredentials`; undefined when no credential file is configured. */
+  reloadCredentials(): { validTo?: string } | undefined {
+    return this.#client.hasCredentialFiles ? this.#client.reloadCredentials() : undefined
+  }
+
   close(): Promise<void> {
     return this.#client.close()
   }
