@@ -166,7 +166,7 @@ export function connectionCapWithinLimit(
   return fits
 }
 
-/** The cap as `serve --check` shows it: lowered, with why, when the open file limit is too low. */
+/** The cap as `doctor` shows it: lowered, with why, when the open file limit is too low. */
 export function describeConnectionCap(maxConnections: number, spliceHelpers: number, limit = openFileLimit()): string {
   const fits = connectionCapWithinLimit(maxConnections, { spliceHelpers, limit })
   return fits === maxConnections

@@ -72,6 +72,7 @@ export async function runMain(options: RunOptions, start: () => Promise<Stop | S
   }
   const onHangup = () => {
     if (process.stderr.isTTY) return onSignal('SIGHUP')
+    if (stopping) return
     if (!reload) {
       process.stderr.write(
         `${options.name}: SIGHUP changes nothing: the configuration is read at start (restart to apply a change), and logs go to standard output (nothing to reopen)\n`,
