@@ -61,6 +61,7 @@ async function roundTrip(gate: Gate, eg: Edgegate, admin: string, instance: stri
   assert.equal(metric(m, 'sshproxy_connection_results_total', { result: 'allowed' }), 1)
   assert.ok((metric(m, 'sshproxy_sync_cycles_total', { result: 'ok' }) ?? 0) >= 1)
   assert.ok((metric(m, 'sshproxy_sync_last_success_timestamp_seconds') ?? 0) > 0)
+  assert.ok(Math.abs(metric(m, 'sshproxy_control_plane_clock_offset_seconds')!) < 2, 'one clock: no offset')
 }
 
 before(async () => {

@@ -130,6 +130,8 @@ describe('sync client against a real edgegate', () => {
     try {
       const first = await sync.syncNow()
       assert.equal(first.ok, true, first.error?.message)
+      // Both clocks are this machine's: the offset is within the Date header's second.
+      assert.ok(Math.abs(first.clockOffsetMs!) < 1500, `clock offset ${first.clockOffsetMs} ms`)
       assert.equal(gate.state.acked, 20)
       assert.equal(gate.state.pages, 2, '16 + 4')
       const stored = await controlPlaneFingerprints(main, admin, 'gate-t')
@@ -247,6 +249,56 @@ describe('sync client against a real edgegate', () => {
     } finally {
       await sync.stop()
       redirector.close()
+    }
+  })
+
+  // The gate's clock dates its sightings and decides when an expiring block ends: when it is off
+  // the control plane's, say so once, and once again when it is right.
+  test("a clock off the control plane's is logged once, and once more when it agrees again", async () => {
+    const port = await freePort()
+    const cert = ca.issueServer()
+    let aheadMs = 2 * 3600_000
+    const fake = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
+      res.setHeader('content-type', 'application/json')
+      res.setHeader('date', new Date(Date.now() + aheadMs).toUTCString())
+      if (req.url?.startsWith('/v1/observations/batch')) return res.end('{"accepted":0}')
+      res.end(JSON.stringify({ cursor: new Date().toISOString(), decisions: [], more: false }))
+    })
+    await new Promise<void>((r) => fake.listen(port, '127.0.0.1', r))
+    const lines: string[] = []
+    const watched = createLogger({
+      name: 'clock',
+      level: 'info',
+      destination: { write: (l: string) => void lines.push(l) } as never,
+    })
+    const sync = startSync({
+      controlPlane: tokenPlane(`https://127.0.0.1:${port}`),
+      ...memoryGate([]),
+      logger: watched,
+      random: fixed,
+    })
+    const said = (text: string) => lines.filter((l) => l.includes(text))
+    try {
+      const r1 = await sync.syncNow()
+      assert.equal(r1.ok, true, r1.error?.message)
+      assert.ok(Math.abs(r1.clockOffsetMs! - aheadMs) < 1500, `offset ${r1.clockOffsetMs}`)
+      await sync.syncNow()
+      const warned = said('behind the control plane')
+      assert.equal(warned.length, 1, 'one warning while it stays off')
+      assert.match(
+        warned[0]!,
+        /"clock_offset_seconds":7200,.*this host's clock is 7200 s behind the control plane's: .*synchronise it \(NTP\)/,
+      )
+      aheadMs = 0
+      await sync.syncNow()
+      await sync.syncNow()
+      assert.equal(said("clock agrees with the control plane's again").length, 1)
+      aheadMs = -120_000
+      await sync.syncNow()
+      assert.equal(said('s ahead of the control plane').length, 1)
+    } finally {
+      await sync.stop()
+      fake.close()
     }
   })
 

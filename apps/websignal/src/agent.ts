@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import type { Logger } from '@gatehouse/kit'
+import { clockOffsetWarner } from '@gatehouse/kit/control-plane-client.ts'
 import { AnalyticsCollector, type HourCounts, VisitorKeys } from './analytics/collector.ts'
 import { AnalyticsSender, closeHours, flushAnalytics } from './analytics/roll.ts'
 import type { Config } from './config.ts'
@@ -110,7 +111,11 @@ export class Agent {
     })
     this.#outbox = d.store.outbox('signals')
     if (c.controlPlane && !c.shadow) {
-      this.#client = new SignalClient(c.controlPlane)
+      const warnClock = clockOffsetWarner(d.logger)
+      this.#client = new SignalClient(c.controlPlane, (offsetMs) => {
+        warnClock(offsetMs)
+        if (offsetMs !== undefined) m.clockOffset.set(Math.round(offsetMs) / 1000)
+      })
       this.publisher = new Publisher({
         store: d.store,
         client: this.#client,

@@ -11,6 +11,10 @@ export function agentMetrics(m: AppMetrics = createMetrics('websignal', VERSION)
     ready: m.gauge('ready', '1 when the store is connected and every input has started'),
     lastObservation: m.gauge('last_observation_timestamp_seconds', 'Time of the newest parsed log line (Unix seconds)'),
     publisherOwner: m.gauge('publisher_owner', '1 on the instance holding the publisher lease'),
+    clockOffset: m.gauge(
+      'control_plane_clock_offset_seconds',
+      "The control plane's clock minus this host's, from its last quick answer to a signal batch (about ±1 s); past ±30 s a warning is logged",
+    ),
     parsed: m.counter('lines_parsed_total', 'Access-log lines parsed'),
     unmatched: m.counter('lines_unmatched_total', 'Lines that did not parse (never fatal)', ['reason']),
     tailRestarts: m.counter('input_tail_restarts_total', 'Inputs that switched files', ['reason']),

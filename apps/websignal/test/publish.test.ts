@@ -108,6 +108,10 @@ test('three instances: one publisher, owner killed mid-publish, no loss, duplica
     return (await a.store.outbox('signals').depth()) === 0
   })
   assert.deepEqual(await eg.eventIds(), [...expected].sort(), 'every signal stored once (duplicates were the same ids)')
+  // The owner read edgegate's clock (this machine's) from its answers.
+  const ownerAgent = [b, c].find((x) => x.agent.publisher === owner)!
+  const offset = (await ownerAgent.metrics.clockOffset.get()).values[0]?.value
+  assert.ok(offset !== undefined && Math.abs(offset) < 2, `clock offset ${offset} s`)
 
   // a comes back from its pause with its old epoch: edgegate refuses it.
   const stale = await eg.post({ instance_id: NODE, signals: [], epoch: deadEpoch })

@@ -108,6 +108,7 @@ export class ControlPlaneClient {
   readonly #timeouts: ControlPlaneTimeouts
   #agent: ReturnType<typeof createTlsAgent>
   readonly #deadlineMs: number
+  #clockOffsetMs: number | undefined
 
   constructor(cp: ControlPlaneTarget, timeouts: ControlPlaneTimeouts = {}) {
     const url = checkControlPlaneTarget(cp)
@@ -119,6 +120,14 @@ export class ControlPlaneClient {
     this.#headers = { accept: 'application/json' }
     if (cp.auth.kind === 'token') this.#headers.authorization = `Bearer ${cp.auth.token}`
     this.#agent = this.#newAgent().agent
+  }
+
+  /**
+   * The control plane's clock minus this host's, in ms, from the `Date` header of the last
+   * quick answer (within ±0.5 s plus half the round trip), or undefined before one.
+   */
+  get clockOffsetMs(): number | undefined {
+    return this.#clockOffsetMs
   }
 
   /** Whether the credentials come from files that a renewal replaces (a client certificate or a CA). */
@@ -193,6 +202,14 @@ export class ControlPlaneClient {
     await this.#agent.destroy().catch(() => {})
   }
 
+  #noteClock(date: string | string[] | undefined, sentAt: number, receivedAt: number): void {
+    const server = typeof date === 'string' ? Date.parse(date) : Number.NaN
+    // A slow answer (a large page) says little about when its header was written.
+    if (!Number.isFinite(server) || receivedAt - sentAt > 5000) return
+    // The header has whole seconds: its middle is half a second later.
+    this.#clockOffsetMs = server + 500 - (sentAt + receivedAt) / 2
+  }
+
   async #send(
     method: 'GET' | 'POST',
     path: string,
@@ -201,6 +218,7 @@ export class ControlPlaneClient {
   ): Promise<unknown> {
     const params = new URLSearchParams({ instance_id: this.instanceId, ...query })
     let res: Awaited<ReturnType<typeof requestNoRedirect>>
+    const sentAt = Date.now()
     try {
       res = await requestNoRedirect(`${this.#base}${path}?${params}`, {
         method,
@@ -217,6 +235,7 @@ export class ControlPlaneClient {
       }
       throw new ControlPlaneError('network', (err as Error).message, undefined, { cause: err })
     }
+    this.#noteClock(res.headers.date, sentAt, Date.now())
     let json: unknown
     try {
       json = res.json()
@@ -254,6 +273,32 @@ export function credentialReloader(
         { reason: (err as Error).message },
         'control-plane credentials not reloaded; the previous ones stay in use',
       )
+    }
+  }
+}
+
+/** Past this, a node's clock is reported as off (the evidence correlation allows 5 minutes). */
+export const CLOCK_OFFSET_WARN_MS = 30_000
+
+/**
+ * Watch a node's clock against the control plane's (`ControlPlaneClient.clockOffsetMs`): one
+ * warning when they differ by more than 30 s, one line when they agree again (within 10 s).
+ * A node's clock dates its sightings and signals, and decides when an expiring block ends.
+ */
+export function clockOffsetWarner(logger: Pick<Logger, 'info' | 'warn'>): (offsetMs: number | undefined) => void {
+  let off = false
+  return (offsetMs) => {
+    if (offsetMs === undefined) return
+    const seconds = Math.round(offsetMs / 1000)
+    if (!off && Math.abs(offsetMs) > CLOCK_OFFSET_WARN_MS) {
+      off = true
+      logger.warn(
+        { clock_offset_seconds: seconds },
+        `this host's clock is ${Math.abs(seconds)} s ${seconds > 0 ? 'behind' : 'ahead of'} the control plane's: sightings and signals are misdated and expiring blocks end at the wrong time; synchronise it (NTP)`,
+      )
+    } else if (off && Math.abs(offsetMs) <= 10_000) {
+      off = false
+      logger.info({ clock_offset_seconds: seconds }, "this host's clock agrees with the control plane's again")
     }
   }
 }

@@ -40,6 +40,10 @@ export function startGateStoreSync(o: GateStoreSyncOptions): SyncHandle {
     'Unix time of the last successful control-plane sync (0: none since start)',
   )
   const managed = o.metrics.gauge('bypass_ranges', 'Trusted (bypass) ranges in force, by source', ['source'])
+  const clockOffset = o.metrics.gauge(
+    'control_plane_clock_offset_seconds',
+    "The control plane's clock minus this host's, from its last quick answer (about ±1 s); past ±30 s a warning is logged",
+  )
   for (const result of ['ok', 'failed']) cycles.inc({ result }, 0)
   lastSuccess.set(0)
   managed.set({ source: 'static' }, o.bypass.staticRanges.length)
@@ -66,6 +70,7 @@ export function startGateStoreSync(o: GateStoreSyncOptions): SyncHandle {
     },
     onCycle: (r) => {
       cycles.inc({ result: r.ok ? 'ok' : 'failed' })
+      if (r.clockOffsetMs !== undefined) clockOffset.set(Math.round(r.clockOffsetMs) / 1000)
       if (r.ok) lastSuccess.set(Date.now() / 1000)
       // The first success, and the first one after failures, are worth a line; quiet ones are not.
       if (r.ok && healthy !== true) log.info({ uploaded: r.uploaded, decisions: r.decisions }, 'control plane sync ok')

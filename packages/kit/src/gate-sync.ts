@@ -7,7 +7,12 @@
  * While the control plane is unreachable the gate keeps serving on its local verdicts and
  * retries with exponential backoff (capped at 5 minutes or the interval, whichever is longer).
  */
-import { ControlPlaneClient, ControlPlaneError, type ControlPlaneTarget } from './control-plane-client.ts'
+import {
+  ControlPlaneClient,
+  ControlPlaneError,
+  type ControlPlaneTarget,
+  clockOffsetWarner,
+} from './control-plane-client.ts'
 import { EDGE_LIMITS } from './edge-limits.ts'
 import type { Decision, Observation } from './edge-wire.ts'
 import type { Logger } from './logger.ts'
@@ -56,6 +61,8 @@ export interface SyncOptions {
 
 export interface CycleResult {
   ok: boolean
+  /** The control plane's clock minus this host's, ms (`ControlPlaneClient.clockOffsetMs`). */
+  clockOffsetMs?: number
   uploaded: number
   skipped: number
   decisions: number
@@ -108,6 +115,7 @@ export function startSync(options: SyncOptions): SyncHandle {
   const interval = options.controlPlane.syncIntervalMs ?? DEFAULT_INTERVAL_MS
   const random = options.random ?? Math.random
   const log = options.logger
+  const warnClock = clockOffsetWarner(log)
   let stopped = false
   let timer: NodeJS.Timeout | undefined
   let running: Promise<CycleResult> | undefined
@@ -189,6 +197,9 @@ export function startSync(options: SyncOptions): SyncHandle {
         )
       }
     }
+    const offset = client.clockOffsetMs
+    if (offset !== undefined) result.clockOffsetMs = offset
+    warnClock(offset)
     try {
       options.onCycle?.(result)
     } catch (err) {

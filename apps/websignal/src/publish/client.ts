@@ -13,12 +13,20 @@ export { ControlPlaneError as PublishError }
 export class SignalClient {
   readonly #client: ControlPlaneClient
 
-  constructor(cp: ControlPlane) {
+  readonly #onClock: ((offsetMs: number | undefined) => void) | undefined
+
+  /** `onClock` gets the control plane's clock offset after each batch (`ControlPlaneClient.clockOffsetMs`). */
+  constructor(cp: ControlPlane, onClock?: (offsetMs: number | undefined) => void) {
     this.#client = new ControlPlaneClient(cp, { connectTimeoutMs: 5_000, requestTimeoutMs: 15_000, deadlineMs: 15_000 })
+    this.#onClock = onClock
   }
 
-  send(signals: Signal[], epoch: number): Promise<SignalBatchResult> {
-    return this.#client.sendSignals(signals, epoch)
+  async send(signals: Signal[], epoch: number): Promise<SignalBatchResult> {
+    try {
+      return await this.#client.sendSignals(signals, epoch)
+    } finally {
+      this.#onClock?.(this.#client.clockOffsetMs)
+    }
   }
 
   /** The kit client's `reloadCredentials`; undefined when no credential file is configured. */
