@@ -19,7 +19,7 @@ const commands = gateEntryCommands({
   setVerdict,
 })
 
-export const { readStore, verdictCommand, labelCommand, deleteCommand } = commands
+export const { readStore, verdictCommand, labelCommand, deleteCommand, backupCommand } = commands
 
 export function verdictText(e: Pick<FingerprintEntry, 'verdict' | 'decided_at'>): string {
   return e.decided_at === null ? 'new' : e.verdict

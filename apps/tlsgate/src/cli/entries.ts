@@ -19,7 +19,7 @@ const commands = gateEntryCommands({
   setVerdict,
 })
 
-export const { readStore, verdictCommand, labelCommand, deleteCommand } = commands
+export const { readStore, verdictCommand, labelCommand, deleteCommand, backupCommand } = commands
 
 /** `new` until someone decided; an automated block past its expiry reads `pending (expired block)`. */
 export function verdictText(e: Pick<FingerprintEntry, 'verdict' | 'decided_at' | 'expires_at'>, now = Date.now()) {

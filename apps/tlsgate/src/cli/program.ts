@@ -95,10 +95,7 @@ export function buildProgram(io: Io = processIo): Command {
       'the new file (never overwritten)',
     ),
     ['tlsgate backup tlsgate-backup.db'],
-  ).action(async (file: string, o) => {
-    const [{ readStore }, { backupDatabase }] = await Promise.all([entries(), import('@gatehouse/kit/cli/backup.ts')])
-    io.out(`${await readStore(dbOf(o), async (s) => backupDatabase(s, file))}\n`)
-  })
+  ).action(async (file: string, o) => (await entries()).backupCommand(dbOf(o), file, io))
 
   const serveLike = (name: string, description: string) =>
     addSchemaOptions(program.command(name).description(description).passThroughOptions(), flagSchema)

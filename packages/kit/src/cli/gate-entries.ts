@@ -6,9 +6,10 @@
  */
 import { userInfo } from 'node:os'
 import type { Kysely } from 'kysely'
+import type { Database } from '../db/database.ts'
 import { deleteEntry, type GateStoreDB, type GateVerdict, setLabel } from '../gate-store.ts'
 
-export interface GateEntryCommandsOptions<S extends { db: Kysely<GateStoreDB>; close(): Promise<void> }> {
+export interface GateEntryCommandsOptions<S extends GateStore> {
   /**
    * Open an existing store (never create one from a CLI typo); `readsOnly` for the commands
    * that only read (the kit's `DatabaseOptions.readsOnly`).
@@ -24,6 +25,9 @@ export interface GateEntryCommandsOptions<S extends { db: Kysely<GateStoreDB>; c
   ): Promise<boolean>
 }
 
+/** What the commands need of a gate's store: the kit `Database` it is. */
+type GateStore = { db: Kysely<GateStoreDB>; close(): Promise<void> } & Pick<Database<unknown>, 'kind' | 'sqlite'>
+
 /** Who ran a CLI change: `cli:<user>`. */
 export function cliActor(): string {
   try {
@@ -33,9 +37,7 @@ export function cliActor(): string {
   }
 }
 
-export function gateEntryCommands<S extends { db: Kysely<GateStoreDB>; close(): Promise<void> }>(
-  o: GateEntryCommandsOptions<S>,
-) {
+export function gateEntryCommands<S extends GateStore>(o: GateEntryCommandsOptions<S>) {
   const using = async <T>(dbPath: string, readsOnly: boolean, fn: (store: S) => Promise<T>): Promise<T> => {
     const store = await o.open(dbPath, readsOnly)
     try {
@@ -70,6 +72,11 @@ export function gateEntryCommands<S extends { db: Kysely<GateStoreDB>; close(): 
       const ok = await withStore(dbPath, (s) => setLabel(s.db, fp, checked, new Date().toISOString()))
       if (!ok) throw o.notFound(fp)
       io.out(`${fp} label ${JSON.stringify(checked)}\n`)
+    },
+    /** `backup FILE`: a consistent copy of the store (`cli/backup.ts`, loaded only here). */
+    async backupCommand(dbPath: string, file: string, io: { out(text: string): void }) {
+      const { backupDatabase } = await import('./backup.ts')
+      io.out(`${await using(dbPath, true, async (s) => backupDatabase(s, file))}\n`)
     },
     async deleteCommand(dbPath: string, fingerprint: string, io: { out(text: string): void }) {
       const fp = o.checkFingerprint(fingerprint)
