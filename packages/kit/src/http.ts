@@ -149,14 +149,6 @@ function makeAjv(options: AjvOptions): Ajv {
   return ajv
 }
 
-/**
- * Build a Fastify app with the shared conventions.
- *
- * @example
- * const app = await createHttpApp({ name: 'dnsctl', logger })
- * app.readiness.add('database', () => db.ping())
- * app.get('/v1/zones', { schema: { response: { 200: ZoneList } } }, handler)
- */
 /** Three quarters of the open-file limit: room for the app's own descriptors (at least 64). */
 function connectionsWithinFileLimit(): number | undefined {
   const limit = openFileLimit()
@@ -188,6 +180,14 @@ function boundConnections(app: HttpApp, max: number | undefined, metrics: AppMet
   })
 }
 
+/**
+ * Build a Fastify app with the shared conventions.
+ *
+ * @example
+ * const app = await createHttpApp({ name: 'dnsctl', logger })
+ * app.readiness.add('database', () => db.ping())
+ * app.get('/v1/zones', { schema: { response: { 200: ZoneList } } }, handler)
+ */
 export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   const bodyLimit = options.bodyLimit ?? 1024 * 1024
   const requestTimeout = options.requestTimeoutMs ?? 300_000
