@@ -325,7 +325,6 @@ export class Agent {
     }
   }
 
-  /** Stop tailing, flush what was read, stop publishing (releasing the lease). */
   /**
    * Re-read the control-plane credential files (SIGHUP); undefined when nothing is read from a
    * file (shadow mode, no control plane, a token without a CA). Throws, changing nothing, on
@@ -335,6 +334,7 @@ export class Agent {
     return this.#client?.reloadCredentials()
   }
 
+  /** Stop tailing, flush what was read, stop publishing (releasing the lease). */
   async stop(): Promise<void> {
     if (this.#stopped) return
     this.#stopped = true
