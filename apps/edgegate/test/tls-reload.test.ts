@@ -43,7 +43,8 @@ test('SIGHUP: new connections get the renewed certificate; a mismatched key keep
   await waitFor('the renewed certificate served', async () => {
     return (await servedCertificate(gate.port, tls.ca.ca)) === fingerprintOf(renewed.cert)
   })
-  assert.match(gate.child.log(), /"valid_to":"[^"]+","msg":"TLS certificate reloaded"/)
+  // The log line is written after the context is swapped, asynchronously: wait for it too.
+  await waitFor('the reload logged', () => /"valid_to":"[^"]+","msg":"TLS certificate reloaded"/.test(gate.child.log()))
 
   // A half-finished renewal: a new certificate beside the old key.
   const half = tls.ca.issueServer()
