@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { createTestCa, metric } from '@gatehouse/testkit'
+import { createTestCa, metric, waitFor } from '@gatehouse/testkit'
 import {
   call,
   DIALECTS,
@@ -641,6 +641,84 @@ for (const dialect of DIALECTS) {
         .map((x) => x.event_id)
         .sort()
       assert.deepEqual(ids, ['e-100', 'e-100b', 'e-200', 'e-legacy'], 'refused batches stored nothing')
+    })
+
+    test('a node whose clock runs ahead: its future times are recorded as received, counted, and the node named once', async () => {
+      const nextYear = new Date(Date.now() + 365 * 86_400_000).toISOString()
+      const soon = new Date(Date.now() + 20_000).toISOString() // within the tolerance: kept as sent
+      const fp = 'f'.repeat(32)
+      const sent = Date.now()
+      const obs = await post(
+        '/v1/observations/batch?instance_id=ssh2',
+        {
+          instance_id: 'ssh2',
+          observations: [
+            observation(fp, {
+              first_seen: nextYear,
+              last_seen: nextYear,
+              sightings: [
+                { ip: '198.51.100.20', port: 40000, last_seen: nextYear },
+                { ip: '198.51.100.21', port: 40001, last_seen: soon },
+              ],
+            }),
+          ],
+        },
+        tokens.ssh2,
+      )
+      assert.equal(obs.status, 200, JSON.stringify(obs.body))
+      const row = (await get('/api/fingerprints?instance_id=ssh2&limit=1000', admin)).body.fingerprints.find(
+        (f: Json) => f.fingerprint === fp,
+      )
+      const arrived = (t: string) => Date.parse(t) >= sent - 1000 && Date.parse(t) <= Date.now() + 1000
+      assert.ok(
+        arrived(row.first_seen) && arrived(row.last_seen),
+        `dated on arrival: ${row.first_seen} ${row.last_seen}`,
+      )
+      const byIp = Object.fromEntries(row.sightings.map((s: Json) => [s.ip, s.last_seen]))
+      assert.ok(arrived(byIp['198.51.100.20']), byIp['198.51.100.20'])
+      assert.equal(Date.parse(byIp['198.51.100.21']), Date.parse(soon), 'a clock 20 s ahead is within the tolerance')
+      // A first_seen after last_seen is still the sender's mistake, whatever the clock.
+      const reversed = await post(
+        '/v1/observations/batch?instance_id=ssh2',
+        { instance_id: 'ssh2', observations: [observation(fp, { first_seen: nextYear, last_seen: now() })] },
+        tokens.ssh2,
+      )
+      assert.equal(reversed.status, 400)
+
+      const sig = await post(
+        '/v1/signals/batch?instance_id=web1',
+        {
+          instance_id: 'web1',
+          signals: [
+            {
+              event_id: 'future-1',
+              observed_at: nextYear,
+              host: 'www.example.test',
+              site: 'www',
+              ip: '203.0.113.30',
+              trigger: 'suspicious_uri',
+              connections: 2,
+              errors: 2,
+              successes: 0,
+              window_seconds: 300,
+            },
+          ],
+        },
+        tokens.web1,
+      )
+      assert.deepEqual(sig.body, { accepted: 1, duplicates: 0 })
+      const stored = (await get('/api/signals?limit=1000', admin)).body.signals.find(
+        (s: Json) => s.event_id === 'future-1',
+      )
+      assert.ok(arrived(stored.observed_at), stored.observed_at)
+
+      const text = (await get('/metrics')).body as string
+      assert.equal(Number(metric(text, 'edgegate_observation_future_timestamps_total')), 3)
+      assert.equal(Number(metric(text, 'edgegate_signal_future_timestamps_total')), 1)
+      await waitFor('the warning naming the node', () =>
+        /node ssh2 sent observations dated up to 315\d{5} s ahead of this server's clock/.test(gate.child.log()),
+      )
+      await waitFor('the signal warning', () => /node web1 sent signals dated up to/.test(gate.child.log()))
     })
 
     test('SMTP reports: replay is a no-op, newer replaces, older or equal is 409, isolated from policy', async () => {

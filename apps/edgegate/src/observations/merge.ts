@@ -9,6 +9,7 @@ import type { Observation } from '@gatehouse/kit/edge-wire.ts'
 import { normalizeIp } from '@gatehouse/kit/net.ts'
 import type { FingerprintRow, NewFingerprint } from '../db/schema.ts'
 import { errors } from '../errors.ts'
+import type { ClockCheck } from '../nodes/clock-ahead.ts'
 import { parseMillis } from '../timestamps.ts'
 
 export interface StoredSighting {
@@ -61,12 +62,17 @@ function ip(text: string): string | undefined {
 /** Numeric address order, IPv4 before IPv6: the kit's one rule for fingerprint sets. */
 export { compareIps }
 
-/** Validate one observation beyond its schema; throws a 4xx AppError naming the field. */
-export function normalizeObservation(o: Observation, index: number, cutoffMs: number): Aggregate {
+/**
+ * Validate one observation beyond its schema; throws a 4xx AppError naming the field. With
+ * `clock`, times too far ahead of its arrival are recorded as the arrival (nodes/clock-ahead.ts).
+ */
+export function normalizeObservation(o: Observation, index: number, cutoffMs: number, clock?: ClockCheck): Aggregate {
   // Field names are built only for an error message (this is the ingest hot path).
-  const first = time(o.first_seen, index, 'first_seen')
-  const last = time(o.last_seen, index, 'last_seen')
-  if (first > last) throw errors.invalid_observation(`observations[${index}]: first_seen is after last_seen`)
+  const sentFirst = time(o.first_seen, index, 'first_seen')
+  const sentLast = time(o.last_seen, index, 'last_seen')
+  if (sentFirst > sentLast) throw errors.invalid_observation(`observations[${index}]: first_seen is after last_seen`)
+  const last = clock ? clock.date(sentLast) : sentLast
+  const first = clock ? Math.min(clock.date(sentFirst), last) : sentFirst
   // A plain object whatever the parser produced (own keys only).
   const metadata: Record<string, string> = Object.fromEntries(Object.entries(o.metadata ?? {}))
   // Encoded, a UTF-16 unit takes at most 6 bytes (\u escapes; UTF-8 needs at most 3), plus
@@ -89,7 +95,7 @@ export function normalizeObservation(o: Observation, index: number, cutoffMs: nu
     if (x === undefined) throw errors.invalid_ip(`observations[${index}].sightings[${i}].ip`)
     const seen = parseMillis(s.last_seen)
     if (seen === undefined) throw errors.invalid_timestamp(`observations[${index}].sightings[${i}].last_seen`)
-    sightings[i] = { ip: x, port: s.port, last_seen_ms: seen }
+    sightings[i] = { ip: x, port: s.port, last_seen_ms: clock ? clock.date(seen) : seen }
   }
   return {
     fingerprint: o.fingerprint,

@@ -6,6 +6,7 @@ import type { AppContext } from '../context.ts'
 import { toDecision } from '../decisions/service.ts'
 import { decisionsFor } from '../decisions/store.ts'
 import { errors } from '../errors.ts'
+import { ClockCheck, clockAheadReporter } from '../nodes/clock-ahead.ts'
 import { formatMillis } from '../timestamps.ts'
 import { fromRow, normalizeObservation } from './merge.ts'
 import { MergeQueue } from './merge-queue.ts'
@@ -16,6 +17,7 @@ const InstanceQuery = Type.Object({ instance_id: Type.String() }, { additionalPr
 export function observationRoutes(app: HttpApp, ctx: AppContext) {
   const observed = ctx.metrics.counter('observations_total', 'Observations merged from gate nodes')
   const queue = new MergeQueue(ctx.database, ctx.metrics)
+  const reportClock = clockAheadReporter(ctx.metrics, ctx.logger, 'observations')
 
   app.post(
     '/v1/observations/batch',
@@ -34,7 +36,9 @@ export function observationRoutes(app: HttpApp, ctx: AppContext) {
       if (req.body.instance_id !== req.query.instance_id) throw errors.instance_id_mismatch()
       const now = Date.now()
       const cutoff = now - ctx.settings.sightingRetentionMs
-      const aggregates = req.body.observations.map((o, i) => normalizeObservation(o, i, cutoff))
+      const clock = new ClockCheck(now)
+      const aggregates = req.body.observations.map((o, i) => normalizeObservation(o, i, cutoff, clock))
+      reportClock(node.instance_id, clock)
       // TLS gates' sightings also feed the web candidate report (with their host): the merge
       // records the ones not yet in the stored lists, in its own transaction.
       await queue.merge(node.instance_id, aggregates, cutoff, now, node.kind === 'tlsgate')

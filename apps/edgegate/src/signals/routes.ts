@@ -10,6 +10,7 @@ import { nodeOf } from '../auth/guards.ts'
 import type { AppContext } from '../context.ts'
 import type { SignalTable } from '../db/schema.ts'
 import { errors } from '../errors.ts'
+import { ClockCheck, clockAheadReporter } from '../nodes/clock-ahead.ts'
 import { formatMillis, parseMillis } from '../timestamps.ts'
 import { normalizeHost } from '../web/sightings.ts'
 import { checkPublisherEpoch } from './epoch.ts'
@@ -17,6 +18,7 @@ import { recentSignals, recordSignals } from './store.ts'
 
 export function signalRoutes(app: HttpApp, ctx: AppContext) {
   const received = ctx.metrics.counter('signals_total', 'Web signals received', ['result'])
+  const reportClock = clockAheadReporter(ctx.metrics, ctx.logger, 'signals')
 
   app.post(
     '/v1/signals/batch',
@@ -33,9 +35,11 @@ export function signalRoutes(app: HttpApp, ctx: AppContext) {
       const node = nodeOf(req)
       if (req.body.instance_id !== req.query.instance_id) throw errors.instance_id_mismatch()
       const now = Date.now()
+      const clock = new ClockCheck(now)
       const rows: Array<Omit<SignalTable, 'network'>> = req.body.signals.map((s, i) => {
-        const observed = parseMillis(s.observed_at)
-        if (observed === undefined) throw errors.invalid_timestamp(`signals[${i}].observed_at`)
+        const sent = parseMillis(s.observed_at)
+        if (sent === undefined) throw errors.invalid_timestamp(`signals[${i}].observed_at`)
+        const observed = clock.date(sent)
         let ip: string
         try {
           ip = normalizeIp(s.ip)
@@ -58,6 +62,7 @@ export function signalRoutes(app: HttpApp, ctx: AppContext) {
         }
       })
       await checkPublisherEpoch(ctx.database.db, node.instance_id, req.body.epoch, now)
+      reportClock(node.instance_id, clock)
       const accepted = await recordSignals(ctx.database.db, ctx.database.kind, node.instance_id, rows)
       received.inc({ result: 'accepted' }, accepted)
       received.inc({ result: 'duplicate' }, rows.length - accepted)
