@@ -712,7 +712,22 @@ for (const dialect of DIALECTS) {
       )
       assert.ok(arrived(stored.observed_at), stored.observed_at)
 
+      // An SMTP report dated next year would make every later report stale (409).
+      const ahead = await post(
+        '/v1/smtp/reports?instance_id=tls1',
+        smtpReport('tls1', { namespace: 'clock-ahead', generated_at: nextYear, replay_id: 'y'.repeat(32) }),
+        tokens.tls1,
+      )
+      assert.equal(ahead.status, 201, JSON.stringify(ahead.body))
+      const next = await post(
+        '/v1/smtp/reports?instance_id=tls1',
+        smtpReport('tls1', { namespace: 'clock-ahead', generated_at: now(), replay_id: 'z'.repeat(32) }),
+        tokens.tls1,
+      )
+      assert.deepEqual([next.status, next.body], [200, { result: 'replaced' }])
+
       const text = (await get('/metrics')).body as string
+      assert.equal(Number(metric(text, 'edgegate_smtp_report_future_timestamps_total')), 1)
       assert.equal(Number(metric(text, 'edgegate_observation_future_timestamps_total')), 3)
       assert.equal(Number(metric(text, 'edgegate_signal_future_timestamps_total')), 1)
       await waitFor('the warning naming the node', () =>

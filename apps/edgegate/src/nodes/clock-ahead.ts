@@ -3,7 +3,8 @@
  * would never age out of retention and would stay a fingerprint's latest forever; a signal
  * dated ahead would sit outside every window it belongs to. Such a time is recorded as the
  * time the batch arrived, which keeps the data and its order, and the node is named in a
- * warning: its clock misdates everything else it sends too. A clock behind cannot be told
+ * warning: its clock misdates everything else it sends too. An SMTP report's generation time
+ * orders it against the next one, so one dated ahead would make every later report stale. A clock behind cannot be told
  * from an old event, so only the future is checked. The nodes watch the other direction
  * themselves (the kit's `clockOffsetWarner`, from this server's `Date` header).
  */
@@ -12,6 +13,7 @@ import type { AppMetrics, Logger } from '@gatehouse/kit'
 /** Later than this past the arrival, a timestamp is from a clock that runs ahead (twice the nodes' own warning). */
 export const FUTURE_TOLERANCE_MS = 60_000
 const WARN_EVERY_MS = 10 * 60_000
+const METRIC = { observations: 'observation', signals: 'signal', 'SMTP reports': 'smtp_report' } as const
 
 /** One batch's check: `date` returns a parsed time, or the arrival time if it is too far ahead. */
 export class ClockCheck {
@@ -37,10 +39,10 @@ export class ClockCheck {
 export function clockAheadReporter(
   metrics: Pick<AppMetrics, 'counter'>,
   logger: Pick<Logger, 'warn'>,
-  what: 'observations' | 'signals',
+  what: keyof typeof METRIC,
 ) {
   const counter = metrics.counter(
-    `${what === 'observations' ? 'observation' : 'signal'}_future_timestamps_total`,
+    `${METRIC[what]}_future_timestamps_total`,
     `Timestamps in ${what} from nodes more than 60 s ahead of this server, recorded as the time received`,
   )
   const warned = new Map<string, number>()

@@ -4,10 +4,12 @@ import { Type } from 'typebox'
 import { nodeOf } from '../auth/guards.ts'
 import type { AppContext } from '../context.ts'
 import { errors } from '../errors.ts'
+import { ClockCheck, clockAheadReporter } from '../nodes/clock-ahead.ts'
 import { acceptReport, currentReports } from './service.ts'
 
 export function smtpRoutes(app: HttpApp, ctx: AppContext) {
   const reports = ctx.metrics.counter('smtp_reports_total', 'SMTP correlation reports received', ['result'])
+  const reportClock = clockAheadReporter(ctx.metrics, ctx.logger, 'SMTP reports')
   app.post(
     '/v1/smtp/reports',
     {
@@ -23,8 +25,10 @@ export function smtpRoutes(app: HttpApp, ctx: AppContext) {
       const node = nodeOf(req)
       if (req.body.instance_id !== req.query.instance_id) throw errors.instance_id_mismatch()
       try {
-        const result = await acceptReport(ctx.database.db, ctx.database.kind, node.instance_id, req.body)
+        const clock = new ClockCheck(Date.now())
+        const result = await acceptReport(ctx.database.db, ctx.database.kind, node.instance_id, req.body, clock)
         reports.inc({ result })
+        reportClock(node.instance_id, clock)
         return reply.code(result === 'stored' ? 201 : 200).send({ result })
       } catch (err) {
         reports.inc({ result: 'refused' })

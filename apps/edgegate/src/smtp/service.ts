@@ -8,6 +8,7 @@ import type { DatabaseKind, SmtpReport } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
 import { errors } from '../errors.ts'
+import { ClockCheck } from '../nodes/clock-ahead.ts'
 import { parseMillis } from '../timestamps.ts'
 
 export type SmtpResult = 'stored' | 'replaced' | 'unchanged'
@@ -17,9 +18,12 @@ export async function acceptReport(
   kind: DatabaseKind,
   instanceId: string,
   report: SmtpReport,
+  clock: ClockCheck = new ClockCheck(Date.now()),
 ): Promise<SmtpResult> {
-  const generated = parseMillis(report.generated_at)
-  if (generated === undefined) throw errors.invalid_timestamp('generated_at')
+  const sent = parseMillis(report.generated_at)
+  if (sent === undefined) throw errors.invalid_timestamp('generated_at')
+  // Ordered by generation: one dated years ahead would make every later report stale (409).
+  const generated = clock.date(sent)
   const from = parseMillis(report.coverage.from)
   const to = parseMillis(report.coverage.to)
   if (from === undefined) throw errors.invalid_timestamp('coverage.from')
@@ -39,7 +43,7 @@ export async function acceptReport(
     replay_id: report.replay_id,
     generated_ms: generated,
     body,
-    received_ms: Date.now(),
+    received_ms: clock.nowMs,
   }
   return db.transaction().execute(async (trx) => {
     // Insert-or-nothing first so a SQLite transaction writes (locks) before it reads, and
