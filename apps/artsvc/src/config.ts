@@ -190,8 +190,29 @@ export function finishConfig(config: ConfigOf<typeof configSchema>): ArtsvcConfi
     contentOrigin: content.origin,
     publicHost: pub.host.toLowerCase(),
     contentHost: content.host.toLowerCase(),
-    database: config.databaseUrl ?? `sqlite:${join(config.storageRoot, 'artsvc.db')}`,
+    database: backupDatabaseUrl(config),
   }
+}
+
+/** `artsvc backup`: only where the database is (the server's file, flags and variables; the rest is ignored). */
+export const backupSchema = {
+  databaseUrl: field.string({
+    env: 'ARTSVC_DATABASE_URL',
+    flag: 'database',
+    secret: true,
+    doc: 'sqlite:<file> or postgres://...; default sqlite:<storage root>/artsvc.db',
+  }),
+  storageRoot: field.string({
+    env: 'ARTSVC_STORAGE_ROOT',
+    flag: 'storage-root',
+    default: '/var/lib/artsvc/artifacts',
+    doc: "the server's storage root, which holds the database by default",
+  }),
+}
+
+/** The database URL `artsvc backup` copies: `serve`'s default applied. */
+export function backupDatabaseUrl(config: ConfigOf<typeof backupSchema>): string {
+  return config.databaseUrl ?? `sqlite:${join(config.storageRoot, 'artsvc.db')}`
 }
 
 /** `artsvc publish`: where to publish and with which credentials (environment only, flags override). */

@@ -2,13 +2,28 @@
  * Maintenance, host routing (421), readiness and metrics, on SQLite and PostgreSQL.
  */
 import assert from 'node:assert/strict'
-import { existsSync, rmSync, writeFileSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { request } from 'undici'
 import { type ApiSuite, apiSuites } from './helpers/api-suite.ts'
 import { publishZip } from './helpers/harness.ts'
 import { buildZip, sampleBundle } from './helpers/zip-builder.ts'
+
+const MAIN = new URL('../src/main.ts', import.meta.url).pathname
+
+function artsvc(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [MAIN, ...args], { env, encoding: 'utf8', timeout: 60_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    )
+  })
+}
 
 apiSuites('operations', (s: ApiSuite) => {
   test('maintenance removes expired uploads, abandoned files, expired sessions and old audit records', async () => {
@@ -139,5 +154,42 @@ apiSuites('operations', (s: ApiSuite) => {
       rmSync(objects, { force: true })
     }
     assert.equal((await fetch(`${s.h.base}/readyz`)).status, 204)
+  })
+
+  test('artsvc backup while serve runs: a checked SQLite copy naming the published artifact; PostgreSQL is pointed to pg_dump', async () => {
+    const file = join(s.h.root, '..', `${s.h.svc.ctx.database.kind}-${s.art.artifact}-backup.db`)
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', ARTSVC_STORAGE_ROOT: s.h.root }
+    if (s.h.svc.ctx.database.kind === 'postgres') env.ARTSVC_DATABASE_URL = s.h.config.database
+    const backup = () => artsvc(['backup', file], env)
+    const first = await backup()
+    try {
+      if (s.h.svc.ctx.database.kind === 'postgres') {
+        assert.deepEqual(
+          [first.code, first.stderr],
+          [1, 'artsvc: backup copies a SQLite database; for PostgreSQL use pg_dump\n'],
+        )
+        return
+      }
+      assert.equal(first.code, 0, first.stderr)
+      assert.match(
+        first.stdout,
+        /^backed up to .*-backup\.db \(\d+\.\d MiB, checked\); now copy objects\/ and manifests\/ under .* after it\n$/,
+      )
+      assert.equal(statSync(file).mode & 0o777, 0o600)
+      const copy = new DatabaseSync(file, { readOnly: true })
+      try {
+        const row = copy.prepare('select id from artifacts where id = ?').get(s.art.artifact)
+        assert.deepEqual({ ...row }, { id: s.art.artifact })
+      } finally {
+        copy.close()
+      }
+      const again = await backup()
+      assert.deepEqual([again.code, again.stderr], [1, `artsvc: ${file} exists; back up to a new file\n`])
+      const missing = await artsvc(['backup', `${file}.2`], { ...env, ARTSVC_STORAGE_ROOT: join(s.h.root, 'nowhere') })
+      assert.equal(missing.code, 1)
+      assert.match(missing.stderr, /does not exist; give --database or --storage-root/)
+    } finally {
+      rmSync(file, { force: true })
+    }
   })
 })

@@ -1,6 +1,6 @@
 /**
  * The artsvc command tree on the kit's app shell: `serve` (the default command, so bare
- * `artsvc` runs the server), `publish`, `mcp-bridge` and the management commands `login | list
+ * `artsvc` runs the server), `publish`, `mcp-bridge`, `backup` and the management commands `login | list
  * | open | share create|list|revoke`, each with `--help`, examples, exit 0/1/2 and `--json` on
  * the management commands. Each action imports its module when it runs, so `--help` loads no
  * server, HTTP client or database code.
@@ -9,7 +9,7 @@ import { CliError, type Command, createCli, runCli, UsageError, withExamples } f
 import { addSchemaOptions, schemaFlags, withEnvironmentHelp } from '@gatehouse/kit/cli/schema-options.ts'
 import { readFileSync } from '@gatehouse/kit/startup-builtins.ts'
 import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
-import { bridgeSchema, configSchema, publishSchema } from '../config.ts'
+import { backupSchema, bridgeSchema, configSchema, publishSchema } from '../config.ts'
 
 interface Common {
   url?: string
@@ -78,6 +78,27 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   ).action(async (o: Record<string, unknown>) =>
     (await import('../bridge/command.ts')).mcpBridgeCommand(schemaFlags(o, bridgeSchema)),
   )
+
+  withExamples(
+    withEnvironmentHelp(
+      addSchemaOptions(
+        program
+          .command('backup')
+          .description(
+            'copy the SQLite database to a new file, consistent while serve runs (PostgreSQL: pg_dump); copy the stored files after it',
+          )
+          .argument('<file>', 'the new file (never overwritten)'),
+        backupSchema,
+      ),
+      backupSchema,
+    ),
+    ['artsvc backup /var/backups/artsvc.db', 'artsvc backup --storage-root /srv/artifacts artsvc-backup.db'],
+  ).action(async (file: string, _o, cmd: Command) => {
+    const o = cmd.optsWithGlobals()
+    process.stdout.write(
+      `${await (await import('./backup.ts')).backup(schemaFlags(o, backupSchema), o.config, file)}\n`,
+    )
+  })
 
   const common = (cmd: Command) =>
     cmd
