@@ -4,7 +4,8 @@
  * record-level diffs, export/import, diff, history and rollback; and the API's text/dns bodies.
  */
 import assert from 'node:assert/strict'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { type Child, dnsQuery, freePort, type Knot, loadedPackages, startKnot, tempDir } from '@gatehouse/testkit'
@@ -141,6 +142,70 @@ describe('dnsctl CLI over the API', () => {
     assert.equal(badRev.stderr.trim().split('\n').length, 1)
     assert.match(await ok('zone', 'delete', zone), /deleted/)
     assert.equal((await run('zone', 'list', '--json')).stdout, '[]\n')
+  })
+
+  test('backup while serve runs, restored into a new state folder and a new knotd: the zones, history and blocklist configuration', async () => {
+    const zone = 'restore.test'
+    await ok('zone', 'create', zone, '--ns', 'ns1', '--ns-address', '192.0.2.53', '--serial', '41')
+    await ok('rrset', 'set', zone, 'www', 'A', '192.0.2.80')
+    const current = await fetch(`${base}/v1/blocklists/config`)
+    const lists = { sources: ['https://127.0.0.1:9/ads.txt'], allow: ['ok.example'], deny: ['bad.example'] }
+    const put = await fetch(`${base}/v1/blocklists/config`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'if-match': current.headers.get('etag')! },
+      body: JSON.stringify(lists),
+    })
+    assert.equal(put.status, 200, await put.text())
+
+    const target = join(dir.path, 'backup-1')
+    assert.match(
+      await ok('backup', target),
+      /^backed up to .*backup-1: the database \(\d+\.\d MiB, checked\), 1 zone file, the blocklist configuration\n$/,
+    )
+    assert.equal(statSync(target).mode & 0o777, 0o700)
+    const again = await run('backup', target)
+    assert.deepEqual([again.code, again.stderr], [1, `dnsctl: ${target} exists; back up to a new folder\n`])
+    const nowhere = await run('backup', join(dir.path, 'backup-2'), '--state-dir', join(dir.path, 'nowhere'))
+    assert.equal(nowhere.code, 1)
+    assert.match(nowhere.stderr, /dnsctl\.db does not exist; give --state-dir or --database/)
+    assert.ok(!existsSync(join(dir.path, 'backup-2')), 'a failed backup keeps nothing')
+
+    // The restore the README describes, into a second knotd that has never seen the zone.
+    const knot2 = await startKnot()
+    const dir2 = join(dir.path, 'restored')
+    try {
+      const state = join(dir2, 'state')
+      mkdirSync(state, { recursive: true })
+      // The README's restore commands as printed, its three paths set to this test's.
+      const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8')
+      const steps = /To restore, [^`]*```sh\n[^\n]*\n([^`]*)```/.exec(readme)?.[1]
+      assert.ok(steps, 'the README shows the restore commands')
+      execFileSync('sh', ['-e', '-c', steps], {
+        env: { PATH: process.env.PATH, backup: target, state, zones: knot2.zonesDir },
+      })
+      const restored = await startServe(knot2, dir2)
+      try {
+        assert.equal(await knot2.soaSerial(zone), 42)
+        const www = await dnsQuery(knot2.port, `www.${zone}`, 'A')
+        assert.deepEqual(
+          www.answers.map((a) => String((a as { data: unknown }).data)),
+          ['192.0.2.80'],
+        )
+        const history = JSON.parse((await cli(['history', zone, '--json'], restored.env)).stdout)
+        assert.deepEqual(
+          history.map((h: { serial: number }) => h.serial),
+          [41],
+          'the earlier revision came along',
+        )
+        const config = (await (await fetch(`${restored.base}/v1/blocklists/config`)).json()) as Record<string, unknown>
+        assert.deepEqual({ sources: config.sources, allow: config.allow, deny: config.deny }, lists)
+      } finally {
+        await restored.server.stop()
+      }
+    } finally {
+      await knot2.stop()
+    }
+    await ok('zone', 'delete', zone)
   })
 
   test('usage errors exit 2; an unreachable API is one line naming the URL; --help has examples', async () => {

@@ -69,6 +69,27 @@ export function buildProgram(): Command {
     })
   }
 
+  withExamples(
+    addSchemaOptions(
+      program
+        .command('backup')
+        .description(
+          'copy the database, the zone files and the blocklist configuration into a new folder, consistent while serve runs (same flags and config as serve)',
+        )
+        .argument('<dir>', 'the new folder (never an existing one)'),
+      schema,
+    ),
+    ['dnsctl backup /var/backups/dnsctl-$(date +%F) --config /etc/gatehouse/dnsctl.json'],
+  ).action(async (dir: string, _o, cmd: Command) => {
+    const o = all(cmd)
+    const { loadDnsctlConfig } = await import('../config.ts')
+    const config = loadDnsctlConfig([], process.env, {
+      flags: schemaFlags(o, schema),
+      config: o.config as string | undefined,
+    })
+    process.stdout.write(`${await (await import('./backup.ts')).backup(config, dir)}\n`)
+  })
+
   const zone = program.command('zone').description('list, create, export, import and delete zones')
   json(zone.command('list'))
     .description('zones dnsctl manages')
