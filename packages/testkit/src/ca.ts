@@ -1,6 +1,7 @@
 /**
- * A throwaway certificate authority for tests (the `openssl` CLI, EC P-256 keys, two-day
- * validity), issuing server and client certificates. Generated in a temp folder on every
+ * A throwaway certificate authority for tests (the `openssl` CLI, EC P-256 keys), issuing
+ * server and client certificates valid for 30 days (past the programs' 14-day expiry warning),
+ * or for `days` (negative: already expired). Generated in a temp folder on every
  * run; nothing here is ever committed.
  */
 import { execFileSync } from 'node:child_process'
@@ -18,14 +19,19 @@ export interface IssuedCert {
   fingerprint: string
 }
 
+export interface IssueOptions {
+  /** Validity from now in days (default 30); negative gives a certificate that has expired. */
+  days?: number
+}
+
 export interface TestCa {
   dir: string
   caPath: string
   ca: Buffer
   /** A server certificate for these names (DNS names or IP addresses; default localhost + 127.0.0.1 + ::1). */
-  issueServer(names?: string[]): IssuedCert
+  issueServer(names?: string[], options?: IssueOptions): IssuedCert
   /** A client certificate with this common name (also a DNS SAN). */
-  issueClient(commonName: string): IssuedCert
+  issueClient(commonName: string, options?: IssueOptions): IssuedCert
   remove(): void
 }
 
@@ -50,7 +56,7 @@ export function createTestCa(name = 'Gatehouse Test CA'): TestCa {
     '-out',
     caPath,
     '-days',
-    '2',
+    '60',
     '-subj',
     `/CN=${name}`,
     '-addext',
@@ -59,7 +65,7 @@ export function createTestCa(name = 'Gatehouse Test CA'): TestCa {
     'keyUsage=critical,keyCertSign,cRLSign',
   ])
   let serial = 0
-  const issue = (cn: string, ext: string[]): IssuedCert => {
+  const issue = (cn: string, ext: string[], days = 30): IssuedCert => {
     const base = join(dir, `${++serial}-${cn.replace(/[^a-zA-Z0-9.-]/g, '_')}`)
     const keyPath = `${base}.key`
     const certPath = `${base}.crt`
@@ -93,7 +99,7 @@ export function createTestCa(name = 'Gatehouse Test CA'): TestCa {
       '-out',
       certPath,
       '-days',
-      '2',
+      String(days),
       '-extfile',
       extPath,
     ])
@@ -112,21 +118,29 @@ export function createTestCa(name = 'Gatehouse Test CA'): TestCa {
     dir,
     caPath,
     ca: readFileSync(caPath),
-    issueServer(names = ['localhost', '127.0.0.1', '::1']) {
-      return issue(names[0]!, [
-        'basicConstraints=CA:FALSE',
-        'keyUsage=critical,digitalSignature',
-        'extendedKeyUsage=serverAuth',
-        `subjectAltName=${san(names)}`,
-      ])
+    issueServer(names = ['localhost', '127.0.0.1', '::1'], options = {}) {
+      return issue(
+        names[0]!,
+        [
+          'basicConstraints=CA:FALSE',
+          'keyUsage=critical,digitalSignature',
+          'extendedKeyUsage=serverAuth',
+          `subjectAltName=${san(names)}`,
+        ],
+        options.days,
+      )
     },
-    issueClient(commonName: string) {
-      return issue(commonName, [
-        'basicConstraints=CA:FALSE',
-        'keyUsage=critical,digitalSignature',
-        'extendedKeyUsage=clientAuth',
-        `subjectAltName=DNS:${commonName}`,
-      ])
+    issueClient(commonName: string, options = {}) {
+      return issue(
+        commonName,
+        [
+          'basicConstraints=CA:FALSE',
+          'keyUsage=critical,digitalSignature',
+          'extendedKeyUsage=clientAuth',
+          `subjectAltName=DNS:${commonName}`,
+        ],
+        options.days,
+      )
     },
     remove: () => tmp.remove(),
   }

@@ -1,4 +1,4 @@
-export { createTestCa, type IssuedCert, type TestCa } from './ca.ts'
+export { createTestCa, type IssuedCert, type IssueOptions, type TestCa } from './ca.ts'
 export { type Child, type StartOptions, startChild } from './child.ts'
 export { type Browser, type BrowserContext, CHROMIUM_FLAGS, launchChromium, type Page } from './chromium.ts'
 export { killQuietly, onExit, removeQuietly } from './cleanup.ts'
