@@ -8,6 +8,7 @@ import {
   packageVersion,
   systemClock,
 } from '@gatehouse/kit'
+import { certificateExpiresAt } from '@gatehouse/kit/certificate-expiry.ts'
 import { makeGuards } from './auth/guards.ts'
 import { SESSION_COOKIE } from './auth/principal.ts'
 import { sessionRoutes } from './auth/routes.ts'
@@ -35,7 +36,10 @@ export interface ServerDeps {
   trusted?: TrustedRanges
 }
 
-export async function buildServer(config: ServeConfig, deps: ServerDeps): Promise<{ app: HttpApp; ctx: AppContext }> {
+export async function buildServer(
+  config: ServeConfig,
+  deps: ServerDeps,
+): Promise<{ app: HttpApp; ctx: AppContext; certificateExpiresAt: number }> {
   const tls = loadTlsMaterial({
     cert: config.tls_cert,
     key: config.tls_key,
@@ -105,5 +109,5 @@ export async function buildServer(config: ServeConfig, deps: ServerDeps): Promis
   pairRoutes(app, ctx)
   enforcementRoutes(app, ctx)
   dashboardRoutes(app, ctx)
-  return { app, ctx }
+  return { app, ctx, certificateExpiresAt: certificateExpiresAt(tls.cert!) }
 }

@@ -1,15 +1,16 @@
 /**
  * A renewed certificate without a restart: after SIGHUP (a deploy hook, `systemctl reload`)
  * new connections get the certificate and key the files hold now; a key that does not match
- * leaves the previous certificate in use, says so, and the control plane keeps running.
+ * leaves the previous certificate in use, says so, and the control plane keeps running. The
+ * certificate's expiry is a metric, and one that is near is a warning at start.
  */
 import assert from 'node:assert/strict'
 import { X509Certificate } from 'node:crypto'
 import { copyFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { connect } from 'node:tls'
-import { waitFor } from '@gatehouse/testkit'
-import { call, makeTls, newDatabase, startEdgegate } from './helpers.ts'
+import { createTestCa, metric, waitFor } from '@gatehouse/testkit'
+import { call, newDatabase, startEdgegate } from './helpers.ts'
 
 /** The SHA-256 fingerprint of the certificate a new connection to `port` is given. */
 function servedCertificate(port: number, ca: Buffer): Promise<string> {
@@ -23,9 +24,12 @@ function servedCertificate(port: number, ca: Buffer): Promise<string> {
 }
 
 const fingerprintOf = (cert: Buffer) => new X509Certificate(cert).fingerprint256
+const expirySeconds = (cert: Buffer) => Math.floor(new X509Certificate(cert).validToDate.getTime() / 1000)
 
 test('SIGHUP: new connections get the renewed certificate; a mismatched key keeps the previous one', async (t) => {
-  const tls = makeTls()
+  const ca = createTestCa()
+  // Five days left: a renewal that has failed, as the warning at start says.
+  const tls = { ca, server: ca.issueServer(undefined, { days: 5 }) }
   t.after(() => tls.ca.remove())
   const database = await newDatabase('sqlite', async () => {
     throw new Error('unused')
@@ -33,6 +37,20 @@ test('SIGHUP: new connections get the renewed certificate; a mismatched key keep
   const gate = await startEdgegate(database, tls, ['--log-level', 'info'])
   t.after(() => gate.stop())
   assert.equal(await servedCertificate(gate.port, tls.ca.ca), fingerprintOf(tls.server.cert))
+  await waitFor('the expiry warning', () =>
+    /"days_left":4,"msg":"the TLS certificate \S+ expires in 4 days \([^)]+\): nodes and browsers refuse this server once it expires; renew it, then send SIGHUP to load it"/.test(
+      gate.child.log(),
+    ),
+  )
+  const expiry = async () =>
+    metric(
+      (await call(tls, gate.base, '/metrics')).body as string,
+      'edgegate_tls_certificate_expiry_timestamp_seconds',
+      {
+        use: 'server',
+      },
+    )
+  assert.equal(await expiry(), expirySeconds(tls.server.cert))
 
   // Renewal: the same paths now hold a new certificate and key.
   const renewed = tls.ca.issueServer()
@@ -45,6 +63,7 @@ test('SIGHUP: new connections get the renewed certificate; a mismatched key keep
   })
   // The log line is written after the context is swapped, asynchronously: wait for it too.
   await waitFor('the reload logged', () => /"valid_to":"[^"]+","msg":"TLS certificate reloaded"/.test(gate.child.log()))
+  assert.equal(await expiry(), expirySeconds(renewed.cert), 'the metric follows the certificate in use')
 
   // A half-finished renewal: a new certificate beside the old key.
   const half = tls.ca.issueServer()
@@ -54,6 +73,7 @@ test('SIGHUP: new connections get the renewed certificate; a mismatched key keep
     /"reason":"[^"]*","msg":"TLS certificate not reloaded; the previous one stays in use"/.test(gate.child.log()),
   )
   assert.equal(await servedCertificate(gate.port, tls.ca.ca), fingerprintOf(renewed.cert))
+  assert.equal(await expiry(), expirySeconds(renewed.cert))
   assert.equal(gate.child.process.exitCode, null, 'still running')
   assert.equal((await call(tls, gate.base, '/healthz')).status, 200)
 })

@@ -127,6 +127,38 @@ describe('doctor', () => {
     ])
     assert.equal(ok.code, 0, ok.stderr)
     assert.match(ok.stdout, /auth mutual TLS/)
+    assert.match(ok.stdout, /^client certificate: valid until \S+Z \(29 days left\)$/m)
+    const mtls = (cert: { certPath: string; keyPath: string }) =>
+      configFile({
+        control_plane: {
+          url: 'https://cp.example.test',
+          instance_id: 'gate-1',
+          client_cert: cert.certPath,
+          client_key: cert.keyPath,
+          ca: ca.caPath,
+        },
+      })
+    const soon = await cliInProcess([
+      'doctor',
+      '--route',
+      route,
+      '--config',
+      mtls(ca.issueClient('gate-1', { days: 5 })),
+    ])
+    assert.equal(soon.code, 0, soon.stderr)
+    assert.match(soon.stdout, /^client certificate: valid until \S+Z \(only 4 days left: renew it\)$/m)
+    const expired = await cliInProcess([
+      'doctor',
+      '--route',
+      route,
+      '--config',
+      mtls(ca.issueClient('gate-1', { days: -1 })),
+    ])
+    assert.equal(expired.code, 1)
+    assert.match(
+      expired.stderr,
+      /^sshproxy: control_plane\.client_cert: EXPIRED on \S+Z; the control plane refuses this node until it is renewed$/m,
+    )
     const missing = await cliInProcess([
       'doctor',
       '--route',

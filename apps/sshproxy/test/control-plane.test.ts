@@ -130,8 +130,9 @@ describe('control plane end to end (edgegate + sshproxy serve + sshd + OpenSSH)'
   // A renewal the control plane already expects (the node is registered by the new certificate's
   // fingerprint): syncs fail with the files the gate read at start, and succeed once SIGHUP has
   // made it read them again. No restart, so no connection is dropped.
-  test('SIGHUP: a renewed client certificate is used from the next sync on', async (t) => {
-    const first = ca.issueClient('gate-renew')
+  test('SIGHUP: a renewed client certificate is used from the next sync on; its expiry is a metric and a warning', async (t) => {
+    // Three days left: the renewal is overdue, as the warning at start says.
+    const first = ca.issueClient('gate-renew', { days: 3 })
     const renewed = ca.issueClient('gate-renew')
     const r = await edgegateCli(eg.database, [
       'node',
@@ -160,6 +161,15 @@ describe('control plane end to end (edgegate + sshproxy serve + sshd + OpenSSH)'
       },
     })
     t.after(() => gate.stop())
+    const expiry = async () =>
+      metric(await gate.metrics(), 'sshproxy_tls_certificate_expiry_timestamp_seconds', { use: 'client' })
+    const expirySeconds = (cert: Buffer) => Math.floor(new X509Certificate(cert).validToDate.getTime() / 1000)
+    assert.equal(await expiry(), expirySeconds(first.cert))
+    await waitFor('the expiry warning', () =>
+      /"days_left":2,"msg":"the control-plane client certificate \S+ expires in 2 days \([^)]+\): the control plane refuses this node once it expires; renew it, then send SIGHUP to load it"/.test(
+        gate.log(),
+      ),
+    )
     await waitFor('a sync refused for the old certificate', () => /control plane sync failed/.test(gate.log()))
     copyFileSync(renewed.keyPath, keyPath)
     copyFileSync(renewed.certPath, certPath)
@@ -170,6 +180,7 @@ describe('control plane end to end (edgegate + sshproxy serve + sshd + OpenSSH)'
       async () => (metric(await gate.metrics(), 'sshproxy_sync_cycles_total', { result: 'ok' }) ?? 0) >= 1,
       30_000,
     )
+    assert.equal(await expiry(), expirySeconds(renewed.cert), 'the metric follows the certificate in use')
     assert.equal(gate.child.process.exitCode, null)
   })
 

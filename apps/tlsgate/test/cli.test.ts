@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import { loadedPackages, tempDir } from '@gatehouse/testkit'
+import { createTestCa, loadedPackages, tempDir } from '@gatehouse/testkit'
 import { openStore } from '../src/db/index.ts'
 import { getEntry, recordObservations } from '../src/fingerprints/store.ts'
 import { cli, MAIN } from './helpers.ts'
@@ -177,6 +177,37 @@ test('doctor summarises serve inputs without opening anything; bad routes and co
   const refused = await cli(['doctor', '--route', ':443=127.0.0.1:8443', '--config', http])
   assert.equal(refused.code, 1)
   assert.match(refused.stderr, /control_plane\.url/)
+})
+
+test("doctor shows the control-plane client certificate's expiry and fails on an expired one", async () => {
+  const ca = createTestCa()
+  try {
+    const config = (days: number) => {
+      const cert = ca.issueClient('tls-edge-1', { days })
+      const file = join(dir.path, `mtls-${days}.json`)
+      writeFileSync(
+        file,
+        JSON.stringify({
+          control_plane: {
+            url: 'https://cp.example.test',
+            instance_id: 'tls-edge-1',
+            client_cert: cert.certPath,
+            client_key: cert.keyPath,
+            ca: ca.caPath,
+          },
+        }),
+      )
+      return file
+    }
+    const ok = await cli(['doctor', '--route', ':443=127.0.0.1:8443', '--db', db, '--config', config(30)])
+    assert.equal(ok.code, 0, ok.stderr)
+    assert.match(ok.stdout, /^client certificate: valid until \S+Z \(29 days left\)$/m)
+    const expired = await cli(['doctor', '--route', ':443=127.0.0.1:8443', '--db', db, '--config', config(-1)])
+    assert.equal(expired.code, 1)
+    assert.match(expired.stderr, /^tlsgate: control_plane\.client_cert: EXPIRED on \S+Z; the control plane refuses/m)
+  } finally {
+    ca.remove()
+  }
 })
 
 test('--help and list load neither undici, fastify nor pg', async () => {

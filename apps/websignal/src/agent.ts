@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import type { Logger } from '@gatehouse/kit'
+import { type CertificateExpiryWatch, watchCertificateExpiry } from '@gatehouse/kit/certificate-expiry.ts'
 import { clockOffsetWarner } from '@gatehouse/kit/control-plane-client.ts'
 import { AnalyticsCollector, type HourCounts, VisitorKeys } from './analytics/collector.ts'
 import { AnalyticsSender, closeHours, flushAnalytics } from './analytics/roll.ts'
@@ -44,6 +45,7 @@ export class Agent {
   readonly #outbox: Outbox
   readonly publisher: Publisher | undefined
   readonly #client: SignalClient | undefined
+  readonly #certificateExpiry: CertificateExpiryWatch | undefined
   readonly #analytics: AnalyticsCollector | undefined
   readonly #analyticsSender: AnalyticsSender | undefined
   #analyticsRetry: HourCounts[] = []
@@ -129,6 +131,17 @@ export class Agent {
         },
         log: (msg, extra) => d.logger.info(extra ?? {}, msg),
       })
+      const { auth } = c.controlPlane
+      if (auth.kind === 'mtls') {
+        const client = this.#client
+        this.#certificateExpiry = watchCertificateExpiry({
+          metrics: m.registry,
+          logger: d.logger,
+          use: 'client',
+          file: auth.clientCert,
+          expiresAt: () => client.clientCertificateExpiresAt,
+        })
+      }
     }
     m.publisherOwner.set(0)
   }
@@ -331,13 +344,16 @@ export class Agent {
    * unreadable or mismatched files.
    */
   reloadCredentials(): { validTo?: string } | undefined {
-    return this.#client?.reloadCredentials()
+    const reloaded = this.#client?.reloadCredentials()
+    this.#certificateExpiry?.check()
+    return reloaded
   }
 
   /** Stop tailing, flush what was read, stop publishing (releasing the lease). */
   async stop(): Promise<void> {
     if (this.#stopped) return
     this.#stopped = true
+    this.#certificateExpiry?.stop()
     for (const t of this.#timers) clearInterval(t)
     while (this.#polling) await new Promise((r) => setImmediate(r))
     await this.flush().catch(() => {})

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process'
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import { freePort, startChild, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
+import { createTestCa, freePort, startChild, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
 import { line, MAIN, waitFor, writeConfig } from './helpers.ts'
 
 let redis: TestRedis
@@ -61,6 +61,37 @@ test('a missing secret file stops startup and names it', async () => {
   assert.match(r2.stderr, /control_plane\.url: must use https/)
   c.dir.remove()
   http.dir.remove()
+})
+
+test("doctor shows the control-plane client certificate's expiry and fails on an expired one", async () => {
+  const ca = createTestCa()
+  const config = (days: number) => {
+    const cert = ca.issueClient('web-1', { days })
+    return writeConfig({
+      inputs: INPUTS,
+      control_plane: {
+        url: 'https://cp.example.test',
+        instance_id: 'web-1',
+        client_cert: cert.certPath,
+        client_key: cert.keyPath,
+        ca: ca.caPath,
+      },
+    })
+  }
+  const fresh = config(30)
+  const expiredConfig = config(-1)
+  try {
+    const ok = await run(['doctor', '--config', fresh.path])
+    assert.equal(ok.code, 0, ok.stderr)
+    assert.match(ok.stdout, /^client certificate: valid until \S+Z \(29 days left\)$/m)
+    const expired = await run(['doctor', '--config', expiredConfig.path])
+    assert.equal(expired.code, 1)
+    assert.match(expired.stderr, /control_plane\.client_cert: EXPIRED on \S+Z; the control plane refuses this node/)
+  } finally {
+    fresh.dir.remove()
+    expiredConfig.dir.remove()
+    ca.remove()
+  }
 })
 
 test('doctor summarises without touching the store; a bad pattern list is named', async () => {

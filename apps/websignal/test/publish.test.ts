@@ -4,11 +4,12 @@
  * a stale epoch is refused by edgegate.
  */
 import assert from 'node:assert/strict'
-import { writeFileSync } from 'node:fs'
+import { X509Certificate } from 'node:crypto'
+import { copyFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import type { Signal } from '@gatehouse/kit'
-import { startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
+import { metric, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
 import { SignalClient } from '../src/publish/client.ts'
 import { Publisher } from '../src/publish/publisher.ts'
 import { startEdgegate, type TestEdgegate } from './edgegate.ts'
@@ -145,4 +146,31 @@ test('shadow mode sends nothing even with a control plane configured', async () 
   await s.tick()
   assert.equal(await s.store.outbox('signals').depth(), 0)
   assert.deepEqual(await eg.eventIds(), before)
+})
+
+test('a client certificate for the control plane: its expiry is a metric, followed across a reload', async () => {
+  const dir = tempDir('websignal-mtls-')
+  after(() => dir.remove())
+  const first = eg.ca.issueClient(NODE, { days: 3 })
+  const cert = join(dir.path, 'client.crt')
+  const key = join(dir.path, 'client.key')
+  copyFileSync(first.certPath, cert)
+  copyFileSync(first.keyPath, key)
+  const a = await testAgent(redis.url, {
+    agent_id: 'mtls',
+    store: { url: redis.url, namespace: `mtls${process.pid}`, command_timeout: '1s' },
+    control_plane: { url: eg.base, instance_id: NODE, client_cert: cert, client_key: key, ca: eg.ca.caPath },
+  })
+  after(() => a.close())
+  const expiry = async () =>
+    metric(await a.metrics.registry.registry.metrics(), 'websignal_tls_certificate_expiry_timestamp_seconds', {
+      use: 'client',
+    })
+  const seconds = (pem: Buffer) => Math.floor(new X509Certificate(pem).validToDate.getTime() / 1000)
+  assert.equal(await expiry(), seconds(first.cert))
+  const renewed = eg.ca.issueClient(NODE)
+  copyFileSync(renewed.certPath, cert)
+  copyFileSync(renewed.keyPath, key)
+  assert.deepEqual(a.agent.reloadCredentials(), { validTo: new X509Certificate(renewed.cert).validTo })
+  assert.equal(await expiry(), seconds(renewed.cert))
 })

@@ -15,6 +15,7 @@
 import { X509Certificate } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createSecureContext } from 'node:tls'
+import { certificateExpiresAt } from './certificate-expiry.ts'
 import {
   type ObservationBatch,
   type ObservationBatchResult,
@@ -109,6 +110,7 @@ export class ControlPlaneClient {
   #agent: ReturnType<typeof createTlsAgent>
   readonly #deadlineMs: number
   #clockOffsetMs: number | undefined
+  #certificateExpiresAt: number | undefined
 
   constructor(cp: ControlPlaneTarget, timeouts: ControlPlaneTimeouts = {}) {
     const url = checkControlPlaneTarget(cp)
@@ -119,7 +121,14 @@ export class ControlPlaneClient {
     this.#deadlineMs = timeouts.deadlineMs ?? 60_000
     this.#headers = { accept: 'application/json' }
     if (cp.auth.kind === 'token') this.#headers.authorization = `Bearer ${cp.auth.token}`
-    this.#agent = this.#newAgent().agent
+    const { agent, cert } = this.#newAgent()
+    this.#agent = agent
+    this.#certificateExpiresAt = cert ? certificateExpiresAt(cert) : undefined
+  }
+
+  /** When the client certificate in use expires (ms since the epoch); undefined with a token. */
+  get clientCertificateExpiresAt(): number | undefined {
+    return this.#certificateExpiresAt
   }
 
   /**
@@ -146,6 +155,7 @@ export class ControlPlaneClient {
     const validTo = cert ? new X509Certificate(cert).validTo : undefined
     const old = this.#agent
     this.#agent = agent
+    this.#certificateExpiresAt = cert ? certificateExpiresAt(cert) : undefined
     void old.close().catch(() => {})
     return validTo === undefined ? {} : { validTo }
   }

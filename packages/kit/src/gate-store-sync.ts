@@ -6,6 +6,7 @@
  * changed entries and applies decisions (its own columns); the loop is gate-sync.ts.
  */
 import type { Kysely } from 'kysely'
+import { watchCertificateExpiry } from './certificate-expiry.ts'
 import type { Decision } from './edge-wire.ts'
 import { type BypassRanges, type ManagedRangesDB, replaceManagedRanges } from './gate-bypass.ts'
 import { type GateEntry, toObservation } from './gate-observation.ts'
@@ -49,7 +50,7 @@ export function startGateStoreSync(o: GateStoreSyncOptions): SyncHandle {
   managed.set({ source: 'static' }, o.bypass.staticRanges.length)
   managed.set({ source: 'control_plane' }, o.bypass.managedRanges.length)
   let healthy: boolean | undefined
-  return startSync({
+  const handle = startSync({
     controlPlane: o.controlPlane,
     logger: log,
     source: {
@@ -78,4 +79,25 @@ export function startGateStoreSync(o: GateStoreSyncOptions): SyncHandle {
       o.onCycle?.(r)
     },
   })
+  const auth = o.controlPlane.auth
+  if (auth.kind !== 'mtls') return handle
+  const expiry = watchCertificateExpiry({
+    metrics: o.metrics,
+    logger: log,
+    use: 'client',
+    file: auth.clientCert,
+    expiresAt: handle.clientCertificateExpiresAt,
+  })
+  return {
+    ...handle,
+    reloadCredentials() {
+      const reloaded = handle.reloadCredentials()
+      expiry.check()
+      return reloaded
+    },
+    stop() {
+      expiry.stop()
+      return handle.stop()
+    },
+  }
 }

@@ -89,6 +89,8 @@ export interface SyncHandle {
    * CA). Throws, changing nothing, when the files are unreadable or do not match.
    */
   reloadCredentials(): { validTo?: string } | undefined
+  /** When the client certificate in use expires (ms since the epoch); undefined with a token. */
+  clientCertificateExpiresAt(): number | undefined
 }
 
 const MAX_BACKOFF_MS = 5 * 60_000
@@ -230,6 +232,7 @@ export function startSync(options: SyncOptions): SyncHandle {
   void run()
   return {
     reloadCredentials: () => (client.hasCredentialFiles ? client.reloadCredentials() : undefined),
+    clientCertificateExpiresAt: () => client.clientCertificateExpiresAt,
     syncNow: () => (stopped ? Promise.reject(new Error('sync is stopped')) : run()),
     status: () => ({ ...status }),
     async stop() {

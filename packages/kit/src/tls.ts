@@ -83,17 +83,18 @@ export function httpsServerOptions(config: HttpsServerConfig): HttpsServerOption
  * Give a running HTTPS server the certificate, key and CA its files hold now (a renewed
  * certificate), for new connections; open ones keep theirs. Nothing changes when a file cannot
  * be read or the key does not match the certificate (it throws). Returns the new certificate's
- * expiry as X.509 prints it.
+ * expiry as X.509 prints it and in ms since the epoch.
  */
 export function reloadServerTls(
   server: Pick<TlsServer, 'setSecureContext'>,
   files: TlsFiles,
   config: Omit<HttpsServerConfig, keyof TlsMaterial> = {},
-): { validTo: string } {
+): { validTo: string; expiresAt: number } {
   const material = loadTlsMaterial(files)
   const options = httpsServerOptions({ ...material, ...config })
   server.setSecureContext(options)
-  return { validTo: new X509Certificate(material.cert!).validTo }
+  const cert = new X509Certificate(material.cert!)
+  return { validTo: cert.validTo, expiresAt: cert.validToDate.getTime() }
 }
 
 export interface ClientTlsConfig extends TlsMaterial {

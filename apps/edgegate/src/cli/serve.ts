@@ -1,4 +1,6 @@
 /** `edgegate serve`: the control plane over HTTPS, with retention, trusted-range discovery and the web enforcement controller. */
+
+import { watchCertificateExpiry } from '@gatehouse/kit/certificate-expiry.ts'
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { StartupError } from '@gatehouse/kit/errors.ts'
 import { createLogger } from '@gatehouse/kit/logger.ts'
@@ -38,7 +40,11 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
     let stopController: (() => Promise<void>) | undefined
     try {
       await trusted?.start()
-      const { app, ctx } = await buildServer(config, { database, logger, ...(trusted ? { trusted } : {}) })
+      const {
+        app,
+        ctx,
+        certificateExpiresAt: startExpiry,
+      } = await buildServer(config, { database, logger, ...(trusted ? { trusted } : {}) })
       const { host, port } = parseListenAddress(config.listen)
       try {
         await app.listen({ host, port })
@@ -69,15 +75,24 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
         log: logger,
         metrics: app.metrics,
       })
+      let certificateExpiresAt = startExpiry
+      const expiry = watchCertificateExpiry({
+        metrics: app.metrics,
+        logger,
+        use: 'server',
+        file: config.tls_cert,
+        expiresAt: () => certificateExpiresAt,
+      })
       // SIGHUP (a certificate renewal's deploy hook, `systemctl reload`): new connections get
       // the certificate, key and client CA the files hold now; a bad set keeps the old one.
       const reload = async () => {
         try {
-          const { validTo } = reloadServerTls(
+          const { validTo, expiresAt } = reloadServerTls(
             app.server as unknown as Parameters<typeof reloadServerTls>[0],
             { cert: config.tls_cert, key: config.tls_key, ...(config.client_ca ? { ca: config.client_ca } : {}) },
             { requestClientCert: config.client_ca !== undefined },
           )
+          certificateExpiresAt = expiresAt
           logger.info({ valid_to: validTo }, 'TLS certificate reloaded')
         } catch (err) {
           logger.error(
@@ -85,8 +100,10 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
             'TLS certificate not reloaded; the previous one stays in use',
           )
         }
+        expiry.check()
       }
       const stop = async () => {
+        expiry.stop()
         await app.close()
         await stopController?.()
         await stopRetention?.()

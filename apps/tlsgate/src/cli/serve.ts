@@ -3,7 +3,9 @@
  * the database, contacting a backend or binding a port.
  */
 import { existsSync } from 'node:fs'
+import { certificateValidity } from '@gatehouse/kit/certificate-expiry.ts'
 import { formatDuration } from '@gatehouse/kit/durations.ts'
+import { StartupError } from '@gatehouse/kit/errors.ts'
 import { describeConnectionCap } from '@gatehouse/kit/gate-limits.ts'
 import { runGateServe } from '@gatehouse/kit/gate-serve.ts'
 import { describeSplice, findSpliceHelper } from '@gatehouse/kit/splice-relay.ts'
@@ -54,9 +56,10 @@ export function serveCommand(flags: Record<string, unknown>): Promise<void> {
 export function doctorCommand(flags: Record<string, unknown>, io: Io): void {
   const c = readConfig(flags)
   // Certificate files are read (not the database, backends or ports) so a typo shows up now.
+  let clientCertificate: ReturnType<typeof certificateValidity> | undefined
   if (c.controlPlane?.auth.kind === 'mtls') {
     const a = c.controlPlane.auth
-    loadTlsMaterial({ cert: a.clientCert, key: a.clientKey, ca: a.ca })
+    clientCertificate = certificateValidity(loadTlsMaterial({ cert: a.clientCert, key: a.clientKey, ca: a.ca }).cert!)
   } else if (c.controlPlane?.auth.kind === 'token' && c.controlPlane.auth.ca) {
     loadTlsMaterial({ ca: c.controlPlane.auth.ca })
   }
@@ -82,6 +85,12 @@ export function doctorCommand(flags: Record<string, unknown>, io: Io): void {
     c.controlPlane
       ? `control plane: ${c.controlPlane.url} as ${c.controlPlane.instanceId}, auth ${c.controlPlane.auth.kind === 'token' ? 'bearer token' : 'mutual TLS'}, every ${d(c.controlPlane.syncIntervalMs)}${c.controlPlane.serverName ? `, server name ${c.controlPlane.serverName}` : ''}`
       : 'control plane: sync disabled (no control_plane.url)',
+    ...(clientCertificate ? [`client certificate: ${clientCertificate.text}`] : []),
   ]
+  if (clientCertificate?.expired) {
+    throw new StartupError(
+      `control_plane.client_cert: ${clientCertificate.text}; the control plane refuses this node until it is renewed`,
+    )
+  }
   io.out(`${lines.join('\n')}\n`)
 }

@@ -5,6 +5,7 @@
 import { accessSync, constants, readFileSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { StartupError } from '@gatehouse/kit'
+import { certificateValidity } from '@gatehouse/kit/certificate-expiry.ts'
 import { configPath, loadWebsignalConfig } from '../config.ts'
 import { BUILTIN_PATTERN_DIR, checkPatternCost, loadPatternLists, PatternError } from '../detect/patterns.ts'
 import type { Io } from './io.ts'
@@ -55,10 +56,24 @@ export function doctorCommand(opts: { config?: string }, io: Io): void {
       ['ca', a.ca],
     ] as const) {
       if (!p) continue
+      let pem: Buffer
       try {
-        readFileSync(p)
+        pem = readFileSync(p)
       } catch (err) {
         problems.push(`control_plane.${what}: ${p} cannot be read (${(err as NodeJS.ErrnoException).code})`)
+        continue
+      }
+      if (what !== 'client_cert') continue
+      try {
+        const validity = certificateValidity(pem)
+        lines.push(`client certificate: ${validity.text}`)
+        if (validity.expired) {
+          problems.push(
+            `control_plane.client_cert: ${validity.text}; the control plane refuses this node until it is renewed`,
+          )
+        }
+      } catch (err) {
+        problems.push(`control_plane.client_cert: ${p} is not a certificate (${(err as Error).message})`)
       }
     }
   }

@@ -29,6 +29,11 @@ export class SignalClient {
     }
   }
 
+  /** When the client certificate in use expires (ms since the epoch); undefined with a token. */
+  get clientCertificateExpiresAt(): number | undefined {
+    return this.#client.clientCertificateExpiresAt
+  }
+
   /** The kit client's `reloadCredentials`; undefined when no credential file is configured. */
   reloadCredentials(): { validTo?: string } | undefined {
     return this.#client.hasCredentialFiles ? this.#client.reloadCredentials() : undefined
