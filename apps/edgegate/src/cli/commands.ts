@@ -10,7 +10,7 @@ import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
 import type { Verdict } from '@gatehouse/kit/edge-wire.ts'
 import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
 import { audit, insertAdmin, listAdmins, removeAdmin } from '../admins/store.ts'
-import { type Credential, describeNode } from '../nodes/registry.ts'
+import { type Credential, describeNode, STATE_STYLE } from '../nodes/registry.ts'
 import { listNodes } from '../nodes/store.ts'
 import { formatMillis } from '../timestamps.ts'
 import { readDatabase, withDatabase } from './database.ts'
@@ -59,7 +59,7 @@ export async function nodeList(o: Opts): Promise<void> {
     [
       { header: 'INSTANCE', value: (n) => n.instance_id },
       { header: 'KIND', value: (n) => n.kind },
-      { header: 'STATE', value: (n) => (n.active ? 'active' : 'disabled'), style: (n) => (n.active ? 'green' : 'red') },
+      { header: 'STATE', value: (n) => n.state, style: (n) => STATE_STYLE[n.state] },
       { header: 'AUTH', value: (n) => n.auth },
       { header: 'LAST SEEN', value: (n) => n.last_seen_at ?? 'never' },
     ],

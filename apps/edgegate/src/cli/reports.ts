@@ -8,7 +8,7 @@ import { parseDatabaseUrl } from '@gatehouse/kit/db/url.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { toDecision } from '../decisions/service.ts'
 import { listDecisions } from '../decisions/store.ts'
-import { describeNode } from '../nodes/registry.ts'
+import { describeNode, STATE_STYLE } from '../nodes/registry.ts'
 import { listNodes } from '../nodes/store.ts'
 import { countWaiting, listFingerprintsByDecision } from '../observations/store.ts'
 import { formatMillis } from '../timestamps.ts'
@@ -74,6 +74,7 @@ export async function status(o: Opts): Promise<void> {
   const dayAgo = Date.now() - 86_400_000
   const recent = report.nodes.filter((n) => n.last_seen_at !== null && Date.parse(n.last_seen_at) >= dayAgo).length
   const active = report.nodes.filter((n) => n.active).length
+  const silent = report.nodes.filter((n) => n.state === 'silent').length
   out(
     [
       `database: ${report.database.kind} ${escapeTerminal(report.database.location)} (${paint('green', 'reachable')}, migrations applied${
@@ -81,7 +82,9 @@ export async function status(o: Opts): Promise<void> {
           ? ''
           : `, ${paint('red', 'on a read-only file system')}: nothing can be changed until it is writable again`
       })`,
-      `nodes: ${report.nodes.length} registered, ${active} active, ${recent} seen in the last 24 hours`,
+      `nodes: ${report.nodes.length} registered, ${active} active, ${recent} seen in the last 24 hours${
+        silent > 0 ? `, ${paint('yellow', `${silent} silent`)} (gates not heard from for 10 minutes)` : ''
+      }`,
       `decisions: ${report.decisions.approved} approved, ${report.decisions.blocked} blocked, ${report.decisions.pending} pending`,
       `fingerprints: ${report.fingerprints.observed} observed, ${
         report.fingerprints.waiting_for_decision > 0
@@ -95,7 +98,7 @@ export async function status(o: Opts): Promise<void> {
   printList(report.nodes, [
     { header: 'INSTANCE', value: (n) => n.instance_id },
     { header: 'KIND', value: (n) => n.kind },
-    { header: 'STATE', value: (n) => (n.active ? 'active' : 'disabled'), style: (n) => (n.active ? 'green' : 'red') },
+    { header: 'STATE', value: (n) => n.state, style: (n) => STATE_STYLE[n.state] },
     { header: 'LAST SEEN', value: (n) => n.last_seen_at ?? 'never' },
   ])
 }

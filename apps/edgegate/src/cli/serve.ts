@@ -10,6 +10,7 @@ import { createTlsAgent, loadTlsMaterial, reloadServerTls } from '@gatehouse/kit
 import { checkServeConfig, serveSchema } from '../config.ts'
 import { openEdgeDatabase } from '../db/open.ts'
 import { startController } from '../enforcement/controller.ts'
+import { startNodeHealth } from '../nodes/health.ts'
 import { startRetention } from '../observations/retention.ts'
 import { buildServer } from '../server.ts'
 import { TrustedRanges } from '../trusted/ranges.ts'
@@ -38,6 +39,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
     })
     let stopRetention: (() => Promise<void>) | undefined
     let stopController: (() => Promise<void>) | undefined
+    let stopNodeHealth: (() => Promise<void>) | undefined
     try {
       await trusted?.start()
       const {
@@ -75,6 +77,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
         log: logger,
         metrics: app.metrics,
       })
+      stopNodeHealth = startNodeHealth({ db: database.db, metrics: app.metrics, logger }).stop
       let certificateExpiresAt = startExpiry
       const expiry = watchCertificateExpiry({
         metrics: app.metrics,
@@ -106,6 +109,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
         expiry.stop()
         await app.close()
         await stopController?.()
+        await stopNodeHealth?.()
         await stopRetention?.()
         trusted?.stop()
         await database.close()
@@ -113,6 +117,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
       return { stop, reload }
     } catch (err) {
       await stopController?.()
+      await stopNodeHealth?.()
       await stopRetention?.()
       trusted?.stop()
       await database.close()

@@ -95,6 +95,7 @@ th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #ddd; 
 code { font-size: 12px; }
 .status-approved { color: #116611; font-weight: 600; } .status-blocked { color: #aa1111; font-weight: 600; }
 .status-pending, .status-none { color: #886600; }
+.node-silent { color: #886600; font-weight: 600; } .node-disabled { color: #aa1111; }
 #error { background: #fee; border: 1px solid #c66; padding: .5rem; }
 header { display: flex; justify-content: space-between; align-items: center; }
 @media (max-width: 40rem) { body { margin: 0 .6rem .6rem; } td, th { padding: .25rem .3rem; } }

@@ -77,8 +77,8 @@ export function overviewPage(o: Overview): string {
       '/',
       html`<h1>Control plane overview</h1>
 <h2>Nodes</h2>
-<div class="table-wrap"><table id="nodes"><thead><tr><th>Instance</th><th>Kind</th><th>Active</th><th>Auth</th><th>Last seen</th></tr></thead><tbody>
-${nodes.map((n) => html`<tr><td><a href="/?instance=${encodeURIComponent(n.instance_id)}">${n.instance_id}</a></td><td>${n.kind}</td><td>${n.active ? 'yes' : 'disabled'}</td><td>${n.auth}</td><td>${n.last_seen_at ? time(n.last_seen_at) : 'never'}</td></tr>`)}
+<div class="table-wrap"><table id="nodes"><thead><tr><th>Instance</th><th>Kind</th><th>State</th><th>Auth</th><th>Last seen</th></tr></thead><tbody>
+${nodes.map((n) => html`<tr><td><a href="/?instance=${encodeURIComponent(n.instance_id)}">${n.instance_id}</a></td><td>${n.kind}</td><td class="node-${n.state}">${n.state === 'silent' ? 'silent (not heard from for 10 min)' : n.state}</td><td>${n.auth}</td><td>${n.last_seen_at ? time(n.last_seen_at) : 'never'}</td></tr>`)}
 </tbody></table></div>
 <h2>Fingerprints${o.instance === undefined ? '' : html` of ${o.instance} <a href="/" class="muted">(all instances)</a>`}</h2>
 <div class="table-wrap"><table id="fingerprints"><thead><tr><th>Instance</th><th>Fingerprint</th><th>Decision</th><th>Label</th><th>Gate reports</th><th>Count</th><th>First / last seen</th><th>IPs</th><th>Recent sightings</th><th>Metadata</th><th></th></tr></thead><tbody>

@@ -2,7 +2,7 @@
  * What every node command needs without the registry's rules: its error type and how a node is
  * shown. Kept apart from service.ts so a list command does not load the token code (node:crypto).
  */
-import type { NodeRow } from '../db/schema.ts'
+import type { NodeKind, NodeRow } from '../db/schema.ts'
 import { formatMillis } from '../timestamps.ts'
 
 /** A registry problem (nodes, administrators) the CLI prints as one line (exit 1). */
@@ -15,11 +15,35 @@ export type Credential =
   | { type: 'cert_name'; name: string }
   | { type: 'cert_fingerprint'; sha256: string }
 
+/** A gate pulls every 30 s, backing off to 5 minutes: 10 minutes without a word is silence (nodes/health.ts). */
+export const SILENT_AFTER_MS = 10 * 60_000
+const POLLING: ReadonlySet<NodeKind> = new Set(['sshgate', 'tlsgate'])
+export const NODE_STATES = ['active', 'silent', 'disabled'] as const
+export type NodeState = (typeof NODE_STATES)[number]
+/** How the CLI's lists colour a state. */
+export const STATE_STYLE = { active: 'green', silent: 'yellow', disabled: 'red' } as const
+
+/**
+ * `disabled`; `silent`: an active gate last heard from over 10 minutes ago (and over 10 minutes
+ * after `listeningSince`: gates are not blamed for this server's own downtime); else `active`,
+ * also when never seen yet.
+ */
+export function nodeState(
+  n: Pick<NodeRow, 'kind' | 'active' | 'last_seen_ms'>,
+  now: number,
+  listeningSince = 0,
+): NodeState {
+  if (n.active !== 1) return 'disabled'
+  if (!POLLING.has(n.kind) || n.last_seen_ms === null) return 'active'
+  return now - Math.max(Number(n.last_seen_ms), listeningSince) > SILENT_AFTER_MS ? 'silent' : 'active'
+}
+
 export function describeNode(n: NodeRow) {
   return {
     instance_id: n.instance_id,
     kind: n.kind,
     active: n.active === 1,
+    state: nodeState(n, Date.now()),
     auth: n.token_hash
       ? 'token'
       : n.cert_fingerprint

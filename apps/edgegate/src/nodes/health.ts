@@ -1,0 +1,88 @@
+/**
+ * Which gates have gone quiet. A gate pulls the policy every 30 s (backing off to 5 minutes
+ * while the control plane fails), so an active gate not heard from for 10 minutes is down, cut
+ * off, or refused (an expired certificate, a rotated token): it enforces stale decisions and
+ * its observations wait. Nothing else would say so: the gate logs its own failures where
+ * nobody looks, or cannot log at all. websignal and log-watcher nodes send only when they
+ * have signals, so silence from them means nothing and they are never "silent".
+ *
+ * Every minute the registry is read (one small table): `edgegate_nodes{kind,state}` counts
+ * nodes by state, with no instance label (bounded), for an alert on
+ * `edgegate_nodes{state="silent"} > 0`; the log names each node as it goes silent and as it
+ * comes back; `edgegate node list` and the dashboard show the state. A scrape never waits for
+ * the database.
+ */
+import type { AppMetrics, Logger } from '@gatehouse/kit'
+import type { Kysely } from 'kysely'
+import type { DB, NodeKind } from '../db/schema.ts'
+import { formatMillis } from '../timestamps.ts'
+import { NODE_STATES, nodeState } from './registry.ts'
+import { listNodes } from './store.ts'
+
+const KINDS: readonly NodeKind[] = ['sshgate', 'tlsgate', 'websignal', 'log_watcher']
+
+export function startNodeHealth(o: {
+  db: Kysely<DB>
+  metrics: Pick<AppMetrics, 'gauge'>
+  logger: Pick<Logger, 'warn' | 'info'>
+  intervalMs?: number
+  now?: () => number
+}): { check(): Promise<void>; stop(): Promise<void> } {
+  const clock = o.now ?? Date.now
+  const gauge = o.metrics.gauge(
+    'nodes',
+    'Registered nodes by kind and state (silent: an active gate not heard from for 10 minutes)',
+    ['kind', 'state'],
+  )
+  const started = clock()
+  // Known silent gates, so each transition is logged once; undefined until the first pass.
+  let silent: Map<string, number> | undefined
+  let running: Promise<void> | undefined
+  const pass = async () => {
+    const now = clock()
+    const rows = await listNodes(o.db)
+    const counts = new Map<string, number>()
+    for (const kind of KINDS) for (const state of NODE_STATES) counts.set(`${kind}|${state}`, 0)
+    const nowSilent = new Map<string, number>()
+    for (const n of rows) {
+      const state = nodeState(n, now, started)
+      counts.set(`${n.kind}|${state}`, (counts.get(`${n.kind}|${state}`) ?? 0) + 1)
+      if (state === 'silent') nowSilent.set(n.instance_id, Number(n.last_seen_ms))
+    }
+    for (const [key, value] of counts) {
+      const [kind, state] = key.split('|') as [string, string]
+      gauge.set({ kind, state }, value)
+    }
+    for (const [id, last] of nowSilent) {
+      if (silent?.has(id)) continue
+      o.logger.warn(
+        { instance_id: id, last_seen_at: formatMillis(last) },
+        `node ${id} has not been heard from since ${formatMillis(last)}: it may be down, cut off or refused (an expired certificate, a rotated token), and it enforces the decisions it last pulled`,
+      )
+    }
+    for (const id of silent?.keys() ?? []) {
+      if (!nowSilent.has(id))
+        o.logger.info({ instance_id: id }, `node ${id} is heard from again (or was disabled or removed)`)
+    }
+    silent = nowSilent
+  }
+  const run = (): Promise<void> => {
+    // A pass that fails (the database is down) keeps the last counts: the outage is reported elsewhere.
+    running ??= pass()
+      .catch(() => {})
+      .finally(() => {
+        running = undefined
+      })
+    return running
+  }
+  void run()
+  const timer = setInterval(run, o.intervalMs ?? 60_000)
+  timer.unref()
+  return {
+    check: run,
+    async stop() {
+      clearInterval(timer)
+      await running
+    },
+  }
+}

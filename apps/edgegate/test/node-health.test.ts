@@ -1,0 +1,111 @@
+/**
+ * Gates gone quiet, on SQLite and PostgreSQL: `edgegate_nodes{kind,state}` and one log line per
+ * transition (the health pass in-process, on a real database, with a clock the test moves), and
+ * the state in `edgegate node list` and `status` (the CLI as a child process).
+ */
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+import { createMetrics } from '@gatehouse/kit'
+import { metric } from '@gatehouse/testkit'
+import { openEdgeDatabase } from '../src/db/open.ts'
+import { startNodeHealth } from '../src/nodes/health.ts'
+import { cli, DIALECTS, lazyPostgres, newDatabase, seed } from './helpers.ts'
+
+const pg = lazyPostgres()
+after(() => pg.stop())
+const MINUTE = 60_000
+
+for (const dialect of DIALECTS) {
+  describe(`node health on ${dialect}`, () => {
+    test('a gate not heard from for 10 minutes is silent, after a grace from start; websignal never is', async () => {
+      const url = await newDatabase(dialect, pg.get)
+      await seed(url, [
+        { id: 'gate-a', kind: 'sshgate' },
+        { id: 'gate-b', kind: 'tlsgate' },
+        { id: 'web-a', kind: 'websignal' },
+        { id: 'gate-new', kind: 'sshgate' },
+        { id: 'gate-off', kind: 'sshgate', active: false },
+      ])
+      const d = await openEdgeDatabase(url, 2)
+      after(() => d.close())
+      let now = Date.now()
+      const seen = (id: string, at: number) =>
+        d.db.updateTable('nodes').set({ last_seen_ms: at }).where('instance_id', '=', id).execute()
+      // Heard from long before this server started: gate-a, and web-a (which sends only signals).
+      await seen('gate-a', now - 60 * MINUTE)
+      await seen('web-a', now - 60 * MINUTE)
+      await seen('gate-b', now)
+      const lines: { level: string; msg: string }[] = []
+      const logger = {
+        warn: (_f: unknown, msg: string) => void lines.push({ level: 'warn', msg }),
+        info: (_f: unknown, msg: string) => void lines.push({ level: 'info', msg }),
+      } as never
+      const metrics = createMetrics('edgegate')
+      const health = startNodeHealth({ db: d.db, metrics, logger, now: () => now, intervalMs: 3_600_000 })
+      after(() => health.stop())
+      const count = async (kind: string, state: string) =>
+        metric(await metrics.registry.metrics(), 'edgegate_nodes', { kind, state })
+
+      await health.check()
+      assert.equal(await count('sshgate', 'silent'), 0, 'a gate is not blamed for the first 10 minutes after start')
+      assert.equal(await count('sshgate', 'active'), 2)
+      assert.equal(await count('sshgate', 'disabled'), 1)
+      assert.equal(lines.length, 0)
+
+      now += 11 * MINUTE
+      await seen('gate-b', now - MINUTE)
+      await health.check()
+      assert.equal(await count('sshgate', 'silent'), 1, 'gate-a; gate-new was never seen')
+      assert.equal(await count('tlsgate', 'active'), 1)
+      assert.equal(await count('websignal', 'active'), 1, 'websignal is quiet when there is nothing to send')
+      assert.equal(await count('websignal', 'silent'), 0)
+      assert.deepEqual(
+        lines.map((l) => l.level),
+        ['warn'],
+      )
+      assert.match(lines[0]!.msg, /^node gate-a has not been heard from since \S+Z: it may be down, cut off or refused/)
+      await health.check()
+      assert.equal(lines.length, 1, 'said once')
+
+      await seen('gate-a', now)
+      await health.check()
+      assert.equal(await count('sshgate', 'silent'), 0)
+      assert.deepEqual(lines[1], { level: 'info', msg: 'node gate-a is heard from again (or was disabled or removed)' })
+    })
+
+    test('node list and status show a silent gate', async () => {
+      const url = await newDatabase(dialect, pg.get)
+      await seed(url, [
+        { id: 'gate-quiet', kind: 'sshgate' },
+        { id: 'gate-ok', kind: 'sshgate' },
+      ])
+      const d = await openEdgeDatabase(url, 2)
+      try {
+        await d.db
+          .updateTable('nodes')
+          .set({ last_seen_ms: Date.now() - 30 * MINUTE })
+          .where('instance_id', '=', 'gate-quiet')
+          .execute()
+        await d.db.updateTable('nodes').set({ last_seen_ms: Date.now() }).where('instance_id', '=', 'gate-ok').execute()
+      } finally {
+        await d.close()
+      }
+      const list = await cli(['node', 'list', '--json', '--database', url])
+      assert.equal(list.code, 0, list.stderr)
+      assert.deepEqual(
+        (JSON.parse(list.stdout) as { instance_id: string; state: string }[]).map((n) => [n.instance_id, n.state]),
+        [
+          ['gate-ok', 'active'],
+          ['gate-quiet', 'silent'],
+        ],
+      )
+      const status = await cli(['status', '--database', url])
+      assert.equal(status.code, 0, status.stderr)
+      assert.match(
+        status.stdout,
+        /^nodes: 2 registered, 2 active, 2 seen in the last 24 hours, 1 silent \(gates not heard from for 10 minutes\)$/m,
+      )
+      assert.match(status.stdout, /^gate-quiet +sshgate +silent +/m)
+    })
+  })
+}
