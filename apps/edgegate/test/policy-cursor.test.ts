@@ -181,6 +181,64 @@ for (const dialect of DIALECTS) {
         await server.stop()
       }
     })
+
+    test('a database restored to an older copy: a cursor past every decision is named and counted; new decisions still arrive', async () => {
+      const database = await newDatabase(dialect, pg.get)
+      const { tokens, admin } = await seed(database, [{ id: 'r1', kind: 'sshgate' }])
+      const decide = (server: Edgegate, i: number) =>
+        call(tls, server.base, `/api/decisions/r1/${fpOf(i)}`, {
+          method: 'PUT',
+          token: admin,
+          body: { status: 'blocked' },
+        })
+      const pull = (server: Edgegate, since?: string) =>
+        call(tls, server.base, `/v1/policy?instance_id=r1${since ? `&since=${encodeURIComponent(since)}` : ''}`, {
+          token: tokens.r1,
+        })
+      const first = await startEdgegate(database, tls)
+      let cursor: string
+      try {
+        assert.equal((await decide(first, 0)).status, 200)
+        const pulled = await pull(first)
+        assert.deepEqual(
+          pulled.body.decisions.map((d: { fingerprint: string }) => d.fingerprint),
+          [fpOf(0)],
+        )
+        cursor = pulled.body.cursor
+      } finally {
+        await first.stop()
+      }
+      // The restore: the database as it was before the block, the gate still holding it.
+      const d = await openEdgeDatabase(database, 2)
+      try {
+        await d.db.deleteFrom('decisions').execute()
+        await d.db.updateTable('decision_clock').set({ last_us: 0 }).execute()
+      } finally {
+        await d.close()
+      }
+      const restored = await startEdgegate(database, tls, ['--log-level', 'info'])
+      try {
+        const behind = await pull(restored, cursor)
+        assert.equal(behind.status, 200)
+        assert.deepEqual([behind.body.decisions, behind.body.cursor], [[], cursor])
+        await waitFor('the warning naming the gate', () =>
+          /"msg":"node r1 has decisions up to \S+Z, later than any in this database \(1970-01-01T00:00:00\.000000Z\): the database was restored/.test(
+            restored.child.log(),
+          ),
+        )
+        assert.equal((await decide(restored, 1)).status, 200)
+        const next = await pull(restored, cursor)
+        assert.deepEqual(
+          next.body.decisions.map((x: { fingerprint: string }) => x.fingerprint),
+          [fpOf(1)],
+          'a decision made after the restore is newer than the cursor',
+        )
+        const text = (await call(tls, restored.base, '/metrics')).body as string
+        assert.match(text, /^edgegate_policy_cursor_ahead_total 1$/m)
+      } finally {
+        await restored.stop()
+      }
+    })
   })
 }
 

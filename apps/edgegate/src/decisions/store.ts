@@ -30,6 +30,12 @@ export async function tickClock(trx: Transaction<DB>, kind: DatabaseKind, n = 1,
   return Number(r.rows[0]!.last_us) - n + 1
 }
 
+/** The newest decision time this database has issued (0 before the first decision). */
+export async function readDecisionClock(db: Db): Promise<number> {
+  const row = await db.selectFrom('decision_clock').select('last_us').where('id', '=', 1).executeTakeFirst()
+  return Number(row?.last_us ?? 0)
+}
+
 /** The live decision of this pair (a tombstone counts as none). */
 export function getDecision(db: Db, scopeId: string, fingerprint: string): Promise<DecisionRow | undefined> {
   return db
