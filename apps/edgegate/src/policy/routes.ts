@@ -32,7 +32,9 @@ export function policyRoutes(app: HttpApp, ctx: AppContext) {
         if (parsed === undefined) throw errors.invalid_timestamp('since')
         sinceUs = parsed
       }
-      await cursorAhead(node.instance_id, sinceUs)
+      if (sinceUs > cursorAhead.newestUs || Date.now() > cursorAhead.staleAt) {
+        await cursorAhead.check(node.instance_id, sinceUs)
+      }
       const limit = ctx.settings.policyPageSize
       const rows = await decisionsSince(ctx.database.db, node.instance_id, sinceUs, limit + 1)
       const more = rows.length > limit
@@ -55,28 +57,34 @@ export function policyRoutes(app: HttpApp, ctx: AppContext) {
  * from a backup, or failed over to a replica that had not caught up. Decisions made after that
  * point reached the gate but are not here, and nothing would say so: the gate keeps enforcing
  * them, while the dashboard shows none. New decisions still reach the gate (their times come
- * from the wall clock, past its cursor). The newest time is cached and read again only when a
- * cursor passes it, so a pull costs no extra query.
+ * from the wall clock, past its cursor). The newest time is cached, read again when a cursor
+ * passes it and at most once a minute otherwise, so a pull costs no extra query.
  */
-function cursorAheadCheck(ctx: AppContext): (instanceId: string, sinceUs: number) => Promise<void> {
+function cursorAheadCheck(ctx: AppContext) {
   const ahead = ctx.metrics.counter(
     'policy_cursor_ahead_total',
     'Policy pulls whose cursor is past every decision in the database (restored or failed over to an older copy)',
   )
   const warned = new Map<string, number>()
-  let newestUs = 0
-  return async (instanceId, sinceUs) => {
-    if (sinceUs <= newestUs) return
-    newestUs = await readDecisionClock(ctx.database.db)
-    if (sinceUs <= newestUs) return
-    ahead.inc()
-    const now = Date.now()
-    if (now - (warned.get(instanceId) ?? 0) < 10 * 60_000) return
-    if (warned.size >= 10_000) warned.clear()
-    warned.set(instanceId, now)
-    ctx.logger.warn(
-      { instance_id: instanceId, cursor: formatMicros(sinceUs), newest_decision: formatMicros(newestUs) },
-      `node ${instanceId} has decisions up to ${formatMicros(sinceUs)}, later than any in this database (${formatMicros(newestUs)}): the database was restored from a backup or failed over to a copy that had not caught up. Decisions made after that are still enforced by the gate but unknown here; compare the gate's list with edgegate decision list --instance ${instanceId}`,
-    )
+  const state = {
+    /** The newest decision time read from the database; a cursor at or below it needs no check. */
+    newestUs: 0,
+    /** Read again after a minute anyway: a failover to an older copy lowers it under a running process. */
+    staleAt: 0,
+    async check(instanceId: string, sinceUs: number): Promise<void> {
+      state.newestUs = await readDecisionClock(ctx.database.db)
+      state.staleAt = Date.now() + 60_000
+      if (sinceUs <= state.newestUs) return
+      ahead.inc()
+      const now = Date.now()
+      if (now - (warned.get(instanceId) ?? 0) < 10 * 60_000) return
+      if (warned.size >= 10_000) warned.clear()
+      warned.set(instanceId, now)
+      ctx.logger.warn(
+        { instance_id: instanceId, cursor: formatMicros(sinceUs), newest_decision: formatMicros(state.newestUs) },
+        `node ${instanceId} has decisions up to ${formatMicros(sinceUs)}, later than any in this database (${formatMicros(state.newestUs)}): the database was restored from a backup or failed over to a copy that had not caught up. Decisions made after that are still enforced by the gate but unknown here; compare the gate's list with edgegate decision list --instance ${instanceId}`,
+      )
+    },
   }
+  return state
 }
