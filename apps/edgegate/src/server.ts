@@ -9,6 +9,7 @@ import {
   systemClock,
 } from '@gatehouse/kit'
 import { certificateExpiresAt } from '@gatehouse/kit/certificate-expiry.ts'
+import { auditRoutes } from './admins/routes.ts'
 import { makeGuards } from './auth/guards.ts'
 import { SESSION_COOKIE } from './auth/principal.ts'
 import { sessionRoutes } from './auth/routes.ts'
@@ -104,6 +105,7 @@ export async function buildServer(
   signalRoutes(app, ctx)
   smtpRoutes(app, ctx)
   nodeRoutes(app, ctx)
+  auditRoutes(app, ctx)
   sessionRoutes(app, ctx)
   webRoutes(app, ctx)
   pairRoutes(app, ctx)

@@ -136,6 +136,70 @@ for (const dialect of DIALECTS) {
       assert.match(fpTable.stdout, /^INSTANCE +FINGERPRINT +DECISION +COUNT +IPS +LAST SEEN +LABEL$/m)
       assert.match(fpTable.stdout, new RegExp(`^edge-1 +${C} +none +1 +192\\.0\\.2\\.10 +\\S+Z +-$`, 'm'))
     })
+
+    test('audit list and GET /api/audit: who changed what and when, with filters', async () => {
+      const database = await newDatabase(dialect, pg.get)
+      const run = (...args: string[]) => cli(args, { EDGEGATE_DATABASE: database })
+      const { tokens, admin } = await seed(database, [
+        { id: 'edge-1', kind: 'sshgate' },
+        { id: 'edge-2', kind: 'sshgate' },
+      ])
+      const gate = await startEdgegate(database, tls)
+      try {
+        assert.equal((await run('decision', 'approve', '--instance', 'edge-1', A)).code, 0)
+        const blocked = await call(tls, gate.base, `/api/decisions/edge-1/${B}`, {
+          method: 'PUT',
+          body: { status: 'blocked' },
+          token: admin,
+        })
+        assert.equal(blocked.status, 200, JSON.stringify(blocked.body))
+        assert.equal((await run('node', 'disable', 'edge-2')).code, 0)
+
+        const entries = async (...filters: string[]) => {
+          const r = await run('audit', 'list', '--json', ...filters)
+          assert.equal(r.code, 0, r.stderr)
+          return (JSON.parse(r.stdout) as Json[]).map((e) => [e.action, e.actor.split(':')[0], e.target])
+        }
+        const all = await entries()
+        assert.deepEqual(all.slice(0, 3), [
+          ['node.disable', 'cli', 'edge-2'],
+          ['decision.blocked', 'admin', `edge-1/${B}`],
+          ['decision.approved', 'cli', `edge-1/${A}`],
+        ])
+        assert.deepEqual(
+          all.slice(3).map((e) => e[0]),
+          ['node.add', 'node.add'],
+        )
+        assert.deepEqual(await entries('--action', 'decision'), all.slice(1, 3), 'a family')
+        assert.deepEqual(await entries('--action', 'decision.blocked'), [all[1]])
+        assert.deepEqual(await entries('--action', 'decision.b'), [], 'a family is whole words')
+        assert.deepEqual(await entries('--target', `edge-1/${A}`), [all[2]])
+        assert.deepEqual(await entries('--actor', 'test'), all.slice(3))
+        assert.deepEqual(await entries('--since', '1h', '--limit', '2'), all.slice(0, 2))
+        assert.deepEqual(await entries('--since', new Date(Date.now() + 60_000).toISOString()), [])
+        const table = await run('audit', 'list', '--action', 'node.disable')
+        assert.match(table.stdout, /^AT +ACTOR +ACTION +TARGET\n\S+Z +cli:\S+ +node\.disable +edge-2\n$/)
+        const bad = await run('audit', 'list', '--since', 'yesterday')
+        assert.deepEqual(
+          [bad.code, bad.stderr],
+          [2, 'edgegate: --since must be an RFC 3339 time or a duration such as 24h, got "yesterday"\n'],
+        )
+
+        const api = await call(tls, gate.base, '/api/audit?action=node&limit=10', { token: admin })
+        assert.equal(api.status, 200, JSON.stringify(api.body))
+        assert.deepEqual(
+          api.body.entries.map((e: Json) => e.action),
+          ['node.disable', 'node.add', 'node.add'],
+        )
+        assert.match(api.body.entries[0].at, /Z$/)
+        assert.equal((await call(tls, gate.base, '/api/audit', { token: tokens['edge-1']! })).status, 403)
+        assert.equal((await call(tls, gate.base, '/api/audit')).status, 401)
+        const badSince = await call(tls, gate.base, '/api/audit?since=soon', { token: admin })
+        assert.equal(badSince.status, 400)
+      } finally {
+        await gate.stop()
+      }
+    })
   })
 }
 

@@ -1,5 +1,5 @@
 /** SQL for administrators and their dashboard sessions. */
-import type { Kysely, Transaction } from 'kysely'
+import { type Kysely, sql, type Transaction } from 'kysely'
 import type { AdminRow, DB } from '../db/schema.ts'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -48,4 +48,31 @@ export async function deleteExpiredSessions(db: Db, now: number): Promise<void> 
 
 export async function audit(db: Db, actor: string, action: string, target: string, now = Date.now()) {
   await db.insertInto('audit_log').values({ at_ms: now, actor, action, target }).execute()
+}
+
+export interface AuditFilter {
+  /** Only entries at or after this time (ms). */
+  sinceMs?: number
+  actor?: string
+  /** An action (`decision.blocked`) or its family (`decision`, `node`, `web_enforcement`). */
+  action?: string
+  /** The target, e.g. `edge-1/<fingerprint>` or a node id. */
+  target?: string
+  limit: number
+}
+
+/** Audit entries, newest first. */
+export function listAudit(db: Db, f: AuditFilter) {
+  let q = db.selectFrom('audit_log').selectAll()
+  if (f.sinceMs !== undefined) q = q.where('at_ms', '>=', f.sinceMs)
+  if (f.actor !== undefined) q = q.where('actor', '=', f.actor)
+  if (f.action !== undefined) {
+    const family = `${f.action}.`
+    // A prefix compare, not LIKE: action names hold "_", a LIKE wildcard.
+    q = q.where((eb) =>
+      eb.or([eb('action', '=', f.action!), eb(sql`substr(action, 1, ${family.length})`, '=', family)]),
+    )
+  }
+  if (f.target !== undefined) q = q.where('target', '=', f.target)
+  return q.orderBy('at_ms', 'desc').limit(f.limit).execute()
 }

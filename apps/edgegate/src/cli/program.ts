@@ -178,6 +178,27 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
     .argument('<tlsgate-id>')
     .action(async (w: string, g: string, _o, cmd: Command) => (await web()).pairRemove(all(cmd), w, g))
 
+  const auditGroup = program.command('audit').description('the audit log: who changed what, when')
+  withExamples(
+    json(admin(auditGroup.command('list')))
+      .description(
+        'audit entries, newest first: decisions, nodes, administrators, pairings, the kill switch, controller passes',
+      )
+      .option('--since <time>', 'only entries since this RFC 3339 time, or this long ago (24h, 90m)')
+      .option('--actor <actor>', 'only this actor (cli:<user>, admin:<name>, controller:web)')
+      .option(
+        '--action <action>',
+        'only this action (decision.blocked) or family (decision, node, admin, web_enforcement)',
+      )
+      .option('--target <target>', 'only this target (INSTANCE/FINGERPRINT, a node id, an administrator)')
+      .option('--limit <n>', 'at most this many (1-10000)', '100'),
+    [
+      'edgegate audit list --since 24h',
+      'edgegate audit list --action decision --target edge-1/SHA256:abc',
+      'edgegate audit list --actor admin:alice --json',
+    ],
+  ).action(async (_o, cmd: Command) => (await reports()).auditList(all(cmd)))
+
   const fingerprint = program.command('fingerprint').description('fingerprints the gates observed')
   withExamples(
     json(admin(fingerprint.command('list')))

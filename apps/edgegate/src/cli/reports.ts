@@ -1,17 +1,19 @@
 /**
- * Read-only reports: `status` (like `cscli lapi status`), `decision list` and
- * `fingerprint list`, as tables for people and `--json` for scripts.
+ * Read-only reports: `status` (like `cscli lapi status`), `decision list`, `fingerprint list`
+ * and `audit list`, as tables for people and `--json` for scripts.
  */
 import { paint, printList } from '@gatehouse/kit/cli/output.ts'
 import { UsageError } from '@gatehouse/kit/cli/program.ts'
 import { parseDatabaseUrl } from '@gatehouse/kit/db/url.ts'
+import { parseDuration } from '@gatehouse/kit/durations.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
+import { listAudit } from '../admins/store.ts'
 import { toDecision } from '../decisions/service.ts'
 import { listDecisions } from '../decisions/store.ts'
 import { describeNode, STATE_STYLE } from '../nodes/registry.ts'
 import { listNodes } from '../nodes/store.ts'
 import { countWaiting, listFingerprintsByDecision } from '../observations/store.ts'
-import { formatMillis } from '../timestamps.ts'
+import { formatMillis, parseMillis } from '../timestamps.ts'
 import { databaseUrl, readDatabase } from './database.ts'
 
 type Opts = Record<string, unknown>
@@ -167,6 +169,40 @@ export async function fingerprintList(o: Opts): Promise<void> {
       },
       { header: 'LAST SEEN', value: (f) => f.last_seen },
       { header: 'LABEL', value: (f) => f.label },
+    ],
+    { json: o.json === true },
+  )
+}
+
+/** `--since`: an RFC 3339 time, or a duration back from now (`24h`, `90m`). */
+export function sinceOf(text: string, now = Date.now()): number {
+  const at = parseMillis(text)
+  if (at !== undefined) return at
+  try {
+    return now - parseDuration(text)
+  } catch {
+    throw new UsageError(`--since must be an RFC 3339 time or a duration such as 24h, got ${JSON.stringify(text)}`)
+  }
+}
+
+export async function auditList(o: Opts): Promise<void> {
+  const limit = limitOf(o)
+  const rows = await readDatabase(o, (d) =>
+    listAudit(d.db, {
+      ...(o.since !== undefined ? { sinceMs: sinceOf(o.since as string) } : {}),
+      ...(o.actor !== undefined ? { actor: o.actor as string } : {}),
+      ...(o.action !== undefined ? { action: o.action as string } : {}),
+      ...(o.target !== undefined ? { target: o.target as string } : {}),
+      limit,
+    }),
+  )
+  printList(
+    rows.map((r) => ({ at: formatMillis(Number(r.at_ms)), actor: r.actor, action: r.action, target: r.target })),
+    [
+      { header: 'AT', value: (r) => r.at },
+      { header: 'ACTOR', value: (r) => r.actor },
+      { header: 'ACTION', value: (r) => r.action },
+      { header: 'TARGET', value: (r) => r.target },
     ],
     { json: o.json === true },
   )
