@@ -147,6 +147,32 @@ describe('dashboard pairings and SMTP reports', () => {
       await shot('smtp')
       await page.setViewportSize(PHONE)
       await shot('smtp-phone')
+      await page.setViewportSize(LAPTOP)
+
+      // The audit log: the pairing just added and removed, by whom; filtered by keyboard.
+      await page.locator('nav a', { hasText: 'Audit log' }).click()
+      await page.locator('h1', { hasText: 'Audit log' }).waitFor()
+      const actions = async () => page.locator('#audit tbody tr td:nth-child(3)').allTextContents()
+      const all = await actions()
+      assert.deepEqual(all.slice(0, 2), ['web_pair.remove', 'web_pair.add'])
+      assert.ok(all.includes('node.add'), all.join(', '))
+      assert.match(
+        (await page.locator('#audit tbody tr').first().textContent()) ?? '',
+        /admin:\S+\s*web_pair\.remove\s*web-shop\/tls-edge-1/,
+      )
+      await page.locator('select[name=action]').selectOption('web_pair')
+      await page.locator('input[name=actor]').focus()
+      await page.keyboard.type('<b>nobody</b>')
+      await page.keyboard.press('Enter')
+      await page.waitForURL(/\/audit\?action=web_pair&actor=/)
+      assert.equal(await page.locator('#audit tbody tr').count(), 0, 'no entry by that actor')
+      assert.equal(await page.locator('input[name=actor]').inputValue(), '<b>nobody</b>', 'shown as text, not markup')
+      assert.equal(await page.locator('main b').count(), 0)
+      await page.goto(`${gate.base}/audit?action=web_pair`)
+      assert.deepEqual(await actions(), ['web_pair.remove', 'web_pair.add'])
+      await shot('audit')
+      await page.setViewportSize(PHONE)
+      await shot('audit-phone')
       assert.deepEqual(problems, [])
     } finally {
       await context.close()
@@ -154,7 +180,7 @@ describe('dashboard pairings and SMTP reports', () => {
   })
 
   test('the new views need a session: the sign-in page without one', async () => {
-    for (const path of ['/pairs', '/smtp']) {
+    for (const path of ['/pairs', '/smtp', '/audit']) {
       const r = await call(tls, gate.base, path)
       assert.equal(r.status, 200)
       assert.match(String(r.body), /name="token"/)

@@ -46,6 +46,7 @@ export const VIEWS = [
   ['/signals', 'Signals'],
   ['/pairs', 'Pairings'],
   ['/smtp', 'SMTP reports'],
+  ['/audit', 'Audit log'],
 ] as const
 
 /** The menu and signed-in bar of every administrator view; `current` is the active path. */

@@ -96,3 +96,42 @@ ${reports.map(reportSection)}`,
     ),
   )
 }
+
+export interface AuditEntry {
+  at_ms: number | string
+  actor: string
+  action: string
+  target: string
+}
+
+const AUDIT_FAMILIES = [
+  ['decision', 'decisions'],
+  ['node', 'nodes'],
+  ['admin', 'administrators'],
+  ['web_pair', 'pairings'],
+  ['web_enforcement', 'web enforcement'],
+] as const
+
+/** The audit log: who changed what, when; filtered by action family and actor (GET form). */
+export function auditPage(admin: string, entries: AuditEntry[], f: { action?: string; actor?: string }): string {
+  return layout(
+    'edgegate: audit log',
+    chrome(
+      admin,
+      '/audit',
+      html`<h1>Audit log</h1>
+<form class="filters" method="get" action="/audit">
+<label>Action <select name="action"><option value="">all</option>${AUDIT_FAMILIES.map(
+        ([value, label]) =>
+          html`<option value="${value}"${f.action === value ? html` selected` : ''}>${label}</option>`,
+      )}</select></label>
+<label>Actor <input name="actor" value="${f.actor ?? ''}" placeholder="cli:root, admin:alice" size="18"></label>
+<button type="submit">Filter</button>
+</form>
+<p class="muted">${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}, newest first (at most 500). The same log: <code>edgegate audit list</code>.</p>
+<div class="table-wrap"><table id="audit"><thead><tr><th>At</th><th>Actor</th><th>Action</th><th>Target</th></tr></thead><tbody>
+${entries.map((e) => html`<tr><td>${time(Number(e.at_ms))}</td><td>${e.actor}</td><td>${e.action}</td><td><code>${e.target}</code></td></tr>`)}
+</tbody></table></div>`,
+    ),
+  )
+}

@@ -5,6 +5,7 @@
  */
 import { formatDuration, type HttpApp } from '@gatehouse/kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { listAudit } from '../admins/store.ts'
 import { resolvePrincipal } from '../auth/principal.ts'
 import type { AppContext } from '../context.ts'
 import { toDecision } from '../decisions/service.ts'
@@ -21,7 +22,7 @@ import { listPairs } from '../web/pair-store.ts'
 import { candidateJson } from '../web/routes.ts'
 import { buildReport, reportInterval } from '../web/service.ts'
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.ts'
-import { pairsPage, smtpPage } from './more-views.ts'
+import { auditPage, pairsPage, smtpPage } from './more-views.ts'
 import { overviewPage, signInPage } from './pages.ts'
 import { decisionsPage, signalsPage, webPage } from './views.ts'
 
@@ -160,6 +161,20 @@ export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
     '/smtp',
     { schema: { hide: true } },
     page(ctx, async (_req, admin) => smtpPage(admin, await currentReports(ctx.database.db))),
+  )
+  app.get(
+    '/audit',
+    { schema: { hide: true } },
+    page(ctx, async (req, admin) => {
+      const action = param(req, 'action')
+      const actor = param(req, 'actor')
+      const entries = await listAudit(ctx.database.db, {
+        ...(action ? { action } : {}),
+        ...(actor ? { actor } : {}),
+        limit: 500,
+      })
+      return auditPage(admin, entries, { ...(action ? { action } : {}), ...(actor ? { actor } : {}) })
+    }),
   )
   app.get('/dashboard.js', { schema: { hide: true } }, async (_req, reply) =>
     reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(DASHBOARD_JS),
