@@ -194,7 +194,7 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
       .option('--limit <n>', 'at most this many (1-10000)', '100'),
     [
       'edgegate audit list --since 24h',
-      'edgegate audit list --action decision --target edge-1/SHA256:abc',
+      'edgegate audit list --action decision --target edge-1/0123456789abcdef0123456789abcdef',
       'edgegate audit list --actor admin:alice --json',
     ],
   ).action(async (_o, cmd: Command) => (await reports()).auditList(all(cmd)))
