@@ -292,8 +292,12 @@ export function loadPublishConfig(flags: Record<string, unknown>, env = process.
  * `/etc/gatehouse/artsvc.json` when it exists; keys as in the schema). Kept here: this is the one
  * file that reads process.env.
  */
-export function loadServerConfig(flags: Record<string, unknown>, configFile: string | undefined): ArtsvcConfig {
-  return finishConfig(loadAppConfig('artsvc', configSchema, { flags, config: configFile, env: process.env }).config)
+export function loadServerConfig(
+  flags: Record<string, unknown>,
+  configFile: string | undefined,
+): ArtsvcConfig & { warnings: string[] } {
+  const loaded = loadAppConfig('artsvc', configSchema, { flags, config: configFile, env: process.env })
+  return { ...finishConfig(loaded.config), warnings: loaded.warnings }
 }
 
 export function stderrIsTerminal(): boolean {

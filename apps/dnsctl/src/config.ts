@@ -346,15 +346,15 @@ export function loadDnsctlConfig(
   argv: string[],
   env: Record<string, string | undefined> = process.env,
   options: { flags?: Record<string, unknown>; config?: string | undefined } = {},
-): Config {
-  const { config, positionals } = loadAppConfig('dnsctl', schema, {
+): Config & { warnings: string[] } {
+  const { config, positionals, warnings } = loadAppConfig('dnsctl', schema, {
     argv,
     env,
     ...(options.flags ? { flags: options.flags } : {}),
     ...(options.config !== undefined ? { config: options.config } : {}),
   })
   if (positionals.length > 0) throw new ConfigError(`unexpected argument ${JSON.stringify(positionals[0])}`)
-  return finishConfig(config)
+  return { ...finishConfig(config), warnings }
 }
 
 /** The API's base URL as the config names it, for the CLI (`http://127.0.0.1:8053` by default). */

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { X509Certificate } from 'node:crypto'
-import { copyFileSync } from 'node:fs'
+import { chmodSync, copyFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { connect } from 'node:tls'
 import { createTestCa, metric, waitFor } from '@gatehouse/testkit'
@@ -31,6 +31,7 @@ test('SIGHUP: new connections get the renewed certificate; a mismatched key keep
   // Five days left: a renewal that has failed, as the warning at start says.
   const tls = { ca, server: ca.issueServer(undefined, { days: 5 }) }
   t.after(() => tls.ca.remove())
+  chmodSync(tls.server.keyPath, 0o644) // as a careless copy leaves it
   const database = await newDatabase('sqlite', async () => {
     throw new Error('unused')
   })
@@ -41,6 +42,13 @@ test('SIGHUP: new connections get the renewed certificate; a mismatched key keep
     /"days_left":4,"msg":"the TLS certificate \S+ expires in 4 days \([^)]+\): nodes and browsers refuse this server once it expires; renew it, then send SIGHUP to load it"/.test(
       gate.child.log(),
     ),
+  )
+  await waitFor('the key warning', () =>
+    gate.child
+      .log()
+      .includes(
+        `${tls.server.keyPath} holds the TLS private key (--tls-key) and every user of this host can read it (mode 0644)`,
+      ),
   )
   const expiry = async () =>
     metric(

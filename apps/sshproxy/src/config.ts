@@ -88,6 +88,8 @@ export interface ServeConfig {
   configPath: string
   /** Whether the config file existed (it is optional at the default path). */
   configFileFound: boolean
+  /** A secret in a file every user may read: logged at start, shown by `doctor`. */
+  warnings: string[]
   metricsListen?: ListenAddress
   allowUnknown: boolean
   /** Static bypass ranges (canonical CIDR), from --trusted-range and `trusted_ranges`. */
@@ -124,6 +126,7 @@ export function loadServeConfig(options: LoadServeOptions): ServeConfig {
     dbPath: inputs.dbPath,
     configPath: inputs.configPath,
     configFileFound: inputs.configFileFound,
+    warnings: inputs.warnings,
     ...(inputs.metricsListen ? { metricsListen: inputs.metricsListen } : {}),
     allowUnknown: f.allow_unknown,
     trustedRanges: inputs.trustedRanges,

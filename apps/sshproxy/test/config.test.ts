@@ -4,7 +4,7 @@
  * exit; doctor never opens the database or binds a port.
  */
 import assert from 'node:assert/strict'
-import { existsSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { createTestCa, freePort, tempDir } from '@gatehouse/testkit'
@@ -104,6 +104,56 @@ describe('doctor', () => {
     const empty = await cliInProcess(['doctor', '--route', route, '--config', configFile({ db: '' })])
     assert.equal(empty.code, 1)
     assert.match(empty.stderr, /db: /)
+  })
+
+  test('a token in a config file every user may read, or such a client key, is a warning', async () => {
+    const tokenConfig = configFile({
+      control_plane: { url: 'https://cp.example.test', instance_id: 'gate-1', token: 'secret-token-value' },
+    })
+    chmodSync(tokenConfig, 0o644)
+    const open = await cliInProcess(['doctor', '--route', route, '--db', db(), '--config', tokenConfig])
+    assert.equal(open.code, 0, open.stderr)
+    assert.match(
+      open.stdout,
+      new RegExp(
+        `^warning: ${tokenConfig} holds a secret \\(control_plane\\.token\\) and every user of this host can read it \\(mode 0644\\); chmod o-r ${tokenConfig}$`,
+        'm',
+      ),
+    )
+    assert.doesNotMatch(open.stdout, /secret-token-value/)
+    chmodSync(tokenConfig, 0o640)
+    const closed = await cliInProcess(['doctor', '--route', route, '--db', db(), '--config', tokenConfig])
+    assert.doesNotMatch(closed.stdout, /^warning:/m)
+
+    const ca = createTestCa()
+    try {
+      const client = ca.issueClient('gate-1')
+      chmodSync(client.keyPath, 0o644)
+      const key = await cliInProcess([
+        'doctor',
+        '--route',
+        route,
+        '--db',
+        db(),
+        '--config',
+        configFile({
+          control_plane: {
+            url: 'https://cp.example.test',
+            instance_id: 'gate-1',
+            client_cert: client.certPath,
+            client_key: client.keyPath,
+            ca: ca.caPath,
+          },
+        }),
+      ])
+      assert.equal(key.code, 0, key.stderr)
+      assert.match(
+        key.stdout,
+        /^warning: \S+\.key holds the control-plane client key \(control_plane\.client_key\) and every user/m,
+      )
+    } finally {
+      ca.remove()
+    }
   })
 
   test('mutual TLS needs all three files and they must be readable PEM', async () => {

@@ -98,6 +98,8 @@ export interface ServeConfig {
   configPath: string
   /** Whether the config file existed (it is optional at the default path). */
   configFileFound: boolean
+  /** A secret in a file every user may read: logged at start, shown by `doctor`. */
+  warnings: string[]
   metricsListen?: ListenAddress
   enforceUnknown: boolean
   proxyProtocol: boolean
@@ -136,6 +138,7 @@ export function loadServeConfig(options: LoadServeOptions): ServeConfig {
     dbPath: inputs.dbPath,
     configPath: inputs.configPath,
     configFileFound: inputs.configFileFound,
+    warnings: inputs.warnings,
     ...(inputs.metricsListen ? { metricsListen: inputs.metricsListen } : {}),
     enforceUnknown: f.enforce_unknown,
     proxyProtocol: f.proxy_protocol,

@@ -6,7 +6,7 @@
  * that reads `process.env`.
  */
 import { hostname } from 'node:os'
-import { ConfigError, field, loadConfig } from '@gatehouse/kit/config.ts'
+import { ConfigError, field, loadConfig, secretExposure } from '@gatehouse/kit/config.ts'
 import { type ListenAddress, parseListenAddress } from '@gatehouse/kit/net.ts'
 import { DEFAULT_THRESHOLDS, type Thresholds } from './detect/thresholds.ts'
 import { DEFAULT_JSON_FIELDS, type JsonFields } from './logs/json.ts'
@@ -209,6 +209,8 @@ export interface Config {
   disabledLists: string[]
   controlPlane: ControlPlane | undefined
   analytics: AnalyticsConfig | undefined
+  /** A secret in a file every user may read: logged at start, shown by `doctor`. */
+  warnings: string[]
 }
 
 /** The config file path: `--config`, then `WEBSIGNAL_CONFIG`, then the default. */
@@ -263,7 +265,14 @@ export function loadWebsignalConfig(path: string, env: Record<string, string | u
     disabledLists: d.disabled_lists ?? [],
     controlPlane,
     analytics,
+    warnings: [...loaded.warnings, ...keyWarning(controlPlane)],
   }
+}
+
+function keyWarning(cp: ControlPlane | undefined): string[] {
+  if (cp?.auth.kind !== 'mtls') return []
+  const exposed = secretExposure(cp.auth.clientKey, 'the control-plane client key (control_plane.client_key)')
+  return exposed ? [exposed] : []
 }
 
 function checkAnalytics(

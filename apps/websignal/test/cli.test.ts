@@ -1,7 +1,7 @@
 /** The `websignal` binary as a child process: serve, doctor, replay, and startup failures. */
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { createTestCa, freePort, startChild, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
@@ -67,6 +67,7 @@ test("doctor shows the control-plane client certificate's expiry and fails on an
   const ca = createTestCa()
   const config = (days: number) => {
     const cert = ca.issueClient('web-1', { days })
+    chmodSync(cert.keyPath, 0o644) // a key every user may read: a warning, not a refusal
     return writeConfig({
       inputs: INPUTS,
       control_plane: {
@@ -84,6 +85,10 @@ test("doctor shows the control-plane client certificate's expiry and fails on an
     const ok = await run(['doctor', '--config', fresh.path])
     assert.equal(ok.code, 0, ok.stderr)
     assert.match(ok.stdout, /^client certificate: valid until \S+Z \(29 days left\)$/m)
+    assert.match(
+      ok.stdout,
+      /^warning: \S+\.key holds the control-plane client key \(control_plane\.client_key\) and every user of this host can read it \(mode 0644\); chmod o-r /m,
+    )
     const expired = await run(['doctor', '--config', expiredConfig.path])
     assert.equal(expired.code, 1)
     assert.match(expired.stderr, /control_plane\.client_cert: EXPIRED on \S+Z; the control plane refuses this node/)

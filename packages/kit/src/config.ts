@@ -8,7 +8,7 @@
  */
 import { type ConfigOf, describe, type Field, isField, type Schema, type Source } from './config-fields.ts'
 import { StartupError } from './errors.ts'
-import { readFileSync } from './startup-builtins.ts'
+import { readFileSync, statSync } from './startup-builtins.ts'
 
 export { type ConfigOf, type Field, type FieldOptions, field, type Schema } from './config-fields.ts'
 
@@ -41,6 +41,11 @@ export interface Loaded<S extends Schema> {
   positionals: string[]
   /** Where each leaf value came from, keyed by dotted path (for `doctor` commands). */
   sources: Record<string, Source>
+  /**
+   * Problems that do not stop the program, for its log: a secret in a file every user of the
+   * host may read (`secretExposure`).
+   */
+  warnings: string[]
 }
 
 interface Leaf {
@@ -119,9 +124,30 @@ function readJsonFile(path: string, required: boolean, errors: string[]): Record
   }
 }
 
-function readSecretFile(path: string, what: string, errors: string[]): string | undefined {
+/**
+ * A warning when `path`, which holds a secret, may be read by every user of the host (the
+ * "others" read bit: a file written under the usual umask 022). On a shared host (an SSH
+ * bastion's users, a web server's other sites) anyone could then take the token and act as
+ * this program. Group read is left alone: `640` with the service's group is the usual setup.
+ */
+export function secretExposure(path: string, holds: string): string | undefined {
+  let mode: number
   try {
-    return readFileSync(path, 'utf8').replace(/\r?\n$/, '')
+    mode = statSync(path).mode
+  } catch {
+    return undefined
+  }
+  if ((mode & 0o004) === 0) return undefined
+  const octal = (mode & 0o777).toString(8).padStart(4, '0')
+  return `${path} holds ${holds} and every user of this host can read it (mode ${octal}); chmod o-r ${path}`
+}
+
+function readSecretFile(path: string, what: string, errors: string[], warnings: string[]): string | undefined {
+  try {
+    const text = readFileSync(path, 'utf8').replace(/\r?\n$/, '')
+    const exposed = secretExposure(path, `a secret (${what})`)
+    if (exposed) warnings.push(exposed)
+    return text
   } catch (err) {
     errors.push(
       `${what}: secret file ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
@@ -201,6 +227,9 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
 
   const config: Record<string, unknown> = {}
   const sources: Record<string, Source> = {}
+  const warnings: string[] = []
+  // Secrets written in the file itself, whichever source wins: the file holds them either way.
+  const inlineSecrets = all.filter((l) => l.field.options.secret && fileValues.has(l.path)).map((l) => l.path)
   for (const { path, field: f } of all) {
     const o = f.options
     const name = o.flag && flags.has(o.flag) ? `--${o.flag}` : undefined
@@ -221,7 +250,7 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
       }
     } else if (o.secret && o.env && env[`${o.env}_FILE`] !== undefined) {
       label = `${o.env}_FILE`
-      raw = readSecretFile(env[`${o.env}_FILE`]!, label, errors)
+      raw = readSecretFile(env[`${o.env}_FILE`]!, label, errors, warnings)
       if (raw === undefined) continue
       source = 'env'
     } else if (fileValues.has(path)) {
@@ -234,7 +263,7 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
         errors.push(`${label}: must be a file path string`)
         continue
       }
-      raw = readSecretFile(p, label, errors)
+      raw = readSecretFile(p, label, errors, warnings)
       if (raw === undefined) continue
       source = 'file'
     } else if (o.default !== undefined) {
@@ -263,7 +292,11 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
     }
   }
   if (errors.length > 0) throw new ConfigError(errors)
-  return { config: config as ConfigOf<S>, positionals, sources }
+  if (inlineSecrets.length > 0) {
+    const exposed = secretExposure(options.file!, `a secret (${inlineSecrets.join(', ')})`)
+    if (exposed) warnings.push(exposed)
+  }
+  return { config: config as ConfigOf<S>, positionals, sources, warnings }
 }
 
 /** Lines describing every field (flag, env, default, doc), for `--help` output. */

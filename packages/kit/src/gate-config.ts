@@ -7,7 +7,7 @@
  * @example
  * const flagSchema = { route: ..., ...gateFlagFields({ prefix: 'TLSGATE', db: '/var/lib/tlsgate/tlsgate.db', ... }) }
  */
-import { ConfigError, type ConfigOf, field, type Loaded, loadConfig, type Schema } from './config.ts'
+import { ConfigError, type ConfigOf, field, type Loaded, loadConfig, type Schema, secretExposure } from './config.ts'
 import { controlPlaneFields, readControlPlaneSection } from './control-plane-config.ts'
 import type { SyncControlPlane } from './gate-sync.ts'
 import { type AddressError, type ListenAddress, parseCidr, parseListenAddress } from './net.ts'
@@ -138,6 +138,8 @@ export interface GateInputs<F extends Schema, G extends Schema> {
   dbPath: string
   /** Whether the config file existed (it is optional at the default path). */
   configFileFound: boolean
+  /** For the log and `doctor`: a secret in a file every user may read (kit `secretExposure`). */
+  warnings: string[]
   metricsListen?: ListenAddress
   controlPlane?: SyncControlPlane & { syncIntervalMs: number }
   /** Static bypass ranges from the flag and the file, deduplicated. */
@@ -210,11 +212,19 @@ export function loadGateInputs<F extends BaseFlags & Schema, G extends BaseFile 
     configPath,
     dbPath: flags.sources.db === 'default' ? (fileConfig.db ?? base.db) : base.db,
     configFileFound,
+    warnings: [...flags.warnings, ...file.warnings, ...keyExposure(controlPlane)],
     ...(metricsListen ? { metricsListen } : {}),
     ...(controlPlane ? { controlPlane } : {}),
     trustedRanges: [...new Set([...(base.trusted_range ?? []), ...(fileConfig.trusted_ranges ?? [])])],
     maxFingerprints: max === 0 ? 100_000 : max,
   }
+}
+
+/** The control-plane client key, when every user of the host may read it. */
+function keyExposure(cp: SyncControlPlane | undefined): string[] {
+  if (cp?.auth.kind !== 'mtls') return []
+  const exposed = secretExposure(cp.auth.clientKey, 'the control-plane client key (control_plane.client_key)')
+  return exposed ? [exposed] : []
 }
 
 /**

@@ -14,6 +14,8 @@ export interface GateServeConfig {
   dbPath: string
   drainTimeoutMs: number
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent'
+  /** Logged once the logger exists (a secret in a file every user may read). */
+  warnings?: string[]
 }
 
 export interface ServedGate {
@@ -64,6 +66,7 @@ export async function runGateServe<
       pretty: false,
       destination,
     })
+    for (const warning of config.warnings ?? []) logger.warn(warning)
     const store = await o.openStore(config.dbPath)
     const gate = await o.build(config, store, logger)
     try {

@@ -11,7 +11,7 @@
 type Util = typeof import('node:util')
 
 export const fs = process.getBuiltinModule('node:fs')
-export const { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync } = fs
+export const { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync } = fs
 
 let util: Util | undefined
 export function styleText(

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, describe, test } from 'node:test'
@@ -290,6 +290,48 @@ describe('loadConfig secrets from files', () => {
     )
     // Nor <VAR>_FILE: the variable is simply not read.
     assert.equal(loadConfig(schema, { env: { APP_LISTEN_FILE: file('x') } }).config.listen, '127.0.0.1:8080')
+  })
+})
+
+describe('loadConfig: a secret every user of the host may read', () => {
+  const withMode = (path: string, mode: number) => {
+    chmodSync(path, mode)
+    return path
+  }
+
+  test('a secret file readable by others is a warning naming it; owner or group only is not', () => {
+    const open = withMode(file('s3cret\n'), 0o644)
+    const { config, warnings } = loadConfig(schema, { env: { APP_TOKEN_FILE: open } })
+    assert.equal(config.token, 's3cret', 'still used: a warning, not a refusal')
+    assert.deepEqual(warnings, [
+      `${open} holds a secret (APP_TOKEN_FILE) and every user of this host can read it (mode 0644); chmod o-r ${open}`,
+    ])
+    for (const mode of [0o600, 0o640]) {
+      assert.deepEqual(loadConfig(schema, { env: { APP_TOKEN_FILE: withMode(file('x'), mode) } }).warnings, [])
+    }
+    const nested = withMode(file('pw'), 0o604)
+    assert.match(
+      loadConfig(schema, { file: withMode(json({ db: { password_file: nested } }), 0o600) }).warnings.join('\n'),
+      /holds a secret \(db\.password_file\) .*\(mode 0604\)/,
+    )
+  })
+
+  test('a config file holding a secret inline and readable by others is a warning naming the keys', () => {
+    const config = withMode(json({ token: 't0k', db: { password: 'pw' }, listen: '127.0.0.1:1' }), 0o644)
+    assert.deepEqual(loadConfig(schema, { file: config }).warnings, [
+      `${config} holds a secret (token, db.password) and every user of this host can read it (mode 0644); chmod o-r ${config}`,
+    ])
+    assert.deepEqual(loadConfig(schema, { file: withMode(json({ token: 't0k' }), 0o640) }).warnings, [])
+    assert.deepEqual(
+      loadConfig(schema, { file: withMode(json({ listen: '127.0.0.1:1' }), 0o644) }).warnings,
+      [],
+      'no secret in it',
+    )
+    assert.deepEqual(
+      loadConfig(schema, { file: config, env: { APP_TOKEN: 'from-env' } }).warnings,
+      loadConfig(schema, { file: config }).warnings,
+      'the file holds the token even when the environment overrides it',
+    )
   })
 })
 

@@ -9,6 +9,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
   await runMain({ name: 'artsvc' }, async () => {
     const config = loadServerConfig(flags, configFile)
     const svc = await buildServer(config)
+    for (const warning of config.warnings) svc.ctx.logger.warn(warning)
     try {
       await svc.ctx.store.check()
     } catch (err) {

@@ -15,6 +15,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
   await runMain({ name: 'dnsctl' }, async () => {
     const config = loadDnsctlConfig([], process.env, { flags, config: configFile })
     const logger = createLogger({ name: 'dnsctl', level: config.logLevel })
+    for (const warning of config.warnings) logger.warn(warning)
     // The journal (zone text) and job results are owner-only (0700 when created), like the
     // database (0600, kit). The state and blocklist folders keep the umask: the resolver,
     // which may run as another user, reads the published blocklist files under them.

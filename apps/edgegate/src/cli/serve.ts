@@ -2,6 +2,7 @@
 
 import { watchCertificateExpiry } from '@gatehouse/kit/certificate-expiry.ts'
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
+import { secretExposure } from '@gatehouse/kit/config.ts'
 import { StartupError } from '@gatehouse/kit/errors.ts'
 import { createLogger } from '@gatehouse/kit/logger.ts'
 import { parseListenAddress } from '@gatehouse/kit/net.ts'
@@ -17,8 +18,11 @@ import { TrustedRanges } from '../trusted/ranges.ts'
 
 export async function serve(flags: Record<string, unknown>, configFile: string | undefined): Promise<void> {
   await runMain({ name: 'edgegate' }, async () => {
-    const config = checkServeConfig(loadAppConfig('edgegate', serveSchema, { flags, config: configFile }).config)
+    const loaded = loadAppConfig('edgegate', serveSchema, { flags, config: configFile })
+    const config = checkServeConfig(loaded.config)
     const logger = createLogger({ name: 'edgegate', level: config.log_level })
+    const keyExposed = secretExposure(config.tls_key, 'the TLS private key (--tls-key)')
+    for (const warning of [...loaded.warnings, ...(keyExposed ? [keyExposed] : [])]) logger.warn(warning)
     const rangeFiles = config.trusted_ranges_file ?? []
     const rangeUrls = config.trusted_ranges_url ?? []
     const discovery = rangeFiles.length > 0 || rangeUrls.length > 0

@@ -9,8 +9,10 @@ import { buildServer } from '../server.ts'
 
 export async function serve(flags: Record<string, unknown>, configFile: string | undefined): Promise<void> {
   await runMain({ name: 'notify' }, async () => {
-    const config = finishConfig(loadAppConfig('notify', schema, { flags, config: configFile }).config)
+    const loaded = loadAppConfig('notify', schema, { flags, config: configFile })
+    const config = finishConfig(loaded.config)
     const logger = createLogger({ name: 'notify', level: config.logLevel })
+    for (const warning of loaded.warnings) logger.warn(warning)
     const database = await openNotifyDatabase(config.database, undefined, {
       backgroundCheckpoints: true,
       onWarning: (message) => logger.warn(message),

@@ -78,6 +78,7 @@ export function doctorCommand(flags: Record<string, unknown>, io: Io): void {
       ? `control plane: ${c.controlPlane.url} as ${c.controlPlane.instanceId}, auth ${c.controlPlane.auth.kind === 'token' ? 'bearer token' : 'mutual TLS'}, every ${d(c.controlPlane.syncIntervalMs)}${c.controlPlane.serverName ? `, server name ${c.controlPlane.serverName}` : ''}`
       : 'control plane: sync disabled (no control_plane.url)',
     ...(clientCertificate ? [`client certificate: ${clientCertificate.text}`] : []),
+    ...c.warnings.map((w) => `warning: ${w}`),
   ]
   if (clientCertificate?.expired) {
     throw new StartupError(

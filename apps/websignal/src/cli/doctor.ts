@@ -92,5 +92,6 @@ export function doctorCommand(opts: { config?: string }, io: Io): void {
     `listen ${c.listen.host}:${c.listen.port}`,
   )
   if (problems.length > 0) throw new StartupError(problems)
+  for (const w of c.warnings) lines.push(`warning: ${w}`)
   io.out(`${lines.join('\n')}\n`)
 }

@@ -15,6 +15,7 @@ export async function serveCommand(opts: { config?: string }): Promise<void> {
   await runMain({ name: 'websignal' }, async () => {
     const config = loadWebsignalConfig(configPath(opts.config))
     const logger = createLogger({ name: 'websignal', level: config.logLevel })
+    for (const warning of config.warnings) logger.warn(warning)
     const metrics = agentMetrics()
     const store = new Store(config.store)
     try {
