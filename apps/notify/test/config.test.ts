@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
+import { chmodSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { ConfigError, loadConfig } from '@gatehouse/kit'
@@ -105,12 +106,19 @@ describe('startup failures (child process)', () => {
     }
   })
 
-  test('a running service warns about development mode and stops cleanly on SIGTERM', async () => {
+  test('a running service warns about development mode and a secret file every user may read, and stops cleanly on SIGTERM', async () => {
     const dir = tempDir('notify-main-')
     const port = await freePort()
+    const tokenFile = join(dir.path, 'hook-token')
+    writeFileSync(tokenFile, 'a'.repeat(48))
+    chmodSync(tokenFile, 0o644)
     const { spawn } = await import('node:child_process')
     const child = spawn(process.execPath, [main, '-listen', `127.0.0.1:${port}`], {
-      env: { PATH: process.env.PATH ?? '', NOTIFY_DATABASE_URL: `sqlite:${join(dir.path, 'n.db')}` },
+      env: {
+        PATH: process.env.PATH ?? '',
+        NOTIFY_DATABASE_URL: `sqlite:${join(dir.path, 'n.db')}`,
+        NOTIFY_HOOK_TOKEN_FILE: tokenFile,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let out = ''
@@ -123,6 +131,12 @@ describe('startup failures (child process)', () => {
       await new Promise((r) => setTimeout(r, 20))
     }
     assert.match(out, /unauthenticated development mode/)
+    assert.ok(
+      out.includes(
+        `${tokenFile} holds a secret (NOTIFY_HOOK_TOKEN_FILE) and every user of this host can read it (mode 0644)`,
+      ),
+      out,
+    )
     const health = await fetch(`http://127.0.0.1:${port}/healthz`)
     assert.equal(health.status, 200)
     const ready = await fetch(`http://127.0.0.1:${port}/readyz`)
