@@ -137,6 +137,73 @@ for (const dialect of DIALECTS) {
       assert.match(fpTable.stdout, new RegExp(`^edge-1 +${C} +none +1 +192\\.0\\.2\\.10 +\\S+Z +-$`, 'm'))
     })
 
+    test('decision enroll: approves what has no decision yet, leaves verdicts and local blocks alone; --dry-run, --since', async () => {
+      const database = await newDatabase(dialect, pg.get)
+      const run = (...args: string[]) => cli(args, { EDGEGATE_DATABASE: database })
+      const { tokens, admin } = await seed(database, [{ id: 'edge-1', kind: 'sshgate' }])
+      const [D, E] = ['d'.repeat(32), 'e'.repeat(32)]
+      const old = new Date(Date.now() - 10 * 86_400_000).toISOString()
+      const gate = await startEdgegate(database, tls)
+      try {
+        const posted = await call(tls, gate.base, '/v1/observations/batch?instance_id=edge-1', {
+          body: {
+            instance_id: 'edge-1',
+            observations: [
+              observation(A),
+              observation(B),
+              observation(C),
+              observation(D, { status: 'blocked' }),
+              observation(E, { first_seen: old, last_seen: old, sightings: [] }),
+            ],
+          },
+          token: tokens['edge-1']!,
+        })
+        assert.equal(posted.status, 200, JSON.stringify(posted.body))
+        const put = (fp: string, status: string) =>
+          call(tls, gate.base, `/api/decisions/edge-1/${fp}`, { method: 'PUT', body: { status }, token: admin })
+        assert.equal((await put(A, 'approved')).status, 200)
+        assert.equal((await put(B, 'pending')).status, 200)
+      } finally {
+        await gate.stop()
+      }
+      const decided = async () => {
+        const r = await run('decision', 'list', '--json')
+        return Object.fromEntries((JSON.parse(r.stdout) as Json[]).map((d) => [d.fingerprint, [d.status, d.label]]))
+      }
+      const before = await decided()
+
+      const dry = await run('decision', 'enroll', '--instance', 'edge-1', '--since', '168h', '--dry-run', '--json')
+      assert.equal(dry.code, 0, dry.stderr)
+      const plan = JSON.parse(dry.stdout)
+      assert.deepEqual([plan.dry_run, plan.approved.map((f: Json) => f.fingerprint)], [true, [C]])
+      assert.deepEqual(await decided(), before, 'a dry run changes nothing')
+
+      const enrolled = await run('decision', 'enroll', '--instance', 'edge-1', '--since', '168h')
+      assert.equal(enrolled.code, 0, enrolled.stderr)
+      assert.match(enrolled.stdout, new RegExp(`^${C}  last seen \\S+Z\n1 fingerprint\\(s\\) of edge-1 approved\n$`))
+      const after = await decided()
+      assert.deepEqual(after[C], ['approved', 'enrolled'])
+      assert.deepEqual([after[A], after[B], after[D], after[E]], [before[A], before[B], undefined, undefined])
+
+      const rest = await run('decision', 'enroll', '--instance', 'edge-1', '--label', 'late', '--json')
+      assert.deepEqual(
+        JSON.parse(rest.stdout).approved.map((f: Json) => f.fingerprint),
+        [E],
+        'without --since the old one too; the gate-blocked one never',
+      )
+      assert.deepEqual((await decided())[E], ['approved', 'late'])
+      const audited = await run('audit', 'list', '--action', 'decision.approved', '--json')
+      assert.deepEqual(
+        (JSON.parse(audited.stdout) as Json[]).map((e) => e.target).sort(),
+        [`edge-1/${A}`, `edge-1/${C}`, `edge-1/${E}`].sort(),
+      )
+
+      const nobody = await run('decision', 'enroll', '--instance', 'nope')
+      assert.deepEqual([nobody.code, nobody.stderr], [1, 'edgegate: no node with instance_id nope\n'])
+      assert.equal((await run('decision', 'enroll', '--instance', 'edge-1', '--limit', '0')).code, 2)
+      assert.equal((await run('decision', 'enroll', '--instance', 'edge-1', '--label', 'a\u001b[31mb')).code, 1)
+    })
+
     test('audit list and GET /api/audit: who changed what and when, with filters', async () => {
       const database = await newDatabase(dialect, pg.get)
       const run = (...args: string[]) => cli(args, { EDGEGATE_DATABASE: database })

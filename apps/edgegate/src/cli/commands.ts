@@ -136,6 +136,34 @@ export async function decide(o: Opts, status: Verdict, fp: string): Promise<void
   out(`${esc(d.scope_id)} ${d.fingerprint} ${d.status}${d.label ? ` (${esc(d.label)})` : ''} at ${d.updated_at}`)
 }
 
+export async function enroll(o: Opts): Promise<void> {
+  const instanceId = instanceOf(o)
+  const limit = Number(o.limit)
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
+    throw new UsageError('--limit must be an integer from 1 to 10000')
+  }
+  const [{ enrollWaiting }, { sinceOf }] = await Promise.all([import('../decisions/enroll.ts'), import('./reports.ts')])
+  const dryRun = o.dryRun === true
+  const done = await withDatabase(o, (x) =>
+    enrollWaiting(x.db, x.kind, {
+      instanceId,
+      ...(o.since !== undefined ? { sinceMs: sinceOf(o.since as string) } : {}),
+      label: (o.label as string | undefined) ?? 'enrolled',
+      actor: actor(),
+      limit,
+      dryRun,
+    }),
+  )
+  const rows = done.map((f) => ({ fingerprint: f.fingerprint, last_seen: formatMillis(f.last_seen_ms) }))
+  if (o.json === true) return out(JSON.stringify({ instance_id: instanceId, dry_run: dryRun, approved: rows }, null, 2))
+  for (const r of rows) out(`${r.fingerprint}  last seen ${r.last_seen}`)
+  out(
+    dryRun
+      ? `${rows.length} fingerprint(s) of ${esc(instanceId)} would be approved (dry run: nothing changed)`
+      : `${rows.length} fingerprint(s) of ${esc(instanceId)} approved`,
+  )
+}
+
 export async function label(o: Opts, fp: string, text: string): Promise<void> {
   const instanceId = instanceOf(o)
   const { changeDecision } = await decisionService()

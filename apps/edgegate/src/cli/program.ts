@@ -116,6 +116,20 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
       async (fp: string, _o, c: Command) => (await commands()).decide(all(c), status, fp),
     )
   }
+  withExamples(
+    json(instance(admin(decision.command('enroll'))))
+      .description(
+        'approve every fingerprint of the instance that has no decision yet (after an enrollment window); --dry-run lists them first',
+      )
+      .option('--since <time>', 'only those last seen since this RFC 3339 time, or this long ago (168h: a week)')
+      .option('--label <text>', 'label stored with each approval', 'enrolled')
+      .option('--limit <n>', 'at most this many, the most recently seen first (1-10000)', '1000')
+      .option('--dry-run', 'list what would be approved and change nothing'),
+    [
+      'edgegate decision enroll --instance edge-1 --since 168h --dry-run',
+      'edgegate decision enroll --instance edge-1 --since 168h --label "enrolled 2026-11"',
+    ],
+  ).action(async (_o, c: Command) => (await commands()).enroll(all(c)))
   instance(admin(decision.command('label')))
     .description("replace a decision's label")
     .argument('<fingerprint>')

@@ -38,16 +38,22 @@ export interface DecisionChange {
 }
 
 /**
+ * Refuse a label too long, or one a terminal would interpret: labels sync to the gates and are
+ * printed by their CLIs (`sshproxy list`). One place, for the API, the CLI and the dashboard.
+ */
+export function checkLabel(label: string): void {
+  if (label.length > MAX_LABEL) throw errors.label_too_long(MAX_LABEL)
+  if (hasControlCharacter(label)) throw errors.label_invalid()
+}
+
+/**
  * Apply a change: a status moves any entry (or none, or a tombstone) to that status; a label
  * alone replaces the label of an existing live decision. Either way the decision gets a new
  * clock time, so gates pull it.
  */
 export async function changeDecision(db: Kysely<DB>, kind: DatabaseKind, c: DecisionChange): Promise<Decision> {
   if (c.status === undefined && c.label === undefined) throw errors.decision_missing_fields()
-  if (c.label !== undefined && c.label.length > MAX_LABEL) throw errors.label_too_long(MAX_LABEL)
-  // Labels sync to the gates and are printed by their CLIs (`sshproxy list`): one place,
-  // here, refuses what a terminal would interpret, for the API, the CLI and the dashboard.
-  if (c.label !== undefined && hasControlCharacter(c.label)) throw errors.label_invalid()
+  if (c.label !== undefined) checkLabel(c.label)
   const node = await getNode(db, c.instanceId)
   if (!node || (node.kind !== 'sshgate' && node.kind !== 'tlsgate')) throw errors.node_not_found(c.instanceId)
   return db.transaction().execute(async (trx) => {
