@@ -141,7 +141,7 @@ for (const dialect of DIALECTS) {
       const database = await newDatabase(dialect, pg.get)
       const run = (...args: string[]) => cli(args, { EDGEGATE_DATABASE: database })
       const { tokens, admin } = await seed(database, [{ id: 'edge-1', kind: 'sshgate' }])
-      const [D, E] = ['d'.repeat(32), 'e'.repeat(32)]
+      const [D, E, F] = ['d'.repeat(32), 'e'.repeat(32), 'f'.repeat(32)]
       const old = new Date(Date.now() - 10 * 86_400_000).toISOString()
       const gate = await startEdgegate(database, tls)
       try {
@@ -153,6 +153,7 @@ for (const dialect of DIALECTS) {
               observation(B),
               observation(C),
               observation(D, { status: 'blocked' }),
+              observation(F, { status: 'pending' }),
               observation(E, { first_seen: old, last_seen: old, sightings: [] }),
             ],
           },
@@ -183,13 +184,16 @@ for (const dialect of DIALECTS) {
       assert.match(enrolled.stdout, new RegExp(`^${C}  last seen \\S+Z\n1 fingerprint\\(s\\) of edge-1 approved\n$`))
       const after = await decided()
       assert.deepEqual(after[C], ['approved', 'enrolled'])
-      assert.deepEqual([after[A], after[B], after[D], after[E]], [before[A], before[B], undefined, undefined])
+      assert.deepEqual(
+        [after[A], after[B], after[D], after[E], after[F]],
+        [before[A], before[B], undefined, undefined, undefined],
+      )
 
       const rest = await run('decision', 'enroll', '--instance', 'edge-1', '--label', 'late', '--json')
       assert.deepEqual(
         JSON.parse(rest.stdout).approved.map((f: Json) => f.fingerprint),
         [E],
-        'without --since the old one too; the gate-blocked one never',
+        'without --since the old one too; those blocked or made pending on the gate never',
       )
       assert.deepEqual((await decided())[E], ['approved', 'late'])
       const audited = await run('audit', 'list', '--action', 'decision.approved', '--json')

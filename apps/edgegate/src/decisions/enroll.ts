@@ -6,7 +6,8 @@
  * first.
  *
  * Only fingerprints without a live decision are approved: an explicit `pending` is someone's
- * choice to wait, and one the gate itself reports as blocked (a local verdict) is left alone.
+ * choice to wait, and one the gate itself reports as blocked or pending (a verdict given on the
+ * gate) is left alone.
  * The write happens under the decision clock's lock and checks each fingerprint again there, so
  * a verdict an administrator gives meanwhile is never overwritten. Each approval is audited.
  */
@@ -19,6 +20,9 @@ import { getNode } from '../nodes/store.ts'
 import { listFingerprintsByDecision } from '../observations/store.ts'
 import { checkLabel } from './service.ts'
 import { getDecision, SCOPE_INSTANCE, tickClock, upsertDecisions } from './store.ts'
+
+/** Verdicts given on the gate itself that an enrollment must not overrule. */
+const LOCAL_REFUSALS: ReadonlySet<string> = new Set(['blocked', 'pending'])
 
 export interface Enrollment {
   instanceId: string
@@ -44,7 +48,9 @@ export async function enrollWaiting(db: Kysely<DB>, kind: DatabaseKind, e: Enrol
   const waiting = (
     await listFingerprintsByDecision(db, { instanceId: e.instanceId, status: 'none', limit: e.limit, offset: 0 })
   )
-    .filter((f) => f.reported_status !== 'blocked' && (e.sinceMs === undefined || Number(f.last_seen_ms) >= e.sinceMs))
+    .filter(
+      (f) => !LOCAL_REFUSALS.has(f.reported_status) && (e.sinceMs === undefined || Number(f.last_seen_ms) >= e.sinceMs),
+    )
     .map((f) => ({ fingerprint: f.fingerprint, last_seen_ms: Number(f.last_seen_ms) }))
   if (e.dryRun || waiting.length === 0) return waiting
   return db.transaction().execute(async (trx) => {
