@@ -17,12 +17,13 @@ const MINUTE = 60_000
 
 for (const dialect of DIALECTS) {
   describe(`node health on ${dialect}`, () => {
-    test('a gate not heard from for 10 minutes is silent, after a grace from start; websignal never is', async () => {
+    test('a gate or websignal node not heard from for 10 minutes is silent, after a grace from start; a log watcher never is', async () => {
       const url = await newDatabase(dialect, pg.get)
       await seed(url, [
         { id: 'gate-a', kind: 'sshgate' },
         { id: 'gate-b', kind: 'tlsgate' },
         { id: 'web-a', kind: 'websignal' },
+        { id: 'lw-a', kind: 'log_watcher' },
         { id: 'gate-new', kind: 'sshgate' },
         { id: 'gate-off', kind: 'sshgate', active: false },
       ])
@@ -31,9 +32,10 @@ for (const dialect of DIALECTS) {
       let now = Date.now()
       const seen = (id: string, at: number) =>
         d.db.updateTable('nodes').set({ last_seen_ms: at }).where('instance_id', '=', id).execute()
-      // Heard from long before this server started: gate-a, and web-a (which sends only signals).
+      // Heard from long before this server started: gate-a, web-a, and lw-a (which sends only signals).
       await seen('gate-a', now - 60 * MINUTE)
       await seen('web-a', now - 60 * MINUTE)
+      await seen('lw-a', now - 60 * MINUTE)
       await seen('gate-b', now)
       const lines: { level: string; msg: string }[] = []
       const logger = {
@@ -57,20 +59,24 @@ for (const dialect of DIALECTS) {
       await health.check()
       assert.equal(await count('sshgate', 'silent'), 1, 'gate-a; gate-new was never seen')
       assert.equal(await count('tlsgate', 'active'), 1)
-      assert.equal(await count('websignal', 'active'), 1, 'websignal is quiet when there is nothing to send')
-      assert.equal(await count('websignal', 'silent'), 0)
+      assert.equal(await count('websignal', 'silent'), 1, 'websignal sends at least every 2 minutes')
+      assert.equal(await count('log_watcher', 'active'), 1, 'a log watcher is quiet when there is nothing to send')
       assert.deepEqual(
         lines.map((l) => l.level),
-        ['warn'],
+        ['warn', 'warn'],
       )
-      assert.match(lines[0]!.msg, /^node gate-a has not been heard from since \S+Z: it may be down, cut off or refused/)
+      assert.match(
+        lines[0]!.msg,
+        /^node gate-a has not been heard from since \S+Z: it may be down, cut off or refused .*, and it enforces the decisions it last pulled$/,
+      )
+      assert.match(lines[1]!.msg, /^node web-a has not been heard from .*, and no web signals arrive from it$/)
       await health.check()
-      assert.equal(lines.length, 1, 'said once')
+      assert.equal(lines.length, 2, 'said once')
 
       await seen('gate-a', now)
       await health.check()
       assert.equal(await count('sshgate', 'silent'), 0)
-      assert.deepEqual(lines[1], { level: 'info', msg: 'node gate-a is heard from again (or was disabled or removed)' })
+      assert.deepEqual(lines[2], { level: 'info', msg: 'node gate-a is heard from again (or was disabled or removed)' })
     })
 
     test('node list and status show a silent gate', async () => {
@@ -103,7 +109,7 @@ for (const dialect of DIALECTS) {
       assert.equal(status.code, 0, status.stderr)
       assert.match(
         status.stdout,
-        /^nodes: 2 registered, 2 active, 2 seen in the last 24 hours, 1 silent \(gates not heard from for 10 minutes\)$/m,
+        /^nodes: 2 registered, 2 active, 2 seen in the last 24 hours, 1 silent \(not heard from for 10 minutes\)$/m,
       )
       assert.match(status.stdout, /^gate-quiet +sshgate +silent +/m)
     })

@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test'
 import type { Signal } from '@gatehouse/kit'
 import { metric, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
 import { SignalClient } from '../src/publish/client.ts'
-import { Publisher } from '../src/publish/publisher.ts'
+import { HEARTBEAT_MS, Publisher } from '../src/publish/publisher.ts'
 import { startEdgegate, type TestEdgegate } from './edgegate.ts'
 import { line, type TestAgent, testAgent, waitFor } from './helpers.ts'
 
@@ -173,4 +173,39 @@ test('a client certificate for the control plane: its expiry is a metric, follow
   copyFileSync(renewed.keyPath, key)
   assert.deepEqual(a.agent.reloadCredentials(), { validTo: new X509Certificate(renewed.cert).validTo })
   assert.equal(await expiry(), seconds(renewed.cert))
+})
+
+test('a lease holder with nothing to send sends an empty batch every 2 minutes, so the control plane hears from it', async () => {
+  const secrets = tempDir('websignal-secrets-')
+  after(() => secrets.remove())
+  const a = await testAgent(redis.url, cpConfig(`beat${process.pid}`, secrets.path, 'beat'))
+  after(() => a.close())
+  const sent: Array<{ signals: number; result: unknown }> = []
+  class Recording extends SignalClient {
+    override async send(signals: Signal[], epoch: number): ReturnType<SignalClient['send']> {
+      const result = await super.send(signals, epoch)
+      sent.push({ signals: signals.length, result })
+      return result
+    }
+  }
+  let now = Date.now()
+  const publisher = new Publisher({
+    store: a.store,
+    client: new Recording(a.config.controlPlane!),
+    cp: a.config.controlPlane!,
+    agentId: 'beat',
+    metrics: { owner: () => {}, leaseFailure: () => {}, publishFailure: () => {}, published: () => {} },
+    now: () => now,
+  })
+  await publisher.round()
+  assert.ok(publisher.epoch > 0, 'holds the lease')
+  now += HEARTBEAT_MS - 1000
+  await publisher.round()
+  assert.deepEqual(sent, [], 'nothing to send, and not yet time')
+  now += 2000
+  await publisher.round()
+  assert.deepEqual(sent, [{ signals: 0, result: { accepted: 0, duplicates: 0 } }], 'an empty batch, taken by edgegate')
+  await publisher.round()
+  assert.equal(sent.length, 1, 'the next one in 2 minutes')
+  await publisher.stop()
 })

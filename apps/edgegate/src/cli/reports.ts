@@ -85,7 +85,7 @@ export async function status(o: Opts): Promise<void> {
           : `, ${paint('red', 'on a read-only file system')}: nothing can be changed until it is writable again`
       })`,
       `nodes: ${report.nodes.length} registered, ${active} active, ${recent} seen in the last 24 hours${
-        silent > 0 ? `, ${paint('yellow', `${silent} silent`)} (gates not heard from for 10 minutes)` : ''
+        silent > 0 ? `, ${paint('yellow', `${silent} silent`)} (not heard from for 10 minutes)` : ''
       }`,
       `decisions: ${report.decisions.approved} approved, ${report.decisions.blocked} blocked, ${report.decisions.pending} pending`,
       `fingerprints: ${report.fingerprints.observed} observed, ${

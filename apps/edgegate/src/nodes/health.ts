@@ -1,10 +1,11 @@
 /**
- * Which gates have gone quiet. A gate pulls the policy every 30 s (backing off to 5 minutes
- * while the control plane fails), so an active gate not heard from for 10 minutes is down, cut
- * off, or refused (an expired certificate, a rotated token): it enforces stale decisions and
- * its observations wait. Nothing else would say so: the gate logs its own failures where
- * nobody looks, or cannot log at all. websignal and log-watcher nodes send only when they
- * have signals, so silence from them means nothing and they are never "silent".
+ * Which nodes have gone quiet. A gate pulls the policy every 30 s (backing off to 5 minutes
+ * while the control plane fails) and websignal sends at least every 2 minutes (an empty batch
+ * when it has no signal), so an active node of those kinds not heard from for 10 minutes is
+ * down, cut off, or refused (an expired certificate, a rotated token): a gate enforces stale
+ * decisions and its observations wait; a websignal's web evidence stops. Nothing else would
+ * say so: the node logs its own failures where nobody looks, or cannot log at all. A legacy
+ * log watcher sends only when it has signals, so silence from it means nothing.
  *
  * Every minute the registry is read (one small table): `edgegate_nodes{kind,state}` counts
  * nodes by state, with no instance label (bounded), for an alert on
@@ -31,33 +32,35 @@ export function startNodeHealth(o: {
   const clock = o.now ?? Date.now
   const gauge = o.metrics.gauge(
     'nodes',
-    'Registered nodes by kind and state (silent: an active gate not heard from for 10 minutes)',
+    'Registered nodes by kind and state (silent: an active gate or websignal node not heard from for 10 minutes)',
     ['kind', 'state'],
   )
   const started = clock()
-  // Known silent gates, so each transition is logged once; undefined until the first pass.
-  let silent: Map<string, number> | undefined
+  // Known silent nodes, so each transition is logged once; undefined until the first pass.
+  let silent: Map<string, unknown> | undefined
   let running: Promise<void> | undefined
   const pass = async () => {
     const now = clock()
     const rows = await listNodes(o.db)
     const counts = new Map<string, number>()
     for (const kind of KINDS) for (const state of NODE_STATES) counts.set(`${kind}|${state}`, 0)
-    const nowSilent = new Map<string, number>()
+    const nowSilent = new Map<string, { last: number; kind: NodeKind }>()
     for (const n of rows) {
       const state = nodeState(n, now, started)
       counts.set(`${n.kind}|${state}`, (counts.get(`${n.kind}|${state}`) ?? 0) + 1)
-      if (state === 'silent') nowSilent.set(n.instance_id, Number(n.last_seen_ms))
+      if (state === 'silent') nowSilent.set(n.instance_id, { last: Number(n.last_seen_ms), kind: n.kind })
     }
     for (const [key, value] of counts) {
       const [kind, state] = key.split('|') as [string, string]
       gauge.set({ kind, state }, value)
     }
-    for (const [id, last] of nowSilent) {
+    for (const [id, { last, kind }] of nowSilent) {
       if (silent?.has(id)) continue
+      const meanwhile =
+        kind === 'websignal' ? 'no web signals arrive from it' : 'it enforces the decisions it last pulled'
       o.logger.warn(
-        { instance_id: id, last_seen_at: formatMillis(last) },
-        `node ${id} has not been heard from since ${formatMillis(last)}: it may be down, cut off or refused (an expired certificate, a rotated token), and it enforces the decisions it last pulled`,
+        { instance_id: id, kind, last_seen_at: formatMillis(last) },
+        `node ${id} has not been heard from since ${formatMillis(last)}: it may be down, cut off or refused (an expired certificate, a rotated token), and ${meanwhile}`,
       )
     }
     for (const id of silent?.keys() ?? []) {

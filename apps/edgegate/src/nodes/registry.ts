@@ -15,16 +15,20 @@ export type Credential =
   | { type: 'cert_name'; name: string }
   | { type: 'cert_fingerprint'; sha256: string }
 
-/** A gate pulls every 30 s, backing off to 5 minutes: 10 minutes without a word is silence (nodes/health.ts). */
+/**
+ * A gate pulls every 30 s, backing off to 5 minutes; websignal sends at least every 2 minutes
+ * (an empty batch when it has nothing): 10 minutes without a word is silence (nodes/health.ts).
+ */
 export const SILENT_AFTER_MS = 10 * 60_000
-const POLLING: ReadonlySet<NodeKind> = new Set(['sshgate', 'tlsgate'])
+/** Kinds heard from regularly; a legacy log watcher sends only when it has signals. */
+const POLLING: ReadonlySet<NodeKind> = new Set(['sshgate', 'tlsgate', 'websignal'])
 export const NODE_STATES = ['active', 'silent', 'disabled'] as const
 export type NodeState = (typeof NODE_STATES)[number]
 /** How the CLI's lists colour a state. */
 export const STATE_STYLE = { active: 'green', silent: 'yellow', disabled: 'red' } as const
 
 /**
- * `disabled`; `silent`: an active gate last heard from over 10 minutes ago (and over 10 minutes
+ * `disabled`; `silent`: an active gate or websignal node last heard from over 10 minutes ago (and over 10 minutes
  * after `listeningSince`: gates are not blamed for this server's own downtime); else `active`,
  * also when never seen yet.
  */

@@ -7,6 +7,10 @@
  * the lease it thought it had. The local view of the lease expires `ttl/3` before the
  * store's, and store calls time out quickly, so a stalled store cannot leave two
  * publishers believing they own it; the epoch check at the control plane fences the rest.
+ *
+ * A lease holder with nothing to send sends an empty batch every 2 minutes: the control plane
+ * then knows this node is alive (it reports a node unheard for 10 minutes as silent; without
+ * it, a quiet site and a dead agent looked the same) and the clock-offset check stays current.
  */
 import type { Signal } from '@gatehouse/kit'
 import type { ControlPlane } from '../config.ts'
@@ -30,6 +34,8 @@ export interface PublisherOptions {
   log?: (msg: string, extra?: Record<string, unknown>) => void
 }
 
+/** With nothing to send, an empty batch this often (the control plane's silence threshold is 10 minutes). */
+export const HEARTBEAT_MS = 120_000
 const MIN_BACKOFF = 1_000
 const MAX_BACKOFF = 60_000
 /** How long an acknowledged id is remembered, so a re-trigger in the same window is not queued again. */
@@ -45,10 +51,13 @@ export class Publisher {
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
   #stopped = false
+  /** When a batch (or a heartbeat) was last accepted; from start, so the first heartbeat waits too. */
+  #lastSentAt: number
 
   constructor(o: PublisherOptions) {
     this.#o = o
     this.#outbox = o.store.outbox('signals')
+    this.#lastSentAt = this.#now()
   }
 
   /** The epoch of the lease this instance holds, or 0. */
@@ -96,7 +105,7 @@ export class Publisher {
       metrics.leaseFailure()
       return
     }
-    if (batch.length === 0) return
+    if (batch.length === 0 && this.#now() - this.#lastSentAt < HEARTBEAT_MS) return
     // Re-check after the read: the lease must still be ours (locally) when the request leaves.
     const epoch = this.epoch
     if (epoch === 0) return
@@ -123,6 +132,8 @@ export class Publisher {
       return
     }
     this.#backoff = MIN_BACKOFF
+    this.#lastSentAt = this.#now()
+    if (batch.length === 0) return
     metrics.published(batch.length)
     try {
       await this.#outbox.ack(
