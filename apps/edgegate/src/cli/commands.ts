@@ -8,7 +8,7 @@ import { userInfo } from 'node:os'
 import { printList } from '@gatehouse/kit/cli/output.ts'
 import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
 import type { Verdict } from '@gatehouse/kit/edge-wire.ts'
-import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
+import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { audit, insertAdmin, listAdmins, removeAdmin } from '../admins/store.ts'
 import { type Credential, describeNode, STATE_STYLE } from '../nodes/registry.ts'
 import { listNodes } from '../nodes/store.ts'
@@ -155,8 +155,8 @@ export async function enroll(o: Opts): Promise<void> {
     }),
   )
   const rows = done.map((f) => ({ fingerprint: f.fingerprint, last_seen: formatMillis(f.last_seen_ms) }))
-  if (o.json === true) return out(JSON.stringify({ instance_id: instanceId, dry_run: dryRun, approved: rows }, null, 2))
-  for (const r of rows) out(`${r.fingerprint}  last seen ${r.last_seen}`)
+  if (o.json === true) return out(terminalJson({ instance_id: instanceId, dry_run: dryRun, approved: rows }, 2))
+  for (const r of rows) out(`${esc(r.fingerprint)}  last seen ${r.last_seen}`)
   out(
     dryRun
       ? `${rows.length} fingerprint(s) of ${esc(instanceId)} would be approved (dry run: nothing changed)`
