@@ -5,7 +5,7 @@
 import { ConfigError, type ConfigOf, field, type Schema } from '@gatehouse/kit/config.ts'
 import { parseDatabaseUrl } from '@gatehouse/kit/db/url.ts'
 import { INSTANCE_ID_PATTERN } from '@gatehouse/kit/edge-limits.ts'
-import { parseCidr } from '@gatehouse/kit/net.ts'
+import { isLoopback, parseCidr } from '@gatehouse/kit/net.ts'
 
 function databaseUrl(raw: unknown): string {
   if (typeof raw !== 'string') throw new Error('must be a string')
@@ -179,6 +179,13 @@ export const serveSchema = {
     max: '1h',
     doc: 'how often the enforcement controller runs a pass',
   }),
+  alert_url: field.url({
+    env: 'EDGEGATE_ALERT_URL',
+    flag: 'alert-url',
+    secret: true,
+    protocols: ['https:', 'http:'],
+    doc: 'where to POST alerts the ntfy way (a node gone silent, the TLS certificate near expiry, a database behind its gates): a notify /hooks/<token> or an ntfy topic URL; plain http only on loopback',
+  }),
   log_level: field.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, {
     env: 'EDGEGATE_LOG_LEVEL',
     flag: 'log-level',
@@ -203,6 +210,12 @@ export function checkServeConfig(config: ServeConfig): ServeConfig {
   }
   if (mode !== 'canary' && canary.length > 0) {
     problems.push(`web_enforcement_canary_nodes: only used in canary mode (the mode is ${mode})`)
+  }
+  if (config.alert_url !== undefined) {
+    const u = new URL(config.alert_url)
+    if (u.protocol === 'http:' && !isLoopback(u.hostname.replace(/^\[|\]$/g, ''))) {
+      problems.push('alert_url: plain http only on loopback (the URL carries the hook token)')
+    }
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return config

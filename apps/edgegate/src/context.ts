@@ -3,6 +3,7 @@
  * database: Kysely as `database.db`, its dialect as `database.kind`) plus guards and settings.
  */
 import type { BaseContext } from '@gatehouse/kit'
+import type { AlertSink } from './alerts.ts'
 import type { makeGuards } from './auth/guards.ts'
 import type { ServeConfig } from './config.ts'
 import type { DB } from './db/schema.ts'
@@ -20,4 +21,6 @@ export interface AppContext extends BaseContext<ServeConfig, DB> {
   }
   /** Web candidates, the shadow policy and the enforcement controller (`--web-*`). */
   web: EnforcementSettings
+  /** `--alert-url`, or nothing: the events someone has to act on (alerts.ts). */
+  alert: AlertSink
 }

@@ -10,6 +10,7 @@ import {
 } from '@gatehouse/kit'
 import { certificateExpiresAt } from '@gatehouse/kit/certificate-expiry.ts'
 import { auditRoutes } from './admins/routes.ts'
+import { alertSink } from './alerts.ts'
 import { makeGuards } from './auth/guards.ts'
 import { SESSION_COOKIE } from './auth/principal.ts'
 import { sessionRoutes } from './auth/routes.ts'
@@ -98,6 +99,7 @@ export async function buildServer(
       policyPageSize: config.policy_page_size,
     },
     web: webSettings(config),
+    alert: alertSink(config.alert_url, deps.logger),
   }
   observationRoutes(app, ctx)
   policyRoutes(app, ctx)

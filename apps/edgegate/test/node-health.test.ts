@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { createMetrics } from '@gatehouse/kit'
 import { metric } from '@gatehouse/testkit'
+import type { Alert } from '../src/alerts.ts'
 import { openEdgeDatabase } from '../src/db/open.ts'
 import { startNodeHealth } from '../src/nodes/health.ts'
 import { cli, DIALECTS, lazyPostgres, newDatabase, seed } from './helpers.ts'
@@ -43,7 +44,15 @@ for (const dialect of DIALECTS) {
         info: (_f: unknown, msg: string) => void lines.push({ level: 'info', msg }),
       } as never
       const metrics = createMetrics('edgegate')
-      const health = startNodeHealth({ db: d.db, metrics, logger, now: () => now, intervalMs: 3_600_000 })
+      const alerts: Alert[] = []
+      const health = startNodeHealth({
+        db: d.db,
+        metrics,
+        logger,
+        alert: (a) => void alerts.push(a),
+        now: () => now,
+        intervalMs: 3_600_000,
+      })
       after(() => health.stop())
       const count = async (kind: string, state: string) =>
         metric(await metrics.registry.metrics(), 'edgegate_nodes', { kind, state })
@@ -77,6 +86,16 @@ for (const dialect of DIALECTS) {
       await health.check()
       assert.equal(await count('sshgate', 'silent'), 0)
       assert.deepEqual(lines[2], { level: 'info', msg: 'node gate-a is heard from again (or was disabled or removed)' })
+      // The same transitions on the alert channel (--alert-url), with the log line as the text.
+      assert.deepEqual(
+        alerts.map((a) => [a.title, a.priority, a.tags]),
+        [
+          ['node gate-a is silent', 'high', ['node-silent', 'sshgate']],
+          ['node web-a is silent', 'high', ['node-silent', 'websignal']],
+          ['node gate-a is heard from again', 'default', ['node-back']],
+        ],
+      )
+      assert.equal(alerts[0]!.message, lines[0]!.msg)
     })
 
     test('node list and status show a silent gate', async () => {

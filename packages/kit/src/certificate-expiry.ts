@@ -48,6 +48,8 @@ export interface CertificateExpiryOptions {
   expiresAt: () => number | undefined
   now?: () => number
   intervalMs?: number
+  /** Called with each warning or error it logs (an alert channel; throttle there). */
+  onNotice?: (level: 'warn' | 'error', message: string) => void
 }
 
 export interface CertificateExpiryWatch {
@@ -86,17 +88,15 @@ export function watchCertificateExpiry(o: CertificateExpiryOptions): Certificate
     const left = at - now()
     const fields = { file: o.file, valid_to: new Date(at).toISOString() }
     if (left <= 0) {
-      o.logger.error(
-        fields,
-        `${what} ${o.file} expired on ${fields.valid_to}: ${CONSEQUENCE[o.use]}; renew it, then send SIGHUP to load it`,
-      )
+      const message = `${what} ${o.file} expired on ${fields.valid_to}: ${CONSEQUENCE[o.use]}; renew it, then send SIGHUP to load it`
+      o.logger.error(fields, message)
+      o.onNotice?.('error', message)
     } else if (left < EXPIRY_WARN_MS) {
       const days = Math.floor(left / 86_400_000)
       const when = days === 0 ? 'within a day' : `in ${days} day${days === 1 ? '' : 's'}`
-      o.logger.warn(
-        { ...fields, days_left: days },
-        `${what} ${o.file} expires ${when} (${fields.valid_to}): ${CONSEQUENCE[o.use]}; renew it, then send SIGHUP to load it`,
-      )
+      const message = `${what} ${o.file} expires ${when} (${fields.valid_to}): ${CONSEQUENCE[o.use]}; renew it, then send SIGHUP to load it`
+      o.logger.warn({ ...fields, days_left: days }, message)
+      o.onNotice?.('warn', message)
     }
   }
   check()

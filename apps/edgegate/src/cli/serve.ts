@@ -81,14 +81,22 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
         log: logger,
         metrics: app.metrics,
       })
-      stopNodeHealth = startNodeHealth({ db: database.db, metrics: app.metrics, logger }).stop
+      stopNodeHealth = startNodeHealth({ db: database.db, metrics: app.metrics, logger, alert: ctx.alert }).stop
       let certificateExpiresAt = startExpiry
+      // The log says it at every check (6 h); the alert channel once a day, or when it expires.
+      let alerted = { at: 0, level: '' }
       const expiry = watchCertificateExpiry({
         metrics: app.metrics,
         logger,
         use: 'server',
         file: config.tls_cert,
         expiresAt: () => certificateExpiresAt,
+        onNotice: (level, message) => {
+          if (level === alerted.level && Date.now() - alerted.at < 86_400_000) return
+          alerted = { at: Date.now(), level }
+          const title = level === 'error' ? 'the TLS certificate has expired' : 'the TLS certificate expires soon'
+          ctx.alert({ title, message, priority: level === 'error' ? 'urgent' : 'high', tags: ['certificate'] })
+        },
       })
       // SIGHUP (a certificate renewal's deploy hook, `systemctl reload`): new connections get
       // the certificate, key and client CA the files hold now; a bad set keeps the old one.

@@ -15,6 +15,7 @@
  */
 import type { AppMetrics, Logger } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
+import type { AlertSink } from '../alerts.ts'
 import type { DB, NodeKind } from '../db/schema.ts'
 import { formatMillis } from '../timestamps.ts'
 import { NODE_STATES, nodeState } from './registry.ts'
@@ -26,6 +27,8 @@ export function startNodeHealth(o: {
   db: Kysely<DB>
   metrics: Pick<AppMetrics, 'gauge'>
   logger: Pick<Logger, 'warn' | 'info'>
+  /** Each transition also goes here (`--alert-url`). */
+  alert?: AlertSink
   intervalMs?: number
   now?: () => number
 }): { check(): Promise<void>; stop(): Promise<void> } {
@@ -58,14 +61,15 @@ export function startNodeHealth(o: {
       if (silent?.has(id)) continue
       const meanwhile =
         kind === 'websignal' ? 'no web signals arrive from it' : 'it enforces the decisions it last pulled'
-      o.logger.warn(
-        { instance_id: id, kind, last_seen_at: formatMillis(last) },
-        `node ${id} has not been heard from since ${formatMillis(last)}: it may be down, cut off or refused (an expired certificate, a rotated token), and ${meanwhile}`,
-      )
+      const message = `node ${id} has not been heard from since ${formatMillis(last)}: it may be down, cut off or refused (an expired certificate, a rotated token), and ${meanwhile}`
+      o.logger.warn({ instance_id: id, kind, last_seen_at: formatMillis(last) }, message)
+      o.alert?.({ title: `node ${id} is silent`, message, priority: 'high', tags: ['node-silent', kind] })
     }
     for (const id of silent?.keys() ?? []) {
-      if (!nowSilent.has(id))
-        o.logger.info({ instance_id: id }, `node ${id} is heard from again (or was disabled or removed)`)
+      if (nowSilent.has(id)) continue
+      const message = `node ${id} is heard from again (or was disabled or removed)`
+      o.logger.info({ instance_id: id }, message)
+      o.alert?.({ title: `node ${id} is heard from again`, message, priority: 'default', tags: ['node-back'] })
     }
     silent = nowSilent
   }

@@ -80,10 +80,17 @@ function cursorAheadCheck(ctx: AppContext) {
       if (now - (warned.get(instanceId) ?? 0) < 10 * 60_000) return
       if (warned.size >= 10_000) warned.clear()
       warned.set(instanceId, now)
+      const message = `node ${instanceId} has decisions up to ${formatMicros(sinceUs)}, later than any in this database (${formatMicros(state.newestUs)}): the database was restored from a backup or failed over to a copy that had not caught up. Decisions made after that are still enforced by the gate but unknown here; compare the gate's list with edgegate decision list --instance ${instanceId}`
       ctx.logger.warn(
         { instance_id: instanceId, cursor: formatMicros(sinceUs), newest_decision: formatMicros(state.newestUs) },
-        `node ${instanceId} has decisions up to ${formatMicros(sinceUs)}, later than any in this database (${formatMicros(state.newestUs)}): the database was restored from a backup or failed over to a copy that had not caught up. Decisions made after that are still enforced by the gate but unknown here; compare the gate's list with edgegate decision list --instance ${instanceId}`,
+        message,
       )
+      ctx.alert({
+        title: `the database is behind node ${instanceId}`,
+        message,
+        priority: 'high',
+        tags: ['database-behind'],
+      })
     },
   }
   return state
