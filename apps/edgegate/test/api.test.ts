@@ -3,6 +3,7 @@
  * on SQLite and PostgreSQL: authorization for every endpoint, the spec's rules, bad payloads.
  */
 import assert from 'node:assert/strict'
+import { X509Certificate } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { createTestCa, metric, waitFor } from '@gatehouse/testkit'
 import {
@@ -641,6 +642,19 @@ for (const dialect of DIALECTS) {
         .map((x) => x.event_id)
         .sort()
       assert.deepEqual(ids, ['e-100', 'e-100b', 'e-200', 'e-legacy'], 'refused batches stored nothing')
+    })
+
+    test('a certificate node: the expiry of the certificate it presented is recorded and listed', async () => {
+      const res = await call(tls, gate.base, '/v1/policy?instance_id=cert1', { cert })
+      assert.equal(res.status, 200)
+      const expected = new X509Certificate(cert.cert).validToDate.toISOString()
+      await waitFor('the expiry recorded', async () => {
+        const nodes = (await get('/api/nodes', admin)).body.nodes as Json[]
+        const n = nodes.find((x) => x.instance_id === 'cert1')
+        return n?.certificate_expires_at === expected
+      })
+      const token = ((await get('/api/nodes', admin)).body.nodes as Json[]).find((x) => x.instance_id === 'ssh1')
+      assert.equal(token.certificate_expires_at, null, 'a token node has none')
     })
 
     test('a node whose clock runs ahead: its future times are recorded as received, counted, and the node named once', async () => {

@@ -96,6 +96,29 @@ for (const dialect of DIALECTS) {
         ],
       )
       assert.equal(alerts[0]!.message, lines[0]!.msg)
+
+      // The client certificate gate-b last presented expires in 5 days: counted, named once a day.
+      await d.db
+        .updateTable('nodes')
+        .set({ cert_expires_ms: now + 5 * 86_400_000 + 60_000 })
+        .where('instance_id', '=', 'gate-b')
+        .execute()
+      await seen('gate-b', now)
+      await health.check()
+      assert.equal(metric(await metrics.registry.metrics(), 'edgegate_node_certificates_expiring'), 1)
+      assert.match(
+        lines.at(-1)!.msg,
+        /^node gate-b's client certificate expires in 5 days \(\S+Z\): this server refuses the node once it has; renew it on the node/,
+      )
+      assert.deepEqual(alerts.at(-1)!.title, "node gate-b's client certificate expires soon")
+      const said = lines.length
+      await health.check()
+      assert.equal(lines.length, said, 'once a day')
+      now += 86_400_000 + 1000
+      await seen('gate-a', now)
+      await seen('gate-b', now)
+      await health.check()
+      assert.match(lines.at(-1)!.msg, /^node gate-b's client certificate expires in 4 days/)
     })
 
     test('node list and status show a silent gate', async () => {

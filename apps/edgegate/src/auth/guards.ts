@@ -30,13 +30,19 @@ export function adminOf(req: FastifyRequest): string {
 }
 
 export function makeGuards(db: Kysely<DB>) {
-  // Last-seen times are written at most once a minute per node.
+  // Last-seen times are written at most once a minute per node, with the expiry of the client
+  // certificate it presented (so `node list` and the health pass see every node's certificate).
   const touched = new Map<string, number>()
-  const touch = (node: NodeRow) => {
+  const touch = (p: Principal & { type: 'node' }) => {
     const now = Date.now()
+    const { node } = p
     if ((touched.get(node.instance_id) ?? 0) > now - 60_000) return
     touched.set(node.instance_id, now)
-    updateNode(db, node.instance_id, { last_seen_ms: now }).catch(() => {})
+    const cert =
+      p.via === 'certificate' && Number.isFinite(p.certExpiresMs) && Number(node.cert_expires_ms) !== p.certExpiresMs
+        ? { cert_expires_ms: p.certExpiresMs }
+        : {}
+    updateNode(db, node.instance_id, { last_seen_ms: now, ...cert }).catch(() => {})
   }
 
   /** Gate nodes of these kinds, active, whose own instance is in `?instance_id=`. */
@@ -50,7 +56,7 @@ export function makeGuards(db: Kysely<DB>) {
       const q = (req.query as Record<string, unknown>).instance_id
       if (typeof q === 'string' && q !== p.node.instance_id) throw errors.instance_mismatch()
       req.principal = p
-      touch(p.node)
+      touch(p)
     }
   }
 

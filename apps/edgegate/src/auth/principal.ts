@@ -16,7 +16,8 @@ import { bearerFrom, cookieFrom } from './tokens.ts'
 export const SESSION_COOKIE = 'edgegate_session'
 
 export type Principal =
-  | { type: 'node'; node: NodeRow; via: 'token' | 'certificate' }
+  | { type: 'node'; node: NodeRow; via: 'token' }
+  | { type: 'node'; node: NodeRow; via: 'certificate'; certExpiresMs: number }
   | { type: 'admin'; name: string; via: 'token' | 'session' }
 
 /** Resolve the caller; throws 401 for presented-but-invalid credentials, returns undefined for none. */
@@ -39,20 +40,24 @@ export async function resolvePrincipal(db: Kysely<DB>, req: FastifyRequest): Pro
     if (found) return { type: 'admin', name: found.admin_name, via: 'session' }
     // A stale cookie is not an error by itself: the caller may still present a certificate.
   }
-  const node = await nodeFromCertificate(db, req)
-  if (node) return { type: 'node', node, via: 'certificate' }
+  const fromCert = await nodeFromCertificate(db, req)
+  if (fromCert) return { type: 'node', node: fromCert.node, via: 'certificate', certExpiresMs: fromCert.expiresMs }
   if (session !== undefined) throw errors.unauthorized('the session has expired; sign in again')
   return undefined
 }
 
-async function nodeFromCertificate(db: Kysely<DB>, req: FastifyRequest): Promise<NodeRow | undefined> {
+async function nodeFromCertificate(
+  db: Kysely<DB>,
+  req: FastifyRequest,
+): Promise<{ node: NodeRow; expiresMs: number } | undefined> {
   const socket = req.raw.socket as TLSSocket
   if (typeof socket.getPeerCertificate !== 'function' || !socket.authorized) return undefined
   const cert = socket.getPeerCertificate()
   if (!cert?.raw) return undefined
+  const expiresMs = Date.parse(cert.valid_to)
   const fingerprint = createHash('sha256').update(cert.raw).digest('hex')
   const byFingerprint = await findByCertFingerprint(db, fingerprint)
-  if (byFingerprint) return byFingerprint
+  if (byFingerprint) return { node: byFingerprint, expiresMs }
   const names = new Set<string>()
   const cn = cert.subject?.CN
   if (typeof cn === 'string') names.add(cn)
@@ -66,5 +71,5 @@ async function nodeFromCertificate(db: Kysely<DB>, req: FastifyRequest): Promise
     if (matches.length > 1) throw errors.unauthorized('the client certificate matches more than one node')
     throw errors.unauthorized('the client certificate is not registered to a node')
   }
-  return matches[0]
+  return { node: matches[0]!, expiresMs }
 }

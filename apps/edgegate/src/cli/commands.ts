@@ -62,9 +62,21 @@ export async function nodeList(o: Opts): Promise<void> {
       { header: 'STATE', value: (n) => n.state, style: (n) => STATE_STYLE[n.state] },
       { header: 'AUTH', value: (n) => n.auth },
       { header: 'LAST SEEN', value: (n) => n.last_seen_at ?? 'never' },
+      {
+        header: 'CERT EXPIRES',
+        value: (n) => n.certificate_expires_at?.slice(0, 10) ?? '-',
+        style: (n) => certificateStyle(n.certificate_expires_at),
+      },
     ],
     { json: o.json === true },
   )
+}
+
+/** Red once expired, yellow within the 14 days the health pass warns about (kit EXPIRY_WARN_MS: not imported, it loads node:crypto). */
+function certificateStyle(at: string | null) {
+  if (at === null) return undefined
+  const left = Date.parse(at) - Date.now()
+  return left <= 0 ? 'red' : left < 14 * 86_400_000 ? 'yellow' : undefined
 }
 
 export async function nodeActive(o: Opts, id: string, active: boolean): Promise<void> {

@@ -370,6 +370,17 @@ function m0007(kind: DatabaseKind): Migration {
   }
 }
 
+/**
+ * When each certificate node's client certificate expires, as last presented: edgegate sees
+ * every node's certificate, so it can say centrally which ones are about to lock their gates
+ * out. Nullable: token nodes have none, and certificate nodes until their next request.
+ */
+const m0008: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('nodes').addColumn('cert_expires_ms', 'bigint').execute()
+  },
+}
+
 /** The migrations for a database of this kind (the same names on both). */
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
   return {
@@ -380,5 +391,6 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0005_web_evidence': m0005,
     '0006_web_evidence_groups': m0006,
     '0007_fingerprint_sets_lz4': m0007(kind),
+    '0008_node_certificate_expiry': m0008,
   }
 }

@@ -20,6 +20,8 @@ export interface NodeTable {
   created_ms: number
   updated_ms: number
   last_seen_ms: number | null
+  /** When the client certificate the node last presented expires (migration 0008). */
+  cert_expires_ms: number | null
 }
 export type NodeRow = Selectable<NodeTable>
 

@@ -12,11 +12,16 @@
  * `edgegate_nodes{state="silent"} > 0`; the log names each node as it goes silent and as it
  * comes back; `edgegate node list` and the dashboard show the state. A scrape never waits for
  * the database.
+ *
+ * The same pass looks at the client certificate each node last presented: one that expires
+ * within 14 days (or has) is counted (`edgegate_node_certificates_expiring`) and named once a
+ * day, so a fleet's certificates are watched in one place, not only on each node.
  */
 import type { AppMetrics, Logger } from '@gatehouse/kit'
+import { EXPIRY_WARN_MS } from '@gatehouse/kit/certificate-expiry.ts'
 import type { Kysely } from 'kysely'
 import type { AlertSink } from '../alerts.ts'
-import type { DB, NodeKind } from '../db/schema.ts'
+import type { DB, NodeKind, NodeRow } from '../db/schema.ts'
 import { formatMillis } from '../timestamps.ts'
 import { NODE_STATES, nodeState } from './registry.ts'
 import { listNodes } from './store.ts'
@@ -38,9 +43,15 @@ export function startNodeHealth(o: {
     'Registered nodes by kind and state (silent: an active gate or websignal node not heard from for 10 minutes)',
     ['kind', 'state'],
   )
+  const expiring = o.metrics.gauge(
+    'node_certificates_expiring',
+    'Active nodes whose client certificate expires within 14 days or has expired (as last presented)',
+  )
   const started = clock()
   // Known silent nodes, so each transition is logged once; undefined until the first pass.
   let silent: Map<string, unknown> | undefined
+  // When each node's certificate was last warned about: once a day, like the nodes' own warning.
+  const certWarned = new Map<string, number>()
   let running: Promise<void> | undefined
   const pass = async () => {
     const now = clock()
@@ -72,6 +83,33 @@ export function startNodeHealth(o: {
       o.alert?.({ title: `node ${id} is heard from again`, message, priority: 'default', tags: ['node-back'] })
     }
     silent = nowSilent
+    checkCertificates(rows, now)
+  }
+  const checkCertificates = (rows: NodeRow[], now: number) => {
+    let count = 0
+    for (const n of rows) {
+      if (n.active !== 1 || n.cert_expires_ms === null) continue
+      const at = Number(n.cert_expires_ms)
+      const left = at - now
+      if (left >= EXPIRY_WARN_MS) continue
+      count++
+      if (now - (certWarned.get(n.instance_id) ?? Number.NEGATIVE_INFINITY) < 86_400_000) continue
+      certWarned.set(n.instance_id, now)
+      const days = Math.floor(left / 86_400_000)
+      const when =
+        left <= 0
+          ? `expired on ${formatMillis(at)}`
+          : `expires in ${days} day${days === 1 ? '' : 's'} (${formatMillis(at)})`
+      const message = `node ${n.instance_id}'s client certificate ${when}: this server refuses the node once it has; renew it on the node and send the node SIGHUP`
+      o.logger.warn({ instance_id: n.instance_id, certificate_expires_at: formatMillis(at) }, message)
+      o.alert?.({
+        title: `node ${n.instance_id}'s client certificate ${left <= 0 ? 'has expired' : 'expires soon'}`,
+        message,
+        priority: left <= 0 ? 'urgent' : 'high',
+        tags: ['certificate', n.kind],
+      })
+    }
+    expiring.set(count)
   }
   const run = (): Promise<void> => {
     // A pass that fails (the database is down) keeps the last counts: the outage is reported elsewhere.

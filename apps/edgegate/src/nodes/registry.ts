@@ -55,5 +55,7 @@ export function describeNode(n: NodeRow) {
         : `cert name:${n.cert_name}`,
     created_at: formatMillis(Number(n.created_ms)),
     last_seen_at: n.last_seen_ms === null ? null : formatMillis(Number(n.last_seen_ms)),
+    /** The client certificate it last presented; null for token nodes (and before the first request). */
+    certificate_expires_at: n.cert_expires_ms === null ? null : formatMillis(Number(n.cert_expires_ms)),
   }
 }

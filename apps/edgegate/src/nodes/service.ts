@@ -45,6 +45,7 @@ export async function addNode(
       created_ms: now,
       updated_ms: now,
       last_seen_ms: null,
+      cert_expires_ms: null,
     })
     await audit(trx, actor, 'node.add', instanceId)
   })

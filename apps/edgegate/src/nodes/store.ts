@@ -40,7 +40,7 @@ export async function insertNode(db: Db, row: NodeTable): Promise<void> {
 export async function updateNode(
   db: Db,
   instanceId: string,
-  set: Partial<Pick<NodeTable, 'active' | 'token_hash' | 'updated_ms' | 'last_seen_ms'>>,
+  set: Partial<Pick<NodeTable, 'active' | 'token_hash' | 'updated_ms' | 'last_seen_ms' | 'cert_expires_ms'>>,
 ): Promise<boolean> {
   const r = await db.updateTable('nodes').set(set).where('instance_id', '=', instanceId).executeTakeFirst()
   return Number(r.numUpdatedRows) > 0
