@@ -15,6 +15,8 @@ export const LAPTOP = { width: 1366, height: 800 }
 export const PHONE = { width: 390, height: 844 }
 
 export interface Dashboard {
+  /** The server's database URL (a test may set state the API has no way to). */
+  database: string
   tls: Tls
   gate: Edgegate
   browser: Browser
@@ -36,6 +38,7 @@ export async function startDashboard(
   const gate = await startEdgegate(database, tls, flags)
   const browser = await launchChromium()
   return {
+    database,
     tls,
     gate,
     browser,

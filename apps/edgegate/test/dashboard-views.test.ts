@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { openEdgeDatabase } from '../src/db/open.ts'
 import { type Dashboard, LAPTOP, openPage, PHONE, startDashboard } from './dashboard-session.ts'
 import { call, type Json, observation, waitFor } from './helpers.ts'
 
@@ -95,11 +96,31 @@ describe('dashboard views', () => {
   after(() => dash?.close())
 
   test('every view: content, keyboard, CSP, screenshots; the kill switch and a verdict from the candidates view', async () => {
+    // A TLS gate whose client certificate has 5 days left, as it last presented it.
+    const d = await openEdgeDatabase(dash.database, 1)
+    try {
+      await d.db
+        .updateTable('nodes')
+        .set({ cert_expires_ms: Date.now() + 5 * 86_400_000 + 3_600_000 })
+        .where('instance_id', '=', 'tls-edge-1')
+        .execute()
+    } finally {
+      await d.close()
+    }
     const { context, page, problems, response, shot } = await openPage(dash, '/')
     try {
       assert.doesNotMatch(response?.headers()['content-security-policy'] ?? '', /unsafe-inline/)
       // Overview
       await page.locator(`tr[data-fingerprint="${FP}"]`).first().waitFor()
+      assert.match(
+        (await page.locator('#nodes tr', { hasText: 'tls-edge-1' }).locator('td.cert-soon').textContent()) ?? '',
+        /^\d{4}-\d\d-\d\d \S+Z \(5 days left\)$/,
+      )
+      assert.equal(
+        await page.locator('#nodes tr', { hasText: 'ssh-bastion' }).locator('td').last().textContent(),
+        '–',
+        'a token node has no certificate',
+      )
       await shot('overview')
 
       // Keyboard: the skip link is the first stop; the menu is reachable by Tab and Enter.

@@ -96,6 +96,7 @@ code { font-size: 12px; }
 .status-approved { color: #116611; font-weight: 600; } .status-blocked { color: #aa1111; font-weight: 600; }
 .status-pending, .status-none { color: #886600; }
 .node-silent { color: #886600; font-weight: 600; } .node-disabled { color: #aa1111; }
+.cert-soon { color: #886600; font-weight: 600; } .cert-expired { color: #aa1111; font-weight: 600; }
 #error { background: #fee; border: 1px solid #c66; padding: .5rem; }
 header { display: flex; justify-content: space-between; align-items: center; }
 @media (max-width: 40rem) { body { margin: 0 .6rem .6rem; } td, th { padding: .25rem .3rem; } }

@@ -1,5 +1,6 @@
 /** Dashboard pages: sign-in, and the overview of nodes, fingerprints, decisions and SMTP reports. */
 import type { Decision, SmtpReport } from '@gatehouse/kit'
+import { EXPIRY_WARN_MS } from '@gatehouse/kit/certificate-expiry.ts'
 import type { NodeRow } from '../db/schema.ts'
 import { describeNode } from '../nodes/service.ts'
 import type { Aggregate } from '../observations/merge.ts'
@@ -68,8 +69,19 @@ ${verdictButtons()}
 </tr>`
 }
 
+/** A node's client-certificate expiry: marked within the 14 days the health pass warns about, and once expired. */
+function certificateCell(at: string | null, now: number): Html {
+  if (at === null) return html`<td class="muted">–</td>`
+  const left = Date.parse(at) - now
+  if (left <= 0) return html`<td class="cert-expired">${time(at)} (expired)</td>`
+  if (left < EXPIRY_WARN_MS)
+    return html`<td class="cert-soon">${time(at)} (${Math.floor(left / 86_400_000)} days left)</td>`
+  return html`<td>${time(at)}</td>`
+}
+
 export function overviewPage(o: Overview): string {
   const nodes = o.nodes.map(describeNode)
+  const now = Date.now()
   return layout(
     'edgegate',
     chrome(
@@ -77,8 +89,8 @@ export function overviewPage(o: Overview): string {
       '/',
       html`<h1>Control plane overview</h1>
 <h2>Nodes</h2>
-<div class="table-wrap"><table id="nodes"><thead><tr><th>Instance</th><th>Kind</th><th>State</th><th>Auth</th><th>Last seen</th></tr></thead><tbody>
-${nodes.map((n) => html`<tr><td><a href="/?instance=${encodeURIComponent(n.instance_id)}">${n.instance_id}</a></td><td>${n.kind}</td><td class="node-${n.state}">${n.state === 'silent' ? 'silent (not heard from for 10 min)' : n.state}</td><td>${n.auth}</td><td>${n.last_seen_at ? time(n.last_seen_at) : 'never'}</td></tr>`)}
+<div class="table-wrap"><table id="nodes"><thead><tr><th>Instance</th><th>Kind</th><th>State</th><th>Auth</th><th>Last seen</th><th>Certificate expires</th></tr></thead><tbody>
+${nodes.map((n) => html`<tr><td><a href="/?instance=${encodeURIComponent(n.instance_id)}">${n.instance_id}</a></td><td>${n.kind}</td><td class="node-${n.state}">${n.state === 'silent' ? 'silent (not heard from for 10 min)' : n.state}</td><td>${n.auth}</td><td>${n.last_seen_at ? time(n.last_seen_at) : 'never'}</td>${certificateCell(n.certificate_expires_at, now)}</tr>`)}
 </tbody></table></div>
 <h2>Fingerprints${o.instance === undefined ? '' : html` of ${o.instance} <a href="/" class="muted">(all instances)</a>`}</h2>
 <div class="table-wrap"><table id="fingerprints"><thead><tr><th>Instance</th><th>Fingerprint</th><th>Decision</th><th>Label</th><th>Gate reports</th><th>Count</th><th>First / last seen</th><th>IPs</th><th>Recent sightings</th><th>Metadata</th><th></th></tr></thead><tbody>
