@@ -152,7 +152,8 @@ for (const dialect of DIALECTS) {
               observation(A),
               observation(B),
               observation(C),
-              observation(D, { status: 'blocked' }),
+              // Seen last: the first of the undecided, but blocked on the gate.
+              observation(D, { status: 'blocked', last_seen: new Date(Date.now() + 1000).toISOString() }),
               observation(F, { status: 'pending' }),
               observation(E, { first_seen: old, last_seen: old, sightings: [] }),
             ],
@@ -178,6 +179,12 @@ for (const dialect of DIALECTS) {
       const plan = JSON.parse(dry.stdout)
       assert.deepEqual([plan.dry_run, plan.approved.map((f: Json) => f.fingerprint)], [true, [C]])
       assert.deepEqual(await decided(), before, 'a dry run changes nothing')
+      const one = await run('decision', 'enroll', '--instance', 'edge-1', '--limit', '1', '--dry-run', '--json')
+      assert.deepEqual(
+        JSON.parse(one.stdout).approved.map((f: Json) => f.fingerprint),
+        [C],
+        '--limit counts the ones it would approve, not those it leaves alone',
+      )
 
       const enrolled = await run('decision', 'enroll', '--instance', 'edge-1', '--since', '168h')
       assert.equal(enrolled.code, 0, enrolled.stderr)

@@ -22,7 +22,7 @@ import { checkLabel } from './service.ts'
 import { getDecision, SCOPE_INSTANCE, tickClock, upsertDecisions } from './store.ts'
 
 /** Verdicts given on the gate itself that an enrollment must not overrule. */
-const LOCAL_REFUSALS: ReadonlySet<string> = new Set(['blocked', 'pending'])
+const LOCAL_REFUSALS = ['blocked', 'pending'] as const
 
 export interface Enrollment {
   instanceId: string
@@ -46,12 +46,15 @@ export async function enrollWaiting(db: Kysely<DB>, kind: DatabaseKind, e: Enrol
   const node = await getNode(db, e.instanceId)
   if (!node || (node.kind !== 'sshgate' && node.kind !== 'tlsgate')) throw errors.node_not_found(e.instanceId)
   const waiting = (
-    await listFingerprintsByDecision(db, { instanceId: e.instanceId, status: 'none', limit: e.limit, offset: 0 })
-  )
-    .filter(
-      (f) => !LOCAL_REFUSALS.has(f.reported_status) && (e.sinceMs === undefined || Number(f.last_seen_ms) >= e.sinceMs),
-    )
-    .map((f) => ({ fingerprint: f.fingerprint, last_seen_ms: Number(f.last_seen_ms) }))
+    await listFingerprintsByDecision(db, {
+      instanceId: e.instanceId,
+      status: 'none',
+      reportedNot: LOCAL_REFUSALS,
+      ...(e.sinceMs !== undefined ? { seenSinceMs: e.sinceMs } : {}),
+      limit: e.limit,
+      offset: 0,
+    })
+  ).map((f) => ({ fingerprint: f.fingerprint, last_seen_ms: Number(f.last_seen_ms) }))
   if (e.dryRun || waiting.length === 0) return waiting
   return db.transaction().execute(async (trx) => {
     // The clock first (its lock), then the check: no verdict can land between the two.

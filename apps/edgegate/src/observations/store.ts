@@ -85,7 +85,13 @@ export type FingerprintWithDecision = FingerprintRow & { decision_status: string
  */
 export function listFingerprintsByDecision(
   db: Db,
-  q: FingerprintQuery & { status?: 'approved' | 'blocked' | 'pending' | 'none' },
+  q: FingerprintQuery & {
+    status?: 'approved' | 'blocked' | 'pending' | 'none'
+    /** Only those last seen at or after this time (ms). */
+    seenSinceMs?: number
+    /** Leave out those the gate reports with one of these statuses. */
+    reportedNot?: readonly string[]
+  },
 ): Promise<FingerprintWithDecision[]> {
   let sel = db
     .selectFrom('fingerprints as f')
@@ -101,6 +107,9 @@ export function listFingerprintsByDecision(
   if (q.instanceId !== undefined) sel = sel.where('f.instance_id', '=', q.instanceId)
   if (q.status === 'none') sel = sel.where('d.status', 'is', null)
   else if (q.status !== undefined) sel = sel.where('d.status', '=', q.status)
+  if (q.seenSinceMs !== undefined) sel = sel.where('f.last_seen_ms', '>=', q.seenSinceMs)
+  if (q.reportedNot !== undefined && q.reportedNot.length > 0)
+    sel = sel.where('f.reported_status', 'not in', [...q.reportedNot])
   return sel
     .orderBy('f.last_seen_ms', 'desc')
     .orderBy('f.instance_id')
