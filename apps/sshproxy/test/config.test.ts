@@ -20,6 +20,20 @@ function configFile(content: unknown): string {
   return path
 }
 
+/** A config file whose control plane uses mutual TLS with these files (`extra` merged in). */
+function mtlsConfig(caPath: string, cert: { certPath: string; keyPath: string }, extra: Record<string, string> = {}) {
+  return configFile({
+    control_plane: {
+      url: 'https://cp.example.test',
+      instance_id: 'gate-1',
+      client_cert: cert.certPath,
+      client_key: cert.keyPath,
+      ca: caPath,
+      ...extra,
+    },
+  })
+}
+
 const route = '127.0.0.1:2222=127.0.0.1:22'
 const db = () => join(dir.path, `never-${n++}.db`)
 
@@ -136,15 +150,7 @@ describe('doctor', () => {
         '--db',
         db(),
         '--config',
-        configFile({
-          control_plane: {
-            url: 'https://cp.example.test',
-            instance_id: 'gate-1',
-            client_cert: client.certPath,
-            client_key: client.keyPath,
-            ca: ca.caPath,
-          },
-        }),
+        mtlsConfig(ca.caPath, client),
       ])
       assert.equal(key.code, 0, key.stderr)
       assert.match(
@@ -164,36 +170,17 @@ describe('doctor', () => {
       '--route',
       route,
       '--config',
-      configFile({
-        control_plane: {
-          url: 'https://cp.example.test',
-          instance_id: 'gate-1',
-          client_cert: client.certPath,
-          client_key: client.keyPath,
-          ca: ca.caPath,
-          server_name: 'cp.internal',
-        },
-      }),
+      mtlsConfig(ca.caPath, client, { server_name: 'cp.internal' }),
     ])
     assert.equal(ok.code, 0, ok.stderr)
     assert.match(ok.stdout, /auth mutual TLS/)
     assert.match(ok.stdout, /^client certificate: valid until \S+Z \(29 days left\)$/m)
-    const mtls = (cert: { certPath: string; keyPath: string }) =>
-      configFile({
-        control_plane: {
-          url: 'https://cp.example.test',
-          instance_id: 'gate-1',
-          client_cert: cert.certPath,
-          client_key: cert.keyPath,
-          ca: ca.caPath,
-        },
-      })
     const soon = await cliInProcess([
       'doctor',
       '--route',
       route,
       '--config',
-      mtls(ca.issueClient('gate-1', { days: 5 })),
+      mtlsConfig(ca.caPath, ca.issueClient('gate-1', { days: 5 })),
     ])
     assert.equal(soon.code, 0, soon.stderr)
     assert.match(soon.stdout, /^client certificate: valid until \S+Z \(only 4 days left: renew it\)$/m)
@@ -202,7 +189,7 @@ describe('doctor', () => {
       '--route',
       route,
       '--config',
-      mtls(ca.issueClient('gate-1', { days: -1 })),
+      mtlsConfig(ca.caPath, ca.issueClient('gate-1', { days: -1 })),
     ])
     assert.equal(expired.code, 1)
     assert.match(
@@ -214,15 +201,7 @@ describe('doctor', () => {
       '--route',
       route,
       '--config',
-      configFile({
-        control_plane: {
-          url: 'https://cp.example.test',
-          instance_id: 'gate-1',
-          client_cert: client.certPath,
-          client_key: join(dir.path, 'nope.key'),
-          ca: ca.caPath,
-        },
-      }),
+      mtlsConfig(ca.caPath, { certPath: client.certPath, keyPath: join(dir.path, 'nope.key') }),
     ])
     assert.equal(missing.code, 1)
     assert.match(missing.stderr, /nope\.key cannot be read \(ENOENT\)/)
