@@ -5,11 +5,20 @@
  * `Priority` and `Tags` headers. Gatehouse's notify takes that at `/hooks/<token>`, and so does
  * an ntfy topic URL, so a team learns of a dark gate without a Prometheus setup.
  *
- * Best effort: one attempt with a 10 s deadline, redirects refused; a failure is logged (the
- * event's own log line is already written) and nothing queues, so an unreachable channel never
- * holds up the control plane.
+ * The channel is down exactly when alerts matter most (the same outage that silenced a gate
+ * may have taken notify with it), so an alert that cannot be delivered waits: alerts go out one
+ * at a time, in the order raised, and a failed one (no answer, a 5xx, a 408 or 429) is tried
+ * again after 2 s, doubling to 5 minutes, with the rest queued behind it. One delivered late
+ * says when it was raised. The queue holds the newest 100; older ones are dropped and counted,
+ * so a channel gone for days costs bounded memory. A 4xx is the channel refusing this URL (a
+ * rotated token, a wrong path): retrying cannot help, so that alert is logged and dropped.
+ * Nothing here blocks a request or the controller; the queue lives in memory, and what it holds
+ * at shutdown is named in the log. Each event's own log line is written when it happens.
  */
-import { type Logger, requestNoRedirect } from '@gatehouse/kit'
+
+import type { AppMetrics } from '@gatehouse/kit'
+import { HttpClientError, type Logger, requestNoRedirect } from '@gatehouse/kit'
+import { formatMillis } from './timestamps.ts'
 
 export interface Alert {
   title: string
@@ -20,13 +29,48 @@ export interface Alert {
 
 export type AlertSink = (alert: Alert) => void
 
-/** A sink that POSTs to `url`, or does nothing without one. */
-export function alertSink(url: string | undefined, logger: Pick<Logger, 'warn'>): AlertSink {
-  if (url === undefined) return () => {}
+export interface AlertChannel {
+  send: AlertSink
+  /** Alerts raised and not yet delivered. */
+  pending(): number
+  /** Stop retrying; logs what was still waiting. */
+  stop(): void
+}
+
+const QUEUE_LIMIT = 100
+const FIRST_RETRY_MS = 2_000
+const LAST_RETRY_MS = 5 * 60_000
+
+interface Held extends Alert {
+  raisedAt: number
+}
+
+/** A channel that POSTs to `url`, or drops everything without one. */
+export function alertChannel(
+  url: string | undefined,
+  logger: Pick<Logger, 'warn' | 'info' | 'error'>,
+  options: { metrics?: Pick<AppMetrics, 'counter' | 'gauge'>; firstRetryMs?: number; now?: () => number } = {},
+): AlertChannel {
+  if (url === undefined) return { send: () => {}, pending: () => 0, stop: () => {} }
+  const now = options.now ?? Date.now
+  const firstRetry = options.firstRetryMs ?? FIRST_RETRY_MS
   // The URL holds the hook token: logged by its origin only.
   const where = new URL(url).origin
-  return (a) => {
-    requestNoRedirect(url, {
+  const queue: Held[] = []
+  const results = options.metrics?.counter(
+    'alerts_total',
+    'Alerts by outcome (delivered, refused: a 4xx from the channel, dropped: the queue was full)',
+    ['result'],
+  )
+  options.metrics?.gauge('alerts_queued', 'Alerts waiting for the channel to answer', [], (g) => g.set(queue.length))
+  let sending = false
+  let failures = 0
+  let timer: NodeJS.Timeout | undefined
+  let stopped = false
+
+  const post = (a: Held) => {
+    const late = now() - a.raisedAt > firstRetry
+    return requestNoRedirect(url, {
       method: 'POST',
       headers: {
         'content-type': 'text/plain; charset=utf-8',
@@ -35,9 +79,86 @@ export function alertSink(url: string | undefined, logger: Pick<Logger, 'warn'>)
         priority: a.priority,
         tags: ['edgegate', ...a.tags].join(','),
       },
-      body: a.message,
+      body: late
+        ? `${a.message}\n\n(raised at ${formatMillis(a.raisedAt)}; held while the channel was unreachable)`
+        : a.message,
       timeoutMs: 10_000,
       maxBytes: 64 * 1024,
-    }).catch((err) => logger.warn({ alert: a.title, to: where, reason: (err as Error).message }, 'alert not delivered'))
+    })
+  }
+
+  // The head may have been dropped by an overflow while it was in flight.
+  const settle = (a: Held) => {
+    const i = queue.indexOf(a)
+    if (i >= 0) queue.splice(i, 1)
+  }
+
+  const drain = async () => {
+    if (sending || stopped) return
+    sending = true
+    try {
+      while (queue.length > 0 && !stopped) {
+        const head = queue[0]!
+        try {
+          await post(head)
+          results?.inc({ result: 'delivered' })
+          settle(head)
+          if (failures > 0) {
+            logger.info(
+              { to: where, waiting: queue.length },
+              'alert channel answers again; held alerts are being delivered',
+            )
+            failures = 0
+          }
+        } catch (err) {
+          const status = err instanceof HttpClientError ? err.statusCode : undefined
+          if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
+            settle(head)
+            results?.inc({ result: 'refused' })
+            logger.error(
+              { alert: head.title, to: where, status },
+              'alert refused by the channel (check --alert-url: a rotated token or a wrong path); not retried',
+            )
+            continue
+          }
+          const delay = Math.min(LAST_RETRY_MS, firstRetry * 2 ** failures)
+          failures++
+          logger.warn(
+            { alert: head.title, to: where, reason: (err as Error).message, waiting: queue.length, retry_in_ms: delay },
+            'alert not delivered; it waits and is tried again',
+          )
+          timer = setTimeout(() => {
+            timer = undefined
+            void drain()
+          }, delay)
+          timer.unref()
+          return
+        }
+      }
+    } finally {
+      sending = false
+    }
+  }
+
+  return {
+    send(a) {
+      if (stopped) return
+      queue.push({ ...a, raisedAt: now() })
+      if (queue.length > QUEUE_LIMIT) {
+        const dropped = queue.splice(0, queue.length - QUEUE_LIMIT)
+        results?.inc({ result: 'dropped' }, dropped.length)
+        logger.warn({ dropped: dropped.map((d) => d.title) }, 'alert queue full: the oldest alerts are dropped')
+      }
+      // While a retry is scheduled, new alerts wait behind the one being retried.
+      if (timer === undefined) void drain()
+    },
+    pending: () => queue.length,
+    stop() {
+      stopped = true
+      if (timer !== undefined) clearTimeout(timer)
+      if (queue.length > 0) {
+        logger.warn({ alerts: queue.map((a) => a.title), to: where }, 'alerts not delivered before shutdown')
+      }
+    },
   }
 }

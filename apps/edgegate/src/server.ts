@@ -10,7 +10,7 @@ import {
 } from '@gatehouse/kit'
 import { certificateExpiresAt } from '@gatehouse/kit/certificate-expiry.ts'
 import { auditRoutes } from './admins/routes.ts'
-import { alertSink } from './alerts.ts'
+import { type AlertChannel, alertChannel } from './alerts.ts'
 import { makeGuards } from './auth/guards.ts'
 import { SESSION_COOKIE } from './auth/principal.ts'
 import { sessionRoutes } from './auth/routes.ts'
@@ -41,7 +41,7 @@ export interface ServerDeps {
 export async function buildServer(
   config: ServeConfig,
   deps: ServerDeps,
-): Promise<{ app: HttpApp; ctx: AppContext; certificateExpiresAt: number }> {
+): Promise<{ app: HttpApp; ctx: AppContext; alerts: AlertChannel; certificateExpiresAt: number }> {
   const tls = loadTlsMaterial({
     cert: config.tls_cert,
     key: config.tls_key,
@@ -85,6 +85,7 @@ export async function buildServer(
     },
   })
   app.readiness.add('database', () => deps.database.ping())
+  const alerts = alertChannel(config.alert_url, deps.logger, { metrics: app.metrics })
   const ctx: AppContext = {
     config,
     logger: deps.logger,
@@ -99,7 +100,7 @@ export async function buildServer(
       policyPageSize: config.policy_page_size,
     },
     web: webSettings(config),
-    alert: alertSink(config.alert_url, deps.logger),
+    alert: alerts.send,
   }
   observationRoutes(app, ctx)
   policyRoutes(app, ctx)
@@ -113,5 +114,5 @@ export async function buildServer(
   pairRoutes(app, ctx)
   enforcementRoutes(app, ctx)
   dashboardRoutes(app, ctx)
-  return { app, ctx, certificateExpiresAt: certificateExpiresAt(tls.cert!) }
+  return { app, ctx, alerts, certificateExpiresAt: certificateExpiresAt(tls.cert!) }
 }

@@ -1,7 +1,7 @@
 /**
  * `--alert-url` against a real notify (development mode, its ntfy-style `/hooks/<token>`): a
  * TLS certificate close to expiry reaches the team's inbox with its title, severity and tags;
- * an unreachable channel is logged and holds nothing up; plain http off loopback is refused.
+ * one raised while the channel is down waits and arrives once it is up; plain http off loopback is refused.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -15,7 +15,7 @@ const sqliteOnly = async () => {
   throw new Error('unused')
 }
 
-test('a certificate near expiry reaches notify through --alert-url; an unreachable channel is only logged', async (t) => {
+test('a certificate near expiry reaches notify through --alert-url; one raised while notify is down arrives once it is up', async (t) => {
   const dir = tempDir('edgegate-alerts-')
   t.after(() => dir.remove())
   const token = randomBytes(24).toString('hex')
@@ -50,20 +50,46 @@ test('a certificate near expiry reaches notify through --alert-url; an unreachab
   assert.match(String(alert.body), /^the TLS certificate \S+ expires in 4 days \(\S+Z\): nodes and browsers refuse/)
   assert.match(JSON.stringify(alert.content), /edgegate.*certificate/)
 
-  // Nobody listening: the alert is logged as not delivered, and the control plane serves on.
-  const closed = await freePort()
+  // Nobody listening yet: the alert is logged as waiting, the control plane serves on, and
+  // once notify comes up on that port the held alert arrives, saying when it was raised.
+  const late = await freePort()
   const lonely = await startEdgegate(await newDatabase('sqlite', sqliteOnly), tls, [
     '--alert-url',
-    `http://127.0.0.1:${closed}/hooks/${token}`,
+    `http://127.0.0.1:${late}/hooks/${token}`,
   ])
   t.after(() => lonely.stop())
   await waitFor('the failure logged', () =>
-    /"alert":"the TLS certificate expires soon","to":"http:\/\/127\.0\.0\.1:\d+".*"msg":"alert not delivered"/.test(
+    /"alert":"the TLS certificate expires soon","to":"http:\/\/127\.0\.0\.1:\d+".*"msg":"alert not delivered; it waits and is tried again"/.test(
       lonely.child.log(),
     ),
   )
-  assert.doesNotMatch(lonely.child.log(), new RegExp(token), 'the hook token is never logged')
   assert.equal((await call(tls, lonely.base, '/healthz')).status, 200)
+  assert.match((await call(tls, lonely.base, '/metrics')).body as string, /edgegate_alerts_queued 1/)
+  const lateNotify = await startChild({
+    name: 'notify-late',
+    command: process.execPath,
+    args: [NOTIFY, '-listen', `127.0.0.1:${late}`, '-hook-id', token],
+    env: { PATH: process.env.PATH ?? '', NOTIFY_DATABASE_URL: `sqlite:${join(dir.path, 'notify-late.db')}` },
+    logFile: join(dir.path, 'notify-late.log'),
+    probe: async () => (await fetch(`http://127.0.0.1:${late}/readyz`)).ok,
+  })
+  t.after(() => lateNotify.stop())
+  const held = await waitFor(
+    'the held alert delivered',
+    async () => {
+      const res = await fetch(`http://127.0.0.1:${late}/api/v1/notifications?q=certificate`)
+      const body = (await res.json()) as { notifications: Array<Record<string, unknown>> }
+      return body.notifications.length > 0 ? body.notifications : undefined
+    },
+    60_000,
+  )
+  assert.equal(held.length, 1)
+  assert.match(String(held[0]!.body), /\(raised at \S+Z; held while the channel was unreachable\)$/)
+  assert.match(
+    (await call(tls, lonely.base, '/metrics')).body as string,
+    /edgegate_alerts_total\{result="delivered"\} 1/,
+  )
+  assert.doesNotMatch(lonely.child.log(), new RegExp(token), 'the hook token is never logged')
 
   const refused = await cli([
     'serve',
@@ -79,4 +105,76 @@ test('a certificate near expiry reaches notify through --alert-url; an unreachab
   assert.equal(refused.code, 1)
   assert.match(refused.stderr, /alert_url: plain http only on loopback/)
   assert.doesNotMatch(refused.stderr, new RegExp(token))
+})
+
+test('the alert channel keeps order through failures, drops what the channel refuses, and bounds what it holds', async (t) => {
+  const { createServer } = await import('node:http')
+  const { createMetrics } = await import('@gatehouse/kit')
+  const { alertChannel } = await import('../src/alerts.ts')
+  const received: Array<{ title: string; body: string }> = []
+  const answers: number[] = [503, 200, 200, 404, 200]
+  const server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c) => {
+      body += c
+    })
+    req.on('end', () => {
+      const status = answers.shift() ?? 200
+      if (status === 200) received.push({ title: String(req.headers.title), body })
+      res.writeHead(status).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => server.close())
+  const port = (server.address() as { port: number }).port
+  const lines: Array<{ level: string; fields: Record<string, unknown>; msg: string }> = []
+  const logger = {
+    warn: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'warn', fields, msg }),
+    info: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'info', fields, msg }),
+    error: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'error', fields, msg }),
+  } as never
+  const metrics = createMetrics('edgegate')
+  const channel = alertChannel(`http://127.0.0.1:${port}/hooks/secret-token`, logger, { metrics, firstRetryMs: 50 })
+  t.after(() => channel.stop())
+  const alert = (title: string) => ({ title, message: `about ${title}`, priority: 'high' as const, tags: ['test'] })
+
+  // A 503 holds the first alert and everything behind it; the retry delivers them in order.
+  channel.send(alert('a'))
+  channel.send(alert('b'))
+  await waitFor('a and b delivered', () => received.length === 2 && channel.pending() === 0)
+  assert.deepEqual(
+    received.map((r) => r.title),
+    ['edgegate: a', 'edgegate: b'],
+  )
+  assert.match(received[0]!.body, /^about a\n\n\(raised at \S+Z; held while the channel was unreachable\)$/)
+  assert.ok(lines.some((l) => l.msg === 'alert not delivered; it waits and is tried again' && l.fields.alert === 'a'))
+  assert.ok(lines.some((l) => l.level === 'info' && /answers again/.test(l.msg)))
+
+  // A 404 is the channel refusing this URL: logged, dropped, not retried; the next one goes on.
+  channel.send(alert('c'))
+  channel.send(alert('d'))
+  await waitFor('d delivered', () => received.length === 3 && channel.pending() === 0)
+  assert.equal(received[2]!.title, 'edgegate: d')
+  const refused = lines.find((l) => l.level === 'error')
+  assert.equal(refused?.fields.alert, 'c')
+  assert.equal(refused?.fields.status, 404)
+  assert.match(refused!.msg, /refused by the channel/)
+
+  // Nobody answering: the newest 100 wait, older ones are dropped and counted; shutdown names the rest.
+  const closed = await freePort()
+  const down = alertChannel(`http://127.0.0.1:${closed}/hooks/secret-token`, logger, {
+    metrics: createMetrics('edgegate'),
+    firstRetryMs: 60_000,
+  })
+  for (let i = 0; i < 105; i++) down.send(alert(`n${i}`))
+  assert.equal(down.pending(), 100)
+  assert.ok(lines.some((l) => /queue full/.test(l.msg)))
+  down.stop()
+  const last = lines.at(-1)!
+  assert.equal(last.msg, 'alerts not delivered before shutdown')
+  assert.equal((last.fields.alerts as string[]).at(-1), 'n104')
+  assert.doesNotMatch(JSON.stringify(lines), /secret-token/, 'the token is never logged')
+  const text = await metrics.registry.metrics()
+  assert.match(text, /edgegate_alerts_total\{result="delivered"\} 3/)
+  assert.match(text, /edgegate_alerts_total\{result="refused"\} 1/)
 })

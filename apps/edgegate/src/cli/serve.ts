@@ -49,6 +49,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
       const {
         app,
         ctx,
+        alerts,
         certificateExpiresAt: startExpiry,
       } = await buildServer(config, { database, logger, ...(trusted ? { trusted } : {}) })
       const { host, port } = parseListenAddress(config.listen)
@@ -125,6 +126,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
         await stopRetention?.()
         trusted?.stop()
         await database.close()
+        alerts.stop()
       }
       return { stop, reload }
     } catch (err) {
