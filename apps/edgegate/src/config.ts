@@ -55,12 +55,18 @@ export const serveSchema = {
     min: '1h',
     doc: 'web signals observed longer ago than this are removed (8 days by default)',
   }),
+  audit_retention: field.duration({
+    env: 'EDGEGATE_AUDIT_RETENTION',
+    flag: 'audit-retention',
+    default: '8760h',
+    doc: 'audit log entries older than this are removed (8760h = a year); 0 keeps every entry',
+  }),
   retention_interval: field.duration({
     env: 'EDGEGATE_RETENTION_INTERVAL',
     flag: 'retention-interval',
     default: '1h',
     min: '1s',
-    doc: 'how often the sighting and signal cleanup runs',
+    doc: 'how often the sighting, signal and audit log cleanup runs',
   }),
   session_ttl: field.duration({
     env: 'EDGEGATE_SESSION_TTL',
@@ -210,6 +216,9 @@ export function checkServeConfig(config: ServeConfig): ServeConfig {
   }
   if (mode !== 'canary' && canary.length > 0) {
     problems.push(`web_enforcement_canary_nodes: only used in canary mode (the mode is ${mode})`)
+  }
+  if (config.audit_retention !== 0 && config.audit_retention < 86_400_000) {
+    problems.push('audit_retention: at least 24h, or 0 to keep every entry')
   }
   if (config.alert_url !== undefined) {
     const u = new URL(config.alert_url)

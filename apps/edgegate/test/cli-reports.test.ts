@@ -6,7 +6,9 @@ import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { freePort, loadedPackages, tempDir } from '@gatehouse/testkit'
+import { freePort, loadedPackages, tempDir, waitFor } from '@gatehouse/testkit'
+import { audit } from '../src/admins/store.ts'
+import { openEdgeDatabase } from '../src/db/open.ts'
 import {
   call,
   cli,
@@ -277,6 +279,48 @@ for (const dialect of DIALECTS) {
       } finally {
         await gate.stop()
       }
+    })
+
+    test('audit retention: entries past --audit-retention go at the sweep, 0 keeps them, under 24h is refused', async () => {
+      const database = await newDatabase(dialect, pg.get)
+      const run = (...args: string[]) => cli(args, { EDGEGATE_DATABASE: database })
+      await seed(database, [{ id: 'edge-1', kind: 'sshgate' }])
+      const d = await openEdgeDatabase(database, 2)
+      const day = 86_400_000
+      try {
+        await audit(d.db, 'cli:old', 'node.add', 'gone', Date.now() - 3 * day)
+        await audit(d.db, 'cli:recent', 'node.add', 'kept', Date.now() - day)
+      } finally {
+        await d.close()
+      }
+      const targets = async () => {
+        const r = await run('audit', 'list', '--json')
+        assert.equal(r.code, 0, r.stderr)
+        return (JSON.parse(r.stdout) as Json[]).map((e) => e.target).sort()
+      }
+      const forever = await startEdgegate(database, tls, ['--audit-retention', '0', '--retention-interval', '1s'])
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      await forever.stop()
+      assert.deepEqual(await targets(), ['edge-1', 'gone', 'kept'], '0 keeps every entry')
+
+      const gate = await startEdgegate(database, tls, ['--audit-retention', '48h', '--retention-interval', '1s'])
+      try {
+        await waitFor('the old entry swept', async () => !(await targets()).includes('gone'))
+        assert.deepEqual(await targets(), ['edge-1', 'kept'])
+      } finally {
+        await gate.stop()
+      }
+      const short = await run(
+        'serve',
+        '--tls-cert',
+        tls.server.certPath,
+        '--tls-key',
+        tls.server.keyPath,
+        '--audit-retention',
+        '1h',
+      )
+      assert.equal(short.code, 1)
+      assert.match(short.stderr, /audit_retention: at least 24h, or 0 to keep every entry/)
     })
   })
 }

@@ -70,6 +70,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
         {
           sightingRetentionMs: config.sighting_retention,
           signalRetentionMs: config.signal_retention,
+          auditRetentionMs: config.audit_retention,
           intervalMs: config.retention_interval,
         },
         logger,

@@ -381,6 +381,16 @@ const m0008: Migration = {
   },
 }
 
+/**
+ * The audit log by time: `audit list` and the dashboard read it newest first, and the
+ * retention sweep deletes from its old end; without an index both scan the whole log.
+ */
+const m0009: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.createIndex('audit_log_at').on('audit_log').column('at_ms').execute()
+  },
+}
+
 /** The migrations for a database of this kind (the same names on both). */
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
   return {
@@ -392,5 +402,6 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0006_web_evidence_groups': m0006,
     '0007_fingerprint_sets_lz4': m0007(kind),
     '0008_node_certificate_expiry': m0008,
+    '0009_audit_log_by_time': m0009,
   }
 }

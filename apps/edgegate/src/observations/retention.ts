@@ -1,6 +1,8 @@
 /**
  * The periodic cleanup, every `--retention-interval`: sightings past `--sighting-retention`
- * (aggregates and decisions stay) and web signals past `--signal-retention`. Rows go in batches
+ * (aggregates and decisions stay), web signals past `--signal-retention`, and audit log
+ * entries past `--audit-retention` (a year by default; 0 keeps them: every controller pass that
+ * decides something adds entries, so an unbounded log grows with the fleet's traffic). Rows go in batches
  * (kit `deleteBefore`), so a backlog never holds the database, or on SQLite the server, for long.
  */
 import type { DatabaseKind, Logger } from '@gatehouse/kit'
@@ -14,6 +16,8 @@ import { sweepSightings } from './store.ts'
 export interface RetentionSettings {
   sightingRetentionMs: number
   signalRetentionMs: number
+  /** 0 keeps every entry. */
+  auditRetentionMs: number
   intervalMs: number
 }
 
@@ -40,6 +44,10 @@ export function startRetention(
         const signals = await sweepSignals(db, now - settings.signalRetentionMs)
         if (signals > 0) log.info({ removed: signals }, 'old web signals removed')
         await sweepEvidence(db, now - settings.signalRetentionMs, now - settings.sightingRetentionMs)
+        if (settings.auditRetentionMs > 0) {
+          const audit = await deleteBefore(db, 'audit_log', 'at_ms', now - settings.auditRetentionMs)
+          if (audit > 0) log.info({ removed: audit }, 'old audit log entries removed')
+        }
       })
       .catch((err) => log.error({ err }, 'sighting cleanup failed'))
       .finally(() => {
