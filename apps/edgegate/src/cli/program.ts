@@ -51,6 +51,37 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
     ['edgegate backup edgegate-backup.db'],
   ).action(async (file: string, _o, cmd: Command) => (await commands()).backup(all(cmd), file))
 
+  const pki = program
+    .command('pki')
+    .description(
+      "a private CA for mutual TLS: the control plane's server certificate and the nodes' client certificates",
+    )
+  withExamples(
+    pki
+      .command('init')
+      .description('create a CA (ca.key, ca.crt) in a new owner-only folder; never overwrites one')
+      .argument('<dir>', 'the folder for the CA and the certificates it issues')
+      .option('--name <name>', "the CA's common name", 'Gatehouse edge CA')
+      .option('--days <n>', 'validity in days (default 3650)'),
+    ['edgegate pki init /etc/gatehouse/pki'],
+  ).action(async (dir: string, o: Record<string, unknown>) => (await import('./pki.ts')).pkiInit(dir, o))
+  withExamples(
+    pki
+      .command('issue')
+      .description(
+        'issue a server certificate for serve (--server) or a client certificate for a node (--client, CN and DNS name = the instance id)',
+      )
+      .argument('<dir>', 'the CA folder (pki init)')
+      .option('--server <names...>', 'DNS names and IP addresses the nodes reach the control plane by')
+      .option('--client <instance-id>', 'the node, as registered with node add --cert-name')
+      .option('--days <n>', 'validity in days (default 397)')
+      .option('--replace', 'issue a new key and certificate in place of existing ones (a renewal)'),
+    [
+      'edgegate pki issue /etc/gatehouse/pki --server cp.example.net 10.0.0.5',
+      'edgegate pki issue /etc/gatehouse/pki --client edge-1',
+    ],
+  ).action(async (dir: string, o: Record<string, unknown>) => (await import('./pki.ts')).pkiIssue(dir, o))
+
   withExamples(
     json(admin(program.command('status'))).description(
       'database, nodes and when each was last seen, decisions and fingerprints waiting for one',
