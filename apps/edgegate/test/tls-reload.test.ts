@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { X509Certificate } from 'node:crypto'
-import { chmodSync, copyFileSync } from 'node:fs'
+import { appendFileSync, chmodSync, copyFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { connect } from 'node:tls'
 import { createTestCa, metric, waitFor } from '@gatehouse/testkit'
@@ -84,4 +84,26 @@ test('SIGHUP: new connections get the renewed certificate; a mismatched key keep
   assert.equal(await expiry(), expirySeconds(renewed.cert))
   assert.equal(gate.child.process.exitCode, null, 'still running')
   assert.equal((await call(tls, gate.base, '/healthz')).status, 200)
+
+  // The client CA is watched too, by its certificate that expires first: a bundle that gains
+  // one with three days left (an old CA kept during a rotation) is named after SIGHUP.
+  const clientCa = async () =>
+    metric(
+      (await call(tls, gate.base, '/metrics')).body as string,
+      'edgegate_tls_certificate_expiry_timestamp_seconds',
+      {
+        use: 'client_ca',
+      },
+    )
+  assert.equal(await clientCa(), expirySeconds(tls.ca.ca))
+  copyFileSync(renewed.certPath, tls.server.certPath)
+  const oldCa = tls.ca.issueServer(['old-ca.test'], { days: 3 })
+  appendFileSync(tls.ca.caPath, oldCa.cert)
+  process.kill(gate.child.pid, 'SIGHUP')
+  await waitFor('the client CA warning', () =>
+    /"subject":"CN=old-ca\.test","days_left":2,"msg":"the client CA \S+ \(CN=old-ca\.test\) expires in 2 days \([^)]+\): every node certificate it issued is refused once it expires/.test(
+      gate.child.log(),
+    ),
+  )
+  assert.equal(await clientCa(), expirySeconds(oldCa.cert))
 })

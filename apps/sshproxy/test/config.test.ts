@@ -175,6 +175,16 @@ describe('doctor', () => {
     assert.equal(ok.code, 0, ok.stderr)
     assert.match(ok.stdout, /auth mutual TLS/)
     assert.match(ok.stdout, /^client certificate: valid until \S+Z \(29 days left\)$/m)
+    assert.match(ok.stdout, /^control-plane CA: valid until \S+Z \(59 days left\)$/m)
+    // A CA bundle counts by its certificate that expires first (here one that already has).
+    const staleBundle = join(dir.path, 'stale-bundle.pem')
+    writeFileSync(staleBundle, Buffer.concat([ca.ca, ca.issueServer(['old-ca.test'], { days: -1 }).cert]))
+    const stale = await cliInProcess(['doctor', '--route', route, '--config', mtlsConfig(staleBundle, client)])
+    assert.equal(stale.code, 1)
+    assert.match(
+      stale.stderr,
+      /^sshproxy: control_plane\.ca: CN=old-ca\.test EXPIRED on \S+Z; this node cannot verify the control plane with it$/m,
+    )
     const soon = await cliInProcess([
       'doctor',
       '--route',

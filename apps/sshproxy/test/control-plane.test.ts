@@ -165,6 +165,11 @@ describe('control plane end to end (edgegate + sshproxy serve + sshd + OpenSSH)'
       metric(await gate.metrics(), 'sshproxy_tls_certificate_expiry_timestamp_seconds', { use: 'client' })
     const expirySeconds = (cert: Buffer) => Math.floor(new X509Certificate(cert).validToDate.getTime() / 1000)
     assert.equal(await expiry(), expirySeconds(first.cert))
+    assert.equal(
+      metric(await gate.metrics(), 'sshproxy_tls_certificate_expiry_timestamp_seconds', { use: 'ca' }),
+      expirySeconds(ca.ca),
+      'the CA the gate verifies the control plane with',
+    )
     await waitFor('the expiry warning', () =>
       /"days_left":2,"msg":"the control-plane client certificate \S+ expires in 2 days \([^)]+\): the control plane refuses this node once it expires; renew it, then send SIGHUP to load it"/.test(
         gate.log(),

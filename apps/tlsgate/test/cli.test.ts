@@ -202,6 +202,7 @@ test("doctor shows the control-plane client certificate's expiry and fails on an
     const ok = await cli(['doctor', '--route', ':443=127.0.0.1:8443', '--db', db, '--config', config(30)])
     assert.equal(ok.code, 0, ok.stderr)
     assert.match(ok.stdout, /^client certificate: valid until \S+Z \(29 days left\)$/m)
+    assert.match(ok.stdout, /^control-plane CA: valid until \S+Z \(59 days left\)$/m)
     const expired = await cli(['doctor', '--route', ':443=127.0.0.1:8443', '--db', db, '--config', config(-1)])
     assert.equal(expired.code, 1)
     assert.match(expired.stderr, /^tlsgate: control_plane\.client_cert: EXPIRED on \S+Z; the control plane refuses/m)

@@ -45,7 +45,7 @@ export class Agent {
   readonly #outbox: Outbox
   readonly publisher: Publisher | undefined
   readonly #client: SignalClient | undefined
-  readonly #certificateExpiry: CertificateExpiryWatch | undefined
+  readonly #certificateExpiry: CertificateExpiryWatch[] = []
   readonly #analytics: AnalyticsCollector | undefined
   readonly #analyticsSender: AnalyticsSender | undefined
   #analyticsRetry: HourCounts[] = []
@@ -132,15 +132,29 @@ export class Agent {
         log: (msg, extra) => d.logger.info(extra ?? {}, msg),
       })
       const { auth } = c.controlPlane
+      const client = this.#client
       if (auth.kind === 'mtls') {
-        const client = this.#client
-        this.#certificateExpiry = watchCertificateExpiry({
-          metrics: m.registry,
-          logger: d.logger,
-          use: 'client',
-          file: auth.clientCert,
-          expiresAt: () => client.clientCertificateExpiresAt,
-        })
+        this.#certificateExpiry.push(
+          watchCertificateExpiry({
+            metrics: m.registry,
+            logger: d.logger,
+            use: 'client',
+            file: auth.clientCert,
+            expiresAt: () => client.clientCertificateExpiresAt,
+          }),
+        )
+      }
+      if (auth.ca !== undefined) {
+        this.#certificateExpiry.push(
+          watchCertificateExpiry({
+            metrics: m.registry,
+            logger: d.logger,
+            use: 'ca',
+            file: auth.ca,
+            expiresAt: () => client.caExpiry?.at,
+            subject: () => client.caExpiry?.subject,
+          }),
+        )
       }
     }
     m.publisherOwner.set(0)
@@ -345,7 +359,7 @@ export class Agent {
    */
   reloadCredentials(): { validTo?: string } | undefined {
     const reloaded = this.#client?.reloadCredentials()
-    this.#certificateExpiry?.check()
+    for (const w of this.#certificateExpiry) w.check()
     return reloaded
   }
 
@@ -353,7 +367,7 @@ export class Agent {
   async stop(): Promise<void> {
     if (this.#stopped) return
     this.#stopped = true
-    this.#certificateExpiry?.stop()
+    for (const w of this.#certificateExpiry) w.stop()
     for (const t of this.#timers) clearInterval(t)
     while (this.#polling) await new Promise((r) => setImmediate(r))
     await this.flush().catch(() => {})

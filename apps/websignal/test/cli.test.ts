@@ -85,6 +85,7 @@ test("doctor shows the control-plane client certificate's expiry and fails on an
     const ok = await run(['doctor', '--config', fresh.path])
     assert.equal(ok.code, 0, ok.stderr)
     assert.match(ok.stdout, /^client certificate: valid until \S+Z \(29 days left\)$/m)
+    assert.match(ok.stdout, /^control-plane CA: valid until \S+Z \(59 days left\)$/m)
     assert.match(
       ok.stdout,
       /^warning: \S+\.key holds the control-plane client key \(control_plane\.client_key\) and every user of this host can read it \(mode 0644\); chmod o-r /m,

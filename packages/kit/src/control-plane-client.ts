@@ -15,7 +15,7 @@
 import { X509Certificate } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createSecureContext } from 'node:tls'
-import { certificateExpiresAt } from './certificate-expiry.ts'
+import { bundleExpiry, certificateExpiresAt } from './certificate-expiry.ts'
 import {
   type ObservationBatch,
   type ObservationBatchResult,
@@ -111,6 +111,7 @@ export class ControlPlaneClient {
   readonly #deadlineMs: number
   #clockOffsetMs: number | undefined
   #certificateExpiresAt: number | undefined
+  #caExpiry: { at: number; subject: string } | undefined
 
   constructor(cp: ControlPlaneTarget, timeouts: ControlPlaneTimeouts = {}) {
     const url = checkControlPlaneTarget(cp)
@@ -121,9 +122,15 @@ export class ControlPlaneClient {
     this.#deadlineMs = timeouts.deadlineMs ?? 60_000
     this.#headers = { accept: 'application/json' }
     if (cp.auth.kind === 'token') this.#headers.authorization = `Bearer ${cp.auth.token}`
-    const { agent, cert } = this.#newAgent()
+    const { agent, cert, ca } = this.#newAgent()
     this.#agent = agent
     this.#certificateExpiresAt = cert ? certificateExpiresAt(cert) : undefined
+    this.#caExpiry = ca ? bundleExpiry(ca) : undefined
+  }
+
+  /** The certificate of the `ca` bundle that expires first; undefined without one (the system's CAs). */
+  get caExpiry(): { at: number; subject: string } | undefined {
+    return this.#caExpiry
   }
 
   /** When the client certificate in use expires (ms since the epoch); undefined with a token. */
@@ -151,16 +158,17 @@ export class ControlPlaneClient {
    * client certificate's expiry when there is one.
    */
   reloadCredentials(): { validTo?: string } {
-    const { agent, cert } = this.#newAgent(true)
+    const { agent, cert, ca } = this.#newAgent(true)
     const validTo = cert ? new X509Certificate(cert).validTo : undefined
     const old = this.#agent
     this.#agent = agent
     this.#certificateExpiresAt = cert ? certificateExpiresAt(cert) : undefined
+    this.#caExpiry = ca ? bundleExpiry(ca) : undefined
     void old.close().catch(() => {})
     return validTo === undefined ? {} : { validTo }
   }
 
-  #newAgent(check = false): { agent: ReturnType<typeof createTlsAgent>; cert?: Buffer } {
+  #newAgent(check = false): { agent: ReturnType<typeof createTlsAgent>; cert?: Buffer; ca?: Buffer } {
     const { auth, serverName } = this.#target
     const ca = auth.ca ? readPem(auth.ca, 'ca') : undefined
     const pair =
@@ -176,7 +184,7 @@ export class ControlPlaneClient {
       connectTimeoutMs: this.#timeouts.connectTimeoutMs ?? 10_000,
       requestTimeoutMs: this.#timeouts.requestTimeoutMs ?? 30_000,
     })
-    return pair ? { agent, cert: pair.cert } : { agent }
+    return { agent, ...(pair ? { cert: pair.cert } : {}), ...(ca ? { ca } : {}) }
   }
 
   /** POST /v1/observations/batch?instance_id= (one page: at most `EDGE_LIMITS.pageSize`). */

@@ -80,23 +80,41 @@ export function startGateStoreSync(o: GateStoreSyncOptions): SyncHandle {
     },
   })
   const auth = o.controlPlane.auth
-  if (auth.kind !== 'mtls') return handle
-  const expiry = watchCertificateExpiry({
-    metrics: o.metrics,
-    logger: log,
-    use: 'client',
-    file: auth.clientCert,
-    expiresAt: handle.clientCertificateExpiresAt,
-  })
+  const watches = [
+    ...(auth.kind === 'mtls'
+      ? [
+          watchCertificateExpiry({
+            metrics: o.metrics,
+            logger: log,
+            use: 'client',
+            file: auth.clientCert,
+            expiresAt: handle.clientCertificateExpiresAt,
+          }),
+        ]
+      : []),
+    ...(auth.ca !== undefined
+      ? [
+          watchCertificateExpiry({
+            metrics: o.metrics,
+            logger: log,
+            use: 'ca',
+            file: auth.ca,
+            expiresAt: () => handle.caExpiry()?.at,
+            subject: () => handle.caExpiry()?.subject,
+          }),
+        ]
+      : []),
+  ]
+  if (watches.length === 0) return handle
   return {
     ...handle,
     reloadCredentials() {
       const reloaded = handle.reloadCredentials()
-      expiry.check()
+      for (const w of watches) w.check()
       return reloaded
     },
     stop() {
-      expiry.stop()
+      for (const w of watches) w.stop()
       return handle.stop()
     },
   }

@@ -91,6 +91,8 @@ export interface SyncHandle {
   reloadCredentials(): { validTo?: string } | undefined
   /** When the client certificate in use expires (ms since the epoch); undefined with a token. */
   clientCertificateExpiresAt(): number | undefined
+  /** The first certificate of `control_plane.ca` to expire; undefined without a `ca`. */
+  caExpiry(): { at: number; subject: string } | undefined
 }
 
 const MAX_BACKOFF_MS = 5 * 60_000
@@ -233,6 +235,7 @@ export function startSync(options: SyncOptions): SyncHandle {
   return {
     reloadCredentials: () => (client.hasCredentialFiles ? client.reloadCredentials() : undefined),
     clientCertificateExpiresAt: () => client.clientCertificateExpiresAt,
+    caExpiry: () => client.caExpiry,
     syncNow: () => (stopped ? Promise.reject(new Error('sync is stopped')) : run()),
     status: () => ({ ...status }),
     async stop() {

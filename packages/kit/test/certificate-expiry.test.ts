@@ -3,7 +3,12 @@ import assert from 'node:assert/strict'
 import { X509Certificate } from 'node:crypto'
 import { after, test } from 'node:test'
 import { createTestCa, metric } from '@gatehouse/testkit'
-import { certificateExpiresAt, certificateValidity, watchCertificateExpiry } from '../src/certificate-expiry.ts'
+import {
+  bundleExpiry,
+  certificateExpiresAt,
+  certificateValidity,
+  watchCertificateExpiry,
+} from '../src/certificate-expiry.ts'
 import { createMetrics } from '../src/metrics.ts'
 
 const ca = createTestCa()
@@ -97,4 +102,50 @@ test("doctor's words: days left, a warning within 14 days, EXPIRED once expired"
   const expired = certificateValidity(ca.issueClient('c', { days: -1 }).cert)
   assert.equal(expired.expired, true)
   assert.match(expired.text, /^EXPIRED on \S+Z$/)
+})
+
+test('a CA bundle counts by its certificate that expires first, named by subject; several watches share one gauge', async () => {
+  const soon = ca.issueServer(['old-ca.example'], { days: 5 })
+  const bundle = Buffer.concat([ca.ca, soon.cert])
+  const first = bundleExpiry(bundle)!
+  assert.equal(first.at, certificateExpiresAt(soon.cert))
+  assert.equal(first.subject, 'CN=old-ca.example')
+  assert.equal(bundleExpiry('no certificate here'), undefined)
+
+  const metrics = createMetrics('kit_test')
+  const { lines, logger } = recorder()
+  const server = watchCertificateExpiry({
+    metrics,
+    logger,
+    use: 'server',
+    file: '/etc/edgegate/tls.crt',
+    expiresAt: () => certificateExpiresAt(ca.ca),
+  })
+  const clientCa = watchCertificateExpiry({
+    metrics,
+    logger,
+    use: 'client_ca',
+    file: '/etc/edgegate/nodes-ca.crt',
+    expiresAt: () => first.at,
+    subject: () => first.subject,
+  })
+  after(() => {
+    server.stop()
+    clientCa.stop()
+  })
+  const text = await metrics.registry.metrics()
+  assert.equal(
+    metric(text, 'kit_test_tls_certificate_expiry_timestamp_seconds', { use: 'server' }),
+    Math.floor(certificateExpiresAt(ca.ca) / 1000),
+  )
+  assert.equal(
+    metric(text, 'kit_test_tls_certificate_expiry_timestamp_seconds', { use: 'client_ca' }),
+    Math.floor(first.at / 1000),
+  )
+  assert.equal(lines.length, 1, 'only the CA within 14 days')
+  assert.equal(lines[0]!.fields.subject, 'CN=old-ca.example')
+  assert.match(
+    lines[0]!.msg,
+    /^the client CA \/etc\/edgegate\/nodes-ca\.crt \(CN=old-ca\.example\) expires in 4 days \(\S+Z\): every node certificate it issued is refused once it expires; add a new CA to the bundle, issue the node certificates from it, then send SIGHUP to load the bundle$/,
+  )
 })

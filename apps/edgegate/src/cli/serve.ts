@@ -1,6 +1,7 @@
 /** `edgegate serve`: the control plane over HTTPS, with retention, trusted-range discovery and the web enforcement controller. */
 
-import { watchCertificateExpiry } from '@gatehouse/kit/certificate-expiry.ts'
+import { readFileSync } from 'node:fs'
+import { bundleExpiry, watchCertificateExpiry } from '@gatehouse/kit/certificate-expiry.ts'
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { secretExposure } from '@gatehouse/kit/config.ts'
 import { StartupError } from '@gatehouse/kit/errors.ts'
@@ -85,21 +86,41 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
       })
       stopNodeHealth = startNodeHealth({ db: database.db, metrics: app.metrics, logger, alert: ctx.alert }).stop
       let certificateExpiresAt = startExpiry
+      const readClientCa = () => (config.client_ca ? bundleExpiry(readFileSync(config.client_ca)) : undefined)
+      let clientCa = readClientCa()
       // The log says it at every check (6 h); the alert channel once a day, or when it expires.
-      let alerted = { at: 0, level: '' }
-      const expiry = watchCertificateExpiry({
-        metrics: app.metrics,
-        logger,
-        use: 'server',
-        file: config.tls_cert,
-        expiresAt: () => certificateExpiresAt,
-        onNotice: (level, message) => {
+      const alertOnce = (what: string) => {
+        let alerted = { at: 0, level: '' }
+        return (level: 'warn' | 'error', message: string) => {
           if (level === alerted.level && Date.now() - alerted.at < 86_400_000) return
           alerted = { at: Date.now(), level }
-          const title = level === 'error' ? 'the TLS certificate has expired' : 'the TLS certificate expires soon'
+          const title = level === 'error' ? `${what} has expired` : `${what} expires soon`
           ctx.alert({ title, message, priority: level === 'error' ? 'urgent' : 'high', tags: ['certificate'] })
-        },
-      })
+        }
+      }
+      const expiry = [
+        watchCertificateExpiry({
+          metrics: app.metrics,
+          logger,
+          use: 'server',
+          file: config.tls_cert,
+          expiresAt: () => certificateExpiresAt,
+          onNotice: alertOnce('the TLS certificate'),
+        }),
+        ...(config.client_ca
+          ? [
+              watchCertificateExpiry({
+                metrics: app.metrics,
+                logger,
+                use: 'client_ca',
+                file: config.client_ca,
+                expiresAt: () => clientCa?.at,
+                subject: () => clientCa?.subject,
+                onNotice: alertOnce('the client CA'),
+              }),
+            ]
+          : []),
+      ]
       // SIGHUP (a certificate renewal's deploy hook, `systemctl reload`): new connections get
       // the certificate, key and client CA the files hold now; a bad set keeps the old one.
       const reload = async () => {
@@ -110,6 +131,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
             { requestClientCert: config.client_ca !== undefined },
           )
           certificateExpiresAt = expiresAt
+          clientCa = readClientCa()
           logger.info({ valid_to: validTo }, 'TLS certificate reloaded')
         } catch (err) {
           logger.error(
@@ -117,10 +139,10 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
             'TLS certificate not reloaded; the previous one stays in use',
           )
         }
-        expiry.check()
+        for (const w of expiry) w.check()
       }
       const stop = async () => {
-        expiry.stop()
+        for (const w of expiry) w.stop()
         await app.close()
         await stopController?.()
         await stopNodeHealth?.()

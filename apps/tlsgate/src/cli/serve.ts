@@ -2,8 +2,8 @@
  * `serve` runs the gate; `doctor` validates and summarises the same inputs without opening
  * the database, contacting a backend or binding a port.
  */
-import { existsSync } from 'node:fs'
-import { certificateValidity } from '@gatehouse/kit/certificate-expiry.ts'
+import { existsSync, readFileSync } from 'node:fs'
+import { controlPlaneCertificateReport } from '@gatehouse/kit/certificate-expiry.ts'
 import { formatDuration } from '@gatehouse/kit/durations.ts'
 import { StartupError } from '@gatehouse/kit/errors.ts'
 import { describeConnectionCap } from '@gatehouse/kit/gate-limits.ts'
@@ -56,12 +56,14 @@ export function serveCommand(flags: Record<string, unknown>): Promise<void> {
 export function doctorCommand(flags: Record<string, unknown>, io: Io): void {
   const c = readConfig(flags)
   // Certificate files are read (not the database, backends or ports) so a typo shows up now.
-  let clientCertificate: ReturnType<typeof certificateValidity> | undefined
+  let certificates: ReturnType<typeof controlPlaneCertificateReport> = { lines: [], problems: [] }
   if (c.controlPlane?.auth.kind === 'mtls') {
     const a = c.controlPlane.auth
-    clientCertificate = certificateValidity(loadTlsMaterial({ cert: a.clientCert, key: a.clientKey, ca: a.ca }).cert!)
+    const material = loadTlsMaterial({ cert: a.clientCert, key: a.clientKey, ca: a.ca })
+    certificates = controlPlaneCertificateReport({ clientCert: material.cert!, ca: readFileSync(a.ca) })
   } else if (c.controlPlane?.auth.kind === 'token' && c.controlPlane.auth.ca) {
     loadTlsMaterial({ ca: c.controlPlane.auth.ca })
+    certificates = controlPlaneCertificateReport({ ca: readFileSync(c.controlPlane.auth.ca) })
   }
   const d = (ms: number) => (ms === 0 ? 'off' : formatDuration(ms))
   const lines = [
@@ -85,13 +87,9 @@ export function doctorCommand(flags: Record<string, unknown>, io: Io): void {
     c.controlPlane
       ? `control plane: ${c.controlPlane.url} as ${c.controlPlane.instanceId}, auth ${c.controlPlane.auth.kind === 'token' ? 'bearer token' : 'mutual TLS'}, every ${d(c.controlPlane.syncIntervalMs)}${c.controlPlane.serverName ? `, server name ${c.controlPlane.serverName}` : ''}`
       : 'control plane: sync disabled (no control_plane.url)',
-    ...(clientCertificate ? [`client certificate: ${clientCertificate.text}`] : []),
+    ...certificates.lines,
     ...c.warnings.map((w) => `warning: ${w}`),
   ]
-  if (clientCertificate?.expired) {
-    throw new StartupError(
-      `control_plane.client_cert: ${clientCertificate.text}; the control plane refuses this node until it is renewed`,
-    )
-  }
+  if (certificates.problems.length > 0) throw new StartupError(certificates.problems.join('; '))
   io.out(`${lines.join('\n')}\n`)
 }

@@ -5,7 +5,7 @@
 import { accessSync, constants, readFileSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { StartupError } from '@gatehouse/kit'
-import { certificateValidity } from '@gatehouse/kit/certificate-expiry.ts'
+import { controlPlaneCertificateReport } from '@gatehouse/kit/certificate-expiry.ts'
 import { configPath, loadWebsignalConfig } from '../config.ts'
 import { BUILTIN_PATTERN_DIR, checkPatternCost, loadPatternLists, PatternError } from '../detect/patterns.ts'
 import type { Io } from './io.ts'
@@ -63,17 +63,13 @@ export function doctorCommand(opts: { config?: string }, io: Io): void {
         problems.push(`control_plane.${what}: ${p} cannot be read (${(err as NodeJS.ErrnoException).code})`)
         continue
       }
-      if (what !== 'client_cert') continue
+      if (what === 'client_key') continue
       try {
-        const validity = certificateValidity(pem)
-        lines.push(`client certificate: ${validity.text}`)
-        if (validity.expired) {
-          problems.push(
-            `control_plane.client_cert: ${validity.text}; the control plane refuses this node until it is renewed`,
-          )
-        }
+        const report = controlPlaneCertificateReport(what === 'client_cert' ? { clientCert: pem } : { ca: pem })
+        lines.push(...report.lines)
+        problems.push(...report.problems)
       } catch (err) {
-        problems.push(`control_plane.client_cert: ${p} is not a certificate (${(err as Error).message})`)
+        problems.push(`control_plane.${what}: ${p} is not a certificate (${(err as Error).message})`)
       }
     }
   }

@@ -34,6 +34,11 @@ export class SignalClient {
     return this.#client.clientCertificateExpiresAt
   }
 
+  /** The first certificate of `control_plane.ca` to expire; undefined without a `ca`. */
+  get caExpiry(): { at: number; subject: string } | undefined {
+    return this.#client.caExpiry
+  }
+
   /** The kit client's `reloadCredentials`; undefined when no credential file is configured. */
   reloadCredentials(): { validTo?: string } | undefined {
     return this.#client.hasCredentialFiles ? this.#client.reloadCredentials() : undefined
