@@ -260,6 +260,11 @@ describe('doctor', () => {
       { control_plane: { url: 'https://cp.test', instance_id: 'g', token: 't', sync_interval: 30 } },
       /sync_interval: must be a duration string/,
     ],
+    [
+      'sync_interval over 5 minutes (edgegate would call the gate silent between syncs)',
+      { control_plane: { url: 'https://cp.test', instance_id: 'g', token: 't', sync_interval: '10m' } },
+      /sync_interval: must be at most 5m/,
+    ],
     ['not JSON', '{ nope', /invalid JSON/],
     ['trusted range with host bits', { trusted_ranges: ['10.0.0.1/8'] }, /trusted_ranges: .*host bits set/],
     ['trusted range not a list', { trusted_ranges: '10.0.0.0/8' }, /trusted_ranges: must be an array of strings/],

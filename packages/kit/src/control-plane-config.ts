@@ -26,7 +26,8 @@ export function controlPlaneFields(envPrefix: string) {
     client_key: field.string({ minLength: 1, doc: 'mTLS client key path' }),
     ca: field.string({ minLength: 1, doc: 'CA bundle verifying the control plane' }),
     server_name: field.string({ minLength: 1, doc: 'TLS server name when URL host and certificate differ' }),
-    sync_interval: field.duration({ default: '30s', min: '1s', doc: 'how often to sync' }),
+    // At most 5 minutes: edgegate calls a gate silent after 10 minutes without a word from it.
+    sync_interval: field.duration({ default: '30s', min: '1s', max: '5m', doc: 'how often to sync (at most 5m)' }),
   }
 }
 
