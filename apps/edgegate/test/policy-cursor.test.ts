@@ -233,10 +233,35 @@ for (const dialect of DIALECTS) {
           [fpOf(1)],
           'a decision made after the restore is newer than the cursor',
         )
-        const text = (await call(tls, restored.base, '/metrics')).body as string
+        let text = (await call(tls, restored.base, '/metrics')).body as string
         assert.match(text, /^edgegate_policy_cursor_ahead_total 1$/m)
+        // That decision moved the clock past every cursor, yet a gate that pulled before the
+        // restore (here two minutes before) is still named: its cursor lies between the
+        // database's newest time and the time it was read, which no database issued.
+        const twoMinutesAgo = new Date(Date.now() - 120_000).toISOString()
+        const later = await pull(restored, twoMinutesAgo)
+        assert.deepEqual(
+          later.body.decisions.map((x: { fingerprint: string }) => x.fingerprint),
+          [fpOf(1)],
+        )
+        text = (await call(tls, restored.base, '/metrics')).body as string
+        assert.match(text, /^edgegate_policy_cursor_ahead_total 2$/m)
+        const current = await pull(restored, next.body.cursor)
+        assert.deepEqual(current.body.decisions, [])
+        text = (await call(tls, restored.base, '/metrics')).body as string
+        assert.match(text, /^edgegate_policy_cursor_ahead_total 2$/m, 'a cursor the database issued is not named')
       } finally {
         await restored.stop()
+      }
+      // A restart on a healthy database names nobody, whatever the cursors' age.
+      const again = await startEdgegate(database, tls)
+      try {
+        const all = await pull(again)
+        assert.equal((await pull(again, all.body.cursor)).status, 200)
+        const text = (await call(tls, again.base, '/metrics')).body as string
+        assert.match(text, /^edgegate_policy_cursor_ahead_total 0$/m)
+      } finally {
+        await again.stop()
       }
     })
   })

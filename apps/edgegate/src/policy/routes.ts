@@ -32,9 +32,8 @@ export function policyRoutes(app: HttpApp, ctx: AppContext) {
         if (parsed === undefined) throw errors.invalid_timestamp('since')
         sinceUs = parsed
       }
-      if (sinceUs > cursorAhead.newestUs || Date.now() > cursorAhead.staleAt) {
-        await cursorAhead.check(node.instance_id, sinceUs)
-      }
+      if (sinceUs > cursorAhead.newestUs || Date.now() > cursorAhead.staleAt) await cursorAhead.refresh()
+      if (cursorAhead.behind(sinceUs)) cursorAhead.report(node.instance_id, sinceUs)
       const limit = ctx.settings.policyPageSize
       const rows = await decisionsSince(ctx.database.db, node.instance_id, sinceUs, limit + 1)
       const more = rows.length > limit
@@ -57,32 +56,60 @@ export function policyRoutes(app: HttpApp, ctx: AppContext) {
  * from a backup, or failed over to a replica that had not caught up. Decisions made after that
  * point reached the gate but are not here, and nothing would say so: the gate keeps enforcing
  * them, while the dashboard shows none. New decisions still reach the gate (their times come
- * from the wall clock, past its cursor). The newest time is cached, read again when a cursor
- * passes it and at most once a minute otherwise, so a pull costs no extra query.
+ * from the wall clock, past its cursor).
+ *
+ * In a healthy database every cursor is at or below the decision clock (a cursor is a decision's
+ * time, and the clock only moves forward). The first decision after a restore moves the clock
+ * past the cursors again, though, so the clock alone would stop telling within seconds on a busy
+ * control plane. So each reading is remembered too: a cursor later than the clock as read at
+ * time R, but earlier than R, was issued by no database this process has seen (a decision
+ * committed after R is timed after R; a minute's margin covers a transaction slow to commit and
+ * clocks a little apart). A reading lower than the one before (a failover under a running
+ * process) adds such a gap. The newest time is cached, read again when a cursor passes it and
+ * at most once a minute otherwise, so a pull costs no extra query.
  */
 function cursorAheadCheck(ctx: AppContext) {
   const ahead = ctx.metrics.counter(
     'policy_cursor_ahead_total',
     'Policy pulls whose cursor is past every decision in the database (restored or failed over to an older copy)',
   )
+  const MARGIN_US = 60_000_000
   const warned = new Map<string, number>()
+  /** Cursor ranges (exclusive) that no database seen by this process issued, newest last. */
+  const gaps: Array<{ fromUs: number; toUs: number }> = []
+  let read = false
   const state = {
     /** The newest decision time read from the database; a cursor at or below it needs no check. */
     newestUs: 0,
     /** Read again after a minute anyway: a failover to an older copy lowers it under a running process. */
     staleAt: 0,
-    async check(instanceId: string, sinceUs: number): Promise<void> {
-      state.newestUs = await readDecisionClock(ctx.database.db)
+    async refresh(): Promise<void> {
+      const newest = await readDecisionClock(ctx.database.db)
+      const toUs = Date.now() * 1000 - MARGIN_US
+      if ((!read || newest < state.newestUs) && toUs > newest) {
+        gaps.push({ fromUs: newest, toUs })
+        if (gaps.length > 8) gaps.shift()
+      }
+      read = true
+      state.newestUs = newest
       state.staleAt = Date.now() + 60_000
-      if (sinceUs <= state.newestUs) return
+    },
+    behind(sinceUs: number): boolean {
+      if (sinceUs > state.newestUs) return true
+      for (const g of gaps) if (sinceUs > g.fromUs && sinceUs < g.toUs) return true
+      return false
+    },
+    report(instanceId: string, sinceUs: number): void {
       ahead.inc()
       const now = Date.now()
       if (now - (warned.get(instanceId) ?? 0) < 10 * 60_000) return
       if (warned.size >= 10_000) warned.clear()
       warned.set(instanceId, now)
-      const message = `node ${instanceId} has decisions up to ${formatMicros(sinceUs)}, later than any in this database (${formatMicros(state.newestUs)}): the database was restored from a backup or failed over to a copy that had not caught up. Decisions made after that are still enforced by the gate but unknown here; compare the gate's list with edgegate decision list --instance ${instanceId}`
+      const gap = gaps.find((g) => sinceUs > g.fromUs && sinceUs < g.toUs)
+      const newest = gap && sinceUs <= state.newestUs ? gap.fromUs : state.newestUs
+      const message = `node ${instanceId} has decisions up to ${formatMicros(sinceUs)}, later than any in this database (${formatMicros(newest)}): the database was restored from a backup or failed over to a copy that had not caught up. Decisions made after that are still enforced by the gate but unknown here; compare the gate's list with edgegate decision list --instance ${instanceId}`
       ctx.logger.warn(
-        { instance_id: instanceId, cursor: formatMicros(sinceUs), newest_decision: formatMicros(state.newestUs) },
+        { instance_id: instanceId, cursor: formatMicros(sinceUs), newest_decision: formatMicros(newest) },
         message,
       )
       ctx.alert({
