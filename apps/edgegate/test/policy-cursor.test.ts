@@ -220,7 +220,7 @@ for (const dialect of DIALECTS) {
       try {
         const behind = await pull(restored, cursor)
         assert.equal(behind.status, 200)
-        assert.deepEqual([behind.body.decisions, behind.body.cursor], [[], cursor])
+        assert.deepEqual([behind.body.decisions, behind.body.cursor, behind.body.resync], [[], cursor, true])
         await waitFor('the warning naming the gate', () =>
           /"msg":"node r1 has decisions up to \S+Z, later than any in this database \(1970-01-01T00:00:00\.000000Z\): the database was restored/.test(
             restored.child.log(),
@@ -244,10 +244,11 @@ for (const dialect of DIALECTS) {
           later.body.decisions.map((x: { fingerprint: string }) => x.fingerprint),
           [fpOf(1)],
         )
+        assert.equal(later.body.resync, true)
         text = (await call(tls, restored.base, '/metrics')).body as string
         assert.match(text, /^edgegate_policy_cursor_ahead_total 2$/m)
         const current = await pull(restored, next.body.cursor)
-        assert.deepEqual(current.body.decisions, [])
+        assert.deepEqual([current.body.decisions, current.body.resync], [[], undefined])
         text = (await call(tls, restored.base, '/metrics')).body as string
         assert.match(text, /^edgegate_policy_cursor_ahead_total 2$/m, 'a cursor the database issued is not named')
       } finally {

@@ -9,12 +9,12 @@
  */
 import assert from 'node:assert/strict'
 import { X509Certificate } from 'node:crypto'
-import { copyFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:https'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { requestNoRedirect } from '@gatehouse/kit'
-import { createTestCa, type Sshd, sshClient, startSshd, type TestCa, tempDir } from '@gatehouse/testkit'
+import { createTestCa, freePort, type Sshd, sshClient, startSshd, type TestCa, tempDir } from '@gatehouse/testkit'
 import { api, controlPlaneFingerprints, type Edgegate, edgegateCli, edgegateToken, startEdgegate } from './edgegate.ts'
 import { cli, type Gate, metric, OPENSSH_FP, readEntries, startGate, waitFor } from './helpers.ts'
 
@@ -187,6 +187,67 @@ describe('control plane end to end (edgegate + sshproxy serve + sshd + OpenSSH)'
     )
     assert.equal(await expiry(), expirySeconds(renewed.cert), 'the metric follows the certificate in use')
     assert.equal(gate.child.process.exitCode, null)
+  })
+
+  test('a control plane restored from a backup: the gate pulls everything again, drops what was lost, keeps its own verdicts', async (t) => {
+    const dir = tempDir('sshproxy-restore-')
+    t.after(() => dir.remove())
+    const file = join(dir.path, 'edgegate.db')
+    const database = `sqlite:${file}`
+    assert.equal((await edgegateCli(database, ['migrate'])).code, 0)
+    const token = await edgegateToken(database, ['node', 'add', '--kind', 'sshgate', 'gate-heal'])
+    const port = await freePort()
+    let cp = await startEdgegate(ca, { database, port })
+    t.after(() => cp.stop())
+    const gate = await startGate(sshd.port, [], undefined, {
+      control_plane: { url: cp.base, instance_id: 'gate-heal', token, ca: ca.caPath, sync_interval: '1s' },
+    })
+    t.after(() => gate.stop())
+    const [A, B, C, D] = ['a', 'b', 'c', 'd'].map((c) => c.repeat(32)) as [string, string, string, string]
+    const decide = async (verb: string, fp: string) => {
+      const r = await edgegateCli(database, ['decision', verb, '--instance', 'gate-heal', fp])
+      assert.equal(r.code, 0, r.stderr)
+    }
+    const verdicts = async () =>
+      Object.fromEntries(
+        (await readEntries(gate.dbPath)).map((e) => [e.fingerprint, e.decided_at === null ? 'undecided' : e.verdict]),
+      )
+    await decide('approve', A)
+    await decide('approve', C)
+    await waitFor(
+      'A and C pulled',
+      async () => (await verdicts())[C] === 'approved' && (await verdicts())[A] === 'approved',
+    )
+    const backup = join(dir.path, 'backup.db')
+    const saved = await edgegateCli(database, ['backup', backup])
+    assert.equal(saved.code, 0, saved.stderr)
+    // After the backup: B blocked, C blocked (both lost with the restore), and the gate's own
+    // block of A (its CLI), which the control plane never had.
+    await decide('block', B)
+    await decide('block', C)
+    await waitFor('B and C blocked on the gate', async () => {
+      const v = await verdicts()
+      return v[B] === 'blocked' && v[C] === 'blocked'
+    })
+    const local = await cli(['block', '--db', gate.dbPath, A])
+    assert.equal(local.code, 0, local.stderr)
+
+    // The restore, as edgegate's README says: stop, the copy in place, no -wal or -shm.
+    await cp.stop()
+    copyFileSync(backup, file)
+    rmSync(`${file}-wal`, { force: true })
+    rmSync(`${file}-shm`, { force: true })
+    cp = await startEdgegate(ca, { database, port })
+    await waitFor('the resync done', () => /"msg":"resync done/.test(gate.log()), 30_000)
+    assert.match(gate.log(), /"msg":"the control plane has no decisions as late as this gate's/)
+    assert.deepEqual(await verdicts(), { [A]: 'blocked', [B]: 'undecided', [C]: 'approved' })
+    assert.equal(metric(await gate.metrics(), 'sshproxy_sync_resync_dropped_total'), 1)
+    assert.match(cp.child.log(), /"msg":"node gate-heal has decisions up to \S+Z, later than any in this database/)
+
+    // New decisions flow as before, without another resync.
+    await decide('approve', D)
+    await waitFor('D pulled', async () => (await verdicts())[D] === 'approved')
+    assert.equal(gate.log().match(/"msg":"resync done/g)?.length, 1)
   })
 
   test('deleting an approval on the control plane stops the client again after the next pull', async (t) => {

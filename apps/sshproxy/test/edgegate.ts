@@ -32,6 +32,8 @@ export interface StartEdgegateOptions {
   server?: IssuedCert
   /** Name to verify when the server certificate does not name 127.0.0.1. */
   serverName?: string
+  /** Listen here (a restart where a gate's config already points); default a free port. */
+  port?: number
 }
 
 /** Run `edgegate ARGS` against `database` as a child process. */
@@ -64,7 +66,7 @@ export async function edgegateToken(database: string, args: string[]): Promise<s
 export async function startEdgegate(ca: TestCa, o: StartEdgegateOptions = {}): Promise<Edgegate> {
   const dir = tempDir('sshproxy-edgegate-')
   const database = o.database ?? `sqlite:${join(dir.path, 'edgegate.db')}`
-  const port = await freePort()
+  const port = o.port ?? (await freePort())
   const base = `https://127.0.0.1:${port}`
   const server = o.server ?? ca.issueServer()
   const agent = createTlsAgent({ ca: ca.ca, ...(o.serverName ? { servername: o.serverName } : {}) })

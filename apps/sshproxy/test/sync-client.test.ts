@@ -56,6 +56,7 @@ function memoryGate(entries: GateEntry[]) {
     cursor: undefined as string | undefined,
     ranges: undefined as string[] | undefined,
     pages: 0,
+    resync: false,
   }
   const decisions = new Map<string, Decision>()
   const source: SyncSource = {
@@ -80,6 +81,16 @@ function memoryGate(entries: GateEntry[]) {
     },
     replaceManagedRanges: async (cidrs) => {
       state.ranges = [...cidrs]
+    },
+    resyncPending: async () => state.resync,
+    startResync: async () => {
+      state.resync = true
+    },
+    finishResync: async (listed) => {
+      const gone = [...decisions.keys()].filter((fp) => !listed.has(fp))
+      for (const fp of gone) decisions.delete(fp)
+      state.resync = false
+      return gone.length
     },
   }
   return { source, sink, state, decisions, add: (e: GateEntry) => items.push({ seq: items.length + 1, e }) }

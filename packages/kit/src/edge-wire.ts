@@ -101,6 +101,13 @@ export const PolicyResponse = Type.Object(
     more: Type.Boolean(),
     /** Present only when trusted-source discovery is configured. */
     trusted_ranges: Type.Optional(Type.Array(Type.String())),
+    /**
+     * True when the `since` sent is later than any decision this control plane has issued (its
+     * database was restored or failed over to an older copy): pull again from the beginning,
+     * and drop the control plane's decisions that the full answer no longer holds. A gate that
+     * does not know the field reads the page as usual.
+     */
+    resync: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: true },
 )

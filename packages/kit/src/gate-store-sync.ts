@@ -10,7 +10,15 @@ import { watchCertificateExpiry } from './certificate-expiry.ts'
 import type { Decision } from './edge-wire.ts'
 import { type BypassRanges, type ManagedRangesDB, replaceManagedRanges } from './gate-bypass.ts'
 import { type GateEntry, toObservation } from './gate-observation.ts'
-import { type GateStoreDB, getSyncState, POLICY_CURSOR_KEY, setSyncState, UPLOAD_ACK_KEY } from './gate-store.ts'
+import {
+  dropUnlistedPulled,
+  type GateStoreDB,
+  getSyncState,
+  POLICY_CURSOR_KEY,
+  POLICY_RESYNC_KEY,
+  setSyncState,
+  UPLOAD_ACK_KEY,
+} from './gate-store.ts'
 import { type CycleResult, type SyncControlPlane, type SyncHandle, startSync } from './gate-sync.ts'
 import type { Logger } from './logger.ts'
 import type { AppMetrics } from './metrics.ts'
@@ -23,8 +31,15 @@ export interface GateStoreSyncOptions {
   db: Kysely<GateStoreDB & ManagedRangesDB>
   /** Up to `limit` entries changed after `afterSeq`, oldest change first. */
   changedSince(afterSeq: number, limit: number): Promise<Array<GateEntry & { change_seq: number }>>
-  /** Apply one page of decisions and store the cursor, in one transaction. */
-  applyDecisions(decisions: readonly Decision[], now: string, cursor: { key: string; value: string }): Promise<unknown>
+  /** Apply one page of decisions and store the cursor, in one transaction (kit `applyDecisions`). */
+  applyDecisions(
+    decisions: readonly Decision[],
+    now: string,
+    cursor: { key: string; value: string },
+    authoritative: boolean,
+  ): Promise<unknown>
+  /** The gate's own columns reset with a verdict a resync drops (tlsgate: an automated block's expiry). */
+  ownReset?: Record<string, unknown>
   bypass: BypassRanges
   logger: Logger
   metrics: AppMetrics
@@ -45,6 +60,10 @@ export function startGateStoreSync(o: GateStoreSyncOptions): SyncHandle {
     'control_plane_clock_offset_seconds',
     "The control plane's clock minus this host's, from its last quick answer (about ±1 s); past ±30 s a warning is logged",
   )
+  const resyncDropped = o.metrics.counter(
+    'sync_resync_dropped_total',
+    'Pulled verdicts dropped by a resync because the control plane no longer has them (its database went back in time)',
+  )
   for (const result of ['ok', 'failed']) cycles.inc({ result }, 0)
   lastSuccess.set(0)
   managed.set({ source: 'static' }, o.bypass.staticRanges.length)
@@ -61,8 +80,20 @@ export function startGateStoreSync(o: GateStoreSyncOptions): SyncHandle {
     },
     sink: {
       cursor: () => getSyncState(db, POLICY_CURSOR_KEY),
-      applyDecisions: async (decisions, cursor) => {
-        await o.applyDecisions(decisions, new Date().toISOString(), { key: POLICY_CURSOR_KEY, value: cursor })
+      applyDecisions: async (decisions, cursor, authoritative) => {
+        await o.applyDecisions(
+          decisions,
+          new Date().toISOString(),
+          { key: POLICY_CURSOR_KEY, value: cursor },
+          authoritative,
+        )
+      },
+      resyncPending: async () => (await getSyncState(db, POLICY_RESYNC_KEY)) !== undefined,
+      startResync: () => setSyncState(db, POLICY_RESYNC_KEY, '1', new Date().toISOString()),
+      finishResync: async (listed) => {
+        const dropped = await dropUnlistedPulled(db, listed, new Date().toISOString(), o.ownReset)
+        resyncDropped.inc(dropped.length)
+        return dropped.length
       },
       replaceManagedRanges: async (cidrs) => {
         await replaceManagedRanges(db, o.bypass, cidrs, log)

@@ -30,6 +30,12 @@ export interface GateFingerprintColumns {
   sightings: Generated<string>
   change_seq: Generated<number>
   changed_at: string
+  /**
+   * 1 when the verdict was pulled from the control plane, 0 when the gate's own (its CLI) or
+   * none: a resync after the control plane's database went back in time drops pulled verdicts
+   * it no longer has, never the gate's own.
+   */
+  pulled: Generated<number>
 }
 
 export interface GateStoreDB {
@@ -249,6 +255,7 @@ export async function setVerdict(
         verdict: change.verdict,
         decided_at: change.now,
         actor: change.actor,
+        pulled: 0,
         ...own,
         ...(change.label === undefined ? {} : { label: change.label }),
         change_seq: seq,
@@ -364,8 +371,10 @@ export interface PulledDecision {
  * Apply pulled decisions in one transaction (all or none). A decision older than the local one
  * is skipped (last writer wins, by instant); unknown fingerprints get an entry with no
  * observations, which the entry cap bounds. `own(d)` adds the gate's own columns (tlsgate: an
- * automated block's expiry). `cursor`, when given, is stored in the same transaction. Returns
- * how many entries changed.
+ * automated block's expiry). `cursor`, when given, is stored in the same transaction. With
+ * `authoritative` (a resync's full pull), the control plane's answer also replaces a verdict
+ * pulled earlier that is newer (one its database lost); the gate's own verdicts still win by
+ * time. Returns how many entries changed.
  */
 export async function applyDecisions<D extends PulledDecision>(
   db: Kysely<GateStoreDB>,
@@ -373,16 +382,17 @@ export async function applyDecisions<D extends PulledDecision>(
   now: string,
   cursor?: { key: string; value: string },
   own: (d: D) => Record<string, unknown> = () => ({}),
+  authoritative = false,
 ): Promise<number> {
   return db.transaction().execute(async (trx) => {
     let changed = 0
     for (const d of decisions) {
       const current = await trx
         .selectFrom('fingerprints')
-        .select('decided_at')
+        .select(['decided_at', 'pulled'])
         .where('fingerprint', '=', d.fingerprint)
         .executeTakeFirst()
-      const set = { verdict: d.status, label: d.label, decided_at: d.updated_at, actor: d.actor, ...own(d) }
+      const set = { verdict: d.status, label: d.label, decided_at: d.updated_at, actor: d.actor, pulled: 1, ...own(d) }
       if (!current) {
         await trx
           .insertInto('fingerprints')
@@ -395,12 +405,46 @@ export async function applyDecisions<D extends PulledDecision>(
           })
           .execute()
         changed++
-      } else if (current.decided_at === null || compareTimes(current.decided_at, d.updated_at) <= 0) {
+      } else if (
+        current.decided_at === null ||
+        (authoritative && current.pulled === 1) ||
+        compareTimes(current.decided_at, d.updated_at) <= 0
+      ) {
         await trx.updateTable('fingerprints').set(set).where('fingerprint', '=', d.fingerprint).execute()
         changed++
       }
     }
     if (cursor) await setSyncState(trx, cursor.key, cursor.value, now)
     return changed
+  })
+}
+
+/** `sync_state` key: set while a resync's full pull is unfinished, so a restart begins it again. */
+export const POLICY_RESYNC_KEY = 'policy_resync'
+
+/**
+ * The end of a resync: every verdict pulled earlier that the control plane's full answer does
+ * not hold (`listed`) goes back to undecided, with `own` columns reset alongside (tlsgate: an
+ * automated block's expiry); the gate's own verdicts stay. Clears the resync mark in the same
+ * transaction. Returns the fingerprints reset.
+ */
+export async function dropUnlistedPulled(
+  db: Kysely<GateStoreDB>,
+  listed: ReadonlySet<string>,
+  now: string,
+  own: Record<string, unknown> = {},
+): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    const pulled = await trx.selectFrom('fingerprints').select('fingerprint').where('pulled', '=', 1).execute()
+    const gone = pulled.map((r) => r.fingerprint).filter((fp) => !listed.has(fp))
+    for (let i = 0; i < gone.length; i += 500) {
+      await trx
+        .updateTable('fingerprints')
+        .set({ verdict: 'pending', decided_at: null, actor: null, label: '', pulled: 0, changed_at: now, ...own })
+        .where('fingerprint', 'in', gone.slice(i, i + 500))
+        .execute()
+    }
+    await trx.deleteFrom('sync_state').where('key', '=', POLICY_RESYNC_KEY).execute()
+    return gone
   })
 }

@@ -6,6 +6,12 @@
  * control plane says there is no more, applying each page atomically through the sink.
  * While the control plane is unreachable the gate keeps serving on its local verdicts and
  * retries with exponential backoff (capped at 5 minutes or the interval, whichever is longer).
+ *
+ * A policy answer with `resync` (the control plane's database went back in time: a restore, a
+ * failover to a copy that had not caught up) starts a resync: the whole policy is pulled from
+ * the beginning, its answer replaces the verdicts pulled earlier, and those it no longer holds
+ * go back to undecided; the gate's own verdicts (its CLI) keep last-writer-wins. The mark is
+ * stored, so a resync cut short begins again.
  */
 import {
   ControlPlaneClient,
@@ -39,7 +45,16 @@ export interface SyncSink {
    * Apply one page of decisions and store `cursor`, in one transaction (all or nothing).
    * Must be idempotent: a decision older than the local one is skipped.
    */
-  applyDecisions(decisions: readonly Decision[], cursor: string): Promise<void>
+  applyDecisions(decisions: readonly Decision[], cursor: string, authoritative: boolean): Promise<void>
+  /** Whether a resync's full pull was begun and not finished (it starts again from the beginning). */
+  resyncPending(): Promise<boolean>
+  /** Mark a resync as begun (persisted, so a restart mid-way begins it again). */
+  startResync(): Promise<void>
+  /**
+   * End a resync: verdicts pulled earlier that `listed` (every fingerprint of the full answer)
+   * does not hold go back to undecided; the gate's own stay. Clears the mark. Returns how many.
+   */
+  finishResync(listed: ReadonlySet<string>): Promise<number>
   /**
    * Atomically replace the control-plane-managed bypass ranges (static ranges stay). Called
    * after every successful pull: with the response's `trusted_ranges`, or `[]` when the
@@ -66,6 +81,8 @@ export interface CycleResult {
   uploaded: number
   skipped: number
   decisions: number
+  /** Pulled verdicts a resync dropped (the control plane no longer has them). */
+  dropped?: number
   error?: ControlPlaneError
 }
 
@@ -158,13 +175,36 @@ export function startSync(options: SyncOptions): SyncHandle {
   }
 
   async function pull(result: CycleResult) {
-    let cursor = await options.sink.cursor()
+    // During a resync every page is read from the beginning and its fingerprints kept, so the
+    // verdicts the control plane no longer has can be dropped once the last page is in.
+    let listed: Set<string> | undefined = (await options.sink.resyncPending()) ? new Set() : undefined
+    let cursor = listed ? undefined : await options.sink.cursor()
     for (;;) {
       const policy = await client.policy(cursor)
-      await options.sink.applyDecisions(policy.decisions, policy.cursor)
+      if (policy.resync === true && listed === undefined) {
+        log.warn(
+          { cursor },
+          "the control plane has no decisions as late as this gate's (its database was restored or failed over to an older copy): pulling every decision again, then dropping the ones it no longer has",
+        )
+        await options.sink.startResync()
+        listed = new Set()
+        cursor = undefined
+        continue
+      }
+      await options.sink.applyDecisions(policy.decisions, policy.cursor, listed !== undefined)
+      if (listed) for (const d of policy.decisions) listed.add(d.fingerprint)
       result.decisions += policy.decisions.length
       cursor = policy.cursor
       if (!policy.more || stopped) {
+        // Stopped part-way, a resync stays marked and begins again at the next start.
+        if (listed && !policy.more) {
+          const dropped = await options.sink.finishResync(listed)
+          result.dropped = dropped
+          log.warn(
+            { kept: listed.size, dropped },
+            'resync done: the control plane decisions this gate held and the control plane no longer has are undecided again',
+          )
+        }
         await options.sink.replaceManagedRanges(policy.trusted_ranges ?? [])
         return
       }

@@ -33,7 +33,8 @@ export function policyRoutes(app: HttpApp, ctx: AppContext) {
         sinceUs = parsed
       }
       if (sinceUs > cursorAhead.newestUs || Date.now() > cursorAhead.staleAt) await cursorAhead.refresh()
-      if (cursorAhead.behind(sinceUs)) cursorAhead.report(node.instance_id, sinceUs)
+      const behind = cursorAhead.behind(sinceUs)
+      if (behind) cursorAhead.report(node.instance_id, sinceUs)
       const limit = ctx.settings.policyPageSize
       const rows = await decisionsSince(ctx.database.db, node.instance_id, sinceUs, limit + 1)
       const more = rows.length > limit
@@ -46,6 +47,8 @@ export function policyRoutes(app: HttpApp, ctx: AppContext) {
         more,
       }
       if (ctx.trusted) body.trusted_ranges = ctx.trusted.current()
+      // The gate pulls everything again and drops what this database no longer has (kit gate-sync).
+      if (behind) body.resync = true
       return body
     },
   )
@@ -54,9 +57,11 @@ export function policyRoutes(app: HttpApp, ctx: AppContext) {
 /**
  * A gate's cursor past every decision time this database has issued: the database was restored
  * from a backup, or failed over to a replica that had not caught up. Decisions made after that
- * point reached the gate but are not here, and nothing would say so: the gate keeps enforcing
- * them, while the dashboard shows none. New decisions still reach the gate (their times come
- * from the wall clock, past its cursor).
+ * point reached the gate but are not here, and nothing would say so: the gate would keep
+ * enforcing them while the dashboard shows none. So the answer carries `resync`: the gate pulls
+ * the whole policy again and drops the verdicts it had pulled that this database no longer has
+ * (kit gate-sync.ts). New decisions reach the gate either way (their times come from the wall
+ * clock, past its cursor).
  *
  * In a healthy database every cursor is at or below the decision clock (a cursor is a decision's
  * time, and the clock only moves forward). The first decision after a restore moves the clock
@@ -107,7 +112,7 @@ function cursorAheadCheck(ctx: AppContext) {
       warned.set(instanceId, now)
       const gap = gaps.find((g) => sinceUs > g.fromUs && sinceUs < g.toUs)
       const newest = gap && sinceUs <= state.newestUs ? gap.fromUs : state.newestUs
-      const message = `node ${instanceId} has decisions up to ${formatMicros(sinceUs)}, later than any in this database (${formatMicros(newest)}): the database was restored from a backup or failed over to a copy that had not caught up. Decisions made after that are still enforced by the gate but unknown here; compare the gate's list with edgegate decision list --instance ${instanceId}`
+      const message = `node ${instanceId} has decisions up to ${formatMicros(sinceUs)}, later than any in this database (${formatMicros(newest)}): the database was restored from a backup or failed over to a copy that had not caught up. The gate is told to pull every decision again and drop those this database no longer has (a Gatehouse gate does; another may not): make again the decisions lost with the copy, and compare the gate's list with edgegate decision list --instance ${instanceId}`
       ctx.logger.warn(
         { instance_id: instanceId, cursor: formatMicros(sinceUs), newest_decision: formatMicros(newest) },
         message,

@@ -6,9 +6,10 @@ import { type Database, openDatabase } from '@gatehouse/kit/db/database.ts'
 import { trimOversized } from '../fingerprints/store.ts'
 import * as m0001 from './migrations/0001_init.ts'
 import * as m0002 from './migrations/0002_managed_ranges.ts'
+import * as m0003 from './migrations/0003_verdict_source.ts'
 import type { DB } from './schema.ts'
 
-export const migrations = { '0001_init': m0001, '0002_managed_ranges': m0002 }
+export const migrations = { '0001_init': m0001, '0002_managed_ranges': m0002, '0003_verdict_source': m0003 }
 
 export type Store = Database<DB>
 

@@ -36,6 +36,8 @@ export interface FingerprintTable {
   /** Bumped from `change_counter` on every local change: the sync upload cursor compares against it. */
   change_seq: Generated<number>
   changed_at: string
+  /** 1: the verdict was pulled from the control plane; 0: the gate's own, or none (kit gate-store.ts). */
+  pulled: Generated<number>
 }
 
 export interface ChangeCounterTable {

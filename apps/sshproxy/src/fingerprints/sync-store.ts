@@ -25,13 +25,15 @@ export async function changedSince(db: Db, afterSeq: number, limit: number): Pro
 /**
  * Apply decisions in one transaction (all or none); older ones than the local decision are
  * skipped, unknown fingerprints get an entry. `cursor`, when given, is stored in the same
- * transaction. Returns how many entries changed.
+ * transaction; `authoritative` (a resync) lets the answer replace verdicts pulled earlier.
+ * Returns how many entries changed.
  */
 export function applyDecisions(
   db: Kysely<DB>,
   decisions: readonly PulledDecision[],
   now: string,
   cursor?: { key: string; value: string },
+  authoritative = false,
 ): Promise<number> {
-  return applyGateDecisions(db, decisions, now, cursor)
+  return applyGateDecisions(db, decisions, now, cursor, undefined, authoritative)
 }

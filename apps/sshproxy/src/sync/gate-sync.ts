@@ -28,7 +28,8 @@ export function startGateSync(o: GateSyncOptions): SyncHandle {
     controlPlane: o.controlPlane,
     db,
     changedSince: (after, limit) => changedSince(db, after, limit),
-    applyDecisions: (decisions, now, cursor) => applyDecisions(db, decisions, now, cursor),
+    applyDecisions: (decisions, now, cursor, authoritative) =>
+      applyDecisions(db, decisions, now, cursor, authoritative),
     bypass: o.bypass,
     logger: o.logger,
     metrics: o.metrics,

@@ -1,9 +1,10 @@
 /** Open the gate's SQLite store (`sqlite:<path>` through the kit) and apply migrations. */
 import { type Database, openDatabase } from '@gatehouse/kit/db/database.ts'
 import * as m0001 from './migrations/0001_init.ts'
+import * as m0002 from './migrations/0002_verdict_source.ts'
 import type { DB } from './schema.ts'
 
-export const migrations = { '0001_init': m0001 }
+export const migrations = { '0001_init': m0001, '0002_verdict_source': m0002 }
 
 export type Store = Database<DB>
 

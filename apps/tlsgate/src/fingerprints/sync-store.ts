@@ -38,6 +38,7 @@ export function applyDecisions(
   decisions: readonly Decision[],
   now: string,
   cursor: { key: string; value: string },
+  authoritative = false,
 ): Promise<number> {
-  return applyGateDecisions(db, decisions, now, cursor, (d) => ({ expires_at: expiryOf(d) }))
+  return applyGateDecisions(db, decisions, now, cursor, (d) => ({ expires_at: expiryOf(d) }), authoritative)
 }

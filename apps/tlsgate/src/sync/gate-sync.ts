@@ -65,7 +65,9 @@ export function startGateSync(o: GateSyncOptions): GateSync {
     controlPlane: o.controlPlane,
     db,
     changedSince: (after, limit) => changedSince(db, after, limit),
-    applyDecisions: (decisions, now, cursor) => applyDecisions(db, decisions, now, cursor),
+    applyDecisions: (decisions, now, cursor, authoritative) =>
+      applyDecisions(db, decisions, now, cursor, authoritative),
+    ownReset: { expires_at: null },
     bypass: o.bypass,
     logger: o.logger,
     metrics: o.metrics,
