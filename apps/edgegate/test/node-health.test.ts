@@ -121,6 +121,83 @@ for (const dialect of DIALECTS) {
       assert.match(lines.at(-1)!.msg, /^node gate-b's client certificate expires in 4 days/)
     })
 
+    test('several processes on one database announce each transition once, and a restart does not repeat it', async () => {
+      const url = await newDatabase(dialect, pg.get)
+      await seed(url, [
+        { id: 'gate-x', kind: 'sshgate' },
+        { id: 'gate-c', kind: 'tlsgate' },
+      ])
+      const d = await openEdgeDatabase(url, 2)
+      after(() => d.close())
+      let now = Date.now()
+      const seen = (id: string, at: number) =>
+        d.db.updateTable('nodes').set({ last_seen_ms: at }).where('instance_id', '=', id).execute()
+      await seen('gate-x', now - 60 * MINUTE)
+      await seen('gate-c', now)
+      await d.db
+        .updateTable('nodes')
+        .set({ cert_expires_ms: now + 3 * 86_400_000 })
+        .where('instance_id', '=', 'gate-c')
+        .execute()
+      const said: string[] = []
+      const healthPass = (name: string) =>
+        startNodeHealth({
+          db: d.db,
+          metrics: createMetrics('edgegate'),
+          logger: { warn: () => {}, info: () => {} } as never,
+          alert: (a) => void said.push(`${name}: ${a.title}`),
+          now: () => now,
+          intervalMs: 3_600_000,
+        })
+      const one = healthPass('one')
+      const two = healthPass('two')
+      const both = async () => {
+        await one.check()
+        await two.check()
+      }
+      await both()
+      assert.deepEqual(said, ["one: node gate-c's client certificate expires soon"], 'the certificate once, not twice')
+      now += 11 * MINUTE
+      await seen('gate-c', now)
+      await both()
+      assert.deepEqual(said.slice(1), ['one: node gate-x is silent'])
+      await seen('gate-x', now)
+      await two.check()
+      await one.check()
+      assert.deepEqual(said.slice(2), ['two: node gate-x is heard from again'])
+
+      // Silent again; then both stop, and a new process (inside its grace after start) does not
+      // announce it again; once the node is heard from, it says so once.
+      now += 11 * MINUTE
+      await seen('gate-c', now)
+      await both()
+      assert.deepEqual(said.slice(3), ['one: node gate-x is silent'])
+      await one.stop()
+      await two.stop()
+      const three = healthPass('three')
+      after(() => three.stop())
+      now += 11 * MINUTE
+      await seen('gate-c', now)
+      await three.check()
+      assert.equal(said.length, 4, 'no repeat after the restart')
+      now += 12 * 60 * MINUTE
+      await seen('gate-c', now)
+      await three.check()
+      assert.equal(said.length, 4, 'still silent, still said once')
+      await seen('gate-x', now)
+      await three.check()
+      assert.deepEqual(said.slice(4), ['three: node gate-x is heard from again'])
+      now += 12 * 60 * MINUTE
+      await seen('gate-c', now)
+      await seen('gate-x', now)
+      await three.check()
+      assert.deepEqual(
+        said.slice(5),
+        ["three: node gate-c's client certificate expires soon"],
+        'a day later, once more',
+      )
+    })
+
     test('node list and status show a silent gate', async () => {
       const url = await newDatabase(dialect, pg.get)
       await seed(url, [

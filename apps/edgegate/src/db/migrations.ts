@@ -391,6 +391,19 @@ const m0009: Migration = {
   },
 }
 
+/** Node events announced, so several processes on one database alert once (nodes/health.ts). */
+const m0010: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('node_alerts')
+      .addColumn('instance_id', 'text', (c) => c.notNull())
+      .addColumn('what', 'text', (c) => c.notNull())
+      .addColumn('at_ms', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('node_alerts_pk', ['instance_id', 'what'])
+      .execute()
+  },
+}
+
 /** The migrations for a database of this kind (the same names on both). */
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
   return {
@@ -403,5 +416,6 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0007_fingerprint_sets_lz4': m0007(kind),
     '0008_node_certificate_expiry': m0008,
     '0009_audit_log_by_time': m0009,
+    '0010_node_alerts': m0010,
   }
 }

@@ -199,6 +199,17 @@ export interface WebEnforcementStateTable {
   updated_ms: number
 }
 
+/**
+ * Which node events have been announced, shared by every process on the database, so a fleet
+ * of edgegate processes tells the team once (nodes/health.ts).
+ */
+export interface NodeAlertTable {
+  instance_id: string
+  /** `silent`: the node is silent, until it is heard from again; `certificate`: its expiry, once a day. */
+  what: 'silent' | 'certificate'
+  at_ms: number | bigint
+}
+
 export interface DB {
   nodes: NodeTable
   admins: AdminTable
@@ -210,6 +221,7 @@ export interface DB {
   signal_publishers: SignalPublisherTable
   smtp_reports: SmtpReportTable
   audit_log: AuditTable
+  node_alerts: NodeAlertTable
   web_sightings: WebSightingTable
   web_enforcement_state: WebEnforcementStateTable
   web_node_pairs: WebNodePairTable

@@ -9,9 +9,10 @@
  *
  * Every minute the registry is read (one small table): `edgegate_nodes{kind,state}` counts
  * nodes by state, with no instance label (bounded), for an alert on
- * `edgegate_nodes{state="silent"} > 0`; the log names each node as it goes silent and as it
- * comes back; `edgegate node list` and the dashboard show the state. A scrape never waits for
- * the database.
+ * `edgegate_nodes{state="silent"} > 0`; the log and `--alert-url` name each node as it goes
+ * silent and as it comes back, claimed in `node_alerts` so that several processes on one
+ * database (and a process after its restart) say it once; `edgegate node list` and the
+ * dashboard show the state. A scrape never waits for the database.
  *
  * The same pass looks at the client certificate each node last presented: one that expires
  * within 14 days (or has) is counted (`edgegate_node_certificates_expiring`) and named once a
@@ -24,7 +25,7 @@ import type { AlertSink } from '../alerts.ts'
 import type { DB, NodeKind, NodeRow } from '../db/schema.ts'
 import { formatMillis } from '../timestamps.ts'
 import { NODE_STATES, nodeState } from './registry.ts'
-import { listNodes } from './store.ts'
+import { claimedSilent, claimNodeAlert, listNodes, releaseNodeAlert } from './store.ts'
 
 const KINDS: readonly NodeKind[] = ['sshgate', 'tlsgate', 'websignal', 'log_watcher']
 
@@ -48,10 +49,6 @@ export function startNodeHealth(o: {
     'Active nodes whose client certificate expires within 14 days or has expired (as last presented)',
   )
   const started = clock()
-  // Known silent nodes, so each transition is logged once; undefined until the first pass.
-  let silent: Map<string, unknown> | undefined
-  // When each node's certificate was last warned about: once a day, like the nodes' own warning.
-  const certWarned = new Map<string, number>()
   let running: Promise<void> | undefined
   const pass = async () => {
     const now = clock()
@@ -68,24 +65,30 @@ export function startNodeHealth(o: {
       const [kind, state] = key.split('|') as [string, string]
       gauge.set({ kind, state }, value)
     }
+    // Each transition is claimed in the database: one process of a fleet (and no process again
+    // after a restart) logs and alerts it.
+    const announced = new Set(await claimedSilent(o.db))
     for (const [id, { last, kind }] of nowSilent) {
-      if (silent?.has(id)) continue
+      if (announced.has(id) || !(await claimNodeAlert(o.db, id, 'silent', now))) continue
       const meanwhile =
         kind === 'websignal' ? 'no web signals arrive from it' : 'it enforces the decisions it last pulled'
       const message = `node ${id} has not been heard from since ${formatMillis(last)}: it may be down, cut off or refused (an expired certificate, a rotated token), and ${meanwhile}`
       o.logger.warn({ instance_id: id, kind, last_seen_at: formatMillis(last) }, message)
       o.alert?.({ title: `node ${id} is silent`, message, priority: 'high', tags: ['node-silent', kind] })
     }
-    for (const id of silent?.keys() ?? []) {
-      if (nowSilent.has(id)) continue
+    const byId = new Map(rows.map((n) => [n.instance_id, n]))
+    for (const id of announced) {
+      const n = byId.get(id)
+      // Heard from again, disabled or removed; not merely inside this process's grace after start.
+      if (n !== undefined && nodeState(n, now) === 'silent') continue
+      if (!(await releaseNodeAlert(o.db, id, 'silent'))) continue
       const message = `node ${id} is heard from again (or was disabled or removed)`
       o.logger.info({ instance_id: id }, message)
       o.alert?.({ title: `node ${id} is heard from again`, message, priority: 'default', tags: ['node-back'] })
     }
-    silent = nowSilent
-    checkCertificates(rows, now)
+    await checkCertificates(rows, now)
   }
-  const checkCertificates = (rows: NodeRow[], now: number) => {
+  const checkCertificates = async (rows: NodeRow[], now: number) => {
     let count = 0
     for (const n of rows) {
       if (n.active !== 1 || n.cert_expires_ms === null) continue
@@ -93,8 +96,8 @@ export function startNodeHealth(o: {
       const left = at - now
       if (left >= EXPIRY_WARN_MS) continue
       count++
-      if (now - (certWarned.get(n.instance_id) ?? Number.NEGATIVE_INFINITY) < 86_400_000) continue
-      certWarned.set(n.instance_id, now)
+      // Once a day for the whole fleet of processes, like the nodes' own warning.
+      if (!(await claimNodeAlert(o.db, n.instance_id, 'certificate', now, 86_400_000))) continue
       const days = Math.floor(left / 86_400_000)
       const when =
         left <= 0

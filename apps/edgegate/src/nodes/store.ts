@@ -45,3 +45,43 @@ export async function updateNode(
   const r = await db.updateTable('nodes').set(set).where('instance_id', '=', instanceId).executeTakeFirst()
   return Number(r.numUpdatedRows) > 0
 }
+
+/**
+ * Claim the announcement of `what` about a node: true in exactly one of the processes sharing
+ * the database. `silent` is claimed once until released (the node heard from again);
+ * `certificate` again once `againAfterMs` has passed since the last claim.
+ */
+export async function claimNodeAlert(
+  db: Db,
+  instanceId: string,
+  what: 'silent' | 'certificate',
+  now: number,
+  againAfterMs?: number,
+): Promise<boolean> {
+  const insert = db.insertInto('node_alerts').values({ instance_id: instanceId, what, at_ms: now })
+  const result = await insert
+    .onConflict((oc) => {
+      const conflict = oc.columns(['instance_id', 'what'])
+      return againAfterMs === undefined
+        ? conflict.doNothing()
+        : conflict.doUpdateSet({ at_ms: now }).where('node_alerts.at_ms', '<=', now - againAfterMs)
+    })
+    .executeTakeFirst()
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0
+}
+
+/** Release a `silent` claim; true in the one process whose release removed it. */
+export async function releaseNodeAlert(db: Db, instanceId: string, what: 'silent'): Promise<boolean> {
+  const result = await db
+    .deleteFrom('node_alerts')
+    .where('instance_id', '=', instanceId)
+    .where('what', '=', what)
+    .executeTakeFirst()
+  return result.numDeletedRows > 0n
+}
+
+/** Nodes announced as silent and not yet heard from again. */
+export async function claimedSilent(db: Db): Promise<string[]> {
+  const rows = await db.selectFrom('node_alerts').select('instance_id').where('what', '=', 'silent').execute()
+  return rows.map((r) => r.instance_id)
+}
