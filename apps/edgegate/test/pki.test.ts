@@ -105,6 +105,23 @@ test('pki init and issue make a CA, a server and a client certificate that serve
     } as never,
   })
   assert.equal(renewedCall.status, 200)
+  // The folder's certificates, the CA first, then what expires first (the 30-day renewal).
+  const listed = await cli(['pki', 'list', pki, '--json'])
+  assert.equal(listed.code, 0, listed.stderr)
+  assert.deepEqual(
+    (JSON.parse(listed.stdout) as Array<{ file: string; use: string; days_left: number }>).map((r) => [
+      r.file,
+      r.use,
+      r.days_left,
+    ]),
+    [
+      ['ca.crt', 'ca', 3649],
+      ['client-edge-1.crt', 'client', 29],
+      ['server-localhost.crt', 'server', 396],
+    ],
+  )
+  const table = await cli(['pki', 'list', pki])
+  assert.match(table.stdout, /^FILE +USE +SUBJECT +EXPIRES +DAYS LEFT\nca\.crt +ca +CN=Example edge CA +\S+Z +3649\n/)
   assert.deepEqual(
     (await cli(['pki', 'init', pki])).stderr,
     `edgegate: ${pki} already holds a CA (ca.key, ca.crt); it is never overwritten\n`,

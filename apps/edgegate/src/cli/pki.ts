@@ -15,7 +15,7 @@
 import { execFile } from 'node:child_process'
 import { generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { isIP } from 'node:net'
 import { dirname, join, resolve } from 'node:path'
 import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
@@ -235,4 +235,56 @@ export async function pkiIssue(dirArg: string, o: Record<string, unknown>): Prom
     out(`  edgegate serve --tls-cert ${d}/${certFile} --tls-key ${d}/${keyFile} --client-ca ${d}/${CA_CERT}`)
     out('  a running serve takes a renewed pair on SIGHUP')
   }
+}
+
+/** `edgegate pki list DIR`: the CA and every certificate in the folder, with when each expires. */
+export async function pkiList(dirArg: string, o: Record<string, unknown>): Promise<void> {
+  const { printList } = await import('@gatehouse/kit/cli/output.ts')
+  const { EXPIRY_WARN_MS } = await import('@gatehouse/kit/certificate-expiry.ts')
+  const dir = resolve(dirArg)
+  let names: string[]
+  try {
+    names = (await readdir(dir)).filter((n) => n.endsWith('.crt') && !n.startsWith('.')).sort()
+  } catch (err) {
+    throw new CliError(
+      `${dir} cannot be read (${(err as NodeJS.ErrnoException).code}): give the folder of edgegate pki init`,
+    )
+  }
+  const now = Date.now()
+  const rows = []
+  for (const name of names) {
+    let cert: X509Certificate
+    try {
+      cert = new X509Certificate(await readFile(join(dir, name)))
+    } catch {
+      continue // not a certificate: not ours to list
+    }
+    const expires = cert.validToDate.getTime()
+    rows.push({
+      file: name,
+      use: cert.ca ? 'ca' : name.startsWith('client-') ? 'client' : name.startsWith('server-') ? 'server' : 'other',
+      subject: cert.subject.replaceAll('\n', ', '),
+      names: cert.subjectAltName ?? '',
+      expires_at: cert.validToDate.toISOString(),
+      days_left: Math.floor((expires - now) / 86_400_000),
+      expired: expires <= now,
+    })
+  }
+  // The CA first (everything depends on it), then by expiry: what to renew first is on top.
+  rows.sort((a, b) => (a.use === 'ca' ? -1 : b.use === 'ca' ? 1 : a.expires_at.localeCompare(b.expires_at)))
+  printList(
+    rows,
+    [
+      { header: 'FILE', value: (r) => r.file },
+      { header: 'USE', value: (r) => r.use },
+      { header: 'SUBJECT', value: (r) => r.subject },
+      { header: 'EXPIRES', value: (r) => r.expires_at },
+      {
+        header: 'DAYS LEFT',
+        value: (r) => (r.expired ? 'expired' : String(r.days_left)),
+        style: (r) => (r.expired ? 'red' : r.days_left * 86_400_000 < EXPIRY_WARN_MS ? 'yellow' : undefined),
+      },
+    ],
+    { json: o.json === true },
+  )
 }

@@ -81,6 +81,14 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
       'edgegate pki issue /etc/gatehouse/pki --client edge-1',
     ],
   ).action(async (dir: string, o: Record<string, unknown>) => (await import('./pki.ts')).pkiIssue(dir, o))
+  withExamples(
+    pki
+      .command('list')
+      .description('the CA and the certificates in the folder, what expires first on top (renew with issue --replace)')
+      .argument('<dir>', 'the CA folder (pki init)')
+      .option('--json', 'print JSON for scripts instead of a table'),
+    ['edgegate pki list /etc/gatehouse/pki'],
+  ).action(async (dir: string, o: Record<string, unknown>) => (await import('./pki.ts')).pkiList(dir, o))
 
   withExamples(
     json(admin(program.command('status'))).description(
