@@ -15,19 +15,24 @@ const sqliteOnly = async () => {
   throw new Error('unused')
 }
 
+/** notify in development mode on `port`, taking ntfy-style posts at `/hooks/<token>`. */
+function startNotify(port: number, token: string, base: string) {
+  return startChild({
+    name: 'notify',
+    command: process.execPath,
+    args: [NOTIFY, '-listen', `127.0.0.1:${port}`, '-hook-id', token],
+    env: { PATH: process.env.PATH ?? '', NOTIFY_DATABASE_URL: `sqlite:${base}.db` },
+    logFile: `${base}.log`,
+    probe: async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok,
+  })
+}
+
 test('a certificate near expiry reaches notify through --alert-url; one raised while notify is down arrives once it is up', async (t) => {
   const dir = tempDir('edgegate-alerts-')
   t.after(() => dir.remove())
   const token = randomBytes(24).toString('hex')
   const notifyPort = await freePort()
-  const notify = await startChild({
-    name: 'notify',
-    command: process.execPath,
-    args: [NOTIFY, '-listen', `127.0.0.1:${notifyPort}`, '-hook-id', token],
-    env: { PATH: process.env.PATH ?? '', NOTIFY_DATABASE_URL: `sqlite:${join(dir.path, 'notify.db')}` },
-    logFile: join(dir.path, 'notify.log'),
-    probe: async () => (await fetch(`http://127.0.0.1:${notifyPort}/readyz`)).ok,
-  })
+  const notify = await startNotify(notifyPort, token, join(dir.path, 'notify'))
   t.after(() => notify.stop())
   const ca = createTestCa()
   t.after(() => ca.remove())
@@ -65,14 +70,7 @@ test('a certificate near expiry reaches notify through --alert-url; one raised w
   )
   assert.equal((await call(tls, lonely.base, '/healthz')).status, 200)
   assert.match((await call(tls, lonely.base, '/metrics')).body as string, /edgegate_alerts_queued 1/)
-  const lateNotify = await startChild({
-    name: 'notify-late',
-    command: process.execPath,
-    args: [NOTIFY, '-listen', `127.0.0.1:${late}`, '-hook-id', token],
-    env: { PATH: process.env.PATH ?? '', NOTIFY_DATABASE_URL: `sqlite:${join(dir.path, 'notify-late.db')}` },
-    logFile: join(dir.path, 'notify-late.log'),
-    probe: async () => (await fetch(`http://127.0.0.1:${late}/readyz`)).ok,
-  })
+  const lateNotify = await startNotify(late, token, join(dir.path, 'notify-late'))
   t.after(() => lateNotify.stop())
   const held = await waitFor(
     'the held alert delivered',

@@ -419,6 +419,19 @@ export async function applyDecisions<D extends PulledDecision>(
   })
 }
 
+/**
+ * The migration both gates run to add `pulled`: rows already there cannot tell where their
+ * verdict came from, so they start as the gate's own, and the policy cursor is cleared so the
+ * next sync pulls every decision again and marks those the control plane holds.
+ */
+export async function addVerdictSource(db: Kysely<unknown>): Promise<void> {
+  await db.schema
+    .alterTable('fingerprints')
+    .addColumn('pulled', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute()
+  await sql`delete from sync_state where key = ${POLICY_CURSOR_KEY}`.execute(db)
+}
+
 /** `sync_state` key: set while a resync's full pull is unfinished, so a restart begins it again. */
 export const POLICY_RESYNC_KEY = 'policy_resync'
 
