@@ -32,6 +32,10 @@ export interface Faults {
   failDeleteAt?: number
   /** The next batch answers success but its posts are dropped. */
   dropPosts?: boolean
+  /** The next this-many requests have their connection closed without an answer. */
+  resets?: number
+  /** The same for the next this-many POSTs (writes) only. */
+  writeResets?: number
 }
 
 export interface ProviderDouble {
@@ -118,6 +122,14 @@ export async function startProviderDouble(ca: TestCa, knot: Knot): Promise<Provi
       body += c
     })
     req.on('end', async () => {
+      const write = req.method === 'POST' && (double.faults.writeResets ?? 0) > 0
+      if (double.faults.resets || write) {
+        if (write) double.faults.writeResets!--
+        else double.faults.resets!--
+        double.calls.reset = (double.calls.reset ?? 0) + 1
+        req.socket.destroy()
+        return
+      }
       if (double.faults.delayMs) await new Promise((r) => setTimeout(r, double.faults.delayMs))
       const send = (status: number, payload: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' })

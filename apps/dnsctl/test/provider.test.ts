@@ -342,10 +342,31 @@ describe('external provider', () => {
     assert.deepEqual(values(`www.${ZONE}`, 'A'), ['192.0.2.10', '192.0.2.11'])
   })
 
+  test('a read whose connection is reset is sent again once; a second reset, or a reset write, is an error', async () => {
+    provider.faults.resets = 1
+    const ok = await h.call('GET', `${BASE}/records`)
+    assert.equal(ok.status, 200, await ok.clone().text())
+    provider.faults.resets = 2
+    const twice = await h.call('GET', `${BASE}/records`)
+    assert.equal(twice.status, 502, await twice.clone().text())
+    assert.match((await json(twice)).error.message, /the provider API is unreachable/)
+    provider.faults = {}
+    const { revision } = await read()
+    provider.faults.writeResets = 1
+    const resets = provider.calls.reset ?? 0
+    const write = await change(revision, {
+      changes: [{ action: 'upsert', name: 'reset', type: 'A', records: ['192.0.2.99'] }],
+    })
+    provider.faults = {}
+    assert.notEqual(write.status, 200)
+    assert.equal(provider.calls.reset, resets + 1)
+    assert.deepEqual(values(`reset.${ZONE}`, 'A'), [], 'a write is not sent twice')
+  })
+
   test('a slow provider API answers 504 provider_timeout', async () => {
     provider.faults.delayMs = 3000
     const res = await h.call('GET', `${BASE}/records`)
-    assert.equal(res.status, 504)
+    assert.equal(res.status, 504, await res.clone().text())
     assert.equal((await json(res)).error.code, 'provider_timeout')
   })
 

@@ -49,6 +49,12 @@ export interface ProviderClientOptions {
   timeoutMs: number
 }
 
+/** The connection closed or reset before an answer (not a timeout, not a refused connection). */
+function connectionDropped(err: unknown): boolean {
+  const code = (err as { cause?: { code?: string } }).cause?.code
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE'
+}
+
 export class ProviderClient {
   readonly options: ProviderClientOptions
   constructor(options: ProviderClientOptions) {
@@ -59,17 +65,27 @@ export class ProviderClient {
     const { apiUrl, dispatcher, timeoutMs } = this.options
     const headers: Record<string, string> = { authorization: `Bearer ${this.options.token()}` }
     if (body !== undefined) headers['content-type'] = 'application/json'
-    let res: Awaited<ReturnType<typeof requestNoRedirect>>
-    try {
-      res = await requestNoRedirect(`${apiUrl.replace(/\/+$/, '')}${path}`, {
+    const deadline = Date.now() + timeoutMs
+    const send = () =>
+      requestNoRedirect(`${apiUrl.replace(/\/+$/, '')}${path}`, {
         method,
         headers,
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
         ...(dispatcher ? { dispatcher } : {}),
-        timeoutMs,
+        timeoutMs: Math.max(1, deadline - Date.now()),
         maxBytes: 64 * 1024 * 1024,
         accept: () => true,
       })
+    let res: Awaited<ReturnType<typeof requestNoRedirect>>
+    try {
+      try {
+        res = await send()
+      } catch (first) {
+        // A read on a kept-alive connection the API closed as it was reused fails before any
+        // answer: sent again once, within the same deadline. A write (POST) never is.
+        if (method !== 'GET' || !connectionDropped(first) || deadline - Date.now() < 100) throw first
+        res = await send()
+      }
     } catch (err) {
       const cause = (err as { cause?: { name?: string } }).cause
       if (cause?.name === 'TimeoutError' || cause?.name === 'AbortError') {
