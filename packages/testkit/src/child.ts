@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream, readFileSync } from 'node:fs'
+import { StringDecoder } from 'node:string_decoder'
 import { setTimeout as delay } from 'node:timers/promises'
 import { killQuietly, onExit } from './cleanup.ts'
 
@@ -31,8 +32,16 @@ export interface Child {
   process: ChildProcess
   pid: number
   stop(signal?: NodeJS.Signals): Promise<void>
+  /**
+   * What this process printed so far, as received (the newest 8 MiB at most). Kept in memory
+   * rather than read back from the log file: the file is written asynchronously, so a read
+   * right after the ready line, or after a line a test waited for, could miss it.
+   */
   log(): string
 }
+
+/** Output kept for `log()`; past this the older half is dropped. */
+const KEPT_OUTPUT = 8 * 1024 * 1024
 
 function tail(path: string, lines = 30): string {
   try {
@@ -86,17 +95,28 @@ export async function startChild(options: StartOptions): Promise<Child> {
     await closeLog()
   }
   let ready = false
-  let buffer = ''
-  const onData = (chunk: Buffer) => {
+  let output = ''
+  let readyFrom = 0
+  const onData = (chunk: Buffer, decoder: StringDecoder) => {
     if (!logOpen) return
     out.write(chunk)
+    output += decoder.write(chunk)
+    if (output.length > KEPT_OUTPUT) {
+      const dropped = output.length - KEPT_OUTPUT / 2
+      output = output.slice(dropped)
+      readyFrom = Math.max(0, readyFrom - dropped)
+    }
     if (options.readyLine && !ready) {
-      buffer = (buffer + chunk.toString('utf8')).slice(-8192)
-      if (options.readyLine.test(buffer)) ready = true
+      // Only the text not yet searched, plus a line's worth before it for a line split across chunks.
+      if (options.readyLine.test(output.slice(Math.max(0, readyFrom - 8192)))) ready = true
+      readyFrom = output.length
     }
   }
-  child.stdout!.on('data', onData)
-  child.stderr!.on('data', onData)
+  // One decoder a stream: a character split across two chunks arrives whole.
+  const stdoutText = new StringDecoder('utf8')
+  const stderrText = new StringDecoder('utf8')
+  child.stdout!.on('data', (chunk: Buffer) => onData(chunk, stdoutText))
+  child.stderr!.on('data', (chunk: Buffer) => onData(chunk, stderrText))
   child.once('error', (err) => {
     out.write(`spawn error: ${err.message}\n`)
     exited ??= { code: -1, signal: null }
@@ -124,7 +144,7 @@ export async function startChild(options: StartOptions): Promise<Child> {
   return {
     process: child,
     pid: child.pid!,
-    log: () => tail(options.logFile, 200),
+    log: () => output,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (!exited) {
         killQuietly(child.pid, signal)

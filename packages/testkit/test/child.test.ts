@@ -48,3 +48,14 @@ test('a child that exits during start-up is an error carrying the end of its out
   const quitter = shell(t, 'quitter', 'echo "cannot bind port 1" >&2; exit 3')
   await assert.rejects(quitter.start(), /quitter exited during startup \(code 3, signal null\):\ncannot bind port 1/)
 })
+
+test('log() holds every line received, the ready line included, as soon as it arrives', async (t) => {
+  // The ready line comes after a burst bigger than a pipe's buffer, and a multi-byte character
+  // ends it; log() is read at once, before the log file's asynchronous writes could catch up.
+  const burst = shell(t, 'burst', "seq 1 20000; printf 'ready \\342\\234\\223\\n'; exec sleep 100")
+  const child = await burst.start()
+  t.after(() => child.stop())
+  const seen = child.log()
+  assert.match(seen, /^1\n2\n/)
+  assert.match(seen, /\n20000\nready ✓\n$/)
+})
