@@ -61,6 +61,19 @@ export const serveSchema = {
     default: '8760h',
     doc: 'audit log entries older than this are removed (8760h = a year); 0 keeps every entry',
   }),
+  max_fingerprints: field.int({
+    env: 'EDGEGATE_MAX_FINGERPRINTS',
+    flag: 'max-fingerprints',
+    default: 0,
+    min: -1,
+    doc: "fingerprint aggregates kept per node; past it the least recently seen undecided ones are removed; 0 = 100000 (a gate's own default), -1 = unlimited",
+  }),
+  fingerprint_retention: field.duration({
+    env: 'EDGEGATE_FINGERPRINT_RETENTION',
+    flag: 'fingerprint-retention',
+    default: '0',
+    doc: 'undecided fingerprint aggregates not seen for this long are removed; 0 (the default) keeps them; otherwise at least 24h',
+  }),
   retention_interval: field.duration({
     env: 'EDGEGATE_RETENTION_INTERVAL',
     flag: 'retention-interval',
@@ -219,6 +232,9 @@ export function checkServeConfig(config: ServeConfig): ServeConfig {
   }
   if (config.audit_retention !== 0 && config.audit_retention < 86_400_000) {
     problems.push('audit_retention: at least 24h, or 0 to keep every entry')
+  }
+  if (config.fingerprint_retention !== 0 && config.fingerprint_retention < 86_400_000) {
+    problems.push('fingerprint_retention: at least 24h, or 0 to keep undecided aggregates')
   }
   if (config.alert_url !== undefined) {
     const u = new URL(config.alert_url)

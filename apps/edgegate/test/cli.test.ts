@@ -206,6 +206,10 @@ describe('edgegate CLI', () => {
       [...base, ...tlsArgs, '--sighting-retention', 'forever'],
       /EDGEGATE_SIGHTING_RETENTION|sighting-retention/,
     )
+    await expectOneLine(
+      [...base, ...tlsArgs, '--fingerprint-retention', '1h'],
+      /fingerprint_retention: at least 24h, or 0 to keep undecided aggregates/,
+    )
     const closed = await freePort()
     await expectOneLine(
       ['serve', '--listen', `127.0.0.1:${port}`, '--database', `postgres://postgres@127.0.0.1:${closed}/x`, ...tlsArgs],

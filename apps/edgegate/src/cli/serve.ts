@@ -72,9 +72,12 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
           sightingRetentionMs: config.sighting_retention,
           signalRetentionMs: config.signal_retention,
           auditRetentionMs: config.audit_retention,
+          fingerprintRetentionMs: config.fingerprint_retention,
+          maxFingerprints: config.max_fingerprints,
           intervalMs: config.retention_interval,
         },
         logger,
+        app.metrics,
       )
       stopController = startController({
         db: database.db,

@@ -1,16 +1,17 @@
 /**
  * The periodic cleanup, every `--retention-interval`: sightings past `--sighting-retention`
- * (aggregates and decisions stay), web signals past `--signal-retention`, and audit log
+ * (aggregates and decisions stay), undecided aggregates past their bounds (bounds.ts), web signals past `--signal-retention`, and audit log
  * entries past `--audit-retention` (a year by default; 0 keeps them: every controller pass that
  * decides something adds entries, so an unbounded log grows with the fleet's traffic). Rows go in batches
  * (kit `deleteBefore`), so a backlog never holds the database, or on SQLite the server, for long.
  */
-import type { DatabaseKind, Logger } from '@gatehouse/kit'
+import type { AppMetrics, DatabaseKind, Logger } from '@gatehouse/kit'
 import { deleteBefore } from '@gatehouse/kit/db/batched-delete.ts'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
 import { sweepEvidence } from '../web/evidence.ts'
 import { sweepTlsSightings } from '../web/sightings.ts'
+import { DEFAULT_MAX_FINGERPRINTS, pruneAggregatesToCap, removeUnseenAggregates } from './bounds.ts'
 import { sweepSightings } from './store.ts'
 
 export interface RetentionSettings {
@@ -18,6 +19,10 @@ export interface RetentionSettings {
   signalRetentionMs: number
   /** 0 keeps every entry. */
   auditRetentionMs: number
+  /** Undecided aggregates unseen this long go; 0 keeps them. */
+  fingerprintRetentionMs: number
+  /** Aggregates per node; 0 is the default, -1 unlimited. */
+  maxFingerprints: number
   intervalMs: number
 }
 
@@ -31,7 +36,13 @@ export function startRetention(
   kind: DatabaseKind,
   settings: RetentionSettings,
   log: Logger,
+  metrics?: Pick<AppMetrics, 'counter'>,
 ): () => Promise<void> {
+  const removed = metrics?.counter(
+    'fingerprint_aggregates_removed_total',
+    'Undecided fingerprint aggregates removed: unseen within --fingerprint-retention, or past --max-fingerprints for their node',
+    ['reason'],
+  )
   let running: Promise<void> | undefined
   const run = () => {
     if (running) return
@@ -44,6 +55,25 @@ export function startRetention(
         const signals = await sweepSignals(db, now - settings.signalRetentionMs)
         if (signals > 0) log.info({ removed: signals }, 'old web signals removed')
         await sweepEvidence(db, now - settings.signalRetentionMs, now - settings.sightingRetentionMs)
+        if (settings.fingerprintRetentionMs > 0) {
+          const unseen = await removeUnseenAggregates(db, now - settings.fingerprintRetentionMs)
+          if (unseen > 0) {
+            removed?.inc({ reason: 'retention' }, unseen)
+            log.info(
+              { removed: unseen },
+              'undecided fingerprint aggregates not seen within --fingerprint-retention removed',
+            )
+          }
+        }
+        const max = settings.maxFingerprints === 0 ? DEFAULT_MAX_FINGERPRINTS : settings.maxFingerprints
+        const capped = await pruneAggregatesToCap(db, max)
+        if (capped > 0) {
+          removed?.inc({ reason: 'cap' }, capped)
+          log.warn(
+            { removed: capped, max_fingerprints: max },
+            'a node had more fingerprint aggregates than --max-fingerprints: its least recently seen undecided ones were removed',
+          )
+        }
         if (settings.auditRetentionMs > 0) {
           const audit = await deleteBefore(db, 'audit_log', 'at_ms', now - settings.auditRetentionMs)
           if (audit > 0) log.info({ removed: audit }, 'old audit log entries removed')
