@@ -14,6 +14,12 @@
  * rotated token, a wrong path): retrying cannot help, so that alert is logged and dropped.
  * Nothing here blocks a request or the controller; the queue lives in memory, and what it holds
  * at shutdown is named in the log. Each event's own log line is written when it happens.
+ *
+ * A bad day raises many alerts of one kind at once: a partition silences forty gates, a restore
+ * puts the database behind all of them. Alerts with a `group` go out as one per kind: the first
+ * waits 15 s for the others, and one still waiting in the queue (the channel down) takes in any
+ * raised later, so the team reads "40 nodes are silent: …" once instead of forty alerts, and
+ * the queue's bound is not spent on them.
  */
 
 import type { AppMetrics } from '@gatehouse/kit'
@@ -25,13 +31,15 @@ export interface Alert {
   message: string
   priority: 'default' | 'high' | 'urgent'
   tags: string[]
+  /** Send with the other alerts of `key` raised meanwhile; the merged title is `<n> <plural>: <subjects>`. */
+  group?: { key: string; subject: string; plural: string }
 }
 
 export type AlertSink = (alert: Alert) => void
 
 export interface AlertChannel {
   send: AlertSink
-  /** Alerts raised and not yet delivered. */
+  /** Posts waiting: alerts raised and not yet delivered, a group counting once. */
   pending(): number
   /** Stop retrying; logs what was still waiting. */
   stop(): void
@@ -40,20 +48,52 @@ export interface AlertChannel {
 const QUEUE_LIMIT = 100
 const FIRST_RETRY_MS = 2_000
 const LAST_RETRY_MS = 5 * 60_000
+const GROUP_WAIT_MS = 15_000
+/** Alerts one grouped alert takes in; later ones of its kind are dropped and counted. */
+const GROUP_LIMIT = 1_000
+/** Messages a grouped alert's body quotes; the title names every subject. */
+const GROUP_MESSAGES = 20
+const PRIORITIES = ['default', 'high', 'urgent'] as const
 
-interface Held extends Alert {
+/** One queued alert, or several of one group: what one POST sends. */
+interface Held {
+  members: Alert[]
   raisedAt: number
+  /** Not sent before: the group's wait. */
+  readyAt: number
+}
+
+/** The title, body, priority and tags a held alert is sent with. */
+function compose(h: Held): Alert {
+  const [first] = h.members as [Alert, ...Alert[]]
+  if (h.members.length === 1 || !first.group) return first
+  const subjects = [...new Set(h.members.map((m) => m.group?.subject ?? m.title))]
+  const title = `${subjects.length} ${first.group.plural}: ${subjects.join(', ')}`
+  const quoted = h.members.slice(0, GROUP_MESSAGES).map((m) => m.message)
+  const rest = h.members.length - quoted.length
+  return {
+    title,
+    message: [title, ...quoted, ...(rest > 0 ? [`(and ${rest} more like these)`] : [])].join('\n\n'),
+    priority: PRIORITIES[Math.max(...h.members.map((m) => PRIORITIES.indexOf(m.priority)))]!,
+    tags: [...new Set(h.members.flatMap((m) => m.tags))],
+  }
 }
 
 /** A channel that POSTs to `url`, or drops everything without one. */
 export function alertChannel(
   url: string | undefined,
   logger: Pick<Logger, 'warn' | 'info' | 'error'>,
-  options: { metrics?: Pick<AppMetrics, 'counter' | 'gauge'>; firstRetryMs?: number; now?: () => number } = {},
+  options: {
+    metrics?: Pick<AppMetrics, 'counter' | 'gauge'>
+    firstRetryMs?: number
+    groupWaitMs?: number
+    now?: () => number
+  } = {},
 ): AlertChannel {
   if (url === undefined) return { send: () => {}, pending: () => 0, stop: () => {} }
   const now = options.now ?? Date.now
   const firstRetry = options.firstRetryMs ?? FIRST_RETRY_MS
+  const groupWait = options.groupWaitMs ?? GROUP_WAIT_MS
   // The URL holds the hook token: logged by its origin only.
   const where = new URL(url).origin
   const queue: Held[] = []
@@ -68,8 +108,11 @@ export function alertChannel(
   let timer: NodeJS.Timeout | undefined
   let stopped = false
 
-  const post = (a: Held) => {
-    const late = now() - a.raisedAt > firstRetry
+  let inFlight: Held | undefined
+
+  const post = (h: Held) => {
+    const a = compose(h)
+    const late = now() - h.readyAt > firstRetry
     return requestNoRedirect(url, {
       method: 'POST',
       headers: {
@@ -80,7 +123,7 @@ export function alertChannel(
         tags: ['edgegate', ...a.tags].join(','),
       },
       body: late
-        ? `${a.message}\n\n(raised at ${formatMillis(a.raisedAt)}; held while the channel was unreachable)`
+        ? `${a.message}\n\n(raised at ${formatMillis(h.raisedAt)}; held while the channel was unreachable)`
         : a.message,
       timeoutMs: 10_000,
       maxBytes: 64 * 1024,
@@ -99,9 +142,15 @@ export function alertChannel(
     try {
       while (queue.length > 0 && !stopped) {
         const head = queue[0]!
+        const wait = head.readyAt - now()
+        if (wait > 0) {
+          schedule(wait)
+          return
+        }
         try {
+          inFlight = head
           await post(head)
-          results?.inc({ result: 'delivered' })
+          results?.inc({ result: 'delivered' }, head.members.length)
           settle(head)
           if (failures > 0) {
             logger.info(
@@ -114,9 +163,9 @@ export function alertChannel(
           const status = err instanceof HttpClientError ? err.statusCode : undefined
           if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
             settle(head)
-            results?.inc({ result: 'refused' })
+            results?.inc({ result: 'refused' }, head.members.length)
             logger.error(
-              { alert: head.title, to: where, status },
+              { alert: compose(head).title, to: where, status },
               'alert refused by the channel (check --alert-url: a rotated token or a wrong path); not retried',
             )
             continue
@@ -124,15 +173,19 @@ export function alertChannel(
           const delay = Math.min(LAST_RETRY_MS, firstRetry * 2 ** failures)
           failures++
           logger.warn(
-            { alert: head.title, to: where, reason: (err as Error).message, waiting: queue.length, retry_in_ms: delay },
+            {
+              alert: compose(head).title,
+              to: where,
+              reason: (err as Error).message,
+              waiting: queue.length,
+              retry_in_ms: delay,
+            },
             'alert not delivered; it waits and is tried again',
           )
-          timer = setTimeout(() => {
-            timer = undefined
-            void drain()
-          }, delay)
-          timer.unref()
+          schedule(delay)
           return
+        } finally {
+          inFlight = undefined
         }
       }
     } finally {
@@ -140,14 +193,37 @@ export function alertChannel(
     }
   }
 
+  /** Drain again after `ms`; meanwhile new alerts queue behind the head. */
+  const schedule = (ms: number) => {
+    timer = setTimeout(() => {
+      timer = undefined
+      void drain()
+    }, ms)
+    timer.unref()
+  }
+
   return {
     send(a) {
       if (stopped) return
-      queue.push({ ...a, raisedAt: now() })
+      const key = a.group?.key
+      const open = key === undefined ? undefined : queue.find((h) => h !== inFlight && h.members[0]!.group?.key === key)
+      if (open) {
+        if (open.members.length < GROUP_LIMIT) open.members.push(a)
+        else results?.inc({ result: 'dropped' })
+        return
+      }
+      const t = now()
+      queue.push({ members: [a], raisedAt: t, readyAt: key === undefined ? t : t + groupWait })
       if (queue.length > QUEUE_LIMIT) {
         const dropped = queue.splice(0, queue.length - QUEUE_LIMIT)
-        results?.inc({ result: 'dropped' }, dropped.length)
-        logger.warn({ dropped: dropped.map((d) => d.title) }, 'alert queue full: the oldest alerts are dropped')
+        results?.inc(
+          { result: 'dropped' },
+          dropped.reduce((n, h) => n + h.members.length, 0),
+        )
+        logger.warn(
+          { dropped: dropped.map((h) => compose(h).title) },
+          'alert queue full: the oldest alerts are dropped',
+        )
       }
       // While a retry is scheduled, new alerts wait behind the one being retried.
       if (timer === undefined) void drain()
@@ -157,7 +233,7 @@ export function alertChannel(
       stopped = true
       if (timer !== undefined) clearTimeout(timer)
       if (queue.length > 0) {
-        logger.warn({ alerts: queue.map((a) => a.title), to: where }, 'alerts not delivered before shutdown')
+        logger.warn({ alerts: queue.map((h) => compose(h).title), to: where }, 'alerts not delivered before shutdown')
       }
     },
   }

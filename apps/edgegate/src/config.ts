@@ -205,6 +205,13 @@ export const serveSchema = {
     protocols: ['https:', 'http:'],
     doc: 'where to POST alerts the ntfy way (a node gone silent, the TLS certificate near expiry, a database behind its gates): a notify /hooks/<token> or an ntfy topic URL; plain http only on loopback',
   }),
+  alert_group_wait: field.duration({
+    env: 'EDGEGATE_ALERT_GROUP_WAIT',
+    flag: 'alert-group-wait',
+    default: '15s',
+    max: '10m',
+    doc: 'how long an alert of one kind (nodes silent, certificates expiring, the database behind) waits for others of its kind, to go out as one',
+  }),
   log_level: field.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, {
     env: 'EDGEGATE_LOG_LEVEL',
     flag: 'log-level',

@@ -85,7 +85,10 @@ export async function buildServer(
     },
   })
   app.readiness.add('database', () => deps.database.ping())
-  const alerts = alertChannel(config.alert_url, deps.logger, { metrics: app.metrics })
+  const alerts = alertChannel(config.alert_url, deps.logger, {
+    metrics: app.metrics,
+    groupWaitMs: config.alert_group_wait,
+  })
   const ctx: AppContext = {
     config,
     logger: deps.logger,

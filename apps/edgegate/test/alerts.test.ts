@@ -176,3 +176,94 @@ test('the alert channel keeps order through failures, drops what the channel ref
   assert.match(text, /edgegate_alerts_total\{result="delivered"\} 3/)
   assert.match(text, /edgegate_alerts_total\{result="refused"\} 1/)
 })
+
+test('alerts of one kind raised together go out as one, and one held by a channel that is down takes in the later ones', async (t) => {
+  const { createServer } = await import('node:http')
+  const { createMetrics } = await import('@gatehouse/kit')
+  const { alertChannel } = await import('../src/alerts.ts')
+  const received: Array<{ title: string; priority: string; tags: string; body: string }> = []
+  let answer = 200
+  const server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c) => {
+      body += c
+    })
+    req.on('end', () => {
+      if (answer === 200) {
+        received.push({
+          title: String(req.headers.title),
+          priority: String(req.headers.priority),
+          tags: String(req.headers.tags),
+          body,
+        })
+      }
+      res.writeHead(answer).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => server.close())
+  const port = (server.address() as { port: number }).port
+  const logger = { warn: () => {}, info: () => {}, error: () => {} } as never
+  const metrics = createMetrics('edgegate')
+  const channel = alertChannel(`http://127.0.0.1:${port}/hooks/t`, logger, {
+    metrics,
+    firstRetryMs: 50,
+    groupWaitMs: 300,
+  })
+  t.after(() => channel.stop())
+  const silent = (id: string, priority: 'high' | 'urgent' = 'high') => ({
+    title: `node ${id} is silent`,
+    message: `node ${id} has not been heard from`,
+    priority,
+    tags: ['node-silent', id.startsWith('web') ? 'websignal' : 'sshgate'],
+    group: { key: 'node-silent', subject: id, plural: 'nodes are silent' },
+  })
+
+  // Three silent nodes and an alert of no group: one grouped alert, then the other, in order.
+  channel.send(silent('gate-a'))
+  channel.send(silent('gate-b'))
+  channel.send({
+    title: 'the TLS certificate expires soon',
+    message: 'renew it',
+    priority: 'high',
+    tags: ['certificate'],
+  })
+  channel.send(silent('web-c', 'urgent'))
+  await waitFor('both delivered', () => received.length === 2 && channel.pending() === 0)
+  assert.deepEqual(received[0], {
+    title: 'edgegate: 3 nodes are silent: gate-a, gate-b, web-c',
+    priority: 'urgent',
+    tags: 'edgegate,node-silent,sshgate,websignal',
+    body: [
+      '3 nodes are silent: gate-a, gate-b, web-c',
+      'node gate-a has not been heard from',
+      'node gate-b has not been heard from',
+      'node web-c has not been heard from',
+    ].join('\n\n'),
+  })
+  assert.equal(received[1]!.title, 'edgegate: the TLS certificate expires soon')
+
+  // One alone is sent as it is, after the wait.
+  channel.send(silent('gate-d'))
+  await waitFor('gate-d delivered', () => received.length === 3)
+  assert.equal(received[2]!.title, 'edgegate: node gate-d is silent')
+  assert.equal(received[2]!.body, 'node gate-d has not been heard from')
+
+  // The channel down: 150 nodes going silent one after another are one alert (the queue holds
+  // 100), naming every node and quoting the first 20 messages.
+  answer = 503
+  for (let i = 0; i < 150; i++) channel.send(silent(`n${i}`))
+  assert.equal(channel.pending(), 1)
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  answer = 200
+  await waitFor('the held group delivered', () => received.length === 4 && channel.pending() === 0)
+  const held = received[3]!
+  assert.match(held.title, /^edgegate: 150 nodes are silent: n0, n1, n2, /)
+  assert.equal(held.title.length, 200, 'the title header is cut at 200 characters')
+  const names = Array.from({ length: 150 }, (_, i) => `n${i}`).join(', ')
+  assert.ok(held.body.startsWith(`150 nodes are silent: ${names}\n\n`), 'the body names every node')
+  assert.equal(held.body.match(/has not been heard from/g)?.length, 20)
+  assert.match(held.body, /\(and 130 more like these\)\n\n\(raised at \S+Z; held while the channel was unreachable\)$/)
+  const text = await metrics.registry.metrics()
+  assert.match(text, /edgegate_alerts_total\{result="delivered"\} 155/, 'counted by alert, not by post')
+})

@@ -6,6 +6,7 @@
  * stored state: the live decisions, and `pending` for each deleted one.
  */
 import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
 import { sql } from 'kysely'
@@ -20,6 +21,28 @@ const VERDICTS = ['approved', 'blocked', 'pending'] as const
 /** Writes the property test makes: a verdict, or a delete. */
 const WRITES = [...VERDICTS, 'delete'] as const
 const fpOf = (i: number) => i.toString(16).padStart(32, '0')
+
+/** A loopback channel for `--alert-url` that keeps what it is sent. */
+async function alertCatcher() {
+  const received: Array<{ title: string; body: string }> = []
+  const server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c) => {
+      body += c
+    })
+    req.on('end', () => {
+      received.push({ title: String(req.headers.title), body })
+      res.end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  return {
+    url: `http://127.0.0.1:${port}/hooks/catcher`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
 
 interface Pulled {
   status: string
@@ -184,7 +207,10 @@ for (const dialect of DIALECTS) {
 
     test('a database restored to an older copy: a cursor past every decision is named and counted; new decisions still arrive', async () => {
       const database = await newDatabase(dialect, pg.get)
-      const { tokens, admin } = await seed(database, [{ id: 'r1', kind: 'sshgate' }])
+      const { tokens, admin } = await seed(database, [
+        { id: 'r1', kind: 'sshgate' },
+        { id: 'r2', kind: 'sshgate' },
+      ])
       const decide = (server: Edgegate, i: number) =>
         call(tls, server.base, `/api/decisions/r1/${fpOf(i)}`, {
           method: 'PUT',
@@ -216,7 +242,11 @@ for (const dialect of DIALECTS) {
       } finally {
         await d.close()
       }
-      const restored = await startEdgegate(database, tls, ['--log-level', 'info'])
+      // Two processes on the restored database, alerting to one channel.
+      const alerts = await alertCatcher()
+      const alerting = ['--alert-url', alerts.url, '--alert-group-wait', '300ms']
+      const restored = await startEdgegate(database, tls, ['--log-level', 'info', ...alerting])
+      const other = await startEdgegate(database, tls, alerting)
       try {
         const behind = await pull(restored, cursor)
         assert.equal(behind.status, 200)
@@ -226,6 +256,24 @@ for (const dialect of DIALECTS) {
             restored.child.log(),
           ),
         )
+        // Gate r2 behind too, and both gates asking the other process: one alert names both.
+        const r2 = await call(tls, restored.base, `/v1/policy?instance_id=r2&since=${encodeURIComponent(cursor)}`, {
+          token: tokens.r2,
+        })
+        assert.equal(r2.body.resync, true)
+        for (const [id, token] of Object.entries(tokens)) {
+          const res = await call(tls, other.base, `/v1/policy?instance_id=${id}&since=${encodeURIComponent(cursor)}`, {
+            token,
+          })
+          assert.equal(res.body.resync, true)
+        }
+        await waitFor('the alert', () => alerts.received.length > 0)
+        await new Promise((resolve) => setTimeout(resolve, 1000))
+        assert.deepEqual(
+          alerts.received.map((a) => a.title),
+          ['edgegate: 2 nodes are ahead of this database: r1, r2'],
+          'once, from the process that claimed both',
+        )
         assert.equal((await decide(restored, 1)).status, 200)
         const next = await pull(restored, cursor)
         assert.deepEqual(
@@ -234,7 +282,7 @@ for (const dialect of DIALECTS) {
           'a decision made after the restore is newer than the cursor',
         )
         let text = (await call(tls, restored.base, '/metrics')).body as string
-        assert.match(text, /^edgegate_policy_cursor_ahead_total 1$/m)
+        assert.match(text, /^edgegate_policy_cursor_ahead_total 2$/m, 'r1 and r2')
         // That decision moved the clock past every cursor, yet a gate that pulled before the
         // restore (here two minutes before) is still named: its cursor lies between the
         // database's newest time and the time it was read, which no database issued.
@@ -246,13 +294,15 @@ for (const dialect of DIALECTS) {
         )
         assert.equal(later.body.resync, true)
         text = (await call(tls, restored.base, '/metrics')).body as string
-        assert.match(text, /^edgegate_policy_cursor_ahead_total 2$/m)
+        assert.match(text, /^edgegate_policy_cursor_ahead_total 3$/m)
         const current = await pull(restored, next.body.cursor)
         assert.deepEqual([current.body.decisions, current.body.resync], [[], undefined])
         text = (await call(tls, restored.base, '/metrics')).body as string
-        assert.match(text, /^edgegate_policy_cursor_ahead_total 2$/m, 'a cursor the database issued is not named')
+        assert.match(text, /^edgegate_policy_cursor_ahead_total 3$/m, 'a cursor the database issued is not named')
       } finally {
         await restored.stop()
+        await other.stop()
+        await alerts.close()
       }
       // A restart on a healthy database names nobody, whatever the cursors' age.
       const again = await startEdgegate(database, tls)

@@ -206,7 +206,7 @@ export interface WebEnforcementStateTable {
 export interface NodeAlertTable {
   instance_id: string
   /** `silent`: the node is silent, until it is heard from again; `certificate`: its expiry, once a day. */
-  what: 'silent' | 'certificate'
+  what: 'silent' | 'certificate' | 'database-behind'
   at_ms: number | bigint
 }
 

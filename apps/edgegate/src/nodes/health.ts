@@ -74,7 +74,13 @@ export function startNodeHealth(o: {
         kind === 'websignal' ? 'no web signals arrive from it' : 'it enforces the decisions it last pulled'
       const message = `node ${id} has not been heard from since ${formatMillis(last)}: it may be down, cut off or refused (an expired certificate, a rotated token), and ${meanwhile}`
       o.logger.warn({ instance_id: id, kind, last_seen_at: formatMillis(last) }, message)
-      o.alert?.({ title: `node ${id} is silent`, message, priority: 'high', tags: ['node-silent', kind] })
+      o.alert?.({
+        title: `node ${id} is silent`,
+        message,
+        priority: 'high',
+        tags: ['node-silent', kind],
+        group: { key: 'node-silent', subject: id, plural: 'nodes are silent' },
+      })
     }
     const byId = new Map(rows.map((n) => [n.instance_id, n]))
     for (const id of announced) {
@@ -84,7 +90,13 @@ export function startNodeHealth(o: {
       if (!(await releaseNodeAlert(o.db, id, 'silent'))) continue
       const message = `node ${id} is heard from again (or was disabled or removed)`
       o.logger.info({ instance_id: id }, message)
-      o.alert?.({ title: `node ${id} is heard from again`, message, priority: 'default', tags: ['node-back'] })
+      o.alert?.({
+        title: `node ${id} is heard from again`,
+        message,
+        priority: 'default',
+        tags: ['node-back'],
+        group: { key: 'node-back', subject: id, plural: 'nodes are heard from again' },
+      })
     }
     await checkCertificates(rows, now)
   }
@@ -110,6 +122,11 @@ export function startNodeHealth(o: {
         message,
         priority: left <= 0 ? 'urgent' : 'high',
         tags: ['certificate', n.kind],
+        group: {
+          key: 'node-certificate',
+          subject: n.instance_id,
+          plural: 'node client certificates expire soon or have expired',
+        },
       })
     }
     expiring.set(count)

@@ -49,12 +49,12 @@ export async function updateNode(
 /**
  * Claim the announcement of `what` about a node: true in exactly one of the processes sharing
  * the database. `silent` is claimed once until released (the node heard from again);
- * `certificate` again once `againAfterMs` has passed since the last claim.
+ * `certificate` and `database-behind` again once `againAfterMs` has passed since the last claim.
  */
 export async function claimNodeAlert(
   db: Db,
   instanceId: string,
-  what: 'silent' | 'certificate',
+  what: 'silent' | 'certificate' | 'database-behind',
   now: number,
   againAfterMs?: number,
 ): Promise<boolean> {

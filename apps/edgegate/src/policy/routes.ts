@@ -6,6 +6,7 @@ import type { AppContext } from '../context.ts'
 import { toDecision } from '../decisions/service.ts'
 import { decisionsSince, readDecisionClock } from '../decisions/store.ts'
 import { errors } from '../errors.ts'
+import { claimNodeAlert } from '../nodes/store.ts'
 import { formatMicros, parseMicros } from '../timestamps.ts'
 
 export function policyRoutes(app: HttpApp, ctx: AppContext) {
@@ -117,12 +118,20 @@ function cursorAheadCheck(ctx: AppContext) {
         { instance_id: instanceId, cursor: formatMicros(sinceUs), newest_decision: formatMicros(newest) },
         message,
       )
-      ctx.alert({
-        title: `the database is behind node ${instanceId}`,
-        message,
-        priority: 'high',
-        tags: ['database-behind'],
-      })
+      // Once per node for all the processes sharing the database, as the node health alerts. A
+      // claim that cannot be written (a read-only copy) alerts anyway: twice beats never.
+      claimNodeAlert(ctx.database.db, instanceId, 'database-behind', now, 10 * 60_000)
+        .catch(() => true)
+        .then((claimed) => {
+          if (!claimed) return
+          ctx.alert({
+            title: `the database is behind node ${instanceId}`,
+            message,
+            priority: 'high',
+            tags: ['database-behind'],
+            group: { key: 'database-behind', subject: instanceId, plural: 'nodes are ahead of this database' },
+          })
+        })
     },
   }
   return state
