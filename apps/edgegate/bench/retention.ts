@@ -51,23 +51,15 @@ async function once(how: 'one DELETE' | 'batches', round: number): Promise<void>
       errors, successes, window_seconds, received_ms)
     select 'node', 'e' || i, ${now - 10 * 86_400_000} + i, 'h', 's', '203.0.113.' || (i % 250), '203.0.113.0/24',
       't', 1, 0, 1, 60, ${now} from n`.execute(d.db)
-  let last = performance.now()
-  let longest = 0
-  const tick = setInterval(() => {
-    const t = performance.now()
-    longest = Math.max(longest, t - last)
-    last = t
-  }, 1)
-  await new Promise((resolve) => setTimeout(resolve, 20))
-  longest = 0
-  const started = performance.now()
-  const removed =
+  const {
+    ms,
+    longest,
+    result: removed,
+  } = await timed(async () =>
     how === 'batches'
       ? await sweepSignals(d.db, now)
-      : Number((await d.db.deleteFrom('signals').where('observed_ms', '<', now).executeTakeFirst()).numDeletedRows)
-  const ms = performance.now() - started
-  await new Promise((resolve) => setTimeout(resolve, 20))
-  clearInterval(tick)
+      : Number((await d.db.deleteFrom('signals').where('observed_ms', '<', now).executeTakeFirst()).numDeletedRows),
+  )
   await d.close()
   if (removed !== ROWS) throw new Error(`${how} removed ${removed} of ${ROWS}`)
   console.log(

@@ -52,6 +52,7 @@ for (const dialect of DIALECTS) {
         { id: 'g1', kind: 'sshgate' },
         { id: 'g2', kind: 'sshgate' },
         { id: 'g3', kind: 'sshgate' },
+        { id: 'g4', kind: 'sshgate' },
       ])
       const d = await openEdgeDatabase(database)
       try {
@@ -75,6 +76,14 @@ for (const dialect of DIALECTS) {
           0,
           BASE + 9000,
         )
+        // g4: 1,200 seen at one time, more than one statement of the walk reads.
+        await mergeBatch(
+          d,
+          'g4',
+          Array.from({ length: 1200 }, (_, i) => aggregate(fp(i), BASE + 8000)),
+          0,
+          BASE + 9000,
+        )
         // The two oldest of g1 are decided; the third's decision was deleted (a tombstone).
         await changeDecision(d.db, d.kind, { instanceId: 'g1', fingerprint: fp(0), status: 'approved', actor: 't' })
         await changeDecision(d.db, d.kind, { instanceId: 'g1', fingerprint: fp(1), status: 'blocked', actor: 't' })
@@ -94,19 +103,21 @@ for (const dialect of DIALECTS) {
         assert.equal(await pruneAggregatesToCap(d.db, -1), 0, '-1 is no cap')
         assert.equal(await pruneAggregatesToCap(d.db, 2500), 0, 'at the cap nothing goes')
         // 1,500 over: the 1,500 least recently seen undecided (fp 2 … 1501) go.
-        assert.equal(await pruneAggregatesToCap(d.db, 1000), 1500)
+        assert.equal(await pruneAggregatesToCap(d.db, 1000), 1500 + 200)
         assert.deepEqual(await kept('g1'), [fp(0), fp(1), ...range(1502, 2500)])
         assert.deepEqual(await kept('g2'), range(0, 10), 'a node under the cap keeps everything')
+        assert.deepEqual(await kept('g4'), range(200, 1200), 'ties go in fingerprint order')
 
         assert.equal(await removeUnseenAggregates(d.db, BASE + 2000), 498, 'unseen since BASE + 2000: fp 1502 … 1999')
         assert.deepEqual(await kept('g1'), [fp(0), fp(1), ...range(2000, 2500)])
         assert.equal(await removeUnseenAggregates(d.db, BASE + 2000), 0, 'a second sweep finds nothing')
 
         // Below the number of decided aggregates: every undecided one goes, the decided stay.
-        assert.equal(await pruneAggregatesToCap(d.db, 1), 500 + 9 + 4)
+        assert.equal(await pruneAggregatesToCap(d.db, 1), 500 + 9 + 4 + 999)
         assert.deepEqual(await kept('g1'), [fp(0), fp(1)])
         assert.deepEqual(await kept('g2'), [fp(9)], 'the most recently seen stays')
         assert.equal((await kept('g3')).length, 1, 'of five seen at the same time, exactly one stays')
+        assert.deepEqual(await kept('g4'), [fp(1199)])
 
         // A removed fingerprint seen again starts a new aggregate.
         await mergeBatch(d, 'g1', [aggregate(fp(1000), BASE + 10_000)], 0, BASE + 10_000)

@@ -12,11 +12,11 @@
  * decision does). A removed fingerprint seen again starts a new aggregate. Deletes re-check their
  * conditions, so a fingerprint seen again or decided while the sweep runs stays.
  */
-import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely'
+import type { ExpressionBuilder, Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
 import { SCOPE_INSTANCE } from '../decisions/store.ts'
 
-/** Aggregates examined per statement. */
+/** Aggregates a statement reads, about. */
 const BATCH = 1000
 
 /** `max_fingerprints` as configured: 0 is the default, -1 unlimited. */
@@ -40,69 +40,59 @@ const undecided = (eb: Eb) =>
 
 const yieldTurn = () => new Promise((resolve) => setImmediate(resolve))
 
-type Key = { instance_id: string; fingerprint: string }
+/** A range of last-seen times: after `after` (when set), up to `upTo`, inclusive or not. */
+interface TimeRange {
+  after: number | undefined
+  upTo: number
+  inclusive: boolean
+}
 
-/** Rows whose key is in [first, last]. */
-const inRange = (eb: Eb, first: Key, last: Key) =>
+const inTime = (eb: Eb, r: TimeRange) =>
   eb.and([
-    eb(eb.refTuple('instance_id', 'fingerprint'), '>=', eb.tuple(first.instance_id, first.fingerprint)),
-    eb(eb.refTuple('instance_id', 'fingerprint'), '<=', eb.tuple(last.instance_id, last.fingerprint)),
+    ...(r.after === undefined ? [] : [eb('last_seen_ms', '>', r.after)]),
+    eb('last_seen_ms', r.inclusive ? '<=' : '<', r.upTo),
   ])
 
 /**
- * Walk the aggregates (of one node, or all) in key order, `BATCH` keys a step, calling `step`
- * with each step's key range until it returns false. A step's statements read at most `BATCH`
- * rows whatever they select, so on SQLite none holds the server for long, and the walk is
- * linear: each step starts after the last key.
+ * Walk the aggregates (of one node, or all) seen before `below`, least recently seen first, in
+ * ranges of time holding about `BATCH` each (aggregates seen at the same time stay in one
+ * range), calling `step` with each until it returns false. Each range is read along the
+ * last-seen index, so no statement reads much more than `BATCH` rows and the walk is linear;
+ * the rows go in about the order they were written, which keeps a delete's pages together.
  */
-async function walk(
+async function walkByTime(
   db: Kysely<DB>,
   instanceId: string | undefined,
-  step: (first: Key, last: Key) => Promise<boolean>,
+  below: number,
+  step: (range: TimeRange) => Promise<boolean>,
 ): Promise<void> {
-  let after: Key | undefined
+  let after: number | undefined
   for (;;) {
-    let q = db.selectFrom('fingerprints').select(['instance_id', 'fingerprint'])
-    const from = after
-    // One node: a range of its fingerprints. (SQLite would read `instance_id = ? and (instance_id,
-    // fingerprint) > (?, ?)` as the node's whole range, filtered: quadratic over a walk.)
-    if (instanceId !== undefined) {
-      q = q.where('instance_id', '=', instanceId)
-      if (from) q = q.where('fingerprint', '>', from.fingerprint)
-    } else if (from) {
-      q = q.where((eb) =>
-        eb(eb.refTuple('instance_id', 'fingerprint'), '>', eb.tuple(from.instance_id, from.fingerprint)),
-      )
-    }
-    const keys = await q.orderBy('instance_id').orderBy('fingerprint').limit(BATCH).execute()
-    if (keys.length === 0) return
-    after = keys[keys.length - 1]!
-    if (!(await step(keys[0]!, after)) || keys.length < BATCH) return
+    let q = db.selectFrom('fingerprints').select('last_seen_ms').where('last_seen_ms', '<', below)
+    if (instanceId !== undefined) q = q.where('instance_id', '=', instanceId)
+    if (after !== undefined) q = q.where('last_seen_ms', '>', after)
+    const edge = await q.orderBy('last_seen_ms').limit(1).offset(BATCH).executeTakeFirst()
+    const range: TimeRange = edge
+      ? { after, upTo: Number(edge.last_seen_ms), inclusive: true }
+      : { after, upTo: below, inclusive: false }
+    if (!(await step(range)) || !edge) return
+    after = range.upTo
     await yieldTurn()
   }
 }
 
-/** Delete the aggregates `victim` selects that no decision holds, a step at a time; how many went. */
-async function deleteWalking(
-  db: Kysely<DB>,
-  instanceId: string | undefined,
-  victim: (eb: Eb) => Expression<SqlBool>,
-): Promise<number> {
-  let total = 0
-  await walk(db, instanceId, async (first, last) => {
+/** Remove undecided aggregates last seen before `cutoffMs`; how many went. */
+export async function removeUnseenAggregates(db: Kysely<DB>, cutoffMs: number): Promise<number> {
+  let removed = 0
+  await walkByTime(db, undefined, cutoffMs, async (range) => {
     const r = await db
       .deleteFrom('fingerprints')
-      .where((eb) => eb.and([inRange(eb, first, last), victim(eb), undecided(eb)]))
+      .where((eb) => eb.and([inTime(eb, range), undecided(eb)]))
       .executeTakeFirst()
-    total += Number(r.numDeletedRows)
+    removed += Number(r.numDeletedRows)
     return true
   })
-  return total
-}
-
-/** Remove undecided aggregates last seen before `cutoffMs`; how many went. */
-export function removeUnseenAggregates(db: Kysely<DB>, cutoffMs: number): Promise<number> {
-  return deleteWalking(db, undefined, (eb) => eb('last_seen_ms', '<', cutoffMs))
+  return removed
 }
 
 /**
@@ -123,48 +113,37 @@ export async function pruneAggregatesToCap(db: Kysely<DB>, max: number): Promise
   return total
 }
 
-/**
- * Remove a node's `excess` least recently seen undecided aggregates. The edge time is found in
- * memory from the times read a step at a time (one statement sorting a flooded node's rows
- * would hold SQLite's server for seconds): everything seen before it goes, then as many seen at
- * it as the excess still needs.
- */
+/** Remove a node's `excess` least recently seen undecided aggregates (ties by fingerprint). */
 async function pruneNode(db: Kysely<DB>, instanceId: string, excess: number): Promise<number> {
-  const times: number[] = []
-  await walk(db, instanceId, async (first, last) => {
-    const rows = await db
-      .selectFrom('fingerprints')
-      .select('last_seen_ms')
-      .where((eb) => eb.and([inRange(eb, first, last), undecided(eb)]))
-      .execute()
-    for (const r of rows) times.push(Number(r.last_seen_ms))
-    return true
-  })
-  if (times.length <= excess) return deleteWalking(db, instanceId, (eb) => eb.lit(true))
-  const edge = Float64Array.from(times).sort()[excess - 1]!
-  let removed = await deleteWalking(db, instanceId, (eb) => eb('last_seen_ms', '<', edge))
-  await walk(db, instanceId, async (first, last) => {
-    if (removed >= excess) return false
-    const tied = await db
-      .selectFrom('fingerprints')
-      .select('fingerprint')
-      .where((eb) => eb.and([inRange(eb, first, last), eb('last_seen_ms', '=', edge), undecided(eb)]))
-      .limit(excess - removed)
-      .execute()
-    if (tied.length > 0) {
+  let removed = 0
+  await walkByTime(db, instanceId, Number.MAX_SAFE_INTEGER, async (range) => {
+    // A range holds more than a batch only when many were seen at one time: then it is read again.
+    for (;;) {
+      const want = Math.min(BATCH, excess - removed)
+      const keys = await db
+        .selectFrom('fingerprints')
+        .select('fingerprint')
+        .where('instance_id', '=', instanceId)
+        .where((eb) => eb.and([inTime(eb, range), undecided(eb)]))
+        .orderBy('last_seen_ms')
+        .orderBy('fingerprint')
+        .limit(want)
+        .execute()
+      if (keys.length === 0) return true
       const r = await db
         .deleteFrom('fingerprints')
         .where('instance_id', '=', instanceId)
         .where(
           'fingerprint',
           'in',
-          tied.map((t) => t.fingerprint),
+          keys.map((k) => k.fingerprint),
         )
-        .where((eb) => eb.and([eb('last_seen_ms', '=', edge), undecided(eb)]))
+        .where((eb) => eb.and([inTime(eb, range), undecided(eb)]))
         .executeTakeFirst()
       removed += Number(r.numDeletedRows)
+      if (removed >= excess) return false
+      if (keys.length < want) return true
     }
-    return true
   })
   return removed
 }
