@@ -166,6 +166,28 @@ test('the cap prunes the oldest non-approved entries first, in the same write; a
   assert.equal((await listEntries(store.db)).length, 5)
 })
 
+test('the cap prunes undecided entries before any decision: a flood of new fingerprints cannot push out an old block', async (t) => {
+  const { store } = await fresh(t)
+  await recordObservations(store.db, [obs(1, 1), obs(2, 2)], 10, at(2))
+  await setVerdict(store.db, fp(1), { verdict: 'blocked', actor: 't', now: at(3) })
+  await setVerdict(store.db, fp(2), { verdict: 'pending', actor: 't', now: at(3) })
+  // Five new clients, each seen after the block and the pending decision, over a cap of 3.
+  const { pruned } = await recordObservations(
+    store.db,
+    [3, 4, 5, 6, 7].map((i) => obs(i, i + 10)),
+    3,
+    at(20),
+  )
+  assert.equal(pruned, 4)
+  assert.deepEqual((await listEntries(store.db)).map((e) => e.fingerprint).sort(), [fp(1), fp(2), fp(7)])
+  // Decided entries alone over the cap: the count cap still holds, least recently seen first.
+  assert.equal(await pruneToCap(store.db, 1), 2)
+  assert.deepEqual(
+    (await listEntries(store.db)).map((e) => e.fingerprint),
+    [fp(2)],
+  )
+})
+
 test('opening a database with oversized metadata and history trims them and keeps verdicts, labels and counts', async (t) => {
   const { store, path } = await fresh(t)
   await recordObservations(store.db, [obs(1, 1)], 100, at(1))

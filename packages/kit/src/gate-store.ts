@@ -168,24 +168,43 @@ export async function deleteEntry(db: Db, fingerprint: string): Promise<boolean>
   return result.numDeletedRows > 0n
 }
 
-/** Delete the oldest non-approved entries beyond `maxEntries` (approved entries are never pruned; < 0: no cap). */
+/**
+ * Delete entries beyond `maxEntries` (< 0: no cap): first the undecided, least recently seen
+ * first, and only when those are not enough the decided pending and blocked ones, least recently
+ * seen first. Approved entries are never pruned. Undecided first because a client that varies
+ * its KEXINIT makes a new entry per connection: pruning by age alone, a flood of those would
+ * push out an old block, and with `--allow-unknown` the blocked client would be let in as
+ * unknown (a pulled block would not come back either: the policy cursor is past it).
+ */
 export async function pruneToCap(db: Db, maxEntries: number): Promise<number> {
   if (maxEntries < 0) return 0
   const { n } = await db
     .selectFrom('fingerprints')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow()
-  const excess = Number(n) - maxEntries
+  let excess = Number(n) - maxEntries
   if (excess <= 0) return 0
-  const victims = db
+  const undecided = db
+    .selectFrom('fingerprints')
+    .select('fingerprint')
+    .where('verdict', '=', 'pending')
+    .where('decided_at', 'is', null)
+    .orderBy('last_seen', 'asc')
+    .orderBy('fingerprint', 'asc')
+    .limit(excess)
+  const first = await db.deleteFrom('fingerprints').where('fingerprint', 'in', undecided).executeTakeFirst()
+  const pruned = Number(first.numDeletedRows)
+  excess -= pruned
+  if (excess <= 0) return pruned
+  const decided = db
     .selectFrom('fingerprints')
     .select('fingerprint')
     .where('verdict', '!=', 'approved')
     .orderBy('last_seen', 'asc')
     .orderBy('fingerprint', 'asc')
     .limit(excess)
-  const result = await db.deleteFrom('fingerprints').where('fingerprint', 'in', victims).executeTakeFirst()
-  return Number(result.numDeletedRows)
+  const then = await db.deleteFrom('fingerprints').where('fingerprint', 'in', decided).executeTakeFirst()
+  return pruned + Number(then.numDeletedRows)
 }
 
 /** Drop sightings last seen before `before` (aggregates, verdicts and labels stay). SQLite JSON functions. */
