@@ -147,6 +147,22 @@ export const schema = {
     max: '672h',
     doc: 'how long a push service keeps a push for a device that is offline',
   }),
+  pushBurst: field.int({
+    env: 'NOTIFY_PUSH_BURST',
+    flag: 'push-burst',
+    default: 10,
+    min: 0,
+    max: 10_000,
+    doc: 'pushes one browser gets at once; past them, one per NOTIFY_PUSH_INTERVAL, the rest told in a summary push (0: no limit)',
+  }),
+  pushInterval: field.duration({
+    env: 'NOTIFY_PUSH_INTERVAL',
+    flag: 'push-interval',
+    default: '30s',
+    min: '1s',
+    max: '1h',
+    doc: "after a browser's burst of pushes, the time between its next ones",
+  }),
   pushAllowPrivateEndpoints: field.boolean({
     env: 'NOTIFY_PUSH_ALLOW_PRIVATE_ENDPOINTS',
     flag: 'push-allow-private-endpoints',

@@ -40,7 +40,12 @@ after(async () => {
   ca.remove()
 })
 
-const PUSH_ENV = { NOTIFY_PUSH_ALLOW_PRIVATE_ENDPOINTS: 'true', NOTIFY_PUSH_CONTACT: 'mailto:ops@example.org' }
+// No push budget here (the counts below are exact); the storm test sets one.
+const PUSH_ENV = {
+  NOTIFY_PUSH_ALLOW_PRIVATE_ENDPOINTS: 'true',
+  NOTIFY_PUSH_CONTACT: 'mailto:ops@example.org',
+  NOTIFY_PUSH_BURST: '0',
+}
 
 function start(backend: (typeof backends)[number], options: StartOptions = {}): Promise<Notify> {
   return startNotify(backend, { ...options, env: { ...PUSH_ENV, ...options.env }, pushCa: ca.ca })
@@ -159,6 +164,65 @@ for (const backend of backends) {
       const now = await publish(n, secret.token, 'private, and vera is a member now')
       await settle()
       assert.ok(inbox(viewerSub).some((m) => m.id === now))
+    })
+
+    test('a storm: a browser gets its burst, then summaries of what was held, and every notification is told once', async (t) => {
+      const n = await start(backend, { env: { NOTIFY_PUSH_BURST: '3', NOTIFY_PUSH_INTERVAL: '2s' } })
+      t.after(() => n.close())
+      const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+      const ops = await channel(n, admin, 'ops')
+      const db = await channel(n, admin, 'db')
+      const sub = push.subscribe()
+      await subscribe(n, admin, sub)
+      const ids: number[] = []
+      for (let i = 0; i < 10; i++) {
+        const res = await n.client.post('/api/v1/notifications', {
+          token: i % 3 === 2 ? db.token : ops.token,
+          body: { version: 1, title: `flapping ${i}`, severity: i === 7 ? 'error' : 'warning' },
+        })
+        assert.equal(res.status, 201, res.text)
+        ids.push(res.body.notification.id)
+      }
+      // Every notification is pushed alone or counted in a summary, exactly once.
+      const told = () => inbox(sub).reduce((sum, m) => sum + (m.summary ? m.count : 1), 0)
+      await waitFor('all ten told', () => told() === 10, 30_000)
+      const got = inbox(sub)
+      // Pushes of one pass go out concurrently: arrival order within a pass is not fixed.
+      const alone = got.filter((m) => !m.summary).map((m) => m.id)
+      assert.ok(
+        ids.slice(0, 3).every((id) => alone.includes(id)),
+        `the burst: the first three, each alone (${alone})`,
+      )
+      const summaries = got.filter((m) => m.summary)
+      assert.ok(summaries.length >= 1 && got.length < 10, `held pushes were summarised: ${JSON.stringify(got)}`)
+      const first = summaries[0]
+      assert.deepEqual(Object.keys(first).sort(), [
+        'body',
+        'count',
+        'created_at',
+        'severity',
+        'summary',
+        'title',
+        'url',
+        'v',
+      ])
+      assert.equal(first.title, `${first.count} more notification${first.count === 1 ? '' : 's'}`)
+      assert.match(first.body, /^#(ops|db) \d+(, #(ops|db) \d+)?$/)
+      assert.equal(first.url, '/')
+      const errorTold = got.find((m) => m.id === ids[7]) ?? summaries.find((m) => m.severity === 'error')
+      assert.ok(errorTold, 'the error item is pushed alone, or raises its summary to error')
+      const wire = push.received.filter((r) => r.subscription === idOf(sub))
+      assert.equal(
+        wire.find((r) => JSON.parse(r.plaintext).severity === 'error')?.urgency,
+        'high',
+        'a summary holding an error wakes the device like the error would',
+      )
+      const metrics = await n.client.get('/metrics')
+      const held = Number(/^notify_push_held_total (\d+)$/m.exec(metrics.text)?.[1])
+      assert.equal(held, 10 - alone.length)
+      // The inbox has every one: only pushes are budgeted.
+      const listed = await n.client.get('/api/v1/notifications?limit=50', { cookie: admin })
+      assert.equal(listed.body.notifications.length, 10)
     })
 
     test('a test push reaches each of the reader own browsers, once per 10 s', async (t) => {
@@ -396,4 +460,44 @@ describe('web push across processes (postgres)', () => {
       .sort((x, y) => x - y)
     assert.deepEqual(got, ids, 'every notification exactly once')
   })
+})
+
+test('the push budget: a burst, then one push an interval, a summary for what was held, by channel and worst severity', async () => {
+  const { PushBudgets } = await import('../src/push/budget.ts')
+  let now = 0
+  const budgets = new PushBudgets(2, 1000, () => now)
+  const sub = { id: 's1' } as never
+  assert.deepEqual(
+    ['info', 'info', 'warning', 'error', 'info'].map((sev, i) =>
+      budgets.admit(sub, i === 3 ? 'db' : 'ops', sev as 'info'),
+    ),
+    ['send', 'send', 'held', 'held', 'held'],
+  )
+  assert.deepEqual(budgets.due(), [], 'no push allowed yet')
+  now = 999
+  assert.deepEqual(budgets.due(), [])
+  now = 1000
+  assert.deepEqual(budgets.due(), [sub], 'one push allowed: the summary')
+  assert.deepEqual(budgets.take('s1'), {
+    count: 3,
+    channels: [
+      { channel: 'ops', count: 2 },
+      { channel: 'db', count: 1 },
+    ],
+    severity: 'error',
+  })
+  assert.equal(budgets.take('s1'), undefined, 'told once')
+  assert.equal(budgets.admit(sub, 'ops', 'info'), 'held', 'the summary spent the push')
+  now = 2000
+  assert.equal(budgets.admit(sub, 'ops', 'critical'), 'summary', 'one push allowed, with one held: a summary of both')
+  assert.deepEqual(budgets.take('s1'), { count: 2, channels: [{ channel: 'ops', count: 2 }], severity: 'critical' })
+  now = 10_000
+  assert.deepEqual(budgets.due(), [], 'nothing held')
+  assert.deepEqual(
+    ['send', 'send', 'held'],
+    ['a', 'b', 'c'].map(() => budgets.admit(sub, 'ops', 'info')),
+    'refilled to the burst, not beyond',
+  )
+  const unlimited = new PushBudgets(0, 1000, () => now)
+  assert.ok(Array.from({ length: 100 }, () => unlimited.admit(sub, 'ops', 'info')).every((a) => a === 'send'))
 })

@@ -35,8 +35,9 @@ self.addEventListener('push', (event) => {
     self.registration.showNotification(text(m.title) || 'Notify', {
       body,
       icon: '/icon.svg',
-      // One system notification per item: a repeated push replaces it instead of stacking.
-      tag: Number.isInteger(m.id) ? `notification-${m.id}` : undefined,
+      // One system notification per item: a repeated push replaces it instead of stacking. A
+      // summary of held pushes replaces the previous summary.
+      tag: m.summary === true ? 'notify-summary' : Number.isInteger(m.id) ? `notification-${m.id}` : undefined,
       timestamp: Date.parse(text(m.created_at)) || Date.now(),
       requireInteraction: m.severity === 'critical',
       data: { url: localUrl(m.url) },

@@ -10,12 +10,15 @@
  * item), so at-most-once is the right side to fail on.
  *
  * A pass runs when this process stored something (`wake()`), when PostgreSQL reports a
- * commit by any process (its LISTEN session, server.ts), and on a slow poll.
+ * commit by any process (its LISTEN session, server.ts), and on a slow poll. Each browser's
+ * pushes are budgeted (budget.ts): past the budget they are held and a summary push follows
+ * when it allows, which every pass checks.
  */
 import type { AppMetrics, Logger } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import type { DB, PushMode, PushSubscriptionRow } from '../db/schema.ts'
-import { modeAllows, type PushSource, pushPayload, urgencyOf } from './payload.ts'
+import { PushBudgets } from './budget.ts'
+import { modeAllows, type PushSource, pushPayload, summaryPayload, urgencyOf } from './payload.ts'
 import type { PushSender } from './sender.ts'
 import { deleteSubscription, recordFailure, recordSuccess } from './store.ts'
 
@@ -34,6 +37,8 @@ interface Recipient {
 
 export interface PushDispatcherOptions {
   pollMs?: number
+  /** Pushes a browser gets at once (0: no limit), then one per `intervalMs`. */
+  budget?: { burst: number; intervalMs: number }
 }
 
 export class PushDispatcher {
@@ -42,6 +47,8 @@ export class PushDispatcher {
   readonly #logger: Logger
   readonly #pollMs: number
   readonly #deliveries
+  readonly #held
+  readonly #budgets: PushBudgets
   #queue: Promise<unknown> = Promise.resolve()
   #passQueued = false
   #lastPass = 0
@@ -60,6 +67,8 @@ export class PushDispatcher {
     this.#logger = logger
     this.#pollMs = options.pollMs ?? 2000
     this.#deliveries = metrics.counter('push_deliveries_total', 'Web Push messages by result', ['result'])
+    this.#held = metrics.counter('push_held_total', "Pushes held past a browser's budget, to be told in a summary push")
+    this.#budgets = new PushBudgets(options.budget?.burst ?? 0, options.budget?.intervalMs ?? 1000)
   }
 
   start(): void {
@@ -82,6 +91,7 @@ export class PushDispatcher {
             this.#passQueued = false
             this.#lastPass = performance.now()
             await this.#pass()
+            await this.#sendSummaries()
           })
           .catch((err: unknown) => this.#logger.error({ err }, 'push delivery pass failed'))
       },
@@ -178,35 +188,69 @@ export class PushDispatcher {
     if (recipients.length === 0) return
     const channels = await this.#db.selectFrom('channels').select(['name', 'visibility']).execute()
     const isPublic = new Set(channels.filter((c) => c.visibility === 'public').map((c) => c.name))
-    const jobs: (() => Promise<void>)[] = []
-    const gone = new Set<string>()
-    const delivered = new Set<string>()
+    const batch = this.#batch()
     for (const row of rows) {
       let payload: string | undefined
       for (const r of recipients) {
         const sees = r.isAdmin || isPublic.has(row.channel) || r.members.has(row.channel)
         if (!sees || !modeAllows(r.prefs.get(row.channel) ?? 'all', row.severity)) continue
+        const admitted = this.#budgets.admit(r.sub, row.channel, row.severity)
+        if (admitted !== 'send') {
+          this.#held.inc()
+          if (admitted === 'summary') batch.summary(r.sub)
+          continue
+        }
         payload ??= pushPayload(row)
-        const body = payload
-        jobs.push(async () => {
-          if (gone.has(r.sub.id)) return
-          const outcome = await this.#sender.send(r.sub, body, urgencyOf(row.severity))
-          this.#deliveries.inc({ result: outcome.result })
-          if (outcome.result === 'gone') {
-            gone.add(r.sub.id)
-            await deleteSubscription(this.#db, r.sub.id)
-            this.#logger.info({ subscription: r.sub.id, status: outcome.status }, 'push subscription expired; removed')
-          } else if (outcome.result === 'failed') {
-            this.#logger.warn({ subscription: r.sub.id, status: outcome.status, reason: outcome.reason }, 'push failed')
-            await recordFailure(this.#db, r.sub.id, `${outcome.status ?? 'error'} at ${new Date().toISOString()}`)
-          } else delivered.add(r.sub.id)
-        })
+        batch.push(r.sub, payload, urgencyOf(row.severity))
       }
     }
-    await runLimited(jobs, CONCURRENCY, (err) => this.#logger.error({ err }, 'push delivery failed'))
-    // One write per pass for the successes, not one per message.
-    for (const id of gone) delivered.delete(id)
-    if (delivered.size > 0) await recordSuccess(this.#db, [...delivered])
+    await batch.run()
+  }
+
+  /** The summaries the budgets now allow, for notifications held in earlier passes. */
+  async #sendSummaries(): Promise<void> {
+    const due = this.#budgets.due()
+    if (due.length === 0) return
+    const batch = this.#batch()
+    for (const sub of due) batch.summary(sub)
+    await batch.run()
+  }
+
+  /** Pushes sent together: at most CONCURRENCY at once, outcomes recorded once at the end. */
+  #batch() {
+    const jobs: (() => Promise<void>)[] = []
+    const gone = new Set<string>()
+    const delivered = new Set<string>()
+    const send = async (sub: PushSubscriptionRow, body: string, urgency: ReturnType<typeof urgencyOf>) => {
+      if (gone.has(sub.id)) return
+      const outcome = await this.#sender.send(sub, body, urgency)
+      this.#deliveries.inc({ result: outcome.result })
+      if (outcome.result === 'gone') {
+        gone.add(sub.id)
+        this.#budgets.forget(sub.id)
+        await deleteSubscription(this.#db, sub.id)
+        this.#logger.info({ subscription: sub.id, status: outcome.status }, 'push subscription expired; removed')
+      } else if (outcome.result === 'failed') {
+        this.#logger.warn({ subscription: sub.id, status: outcome.status, reason: outcome.reason }, 'push failed')
+        await recordFailure(this.#db, sub.id, `${outcome.status ?? 'error'} at ${new Date().toISOString()}`)
+      } else delivered.add(sub.id)
+    }
+    return {
+      push: (sub: PushSubscriptionRow, body: string, urgency: ReturnType<typeof urgencyOf>) =>
+        jobs.push(() => send(sub, body, urgency)),
+      // What is held is read when the job runs: later notifications of this pass fold in too.
+      summary: (sub: PushSubscriptionRow) =>
+        jobs.push(async () => {
+          const held = this.#budgets.take(sub.id)
+          if (held) await send(sub, summaryPayload(held, new Date().toISOString()), urgencyOf(held.severity))
+        }),
+      run: async () => {
+        await runLimited(jobs, CONCURRENCY, (err) => this.#logger.error({ err }, 'push delivery failed'))
+        // One write per pass for the successes, not one per message.
+        for (const id of gone) delivered.delete(id)
+        if (delivered.size > 0) await recordSuccess(this.#db, [...delivered])
+      },
+    }
   }
 }
 

@@ -12,6 +12,7 @@
  */
 import type { Urgency } from 'web-push'
 import type { NotificationRow, PushMode, Severity } from '../db/schema.ts'
+import type { HeldSummary } from './budget.ts'
 
 /** Largest plaintext in one aes128gcm record of 4,096 bytes (4096 - 86 - 1 - 16). */
 export const MAX_PUSH_PAYLOAD = 3993
@@ -81,6 +82,29 @@ function summaryText(n: PushSource): string {
 function cut(text: string, chars: number): string {
   const points = [...text]
   return points.length <= chars ? text : `${points.slice(0, Math.max(0, chars - 1)).join('')}…`
+}
+
+/** Channels a summary push names; the rest are counted. */
+const SUMMARY_CHANNELS = 20
+
+/**
+ * The push that stands for notifications held past a browser's budget (budget.ts): how many,
+ * by channel, at the highest severity among them; it opens the inbox. Marked `summary: true`
+ * (the service worker shows each summary in place of the last one).
+ */
+export function summaryPayload(s: HeldSummary, now: string): string {
+  const named = s.channels.slice(0, SUMMARY_CHANNELS).map((c) => `#${c.channel} ${c.count}`)
+  const others = s.channels.length - named.length
+  return JSON.stringify({
+    v: 1,
+    summary: true,
+    count: s.count,
+    title: `${s.count} more notification${s.count === 1 ? '' : 's'}`,
+    body: cut([...named, ...(others > 0 ? [`${others} more channels`] : [])].join(', '), BODY_CHARS),
+    severity: s.severity,
+    created_at: now,
+    url: '/',
+  })
 }
 
 /** The push message for a notification, as JSON under MAX_PUSH_PAYLOAD bytes. */

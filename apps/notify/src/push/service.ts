@@ -38,6 +38,7 @@ export async function setUpPush(app: HttpApp, ctx: Context, options: PushOptions
   })
   const dispatcher = new PushDispatcher(ctx.database.db, sender, ctx.logger, ctx.metrics, {
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+    budget: { burst: ctx.config.pushBurst, intervalMs: ctx.config.pushInterval },
   })
   pushRoutes(app, ctx, vapid.publicKey, sender)
   app.addHook('onReady', async () => dispatcher.start())
