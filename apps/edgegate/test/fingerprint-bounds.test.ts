@@ -152,7 +152,9 @@ for (const dialect of DIALECTS) {
         const text = (await call(tls, eg.base, '/metrics')).body as string
         assert.equal(metric(text, 'edgegate_fingerprint_aggregates_removed_total', { reason: 'cap' }), 2)
         await waitFor('the warning', () =>
-          /"removed":2,"max_fingerprints":3,"msg":"a node had more/.test(eg.child.log()),
+          /"instance_id":"ssh1","removed":2,"max_fingerprints":3,"msg":"node ssh1 had more fingerprint aggregates than --max-fingerprints/.test(
+            eg.child.log(),
+          ),
         )
       } finally {
         await eg.stop()

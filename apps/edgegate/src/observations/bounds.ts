@@ -100,7 +100,12 @@ export async function removeUnseenAggregates(db: Kysely<DB>, cutoffMs: number): 
  * undecided ones; how many went. Decided aggregates count but stay, so a node with more than
  * `max` decisions keeps them all.
  */
-export async function pruneAggregatesToCap(db: Kysely<DB>, max: number): Promise<number> {
+export async function pruneAggregatesToCap(
+  db: Kysely<DB>,
+  max: number,
+  /** Told each node that went over, and how many of its aggregates were removed. */
+  onNode?: (instanceId: string, removed: number) => void,
+): Promise<number> {
   if (max < 0) return 0
   const over = await db
     .selectFrom('fingerprints')
@@ -109,7 +114,11 @@ export async function pruneAggregatesToCap(db: Kysely<DB>, max: number): Promise
     .having((eb) => eb.fn.countAll(), '>', max)
     .execute()
   let total = 0
-  for (const { instance_id, n } of over) total += await pruneNode(db, instance_id, Number(n) - max)
+  for (const { instance_id, n } of over) {
+    const removed = await pruneNode(db, instance_id, Number(n) - max)
+    if (removed > 0) onNode?.(instance_id, removed)
+    total += removed
+  }
   return total
 }
 

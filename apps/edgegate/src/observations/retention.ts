@@ -66,20 +66,24 @@ export function startRetention(
           }
         }
         const max = settings.maxFingerprints === 0 ? DEFAULT_MAX_FINGERPRINTS : settings.maxFingerprints
-        const capped = await pruneAggregatesToCap(db, max)
-        if (capped > 0) {
-          removed?.inc({ reason: 'cap' }, capped)
+        await pruneAggregatesToCap(db, max, (instanceId, n) => {
+          removed?.inc({ reason: 'cap' }, n)
           log.warn(
-            { removed: capped, max_fingerprints: max },
-            'a node had more fingerprint aggregates than --max-fingerprints: its least recently seen undecided ones were removed',
+            { instance_id: instanceId, removed: n, max_fingerprints: max },
+            `node ${instanceId} had more fingerprint aggregates than --max-fingerprints (usually a scan: each client varying its KEXINIT is a new fingerprint): its least recently seen undecided ones were removed`,
           )
-        }
+        })
         if (settings.auditRetentionMs > 0) {
           const audit = await deleteBefore(db, 'audit_log', 'at_ms', now - settings.auditRetentionMs)
           if (audit > 0) log.info({ removed: audit }, 'old audit log entries removed')
         }
       })
-      .catch((err) => log.error({ err }, 'sighting cleanup failed'))
+      .catch((err) =>
+        log.error(
+          { err },
+          'retention sweep failed (sightings, aggregates, signals or audit log); it runs again next interval',
+        ),
+      )
       .finally(() => {
         running = undefined
       })
