@@ -79,7 +79,7 @@ export const serveSchema = {
     flag: 'retention-interval',
     default: '1h',
     min: '1s',
-    doc: 'how often the sighting, signal and audit log cleanup runs',
+    doc: 'how often the sighting, signal, fingerprint aggregate and audit log cleanup runs',
   }),
   session_ttl: field.duration({
     env: 'EDGEGATE_SESSION_TTL',
