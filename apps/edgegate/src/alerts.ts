@@ -51,8 +51,15 @@ const LAST_RETRY_MS = 5 * 60_000
 const GROUP_WAIT_MS = 15_000
 /** Alerts one grouped alert takes in; later ones of its kind are dropped and counted. */
 const GROUP_LIMIT = 1_000
-/** Messages a grouped alert's body quotes; the title names every subject. */
+/** Messages a grouped alert's body quotes at most. */
 const GROUP_MESSAGES = 20
+/** Subjects a grouped alert names; the rest are counted. */
+const GROUP_SUBJECTS = 50
+/**
+ * A grouped alert's body stays under ntfy's default message limit (4,096 bytes; a larger one
+ * becomes an attachment there, or is refused without an attachment cache).
+ */
+const GROUP_BODY_BYTES = 3_800
 const PRIORITIES = ['default', 'high', 'urgent'] as const
 
 /** One queued alert, or several of one group: what one POST sends. */
@@ -68,12 +75,21 @@ function compose(h: Held): Alert {
   const [first] = h.members as [Alert, ...Alert[]]
   if (h.members.length === 1 || !first.group) return first
   const subjects = [...new Set(h.members.map((m) => m.group?.subject ?? m.title))]
-  const title = `${subjects.length} ${first.group.plural}: ${subjects.join(', ')}`
-  const quoted = h.members.slice(0, GROUP_MESSAGES).map((m) => m.message)
-  const rest = h.members.length - quoted.length
+  const named = subjects.slice(0, GROUP_SUBJECTS)
+  if (subjects.length > named.length) named.push(`and ${subjects.length - named.length} more`)
+  const title = `${subjects.length} ${first.group.plural}: ${named.join(', ')}`
+  let message = title
+  let quoted = 0
+  for (const m of h.members.slice(0, GROUP_MESSAGES)) {
+    const next = `${message}\n\n${m.message}`
+    if (Buffer.byteLength(next) > GROUP_BODY_BYTES) break
+    message = next
+    quoted++
+  }
+  const rest = h.members.length - quoted
   return {
     title,
-    message: [title, ...quoted, ...(rest > 0 ? [`(and ${rest} more like these)`] : [])].join('\n\n'),
+    message: rest > 0 ? `${message}\n\n(and ${rest} more like these)` : message,
     priority: PRIORITIES[Math.max(...h.members.map((m) => PRIORITIES.indexOf(m.priority)))]!,
     tags: [...new Set(h.members.flatMap((m) => m.tags))],
   }

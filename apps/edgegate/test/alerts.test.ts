@@ -250,7 +250,7 @@ test('alerts of one kind raised together go out as one, and one held by a channe
   assert.equal(received[2]!.body, 'node gate-d has not been heard from')
 
   // The channel down: 150 nodes going silent one after another are one alert (the queue holds
-  // 100), naming every node and quoting the first 20 messages.
+  // 100), naming the first 50 nodes and counting the rest, quoting the first 20 messages.
   answer = 503
   for (let i = 0; i < 150; i++) channel.send(silent(`n${i}`))
   assert.equal(channel.pending(), 1)
@@ -260,10 +260,22 @@ test('alerts of one kind raised together go out as one, and one held by a channe
   const held = received[3]!
   assert.match(held.title, /^edgegate: 150 nodes are silent: n0, n1, n2, /)
   assert.equal(held.title.length, 200, 'the title header is cut at 200 characters')
-  const names = Array.from({ length: 150 }, (_, i) => `n${i}`).join(', ')
-  assert.ok(held.body.startsWith(`150 nodes are silent: ${names}\n\n`), 'the body names every node')
+  const names = Array.from({ length: 50 }, (_, i) => `n${i}`).join(', ')
+  assert.ok(held.body.startsWith(`150 nodes are silent: ${names}, and 100 more\n\n`), held.body)
+  assert.ok(Buffer.byteLength(held.body) < 4096, "within ntfy's message limit")
   assert.equal(held.body.match(/has not been heard from/g)?.length, 20)
   assert.match(held.body, /\(and 130 more like these\)\n\n\(raised at \S+Z; held while the channel was unreachable\)$/)
   const text = await metrics.registry.metrics()
   assert.match(text, /edgegate_alerts_total\{result="delivered"\} 155/, 'counted by alert, not by post')
+
+  // Long messages: as many as fit in the body, the rest counted.
+  for (let i = 0; i < 30; i++) {
+    channel.send({ ...silent(`long${i}`), message: `node long${i}: ${'x'.repeat(400)}` })
+  }
+  await waitFor('the long group delivered', () => received.length === 5 && channel.pending() === 0)
+  const long = received[4]!.body
+  const quoted = long.match(/^node long\d+: x+$/gm)?.length ?? 0
+  assert.ok(quoted >= 5 && quoted < 20, `${quoted} messages quoted`)
+  assert.ok(long.endsWith(`(and ${30 - quoted} more like these)`), long.slice(-80))
+  assert.ok(Buffer.byteLength(long) < 4096)
 })
