@@ -73,7 +73,7 @@ describe('tlsgate status', () => {
         `database: ${db}`,
         'gate: unknown (no --metrics-listen: status reads the running gate through its metrics endpoint)',
         'unknown clients: refused (--enforce-unknown)',
-        'fingerprints: 4 stored: 1 approved, 1 blocked, 1 pending, 1 new',
+        'fingerprints: 4 stored of at most 100000: 1 approved, 1 blocked, 1 pending, 1 new',
         'refused connections: 5',
         `last client seen: ${later}`,
         'control plane: https://cp.example.test:8443 as web-1; last upload acknowledged 2026-11-21T11:00:00.000Z; last policy change never; 0 trusted ranges',
@@ -83,6 +83,7 @@ describe('tlsgate status', () => {
     const json = await cli(['status', '--json', ...args])
     const report = JSON.parse(json.stdout)
     assert.deepEqual(report.fingerprints, { total: 4, approved: 1, blocked: 1, pending: 1, new: 1 })
+    assert.equal(report.max_fingerprints, 100_000)
     assert.equal(report.refused_connections, 5)
     assert.deepEqual(report.routes, [{ listen: '127.0.0.1:8443', backend: '127.0.0.1:443' }])
     assert.equal(report.control_plane.instance_id, 'web-1')

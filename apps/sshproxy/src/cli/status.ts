@@ -20,6 +20,7 @@ export async function statusCommand(flags: Record<string, unknown>, json: boolea
     unknownClients: config.allowUnknown ? 'let through (enrollment)' : 'rejected',
     counter: { column: 'enrolled_count', key: 'enrolled_connections', label: 'enrolled connections' },
     controlPlane: config.controlPlane,
+    maxFingerprints: config.maxFingerprints,
   }
   const report = await readStore(config.dbPath, ({ db }) => gateStatusReport(inputs, db))
   io.out(json ? `${JSON.stringify(report, null, 2)}\n` : formatGateStatus(inputs, report))

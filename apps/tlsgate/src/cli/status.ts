@@ -20,6 +20,7 @@ export async function statusCommand(flags: Record<string, unknown>, json: boolea
     unknownClients: config.enforceUnknown ? 'refused (--enforce-unknown)' : 'let through',
     counter: { column: 'refused_count', key: 'refused_connections', label: 'refused connections' },
     controlPlane: config.controlPlane,
+    maxFingerprints: config.maxFingerprints,
   }
   const report = await readStore(config.dbPath, ({ db }) => gateStatusReport(inputs, db))
   io.out(json ? `${JSON.stringify(report, null, 2)}\n` : formatGateStatus(inputs, report))

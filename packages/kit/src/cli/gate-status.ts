@@ -26,6 +26,8 @@ export interface GateStatusInputs {
    */
   counter: { column: string; key: string; label: string }
   controlPlane?: { url: string; instanceId: string } | undefined
+  /** `max_fingerprints` in effect (0 already read as 100000); -1: no cap. */
+  maxFingerprints: number
 }
 
 type StatusDB = GateStoreDB & ManagedRangesDB
@@ -38,6 +40,8 @@ export interface GateStatusReport {
   database: string
   unknown_clients: string
   fingerprints: { total: number; approved: number; blocked: number; pending: number; new: number }
+  /** The stored-entry cap (undecided entries are pruned first), or null for none. */
+  max_fingerprints: number | null
   last_client_seen: string | null
   control_plane: {
     url: string
@@ -120,6 +124,7 @@ export async function gateStatusReport(inputs: GateStatusInputs, db: Kysely<Stat
     database: inputs.dbPath,
     unknown_clients: inputs.unknownClients,
     fingerprints,
+    max_fingerprints: inputs.maxFingerprints < 0 ? null : inputs.maxFingerprints,
     [inputs.counter.key]: counter,
     last_client_seen: lastSeen,
     control_plane: cp
@@ -156,7 +161,7 @@ export function formatGateStatus(inputs: GateStatusInputs, report: GateStatusRep
           }`
         : paint('red', `gate: not answering on ${formatListenAddress(address!)} (not running?)`),
     `unknown clients: ${report.unknown_clients}`,
-    `fingerprints: ${f.total} stored: ${paint('green', `${f.approved} approved`)}, ${paint('red', `${f.blocked} blocked`)}, ${f.pending} pending, ${f.new > 0 ? paint('yellow', `${f.new} new`) : '0 new'}`,
+    `fingerprints: ${f.total} stored ${report.max_fingerprints === null ? '(no cap)' : `of at most ${report.max_fingerprints}`}: ${paint('green', `${f.approved} approved`)}, ${paint('red', `${f.blocked} blocked`)}, ${f.pending} pending, ${f.new > 0 ? paint('yellow', `${f.new} new`) : '0 new'}`,
     `${inputs.counter.label}: ${report[inputs.counter.key]}`,
     `last client seen: ${report.last_client_seen ?? 'never'}`,
     cp
