@@ -95,6 +95,23 @@ function compose(h: Held): Alert {
   }
 }
 
+/** POST one alert to the channel the ntfy way; rejects with the kit's HttpClientError on a non-2xx answer. */
+export function postAlert(url: string, a: Alert) {
+  return requestNoRedirect(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'text/plain; charset=utf-8',
+      // A header takes printable ASCII only (a file name could hold anything).
+      title: `edgegate: ${a.title}`.replace(/[^\x20-\x7e]/g, '?').slice(0, 200),
+      priority: a.priority,
+      tags: ['edgegate', ...a.tags].join(','),
+    },
+    body: a.message,
+    timeoutMs: 10_000,
+    maxBytes: 64 * 1024,
+  })
+}
+
 /** A channel that POSTs to `url`, or drops everything without one. */
 export function alertChannel(
   url: string | undefined,
@@ -129,21 +146,15 @@ export function alertChannel(
   const post = (h: Held) => {
     const a = compose(h)
     const late = now() - h.readyAt > firstRetry
-    return requestNoRedirect(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'text/plain; charset=utf-8',
-        // A header takes printable ASCII only (a file name could hold anything).
-        title: `edgegate: ${a.title}`.replace(/[^\x20-\x7e]/g, '?').slice(0, 200),
-        priority: a.priority,
-        tags: ['edgegate', ...a.tags].join(','),
-      },
-      body: late
-        ? `${a.message}\n\n(raised at ${formatMillis(h.raisedAt)}; held while the channel was unreachable)`
-        : a.message,
-      timeoutMs: 10_000,
-      maxBytes: 64 * 1024,
-    })
+    return postAlert(
+      url,
+      late
+        ? {
+            ...a,
+            message: `${a.message}\n\n(raised at ${formatMillis(h.raisedAt)}; held while the channel was unreachable)`,
+          }
+        : a,
+    )
   }
 
   // The head may have been dropped by an overflow while it was in flight.

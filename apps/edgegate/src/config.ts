@@ -243,15 +243,24 @@ export function checkServeConfig(config: ServeConfig): ServeConfig {
   if (config.fingerprint_retention !== 0 && config.fingerprint_retention < 86_400_000) {
     problems.push('fingerprint_retention: at least 24h, or 0 to keep undecided aggregates')
   }
-  if (config.alert_url !== undefined) {
-    const u = new URL(config.alert_url)
-    if (u.protocol === 'http:' && !isLoopback(u.hostname.replace(/^\[|\]$/g, ''))) {
-      problems.push('alert_url: plain http only on loopback (the URL carries the hook token)')
-    }
-  }
+  const alertUrl = alertUrlProblem(config.alert_url)
+  if (alertUrl) problems.push(alertUrl)
   if (problems.length > 0) throw new ConfigError(problems)
   return config
 }
+
+/** Why `alert_url` cannot be used, or undefined. */
+export function alertUrlProblem(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined
+  const u = new URL(url)
+  if (u.protocol === 'http:' && !isLoopback(u.hostname.replace(/^\[|\]$/g, ''))) {
+    return 'alert_url: plain http only on loopback (the URL carries the hook token)'
+  }
+  return undefined
+}
+
+/** `edgegate alert test`: where serve sends its alerts. */
+export const alertSchema = { alert_url: serveSchema.alert_url } satisfies Schema
 
 /** Flags of the admin CLIs (node, admin, decision, status, migrate): only the database. */
 export const cliSchema = { database } satisfies Schema

@@ -279,3 +279,41 @@ test('alerts of one kind raised together go out as one, and one held by a channe
   assert.ok(long.endsWith(`(and ${30 - quoted} more like these)`), long.slice(-80))
   assert.ok(Buffer.byteLength(long) < 4096)
 })
+
+test('edgegate alert test: delivered to a real notify; a wrong token is refused; nobody listening is said so; the token is never printed', async (t) => {
+  const dir = tempDir('edgegate-alert-test-')
+  t.after(() => dir.remove())
+  const token = randomBytes(24).toString('hex')
+  const port = await freePort()
+  const notify = await startNotify(port, token, join(dir.path, 'notify'))
+  t.after(() => notify.stop())
+
+  const ok = await cli(['alert', 'test', '--alert-url', `http://127.0.0.1:${port}/hooks/${token}`])
+  assert.equal(ok.code, 0, ok.stderr)
+  assert.equal(ok.stdout, `test alert delivered to http://127.0.0.1:${port}\n`)
+  const res = await fetch(`http://127.0.0.1:${port}/api/v1/notifications?q=test`)
+  const { notifications } = (await res.json()) as { notifications: Array<Record<string, unknown>> }
+  assert.equal(notifications.length, 1)
+  assert.equal(notifications[0]!.title, 'edgegate: test alert')
+  assert.match(String(notifications[0]!.body), /^A test from "edgegate alert test" on \S+ at \S+Z: edgegate's alerts/)
+
+  const wrong = randomBytes(24).toString('hex')
+  const refused = await cli(['alert', 'test'], { EDGEGATE_ALERT_URL: `http://127.0.0.1:${port}/hooks/${wrong}` })
+  assert.equal(refused.code, 1)
+  assert.match(
+    refused.stderr,
+    new RegExp(
+      `^edgegate: the channel at http://127\\.0\\.0\\.1:${port} refused the alert \\(HTTP 4\\d\\d\\): check the token`,
+    ),
+  )
+  const closed = await freePort()
+  const down = await cli(['alert', 'test', '--alert-url', `http://127.0.0.1:${closed}/hooks/${token}`])
+  assert.equal(down.code, 1)
+  assert.match(down.stderr, /^edgegate: the alert did not reach the channel: .*ECONNREFUSED/)
+  const none = await cli(['alert', 'test'])
+  assert.equal(none.code, 2)
+  assert.match(none.stderr, /give --alert-url/)
+  for (const r of [ok, refused, down]) {
+    assert.doesNotMatch(r.stdout + r.stderr, new RegExp(`${token}|${wrong}`), 'the token is never printed')
+  }
+})

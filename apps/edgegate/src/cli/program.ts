@@ -4,7 +4,7 @@
  */
 import { type Command, createCli, withExamples } from '@gatehouse/kit/cli/program.ts'
 import { addSchemaOptions, schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
-import { cliSchema, serveSchema } from '../config.ts'
+import { alertSchema, cliSchema, serveSchema } from '../config.ts'
 
 const VERDICTS = { approve: 'approved', block: 'blocked', pending: 'pending' } as const
 
@@ -50,6 +50,18 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
       .argument('<file>', 'the new file (never overwritten)'),
     ['edgegate backup edgegate-backup.db'],
   ).action(async (file: string, _o, cmd: Command) => (await commands()).backup(all(cmd), file))
+
+  const alert = program.command('alert').description("the team's alert channel (--alert-url)")
+  withExamples(
+    addSchemaOptions(
+      alert.command('test').description('send a test alert to --alert-url now, the way serve sends alerts'),
+      alertSchema,
+    ),
+    ['edgegate alert test --alert-url https://notify.example.org/hooks/TOKEN'],
+  ).action(async (_o, cmd: Command) => {
+    const o = all(cmd)
+    await (await import('./alert.ts')).alertTest(schemaFlags(o, alertSchema), o.config as string | undefined)
+  })
 
   const pki = program
     .command('pki')
