@@ -148,6 +148,38 @@ export async function decide(o: Opts, status: Verdict, fp: string): Promise<void
   out(`${esc(d.scope_id)} ${d.fingerprint} ${d.status}${d.label ? ` (${esc(d.label)})` : ''} at ${d.updated_at}`)
 }
 
+export async function decisionImport(o: Opts, file: string): Promise<void> {
+  const { readFileSync } = await import('node:fs')
+  const { importDecisions, ImportError, parseDecisionFile } = await import('../decisions/import.ts')
+  let text: string
+  try {
+    text = readFileSync(file === '-' ? 0 : file, 'utf8')
+  } catch (err) {
+    throw new CliError(`cannot read ${file}: ${(err as Error).message}`)
+  }
+  const dryRun = o.dryRun === true
+  try {
+    const { entries, skipped } = parseDecisionFile(text, o.instance as string | undefined)
+    const result = await withDatabase(o, (d) => importDecisions(d.db, d.kind, entries, actor(), dryRun))
+    const by = { approved: 0, blocked: 0, pending: 0 }
+    for (const e of result.changed) by[e.status]++
+    if (o.json === true) {
+      out(terminalJson({ dry_run: dryRun, changed: by, unchanged: result.unchanged, skipped }, 2))
+      return
+    }
+    const skip = [
+      skipped.automated > 0 ? `${skipped.automated} automated` : '',
+      skipped.undecided > 0 ? `${skipped.undecided} undecided` : '',
+    ].filter(Boolean)
+    out(
+      `${dryRun ? 'would import' : 'imported'} ${result.changed.length} decision${result.changed.length === 1 ? '' : 's'} (${by.approved} approved, ${by.blocked} blocked, ${by.pending} pending); ${result.unchanged} already as in the file${skip.length > 0 ? `; skipped ${skip.join(', ')}` : ''}`,
+    )
+  } catch (err) {
+    if (err instanceof ImportError) throw new CliError(`${file}: ${err.message}; nothing was imported`)
+    throw err
+  }
+}
+
 export async function enroll(o: Opts): Promise<void> {
   const instanceId = instanceOf(o)
   const limit = Number(o.limit)

@@ -181,6 +181,20 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
       'edgegate decision enroll --instance edge-1 --since 168h --label "enrolled 2026-11"',
     ],
   ).action(async (_o, c: Command) => (await commands()).enroll(all(c)))
+  withExamples(
+    json(admin(decision.command('import')))
+      .description(
+        "decisions from a file, in one transaction: what `decision list --json` prints, or a gate's `list --json` with --instance; automated and undecided entries are skipped",
+      )
+      .argument('<file>', 'the JSON file, or - for standard input')
+      .option('--instance <id>', "the gate a gate's list came from")
+      .option('--dry-run', 'check the file and say what would change, changing nothing'),
+    [
+      'edgegate decision list --source manual --limit 100000 --json > decisions.json',
+      'edgegate decision import --dry-run decisions.json',
+      'sshproxy list --json | edgegate decision import --instance edge-1 -',
+    ],
+  ).action(async (file: string, _o, c: Command) => (await commands()).decisionImport(all(c), file))
   instance(admin(decision.command('label')))
     .description("replace a decision's label")
     .argument('<fingerprint>')
@@ -199,7 +213,7 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
         '--source <source>',
         "manual (people, through the CLI, dashboard or API) or an automated controller's name",
       )
-      .option('--limit <n>', 'at most this many (1-10000)', '100'),
+      .option('--limit <n>', 'at most this many (1-100000)', '100'),
     ['edgegate decision list --status blocked', 'edgegate decision list --instance edge-1 --source manual --json'],
   ).action(async (_o, cmd: Command) => (await reports()).decisionList(all(cmd)))
 

@@ -22,9 +22,9 @@ type Status = (typeof STATUSES)[number]
 const verdictStyle = (s: string | null) => (s === 'approved' ? 'green' : s === 'blocked' ? 'red' : 'yellow')
 const out = (text: string) => void process.stdout.write(text)
 
-function limitOf(o: Opts): number {
+function limitOf(o: Opts, max = 10_000): number {
   const n = Number(o.limit)
-  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new UsageError(`--limit must be an integer from 1 to 10000`)
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`--limit must be an integer from 1 to ${max}`)
   return n
 }
 
@@ -106,7 +106,8 @@ export async function status(o: Opts): Promise<void> {
 }
 
 export async function decisionList(o: Opts): Promise<void> {
-  const limit = limitOf(o)
+  // Up to what `decision import` takes: the list is also the export.
+  const limit = limitOf(o, 100_000)
   const st = statusOf(o, STATUSES)
   const rows = await readDatabase(o, (d) =>
     listDecisions(d.db, {
