@@ -67,15 +67,16 @@ export async function decisionsFor(
   for (const [instance, all] of byInstance) {
     // In chunks: both dialects limit the parameters of one statement.
     for (let i = 0; i < all.length; i += 5000) {
-      let q = db
+      // `deleted` is tested here, not in SQL: with it, SQLite's planner leaves the primary key
+      // for the index by time (migration 0012) and reads every live decision.
+      const rows = await db
         .selectFrom('decisions')
         .selectAll()
         .where('scope_type', '=', SCOPE_INSTANCE)
         .where('scope_id', '=', instance)
         .where('fingerprint', 'in', all.slice(i, i + 5000))
-      if (!options.tombstones) q = q.where('deleted', '=', 0)
-      const rows = await q.execute()
-      for (const r of rows) out.set(`${r.scope_id}/${r.fingerprint}`, r)
+        .execute()
+      for (const r of rows) if (options.tombstones || r.deleted === 0) out.set(`${r.scope_id}/${r.fingerprint}`, r)
     }
   }
   return out
