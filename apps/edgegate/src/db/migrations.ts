@@ -434,7 +434,7 @@ const m0011 = (kind: DatabaseKind): Migration => ({
  * the scope type: SQLite's planner, without statistics, took a (scope type, deleted, time) index
  * for one gate's list over the policy's index, walking every gate's decisions. It still prefers
  * this one to the primary key for a lookup of many fingerprints by `IN` that also tests
- * `deleted`, so those lookups test `deleted` in JavaScript (`decisionsFor`, the import).
+ * `deleted`, so those lookups test `deleted` in JavaScript (`decisionsFor`).
  */
 const m0012: Migration = {
   async up(db: Kysely<unknown>) {

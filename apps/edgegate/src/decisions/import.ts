@@ -22,7 +22,7 @@ import type { Kysely, Transaction } from 'kysely'
 import { audit } from '../admins/store.ts'
 import type { DB, NewDecision } from '../db/schema.ts'
 import { checkLabel } from './service.ts'
-import { SCOPE_INSTANCE, tickClock, upsertDecisions } from './store.ts'
+import { decisionsFor, SCOPE_INSTANCE, tickClock, upsertDecisions } from './store.ts'
 
 const VERDICTS: readonly string[] = ['approved', 'blocked', 'pending']
 const FINGERPRINT = new RegExp(FINGERPRINT_PATTERN)
@@ -104,31 +104,6 @@ export function parseDecisionFile(text: string, instance?: string): ParsedImport
   return { entries, skipped }
 }
 
-/** The live decisions of the entries' pairs, by `instance/fingerprint`: a statement per gate and 500 pairs. */
-async function liveDecisions(trx: Transaction<DB>, entries: readonly ImportEntry[]) {
-  const byInstance = new Map<string, string[]>()
-  for (const e of entries) {
-    const list = byInstance.get(e.instanceId)
-    if (list) list.push(e.fingerprint)
-    else byInstance.set(e.instanceId, [e.fingerprint])
-  }
-  const live = new Map<string, { status: string; label: string }>()
-  for (const [instanceId, fingerprints] of byInstance) {
-    for (let i = 0; i < fingerprints.length; i += 500) {
-      // Tombstones skipped here, not in SQL (see decisionsFor): the lookup stays on the primary key.
-      const rows = await trx
-        .selectFrom('decisions')
-        .select(['fingerprint', 'status', 'label', 'deleted'])
-        .where('scope_type', '=', SCOPE_INSTANCE)
-        .where('scope_id', '=', instanceId)
-        .where('fingerprint', 'in', fingerprints.slice(i, i + 500))
-        .execute()
-      for (const r of rows) if (r.deleted === 0) live.set(`${instanceId}/${r.fingerprint}`, r)
-    }
-  }
-  return live
-}
-
 export interface ImportResult {
   /** Entries that change (in a dry run: would). */
   changed: ImportEntry[]
@@ -163,7 +138,10 @@ export async function importDecisions(
   const run = async (trx: Transaction<DB>) => {
     // The clock first (its lock), then the reads: no verdict can land between the two.
     const first = dryRun || entries.length === 0 ? 0 : await tickClock(trx, kind, entries.length)
-    const live = await liveDecisions(trx, entries)
+    const live = await decisionsFor(
+      trx,
+      entries.map((e) => ({ instance_id: e.instanceId, fingerprint: e.fingerprint })),
+    )
     const changed: ImportEntry[] = []
     const rows: NewDecision[] = []
     let unchanged = 0
