@@ -111,13 +111,6 @@ export class PushBudgets {
     return out
   }
 
-  /** Held notifications of every subscription (for the metric). */
-  held(): number {
-    let n = 0
-    for (const b of this.#budgets.values()) n += b.held
-    return n
-  }
-
   forget(subId: string): void {
     this.#budgets.delete(subId)
   }
