@@ -61,6 +61,13 @@ export const schema = {
     max: '8760h',
     doc: 'lifetime of a reader session',
   }),
+  streamRetention: field.duration({
+    env: 'NOTIFY_STREAM_RETENTION',
+    flag: 'stream-retention',
+    default: '168h',
+    min: '1h',
+    doc: 'how long the realtime stream keeps lifecycle, read and channel changes for streams that resume; a stream resuming from before that gets a reset event (reload)',
+  }),
   loginAttemptsPerAccount: field.int({
     env: 'NOTIFY_LOGIN_ATTEMPTS_PER_ACCOUNT',
     flag: 'login-attempts-per-account',

@@ -24,6 +24,7 @@ import type { NotifyDatabase } from './db/open.ts'
 import type { DB } from './db/schema.ts'
 import { desktopRoutes } from './desktop/routes.ts'
 import { errors } from './errors.ts'
+import { type Housekeeping, startHousekeeping } from './housekeeping.ts'
 import { SearchIndexer } from './inbox/indexer.ts'
 import { inboxRoutes } from './inbox/routes.ts'
 import { unreadRoutes } from './inbox/unread.ts'
@@ -187,5 +188,10 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   const indexer = new SearchIndexer(database, logger, deps.searchIndexIntervalMs)
   app.addHook('onReady', async () => indexer.start())
   app.addHook('onClose', async () => indexer.stop())
+  let housekeeping: Housekeeping | undefined
+  app.addHook('onReady', async () => {
+    housekeeping = startHousekeeping(database.db, { streamRetentionMs: config.streamRetention }, logger)
+  })
+  app.addHook('onClose', async () => housekeeping?.stop())
   return app
 }

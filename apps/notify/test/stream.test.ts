@@ -7,6 +7,8 @@ import assert from 'node:assert/strict'
 import { describe, type TestContext, test } from 'node:test'
 import { sql } from '@gatehouse/kit/db/database.ts'
 import { waitFor } from '@gatehouse/testkit'
+import { pruneStreamChanges, sweepSessions } from '../src/housekeeping.ts'
+import { RESUME_LIMIT } from '../src/realtime/hub.ts'
 import {
   ADMIN,
   ADMIN_PASSWORD,
@@ -158,6 +160,108 @@ for (const backend of backends) {
       t.after(() => again.close())
       const ready = await again.next()
       assert.deepEqual([ready.event, ready.data.position], ['ready', e.id])
+    })
+
+    test('a resume too far behind gets reset, then ready, then live events', async (t) => {
+      const n = await startNotify(backend)
+      t.after(() => n.close())
+      const { admin, ops, viewer } = await setup(n)
+      // An open stream keeps the hub reading what is committed.
+      const watcher = await open(n, admin)
+      t.after(() => watcher.close())
+      const s = await open(n, viewer)
+      const resumeFrom = s.lastId
+      s.close()
+      // More changes than a resume replays (another reader's read state: the viewer would get none).
+      const otto = await n.database.db
+        .selectFrom('users')
+        .select('id')
+        .where('username', '=', 'otto')
+        .executeTakeFirstOrThrow()
+      const now = new Date().toISOString()
+      await n.database.db
+        .insertInto('stream_changes')
+        .values(
+          Array.from({ length: RESUME_LIMIT + 1 }, () => ({
+            kind: 'read' as const,
+            channel: 'ops',
+            user_id: otto.id,
+            data: '{}',
+            created_at: now,
+          })),
+        )
+        .execute()
+      // The watcher receiving this means the hub has read past the inserted changes too.
+      const after = await publish(n, ops.token, 'after the gap')
+      assert.equal((await watcher.nextOf('notification')).data.notification.id, after)
+      const r = await SseClient.open(n.base, viewer, resumeFrom)
+      t.after(() => r.close())
+      const reset = await r.next()
+      const ready = await r.next()
+      assert.deepEqual([reset.event, ready.event], ['reset', 'ready'])
+      assert.equal(reset.data.position, ready.data.position)
+      assert.equal(Number(ready.data.position.split('-')[0]), after)
+      const live = await publish(n, ops.token, 'live after reset')
+      const e = await r.next()
+      assert.deepEqual([e.event, e.data.notification.id], ['notification', live])
+    })
+
+    test('retention prunes the change log: a resume from before the oldest kept change gets reset', async (t) => {
+      const n = await startNotify(backend)
+      t.after(() => n.close())
+      const { ops, viewer, operator } = await setup(n)
+      const id = await publish(n, ops.token, 'disk full')
+      const s = await open(n, viewer)
+      const beforeBoth = s.lastId
+      assert.equal((await n.client.post(`/api/v1/notifications/${id}/acknowledge`, { cookie: operator })).status, 200)
+      const afterAck = (await s.nextOf('lifecycle')).id
+      assert.equal((await n.client.post(`/api/v1/notifications/${id}/resolve`, { cookie: operator })).status, 200)
+      assert.equal((await s.nextOf('lifecycle')).data.state, 'resolved')
+      s.close()
+      const total = Number(
+        (
+          await n.database.db
+            .selectFrom('stream_changes')
+            .select((eb) => eb.fn.countAll().as('c'))
+            .executeTakeFirstOrThrow()
+        ).c,
+      )
+      // Recent changes stay; a cutoff past them all removes every one but the newest (the resolve).
+      assert.equal(await pruneStreamChanges(n.database.db, Date.now() - 3_600_000), 0)
+      assert.equal(await pruneStreamChanges(n.database.db, Date.now() + 60_000), total - 1)
+      assert.equal(await pruneStreamChanges(n.database.db, Date.now() + 60_000), 0)
+      // From before the acknowledgement (pruned): the kept resolve, then reset.
+      const early = await SseClient.open(n.base, viewer, beforeBoth)
+      t.after(() => early.close())
+      const events = [await early.next(), await early.next(), await early.next()]
+      assert.deepEqual(
+        events.map((e) => e.event),
+        ['lifecycle', 'reset', 'ready'],
+      )
+      assert.equal(events[0]!.data.state, 'resolved')
+      // From after it: nothing it needs was pruned, so a plain replay.
+      const late = await SseClient.open(n.base, viewer, afterAck)
+      t.after(() => late.close())
+      assert.deepEqual([(await late.next()).event, (await late.next()).event], ['lifecycle', 'ready'])
+    })
+
+    test('housekeeping removes expired sessions and keeps live ones', async (t) => {
+      const n = await startNotify(backend)
+      t.after(() => n.close())
+      const { viewer } = await setup(n)
+      const vera = await n.database.db
+        .selectFrom('users')
+        .select('id')
+        .where('username', '=', 'vera')
+        .executeTakeFirstOrThrow()
+      const past = new Date(Date.now() - 60_000).toISOString()
+      await n.database.db
+        .insertInto('sessions')
+        .values({ token_hash: 'expired-session-hash', user_id: vera.id, created_at: past, expires_at: past })
+        .execute()
+      assert.equal(await sweepSessions(n.database.db, Date.now()), 1)
+      assert.equal(await sweepSessions(n.database.db, Date.now()), 0)
+      assert.equal((await n.client.get('/api/v1/notifications', { cookie: viewer })).status, 200)
     })
 
     test('membership changes are re-checked: a private channel appears and disappears', async (t) => {

@@ -40,7 +40,9 @@ export function connect({ state, inboxLoading, loadInbox, loadChannels, matches,
   // Anything that can change a count refreshes the navigation's unread badges.
   for (const type of ['ready', 'notification', 'read', 'archive', 'channel', 'membership'])
     es.addEventListener(type, scheduleUnread)
-  for (const type of ['channel', 'membership'])
+  // A resume the server could not replay (too far behind, or past its change log's retention):
+  // what this page shows may be stale anywhere. `ready` follows and reloads the inbox.
+  for (const type of ['reset', 'channel', 'membership'])
     es.addEventListener(type, async () => {
       await loadChannels()
       render()

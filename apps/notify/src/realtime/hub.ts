@@ -64,6 +64,13 @@ export interface StreamHubOptions {
 }
 
 const PAGE = 500
+/**
+ * A resumed stream further behind than this many notifications or changes (ids) gets a
+ * `reset` instead of the events it missed: after an outage every client resumes at once, and
+ * replaying thousands of events each would hold the hub (every stream's live delivery waits
+ * on its serial loop) and overflow the client's buffer, which reconnects and asks again.
+ */
+export const RESUME_LIMIT = 1000
 /** Time between passes per connected stream (see maxPassGapMs). */
 const PASS_GAP_PER_STREAM_MS = 0.1
 
@@ -141,7 +148,9 @@ export class StreamHub {
 
   /**
    * Add a stream for `reader`, first sending what it missed after `from` (a resumed stream)
-   * or nothing (a new one), then a `ready` event carrying the position.
+   * or nothing (a new one), then a `ready` event carrying the position. A resume that cannot
+   * be replayed (too far behind, or past changes pruned by retention) gets a `reset` before
+   * `ready`: the client reloads what it shows.
    */
   attach(reader: Reader, sink: StreamSink, from?: Position): Promise<Subscriber> {
     return this.#enqueue(async () => {
@@ -163,9 +172,15 @@ export class StreamHub {
       if (!(await this.#refresh(sub))) throw new TypeError('attach: the reader no longer exists')
       if (from) {
         sub.pos = { ...from }
+        const tooFar = this.#pos.n - from.n > RESUME_LIMIT || this.#pos.c - from.c > RESUME_LIMIT
         // A position ahead of this process (sent by another one) is kept: live events skip up to it.
-        await this.#catchUp(sub, this.#pos)
+        if (!tooFar) await this.#catchUp(sub, this.#pos)
         sub.pos = { n: Math.max(sub.pos.n, this.#pos.n), c: Math.max(sub.pos.c, this.#pos.c) }
+        // Read after the catch-up: a change pruned before the catch-up could read it leaves the
+        // oldest kept id past it, so a change missed that way is always noticed here.
+        if (tooFar || from.c < (await this.#oldestChange()) - 1) {
+          this.#send(sub, 'reset', JSON.stringify({ position: formatPosition(sub.pos) }))
+        }
       }
       this.#send(sub, 'ready', JSON.stringify({ position: formatPosition(sub.pos) }))
       this.#flush(sub)
@@ -305,6 +320,15 @@ export class StreamHub {
       this.#flush(sub)
       if (rows.length < PAGE) sub.pos.c = Math.max(sub.pos.c, to.c)
     }
+  }
+
+  /** The oldest change still kept (0 for none): changes before it were pruned (retention.ts). */
+  async #oldestChange(): Promise<number> {
+    const row = await this.#db
+      .selectFrom('stream_changes')
+      .select((eb) => eb.fn.min('id').as('id'))
+      .executeTakeFirst()
+    return Number(row?.id ?? 0)
   }
 
   #notificationsAfter(after: number, upTo: number): Promise<NotificationRow[]> {
