@@ -9,18 +9,24 @@
  * (default 500,000) aggregates of one node, a tenth of them decided: the hourly pass with nothing
  * to remove (under the cap, no retention), the retention removing half, and the cap removing
  * half, each against one `DELETE` of the same rows.
+ *
+ * Last, the purge of deleted decisions (decisions/store.ts `purgeTombstones`) on
+ * EDGEGATE_BENCH_TOMBSTONES (default 200,000) tombstones past retention among as many live
+ * decisions of ten nodes, against one `DELETE` of the same rows.
  */
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { tempDir } from '@gatehouse/testkit'
 import { sql } from 'kysely'
 import { openEdgeDatabase } from '../src/db/open.ts'
+import { purgeTombstones } from '../src/decisions/store.ts'
 import { pruneAggregatesToCap, removeUnseenAggregates } from '../src/observations/bounds.ts'
 import { sweepSignals } from '../src/observations/retention.ts'
 
 const ROWS = Number(process.env.EDGEGATE_BENCH_ROWS ?? 200_000)
 const ROUNDS = Number(process.env.EDGEGATE_BENCH_ROUNDS ?? 2)
 const AGGREGATES = Number(process.env.EDGEGATE_BENCH_AGGREGATES ?? 500_000)
+const TOMBSTONES = Number(process.env.EDGEGATE_BENCH_TOMBSTONES ?? 200_000)
 const dir = tempDir('edgegate-bench-retention-')
 console.log(`machine: ${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores; ${ROWS} signals past retention`)
 
@@ -115,6 +121,29 @@ async function bounds(round: number): Promise<void> {
   }
 }
 
+/** Ten nodes' decisions: TOMBSTONES deleted 40 days ago, as many live ones, interleaved in time. */
+async function tombstones(round: number): Promise<void> {
+  const oldUs = (Date.now() - 40 * 86_400_000) * 1000
+  for (const how of ['one DELETE', 'batches'] as const) {
+    const d = await openEdgeDatabase(`sqlite:${join(dir.path, `${round}-tombstones-${how.replace(' ', '-')}.db`)}`)
+    await sql`with recursive n(i) as (select 0 union all select i + 1 from n where i < ${2 * TOMBSTONES - 1})
+      insert into decisions (scope_type, scope_id, fingerprint, status, label, updated_us, actor, source,
+        expires_ms, evidence, deleted)
+      select 'instance', 'node' || (i % 10), printf('%032x', i), 'pending', '', ${oldUs} + i, 'bench', 'manual',
+        null, null, i % 2 from n`.execute(d.db)
+    const { ms, longest, result } = await timed(async () =>
+      how === 'batches'
+        ? await purgeTombstones(d.db, 'sqlite', oldUs + 2 * TOMBSTONES)
+        : Number((await d.db.deleteFrom('decisions').where('deleted', '=', 1).executeTakeFirst()).numDeletedRows),
+    )
+    await d.close()
+    if (result !== TOMBSTONES) throw new Error(`${how} removed ${result} of ${TOMBSTONES}`)
+    console.log(
+      `round ${round}, deleted decisions, ${how}: ${result} removed in ${ms.toFixed(0)} ms; the event loop stopped for at most ${longest.toFixed(1)} ms`,
+    )
+  }
+}
+
 try {
   for (let round = 1; round <= ROUNDS; round++) {
     await once('one DELETE', round)
@@ -122,6 +151,8 @@ try {
   }
   console.log(`${AGGREGATES} aggregates of one node, a tenth decided`)
   for (let round = 1; round <= ROUNDS; round++) await bounds(round)
+  console.log(`${TOMBSTONES} deleted decisions past retention among as many live ones`)
+  for (let round = 1; round <= ROUNDS; round++) await tombstones(round)
 } finally {
   dir.remove()
 }

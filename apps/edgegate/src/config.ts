@@ -61,6 +61,12 @@ export const serveSchema = {
     default: '8760h',
     doc: 'audit log entries older than this are removed (8760h = a year); 0 keeps every entry',
   }),
+  deleted_decision_retention: field.duration({
+    env: 'EDGEGATE_DELETED_DECISION_RETENTION',
+    flag: 'deleted-decision-retention',
+    default: '720h',
+    doc: 'deleted decisions (the tombstones that tell gates to drop a verdict) older than this are removed, 30 days by default; a gate that has not pulled since then pulls its whole policy again; 0 keeps them; otherwise at least 24h',
+  }),
   max_fingerprints: field.int({
     env: 'EDGEGATE_MAX_FINGERPRINTS',
     flag: 'max-fingerprints',
@@ -79,7 +85,7 @@ export const serveSchema = {
     flag: 'retention-interval',
     default: '1h',
     min: '1s',
-    doc: 'how often the sighting, signal, fingerprint aggregate and audit log cleanup runs',
+    doc: 'how often the sighting, signal, fingerprint aggregate, deleted decision and audit log cleanup runs',
   }),
   session_ttl: field.duration({
     env: 'EDGEGATE_SESSION_TTL',
@@ -239,6 +245,9 @@ export function checkServeConfig(config: ServeConfig): ServeConfig {
   }
   if (config.audit_retention !== 0 && config.audit_retention < 86_400_000) {
     problems.push('audit_retention: at least 24h, or 0 to keep every entry')
+  }
+  if (config.deleted_decision_retention !== 0 && config.deleted_decision_retention < 86_400_000) {
+    problems.push('deleted_decision_retention: at least 24h, or 0 to keep deleted decisions')
   }
   if (config.fingerprint_retention !== 0 && config.fingerprint_retention < 86_400_000) {
     problems.push('fingerprint_retention: at least 24h, or 0 to keep undecided aggregates')

@@ -387,11 +387,12 @@ for (const dialect of DIALECTS) {
         inc.body.decisions.map((d: Json) => [d.scope_type, d.scope_id, d.fingerprint, d.status, d.label]),
         [['instance', 'ssh2', fp, 'approved', 'ops laptop']],
       )
-      assert.equal(inc.body.cursor, put.body.updated_at)
+      // At least the last decision's time; a last page may move it up to the decision clock.
+      assert.ok(inc.body.cursor >= put.body.updated_at)
       assert.equal(inc.body.more, false)
       const again = await get(`/v1/policy?instance_id=ssh2&since=${encodeURIComponent(inc.body.cursor)}`, tokens.ssh2)
       assert.deepEqual(again.body.decisions, [])
-      assert.equal(again.body.cursor, inc.body.cursor)
+      assert.ok(again.body.cursor >= inc.body.cursor, 'the cursor never moves back')
       // Label only: status unchanged, new time, pulled again.
       const label = await call(tls, gate.base, `/api/decisions/ssh2/${fp}`, {
         method: 'PUT',
@@ -495,7 +496,7 @@ for (const dialect of DIALECTS) {
       )
       assert.match(tomb.actor, /^admin:/)
       assert.ok(tomb.updated_at > before.body.cursor, 'the deletion has a fresh clock time')
-      assert.equal(after.body.cursor, tomb.updated_at)
+      assert.ok(after.body.cursor >= tomb.updated_at)
       assert.deepEqual(Object.keys(tomb).sort(), Object.keys(approved.body).sort(), 'the same decision schema')
       // A full pull also carries it, as pending (a gate that starts over still revokes).
       const full = await get('/v1/policy?instance_id=ssh2', tokens.ssh2)

@@ -210,6 +210,10 @@ describe('edgegate CLI', () => {
       [...base, ...tlsArgs, '--fingerprint-retention', '1h'],
       /fingerprint_retention: at least 24h, or 0 to keep undecided aggregates/,
     )
+    await expectOneLine(
+      [...base, ...tlsArgs, '--deleted-decision-retention', '12h'],
+      /deleted_decision_retention: at least 24h, or 0 to keep deleted decisions/,
+    )
     const closed = await freePort()
     await expectOneLine(
       ['serve', '--listen', `127.0.0.1:${port}`, '--database', `postgres://postgres@127.0.0.1:${closed}/x`, ...tlsArgs],

@@ -13,6 +13,7 @@ import { sql } from 'kysely'
 import { openEdgeDatabase } from '../src/db/open.ts'
 import type { NewDecision } from '../src/db/schema.ts'
 import { decisionsSince, tickClock, upsertDecision } from '../src/decisions/store.ts'
+import { formatMicros, parseMicros } from '../src/timestamps.ts'
 import { call, DIALECTS, type Edgegate, fileServices, newDatabase, seed, startEdgegate, waitFor } from './helpers.ts'
 
 const { pg, tls } = fileServices()
@@ -199,6 +200,107 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(
           [...seen].sort(),
           Array.from({ length: 8 }, (_, i) => fpOf(i)),
+        )
+      } finally {
+        await server.stop()
+      }
+    })
+
+    test('deleted decisions past retention are removed; a gate that last pulled before one resyncs, a current gate does not', async () => {
+      const database = await newDatabase(dialect, pg.get)
+      const { tokens, admin } = await seed(database, [
+        { id: 't1', kind: 'sshgate' },
+        { id: 't2', kind: 'sshgate' },
+      ])
+      const put = (server: Edgegate, instance: string, i: number, status: string) =>
+        call(tls, server.base, `/api/decisions/${instance}/${fpOf(i)}`, {
+          method: 'PUT',
+          token: admin,
+          body: { status },
+        })
+      const del = (server: Edgegate, instance: string, i: number) =>
+        call(tls, server.base, `/api/decisions/${instance}/${fpOf(i)}`, { method: 'DELETE', token: admin })
+      const pull = (server: Edgegate, since?: string) =>
+        call(tls, server.base, `/v1/policy?instance_id=t1${since ? `&since=${encodeURIComponent(since)}` : ''}`, {
+          token: tokens.t1,
+        })
+      const first = await startEdgegate(database, tls)
+      let oldCursor: string
+      let currentCursor: string
+      try {
+        assert.equal((await put(first, 't1', 0, 'blocked')).status, 200)
+        assert.equal((await put(first, 't1', 1, 'blocked')).status, 200)
+        // The old gate pulls now, while fp1 is still blocked, and not again for 40 days.
+        oldCursor = (await pull(first)).body.cursor
+        assert.equal((await del(first, 't1', 1)).status, 204)
+        assert.equal((await put(first, 't2', 0, 'approved')).status, 200)
+        assert.equal((await del(first, 't2', 0)).status, 204)
+        assert.equal((await put(first, 't1', 2, 'approved')).status, 200)
+        // The current gate has everything, fp1's deletion included.
+        const current = await pull(first, oldCursor)
+        assert.deepEqual(
+          current.body.decisions.map((d: Pulled & { fingerprint: string }) => [d.fingerprint, d.status]),
+          [
+            [fpOf(1), 'pending'],
+            [fpOf(2), 'approved'],
+          ],
+        )
+        currentCursor = current.body.cursor
+        // A decision after it, so the clock is past the current gate's cursor.
+        assert.equal((await put(first, 't2', 1, 'approved')).status, 200)
+      } finally {
+        await first.stop()
+      }
+      // Forty days pass: every time in the database, and both gates' cursors, move back.
+      const DAYS_40_US = 40 * 86_400_000_000
+      const back = (cursor: string) => formatMicros(parseMicros(cursor)! - DAYS_40_US)
+      const d = await openEdgeDatabase(database, 2)
+      try {
+        await sql`update decisions set updated_us = updated_us - ${DAYS_40_US}`.execute(d.db)
+        await sql`update decision_clock set last_us = last_us - ${DAYS_40_US}`.execute(d.db)
+      } finally {
+        await d.close()
+      }
+      const tombstones = async () => {
+        const db = await openEdgeDatabase(database, 1)
+        try {
+          return (await db.db.selectFrom('decisions').select('fingerprint').where('deleted', '=', 1).execute()).length
+        } finally {
+          await db.close()
+        }
+      }
+      assert.equal(await tombstones(), 2)
+      const server = await startEdgegate(database, tls, ['--retention-interval', '1s', '--log-level', 'info'])
+      try {
+        // A deletion made now is far too recent to go.
+        assert.equal((await del(server, 't1', 2)).status, 204)
+        await waitFor('the old deletions removed', async () => (await tombstones()) === 1)
+        await waitFor('the log line', () =>
+          /deleted decisions older than --deleted-decision-retention/.test(server.child.log()),
+        )
+        const resync = await pull(server, back(oldCursor))
+        assert.deepEqual([resync.body.resync, resync.body.resync_reason], [true, 'purged'])
+        const text = (await call(tls, server.base, '/metrics')).body as string
+        assert.match(text, /^edgegate_policy_cursor_purged_total 1$/m)
+        // Its full pull holds what is left: fp0 blocked, fp2 deleted now; fp1 is gone, so the
+        // gate drops the block it holds (kit gate-sync). Then incremental pulls are plain again.
+        const full = await pull(server)
+        assert.deepEqual(
+          full.body.decisions.map((x: Pulled & { fingerprint: string }) => [x.fingerprint, x.status]),
+          [
+            [fpOf(0), 'blocked'],
+            [fpOf(2), 'pending'],
+          ],
+        )
+        assert.equal(full.body.resync, undefined)
+        const after = await pull(server, full.body.cursor)
+        assert.deepEqual([after.body.decisions, after.body.resync], [[], undefined])
+        // The current gate saw fp1's deletion: its cursor is past every removed one.
+        const current = await pull(server, back(currentCursor))
+        assert.equal(current.body.resync, undefined)
+        assert.deepEqual(
+          current.body.decisions.map((x: Pulled & { fingerprint: string }) => [x.fingerprint, x.status]),
+          [[fpOf(2), 'pending']],
         )
       } finally {
         await server.stop()

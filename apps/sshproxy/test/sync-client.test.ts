@@ -8,10 +8,11 @@ import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
 import { createServer } from 'node:https'
 import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
 import { PassThrough } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
 import { createLogger, type Decision } from '@gatehouse/kit'
-import { createTestCa, freePort, tempDir } from '@gatehouse/testkit'
+import { createTestCa, freePort, tempDir, waitFor } from '@gatehouse/testkit'
 import {
   type GateEntry,
   type SyncControlPlane,
@@ -174,6 +175,61 @@ describe('sync client against a real edgegate', () => {
       assert.equal(after.find((f) => f.fingerprint === entry(3).fingerprint)?.count, 50)
     } finally {
       await sync.stop()
+    }
+  })
+
+  test('a gate back after the control plane removed old deletions pulls everything again and drops the deleted block', async () => {
+    const cp = await startEdgegate(ca, { extra: ['--retention-interval', '1s', '--log-level', 'info'] })
+    const gate = memoryGate([])
+    const token = await edgegateToken(cp.database, ['node', 'add', '--kind', 'sshgate', 'gate-away'])
+    const decide = async (verb: string, fp: string) => {
+      const r = await edgegateCli(cp.database, ['decision', verb, '--instance', 'gate-away', fp])
+      assert.equal(r.code, 0, r.stderr)
+    }
+    const [A, B] = [entry(1).fingerprint, entry(2).fingerprint]
+    await decide('block', A)
+    await decide('approve', B)
+    // The sync starts with a cycle of its own.
+    const sync = syncFor(gate, {
+      url: cp.base,
+      instanceId: 'gate-away',
+      auth: { kind: 'token', token, ca: ca.caPath },
+      syncIntervalMs: 3_600_000,
+    })
+    try {
+      assert.equal((await sync.syncNow()).ok, true)
+      assert.equal(gate.decisions.get(A)?.status, 'blocked')
+      // The gate goes away; A's block is deleted; forty days pass (every time in the database
+      // and the gate's cursor move back), and retention removes the deletion.
+      await decide('delete', A)
+      const days40 = 40 * 86_400_000_000
+      const db = new DatabaseSync(cp.database.slice('sqlite:'.length))
+      try {
+        db.exec(`update decisions set updated_us = updated_us - ${days40}`)
+        db.exec(`update decision_clock set last_us = last_us - ${days40}`)
+        await waitFor('the deletion removed', () => {
+          const row = db.prepare('select count(*) as n from decisions where deleted = 1').get() as { n: number }
+          return Number(row.n) === 0
+        })
+      } finally {
+        db.close()
+      }
+      const cursor = gate.state.cursor!
+      gate.state.cursor = new Date(Date.parse(cursor) - days40 / 1000).toISOString()
+      const back = await sync.syncNow()
+      assert.equal(back.ok, true, back.error?.message)
+      assert.equal(back.dropped, 1, 'the block the control plane no longer has')
+      assert.deepEqual(
+        [...gate.decisions.entries()].map(([fp, d]) => [fp, d.status]),
+        [[B, 'approved']],
+      )
+      assert.match(cp.child.log(), /"msg":"a gate pulled from before deleted decisions that retention removed/)
+      // Then plain incremental pulls again.
+      const next = await sync.syncNow()
+      assert.deepEqual([next.ok, next.dropped], [true, undefined])
+    } finally {
+      await sync.stop()
+      await cp.stop()
     }
   })
 

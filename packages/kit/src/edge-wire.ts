@@ -102,12 +102,15 @@ export const PolicyResponse = Type.Object(
     /** Present only when trusted-source discovery is configured. */
     trusted_ranges: Type.Optional(Type.Array(Type.String())),
     /**
-     * True when the `since` sent is later than any decision this control plane has issued (its
-     * database was restored or failed over to an older copy): pull again from the beginning,
-     * and drop the control plane's decisions that the full answer no longer holds. A gate that
-     * does not know the field reads the page as usual.
+     * True when the gate must pull again from the beginning, and drop the control plane's
+     * decisions that the full answer no longer holds: the `since` sent is later than any
+     * decision this control plane has issued (its database was restored or failed over to an
+     * older copy), or earlier than deleted decisions it no longer keeps (retention). A gate
+     * that does not know the field reads the page as usual.
      */
     resync: Type.Optional(Type.Boolean()),
+    /** Why, with `resync`: `behind` (restored or failed over) or `purged` (retention). */
+    resync_reason: Type.Optional(Type.Union([Type.Literal('behind'), Type.Literal('purged')])),
   },
   { additionalProperties: true },
 )

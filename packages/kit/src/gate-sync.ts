@@ -8,7 +8,8 @@
  * retries with exponential backoff (capped at 5 minutes or the interval, whichever is longer).
  *
  * A policy answer with `resync` (the control plane's database went back in time: a restore, a
- * failover to a copy that had not caught up) starts a resync: the whole policy is pulled from
+ * failover to a copy that had not caught up; or the gate's cursor is older than deleted
+ * decisions the control plane no longer keeps) starts a resync: the whole policy is pulled from
  * the beginning, its answer replaces the verdicts pulled earlier, and those it no longer holds
  * go back to undecided; the gate's own verdicts (its CLI) keep last-writer-wins. The mark is
  * stored, so a resync cut short begins again.
@@ -182,10 +183,16 @@ export function startSync(options: SyncOptions): SyncHandle {
     for (;;) {
       const policy = await client.policy(cursor)
       if (policy.resync === true && listed === undefined) {
-        log.warn(
-          { cursor },
-          "the control plane has no decisions as late as this gate's (its database was restored or failed over to an older copy): pulling every decision again, then dropping the ones it no longer has",
-        )
+        if (policy.resync_reason === 'purged')
+          log.info(
+            { cursor },
+            'this gate last pulled before deleted decisions the control plane no longer keeps: pulling every decision again, then dropping the ones it no longer has',
+          )
+        else
+          log.warn(
+            { cursor },
+            "the control plane has no decisions as late as this gate's (its database was restored or failed over to an older copy): pulling every decision again, then dropping the ones it no longer has",
+          )
         await options.sink.startResync()
         listed = new Set()
         cursor = undefined

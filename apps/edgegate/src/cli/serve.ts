@@ -72,6 +72,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
           sightingRetentionMs: config.sighting_retention,
           signalRetentionMs: config.signal_retention,
           auditRetentionMs: config.audit_retention,
+          deletedDecisionRetentionMs: config.deleted_decision_retention,
           fingerprintRetentionMs: config.fingerprint_retention,
           maxFingerprints: config.max_fingerprints,
           intervalMs: config.retention_interval,

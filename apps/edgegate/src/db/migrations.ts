@@ -442,6 +442,21 @@ const m0012: Migration = {
   },
 }
 
+/**
+ * The purge mark of deleted decisions: tombstones tell gates to drop a verdict, so they were
+ * kept forever. Retention now removes those older than `--deleted-decision-retention` and
+ * records here the newest time it removed, in the same transaction: a gate whose cursor is
+ * older may have missed one, and is told to pull its whole policy again (policy/routes.ts).
+ */
+const m0013: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .alterTable('decision_clock')
+      .addColumn('purged_us', 'bigint', (c) => c.notNull().defaultTo(0))
+      .execute()
+  },
+}
+
 /** The migrations for a database of this kind (the same names on both). */
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
   return {
@@ -457,5 +472,6 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0010_node_alerts': m0010,
     '0011_fingerprints_by_last_seen': m0011(kind),
     '0012_decisions_by_time': m0012,
+    '0013_decision_purge_mark': m0013,
   }
 }

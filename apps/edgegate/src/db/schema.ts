@@ -92,6 +92,8 @@ export type NewDecision = Omit<Insertable<DecisionTable>, 'deleted'>
 export interface DecisionClockTable {
   id: number
   last_us: number
+  /** The newest time of the tombstones retention removed (0: none); migration 0013. */
+  purged_us: Generated<number>
 }
 
 export interface SignalTable {

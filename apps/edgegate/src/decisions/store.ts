@@ -11,7 +11,8 @@
  * A delete is a decision write too: it turns the row into a tombstone (`deleted = 1`, status
  * `pending`, empty label) at a fresh clock time, so the policy carries it to gates. Reads for
  * administration (`getDecision`, `decisionsFor`, `listDecisions`) skip tombstones;
- * `decisionsSince` (the policy) returns them.
+ * `decisionsSince` (the policy) returns them. Retention removes tombstones past
+ * `--deleted-decision-retention` (`purgeTombstones`), recording the newest time removed.
  */
 import { type DatabaseKind, sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely, Transaction } from 'kysely'
@@ -34,6 +35,70 @@ export async function tickClock(trx: Transaction<DB>, kind: DatabaseKind, n = 1,
 export async function readDecisionClock(db: Db): Promise<number> {
   const row = await db.selectFrom('decision_clock').select('last_us').where('id', '=', 1).executeTakeFirst()
   return Number(row?.last_us ?? 0)
+}
+
+/**
+ * Tombstones never purged at a time this recent, whatever the configuration (a process with
+ * another setting, an older or newer version): a gate whose cursor is younger, minus an hour of
+ * clock difference between processes, cannot have missed one (policy/routes.ts).
+ */
+export const MIN_TOMBSTONE_AGE_US = 86_400_000_000
+
+/** The newest time of a tombstone retention removed (0 for none). */
+export async function readPurgedThrough(db: Db): Promise<number> {
+  const row = await db.selectFrom('decision_clock').select('purged_us').where('id', '=', 1).executeTakeFirst()
+  return Number(row?.purged_us ?? 0)
+}
+
+/**
+ * Remove the tombstones whose time is before `beforeUs` (never within `MIN_TOMBSTONE_AGE_US` of
+ * now), `batch` per transaction; returns how many. Each transaction moves the purge mark to the
+ * newest time it removes before removing: a pull that found a tombstone gone then finds the mark
+ * past it. The mark is on the clock's row, so decision writes wait for a batch (milliseconds),
+ * taking the same locks in the same order (clock, then decisions).
+ */
+export async function purgeTombstones(db: Kysely<DB>, kind: DatabaseKind, beforeUs: number, batch = 1000) {
+  const before = Math.min(beforeUs, Date.now() * 1000 - MIN_TOMBSTONE_AGE_US)
+  const max = sql.raw(kind === 'postgres' ? 'greatest' : 'max')
+  let total = 0
+  for (;;) {
+    const n = await db.transaction().execute(async (trx) => {
+      const edge = await trx
+        .selectFrom('decisions')
+        .select('updated_us')
+        .where('deleted', '=', 1)
+        .where('updated_us', '<', before)
+        .orderBy('updated_us')
+        .limit(1)
+        .offset(batch - 1)
+        .executeTakeFirst()
+      // The batch-th oldest tombstone ends the range; fewer than a batch: the newest before the
+      // cutoff. The mark is a removed tombstone's time, never later: marks past the decision
+      // clock would send gates that hold every decision into a resync at each pull.
+      const newest = edge
+        ? edge.updated_us
+        : (
+            await trx
+              .selectFrom('decisions')
+              .select((eb) => eb.fn.max('updated_us').as('t'))
+              .where('deleted', '=', 1)
+              .where('updated_us', '<', before)
+              .executeTakeFirst()
+          )?.t
+      if (newest === null || newest === undefined) return 0
+      const upTo = Number(newest)
+      await sql`update decision_clock set purged_us = ${max}(purged_us, ${upTo}) where id = 1`.execute(trx)
+      const r = await trx
+        .deleteFrom('decisions')
+        .where('deleted', '=', 1)
+        .where('updated_us', '<=', upTo)
+        .executeTakeFirst()
+      return Number(r.numDeletedRows)
+    })
+    total += n
+    if (n < batch) return total
+    await new Promise((resolve) => setImmediate(resolve))
+  }
 }
 
 /** The live decision of this pair (a tombstone counts as none). */

@@ -1,6 +1,7 @@
 /**
  * The periodic cleanup, every `--retention-interval`: sightings past `--sighting-retention`
- * (aggregates and decisions stay), undecided aggregates past their bounds (bounds.ts), web signals past `--signal-retention`, and audit log
+ * (aggregates and decisions stay), undecided aggregates past their bounds (bounds.ts), web signals past `--signal-retention`,
+ * deleted decisions past `--deleted-decision-retention` (decisions/store.ts), and audit log
  * entries past `--audit-retention` (a year by default; 0 keeps them: every controller pass that
  * decides something adds entries, so an unbounded log grows with the fleet's traffic). Rows go in batches
  * (kit `deleteBefore`), so a backlog never holds the database, or on SQLite the server, for long.
@@ -9,6 +10,7 @@ import type { AppMetrics, DatabaseKind, Logger } from '@gatehouse/kit'
 import { deleteBefore } from '@gatehouse/kit/db/batched-delete.ts'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
+import { purgeTombstones } from '../decisions/store.ts'
 import { sweepEvidence } from '../web/evidence.ts'
 import { sweepTlsSightings } from '../web/sightings.ts'
 import { DEFAULT_MAX_FINGERPRINTS, pruneAggregatesToCap, removeUnseenAggregates } from './bounds.ts'
@@ -19,6 +21,8 @@ export interface RetentionSettings {
   signalRetentionMs: number
   /** 0 keeps every entry. */
   auditRetentionMs: number
+  /** Tombstones of deleted decisions older than this go; 0 keeps them. */
+  deletedDecisionRetentionMs?: number
   /** Undecided aggregates unseen this long go; 0 keeps them. */
   fingerprintRetentionMs: number
   /** Aggregates per node; 0 is the default, -1 unlimited. */
@@ -73,6 +77,14 @@ export function startRetention(
             `node ${instanceId} had more fingerprint aggregates than --max-fingerprints (usually a scan: each client varying its KEXINIT is a new fingerprint): its least recently seen undecided ones were removed`,
           )
         })
+        if (settings.deletedDecisionRetentionMs) {
+          const tombstones = await purgeTombstones(db, kind, (now - settings.deletedDecisionRetentionMs) * 1000)
+          if (tombstones > 0)
+            log.info(
+              { removed: tombstones },
+              'deleted decisions older than --deleted-decision-retention removed (a gate that has not pulled since pulls its whole policy again)',
+            )
+        }
         if (settings.auditRetentionMs > 0) {
           const audit = await deleteBefore(db, 'audit_log', 'at_ms', now - settings.auditRetentionMs)
           if (audit > 0) log.info({ removed: audit }, 'old audit log entries removed')

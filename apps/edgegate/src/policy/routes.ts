@@ -1,10 +1,14 @@
-/** GET /v1/policy: a gate's decisions changed after `since`, and the cursor to send next. */
+/**
+ * GET /v1/policy: a gate's decisions changed after `since`, and the cursor to send next; with
+ * `resync` when the gate must pull everything again (its cursor is past this database's
+ * decisions, or before deleted decisions that retention removed).
+ */
 import { type HttpApp, PolicyResponse } from '@gatehouse/kit'
 import { Type } from 'typebox'
 import { nodeOf } from '../auth/guards.ts'
 import type { AppContext } from '../context.ts'
 import { toDecision } from '../decisions/service.ts'
-import { decisionsSince, readDecisionClock } from '../decisions/store.ts'
+import { decisionsSince, MIN_TOMBSTONE_AGE_US, readDecisionClock, readPurgedThrough } from '../decisions/store.ts'
 import { errors } from '../errors.ts'
 import { claimNodeAlert } from '../nodes/store.ts'
 import { formatMicros, parseMicros } from '../timestamps.ts'
@@ -12,6 +16,10 @@ import { formatMicros, parseMicros } from '../timestamps.ts'
 export function policyRoutes(app: HttpApp, ctx: AppContext) {
   const pulls = ctx.metrics.counter('policy_pulls_total', 'Policy responses served', ['kind'])
   const cursorAhead = cursorAheadCheck(ctx)
+  const purged = ctx.metrics.counter(
+    'policy_cursor_purged_total',
+    'Policy pulls from before deleted decisions that retention removed (the gate is told to resync)',
+  )
   app.get(
     '/v1/policy',
     {
@@ -34,25 +42,57 @@ export function policyRoutes(app: HttpApp, ctx: AppContext) {
         sinceUs = parsed
       }
       if (sinceUs > cursorAhead.newestUs || Date.now() > cursorAhead.staleAt) await cursorAhead.refresh()
-      const behind = cursorAhead.behind(sinceUs)
-      if (behind) cursorAhead.report(node.instance_id, sinceUs)
+      // Read before the decisions: every decision up to it is committed (decisions/store.ts).
+      const clockUs = cursorAhead.newestUs
+      let resync: PolicyResponse['resync_reason'] = cursorAhead.behind(sinceUs) ? 'behind' : undefined
+      if (resync) cursorAhead.report(node.instance_id, sinceUs)
       const limit = ctx.settings.policyPageSize
       const rows = await decisionsSince(ctx.database.db, node.instance_id, sinceUs, limit + 1)
+      // After the decisions: a tombstone this read missed because retention removed it has moved the mark.
+      if (!resync && (await missedPurge(ctx, sinceUs, clockUs))) {
+        resync = 'purged'
+        purged.inc()
+        req.log.info(
+          { instance_id: node.instance_id, cursor: formatMicros(sinceUs) },
+          'a gate pulled from before deleted decisions that retention removed: it is told to pull its whole policy again',
+        )
+      }
       const more = rows.length > limit
       const page = more ? rows.slice(0, limit) : rows
-      const last = page.at(-1)
+      const lastUs = page.length > 0 ? Number(page.at(-1)!.updated_us) : sinceUs
       pulls.inc({ kind: req.query.since === undefined ? 'full' : 'incremental' })
       const body: PolicyResponse = {
-        cursor: formatMicros(last ? Number(last.updated_us) : sinceUs),
+        // A last page moves the cursor up to the clock: a gate whose own decisions are old keeps
+        // a recent cursor (below the purge mark, an old one would mean a resync: missedPurge).
+        cursor: formatMicros(more || resync ? lastUs : Math.max(lastUs, clockUs)),
         decisions: page.map(toDecision),
         more,
       }
       if (ctx.trusted) body.trusted_ranges = ctx.trusted.current()
       // The gate pulls everything again and drops what this database no longer has (kit gate-sync).
-      if (behind) body.resync = true
+      if (resync) {
+        body.resync = true
+        body.resync_reason = resync
+      }
       return body
     },
   )
+}
+
+/** An hour: clocks of the processes sharing the database may differ by that much. */
+const CLOCK_SLACK_US = 3_600_000_000
+
+/**
+ * Whether a pull from `sinceUs` may have missed a tombstone that retention removed
+ * (`--deleted-decision-retention`): the cursor is before the purge mark. Only cursors that are
+ * both behind the decision clock (read before the decisions; the mark is a removed tombstone's
+ * time, so at most the clock a minute ago) and older than the youngest tombstone retention may
+ * remove pay the read of the mark: a gate that pulls regularly never does.
+ */
+async function missedPurge(ctx: AppContext, sinceUs: number, clockUs: number): Promise<boolean> {
+  if (sinceUs <= 0 || sinceUs >= clockUs) return false
+  if (sinceUs >= Date.now() * 1000 - MIN_TOMBSTONE_AGE_US + CLOCK_SLACK_US) return false
+  return sinceUs < (await readPurgedThrough(ctx.database.db))
 }
 
 /**
