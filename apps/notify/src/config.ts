@@ -61,6 +61,12 @@ export const schema = {
     max: '8760h',
     doc: 'lifetime of a reader session',
   }),
+  retention: field.duration({
+    env: 'NOTIFY_RETENTION',
+    flag: 'retention',
+    default: '0',
+    doc: 'notifications older than this are removed with their activity, unless still firing or acknowledged (they go once resolved); 0 (the default) keeps them; otherwise at least 24h',
+  }),
   streamRetention: field.duration({
     env: 'NOTIFY_STREAM_RETENTION',
     flag: 'stream-retention',
@@ -200,6 +206,9 @@ export interface Config extends RawConfig {
 export function finishConfig(raw: RawConfig): Config {
   const problems: string[] = []
   const auth = raw.readerPassword !== undefined
+  if (raw.retention !== 0 && raw.retention < 86_400_000) {
+    problems.push('NOTIFY_RETENTION: at least 24h, or 0 to keep notifications')
+  }
   if (raw.readerPassword !== undefined && raw.readerUsername === undefined) {
     problems.push('NOTIFY_READER_USERNAME: required when NOTIFY_READER_PASSWORD is set')
   }

@@ -1,5 +1,10 @@
 /**
  * Hourly cleanup of what would otherwise only grow:
+ * - notifications past `NOTIFY_RETENTION` (0, the default, keeps them), unless still open
+ *   (firing or acknowledged: they go once resolved and old), with what hangs on them: activity
+ *   events (migration 0013 lets the retention, and nothing else, delete them), read and
+ *   archive marks, action contexts, and on SQLite their trigram index entries. Action
+ *   invocations and the audit log stay.
  * - the realtime stream's change log (`stream_changes`) past `NOTIFY_STREAM_RETENTION`: every
  *   acknowledgement, Mark read and archive adds a row, and a row only serves streams resuming
  *   from before it. A stream resuming from before the oldest kept row gets a `reset` event
@@ -9,10 +14,11 @@
  * Several processes on one database may run it at once: each step is idempotent. Rows go in
  * batches (kit `deleteBefore`), so a backlog never holds the database for long.
  */
-import type { Logger } from '@gatehouse/kit'
+import type { DatabaseKind, Logger } from '@gatehouse/kit'
 import { deleteBefore } from '@gatehouse/kit/db/batched-delete.ts'
+import { sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely } from 'kysely'
-import type { DB } from './db/schema.ts'
+import type { DB, LifecycleState } from './db/schema.ts'
 
 const INTERVAL_MS = 3_600_000
 /** The first run waits a little: a process starting up has other work first. */
@@ -38,6 +44,85 @@ export async function pruneStreamChanges(db: Kysely<DB>, beforeMs: number): Prom
   return deleteBefore(db, 'stream_changes', 'id', keepFrom)
 }
 
+/** States a notification may be removed in; firing and acknowledged ones are open incidents. */
+const CLOSED: LifecycleState[] = ['received', 'resolved']
+
+/**
+ * Remove the closed notifications created before `beforeMs`, with what hangs on them, `batch`
+ * per transaction; returns how many. A notification acknowledged meanwhile is left alone: each
+ * transaction reads the states again (PostgreSQL: locking the rows) before deleting anything.
+ */
+export async function purgeNotifications(
+  db: Kysely<DB>,
+  kind: DatabaseKind,
+  beforeMs: number,
+  batch = 500,
+): Promise<number> {
+  // Ids grow with time, so the first recent notification ends the range; the scan from the
+  // oldest passes only old rows.
+  const first = await db
+    .selectFrom('notifications')
+    .select('id')
+    .where('created_at', '>=', new Date(beforeMs).toISOString())
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst()
+  const end = first ? Number(first.id) : Number.MAX_SAFE_INTEGER
+  let after = 0
+  let total = 0
+  for (;;) {
+    const candidates = await db
+      .selectFrom('notifications')
+      .select('id')
+      .where('id', '>', after)
+      .where('id', '<', end)
+      .where('state', 'in', CLOSED)
+      .orderBy('id')
+      .limit(batch)
+      .execute()
+    if (candidates.length === 0) return total
+    after = Number(candidates.at(-1)!.id)
+    total += await db.transaction().execute(async (trx) => {
+      // First a write: SQLite's write lock is held from here, so the states read next stay so.
+      await trx
+        .insertInto('notification_purges')
+        .values(candidates.map((c) => ({ id: Number(c.id) })))
+        .execute()
+      let closed = trx
+        .selectFrom('notifications')
+        .select('id')
+        .where(
+          'id',
+          'in',
+          candidates.map((c) => Number(c.id)),
+        )
+        .where('state', 'in', CLOSED)
+      if (kind === 'postgres') closed = closed.forUpdate()
+      const ids = (await closed.execute()).map((r) => Number(r.id))
+      if (ids.length > 0) {
+        if (kind === 'sqlite') {
+          // External-content FTS5 forgets a row when told its indexed text; rows past the
+          // indexer's mark were never indexed.
+          await sql`insert into notification_fts (notification_fts, rowid, search_text)
+            select 'delete', id, search_text from notifications where id in (${sql.join(ids)})
+              and id <= (select high_water from search_index_state where id = 1)`.execute(trx)
+        }
+        for (const table of [
+          'notification_events',
+          'notification_reads',
+          'notification_archives',
+          'action_contexts',
+        ] as const)
+          await trx.deleteFrom(table).where('notification_id', 'in', ids).execute()
+        await trx.deleteFrom('notifications').where('id', 'in', ids).execute()
+      }
+      await trx.deleteFrom('notification_purges').execute()
+      return ids.length
+    })
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
+
 /** Remove the sessions expired before `nowMs`; returns how many. */
 export async function sweepSessions(db: Kysely<DB>, nowMs: number): Promise<number> {
   const r = await db.deleteFrom('sessions').where('expires_at', '<=', new Date(nowMs).toISOString()).executeTakeFirst()
@@ -50,11 +135,29 @@ export interface Housekeeping {
   stop(): Promise<void>
 }
 
-export function startHousekeeping(db: Kysely<DB>, settings: { streamRetentionMs: number }, log: Logger): Housekeeping {
+export interface HousekeepingSettings {
+  /** Notifications older than this go (closed ones); 0 keeps them. */
+  retentionMs: number
+  streamRetentionMs: number
+  /** Between runs, and before the first (tests); default an hour, the first after a minute. */
+  intervalMs?: number
+}
+
+export function startHousekeeping(
+  db: Kysely<DB>,
+  kind: DatabaseKind,
+  settings: HousekeepingSettings,
+  log: Logger,
+): Housekeeping {
   let running: Promise<void> | undefined
   const run = (): Promise<void> => {
     running ??= (async () => {
       const now = Date.now()
+      if (settings.retentionMs > 0) {
+        const removed = await purgeNotifications(db, kind, now - settings.retentionMs)
+        if (removed > 0)
+          log.info({ removed }, 'notifications older than NOTIFY_RETENTION removed (open ones stay until resolved)')
+      }
       const changes = await pruneStreamChanges(db, now - settings.streamRetentionMs)
       if (changes > 0)
         log.info({ removed: changes }, 'realtime stream changes older than NOTIFY_STREAM_RETENTION removed')
@@ -67,8 +170,8 @@ export function startHousekeeping(db: Kysely<DB>, settings: { streamRetentionMs:
       })
     return running
   }
-  const first = setTimeout(run, FIRST_RUN_MS).unref()
-  const timer = setInterval(run, INTERVAL_MS).unref()
+  const first = setTimeout(run, settings.intervalMs ?? FIRST_RUN_MS).unref()
+  const timer = setInterval(run, settings.intervalMs ?? INTERVAL_MS).unref()
   return {
     run,
     async stop() {

@@ -53,6 +53,8 @@ export interface Deps {
   streamPollMs?: number
   /** Web Push: extra CA certificates trusted for push endpoints (tests' push service double). */
   pushCa?: string | Buffer
+  /** Between housekeeping runs (tests; default an hour). */
+  housekeepingIntervalMs?: number
 }
 
 /** Bootstrap state from the configuration: the administrator, the development reader and hook. */
@@ -190,7 +192,16 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
   app.addHook('onClose', async () => indexer.stop())
   let housekeeping: Housekeeping | undefined
   app.addHook('onReady', async () => {
-    housekeeping = startHousekeeping(database.db, { streamRetentionMs: config.streamRetention }, logger)
+    housekeeping = startHousekeeping(
+      database.db,
+      database.kind,
+      {
+        retentionMs: config.retention,
+        streamRetentionMs: config.streamRetention,
+        ...(deps.housekeepingIntervalMs ? { intervalMs: deps.housekeepingIntervalMs } : {}),
+      },
+      logger,
+    )
   })
   app.addHook('onClose', async () => housekeeping?.stop())
   return app

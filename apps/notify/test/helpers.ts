@@ -58,6 +58,8 @@ export interface StartOptions {
   port?: number
   /** Web Push: CA certificates trusted for push endpoints (the push service double's). */
   pushCa?: string | Buffer
+  /** Between housekeeping runs (retention); default an hour. */
+  housekeepingIntervalMs?: number
 }
 
 export async function startNotify(backend: Backend, options: StartOptions = {}): Promise<Notify> {
@@ -85,6 +87,7 @@ export async function startNotify(backend: Backend, options: StartOptions = {}):
     ...(options.searchIndexIntervalMs !== undefined ? { searchIndexIntervalMs: options.searchIndexIntervalMs } : {}),
     ...(options.streamPollMs !== undefined ? { streamPollMs: options.streamPollMs } : {}),
     ...(options.pushCa !== undefined ? { pushCa: options.pushCa } : {}),
+    ...(options.housekeepingIntervalMs !== undefined ? { housekeepingIntervalMs: options.housekeepingIntervalMs } : {}),
   })
   await app.listen({ host: '127.0.0.1', port })
   const base = `http://127.0.0.1:${port}`

@@ -21,6 +21,7 @@ import { searchFiltersMigration } from './migrations/0009_search_filters.ts'
 import { channelGenerationSqliteMigration } from './migrations/0010_channel_generation_sqlite.ts'
 import { searchPendingListMigration } from './migrations/0011_search_pending_list.ts'
 import { searchMergeStepsMigration } from './migrations/0012_search_merge_steps.ts'
+import { notificationRetentionMigration } from './migrations/0013_notification_retention.ts'
 import type { DB } from './schema.ts'
 
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
@@ -37,6 +38,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0010_channel_generation_sqlite': channelGenerationSqliteMigration(kind),
     '0011_search_pending_list': searchPendingListMigration(kind),
     '0012_search_merge_steps': searchMergeStepsMigration(kind),
+    '0013_notification_retention': notificationRetentionMigration(kind),
   }
 }
 

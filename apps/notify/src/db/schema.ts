@@ -115,6 +115,11 @@ export interface NotificationEventTable {
   created_at: string
 }
 
+/** Notifications the retention is removing, within its transaction only (migration 0013). */
+export interface NotificationPurgeTable {
+  id: number
+}
+
 /** SQLite only: the background search indexer's high-water mark (one row, id 1). */
 export interface SearchIndexStateTable {
   id: number
@@ -270,6 +275,7 @@ export interface DB {
   read_cursors: ReadCursorTable
   notification_archives: NotificationArchiveTable
   notification_events: NotificationEventTable
+  notification_purges: NotificationPurgeTable
   search_index_state: SearchIndexStateTable
   channel_generation: ChannelGenerationTable
   stream_changes: StreamChangeTable

@@ -1,0 +1,129 @@
+/**
+ * Notification retention (NOTIFY_RETENTION, src/housekeeping.ts) on both databases: closed
+ * notifications past it go with their activity events, read and archive marks and search
+ * entries; open ones (acknowledged, firing) stay until resolved; activity events stay
+ * immutable to everything else; the hourly job runs it.
+ */
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { loadConfig, sql } from '@gatehouse/kit'
+import { waitFor } from '@gatehouse/testkit'
+import { finishConfig, schema } from '../src/config.ts'
+import { purgeNotifications } from '../src/housekeeping.ts'
+import { indexAll } from '../src/inbox/indexer.ts'
+import {
+  ADMIN,
+  ADMIN_PASSWORD,
+  backends,
+  channel,
+  member,
+  type Notify,
+  publish,
+  reader,
+  startNotify,
+} from './helpers.ts'
+
+const DAY_MS = 86_400_000
+
+/** Move notifications' creation back by `days`. */
+async function age(n: Notify, ids: number[], days: number) {
+  await n.database.db
+    .updateTable('notifications')
+    .set({ created_at: new Date(Date.now() - days * DAY_MS).toISOString() })
+    .where('id', 'in', ids)
+    .execute()
+}
+
+async function ids(
+  n: Notify,
+  table: 'notifications' | 'notification_events' | 'notification_reads' | 'notification_archives',
+) {
+  const column = table === 'notifications' ? 'id' : 'notification_id'
+  const rows = await n.database.db
+    .selectFrom(table)
+    .select(sql<number>`${sql.ref(column)}`.as('id'))
+    .execute()
+  return [...new Set(rows.map((r) => Number(r.id)))].sort((a, b) => a - b)
+}
+
+for (const backend of backends) {
+  describe(`notification retention (${backend.name})`, () => {
+    test('closed notifications past retention go with what hangs on them; open ones stay until resolved', async (t) => {
+      const n = await startNotify(backend, { searchIndexIntervalMs: 3_600_000 })
+      t.after(() => n.close())
+      const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+      const ops = await channel(n, admin, 'ops')
+      const viewer = await reader(n, admin, 'vera')
+      const operator = await reader(n, admin, 'otto')
+      await member(n, admin, 'ops', 'otto', 'operator')
+      const message = await publish(n, ops.token, 'wombat-4471 backup done')
+      const open = await publish(n, ops.token, 'wombat-4471 disk failing')
+      const done = await publish(n, ops.token, 'wombat-4471 cpu high')
+      const recent = await publish(n, ops.token, 'wombat-4471 fresh')
+      const post = (path: string, cookie: string) => n.client.post(path, { cookie })
+      assert.equal((await post(`/api/v1/notifications/${open}/acknowledge`, operator)).status, 200)
+      assert.equal((await post(`/api/v1/notifications/${done}/acknowledge`, operator)).status, 200)
+      assert.equal((await post(`/api/v1/notifications/${done}/resolve`, operator)).status, 200)
+      assert.equal((await post(`/api/v1/notifications/${message}/read`, viewer)).status, 200)
+      assert.equal((await post(`/api/v1/notifications/${message}/archive`, viewer)).status, 200)
+      if (backend.name === 'sqlite') await indexAll(n.database)
+      await age(n, [message, open, done], 100)
+      const search = async () =>
+        (await n.client.get(`/api/v1/notifications?q=wombat-4471&limit=50`, { cookie: admin })).body.notifications
+          .map((x: { id: number }) => x.id)
+          .sort((a: number, b: number) => a - b)
+      assert.deepEqual(await search(), [message, open, done, recent])
+
+      assert.equal(await purgeNotifications(n.database.db, n.database.kind, Date.now() - 30 * DAY_MS, 1), 2)
+      assert.deepEqual(await ids(n, 'notifications'), [open, recent])
+      assert.deepEqual(await ids(n, 'notification_events'), [open], "the resolved one's events went with it")
+      assert.deepEqual(await ids(n, 'notification_reads'), [])
+      assert.deepEqual(await ids(n, 'notification_archives'), [])
+      assert.deepEqual(await search(), [open, recent])
+      if (backend.name === 'sqlite') {
+        // The trigram index holds exactly the rows left (FTS5 compares it with the table).
+        await sql`insert into notification_fts (notification_fts, rank) values ('integrity-check', 1)`.execute(
+          n.database.db,
+        )
+      }
+      assert.equal(await purgeNotifications(n.database.db, n.database.kind, Date.now() - 30 * DAY_MS), 0)
+
+      // Activity events are still immutable to anything but the retention.
+      await assert.rejects(
+        n.database.db.deleteFrom('notification_events').where('notification_id', '=', open).execute(),
+        /activity events are immutable/,
+      )
+      await assert.rejects(
+        n.database.db.updateTable('notification_events').set({ username: 'mallory' }).execute(),
+        /activity events are immutable/,
+      )
+      // Once resolved, the old incident goes too.
+      assert.equal((await post(`/api/v1/notifications/${open}/resolve`, operator)).status, 200)
+      assert.equal(await purgeNotifications(n.database.db, n.database.kind, Date.now() - 30 * DAY_MS), 1)
+      assert.deepEqual(await ids(n, 'notifications'), [recent])
+      assert.deepEqual(await ids(n, 'notification_events'), [])
+      assert.equal(
+        (await n.database.db.selectFrom('notification_purges').selectAll().execute()).length,
+        0,
+        'the purge list is emptied in its transaction',
+      )
+    })
+
+    test('the hourly job applies NOTIFY_RETENTION; a retention under a day is refused', async (t) => {
+      const n = await startNotify(backend, { env: { NOTIFY_RETENTION: '720h' }, housekeepingIntervalMs: 100 })
+      t.after(() => n.close())
+      const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+      const ops = await channel(n, admin, 'ops')
+      const old = await publish(n, ops.token, 'last quarter')
+      const kept = await publish(n, ops.token, 'this month')
+      await age(n, [old], 31)
+      await age(n, [kept], 29)
+      await waitFor('the old notification removed', async () => (await ids(n, 'notifications')).length === 1)
+      assert.deepEqual(await ids(n, 'notifications'), [kept])
+      assert.throws(
+        () => finishConfig(loadConfig(schema, { env: { NOTIFY_RETENTION: '12h' } }).config),
+        /NOTIFY_RETENTION: at least 24h, or 0 to keep notifications/,
+      )
+    })
+  })
+}
