@@ -5,6 +5,10 @@
  * it before commit); the triggers refuse any other delete, and every update, as before.
  * Action invocations keep no reference to the notification's row and stay: they are the
  * record of what was called.
+ *
+ * Read and archive marks get an index by notification: their primary keys lead with the
+ * reader, and removing a notification looks its marks up (the delete, and both databases'
+ * foreign-key checks, a scan of every reader's marks per notification without it).
  */
 import { type DatabaseKind, type Migration, sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely } from 'kysely'
@@ -12,6 +16,8 @@ import type { Kysely } from 'kysely'
 export function notificationRetentionMigration(kind: DatabaseKind): Migration {
   return {
     async up(db: Kysely<unknown>) {
+      await sql`create index notification_reads_notification on notification_reads (notification_id)`.execute(db)
+      await sql`create index notification_archives_notification on notification_archives (notification_id)`.execute(db)
       await sql`create table notification_purges (id ${sql.raw(kind === 'postgres' ? 'bigint' : 'integer')} primary key)`.execute(
         db,
       )
