@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { createTestCa, freePort, startChild, tempDir, waitFor } from '@gatehouse/testkit'
-import { APP, call, cli, newDatabase, startEdgegate } from './helpers.ts'
+import { APP, alertCatcher, call, cli, newDatabase, startEdgegate } from './helpers.ts'
 
 const NOTIFY = join(APP, '..', 'notify', 'src', 'main.ts')
 const sqliteOnly = async () => {
@@ -106,25 +106,12 @@ test('a certificate near expiry reaches notify through --alert-url; one raised w
 })
 
 test('the alert channel keeps order through failures, drops what the channel refuses, and bounds what it holds', async (t) => {
-  const { createServer } = await import('node:http')
   const { createMetrics } = await import('@gatehouse/kit')
   const { alertChannel } = await import('../src/alerts.ts')
-  const received: Array<{ title: string; body: string }> = []
   const answers: number[] = [503, 200, 200, 404, 200]
-  const server = createServer((req, res) => {
-    let body = ''
-    req.on('data', (c) => {
-      body += c
-    })
-    req.on('end', () => {
-      const status = answers.shift() ?? 200
-      if (status === 200) received.push({ title: String(req.headers.title), body })
-      res.writeHead(status).end()
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.after(() => server.close())
-  const port = (server.address() as { port: number }).port
+  const catcher = await alertCatcher({ path: '/hooks/secret-token', answer: () => answers.shift() ?? 200 })
+  t.after(() => catcher.close())
+  const { received } = catcher
   const lines: Array<{ level: string; fields: Record<string, unknown>; msg: string }> = []
   const logger = {
     warn: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'warn', fields, msg }),
@@ -132,7 +119,7 @@ test('the alert channel keeps order through failures, drops what the channel ref
     error: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'error', fields, msg }),
   } as never
   const metrics = createMetrics('edgegate')
-  const channel = alertChannel(`http://127.0.0.1:${port}/hooks/secret-token`, logger, { metrics, firstRetryMs: 50 })
+  const channel = alertChannel(catcher.url, logger, { metrics, firstRetryMs: 50 })
   t.after(() => channel.stop())
   const alert = (title: string) => ({ title, message: `about ${title}`, priority: 'high' as const, tags: ['test'] })
 
@@ -178,34 +165,15 @@ test('the alert channel keeps order through failures, drops what the channel ref
 })
 
 test('alerts of one kind raised together go out as one, and one held by a channel that is down takes in the later ones', async (t) => {
-  const { createServer } = await import('node:http')
   const { createMetrics } = await import('@gatehouse/kit')
   const { alertChannel } = await import('../src/alerts.ts')
-  const received: Array<{ title: string; priority: string; tags: string; body: string }> = []
   let answer = 200
-  const server = createServer((req, res) => {
-    let body = ''
-    req.on('data', (c) => {
-      body += c
-    })
-    req.on('end', () => {
-      if (answer === 200) {
-        received.push({
-          title: String(req.headers.title),
-          priority: String(req.headers.priority),
-          tags: String(req.headers.tags),
-          body,
-        })
-      }
-      res.writeHead(answer).end()
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.after(() => server.close())
-  const port = (server.address() as { port: number }).port
+  const catcher = await alertCatcher({ path: '/hooks/t', answer: () => answer })
+  t.after(() => catcher.close())
+  const { received } = catcher
   const logger = { warn: () => {}, info: () => {}, error: () => {} } as never
   const metrics = createMetrics('edgegate')
-  const channel = alertChannel(`http://127.0.0.1:${port}/hooks/t`, logger, {
+  const channel = alertChannel(catcher.url, logger, {
     metrics,
     firstRetryMs: 50,
     groupWaitMs: 300,
@@ -245,7 +213,8 @@ test('alerts of one kind raised together go out as one, and one held by a channe
 
   // One alone is sent as it is, after the wait.
   channel.send(silent('gate-d'))
-  await waitFor('gate-d delivered', () => received.length === 3)
+  // The channel counts it delivered once the answer is in, a moment after the catcher has it.
+  await waitFor('gate-d delivered', () => received.length === 3 && channel.pending() === 0)
   assert.equal(received[2]!.title, 'edgegate: node gate-d is silent')
   assert.equal(received[2]!.body, 'node gate-d has not been heard from')
 

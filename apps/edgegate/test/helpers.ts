@@ -1,5 +1,6 @@
 /** Test support: real edgegate processes over HTTPS with a test CA, both databases. */
 import { spawn } from 'node:child_process'
+import { createServer } from 'node:http'
 import { join } from 'node:path'
 import { after } from 'node:test'
 import { createTlsAgent, requestNoRedirect } from '@gatehouse/kit'
@@ -219,5 +220,41 @@ export function observation(fp: string, extra: Record<string, unknown> = {}) {
     sightings: [{ ip: '192.0.2.10', port: 22, last_seen: t }],
     count: 1,
     ...extra,
+  }
+}
+
+export interface CaughtAlert {
+  title: string
+  priority: string
+  tags: string
+  body: string
+}
+
+/**
+ * A loopback channel for `--alert-url` (ntfy-style posts) that keeps the alerts it accepts.
+ * `answer` gives each post's status (default 200; only a 200 keeps the alert).
+ */
+export async function alertCatcher(options: { path?: string; answer?: () => number } = {}) {
+  const received: CaughtAlert[] = []
+  const server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c) => {
+      body += c
+    })
+    req.on('end', () => {
+      const status = options.answer?.() ?? 200
+      if (status === 200) {
+        const h = req.headers
+        received.push({ title: String(h.title), priority: String(h.priority), tags: String(h.tags), body })
+      }
+      res.writeHead(status).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  return {
+    url: `http://127.0.0.1:${port}${options.path ?? '/hooks/catcher'}`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }
 }

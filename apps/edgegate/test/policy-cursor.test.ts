@@ -6,7 +6,6 @@
  * stored state: the live decisions, and `pending` for each deleted one.
  */
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
 import { sql } from 'kysely'
@@ -14,7 +13,17 @@ import { openEdgeDatabase } from '../src/db/open.ts'
 import type { NewDecision } from '../src/db/schema.ts'
 import { decisionsSince, tickClock, upsertDecision } from '../src/decisions/store.ts'
 import { formatMicros, parseMicros } from '../src/timestamps.ts'
-import { call, DIALECTS, type Edgegate, fileServices, newDatabase, seed, startEdgegate, waitFor } from './helpers.ts'
+import {
+  alertCatcher,
+  call,
+  DIALECTS,
+  type Edgegate,
+  fileServices,
+  newDatabase,
+  seed,
+  startEdgegate,
+  waitFor,
+} from './helpers.ts'
 
 const { pg, tls } = fileServices()
 
@@ -22,28 +31,6 @@ const VERDICTS = ['approved', 'blocked', 'pending'] as const
 /** Writes the property test makes: a verdict, or a delete. */
 const WRITES = [...VERDICTS, 'delete'] as const
 const fpOf = (i: number) => i.toString(16).padStart(32, '0')
-
-/** A loopback channel for `--alert-url` that keeps what it is sent. */
-async function alertCatcher() {
-  const received: Array<{ title: string; body: string }> = []
-  const server = createServer((req, res) => {
-    let body = ''
-    req.on('data', (c) => {
-      body += c
-    })
-    req.on('end', () => {
-      received.push({ title: String(req.headers.title), body })
-      res.end()
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  return {
-    url: `http://127.0.0.1:${port}/hooks/catcher`,
-    received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  }
-}
 
 interface Pulled {
   status: string
