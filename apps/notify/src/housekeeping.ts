@@ -14,7 +14,7 @@
  * Several processes on one database may run it at once: each step is idempotent. Rows go in
  * batches (kit `deleteBefore`), so a backlog never holds the database for long.
  */
-import type { DatabaseKind, Logger } from '@gatehouse/kit'
+import type { AppMetrics, DatabaseKind, Logger } from '@gatehouse/kit'
 import { deleteBefore } from '@gatehouse/kit/db/batched-delete.ts'
 import { sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely } from 'kysely'
@@ -155,20 +155,29 @@ export function startHousekeeping(
   kind: DatabaseKind,
   settings: HousekeepingSettings,
   log: Logger,
+  metrics?: Pick<AppMetrics, 'counter'>,
 ): Housekeeping {
+  const removedTotal = metrics?.counter(
+    'housekeeping_removed_total',
+    'Rows the hourly cleanup removed: notifications past NOTIFY_RETENTION, stream changes past NOTIFY_STREAM_RETENTION, expired sessions',
+    ['what'],
+  )
   let running: Promise<void> | undefined
   const run = (): Promise<void> => {
     running ??= (async () => {
       const now = Date.now()
       if (settings.retentionMs > 0) {
         const removed = await purgeNotifications(db, kind, now - settings.retentionMs)
+        removedTotal?.inc({ what: 'notifications' }, removed)
         if (removed > 0)
           log.info({ removed }, 'notifications older than NOTIFY_RETENTION removed (open ones stay until resolved)')
       }
       const changes = await pruneStreamChanges(db, now - settings.streamRetentionMs)
+      removedTotal?.inc({ what: 'stream_changes' }, changes)
       if (changes > 0)
         log.info({ removed: changes }, 'realtime stream changes older than NOTIFY_STREAM_RETENTION removed')
       const sessions = await sweepSessions(db, now)
+      removedTotal?.inc({ what: 'sessions' }, sessions)
       if (sessions > 0) log.info({ removed: sessions }, 'expired sessions removed')
     })()
       .catch((err: unknown) => log.warn({ err }, 'housekeeping failed; it runs again in an hour'))

@@ -201,6 +201,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
         ...(deps.housekeepingIntervalMs ? { intervalMs: deps.housekeepingIntervalMs } : {}),
       },
       logger,
+      app.metrics,
     )
   })
   app.addHook('onClose', async () => housekeeping?.stop())
