@@ -103,6 +103,12 @@ export const schema = {
       doc: 'how long to wait for each NOTIFY answer before reporting a warning',
     }),
   },
+  auditRetention: field.duration({
+    env: 'DNSCTL_AUDIT_RETENTION',
+    flag: 'audit-retention',
+    default: '8760h',
+    doc: 'audit events older than this are removed (8760h = a year; the newest publication always stays); 0 keeps every event; otherwise at least 24h',
+  }),
   historyKeep: field.int({
     env: 'DNSCTL_HISTORY_KEEP',
     flag: 'history-keep',
@@ -321,6 +327,9 @@ export function finishConfig(raw: RawConfig): Config {
   }
   if (raw.transfer.zones.length > 0 && raw.transfer.primary === undefined) {
     problems.push('transfer: if transfer zones are set, transfer.primary (--transfer-primary) must be set')
+  }
+  if (raw.auditRetention !== 0 && raw.auditRetention < 86_400_000) {
+    problems.push('audit_retention: at least 24h, or 0 to keep every event')
   }
   problems.push(...haProblems(raw), ...providerProblems(raw), ...prometheusProblems(raw))
   if (problems.length > 0) throw new ConfigError(problems)

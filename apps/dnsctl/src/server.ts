@@ -14,6 +14,7 @@ import type { Kysely } from 'kysely'
 import { DnstapListener } from './analytics/listener.ts'
 import { analyticsRoutes } from './analytics/routes.ts'
 import { AnalyticsService } from './analytics/service.ts'
+import { removeAuditBefore } from './audit/store.ts'
 import { type Schedule, scheduleRefresh } from './blocklists/job.ts'
 import { blocklistRoutes } from './blocklists/routes.ts'
 import { BlocklistService } from './blocklists/service.ts'
@@ -47,6 +48,8 @@ export interface ServerDeps {
   logger: Logger
   /** Clock for health ages and record times (tests pass a fixed one). */
   now?: () => Date
+  /** Between audit retention runs (default an hour; the first a minute after start). */
+  auditSweepIntervalMs?: number
 }
 
 export interface Dnsctl {
@@ -195,6 +198,13 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     ? new DnstapListener(config.analytics.dnstapSocket, analytics, deps.logger)
     : undefined
   let timer: NodeJS.Timeout | undefined
+  const auditTimers: NodeJS.Timeout[] = []
+  const sweepAudit = () =>
+    removeAuditBefore(deps.db, now().getTime() - config.auditRetention)
+      .then((removed) => {
+        if (removed > 0) deps.logger.info({ removed }, 'audit events older than --audit-retention removed')
+      })
+      .catch((err) => deps.logger.warn({ err }, 'removing old audit events failed; it runs again in an hour'))
   let blocklistSchedule: Schedule | undefined
   let transferSchedule: Schedule | undefined
   return {
@@ -210,6 +220,12 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
         zones.reconcile().catch((err) => deps.logger.error({ err }, 'reconciling zones with knotd failed'))
       }, config.knot.reconcileInterval)
       timer.unref()
+      if (config.auditRetention > 0) {
+        auditTimers.push(
+          setTimeout(sweepAudit, deps.auditSweepIntervalMs ?? 60_000).unref(),
+          setInterval(sweepAudit, deps.auditSweepIntervalMs ?? 3_600_000).unref(),
+        )
+      }
       blocklistSchedule = scheduleRefresh(config, deps.logger)
       transferSchedule = scheduleTransfers(config, deps.logger)
       await dnstap?.start()
@@ -223,6 +239,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     },
     async close() {
       clearInterval(timer)
+      for (const t of auditTimers) clearInterval(t)
       clearInterval(sampler)
       await ha.stop()
       await metricsApp?.close()

@@ -61,6 +61,11 @@ describe('configuration and startup', () => {
     )
     assert.throws(() => loadDnsctlConfig(['--no-such-flag'], {}), /unknown flag/)
     assert.throws(
+      () => loadDnsctlConfig(['--audit-retention', '1h'], {}),
+      /audit_retention: at least 24h, or 0 to keep every event/,
+    )
+    assert.equal(loadDnsctlConfig(['--audit-retention', '0'], {}).auditRetention, 0)
+    assert.throws(
       () => loadDnsctlConfig([], { DNSCTL_FAILPOINTS: 'nowhere' }),
       /DNSCTL_FAILPOINTS: element 0 "nowhere": unknown failpoint/,
     )

@@ -44,7 +44,7 @@ export function testConfig(knot: Knot, stateDir: string, extra: Record<string, s
 }
 
 export async function startHarness(
-  options: { knot?: Knot; env?: Record<string, string>; now?: () => Date } = {},
+  options: { knot?: Knot; env?: Record<string, string>; now?: () => Date; auditSweepIntervalMs?: number } = {},
 ): Promise<Harness> {
   const knot = options.knot ?? (await startKnot())
   const dir = tempDir('dnsctl-test-')
@@ -53,7 +53,12 @@ export async function startHarness(
   const logger = process.env.DNSCTL_TEST_LOG
     ? createLogger({ name: 'dnsctl', level: 'debug', destination: process.stderr })
     : createLogger({ name: 'dnsctl', level: 'silent', destination: new PassThrough() })
-  const dnsctl = await buildServer(config, { db: database.db, logger, ...(options.now ? { now: options.now } : {}) })
+  const dnsctl = await buildServer(config, {
+    db: database.db,
+    logger,
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.auditSweepIntervalMs ? { auditSweepIntervalMs: options.auditSweepIntervalMs } : {}),
+  })
   await dnsctl.start()
   const base = await dnsctl.app.listen({ port: 0, host: '127.0.0.1' })
   if (dnsctl.metricsApp && config.metricsListen) {

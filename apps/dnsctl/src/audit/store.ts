@@ -1,4 +1,8 @@
-/** The append-only audit log of zone changes. */
+/**
+ * The append-only audit log of zone changes; events older than `--audit-retention` are
+ * removed by an hourly job (`removeAuditBefore`).
+ */
+import { deleteBefore } from '@gatehouse/kit/db/batched-delete.ts'
 import type { Kysely, Transaction } from 'kysely'
 import type { AuditEventRow, DB, NewAuditEvent } from '../db/schema.ts'
 
@@ -27,4 +31,35 @@ export function listAudit(
   let q = db.selectFrom('audit_events').selectAll().where('zone', '=', zone)
   if (page.before !== undefined) q = q.where('id', '<', page.before)
   return q.orderBy('id', 'desc').limit(page.limit).execute()
+}
+
+/**
+ * Remove the events recorded before `beforeMs`, except the newest committed publication (the
+ * HA status reports its time); returns how many. Ids grow with time, so the first recent event
+ * ends the range, found walking from the oldest: the walk passes only the events about to go.
+ */
+export async function removeAuditBefore(db: Kysely<DB>, beforeMs: number): Promise<number> {
+  const firstRecent = await db
+    .selectFrom('audit_events')
+    .select('id')
+    .where('at', '>=', new Date(beforeMs).toISOString())
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst()
+  const lastPublication = await db
+    .selectFrom('audit_events')
+    .select('id')
+    .where('outcome', '=', 'committed')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+  const keepFrom = Math.min(
+    Number(firstRecent?.id ?? Number.MAX_SAFE_INTEGER),
+    Number(lastPublication?.id ?? Number.MAX_SAFE_INTEGER),
+  )
+  if (keepFrom === Number.MAX_SAFE_INTEGER) {
+    const r = await db.deleteFrom('audit_events').executeTakeFirst()
+    return Number(r.numDeletedRows)
+  }
+  return deleteBefore(db, 'audit_events', 'id', keepFrom)
 }
