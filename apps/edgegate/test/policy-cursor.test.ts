@@ -269,6 +269,11 @@ for (const dialect of DIALECTS) {
         assert.deepEqual([resync.body.resync, resync.body.resync_reason], [true, 'purged'])
         const text = (await call(tls, server.base, '/metrics')).body as string
         assert.match(text, /^edgegate_policy_cursor_purged_total 1$/m)
+        await waitFor('the removal counted', async () =>
+          /^edgegate_deleted_decisions_removed_total 2$/m.test(
+            (await call(tls, server.base, '/metrics')).body as string,
+          ),
+        )
         // Its full pull holds what is left: fp0 blocked, fp2 deleted now; fp1 is gone, so the
         // gate drops the block it holds (kit gate-sync). Then incremental pulls are plain again.
         const full = await pull(server)

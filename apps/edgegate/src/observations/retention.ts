@@ -47,6 +47,10 @@ export function startRetention(
     'Undecided fingerprint aggregates removed: unseen within --fingerprint-retention, or past --max-fingerprints for their node',
     ['reason'],
   )
+  const purged = metrics?.counter(
+    'deleted_decisions_removed_total',
+    'Deleted decisions (tombstones) removed past --deleted-decision-retention',
+  )
   let running: Promise<void> | undefined
   const run = () => {
     if (running) return
@@ -79,6 +83,7 @@ export function startRetention(
         })
         if (settings.deletedDecisionRetentionMs) {
           const tombstones = await purgeTombstones(db, kind, (now - settings.deletedDecisionRetentionMs) * 1000)
+          purged?.inc(tombstones)
           if (tombstones > 0)
             log.info(
               { removed: tombstones },
