@@ -16,7 +16,7 @@
  */
 import { cpus } from 'node:os'
 import { join } from 'node:path'
-import { tempDir } from '@gatehouse/testkit'
+import { loopStallDuring, tempDir } from '@gatehouse/testkit'
 import { sql } from 'kysely'
 import { openEdgeDatabase } from '../src/db/open.ts'
 import { purgeTombstones } from '../src/decisions/store.ts'
@@ -30,25 +30,6 @@ const TOMBSTONES = Number(process.env.EDGEGATE_BENCH_TOMBSTONES ?? 200_000)
 const dir = tempDir('edgegate-bench-retention-')
 console.log(`machine: ${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores; ${ROWS} signals past retention`)
 
-/** Run `work` while a 1 ms timer measures the longest stop of the event loop. */
-async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; longest: number; result: T }> {
-  let last = performance.now()
-  let longest = 0
-  const tick = setInterval(() => {
-    const t = performance.now()
-    longest = Math.max(longest, t - last)
-    last = t
-  }, 1)
-  await new Promise((resolve) => setTimeout(resolve, 20))
-  longest = 0
-  const started = performance.now()
-  const result = await work()
-  const ms = performance.now() - started
-  await new Promise((resolve) => setTimeout(resolve, 20))
-  clearInterval(tick)
-  return { ms, longest, result }
-}
-
 async function once(how: 'one DELETE' | 'batches', round: number): Promise<void> {
   const d = await openEdgeDatabase(`sqlite:${join(dir.path, `${round}-${how.replace(' ', '-')}.db`)}`)
   const now = Date.now()
@@ -61,7 +42,7 @@ async function once(how: 'one DELETE' | 'batches', round: number): Promise<void>
     ms,
     longest,
     result: removed,
-  } = await timed(async () =>
+  } = await loopStallDuring(async () =>
     how === 'batches'
       ? await sweepSignals(d.db, now)
       : Number((await d.db.deleteFrom('signals').where('observed_ms', '<', now).executeTakeFirst()).numDeletedRows),
@@ -113,7 +94,7 @@ async function bounds(round: number): Promise<void> {
   ]
   for (const [name, work] of cases) {
     const d = await aggregates(`${round}-aggregates-${name.replace(/\W+/g, '-')}.db`, base)
-    const { ms, longest, result } = await timed(() => work(d))
+    const { ms, longest, result } = await loopStallDuring(() => work(d))
     await d.close()
     console.log(
       `round ${round}, aggregates, ${name}: ${result} removed in ${ms.toFixed(0)} ms; the event loop stopped for at most ${longest.toFixed(1)} ms`,
@@ -131,7 +112,7 @@ async function tombstones(round: number): Promise<void> {
         expires_ms, evidence, deleted)
       select 'instance', 'node' || (i % 10), printf('%032x', i), 'pending', '', ${oldUs} + i, 'bench', 'manual',
         null, null, i % 2 from n`.execute(d.db)
-    const { ms, longest, result } = await timed(async () =>
+    const { ms, longest, result } = await loopStallDuring(async () =>
       how === 'batches'
         ? await purgeTombstones(d.db, 'sqlite', oldUs + 2 * TOMBSTONES)
         : Number((await d.db.deleteFrom('decisions').where('deleted', '=', 1).executeTakeFirst()).numDeletedRows),

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from '@gatehouse/kit'
-import { startPostgres } from '@gatehouse/testkit'
+import { loopStallDuring, startPostgres } from '@gatehouse/testkit'
 import { openNotifyDatabase } from '../src/db/open.ts'
 import { purgeNotifications } from '../src/housekeeping.ts'
 import { indexAll } from '../src/inbox/indexer.ts'
@@ -74,30 +74,11 @@ async function build(url: string) {
   return database
 }
 
-/** Run `work` while a 1 ms timer measures the longest stop of the event loop. */
-async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; longest: number; result: T }> {
-  let last = performance.now()
-  let longest = 0
-  const tick = setInterval(() => {
-    const t = performance.now()
-    longest = Math.max(longest, t - last)
-    last = t
-  }, 1)
-  await new Promise((resolve) => setTimeout(resolve, 20))
-  longest = 0
-  const started = performance.now()
-  const result = await work()
-  const ms = performance.now() - started
-  await new Promise((resolve) => setTimeout(resolve, 20))
-  clearInterval(tick)
-  return { ms, longest, result }
-}
-
 async function once(url: string, how: 'one transaction' | 'batches'): Promise<string> {
   const database = await build(url)
   try {
     const cutoff = Date.now() - 30 * DAY_MS
-    const { ms, longest, result } = await timed(async () => {
+    const { ms, longest, result } = await loopStallDuring(async () => {
       if (how === 'batches') return purgeNotifications(database.db, database.kind, cutoff)
       return database.db.transaction().execute(async (trx) => {
         const old = sql`select id from notifications where created_at < ${new Date(cutoff).toISOString()}

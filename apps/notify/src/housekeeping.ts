@@ -15,7 +15,7 @@
  * batches (kit `deleteBefore`), so a backlog never holds the database for long.
  */
 import type { AppMetrics, DatabaseKind, Logger } from '@gatehouse/kit'
-import { deleteBefore } from '@gatehouse/kit/db/batched-delete.ts'
+import { deleteBefore, firstIdFrom } from '@gatehouse/kit/db/batched-delete.ts'
 import { sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely } from 'kysely'
 import type { DB, LifecycleState } from './db/schema.ts'
@@ -31,16 +31,9 @@ export async function pruneStreamChanges(db: Kysely<DB>, beforeMs: number): Prom
     .select((eb) => eb.fn.max('id').as('id'))
     .executeTakeFirst()
   if (newest?.id == null) return 0
-  // Ids grow with time, so the first recent row ends the range. The scan from the oldest row
-  // passes only the rows about to go.
-  const firstKept = await db
-    .selectFrom('stream_changes')
-    .select('id')
-    .where('created_at', '>=', new Date(beforeMs).toISOString())
-    .orderBy('id')
-    .limit(1)
-    .executeTakeFirst()
-  const keepFrom = Math.min(Number(firstKept?.id ?? Number.POSITIVE_INFINITY), Number(newest.id))
+  // Ids grow with time, so the first recent row ends the range.
+  const firstKept = await firstIdFrom(db, 'stream_changes', 'created_at', new Date(beforeMs).toISOString())
+  const keepFrom = Math.min(firstKept ?? Number.POSITIVE_INFINITY, Number(newest.id))
   return deleteBefore(db, 'stream_changes', 'id', keepFrom)
 }
 
@@ -58,16 +51,9 @@ export async function purgeNotifications(
   beforeMs: number,
   batch = 500,
 ): Promise<number> {
-  // Ids grow with time, so the first recent notification ends the range; the scan from the
-  // oldest passes only old rows.
-  const first = await db
-    .selectFrom('notifications')
-    .select('id')
-    .where('created_at', '>=', new Date(beforeMs).toISOString())
-    .orderBy('id')
-    .limit(1)
-    .executeTakeFirst()
-  const end = first ? Number(first.id) : Number.MAX_SAFE_INTEGER
+  // Ids grow with time, so the first recent notification ends the range.
+  const end =
+    (await firstIdFrom(db, 'notifications', 'created_at', new Date(beforeMs).toISOString())) ?? Number.MAX_SAFE_INTEGER
   let after = 0
   let total = 0
   for (;;) {

@@ -32,7 +32,7 @@ export {
 } from './config.ts'
 export { type BaseContext, type Clock, systemClock } from './context.ts'
 export { bearerToken, readCookie } from './credentials.ts'
-export { deleteBefore } from './db/batched-delete.ts'
+export { deleteBefore, firstIdFrom } from './db/batched-delete.ts'
 export {
   type Database,
   type DatabaseKind,

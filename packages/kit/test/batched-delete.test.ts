@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { type Postgres, startPostgres, tempDir } from '@gatehouse/testkit'
 import { type Generated, sql } from 'kysely'
-import { type Database, deleteBefore, openDatabase } from '../src/index.ts'
+import { type Database, deleteBefore, firstIdFrom, openDatabase } from '../src/index.ts'
 
 interface DB {
   // A composite key and no integer id: rows are picked by physical address.
@@ -66,6 +66,23 @@ for (const backend of backends) {
       assert.equal(await deleteBefore(d.db, 'events', 'observed_ms', cutoff, 400), 0)
       const exact = left.filter((r) => Number(r.observed_ms) < 6800).length
       assert.equal(await deleteBefore(d.db, 'events', 'observed_ms', 6800, exact), exact)
+    })
+
+    test('firstIdFrom: the first id of a log at or after a time, by a column without an index', async (t) => {
+      const d = await openDatabase<{ log: { id: Generated<number>; at: string } }>({ url: await backend.url() })
+      t.after(() => d.close())
+      const serial = backend.kind === 'postgres' ? 'bigserial primary key' : 'integer primary key autoincrement'
+      await sql`create table log (id ${sql.raw(serial)}, at text not null)`.execute(d.db)
+      const at = (day: number) => `2026-11-${String(day).padStart(2, '0')}T00:00:00.000Z`
+      await d.db
+        .insertInto('log')
+        .values(Array.from({ length: 20 }, (_, i) => ({ at: at(i + 1) })))
+        .execute()
+      assert.equal(await firstIdFrom(d.db, 'log', 'at', at(15)), 15)
+      assert.equal(await firstIdFrom(d.db, 'log', 'at', '2026-11-14T12:00:00.000Z'), 15)
+      assert.equal(await firstIdFrom(d.db, 'log', 'at', at(1)), 1)
+      assert.equal(await firstIdFrom(d.db, 'log', 'at', at(21)), undefined)
+      assert.equal(await deleteBefore(d.db, 'log', 'id', (await firstIdFrom(d.db, 'log', 'at', at(15)))!), 14)
     })
   })
 }

@@ -14,6 +14,7 @@ export {
   type HttpLoadResult,
   type HttpRequestSpec,
   httpLoad,
+  loopStallDuring,
   type MachineSpent,
   machineCpuDuring,
   processCpu,

@@ -233,3 +233,26 @@ export function relayBoundLine(
   const bound = cores / perGiB(m.gate) / directGiBps
   return `whole machine (${cores} cores, every process, softirqs and kernel threads): through the gate ${perGiB(m.gate).toFixed(2)} CPU-s per GiB, ${busyCores(m.gate).toFixed(2)} cores busy; direct ${perGiB(m.direct).toFixed(2)} CPU-s per GiB, ${busyCores(m.direct).toFixed(2)} cores busy -> with every core busy the gated transfer could reach at most ${bound.toFixed(2)}x the direct rate`
 }
+
+/**
+ * Run `work` while a 1 ms timer measures the longest stop of this process's event loop: what a
+ * request to a server doing that work in this process (SQLite's, on its one thread) would wait.
+ * Returns the work's wall time and result too.
+ */
+export async function loopStallDuring<T>(work: () => Promise<T>): Promise<{ ms: number; longest: number; result: T }> {
+  let last = performance.now()
+  let longest = 0
+  const tick = setInterval(() => {
+    const t = performance.now()
+    longest = Math.max(longest, t - last)
+    last = t
+  }, 1)
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  longest = 0
+  const started = performance.now()
+  const result = await work()
+  const ms = performance.now() - started
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  clearInterval(tick)
+  return { ms, longest, result }
+}

@@ -1,6 +1,7 @@
 /** SQL of the stored HA role and the HA event log. First argument: the database or a transaction. */
 import { randomUUID } from 'node:crypto'
 import type { Kysely, Transaction } from 'kysely'
+import { newestPublication } from '../audit/store.ts'
 import type { DB, HaEventRow, HaStateRow } from '../db/schema.ts'
 
 type Db = Kysely<DB> | Transaction<DB>
@@ -29,19 +30,7 @@ export function listHaEvents(db: Db, limit: number): Promise<HaEventRow[]> {
   return db.selectFrom('ha_events').selectAll().orderBy('at', 'desc').limit(limit).execute()
 }
 
-/**
- * When the newest committed zone publication happened (the primary's snapshot time). Events
- * are appended in time order, so the newest committed one is found walking back from the end
- * (`max(at)` read every event: the HA status asked for it on each check, 0.1 s and more of
- * SQLite's server per million events).
- */
+/** When the newest committed zone publication happened (the primary's snapshot time). */
 export async function lastPublicationAt(db: Db): Promise<string | null> {
-  const row = await db
-    .selectFrom('audit_events')
-    .select('at')
-    .where('outcome', '=', 'committed')
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst()
-  return row?.at ?? null
+  return (await newestPublication(db))?.at ?? null
 }

@@ -37,3 +37,23 @@ export async function deleteBefore(
     await new Promise((resolve) => setImmediate(resolve))
   }
 }
+
+/**
+ * The smallest `id` whose `column` is at or after `from` (undefined: none), for an append-only
+ * log whose ids grow with that column and which has no index on it (a text time, say): the
+ * walk goes from the oldest id, so it reads only the rows before the answer, the ones a
+ * retention is about to remove. Then `deleteBefore(db, table, 'id', answer)`.
+ *
+ * @example const keepFrom = await firstIdFrom(db, 'audit_events', 'at', cutoff.toISOString())
+ */
+export async function firstIdFrom(
+  db: QueryExecutorProvider,
+  table: string,
+  column: string,
+  from: string | number,
+): Promise<number | undefined> {
+  const r = await sql<{ id: number | string }>`select id from ${sql.table(table)} where ${sql.ref(column)} >= ${from}
+    order by id limit 1`.execute(db)
+  const id = r.rows[0]?.id
+  return id === undefined ? undefined : Number(id)
+}
