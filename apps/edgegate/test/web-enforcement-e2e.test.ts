@@ -145,6 +145,9 @@ describe('web enforcement end to end (PostgreSQL)', () => {
       return ds.find((d) => d.status === 'blocked')
     })
     assert.equal(blocked.actor, 'controller:web')
+    // Its expiry goes with it, so a gate that cannot reach the control plane still ends it.
+    const until = Date.parse(blocked.expires_at)
+    assert.ok(until > Date.now() && until < Date.now() + 7 * 86_400_000, blocked.expires_at)
     const report = await call(tls, b.base, '/api/web-candidates', { token: admin })
     const c = report.body.candidates.find((x: Json) => x.fingerprint === FP)
     assert.equal(c.shadow_status, 'already_blocked')
@@ -175,8 +178,8 @@ describe('web enforcement end to end (PostgreSQL)', () => {
       )
       const revoked = await pull(b)
       assert.deepEqual(
-        revoked.map((x) => [x.status, x.actor]),
-        [['pending', 'controller:web']],
+        revoked.map((x) => [x.status, x.actor, x.expires_at]),
+        [['pending', 'controller:web', undefined]],
       )
       // Engaged: new evidence blocks nothing (the other process obeys too).
       await evidence(b, Date.now())

@@ -170,6 +170,8 @@ test('a scanner seen by nginx and websignal is blocked by edgegate (canary) and 
     60_000,
   )
   assert.ok(blocked.fingerprint.startsWith('t13d'))
+  // The block's expiry came with it: past it the gate lets the client in even without the control plane.
+  assert.ok(blocked.expires_at !== null && Date.parse(blocked.expires_at) > Date.now(), String(blocked.expires_at))
 
   // The next connection with that fingerprint is refused before nginx sees it.
   const linesBefore = readFileSync(nginx.accessLog, 'utf8').split('\n').length

@@ -86,8 +86,14 @@ export const Decision = Type.Object(
     label: Type.String(),
     updated_at: Timestamp,
     actor: Type.String(),
+    /**
+     * When an expiring decision ends (an automated block's expiry): past it a gate treats the
+     * verdict as pending, also while it cannot reach the control plane (which then sends the
+     * explicit pending). Absent: the decision does not expire.
+     */
+    expires_at: Type.Optional(Timestamp),
   },
-  // A response: gates tolerate fields added later (e.g. an automated decision's expiry).
+  // A response: gates tolerate fields added later.
   { additionalProperties: true },
 )
 export type Decision = Static<typeof Decision>

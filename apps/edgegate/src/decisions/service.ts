@@ -7,16 +7,19 @@ import { audit } from '../admins/store.ts'
 import type { DB, DecisionRow, NewDecision } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { getNode } from '../nodes/store.ts'
-import { formatMicros } from '../timestamps.ts'
+import { formatMicros, formatMillis } from '../timestamps.ts'
 import { getDecision, SCOPE_INSTANCE, tickClock, tombstoneDecision, upsertDecision } from './store.ts'
 
 /** Longest label, in characters (the API schema says the same). */
 export const MAX_LABEL = 256
 
+/** A stored decision on the wire; an expiring one carries `expires_at` (the gates honour it). */
 export function toDecision(
-  row: Pick<DecisionRow, 'scope_id' | 'fingerprint' | 'status' | 'label' | 'updated_us' | 'actor'>,
+  row: Pick<DecisionRow, 'scope_id' | 'fingerprint' | 'status' | 'label' | 'updated_us' | 'actor'> & {
+    expires_ms?: number | null
+  },
 ): Decision {
-  return {
+  const d: Decision = {
     scope_type: 'instance',
     scope_id: row.scope_id,
     fingerprint: row.fingerprint,
@@ -25,6 +28,8 @@ export function toDecision(
     updated_at: formatMicros(Number(row.updated_us)),
     actor: row.actor,
   }
+  if (row.expires_ms != null) d.expires_at = formatMillis(Number(row.expires_ms))
+  return d
 }
 
 export interface DecisionChange {
