@@ -28,7 +28,12 @@ export const errors = defineErrors({
   },
   node_not_found: { status: 404, message: (id: string) => `no node with instance_id ${id}` },
   decision_not_found: { status: 404, message: () => 'no decision for this instance and fingerprint' },
-  decision_missing_fields: { status: 400, message: () => 'give a status, a label or both' },
+  decision_missing_fields: { status: 400, message: () => 'give a status, a label, an expiry or several' },
+  invalid_expiry: {
+    status: 400,
+    message: (text: string) =>
+      `expires_in ${JSON.stringify(text)}: a duration from 1m to 8760h, written like 30m, 4h or 168h`,
+  },
   invalid_window: { status: 400, message: (why: string) => why },
   invalid_pair: { status: 400, message: (why: string) => why },
   pair_not_found: { status: 404, message: () => 'no such pairing of a websignal node with a tlsgate node' },

@@ -41,6 +41,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await on(from, 'decision', 'approve', '--instance', 'g1', '--label', 'ci "runner"', fp(1))).code, 0)
       assert.equal((await on(from, 'decision', 'block', '--instance', 'g1', fp(2))).code, 0)
       assert.equal((await on(from, 'decision', 'pending', '--instance', 'g2', fp(3))).code, 0)
+      assert.equal((await on(from, 'decision', 'block', '--instance', 'g2', '--for', '24h', fp(5))).code, 0)
       const d = await openEdgeDatabase(from, 2)
       try {
         await upsertDecision(d.db, {
@@ -61,7 +62,17 @@ for (const dialect of DIALECTS) {
       const exported = await on(from, 'decision', 'list', '--json', '--limit', '100000')
       assert.equal(exported.code, 0, exported.stderr)
       const file = join(dir.path, `${dialect}-decisions.json`)
-      writeFileSync(file, exported.stdout)
+      // And a temporary decision that ended since the export: not brought back.
+      const ended = {
+        scope_type: 'instance',
+        scope_id: 'g1',
+        fingerprint: fp(6),
+        status: 'blocked',
+        label: '',
+        source: 'manual',
+        expires_at: new Date(Date.now() - 60_000).toISOString(),
+      }
+      writeFileSync(file, JSON.stringify([...JSON.parse(exported.stdout), ended]))
 
       const to = await newDatabase(dialect, pg.get)
       await seed(to, GATES)
@@ -69,7 +80,7 @@ for (const dialect of DIALECTS) {
       assert.equal(dry.code, 0, dry.stderr)
       assert.equal(
         dry.stdout,
-        'would import 3 decisions (1 approved, 1 blocked, 1 pending); 0 already as in the file; skipped 1 automated\n',
+        'would import 4 decisions (1 approved, 2 blocked, 1 pending); 0 already as in the file; skipped 1 automated, 1 already expired\n',
       )
       assert.equal(
         JSON.parse((await on(to, 'decision', 'list', '--json')).stdout).length,
@@ -80,12 +91,12 @@ for (const dialect of DIALECTS) {
       assert.equal(imported.code, 0, imported.stderr)
       assert.equal(
         imported.stdout,
-        'imported 3 decisions (1 approved, 1 blocked, 1 pending); 0 already as in the file; skipped 1 automated\n',
+        'imported 4 decisions (1 approved, 2 blocked, 1 pending); 0 already as in the file; skipped 1 automated, 1 already expired\n',
       )
       const shape = (text: string) =>
         (JSON.parse(text) as Array<Record<string, string>>)
           .filter((x) => x.source === 'manual')
-          .map((x) => [x.scope_id, x.fingerprint, x.status, x.label, x.source].join(' '))
+          .map((x) => [x.scope_id, x.fingerprint, x.status, x.label, x.source, x.expires_at ?? '-'].join(' '))
           .sort()
       const moved = await on(to, 'decision', 'list', '--json')
       assert.deepEqual(shape(moved.stdout), shape(exported.stdout))
@@ -93,13 +104,13 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(JSON.parse(again.stdout), {
         dry_run: false,
         changed: { approved: 0, blocked: 0, pending: 0 },
-        unchanged: 3,
-        skipped: { automated: 1, undecided: 0 },
+        unchanged: 4,
+        skipped: { automated: 1, undecided: 0, expired: 1 },
       })
       const audit = await on(to, 'audit', 'list', '--json')
       assert.equal(
         (JSON.parse(audit.stdout) as Array<{ action: string }>).filter((a) => a.action.startsWith('decision.')).length,
-        3,
+        4,
         'each change audited once',
       )
     })

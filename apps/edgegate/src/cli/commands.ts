@@ -135,17 +135,29 @@ function instanceOf(o: Opts): string {
 
 export async function decide(o: Opts, status: Verdict, fp: string): Promise<void> {
   const instanceId = instanceOf(o)
-  const { changeDecision } = await decisionService()
+  const { changeDecision, parseExpiry } = await decisionService()
+  let expiresInMs: number | undefined
+  if (o.for !== undefined) {
+    try {
+      expiresInMs = parseExpiry(String(o.for))
+    } catch {
+      throw new UsageError(`for: ${esc(String(o.for))} is not a duration from 1m to 8760h (e.g. 30m, 4h, 168h)`)
+    }
+  }
   const d = await withDatabase(o, (x) =>
     changeDecision(x.db, x.kind, {
       instanceId,
       fingerprint: fp,
       status,
       ...(o.label !== undefined ? { label: o.label as string } : {}),
+      ...(expiresInMs !== undefined ? { expiresInMs } : {}),
       actor: actor(),
     }),
   )
-  out(`${esc(d.scope_id)} ${d.fingerprint} ${d.status}${d.label ? ` (${esc(d.label)})` : ''} at ${d.updated_at}`)
+  const until = d.expires_at ? ` until ${d.expires_at}` : ''
+  out(
+    `${esc(d.scope_id)} ${d.fingerprint} ${d.status}${d.label ? ` (${esc(d.label)})` : ''} at ${d.updated_at}${until}`,
+  )
 }
 
 export async function decisionImport(o: Opts, file: string): Promise<void> {
@@ -170,6 +182,7 @@ export async function decisionImport(o: Opts, file: string): Promise<void> {
     const skip = [
       skipped.automated > 0 ? `${skipped.automated} automated` : '',
       skipped.undecided > 0 ? `${skipped.undecided} undecided` : '',
+      skipped.expired > 0 ? `${skipped.expired} already expired` : '',
     ].filter(Boolean)
     out(
       `${dryRun ? 'would import' : 'imported'} ${result.changed.length} decision${result.changed.length === 1 ? '' : 's'} (${by.approved} approved, ${by.blocked} blocked, ${by.pending} pending); ${result.unchanged} already as in the file${skip.length > 0 ? `; skipped ${skip.join(', ')}` : ''}`,

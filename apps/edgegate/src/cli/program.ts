@@ -163,9 +163,13 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
       )
       .argument('<fingerprint>', '32 hexadecimal characters')
     if (status === 'approved') cmd.option('--label <text>', 'label stored with the approval')
-    withExamples(cmd, [`edgegate decision ${name} --instance edge-1 0123456789abcdef0123456789abcdef`]).action(
-      async (fp: string, _o, c: Command) => (await commands()).decide(all(c), status, fp),
-    )
+    cmd.option('--for <duration>', 'only for this long (1m to 8760h, e.g. 4h); then the decision is deleted')
+    withExamples(cmd, [
+      `edgegate decision ${name} --instance edge-1 0123456789abcdef0123456789abcdef`,
+      ...(status === 'blocked'
+        ? ['edgegate decision block --instance edge-1 --for 24h 0123456789abcdef0123456789abcdef']
+        : []),
+    ]).action(async (fp: string, _o, c: Command) => (await commands()).decide(all(c), status, fp))
   }
   withExamples(
     json(instance(admin(decision.command('enroll'))))

@@ -128,6 +128,7 @@ export async function decisionList(o: Opts): Promise<void> {
       { header: 'SOURCE', value: (d) => d.source },
       { header: 'ACTOR', value: (d) => d.actor },
       { header: 'UPDATED', value: (d) => d.updated_at },
+      { header: 'EXPIRES', value: (d) => d.expires_at ?? '-' },
       { header: 'LABEL', value: (d) => d.label },
     ],
     { json: o.json === true },

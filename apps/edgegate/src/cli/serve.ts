@@ -11,6 +11,7 @@ import { runMain } from '@gatehouse/kit/process.ts'
 import { createTlsAgent, loadTlsMaterial, reloadServerTls } from '@gatehouse/kit/tls.ts'
 import { checkServeConfig, serveSchema } from '../config.ts'
 import { openEdgeDatabase } from '../db/open.ts'
+import { startExpirySweep } from '../decisions/expiry.ts'
 import { startController } from '../enforcement/controller.ts'
 import { startNodeHealth } from '../nodes/health.ts'
 import { startRetention } from '../observations/retention.ts'
@@ -45,6 +46,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
     let stopRetention: (() => Promise<void>) | undefined
     let stopController: (() => Promise<void>) | undefined
     let stopNodeHealth: (() => Promise<void>) | undefined
+    let stopExpiry: (() => Promise<void>) | undefined
     try {
       await trusted?.start()
       const {
@@ -89,6 +91,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
         metrics: app.metrics,
       })
       stopNodeHealth = startNodeHealth({ db: database.db, metrics: app.metrics, logger, alert: ctx.alert }).stop
+      stopExpiry = startExpirySweep(database.db, database.kind, logger)
       let certificateExpiresAt = startExpiry
       const readClientCa = () => (config.client_ca ? bundleExpiry(readFileSync(config.client_ca)) : undefined)
       let clientCa = readClientCa()
@@ -150,6 +153,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
         await app.close()
         await stopController?.()
         await stopNodeHealth?.()
+        await stopExpiry?.()
         await stopRetention?.()
         trusted?.stop()
         await database.close()
@@ -159,6 +163,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
     } catch (err) {
       await stopController?.()
       await stopNodeHealth?.()
+      await stopExpiry?.()
       await stopRetention?.()
       trusted?.stop()
       await database.close()

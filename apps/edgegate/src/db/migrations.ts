@@ -457,6 +457,17 @@ const m0013: Migration = {
   },
 }
 
+/**
+ * Expiring decisions by expiry: the sweep that ends manual ones (decisions/expiry.ts) reads
+ * those due every ten seconds. Partial: only rows with an expiry, a small part of the table,
+ * and no other query names the column in its conditions, so no plan changes.
+ */
+const m0014: Migration = {
+  async up(db: Kysely<unknown>) {
+    await sql`create index decisions_expiring on decisions (expires_ms) where expires_ms is not null`.execute(db)
+  },
+}
+
 /** The migrations for a database of this kind (the same names on both). */
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
   return {
@@ -473,5 +484,6 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0011_fingerprints_by_last_seen': m0011(kind),
     '0012_decisions_by_time': m0012,
     '0013_decision_purge_mark': m0013,
+    '0014_decisions_by_expiry': m0014,
   }
 }

@@ -4,15 +4,16 @@
  * or bringing a gate that ran on its own under the control plane with the verdicts given on it.
  * Two shapes are read:
  *
- * - what `edgegate decision list --json` prints: `{scope_id, fingerprint, status, label, source}`;
- *   decisions of an automated controller (`source` other than `manual`) are skipped: they carry
- *   expiry and evidence, and the controller makes them again from live evidence;
+ * - what `edgegate decision list --json` prints: `{scope_id, fingerprint, status, label, source,
+ *   expires_at?}`; decisions of an automated controller (`source` other than `manual`) are
+ *   skipped: they carry evidence, and the controller makes them again from live evidence. A
+ *   manual decision's `expires_at` is kept; one already past is skipped (it has ended);
  * - what `sshproxy list --json` and `tlsgate list --json` print, with `--instance` naming the
  *   gate: `{fingerprint, verdict, decided, label}`; undecided entries are skipped.
  *
  * The whole file is checked before anything is written, and then written in one transaction: a
  * bad entry is named (by its index) and nothing changes. An entry equal to the live decision
- * (same status and label) is left as it is, so importing the same file twice changes nothing
+ * (same status, label and expiry) is left as it is, so importing the same file twice changes nothing
  * the second time. Each change gets a fresh decision time (gates pull it), `manual` as source
  * and the importer as actor, and is audited like any decision.
  */
@@ -35,12 +36,14 @@ export interface ImportEntry {
   fingerprint: string
   status: Verdict
   label: string
+  /** When it ends (ms); null: permanent. */
+  expiresMs: number | null
 }
 
 export interface ParsedImport {
   entries: ImportEntry[]
-  /** Left out: automated decisions, and entries a gate holds undecided. */
-  skipped: { automated: number; undecided: number }
+  /** Left out: automated decisions, entries a gate holds undecided, expiring ones already ended. */
+  skipped: { automated: number; undecided: number; expired: number }
 }
 
 /** A file that cannot be imported; the message names the entry. */
@@ -59,7 +62,8 @@ export function parseDecisionFile(text: string, instance?: string): ParsedImport
   if (instance !== undefined && !INSTANCE.test(instance))
     throw new ImportError(`--instance ${instance}: not an instance id`)
   const entries: ImportEntry[] = []
-  const skipped = { automated: 0, undecided: 0 }
+  const skipped = { automated: 0, undecided: 0, expired: 0 }
+  const nowMs = Date.now()
   const seen = new Set<string>()
   data.forEach((item: unknown, i) => {
     const where = `entry ${i}`
@@ -96,10 +100,19 @@ export function parseDecisionFile(text: string, instance?: string): ParsedImport
     } catch (err) {
       throw new ImportError(`${where}: ${(err as Error).message}`)
     }
+    let expiresMs: number | null = null
+    if (e.expires_at !== undefined && e.expires_at !== null) {
+      expiresMs = typeof e.expires_at === 'string' ? Date.parse(e.expires_at) : Number.NaN
+      if (!Number.isFinite(expiresMs)) throw new ImportError(`${where}: expires_at must be an RFC 3339 time`)
+      if (expiresMs <= nowMs) {
+        skipped.expired++
+        return
+      }
+    }
     const key = `${instanceId}/${e.fingerprint}`
     if (seen.has(key)) throw new ImportError(`${where}: ${key} appears twice`)
     seen.add(key)
-    entries.push({ instanceId, fingerprint: e.fingerprint, status: status as Verdict, label })
+    entries.push({ instanceId, fingerprint: e.fingerprint, status: status as Verdict, label, expiresMs })
   })
   return { entries, skipped }
 }
@@ -147,7 +160,8 @@ export async function importDecisions(
     let unchanged = 0
     for (const e of entries) {
       const now = live.get(`${e.instanceId}/${e.fingerprint}`)
-      if (now && now.status === e.status && now.label === e.label) {
+      const expires = now?.expires_ms == null ? null : Number(now.expires_ms)
+      if (now && now.status === e.status && now.label === e.label && expires === e.expiresMs) {
         unchanged++
         continue
       }
@@ -161,7 +175,7 @@ export async function importDecisions(
         updated_us: first + rows.length,
         actor,
         source: 'manual',
-        expires_ms: null,
+        expires_ms: e.expiresMs,
         evidence: null,
       })
     }

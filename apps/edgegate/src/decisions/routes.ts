@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import { adminOf } from '../auth/guards.ts'
 import type { AppContext } from '../context.ts'
 import { errors } from '../errors.ts'
-import { changeDecision, removeDecision, toDecision } from './service.ts'
+import { changeDecision, parseExpiry, removeDecision, toDecision } from './service.ts'
 import { getDecision, listDecisions } from './store.ts'
 
 const Params = Type.Object(
@@ -16,7 +16,16 @@ const Params = Type.Object(
 )
 
 const Change = Type.Object(
-  { status: Type.Optional(Verdict), label: Type.Optional(Type.String({ maxLength: 256 })) },
+  {
+    status: Type.Optional(Verdict),
+    label: Type.Optional(Type.String({ maxLength: 256 })),
+    expires_in: Type.Optional(
+      Type.String({
+        maxLength: 32,
+        description: 'the decision ends this long from now, e.g. 4h (1m to 8760h); then it is deleted',
+      }),
+    ),
+  },
   { additionalProperties: false },
 )
 
@@ -82,6 +91,7 @@ export function decisionRoutes(app: HttpApp, ctx: AppContext) {
         fingerprint: req.params.fingerprint,
         ...(req.body.status !== undefined ? { status: req.body.status } : {}),
         ...(req.body.label !== undefined ? { label: req.body.label } : {}),
+        ...(req.body.expires_in !== undefined ? { expiresInMs: parseExpiry(req.body.expires_in) } : {}),
         actor: `admin:${adminOf(req)}`,
       }),
   )

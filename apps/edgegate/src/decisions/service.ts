@@ -1,5 +1,6 @@
 /** Decision rules: the spec's verdict transitions (approve, block, pending, label, delete). */
 import type { DatabaseKind } from '@gatehouse/kit/db/url.ts'
+import { parseDuration } from '@gatehouse/kit/durations.ts'
 import type { Decision, Verdict } from '@gatehouse/kit/edge-wire.ts'
 import { hasControlCharacter } from '@gatehouse/kit/terminal.ts'
 import type { Kysely } from 'kysely'
@@ -39,7 +40,27 @@ export interface DecisionChange {
   status?: Verdict
   /** New label; absent keeps the current one. */
   label?: string
+  /**
+   * The decision ends this long from now (the expiry sweep then deletes it: the fingerprint is
+   * undecided again). Absent: a new status is permanent, a label-only change keeps the expiry.
+   */
+  expiresInMs?: number
   actor: string
+}
+
+/** Shortest and longest expiry of a manual decision. */
+export const EXPIRY_RANGE_MS = { min: 60_000, max: 8760 * 3_600_000 } as const
+
+/** `4h` to milliseconds, or the invalid_expiry error (the API's and the CLI's rule). */
+export function parseExpiry(text: string): number {
+  let ms: number
+  try {
+    ms = parseDuration(text)
+  } catch {
+    throw errors.invalid_expiry(text)
+  }
+  if (ms < EXPIRY_RANGE_MS.min || ms > EXPIRY_RANGE_MS.max) throw errors.invalid_expiry(text)
+  return ms
 }
 
 /**
@@ -57,7 +78,8 @@ export function checkLabel(label: string): void {
  * clock time, so gates pull it.
  */
 export async function changeDecision(db: Kysely<DB>, kind: DatabaseKind, c: DecisionChange): Promise<Decision> {
-  if (c.status === undefined && c.label === undefined) throw errors.decision_missing_fields()
+  if (c.status === undefined && c.label === undefined && c.expiresInMs === undefined)
+    throw errors.decision_missing_fields()
   if (c.label !== undefined) checkLabel(c.label)
   const node = await getNode(db, c.instanceId)
   if (!node || (node.kind !== 'sshgate' && node.kind !== 'tlsgate')) throw errors.node_not_found(c.instanceId)
@@ -74,11 +96,18 @@ export async function changeDecision(db: Kysely<DB>, kind: DatabaseKind, c: Deci
       updated_us: at,
       actor: c.actor,
       source: 'manual',
-      expires_ms: null,
+      expires_ms:
+        c.expiresInMs !== undefined
+          ? Date.now() + c.expiresInMs
+          : c.status === undefined
+            ? (existing?.expires_ms ?? null)
+            : null,
       evidence: null,
     }
     await upsertDecision(trx, row)
-    await audit(trx, c.actor, c.status ? `decision.${c.status}` : 'decision.label', `${c.instanceId}/${c.fingerprint}`)
+    const action = c.status ? `decision.${c.status}` : c.label !== undefined ? 'decision.label' : 'decision.expiry'
+    const until = row.expires_ms == null ? '' : ` until ${formatMillis(Number(row.expires_ms))}`
+    await audit(trx, c.actor, action, `${c.instanceId}/${c.fingerprint}${until}`)
     return toDecision(row)
   })
 }

@@ -1,0 +1,71 @@
+/**
+ * The end of expiring manual decisions (`expires_in` in the API, `--for` in the CLI): every
+ * `EXPIRY_SWEEP_MS` the live manual decisions past their expiry are deleted, as a person
+ * deleting them would (tombstones at fresh clock times, actor `expiry`, an audit entry
+ * `decision.expire` each), in batches of 500 under the decision clock's lock, so a change made
+ * meanwhile (a block made permanent) is seen before it is undone. Gates pull each as pending;
+ * the policy also sent the expiry with the decision, so a TLS gate ends it on time by itself.
+ * Automated blocks are the web controller's: its pass revokes them.
+ */
+import type { Logger } from '@gatehouse/kit'
+import { type DatabaseKind, sql } from '@gatehouse/kit/db/database.ts'
+import type { Kysely } from 'kysely'
+import { audit } from '../admins/store.ts'
+import type { DB } from '../db/schema.ts'
+import { lockDecisionClock } from '../enforcement/store.ts'
+import { tickClock, tombstoneDecision } from './store.ts'
+
+export const EXPIRY_ACTOR = 'expiry'
+/** How often the sweep runs: a decision ends at most this long after its expiry. */
+export const EXPIRY_SWEEP_MS = 10_000
+
+/** Delete the manual decisions whose expiry is at or before `nowMs`; returns how many. */
+export async function expireDecisions(db: Kysely<DB>, kind: DatabaseKind, nowMs: number, batch = 500) {
+  let total = 0
+  for (;;) {
+    const n = await db.transaction().execute(async (trx) => {
+      await lockDecisionClock(trx, kind)
+      const due = await trx
+        .selectFrom('decisions')
+        .select(['scope_id', 'fingerprint'])
+        .where('expires_ms', '<=', nowMs)
+        // Written so no index serves them: SQLite's planner, without statistics, took the index
+        // led by `deleted` (every live decision) over the expiry's (migration 0014).
+        .where(sql<number>`deleted + 0`, '=', 0)
+        .where(sql<string>`source || ''`, '=', 'manual')
+        .orderBy('expires_ms')
+        .limit(batch)
+        .execute()
+      if (due.length === 0) return 0
+      const first = await tickClock(trx, kind, due.length)
+      for (const [i, d] of due.entries()) {
+        await tombstoneDecision(trx, d.scope_id, d.fingerprint, first + i, EXPIRY_ACTOR)
+        await audit(trx, EXPIRY_ACTOR, 'decision.expire', `${d.scope_id}/${d.fingerprint}`)
+      }
+      return due.length
+    })
+    total += n
+    if (n < batch) return total
+  }
+}
+
+/** Run the sweep every `EXPIRY_SWEEP_MS`; returns a stop function that waits for a sweep running. */
+export function startExpirySweep(db: Kysely<DB>, kind: DatabaseKind, log: Logger): () => Promise<void> {
+  let running: Promise<void> | undefined
+  const run = () => {
+    running ??= expireDecisions(db, kind, Date.now())
+      .then((n) => {
+        if (n > 0) log.info({ expired: n }, 'expiring decisions ended (deleted: the gates treat them as pending)')
+      })
+      .catch((err: unknown) => log.warn({ err }, 'ending expired decisions failed; tried again shortly'))
+      .finally(() => {
+        running = undefined
+      })
+  }
+  const timer = setInterval(run, EXPIRY_SWEEP_MS).unref()
+  run()
+  return async () => {
+    clearInterval(timer)
+    await running
+  }
+}
