@@ -54,8 +54,8 @@ describe('dashboard', () => {
   })
   after(() => dash?.close())
 
-  test('sign in, approve a fingerprint, see it change; foreign origins are refused', async () => {
-    const { context, page } = await openPage(dash, '/', { signIn: false })
+  test('sign in, approve a fingerprint, see it change, block it for a day; foreign origins are refused', async () => {
+    const { context, page, shot } = await openPage(dash, '/', { signIn: false })
     try {
       await page.locator('input[name=token]').fill('ega_wrong-token-wrong-token')
       await page.locator('#login button[type=submit]').click()
@@ -125,6 +125,19 @@ describe('dashboard', () => {
         'approved',
         'reads need no Origin',
       )
+
+      // A temporary ban: choose how long, then Block; the row and the API show until when.
+      await page.waitForLoadState('load') // the deferred script has attached its handlers
+      await page.locator(`tr[data-fingerprint="${FP}"] select[data-for]`).selectOption('24h')
+      await page.locator(`tr[data-fingerprint="${FP}"] button[data-status=blocked]`).click()
+      await page
+        .locator(`tr[data-fingerprint="${FP}"] [data-testid=decision]`)
+        .filter({ hasText: /^blocked\s*until \d{4}-/ })
+        .waitFor()
+      const temporary = await call(tls, gate.base, `/api/decisions/ssh-a/${FP}`, { headers })
+      assert.equal(temporary.body.status, 'blocked')
+      assert.ok(Math.abs(Date.parse(temporary.body.expires_at) - Date.now() - 86_400_000) < 60_000)
+      await shot('overview-temporary-block')
 
       await page.waitForLoadState('load') // the deferred script has attached its handlers
       await page.locator('#logout').click()

@@ -31,7 +31,10 @@ document.addEventListener('DOMContentLoaded', () => {
     button.addEventListener('click', () => {
       const row = button.closest('tr')
       const path = '/api/decisions/' + encodeURIComponent(row.dataset.instance) + '/' + encodeURIComponent(row.dataset.fingerprint)
-      send('PUT', path, { status: button.dataset.status }).then(() => location.reload(), show)
+      const howLong = row.querySelector('select[data-for]')
+      const body = { status: button.dataset.status }
+      if (howLong && howLong.value) body.expires_in = howLong.value
+      send('PUT', path, body).then(() => location.reload(), show)
     })
   }
   const kill = document.getElementById('kill-switch')
@@ -85,7 +88,8 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; } d
 .shadow-protected { background: #d6f5d6; } .shadow-insufficient_evidence { background: #eee; }
 .mode-enforce { color: #aa1111; } .mode-canary { color: #886600; } .mode-disabled { color: #555; }
 ul.reasons { margin: .2rem 0 0; padding-left: 1rem; font-size: 12px; color: #444; }
-td.actions button { display: block; width: 100%; }
+td.actions button, td.actions select { display: block; width: 100%; }
+select[data-for] { display: block; max-width: 100%; margin-bottom: .3rem; }
 time { white-space: nowrap; font-size: 13px; }
 #candidates code, #decisions code { word-break: break-all; }
 #candidates td:first-child, #decisions td:first-child { white-space: nowrap; }

@@ -32,12 +32,23 @@ export interface Overview {
 
 function statusCell(decision: Decision | undefined): Html {
   const status = decision?.status ?? 'none'
-  return html`<td class="status-${status}" data-testid="decision">${decision ? status : 'no decision'}</td>`
+  return html`<td class="status-${status}" data-testid="decision">${decision ? status : 'no decision'}${
+    decision?.expires_at ? html`<br><span class="muted">until ${time(decision.expires_at)}</span>` : ''
+  }</td>`
 }
 
-/** Verdict buttons of a row carrying data-instance and data-fingerprint (dashboard.js sends them). */
+/**
+ * Verdict buttons of a row carrying data-instance and data-fingerprint (dashboard.js sends
+ * them), after a choice of how long the verdict holds (a temporary ban, temporary access).
+ */
 export function verdictButtons(): Html {
-  return html`<button type="button" data-status="approved">Approve</button>
+  return html`<select data-for aria-label="for how long">${[
+    ['', 'permanent'],
+    ['1h', 'for 1 hour'],
+    ['24h', 'for 24 hours'],
+    ['168h', 'for 7 days'],
+  ].map(([value, text]) => html`<option value="${value}">${text}</option>`)}</select>
+<button type="button" data-status="approved">Approve</button>
 <button type="button" data-status="blocked">Block</button>
 <button type="button" data-status="pending">Pending</button>`
 }

@@ -17,12 +17,11 @@ function option(value: string, label: string, selected: string | undefined): Htm
 }
 
 function sourceCell(d: DecisionRow, now: number): Html {
-  if (d.source === 'manual') return html`<td>manual</td>`
   const expires = d.expires_ms === null ? undefined : Number(d.expires_ms)
   const state = expires !== undefined && expires <= now ? 'expired' : 'expires'
-  return html`<td><span class="badge auto">automated</span> ${d.source}${
-    expires === undefined ? '' : html`<br><span class="muted">${state} ${time(expires)}</span>`
-  }</td>`
+  const until = expires === undefined ? '' : html`<br><span class="muted">${state} ${time(expires)}</span>`
+  if (d.source === 'manual') return html`<td>manual${until}</td>`
+  return html`<td><span class="badge auto">automated</span> ${d.source}${until}</td>`
 }
 
 export function decisionsPage(
