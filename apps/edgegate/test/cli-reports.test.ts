@@ -47,7 +47,11 @@ for (const dialect of DIALECTS) {
       assert.match(empty.stdout, /^nodes: 0 registered, 0 active, 0 seen in the last 24 hours$/m)
       assert.match(empty.stdout, /^no nodes yet: edgegate node add/m)
       const none = await run('decision', 'list')
-      assert.equal(none.stdout, 'INSTANCE  FINGERPRINT  STATUS  SOURCE  ACTOR  UPDATED  LABEL\n', 'the header alone')
+      assert.equal(
+        none.stdout,
+        'INSTANCE  FINGERPRINT  STATUS  SOURCE  ACTOR  UPDATED  EXPIRES  LABEL\n',
+        'the header alone',
+      )
 
       const { tokens, admin } = await seed(database, [
         { id: 'edge-1', kind: 'sshgate' },
@@ -115,8 +119,8 @@ for (const dialect of DIALECTS) {
       )
       assert.equal((await run('decision', 'list', '--limit', '0')).code, 2)
       const human2 = await run('decision', 'list', '--instance', 'edge-1')
-      assert.match(human2.stdout, /^INSTANCE +FINGERPRINT +STATUS +SOURCE +ACTOR +UPDATED +LABEL$/m)
-      assert.match(human2.stdout, new RegExp(`^edge-1 +${A} +approved +manual +cli:\\S+ +\\S+Z +ci$`, 'm'))
+      assert.match(human2.stdout, /^INSTANCE +FINGERPRINT +STATUS +SOURCE +ACTOR +UPDATED +EXPIRES +LABEL$/m)
+      assert.match(human2.stdout, new RegExp(`^edge-1 +${A} +approved +manual +cli:\\S+ +\\S+Z +- +ci$`, 'm'))
 
       const fps = async (...filters: string[]) => {
         const r = await run('fingerprint', 'list', '--json', ...filters)

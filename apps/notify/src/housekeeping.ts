@@ -43,7 +43,8 @@ const CLOSED: LifecycleState[] = ['received', 'resolved']
 /**
  * Remove the closed notifications created before `beforeMs`, with what hangs on them, `batch`
  * per transaction; returns how many. A notification acknowledged meanwhile is left alone: each
- * transaction reads the states again (PostgreSQL: locking the rows) before deleting anything.
+ * transaction tests the states again as it deletes (SQLite: under its write lock; PostgreSQL: the
+ * delete's own condition, checked again on a row another transaction changed).
  */
 export async function purgeNotifications(
   db: Kysely<DB>,
@@ -93,13 +94,11 @@ export async function purgeNotifications(
       const closed = trx.selectFrom('notifications').select('id').where('id', 'in', listed).where('state', 'in', CLOSED)
       const ids = (await closed.execute()).map((r) => Number(r.id))
       if (ids.length > 0) {
-        if (kind === 'sqlite') {
-          // External-content FTS5 forgets a row when told its indexed text; rows past the
-          // indexer's mark were never indexed.
-          await sql`insert into notification_fts (notification_fts, rowid, search_text)
-            select 'delete', id, search_text from notifications where id in (${sql.join(ids)})
-              and id <= (select high_water from search_index_state where id = 1)`.execute(trx)
-        }
+        // External-content FTS5 forgets a row when told its indexed text; rows past the
+        // indexer's mark were never indexed.
+        await sql`insert into notification_fts (notification_fts, rowid, search_text)
+          select 'delete', id, search_text from notifications where id in (${sql.join(ids)})
+            and id <= (select high_water from search_index_state where id = 1)`.execute(trx)
         for (const table of [
           'notification_events',
           'notification_reads',
