@@ -174,14 +174,18 @@ describe('sshproxy serve in front of a real sshd', () => {
   })
 
   test('correlate maps sshd lines "from 127.0.0.1 port N" back to the client through the relay port', async () => {
-    const e = await entry(gate, OPENSSH_FP)
-    const relay = e.sightings.find((s) => s.relay_port !== undefined)!
-    const accepted = await waitFor(`sshd logged the relayed connection from port ${relay.relay_port}`, () =>
-      sshd
-        .log()
-        .split('\n')
-        .find((l) => l.includes('Accepted publickey') && l.includes(` port ${relay.relay_port} `)),
-    )
+    // A sighting whose relayed connection sshd accepted: not every relayed one was (the first
+    // connection after the backend changed closes before authentication), and the gate records
+    // sightings a moment after the connection, so the newest may not be stored yet.
+    const { relay, accepted } = await waitFor('sshd logged a relayed connection of the fingerprint', async () => {
+      const lines = sshd.log().split('\n')
+      for (const s of (await entry(gate, OPENSSH_FP)).sightings) {
+        if (s.relay_port === undefined) continue
+        const line = lines.find((l) => l.includes('Accepted publickey') && l.includes(` port ${s.relay_port} `))
+        if (line) return { relay: s, accepted: line }
+      }
+      return undefined
+    })
     const dir = tempDir('sshproxy-correlate-')
     const logPath = join(dir.path, 'auth.log')
     const at = relay.last_seen
