@@ -10,6 +10,7 @@ import {
   packageVersion,
   StartupError,
 } from '@gatehouse/kit'
+import { type PeriodicJob, periodic } from '@gatehouse/kit/periodic.ts'
 import type { Kysely } from 'kysely'
 import { DnstapListener } from './analytics/listener.ts'
 import { analyticsRoutes } from './analytics/routes.ts'
@@ -198,13 +199,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     ? new DnstapListener(config.analytics.dnstapSocket, analytics, deps.logger)
     : undefined
   let timer: NodeJS.Timeout | undefined
-  const auditTimers: NodeJS.Timeout[] = []
-  const sweepAudit = () =>
-    removeAuditBefore(deps.db, now().getTime() - config.auditRetention)
-      .then((removed) => {
-        if (removed > 0) deps.logger.info({ removed }, 'audit events older than --audit-retention removed')
-      })
-      .catch((err) => deps.logger.warn({ err }, 'removing old audit events failed; it runs again in an hour'))
+  let auditSweep: PeriodicJob | undefined
   let blocklistSchedule: Schedule | undefined
   let transferSchedule: Schedule | undefined
   return {
@@ -221,9 +216,16 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       }, config.knot.reconcileInterval)
       timer.unref()
       if (config.auditRetention > 0) {
-        auditTimers.push(
-          setTimeout(sweepAudit, deps.auditSweepIntervalMs ?? 60_000).unref(),
-          setInterval(sweepAudit, deps.auditSweepIntervalMs ?? 3_600_000).unref(),
+        auditSweep = periodic(
+          async () => {
+            const removed = await removeAuditBefore(deps.db, now().getTime() - config.auditRetention)
+            if (removed > 0) deps.logger.info({ removed }, 'audit events older than --audit-retention removed')
+          },
+          {
+            intervalMs: deps.auditSweepIntervalMs ?? 3_600_000,
+            firstRunMs: deps.auditSweepIntervalMs ?? 60_000,
+            onError: (err) => deps.logger.warn({ err }, 'removing old audit events failed; it runs again in an hour'),
+          },
         )
       }
       blocklistSchedule = scheduleRefresh(config, deps.logger)
@@ -239,7 +241,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     },
     async close() {
       clearInterval(timer)
-      for (const t of auditTimers) clearInterval(t)
+      await auditSweep?.stop()
       clearInterval(sampler)
       await ha.stop()
       await metricsApp?.close()

@@ -17,6 +17,7 @@
 import type { AppMetrics, DatabaseKind, Logger } from '@gatehouse/kit'
 import { deleteBefore, firstIdFrom } from '@gatehouse/kit/db/batched-delete.ts'
 import { sql } from '@gatehouse/kit/db/database.ts'
+import { type PeriodicJob, periodic } from '@gatehouse/kit/periodic.ts'
 import type { Kysely } from 'kysely'
 import type { DB, LifecycleState } from './db/schema.ts'
 
@@ -121,11 +122,8 @@ export async function sweepSessions(db: Kysely<DB>, nowMs: number): Promise<numb
   return Number(r.numDeletedRows)
 }
 
-export interface Housekeeping {
-  /** One run now (tests, and the timer); a run already going is joined. */
-  run(): Promise<void>
-  stop(): Promise<void>
-}
+/** `run()` runs it now (tests); a run already going is joined. */
+export type Housekeeping = PeriodicJob
 
 export interface HousekeepingSettings {
   /** Notifications older than this go (closed ones); 0 keeps them. */
@@ -147,9 +145,8 @@ export function startHousekeeping(
     'Rows the hourly cleanup removed: notifications past NOTIFY_RETENTION, stream changes past NOTIFY_STREAM_RETENTION, expired sessions',
     ['what'],
   )
-  let running: Promise<void> | undefined
-  const run = (): Promise<void> => {
-    running ??= (async () => {
+  return periodic(
+    async () => {
       const now = Date.now()
       if (settings.retentionMs > 0) {
         const removed = await purgeNotifications(db, kind, now - settings.retentionMs)
@@ -164,21 +161,11 @@ export function startHousekeeping(
       const sessions = await sweepSessions(db, now)
       removedTotal?.inc({ what: 'sessions' }, sessions)
       if (sessions > 0) log.info({ removed: sessions }, 'expired sessions removed')
-    })()
-      .catch((err: unknown) => log.warn({ err }, 'housekeeping failed; it runs again in an hour'))
-      .finally(() => {
-        running = undefined
-      })
-    return running
-  }
-  const first = setTimeout(run, settings.intervalMs ?? FIRST_RUN_MS).unref()
-  const timer = setInterval(run, settings.intervalMs ?? INTERVAL_MS).unref()
-  return {
-    run,
-    async stop() {
-      clearTimeout(first)
-      clearInterval(timer)
-      await running
     },
-  }
+    {
+      intervalMs: settings.intervalMs ?? INTERVAL_MS,
+      firstRunMs: settings.intervalMs ?? FIRST_RUN_MS,
+      onError: (err) => log.warn({ err }, 'housekeeping failed; it runs again in an hour'),
+    },
+  )
 }

@@ -113,6 +113,7 @@ export {
   parseIp,
   parseListenAddress,
 } from './net.ts'
+export { type PeriodicJob, type PeriodicOptions, periodic } from './periodic.ts'
 export { mkdirPrivate, mkdirPrivateSync, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts'
 export { exitWithError, type RunOptions, runMain, type Stop } from './process.ts'
 export { generateToken, hashToken, safeEqual, sha256Hex, verifyToken } from './secrets.ts'

@@ -1,6 +1,7 @@
 /** `artsvc serve` (also bare `artsvc`): the server, with its maintenance timer, until a signal. */
 import { StartupError } from '@gatehouse/kit/errors.ts'
 import { parseListenAddress } from '@gatehouse/kit/net.ts'
+import { periodic } from '@gatehouse/kit/periodic.ts'
 import { runMain } from '@gatehouse/kit/process.ts'
 import { loadServerConfig } from '../config.ts'
 import { buildServer } from '../server.ts'
@@ -24,12 +25,13 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
       { listen: config.listen, public: config.publicOrigin, content: config.contentOrigin },
       'artsvc listening',
     )
-    const timer = setInterval(() => {
-      svc.maintenance().catch((err) => svc.ctx.logger.error({ err }, 'maintenance failed'))
-    }, config.maintenanceInterval)
-    timer.unref()
+    // Stopped before the close, after the run in progress: the database stays open under it.
+    const maintenance = periodic(() => svc.maintenance(), {
+      intervalMs: config.maintenanceInterval,
+      onError: (err) => svc.ctx.logger.error({ err }, 'maintenance failed'),
+    })
     return async () => {
-      clearInterval(timer)
+      await maintenance.stop()
       await svc.close()
     }
   })

@@ -9,6 +9,7 @@
  */
 import type { Logger } from '@gatehouse/kit'
 import { type DatabaseKind, sql } from '@gatehouse/kit/db/database.ts'
+import { periodic } from '@gatehouse/kit/periodic.ts'
 import type { Kysely } from 'kysely'
 import { audit } from '../admins/store.ts'
 import type { DB } from '../db/schema.ts'
@@ -49,23 +50,18 @@ export async function expireDecisions(db: Kysely<DB>, kind: DatabaseKind, nowMs:
   }
 }
 
-/** Run the sweep every `EXPIRY_SWEEP_MS`; returns a stop function that waits for a sweep running. */
+/** Run the sweep now and every `EXPIRY_SWEEP_MS`; returns a stop function that waits for a sweep running. */
 export function startExpirySweep(db: Kysely<DB>, kind: DatabaseKind, log: Logger): () => Promise<void> {
-  let running: Promise<void> | undefined
-  const run = () => {
-    running ??= expireDecisions(db, kind, Date.now())
-      .then((n) => {
-        if (n > 0) log.info({ expired: n }, 'expiring decisions ended (deleted: the gates treat them as pending)')
-      })
-      .catch((err: unknown) => log.warn({ err }, 'ending expired decisions failed; tried again shortly'))
-      .finally(() => {
-        running = undefined
-      })
-  }
-  const timer = setInterval(run, EXPIRY_SWEEP_MS).unref()
-  run()
-  return async () => {
-    clearInterval(timer)
-    await running
-  }
+  const job = periodic(
+    async () => {
+      const n = await expireDecisions(db, kind, Date.now())
+      if (n > 0) log.info({ expired: n }, 'expiring decisions ended (deleted: the gates treat them as pending)')
+    },
+    {
+      intervalMs: EXPIRY_SWEEP_MS,
+      firstRunMs: 0,
+      onError: (err) => log.warn({ err }, 'ending expired decisions failed; tried again shortly'),
+    },
+  )
+  return job.stop
 }

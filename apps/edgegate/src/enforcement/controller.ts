@@ -5,6 +5,7 @@
  * automated blocks left from before (the kill switch by restart).
  */
 import type { AppMetrics, DatabaseKind, Logger } from '@gatehouse/kit'
+import { periodic } from '@gatehouse/kit/periodic.ts'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
 import { type EnforcementSettings, runPass } from './service.ts'
@@ -21,32 +22,23 @@ export interface ControllerOptions {
 export function startController(o: ControllerOptions): () => Promise<void> {
   const passes = o.metrics.counter('web_controller_passes_total', 'Web enforcement controller passes', ['result'])
   const written = o.metrics.counter('web_automated_decisions_total', 'Automated decisions written', ['action'])
-  let running: Promise<void> | undefined
-  let stopped = false
-  const run = () => {
-    if (running || stopped) return
-    running = runPass(o.db, o.kind, o.settings, Date.now())
-      .then((r) => {
-        passes.inc({ result: r.ran ? 'ran' : 'busy' })
-        written.inc({ action: 'block' }, r.blocked)
-        written.inc({ action: 'renew' }, r.renewed)
-        written.inc({ action: 'revoke' }, r.revoked)
-        if (r.blocked + r.renewed + r.revoked > 0) o.log.info(r, 'web enforcement pass')
-      })
-      .catch((err) => {
+  const job = periodic(
+    async () => {
+      const r = await runPass(o.db, o.kind, o.settings, Date.now())
+      passes.inc({ result: r.ran ? 'ran' : 'busy' })
+      written.inc({ action: 'block' }, r.blocked)
+      written.inc({ action: 'renew' }, r.renewed)
+      written.inc({ action: 'revoke' }, r.revoked)
+      if (r.blocked + r.renewed + r.revoked > 0) o.log.info(r, 'web enforcement pass')
+    },
+    {
+      intervalMs: o.intervalMs,
+      firstRunMs: 0,
+      onError: (err) => {
         passes.inc({ result: 'failed' })
         o.log.error({ err }, 'web enforcement pass failed (rolled back)')
-      })
-      .finally(() => {
-        running = undefined
-      })
-  }
-  run()
-  const timer = setInterval(run, o.intervalMs)
-  timer.unref()
-  return async () => {
-    stopped = true
-    clearInterval(timer)
-    await running
-  }
+      },
+    },
+  )
+  return job.stop
 }

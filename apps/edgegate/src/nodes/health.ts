@@ -20,6 +20,7 @@
  */
 import type { AppMetrics, Logger } from '@gatehouse/kit'
 import { EXPIRY_WARN_MS } from '@gatehouse/kit/certificate-expiry.ts'
+import { periodic } from '@gatehouse/kit/periodic.ts'
 import type { Kysely } from 'kysely'
 import type { AlertSink } from '../alerts.ts'
 import type { DB, NodeKind, NodeRow } from '../db/schema.ts'
@@ -49,7 +50,6 @@ export function startNodeHealth(o: {
     'Active nodes whose client certificate expires within 14 days or has expired (as last presented)',
   )
   const started = clock()
-  let running: Promise<void> | undefined
   const pass = async () => {
     const now = clock()
     const rows = await listNodes(o.db)
@@ -131,23 +131,11 @@ export function startNodeHealth(o: {
     }
     expiring.set(count)
   }
-  const run = (): Promise<void> => {
+  const job = periodic(pass, {
+    intervalMs: o.intervalMs ?? 60_000,
+    firstRunMs: 0,
     // A pass that fails (the database is down) keeps the last counts: the outage is reported elsewhere.
-    running ??= pass()
-      .catch(() => {})
-      .finally(() => {
-        running = undefined
-      })
-    return running
-  }
-  void run()
-  const timer = setInterval(run, o.intervalMs ?? 60_000)
-  timer.unref()
-  return {
-    check: run,
-    async stop() {
-      clearInterval(timer)
-      await running
-    },
-  }
+    onError: () => {},
+  })
+  return { check: job.run, stop: job.stop }
 }

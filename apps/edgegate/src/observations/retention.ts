@@ -8,6 +8,7 @@
  */
 import type { AppMetrics, DatabaseKind, Logger } from '@gatehouse/kit'
 import { deleteBefore } from '@gatehouse/kit/db/batched-delete.ts'
+import { periodic } from '@gatehouse/kit/periodic.ts'
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.ts'
 import { purgeTombstones } from '../decisions/store.ts'
@@ -51,65 +52,57 @@ export function startRetention(
     'deleted_decisions_removed_total',
     'Deleted decisions (tombstones) removed past --deleted-decision-retention',
   )
-  let running: Promise<void> | undefined
-  const run = () => {
-    if (running) return
-    const now = Date.now()
-    running = sweepSightings(db, kind, now - settings.sightingRetentionMs)
-      .then(async (n) => {
-        if (n > 0) log.info({ rewritten: n }, 'old sightings removed')
-        const tls = await sweepTlsSightings(db, now - settings.sightingRetentionMs)
-        if (tls > 0) log.info({ removed: tls }, 'old TLS sightings removed from the web evidence')
-        const signals = await sweepSignals(db, now - settings.signalRetentionMs)
-        if (signals > 0) log.info({ removed: signals }, 'old web signals removed')
-        await sweepEvidence(db, now - settings.signalRetentionMs, now - settings.sightingRetentionMs)
-        if (settings.fingerprintRetentionMs > 0) {
-          const unseen = await removeUnseenAggregates(db, now - settings.fingerprintRetentionMs)
-          if (unseen > 0) {
-            removed?.inc({ reason: 'retention' }, unseen)
-            log.info(
-              { removed: unseen },
-              'undecided fingerprint aggregates not seen within --fingerprint-retention removed',
-            )
-          }
-        }
-        const max = settings.maxFingerprints === 0 ? DEFAULT_MAX_FINGERPRINTS : settings.maxFingerprints
-        await pruneAggregatesToCap(db, max, (instanceId, n) => {
-          removed?.inc({ reason: 'cap' }, n)
-          log.warn(
-            { instance_id: instanceId, removed: n, max_fingerprints: max },
-            `node ${instanceId} had more fingerprint aggregates than --max-fingerprints (usually a scan: each client varying its KEXINIT is a new fingerprint): its least recently seen undecided ones were removed`,
+  const job = periodic(
+    async () => {
+      const now = Date.now()
+      const n = await sweepSightings(db, kind, now - settings.sightingRetentionMs)
+      if (n > 0) log.info({ rewritten: n }, 'old sightings removed')
+      const tls = await sweepTlsSightings(db, now - settings.sightingRetentionMs)
+      if (tls > 0) log.info({ removed: tls }, 'old TLS sightings removed from the web evidence')
+      const signals = await sweepSignals(db, now - settings.signalRetentionMs)
+      if (signals > 0) log.info({ removed: signals }, 'old web signals removed')
+      await sweepEvidence(db, now - settings.signalRetentionMs, now - settings.sightingRetentionMs)
+      if (settings.fingerprintRetentionMs > 0) {
+        const unseen = await removeUnseenAggregates(db, now - settings.fingerprintRetentionMs)
+        if (unseen > 0) {
+          removed?.inc({ reason: 'retention' }, unseen)
+          log.info(
+            { removed: unseen },
+            'undecided fingerprint aggregates not seen within --fingerprint-retention removed',
           )
-        })
-        if (settings.deletedDecisionRetentionMs) {
-          const tombstones = await purgeTombstones(db, kind, (now - settings.deletedDecisionRetentionMs) * 1000)
-          purged?.inc(tombstones)
-          if (tombstones > 0)
-            log.info(
-              { removed: tombstones },
-              'deleted decisions older than --deleted-decision-retention removed (a gate that has not pulled since pulls its whole policy again)',
-            )
         }
-        if (settings.auditRetentionMs > 0) {
-          const audit = await deleteBefore(db, 'audit_log', 'at_ms', now - settings.auditRetentionMs)
-          if (audit > 0) log.info({ removed: audit }, 'old audit log entries removed')
-        }
+      }
+      const max = settings.maxFingerprints === 0 ? DEFAULT_MAX_FINGERPRINTS : settings.maxFingerprints
+      await pruneAggregatesToCap(db, max, (instanceId, n) => {
+        removed?.inc({ reason: 'cap' }, n)
+        log.warn(
+          { instance_id: instanceId, removed: n, max_fingerprints: max },
+          `node ${instanceId} had more fingerprint aggregates than --max-fingerprints (usually a scan: each client varying its KEXINIT is a new fingerprint): its least recently seen undecided ones were removed`,
+        )
       })
-      .catch((err) =>
+      if (settings.deletedDecisionRetentionMs) {
+        const tombstones = await purgeTombstones(db, kind, (now - settings.deletedDecisionRetentionMs) * 1000)
+        purged?.inc(tombstones)
+        if (tombstones > 0)
+          log.info(
+            { removed: tombstones },
+            'deleted decisions older than --deleted-decision-retention removed (a gate that has not pulled since pulls its whole policy again)',
+          )
+      }
+      if (settings.auditRetentionMs > 0) {
+        const audit = await deleteBefore(db, 'audit_log', 'at_ms', now - settings.auditRetentionMs)
+        if (audit > 0) log.info({ removed: audit }, 'old audit log entries removed')
+      }
+    },
+    {
+      intervalMs: settings.intervalMs,
+      firstRunMs: 0,
+      onError: (err) =>
         log.error(
           { err },
           'retention sweep failed (sightings, aggregates, signals or audit log); it runs again next interval',
         ),
-      )
-      .finally(() => {
-        running = undefined
-      })
-  }
-  run()
-  const timer = setInterval(run, settings.intervalMs)
-  timer.unref()
-  return async () => {
-    clearInterval(timer)
-    await running
-  }
+    },
+  )
+  return job.stop
 }

@@ -1,0 +1,67 @@
+/**
+ * A background job that runs every so often: retention sweeps, expiry sweeps, health passes.
+ * Each had its own timer code, and the copies differed where it matters on a bad day: one let
+ * two runs overlap when a run outlasted the interval, one did not wait for a running pass on
+ * close (the database then closed under it). Here a run never overlaps another (a call while
+ * one runs joins it), a failure is reported and the job goes on, the timers never keep the
+ * process alive, and `stop()` ends the timers and then waits for the run in progress.
+ */
+
+export interface PeriodicOptions {
+  /** Between runs. */
+  intervalMs: number
+  /** Before the first run: 0 runs it at once. Default: `intervalMs`. */
+  firstRunMs?: number
+  /** A run that threw or rejected; the job runs again at the next interval. */
+  onError(err: unknown): void
+}
+
+export interface PeriodicJob {
+  /** Run now (tests, an operator's request); a run in progress is joined instead. After `stop()`, nothing runs. */
+  run(): Promise<void>
+  /** No more runs; resolves when the run in progress, if any, has ended. */
+  stop(): Promise<void>
+}
+
+/**
+ * Run `task` after `firstRunMs`, then every `intervalMs`.
+ *
+ * @example const sweep = periodic(() => expireDecisions(db), { intervalMs: 10_000, firstRunMs: 0, onError: (err) => log.warn({ err }, 'sweep failed') })
+ */
+export function periodic(task: () => Promise<unknown>, o: PeriodicOptions): PeriodicJob {
+  let running: Promise<void> | undefined
+  let stopped = false
+  let timer: NodeJS.Timeout | undefined
+  const run = (): Promise<void> => {
+    if (stopped) return running ?? Promise.resolve()
+    // Settled a turn later at the earliest, so `running` is cleared after it is set, even when
+    // `task` throws at once.
+    running ??= Promise.resolve()
+      .then(task)
+      .then(
+        () => {},
+        (err: unknown) => o.onError(err),
+      )
+      .finally(() => {
+        running = undefined
+      })
+    return running
+  }
+  const repeat = () => {
+    void run()
+    timer = setInterval(run, o.intervalMs).unref()
+  }
+  const first = o.firstRunMs ?? o.intervalMs
+  // With no delay the first run starts now, not on a timer a turn later.
+  const firstTimer = first === 0 ? undefined : setTimeout(repeat, first).unref()
+  if (first === 0) repeat()
+  return {
+    run,
+    async stop() {
+      stopped = true
+      clearTimeout(firstTimer)
+      clearInterval(timer)
+      await running
+    },
+  }
+}

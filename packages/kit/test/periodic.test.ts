@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
+import { periodic } from '../src/index.ts'
+
+/** A task whose runs end when the test says so. */
+function controlledTask() {
+  const runs: Array<() => void> = []
+  let active = 0
+  let most = 0
+  return {
+    runs,
+    get most() {
+      return most
+    },
+    task: () =>
+      new Promise<void>((resolve) => {
+        active++
+        most = Math.max(most, active)
+        runs.push(() => {
+          active--
+          resolve()
+        })
+      }),
+  }
+}
+
+async function until(cond: () => boolean, ms = 5000) {
+  const end = Date.now() + ms
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time')
+    await delay(5)
+  }
+}
+
+test('runs at once with firstRunMs 0, then every interval, never two at once', async () => {
+  const t = controlledTask()
+  const job = periodic(t.task, { intervalMs: 20, firstRunMs: 0, onError: assert.fail })
+  await until(() => t.runs.length === 1)
+  // Several intervals pass while the first run is still going: none starts beside it.
+  await delay(100)
+  assert.equal(t.runs.length, 1)
+  t.runs[0]!()
+  await until(() => t.runs.length === 2)
+  t.runs[1]!()
+  assert.equal(t.most, 1)
+  await job.stop()
+})
+
+test('the first run waits firstRunMs (default: the interval)', async () => {
+  let runs = 0
+  const job = periodic(
+    async () => {
+      runs++
+    },
+    { intervalMs: 60_000, onError: assert.fail },
+  )
+  await delay(50)
+  assert.equal(runs, 0, 'nothing runs before the first interval')
+  await job.run()
+  assert.equal(runs, 1, 'run() runs at once')
+  await job.stop()
+})
+
+test('run() while a run is going joins it', async () => {
+  const t = controlledTask()
+  const job = periodic(t.task, { intervalMs: 60_000, onError: assert.fail })
+  const a = job.run()
+  const b = job.run()
+  await until(() => t.runs.length === 1)
+  let joinedEnded = false
+  void b.then(() => {
+    joinedEnded = true
+  })
+  await delay(10)
+  assert.equal(joinedEnded, false)
+  t.runs[0]!()
+  await Promise.all([a, b])
+  assert.equal(t.runs.length, 1)
+  await job.stop()
+})
+
+test('a failing run is reported and the job goes on, even when the task throws before returning a promise', async () => {
+  const errors: unknown[] = []
+  let calls = 0
+  const job = periodic(
+    () => {
+      calls++
+      if (calls === 1) throw new Error('synchronous')
+      if (calls === 2) return Promise.reject(new Error('rejected'))
+      return Promise.resolve()
+    },
+    { intervalMs: 10, firstRunMs: 0, onError: (err) => errors.push(err) },
+  )
+  await until(() => calls >= 3)
+  await job.stop()
+  assert.deepEqual(
+    errors.slice(0, 2).map((e) => (e as Error).message),
+    ['synchronous', 'rejected'],
+  )
+})
+
+test('stop() waits for the run in progress, and nothing runs after it', async () => {
+  const t = controlledTask()
+  const job = periodic(t.task, { intervalMs: 10, firstRunMs: 0, onError: assert.fail })
+  await until(() => t.runs.length === 1)
+  let stopped = false
+  const stopping = job.stop().then(() => {
+    stopped = true
+  })
+  await delay(30)
+  assert.equal(stopped, false, 'stop() waits for the run')
+  t.runs[0]!()
+  await stopping
+  await job.run()
+  await delay(40)
+  assert.equal(t.runs.length, 1, 'no run after stop()')
+})
+
+test('the timers do not keep the process alive', async () => {
+  // A child process with only a job scheduled exits at once.
+  const { spawnSync } = await import('node:child_process')
+  const script = `import { periodic } from ${JSON.stringify(new URL('../src/periodic.ts', import.meta.url).href)}
+periodic(async () => {}, { intervalMs: 3_600_000, firstRunMs: 60_000, onError() {} })`
+  // Killed at the timeout (status null) if a timer held it: the first run is a minute away.
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 })
+  assert.equal(r.status, 0, r.stderr)
+})
