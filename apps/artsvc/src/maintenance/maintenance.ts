@@ -6,6 +6,7 @@
  */
 import { readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
+import { deleteBefore } from '@gatehouse/kit/db/batched-delete.ts'
 import type { AppContext } from '../context.ts'
 
 export interface MaintenanceResult {
@@ -50,16 +51,14 @@ export async function runMaintenance(ctx: AppContext): Promise<MaintenanceResult
   }
   const sessions = await ctx.database.db.deleteFrom('sessions').where('expires_at', '<=', now).executeTakeFirst()
   const states = await ctx.database.db.deleteFrom('oidc_states').where('expires_at', '<=', now).executeTakeFirst()
-  const audit = await ctx.database.db
-    .deleteFrom('audit_events')
-    .where('at', '<', now - ctx.config.auditRetention)
-    .executeTakeFirst()
+  // In batches: a first pass over a year of history would otherwise hold the write lock throughout.
+  const audit = await deleteBefore(ctx.database.db, 'audit_events', 'at', now - ctx.config.auditRetention)
   const result = {
     uploads: Number(uploads.numDeletedRows),
     files,
     sessions: Number(sessions.numDeletedRows),
     oidcStates: Number(states.numDeletedRows),
-    auditEvents: Number(audit.numDeletedRows),
+    auditEvents: audit,
   }
   for (const [kind, n] of Object.entries(result)) ctx.counters.maintenanceRemoved.inc({ kind }, n)
   ctx.logger.info({ maintenance: result }, 'maintenance done')
