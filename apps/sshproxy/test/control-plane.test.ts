@@ -288,6 +288,36 @@ describe('control plane end to end (edgegate + sshproxy serve + sshd + OpenSSH)'
     assert.equal(metric(m, 'sshproxy_connection_results_total', { result: 'allowed' }), 1)
   })
 
+  test('an approval made for a while (decision approve --for) reaches the gate with its expiry, which `list` shows', async (t) => {
+    const token = await edgegateToken(eg.database, ['node', 'add', '--kind', 'sshgate', 'gate-for'])
+    const gate = await startGate(sshd.port, [], undefined, {
+      control_plane: { url: eg.base, instance_id: 'gate-for', token, ca: ca.caPath, sync_interval: '1s' },
+    })
+    t.after(() => gate.stop())
+    const sent = Date.now()
+    await roundTrip(gate, eg, admin, 'gate-for', async () => {
+      const a = await edgegateCli(eg.database, [
+        'decision',
+        'approve',
+        '--instance',
+        'gate-for',
+        '--for',
+        '2h',
+        OPENSSH_FP,
+      ])
+      assert.equal(a.code, 0, a.stderr)
+    })
+    const e = (await verdict(gate, OPENSSH_FP))!
+    assert.ok(e.expires_at !== null, 'the expiry is stored with the pulled decision')
+    const left = Date.parse(e.expires_at) - sent
+    assert.ok(left > 7_000_000 && left <= 7_260_000, `expires about 2 hours after the approval (${e.expires_at})`)
+    const list = await cli(['list', '--db', gate.dbPath])
+    assert.equal(list.code, 0, list.stderr)
+    assert.match(list.stdout, new RegExp(`${OPENSSH_FP}\\s+approved until ${e.expires_at.replace(/\./g, '\\.')}`))
+    const json = await cli(['list', '--json', '--db', gate.dbPath])
+    assert.equal(JSON.parse(json.stdout)[0].expires_at, e.expires_at)
+  })
+
   test('a redirecting control-plane URL is refused and logged; the gate keeps serving on local verdicts', async (t) => {
     const token = await edgegateToken(eg.database, ['node', 'add', '--kind', 'sshgate', 'gate-redirect'])
     const cert = ca.issueServer()

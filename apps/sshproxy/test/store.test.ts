@@ -5,10 +5,11 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { openDatabase } from '@gatehouse/kit/db/database.ts'
 import { tempDir } from '@gatehouse/testkit'
 import fc from 'fast-check'
 import { sql } from 'kysely'
-import { openStore, type Store } from '../src/db/index.ts'
+import { migrations, openStore, type Store } from '../src/db/index.ts'
 import {
   deleteEntry,
   gateStatus,
@@ -340,6 +341,80 @@ test('sync: control-plane times (6 fraction digits) and local ones (3) compare b
     1,
   )
   assert.equal(await gateStatus(store.db, fp(2)), 'pending')
+})
+
+test("sync: a pulled decision ends at its expiry on the gate itself; the CLI's verdicts never expire", async (t) => {
+  const { store } = await fresh(t)
+  const reader = gateStatusReader(store)
+  const until = '2026-11-22T07:00:00.000000Z'
+  const before = Date.parse(until) - 1000
+  const after = Date.parse(until) + 1000
+  await applyDecisions(
+    store.db,
+    [
+      {
+        fingerprint: fp(1),
+        status: 'blocked',
+        label: 'for an hour',
+        updated_at: at(10),
+        actor: 'cp',
+        expires_at: until,
+      },
+      {
+        fingerprint: fp(2),
+        status: 'approved',
+        label: 'for a while',
+        updated_at: at(10),
+        actor: 'cp',
+        expires_at: until,
+      },
+      { fingerprint: fp(3), status: 'blocked', label: 'for good', updated_at: at(10), actor: 'cp' },
+      // An expiry the gate cannot read is no expiry (the control plane validates it; an old or odd peer may not).
+      { fingerprint: fp(4), status: 'blocked', label: '', updated_at: at(10), actor: 'cp', expires_at: 'soon' },
+    ],
+    at(11),
+  )
+  assert.equal(await gateStatus(store.db, fp(1), before), 'blocked')
+  assert.equal(await gateStatus(store.db, fp(1), after), 'pending')
+  assert.equal(await reader(fp(1), before), 'blocked')
+  assert.equal(await reader(fp(1), after), 'pending', 'the remembered row still expires with time')
+  assert.equal(await reader(fp(2), after), 'pending', 'an approval for a while ends too')
+  assert.equal(await reader(fp(3), after), 'blocked')
+  assert.equal(await reader(fp(4), after), 'blocked')
+  assert.equal((await getEntry(store.db, fp(1)))?.expires_at, until)
+  assert.equal((await getEntry(store.db, fp(4)))?.expires_at, null)
+  // A later decision without an expiry makes it permanent.
+  await applyDecisions(
+    store.db,
+    [{ fingerprint: fp(1), status: 'blocked', label: 'for good now', updated_at: at(20), actor: 'cp' }],
+    at(21),
+  )
+  assert.equal(await reader(fp(1), after), 'blocked')
+  // The gate's own verdict replaces a pulled one with its expiry, and keeps no expiry.
+  await setVerdict(store.db, fp(2), { verdict: 'approved', actor: 'cli:t', now: at(30) })
+  assert.equal((await getEntry(store.db, fp(2)))?.expires_at, null)
+  assert.equal(await reader(fp(2), after), 'approved')
+})
+
+test('upgrading a store from before expiries clears the policy cursor once, so every decision is pulled again with its expiry', async (t) => {
+  const dir = tempDir('sshproxy-store-upgrade-')
+  t.after(() => dir.remove())
+  const path = join(dir.path, 'gate.db')
+  const { '0004_decision_expiry': _, ...before } = migrations
+  const old = await openDatabase<never>({ url: `sqlite:${path}`, migrations: before })
+  await setSyncState(old.db as never, 'policy_cursor', at(9), at(9))
+  await setSyncState(old.db as never, 'upload_ack_seq', '7', at(9))
+  await old.close()
+  const store = await openStore(path)
+  t.after(() => store.close())
+  assert.equal(await getSyncState(store.db, 'policy_cursor'), undefined)
+  assert.equal(await getSyncState(store.db, 'upload_ack_seq'), '7', 'uploads go on where they were')
+  await applyDecisions(
+    store.db,
+    [{ fingerprint: fp(1), status: 'blocked', label: '', updated_at: at(10), actor: 'cp', expires_at: at(20) }],
+    at(11),
+  )
+  assert.equal(await gateStatus(store.db, fp(1), Date.parse(at(21))), 'pending')
 })
 
 test('compareTimes orders any two RFC 3339 times like their instants, whatever the fraction digits', () => {

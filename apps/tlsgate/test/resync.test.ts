@@ -70,9 +70,7 @@ test('a resync replaces and drops pulled verdicts, clears their expiry, and keep
   await applyDecisions(store.db, full, at(10), cursor(at(1)))
   assert.equal((await rows()).c![0], 'blocked', 'outside a resync, last writer wins')
   await applyDecisions(store.db, full, at(10), cursor(at(1)), true)
-  const dropped = await dropUnlistedPulled(store.db, new Set(full.map((d) => d.fingerprint)), at(10), {
-    expires_at: null,
-  })
+  const dropped = await dropUnlistedPulled(store.db, new Set(full.map((d) => d.fingerprint)), at(10))
   assert.deepEqual(dropped, [fp('b')])
   assert.deepEqual(await rows(), {
     a: ['approved', 1, '-', 'label a'],

@@ -1,16 +1,16 @@
 /**
  * A gate's sync wired to its SQLite store (sshproxy, tlsgate): entries changed since the
- * acknowledged upload as the source (`sync_state` key `upload_ack_seq`), the gate's
- * `applyDecisions` plus the policy cursor (`policy_cursor`) as the sink, the managed trusted
- * ranges, and the `<app>_sync_*` / `<app>_bypass_ranges` metrics. The gate supplies how it reads
- * changed entries and applies decisions (its own columns); the loop is gate-sync.ts.
+ * acknowledged upload as the source (`sync_state` key `upload_ack_seq`), the pulled decisions
+ * applied with the policy cursor (`policy_cursor`) as the sink, the managed trusted ranges, and
+ * the `<app>_sync_*` / `<app>_bypass_ranges` metrics. The gate supplies how it reads changed
+ * entries (its own columns); the loop is gate-sync.ts.
  */
 import type { Kysely } from 'kysely'
 import { watchCertificateExpiry } from './certificate-expiry.ts'
-import type { Decision } from './edge-wire.ts'
 import { type BypassRanges, type ManagedRangesDB, replaceManagedRanges } from './gate-bypass.ts'
 import { type GateEntry, toObservation } from './gate-observation.ts'
 import {
+  applyDecisions,
   dropUnlistedPulled,
   type GateStoreDB,
   getSyncState,
@@ -31,15 +31,6 @@ export interface GateStoreSyncOptions {
   db: Kysely<GateStoreDB & ManagedRangesDB>
   /** Up to `limit` entries changed after `afterSeq`, oldest change first. */
   changedSince(afterSeq: number, limit: number): Promise<Array<GateEntry & { change_seq: number }>>
-  /** Apply one page of decisions and store the cursor, in one transaction (kit `applyDecisions`). */
-  applyDecisions(
-    decisions: readonly Decision[],
-    now: string,
-    cursor: { key: string; value: string },
-    authoritative: boolean,
-  ): Promise<unknown>
-  /** The gate's own columns reset with a verdict a resync drops (tlsgate: an automated block's expiry). */
-  ownReset?: Record<string, unknown>
   bypass: BypassRanges
   logger: Logger
   metrics: AppMetrics
@@ -81,7 +72,8 @@ export function startGateStoreSync(o: GateStoreSyncOptions): SyncHandle {
     sink: {
       cursor: () => getSyncState(db, POLICY_CURSOR_KEY),
       applyDecisions: async (decisions, cursor, authoritative) => {
-        await o.applyDecisions(
+        await applyDecisions(
+          db,
           decisions,
           new Date().toISOString(),
           { key: POLICY_CURSOR_KEY, value: cursor },
@@ -91,7 +83,7 @@ export function startGateStoreSync(o: GateStoreSyncOptions): SyncHandle {
       resyncPending: async () => (await getSyncState(db, POLICY_RESYNC_KEY)) !== undefined,
       startResync: () => setSyncState(db, POLICY_RESYNC_KEY, '1', new Date().toISOString()),
       finishResync: async (listed) => {
-        const dropped = await dropUnlistedPulled(db, listed, new Date().toISOString(), o.ownReset)
+        const dropped = await dropUnlistedPulled(db, listed, new Date().toISOString())
         resyncDropped.inc(dropped.length)
         return dropped.length
       },

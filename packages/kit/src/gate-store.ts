@@ -20,6 +20,12 @@ export interface GateFingerprintColumns {
   /** NULL: nobody (operator or control plane) has decided; the gate treats the entry as unknown. */
   decided_at: string | null
   actor: string | null
+  /**
+   * When a pulled decision stops applying (the control plane's `expires_at`: an automated block,
+   * or a manual decision made for a while); after it the entry counts as pending, so a gate cut
+   * off from the control plane still ends it on time. NULL: no expiry (and the gate's own verdicts).
+   */
+  expires_at: string | null
   label: Generated<string>
   count: Generated<number>
   first_seen: string
@@ -256,15 +262,13 @@ export interface VerdictChange {
 }
 
 /**
- * Set the verdict (and the label when given), with `own` columns of the gate's table written
- * alongside (tlsgate: a manual verdict clears an automated block's expiry). False when the
- * fingerprint is not stored.
+ * Set the verdict (and the label when given). The gate's own verdict never expires: it replaces a
+ * pulled one with its expiry. False when the fingerprint is not stored.
  */
 export async function setVerdict(
   db: Kysely<GateStoreDB>,
   fingerprint: string,
   change: VerdictChange,
-  own: Record<string, unknown> = {},
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const seq = await nextChangeSeq(trx)
@@ -275,7 +279,7 @@ export async function setVerdict(
         decided_at: change.now,
         actor: change.actor,
         pulled: 0,
-        ...own,
+        expires_at: null,
         ...(change.label === undefined ? {} : { label: change.label }),
         change_seq: seq,
         changed_at: change.now,
@@ -339,6 +343,7 @@ export async function recordObservations<O extends GateObservation>(
             verdict: 'pending',
             decided_at: null,
             actor: null,
+            expires_at: null,
             count: o.count,
             first_seen: o.firstSeen,
             last_seen: o.lastSeen,
@@ -384,23 +389,28 @@ export interface PulledDecision {
   label: string
   updated_at: string
   actor: string
+  /** RFC 3339; absent: the decision does not expire. */
+  expires_at?: string | undefined
+}
+
+/** A pulled decision's expiry as stored: NULL when it has none, or none a gate can read. */
+function expiryOf(d: PulledDecision): string | null {
+  return typeof d.expires_at === 'string' && parseTimestampMicros(d.expires_at) !== undefined ? d.expires_at : null
 }
 
 /**
  * Apply pulled decisions in one transaction (all or none). A decision older than the local one
  * is skipped (last writer wins, by instant); unknown fingerprints get an entry with no
- * observations, which the entry cap bounds. `own(d)` adds the gate's own columns (tlsgate: an
- * automated block's expiry). `cursor`, when given, is stored in the same transaction. With
- * `authoritative` (a resync's full pull), the control plane's answer also replaces a verdict
- * pulled earlier that is newer (one its database lost); the gate's own verdicts still win by
- * time. Returns how many entries changed.
+ * observations, which the entry cap bounds. Each carries its expiry (`expires_at`). `cursor`,
+ * when given, is stored in the same transaction. With `authoritative` (a resync's full pull),
+ * the control plane's answer also replaces a verdict pulled earlier that is newer (one its
+ * database lost); the gate's own verdicts still win by time. Returns how many entries changed.
  */
 export async function applyDecisions<D extends PulledDecision>(
   db: Kysely<GateStoreDB>,
   decisions: readonly D[],
   now: string,
   cursor?: { key: string; value: string },
-  own: (d: D) => Record<string, unknown> = () => ({}),
   authoritative = false,
 ): Promise<number> {
   return db.transaction().execute(async (trx) => {
@@ -411,7 +421,14 @@ export async function applyDecisions<D extends PulledDecision>(
         .select(['decided_at', 'pulled'])
         .where('fingerprint', '=', d.fingerprint)
         .executeTakeFirst()
-      const set = { verdict: d.status, label: d.label, decided_at: d.updated_at, actor: d.actor, pulled: 1, ...own(d) }
+      const set = {
+        verdict: d.status,
+        label: d.label,
+        decided_at: d.updated_at,
+        actor: d.actor,
+        pulled: 1,
+        expires_at: expiryOf(d),
+      }
       if (!current) {
         await trx
           .insertInto('fingerprints')
@@ -456,15 +473,13 @@ export const POLICY_RESYNC_KEY = 'policy_resync'
 
 /**
  * The end of a resync: every verdict pulled earlier that the control plane's full answer does
- * not hold (`listed`) goes back to undecided, with `own` columns reset alongside (tlsgate: an
- * automated block's expiry); the gate's own verdicts stay. Clears the resync mark in the same
+ * not hold (`listed`) goes back to undecided; the gate's own verdicts stay. Clears the resync mark in the same
  * transaction. Returns the fingerprints reset.
  */
 export async function dropUnlistedPulled(
   db: Kysely<GateStoreDB>,
   listed: ReadonlySet<string>,
   now: string,
-  own: Record<string, unknown> = {},
 ): Promise<string[]> {
   return db.transaction().execute(async (trx) => {
     const pulled = await trx.selectFrom('fingerprints').select('fingerprint').where('pulled', '=', 1).execute()
@@ -472,7 +487,15 @@ export async function dropUnlistedPulled(
     for (let i = 0; i < gone.length; i += 500) {
       await trx
         .updateTable('fingerprints')
-        .set({ verdict: 'pending', decided_at: null, actor: null, label: '', pulled: 0, changed_at: now, ...own })
+        .set({
+          verdict: 'pending',
+          decided_at: null,
+          actor: null,
+          label: '',
+          pulled: 0,
+          expires_at: null,
+          changed_at: now,
+        })
         .where('fingerprint', 'in', gone.slice(i, i + 500))
         .execute()
     }

@@ -3,6 +3,8 @@
  * file `serve` uses; `serve` reads the verdict per connection, so changes apply at once.
  */
 import { gateEntryCommands } from '@gatehouse/kit/cli/gate-entries.ts'
+import { type Column, formatTable } from '@gatehouse/kit/cli/output.ts'
+import { gateStatusOf, verdictText } from '@gatehouse/kit/gate-verdict.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { openStore } from '../db/index.ts'
 import { errors } from '../errors.ts'
@@ -21,10 +23,6 @@ const commands = gateEntryCommands({
 
 export const { readStore, verdictCommand, labelCommand, deleteCommand, backupCommand } = commands
 
-export function verdictText(e: Pick<FingerprintEntry, 'verdict' | 'decided_at'>): string {
-  return e.decided_at === null ? 'new' : e.verdict
-}
-
 /** The joined fingerprint material, or undefined when metadata was trimmed. */
 export function materialOf(e: FingerprintEntry): string | undefined {
   const m = e.metadata
@@ -41,6 +39,7 @@ export async function listCommand(dbPath: string, options: { verbose: boolean; j
       fingerprint: e.fingerprint,
       verdict: e.verdict,
       decided: e.decided_at !== null,
+      expires_at: e.expires_at,
       label: e.label,
       count: e.count,
       enrolled_count: e.enrolled_count,
@@ -65,30 +64,34 @@ export async function listCommand(dbPath: string, options: { verbose: boolean; j
     io.out('no fingerprints stored yet\n')
     return
   }
-  const rows = entries.map((e) => [
-    e.fingerprint,
-    verdictText(e),
-    String(e.count),
-    e.last_seen,
-    e.ips.slice(0, 3).join(',') + (e.ips.length > 3 ? `,+${e.ips.length - 3}` : ''),
-    escapeTerminal(e.label),
-  ])
-  const head = ['FINGERPRINT', 'VERDICT', 'COUNT', 'LAST SEEN', 'IPS', 'LABEL']
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
-  const line = (cells: string[]) =>
-    `${cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')}`.trimEnd()
-  const out = [line(head)]
+  const columns: Column<FingerprintEntry>[] = [
+    { header: 'FINGERPRINT', value: (e) => e.fingerprint },
+    {
+      header: 'VERDICT',
+      value: (e) => verdictText(e),
+      style: (e) => (gateStatusOf(e, Date.now()) === 'blocked' ? 'red' : undefined),
+    },
+    { header: 'COUNT', value: (e) => e.count },
+    { header: 'LAST SEEN', value: (e) => e.last_seen },
+    { header: 'IPS', value: (e) => e.ips.slice(0, 3).join(',') + (e.ips.length > 3 ? `,+${e.ips.length - 3}` : '') },
+    { header: 'LABEL', value: (e) => e.label },
+  ]
+  const lines = formatTable(columns, entries).trimEnd().split('\n')
+  if (!options.verbose) {
+    io.out(`${lines.join('\n')}\n`)
+    return
+  }
+  // -v: three indented lines under each row (the table's cells are escaped by formatTable).
+  const out = [lines[0]!]
   for (const [i, e] of entries.entries()) {
-    out.push(line(rows[i]!))
-    if (options.verbose) {
-      out.push(
-        `    client: ${escapeTerminal(e.identification || '-')} (version ${escapeTerminal(e.client_version || '-')})`,
-      )
-      out.push(
-        `    first seen: ${e.first_seen}  enrolled connections: ${e.enrolled_count}  actor: ${escapeTerminal(e.actor ?? '-')}`,
-      )
-      out.push(`    material: ${escapeTerminal(materialOf(e) ?? '(not stored)')}`)
-    }
+    out.push(lines[i + 1]!)
+    out.push(
+      `    client: ${escapeTerminal(e.identification || '-')} (version ${escapeTerminal(e.client_version || '-')})`,
+    )
+    out.push(
+      `    first seen: ${e.first_seen}  enrolled connections: ${e.enrolled_count}  actor: ${escapeTerminal(e.actor ?? '-')}`,
+    )
+    out.push(`    material: ${escapeTerminal(materialOf(e) ?? '(not stored)')}`)
   }
   io.out(`${out.join('\n')}\n`)
 }

@@ -17,6 +17,11 @@ export interface FingerprintTable {
   decided_at: string | null
   /** Who set the verdict (`cli:<user>`, or the control plane's actor). */
   actor: string | null
+  /**
+   * When a pulled decision stops applying (the control plane's `expires_at`); after it the entry
+   * counts as pending. NULL: no expiry (and the gate's own verdicts).
+   */
+  expires_at: string | null
   label: Generated<string>
   count: Generated<number>
   first_seen: string

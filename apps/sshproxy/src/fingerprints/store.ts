@@ -7,8 +7,6 @@
  * recording observations and setting verdicts; this file adds the SSH gate's own columns.
  */
 
-import type { Database } from '@gatehouse/kit/db/database.ts'
-import { memoUntilChange, WalChanges } from '@gatehouse/kit/db/wal-changes.ts'
 import { EDGE_LIMITS } from '@gatehouse/kit/edge-limits.ts'
 import {
   boundMetadata,
@@ -24,7 +22,7 @@ import {
   setVerdict as setGateVerdict,
   setLabel,
 } from '@gatehouse/kit/gate-store.ts'
-import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely'
+import { type Kysely, sql, type Transaction } from 'kysely'
 import type { DB, FingerprintRow, Verdict } from '../db/schema.ts'
 
 export interface Sighting extends StoredSighting {
@@ -36,11 +34,10 @@ export interface Sighting extends StoredSighting {
 
 export type Db = Kysely<DB> | Transaction<DB>
 
+/** What the gate does with a fingerprint, and its per-connection reader, are the kit's (gate-verdict.ts). */
+export { type GateStatus, gateStatus, gateStatusReader } from '@gatehouse/kit/gate-verdict.ts'
 /** The SQL both gates share is the kit's (packages/kit/src/gate-store.ts). */
 export { deleteEntry, nextChangeSeq, pruneToCap, removeExpiredSightings, setLabel }
-
-/** What the gate does with a fingerprint: `unknown` when absent or observed but never decided. */
-export type GateStatus = 'unknown' | Verdict
 
 /** One fingerprint's observations gathered since the last flush. */
 export interface Observation {
@@ -67,39 +64,6 @@ export interface FingerprintEntry extends Omit<FingerprintRow, 'ips' | 'ports' |
 
 export function decodeEntry(row: FingerprintRow): FingerprintEntry {
   return { ...row, ...decodeStoredSets<Sighting>(row) }
-}
-
-const GATE_STATUS_SQL = 'select verdict, decided_at from fingerprints where fingerprint = ?'
-interface StatusRow {
-  verdict: Verdict
-  decided_at: string | null
-}
-
-function statusOf(row: StatusRow | undefined): GateStatus {
-  if (!row || (row.verdict === 'pending' && row.decided_at === null)) return 'unknown'
-  return row.verdict
-}
-
-/** The verdict the gate applies, read per connection so CLI changes apply at once. */
-export async function gateStatus(db: Db, fingerprint: string): Promise<GateStatus> {
-  const { rows } = await db.executeQuery<StatusRow>(CompiledQuery.raw(GATE_STATUS_SQL, [fingerprint]))
-  return statusOf(rows[0])
-}
-
-/**
- * `gateStatus` for the gate's per-connection lookup: one statement prepared once and run
- * synchronously when the connection is free (the kit's `Database.prepare`), so a lookup costs
- * what SQLite costs instead of a Kysely query's round through the driver. It reads committed
- * data only: it waits behind an open transaction like any query.
- */
-export function gateStatusReader(
-  store: Pick<Database<DB>, 'prepare' | 'sqlite'>,
-): (fingerprint: string) => Promise<GateStatus> {
-  const query = store.prepare<StatusRow>({ compile: () => CompiledQuery.raw(GATE_STATUS_SQL, ['']) })
-  const read = async (fingerprint: string) => statusOf(await query.first(fingerprint))
-  // Remembered until the database changes in any process (kit `WalChanges`): still exact.
-  const path = store.sqlite?.location()
-  return path ? memoUntilChange(new WalChanges(path), read) : read
 }
 
 export async function getEntry(db: Db, fingerprint: string): Promise<FingerprintEntry | undefined> {

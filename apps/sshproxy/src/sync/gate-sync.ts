@@ -9,7 +9,7 @@ import type { SyncHandle } from '@gatehouse/kit/gate-sync.ts'
 import type { BypassRanges } from '../bypass/ranges.ts'
 import type { ControlPlaneConfig } from '../config.ts'
 import type { Store } from '../db/index.ts'
-import { applyDecisions, changedSince } from '../fingerprints/sync-store.ts'
+import { changedSince } from '../fingerprints/sync-store.ts'
 
 /** `sync_state` keys. */
 export { POLICY_CURSOR_KEY, UPLOAD_ACK_KEY }
@@ -28,8 +28,6 @@ export function startGateSync(o: GateSyncOptions): SyncHandle {
     controlPlane: o.controlPlane,
     db,
     changedSince: (after, limit) => changedSince(db, after, limit),
-    applyDecisions: (decisions, now, cursor, authoritative) =>
-      applyDecisions(db, decisions, now, cursor, authoritative),
     bypass: o.bypass,
     logger: o.logger,
     metrics: o.metrics,

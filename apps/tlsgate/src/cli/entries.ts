@@ -4,6 +4,7 @@
  */
 import { gateEntryCommands } from '@gatehouse/kit/cli/gate-entries.ts'
 import { type Column, formatTable } from '@gatehouse/kit/cli/output.ts'
+import { gateStatusOf, verdictText } from '@gatehouse/kit/gate-verdict.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { openStore } from '../db/index.ts'
 import { errors } from '../errors.ts'
@@ -20,13 +21,6 @@ const commands = gateEntryCommands({
 })
 
 export const { readStore, verdictCommand, labelCommand, deleteCommand, backupCommand } = commands
-
-/** `new` until someone decided; an automated block past its expiry reads `pending (expired block)`. */
-export function verdictText(e: Pick<FingerprintEntry, 'verdict' | 'decided_at' | 'expires_at'>, now = Date.now()) {
-  if (e.decided_at === null) return 'new'
-  if (e.expires_at !== null && Date.parse(e.expires_at) <= now) return 'pending (expired block)'
-  return e.expires_at !== null ? `${e.verdict} until ${e.expires_at}` : e.verdict
-}
 
 export async function listCommand(dbPath: string, options: { verbose: boolean; json: boolean }, io: Io) {
   const entries = await readStore(dbPath, (s) => listEntries(s.db))
@@ -57,7 +51,11 @@ export async function listCommand(dbPath: string, options: { verbose: boolean; j
   }
   const columns: Column<FingerprintEntry>[] = [
     { header: 'FINGERPRINT', value: (e) => e.fingerprint },
-    { header: 'VERDICT', value: (e) => verdictText(e), style: (e) => (e.verdict === 'blocked' ? 'red' : undefined) },
+    {
+      header: 'VERDICT',
+      value: (e) => verdictText(e),
+      style: (e) => (gateStatusOf(e, Date.now()) === 'blocked' ? 'red' : undefined),
+    },
     { header: 'COUNT', value: (e) => e.count },
     { header: 'LAST SEEN', value: (e) => e.last_seen },
     { header: 'SNI', value: (e) => e.metadata.sni },

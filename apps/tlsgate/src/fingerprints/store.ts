@@ -7,8 +7,6 @@
  * recording observations and setting verdicts; this file adds the TLS gate's own columns.
  */
 
-import type { Database } from '@gatehouse/kit/db/database.ts'
-import { memoUntilChange, WalChanges } from '@gatehouse/kit/db/wal-changes.ts'
 import {
   decodeStoredSets,
   deleteEntry,
@@ -20,16 +18,15 @@ import {
   setVerdict as setGateVerdict,
   setLabel,
 } from '@gatehouse/kit/gate-store.ts'
-import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely'
+import { type Kysely, sql, type Transaction } from 'kysely'
 import type { DB, FingerprintRow, Verdict } from '../db/schema.ts'
 
 export type Db = Kysely<DB> | Transaction<DB>
 
+/** What the gate does with a fingerprint, and its per-connection reader, are the kit's (gate-verdict.ts). */
+export { type GateStatus, gateStatus, gateStatusReader } from '@gatehouse/kit/gate-verdict.ts'
 /** The SQL both gates share is the kit's (packages/kit/src/gate-store.ts). */
 export { deleteEntry, pruneToCap, removeExpiredSightings, setLabel }
-
-/** What the gate does with a fingerprint: `unknown` when absent or observed but never decided. */
-export type GateStatus = 'unknown' | Verdict
 
 export type Sighting = StoredSighting
 
@@ -58,46 +55,6 @@ export function decodeEntry(row: FingerprintRow): FingerprintEntry {
   return { ...row, ...sets, metadata: sets.metadata as Record<string, string> }
 }
 
-const GATE_STATUS_SQL = 'select verdict, decided_at, expires_at from fingerprints where fingerprint = ?'
-interface StatusRow {
-  verdict: Verdict
-  decided_at: string | null
-  expires_at: string | null
-}
-
-function statusOf(row: StatusRow | undefined, now: number): GateStatus {
-  if (!row || (row.verdict === 'pending' && row.decided_at === null)) return 'unknown'
-  if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return 'pending'
-  return row.verdict
-}
-
-/**
- * The verdict the gate applies, read per connection so CLI changes apply at once. An
- * automated block past its `expires_at` counts as pending (the control plane also sends the
- * explicit pending; this covers a gate that cannot reach it).
- */
-export async function gateStatus(db: Db, fingerprint: string, now = Date.now()): Promise<GateStatus> {
-  const { rows } = await db.executeQuery<StatusRow>(CompiledQuery.raw(GATE_STATUS_SQL, [fingerprint]))
-  return statusOf(rows[0], now)
-}
-
-/**
- * `gateStatus` for the gate's per-connection lookup: one statement prepared once and run
- * synchronously when the connection is free (the kit's `Database.prepare`). It reads committed
- * data only: it waits behind an open transaction like any query.
- */
-export function gateStatusReader(
-  store: Pick<Database<DB>, 'prepare' | 'sqlite'>,
-): (fingerprint: string, now?: number) => Promise<GateStatus> {
-  const query = store.prepare<StatusRow>({ compile: () => CompiledQuery.raw(GATE_STATUS_SQL, ['']) })
-  const first = (fingerprint: string) => query.first(fingerprint)
-  // The row is remembered until the database changes in any process (kit `WalChanges`); the
-  // status is worked out per call, as an automated block expires with time.
-  const path = store.sqlite?.location()
-  const row = path ? memoUntilChange(new WalChanges(path), first) : first
-  return async (fingerprint, now = Date.now()) => statusOf(await row(fingerprint), now)
-}
-
 export async function getEntry(db: Db, fingerprint: string): Promise<FingerprintEntry | undefined> {
   const row = await db.selectFrom('fingerprints').selectAll().where('fingerprint', '=', fingerprint).executeTakeFirst()
   return row && decodeEntry(row)
@@ -114,12 +71,12 @@ export function setVerdict(
   fingerprint: string,
   change: { verdict: Verdict; actor: string; label?: string | undefined; now: string },
 ): Promise<boolean> {
-  return setGateVerdict(db, fingerprint, change, { expires_at: null })
+  return setGateVerdict(db, fingerprint, change)
 }
 
 /** The TLS gate's own columns of an observed entry (the kit writes the shared ones). */
 const OWN_COLUMNS: OwnObservationColumns<Observation> = {
-  insert: (o) => ({ expires_at: null, refused_count: o.refused }),
+  insert: (o) => ({ refused_count: o.refused }),
   update: (o) => ({ refused_count: sql`refused_count + ${o.refused}` }),
 }
 

@@ -11,7 +11,7 @@ import type { SyncControlPlane, SyncHandle } from '@gatehouse/kit/gate-sync.ts'
 import type { Logger } from '@gatehouse/kit/logger.ts'
 import type { AppMetrics } from '@gatehouse/kit/metrics.ts'
 import type { Store } from '../db/index.ts'
-import { applyDecisions, changedSince } from '../fingerprints/sync-store.ts'
+import { changedSince } from '../fingerprints/sync-store.ts'
 import { hourStart, type SmtpReporter } from '../smtp/index.ts'
 
 /** `sync_state` keys. */
@@ -65,9 +65,6 @@ export function startGateSync(o: GateSyncOptions): GateSync {
     controlPlane: o.controlPlane,
     db,
     changedSince: (after, limit) => changedSince(db, after, limit),
-    applyDecisions: (decisions, now, cursor, authoritative) =>
-      applyDecisions(db, decisions, now, cursor, authoritative),
-    ownReset: { expires_at: null },
     bypass: o.bypass,
     logger: o.logger,
     metrics: o.metrics,

@@ -1,13 +1,14 @@
 /**
  * A gate's `status` (like `fail2ban-client status`), for both gates: the routes, whether the
  * running gate answers (its connection results since it started, read from its metrics
- * endpoint), the stored fingerprints by verdict, the gate's own counter, the last client seen
+ * endpoint), the stored fingerprints by verdict (one past its expiry as pending), the gate's own counter, the last client seen
  * and the last control-plane sync. Read from the config and the store without touching the
  * running gate; a stopped gate is a state, not a failure. Loads no server or HTTP-client stack.
  */
 import { type Kysely, sql } from 'kysely'
 import type { ManagedRangesDB } from '../gate-bypass.ts'
 import { type GateStoreDB, POLICY_CURSOR_KEY, UPLOAD_ACK_KEY } from '../gate-store.ts'
+import { gateStatusOf } from '../gate-verdict.ts'
 import { formatListenAddress } from '../net.ts'
 import { escapeTerminal } from '../terminal.ts'
 import { paint } from './output.ts'
@@ -102,6 +103,18 @@ export async function gateStatusReport(inputs: GateStatusInputs, db: Kysely<Stat
     counter += Number(r.counted ?? 0)
     if (r.last_seen !== null && (lastSeen === null || Date.parse(r.last_seen) > Date.parse(lastSeen)))
       lastSeen = r.last_seen
+  }
+  // A decision past its expiry counts as pending, as the gate treats it (few entries expire).
+  const expiring = await db
+    .selectFrom('fingerprints')
+    .select(['verdict', 'decided_at', 'expires_at'])
+    .where('expires_at', 'is not', null)
+    .execute()
+  const now = Date.now()
+  for (const e of expiring) {
+    if (e.decided_at === null || e.verdict === 'pending' || gateStatusOf(e, now) !== 'pending') continue
+    fingerprints[e.verdict]--
+    fingerprints.pending++
   }
   const state = await db
     .selectFrom('sync_state')
