@@ -9,7 +9,7 @@ import { after, describe, test } from 'node:test'
 import { loadedPackages, tempDir } from '@gatehouse/testkit'
 import { openStore } from '../src/db/index.ts'
 import { recordObservations } from '../src/fingerprints/store.ts'
-import { setSyncState } from '../src/fingerprints/sync-store.ts'
+import { applyDecisions, setSyncState } from '../src/fingerprints/sync-store.ts'
 import { cli, fakeBackend, MAIN, rawClient, startGate, waitFor } from './helpers.ts'
 
 const dir = tempDir('sshproxy-status-')
@@ -89,6 +89,25 @@ describe('sshproxy status', () => {
     assert.deepEqual(report.routes, [{ listen: '127.0.0.1:2222', backend: '127.0.0.1:22' }])
     assert.equal(report.control_plane.instance_id, 'edge-1')
     assert.doesNotMatch(json.stdout, /xxxxxxxxxx/, 'the control-plane token is never printed')
+
+    // Pulled blocks with an expiry: one past it counts as pending (the gate treats it so), one not yet as blocked.
+    const reopened = await openStore(db)
+    const past = new Date(Date.now() - 60_000).toISOString()
+    const future = new Date(Date.now() + 3_600_000).toISOString()
+    await applyDecisions(
+      reopened.db,
+      [
+        { fingerprint: fp('e'), status: 'blocked', label: '', updated_at: later, actor: 'cp', expires_at: past },
+        { fingerprint: fp('f'), status: 'blocked', label: '', updated_at: later, actor: 'cp', expires_at: future },
+      ],
+      later,
+    )
+    await reopened.close()
+    const expiring = JSON.parse((await cli(['status', '--json', ...args])).stdout)
+    assert.deepEqual(expiring.fingerprints, { total: 6, approved: 1, blocked: 2, pending: 2, new: 1 })
+    const list = await cli(['list', '--db', db])
+    assert.match(list.stdout, new RegExp(`${fp('e')}\\s+pending \\(expired\\)\\s`))
+    assert.match(list.stdout, new RegExp(`${fp('f')}\\s+blocked until ${future.replace(/\./g, '\\.')}\\s`))
 
     const noRoute = await cli(['status', '--db', db])
     assert.equal(noRoute.code, 1, 'status needs the same inputs as serve')
