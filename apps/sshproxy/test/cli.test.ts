@@ -138,6 +138,37 @@ describe('store commands (child processes)', () => {
     assert.equal(await stored(OTHER), undefined)
   })
 
+  test('block --for and approve --for: the verdict ends then (list says until when); a verdict without --for is for good', async () => {
+    const before = Date.now()
+    let r = await cli(['block', '--for', '2h', '--db', db, FP])
+    assert.equal(r.code, 0, r.stderr)
+    const until = /^[0-9a-f]{32} blocked until (\S+)$/.exec(r.stdout.trim())?.[1]
+    assert.ok(until, r.stdout)
+    const left = Date.parse(until) - before
+    assert.ok(left >= 7_200_000 && left < 7_260_000, until)
+    assert.equal((await stored(FP))!.expires_at, until)
+    const list = await cli(['list', '--db', db])
+    assert.match(list.stdout, new RegExp(`${FP}\\s+blocked until ${until.replace(/\./g, '\\.')}`))
+    r = await cli(['approve', '--for', '30m', '--label', 'contractor', '--db', db, FP])
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stdout, /^[0-9a-f]{32} approved until \S+ \(label "contractor"\)\n$/)
+    r = await cli(['approve', '--db', db, FP])
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal((await stored(FP))!.expires_at, null, 'a verdict without --for is for good')
+    for (const bad of ['30s', '9000h', 'soon', '']) {
+      const refused = await cli(['block', '--for', bad, '--db', db, FP])
+      assert.equal(refused.code, 2, bad)
+      assert.equal(
+        refused.stderr,
+        `sshproxy: --for ${JSON.stringify(bad)}: a duration from 1m to 8760h, written like 30m, 4h or 168h\n`,
+      )
+    }
+    const e = (await stored(FP))!
+    assert.deepEqual([e.verdict, e.expires_at], ['approved', null], 'a refused --for changes nothing')
+    // As the earlier test left it, for the next.
+    assert.equal((await cli(['label', '--db', db, FP, 'renamed'])).code, 0)
+  })
+
   test('exit codes: 1 for an unknown fingerprint or a missing database, 2 for usage errors', async () => {
     const missing = join(dir.path, 'nope', 'x.db')
     const [unknown, badFp, lateFlag, noDb, viaEnv] = await Promise.all([

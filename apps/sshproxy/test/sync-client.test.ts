@@ -33,6 +33,7 @@ function entry(i: number, extra: Partial<GateEntry> = {}): GateEntry {
     fingerprint: i.toString(16).padStart(32, '0'),
     verdict: 'pending',
     decided_at: null,
+    expires_at: null,
     first_seen: t,
     last_seen: t,
     count: i + 1,

@@ -107,6 +107,26 @@ test('approve with a label, block, pending, label, delete change the store; exit
   assert.equal(await stored(OTHER), undefined)
 })
 
+test('block --for: the block ends then, and list says until when; a bad duration is a usage error', async () => {
+  const r = await cli(['block', '--for', '24h', '--db', db, FP])
+  assert.equal(r.code, 0, r.stderr)
+  const until = /^\S+ blocked until (\S+)$/.exec(r.stdout.trim())?.[1]
+  assert.ok(until && Math.abs(Date.parse(until) - Date.now() - 86_400_000) < 60_000, r.stdout)
+  assert.equal((await stored(FP))?.expires_at, until)
+  const list = await cli(['list', '--json', '--db', db])
+  assert.equal(
+    (JSON.parse(list.stdout) as { fingerprint: string; expires_at: string }[]).find((e) => e.fingerprint === FP)
+      ?.expires_at,
+    until,
+  )
+  const bad = await cli(['approve', '--for', '1', '--db', db, FP])
+  assert.equal(bad.code, 2)
+  assert.match(bad.stderr, /^tlsgate: --for "1": a duration from 1m to 8760h/)
+  assert.equal((await stored(FP))?.verdict, 'blocked', 'a refused --for changes nothing')
+  assert.equal((await cli(['pending', '--db', db, FP])).code, 0)
+  assert.equal((await stored(FP))?.expires_at, null)
+})
+
 test('backup copies the store to a new file that reads as the original, never over an existing one', async () => {
   const file = join(dir.path, 'backup.db')
   const r = await cli(['backup', '--db', db, file])

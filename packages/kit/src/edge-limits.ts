@@ -4,6 +4,7 @@
  * compiling the wire schemas (about 0.2 s at start-up); and the merge rules of a fingerprint's IP,
  * port and sighting sets, one implementation for the SSH gate and the control plane.
  */
+import { parseDuration } from './durations.ts'
 import { parseIp } from './net.ts'
 
 /** Limits from the spec's "Limits" table. */
@@ -17,6 +18,23 @@ export const EDGE_LIMITS = {
   /** Signals per signal batch (ours). */
   signalsPerBatch: 500,
 } as const
+
+/**
+ * How long a decision made for a while may last (`--for`, `expires_in`): from a minute (shorter
+ * is a typo, and the control plane's expiry sweep runs every 10 s) to a year (longer is for good).
+ */
+export const DECISION_EXPIRY_MS = { min: 60_000, max: 8760 * 3_600_000 } as const
+
+/** `4h` to milliseconds when it is a duration within `DECISION_EXPIRY_MS`; undefined otherwise. */
+export function parseDecisionExpiry(text: string): number | undefined {
+  let ms: number
+  try {
+    ms = parseDuration(text)
+  } catch {
+    return undefined
+  }
+  return ms >= DECISION_EXPIRY_MS.min && ms <= DECISION_EXPIRY_MS.max ? ms : undefined
+}
 
 /** RFC 3339 timestamps: one pattern, in timestamps.ts (any offset is read; Z is written). */
 export { TIMESTAMP_PATTERN } from './timestamps.ts'

@@ -1,10 +1,11 @@
 /**
  * Turning a gate entry into the wire `Observation` (kit's edge-wire schema): bounded to the
  * spec's limits, IP/port pairing kept, the gate's verdict as `status` (`unknown` until
- * someone decided), and the gate's metadata (KEXINIT lists, or sni/ja3/ja4) as strings.
+ * someone decided, `pending` past its expiry), and the gate's metadata (KEXINIT lists, or sni/ja3/ja4) as strings.
  */
 import { EDGE_LIMITS } from './edge-limits.ts'
 import type { Observation } from './edge-wire.ts'
+import { gateStatusOf } from './gate-verdict.ts'
 
 /** The fields of a gate's stored entry the upload needs (sshproxy's and tlsgate's entries have them). */
 export interface GateEntry {
@@ -12,6 +13,8 @@ export interface GateEntry {
   verdict: 'approved' | 'blocked' | 'pending'
   /** Null while nobody (operator or control plane) has decided: uploaded as `unknown`. */
   decided_at: string | null
+  /** Past it, the verdict is uploaded as `pending`, as the gate applies it. */
+  expires_at: string | null
   first_seen: string
   last_seen: string
   count: number
@@ -51,7 +54,7 @@ export function toObservation(entry: GateEntry): Observation {
   const max = EDGE_LIMITS.perFingerprint
   return {
     fingerprint: entry.fingerprint,
-    status: entry.decided_at === null ? 'unknown' : entry.verdict,
+    status: entry.decided_at === null ? 'unknown' : gateStatusOf(entry, Date.now()),
     first_seen: utc(entry.first_seen),
     last_seen: utc(entry.last_seen),
     ips: entry.ips.slice(0, max),

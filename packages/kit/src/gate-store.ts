@@ -259,11 +259,13 @@ export interface VerdictChange {
   /** Replaces the label when given. */
   label?: string | undefined
   now: string
+  /** RFC 3339: the verdict ends then (`block --for 1h`); absent: it does not expire. */
+  expiresAt?: string | undefined
 }
 
 /**
- * Set the verdict (and the label when given). The gate's own verdict never expires: it replaces a
- * pulled one with its expiry. False when the fingerprint is not stored.
+ * Set the verdict (and the label when given), with the expiry given or none: it replaces a pulled
+ * verdict's. False when the fingerprint is not stored.
  */
 export async function setVerdict(
   db: Kysely<GateStoreDB>,
@@ -279,7 +281,7 @@ export async function setVerdict(
         decided_at: change.now,
         actor: change.actor,
         pulled: 0,
-        expires_at: null,
+        expires_at: change.expiresAt ?? null,
         ...(change.label === undefined ? {} : { label: change.label }),
         change_seq: seq,
         changed_at: change.now,

@@ -1,6 +1,6 @@
 /** Decision rules: the spec's verdict transitions (approve, block, pending, label, delete). */
 import type { DatabaseKind } from '@gatehouse/kit/db/url.ts'
-import { parseDuration } from '@gatehouse/kit/durations.ts'
+import { parseDecisionExpiry } from '@gatehouse/kit/edge-limits.ts'
 import type { Decision, Verdict } from '@gatehouse/kit/edge-wire.ts'
 import { hasControlCharacter } from '@gatehouse/kit/terminal.ts'
 import type { Kysely } from 'kysely'
@@ -48,18 +48,10 @@ export interface DecisionChange {
   actor: string
 }
 
-/** Shortest and longest expiry of a manual decision. */
-export const EXPIRY_RANGE_MS = { min: 60_000, max: 8760 * 3_600_000 } as const
-
-/** `4h` to milliseconds, or the invalid_expiry error (the API's and the CLI's rule). */
+/** `4h` to milliseconds, or the invalid_expiry error (the API's and the CLI's rule, the gates' too). */
 export function parseExpiry(text: string): number {
-  let ms: number
-  try {
-    ms = parseDuration(text)
-  } catch {
-    throw errors.invalid_expiry(text)
-  }
-  if (ms < EXPIRY_RANGE_MS.min || ms > EXPIRY_RANGE_MS.max) throw errors.invalid_expiry(text)
+  const ms = parseDecisionExpiry(text)
+  if (ms === undefined) throw errors.invalid_expiry(text)
   return ms
 }
 

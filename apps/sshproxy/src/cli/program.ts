@@ -65,17 +65,26 @@ export function buildProgram(io: Io = processIo): Command {
   withExamples(
     store('approve', 'approve a fingerprint: its clients reach the backend')
       .option('--label <text>', 'also set the label')
+      .option('--for <duration>', 'only for this long (1m to 8760h, e.g. 8h); then it counts as pending')
       .argument('<fingerprint>', '32 hexadecimal characters (from sshproxy list)'),
-    ['sshproxy approve --label "build server" 2edbc78717d7f7d5c4c7e3a0bca94ef7'],
-  ).action(async (fp: string, o) => (await entries()).verdictCommand(dbOf(o), 'approved', fp, o.label, io))
+    [
+      'sshproxy approve --label "build server" 2edbc78717d7f7d5c4c7e3a0bca94ef7',
+      'sshproxy approve --for 8h --label contractor 2edbc78717d7f7d5c4c7e3a0bca94ef7',
+    ],
+  ).action(async (fp: string, o) =>
+    (await entries()).verdictCommand(dbOf(o), 'approved', fp, { label: o.label, for: o.for }, io),
+  )
 
-  store('block', 'block a fingerprint: its clients are stopped before key exchange')
-    .argument('<fingerprint>')
-    .action(async (fp: string, o) => (await entries()).verdictCommand(dbOf(o), 'blocked', fp, undefined, io))
+  withExamples(
+    store('block', 'block a fingerprint: its clients are stopped before key exchange')
+      .option('--for <duration>', 'only for this long (1m to 8760h, e.g. 24h); then it counts as pending')
+      .argument('<fingerprint>'),
+    ['sshproxy block 2edbc78717d7f7d5c4c7e3a0bca94ef7', 'sshproxy block --for 24h 2edbc78717d7f7d5c4c7e3a0bca94ef7'],
+  ).action(async (fp: string, o) => (await entries()).verdictCommand(dbOf(o), 'blocked', fp, { for: o.for }, io))
 
   store('pending', 'mark a fingerprint pending: stopped, even with --allow-unknown')
     .argument('<fingerprint>')
-    .action(async (fp: string, o) => (await entries()).verdictCommand(dbOf(o), 'pending', fp, undefined, io))
+    .action(async (fp: string, o) => (await entries()).verdictCommand(dbOf(o), 'pending', fp, {}, io))
 
   store('label', "replace a fingerprint's label")
     .argument('<fingerprint>')

@@ -19,11 +19,11 @@ import {
   recordObservations as recordGateObservations,
   removeExpiredSightings,
   type StoredSighting,
-  setVerdict as setGateVerdict,
   setLabel,
+  setVerdict,
 } from '@gatehouse/kit/gate-store.ts'
 import { type Kysely, sql, type Transaction } from 'kysely'
-import type { DB, FingerprintRow, Verdict } from '../db/schema.ts'
+import type { DB, FingerprintRow } from '../db/schema.ts'
 
 export interface Sighting extends StoredSighting {
   /** Local port of the gate's connection to the backend: sshd logs `from <gate> port <relay_port>`. */
@@ -76,14 +76,8 @@ export async function listEntries(db: Db): Promise<FingerprintEntry[]> {
   return rows.map(decodeEntry)
 }
 
-/** Set the verdict (and the label when given). Returns false when the fingerprint is not stored. */
-export function setVerdict(
-  db: Kysely<DB>,
-  fingerprint: string,
-  change: { verdict: Verdict; actor: string; label?: string | undefined; now: string },
-): Promise<boolean> {
-  return setGateVerdict(db, fingerprint, change)
-}
+/** Set the verdict, with the label and the expiry when given (the kit's). */
+export { setVerdict }
 
 /** The SSH gate's own columns of an observed entry (the kit writes the shared ones). */
 const OWN_COLUMNS: OwnObservationColumns<Observation> = {

@@ -65,20 +65,23 @@ export function buildProgram(io: Io = processIo): Command {
   withExamples(
     store('approve', 'approve a fingerprint: its clients pass even with --enforce-unknown')
       .option('--label <text>', 'also set the label')
+      .option('--for <duration>', 'only for this long (1m to 8760h, e.g. 4h); then it counts as pending')
       .argument('<fingerprint>', 'a JA4 fingerprint (from tlsgate list)'),
-    [`tlsgate approve --label "monitoring" ${FP}`],
-  ).action(async (fp: string, o) => (await entries()).verdictCommand(dbOf(o), 'approved', fp, o.label, io))
+    [`tlsgate approve --label "monitoring" ${FP}`, `tlsgate approve --for 8h ${FP}`],
+  ).action(async (fp: string, o) =>
+    (await entries()).verdictCommand(dbOf(o), 'approved', fp, { label: o.label, for: o.for }, io),
+  )
 
   withExamples(
-    store('block', 'block a fingerprint: its clients are refused before the backend is contacted').argument(
-      '<fingerprint>',
-    ),
-    [`tlsgate block ${FP}`],
-  ).action(async (fp: string, o) => (await entries()).verdictCommand(dbOf(o), 'blocked', fp, undefined, io))
+    store('block', 'block a fingerprint: its clients are refused before the backend is contacted')
+      .option('--for <duration>', 'only for this long (1m to 8760h, e.g. 24h); then it counts as pending')
+      .argument('<fingerprint>'),
+    [`tlsgate block ${FP}`, `tlsgate block --for 24h ${FP}`],
+  ).action(async (fp: string, o) => (await entries()).verdictCommand(dbOf(o), 'blocked', fp, { for: o.for }, io))
 
   store('pending', 'mark a fingerprint pending: passes, unless --enforce-unknown')
     .argument('<fingerprint>')
-    .action(async (fp: string, o) => (await entries()).verdictCommand(dbOf(o), 'pending', fp, undefined, io))
+    .action(async (fp: string, o) => (await entries()).verdictCommand(dbOf(o), 'pending', fp, {}, io))
 
   store('label', "replace a fingerprint's label")
     .argument('<fingerprint>')

@@ -15,11 +15,11 @@ import {
   recordObservations as recordGateObservations,
   removeExpiredSightings,
   type StoredSighting,
-  setVerdict as setGateVerdict,
   setLabel,
+  setVerdict,
 } from '@gatehouse/kit/gate-store.ts'
 import { type Kysely, sql, type Transaction } from 'kysely'
-import type { DB, FingerprintRow, Verdict } from '../db/schema.ts'
+import type { DB, FingerprintRow } from '../db/schema.ts'
 
 export type Db = Kysely<DB> | Transaction<DB>
 
@@ -65,14 +65,8 @@ export async function listEntries(db: Db): Promise<FingerprintEntry[]> {
   return rows.map(decodeEntry)
 }
 
-/** Set the verdict (and the label when given); a manual verdict never expires. False when not stored. */
-export function setVerdict(
-  db: Kysely<DB>,
-  fingerprint: string,
-  change: { verdict: Verdict; actor: string; label?: string | undefined; now: string },
-): Promise<boolean> {
-  return setGateVerdict(db, fingerprint, change)
-}
+/** Set the verdict, with the label and the expiry when given (the kit's). */
+export { setVerdict }
 
 /** The TLS gate's own columns of an observed entry (the kit writes the shared ones). */
 const OWN_COLUMNS: OwnObservationColumns<Observation> = {

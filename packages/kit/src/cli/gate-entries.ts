@@ -1,13 +1,15 @@
 /**
  * The store commands both gates share (sshproxy, tlsgate): `approve`/`block`/`pending` (with
- * an optional label), `label` and `delete`, each opening the SQLite file `serve` uses (whose
+ * an optional label, and `--for` a while), `label` and `delete`, each opening the SQLite file `serve` uses (whose
  * per-connection verdict read makes a change apply at once) and printing one line. The gate
  * supplies its store opener, argument checks, not-found error and verdict setter.
  */
 import { userInfo } from 'node:os'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.ts'
-import { deleteEntry, type GateStoreDB, type GateVerdict, setLabel } from '../gate-store.ts'
+import { parseDecisionExpiry } from '../edge-limits.ts'
+import { kitErrors } from '../errors.ts'
+import { deleteEntry, type GateStoreDB, type GateVerdict, setLabel, type VerdictChange } from '../gate-store.ts'
 
 export interface GateEntryCommandsOptions<S extends GateStore> {
   /**
@@ -18,11 +20,24 @@ export interface GateEntryCommandsOptions<S extends GateStore> {
   checkFingerprint(text: string): string
   checkLabel(text: string): string
   notFound(fingerprint: string): Error
-  setVerdict(
-    db: S['db'],
-    fingerprint: string,
-    change: { verdict: GateVerdict; actor: string; label?: string | undefined; now: string },
-  ): Promise<boolean>
+  setVerdict(db: S['db'], fingerprint: string, change: VerdictChange): Promise<boolean>
+}
+
+/** What a verdict command was given beside the fingerprint. */
+export interface VerdictOptions {
+  label?: string | undefined
+  /** `--for`: a duration (1m to 8760h); the verdict then ends (counts as pending). */
+  for?: string | undefined
+}
+
+/** `--for`'s duration in milliseconds, or a usage error (exit 2) saying what is accepted. */
+export function parseFor(text: string): number {
+  const ms = parseDecisionExpiry(text)
+  if (ms === undefined)
+    throw kitErrors.invalid_request(
+      `--for ${JSON.stringify(text)}: a duration from 1m to 8760h, written like 30m, 4h or 168h`,
+    )
+  return ms
 }
 
 /** What the commands need of a gate's store: the kit `Database` it is. */
@@ -54,17 +69,21 @@ export function gateEntryCommands<S extends GateStore>(o: GateEntryCommandsOptio
       dbPath: string,
       verdict: GateVerdict,
       fingerprint: string,
-      label: string | undefined,
+      options: VerdictOptions,
       io: { out(text: string): void },
     ) {
       const fp = o.checkFingerprint(fingerprint)
-      const checkedLabel = label === undefined ? undefined : o.checkLabel(label)
-      const now = new Date().toISOString()
+      const label = options.label === undefined ? undefined : o.checkLabel(options.label)
+      const forMs = options.for === undefined ? undefined : parseFor(options.for)
+      const at = Date.now()
+      const expiresAt = forMs === undefined ? undefined : new Date(at + forMs).toISOString()
+      const now = new Date(at).toISOString()
       const ok = await withStore(dbPath, (s) =>
-        o.setVerdict(s.db, fp, { verdict, actor: cliActor(), label: checkedLabel, now }),
+        o.setVerdict(s.db, fp, { verdict, actor: cliActor(), label, now, expiresAt }),
       )
       if (!ok) throw o.notFound(fp)
-      io.out(`${fp} ${verdict}${checkedLabel === undefined ? '' : ` (label ${JSON.stringify(checkedLabel)})`}\n`)
+      const until = expiresAt === undefined ? '' : ` until ${expiresAt}`
+      io.out(`${fp} ${verdict}${until}${label === undefined ? '' : ` (label ${JSON.stringify(label)})`}\n`)
     },
     async labelCommand(dbPath: string, fingerprint: string, label: string, io: { out(text: string): void }) {
       const fp = o.checkFingerprint(fingerprint)
