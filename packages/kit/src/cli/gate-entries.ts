@@ -10,6 +10,9 @@ import type { Database } from '../db/database.ts'
 import { parseDecisionExpiry } from '../edge-limits.ts'
 import { kitErrors } from '../errors.ts'
 import { deleteEntry, type GateStoreDB, type GateVerdict, setLabel, type VerdictChange } from '../gate-store.ts'
+import { gateStatusOf, verdictText } from '../gate-verdict.ts'
+import { terminalJson } from '../terminal.ts'
+import { type Column, formatTable } from './output.ts'
 
 export interface GateEntryCommandsOptions<S extends GateStore> {
   /**
@@ -104,4 +107,86 @@ export function gateEntryCommands<S extends GateStore>(o: GateEntryCommandsOptio
       io.out(`${fp} deleted\n`)
     },
   }
+}
+
+/** The decoded entry fields `list` prints for every gate. */
+export interface GateListEntry {
+  fingerprint: string
+  verdict: GateVerdict
+  decided_at: string | null
+  expires_at: string | null
+  label: string
+  count: number
+  first_seen: string
+  last_seen: string
+  ips: string[]
+  ports: number[]
+  sightings: unknown[]
+}
+
+/** What a gate adds to `list`. */
+export interface GateListColumns<E> {
+  /** Its own `--json` fields (`verbose`: with -v). */
+  json(e: E, verbose: boolean): Record<string, unknown>
+  /** Its own table columns, between LAST SEEN and IPS. */
+  columns: Column<E>[]
+  /** With -v, the lines under each row, indented by the caller; the gate escapes what it prints. */
+  verboseLines(e: E): string[]
+}
+
+/**
+ * `list`: the entries as a table (a blocked verdict in red; an expiring one with its end), with
+ * -v the gate's lines under each row, or `--json`.
+ */
+export function printGateList<E extends GateListEntry>(
+  entries: E[],
+  gate: GateListColumns<E>,
+  options: { verbose: boolean; json: boolean },
+  io: { out(text: string): void },
+): void {
+  if (options.json) {
+    const out = entries.map((e) => ({
+      fingerprint: e.fingerprint,
+      verdict: e.verdict,
+      decided: e.decided_at !== null,
+      expires_at: e.expires_at,
+      label: e.label,
+      count: e.count,
+      first_seen: e.first_seen,
+      last_seen: e.last_seen,
+      ips: e.ips,
+      ports: e.ports,
+      sightings: e.sightings,
+      ...gate.json(e, options.verbose),
+    }))
+    io.out(`${terminalJson(out, 2)}\n`)
+    return
+  }
+  if (entries.length === 0) {
+    io.out('no fingerprints stored yet\n')
+    return
+  }
+  const now = Date.now()
+  const columns: Column<E>[] = [
+    { header: 'FINGERPRINT', value: (e) => e.fingerprint },
+    {
+      header: 'VERDICT',
+      value: (e) => verdictText(e, now),
+      style: (e) => (gateStatusOf(e, now) === 'blocked' ? 'red' : undefined),
+    },
+    { header: 'COUNT', value: (e) => e.count },
+    { header: 'LAST SEEN', value: (e) => e.last_seen },
+    ...gate.columns,
+    { header: 'IPS', value: (e) => e.ips.slice(0, 3).join(',') + (e.ips.length > 3 ? `,+${e.ips.length - 3}` : '') },
+    { header: 'LABEL', value: (e) => e.label },
+  ]
+  // The table's cells are escaped by formatTable.
+  const lines = formatTable(columns, entries).trimEnd().split('\n')
+  if (!options.verbose) {
+    io.out(`${lines.join('\n')}\n`)
+    return
+  }
+  const out = [lines[0]!]
+  for (const [i, e] of entries.entries()) out.push(lines[i + 1]!, ...gate.verboseLines(e).map((l) => `    ${l}`))
+  io.out(`${out.join('\n')}\n`)
 }
