@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { type Dashboard, openPage, startDashboard } from './dashboard-session.ts'
+import { type Dashboard, LAPTOP, openPage, PHONE, startDashboard } from './dashboard-session.ts'
 import { call, observation } from './helpers.ts'
 
 const FP = '2edbc78717d7f7d5c4c7e3a0bca94ef7'
@@ -138,6 +138,19 @@ describe('dashboard', () => {
       assert.equal(temporary.body.status, 'blocked')
       assert.ok(Math.abs(Date.parse(temporary.body.expires_at) - Date.now() - 86_400_000) < 60_000)
       await shot('overview-temporary-block')
+      // On a laptop the fingerprints table fits: no sideways scrolling to reach a row's buttons.
+      const overflow = await page
+        .locator('#fingerprints')
+        .evaluate((t) => t.parentElement!.scrollWidth - t.parentElement!.clientWidth)
+      assert.ok(overflow <= 0, `the fingerprints table is ${overflow}px wider than the page`)
+      // Sightings and metadata open on demand, from the keyboard too.
+      const details = page.locator(`tr[data-fingerprint="${FP}"] details`)
+      await details.locator('summary').focus()
+      await page.keyboard.press('Enter')
+      assert.equal(await details.evaluate((d) => (d as HTMLDetailsElement).open), true)
+      await page.setViewportSize(PHONE)
+      await shot('overview-phone')
+      await page.setViewportSize(LAPTOP)
 
       await page.waitForLoadState('load') // the deferred script has attached its handlers
       await page.locator('#logout').click()

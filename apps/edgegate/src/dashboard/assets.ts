@@ -88,10 +88,13 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; } d
 .shadow-protected { background: #d6f5d6; } .shadow-insufficient_evidence { background: #eee; }
 .mode-enforce { color: #aa1111; } .mode-canary { color: #886600; } .mode-disabled { color: #555; }
 ul.reasons { margin: .2rem 0 0; padding-left: 1rem; font-size: 12px; color: #444; }
-td.actions button, td.actions select { display: block; width: 100%; }
+td.actions { min-width: 8rem; }
+td.actions button, td.actions select, td.actions input { display: block; width: 100%; box-sizing: border-box; }
+details summary { cursor: pointer; color: #1a4fa0; }
+details pre { margin-top: .3rem; }
 select[data-for] { display: block; max-width: 100%; margin-bottom: .3rem; }
 time { white-space: nowrap; font-size: 13px; }
-#candidates code, #decisions code { word-break: break-all; }
+#candidates code, #decisions code, #fingerprints code { word-break: break-all; }
 #candidates td:first-child, #decisions td:first-child { white-space: nowrap; }
 .panel h2 { margin-top: 1rem; }
 pre.ips { white-space: pre; word-break: normal; }

@@ -55,8 +55,9 @@ export function verdictButtons(): Html {
 
 function fingerprintRow(f: Overview['fingerprints'][number]): Html {
   const a = f.aggregate
+  const shown = Math.min(a.sightings.length, 5)
   const sightings = a.sightings
-    .slice(0, 5)
+    .slice(0, shown)
     .map((s) => `${s.ip} :${s.port} @ ${formatMillis(s.last_seen_ms)}`)
     .join('\n')
   const meta = Object.entries(a.metadata)
@@ -71,9 +72,11 @@ ${statusCell(f.decision)}
 <td>${a.count}</td>
 <td>${time(a.first_seen_ms)}<br>${time(a.last_seen_ms)}</td>
 <td><pre class="muted ips">${a.ips.slice(0, 8).join('\n')}</pre></td>
-<td><pre class="muted">${sightings}</pre></td>
-<td><pre class="muted">${meta}</pre></td>
-<td>
+<td><details><summary>${shown} recent sighting${shown === 1 ? '' : 's'}, metadata</summary>
+<pre class="muted">${sightings}</pre>
+<pre class="muted">${meta}</pre>
+</details></td>
+<td class="actions">
 ${verdictButtons()}
 <form class="label"><input name="label" value="${f.decision?.label ?? ''}" aria-label="label"><button type="submit">Save label</button></form>
 </td>
@@ -104,12 +107,12 @@ export function overviewPage(o: Overview): string {
 ${nodes.map((n) => html`<tr><td><a href="/?instance=${encodeURIComponent(n.instance_id)}">${n.instance_id}</a></td><td>${n.kind}</td><td class="node-${n.state}">${n.state === 'silent' ? 'silent (not heard from for 10 min)' : n.state}</td><td>${n.auth}</td><td>${n.last_seen_at ? time(n.last_seen_at) : 'never'}</td>${certificateCell(n.certificate_expires_at, now)}</tr>`)}
 </tbody></table></div>
 <h2>Fingerprints${o.instance === undefined ? '' : html` of ${o.instance} <a href="/" class="muted">(all instances)</a>`}</h2>
-<div class="table-wrap"><table id="fingerprints"><thead><tr><th>Instance</th><th>Fingerprint</th><th>Decision</th><th>Label</th><th>Gate reports</th><th>Count</th><th>First / last seen</th><th>IPs</th><th>Recent sightings</th><th>Metadata</th><th></th></tr></thead><tbody>
+<div class="table-wrap"><table id="fingerprints"><thead><tr><th>Instance</th><th>Fingerprint</th><th>Decision</th><th>Label</th><th>Gate reports</th><th>Count</th><th>First / last seen</th><th>IPs</th><th>Details</th><th><span class="sr">Actions</span></th></tr></thead><tbody>
 ${o.fingerprints.map(fingerprintRow)}
 </tbody></table></div>
 <h2>Recent decisions <a href="/decisions" class="muted">(all, with filters)</a></h2>
 <div class="table-wrap"><table><thead><tr><th>Instance</th><th>Fingerprint</th><th>Status</th><th>Label</th><th>Updated</th><th>Actor</th></tr></thead><tbody>
-${o.decisions.map((d) => html`<tr><td>${d.scope_id}</td><td><code>${d.fingerprint}</code></td><td class="status-${d.status}">${d.status}</td><td>${d.label}</td><td>${time(d.updated_at)}</td><td>${d.actor}</td></tr>`)}
+${o.decisions.map((d) => html`<tr><td>${d.scope_id}</td><td><code>${d.fingerprint}</code></td>${statusCell(d)}<td>${d.label}</td><td>${time(d.updated_at)}</td><td>${d.actor}</td></tr>`)}
 </tbody></table></div>
 <h2>SMTP reports</h2>
 <div class="table-wrap"><table id="smtp"><thead><tr><th>Node</th><th>Namespace</th><th>Listener</th><th>Generated</th><th>Coverage</th><th>Counts</th><th>Evidence</th></tr></thead><tbody>
