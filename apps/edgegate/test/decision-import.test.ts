@@ -141,7 +141,9 @@ for (const dialect of DIALECTS) {
         t,
       )
       await setVerdict(store.db, fp(5), { verdict: 'approved', actor: 't', label: 'backup host', now: t })
-      await setVerdict(store.db, fp(6), { verdict: 'blocked', actor: 't', now: t })
+      // A block the gate's operator made for a while (`sshproxy block --for 2h`) keeps its end.
+      const until = new Date(Date.now() + 7_200_000).toISOString()
+      await setVerdict(store.db, fp(6), { verdict: 'blocked', actor: 't', now: t, expiresAt: until })
       await store.close()
       const listed = spawnSync(
         NODE,
@@ -162,6 +164,9 @@ for (const dialect of DIALECTS) {
         ['g1', fp(5), 'approved', 'backup host'],
         ['g1', fp(6), 'blocked', ''],
       ])
+      const expiries = new Map(list.map((x: Record<string, string>) => [x.fingerprint, x.expires_at]))
+      assert.equal(expiries.get(fp(5)), undefined)
+      assert.equal(Date.parse(expiries.get(fp(6)) as string), Date.parse(until))
 
       // Nothing is written unless every entry can be.
       const bad = async (content: unknown, args: string[], message: RegExp) => {

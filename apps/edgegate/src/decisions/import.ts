@@ -9,7 +9,8 @@
  *   skipped: they carry evidence, and the controller makes them again from live evidence. A
  *   manual decision's `expires_at` is kept; one already past is skipped (it has ended);
  * - what `sshproxy list --json` and `tlsgate list --json` print, with `--instance` naming the
- *   gate: `{fingerprint, verdict, decided, label}`; undecided entries are skipped.
+ *   gate: `{fingerprint, verdict, decided, label, expires_at}`; undecided entries are skipped,
+ *   and a verdict the gate held for a while (`block --for`) keeps its end, as above.
  *
  * The whole file is checked before anything is written, and then written in one transaction: a
  * bad entry is named (by its index) and nothing changes. An entry equal to the live decision
