@@ -180,6 +180,26 @@ test('serve: readiness, metrics, lines counted, an unreadable input keeps it unr
     assert.ok(metrics.includes(name), `${name} in /metrics`)
   }
   assert.ok(!metrics.includes('203.0.113.5'), 'no IP in metrics')
+  // status: the running agent, ready and not holding the lease (no control plane), the input read to its end.
+  const status = await waitFor('the read position saved', async () => {
+    const r = await run(['status', '--json', '--config', c.path])
+    assert.equal(r.code, 0, r.stderr)
+    const s = JSON.parse(r.stdout)
+    return s.inputs[0].state === 'caught_up' && s
+  })
+  assert.equal(status.agent.running, true)
+  assert.equal(status.agent.ready, true)
+  assert.equal(status.agent.outbox, 0)
+  assert.equal(status.agent.newest_line, new Date(T0).toISOString())
+  assert.deepEqual(
+    [status.inputs[0].path, status.inputs[0].behind, status.inputs[0].position],
+    [LOG, 0, readFileSync(LOG).length],
+  )
+  const human = await run(['status', '--config', c.path])
+  assert.equal(human.code, 0, human.stderr)
+  assert.match(human.stdout, new RegExp(`^agent: running on 127\\.0\\.0\\.1:${port}, ready`, 'm'))
+  assert.match(human.stdout, /^input .*access\.log \(site main, combined\): caught up/m)
+  assert.match(human.stdout, /^control plane: none/m)
   // A reload request (logrotate's postrotate, systemctl reload) neither stops nor disturbs it.
   process.kill(child.pid, 'SIGHUP')
   await waitFor('the SIGHUP answered', () =>
@@ -190,6 +210,13 @@ test('serve: readiness, metrics, lines counted, an unreadable input keeps it unr
   assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200)
   await child.stop()
   assert.equal(child.process.exitCode, 0, 'SIGTERM drains and exits 0')
+  // A stopped agent is a state: status says so and still shows the inputs, exit 0; a line written
+  // meanwhile shows as not read yet.
+  appendFileSync(LOG, line('203.0.113.6', '/', 200, T0))
+  const stopped = await run(['status', '--config', c.path])
+  assert.equal(stopped.code, 0, stopped.stderr)
+  assert.match(stopped.stdout, new RegExp(`^agent: not answering on 127\\.0\\.0\\.1:${port}`, 'm'))
+  assert.match(stopped.stdout, /^input .*access\.log \(site main, combined\): \d+ B behind \(at /m)
   const output = readFileSync(join(c.dir.path, 'websignal.log'), 'utf8')
   assert.match(output, /"level":"debug"|store|lease|listen/i, 'the agent wrote its log')
   for (const secret of ['tgt-cli-4d2c', 'ua-cli-7e1f', '.env', 'not a log line']) {
@@ -215,6 +242,16 @@ test('serve: readiness, metrics, lines counted, an unreadable input keeps it unr
   after(() => child2.stop())
   const body = (await (await fetch(`http://127.0.0.1:${port2}/readyz`)).json()) as { error: { code: string } }
   assert.equal(body.error.code, 'not_ready')
+  // status names what keeps it unready and the input it cannot read; one that is not there yet is waited for.
+  const s2 = await run(['status', '--config', c2.path])
+  assert.equal(s2.code, 0, s2.stderr)
+  assert.match(s2.stdout, /^agent: running on .*, not ready \(input api: cannot read the log/m)
+  assert.doesNotMatch(s2.stdout, /lease/, 'no control plane: no lease to hold')
+  assert.match(s2.stdout, /^input .*dir\.log \(site api, json\): cannot be read \(EISDIR\)$/m)
+  const c3 = writeConfig({ inputs: [{ path: join(logDir.path, 'later.log'), format: 'combined', site: 'x' }] })
+  const s3 = JSON.parse((await run(['status', '--json', '--config', c3.path])).stdout)
+  assert.deepEqual([s3.agent.running, s3.inputs[0].state, s3.positions_error], [false, 'missing', null])
+  c3.dir.remove()
 })
 
 test('replay prints the signals it would send', async () => {
@@ -232,4 +269,40 @@ test('replay prints the signals it would send', async () => {
   assert.match(r.stderr, /4 lines parsed, 0 unmatched, 1 signals/)
   const usage = await run(['replay', '--log', file, '--format', 'apache'])
   assert.equal(usage.code, 2)
+})
+
+test('status words the lease only where there is one to hold', async () => {
+  const { formatStatus } = await import('../src/cli/status.ts')
+  const base = {
+    config: '/etc/gatehouse/websignal.json',
+    agent: {
+      listen: '127.0.0.1:9466',
+      running: true,
+      ready: true,
+      failing: {},
+      publisher: true,
+      newest_line: new Date(Date.now() - 5000).toISOString(),
+      outbox: 3,
+      signals_published: 12,
+      signals_dropped: 0,
+      store_failures: 1,
+    },
+    inputs: [],
+    positions_error: null,
+    store: 'redis:6379, namespace web',
+    control_plane: 'https://cp.example:8443 as web-1',
+    shadow: false,
+  }
+  const text = formatStatus(base)
+  assert.match(text, /^agent: running on 127\.0\.0\.1:9466, ready, publishing \(holds the lease\)$/m)
+  assert.match(
+    text,
+    /newest line: .* \(5 s ago\); signals waiting: 3, published since start: 12, dropped: 0; store failures: 1/,
+  )
+  assert.match(text, /^control plane: https:\/\/cp\.example:8443 as web-1$/m)
+  const standby = formatStatus({ ...base, agent: { ...base.agent, publisher: false } })
+  assert.match(standby, /standing by \(another instance holds the lease, or none does yet\)/)
+  const shadow = formatStatus({ ...base, shadow: true })
+  assert.doesNotMatch(shadow, /lease/)
+  assert.match(shadow, /^shadow mode: nothing is published$/m)
 })

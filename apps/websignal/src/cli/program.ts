@@ -1,5 +1,5 @@
 /**
- * The command line (commander): `serve`, `doctor`, `replay`. Flags before positional
+ * The command line (commander): `serve`, `doctor`, `status`, `replay`. Flags before positional
  * arguments, `--help` on every command, exit 0 on success, 1 on failure, 2 on a usage error.
  * Built on the kit's app shell; each command's module is imported when it runs.
  */
@@ -23,6 +23,7 @@ export function buildProgram(io: Io = processIo): Command {
   withExamples(program, [
     'websignal doctor --config /etc/gatehouse/websignal.json',
     'websignal serve --config /etc/gatehouse/websignal.json',
+    'websignal status',
     'websignal replay --log /var/log/nginx/access.log --format combined',
   ])
 
@@ -37,6 +38,17 @@ export function buildProgram(io: Io = processIo): Command {
     .description('validate the config, secret files, patterns and inputs without touching the store or the network')
     .option('--config <file>', CONFIG_HELP)
     .action(async (o) => (await import('./doctor.ts')).doctorCommand(o, io))
+
+  withExamples(
+    program
+      .command('status')
+      .description(
+        'whether the running agent is ready and publishing, and how far each input is read (like fail2ban-client status)',
+      )
+      .option('--config <file>', CONFIG_HELP)
+      .option('--json', 'print JSON for scripts'),
+    ['websignal status', 'websignal status --json --config /etc/gatehouse/websignal.json'],
+  ).action(async (o) => (await import('./status.ts')).statusCommand(o, io))
 
   program
     .command('replay')

@@ -11,6 +11,7 @@ import { type GateStoreDB, POLICY_CURSOR_KEY, UPLOAD_ACK_KEY } from '../gate-sto
 import { gateStatusOf } from '../gate-verdict.ts'
 import { formatListenAddress } from '../net.ts'
 import { escapeTerminal } from '../terminal.ts'
+import { askLocal, metricSamples } from './live-metrics.ts'
 import { paint } from './output.ts'
 
 export interface GateStatusInputs {
@@ -58,23 +59,9 @@ export interface GateStatusReport {
 
 /** `<app>_connection_results_total` summed over routes; undefined when the gate does not answer. */
 async function liveResults(app: string, address: { host: string; port: number }) {
-  const host = address.host === '0.0.0.0' ? '127.0.0.1' : address.host === '::' ? '::1' : address.host
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}/metrics`
-  let text: string
-  try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(2000), redirect: 'manual' })
-    if (!res.ok) return undefined
-    text = await res.text()
-  } catch {
-    return undefined
-  }
-  const results: Record<string, number> = {}
-  const line = new RegExp(
-    `^${app}_connection_results_total\\{[^}]*result="([a-z_]+)"[^}]*\\} (\\d+(?:\\.\\d+)?(?:e\\+\\d+)?)$`,
-    'gm',
-  )
-  for (const m of text.matchAll(line)) results[m[1]!] = (results[m[1]!] ?? 0) + Number(m[2])
-  return results
+  const res = await askLocal(address, '/metrics')
+  if (res?.status !== 200) return undefined
+  return metricSamples(res.text, `${app}_connection_results_total`, 'result')
 }
 
 /** The status as data (`--json` prints it); `db` is the store, opened by the caller. */

@@ -1,0 +1,230 @@
+/**
+ * `websignal status` (like the gates' status and `fail2ban-client status`): whether the running
+ * agent answers on its listener and is ready (or which checks fail), whether it holds the
+ * publisher lease, how recent its newest line is and what waits to be sent; and per input, how
+ * far the saved read position is behind the file. Reads the config, the saved positions and the
+ * agent's own `/readyz` and `/metrics`; never the store, the control plane or the logs' contents.
+ * A stopped agent is a state, not a failure (exit 0).
+ */
+import { readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { askLocal, metricValue } from '@gatehouse/kit/cli/live-metrics.ts'
+import { paint } from '@gatehouse/kit/cli/output.ts'
+import { formatListenAddress } from '@gatehouse/kit/net.ts'
+import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
+import { type Config, configPath, loadWebsignalConfig } from '../config.ts'
+import type { Io } from './io.ts'
+
+export interface AgentStatus {
+  listen: string
+  /** False: nothing answers on the listener (stopped, or listening elsewhere). */
+  running: boolean
+  ready: boolean | null
+  /** The readiness checks that fail, by name. */
+  failing: Record<string, string> | null
+  /** Holds the publisher lease (this instance sends the namespace's signals). */
+  publisher: boolean | null
+  /** Time of the newest parsed line, RFC 3339. */
+  newest_line: string | null
+  outbox: number | null
+  signals_published: number | null
+  signals_dropped: number | null
+  store_failures: number | null
+}
+
+export interface InputStatus {
+  path: string
+  site: string
+  format: string
+  /** The file's size, or null when it cannot be read. */
+  size: number | null
+  /** The saved read position in the current file, or null (none saved, or saved for a file rotated away). */
+  position: number | null
+  /** Bytes not read yet as of the saved position (read lines are saved once stored: up to a tick late). */
+  behind: number | null
+  state: 'caught_up' | 'behind' | 'no_position' | 'rotated' | 'missing' | 'unreadable'
+  /** For `unreadable`: the error code. */
+  error?: string
+}
+
+export interface WebsignalStatus {
+  config: string
+  agent: AgentStatus
+  inputs: InputStatus[]
+  /** Saved positions could not be read (the state directory's permissions): why. */
+  positions_error: string | null
+  store: string
+  control_plane: string | null
+  shadow: boolean
+}
+
+type Position = { dev: number; ino: number; offset: number }
+
+/** The saved positions (`state_dir/offsets.json`), read without creating anything. */
+function readPositions(stateDir: string): { positions: Record<string, Position>; error: string | null } {
+  let text: string
+  try {
+    text = readFileSync(join(stateDir, 'offsets.json'), 'utf8')
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    return { positions: {}, error: code === 'ENOENT' ? null : `${join(stateDir, 'offsets.json')}: ${code}` }
+  }
+  try {
+    return { positions: JSON.parse(text) as Record<string, Position>, error: null }
+  } catch {
+    // The agent treats a damaged file as absent; so does this.
+    return { positions: {}, error: null }
+  }
+}
+
+function inputStatus(input: Config['inputs'][number], saved: Position | undefined): InputStatus {
+  const base = { path: input.path, site: input.site, format: input.format }
+  let size: number
+  let ino: number
+  let dev: number
+  try {
+    const st = statSync(input.path)
+    if (!st.isFile()) return { ...base, size: null, position: null, behind: null, state: 'unreadable', error: 'EISDIR' }
+    ;({ size, ino, dev } = st)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error'
+    return {
+      ...base,
+      size: null,
+      position: null,
+      behind: null,
+      state: code === 'ENOENT' ? 'missing' : 'unreadable',
+      ...(code === 'ENOENT' ? {} : { error: code }),
+    }
+  }
+  if (!saved || !Number.isSafeInteger(saved.offset))
+    return { ...base, size, position: null, behind: null, state: 'no_position' }
+  if (saved.ino !== ino || saved.dev !== dev) return { ...base, size, position: null, behind: size, state: 'rotated' }
+  const behind = Math.max(0, size - saved.offset)
+  return { ...base, size, position: saved.offset, behind, state: behind === 0 ? 'caught_up' : 'behind' }
+}
+
+async function agentStatus(c: Config): Promise<AgentStatus> {
+  const listen = formatListenAddress(c.listen)
+  const [ready, metrics] = await Promise.all([askLocal(c.listen, '/readyz'), askLocal(c.listen, '/metrics')])
+  if (!ready) {
+    return {
+      listen,
+      running: false,
+      ready: null,
+      failing: null,
+      publisher: null,
+      newest_line: null,
+      outbox: null,
+      signals_published: null,
+      signals_dropped: null,
+      store_failures: null,
+    }
+  }
+  let failing: Record<string, string> = {}
+  if (ready.status !== 200) {
+    try {
+      failing = (JSON.parse(ready.text) as { error?: { checks?: Record<string, string> } }).error?.checks ?? {}
+    } catch {
+      failing = { readyz: `answered ${ready.status}` }
+    }
+  }
+  const m = metrics?.status === 200 ? metrics.text : ''
+  const value = (name: string) => (m ? (metricValue(m, name) ?? null) : null)
+  const newest = value('websignal_last_observation_timestamp_seconds')
+  const owner = value('websignal_publisher_owner')
+  return {
+    listen,
+    running: true,
+    ready: ready.status === 200,
+    failing,
+    publisher: owner === null ? null : owner === 1,
+    newest_line: newest ? new Date(newest * 1000).toISOString() : null,
+    outbox: value('websignal_signal_outbox_depth'),
+    signals_published: value('websignal_signals_published_total'),
+    signals_dropped: value('websignal_signals_dropped_total'),
+    store_failures: value('websignal_store_failures_total'),
+  }
+}
+
+export async function websignalStatus(c: Config): Promise<WebsignalStatus> {
+  const { positions, error } = readPositions(c.stateDir)
+  const cp = c.controlPlane
+  return {
+    config: c.configPath,
+    agent: await agentStatus(c),
+    inputs: c.inputs.map((i) => inputStatus(i, positions[i.path])),
+    positions_error: error,
+    store: c.store.sentinels
+      ? `sentinel ${c.store.sentinels.name} via ${c.store.sentinels.hosts.join(', ')}, namespace ${c.store.namespace}`
+      : `${new URL(c.store.url).host}, namespace ${c.store.namespace}`,
+    control_plane: cp ? `${cp.url} as ${cp.instanceId}` : null,
+    shadow: c.shadow,
+  }
+}
+
+function bytes(n: number): string {
+  if (n < 1024) return `${n} B`
+  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`
+  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MiB`
+  return `${(n / 1024 ** 3).toFixed(1)} GiB`
+}
+
+function ago(iso: string, now: number): string {
+  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000))
+  return s < 120 ? `${s} s ago` : s < 7200 ? `${Math.round(s / 60)} min ago` : `${Math.round(s / 3600)} h ago`
+}
+
+const INPUT_STATE: Record<InputStatus['state'], (i: InputStatus) => string> = {
+  caught_up: (i) => paint('green', `caught up (${bytes(i.size!)} read)`),
+  behind: (i) => paint('yellow', `${bytes(i.behind!)} behind (at ${bytes(i.position!)} of ${bytes(i.size!)})`),
+  no_position: () => 'no read position saved yet (the agent has not run, or has read nothing of it)',
+  rotated: (i) => `rotated since the last saved position (the new file, ${bytes(i.size!)}, is read from its start)`,
+  missing: () => 'not there yet (waited for; read from its start when it appears)',
+  unreadable: (i) => paint('red', `cannot be read (${i.error})`),
+}
+
+export function formatStatus(s: WebsignalStatus, now = Date.now()): string {
+  const a = s.agent
+  const lines = [`config: ${escapeTerminal(s.config)}`]
+  if (!a.running) {
+    lines.push(`agent: ${paint('yellow', `not answering on ${a.listen}`)} (stopped, or listening elsewhere)`)
+  } else {
+    const failing = Object.entries(a.failing ?? {})
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('; ')
+    lines.push(
+      `agent: running on ${a.listen}, ${a.ready ? paint('green', 'ready') : paint('red', `not ready (${escapeTerminal(failing)})`)}${
+        // Only a publishing agent takes the lease.
+        a.publisher === null || s.shadow || !s.control_plane
+          ? ''
+          : a.publisher
+            ? ', publishing (holds the lease)'
+            : ', standing by (another instance holds the lease, or none does yet)'
+      }`,
+    )
+    lines.push(
+      `  newest line: ${a.newest_line ? `${a.newest_line} (${ago(a.newest_line, now)})` : 'none yet'}; signals waiting: ${a.outbox ?? '?'}, published since start: ${a.signals_published ?? '?'}, dropped: ${a.signals_dropped ?? '?'}; store failures: ${a.store_failures ?? '?'}`,
+    )
+  }
+  for (const i of s.inputs)
+    lines.push(
+      `input ${escapeTerminal(i.path)} (site ${escapeTerminal(i.site)}, ${i.format}): ${INPUT_STATE[i.state](i)}`,
+    )
+  if (s.positions_error) lines.push(paint('red', `read positions cannot be read: ${escapeTerminal(s.positions_error)}`))
+  lines.push(`store: ${escapeTerminal(s.store)} (not contacted)`)
+  lines.push(
+    s.shadow
+      ? 'shadow mode: nothing is published'
+      : s.control_plane
+        ? `control plane: ${escapeTerminal(s.control_plane)}`
+        : 'control plane: none (signals are detected, not published)',
+  )
+  return `${lines.join('\n')}\n`
+}
+
+export async function statusCommand(opts: { config?: string; json?: boolean }, io: Io): Promise<void> {
+  const c = loadWebsignalConfig(configPath(opts.config))
+  const status = await websignalStatus(c)
+  io.out(opts.json ? `${terminalJson(status, 2)}\n` : formatStatus(status))
+}
