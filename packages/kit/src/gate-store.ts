@@ -8,8 +8,11 @@
  * `serve` then queue on the busy timeout instead of failing on a stale snapshot.
  */
 import { type Generated, type Kysely, sql, type Transaction } from 'kysely'
-import { EDGE_LIMITS, mergeIpSet, mergePortSet, mergeSightingLists } from './edge-limits.ts'
-import { parseTimestampMicros } from './timestamps.ts'
+import { boundMetadata, mergeStoredSets, type StoredSighting } from './gate-store-sets.ts'
+
+// Its parts by concern, for the gates to import from one place.
+export * from './gate-pulled.ts'
+export * from './gate-store-sets.ts'
 
 export type GateVerdict = 'approved' | 'blocked' | 'pending'
 
@@ -51,99 +54,6 @@ export interface GateStoreDB {
 }
 
 type Db = Kysely<GateStoreDB> | Transaction<GateStoreDB>
-
-/** A sighting as a gate stores it; a gate may add fields (sshproxy: its relay's address). */
-export interface StoredSighting {
-  ip: string
-  port: number
-  last_seen: string
-}
-
-/** An entry's three bounded JSON sets, as stored. */
-export interface StoredSets {
-  ips: string
-  ports: string
-  sightings: string
-}
-
-/** A stored entry's sets and metadata, decoded. */
-export interface DecodedSets<S extends StoredSighting> {
-  ips: string[]
-  ports: number[]
-  sightings: S[]
-  metadata: Record<string, unknown>
-}
-
-const isString = (x: unknown): x is string => typeof x === 'string'
-const isPort = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 0 && (x as number) <= 65535
-const isSighting = (x: unknown): x is StoredSighting => {
-  const s = x as StoredSighting
-  return s !== null && typeof s === 'object' && isString(s.ip) && isPort(s.port) && isString(s.last_seen)
-}
-const sightingTime = (s: StoredSighting) => Date.parse(s.last_seen)
-
-/** A stored JSON array's elements that pass `keep`; anything that is not an array reads as empty. */
-function parseArray<T>(json: string, keep: (x: unknown) => x is T): T[] {
-  try {
-    const v: unknown = JSON.parse(json)
-    return Array.isArray(v) ? v.filter(keep) : []
-  } catch {
-    return []
-  }
-}
-
-/** Decode an entry's sets and metadata; trimmed or damaged JSON reads as empty, never as an error. */
-export function decodeStoredSets<S extends StoredSighting = StoredSighting>(
-  row: StoredSets & { metadata: string },
-): DecodedSets<S> {
-  let metadata: Record<string, unknown> = {}
-  try {
-    const v: unknown = JSON.parse(row.metadata)
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) metadata = v as Record<string, unknown>
-  } catch {
-    // trimmed or damaged metadata reads as empty
-  }
-  return {
-    ips: parseArray(row.ips, isString),
-    ports: parseArray(row.ports, isPort),
-    sightings: parseArray(row.sightings, isSighting) as S[],
-    metadata,
-  }
-}
-
-/**
- * The newest sighting per IP and port (at the same instant the added one), newest first, the 128
- * most recent kept. Times compare as instants: RFC 3339 texts with other fraction digits do not
- * sort as text.
- */
-export function mergeSightings<S extends StoredSighting>(existing: readonly S[], added: readonly S[]): S[] {
-  return mergeSightingLists(existing, added, sightingTime)
-}
-
-/**
- * An entry's sets with `added` sightings merged in (`stored` undefined: a new entry), under the
- * kit's set rules (edge-limits.ts, shared with the control plane): 128 IPs and ports each, the
- * first in sorted order, and the 128 most recent sightings. Also brings sets written by other
- * versions within those bounds (`added` empty).
- */
-export function mergeStoredSets<S extends StoredSighting>(
-  stored: StoredSets | undefined,
-  added: readonly S[],
-): StoredSets {
-  const old = stored ? decodeStoredSets<S>({ ...stored, metadata: '{}' }) : undefined
-  const ips = added.map((s) => s.ip)
-  const ports = added.map((s) => s.port)
-  return {
-    ips: JSON.stringify(mergeIpSet(old?.ips ?? [], ips)),
-    ports: JSON.stringify(mergePortSet(old?.ports ?? [], ports)),
-    sightings: JSON.stringify(mergeSightings(old?.sightings ?? [], added)),
-  }
-}
-
-/** Metadata over the spec's 64 KiB is dropped (`{}`): never possible from one handshake, bounded anyway. */
-export function boundMetadata(json: string): string {
-  return Buffer.byteLength(json, 'utf8') > EDGE_LIMITS.metadataBytes ? '{}' : json
-}
 
 /** Allocate the next change sequence number (and take the write lock). */
 export async function nextChangeSeq(db: Db): Promise<number> {
@@ -223,33 +133,6 @@ export async function removeExpiredSightings(db: Db, before: string): Promise<nu
        and exists (select 1 from json_each(fingerprints.sightings) where json_extract(value, '$.last_seen') < ${before})
   `.execute(db)
   return Number(result.numAffectedRows ?? 0n)
-}
-
-/** `sync_state` keys of the control-plane sync: the last acknowledged upload and the policy cursor. */
-export const UPLOAD_ACK_KEY = 'upload_ack_seq'
-export const POLICY_CURSOR_KEY = 'policy_cursor'
-
-export async function getSyncState(db: Db, key: string): Promise<string | undefined> {
-  const row = await db.selectFrom('sync_state').select('value').where('key', '=', key).executeTakeFirst()
-  return row?.value
-}
-
-export async function setSyncState(db: Db, key: string, value: string, now: string): Promise<void> {
-  await db
-    .insertInto('sync_state')
-    .values({ key, value, updated_at: now })
-    .onConflict((oc) => oc.column('key').doUpdateSet({ value, updated_at: now }))
-    .execute()
-}
-
-/**
- * -1, 0 or 1 as `a` is before, equal to or after `b`, as instants: the control plane writes 6
- * fraction digits and the gates 3, so the text does not sort. Text that is not a time sorts first.
- */
-export function compareTimes(a: string, b: string): number {
-  const [x, y] = [parseTimestampMicros(a) ?? Number.NaN, parseTimestampMicros(b) ?? Number.NaN]
-  if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) ? (Number.isNaN(y) ? 0 : -1) : 1
-  return x < y ? -1 : x > y ? 1 : 0
 }
 
 /** A manual or pulled verdict for a stored fingerprint. */
@@ -382,126 +265,4 @@ export async function changedRowsSince<Row>(db: Db, afterSeq: number, limit: num
     .limit(limit)
     .execute()
   return rows as unknown as Row[]
-}
-
-/** A decision pulled from the control plane, in the fields every gate applies. */
-export interface PulledDecision {
-  fingerprint: string
-  status: GateVerdict
-  label: string
-  updated_at: string
-  actor: string
-  /** RFC 3339; absent: the decision does not expire. */
-  expires_at?: string | undefined
-}
-
-/** A pulled decision's expiry as stored: NULL when it has none, or none a gate can read. */
-function expiryOf(d: PulledDecision): string | null {
-  return typeof d.expires_at === 'string' && parseTimestampMicros(d.expires_at) !== undefined ? d.expires_at : null
-}
-
-/**
- * Apply pulled decisions in one transaction (all or none). A decision older than the local one
- * is skipped (last writer wins, by instant); unknown fingerprints get an entry with no
- * observations, which the entry cap bounds. Each carries its expiry (`expires_at`). `cursor`,
- * when given, is stored in the same transaction. With `authoritative` (a resync's full pull),
- * the control plane's answer also replaces a verdict pulled earlier that is newer (one its
- * database lost); the gate's own verdicts still win by time. Returns how many entries changed.
- */
-export async function applyDecisions<D extends PulledDecision>(
-  db: Kysely<GateStoreDB>,
-  decisions: readonly D[],
-  now: string,
-  cursor?: { key: string; value: string },
-  authoritative = false,
-): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    let changed = 0
-    for (const d of decisions) {
-      const current = await trx
-        .selectFrom('fingerprints')
-        .select(['decided_at', 'pulled'])
-        .where('fingerprint', '=', d.fingerprint)
-        .executeTakeFirst()
-      const set = {
-        verdict: d.status,
-        label: d.label,
-        decided_at: d.updated_at,
-        actor: d.actor,
-        pulled: 1,
-        expires_at: expiryOf(d),
-      }
-      if (!current) {
-        await trx
-          .insertInto('fingerprints')
-          .values({
-            fingerprint: d.fingerprint,
-            ...set,
-            first_seen: d.updated_at,
-            last_seen: d.updated_at,
-            changed_at: now,
-          })
-          .execute()
-        changed++
-      } else if (
-        current.decided_at === null ||
-        (authoritative && current.pulled === 1) ||
-        compareTimes(current.decided_at, d.updated_at) <= 0
-      ) {
-        await trx.updateTable('fingerprints').set(set).where('fingerprint', '=', d.fingerprint).execute()
-        changed++
-      }
-    }
-    if (cursor) await setSyncState(trx, cursor.key, cursor.value, now)
-    return changed
-  })
-}
-
-/**
- * The migration both gates run to add `pulled`: rows already there cannot tell where their
- * verdict came from, so they start as the gate's own, and the policy cursor is cleared so the
- * next sync pulls every decision again and marks those the control plane holds.
- */
-export async function addVerdictSource(db: Kysely<unknown>): Promise<void> {
-  await db.schema
-    .alterTable('fingerprints')
-    .addColumn('pulled', 'integer', (c) => c.notNull().defaultTo(0))
-    .execute()
-  await sql`delete from sync_state where key = ${POLICY_CURSOR_KEY}`.execute(db)
-}
-
-/** `sync_state` key: set while a resync's full pull is unfinished, so a restart begins it again. */
-export const POLICY_RESYNC_KEY = 'policy_resync'
-
-/**
- * The end of a resync: every verdict pulled earlier that the control plane's full answer does
- * not hold (`listed`) goes back to undecided; the gate's own verdicts stay. Clears the resync mark in the same
- * transaction. Returns the fingerprints reset.
- */
-export async function dropUnlistedPulled(
-  db: Kysely<GateStoreDB>,
-  listed: ReadonlySet<string>,
-  now: string,
-): Promise<string[]> {
-  return db.transaction().execute(async (trx) => {
-    const pulled = await trx.selectFrom('fingerprints').select('fingerprint').where('pulled', '=', 1).execute()
-    const gone = pulled.map((r) => r.fingerprint).filter((fp) => !listed.has(fp))
-    for (let i = 0; i < gone.length; i += 500) {
-      await trx
-        .updateTable('fingerprints')
-        .set({
-          verdict: 'pending',
-          decided_at: null,
-          actor: null,
-          label: '',
-          pulled: 0,
-          expires_at: null,
-          changed_at: now,
-        })
-        .where('fingerprint', 'in', gone.slice(i, i + 500))
-        .execute()
-    }
-    await trx.deleteFrom('sync_state').where('key', '=', POLICY_RESYNC_KEY).execute()
-    return gone
-  })
 }
