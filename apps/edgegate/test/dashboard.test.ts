@@ -148,7 +148,20 @@ describe('dashboard', () => {
       await details.locator('summary').focus()
       await page.keyboard.press('Enter')
       assert.equal(await details.evaluate((d) => (d as HTMLDetailsElement).open), true)
+      // On a phone each row is a card whose cells carry their column's heading: nothing scrolls sideways.
       await page.setViewportSize(PHONE)
+      for (const table of ['#nodes', '#fingerprints']) {
+        const wide = await page
+          .locator(table)
+          .evaluate((t) => t.parentElement!.scrollWidth - t.parentElement!.clientWidth)
+        assert.ok(wide <= 0, `${table} is ${wide}px wider than a phone`)
+      }
+      const decisionCell = page.locator(`tr[data-fingerprint="${FP}"] td[data-testid=decision]`)
+      assert.equal(
+        await decisionCell.evaluate((td) => getComputedStyle(td, '::before').content),
+        '"Decision"',
+        'the cell is labelled with its column',
+      )
       await shot('overview-phone')
       await page.setViewportSize(LAPTOP)
 

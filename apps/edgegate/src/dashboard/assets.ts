@@ -17,7 +17,31 @@ function show(err) {
   const box = document.getElementById('error')
   if (box) { box.textContent = err.message; box.hidden = false }
 }
+// On a phone a table's rows become cards (the stylesheet's table.cards): each cell is labelled
+// with its column's heading. Without this script the tables scroll sideways instead, as do the
+// SMTP evidence lists: rows of five short values read better as a table than as tall cards.
+function labelCells() {
+  for (const table of document.querySelectorAll('table')) {
+    if (!table.tHead || table.tHead.rows.length === 0 || table.classList.contains('evidence')) continue
+    const heads = []
+    for (const th of table.tHead.rows[0].cells) {
+      const text = th.querySelector('.sr') ? '' : th.textContent.trim()
+      for (let i = 0; i < th.colSpan; i++) heads.push(text)
+    }
+    for (const body of table.tBodies) {
+      for (const row of body.rows) {
+        let column = 0
+        for (const cell of row.cells) {
+          cell.dataset.label = cell.colSpan > 1 ? '' : (heads[column] ?? '')
+          column += cell.colSpan
+        }
+      }
+    }
+    table.classList.add('cards')
+  }
+}
 document.addEventListener('DOMContentLoaded', () => {
+  labelCells()
   const login = document.getElementById('login')
   if (login) {
     login.addEventListener('submit', (e) => {
@@ -106,7 +130,17 @@ code { font-size: 12px; }
 .cert-soon { color: #886600; font-weight: 600; } .cert-expired { color: #aa1111; font-weight: 600; }
 #error { background: #fee; border: 1px solid #c66; padding: .5rem; }
 header { display: flex; justify-content: space-between; align-items: center; }
-@media (max-width: 40rem) { body { margin: 0 .6rem .6rem; } td, th { padding: .25rem .3rem; } }
+@media (max-width: 40rem) {
+  body { margin: 0 .6rem .6rem; } td, th { padding: .25rem .3rem; }
+  table.cards > thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+  table.cards, table.cards > tbody, table.cards > tbody > tr { display: block; }
+  table.cards > tbody > tr { border: 1px solid #ccc; border-radius: 6px; margin: 0 0 .6rem; padding: .3rem .6rem; }
+  table.cards > tbody > tr > td { display: flow-root; border: 0; padding: .15rem 0 .15rem 6.8rem; }
+  table.cards > tbody > tr > td::before { content: attr(data-label); float: left; width: 6.3rem; margin-left: -6.8rem; color: #555; font-size: 14px; font-weight: 400; }
+  table.cards > tbody > tr > td[data-label=""] { padding-left: 0; }
+  table.cards > tbody > tr > td[data-label=""]::before { content: none; }
+  #candidates td:first-child, #decisions td:first-child { white-space: normal; }
+}
 .muted { color: #666; font-size: 12px; }
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .lead { max-width: 48rem; }
