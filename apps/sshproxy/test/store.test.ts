@@ -167,6 +167,21 @@ test('the cap prunes the oldest non-approved entries first, in the same write; a
   assert.equal((await listEntries(store.db)).length, 5)
 })
 
+test('an expired approval counts as pending for the cap; one still in force is kept', async (t) => {
+  const { store } = await fresh(t)
+  await recordObservations(store.db, [obs(1, 1), obs(2, 2), obs(3, 3)], 10, at(3))
+  await setVerdict(store.db, fp(1), { verdict: 'approved', actor: 't', now: at(4), expiresAt: at(10) })
+  await setVerdict(store.db, fp(2), { verdict: 'approved', actor: 't', now: at(4), expiresAt: at(100) })
+  await setVerdict(store.db, fp(3), { verdict: 'approved', actor: 't', now: at(4) })
+  assert.equal(await pruneToCap(store.db, 1, at(9)), 0, 'before the expiry every approval stays')
+  // An expiry written with an offset and microseconds, as a control plane may send it.
+  await sql`update fingerprints set expires_at = ${at(10).replace('.000Z', '.000001+00:00')} where fingerprint = ${fp(1)}`.execute(
+    store.db,
+  )
+  assert.equal(await pruneToCap(store.db, 1, at(50)), 1)
+  assert.deepEqual((await listEntries(store.db)).map((e) => e.fingerprint).sort(), [fp(2), fp(3)])
+})
+
 test('the cap prunes undecided entries before any decision: a flood of new fingerprints cannot push out an old block', async (t) => {
   const { store } = await fresh(t)
   await recordObservations(store.db, [obs(1, 1), obs(2, 2)], 10, at(2))

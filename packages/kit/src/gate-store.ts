@@ -87,12 +87,13 @@ export async function deleteEntry(db: Db, fingerprint: string): Promise<boolean>
 /**
  * Delete entries beyond `maxEntries` (< 0: no cap): first the undecided, least recently seen
  * first, and only when those are not enough the decided pending and blocked ones, least recently
- * seen first. Approved entries are never pruned. Undecided first because a client that varies
+ * seen first. Approved entries are never pruned, unless their approval has expired (at `now`,
+ * an ISO time): the gate treats those as pending. Undecided first because a client that varies
  * its KEXINIT makes a new entry per connection: pruning by age alone, a flood of those would
  * push out an old block, and with `--allow-unknown` the blocked client would be let in as
  * unknown (a pulled block would not come back either: the policy cursor is past it).
  */
-export async function pruneToCap(db: Db, maxEntries: number): Promise<number> {
+export async function pruneToCap(db: Db, maxEntries: number, now = new Date().toISOString()): Promise<number> {
   if (maxEntries < 0) return 0
   const { n } = await db
     .selectFrom('fingerprints')
@@ -115,7 +116,10 @@ export async function pruneToCap(db: Db, maxEntries: number): Promise<number> {
   const decided = db
     .selectFrom('fingerprints')
     .select('fingerprint')
-    .where('verdict', '!=', 'approved')
+    // julianday: an expiry pulled from the control plane may carry any offset or precision.
+    .where((eb) =>
+      eb.or([eb('verdict', '!=', 'approved'), eb(sql`julianday(expires_at)`, '<=', sql`julianday(${now})`)]),
+    )
     .orderBy('last_seen', 'asc')
     .orderBy('fingerprint', 'asc')
     .limit(excess)
@@ -250,7 +254,7 @@ export async function recordObservations<O extends GateObservation>(
         .where('fingerprint', '=', o.fingerprint)
         .execute()
     }
-    return { pruned: await pruneToCap(trx, maxEntries) }
+    return { pruned: await pruneToCap(trx, maxEntries, now) }
   })
 }
 
