@@ -107,7 +107,7 @@ export const schema = {
     env: 'DNSCTL_AUDIT_RETENTION',
     flag: 'audit-retention',
     default: '8760h',
-    doc: 'audit events older than this are removed (8760h = a year; the newest publication always stays); 0 keeps every event; otherwise at least 24h',
+    doc: 'audit and HA events older than this are removed (8760h = a year; the newest publication always stays); 0 keeps every event; otherwise at least 24h',
   }),
   historyKeep: field.int({
     env: 'DNSCTL_HISTORY_KEEP',

@@ -26,6 +26,7 @@ import { errors } from './errors.ts'
 import { haMetrics } from './ha/metrics.ts'
 import { haMetricsRoutes, haRoutes, readOnlyGuard } from './ha/routes.ts'
 import { HaService } from './ha/service.ts'
+import { removeHaEventsBefore } from './ha/store.ts'
 import { healthRoutes } from './health/routes.ts'
 import { HealthService } from './health/service.ts'
 import { PrometheusUpstream } from './history/prometheus.ts'
@@ -218,8 +219,12 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       if (config.auditRetention > 0) {
         auditSweep = periodic(
           async () => {
-            const removed = await removeAuditBefore(deps.db, now().getTime() - config.auditRetention)
+            const before = now().getTime() - config.auditRetention
+            const removed = await removeAuditBefore(deps.db, before)
             if (removed > 0) deps.logger.info({ removed }, 'audit events older than --audit-retention removed')
+            const haRemoved = await removeHaEventsBefore(deps.db, before)
+            if (haRemoved > 0)
+              deps.logger.info({ removed: haRemoved }, 'HA events older than --audit-retention removed')
           },
           {
             intervalMs: deps.auditSweepIntervalMs ?? 3_600_000,

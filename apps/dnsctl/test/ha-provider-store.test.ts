@@ -11,7 +11,7 @@ import { type Postgres, startPostgres, tempDir } from '@gatehouse/testkit'
 import { haAndProvider } from '../src/db/migrations/0004_ha_and_provider.ts'
 import { migrations } from '../src/db/migrations/index.ts'
 import type { DB } from '../src/db/schema.ts'
-import { appendHaEvent, listHaEvents, readHaState, writeHaState } from '../src/ha/store.ts'
+import { appendHaEvent, listHaEvents, readHaState, removeHaEventsBefore, writeHaState } from '../src/ha/store.ts'
 import { commitAllowlist, currentAllowlist, listAllowlistRevisions } from '../src/provider/allowlist.ts'
 
 let pg: Postgres | undefined
@@ -60,6 +60,25 @@ for (const [dialect, open] of dialects) {
         assert.deepEqual(
           (await listHaEvents(db, 10)).map((e) => e.outcome),
           ['committed', 'refused'],
+        )
+        // The audit retention: events before the cutoff go (batches of 2, so the edge repeats).
+        for (let minute = 6; minute < 11; minute++) {
+          const at = `2026-11-25T10:${String(minute).padStart(2, '0')}:00.000Z`
+          await appendHaEvent(db, {
+            at,
+            action: 'demote',
+            outcome: 'failed',
+            from_role: 'primary',
+            to_role: 'secondary',
+            epoch: 0,
+            detail: '{}',
+            ...meta,
+          })
+        }
+        assert.equal(await removeHaEventsBefore(db, Date.parse('2026-11-25T10:08:00.000Z'), 2), 4)
+        assert.deepEqual(
+          (await listHaEvents(db, 10)).map((e) => e.at.slice(11, 16)),
+          ['10:10', '10:09', '10:08'],
         )
       } finally {
         await database.close()

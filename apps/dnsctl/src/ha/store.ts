@@ -1,5 +1,6 @@
 /** SQL of the stored HA role and the HA event log. First argument: the database or a transaction. */
 import { randomUUID } from 'node:crypto'
+import { deleteBefore } from '@gatehouse/kit/db/batched-delete.ts'
 import type { Kysely, Transaction } from 'kysely'
 import { newestPublication } from '../audit/store.ts'
 import type { DB, HaEventRow, HaStateRow } from '../db/schema.ts'
@@ -23,6 +24,11 @@ export async function appendHaEvent(db: Db, event: Omit<HaEventRow, 'id'>): Prom
     .insertInto('ha_events')
     .values({ id: randomUUID(), ...event })
     .execute()
+}
+
+/** Remove the HA events older than `beforeMs` (the audit retention); returns how many. */
+export function removeHaEventsBefore(db: Kysely<DB>, beforeMs: number, batch?: number): Promise<number> {
+  return deleteBefore(db, 'ha_events', 'at', new Date(beforeMs).toISOString(), batch)
 }
 
 /** Newest first. */
