@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { openDatabase } from '@gatehouse/kit/db/database.ts'
+import { markExpiries } from '@gatehouse/kit/gate-verdict.ts'
 import { tempDir } from '@gatehouse/testkit'
 import fc from 'fast-check'
 import { sql } from 'kysely'
@@ -180,6 +181,29 @@ test('an expired approval counts as pending for the cap; one still in force is k
   )
   assert.equal(await pruneToCap(store.db, 1, at(50)), 1)
   assert.deepEqual((await listEntries(store.db)).map((e) => e.fingerprint).sort(), [fp(2), fp(3)])
+})
+
+test('an expiry is marked as a change once, so the next upload reports the entry as pending', async (t) => {
+  const { store } = await fresh(t)
+  await recordObservations(store.db, [obs(1, 1), obs(2, 2), obs(3, 3)], 10, at(3))
+  await setVerdict(store.db, fp(1), { verdict: 'blocked', actor: 't', now: at(4), expiresAt: at(10) })
+  await setVerdict(store.db, fp(2), { verdict: 'approved', actor: 't', now: at(4), expiresAt: at(20) })
+  await setVerdict(store.db, fp(3), { verdict: 'blocked', actor: 't', now: at(4) })
+  const uploaded = Math.max(...(await changedSince(store.db, 0, 10)).map((e) => e.change_seq))
+  assert.equal(await markExpiries(store.db, at(9)), 0, 'nothing has expired yet')
+  assert.deepEqual(await changedSince(store.db, uploaded, 10), [])
+  assert.equal(await markExpiries(store.db, at(15)), 1)
+  assert.deepEqual(
+    (await changedSince(store.db, uploaded, 10)).map((e) => e.fingerprint),
+    [fp(1)],
+  )
+  const next = Math.max(...(await changedSince(store.db, uploaded, 10)).map((e) => e.change_seq))
+  assert.equal(await markExpiries(store.db, at(16)), 0, 'an expiry is marked once')
+  assert.equal(await markExpiries(store.db, at(25)), 1)
+  assert.deepEqual(
+    (await changedSince(store.db, next, 10)).map((e) => e.fingerprint),
+    [fp(2)],
+  )
 })
 
 test('the cap prunes undecided entries before any decision: a flood of new fingerprints cannot push out an old block', async (t) => {

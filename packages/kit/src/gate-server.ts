@@ -13,10 +13,12 @@ import { createServer, type Server, type Socket } from 'node:net'
 import type { Kysely } from 'kysely'
 import type { SourceRateLimiter } from './gate-limits.ts'
 import { type GateStoreDB, pruneToCap, removeExpiredSightings } from './gate-store.ts'
+import { markExpiries } from './gate-verdict.ts'
 import { createHttpApp, type HttpApp } from './http.ts'
 import type { Logger } from './logger.ts'
 import type { AppMetrics } from './metrics.ts'
 import { formatListenAddress, type ListenAddress } from './net.ts'
+import { type PeriodicJob, periodic } from './periodic.ts'
 
 export interface GateRoute {
   /** The listen address as written: the `route` label and log field. */
@@ -78,17 +80,16 @@ export async function gateRuntime<R extends GateRoute>(o: GateRuntimeOptions<R>)
     metricsApp.readiness.add('database', () => store.ping())
   }
   const maintain = async () => {
-    try {
-      const pruned = await pruneToCap(store.db, o.maxFingerprints)
-      const before = new Date(Date.now() - o.sightingRetentionMs).toISOString()
-      const expired = await removeExpiredSightings(store.db, before)
-      o.limiter.sweep()
-      if (pruned > 0 || expired > 0) logger.info({ pruned, expired_sighting_rows: expired }, 'store maintenance')
-    } catch (err) {
-      logger.error({ reason: (err as Error).message }, 'store maintenance failed')
-    }
+    const now = new Date()
+    const pruned = await pruneToCap(store.db, o.maxFingerprints, now.toISOString())
+    const before = new Date(now.getTime() - o.sightingRetentionMs).toISOString()
+    const expired = await removeExpiredSightings(store.db, before)
+    const ended = await markExpiries(store.db, now.toISOString())
+    o.limiter.sweep()
+    if (pruned > 0 || expired > 0 || ended > 0)
+      logger.info({ pruned, expired_sighting_rows: expired, decisions_expired: ended }, 'store maintenance')
   }
-  let maintenance: NodeJS.Timeout | undefined
+  let maintenance: PeriodicJob | undefined
   return {
     async start() {
       for (const [i, server] of servers.entries()) {
@@ -105,9 +106,11 @@ export async function gateRuntime<R extends GateRoute>(o: GateRuntimeOptions<R>)
       if (metricsApp && o.metricsListen) {
         await metricsApp.listen({ host: o.metricsListen.host, port: o.metricsListen.port })
       }
-      await maintain()
-      maintenance = setInterval(() => void maintain(), o.maintenanceIntervalMs ?? 60_000)
-      maintenance.unref()
+      maintenance = periodic(maintain, {
+        intervalMs: o.maintenanceIntervalMs ?? 60_000,
+        onError: (err) => logger.error({ reason: (err as Error).message }, 'store maintenance failed'),
+      })
+      await maintenance.run()
     },
     addresses() {
       return servers.map((s, i) => {
@@ -124,7 +127,8 @@ export async function gateRuntime<R extends GateRoute>(o: GateRuntimeOptions<R>)
       return a && typeof a === 'object' ? { host: a.address, port: a.port } : undefined
     },
     async stop(drainMs) {
-      clearInterval(maintenance)
+      // The caller closes the store next: a pass in progress ends first.
+      const maintained = maintenance?.stop()
       // close() stops accepting at once; its callback would wait for every connection, so it is not awaited.
       for (const server of servers) if (server.listening) server.close()
       const deadline = Date.now() + drainMs
@@ -132,6 +136,7 @@ export async function gateRuntime<R extends GateRoute>(o: GateRuntimeOptions<R>)
       while (o.open.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
       for (const socket of o.open) socket.destroy()
       await metricsApp?.close()
+      await maintained
     },
   }
 }

@@ -5,10 +5,10 @@
  * also ends an expiring decision itself (an explicit pending); reading the expiry here ends it on
  * time on a gate that cannot reach the control plane.
  */
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
+import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely'
 import type { Database } from './db/database.ts'
 import { memoUntilChange, WalChanges } from './db/wal-changes.ts'
-import type { GateStoreDB, GateVerdict } from './gate-store.ts'
+import { type GateStoreDB, type GateVerdict, getSyncState, nextChangeSeq, setSyncState } from './gate-store.ts'
 
 export type GateStatus = 'unknown' | GateVerdict
 
@@ -64,4 +64,28 @@ export function verdictText(e: GateStatusRow, now = Date.now()): string {
   if (e.decided_at === null) return 'new'
   if (e.expires_at === null) return e.verdict
   return Date.parse(e.expires_at) <= now ? 'pending (expired)' : `${e.verdict} until ${e.expires_at}`
+}
+
+/** Until when expiries have been marked as changes (`markExpiries`), an ISO time. */
+export const EXPIRIES_MARKED_KEY = 'expiries_marked_until'
+
+/**
+ * Give each entry whose decision expired since the last call (by `now`, an ISO time) a new
+ * change sequence, so the next upload reports it as `pending`: an expiry changes what the gate
+ * does without a write of its own. Returns how many. The first call marks every expired entry;
+ * a call with none to mark writes nothing.
+ */
+export async function markExpiries(db: Kysely<GateStoreDB>, now: string): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const since = await getSyncState(trx, EXPIRIES_MARKED_KEY)
+    // julianday: an expiry pulled from the control plane may carry any offset or precision.
+    const expired = sql<boolean>`expires_at is not null and julianday(expires_at) <= julianday(${now})
+      and (${since ?? null} is null or julianday(expires_at) > julianday(${since ?? null}))`
+    const any = await trx.selectFrom('fingerprints').select('fingerprint').where(expired).limit(1).executeTakeFirst()
+    if (any === undefined) return 0
+    const seq = await nextChangeSeq(trx)
+    const marked = await trx.updateTable('fingerprints').set({ change_seq: seq }).where(expired).executeTakeFirst()
+    await setSyncState(trx, EXPIRIES_MARKED_KEY, now, now)
+    return Number(marked.numUpdatedRows)
+  })
 }
