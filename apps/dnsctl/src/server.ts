@@ -193,13 +193,13 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     : undefined
   const history = new HistoryService(deps.db, config.resolver.controlDirs, now, prometheus)
   historyRoutes(app, history)
-  let sampler: NodeJS.Timeout | undefined
+  let sampler: PeriodicJob | undefined
   const analytics = new AnalyticsService(config.analytics.privacy, now)
   analyticsRoutes(app, analytics)
   const dnstap = config.analytics.dnstapSocket
     ? new DnstapListener(config.analytics.dnstapSocket, analytics, deps.logger)
     : undefined
-  let timer: NodeJS.Timeout | undefined
+  let reconciler: PeriodicJob | undefined
   let auditSweep: PeriodicJob | undefined
   let blocklistSchedule: Schedule | undefined
   let transferSchedule: Schedule | undefined
@@ -212,10 +212,11 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     async start() {
       await zones.start()
       await ha.start()
-      timer = setInterval(() => {
-        zones.reconcile().catch((err) => deps.logger.error({ err }, 'reconciling zones with knotd failed'))
-      }, config.knot.reconcileInterval)
-      timer.unref()
+      // A pass waits for knotd per zone: one outlasting the interval is joined, not doubled.
+      reconciler = periodic(() => zones.reconcile(), {
+        intervalMs: config.knot.reconcileInterval,
+        onError: (err) => deps.logger.error({ err }, 'reconciling zones with knotd failed'),
+      })
       if (config.auditRetention > 0) {
         auditSweep = periodic(
           async () => {
@@ -238,16 +239,16 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       await dnstap?.start()
       // With a Prometheus upstream the history comes from it alone: nothing to sample.
       if (config.resolver.controlDirs.length > 0 && !prometheus) {
-        sampler = setInterval(() => {
-          history.sample().catch((err) => deps.logger.warn({ err }, 'sampling the resolver counters failed'))
-        }, config.resolver.sampleInterval)
-        sampler.unref()
+        sampler = periodic(() => history.sample(), {
+          intervalMs: config.resolver.sampleInterval,
+          onError: (err) => deps.logger.warn({ err }, 'sampling the resolver counters failed'),
+        })
       }
     },
     async close() {
-      clearInterval(timer)
+      await reconciler?.stop()
       await auditSweep?.stop()
-      clearInterval(sampler)
+      await sampler?.stop()
       await ha.stop()
       await metricsApp?.close()
       await dnstap?.close()
