@@ -161,6 +161,15 @@ test('sshproxy: a new SSH client is stopped, listed, approved on the control pla
   const approve = paste(printed('bin/edgegate decision approve')[0]!.replace('<fingerprint>', fingerprint))
   assert.equal(approve.status, 0, approve.stderr)
   assert.match(approve.stdout, new RegExp(`${fingerprint} approved`))
+  // The printed status: the running gate's results and its sync, from the stack's config file.
+  const status = paste(printed('bin/sshproxy status')[0]!)
+  assert.equal(status.status, 0, status.stderr)
+  assert.match(status.stdout, /^gate: running; connections since it started: .+/m)
+  assert.match(status.stdout, /^fingerprints: 1 stored of at most \d+: 1 approved/m)
+  assert.match(
+    status.stdout,
+    /^control plane: https:\/\/127\.0\.0\.1:\d+ as sshgate-1; last upload acknowledged \d{4}-/m,
+  )
 })
 
 /**
@@ -284,6 +293,10 @@ test('tlsgate: the printed curl goes through, the printed list shows its fingerp
     return r.status !== 0 ? r : undefined
   })
   assert.match(refused.stderr, /SSL|TLS|alert|handshake|reset/i)
+  const status = paste(printed('bin/tlsgate status')[0]!)
+  assert.equal(status.status, 0, status.stderr)
+  assert.match(status.stdout, /^gate: running; connections since it started: .+/m)
+  assert.match(status.stdout, /^fingerprints: 1 stored of at most \d+: 0 approved, 1 blocked/m)
 })
 
 test('a second stack on the same ports stops at once with one line per app naming the port', async () => {

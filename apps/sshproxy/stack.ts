@@ -59,9 +59,11 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
   const db = join(ctx.dataDir, 'sshproxy.db')
   const configPath = join(ctx.dataDir, 'config.json')
   const cp = controlPlane(ctx)
-  // The database is named in the config file too, so bin/sshproxy list (which reads this file by
-  // default) finds it without --db.
-  writeFileSync(configPath, `${JSON.stringify({ db, ...(cp ? { control_plane: cp.config } : {}) }, null, 2)}\n`)
+  // The database and the metrics address are in the config file too, so bin/sshproxy list and
+  // status (which read this file by default) find the store and the running gate without flags.
+  const metricsListen = `${HOST}:${metricsPort}`
+  const fileConfig = { db, metrics_listen: metricsListen, ...(cp ? { control_plane: cp.config } : {}) }
+  writeFileSync(configPath, `${JSON.stringify(fileConfig, null, 2)}\n`)
   const sshd = await startDemoSshd(join(ctx.dataDir, 'sshd'), sshdPort, listenPort)
   const main = join(import.meta.dirname, 'src', 'main.ts')
   const logPath = join(ctx.dataDir, 'sshproxy.log')
@@ -76,7 +78,7 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
       '--config',
       configPath,
       '--metrics-listen',
-      `${HOST}:${metricsPort}`,
+      metricsListen,
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -133,7 +135,8 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
       cp
         ? `$ bin/edgegate decision approve --instance ${cp.instance} <fingerprint>`
         : '$ bin/sshproxy approve <fingerprint>',
-      'then run the ssh command again: the demo sshd greets you',
+      'then run the ssh command again: the demo sshd greets you; what the gate did, and its last sync:',
+      '$ bin/sshproxy status',
     ],
     stop,
   }

@@ -189,6 +189,8 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
       `$ bin/tlsgate list ${dbFlag}`,
       'block curl and try again (refused with a TLS alert before nginx sees it):',
       `$ bin/tlsgate block ${dbFlag} <fingerprint>`,
+      'what the gate did (asks the running gate through its metrics endpoint):',
+      `$ bin/tlsgate status ${dbFlag} --metrics-listen ${HOST}:${metricsPort}`,
     ],
     async stop() {
       await stopGate()

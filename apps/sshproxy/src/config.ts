@@ -108,6 +108,8 @@ export interface ServeConfig {
   sightingRetentionMs: number
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent'
   controlPlane?: ControlPlaneConfig
+  /** The control plane's address and this gate's instance id, without credentials (`status`). */
+  controlPlaneTarget?: { url: string; instanceId: string }
 }
 
 export interface LoadServeOptions {
@@ -115,6 +117,8 @@ export interface LoadServeOptions {
   flags: Record<string, unknown>
   env?: Record<string, string | undefined>
   fileExists: (path: string) => boolean
+  /** `status`: a route and the control plane's credentials may be missing (kit `loadGateInputs`). */
+  inspect?: boolean
 }
 
 /** Load and cross-check everything `serve` needs; every problem is listed in one `ConfigError`. */
@@ -142,6 +146,7 @@ export function loadServeConfig(options: LoadServeOptions): ServeConfig {
     sightingRetentionMs: f.sighting_retention,
     logLevel: f.log_level,
     ...(inputs.controlPlane ? { controlPlane: inputs.controlPlane } : {}),
+    ...(inputs.controlPlaneTarget ? { controlPlaneTarget: inputs.controlPlaneTarget } : {}),
   }
 }
 

@@ -109,9 +109,28 @@ describe('sshproxy status', () => {
     assert.match(list.stdout, new RegExp(`${fp('e')}\\s+pending \\(expired\\)\\s`))
     assert.match(list.stdout, new RegExp(`${fp('f')}\\s+blocked until ${future.replace(/\./g, '\\.')}\\s`))
 
-    const noRoute = await cli(['status', '--db', db])
-    assert.equal(noRoute.code, 1, 'status needs the same inputs as serve')
-    assert.match(noRoute.stderr, /route/)
+    // The gate's service unit (or npm start) gives the routes by flag and the token by its
+    // environment: status, run from a shell with neither, still reports the store and the sync.
+    const bare = join(dir.path, 'no-secrets.json')
+    writeFileSync(
+      bare,
+      JSON.stringify({ db, control_plane: { url: 'https://cp.example.test:8443', instance_id: 'edge-1' } }),
+    )
+    const noRoute = await cli(['status', '--config', bare])
+    assert.equal(noRoute.code, 0, noRoute.stderr)
+    assert.match(
+      noRoute.stdout,
+      /^routes: not given here \(serve's --route or \$SSHPROXY_ROUTES; status works without\)\n/,
+    )
+    assert.match(
+      noRoute.stdout,
+      /\ncontrol plane: https:\/\/cp\.example\.test:8443 as edge-1; last upload acknowledged 2026-11-21T11:00:00\.000Z/,
+    )
+    // serve still needs both.
+    const serve = await cli(['serve', '--config', bare])
+    assert.equal(serve.code, 1, serve.stderr)
+    assert.match(serve.stderr, /an auth method is required/)
+    assert.match(serve.stderr, /at least one route is required/)
 
     // The store commands and --help never load the gate's server stack.
     for (const a of [['--help'], ['list', '--db', db], ['status', ...args]]) {

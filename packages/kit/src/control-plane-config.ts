@@ -51,6 +51,8 @@ export function readControlPlaneSection(
   cp: ControlPlaneSection,
   sources: Record<string, string>,
   errors: string[],
+  /** `false` (a command that only names the control plane, `status`): no auth method is no error, and no sync. */
+  needAuth = true,
 ): (SyncControlPlane & { syncIntervalMs: number }) | undefined {
   const given = Object.keys(sources).filter((k) => k.startsWith('control_plane.') && sources[k] !== 'default')
   if (cp.url === undefined) {
@@ -70,7 +72,8 @@ export function readControlPlaneSection(
   if (cp.token !== undefined && anyMtls) {
     errors.push('control_plane: configure exactly one auth method: token, or client_cert + client_key + ca (not both)')
   } else if (cp.token === undefined && !anyMtls) {
-    errors.push('control_plane: an auth method is required: token, or client_cert + client_key + ca')
+    if (needAuth) errors.push('control_plane: an auth method is required: token, or client_cert + client_key + ca')
+    else return undefined
   } else if (anyMtls) {
     const missing = (['client_cert', 'client_key', 'ca'] as const).filter((k) => cp[k] === undefined)
     if (missing.length > 0) {

@@ -146,6 +146,8 @@ export interface GateInputs<F extends Schema, G extends Schema> {
   trustedRanges: string[]
   /** `max_fingerprints` with 0 read as the default 100000. */
   maxFingerprints: number
+  /** The control plane the gate syncs with, also with `inspect` and no credentials (`status`). */
+  controlPlaneTarget?: { url: string; instanceId: string }
 }
 
 /**
@@ -159,6 +161,12 @@ export function loadGateInputs<F extends BaseFlags & Schema, G extends BaseFile 
     flags: Record<string, unknown>
     env: Record<string, string | undefined>
     fileExists: (p: string) => boolean
+    /**
+     * For `status`, which reads the store and asks the running gate: what only serving needs may
+     * be missing (a route, the control plane's credentials), as when the gate gets them from
+     * flags or the environment of its service unit and the operator's shell has neither.
+     */
+    inspect?: boolean
   },
   check: (flags: ConfigOf<F>, errors: string[]) => void = () => {},
 ): GateInputs<F, G> {
@@ -183,10 +191,19 @@ export function loadGateInputs<F extends BaseFlags & Schema, G extends BaseFile 
     errors.push(...err.lines)
   }
   const fileConfig = file?.config as ConfigOf<BaseFile> | undefined
+  const sectionErrors = errors.length
   const controlPlane =
-    file && fileConfig ? readControlPlaneSection(fileConfig.control_plane, file.sources, errors) : undefined
+    file && fileConfig
+      ? readControlPlaneSection(fileConfig.control_plane, file.sources, errors, !options.inspect)
+      : undefined
+  const cpSection = fileConfig?.control_plane
+  const controlPlaneTarget =
+    cpSection?.url !== undefined && cpSection.instance_id !== undefined && errors.length === sectionErrors
+      ? { url: cpSection.url.replace(/\/+$/, ''), instanceId: cpSection.instance_id }
+      : undefined
   const routes = (base?.route ?? []) as Array<{ name: string; listen: ListenAddress }>
-  if (base && routes.length === 0) errors.push('--route: at least one route is required (--route LISTEN=BACKEND)')
+  if (base && routes.length === 0 && !options.inspect)
+    errors.push('--route: at least one route is required (--route LISTEN=BACKEND)')
   const seen = new Set<string>()
   for (const r of routes) {
     const key = `${r.listen.host}:${r.listen.port}`
@@ -215,6 +232,7 @@ export function loadGateInputs<F extends BaseFlags & Schema, G extends BaseFile 
     warnings: [...flags.warnings, ...file.warnings, ...keyExposure(controlPlane)],
     ...(metricsListen ? { metricsListen } : {}),
     ...(controlPlane ? { controlPlane } : {}),
+    ...(controlPlaneTarget ? { controlPlaneTarget } : {}),
     trustedRanges: [...new Set([...(base.trusted_range ?? []), ...(fileConfig.trusted_ranges ?? [])])],
     maxFingerprints: max === 0 ? 100_000 : max,
   }

@@ -11,7 +11,7 @@ import { readStore } from './entries.ts'
 import type { Io } from './io.ts'
 
 export async function statusCommand(flags: Record<string, unknown>, json: boolean, io: Io): Promise<void> {
-  const config = loadServeConfig({ flags, fileExists: existsSync })
+  const config = loadServeConfig({ flags, fileExists: existsSync, inspect: true })
   const inputs: GateStatusInputs = {
     app: 'tlsgate',
     dbPath: config.dbPath,
@@ -19,7 +19,7 @@ export async function statusCommand(flags: Record<string, unknown>, json: boolea
     metricsListen: config.metricsListen,
     unknownClients: config.enforceUnknown ? 'refused (--enforce-unknown)' : 'let through',
     counter: { column: 'refused_count', key: 'refused_connections', label: 'refused connections' },
-    controlPlane: config.controlPlane,
+    controlPlane: config.controlPlaneTarget,
     maxFingerprints: config.maxFingerprints,
   }
   const report = await readStore(config.dbPath, ({ db }) => gateStatusReport(inputs, db))

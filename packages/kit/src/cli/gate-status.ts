@@ -146,7 +146,9 @@ export function formatGateStatus(inputs: GateStatusInputs, report: GateStatusRep
   const cp = report.control_plane
   const address = inputs.metricsListen
   const lines = [
-    `routes: ${report.routes.length}`,
+    report.routes.length === 0
+      ? `routes: not given here (serve's --route or $${inputs.app.toUpperCase()}_ROUTES; status works without)`
+      : `routes: ${report.routes.length}`,
     ...report.routes.map((r) => `  ${r.listen} -> ${r.backend}`),
     `database: ${escapeTerminal(report.database)}`,
     report.gate.running === null
