@@ -175,10 +175,6 @@ test('an expired approval counts as pending for the cap; one still in force is k
   await setVerdict(store.db, fp(2), { verdict: 'approved', actor: 't', now: at(4), expiresAt: at(100) })
   await setVerdict(store.db, fp(3), { verdict: 'approved', actor: 't', now: at(4) })
   assert.equal(await pruneToCap(store.db, 1, at(9)), 0, 'before the expiry every approval stays')
-  // An expiry written with an offset and microseconds, as a control plane may send it.
-  await sql`update fingerprints set expires_at = ${at(10).replace('.000Z', '.000001+00:00')} where fingerprint = ${fp(1)}`.execute(
-    store.db,
-  )
   assert.equal(await pruneToCap(store.db, 1, at(50)), 1)
   assert.deepEqual((await listEntries(store.db)).map((e) => e.fingerprint).sort(), [fp(2), fp(3)])
 })
@@ -420,7 +416,7 @@ test("sync: a pulled decision ends at its expiry on the gate itself; the CLI's v
   assert.equal(await reader(fp(2), after), 'pending', 'an approval for a while ends too')
   assert.equal(await reader(fp(3), after), 'blocked')
   assert.equal(await reader(fp(4), after), 'blocked')
-  assert.equal((await getEntry(store.db, fp(1)))?.expires_at, until)
+  assert.equal((await getEntry(store.db, fp(1)))?.expires_at, '2026-11-22T07:00:00.000Z', 'stored as UTC with milliseconds')
   assert.equal((await getEntry(store.db, fp(4)))?.expires_at, null)
   // A later decision without an expiry makes it permanent.
   await applyDecisions(
@@ -439,7 +435,7 @@ test('upgrading a store from before expiries clears the policy cursor once, so e
   const dir = tempDir('sshproxy-store-upgrade-')
   t.after(() => dir.remove())
   const path = join(dir.path, 'gate.db')
-  const { '0004_decision_expiry': _, ...before } = migrations
+  const { '0004_decision_expiry': _, '0005_expiry_index': __, ...before } = migrations
   const old = await openDatabase<never>({ url: `sqlite:${path}`, migrations: before })
   await setSyncState(old.db as never, 'policy_cursor', at(9), at(9))
   await setSyncState(old.db as never, 'upload_ack_seq', '7', at(9))
@@ -454,6 +450,41 @@ test('upgrading a store from before expiries clears the policy cursor once, so e
     at(11),
   )
   assert.equal(await gateStatus(store.db, fp(1), Date.parse(at(21))), 'pending')
+})
+
+test('expiries are stored as UTC ISO text, pulled or upgraded, and the maintenance reads them by index', async (t) => {
+  const dir = tempDir('sshproxy-store-expiry-index-')
+  t.after(() => dir.remove())
+  const path = join(dir.path, 'gate.db')
+  const { '0005_expiry_index': _, ...before } = migrations
+  const old = await openDatabase<never>({ url: `sqlite:${path}`, migrations: before })
+  await recordObservations(old.db as never, [obs(1, 1), obs(2, 2)], 10, at(2))
+  // An older version stored a pulled expiry as sent: an offset, microseconds.
+  await sql`update fingerprints set verdict = 'blocked', decided_at = ${at(3)}, expires_at = '2026-11-22T08:00:10.000001+02:00'
+    where fingerprint = ${fp(1)}`.execute(old.db)
+  await old.close()
+  const store = await openStore(path)
+  t.after(() => store.close())
+  assert.equal((await getEntry(store.db, fp(1)))?.expires_at, at(10))
+  await applyDecisions(
+    store.db,
+    [
+      {
+        fingerprint: fp(2),
+        status: 'blocked',
+        label: '',
+        updated_at: at(4),
+        actor: 'cp',
+        expires_at: '2026-11-22T05:00:20.5-01:00',
+      },
+    ],
+    at(5),
+  )
+  assert.equal((await getEntry(store.db, fp(2)))?.expires_at, at(20).replace('.000Z', '.500Z'))
+  const plan = await sql<{ detail: string }>`explain query plan select fingerprint from fingerprints
+    where expires_at <= ${at(30)} and expires_at > ${at(0)}`.execute(store.db)
+  assert.match(plan.rows.map((r) => r.detail).join('; '), /USING (COVERING )?INDEX fingerprints_expires_at/)
+  assert.equal(await markExpiries(store.db, at(30)), 2)
 })
 
 test('compareTimes orders any two RFC 3339 times like their instants, whatever the fraction digits', () => {

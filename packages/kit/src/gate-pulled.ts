@@ -48,9 +48,15 @@ export interface PulledDecision {
   expires_at?: string | undefined
 }
 
-/** A pulled decision's expiry as stored: NULL when it has none, or none a gate can read. */
+/**
+ * A pulled decision's expiry as stored: NULL when it has none, or none a gate can read; else UTC
+ * with milliseconds and `Z`, as the gate writes its own, so expiries compare as text (the
+ * maintenance finds the ones just ended by an index range, kit `markExpiries`).
+ */
 function expiryOf(d: PulledDecision): string | null {
-  return typeof d.expires_at === 'string' && parseTimestampMicros(d.expires_at) !== undefined ? d.expires_at : null
+  if (typeof d.expires_at !== 'string' || parseTimestampMicros(d.expires_at) === undefined) return null
+  const ms = Date.parse(d.expires_at)
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString()
 }
 
 /**

@@ -116,10 +116,8 @@ export async function pruneToCap(db: Db, maxEntries: number, now = new Date().to
   const decided = db
     .selectFrom('fingerprints')
     .select('fingerprint')
-    // julianday: an expiry pulled from the control plane may carry any offset or precision.
-    .where((eb) =>
-      eb.or([eb('verdict', '!=', 'approved'), eb(sql`julianday(expires_at)`, '<=', sql`julianday(${now})`)]),
-    )
+    // Expiries are UTC ISO text (kit gate-pulled.ts `expiryOf`), so they compare as text.
+    .where((eb) => eb.or([eb('verdict', '!=', 'approved'), eb('expires_at', '<=', now)]))
     .orderBy('last_seen', 'asc')
     .orderBy('fingerprint', 'asc')
     .limit(excess)

@@ -8,6 +8,7 @@ import * as m0001 from './migrations/0001_init.ts'
 import * as m0002 from './migrations/0002_managed_ranges.ts'
 import * as m0003 from './migrations/0003_verdict_source.ts'
 import * as m0004 from './migrations/0004_decision_expiry.ts'
+import * as m0005 from './migrations/0005_expiry_index.ts'
 import type { DB } from './schema.ts'
 
 export const migrations = {
@@ -15,6 +16,7 @@ export const migrations = {
   '0002_managed_ranges': m0002,
   '0003_verdict_source': m0003,
   '0004_decision_expiry': m0004,
+  '0005_expiry_index': m0005,
 }
 
 export type Store = Database<DB>

@@ -2,9 +2,14 @@
 import { type Database, openDatabase } from '@gatehouse/kit/db/database.ts'
 import * as m0001 from './migrations/0001_init.ts'
 import * as m0002 from './migrations/0002_verdict_source.ts'
+import * as m0003 from './migrations/0003_expiry_index.ts'
 import type { DB } from './schema.ts'
 
-export const migrations = { '0001_init': m0001, '0002_verdict_source': m0002 }
+export const migrations = {
+  '0001_init': m0001,
+  '0002_verdict_source': m0002,
+  '0003_expiry_index': m0003,
+}
 
 export type Store = Database<DB>
 
