@@ -416,7 +416,11 @@ test("sync: a pulled decision ends at its expiry on the gate itself; the CLI's v
   assert.equal(await reader(fp(2), after), 'pending', 'an approval for a while ends too')
   assert.equal(await reader(fp(3), after), 'blocked')
   assert.equal(await reader(fp(4), after), 'blocked')
-  assert.equal((await getEntry(store.db, fp(1)))?.expires_at, '2026-11-22T07:00:00.000Z', 'stored as UTC with milliseconds')
+  assert.equal(
+    (await getEntry(store.db, fp(1)))?.expires_at,
+    '2026-11-22T07:00:00.000Z',
+    'stored as UTC with milliseconds',
+  )
   assert.equal((await getEntry(store.db, fp(4)))?.expires_at, null)
   // A later decision without an expiry makes it permanent.
   await applyDecisions(
