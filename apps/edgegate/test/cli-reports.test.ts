@@ -120,7 +120,13 @@ for (const dialect of DIALECTS) {
       assert.equal((await run('decision', 'list', '--limit', '0')).code, 2)
       const human2 = await run('decision', 'list', '--instance', 'edge-1')
       assert.match(human2.stdout, /^INSTANCE +FINGERPRINT +STATUS +SOURCE +ACTOR +UPDATED +EXPIRES +LABEL$/m)
-      assert.match(human2.stdout, new RegExp(`^edge-1 +${A} +approved +manual +cli:\\S+ +\\S+Z +- +ci$`, 'm'))
+      // The table's times are to the millisecond; the JSON keeps the decision clock's microseconds.
+      assert.match(
+        human2.stdout,
+        new RegExp(`^edge-1 +${A} +approved +manual +cli:\\S+ +\\d{4}-\\d\\d-\\d\\dT[\\d:]{8}\\.\\d{3}Z +- +ci$`, 'm'),
+      )
+      const json2 = JSON.parse((await run('decision', 'list', '--instance', 'edge-1', '--json')).stdout)
+      assert.match(json2[0].updated_at, /\.\d{6}Z$/)
 
       const fps = async (...filters: string[]) => {
         const r = await run('fingerprint', 'list', '--json', ...filters)

@@ -127,7 +127,8 @@ export async function decisionList(o: Opts): Promise<void> {
       { header: 'STATUS', value: (d) => d.status, style: (d) => verdictStyle(d.status) },
       { header: 'SOURCE', value: (d) => d.source },
       { header: 'ACTOR', value: (d) => d.actor },
-      { header: 'UPDATED', value: (d) => d.updated_at },
+      // The JSON keeps the decision clock's microseconds; the table shows the millisecond, as EXPIRES does.
+      { header: 'UPDATED', value: (d) => formatMillis(parseMillis(d.updated_at)!) },
       { header: 'EXPIRES', value: (d) => d.expires_at ?? '-' },
       { header: 'LABEL', value: (d) => d.label },
     ],
