@@ -119,4 +119,33 @@ test('the commands from the command line: login, list --json, share create|list|
   const revoked = await cli(['share', 'revoke', artifact, share.id])
   assert.equal(revoked.status, 0, revoked.stderr)
   assert.equal(revoked.stdout, `revoked ${share.id}\n`)
+
+  // A share for a while: --expires-in counts from now; a bad time is a usage error and creates nothing.
+  const before = Date.now()
+  const week = await cli(['share', 'create', artifact, '--expires-in', '168h', '--json'])
+  assert.equal(week.status, 0, week.stderr)
+  const weekAt = Date.parse((JSON.parse(week.stdout) as { expires_at: string }).expires_at)
+  const weekMs = 168 * 3_600_000
+  assert.ok(weekAt >= before + weekMs - 1000 && weekAt <= Date.now() + weekMs, `${weekAt}`)
+  const at = await cli(['share', 'create', artifact, '--expires-at', '2099-01-31T00:00:00+01:00', '--json'])
+  assert.equal(at.status, 0, at.stderr)
+  assert.equal((JSON.parse(at.stdout) as { expires_at: string }).expires_at, '2099-01-30T23:00:00.000Z')
+  const count = async () => ((await cli(['share', 'list', artifact, '--json'])).stdout.match(/"id"/g) ?? []).length
+  const shares = await count()
+  const refused = [
+    [['--expires-at', 'tomorrow'], /^artsvc: --expires-at must be an RFC 3339 time such as .*, got "tomorrow"\n/],
+    [['--expires-at', '2020-01-01T00:00:00Z'], /^artsvc: --expires-at 2020-01-01T00:00:00Z is in the past\n/],
+    [['--expires-in', '7d'], /^artsvc: --expires-in: invalid duration "7d"/],
+    [['--expires-in', '30s'], /^artsvc: --expires-in must be at least 1m, got "30s"\n/],
+    [
+      ['--expires-in', '1h', '--expires-at', '2099-01-01T00:00:00Z'],
+      /^artsvc: give --expires-in or --expires-at, not both\n/,
+    ],
+  ] as const
+  for (const [args, message] of refused) {
+    const r = await cli(['share', 'create', artifact, ...args])
+    assert.deepEqual([r.status, r.stdout], [2, ''], args.join(' '))
+    assert.match(r.stderr, message)
+  }
+  assert.equal(await count(), shares, 'a refused share creates nothing')
 })
