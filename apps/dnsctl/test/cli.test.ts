@@ -133,6 +133,14 @@ describe('dnsctl CLI over the API', () => {
     assert.match(await ok('history', zone), /^REVISION +SERIAL +SAVED +REPLACED BY +BYTES$/m)
     const rollbackPlan = await ok('rollback', '--dry-run', zone, beforeImport.revision)
     assert.match(rollbackPlan, /^\+ www 300 IN A 192\.0\.2\.12$/m)
+    // A serial names the newest prior revision that had it; one no revision had is refused.
+    assert.equal(await ok('rollback', '--dry-run', zone, '10'), rollbackPlan)
+    const noSerial = await run('rollback', zone, '999')
+    assert.deepEqual([noSerial.code, noSerial.stdout], [1, ''])
+    assert.equal(
+      noSerial.stderr,
+      `dnsctl: the history of ${zone} holds no revision with serial 999 (dnsctl history ${zone} lists them)\n`,
+    )
     assert.match(await ok('rollback', zone, beforeImport.revision), /rolled back to the content of .*: serial 13/)
     assert.deepEqual(await answers('www.cli.test', 'A'), ['192.0.2.12'])
     assert.equal(await knot.soaSerial(zone), 13, 'the serial moves forward')

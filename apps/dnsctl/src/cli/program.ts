@@ -182,8 +182,8 @@ export function buildProgram(): Command {
     dryRun(program.command('rollback'))
       .description('publish the content of a prior revision again (the serial still moves forward)')
       .argument('<zone>')
-      .argument('<revision>', 'from dnsctl history'),
-    ['dnsctl rollback example.com Hq3kB2c9x1n8v0m4s6d7f5g2h1j'],
+      .argument('<revision>', 'a revision from dnsctl history, or its serial (the newest with it)'),
+    ['dnsctl rollback example.com Hq3kB2c9x1n8v0m4s6d7f5g2h1j', 'dnsctl rollback example.com 2026112901 --dry-run'],
   ).action(async (name: string, revision: string, _o, cmd: Command) =>
     (await zones()).rollback(all(cmd), name, revision),
   )

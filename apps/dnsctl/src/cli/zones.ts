@@ -248,8 +248,27 @@ export async function history(o: Opts, zone: string): Promise<void> {
   )
 }
 
-export async function rollback(o: Opts, zone: string, revision: string): Promise<void> {
+/**
+ * The revision `given` names: a revision id as `dnsctl history` prints it, or a serial (what
+ * `kdig SOA` and the history's SERIAL column show), standing for the newest prior revision
+ * that had it (a zone deleted and created again can repeat one). Ids are 27 characters, so a
+ * number of up to ten digits is always a serial.
+ */
+async function priorRevision(api: ReturnType<typeof apiOf>, zone: string, given: string): Promise<string> {
+  if (!/^\d{1,10}$/.test(given)) return given
+  const { body } = await api.json<{ history: HistoryItem[] }>('GET', `${zonePath(zone)}/history?limit=1000`)
+  const match = body.history.find((h) => h.serial === Number(given))
+  if (!match) {
+    throw new CliError(
+      `the history of ${zone} holds no revision with serial ${given} (dnsctl history ${zone} lists them)`,
+    )
+  }
+  return match.revision
+}
+
+export async function rollback(o: Opts, zone: string, given: string): Promise<void> {
   const api = apiOf(o)
+  const revision = await priorRevision(api, zone, given)
   const { body: prior } = await api.json<{ zone_text: string; role: string }>(
     'GET',
     `${zonePath(zone)}/history/${encodeURIComponent(revision)}`,
