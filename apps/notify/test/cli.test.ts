@@ -130,6 +130,21 @@ describe('notify command line', () => {
         assert.equal(again.code, 1)
         oneLine(again)
         assert.match(again.stderr, /no reader token/)
+
+        // Issuing and revoking a credential for someone is in the audit log, never the secret.
+        const audit = await cli(['audit', 'list', '--limit', '3', '--json', ...db])
+        assert.equal(audit.code, 0, audit.stderr)
+        assert.ok(!audit.stdout.includes('ntr_'))
+        const entries = JSON.parse(audit.stdout) as { actor: string; action: string; target: string; details: object }[]
+        assert.deepEqual(
+          entries.map((e) => [e.action, e.target, e.details]),
+          [
+            ['reader_token.revoke', 'alice', { id: token.id, name: 'backup script' }],
+            ['reader_token.create', 'alice', { id: rows[1]!.id, name: 'second' }],
+            ['reader_token.create', 'alice', { id: token.id, name: 'backup script' }],
+          ],
+        )
+        for (const e of entries) assert.match(e.actor, /^cli:/)
       })
 
       test('user list shows the readers without secrets; --json for scripts', async () => {

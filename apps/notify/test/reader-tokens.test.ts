@@ -57,6 +57,22 @@ for (const backend of backends) {
       const after = await n.client.get('/api/v1/auth/me', asToken(body.secret))
       assert.equal(after.status, 401)
       assert.equal(after.body.error.code, 'session_required')
+
+      // The owner's own issuing and revoking is audited; the refused foreign revoke is not.
+      const audit = await n.database.db
+        .selectFrom('admin_audit')
+        .selectAll()
+        .where('action', 'like', 'reader_token.%')
+        .where('details', 'like', `%${body.token.id}%`)
+        .orderBy('id')
+        .execute()
+      assert.deepEqual(
+        audit.map((a) => [a.action, a.actor, a.target, JSON.parse(a.details)]),
+        [
+          ['reader_token.create', ADMIN, ADMIN, { id: body.token.id, name: 'short-lived' }],
+          ['reader_token.revoke', ADMIN, ADMIN, { id: body.token.id, name: 'short-lived' }],
+        ],
+      )
     })
 
     test('a disabled reader, a hook token or garbage as bearer is refused', async () => {

@@ -1,6 +1,7 @@
 /**
  * The administrative audit log (spec Part B, Authentication 6): one immutable row per
- * privileged change (users, channel roles, action targets, imports), written in the same
+ * privileged change (users, channel roles, action targets, imports, reader API tokens issued or
+ * revoked), written in the same
  * transaction as the change where there is one. Details never hold a secret.
  */
 import type { Kysely, Transaction } from 'kysely'

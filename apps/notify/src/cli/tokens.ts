@@ -6,9 +6,13 @@
 import { printList } from '@gatehouse/kit/cli/output.ts'
 import { CliError } from '@gatehouse/kit/cli/program.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
+import type { Kysely } from 'kysely'
+import { recordAudit } from '../audit/store.ts'
 import { openNotifyDatabase } from '../db/open.ts'
-import { deleteReaderTokenById, listReaderTokensWithOwner, readerTokenResponse } from '../tokens/store.ts'
+import type { DB } from '../db/schema.ts'
+import { listReaderTokensWithOwner, readerTokenResponse, removeReaderToken } from '../tokens/store.ts'
 import { findUserByName } from '../users/store.ts'
+import { cliActor } from './admin-actor.ts'
 import { readDatabase, withDatabase } from './database.ts'
 
 type Opts = Record<string, unknown>
@@ -33,14 +37,18 @@ export async function tokenCreate(options: TokenCreateOptions): Promise<{ id: st
   }
 }
 
-async function createFor(db: Parameters<typeof findUserByName>[0], username: string, name: string) {
+async function createFor(db: Kysely<DB>, username: string, name: string) {
   const user = await findUserByName(db, username)
   if (!user) throw new TokenCommandError(`no user ${JSON.stringify(username)}`)
   if (user.enabled !== 1) throw new TokenCommandError(`user ${JSON.stringify(username)} is disabled`)
   // Only issuing needs node:crypto: list and revoke start without it.
   const { createReaderToken } = await import('../tokens/credentials.ts')
-  const { row, secret } = await createReaderToken(db, user.id, name)
-  return { id: row.id, secret }
+  // Issued for someone else by whoever runs the command: audited as the API's own issuing is.
+  return db.transaction().execute(async (tx) => {
+    const { row, secret } = await createReaderToken(tx, user.id, name)
+    await recordAudit(tx, cliActor(), 'reader_token.create', user.username, { id: row.id, name })
+    return { id: row.id, secret }
+  })
 }
 
 export async function tokenCreateCommand(o: Opts): Promise<void> {
@@ -71,7 +79,13 @@ export async function tokenListCommand(o: Opts): Promise<void> {
 }
 
 export async function tokenRevokeCommand(o: Opts, id: string): Promise<void> {
-  const removed = await withDatabase(o, (d) => deleteReaderTokenById(d.db, id))
+  const removed = await withDatabase(o, (d) =>
+    d.db.transaction().execute(async (tx) => {
+      const token = await removeReaderToken(tx, id)
+      if (token) await recordAudit(tx, cliActor(), 'reader_token.revoke', token.username, { id, name: token.name })
+      return token
+    }),
+  )
   if (!removed) throw new CliError(`no reader token ${JSON.stringify(id)} (see notify token list)`)
   out(`token ${escapeTerminal(id)} revoked: it no longer works\n`)
 }

@@ -8,11 +8,12 @@
  */
 import type { HttpApp } from '@gatehouse/kit'
 import { Type } from 'typebox'
+import { recordAudit } from '../audit/store.ts'
 import { readerOf } from '../auth/guard.ts'
 import type { Context } from '../context.ts'
 import { errors } from '../errors.ts'
 import { createReaderToken } from './credentials.ts'
-import { deleteReaderToken, listReaderTokens, readerTokenResponse } from './store.ts'
+import { listReaderTokens, readerTokenResponse, removeReaderToken } from './store.ts'
 
 const TokenJson = Type.Object({
   id: Type.String(),
@@ -34,7 +35,15 @@ export function readerTokenRoutes(app: HttpApp, ctx: Context) {
       },
     },
     async (req, reply) => {
-      const { row, secret } = await createReaderToken(ctx.database.db, readerOf(req).id, req.body.name)
+      const reader = readerOf(req)
+      const { row, secret } = await ctx.database.db.transaction().execute(async (tx) => {
+        const created = await createReaderToken(tx, reader.id, req.body.name)
+        await recordAudit(tx, reader, 'reader_token.create', reader.username, {
+          id: created.row.id,
+          name: created.row.name,
+        })
+        return created
+      })
       return reply.code(201).send({ token: readerTokenResponse(row), secret })
     },
   )
@@ -61,9 +70,15 @@ export function readerTokenRoutes(app: HttpApp, ctx: Context) {
       },
     },
     async (req, reply) => {
-      if (!(await deleteReaderToken(ctx.database.db, readerOf(req).id, req.params.id))) {
-        throw errors.reader_token_not_found(req.params.id)
-      }
+      const reader = readerOf(req)
+      const removed = await ctx.database.db.transaction().execute(async (tx) => {
+        const token = await removeReaderToken(tx, req.params.id, reader.id)
+        if (token) {
+          await recordAudit(tx, reader, 'reader_token.revoke', token.username, { id: req.params.id, name: token.name })
+        }
+        return token
+      })
+      if (!removed) throw errors.reader_token_not_found(req.params.id)
       return reply.code(204).send()
     },
   )

@@ -30,16 +30,25 @@ export function listReaderTokensWithOwner(
   return q.orderBy('reader_tokens.created_at').orderBy('reader_tokens.id').execute()
 }
 
-/** Delete a token whoever owns it (an operator revoking it); false when there is none. */
-export async function deleteReaderTokenById(db: Db, id: string): Promise<boolean> {
+/**
+ * Delete a token (only when it is `userId`'s, if given) and say what it was, for the audit
+ * log; undefined when there is none. Run it in the transaction that records the revocation.
+ */
+export async function removeReaderToken(
+  db: Db,
+  id: string,
+  userId?: string,
+): Promise<{ name: string; username: string } | undefined> {
+  let q = db
+    .selectFrom('reader_tokens')
+    .innerJoin('users', 'users.id', 'reader_tokens.user_id')
+    .select(['reader_tokens.name', 'users.username'])
+    .where('reader_tokens.id', '=', id)
+  if (userId !== undefined) q = q.where('reader_tokens.user_id', '=', userId)
+  const token = await q.executeTakeFirst()
+  if (!token) return undefined
   const r = await db.deleteFrom('reader_tokens').where('id', '=', id).executeTakeFirst()
-  return Number(r.numDeletedRows) > 0
-}
-
-/** Delete one of the user's tokens; false when it is not theirs or does not exist. */
-export async function deleteReaderToken(db: Db, userId: string, id: string): Promise<boolean> {
-  const r = await db.deleteFrom('reader_tokens').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst()
-  return Number(r.numDeletedRows) > 0
+  return Number(r.numDeletedRows) > 0 ? token : undefined
 }
 
 export function readerTokenResponse(row: ReaderTokenRow) {
