@@ -15,7 +15,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { isAbsolute, join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
 
@@ -215,6 +215,29 @@ test('artsvc: the printed publish command publishes the demo site and the URL se
   // The artifact page answers (the viewer asks a browser to sign in; the page itself exists).
   const page = await fetch(url, { redirect: 'manual' })
   assert.ok(page.status < 500, `GET ${url}: ${page.status}`)
+
+  // The printed backup finds the running instance's database through the config file the stack
+  // wrote, and the copy holds what was just published.
+  const backup = paste(printed('bin/artsvc backup ')[0]!)
+  assert.equal(backup.status, 0, backup.stderr)
+  assert.match(
+    backup.stdout,
+    /^backed up to .*backup-\d{8}-\d{6}\.db \(.* MiB, checked\); now copy objects\/ and manifests\//,
+  )
+  const copy = backup.stdout.match(/^backed up to (\S+)/m)![1]!
+  const { DatabaseSync } = await import('node:sqlite')
+  const db = new DatabaseSync(isAbsolute(copy) ? copy : join(root, copy), { readOnly: true })
+  try {
+    assert.deepEqual(
+      db
+        .prepare('SELECT title FROM artifacts')
+        .all()
+        .map((r) => r.title),
+      ['Demo'],
+    )
+  } finally {
+    db.close()
+  }
 })
 
 test('notify: the printed hook command posts a message that the printed reader-token command reads', () => {

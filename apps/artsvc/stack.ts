@@ -1,7 +1,8 @@
 /**
  * `npm start` support: a local OpenID provider (testkit's oidc-provider, in the stack
  * process, auto-signing in the account `demo`) and artsvc as a child process on embedded
- * defaults (SQLite and filesystem storage under ctx.dataDir). The cookie secret and the
+ * defaults (SQLite and filesystem storage under ctx.dataDir), its settings in
+ * ctx.dataDir/config.json (what bin/artsvc reads by default). The cookie secret and the
  * OIDC client secret are kept in ctx.dataDir/credentials.json so a restart reuses them.
  */
 import { spawn } from 'node:child_process'
@@ -63,20 +64,27 @@ export const startStack: StartStack = async (ctx) => {
   op.loginAs('demo')
   const logFile = join(ctx.dataDir, 'artsvc.log')
   const log = createWriteStream(logFile, { flags: 'a' })
+  // The settings go to the config file bin/artsvc reads by default, so `bin/artsvc backup FILE`
+  // finds this instance's database; the secrets stay in the server's environment.
+  const configFile = join(ctx.dataDir, 'config.json')
+  const config = {
+    publicUrl: PUBLIC,
+    contentUrl: CONTENT,
+    listen: `127.0.0.1:${port}`,
+    storageRoot: join(ctx.dataDir, 'storage'),
+    oidcIssuer: op.issuer,
+    oidcClientId: op.clientId,
+    oauthAudience: AUDIENCE,
+    // The demo account administers the local instance, so /admin can be tried too.
+    adminSubjects: ['demo'],
+  }
+  writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`)
   const child = spawn(ctx.node, [join(ctx.root, 'apps', 'artsvc', 'src', 'main.ts')], {
     env: {
       PATH: process.env.PATH ?? '',
-      ARTSVC_PUBLIC_URL: PUBLIC,
-      ARTSVC_CONTENT_URL: CONTENT,
-      ARTSVC_LISTEN: `127.0.0.1:${port}`,
+      ARTSVC_CONFIG: configFile,
       ARTSVC_COOKIE_SECRET: c.cookieSecret,
-      ARTSVC_STORAGE_ROOT: join(ctx.dataDir, 'storage'),
-      ARTSVC_OIDC_ISSUER: op.issuer,
-      ARTSVC_OIDC_CLIENT_ID: op.clientId,
       ARTSVC_OIDC_CLIENT_SECRET: op.clientSecret,
-      ARTSVC_OAUTH_AUDIENCE: AUDIENCE,
-      // The demo account administers the local instance, so /admin can be tried too.
-      ARTSVC_ADMIN_SUBJECTS: 'demo',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -109,6 +117,8 @@ export const startStack: StartStack = async (ctx) => {
     notes: [
       'publish the demo site (then open the printed URL in a browser):',
       `$ ARTSVC_URL=${PUBLIC} ARTSVC_TOKEN=$(cat ${shownPath(ctx.root, tokenFile)}) bin/artsvc publish --title Demo --zip ${shownPath(ctx.root, demoZip)}`,
+      'a consistent copy of its database while it runs (bin/artsvc reads the config file the stack wrote):',
+      `$ bin/artsvc backup ${shownPath(ctx.root, join(ctx.dataDir, 'backup'))}-$(date +%Y%m%d-%H%M%S).db`,
     ],
     async stop() {
       if (child.exitCode === null) {
