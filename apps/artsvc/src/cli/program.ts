@@ -203,7 +203,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
       if (maxViews !== undefined && (!Number.isInteger(maxViews) || maxViews < 1)) {
         throw new UsageError(`--max-views must be a whole number of at least 1, got ${JSON.stringify(o.maxViews)}`)
       }
-      const expiresAt = await shareExpiry(o)
+      const expiresAt = (await import('@gatehouse/kit/cli/expiry.ts')).expiryOf(o)
       return run(o, (m) =>
         m.shareCreate({
           ...target(o),
@@ -225,41 +225,6 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     run(o, (m) => m.shareRevoke({ ...target(o), artifact, share: shareId })),
   )
   return program
-}
-
-/**
- * The share's expiry as the API takes it, checked here so a mistyped time is a usage error
- * (exit 2) before anything is sent: `--expires-in` counts from now, `--expires-at` must be a
- * real RFC 3339 instant in the future. Undefined when neither is given: the link never expires.
- */
-async function shareExpiry(o: { expiresIn?: string; expiresAt?: string }): Promise<string | undefined> {
-  if (o.expiresIn !== undefined && o.expiresAt !== undefined) {
-    throw new UsageError('give --expires-in or --expires-at, not both')
-  }
-  if (o.expiresIn !== undefined) {
-    const { DurationError, parseDuration } = await import('@gatehouse/kit/durations.ts')
-    let ms: number
-    try {
-      ms = parseDuration(o.expiresIn)
-    } catch (e) {
-      if (e instanceof DurationError) throw new UsageError(`--expires-in: ${e.message}`)
-      throw e
-    }
-    if (ms < 60_000) throw new UsageError(`--expires-in must be at least 1m, got ${JSON.stringify(o.expiresIn)}`)
-    return new Date(Date.now() + ms).toISOString()
-  }
-  if (o.expiresAt !== undefined) {
-    const { parseTimestampMillis } = await import('@gatehouse/kit/timestamps.ts')
-    const at = parseTimestampMillis(o.expiresAt)
-    if (at === undefined) {
-      throw new UsageError(
-        `--expires-at must be an RFC 3339 time such as 2027-01-31T00:00:00Z, got ${JSON.stringify(o.expiresAt)}`,
-      )
-    }
-    if (at <= Date.now()) throw new UsageError(`--expires-at ${o.expiresAt} is in the past`)
-    return new Date(at).toISOString()
-  }
-  return undefined
 }
 
 /** Parse and run: the exit code (serve and mcp-bridge keep the process running until a signal). */
