@@ -50,7 +50,7 @@ describe('notify command line', () => {
     const migrated = await cli(['migrate', '-database', database])
     assert.deepEqual([migrated.code, migrated.stdout], [0, 'database (sqlite) is up to date\n'], migrated.stderr)
     const empty = await cli(['token', 'list', '--database', database])
-    assert.deepEqual([empty.code, empty.stdout], [0, 'ID  USER  NAME  CREATED  LAST USED\n'], empty.stderr)
+    assert.deepEqual([empty.code, empty.stdout], [0, 'ID  USER  NAME  CREATED  LAST USED  EXPIRES\n'], empty.stderr)
   })
 
   test('--help and the token commands never load the server stack (Fastify, undici, pg, TypeBox)', async () => {
@@ -119,9 +119,9 @@ describe('notify command line', () => {
         )
         assert.ok(rows[0]!.last_used_at, 'its use by the server is visible')
         const table = await cli(['token', 'list', ...db])
-        assert.match(table.stdout, /^ID +USER +NAME +CREATED +LAST USED\n/)
+        assert.match(table.stdout, /^ID +USER +NAME +CREATED +LAST USED +EXPIRES\n/)
         assert.match(table.stdout, /alice +backup script/)
-        assert.match(table.stdout, /second .* never\n/)
+        assert.match(table.stdout, /second .* never +never\n/)
 
         const revoked = await cli(['token', 'revoke', token.id, ...db])
         assert.deepEqual([revoked.code, revoked.stdout], [0, `token ${token.id} revoked: it no longer works\n`])
@@ -145,6 +145,66 @@ describe('notify command line', () => {
           ],
         )
         for (const e of entries) assert.match(e.actor, /^cli:/)
+      })
+
+      test('a token for a while: --expires-in or --expires-at; past its time it is refused and listed as expired', async () => {
+        await reader(n, cookie, 'fay')
+        const db = ['--database', n.config.database]
+        const before = Date.now()
+        const created = await cli([
+          'token',
+          'create',
+          '--user',
+          'fay',
+          '--name',
+          'laptop',
+          '--expires-in',
+          '1h',
+          '--json',
+          ...db,
+        ])
+        assert.equal(created.code, 0, created.stderr)
+        const token = JSON.parse(created.stdout) as { id: string; expires_at: string; secret: string }
+        const at = Date.parse(token.expires_at)
+        assert.ok(at >= before + 3_600_000 - 1000 && at <= Date.now() + 3_600_000, token.expires_at)
+        assert.equal((await me(token.secret)).status, 200)
+        const text = await cli([
+          'token',
+          'create',
+          '--user',
+          'fay',
+          '--name',
+          'ci',
+          '--expires-at',
+          '2099-01-01T00:00:00+02:00',
+          ...db,
+        ])
+        assert.equal(text.code, 0, text.stderr)
+        assert.match(text.stdout, /^token \S+ created for fay \(until 2098-12-31T22:00:00\.000Z\): ntr_/)
+
+        // Time passes: the stored expiry moves into the past.
+        const past = new Date(Date.now() - 1000).toISOString()
+        await n.database.db.updateTable('reader_tokens').set({ expires_at: past }).where('id', '=', token.id).execute()
+        assert.equal((await me(token.secret)).status, 401)
+        const list = await cli(['token', 'list', '--user', 'fay', ...db])
+        assert.match(
+          list.stdout,
+          new RegExp(`^${token.id} +fay +laptop .* ${past.replace(/\./g, '\\.')} \\(expired\\)$`, 'm'),
+        )
+        assert.match(list.stdout, /fay +ci .* 2098-12-31T22:00:00\.000Z$/m)
+
+        const count = async () => (await n.database.db.selectFrom('reader_tokens').select('id').execute()).length
+        const tokens = await count()
+        for (const [args, message] of [
+          [['--expires-in', '30d'], /^notify: --expires-in: invalid duration "30d"/],
+          [['--expires-at', '2020-01-01T00:00:00Z'], /^notify: --expires-at 2020-01-01T00:00:00Z is in the past\n$/],
+          [['--expires-in', '1h', '--expires-at', '2099-01-01T00:00:00Z'], /not both/],
+        ] as const) {
+          const r = await cli(['token', 'create', '--user', 'fay', '--name', 'x', ...args, ...db])
+          assert.deepEqual([r.code, r.stdout], [2, ''], args.join(' '))
+          assert.match(r.stderr, message)
+        }
+        assert.equal(await count(), tokens, 'a refused expiry creates nothing')
       })
 
       test('user list shows the readers without secrets; --json for scripts', async () => {

@@ -89,6 +89,48 @@ for (const backend of backends) {
       }
     })
 
+    test('a token may expire: expires_at in the request; a past or malformed one is refused', async () => {
+      const at = new Date(Date.now() + 3_600_000).toISOString().replace('Z', '+00:00')
+      const created = await n.client.post('/api/v1/me/tokens', {
+        cookie: admin,
+        body: { name: 'for an hour', expires_at: at },
+      })
+      assert.equal(created.status, 201, created.text)
+      assert.equal(created.body.token.expires_at, new Date(Date.parse(at)).toISOString(), 'stored in UTC')
+      assert.equal((await n.client.get('/api/v1/auth/me', asToken(created.body.secret))).status, 200)
+      const listed = await n.client.get('/api/v1/me/tokens', { cookie: admin })
+      assert.equal(
+        listed.body.tokens.find((t: { id: string }) => t.id === created.body.token.id).expires_at,
+        created.body.token.expires_at,
+      )
+      const audit = await n.database.db
+        .selectFrom('admin_audit')
+        .select('details')
+        .where('action', '=', 'reader_token.create')
+        .where('details', 'like', `%${created.body.token.id}%`)
+        .executeTakeFirstOrThrow()
+      assert.equal(JSON.parse(audit.details).expires_at, created.body.token.expires_at)
+
+      await n.database.db
+        .updateTable('reader_tokens')
+        .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where('id', '=', created.body.token.id)
+        .execute()
+      const expired = await n.client.get('/api/v1/auth/me', asToken(created.body.secret))
+      assert.equal(expired.status, 401, 'past its expiry a token is refused like a revoked one')
+
+      const before = (await n.database.db.selectFrom('reader_tokens').select('id').execute()).length
+      for (const [expires_at, message] of [
+        ['2020-01-01T00:00:00Z', 'body.expires_at must be in the future'],
+        ['next week', 'body.expires_at must be a valid date-time'],
+      ]) {
+        const r = await n.client.post('/api/v1/me/tokens', { cookie: admin, body: { name: 'x', expires_at } })
+        assert.equal(r.status, 400, expires_at)
+        assert.equal(r.body.error.message, message)
+      }
+      assert.equal((await n.database.db.selectFrom('reader_tokens').select('id').execute()).length, before)
+    })
+
     test('a token name is required and bounded, with a message saying so', async () => {
       const empty = await n.client.post('/api/v1/me/tokens', { cookie: admin, body: { name: '' } })
       assert.equal(empty.status, 400)

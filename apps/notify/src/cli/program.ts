@@ -84,9 +84,12 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
       .description('create a token for a reader; prints the secret once')
       .requiredOption('--user <name>', 'the reader the token acts as')
       .requiredOption('--name <label>', 'what the token is for (shown in lists)')
-      .option('--json', 'print {id, user, name, secret} as JSON'),
+      .option('--expires-in <duration>', 'the token stops working after this long, e.g. 720h (30 days)')
+      .option('--expires-at <time>', 'or at this RFC 3339 time (default: never)')
+      .option('--json', 'print {id, user, name, expires_at, secret} as JSON'),
     [
       'notify token create --user alice --name backup-script',
+      'notify token create --user alice --name laptop --expires-in 720h',
       'notify token create --user ci --name deploy --json --database postgres://notify@db/notify',
     ],
   ).action(async (_o, cmd: Command) => (await tokens()).tokenCreateCommand(all(cmd)))

@@ -3,6 +3,8 @@
  * the database `serve` uses (like the other admin CLIs). A secret is printed once and stored
  * only as its hash.
  */
+
+import { expiryOf } from '@gatehouse/kit/cli/expiry.ts'
 import { printList } from '@gatehouse/kit/cli/output.ts'
 import { CliError } from '@gatehouse/kit/cli/program.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
@@ -10,7 +12,7 @@ import type { Kysely } from 'kysely'
 import { recordAudit } from '../audit/store.ts'
 import { openNotifyDatabase } from '../db/open.ts'
 import type { DB } from '../db/schema.ts'
-import { listReaderTokensWithOwner, readerTokenResponse, removeReaderToken } from '../tokens/store.ts'
+import { listReaderTokensWithOwner, readerTokenResponse, removeReaderToken, tokenDetails } from '../tokens/store.ts'
 import { findUserByName } from '../users/store.ts'
 import { cliActor } from './admin-actor.ts'
 import { readDatabase, withDatabase } from './database.ts'
@@ -37,7 +39,7 @@ export async function tokenCreate(options: TokenCreateOptions): Promise<{ id: st
   }
 }
 
-async function createFor(db: Kysely<DB>, username: string, name: string) {
+async function createFor(db: Kysely<DB>, username: string, name: string, expiresAt: string | null = null) {
   const user = await findUserByName(db, username)
   if (!user) throw new TokenCommandError(`no user ${JSON.stringify(username)}`)
   if (user.enabled !== 1) throw new TokenCommandError(`user ${JSON.stringify(username)} is disabled`)
@@ -45,9 +47,9 @@ async function createFor(db: Kysely<DB>, username: string, name: string) {
   const { createReaderToken } = await import('../tokens/credentials.ts')
   // Issued for someone else by whoever runs the command: audited as the API's own issuing is.
   return db.transaction().execute(async (tx) => {
-    const { row, secret } = await createReaderToken(tx, user.id, name)
-    await recordAudit(tx, cliActor(), 'reader_token.create', user.username, { id: row.id, name })
-    return { id: row.id, secret }
+    const { row, secret } = await createReaderToken(tx, user.id, name, expiresAt)
+    await recordAudit(tx, cliActor(), 'reader_token.create', user.username, tokenDetails(row))
+    return { id: row.id, secret, expiresAt }
   })
 }
 
@@ -55,16 +57,22 @@ export async function tokenCreateCommand(o: Opts): Promise<void> {
   const user = o.user as string
   const name = o.name as string
   if (name.trim() === '' || name.length > 100) throw new CliError('--name must be 1 to 100 characters')
-  const { id, secret } = await withDatabase(o, (d) => createFor(d.db, user, name))
-  if (o.json === true) out(`${terminalJson({ id, user, name, secret }, 2)}\n`)
+  const expires = expiryOf({
+    ...(o.expiresIn !== undefined ? { expiresIn: o.expiresIn as string } : {}),
+    ...(o.expiresAt !== undefined ? { expiresAt: o.expiresAt as string } : {}),
+  })
+  const { id, secret, expiresAt } = await withDatabase(o, (d) => createFor(d.db, user, name, expires ?? null))
+  if (o.json === true) out(`${terminalJson({ id, user, name, expires_at: expiresAt, secret }, 2)}\n`)
   else {
-    out(`token ${id} created for ${escapeTerminal(user)}: ${secret}\n`)
+    const until = expiresAt === null ? '' : ` (until ${expiresAt})`
+    out(`token ${id} created for ${escapeTerminal(user)}${until}: ${secret}\n`)
     out('Store it now: it is shown only once. Use it as "Authorization: Bearer <token>".\n')
   }
 }
 
 export async function tokenListCommand(o: Opts): Promise<void> {
   const rows = await readDatabase(o, (d) => listReaderTokensWithOwner(d.db, o.user as string | undefined))
+  const now = new Date().toISOString()
   printList(
     rows,
     [
@@ -73,6 +81,11 @@ export async function tokenListCommand(o: Opts): Promise<void> {
       { header: 'NAME', value: (r) => r.name },
       { header: 'CREATED', value: (r) => r.created_at },
       { header: 'LAST USED', value: (r) => r.last_used_at ?? 'never' },
+      {
+        header: 'EXPIRES',
+        value: (r) =>
+          r.expires_at === null ? 'never' : r.expires_at <= now ? `${r.expires_at} (expired)` : r.expires_at,
+      },
     ],
     { json: o.json === true, toJson: (r) => ({ ...readerTokenResponse(r), user: r.username }) },
   )

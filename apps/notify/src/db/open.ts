@@ -22,6 +22,7 @@ import { channelGenerationSqliteMigration } from './migrations/0010_channel_gene
 import { searchPendingListMigration } from './migrations/0011_search_pending_list.ts'
 import { searchMergeStepsMigration } from './migrations/0012_search_merge_steps.ts'
 import { notificationRetentionMigration } from './migrations/0013_notification_retention.ts'
+import { readerTokenExpiryMigration } from './migrations/0014_reader_token_expiry.ts'
 import type { DB } from './schema.ts'
 
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
@@ -39,6 +40,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0011_search_pending_list': searchPendingListMigration(kind),
     '0012_search_merge_steps': searchMergeStepsMigration(kind),
     '0013_notification_retention': notificationRetentionMigration(kind),
+    '0014_reader_token_expiry': readerTokenExpiryMigration(kind),
   }
 }
 

@@ -40,6 +40,8 @@ export interface ReaderTokenTable {
   token_hash: string
   created_at: string
   last_used_at: string | null
+  /** UTC ISO text; null: never (migration 0014). */
+  expires_at: string | null
 }
 export type ReaderTokenRow = Selectable<ReaderTokenTable>
 

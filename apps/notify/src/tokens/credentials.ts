@@ -11,6 +11,7 @@ export async function createReaderToken(
   db: Db,
   userId: string,
   name: string,
+  expiresAt: string | null = null,
 ): Promise<{ row: ReaderTokenRow; secret: string }> {
   const secret = `${READER_TOKEN_PREFIX}${generateToken()}`
   const row: ReaderTokenRow = {
@@ -20,24 +21,28 @@ export async function createReaderToken(
     token_hash: hashToken(secret),
     created_at: new Date().toISOString(),
     last_used_at: null,
+    expires_at: expiresAt,
   }
   await db.insertInto('reader_tokens').values(row).execute()
   return { row, secret }
 }
 
-/** The enabled user a reader token belongs to, recording its use. */
+/** The enabled user a reader token still in force belongs to, recording its use. */
 export async function userForReaderToken(db: Db, secret: string): Promise<UserRow | undefined> {
   if (!READER_TOKEN_PATTERN.test(secret)) return undefined
   const hash = hashToken(secret)
+  const now = new Date()
   const user = await db
     .selectFrom('reader_tokens')
     .innerJoin('users', 'users.id', 'reader_tokens.user_id')
     .selectAll('users')
     .where('reader_tokens.token_hash', '=', hash)
     .where('users.enabled', '=', 1)
+    .where((eb) =>
+      eb.or([eb('reader_tokens.expires_at', 'is', null), eb('reader_tokens.expires_at', '>', now.toISOString())]),
+    )
     .executeTakeFirst()
   if (user) {
-    const now = new Date()
     const stale = new Date(now.getTime() - LAST_USED_GRANULARITY_MS).toISOString()
     await db
       .updateTable('reader_tokens')

@@ -1,26 +1,37 @@
 /**
  * Reader API tokens, each reader managing their own (the user panel's API and the CLI's):
- *   POST   /api/v1/me/tokens        {name} -> 201 {token, secret}; the secret is shown once
+ *   POST   /api/v1/me/tokens        {name, expires_at?} -> 201 {token, secret}; the secret is shown once
  *   GET    /api/v1/me/tokens        the reader's tokens (never the secrets)
  *   DELETE /api/v1/me/tokens/{id}   revoke at once
  * A token is used as `Authorization: Bearer ntr_...` on any reader endpoint; it needs no
  * Origin header (only requests carrying the session cookie do).
  */
 import type { HttpApp } from '@gatehouse/kit'
+import { parseTimestampMillis } from '@gatehouse/kit/timestamps.ts'
 import { Type } from 'typebox'
 import { recordAudit } from '../audit/store.ts'
 import { readerOf } from '../auth/guard.ts'
 import type { Context } from '../context.ts'
 import { errors } from '../errors.ts'
 import { createReaderToken } from './credentials.ts'
-import { listReaderTokens, readerTokenResponse, removeReaderToken } from './store.ts'
+import { listReaderTokens, readerTokenResponse, removeReaderToken, tokenDetails } from './store.ts'
 
 const TokenJson = Type.Object({
   id: Type.String(),
   name: Type.String(),
   created_at: Type.String({ format: 'date-time' }),
   last_used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 })
+
+/** `expires_at` as stored (UTC ISO text), or null; a time not in the future is refused. */
+function expiryOf(text: string | undefined): string | null {
+  if (text === undefined) return null
+  const at = parseTimestampMillis(text)
+  if (at === undefined) throw errors.invalid_payload('body.expires_at must be an RFC 3339 time')
+  if (at <= Date.now()) throw errors.invalid_payload('body.expires_at must be in the future')
+  return new Date(at).toISOString()
+}
 
 export function readerTokenRoutes(app: HttpApp, ctx: Context) {
   app.post(
@@ -30,18 +41,23 @@ export function readerTokenRoutes(app: HttpApp, ctx: Context) {
       schema: {
         summary: 'Create a reader API token for scripts (the secret is returned once)',
         tags: ['reader tokens'],
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+        body: Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 100 }),
+            // Any RFC 3339 offset; stored in UTC. Absent: the token never expires.
+            expires_at: Type.Optional(Type.String({ format: 'date-time', maxLength: 40 })),
+          },
+          { additionalProperties: false },
+        ),
         response: { 201: Type.Object({ token: TokenJson, secret: Type.String() }) },
       },
     },
     async (req, reply) => {
       const reader = readerOf(req)
+      const expiresAt = expiryOf(req.body.expires_at)
       const { row, secret } = await ctx.database.db.transaction().execute(async (tx) => {
-        const created = await createReaderToken(tx, reader.id, req.body.name)
-        await recordAudit(tx, reader, 'reader_token.create', reader.username, {
-          id: created.row.id,
-          name: created.row.name,
-        })
+        const created = await createReaderToken(tx, reader.id, req.body.name, expiresAt)
+        await recordAudit(tx, reader, 'reader_token.create', reader.username, tokenDetails(created.row))
         return created
       })
       return reply.code(201).send({ token: readerTokenResponse(row), secret })

@@ -51,6 +51,17 @@ export async function removeReaderToken(
   return Number(r.numDeletedRows) > 0 ? token : undefined
 }
 
+/** What the audit log keeps of a token: never its secret or hash. */
+export function tokenDetails(row: Pick<ReaderTokenRow, 'id' | 'name' | 'expires_at'>): Record<string, string> {
+  return { id: row.id, name: row.name, ...(row.expires_at !== null ? { expires_at: row.expires_at } : {}) }
+}
+
 export function readerTokenResponse(row: ReaderTokenRow) {
-  return { id: row.id, name: row.name, created_at: row.created_at, last_used_at: row.last_used_at }
+  return {
+    id: row.id,
+    name: row.name,
+    created_at: row.created_at,
+    last_used_at: row.last_used_at,
+    expires_at: row.expires_at,
+  }
 }
