@@ -1,8 +1,8 @@
 /**
  * The administrative audit log (spec Part B, Authentication 6): one immutable row per
- * privileged change (users, channel roles, action targets, imports, reader API tokens issued or
- * revoked), written in the same
- * transaction as the change where there is one. Details never hold a secret.
+ * privileged change (users, channel roles, action targets, imports, reader API tokens issued
+ * or revoked), written in the same transaction as the change where there is one. Details never
+ * hold a secret.
  */
 import type { Kysely, Transaction } from 'kysely'
 import type { Reader } from '../auth/guard.ts'

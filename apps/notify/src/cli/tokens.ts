@@ -3,8 +3,7 @@
  * the database `serve` uses (like the other admin CLIs). A secret is printed once and stored
  * only as its hash.
  */
-
-import { expiryOf } from '@gatehouse/kit/cli/expiry.ts'
+import { type ExpiryOptions, expiryOf } from '@gatehouse/kit/cli/expiry.ts'
 import { printList } from '@gatehouse/kit/cli/output.ts'
 import { CliError } from '@gatehouse/kit/cli/program.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
@@ -57,11 +56,8 @@ export async function tokenCreateCommand(o: Opts): Promise<void> {
   const user = o.user as string
   const name = o.name as string
   if (name.trim() === '' || name.length > 100) throw new CliError('--name must be 1 to 100 characters')
-  const expires = expiryOf({
-    ...(o.expiresIn !== undefined ? { expiresIn: o.expiresIn as string } : {}),
-    ...(o.expiresAt !== undefined ? { expiresAt: o.expiresAt as string } : {}),
-  })
-  const { id, secret, expiresAt } = await withDatabase(o, (d) => createFor(d.db, user, name, expires ?? null))
+  const expires = expiryOf(o as ExpiryOptions) ?? null
+  const { id, secret, expiresAt } = await withDatabase(o, (d) => createFor(d.db, user, name, expires))
   if (o.json === true) out(`${terminalJson({ id, user, name, expires_at: expiresAt, secret }, 2)}\n`)
   else {
     const until = expiresAt === null ? '' : ` (until ${expiresAt})`

@@ -25,7 +25,7 @@ const TokenJson = Type.Object({
 })
 
 /** `expires_at` as stored (UTC ISO text), or null; a time not in the future is refused. */
-function expiryOf(text: string | undefined): string | null {
+function tokenExpiry(text: string | undefined): string | null {
   if (text === undefined) return null
   const at = parseTimestampMillis(text)
   if (at === undefined) throw errors.invalid_payload('body.expires_at must be an RFC 3339 time')
@@ -54,7 +54,7 @@ export function readerTokenRoutes(app: HttpApp, ctx: Context) {
     },
     async (req, reply) => {
       const reader = readerOf(req)
-      const expiresAt = expiryOf(req.body.expires_at)
+      const expiresAt = tokenExpiry(req.body.expires_at)
       const { row, secret } = await ctx.database.db.transaction().execute(async (tx) => {
         const created = await createReaderToken(tx, reader.id, req.body.name, expiresAt)
         await recordAudit(tx, reader, 'reader_token.create', reader.username, tokenDetails(created.row))
