@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test'
 import { loadedPackages, tempDir } from '@gatehouse/testkit'
 import { cli, MAIN, oneLine } from './cli-run.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, type Notify, reader, startNotify } from './helpers.ts'
+import { SseClient } from './sse.ts'
 
 const dir = tempDir('notify-cli-')
 after(() => dir.remove())
@@ -123,8 +124,16 @@ describe('notify command line', () => {
         assert.match(table.stdout, /alice +backup script/)
         assert.match(table.stdout, /second .* never +never\n/)
 
-        const revoked = await cli(['token', 'revoke', token.id, ...db])
-        assert.deepEqual([revoked.code, revoked.stdout], [0, `token ${token.id} revoked: it no longer works\n`])
+        // A running server ends the stream a script opened with the token the command revokes.
+        const stream = await SseClient.openWithToken(n.base, token.secret)
+        try {
+          await stream.nextOf('ready')
+          const revoked = await cli(['token', 'revoke', token.id, ...db])
+          assert.deepEqual([revoked.code, revoked.stdout], [0, `token ${token.id} revoked: it no longer works\n`])
+          assert.equal(await stream.ended(), true)
+        } finally {
+          stream.close()
+        }
         assert.equal((await me(token.secret)).status, 401)
         const again = await cli(['token', 'revoke', token.id, ...db])
         assert.equal(again.code, 1)

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { hashToken } from '@gatehouse/kit'
 import { tokenCreate } from '../src/cli/tokens.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, DEV_TOKEN, type Notify, reader, startNotify } from './helpers.ts'
+import { SseClient } from './sse.ts'
 
 for (const backend of backends) {
   describe(`reader API tokens (${backend.name})`, () => {
@@ -73,6 +74,22 @@ for (const backend of backends) {
           ['reader_token.revoke', ADMIN, ADMIN, { id: body.token.id, name: 'short-lived' }],
         ],
       )
+    })
+
+    test("revoking a token ends the streams open with it, as revoking a user's sessions does", async () => {
+      const { body } = await n.client.post('/api/v1/me/tokens', { cookie: admin, body: { name: 'tail -f' } })
+      const stream = await SseClient.openWithToken(n.base, body.secret)
+      try {
+        assert.equal(stream.status, 200)
+        await stream.nextOf('ready')
+        assert.equal((await n.client.delete(`/api/v1/me/tokens/${body.token.id}`, { cookie: admin })).status, 204)
+        assert.equal(await stream.ended(), true, 'the stream of a revoked token ends')
+      } finally {
+        stream.close()
+      }
+      const again = await SseClient.openWithToken(n.base, body.secret)
+      assert.equal(again.status, 401, 'and cannot be opened again')
+      again.close()
     })
 
     test('a disabled reader, a hook token or garbage as bearer is refused', async () => {

@@ -29,12 +29,25 @@ export class SseClient {
     this.#agent = agent
   }
 
-  static async open(base: string, cookie: string, lastEventId?: string, path = '/api/v1/stream'): Promise<SseClient> {
-    const abort = new AbortController()
-    const headers: Record<string, string> = { cookie, accept: 'text/event-stream' }
+  static open(base: string, cookie: string, lastEventId?: string, path = '/api/v1/stream'): Promise<SseClient> {
+    const headers: Record<string, string> = { cookie }
     if (lastEventId !== undefined) headers['last-event-id'] = lastEventId
+    return SseClient.#connect(base + path, headers)
+  }
+
+  /** A stream as a script opens it: a reader API token, no cookie. */
+  static openWithToken(base: string, token: string): Promise<SseClient> {
+    return SseClient.#connect(`${base}/api/v1/stream`, { authorization: `Bearer ${token}` })
+  }
+
+  static async #connect(url: string, headers: Record<string, string>): Promise<SseClient> {
+    const abort = new AbortController()
     const agent = new Agent()
-    const res = await fetch(base + path, { headers, signal: abort.signal, dispatcher: agent })
+    const res = await fetch(url, {
+      headers: { ...headers, accept: 'text/event-stream' },
+      signal: abort.signal,
+      dispatcher: agent,
+    })
     const client = new SseClient(res.status, abort, agent)
     if (res.status !== 200) {
       client.#ended = true

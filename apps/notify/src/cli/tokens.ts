@@ -11,7 +11,7 @@ import type { Kysely } from 'kysely'
 import { recordAudit } from '../audit/store.ts'
 import { openNotifyDatabase } from '../db/open.ts'
 import type { DB } from '../db/schema.ts'
-import { listReaderTokensWithOwner, readerTokenResponse, removeReaderToken, tokenDetails } from '../tokens/store.ts'
+import { listReaderTokensWithOwner, readerTokenResponse, revokeReaderToken, tokenDetails } from '../tokens/store.ts'
 import { findUserByName } from '../users/store.ts'
 import { cliActor } from './admin-actor.ts'
 import { readDatabase, withDatabase } from './database.ts'
@@ -88,13 +88,7 @@ export async function tokenListCommand(o: Opts): Promise<void> {
 }
 
 export async function tokenRevokeCommand(o: Opts, id: string): Promise<void> {
-  const removed = await withDatabase(o, (d) =>
-    d.db.transaction().execute(async (tx) => {
-      const token = await removeReaderToken(tx, id)
-      if (token) await recordAudit(tx, cliActor(), 'reader_token.revoke', token.username, { id, name: token.name })
-      return token
-    }),
-  )
+  const removed = await withDatabase(o, (d) => revokeReaderToken(d.db, d.kind, cliActor(), id))
   if (!removed) throw new CliError(`no reader token ${JSON.stringify(id)} (see notify token list)`)
   out(`token ${escapeTerminal(id)} revoked: it no longer works\n`)
 }

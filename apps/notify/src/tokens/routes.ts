@@ -14,7 +14,7 @@ import { readerOf } from '../auth/guard.ts'
 import type { Context } from '../context.ts'
 import { errors } from '../errors.ts'
 import { createReaderToken } from './credentials.ts'
-import { listReaderTokens, readerTokenResponse, removeReaderToken, tokenDetails } from './store.ts'
+import { listReaderTokens, readerTokenResponse, revokeReaderToken, tokenDetails } from './store.ts'
 
 const TokenJson = Type.Object({
   id: Type.String(),
@@ -87,13 +87,7 @@ export function readerTokenRoutes(app: HttpApp, ctx: Context) {
     },
     async (req, reply) => {
       const reader = readerOf(req)
-      const removed = await ctx.database.db.transaction().execute(async (tx) => {
-        const token = await removeReaderToken(tx, req.params.id, reader.id)
-        if (token) {
-          await recordAudit(tx, reader, 'reader_token.revoke', token.username, { id: req.params.id, name: token.name })
-        }
-        return token
-      })
+      const removed = await revokeReaderToken(ctx.database.db, ctx.database.kind, reader, req.params.id, reader.id)
       if (!removed) throw errors.reader_token_not_found(req.params.id)
       return reply.code(204).send()
     },

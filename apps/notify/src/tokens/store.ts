@@ -4,7 +4,10 @@
  * so `notify token list` and `revoke` do not load it.
  */
 import type { Kysely, Transaction } from 'kysely'
+import { recordAudit } from '../audit/store.ts'
+import type { Reader } from '../auth/guard.ts'
 import type { DB, ReaderTokenRow } from '../db/schema.ts'
+import { appendChange, SESSIONS_ENDED } from '../realtime/changes.ts'
 
 export type Db = Kysely<DB> | Transaction<DB>
 
@@ -31,24 +34,34 @@ export function listReaderTokensWithOwner(
 }
 
 /**
- * Delete a token (only when it is `userId`'s, if given) and say what it was, for the audit
- * log; undefined when there is none. Run it in the transaction that records the revocation.
+ * Revoke a token (only when it is `userId`'s, if given): delete it, record it in the audit log
+ * and end its owner's open streams, in one transaction. A stream outlives the request that
+ * opened it, so without the last step a script's stream would go on after its token stopped
+ * working; the owner's other clients reconnect with their own credentials, as after
+ * `revokeSessions`. Answers what the token was, or undefined when there is none.
  */
-export async function removeReaderToken(
-  db: Db,
+export function revokeReaderToken(
+  db: Kysely<DB>,
+  kind: 'sqlite' | 'postgres',
+  actor: Reader,
   id: string,
   userId?: string,
 ): Promise<{ name: string; username: string } | undefined> {
-  let q = db
-    .selectFrom('reader_tokens')
-    .innerJoin('users', 'users.id', 'reader_tokens.user_id')
-    .select(['reader_tokens.name', 'users.username'])
-    .where('reader_tokens.id', '=', id)
-  if (userId !== undefined) q = q.where('reader_tokens.user_id', '=', userId)
-  const token = await q.executeTakeFirst()
-  if (!token) return undefined
-  const r = await db.deleteFrom('reader_tokens').where('id', '=', id).executeTakeFirst()
-  return Number(r.numDeletedRows) > 0 ? token : undefined
+  return db.transaction().execute(async (tx) => {
+    let q = tx
+      .selectFrom('reader_tokens')
+      .innerJoin('users', 'users.id', 'reader_tokens.user_id')
+      .select(['reader_tokens.name', 'reader_tokens.user_id', 'users.username'])
+      .where('reader_tokens.id', '=', id)
+    if (userId !== undefined) q = q.where('reader_tokens.user_id', '=', userId)
+    const token = await q.executeTakeFirst()
+    if (!token) return undefined
+    const r = await tx.deleteFrom('reader_tokens').where('id', '=', id).executeTakeFirst()
+    if (Number(r.numDeletedRows) === 0) return undefined
+    await recordAudit(tx, actor, 'reader_token.revoke', token.username, { id, name: token.name })
+    await appendChange(tx, kind, { kind: 'membership', userId: token.user_id, data: { change: SESSIONS_ENDED } })
+    return { name: token.name, username: token.username }
+  })
 }
 
 /** What the audit log keeps of a token: never its secret or hash. */
