@@ -2,9 +2,10 @@
  * What the admin commands share: the identity their changes are recorded under in the audit
  * log, and reading a secret from a file (never from the command line, where `ps` shows it).
  */
-import { readFileSync } from 'node:fs'
-import { userInfo } from 'node:os'
 import { CliError } from '@gatehouse/kit/cli/program.ts'
+// Not `import … from 'node:fs'`: `notify token list` loads this module, and an ES import of a
+// builtin loads its stream classes at start-up (kit startup-builtins.ts).
+import { readFileSync } from '@gatehouse/kit/startup-builtins.ts'
 import type { Reader } from '../auth/guard.ts'
 
 /**
@@ -14,7 +15,7 @@ import type { Reader } from '../auth/guard.ts'
 export function cliActor(): Reader {
   let login = 'unknown'
   try {
-    login = userInfo().username
+    login = process.getBuiltinModule('node:os').userInfo().username
   } catch {
     // no passwd entry for this uid (a container): keep "unknown"
   }
