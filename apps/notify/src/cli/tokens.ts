@@ -8,10 +8,9 @@ import { printList } from '@gatehouse/kit/cli/output.ts'
 import { CliError } from '@gatehouse/kit/cli/program.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import type { Kysely } from 'kysely'
-import { recordAudit } from '../audit/store.ts'
 import { openNotifyDatabase } from '../db/open.ts'
 import type { DB } from '../db/schema.ts'
-import { listReaderTokensWithOwner, readerTokenResponse, revokeReaderToken, tokenDetails } from '../tokens/store.ts'
+import { listReaderTokensWithOwner, readerTokenResponse, revokeReaderToken } from '../tokens/store.ts'
 import { findUserByName } from '../users/store.ts'
 import { cliActor } from './admin-actor.ts'
 import { readDatabase, withDatabase } from './database.ts'
@@ -43,13 +42,9 @@ async function createFor(db: Kysely<DB>, username: string, name: string, expires
   if (!user) throw new TokenCommandError(`no user ${JSON.stringify(username)}`)
   if (user.enabled !== 1) throw new TokenCommandError(`user ${JSON.stringify(username)} is disabled`)
   // Only issuing needs node:crypto: list and revoke start without it.
-  const { createReaderToken } = await import('../tokens/credentials.ts')
-  // Issued for someone else by whoever runs the command: audited as the API's own issuing is.
-  return db.transaction().execute(async (tx) => {
-    const { row, secret } = await createReaderToken(tx, user.id, name, expiresAt)
-    await recordAudit(tx, cliActor(), 'reader_token.create', user.username, tokenDetails(row))
-    return { id: row.id, secret, expiresAt }
-  })
+  const { issueReaderToken } = await import('../tokens/credentials.ts')
+  const { row, secret } = await issueReaderToken(db, cliActor(), user, name, expiresAt)
+  return { id: row.id, secret, expiresAt }
 }
 
 export async function tokenCreateCommand(o: Opts): Promise<void> {

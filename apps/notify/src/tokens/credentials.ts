@@ -1,8 +1,11 @@
 /** Reader token secrets: issuing one (stored as its hash) and finding the user one belongs to. */
 import { randomUUID } from 'node:crypto'
 import { generateToken, hashToken } from '@gatehouse/kit/secrets.ts'
-import type { ReaderTokenRow, UserRow } from '../db/schema.ts'
-import { type Db, READER_TOKEN_PATTERN, READER_TOKEN_PREFIX } from './store.ts'
+import type { Kysely } from 'kysely'
+import { recordAudit } from '../audit/store.ts'
+import type { Reader } from '../auth/guard.ts'
+import type { DB, ReaderTokenRow, UserRow } from '../db/schema.ts'
+import { type Db, READER_TOKEN_PATTERN, READER_TOKEN_PREFIX, tokenDetails } from './store.ts'
 
 // A busy script would otherwise write on every read: last use is recorded at most once a minute.
 const LAST_USED_GRANULARITY_MS = 60_000
@@ -25,6 +28,24 @@ export async function createReaderToken(
   }
   await db.insertInto('reader_tokens').values(row).execute()
   return { row, secret }
+}
+
+/**
+ * Issue a token for `user` and record it in the audit log under `actor` (the user themselves
+ * through the API, `cli:<login>` from `notify token create`), in one transaction.
+ */
+export function issueReaderToken(
+  db: Kysely<DB>,
+  actor: Reader,
+  user: Pick<UserRow, 'id' | 'username'>,
+  name: string,
+  expiresAt: string | null = null,
+): Promise<{ row: ReaderTokenRow; secret: string }> {
+  return db.transaction().execute(async (tx) => {
+    const created = await createReaderToken(tx, user.id, name, expiresAt)
+    await recordAudit(tx, actor, 'reader_token.create', user.username, tokenDetails(created.row))
+    return created
+  })
 }
 
 /** The enabled user a reader token still in force belongs to, recording its use. */

@@ -9,12 +9,11 @@
 import type { HttpApp } from '@gatehouse/kit'
 import { parseTimestampMillis } from '@gatehouse/kit/timestamps.ts'
 import { Type } from 'typebox'
-import { recordAudit } from '../audit/store.ts'
 import { readerOf } from '../auth/guard.ts'
 import type { Context } from '../context.ts'
 import { errors } from '../errors.ts'
-import { createReaderToken } from './credentials.ts'
-import { listReaderTokens, readerTokenResponse, revokeReaderToken, tokenDetails } from './store.ts'
+import { issueReaderToken } from './credentials.ts'
+import { listReaderTokens, readerTokenResponse, revokeReaderToken } from './store.ts'
 
 const TokenJson = Type.Object({
   id: Type.String(),
@@ -55,11 +54,7 @@ export function readerTokenRoutes(app: HttpApp, ctx: Context) {
     async (req, reply) => {
       const reader = readerOf(req)
       const expiresAt = tokenExpiry(req.body.expires_at)
-      const { row, secret } = await ctx.database.db.transaction().execute(async (tx) => {
-        const created = await createReaderToken(tx, reader.id, req.body.name, expiresAt)
-        await recordAudit(tx, reader, 'reader_token.create', reader.username, tokenDetails(created.row))
-        return created
-      })
+      const { row, secret } = await issueReaderToken(ctx.database.db, reader, reader, req.body.name, expiresAt)
       return reply.code(201).send({ token: readerTokenResponse(row), secret })
     },
   )
