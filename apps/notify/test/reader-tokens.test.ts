@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { hashToken } from '@gatehouse/kit'
 import { tokenCreate } from '../src/cli/tokens.ts'
-import { ADMIN, ADMIN_PASSWORD, backends, DEV_TOKEN, type Notify, reader, startNotify } from './helpers.ts'
+import { ADMIN, ADMIN_PASSWORD, backends, DEV_TOKEN, type Notify, publish, reader, startNotify } from './helpers.ts'
 import { SseClient } from './sse.ts'
 
 for (const backend of backends) {
@@ -90,6 +90,44 @@ for (const backend of backends) {
       const again = await SseClient.openWithToken(n.base, body.secret)
       assert.equal(again.status, 401, 'and cannot be opened again')
       again.close()
+    })
+
+    test("a stream ends when the token or session that opened it expires, and can't be opened again", async () => {
+      // Three seconds: time enough to open the stream on a slow host, short enough to wait for.
+      const expiresAt = new Date(Date.now() + 3000).toISOString()
+      const { body } = await n.client.post('/api/v1/me/tokens', {
+        cookie: admin,
+        body: { name: 'until soon', expires_at: expiresAt },
+      })
+      // A second session whose expiry is brought near, so the administrator's own stays.
+      const session = await n.client.login(ADMIN, ADMIN_PASSWORD)
+      const sessionHash = hashToken(session.slice(session.indexOf('=') + 1))
+      await n.database.db
+        .updateTable('sessions')
+        .set({ expires_at: expiresAt })
+        .where('token_hash', '=', sessionHash)
+        .execute()
+      const byToken = await SseClient.openWithToken(n.base, body.secret)
+      const bySession = await SseClient.open(n.base, session)
+      const lasting = await SseClient.open(n.base, admin)
+      try {
+        for (const stream of [byToken, bySession, lasting]) {
+          assert.equal(stream.status, 200)
+          await stream.nextOf('ready')
+        }
+        assert.equal(await byToken.ended(), true, "the token's stream ends at its expiry")
+        assert.equal(await bySession.ended(), true, "the session's stream ends at its expiry")
+        assert.ok(Date.now() >= Date.parse(expiresAt), 'not before')
+        // The stream of a credential still in force goes on.
+        const id = await publish(n, DEV_TOKEN, 'still streaming')
+        assert.equal((await lasting.nextOf('notification')).data.notification.id, id)
+      } finally {
+        for (const stream of [byToken, bySession, lasting]) stream.close()
+      }
+      for (const again of [await SseClient.openWithToken(n.base, body.secret), await SseClient.open(n.base, session)]) {
+        assert.equal(again.status, 401, 'an expired credential opens no stream')
+        again.close()
+      }
     })
 
     test('a disabled reader, a hook token or garbage as bearer is refused', async () => {

@@ -131,6 +131,41 @@ for (const backend of backends) {
       assert.equal(await card(nils.page, 'still private').count(), 0)
       assert.deepEqual([...mia.problems, ...nils.problems], [])
     })
+
+    test('a session that expires while the inbox is open returns the page to sign-in', async (t) => {
+      const n = await startNotify(backend)
+      t.after(() => n.close())
+      const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+      const ops = await channel(n, admin, 'ops')
+      await reader(n, admin, 'sam')
+      const sam = await signIn(n, 'sam', 'sam-password-123')
+      t.after(() => sam.close())
+      await publish(n, ops.token, 'before the session ends')
+      await card(sam.page, 'before the session ends').waitFor()
+      const { id } = await n.database.db
+        .selectFrom('users')
+        .select('id')
+        .where('username', '=', 'sam')
+        .executeTakeFirstOrThrow()
+      await n.database.db
+        .updateTable('sessions')
+        .set({ expires_at: new Date(Date.now() + 3000).toISOString() })
+        .where('user_id', '=', id)
+        .execute()
+      // A stream learns its session's expiry as it opens: reload the page to open it again.
+      await sam.page.reload()
+      await card(sam.page, 'before the session ends').waitFor()
+      // The server ends the stream at the session's expiry; the reconnection's 401 shows sign-in.
+      await sam.page.getByText('Your session has ended. Sign in again.').waitFor()
+      await sam.page.screenshot({ path: join(OUT, `session-ended-${backend.name}.png`) })
+      await sam.page.getByLabel('Username').fill('sam')
+      await sam.page.getByLabel('Password').fill('sam-password-123')
+      await sam.page.getByRole('button', { name: 'Sign in' }).click()
+      await card(sam.page, 'before the session ends').waitFor()
+      await publish(n, ops.token, 'after signing in again')
+      await card(sam.page, 'after signing in again').waitFor()
+      assert.deepEqual(sam.problems, [])
+    })
   })
 }
 

@@ -521,8 +521,28 @@ async function start() {
   }
   await loadChannels()
   render()
-  connectStream({ state, inboxLoading: () => inboxLoading, loadInbox, loadChannels, matches, render })
+  openStream()
   void refreshUnread().catch(() => undefined)
+}
+
+/** Before opening a stream again that closed on an error other than the session's end. */
+const STREAM_RETRY_MS = 5000
+
+function openStream() {
+  connectStream({ state, inboxLoading: () => inboxLoading, loadInbox, loadChannels, matches, render, closed })
+}
+
+/** The stream closed for good: signed out, the sign-in form; otherwise it opens again shortly. */
+async function closed(stream) {
+  try {
+    state.me = (await api('GET', '/api/v1/auth/me')).user
+  } catch (err) {
+    if (err.status === 401 && state.stream === stream) {
+      state.stream = undefined
+      return signIn('Your session has ended. Sign in again.')
+    }
+  }
+  setTimeout(() => state.stream === stream && openStream(), STREAM_RETRY_MS)
 }
 
 // A desktop app may open its approval link in a tab that already shows the client.

@@ -4,11 +4,20 @@
 
 import { scheduleUnread } from './unread.js'
 
-/** Open the stream for the signed-in reader (closing any previous one) and apply its events. */
-export function connect({ state, inboxLoading, loadInbox, loadChannels, matches, render }) {
+/**
+ * Open the stream for the signed-in reader (closing any previous one) and apply its events.
+ * `closed(es)` is called when the stream has closed for good (see below).
+ */
+export function connect({ state, inboxLoading, loadInbox, loadChannels, matches, render, closed }) {
   state.stream?.close()
   const es = new EventSource('/api/v1/stream')
   state.stream = es
+  // EventSource retries a dropped connection by itself but gives up on an HTTP error: a 401
+  // once the session has expired or was revoked (the server ends the stream then), a proxy's
+  // 502 while notify restarts.
+  es.addEventListener('error', () => {
+    if (es.readyState === EventSource.CLOSED && state.stream === es) closed(es)
+  })
   es.addEventListener('ready', () => void loadInbox())
   es.addEventListener('notification', (e) => {
     const n = JSON.parse(e.data).notification

@@ -18,6 +18,12 @@ export interface Reader {
   id: string
   username: string
   isAdmin: boolean
+  /**
+   * When the credential this request came with stops working (ms since the epoch): a
+   * session's or an expiring reader token's expiry; absent when it never does. A realtime
+   * stream ends then (realtime/routes.ts), as it ends when the credential is revoked.
+   */
+  expiresAt?: number
 }
 
 /** The identity every request acts as in development mode. */
@@ -53,8 +59,10 @@ export interface Guard {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
-export function toReader(user: UserRow): Reader {
-  return { id: user.id, username: user.username, isAdmin: user.is_admin === 1 }
+export function toReader(user: UserRow, credentialExpiresAt: string | null = null): Reader {
+  const reader: Reader = { id: user.id, username: user.username, isAdmin: user.is_admin === 1 }
+  if (credentialExpiresAt !== null) reader.expiresAt = Date.parse(credentialExpiresAt)
+  return reader
 }
 
 export function createGuard(config: Config, db: Kysely<DB>, localReader: Reader | undefined): Guard {
@@ -73,11 +81,11 @@ export function createGuard(config: Config, db: Kysely<DB>, localReader: Reader 
         : bearer
           ? await userForReaderToken(db, bearer)
           : undefined
-      return user ? toReader(user) : undefined
+      return user ? toReader(user, user.credential_expires_at) : undefined
     }
     if (token.length > 200) return undefined
     const user = await userForSession(db, token)
-    return user ? toReader(user) : undefined
+    return user ? toReader(user, user.credential_expires_at) : undefined
   }
 
   async function requireReader(req: FastifyRequest): Promise<Reader> {

@@ -25,11 +25,16 @@ export async function createSession(db: Kysely<DB>, userId: string, ttlMs: numbe
   return token
 }
 
-export async function userForSession(db: Kysely<DB>, token: string): Promise<UserRow | undefined> {
+/** The enabled user an unexpired session belongs to, with the session's expiry. */
+export async function userForSession(
+  db: Kysely<DB>,
+  token: string,
+): Promise<(UserRow & { credential_expires_at: string }) | undefined> {
   return db
     .selectFrom('sessions')
     .innerJoin('users', 'users.id', 'sessions.user_id')
     .selectAll('users')
+    .select('sessions.expires_at as credential_expires_at')
     .where('sessions.token_hash', '=', hashToken(token))
     .where('sessions.expires_at', '>', new Date().toISOString())
     .where('users.enabled', '=', 1)

@@ -13,6 +13,8 @@ import { type Position, parsePosition } from './position.ts'
 
 /** Reconnection delay suggested to EventSource clients (ms). */
 const RETRY_MS = 2000
+/** Longest delay a timer takes (about 24.8 days); a stream outliving it ends then and reconnects. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1
 
 const StreamQuery = Type.Object(
   { after: Type.Optional(Type.String({ maxLength: 40 })) },
@@ -57,8 +59,15 @@ export function streamRoutes(app: HttpApp, ctx: Context, hub: StreamHub) {
         },
         close: () => res.end(),
       }
+      // The credential's expiry ends the stream, as revoking it does (hub.ts): the client's
+      // reconnection is then refused, and a stream never outlives what let it in.
+      const expiry =
+        reader.expiresAt === undefined
+          ? undefined
+          : setTimeout(() => res.end(), Math.min(Math.max(reader.expiresAt - Date.now(), 0), LONGEST_TIMER_MS))
       let closed = false
       res.on('close', () => {
+        clearTimeout(expiry)
         // Finish the response too: node counts a connection as busy until its response ends,
         // and a server closing gracefully would wait for it.
         if (!res.writableEnded) res.end()

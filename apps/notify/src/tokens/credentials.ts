@@ -48,8 +48,11 @@ export function issueReaderToken(
   })
 }
 
-/** The enabled user a reader token still in force belongs to, recording its use. */
-export async function userForReaderToken(db: Db, secret: string): Promise<UserRow | undefined> {
+/** The enabled user a reader token still in force belongs to, with its expiry; records its use. */
+export async function userForReaderToken(
+  db: Db,
+  secret: string,
+): Promise<(UserRow & { credential_expires_at: string | null }) | undefined> {
   if (!READER_TOKEN_PATTERN.test(secret)) return undefined
   const hash = hashToken(secret)
   const now = new Date()
@@ -57,6 +60,7 @@ export async function userForReaderToken(db: Db, secret: string): Promise<UserRo
     .selectFrom('reader_tokens')
     .innerJoin('users', 'users.id', 'reader_tokens.user_id')
     .selectAll('users')
+    .select('reader_tokens.expires_at as credential_expires_at')
     .where('reader_tokens.token_hash', '=', hash)
     .where('users.enabled', '=', 1)
     .where((eb) =>
