@@ -132,16 +132,24 @@ for (const backend of backends) {
       assert.deepEqual([...mia.problems, ...nils.problems], [])
     })
 
-    test('a session that expires while the inbox is open returns the page to sign-in', async (t) => {
+    test('a stream refused by a proxy opens again; a session that expires while the inbox is open returns the page to sign-in', async (t) => {
       const n = await startNotify(backend)
       t.after(() => n.close())
       const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
       const ops = await channel(n, admin, 'ops')
       await reader(n, admin, 'sam')
-      const sam = await signIn(n, 'sam', 'sam-password-123')
+      // The 502 is the test's own (below): an expected console error.
+      const sam = await signIn(n, 'sam', 'sam-password-123', {}, [401, 502])
       t.after(() => sam.close())
       await publish(n, ops.token, 'before the session ends')
       await card(sam.page, 'before the session ends').waitFor()
+      // A stream refused with anything but 401 (a proxy's 502 while notify restarts) opens again.
+      await sam.page.route('**/api/v1/stream', (route) => route.fulfill({ status: 502, body: 'Bad Gateway' }), {
+        times: 1,
+      })
+      await sam.page.reload()
+      await publish(n, ops.token, 'after a refused stream')
+      await card(sam.page, 'after a refused stream').waitFor()
       const { id } = await n.database.db
         .selectFrom('users')
         .select('id')
