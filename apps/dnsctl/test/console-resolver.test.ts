@@ -158,6 +158,12 @@ describe('console: blocklists, refresh health, metrics, query analytics', () => 
     await page.getByRole('link', { name: 'Queries' }).click()
     await page.getByText('Top domains').waitFor()
     await screenshot(page, 'analytics-phone')
+    // Each recent query is a block that fits the screen: nothing to scroll sideways.
+    const recent = page.locator('table.recent')
+    assert.ok(
+      await recent.evaluate((t) => t.scrollWidth <= t.clientWidth && t.scrollWidth <= window.innerWidth),
+      'the recent queries fit a phone screen',
+    )
     await page.setViewportSize({ width: 1280, height: 860 })
   })
 
