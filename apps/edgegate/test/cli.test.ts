@@ -99,13 +99,13 @@ describe('edgegate CLI', () => {
 
   test('admin add|list|remove, and decisions from the CLI with their actor', async () => {
     const add = await run('admin', 'add', 'bob')
-    const bob = tokenOf(add.stdout)
+    let bob = tokenOf(add.stdout)
     assert.match(bob, /^ega_/)
     assert.equal((await call(tls, gate.base, '/api/nodes', { token: bob })).status, 200)
     const list = await run('admin', 'list')
-    assert.match(list.stdout, /^NAME +CREATED$/m)
-    assert.match(list.stdout, /^alice +\d{4}-/m)
-    assert.match(list.stdout, /^bob +\d{4}-/m)
+    assert.match(list.stdout, /^NAME +CREATED +LAST USED$/m)
+    assert.match(list.stdout, /^alice +\d{4}-\S+ +never$/m)
+    assert.match(list.stdout, /^bob +\d{4}-\S+ +\d{4}-/m, 'a presented token records its use')
 
     await run('node', 'add', '--kind', 'sshgate', 'edge-9')
     const approve = await run('decision', 'approve', '--instance', 'edge-9', '--label', 'ci runner', FP)
@@ -137,6 +137,35 @@ describe('edgegate CLI', () => {
     const noInstance = await run('decision', 'approve', FP)
     assert.equal(noInstance.code, 2)
     assert.match(noInstance.stderr, /instance: required/)
+
+    // Rotating: the new token works, the old one and the sessions it opened stop at once.
+    const signIn = await call(tls, gate.base, '/api/session', { body: { token: bob } })
+    assert.equal(signIn.status, 200)
+    const cookie = String(signIn.headers['set-cookie']).split(';')[0]!
+    const asSession = () => call(tls, gate.base, '/api/session', { headers: { cookie } })
+    assert.equal((await asSession()).status, 200)
+    const rotated = await run('admin', 'rotate-token', 'bob')
+    assert.equal(rotated.code, 0, rotated.stderr)
+    const bob2 = tokenOf(rotated.stdout)
+    assert.match(bob2, /^ega_/)
+    assert.notEqual(bob2, bob)
+    assert.equal((await call(tls, gate.base, '/api/nodes', { token: bob })).status, 401, 'the old token stops')
+    assert.equal((await asSession()).status, 401, 'so do its dashboard sessions')
+    assert.equal((await call(tls, gate.base, '/api/nodes', { token: bob2 })).status, 200)
+    const json = JSON.parse((await run('admin', 'list', '--json')).stdout) as { name: string; last_used_at: unknown }[]
+    assert.equal(json.find((a) => a.name === 'alice')?.last_used_at, null)
+    assert.match(String(json.find((a) => a.name === 'bob')?.last_used_at), /^\d{4}-/)
+    const unknown = await run('admin', 'rotate-token', 'nobody')
+    assert.deepEqual([unknown.code, unknown.stderr], [1, 'edgegate: no administrator nobody\n'])
+    const audit = JSON.parse((await run('audit', 'list', '--action', 'admin', '--json')).stdout) as {
+      action: string
+      target: string
+    }[]
+    assert.deepEqual(
+      audit.filter((e) => e.target === 'bob').map((e) => e.action),
+      ['admin.rotate_token', 'admin.add'],
+    )
+    bob = bob2
 
     assert.equal((await run('admin', 'remove', 'bob')).code, 0)
     assert.equal(

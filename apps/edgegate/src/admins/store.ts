@@ -16,6 +16,27 @@ export async function insertAdmin(db: Db, name: string, tokenHash: string, now: 
   await db.insertInto('admins').values({ name, token_hash: tokenHash, created_ms: now, last_used_ms: null }).execute()
 }
 
+/** A busy script would otherwise write on every call: last use is recorded at most once a minute. */
+export const LAST_USED_GRANULARITY_MS = 60_000
+
+/** Record that `name`'s token was presented (an API call or a dashboard sign-in). */
+export async function recordAdminUse(db: Db, name: string, now: number): Promise<void> {
+  await db
+    .updateTable('admins')
+    .set({ last_used_ms: now })
+    .where('name', '=', name)
+    .where((eb) => eb.or([eb('last_used_ms', 'is', null), eb('last_used_ms', '<', now - LAST_USED_GRANULARITY_MS)]))
+    .execute()
+}
+
+/** Give `name` a new token hash and end its sessions; false when there is no such administrator. */
+export async function replaceAdminToken(db: Db, name: string, tokenHash: string): Promise<boolean> {
+  const r = await db.updateTable('admins').set({ token_hash: tokenHash }).where('name', '=', name).executeTakeFirst()
+  if (Number(r.numUpdatedRows) === 0) return false
+  await db.deleteFrom('sessions').where('admin_name', '=', name).execute()
+  return true
+}
+
 export async function removeAdmin(db: Db, name: string): Promise<boolean> {
   await db.deleteFrom('sessions').where('admin_name', '=', name).execute()
   const r = await db.deleteFrom('admins').where('name', '=', name).executeTakeFirst()

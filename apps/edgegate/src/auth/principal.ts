@@ -7,8 +7,8 @@ import type { TLSSocket } from 'node:tls'
 import { hashToken } from '@gatehouse/kit'
 import type { FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
-import { findAdminByTokenHash, findSession } from '../admins/store.ts'
-import type { DB, NodeRow } from '../db/schema.ts'
+import { findAdminByTokenHash, findSession, LAST_USED_GRANULARITY_MS, recordAdminUse } from '../admins/store.ts'
+import type { AdminRow, DB, NodeRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { findByCertFingerprint, findByCertNames, findByTokenHash } from '../nodes/store.ts'
 import { bearerFrom, cookieFrom } from './tokens.ts'
@@ -29,7 +29,10 @@ export async function resolvePrincipal(db: Kysely<DB>, req: FastifyRequest): Pro
     const node = await findByTokenHash(db, hash)
     if (node) return { type: 'node', node, via: 'token' }
     const admin = await findAdminByTokenHash(db, hash)
-    if (admin) return { type: 'admin', name: admin.name, via: 'token' }
+    if (admin) {
+      await noteAdminUse(db, admin)
+      return { type: 'admin', name: admin.name, via: 'token' }
+    }
     throw errors.unauthorized('unknown token')
   }
   const session = cookieFrom(req.headers.cookie, SESSION_COOKIE)
@@ -44,6 +47,17 @@ export async function resolvePrincipal(db: Kysely<DB>, req: FastifyRequest): Pro
   if (fromCert) return { type: 'node', node: fromCert.node, via: 'certificate', certExpiresMs: fromCert.expiresMs }
   if (session !== undefined) throw errors.unauthorized('the session has expired; sign in again')
   return undefined
+}
+
+/**
+ * `edgegate admin list` shows when each token was last presented, to the minute: the row just
+ * read tells whether it is due, so most calls write nothing. A failure to record it (a
+ * read-only disk, where reads go on) must not refuse the request it came with.
+ */
+export async function noteAdminUse(db: Kysely<DB>, admin: AdminRow): Promise<void> {
+  const now = Date.now()
+  if (admin.last_used_ms !== null && Number(admin.last_used_ms) >= now - LAST_USED_GRANULARITY_MS) return
+  await recordAdminUse(db, admin.name, now).catch(() => undefined)
 }
 
 async function nodeFromCertificate(

@@ -5,7 +5,7 @@ import { deleteExpiredSessions, deleteSession, findAdminByTokenHash, insertSessi
 import type { AppContext } from '../context.ts'
 import { errors } from '../errors.ts'
 import { adminOf, checkOrigin } from './guards.ts'
-import { SESSION_COOKIE } from './principal.ts'
+import { noteAdminUse, SESSION_COOKIE } from './principal.ts'
 import { cookieFrom, newToken } from './tokens.ts'
 
 export function sessionRoutes(app: HttpApp, ctx: AppContext) {
@@ -22,6 +22,7 @@ export function sessionRoutes(app: HttpApp, ctx: AppContext) {
       if (req.headers.origin !== undefined) checkOrigin(req)
       const admin = await findAdminByTokenHash(ctx.database.db, hashToken(req.body.token))
       if (!admin) throw errors.unauthorized('unknown administrator token')
+      await noteAdminUse(ctx.database.db, admin)
       const session = newToken('session')
       const now = Date.now()
       await deleteExpiredSessions(ctx.database.db, now)

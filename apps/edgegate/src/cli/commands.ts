@@ -9,7 +9,7 @@ import { printList } from '@gatehouse/kit/cli/output.ts'
 import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
 import type { Verdict } from '@gatehouse/kit/edge-wire.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
-import { audit, insertAdmin, listAdmins, removeAdmin } from '../admins/store.ts'
+import { audit, insertAdmin, listAdmins, removeAdmin, replaceAdminToken } from '../admins/store.ts'
 import { type Credential, describeNode, STATE_STYLE } from '../nodes/registry.ts'
 import { listNodes } from '../nodes/store.ts'
 import { formatMillis } from '../timestamps.ts'
@@ -111,13 +111,31 @@ export async function adminAdd(o: Opts, name: string): Promise<void> {
 export async function adminList(o: Opts): Promise<void> {
   const admins = await readDatabase(o, (d) => listAdmins(d.db))
   printList(
-    admins.map((a) => ({ name: a.name, created_at: formatMillis(Number(a.created_ms)) })),
+    admins.map((a) => ({
+      name: a.name,
+      created_at: formatMillis(Number(a.created_ms)),
+      last_used_at: a.last_used_ms === null ? null : formatMillis(Number(a.last_used_ms)),
+    })),
     [
       { header: 'NAME', value: (a) => a.name },
       { header: 'CREATED', value: (a) => a.created_at },
+      { header: 'LAST USED', value: (a) => a.last_used_at ?? 'never' },
     ],
     { json: o.json === true },
   )
+}
+
+export async function adminRotate(o: Opts, name: string): Promise<void> {
+  const { newToken } = await import('../auth/tokens.ts')
+  const token = newToken('admin')
+  await withDatabase(o, (d) =>
+    d.db.transaction().execute(async (trx) => {
+      if (!(await replaceAdminToken(trx, name, token.hash))) throw new CliError(`no administrator ${esc(name)}`)
+      await audit(trx, actor(), 'admin.rotate_token', name)
+    }),
+  )
+  out(`token: ${token.token}`)
+  out('The previous token and its dashboard sessions no longer work. Store this one now: it is shown only once.')
 }
 
 export async function adminRemove(o: Opts, name: string): Promise<void> {

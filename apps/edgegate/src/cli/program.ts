@@ -145,6 +145,14 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
   json(admin(adminGroup.command('list')))
     .description('list administrators')
     .action(async (_o, cmd: Command) => (await commands()).adminList(all(cmd)))
+  withExamples(
+    admin(adminGroup.command('rotate-token')).description(
+      "replace an administrator's token; the old one and its dashboard sessions stop working",
+    ),
+    ['edgegate admin rotate-token alice'],
+  )
+    .argument('<name>')
+    .action(async (name: string, _o, cmd: Command) => (await commands()).adminRotate(all(cmd), name))
   admin(adminGroup.command('remove'))
     .description('remove an administrator (its token and sessions stop working)')
     .argument('<name>')
