@@ -11,6 +11,8 @@
  *   (realtime/hub.ts). The newest row always stays: the hub starts at it.
  * - sessions past their expiry: they are swept per reader at sign-in, so a reader who never
  *   signs in again would keep them forever.
+ * - reader API tokens 30 days past their expiry: until then `notify token list` shows them as
+ *   expired, so whoever owns the script that stopped can tell why.
  * Several processes on one database may run it at once: each step is idempotent. Rows go in
  * batches (kit `deleteBefore`), so a backlog never holds the database for long.
  */
@@ -122,6 +124,19 @@ export async function sweepSessions(db: Kysely<DB>, nowMs: number): Promise<numb
   return Number(r.numDeletedRows)
 }
 
+/** How long an expired reader token stays listed (as expired) before housekeeping removes it. */
+export const EXPIRED_TOKEN_KEPT_MS = 30 * 86_400_000
+
+/** Remove the reader tokens that expired before `beforeMs`; returns how many. */
+export async function sweepReaderTokens(db: Kysely<DB>, beforeMs: number): Promise<number> {
+  const r = await db
+    .deleteFrom('reader_tokens')
+    .where('expires_at', 'is not', null)
+    .where('expires_at', '<', new Date(beforeMs).toISOString())
+    .executeTakeFirst()
+  return Number(r.numDeletedRows)
+}
+
 /** `run()` runs it now (tests); a run already going is joined. */
 export type Housekeeping = PeriodicJob
 
@@ -142,7 +157,7 @@ export function startHousekeeping(
 ): Housekeeping {
   const removedTotal = metrics?.counter(
     'housekeeping_removed_total',
-    'Rows the hourly cleanup removed: notifications past NOTIFY_RETENTION, stream changes past NOTIFY_STREAM_RETENTION, expired sessions',
+    'Rows the hourly cleanup removed: notifications past NOTIFY_RETENTION, stream changes past NOTIFY_STREAM_RETENTION, expired sessions, reader tokens expired for 30 days',
     ['what'],
   )
   return periodic(
@@ -161,6 +176,9 @@ export function startHousekeeping(
       const sessions = await sweepSessions(db, now)
       removedTotal?.inc({ what: 'sessions' }, sessions)
       if (sessions > 0) log.info({ removed: sessions }, 'expired sessions removed')
+      const tokens = await sweepReaderTokens(db, now - EXPIRED_TOKEN_KEPT_MS)
+      removedTotal?.inc({ what: 'reader_tokens' }, tokens)
+      if (tokens > 0) log.info({ removed: tokens }, 'reader tokens expired for 30 days removed')
     },
     {
       intervalMs: settings.intervalMs ?? INTERVAL_MS,

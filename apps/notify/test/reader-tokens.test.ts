@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { hashToken } from '@gatehouse/kit'
 import { tokenCreate } from '../src/cli/tokens.ts'
+import { EXPIRED_TOKEN_KEPT_MS, sweepReaderTokens } from '../src/housekeeping.ts'
+import { createReaderToken } from '../src/tokens/credentials.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, DEV_TOKEN, type Notify, publish, reader, startNotify } from './helpers.ts'
 import { SseClient } from './sse.ts'
 
@@ -16,6 +18,8 @@ for (const backend of backends) {
     after(() => n.close())
 
     const asToken = (secret: string) => ({ headers: { authorization: `Bearer ${secret}` } })
+    const adminId = () =>
+      n.database.db.selectFrom('users').select('id').where('username', '=', ADMIN).executeTakeFirstOrThrow()
 
     test('a reader creates a token; it is stored hashed and reads as that reader with no cookie and no Origin', async () => {
       const created = await n.client.post('/api/v1/me/tokens', { cookie: admin, body: { name: 'inbox script' } })
@@ -128,6 +132,28 @@ for (const backend of backends) {
         assert.equal(again.status, 401, 'an expired credential opens no stream')
         again.close()
       }
+    })
+
+    test('the hourly cleanup removes tokens 30 days after they expired, not before', async () => {
+      const { row: gone } = await createReaderToken(n.database.db, (await adminId()).id, 'long expired')
+      const { row: recent } = await createReaderToken(n.database.db, (await adminId()).id, 'expired last week')
+      const { row: lasting } = await createReaderToken(n.database.db, (await adminId()).id, 'no expiry')
+      const daysAgo = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString()
+      await n.database.db
+        .updateTable('reader_tokens')
+        .set({ expires_at: daysAgo(31) })
+        .where('id', '=', gone.id)
+        .execute()
+      await n.database.db
+        .updateTable('reader_tokens')
+        .set({ expires_at: daysAgo(7) })
+        .where('id', '=', recent.id)
+        .execute()
+      assert.equal(await sweepReaderTokens(n.database.db, Date.now() - EXPIRED_TOKEN_KEPT_MS), 1)
+      const left = (await n.database.db.selectFrom('reader_tokens').select('id').execute()).map((r) => r.id)
+      assert.ok(!left.includes(gone.id), 'expired 31 days ago: removed')
+      assert.ok(left.includes(recent.id) && left.includes(lasting.id), 'expired a week ago, or never: kept')
+      assert.equal(await sweepReaderTokens(n.database.db, Date.now() - EXPIRED_TOKEN_KEPT_MS), 0)
     })
 
     test('a disabled reader, a hook token or garbage as bearer is refused', async () => {

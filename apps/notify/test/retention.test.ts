@@ -11,6 +11,7 @@ import { waitFor } from '@gatehouse/testkit'
 import { finishConfig, schema } from '../src/config.ts'
 import { purgeNotifications } from '../src/housekeeping.ts'
 import { indexAll } from '../src/inbox/indexer.ts'
+import { createReaderToken } from '../src/tokens/credentials.ts'
 import {
   ADMIN,
   ADMIN_PASSWORD,
@@ -109,7 +110,7 @@ for (const backend of backends) {
       )
     })
 
-    test('the hourly job applies NOTIFY_RETENTION; a retention under a day is refused', async (t) => {
+    test('the hourly job applies NOTIFY_RETENTION and removes long-expired reader tokens; a retention under a day is refused', async (t) => {
       const n = await startNotify(backend, { env: { NOTIFY_RETENTION: '720h' }, housekeepingIntervalMs: 100 })
       t.after(() => n.close())
       const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
@@ -118,12 +119,29 @@ for (const backend of backends) {
       const kept = await publish(n, ops.token, 'this month')
       await age(n, [old], 31)
       await age(n, [kept], 29)
+      // A reader token that expired 31 days ago goes in the same run (whatever NOTIFY_RETENTION).
+      const user = await n.database.db
+        .selectFrom('users')
+        .select('id')
+        .where('username', '=', ADMIN)
+        .executeTakeFirstOrThrow()
+      const { row: token } = await createReaderToken(n.database.db, user.id, 'old script')
+      await n.database.db
+        .updateTable('reader_tokens')
+        .set({ expires_at: new Date(Date.now() - 31 * DAY_MS).toISOString() })
+        .where('id', '=', token.id)
+        .execute()
       await waitFor('the old notification removed', async () => (await ids(n, 'notifications')).length === 1)
       assert.deepEqual(await ids(n, 'notifications'), [kept])
       // Counted once the run ends, a moment after its delete is visible.
-      await waitFor('the removal counted', async () =>
-        /^notify_housekeeping_removed_total\{what="notifications"\} 1$/m.test(await n.app.metrics.registry.metrics()),
-      )
+      await waitFor('the removals counted', async () => {
+        const metrics = await n.app.metrics.registry.metrics()
+        return (
+          /^notify_housekeeping_removed_total\{what="notifications"\} 1$/m.test(metrics) &&
+          /^notify_housekeeping_removed_total\{what="reader_tokens"\} 1$/m.test(metrics)
+        )
+      })
+      assert.equal((await n.database.db.selectFrom('reader_tokens').select('id').execute()).length, 0)
       assert.throws(
         () => finishConfig(loadConfig(schema, { env: { NOTIFY_RETENTION: '12h' } }).config),
         /NOTIFY_RETENTION: at least 24h, or 0 to keep notifications/,
