@@ -67,6 +67,12 @@ export const schema = {
     default: '0',
     doc: 'notifications older than this are removed with their activity, unless still firing or acknowledged (they go once resolved); 0 (the default) keeps them; otherwise at least 24h',
   }),
+  auditRetention: field.duration({
+    env: 'NOTIFY_AUDIT_RETENTION',
+    flag: 'audit-retention',
+    default: '8760h',
+    doc: 'administrative audit entries older than this are removed (a year by default, the minimum most audit policies ask for); 0 keeps them; otherwise at least 24h',
+  }),
   streamRetention: field.duration({
     env: 'NOTIFY_STREAM_RETENTION',
     flag: 'stream-retention',
@@ -208,6 +214,9 @@ export function finishConfig(raw: RawConfig): Config {
   const auth = raw.readerPassword !== undefined
   if (raw.retention !== 0 && raw.retention < 86_400_000) {
     problems.push('NOTIFY_RETENTION: at least 24h, or 0 to keep notifications')
+  }
+  if (raw.auditRetention !== 0 && raw.auditRetention < 86_400_000) {
+    problems.push('NOTIFY_AUDIT_RETENTION: at least 24h, or 0 to keep the audit log')
   }
   if (raw.readerPassword !== undefined && raw.readerUsername === undefined) {
     problems.push('NOTIFY_READER_USERNAME: required when NOTIFY_READER_PASSWORD is set')

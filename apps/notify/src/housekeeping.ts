@@ -11,6 +11,8 @@
  *   (realtime/hub.ts). The newest row always stays: the hub starts at it.
  * - sessions past their expiry: they are swept per reader at sign-in, so a reader who never
  *   signs in again would keep them forever.
+ * - administrative audit entries past `NOTIFY_AUDIT_RETENTION` (a year; 0 keeps them): migration
+ *   0015 lets the retention, and nothing else, delete them.
  * - reader API tokens 30 days past their expiry: until then `notify token list` shows them as
  *   expired, so whoever owns the script that stopped can tell why.
  * Several processes on one database may run it at once: each step is idempotent. Rows go in
@@ -124,6 +126,42 @@ export async function sweepSessions(db: Kysely<DB>, nowMs: number): Promise<numb
   return Number(r.numDeletedRows)
 }
 
+/**
+ * Remove the audit entries created before `beforeMs`, `batch` per transaction; returns how
+ * many. The cutoff goes in `audit_purges` for the transaction's length: the immutability
+ * triggers let a delete through only for entries older than a cutoff listed there.
+ */
+export async function purgeAudit(db: Kysely<DB>, beforeMs: number, batch = 500): Promise<number> {
+  const before = new Date(beforeMs).toISOString()
+  let total = 0
+  for (;;) {
+    const removed = await db.transaction().execute(async (trx) => {
+      await trx.insertInto('audit_purges').values({ before }).execute()
+      const ids = await trx
+        .selectFrom('admin_audit')
+        .select('id')
+        .where('created_at', '<', before)
+        .orderBy('created_at')
+        .limit(batch)
+        .execute()
+      if (ids.length > 0)
+        await trx
+          .deleteFrom('admin_audit')
+          .where(
+            'id',
+            'in',
+            ids.map((r) => Number(r.id)),
+          )
+          .execute()
+      await trx.deleteFrom('audit_purges').where('before', '=', before).execute()
+      return ids.length
+    })
+    total += removed
+    if (removed < batch) return total
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
+
 /** How long an expired reader token stays listed (as expired) before housekeeping removes it. */
 export const EXPIRED_TOKEN_KEPT_MS = 30 * 86_400_000
 
@@ -144,6 +182,8 @@ export interface HousekeepingSettings {
   /** Notifications older than this go (closed ones); 0 keeps them. */
   retentionMs: number
   streamRetentionMs: number
+  /** Audit entries older than this go; 0 keeps them. */
+  auditRetentionMs: number
   /** Between runs, and before the first (tests); default an hour, the first after a minute. */
   intervalMs?: number
 }
@@ -157,7 +197,7 @@ export function startHousekeeping(
 ): Housekeeping {
   const removedTotal = metrics?.counter(
     'housekeeping_removed_total',
-    'Rows the hourly cleanup removed: notifications past NOTIFY_RETENTION, stream changes past NOTIFY_STREAM_RETENTION, expired sessions, reader tokens expired for 30 days',
+    'Rows the hourly cleanup removed: notifications past NOTIFY_RETENTION, stream changes past NOTIFY_STREAM_RETENTION, expired sessions, audit entries past NOTIFY_AUDIT_RETENTION, reader tokens expired for 30 days',
     ['what'],
   )
   return periodic(
@@ -168,6 +208,11 @@ export function startHousekeeping(
         removedTotal?.inc({ what: 'notifications' }, removed)
         if (removed > 0)
           log.info({ removed }, 'notifications older than NOTIFY_RETENTION removed (open ones stay until resolved)')
+      }
+      if (settings.auditRetentionMs > 0) {
+        const audit = await purgeAudit(db, now - settings.auditRetentionMs)
+        removedTotal?.inc({ what: 'audit' }, audit)
+        if (audit > 0) log.info({ removed: audit }, 'audit entries older than NOTIFY_AUDIT_RETENTION removed')
       }
       const changes = await pruneStreamChanges(db, now - settings.streamRetentionMs)
       removedTotal?.inc({ what: 'stream_changes' }, changes)

@@ -197,6 +197,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
       database.kind,
       {
         retentionMs: config.retention,
+        auditRetentionMs: config.auditRetention,
         streamRetentionMs: config.streamRetention,
         ...(deps.housekeepingIntervalMs ? { intervalMs: deps.housekeepingIntervalMs } : {}),
       },

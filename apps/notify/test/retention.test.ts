@@ -2,14 +2,15 @@
  * Notification retention (NOTIFY_RETENTION, src/housekeeping.ts) on both databases: closed
  * notifications past it go with their activity events, read and archive marks and search
  * entries; open ones (acknowledged, firing) stay until resolved; activity events stay
- * immutable to everything else; the hourly job runs it.
+ * immutable to everything else; the hourly job runs it. Audit entries past
+ * NOTIFY_AUDIT_RETENTION go the same way, and expired reader tokens 30 days on.
  */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { loadConfig, sql } from '@gatehouse/kit'
 import { waitFor } from '@gatehouse/testkit'
 import { finishConfig, schema } from '../src/config.ts'
-import { purgeNotifications } from '../src/housekeeping.ts'
+import { purgeAudit, purgeNotifications } from '../src/housekeeping.ts'
 import { indexAll } from '../src/inbox/indexer.ts'
 import { createReaderToken } from '../src/tokens/credentials.ts'
 import {
@@ -110,7 +111,46 @@ for (const backend of backends) {
       )
     })
 
-    test('the hourly job applies NOTIFY_RETENTION and removes long-expired reader tokens; a retention under a day is refused', async (t) => {
+    test('audit entries past NOTIFY_AUDIT_RETENTION go; nothing else may delete or change one', async (t) => {
+      const n = await startNotify(backend)
+      t.after(() => n.close())
+      const at = (days: number) => new Date(Date.now() - days * DAY_MS).toISOString()
+      const entry = (target: string, days: number) => ({
+        actor_id: 'x',
+        actor: 'admin',
+        action: 'user.update',
+        target,
+        details: '{}',
+        created_at: at(days),
+      })
+      await n.database.db
+        .insertInto('admin_audit')
+        .values([entry('old-1', 400), entry('old-2', 380), entry('recent', 10)])
+        .execute()
+      const targets = async () =>
+        (await n.database.db.selectFrom('admin_audit').select('target').orderBy('id').execute()).map((r) => r.target)
+      // One entry per transaction: the batches follow one another.
+      assert.equal(await purgeAudit(n.database.db, Date.now() - 365 * DAY_MS, 1), 2)
+      assert.deepEqual(await targets(), ['recent'])
+      assert.equal(await purgeAudit(n.database.db, Date.now() - 365 * DAY_MS), 0)
+      assert.deepEqual(await n.database.db.selectFrom('audit_purges').selectAll().execute(), [], 'no cutoff left')
+      await assert.rejects(
+        n.database.db.deleteFrom('admin_audit').where('target', '=', 'recent').execute(),
+        /audit entries are immutable/,
+      )
+      await assert.rejects(
+        n.database.db.updateTable('admin_audit').set({ target: 'forged' }).where('target', '=', 'recent').execute(),
+        /audit entries are immutable/,
+      )
+      assert.deepEqual(await targets(), ['recent'])
+      assert.equal(n.config.auditRetention, 365 * DAY_MS, 'a year by default')
+      assert.throws(
+        () => finishConfig(loadConfig(schema, { env: { NOTIFY_AUDIT_RETENTION: '12h' } }).config),
+        /NOTIFY_AUDIT_RETENTION: at least 24h, or 0 to keep the audit log/,
+      )
+    })
+
+    test('the hourly job applies NOTIFY_RETENTION and NOTIFY_AUDIT_RETENTION and removes long-expired reader tokens; a retention under a day is refused', async (t) => {
       const n = await startNotify(backend, { env: { NOTIFY_RETENTION: '720h' }, housekeepingIntervalMs: 100 })
       t.after(() => n.close())
       const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
@@ -131,6 +171,18 @@ for (const backend of backends) {
         .set({ expires_at: new Date(Date.now() - 31 * DAY_MS).toISOString() })
         .where('id', '=', token.id)
         .execute()
+      // And an audit entry past the default NOTIFY_AUDIT_RETENTION (a year).
+      await n.database.db
+        .insertInto('admin_audit')
+        .values({
+          actor_id: user.id,
+          actor: ADMIN,
+          action: 'user.update',
+          target: 'long ago',
+          details: '{}',
+          created_at: new Date(Date.now() - 400 * DAY_MS).toISOString(),
+        })
+        .execute()
       await waitFor('the old notification removed', async () => (await ids(n, 'notifications')).length === 1)
       assert.deepEqual(await ids(n, 'notifications'), [kept])
       // Counted once the run ends, a moment after its delete is visible.
@@ -138,10 +190,15 @@ for (const backend of backends) {
         const metrics = await n.app.metrics.registry.metrics()
         return (
           /^notify_housekeeping_removed_total\{what="notifications"\} 1$/m.test(metrics) &&
-          /^notify_housekeeping_removed_total\{what="reader_tokens"\} 1$/m.test(metrics)
+          /^notify_housekeeping_removed_total\{what="reader_tokens"\} 1$/m.test(metrics) &&
+          /^notify_housekeeping_removed_total\{what="audit"\} 1$/m.test(metrics)
         )
       })
       assert.equal((await n.database.db.selectFrom('reader_tokens').select('id').execute()).length, 0)
+      assert.equal(
+        (await n.database.db.selectFrom('admin_audit').select('id').where('target', '=', 'long ago').execute()).length,
+        0,
+      )
       assert.throws(
         () => finishConfig(loadConfig(schema, { env: { NOTIFY_RETENTION: '12h' } }).config),
         /NOTIFY_RETENTION: at least 24h, or 0 to keep notifications/,

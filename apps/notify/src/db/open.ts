@@ -23,6 +23,7 @@ import { searchPendingListMigration } from './migrations/0011_search_pending_lis
 import { searchMergeStepsMigration } from './migrations/0012_search_merge_steps.ts'
 import { notificationRetentionMigration } from './migrations/0013_notification_retention.ts'
 import { readerTokenExpiryMigration } from './migrations/0014_reader_token_expiry.ts'
+import { auditRetentionMigration } from './migrations/0015_audit_retention.ts'
 import type { DB } from './schema.ts'
 
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
@@ -41,6 +42,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0012_search_merge_steps': searchMergeStepsMigration(kind),
     '0013_notification_retention': notificationRetentionMigration(kind),
     '0014_reader_token_expiry': readerTokenExpiryMigration(kind),
+    '0015_audit_retention': auditRetentionMigration(kind),
   }
 }
 

@@ -122,6 +122,11 @@ export interface NotificationPurgeTable {
   id: number
 }
 
+/** The audit retention's cutoff, within its transaction only (migration 0015). */
+export interface AuditPurgeTable {
+  before: string
+}
+
 /** SQLite only: the background search indexer's high-water mark (one row, id 1). */
 export interface SearchIndexStateTable {
   id: number
@@ -286,6 +291,7 @@ export interface DB {
   action_contexts: ActionContextTable
   action_invocations: ActionInvocationTable
   admin_audit: AdminAuditTable
+  audit_purges: AuditPurgeTable
   oidc_states: OidcStateTable
   desktop_logins: DesktopLoginTable
   push_subscriptions: PushSubscriptionTable
