@@ -218,14 +218,21 @@ describe('notify command line', () => {
 
       test('user list shows the readers without secrets; --json for scripts', async () => {
         const db = ['--database', n.config.database]
-        await reader(n, cookie, 'carol')
+        // Created, not signed in (the reader helper would sign her in).
+        const created = await n.client.post('/api/v1/users', {
+          cookie,
+          body: { username: 'carol', password: 'carol-password-123' },
+        })
+        assert.equal(created.status, 201, created.text)
         const table = await cli(['user', 'list', ...db])
         assert.equal(table.code, 0, table.stderr)
-        assert.match(table.stdout, /^USER +KIND +SIGN-IN +ROLE +STATE +CREATED\n/)
-        assert.match(table.stdout, new RegExp(`^${ADMIN} +human +local +administrator +enabled `, 'm'))
-        assert.match(table.stdout, /^carol +human +local +reader +enabled /m)
+        assert.match(table.stdout, /^USER +KIND +SIGN-IN +ROLE +STATE +CREATED +LAST SIGN-IN\n/)
+        // The administrator signed in (the suite's cookie); carol never has.
+        assert.match(table.stdout, new RegExp(`^${ADMIN} +human +local +administrator +enabled +\\S+ +\\d{4}-`, 'm'))
+        assert.match(table.stdout, /^carol +human +local +reader +enabled +\S+ +never$/m)
         const json = await cli(['user', 'list', '--json', ...db])
-        const users = JSON.parse(json.stdout) as { username: string; admin: boolean }[]
+        type Listed = { username: string; admin: boolean; last_sign_in_at: string | null }
+        const users = JSON.parse(json.stdout) as Listed[]
         assert.deepEqual(
           users.filter((u) => u.username === ADMIN || u.username === 'carol').map((u) => [u.username, u.admin]),
           [
@@ -233,6 +240,14 @@ describe('notify command line', () => {
             ['carol', false],
           ],
         )
+        const signedIn = (name: string) => users.find((u) => u.username === name)?.last_sign_in_at
+        assert.equal(signedIn('carol'), null)
+        const before = signedIn(ADMIN)
+        assert.ok(before && Date.parse(before) <= Date.now())
+        await n.client.login('carol', 'carol-password-123')
+        const after = JSON.parse((await cli(['user', 'list', '--json', ...db])).stdout) as Listed[]
+        assert.ok(after.find((u) => u.username === 'carol')?.last_sign_in_at, 'set by her first sign-in')
+        assert.equal(after.find((u) => u.username === ADMIN)?.last_sign_in_at, before, "others' stay")
         assert.doesNotMatch(json.stdout, /password|\$2[aby]\$/)
       })
 

@@ -111,11 +111,18 @@ for (const backend of backends) {
       await channel(n, adminCookie, 'ops')
       await reader(n, adminCookie, 'vera')
       let walt = await reader(n, adminCookie, 'walt')
+      // A reader created and never signed in: the panel says so (the others signed in above).
+      await n.client.post('/api/v1/users', {
+        cookie: adminCookie,
+        body: { username: 'xena', password: 'xena-password-123' },
+      })
       const admin = await signIn(n, ADMIN, ADMIN_PASSWORD)
       t.after(() => admin.close())
       const { page } = admin
       await page.getByRole('button', { name: 'Users', exact: true }).click()
       const vera = page.locator('tr[data-user="vera"]')
+      await page.locator('tr[data-user="xena"]').getByText('never signed in').waitFor()
+      await vera.getByText('signed in just now').waitFor()
       await vera.getByRole('button', { name: 'Make administrator' }).click()
       await page.getByText('vera promoted').waitFor()
       await vera.getByRole('button', { name: 'Remove administrator' }).waitFor()

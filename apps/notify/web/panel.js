@@ -100,7 +100,27 @@ async function renderUsers(ui, reload) {
       'tr',
       { 'data-user': u.username },
       h('th', { scope: 'row' }, u.username, self ? h('span', { class: 'muted' }, ' (you)') : ''),
-      h('td', {}, `${u.kind} · ${u.auth_type}`),
+      h(
+        'td',
+        {},
+        `${u.kind} · ${u.auth_type}`,
+        u.kind === 'system'
+          ? ''
+          : h(
+              'div',
+              { class: 'muted' },
+              u.last_sign_in_at
+                ? [
+                    'signed in ',
+                    h(
+                      'time',
+                      { datetime: u.last_sign_in_at, title: u.last_sign_in_at },
+                      ui.relative(u.last_sign_in_at),
+                    ),
+                  ]
+                : 'never signed in',
+            ),
+      ),
       h('td', {}, u.admin ? 'administrator' : 'reader'),
       h('td', {}, u.enabled ? 'enabled' : h('span', { class: 'error' }, 'disabled')),
       h(

@@ -20,6 +20,7 @@ export async function createSession(db: Kysely<DB>, userId: string, ttlMs: numbe
       expires_at: new Date(now.getTime() + ttlMs).toISOString(),
     })
     .execute()
+  await db.updateTable('users').set({ last_sign_in_at: now.toISOString() }).where('id', '=', userId).execute()
   // Expired sessions of this user are dropped on each sign-in, so the table stays small.
   await db.deleteFrom('sessions').where('user_id', '=', userId).where('expires_at', '<=', now.toISOString()).execute()
   return token

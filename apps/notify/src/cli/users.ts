@@ -38,6 +38,7 @@ export async function userListCommand(o: Opts): Promise<void> {
         style: (u) => (u.enabled === 1 ? 'green' : 'red'),
       },
       { header: 'CREATED', value: (u) => u.created_at },
+      { header: 'LAST SIGN-IN', value: (u) => u.last_sign_in_at ?? 'never' },
     ],
     // Never the password hash or the identity provider's subject.
     { json: o.json === true, toJson: userResponse },

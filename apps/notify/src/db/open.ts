@@ -24,6 +24,7 @@ import { searchMergeStepsMigration } from './migrations/0012_search_merge_steps.
 import { notificationRetentionMigration } from './migrations/0013_notification_retention.ts'
 import { readerTokenExpiryMigration } from './migrations/0014_reader_token_expiry.ts'
 import { auditRetentionMigration } from './migrations/0015_audit_retention.ts'
+import { userLastSignInMigration } from './migrations/0016_user_last_sign_in.ts'
 import type { DB } from './schema.ts'
 
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
@@ -43,6 +44,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0013_notification_retention': notificationRetentionMigration(kind),
     '0014_reader_token_expiry': readerTokenExpiryMigration(kind),
     '0015_audit_retention': auditRetentionMigration(kind),
+    '0016_user_last_sign_in': userLastSignInMigration(kind),
   }
 }
 

@@ -23,6 +23,8 @@ export interface UserTable {
   is_admin: number
   enabled: number
   created_at: string
+  /** Set as each session is created; null: not since migration 0016. */
+  last_sign_in_at: string | null
 }
 
 export interface SessionTable {

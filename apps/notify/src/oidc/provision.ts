@@ -68,6 +68,7 @@ export async function readerForSubject(db: Kysely<DB>, claims: IdentityClaims): 
       is_admin: 0,
       enabled: 1,
       created_at: new Date().toISOString(),
+      last_sign_in_at: null,
     }
     try {
       await db.transaction().execute(async (tx) => {

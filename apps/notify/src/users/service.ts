@@ -25,6 +25,7 @@ export interface UserResponse {
   admin: boolean
   enabled: boolean
   created_at: string
+  last_sign_in_at: string | null
 }
 
 export function userResponse(u: UserRow): UserResponse {
@@ -36,6 +37,7 @@ export function userResponse(u: UserRow): UserResponse {
     admin: u.is_admin === 1,
     enabled: u.enabled === 1,
     created_at: u.created_at,
+    last_sign_in_at: u.last_sign_in_at,
   }
 }
 
@@ -64,6 +66,7 @@ export class UserService {
       is_admin: req.admin ? 1 : 0,
       enabled: 1,
       created_at: new Date().toISOString(),
+      last_sign_in_at: null,
     }
     try {
       await insertUser(this.#db, row)
