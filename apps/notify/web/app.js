@@ -11,7 +11,7 @@ import { renderAdmin } from './admin.js'
 import { card } from './cards.js'
 import { channelAdminView, managesChannels } from './channel-admin.js'
 import { DESKTOP_ROUTE, providerButton, renderDesktopApproval } from './desktop.js'
-import { api, h, relative, toast } from './dom.js'
+import { api, h, relative, session, toast } from './dom.js'
 import { openPanel } from './panel.js'
 import { pushView, revokeThisBrowser } from './push.js'
 import { connect as connectStream } from './stream.js'
@@ -40,6 +40,8 @@ const state = {
 // ---- sign-in ---------------------------------------------------------------------------
 
 function signIn(message) {
+  // Renders of the views behind it (a late answer, a timer) stay away from the form.
+  state.view = 'signin'
   const error = h('p', { class: 'error', role: 'alert' }, message ?? '')
   const form = h(
     'form',
@@ -509,6 +511,7 @@ async function start() {
     if (err.status === 401) return signIn()
     throw err
   }
+  if (state.view === 'signin') state.view = undefined
   const desktop = DESKTOP_ROUTE.exec(location.hash)
   if (desktop) {
     state.stream?.close() // live updates would redraw the inbox over the approval
@@ -532,15 +535,21 @@ function openStream() {
   connectStream({ state, inboxLoading: () => inboxLoading, loadInbox, loadChannels, matches, render, closed })
 }
 
+/** The session has ended (a call or the stream was refused with 401): the sign-in form, once. */
+function sessionEnded() {
+  if (state.view === 'signin') return
+  state.stream?.close()
+  state.stream = undefined
+  signIn('Your session has ended. Sign in again.')
+}
+session.ended = sessionEnded
+
 /** The stream closed for good: signed out, the sign-in form; otherwise it opens again shortly. */
 async function closed(stream) {
   try {
     state.me = (await api('GET', '/api/v1/auth/me')).user
   } catch (err) {
-    if (err.status === 401 && state.stream === stream) {
-      state.stream = undefined
-      return signIn('Your session has ended. Sign in again.')
-    }
+    if (err.status === 401 && state.stream === stream) return sessionEnded()
   }
   setTimeout(() => state.stream === stream && openStream(), STREAM_RETRY_MS)
 }

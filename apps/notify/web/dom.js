@@ -17,6 +17,12 @@ export function h(tag, attrs = {}, ...children) {
   return el
 }
 
+/**
+ * What a 401 from any call but the sign-in ones means: the session has ended (expired, revoked,
+ * the reader disabled). app.js sets `ended` to show the sign-in form; the call still fails.
+ */
+export const session = { ended: () => {} }
+
 export async function api(method, path, body, headers = {}) {
   const res = await fetch(path, {
     method,
@@ -24,6 +30,7 @@ export async function api(method, path, body, headers = {}) {
     body: body === undefined ? undefined : JSON.stringify(body),
   })
   const data = res.status === 204 ? {} : await res.json().catch(() => ({}))
+  if (res.status === 401 && !path.startsWith('/api/v1/auth/')) session.ended()
   if (!res.ok)
     throw Object.assign(new Error(data.error?.message ?? `HTTP ${res.status}`), {
       code: data.error?.code,
