@@ -1,6 +1,7 @@
 /**
  * The test step of `npm test`: every workspace's `test/**\/*.test.ts` in one `node --test`
- * run, so the output ends with one summary for the whole repository.
+ * run, so the output ends with one summary for the whole repository, then the slowest files
+ * (`test-times.ts`).
  */
 import { spawnSync } from 'node:child_process'
 import { globSync } from 'node:fs'
@@ -20,6 +21,10 @@ const args = [
   '--test',
   `--test-concurrency=${concurrency}`,
   '--test-timeout=300000',
+  '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
+  `--test-reporter=${join(root, 'scripts', 'test-times.ts')}`,
+  '--test-reporter-destination=stdout',
   // Not --test-force-exit: it drops the last results of a file (see this module).
   '--import',
   join(root, 'packages', 'testkit', 'src', 'exit-after-tests.ts'),
