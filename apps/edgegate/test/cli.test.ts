@@ -103,8 +103,8 @@ describe('edgegate CLI', () => {
     assert.match(bob, /^ega_/)
     assert.equal((await call(tls, gate.base, '/api/nodes', { token: bob })).status, 200)
     const list = await run('admin', 'list')
-    assert.match(list.stdout, /^NAME +CREATED +LAST USED$/m)
-    assert.match(list.stdout, /^alice +\d{4}-\S+ +never$/m)
+    assert.match(list.stdout, /^NAME +CREATED +LAST USED +EXPIRES$/m)
+    assert.match(list.stdout, /^alice +\d{4}-\S+ +never +never$/m)
     assert.match(list.stdout, /^bob +\d{4}-\S+ +\d{4}-/m, 'a presented token records its use')
 
     await run('node', 'add', '--kind', 'sshgate', 'edge-9')

@@ -182,7 +182,7 @@ export async function seed(
         await d.db.updateTable('nodes').set({ active: 0 }).where('instance_id', '=', n.id).execute()
     }
     const admin = newToken('admin')
-    await insertAdmin(d.db, `admin${++seq}`, admin.hash, Date.now())
+    await insertAdmin(d.db, `admin${++seq}`, admin.hash, Date.now(), null)
     return { tokens, admin: admin.token }
   } finally {
     await d.close()

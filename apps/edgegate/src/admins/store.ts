@@ -12,8 +12,18 @@ export function listAdmins(db: Db): Promise<AdminRow[]> {
   return db.selectFrom('admins').selectAll().orderBy('name').execute()
 }
 
-export async function insertAdmin(db: Db, name: string, tokenHash: string, now: number): Promise<void> {
-  await db.insertInto('admins').values({ name, token_hash: tokenHash, created_ms: now, last_used_ms: null }).execute()
+/** `expiresMs`: when the token stops working (null: never). */
+export async function insertAdmin(
+  db: Db,
+  name: string,
+  tokenHash: string,
+  now: number,
+  expiresMs: number | null,
+): Promise<void> {
+  await db
+    .insertInto('admins')
+    .values({ name, token_hash: tokenHash, created_ms: now, last_used_ms: null, expires_ms: expiresMs })
+    .execute()
 }
 
 /** A busy script would otherwise write on every call: last use is recorded at most once a minute. */
@@ -29,9 +39,21 @@ export async function recordAdminUse(db: Db, name: string, now: number): Promise
     .execute()
 }
 
-/** Give `name` a new token hash and end its sessions; false when there is no such administrator. */
-export async function replaceAdminToken(db: Db, name: string, tokenHash: string): Promise<boolean> {
-  const r = await db.updateTable('admins').set({ token_hash: tokenHash }).where('name', '=', name).executeTakeFirst()
+/**
+ * Give `name` a new token hash, expiring at `expiresMs` (null: never), and end its sessions;
+ * false when there is no such administrator.
+ */
+export async function replaceAdminToken(
+  db: Db,
+  name: string,
+  tokenHash: string,
+  expiresMs: number | null,
+): Promise<boolean> {
+  const r = await db
+    .updateTable('admins')
+    .set({ token_hash: tokenHash, expires_ms: expiresMs })
+    .where('name', '=', name)
+    .executeTakeFirst()
   if (Number(r.numUpdatedRows) === 0) return false
   await db.deleteFrom('sessions').where('admin_name', '=', name).execute()
   return true

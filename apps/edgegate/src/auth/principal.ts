@@ -30,6 +30,7 @@ export async function resolvePrincipal(db: Kysely<DB>, req: FastifyRequest): Pro
     if (node) return { type: 'node', node, via: 'token' }
     const admin = await findAdminByTokenHash(db, hash)
     if (admin) {
+      refuseExpired(admin, Date.now())
       await noteAdminUse(db, admin)
       return { type: 'admin', name: admin.name, via: 'token' }
     }
@@ -47,6 +48,15 @@ export async function resolvePrincipal(db: Kysely<DB>, req: FastifyRequest): Pro
   if (fromCert) return { type: 'node', node: fromCert.node, via: 'certificate', certExpiresMs: fromCert.expiresMs }
   if (session !== undefined) throw errors.unauthorized('the session has expired; sign in again')
   return undefined
+}
+
+/** 401 for an administrator token past its expiry, saying so: "unknown token" would send its holder looking for a typo. */
+export function refuseExpired(admin: AdminRow, now: number): void {
+  if (admin.expires_ms !== null && Number(admin.expires_ms) <= now) {
+    throw errors.unauthorized(
+      `the administrator token of ${admin.name} expired at ${new Date(Number(admin.expires_ms)).toISOString()}; an operator can issue a new one with edgegate admin rotate-token`,
+    )
+  }
 }
 
 /**

@@ -5,7 +5,7 @@ import { deleteExpiredSessions, deleteSession, findAdminByTokenHash, insertSessi
 import type { AppContext } from '../context.ts'
 import { errors } from '../errors.ts'
 import { adminOf, checkOrigin } from './guards.ts'
-import { noteAdminUse, SESSION_COOKIE } from './principal.ts'
+import { noteAdminUse, refuseExpired, SESSION_COOKIE } from './principal.ts'
 import { cookieFrom, newToken } from './tokens.ts'
 
 export function sessionRoutes(app: HttpApp, ctx: AppContext) {
@@ -22,12 +22,18 @@ export function sessionRoutes(app: HttpApp, ctx: AppContext) {
       if (req.headers.origin !== undefined) checkOrigin(req)
       const admin = await findAdminByTokenHash(ctx.database.db, hashToken(req.body.token))
       if (!admin) throw errors.unauthorized('unknown administrator token')
+      const now = Date.now()
+      refuseExpired(admin, now)
       await noteAdminUse(ctx.database.db, admin)
       const session = newToken('session')
-      const now = Date.now()
+      // A session never outlives the token that opened it.
+      const ttlMs =
+        admin.expires_ms === null
+          ? ctx.settings.sessionTtlMs
+          : Math.min(ctx.settings.sessionTtlMs, Number(admin.expires_ms) - now)
       await deleteExpiredSessions(ctx.database.db, now)
-      await insertSession(ctx.database.db, session.hash, admin.name, now, ctx.settings.sessionTtlMs)
-      const maxAge = Math.floor(ctx.settings.sessionTtlMs / 1000)
+      await insertSession(ctx.database.db, session.hash, admin.name, now, ttlMs)
+      const maxAge = Math.floor(ttlMs / 1000)
       reply.header(
         'set-cookie',
         `${SESSION_COOKIE}=${session.token}; Path=/; Max-Age=${maxAge}; HttpOnly; Secure; SameSite=Strict`,

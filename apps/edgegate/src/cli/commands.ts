@@ -92,50 +92,72 @@ export async function nodeRotate(o: Opts, id: string): Promise<void> {
   out('The previous token no longer works. Store this one now: it is shown only once.')
 }
 
+/** `--expires-in` / `--expires-at` as epoch ms, null when neither is given; a usage error before anything is written. */
+async function tokenExpiry(o: Opts): Promise<number | null> {
+  const { expiryOf } = await import('@gatehouse/kit/cli/expiry.ts')
+  const at = expiryOf(o as { expiresIn?: string; expiresAt?: string })
+  return at === undefined ? null : Date.parse(at)
+}
+
+const worksUntil = (expiresMs: number | null) =>
+  expiresMs === null ? '' : ` (it works until ${formatMillis(expiresMs)})`
+
 export async function adminAdd(o: Opts, name: string): Promise<void> {
   if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(name))
     throw new CliError('an administrator name is letters, digits, ".", "_", "@" or "-"')
+  const expiresMs = await tokenExpiry(o)
   const { newToken } = await import('../auth/tokens.ts')
   const token = newToken('admin')
   await withDatabase(o, async (d) => {
     if ((await listAdmins(d.db)).some((a) => a.name === name))
       throw new CliError(`administrator ${name} already exists`)
-    await insertAdmin(d.db, name, token.hash, Date.now())
+    await insertAdmin(d.db, name, token.hash, Date.now(), expiresMs)
     await audit(d.db, actor(), 'admin.add', name)
   })
   out(`administrator ${name} added`)
   out(`token: ${token.token}`)
-  out('Store it now: it is shown only once.')
+  out(`Store it now: it is shown only once${worksUntil(expiresMs)}.`)
 }
 
 export async function adminList(o: Opts): Promise<void> {
   const admins = await readDatabase(o, (d) => listAdmins(d.db))
+  const now = Date.now()
   printList(
     admins.map((a) => ({
       name: a.name,
       created_at: formatMillis(Number(a.created_ms)),
       last_used_at: a.last_used_ms === null ? null : formatMillis(Number(a.last_used_ms)),
+      expires_at: a.expires_ms === null ? null : formatMillis(Number(a.expires_ms)),
+      expired: a.expires_ms !== null && Number(a.expires_ms) <= now,
     })),
     [
       { header: 'NAME', value: (a) => a.name },
       { header: 'CREATED', value: (a) => a.created_at },
       { header: 'LAST USED', value: (a) => a.last_used_at ?? 'never' },
+      {
+        header: 'EXPIRES',
+        value: (a) => (a.expires_at === null ? 'never' : `${a.expires_at}${a.expired ? ' (expired)' : ''}`),
+      },
     ],
     { json: o.json === true },
   )
 }
 
 export async function adminRotate(o: Opts, name: string): Promise<void> {
+  const expiresMs = await tokenExpiry(o)
   const { newToken } = await import('../auth/tokens.ts')
   const token = newToken('admin')
   await withDatabase(o, (d) =>
     d.db.transaction().execute(async (trx) => {
-      if (!(await replaceAdminToken(trx, name, token.hash))) throw new CliError(`no administrator ${esc(name)}`)
+      if (!(await replaceAdminToken(trx, name, token.hash, expiresMs)))
+        throw new CliError(`no administrator ${esc(name)}`)
       await audit(trx, actor(), 'admin.rotate_token', name)
     }),
   )
   out(`token: ${token.token}`)
-  out('The previous token and its dashboard sessions no longer work. Store this one now: it is shown only once.')
+  out(
+    `The previous token and its dashboard sessions no longer work. Store this one now: it is shown only once${worksUntil(expiresMs)}.`,
+  )
 }
 
 export async function adminRemove(o: Opts, name: string): Promise<void> {

@@ -137,19 +137,24 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
     .action(async (id: string, _o, cmd: Command) => (await commands()).nodeRotate(all(cmd), id))
 
   const adminGroup = program.command('admin').description('dashboard and API administrators')
-  withExamples(admin(adminGroup.command('add')).description('add an administrator; prints its API token once'), [
-    'edgegate admin add alice',
-  ])
+  const expiryOptions = (cmd: Command) =>
+    cmd
+      .option('--expires-in <duration>', 'the token stops working after this long, e.g. 2160h (90 days)')
+      .option('--expires-at <time>', 'or at this RFC 3339 time (default: never)')
+  withExamples(
+    expiryOptions(admin(adminGroup.command('add'))).description('add an administrator; prints its API token once'),
+    ['edgegate admin add alice', 'edgegate admin add deploy-bot --expires-in 2160h'],
+  )
     .argument('<name>')
     .action(async (name: string, _o, cmd: Command) => (await commands()).adminAdd(all(cmd), name))
   json(admin(adminGroup.command('list')))
     .description('list administrators')
     .action(async (_o, cmd: Command) => (await commands()).adminList(all(cmd)))
   withExamples(
-    admin(adminGroup.command('rotate-token')).description(
+    expiryOptions(admin(adminGroup.command('rotate-token'))).description(
       "replace an administrator's token; the old one and its dashboard sessions stop working",
     ),
-    ['edgegate admin rotate-token alice'],
+    ['edgegate admin rotate-token alice', 'edgegate admin rotate-token deploy-bot --expires-in 2160h'],
   )
     .argument('<name>')
     .action(async (name: string, _o, cmd: Command) => (await commands()).adminRotate(all(cmd), name))

@@ -468,6 +468,17 @@ const m0014: Migration = {
   },
 }
 
+/**
+ * An administrator token may expire (`edgegate admin add|rotate-token --expires-in`): a token
+ * handed to a script or a contractor should not work forever. Null: it never expires, as every
+ * token did before.
+ */
+const m0015: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('admins').addColumn('expires_ms', 'bigint').execute()
+  },
+}
+
 /** The migrations for a database of this kind (the same names on both). */
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
   return {
@@ -485,5 +496,6 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0012_decisions_by_time': m0012,
     '0013_decision_purge_mark': m0013,
     '0014_decisions_by_expiry': m0014,
+    '0015_admin_token_expiry': m0015,
   }
 }

@@ -30,6 +30,8 @@ export interface AdminTable {
   token_hash: string
   created_ms: number
   last_used_ms: number | null
+  /** When the token stops working; null: never. */
+  expires_ms: number | null
 }
 export type AdminRow = Selectable<AdminTable>
 
