@@ -60,6 +60,16 @@ for (const dialect of DIALECTS) {
       const table = (await run('admin', 'list')).stdout
       assert.match(table, /^NAME +CREATED +LAST USED +EXPIRES$/m)
       assert.match(table, /^dave +\S+ +never +never$/m)
+      // status names a token that stops working within a fortnight.
+      assert.match(
+        (await run('status')).stdout,
+        /^administrators: 2, carol's token expires \d{4}-\S+ \(edgegate admin rotate-token NAME\)$/m,
+      )
+      const expiring = JSON.parse((await run('status', '--json')).stdout).administrators
+      assert.deepEqual(expiring, {
+        count: 2,
+        expiring_tokens: [{ name: 'carol', expires_at: new Date(until).toISOString(), expired: false }],
+      })
 
       const gate = await startEdgegate(database, tls)
       try {
@@ -92,6 +102,7 @@ for (const dialect of DIALECTS) {
         assert.equal(noSignIn.status, 401)
         assert.match(JSON.stringify(noSignIn.body), /expired at/)
         assert.match((await run('admin', 'list')).stdout, /^carol +.* \(expired\)$/m)
+        assert.match((await run('status')).stdout, /^administrators: 2, carol's token expired \d{4}-/m)
 
         // A new token, without an expiry this time, then with the shortest one.
         const rotated = await run('admin', 'rotate-token', 'carol')
@@ -99,6 +110,7 @@ for (const dialect of DIALECTS) {
         assert.doesNotMatch(rotated.stdout, /works until/)
         assert.equal((await call(tls, gate.base, '/api/nodes', { token: tokenOf(rotated.stdout) })).status, 200)
         assert.match((await run('admin', 'list')).stdout, /^carol +\S+ +\S+ +never$/m)
+        assert.match((await run('status')).stdout, /^administrators: 2$/m, 'nothing to warn about')
         const badRotate = await run('admin', 'rotate-token', 'carol', '--expires-in', '1s')
         assert.equal(badRotate.code, 2, badRotate.stderr)
         assert.equal(

@@ -65,15 +65,18 @@ export async function nodeList(o: Opts): Promise<void> {
       {
         header: 'CERT EXPIRES',
         value: (n) => n.certificate_expires_at?.slice(0, 10) ?? '-',
-        style: (n) => certificateStyle(n.certificate_expires_at),
+        style: (n) => expiryStyle(n.certificate_expires_at),
       },
     ],
     { json: o.json === true },
   )
 }
 
-/** Red once expired, yellow within the 14 days the health pass warns about (kit EXPIRY_WARN_MS: not imported, it loads node:crypto). */
-function certificateStyle(at: string | null) {
+/**
+ * Red once expired, yellow within the 14 days the health pass warns about a certificate (kit
+ * EXPIRY_WARN_MS: not imported, it loads node:crypto); administrator tokens get the same.
+ */
+function expiryStyle(at: string | null) {
   if (at === null) return undefined
   const left = Date.parse(at) - Date.now()
   return left <= 0 ? 'red' : left < 14 * 86_400_000 ? 'yellow' : undefined
@@ -137,6 +140,7 @@ export async function adminList(o: Opts): Promise<void> {
       {
         header: 'EXPIRES',
         value: (a) => (a.expires_at === null ? 'never' : `${a.expires_at}${a.expired ? ' (expired)' : ''}`),
+        style: (a) => expiryStyle(a.expires_at),
       },
     ],
     { json: o.json === true },

@@ -7,7 +7,7 @@ import { UsageError } from '@gatehouse/kit/cli/program.ts'
 import { parseDatabaseUrl } from '@gatehouse/kit/db/url.ts'
 import { parseDuration } from '@gatehouse/kit/durations.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
-import { listAudit } from '../admins/store.ts'
+import { listAdmins, listAudit } from '../admins/store.ts'
 import { toDecision } from '../decisions/service.ts'
 import { listDecisions } from '../decisions/store.ts'
 import { describeNode, STATE_STYLE } from '../nodes/registry.ts'
@@ -21,6 +21,8 @@ const STATUSES = ['approved', 'blocked', 'pending'] as const
 type Status = (typeof STATUSES)[number]
 const verdictStyle = (s: string | null) => (s === 'approved' ? 'green' : s === 'blocked' ? 'red' : 'yellow')
 const out = (text: string) => void process.stdout.write(text)
+/** The fortnight before a certificate's expiry that the health pass and the lists warn about. */
+const TOKEN_WARN_MS = 14 * 86_400_000
 
 function limitOf(o: Opts, max = 10_000): number {
   const n = Number(o.limit)
@@ -65,11 +67,23 @@ export async function status(o: Opts): Promise<void> {
       .executeTakeFirstOrThrow()
     const decisions: Record<Status, number> = { approved: 0, blocked: 0, pending: 0 }
     for (const c of counts) decisions[c.status] = Number(c.n)
+    const admins = await listAdmins(d.db)
+    const now = Date.now()
+    // Tokens that stop working within the fortnight `admin list` paints yellow, or already have.
+    const expiring = admins
+      .filter((a) => a.expires_ms !== null && Number(a.expires_ms) < now + TOKEN_WARN_MS)
+      .map((a) => ({
+        name: a.name,
+        expires_at: formatMillis(Number(a.expires_ms)),
+        expired: Number(a.expires_ms) <= now,
+      }))
+      .sort((a, b) => a.expires_at.localeCompare(b.expires_at))
     return {
       database: { kind: d.kind, location: shownLocation(url), reachable: true, writable: d.readOnly !== true },
       nodes,
       decisions,
       fingerprints: { observed: Number(observed.n), waiting_for_decision: await countWaiting(d.db) },
+      administrators: { count: admins.length, expiring_tokens: expiring },
     }
   })
   if (o.json === true) return out(`${terminalJson(report, 2)}\n`)
@@ -93,6 +107,13 @@ export async function status(o: Opts): Promise<void> {
           ? paint('yellow', `${report.fingerprints.waiting_for_decision} waiting for a decision`)
           : '0 waiting for a decision'
       }`,
+      `administrators: ${report.administrators.count}${report.administrators.expiring_tokens
+        .map((t) =>
+          t.expired
+            ? `, ${paint('red', `${escapeTerminal(t.name)}'s token expired ${t.expires_at}`)}`
+            : `, ${paint('yellow', `${escapeTerminal(t.name)}'s token expires ${t.expires_at}`)}`,
+        )
+        .join('')}${report.administrators.expiring_tokens.length > 0 ? ' (edgegate admin rotate-token NAME)' : ''}`,
       '',
     ].join('\n'),
   )
