@@ -133,6 +133,15 @@ export async function sweepSessions(db: Kysely<DB>, nowMs: number): Promise<numb
  */
 export async function purgeAudit(db: Kysely<DB>, beforeMs: number, batch = 500): Promise<number> {
   const before = new Date(beforeMs).toISOString()
+  // Most hours nothing is due: one indexed read then, not a write transaction (which would also
+  // fail, and be logged, every hour on a database that has turned read-only).
+  const due = await db
+    .selectFrom('admin_audit')
+    .select('id')
+    .where('created_at', '<', before)
+    .limit(1)
+    .executeTakeFirst()
+  if (due === undefined) return 0
   let total = 0
   for (;;) {
     const removed = await db.transaction().execute(async (trx) => {
