@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { createMetrics } from '@gatehouse/kit'
 import { metric } from '@gatehouse/testkit'
+import { insertAdmin, removeAdmin, replaceAdminToken } from '../src/admins/store.ts'
 import type { Alert } from '../src/alerts.ts'
 import { openEdgeDatabase } from '../src/db/open.ts'
 import { startNodeHealth } from '../src/nodes/health.ts'
@@ -198,6 +199,72 @@ for (const dialect of DIALECTS) {
         said.slice(5),
         ["three: node gate-c's client certificate expires soon"],
         'a day later, once more',
+      )
+    })
+
+    test('an administrator token is named once a day within 14 days of its expiry and once when expired; a new token starts afresh', async () => {
+      const url = await newDatabase(dialect, pg.get)
+      const d = await openEdgeDatabase(url, 2)
+      after(() => d.close())
+      let now = Date.now()
+      const DAY = 86_400_000
+      await insertAdmin(d.db, 'ci-bot', 'hash-1', now, now + 20 * DAY)
+      await insertAdmin(d.db, 'alice', 'hash-2', now, null)
+      const lines: string[] = []
+      const logger = { warn: (_f: unknown, msg: string) => void lines.push(msg), info: () => {} } as never
+      const metrics = createMetrics('edgegate')
+      const alerts: Alert[] = []
+      const health = startNodeHealth({
+        db: d.db,
+        metrics,
+        logger,
+        alert: (a) => void alerts.push(a),
+        now: () => now,
+        intervalMs: 3_600_000,
+      })
+      after(() => health.stop())
+      const expiring = async () => metric(await metrics.registry.metrics(), 'edgegate_admin_tokens_expiring')
+
+      await health.check()
+      assert.equal(await expiring(), 0, 'twenty days left: nothing to say')
+      assert.deepEqual(lines, [])
+      now += 10 * DAY
+      await health.check()
+      await health.check()
+      assert.equal(await expiring(), 1)
+      assert.deepEqual(lines, [
+        `administrator ci-bot's token expires in 10 days (${new Date(now + 10 * DAY).toISOString()}): whatever uses it is refused then; issue a new one with edgegate admin rotate-token ci-bot`,
+      ])
+      assert.deepEqual(
+        alerts.map((a) => [a.title, a.priority, a.tags]),
+        [["administrator ci-bot's token expires soon", 'high', ['admin-token']]],
+      )
+      now += DAY + 1000
+      await health.check()
+      assert.match(lines.at(-1)!, /^administrator ci-bot's token expires in 8 days/, 'again the next day')
+      now += 10 * DAY
+      await health.check()
+      await health.check()
+      now += 2 * DAY
+      await health.check()
+      assert.equal(lines.length, 3, 'expired: said once, not every day')
+      assert.match(
+        lines[2]!,
+        /^administrator ci-bot's token expired on \S+Z: it is refused; .*edgegate admin remove ci-bot$/,
+      )
+      assert.equal(await expiring(), 1)
+
+      // A new token that expires too is announced anew, though the old one's expiry was said.
+      assert.ok(await replaceAdminToken(d.db, 'ci-bot', 'hash-3', now + DAY))
+      await health.check()
+      assert.match(lines.at(-1)!, /^administrator ci-bot's token expires in 1 day /)
+      assert.ok(await removeAdmin(d.db, 'ci-bot'))
+      await health.check()
+      assert.equal(await expiring(), 0)
+      assert.deepEqual(
+        await d.db.selectFrom('node_alerts').selectAll().execute(),
+        [],
+        'a removed administrator leaves no claim behind',
       )
     })
 

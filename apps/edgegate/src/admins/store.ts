@@ -56,11 +56,21 @@ export async function replaceAdminToken(
     .executeTakeFirst()
   if (Number(r.numUpdatedRows) === 0) return false
   await db.deleteFrom('sessions').where('admin_name', '=', name).execute()
+  await forgetTokenAlerts(db, name)
   return true
+}
+
+/** The key of an administrator's token in `node_alerts` (nodes/health.ts announces its expiry). */
+export const adminAlertKey = (name: string) => `admin:${name}`
+
+/** A new token, or none, owes no announcement of the old one's expiry, nor suppresses its own. */
+async function forgetTokenAlerts(db: Db, name: string): Promise<void> {
+  await db.deleteFrom('node_alerts').where('instance_id', '=', adminAlertKey(name)).execute()
 }
 
 export async function removeAdmin(db: Db, name: string): Promise<boolean> {
   await db.deleteFrom('sessions').where('admin_name', '=', name).execute()
+  await forgetTokenAlerts(db, name)
   const r = await db.deleteFrom('admins').where('name', '=', name).executeTakeFirst()
   return Number(r.numDeletedRows) > 0
 }

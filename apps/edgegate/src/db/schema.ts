@@ -207,10 +207,16 @@ export interface WebEnforcementStateTable {
  * Which node events have been announced, shared by every process on the database, so a fleet
  * of edgegate processes tells the team once (nodes/health.ts).
  */
+export type AlertSubject = 'silent' | 'certificate' | 'database-behind' | 'admin-token' | 'admin-token-expired'
+
 export interface NodeAlertTable {
   instance_id: string
-  /** `silent`: the node is silent, until it is heard from again; `certificate`: its expiry, once a day. */
-  what: 'silent' | 'certificate' | 'database-behind'
+  /**
+   * `silent`: the node is silent, until it is heard from again; `certificate`: its expiry, once a
+   * day. `admin-token` / `admin-token-expired` are an administrator's token (`instance_id`
+   * `admin:<name>`): expiring, once a day; expired, once.
+   */
+  what: AlertSubject
   at_ms: number | bigint
 }
 

@@ -16,12 +16,16 @@
  *
  * The same pass looks at the client certificate each node last presented: one that expires
  * within 14 days (or has) is counted (`edgegate_node_certificates_expiring`) and named once a
- * day, so a fleet's certificates are watched in one place, not only on each node.
+ * day, so a fleet's certificates are watched in one place, not only on each node. Administrator
+ * tokens given an expiry (`edgegate admin add --expires-in`) are watched the same way
+ * (`edgegate_admin_tokens_expiring`): named once a day within the 14 days, and once when expired,
+ * so a script's token is renewed before the script starts failing.
  */
 import type { AppMetrics, Logger } from '@gatehouse/kit'
 import { EXPIRY_WARN_MS } from '@gatehouse/kit/certificate-expiry.ts'
 import { periodic } from '@gatehouse/kit/periodic.ts'
 import type { Kysely } from 'kysely'
+import { adminAlertKey, listAdmins } from '../admins/store.ts'
 import type { AlertSink } from '../alerts.ts'
 import type { DB, NodeKind, NodeRow } from '../db/schema.ts'
 import { formatMillis } from '../timestamps.ts'
@@ -48,6 +52,10 @@ export function startNodeHealth(o: {
   const expiring = o.metrics.gauge(
     'node_certificates_expiring',
     'Active nodes whose client certificate expires within 14 days or has expired (as last presented)',
+  )
+  const tokensExpiring = o.metrics.gauge(
+    'admin_tokens_expiring',
+    'Administrator tokens that expire within 14 days or have expired',
   )
   const started = clock()
   const pass = async () => {
@@ -99,6 +107,7 @@ export function startNodeHealth(o: {
       })
     }
     await checkCertificates(rows, now)
+    await checkAdminTokens(now)
   }
   const checkCertificates = async (rows: NodeRow[], now: number) => {
     let count = 0
@@ -130,6 +139,35 @@ export function startNodeHealth(o: {
       })
     }
     expiring.set(count)
+  }
+  const checkAdminTokens = async (now: number) => {
+    let count = 0
+    for (const a of await listAdmins(o.db)) {
+      if (a.expires_ms === null) continue
+      const at = Number(a.expires_ms)
+      const left = at - now
+      if (left >= EXPIRY_WARN_MS) continue
+      count++
+      // Expiring: once a day, like certificates. Expired: once (it may be left to lapse on purpose).
+      const expired = left <= 0
+      const claimed = expired
+        ? await claimNodeAlert(o.db, adminAlertKey(a.name), 'admin-token-expired', now)
+        : await claimNodeAlert(o.db, adminAlertKey(a.name), 'admin-token', now, 86_400_000)
+      if (!claimed) continue
+      const days = Math.floor(left / 86_400_000)
+      const message = expired
+        ? `administrator ${a.name}'s token expired on ${formatMillis(at)}: it is refused; issue a new one with edgegate admin rotate-token ${a.name}, or remove it with edgegate admin remove ${a.name}`
+        : `administrator ${a.name}'s token expires in ${days} day${days === 1 ? '' : 's'} (${formatMillis(at)}): whatever uses it is refused then; issue a new one with edgegate admin rotate-token ${a.name}`
+      o.logger.warn({ admin: a.name, expires_at: formatMillis(at) }, message)
+      o.alert?.({
+        title: `administrator ${a.name}'s token ${expired ? 'has expired' : 'expires soon'}`,
+        message,
+        priority: 'high',
+        tags: ['admin-token'],
+        group: { key: 'admin-token', subject: a.name, plural: 'administrator tokens expire soon or have expired' },
+      })
+    }
+    tokensExpiring.set(count)
   }
   const job = periodic(pass, {
     intervalMs: o.intervalMs ?? 60_000,

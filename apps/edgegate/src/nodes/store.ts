@@ -1,6 +1,6 @@
 /** SQL for the node registry. */
 import { type Kysely, sql, type Transaction } from 'kysely'
-import type { DB, NodeKind, NodeRow, NodeTable } from '../db/schema.ts'
+import type { AlertSubject, DB, NodeKind, NodeRow, NodeTable } from '../db/schema.ts'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -49,12 +49,13 @@ export async function updateNode(
 /**
  * Claim the announcement of `what` about a node: true in exactly one of the processes sharing
  * the database. `silent` is claimed once until released (the node heard from again);
- * `certificate` and `database-behind` again once `againAfterMs` has passed since the last claim.
+ * `certificate` and `database-behind` again once `againAfterMs` has passed since the last claim
+ * (administrator tokens use the same table, `admins/store.ts`).
  */
 export async function claimNodeAlert(
   db: Db,
   instanceId: string,
-  what: 'silent' | 'certificate' | 'database-behind',
+  what: AlertSubject,
   now: number,
   againAfterMs?: number,
 ): Promise<boolean> {
