@@ -59,7 +59,15 @@ export const schema = {
     default: '168h',
     min: '5m',
     max: '8760h',
-    doc: 'lifetime of a reader session',
+    doc: 'a reader session ends after this long without use (each use moves its end forward, at most once an hour)',
+  }),
+  sessionMaxAge: field.duration({
+    env: 'NOTIFY_SESSION_MAX_AGE',
+    flag: 'session-max-age',
+    default: '720h',
+    min: '5m',
+    max: '8760h',
+    doc: 'a reader session ends this long after sign-in however much it is used (at least NOTIFY_SESSION_TTL; equal to it: sessions are not renewed)',
   }),
   retention: field.duration({
     env: 'NOTIFY_RETENTION',
@@ -217,6 +225,9 @@ export function finishConfig(raw: RawConfig): Config {
   }
   if (raw.auditRetention !== 0 && raw.auditRetention < 86_400_000) {
     problems.push('NOTIFY_AUDIT_RETENTION: at least 24h, or 0 to keep the audit log')
+  }
+  if (raw.sessionMaxAge < raw.sessionTtl) {
+    problems.push('NOTIFY_SESSION_MAX_AGE: at least NOTIFY_SESSION_TTL (equal to it: sessions are not renewed)')
   }
   if (raw.readerPassword !== undefined && raw.readerUsername === undefined) {
     problems.push('NOTIFY_READER_USERNAME: required when NOTIFY_READER_PASSWORD is set')

@@ -155,9 +155,11 @@ for (const backend of backends) {
         .select('id')
         .where('username', '=', 'sam')
         .executeTakeFirstOrThrow()
+      // Its fixed end too: the page's calls would otherwise renew it (auth/sessions.ts).
+      const soon = new Date(Date.now() + 3000).toISOString()
       await n.database.db
         .updateTable('sessions')
-        .set({ expires_at: new Date(Date.now() + 3000).toISOString() })
+        .set({ expires_at: soon, renew_until: soon })
         .where('user_id', '=', id)
         .execute()
       // A stream learns its session's expiry as it opens: reload the page to open it again.

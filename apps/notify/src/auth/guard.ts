@@ -12,7 +12,7 @@ import type { DB, UserRow } from '../db/schema.ts'
 import { DESKTOP_SESSION_PREFIX } from '../desktop/service.ts'
 import { errors } from '../errors.ts'
 import { userForReaderToken } from '../tokens/credentials.ts'
-import { readCookie, SESSION_COOKIE, userForSession } from './sessions.ts'
+import { readCookie, renewedExpiry, renewSession, SESSION_COOKIE, userForSession } from './sessions.ts'
 
 export interface Reader {
   id: string
@@ -47,8 +47,11 @@ export interface Guard {
   signedIn(req: FastifyRequest): Promise<void>
   /** onRequest hook: an administrator (401/403 otherwise). */
   admin(req: FastifyRequest): Promise<void>
-  /** The reader behind the request, or undefined. */
-  reader(req: FastifyRequest): Promise<Reader | undefined>
+  /**
+   * The reader behind the request, or undefined. A session it comes with is renewed when due,
+   * unless `renew` is false (a stream checking its credential again is not a use).
+   */
+  reader(req: FastifyRequest, renew?: boolean): Promise<Reader | undefined>
   /** The reader, or 401. */
   requireReader(req: FastifyRequest): Promise<Reader>
   /** An installation administrator, or 401/403. */
@@ -68,7 +71,19 @@ export function toReader(user: UserRow, credentialExpiresAt: string | null = nul
 export function createGuard(config: Config, db: Kysely<DB>, localReader: Reader | undefined): Guard {
   const publicHost = config.publicUrl ? new URL(config.publicUrl).host : undefined
 
-  async function reader(req: FastifyRequest): Promise<Reader | undefined> {
+  /** The session's reader, its end moved forward when due (a failed write, on a read-only disk, refuses nothing). */
+  async function sessionReader(token: string, renew: boolean): Promise<Reader | undefined> {
+    const user = await userForSession(db, token)
+    if (!user) return undefined
+    const renewed = renew
+      ? renewedExpiry(user.credential_expires_at, user.session_renew_until, config.sessionTtl, Date.now())
+      : undefined
+    if (renewed === undefined) return toReader(user, user.credential_expires_at)
+    await renewSession(db, token, renewed).catch(() => undefined)
+    return toReader(user, renewed)
+  }
+
+  async function reader(req: FastifyRequest, renew = true): Promise<Reader | undefined> {
     if (!config.auth) return localReader
     const token = readCookie(req.headers.cookie, SESSION_COOKIE)
     if (token === undefined) {
@@ -76,16 +91,13 @@ export function createGuard(config: Config, db: Kysely<DB>, localReader: Reader 
       // cookie, so checkOrigin asks for no Origin.
       const presented = bearerToken(req.headers.authorization)
       const bearer = presented && /^(?:ntr|nts)_/.test(presented) && presented.length <= 204 ? presented : undefined
-      const user = bearer?.startsWith(DESKTOP_SESSION_PREFIX)
-        ? await userForSession(db, bearer.slice(DESKTOP_SESSION_PREFIX.length))
-        : bearer
-          ? await userForReaderToken(db, bearer)
-          : undefined
+      if (bearer?.startsWith(DESKTOP_SESSION_PREFIX))
+        return sessionReader(bearer.slice(DESKTOP_SESSION_PREFIX.length), renew)
+      const user = bearer ? await userForReaderToken(db, bearer) : undefined
       return user ? toReader(user, user.credential_expires_at) : undefined
     }
     if (token.length > 200) return undefined
-    const user = await userForSession(db, token)
-    return user ? toReader(user, user.credential_expires_at) : undefined
+    return sessionReader(token, renew)
   }
 
   async function requireReader(req: FastifyRequest): Promise<Reader> {

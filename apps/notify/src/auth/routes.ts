@@ -50,9 +50,9 @@ export async function authRoutes(app: HttpApp, ctx: Context) {
       if (!ctx.config.auth) throw errors.invalid_payload('reader authentication is off (development mode)')
       try {
         const user = await ctx.users.login(req.body.username, req.body.password)
-        const token = await createSession(ctx.database.db, user.id, ctx.config.sessionTtl)
+        const token = await createSession(ctx.database.db, user.id, ctx.config)
         logins.inc({ result: 'ok' })
-        reply.header('set-cookie', sessionCookie(token, ctx.config.sessionTtl, secure))
+        reply.header('set-cookie', sessionCookie(token, ctx.config.sessionMaxAge, secure))
         return { user: userResponse(user) }
       } catch (err) {
         logins.inc({ result: 'failed' })

@@ -25,6 +25,7 @@ import { notificationRetentionMigration } from './migrations/0013_notification_r
 import { readerTokenExpiryMigration } from './migrations/0014_reader_token_expiry.ts'
 import { auditRetentionMigration } from './migrations/0015_audit_retention.ts'
 import { userLastSignInMigration } from './migrations/0016_user_last_sign_in.ts'
+import { sessionRenewalMigration } from './migrations/0017_session_renewal.ts'
 import type { DB } from './schema.ts'
 
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
@@ -45,6 +46,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0014_reader_token_expiry': readerTokenExpiryMigration(kind),
     '0015_audit_retention': auditRetentionMigration(kind),
     '0016_user_last_sign_in': userLastSignInMigration(kind),
+    '0017_session_renewal': sessionRenewalMigration(kind),
   }
 }
 

@@ -31,7 +31,10 @@ export interface SessionTable {
   token_hash: string
   user_id: string
   created_at: string
+  /** Moves forward with use (auth/sessions.ts), never past `renew_until`. */
   expires_at: string
+  /** The session's fixed end; null (from before migration 0017): never renewed. */
+  renew_until: string | null
 }
 
 /** A reader API token (migration 0005): `Authorization: Bearer ntr_...` acts as its user. */

@@ -90,7 +90,7 @@ export function desktopRoutes(app: HttpApp, ctx: Context) {
     async (req) => {
       let redeemed: Awaited<ReturnType<typeof redeem>>
       try {
-        redeemed = await redeem(db, req.body.device_code, ctx.config.sessionTtl)
+        redeemed = await redeem(db, req.body.device_code, ctx.config)
       } catch (err) {
         if ((err as { code?: string }).code !== 'desktop_login_pending') handoffs.inc({ result: 'failed' })
         throw err

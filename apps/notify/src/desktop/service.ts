@@ -24,7 +24,7 @@ import { randomInt, randomUUID } from 'node:crypto'
 import { generateToken, hashToken, safeEqual } from '@gatehouse/kit'
 import type { Kysely } from 'kysely'
 import type { Reader } from '../auth/guard.ts'
-import { createSession } from '../auth/sessions.ts'
+import { createSession, type SessionLife } from '../auth/sessions.ts'
 import type { DB, DesktopLoginRow, UserRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 
@@ -133,7 +133,7 @@ export async function deny(db: Kysely<DB>, id: string): Promise<void> {
 export async function redeem(
   db: Kysely<DB>,
   deviceCode: string,
-  sessionTtlMs: number,
+  life: SessionLife,
 ): Promise<{ token: string; user: UserRow; expiresAt: string }> {
   const row = await db
     .selectFrom('desktop_logins')
@@ -156,10 +156,11 @@ export async function redeem(
   if (Number(won.numUpdatedRows) !== 1) throw errors.desktop_login_failed('this desktop sign-in was already used')
   const user = await db.selectFrom('users').selectAll().where('id', '=', row.user_id).executeTakeFirst()
   if (user?.enabled !== 1) throw errors.desktop_login_failed('the approving account is disabled')
-  const token = await createSession(db, user.id, sessionTtlMs)
+  const token = await createSession(db, user.id, life)
   return {
     token: `${DESKTOP_SESSION_PREFIX}${token}`,
     user,
-    expiresAt: new Date(Date.now() + sessionTtlMs).toISOString(),
+    // Without use; each use moves it forward, up to the maximum age (auth/sessions.ts).
+    expiresAt: new Date(Date.now() + Math.min(life.sessionTtl, life.sessionMaxAge)).toISOString(),
   }
 }

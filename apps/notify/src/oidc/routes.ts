@@ -164,8 +164,8 @@ export function oidcRoutes(app: HttpApp, ctx: Context) {
     if (!claims?.sub) throw errors.oidc_failed('the ID token has no subject')
     const user = await readerForSubject(db, claims)
     if (user.enabled !== 1) throw errors.oidc_failed('this account is disabled')
-    const token = await createSession(db, user.id, config.sessionTtl)
-    reply.header('set-cookie', [stateCookie('', 0, secure), sessionCookie(token, config.sessionTtl, secure)])
+    const token = await createSession(db, user.id, config)
+    reply.header('set-cookie', [stateCookie('', 0, secure), sessionCookie(token, config.sessionMaxAge, secure)])
     reply.redirect(row.return_to, 303)
   }
 }

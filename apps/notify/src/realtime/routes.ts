@@ -59,13 +59,23 @@ export function streamRoutes(app: HttpApp, ctx: Context, hub: StreamHub) {
         },
         close: () => res.end(),
       }
-      // The credential's expiry ends the stream, as revoking it does (hub.ts): the client's
-      // reconnection is then refused, and a stream never outlives what let it in.
-      const expiry =
-        reader.expiresAt === undefined
-          ? undefined
-          : setTimeout(() => res.end(), Math.min(Math.max(reader.expiresAt - Date.now(), 0), LONGEST_TIMER_MS))
       let closed = false
+      let expiry: NodeJS.Timeout | undefined
+      // The credential's expiry ends the stream, as revoking it does (hub.ts): the client's
+      // reconnection is then refused, and a stream never outlives what let it in. A session
+      // used meanwhile has moved its end forward (auth/sessions.ts): the stream follows it.
+      const endAt = (at: number) => {
+        expiry = setTimeout(
+          async () => {
+            const now = await ctx.guard.reader(req, false).catch(() => undefined)
+            if (closed) return
+            if (now?.expiresAt !== undefined && now.expiresAt > Date.now()) endAt(now.expiresAt)
+            else res.end()
+          },
+          Math.min(Math.max(at - Date.now(), 0), LONGEST_TIMER_MS),
+        )
+      }
+      if (reader.expiresAt !== undefined) endAt(reader.expiresAt)
       res.on('close', () => {
         clearTimeout(expiry)
         // Finish the response too: node counts a connection as busy until its response ends,
