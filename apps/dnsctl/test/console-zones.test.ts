@@ -200,6 +200,25 @@ describe('console: zones, RRsets, history', () => {
     await phone.getByRole('link', { name: ZONE }).click()
     await phone.getByRole('button', { name: 'Edit www A' }).waitFor()
     await screenshot(phone, 'rrsets-phone')
+    // History and audit: each row a block, each value beside its heading; nothing scrolls sideways.
+    await phone.getByRole('link', { name: 'History and rollback' }).click()
+    await phone
+      .getByRole('button', { name: /^Roll back to/ })
+      .first()
+      .waitFor()
+    await phone.getByRole('cell', { name: 'console:tester' }).first().waitFor()
+    await screenshot(phone, 'history-phone')
+    for (const name of ['history', 'audit']) {
+      const fits = await phone
+        .locator(`table.${name}`)
+        .evaluate((t) => t.scrollWidth <= t.clientWidth && t.getBoundingClientRect().right <= window.innerWidth)
+      assert.ok(fits, `the ${name} table fits a phone screen`)
+    }
+    const label = await phone
+      .locator('table.audit td')
+      .first()
+      .evaluate((td) => getComputedStyle(td, '::before').content)
+    assert.equal(label, '"When"', "a value is shown beside its column's heading")
     assert.deepEqual(pageProblems(phone), [])
   })
 

@@ -146,7 +146,12 @@ export function planThenCommit(container, { plan, commit, label = 'Commit', done
   )
 }
 
-/** A table with a header row; `rows` are arrays of cells (strings or nodes). */
+/**
+ * A table with a header row; `rows` are arrays of cells (strings or nodes). Each cell carries
+ * its column's heading (`data-label`), which the wide tables (history, audit, replication,
+ * provider records) show beside the value on a phone, where their rows become blocks (app.css)
+ * instead of scrolling sideways.
+ */
 export function table(caption, headers, rows, attrs = {}) {
   return h(
     'table',
@@ -170,7 +175,9 @@ export function table(caption, headers, rows, attrs = {}) {
           : h(
               'tr',
               {},
-              r.map((c) => h('td', {}, c)),
+              r.map((c, i) =>
+                h('td', typeof headers[i] === 'string' && headers[i] ? { 'data-label': headers[i] } : {}, c),
+              ),
             ),
       ),
     ),
