@@ -13,6 +13,7 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { type TestContext, test } from 'node:test'
+import { hashToken } from '@gatehouse/kit'
 import { sql } from '@gatehouse/kit/db/database.ts'
 import {
   mountFailingDisk,
@@ -239,6 +240,10 @@ test('a PostgreSQL turned read-only (a standby after a failover): deliveries ans
   const { ops, viewer, before, stream } = await opsAndReader(t, n, 'stored before the failover')
   const deliver = (text: string) => n.client.post('/api/v1/messages', { token: ops.token, body: { text } })
 
+  // The viewer's session is due for renewal (auth/sessions.ts): the write it tries fails.
+  const viewerHash = hashToken(viewer.slice(viewer.indexOf('=') + 1))
+  const dueEnd = new Date(Date.now() + 3_600_000).toISOString()
+  await n.database.db.updateTable('sessions').set({ expires_at: dueEnd }).where('token_hash', '=', viewerHash).execute()
   // New sessions start read-only, as on a hot standby, and the failover ends the current ones
   // (the LISTEN session's too).
   await server.query(`alter database ${name} set default_transaction_read_only = on`)
@@ -252,6 +257,16 @@ test('a PostgreSQL turned read-only (a standby after a failover): deliveries ans
   assert.deepEqual(refused.body.error, { code: 'unavailable', message: 'the database is unavailable' })
   assert.equal(refused.headers.get('retry-after'), '5')
   assert.equal((await n.client.get('/readyz')).status, 200)
+  for (let i = 0; i < 3; i++) {
+    const page = await n.client.get('/api/v1/notifications', { cookie: viewer })
+    assert.equal(page.status, 200, 'a renewal that cannot be written refuses nothing')
+  }
+  const kept = await n.database.db
+    .selectFrom('sessions')
+    .select('expires_at')
+    .where('token_hash', '=', viewerHash)
+    .executeTakeFirstOrThrow()
+  assert.equal(kept.expires_at, dueEnd)
 
   // Writable again: a session opened while read-only fails one write and is dropped, so the
   // sender's retries get through within the pool's sessions; the stream shows the delivery.

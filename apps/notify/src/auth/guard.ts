@@ -71,15 +71,26 @@ export function toReader(user: UserRow, credentialExpiresAt: string | null = nul
 export function createGuard(config: Config, db: Kysely<DB>, localReader: Reader | undefined): Guard {
   const publicHost = config.publicUrl ? new URL(config.publicUrl).host : undefined
 
-  /** The session's reader, its end moved forward when due (a failed write, on a read-only disk, refuses nothing). */
+  // After a renewal that failed (a database turned read-only), none is tried for a minute: every
+  // request would otherwise attempt the write, and each refused one costs the pool a connection.
+  let renewalPausedUntil = 0
+
+  /** The session's reader, its end moved forward when due (a failed write refuses nothing). */
   async function sessionReader(token: string, renew: boolean): Promise<Reader | undefined> {
     const user = await userForSession(db, token)
     if (!user) return undefined
-    const renewed = renew
-      ? renewedExpiry(user.credential_expires_at, user.session_renew_until, config.sessionTtl, Date.now())
-      : undefined
+    const now = Date.now()
+    const renewed =
+      renew && now >= renewalPausedUntil
+        ? renewedExpiry(user.credential_expires_at, user.session_renew_until, config.sessionTtl, now)
+        : undefined
     if (renewed === undefined) return toReader(user, user.credential_expires_at)
-    await renewSession(db, token, renewed).catch(() => undefined)
+    try {
+      await renewSession(db, token, renewed)
+    } catch {
+      renewalPausedUntil = Date.now() + 60_000
+      return toReader(user, user.credential_expires_at)
+    }
     return toReader(user, renewed)
   }
 
