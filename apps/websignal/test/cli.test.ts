@@ -248,7 +248,11 @@ test('serve: readiness, metrics, lines counted, an unreadable input keeps it unr
   assert.match(s2.stdout, /^agent: running on .*, not ready \(input api: cannot read the log/m)
   assert.doesNotMatch(s2.stdout, /lease/, 'no control plane: no lease to hold')
   assert.match(s2.stdout, /^input .*dir\.log \(site api, json\): cannot be read \(EISDIR\)$/m)
-  const c3 = writeConfig({ inputs: [{ path: join(logDir.path, 'later.log'), format: 'combined', site: 'x' }] })
+  // On a free port: the default one may be another suite's running agent (the stack tests').
+  const c3 = writeConfig({
+    listen: `127.0.0.1:${await freePort()}`,
+    inputs: [{ path: join(logDir.path, 'later.log'), format: 'combined', site: 'x' }],
+  })
   const s3 = JSON.parse((await run(['status', '--json', '--config', c3.path])).stdout)
   assert.deepEqual([s3.agent.running, s3.inputs[0].state, s3.positions_error], [false, 'missing', null])
   c3.dir.remove()
