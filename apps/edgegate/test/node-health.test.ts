@@ -7,15 +7,31 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { createMetrics } from '@gatehouse/kit'
 import { metric } from '@gatehouse/testkit'
+import type { Kysely } from 'kysely'
 import { insertAdmin, removeAdmin, replaceAdminToken } from '../src/admins/store.ts'
 import type { Alert } from '../src/alerts.ts'
 import { openEdgeDatabase } from '../src/db/open.ts'
+import type { DB } from '../src/db/schema.ts'
 import { startNodeHealth } from '../src/nodes/health.ts'
 import { cli, DIALECTS, lazyPostgres, newDatabase, seed } from './helpers.ts'
 
 const pg = lazyPostgres()
 after(() => pg.stop())
 const MINUTE = 60_000
+
+/** A health pass on `db` with a clock the test moves, recording what it logs and alerts. */
+function watch(db: Kysely<DB>, now: () => number) {
+  const lines: { level: string; msg: string }[] = []
+  const logger = {
+    warn: (_f: unknown, msg: string) => void lines.push({ level: 'warn', msg }),
+    info: (_f: unknown, msg: string) => void lines.push({ level: 'info', msg }),
+  } as never
+  const metrics = createMetrics('edgegate')
+  const alerts: Alert[] = []
+  const health = startNodeHealth({ db, metrics, logger, alert: (a) => void alerts.push(a), now, intervalMs: 3_600_000 })
+  after(() => health.stop())
+  return { health, metrics, alerts, lines }
+}
 
 for (const dialect of DIALECTS) {
   describe(`node health on ${dialect}`, () => {
@@ -39,22 +55,7 @@ for (const dialect of DIALECTS) {
       await seen('web-a', now - 60 * MINUTE)
       await seen('lw-a', now - 60 * MINUTE)
       await seen('gate-b', now)
-      const lines: { level: string; msg: string }[] = []
-      const logger = {
-        warn: (_f: unknown, msg: string) => void lines.push({ level: 'warn', msg }),
-        info: (_f: unknown, msg: string) => void lines.push({ level: 'info', msg }),
-      } as never
-      const metrics = createMetrics('edgegate')
-      const alerts: Alert[] = []
-      const health = startNodeHealth({
-        db: d.db,
-        metrics,
-        logger,
-        alert: (a) => void alerts.push(a),
-        now: () => now,
-        intervalMs: 3_600_000,
-      })
-      after(() => health.stop())
+      const { health, metrics, alerts, lines } = watch(d.db, () => now)
       const count = async (kind: string, state: string) =>
         metric(await metrics.registry.metrics(), 'edgegate_nodes', { kind, state })
 
@@ -213,29 +214,18 @@ for (const dialect of DIALECTS) {
       const DAY = 86_400_000
       await insertAdmin(d.db, 'ci-bot', 'hash-1', now, now + 20 * DAY)
       await insertAdmin(d.db, 'alice', 'hash-2', now, null)
-      const lines: string[] = []
-      const logger = { warn: (_f: unknown, msg: string) => void lines.push(msg), info: () => {} } as never
-      const metrics = createMetrics('edgegate')
-      const alerts: Alert[] = []
-      const health = startNodeHealth({
-        db: d.db,
-        metrics,
-        logger,
-        alert: (a) => void alerts.push(a),
-        now: () => now,
-        intervalMs: 3_600_000,
-      })
-      after(() => health.stop())
+      const { health, metrics, alerts, lines: logged } = watch(d.db, () => now)
+      const said = () => logged.map((l) => l.msg)
       const expiring = async () => metric(await metrics.registry.metrics(), 'edgegate_admin_tokens_expiring')
 
       await health.check()
       assert.equal(await expiring(), 0, 'twenty days left: nothing to say')
-      assert.deepEqual(lines, [])
+      assert.deepEqual(said(), [])
       now += 10 * DAY
       await health.check()
       await health.check()
       assert.equal(await expiring(), 1)
-      assert.deepEqual(lines, [
+      assert.deepEqual(said(), [
         `administrator ci-bot's token expires in 10 days (${new Date(now + 10 * DAY).toISOString()}): whatever uses it is refused then; issue a new one with edgegate admin rotate-token ci-bot`,
       ])
       assert.deepEqual(
@@ -244,15 +234,15 @@ for (const dialect of DIALECTS) {
       )
       now += DAY + 1000
       await health.check()
-      assert.match(lines.at(-1)!, /^administrator ci-bot's token expires in 8 days/, 'again the next day')
+      assert.match(said().at(-1)!, /^administrator ci-bot's token expires in 8 days/, 'again the next day')
       now += 10 * DAY
       await health.check()
       await health.check()
       now += 2 * DAY
       await health.check()
-      assert.equal(lines.length, 3, 'expired: said once, not every day')
+      assert.equal(said().length, 3, 'expired: said once, not every day')
       assert.match(
-        lines[2]!,
+        said()[2]!,
         /^administrator ci-bot's token expired on \S+Z: it is refused; .*edgegate admin remove ci-bot$/,
       )
       assert.equal(await expiring(), 1)
@@ -260,7 +250,7 @@ for (const dialect of DIALECTS) {
       // A new token that expires too is announced anew, though the old one's expiry was said.
       assert.ok(await replaceAdminToken(d.db, 'ci-bot', 'hash-3', now + DAY))
       await health.check()
-      assert.match(lines.at(-1)!, /^administrator ci-bot's token expires in 1 day /)
+      assert.match(said().at(-1)!, /^administrator ci-bot's token expires in 1 day /)
       assert.ok(await removeAdmin(d.db, 'ci-bot'))
       await health.check()
       assert.equal(await expiring(), 0)
