@@ -21,7 +21,7 @@ const STATUSES = ['approved', 'blocked', 'pending'] as const
 type Status = (typeof STATUSES)[number]
 const verdictStyle = (s: string | null) => (s === 'approved' ? 'green' : s === 'blocked' ? 'red' : 'yellow')
 const out = (text: string) => void process.stdout.write(text)
-/** The fortnight before a certificate's expiry that the health pass and the lists warn about. */
+/** The fortnight before a token's expiry that the health pass and `admin list` warn about (as for certificates). */
 const TOKEN_WARN_MS = 14 * 86_400_000
 
 function limitOf(o: Opts, max = 10_000): number {

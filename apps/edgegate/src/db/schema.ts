@@ -203,12 +203,12 @@ export interface WebEnforcementStateTable {
   updated_ms: number
 }
 
+export type AlertSubject = 'silent' | 'certificate' | 'database-behind' | 'admin-token' | 'admin-token-expired'
+
 /**
  * Which node events have been announced, shared by every process on the database, so a fleet
  * of edgegate processes tells the team once (nodes/health.ts).
  */
-export type AlertSubject = 'silent' | 'certificate' | 'database-behind' | 'admin-token' | 'admin-token-expired'
-
 export interface NodeAlertTable {
   instance_id: string
   /**

@@ -12,7 +12,7 @@ import type { DB, UserRow } from '../db/schema.ts'
 
 export const SESSION_COOKIE = 'notify_session'
 
-/** How long a session lasts: without use (`ttl`), and at most (`maxAge`), in ms. */
+/** How long a session lasts, in ms: without use (`sessionTtl`), and at most (`sessionMaxAge`); the config's fields. */
 export interface SessionLife {
   sessionTtl: number
   sessionMaxAge: number
