@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
+import { insertAdmin, listAdmins } from '../src/admins/store.ts'
+import { noteAdminUse } from '../src/auth/principal.ts'
 import { openEdgeDatabase } from '../src/db/open.ts'
 import { call, cli, DIALECTS, type Json, lazyPostgres, makeTls, newDatabase, startEdgegate } from './helpers.ts'
 
@@ -133,3 +135,23 @@ for (const dialect of DIALECTS) {
     })
   })
 }
+
+test('a last-use write the database refuses is not tried again within the minute (SQLite: the refusal is a trigger)', async () => {
+  const database = await newDatabase('sqlite', pg.get)
+  const d = await openEdgeDatabase(database, 1)
+  try {
+    await insertAdmin(d.db, 'erin', 'hash-e', Date.now(), null)
+    let attempts = 0
+    d.sqlite!.function('note_attempt', () => ++attempts)
+    // What a database turned read-only does to the write: refuse it.
+    d.sqlite!.exec(
+      `create trigger refuse_use before update of last_used_ms on admins begin select note_attempt(); select raise(abort, 'read-only'); end`,
+    )
+    const admin = (await listAdmins(d.db))[0]!
+    for (let i = 0; i < 3; i++) await noteAdminUse(d.db, admin)
+    assert.equal(attempts, 1, 'one attempt, then none until the minute has passed')
+    assert.equal((await listAdmins(d.db))[0]!.last_used_ms, null)
+  } finally {
+    await d.close()
+  }
+})

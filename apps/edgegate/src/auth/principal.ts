@@ -59,14 +59,27 @@ export function refuseExpired(admin: AdminRow, now: number): void {
   }
 }
 
+/** When this server last tried to record each administrator's use, per database handle. */
+const useAttempts = new WeakMap<Kysely<DB>, Map<string, number>>()
+
 /**
  * `edgegate admin list` shows when each token was last presented, to the minute: the row just
  * read tells whether it is due, so most calls write nothing. A failure to record it (a
- * read-only disk, where reads go on) must not refuse the request it came with.
+ * read-only disk, where reads go on) must not refuse the request it came with, and is not tried
+ * again within the minute: on a PostgreSQL turned read-only each refused write also costs the
+ * pool a connection, and the row, never updated, would say every call is due.
  */
 export async function noteAdminUse(db: Kysely<DB>, admin: AdminRow): Promise<void> {
   const now = Date.now()
-  if (admin.last_used_ms !== null && Number(admin.last_used_ms) >= now - LAST_USED_GRANULARITY_MS) return
+  const since = now - LAST_USED_GRANULARITY_MS
+  if (admin.last_used_ms !== null && Number(admin.last_used_ms) >= since) return
+  let attempts = useAttempts.get(db)
+  if (attempts === undefined) {
+    attempts = new Map()
+    useAttempts.set(db, attempts)
+  }
+  if ((attempts.get(admin.name) ?? 0) >= since) return
+  attempts.set(admin.name, now)
   await recordAdminUse(db, admin.name, now).catch(() => undefined)
 }
 
