@@ -11,13 +11,14 @@ interface DB {
 
 const dir = tempDir('kit-batched-delete-')
 let pg: Postgres | undefined
+let files = 0
 after(async () => {
   await pg?.stop()
   dir.remove()
 })
 
 const backends = [
-  { kind: 'sqlite', url: async () => `sqlite:${dir.path}/events.db` },
+  { kind: 'sqlite', url: async () => `sqlite:${dir.path}/events-${++files}.db` },
   {
     kind: 'postgres',
     url: async () => {
@@ -66,6 +67,26 @@ for (const backend of backends) {
       assert.equal(await deleteBefore(d.db, 'events', 'observed_ms', cutoff, 400), 0)
       const exact = left.filter((r) => Number(r.observed_ms) < 6800).length
       assert.equal(await deleteBefore(d.db, 'events', 'observed_ms', 6800, exact), exact)
+    })
+
+    test('a pass with nothing due writes nothing, so it succeeds on a database that refuses writes', async (t) => {
+      const url = await backend.url()
+      const setup = await openDatabase<DB>({ url })
+      await sql`create table events (node text not null, seq integer not null, observed_ms bigint not null, note text, primary key (node, seq))`.execute(
+        setup.db,
+      )
+      await setup.db.insertInto('events').values({ node: 'n', seq: 1, observed_ms: 500 }).execute()
+      if (backend.kind === 'postgres')
+        await sql`alter database ${sql.id(new URL(url).pathname.slice(1))} set default_transaction_read_only = on`.execute(
+          setup.db,
+        )
+      await setup.close()
+      const d = await openDatabase<DB>({ url })
+      t.after(() => d.close())
+      if (backend.kind === 'sqlite') await sql`pragma query_only = 1`.execute(d.db)
+      assert.equal(await deleteBefore(d.db, 'events', 'observed_ms', 500), 0)
+      // Something due: the delete is tried, and the refusal reaches the caller.
+      await assert.rejects(deleteBefore(d.db, 'events', 'observed_ms', 501), /read-only|readonly/)
     })
 
     test('firstIdFrom: the first id of a log at or after a time, by a column without an index', async (t) => {

@@ -31,6 +31,12 @@ export async function deleteBefore(
     const edge = await sql<{ edge: number | string }>`select ${c} as edge from ${t} where ${c} < ${before}
       order by ${c} limit 1 offset ${batch}`.execute(db)
     const upTo = edge.rows[0]?.edge
+    if (upTo === undefined) {
+      // Fewer than a batch left, most runs none: a read first, so a run with nothing due writes
+      // nothing (a database turned read-only refuses even a delete that matches no row).
+      const due = await sql`select 1 as due from ${t} where ${c} < ${before} limit 1`.execute(db)
+      if (due.rows.length === 0) return total
+    }
     const statement =
       upTo === undefined ? sql`delete from ${t} where ${c} < ${before}` : sql`delete from ${t} where ${c} <= ${upTo}`
     total += Number((await statement.execute(db)).numAffectedRows ?? 0)
