@@ -15,8 +15,10 @@
  *   0015 lets the retention, and nothing else, delete them.
  * - reader API tokens 30 days past their expiry: until then `notify token list` shows them as
  *   expired, so whoever owns the script that stopped can tell why.
+ * - sign-in attempt counts (auth/throttle.ts) whose window has ended.
  * Several processes on one database may run it at once: each step is idempotent. Rows go in
- * batches (kit `deleteBefore`), so a backlog never holds the database for long.
+ * batches (kit `deleteBefore`), so a backlog never holds the database for long, and a step
+ * with nothing due only reads: an hour on a database turned read-only logs nothing.
  */
 import type { AppMetrics, DatabaseKind, Logger } from '@gatehouse/kit'
 import { deleteBefore, firstIdFrom } from '@gatehouse/kit/db/batched-delete.ts'
@@ -121,9 +123,13 @@ export async function purgeNotifications(
 }
 
 /** Remove the sessions expired before `nowMs`; returns how many. */
-export async function sweepSessions(db: Kysely<DB>, nowMs: number): Promise<number> {
-  const r = await db.deleteFrom('sessions').where('expires_at', '<=', new Date(nowMs).toISOString()).executeTakeFirst()
-  return Number(r.numDeletedRows)
+export function sweepSessions(db: Kysely<DB>, nowMs: number): Promise<number> {
+  return deleteBefore(db, 'sessions', 'expires_at', new Date(nowMs).toISOString())
+}
+
+/** Remove the sign-in attempt counts whose window ended before `nowMs` (auth/throttle.ts). */
+export function sweepLoginAttempts(db: Kysely<DB>, nowMs: number): Promise<number> {
+  return deleteBefore(db, 'login_attempts', 'window_end', new Date(nowMs).toISOString())
 }
 
 /**
@@ -175,13 +181,9 @@ export async function purgeAudit(db: Kysely<DB>, beforeMs: number, batch = 500):
 export const EXPIRED_TOKEN_KEPT_MS = 30 * 86_400_000
 
 /** Remove the reader tokens that expired before `beforeMs`; returns how many. */
-export async function sweepReaderTokens(db: Kysely<DB>, beforeMs: number): Promise<number> {
-  const r = await db
-    .deleteFrom('reader_tokens')
-    .where('expires_at', 'is not', null)
-    .where('expires_at', '<', new Date(beforeMs).toISOString())
-    .executeTakeFirst()
-  return Number(r.numDeletedRows)
+export function sweepReaderTokens(db: Kysely<DB>, beforeMs: number): Promise<number> {
+  // Tokens that never expire (a null `expires_at`) are never below the cutoff.
+  return deleteBefore(db, 'reader_tokens', 'expires_at', new Date(beforeMs).toISOString())
 }
 
 /** `run()` runs it now (tests); a run already going is joined. */
@@ -206,7 +208,7 @@ export function startHousekeeping(
 ): Housekeeping {
   const removedTotal = metrics?.counter(
     'housekeeping_removed_total',
-    'Rows the hourly cleanup removed: notifications past NOTIFY_RETENTION, stream changes past NOTIFY_STREAM_RETENTION, expired sessions, audit entries past NOTIFY_AUDIT_RETENTION, reader tokens expired for 30 days',
+    'Rows the hourly cleanup removed: notifications past NOTIFY_RETENTION, stream changes past NOTIFY_STREAM_RETENTION, expired sessions, audit entries past NOTIFY_AUDIT_RETENTION, reader tokens expired for 30 days, sign-in attempt counts whose window ended',
     ['what'],
   )
   return periodic(
@@ -233,6 +235,8 @@ export function startHousekeeping(
       const tokens = await sweepReaderTokens(db, now - EXPIRED_TOKEN_KEPT_MS)
       removedTotal?.inc({ what: 'reader_tokens' }, tokens)
       if (tokens > 0) log.info({ removed: tokens }, 'reader tokens expired for 30 days removed')
+      const attempts = await sweepLoginAttempts(db, now)
+      removedTotal?.inc({ what: 'login_attempts' }, attempts)
     },
     {
       intervalMs: settings.intervalMs ?? INTERVAL_MS,

@@ -2,6 +2,8 @@
  * Builds the notification service's HTTP app from the domain modules. Never listens:
  * `main.ts` (or a test) does.
  */
+
+import rateLimit from '@fastify/rate-limit'
 import {
   createHttpApp,
   type Database,
@@ -144,7 +146,9 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     metrics: app.metrics,
     stream: { wake },
   }
-  await authRoutes(app, ctx)
+  // Per-process limits for the desktop handoffs (desktop/routes.ts); sign-in counts in the database.
+  await app.register(rateLimit, { global: false })
+  authRoutes(app, ctx)
   userRoutes(app, ctx)
   readerTokenRoutes(app, ctx)
   channelRoutes(app, ctx)

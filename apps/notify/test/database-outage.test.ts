@@ -12,8 +12,9 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
+import { PassThrough } from 'node:stream'
 import { type TestContext, test } from 'node:test'
-import { hashToken } from '@gatehouse/kit'
+import { createLogger, hashToken } from '@gatehouse/kit'
 import { sql } from '@gatehouse/kit/db/database.ts'
 import {
   mountFailingDisk,
@@ -23,6 +24,7 @@ import {
   startPostgres,
   waitFor,
 } from '@gatehouse/testkit'
+import { startHousekeeping } from '../src/housekeeping.ts'
 import { cli } from './cli-run.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, count, publish, reader, startNotify } from './helpers.ts'
 import { SseClient } from './sse.ts'
@@ -235,7 +237,11 @@ test('a PostgreSQL turned read-only (a standby after a failover): deliveries ans
   t.after(() => server.stop())
   const url = await server.createDatabase()
   const name = new URL(url).pathname.slice(1)
-  const n = await startNotify({ name: 'postgres', url: async () => url })
+  // A long sign-in window: no count is due for removal when the cleanup runs below.
+  const n = await startNotify(
+    { name: 'postgres', url: async () => url },
+    { env: { NOTIFY_LOGIN_THROTTLE_WINDOW: '1h' } },
+  )
   t.after(() => n.close())
   const { ops, viewer, before, stream } = await opsAndReader(t, n, 'stored before the failover')
   const deliver = (text: string) => n.client.post('/api/v1/messages', { token: ops.token, body: { text } })
@@ -267,6 +273,28 @@ test('a PostgreSQL turned read-only (a standby after a failover): deliveries ans
     .where('token_hash', '=', viewerHash)
     .executeTakeFirstOrThrow()
   assert.equal(kept.expires_at, dueEnd)
+  // A sign-in cannot be counted, so the password is not checked: right and wrong both get 503.
+  for (const password of ['vera-password-123', 'wrong-password-000']) {
+    const login = await n.client.post('/api/v1/auth/login', { body: { username: 'vera', password } })
+    assert.equal(login.status, 503, login.text)
+  }
+  // The hourly cleanup with nothing due only reads: it runs on the standby without a failure.
+  const logged: string[] = []
+  const sink = new PassThrough().on('data', (line: Buffer) => logged.push(line.toString()))
+  const cleanup = startHousekeeping(
+    n.database.db,
+    'postgres',
+    {
+      retentionMs: 30 * 86_400_000,
+      streamRetentionMs: 86_400_000,
+      auditRetentionMs: 365 * 86_400_000,
+      intervalMs: 3_600_000,
+    },
+    createLogger({ name: 'notify', level: 'warn', destination: sink }),
+  )
+  await cleanup.run()
+  await cleanup.stop()
+  assert.deepEqual(logged, [])
 
   // Writable again: a session opened while read-only fails one write and is dropped, so the
   // sender's retries get through within the pool's sessions; the stream shows the delivery.

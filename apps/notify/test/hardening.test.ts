@@ -160,5 +160,35 @@ for (const backend of backends) {
       // 24 per address: 3 sign-ins in before() and 16 + 1 + 1 above, so three more are checked.
       assert.deepEqual(statuses, [401, 401, 401, 429, 429, 429])
     })
+
+    test('the limits hold across processes on one database; the counts keep no name or address', async (t) => {
+      const url = await backend.url()
+      const same = { name: backend.name, url: async () => url }
+      const env = {
+        NOTIFY_LOGIN_THROTTLE_WINDOW: '1h',
+        NOTIFY_LOGIN_ATTEMPTS_PER_ACCOUNT: '6',
+        NOTIFY_LOGIN_ATTEMPTS_PER_ADDRESS: '100',
+      }
+      const a = await startNotify(same, { env })
+      t.after(() => a.close())
+      const b = await startNotify(same, { env })
+      t.after(() => b.close())
+      await reader(a, await a.client.login(ADMIN, ADMIN_PASSWORD), 'target')
+      const wrong = (on: Notify) =>
+        on.client.post('/api/v1/auth/login', { body: { username: 'target', password: 'wrong-password-000' } })
+      // Six per account, one spent by reader(): five more checked, on either process.
+      const statuses: number[] = []
+      for (const on of [a, b, a, b, a, b, a]) statuses.push((await wrong(on)).status)
+      assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429, 429])
+      const refused = await b.client.post('/api/v1/auth/login', {
+        body: { username: 'TARGET', password: 'target-password-123' },
+      })
+      assert.equal(refused.status, 429)
+      const retryAfter = Number(refused.headers.get('retry-after'))
+      assert.ok(retryAfter > 3500 && retryAfter <= 3600, String(retryAfter))
+      const rows = await a.database.db.selectFrom('login_attempts').selectAll().execute()
+      assert.ok(rows.length >= 3, JSON.stringify(rows))
+      for (const row of rows) assert.match(row.key, /^[\w-]{43}$/, 'a hash, not the name or the address')
+    })
   })
 }

@@ -30,10 +30,10 @@ const Login = Type.Object(
   { additionalProperties: false },
 )
 
-export async function authRoutes(app: HttpApp, ctx: Context) {
+export function authRoutes(app: HttpApp, ctx: Context) {
   const secure = ctx.config.publicUrl?.startsWith('https:') ?? false
   const logins = ctx.metrics.counter('logins_total', 'Sign-in attempts by result', ['result'])
-  const throttle = await loginThrottle(app, ctx.config)
+  const throttle = loginThrottle(ctx.database.db, ctx.config)
 
   const limits = { onRequest: throttle.byAddress, preHandler: throttle.byAccount }
   app.post(

@@ -26,6 +26,7 @@ import { readerTokenExpiryMigration } from './migrations/0014_reader_token_expir
 import { auditRetentionMigration } from './migrations/0015_audit_retention.ts'
 import { userLastSignInMigration } from './migrations/0016_user_last_sign_in.ts'
 import { sessionRenewalMigration } from './migrations/0017_session_renewal.ts'
+import { loginAttemptsMigration } from './migrations/0018_login_attempts.ts'
 import type { DB } from './schema.ts'
 
 export function migrations(kind: DatabaseKind): Record<string, Migration> {
@@ -47,6 +48,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0015_audit_retention': auditRetentionMigration(kind),
     '0016_user_last_sign_in': userLastSignInMigration(kind),
     '0017_session_renewal': sessionRenewalMigration(kind),
+    '0018_login_attempts': loginAttemptsMigration(kind),
   }
 }
 

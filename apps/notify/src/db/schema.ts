@@ -37,6 +37,14 @@ export interface SessionTable {
   renew_until: string | null
 }
 
+/** Sign-in attempts of one throttled key in the window `window_end` closes (migration 0018). */
+export interface LoginAttemptTable {
+  /** A hash of `account:<name>` or `address:<client address or IPv6 /64>`. */
+  key: string
+  attempts: number
+  window_end: string
+}
+
 /** A reader API token (migration 0005): `Authorization: Bearer ntr_...` acts as its user. */
 export interface ReaderTokenTable {
   id: string
@@ -278,6 +286,7 @@ export interface PushCursorTable {
 export interface DB {
   users: UserTable
   sessions: SessionTable
+  login_attempts: LoginAttemptTable
   reader_tokens: ReaderTokenTable
   channels: ChannelTable
   channel_members: ChannelMemberTable
