@@ -6,7 +6,8 @@
  * (SQLite, or PostgreSQL's data): every write it refuses answers 503 (never 500) and leaves
  * nothing behind, every write acknowledged is stored, and the refused ones are stored when sent
  * again once space is freed. A database that can no longer write (a disk error under SQLite, a
- * PostgreSQL turned read-only): writes answer 503, the nodes' pulls and the console's reads go on.
+ * PostgreSQL turned read-only): writes answer 503, the nodes' pulls and the console's reads go on,
+ * and the background jobs, finding nothing due, write nothing and so log nothing.
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
@@ -219,6 +220,60 @@ test('a PostgreSQL turned read-only (a standby after a failover): writes answer 
   assert.deepEqual(await stored(), ['a'.repeat(32), 'b'.repeat(32)])
   assert.match(eg.child.log(), /read-only transaction/)
   assert.doesNotMatch(eg.child.log(), /uncaught|unhandled/i)
+})
+
+test('restarted on a standby (PostgreSQL read-only): pulls answered, and the background jobs, with nothing due, write and log nothing', async (t) => {
+  const tls = makeTls()
+  t.after(() => tls.ca.remove())
+  const server = await startPostgres()
+  t.after(() => server.stop())
+  const database = await server.createDatabase()
+  const name = new URL(database).pathname.slice(1)
+  const { tokens, admin } = await seed(database, [{ id: 'ssh1', kind: 'sshgate' }])
+  const first = await startEdgegate(database, tls)
+  const before = nodeCalls(tls, first.base, tokens.ssh1!, admin)
+  assert.equal((await before.upload('a')).status, 200)
+  // Something for each job to look at and find not yet due: an aggregate, a decision that expires.
+  const expiring = await call(tls, first.base, `/api/decisions/ssh1/${'a'.repeat(32)}`, {
+    method: 'PUT',
+    body: { status: 'blocked', expires_in: '24h' },
+    token: admin,
+  })
+  assert.equal(expiring.status, 200, JSON.stringify(expiring.body))
+  await first.stop()
+
+  await server.query(`alter database ${name} set default_transaction_read_only = on`)
+  // Every job at its shortest: each runs at start, the cleanup and the controller every second.
+  const eg = await startEdgegate(database, tls, [
+    '--retention-interval',
+    '1s',
+    '--fingerprint-retention',
+    '24h',
+    '--web-shadow-enabled',
+    '--web-enforcement-mode',
+    'enforce',
+    '--web-enforcement-interval',
+    '1s',
+  ])
+  t.after(() => eg.stop())
+  const { upload, pull } = nodeCalls(tls, eg.base, tokens.ssh1!, admin)
+  const policy = await pull()
+  assert.equal(policy.status, 200, JSON.stringify(policy.body))
+  refusal(await upload('b'))
+  await new Promise((resolve) => setTimeout(resolve, 3000))
+  // Logged at warn and above, apart from the refused upload's request line: before, the cleanup
+  // failed every run on an empty delete, and the expiry sweep every ten seconds on a lock
+  // PostgreSQL refuses in a read-only transaction.
+  const lines = eg.child
+    .log()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { msg: string; request_id?: string })
+  assert.deepEqual(
+    lines.filter((line) => line.request_id === undefined).map((line) => line.msg),
+    [],
+  )
+  assert.equal(lines.length, 1, 'the refused upload')
 })
 
 function refusal(r: Awaited<ReturnType<typeof call>>): void {

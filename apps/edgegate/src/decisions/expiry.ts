@@ -10,7 +10,7 @@
 import type { Logger } from '@gatehouse/kit'
 import { type DatabaseKind, sql } from '@gatehouse/kit/db/database.ts'
 import { periodic } from '@gatehouse/kit/periodic.ts'
-import type { Kysely } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import { audit } from '../admins/store.ts'
 import type { DB } from '../db/schema.ts'
 import { lockDecisionClock } from '../enforcement/store.ts'
@@ -22,21 +22,25 @@ export const EXPIRY_SWEEP_MS = 10_000
 
 /** Delete the manual decisions whose expiry is at or before `nowMs`; returns how many. */
 export async function expireDecisions(db: Kysely<DB>, kind: DatabaseKind, nowMs: number, batch = 500) {
+  const expired = (q: Kysely<DB> | Transaction<DB>) =>
+    q
+      .selectFrom('decisions')
+      .select(['scope_id', 'fingerprint'])
+      .where('expires_ms', '<=', nowMs)
+      // Written so no index serves them: SQLite's planner, without statistics, took the index
+      // led by `deleted` (every live decision) over the expiry's (migration 0014).
+      .where(sql<number>`deleted + 0`, '=', 0)
+      .where(sql<string>`source || ''`, '=', 'manual')
+      .orderBy('expires_ms')
+  // Most sweeps find nothing: a read first, without the clock's lock, which PostgreSQL refuses to
+  // take on a database turned read-only (a standby after a failover): that sweep would fail every
+  // ten seconds for as long as it lasts.
+  if ((await expired(db).limit(1).executeTakeFirst()) === undefined) return 0
   let total = 0
   for (;;) {
     const n = await db.transaction().execute(async (trx) => {
       await lockDecisionClock(trx, kind)
-      const due = await trx
-        .selectFrom('decisions')
-        .select(['scope_id', 'fingerprint'])
-        .where('expires_ms', '<=', nowMs)
-        // Written so no index serves them: SQLite's planner, without statistics, took the index
-        // led by `deleted` (every live decision) over the expiry's (migration 0014).
-        .where(sql<number>`deleted + 0`, '=', 0)
-        .where(sql<string>`source || ''`, '=', 'manual')
-        .orderBy('expires_ms')
-        .limit(batch)
-        .execute()
+      const due = await expired(trx).limit(batch).execute()
       if (due.length === 0) return 0
       const first = await tickClock(trx, kind, due.length)
       for (const [i, d] of due.entries()) {

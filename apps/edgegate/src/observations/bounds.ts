@@ -72,6 +72,16 @@ async function walkByTime(
     if (instanceId !== undefined) q = q.where('instance_id', '=', instanceId)
     if (after !== undefined) q = q.where('last_seen_ms', '>', after)
     const edge = await q.orderBy('last_seen_ms').limit(1).offset(BATCH).executeTakeFirst()
+    // The last range, most runs empty: a read first, so a walk with nothing to do writes nothing
+    // (a database turned read-only refuses even a delete that matches no row).
+    if (
+      !edge &&
+      (await q
+        .select((eb) => eb.lit(1).as('one'))
+        .limit(1)
+        .executeTakeFirst()) === undefined
+    )
+      return
     const range: TimeRange = edge
       ? { after, upTo: Number(edge.last_seen_ms), inclusive: true }
       : { after, upTo: below, inclusive: false }

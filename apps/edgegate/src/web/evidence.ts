@@ -353,7 +353,15 @@ group by g.gate, g.fingerprint`
 export async function sweepEvidence(db: Db, signalCutoffMs: number, sightingCutoffMs: number): Promise<number> {
   const a = await deleteBefore(db, 'web_evidence', 'observed_ms', signalCutoffMs)
   const b = await deleteBefore(db, 'web_evidence', 'sighting_ms', sightingCutoffMs)
-  // A pair whose newest signal is past retention has no evidence left (one row per pair: no batches).
-  await db.deleteFrom('web_evidence_groups').where('last_ms', '<', signalCutoffMs).execute()
+  // A pair whose newest signal is past retention has no evidence left (one row per pair: no
+  // batches). Read first: most runs have none, and a read-only database refuses even an empty delete.
+  const stale = db.selectFrom('web_evidence_groups').where('last_ms', '<', signalCutoffMs)
+  if (
+    (await stale
+      .select((eb) => eb.lit(1).as('one'))
+      .limit(1)
+      .executeTakeFirst()) !== undefined
+  )
+    await db.deleteFrom('web_evidence_groups').where('last_ms', '<', signalCutoffMs).execute()
   return a + b
 }
