@@ -7,6 +7,7 @@ import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
+import { sql } from 'kysely'
 import { request } from 'undici'
 import { type ApiSuite, apiSuites } from './helpers/api-suite.ts'
 import { publishZip } from './helpers/harness.ts'
@@ -90,6 +91,34 @@ apiSuites('operations', (s: ApiSuite) => {
         await db.selectFrom('uploads').select('id').where('id', '=', created.body.id).executeTakeFirst(),
         undefined,
       )
+      // Nothing left due: the next run only reads, so it also runs on a database that refuses
+      // writes (a standby after a failover). SQLite: the connection made query-only; PostgreSQL:
+      // statement triggers, which fire even for a delete of no row.
+      const tables = ['uploads', 'sessions', 'oidc_states', 'audit_events']
+      const sqlite = s.h.svc.ctx.database.sqlite
+      if (sqlite) sqlite.exec('pragma query_only = 1')
+      else {
+        await sql`create function refuse_write() returns trigger language plpgsql as $$
+          begin raise exception 'written while read-only'; end $$`.execute(db)
+        for (const table of tables)
+          await sql`create trigger refuse_write before delete or update or insert on ${sql.table(table)}
+            for each statement execute function refuse_write()`.execute(db)
+      }
+      try {
+        assert.deepEqual(await s.h.svc.maintenance(), {
+          uploads: 0,
+          files: 0,
+          sessions: 0,
+          oidcStates: 0,
+          auditEvents: 0,
+        })
+      } finally {
+        if (sqlite) sqlite.exec('pragma query_only = 0')
+        else {
+          for (const table of tables) await sql`drop trigger refuse_write on ${sql.table(table)}`.execute(db)
+          await sql`drop function refuse_write()`.execute(db)
+        }
+      }
     } finally {
       s.clock.advance(-(s.h.config.uploadTtl + 5000))
     }

@@ -21,7 +21,9 @@ export async function runMaintenance(ctx: AppContext): Promise<MaintenanceResult
   const now = ctx.clock.now()
   // Staged files of expired sessions go in the sweep below (their owner is no longer live).
   // Committed sessions are kept until they expire too: their row proves the token was used.
-  const uploads = await ctx.database.db.deleteFrom('uploads').where('expires_at', '<=', now).executeTakeFirst()
+  // Each delete reads first (kit `deleteBefore`), so a run with nothing due writes nothing: a
+  // database turned read-only (a standby after a failover) refuses even a delete of no row.
+  const uploads = await deleteBefore(ctx.database.db, 'uploads', 'expires_at', now + 1)
   const live = new Set(
     (await ctx.database.db.selectFrom('uploads').select('id').where('state', '!=', 'committed').execute()).map(
       (u) => u.id,
@@ -49,17 +51,11 @@ export async function runMaintenance(ctx: AppContext): Promise<MaintenanceResult
       }
     }
   }
-  const sessions = await ctx.database.db.deleteFrom('sessions').where('expires_at', '<=', now).executeTakeFirst()
-  const states = await ctx.database.db.deleteFrom('oidc_states').where('expires_at', '<=', now).executeTakeFirst()
+  const sessions = await deleteBefore(ctx.database.db, 'sessions', 'expires_at', now + 1)
+  const oidcStates = await deleteBefore(ctx.database.db, 'oidc_states', 'expires_at', now + 1)
   // In batches: a first pass over a year of history would otherwise hold the write lock throughout.
   const audit = await deleteBefore(ctx.database.db, 'audit_events', 'at', now - ctx.config.auditRetention)
-  const result = {
-    uploads: Number(uploads.numDeletedRows),
-    files,
-    sessions: Number(sessions.numDeletedRows),
-    oidcStates: Number(states.numDeletedRows),
-    auditEvents: audit,
-  }
+  const result = { uploads, files, sessions, oidcStates, auditEvents: audit }
   for (const [kind, n] of Object.entries(result)) ctx.counters.maintenanceRemoved.inc({ kind }, n)
   ctx.logger.info({ maintenance: result }, 'maintenance done')
   return result
