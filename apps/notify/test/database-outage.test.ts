@@ -24,7 +24,6 @@ import {
   startPostgres,
   waitFor,
 } from '@gatehouse/testkit'
-import { startHousekeeping } from '../src/housekeeping.ts'
 import { cli } from './cli-run.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, count, publish, reader, startNotify } from './helpers.ts'
 import { SseClient } from './sse.ts'
@@ -278,24 +277,6 @@ test('a PostgreSQL turned read-only (a standby after a failover): deliveries ans
     const login = await n.client.post('/api/v1/auth/login', { body: { username: 'vera', password } })
     assert.equal(login.status, 503, login.text)
   }
-  // The hourly cleanup with nothing due only reads: it runs on the standby without a failure.
-  const logged: string[] = []
-  const sink = new PassThrough().on('data', (line: Buffer) => logged.push(line.toString()))
-  const cleanup = startHousekeeping(
-    n.database.db,
-    'postgres',
-    {
-      retentionMs: 30 * 86_400_000,
-      streamRetentionMs: 86_400_000,
-      auditRetentionMs: 365 * 86_400_000,
-      intervalMs: 3_600_000,
-    },
-    createLogger({ name: 'notify', level: 'warn', destination: sink }),
-  )
-  await cleanup.run()
-  await cleanup.stop()
-  assert.deepEqual(logged, [])
-
   // Writable again: a session opened while read-only fails one write and is dropped, so the
   // sender's retries get through within the pool's sessions; the stream shows the delivery.
   await server.query(`alter database ${name} reset default_transaction_read_only`)
@@ -308,4 +289,44 @@ test('a PostgreSQL turned read-only (a standby after a failover): deliveries ans
   assert.ok(afterId !== undefined && afterId > before, 'stored once writable')
   assert.equal((await stream.nextOf('notification')).data.notification.id, afterId)
   assert.equal(await count(n), 2)
+})
+
+test('restarted on a standby (PostgreSQL read-only): it starts, pages answer, and the hourly cleanup, with nothing due, writes and logs nothing', async (t) => {
+  const server = await startPostgres()
+  t.after(() => server.stop())
+  const url = await server.createDatabase()
+  const name = new URL(url).pathname.slice(1)
+  const backend = { name: 'postgres' as const, url: async () => url }
+  // A long sign-in window: the counts of the sign-ins below are not due when the cleanup runs.
+  const env = { NOTIFY_LOGIN_THROTTLE_WINDOW: '1h' }
+  const first = await startNotify(backend, { env })
+  const { viewer, before } = await opsAndReader(t, first, 'stored before the failover')
+  // Push delivery has moved past it (no subscriber): nothing left for the standby to write.
+  await waitFor('the push cursor past the notification', async () => {
+    const cursor = await first.database.db.selectFrom('push_cursor').select('high_water').executeTakeFirst()
+    return Number(cursor?.high_water) >= before
+  })
+  await first.close()
+
+  await server.query(`alter database ${name} set default_transaction_read_only = on`)
+  const logged: string[] = []
+  const sink = new PassThrough().on('data', (line: Buffer) => logged.push(line.toString()))
+  // Before, the start itself failed: the bootstrap administrator was written at every start.
+  const n = await startNotify(backend, {
+    env,
+    housekeepingIntervalMs: 200,
+    logger: createLogger({ name: 'notify', level: 'warn', destination: sink }),
+  })
+  t.after(() => n.close())
+  const page = await n.client.get('/api/v1/notifications', { cookie: viewer })
+  assert.equal(page.status, 200, page.text)
+  assert.equal(page.body.notifications.length, 1)
+  // Several cleanup runs (every 200 ms here): before, each failed on a delete of no row.
+  await new Promise((resolve) => setTimeout(resolve, 1500))
+  const described = logged.map((line) => {
+    const entry = JSON.parse(line) as { msg: string; err?: { message?: string; stack?: string } }
+    const where = entry.err?.stack?.match(/apps\/notify\/src\/[\w/.-]+:\d+/)?.[0]
+    return `${entry.msg}: ${entry.err?.message} (${where})`
+  })
+  assert.deepEqual(described, [])
 })

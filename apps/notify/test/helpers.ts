@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path'
 import { after } from 'node:test'
-import { createLogger, type HttpApp, loadConfig } from '@gatehouse/kit'
+import { createLogger, type HttpApp, type Logger, loadConfig } from '@gatehouse/kit'
 import { freePort, type Postgres, startPostgres, tempDir } from '@gatehouse/testkit'
 import { type Config, finishConfig, schema } from '../src/config.ts'
 import { openNotifyDatabase } from '../src/db/open.ts'
@@ -60,6 +60,8 @@ export interface StartOptions {
   pushCa?: string | Buffer
   /** Between housekeeping runs (retention); default an hour. */
   housekeepingIntervalMs?: number
+  /** Instead of the silent one (NOTIFY_TEST_LOG), e.g. to read what the server logged. */
+  logger?: Logger
 }
 
 export async function startNotify(backend: Backend, options: StartOptions = {}): Promise<Notify> {
@@ -83,7 +85,7 @@ export async function startNotify(backend: Backend, options: StartOptions = {}):
   const database = await openNotifyDatabase(config.database)
   const app = await buildServer(config, {
     database,
-    logger: createLogger({ name: 'notify', level: config.logLevel }),
+    logger: options.logger ?? createLogger({ name: 'notify', level: config.logLevel }),
     ...(options.searchIndexIntervalMs !== undefined ? { searchIndexIntervalMs: options.searchIndexIntervalMs } : {}),
     ...(options.streamPollMs !== undefined ? { streamPollMs: options.streamPollMs } : {}),
     ...(options.pushCa !== undefined ? { pushCa: options.pushCa } : {}),

@@ -85,11 +85,16 @@ export class UserService {
   async ensureBootstrapAdmin(username: string, password: string): Promise<UserRow> {
     const existing = await findUserByName(this.#db, username)
     if (!existing) return this.create({ username, password, admin: true })
-    const patch: Partial<UserRow> = { is_admin: 1, enabled: 1, auth_type: 'local', kind: 'human' }
+    const wanted: Partial<UserRow> = { is_admin: 1, enabled: 1, auth_type: 'local', kind: 'human' }
+    const patch = Object.fromEntries(
+      Object.entries(wanted).filter(([key, value]) => existing[key as keyof UserRow] !== value),
+    ) as Partial<UserRow>
     if (!(await verifyPassword(password, existing.password_hash))) {
       patch.password_hash = await hashPassword(password, this.#cost)
     }
-    await updateUser(this.#db, existing.id, patch)
+    // Written only when something differs: a start on a read-only database (a standby after a
+    // failover) must not fail on a write that changes nothing.
+    if (Object.keys(patch).length > 0) await updateUser(this.#db, existing.id, patch)
     return { ...existing, ...patch } as UserRow
   }
 

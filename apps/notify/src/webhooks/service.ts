@@ -123,7 +123,9 @@ export async function ensureDevelopmentHook(db: Kysely<DB>, token: string, chann
   const tokenHash = hashToken(token)
   const existing = await findWebhook(db, DEVELOPMENT_HOOK_ID)
   if (existing) {
-    await updateWebhook(db, DEVELOPMENT_HOOK_ID, { token_hash: tokenHash, channel, revoked_at: null })
+    // Written only when it changed: a start on a read-only database (a standby) must not write.
+    if (existing.token_hash !== tokenHash || existing.channel !== channel || existing.revoked_at !== null)
+      await updateWebhook(db, DEVELOPMENT_HOOK_ID, { token_hash: tokenHash, channel, revoked_at: null })
     return
   }
   await insertWebhook(db, {
