@@ -11,6 +11,7 @@ import {
   StartupError,
 } from '@gatehouse/kit'
 import { type PeriodicJob, periodic } from '@gatehouse/kit/periodic.ts'
+import { RepeatedFailure } from '@gatehouse/kit/repeated-failure.ts'
 import type { Kysely } from 'kysely'
 import { DnstapListener } from './analytics/listener.ts'
 import { analyticsRoutes } from './analytics/routes.ts'
@@ -239,9 +240,16 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       await dnstap?.start()
       // With a Prometheus upstream the history comes from it alone: nothing to sample.
       if (config.resolver.controlDirs.length > 0 && !prometheus) {
+        // Every 15 s by default: while the resolver or the disk stays unusable, a line a minute.
+        const failures = new RepeatedFailure(deps.logger, {
+          failed: 'sampling the resolver counters failed',
+          recovered: 'sampling the resolver counters works again',
+          level: 'warn',
+        })
         sampler = periodic(() => history.sample(), {
           intervalMs: config.resolver.sampleInterval,
-          onError: (err) => deps.logger.warn({ err }, 'sampling the resolver counters failed'),
+          onError: (err) => failures.failed(err),
+          onSuccess: () => failures.succeeded(),
         })
       }
     },

@@ -116,6 +116,7 @@ export {
 export { type PeriodicJob, type PeriodicOptions, periodic } from './periodic.ts'
 export { mkdirPrivate, mkdirPrivateSync, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts'
 export { exitWithError, type RunOptions, runMain, type Stop } from './process.ts'
+export { RepeatedFailure, type RepeatedFailureOptions } from './repeated-failure.ts'
 export { generateToken, hashToken, safeEqual, sha256Hex, verifyToken } from './secrets.ts'
 export type { StackContext, StackService, StartStack } from './stack.ts'
 export {

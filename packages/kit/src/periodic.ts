@@ -14,6 +14,8 @@ export interface PeriodicOptions {
   firstRunMs?: number
   /** A run that threw or rejected; the job runs again at the next interval. */
   onError(err: unknown): void
+  /** A run that ended well (with `onError`, a `RepeatedFailure`'s two halves). */
+  onSuccess?(): void
 }
 
 export interface PeriodicJob {
@@ -39,7 +41,7 @@ export function periodic(task: () => Promise<unknown>, o: PeriodicOptions): Peri
     running ??= Promise.resolve()
       .then(task)
       .then(
-        () => {},
+        () => o.onSuccess?.(),
         (err: unknown) => o.onError(err),
       )
       .finally(() => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
+import { PassThrough } from 'node:stream'
 import { test } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
-import { periodic } from '../src/index.ts'
+import { createLogger, periodic, RepeatedFailure } from '../src/index.ts'
 
 /** A task whose runs end when the test says so. */
 function controlledTask() {
@@ -125,4 +126,49 @@ periodic(async () => {}, { intervalMs: 3_600_000, firstRunMs: 60_000, onError() 
   // Killed at the timeout (status null) if a timer held it: the first run is a minute away.
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 })
   assert.equal(r.status, 0, r.stderr)
+})
+
+test('a job failing run after run logs the first failure, then one line per interval with the count, then one when it works again', async () => {
+  const lines: Array<{ level: string; msg: string; repeated?: number; failures?: number; err?: { message: string } }> =
+    []
+  const sink = new PassThrough().on('data', (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line))
+  })
+  const failures = new RepeatedFailure(createLogger({ name: 'test', level: 'info', destination: sink }), {
+    failed: 'sweep failed',
+    recovered: 'sweep works again',
+    everyMs: 1000,
+  })
+  let failing = true
+  let runs = 0
+  let failedRuns = 0
+  const job = periodic(
+    async () => {
+      runs++
+      if (!failing) return
+      failedRuns++
+      throw new Error(`database down (run ${runs})`)
+    },
+    { intervalMs: 20, firstRunMs: 0, onError: (err) => failures.failed(err), onSuccess: () => failures.succeeded() },
+  )
+  await until(() => runs >= 4)
+  assert.equal(lines.length, 1, 'one line for the first failures')
+  assert.deepEqual(
+    [lines[0]!.level, lines[0]!.msg, lines[0]!.err?.message],
+    ['error', 'sweep failed', 'database down (run 1)'],
+  )
+  await until(() => lines.length === 2)
+  assert.equal(lines[1]!.msg, 'sweep failed')
+  assert.ok(lines[1]!.repeated! > 2, 'the second line counts the failures it stands for')
+  failing = false
+  await until(() => lines.length === 3)
+  await delay(100)
+  await job.stop()
+  assert.equal(lines.length, 3, 'nothing more while it works')
+  assert.deepEqual([lines[2]!.level, lines[2]!.msg], ['info', 'sweep works again'])
+  assert.equal(lines[2]!.failures, failedRuns)
+  // Failing again later starts over: logged at once.
+  failures.failed(new Error('down again'))
+  await until(() => lines.length === 4)
+  assert.equal(lines[3]!.err?.message, 'down again')
 })

@@ -10,6 +10,7 @@
 import type { Logger } from '@gatehouse/kit'
 import { type DatabaseKind, sql } from '@gatehouse/kit/db/database.ts'
 import { periodic } from '@gatehouse/kit/periodic.ts'
+import { RepeatedFailure } from '@gatehouse/kit/repeated-failure.ts'
 import type { Kysely, Transaction } from 'kysely'
 import { audit } from '../admins/store.ts'
 import type { DB } from '../db/schema.ts'
@@ -56,6 +57,11 @@ export async function expireDecisions(db: Kysely<DB>, kind: DatabaseKind, nowMs:
 
 /** Run the sweep now and every `EXPIRY_SWEEP_MS`; returns a stop function that waits for a sweep running. */
 export function startExpirySweep(db: Kysely<DB>, kind: DatabaseKind, log: Logger): () => Promise<void> {
+  const failures = new RepeatedFailure(log, {
+    failed: 'ending expired decisions failed; tried again shortly',
+    recovered: 'ending expired decisions works again',
+    level: 'warn',
+  })
   const job = periodic(
     async () => {
       const n = await expireDecisions(db, kind, Date.now())
@@ -64,7 +70,9 @@ export function startExpirySweep(db: Kysely<DB>, kind: DatabaseKind, log: Logger
     {
       intervalMs: EXPIRY_SWEEP_MS,
       firstRunMs: 0,
-      onError: (err) => log.warn({ err }, 'ending expired decisions failed; tried again shortly'),
+      // Every ten seconds: while the database stays unusable, a line a minute.
+      onError: (err) => failures.failed(err),
+      onSuccess: () => failures.succeeded(),
     },
   )
   return job.stop

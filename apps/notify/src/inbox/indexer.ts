@@ -34,6 +34,7 @@
  * long doclists in every segment run 3-12 % faster (`npm run bench:segments -w apps/notify`).
  */
 import { type Database, type DatabaseKind, type Logger, sql } from '@gatehouse/kit'
+import { RepeatedFailure } from '@gatehouse/kit/repeated-failure.ts'
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import type { DB } from '../db/schema.ts'
 
@@ -149,6 +150,8 @@ const INSUFFICIENT_PRIVILEGE = '42501'
 export class SearchIndexer {
   readonly #db: Kysely<DB>
   readonly #logger: Logger
+  /** Passes retried every second while the database is unusable, logged once a minute. */
+  readonly #failures: RepeatedFailure
   readonly #intervalMs: number
   readonly #kind: DatabaseKind
   readonly #merge: ((level: MergeLevel) => Promise<boolean>) | undefined
@@ -161,6 +164,11 @@ export class SearchIndexer {
   constructor(database: Database<DB>, logger: Logger, intervalMs = INDEX_INTERVAL_MS) {
     this.#db = database.db
     this.#logger = logger
+    this.#failures = new RepeatedFailure(logger, {
+      failed: 'search indexing failed; retrying',
+      recovered: 'search indexing works again',
+      level: 'warn',
+    })
     this.#intervalMs = intervalMs
     this.#kind = database.kind
     this.#merge = database.kind === 'sqlite' ? searchMerger(database) : undefined
@@ -200,9 +208,13 @@ export class SearchIndexer {
         this.#logger.warn({ err: (err as Error).message }, 'cannot merge the search index pending list; inserts will')
         return
       }
-      this.#logger.warn({ err: (err as Error).message }, 'search indexing failed; retrying')
+      // Retried every second: logged once a minute while the database stays unusable.
+      this.#failures.failed(err)
       next = Math.max(this.#intervalMs, 1000)
+      this.#schedule(next)
+      return
     }
+    this.#failures.succeeded()
     this.#schedule(next)
   }
 

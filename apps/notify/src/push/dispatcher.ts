@@ -15,6 +15,7 @@
  * when it allows, which every pass checks.
  */
 import type { AppMetrics, Logger } from '@gatehouse/kit'
+import { RepeatedFailure } from '@gatehouse/kit/repeated-failure.ts'
 import type { Kysely } from 'kysely'
 import type { DB, PushMode, PushSubscriptionRow } from '../db/schema.ts'
 import { PushBudgets } from './budget.ts'
@@ -45,6 +46,8 @@ export class PushDispatcher {
   readonly #db: Kysely<DB>
   readonly #sender: PushSender
   readonly #logger: Logger
+  /** A pass failing every two seconds (the database down or read-only) is logged once a minute. */
+  readonly #passFailures: RepeatedFailure
   readonly #pollMs: number
   readonly #deliveries
   readonly #held
@@ -65,6 +68,10 @@ export class PushDispatcher {
     this.#db = db
     this.#sender = sender
     this.#logger = logger
+    this.#passFailures = new RepeatedFailure(logger, {
+      failed: 'push delivery pass failed',
+      recovered: 'push delivery passes work again',
+    })
     this.#pollMs = options.pollMs ?? 2000
     this.#deliveries = metrics.counter('push_deliveries_total', 'Web Push messages by result', ['result'])
     this.#held = metrics.counter('push_held_total', "Pushes held past a browser's budget, to be told in a summary push")
@@ -92,8 +99,9 @@ export class PushDispatcher {
             this.#lastPass = performance.now()
             await this.#pass()
             await this.#sendSummaries()
+            this.#passFailures.succeeded()
           })
-          .catch((err: unknown) => this.#logger.error({ err }, 'push delivery pass failed'))
+          .catch((err: unknown) => this.#passFailures.failed(err))
       },
       Math.max(0, wait),
     )

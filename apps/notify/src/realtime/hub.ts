@@ -15,6 +15,7 @@
  * (and a reader that was deleted or disabled loses the stream).
  */
 import type { Logger } from '@gatehouse/kit'
+import { RepeatedFailure } from '@gatehouse/kit/repeated-failure.ts'
 import type { Kysely } from 'kysely'
 import type { Reader } from '../auth/guard.ts'
 import { readableChannelNames } from '../channels/access.ts'
@@ -76,7 +77,8 @@ const PASS_GAP_PER_STREAM_MS = 0.1
 
 export class StreamHub {
   readonly #db: Kysely<DB>
-  readonly #logger: Logger
+  /** Passes failing run after run (the database down) are logged once a minute. */
+  readonly #passFailures: RepeatedFailure
   readonly #options: Required<StreamHubOptions>
   readonly #subs = new Set<Subscriber>()
   #pos: Position = { n: 0, c: 0 }
@@ -96,7 +98,10 @@ export class StreamHub {
 
   constructor(db: Kysely<DB>, logger: Logger, options: StreamHubOptions = {}) {
     this.#db = db
-    this.#logger = logger
+    this.#passFailures = new RepeatedFailure(logger, {
+      failed: 'realtime stream pass failed',
+      recovered: 'realtime stream passes work again',
+    })
     this.#options = { pollMs: 2000, keepaliveMs: 25_000, maxBufferedBytes: 1 << 20, maxPassGapMs: 100, ...options }
   }
 
@@ -204,7 +209,10 @@ export class StreamHub {
 
   #enqueue<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.#queue.then(fn)
-    this.#queue = run.catch((err: unknown) => this.#logger.error({ err }, 'realtime stream pass failed'))
+    this.#queue = run.then(
+      () => this.#passFailures.succeeded(),
+      (err: unknown) => this.#passFailures.failed(err),
+    )
     return run
   }
 
