@@ -184,13 +184,7 @@ test('a disk error under SQLite (ext4 turns read-only): writes answer 503, pulls
 })
 
 test('a PostgreSQL turned read-only (a standby after a failover): writes answer 503, pulls go on, and writes resume once it is writable again', async (t) => {
-  const tls = makeTls()
-  t.after(() => tls.ca.remove())
-  const server = await startPostgres()
-  t.after(() => server.stop())
-  const database = await server.createDatabase()
-  const name = new URL(database).pathname.slice(1)
-  const { tokens, admin } = await seed(database, [{ id: 'ssh1', kind: 'sshgate' }])
+  const { tls, server, database, name, tokens, admin } = await postgresOfItsOwn(t)
   const eg = await startEdgegate(database, tls)
   t.after(() => eg.stop())
   const { upload, decide, pull, stored } = nodeCalls(tls, eg.base, tokens.ssh1!, admin)
@@ -223,13 +217,7 @@ test('a PostgreSQL turned read-only (a standby after a failover): writes answer 
 })
 
 test('restarted on a standby (PostgreSQL read-only): pulls answered, and the background jobs, with nothing due, write and log nothing', async (t) => {
-  const tls = makeTls()
-  t.after(() => tls.ca.remove())
-  const server = await startPostgres()
-  t.after(() => server.stop())
-  const database = await server.createDatabase()
-  const name = new URL(database).pathname.slice(1)
-  const { tokens, admin } = await seed(database, [{ id: 'ssh1', kind: 'sshgate' }])
+  const { tls, server, database, name, tokens, admin } = await postgresOfItsOwn(t)
   const first = await startEdgegate(database, tls)
   const before = nodeCalls(tls, first.base, tokens.ssh1!, admin)
   assert.equal((await before.upload('a')).status, 200)
@@ -275,6 +263,18 @@ test('restarted on a standby (PostgreSQL read-only): pulls answered, and the bac
   )
   assert.equal(lines.length, 1, 'the refused upload')
 })
+
+/** A PostgreSQL server of the test's own (the test turns it read-only), a database and a gate node `ssh1`. */
+async function postgresOfItsOwn(t: TestContext) {
+  const tls = makeTls()
+  t.after(() => tls.ca.remove())
+  const server = await startPostgres()
+  t.after(() => server.stop())
+  const database = await server.createDatabase()
+  const name = new URL(database).pathname.slice(1)
+  const { tokens, admin } = await seed(database, [{ id: 'ssh1', kind: 'sshgate' }])
+  return { tls, server, database, name, tokens, admin }
+}
 
 function refusal(r: Awaited<ReturnType<typeof call>>): void {
   assert.equal(r.status, 503, JSON.stringify(r.body))
