@@ -49,7 +49,8 @@ for (const dialect of DIALECTS) {
       const carol = tokenOf(added.stdout)
       const until = untilOf(added.stdout)
       assert.ok(until >= before + 2 * HOUR - 1000 && until <= Date.now() + 2 * HOUR, added.stdout)
-      assert.equal((await run('admin', 'add', 'dave')).code, 0)
+      const daveAdded = await run('admin', 'add', 'dave')
+      assert.equal(daveAdded.code, 0, daveAdded.stderr)
 
       const listed = JSON.parse((await run('admin', 'list', '--json')).stdout) as Json[]
       assert.deepEqual(
@@ -80,6 +81,16 @@ for (const dialect of DIALECTS) {
         assert.equal(signIn.status, 200)
         const maxAge = Number(/Max-Age=(\d+)/.exec(String(signIn.headers['set-cookie']))?.[1])
         assert.ok(maxAge > 2 * 3600 - 60 && maxAge <= 2 * 3600, `the cookie ends with the token: Max-Age=${maxAge}`)
+        // The session and the token each say when the token expires; the dashboard shows it.
+        const cookie = String(signIn.headers['set-cookie']).split(';')[0]!
+        const bySession = await call(tls, gate.base, '/api/session', { headers: { cookie } })
+        assert.deepEqual(bySession.body, { admin: 'carol', token_expires_at: new Date(until).toISOString() })
+        const byToken = await call(tls, gate.base, '/api/session', { token: carol })
+        assert.deepEqual(byToken.body, bySession.body)
+        const dave = await call(tls, gate.base, '/api/session', { token: tokenOf(daveAdded.stdout) })
+        assert.deepEqual(dave.body, { admin: 'dave', token_expires_at: null })
+        const page = await call(tls, gate.base, '/', { headers: { cookie } })
+        assert.match(String(page.body), /id="token-notice"[\s\S]*less than a day left[\s\S]*rotate-token carol/)
         const d = await openEdgeDatabase(database, 1)
         try {
           const session = await d.db.selectFrom('sessions').select('expires_ms').executeTakeFirstOrThrow()

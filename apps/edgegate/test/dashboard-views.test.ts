@@ -1,7 +1,8 @@
 /**
  * The dashboard's views in Chromium, with web evidence and the controller running: the
  * overview, decisions (filters, automated ones marked with their expiry), web candidates (shadow
- * verdict and reasons, enforcement mode, the kill switch), signals. Keyboard use, no inline
+ * verdict and reasons, enforcement mode, the kill switch), signals, and the notice of a token about
+ * to expire. Keyboard use, no inline
  * script, no CSP violation. Screenshots of each view (laptop and phone widths) are saved under
  * apps/edgegate/test-output/.
  */
@@ -199,6 +200,47 @@ describe('dashboard views', () => {
       assert.deepEqual(problems, [])
     } finally {
       await context.close()
+    }
+  })
+
+  test('an administrator whose token expires within a fortnight reads so on every view, laptop and phone', async () => {
+    const setExpiry = async (expiresMs: number | null) => {
+      const d = await openEdgeDatabase(dash.database, 1)
+      try {
+        await d.db.updateTable('admins').set({ expires_ms: expiresMs }).execute()
+      } finally {
+        await d.close()
+      }
+    }
+    await setExpiry(Date.now() + 3 * 86_400_000 + 3_600_000)
+    const { context, page, problems, shot } = await openPage(dash, '/')
+    try {
+      const notice = page.locator('#token-notice')
+      assert.match(
+        (await notice.textContent()) ?? '',
+        /^Your administrator token expires on \d{4}-\d\d-\d\d \S+Z \(3 days left\), and this session with it\. An operator issues a new one with edgegate admin rotate-token admin\d+\.$/,
+      )
+      await page.locator('nav a', { hasText: 'Decisions' }).click()
+      await page.locator('h1', { hasText: 'Decisions' }).waitFor()
+      assert.equal(await page.locator('#token-notice').count(), 1, 'on every view')
+      await page.setViewportSize(PHONE)
+      const box = await page.locator('#token-notice').boundingBox()
+      assert.ok(box && box.x >= 0 && box.x + box.width <= PHONE.width, JSON.stringify(box))
+      await shot('token-notice-phone')
+      const session = await page.evaluate(async () => (await fetch('/api/session')).json())
+      assert.equal(Date.parse(session.token_expires_at) > Date.now() + 3 * 86_400_000, true, JSON.stringify(session))
+      assert.deepEqual(problems, [])
+    } finally {
+      await context.close()
+      await setExpiry(null)
+    }
+    // A token that never expires: no notice.
+    const later = await openPage(dash, '/')
+    try {
+      await later.page.locator('h1').first().waitFor()
+      assert.equal(await later.page.locator('#token-notice').count(), 0)
+    } finally {
+      await later.context.close()
     }
   })
 })

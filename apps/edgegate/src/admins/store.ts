@@ -82,12 +82,18 @@ export async function insertSession(db: Db, idHash: string, admin: string, now: 
     .execute()
 }
 
-export function findSession(db: Db, idHash: string, now: number): Promise<{ admin_name: string } | undefined> {
+/** A live session, with when its administrator's token expires (null: never). */
+export function findSession(
+  db: Db,
+  idHash: string,
+  now: number,
+): Promise<{ admin_name: string; token_expires_ms: number | string | null } | undefined> {
   return db
     .selectFrom('sessions')
-    .select('admin_name')
-    .where('id_hash', '=', idHash)
-    .where('expires_ms', '>', now)
+    .innerJoin('admins', 'admins.name', 'sessions.admin_name')
+    .select(['sessions.admin_name', 'admins.expires_ms as token_expires_ms'])
+    .where('sessions.id_hash', '=', idHash)
+    .where('sessions.expires_ms', '>', now)
     .executeTakeFirst()
 }
 

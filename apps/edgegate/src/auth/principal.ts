@@ -18,7 +18,7 @@ export const SESSION_COOKIE = 'edgegate_session'
 export type Principal =
   | { type: 'node'; node: NodeRow; via: 'token' }
   | { type: 'node'; node: NodeRow; via: 'certificate'; certExpiresMs: number }
-  | { type: 'admin'; name: string; via: 'token' | 'session' }
+  | { type: 'admin'; name: string; via: 'token' | 'session'; tokenExpiresMs: number | null }
 
 /** Resolve the caller; throws 401 for presented-but-invalid credentials, returns undefined for none. */
 export async function resolvePrincipal(db: Kysely<DB>, req: FastifyRequest): Promise<Principal | undefined> {
@@ -32,7 +32,7 @@ export async function resolvePrincipal(db: Kysely<DB>, req: FastifyRequest): Pro
     if (admin) {
       refuseExpired(admin, Date.now())
       await noteAdminUse(db, admin)
-      return { type: 'admin', name: admin.name, via: 'token' }
+      return { type: 'admin', name: admin.name, via: 'token', tokenExpiresMs: expiryOf(admin.expires_ms) }
     }
     throw errors.unauthorized('unknown token')
   }
@@ -41,13 +41,19 @@ export async function resolvePrincipal(db: Kysely<DB>, req: FastifyRequest): Pro
     const found = /^[A-Za-z0-9_-]{16,200}$/.test(session)
       ? await findSession(db, hashToken(session), Date.now())
       : undefined
-    if (found) return { type: 'admin', name: found.admin_name, via: 'session' }
+    if (found)
+      return { type: 'admin', name: found.admin_name, via: 'session', tokenExpiresMs: expiryOf(found.token_expires_ms) }
     // A stale cookie is not an error by itself: the caller may still present a certificate.
   }
   const fromCert = await nodeFromCertificate(db, req)
   if (fromCert) return { type: 'node', node: fromCert.node, via: 'certificate', certExpiresMs: fromCert.expiresMs }
   if (session !== undefined) throw errors.unauthorized('the session has expired; sign in again')
   return undefined
+}
+
+/** A stored expiry (PostgreSQL gives a bigint as text). */
+function expiryOf(stored: number | string | null): number | null {
+  return stored === null ? null : Number(stored)
 }
 
 /** 401 for an administrator token past its expiry, saying so: "unknown token" would send its holder looking for a typo. */

@@ -44,8 +44,14 @@ export function sessionRoutes(app: HttpApp, ctx: AppContext) {
 
   app.get(
     '/api/session',
-    { onRequest: ctx.guards.requireAdmin, schema: { summary: 'Show the signed-in administrator' } },
-    async (req) => ({ admin: adminOf(req) }),
+    {
+      onRequest: ctx.guards.requireAdmin,
+      schema: { summary: 'Show the signed-in administrator and when its token expires (null: never)' },
+    },
+    async (req) => {
+      const expires = req.principal?.type === 'admin' ? req.principal.tokenExpiresMs : null
+      return { admin: adminOf(req), token_expires_at: expires === null ? null : new Date(expires).toISOString() }
+    },
   )
 
   app.delete(

@@ -129,6 +129,8 @@ code { font-size: 12px; }
 .node-silent { color: #886600; font-weight: 600; } .node-disabled { color: #aa1111; }
 .cert-soon { color: #886600; font-weight: 600; } .cert-expired { color: #aa1111; font-weight: 600; }
 #error { background: #fee; border: 1px solid #c66; padding: .5rem; }
+.notice { background: #fff6d6; border: 1px solid #d9b84a; padding: .5rem; margin-top: 1rem; }
+.notice code { overflow-wrap: anywhere; }
 header { display: flex; justify-content: space-between; align-items: center; }
 @media (max-width: 40rem) {
   body { margin: 0 .6rem .6rem; } td, th { padding: .25rem .3rem; }

@@ -1,4 +1,6 @@
 /** Escaped HTML templates for the server-rendered dashboard. */
+import { EXPIRY_WARN_MS } from '@gatehouse/kit/certificate-expiry.ts'
+
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 
 export class Html {
@@ -49,16 +51,35 @@ export const VIEWS = [
   ['/audit', 'Audit log'],
 ] as const
 
+/** Who is signed in to a view, and when the token behind the session expires (null: never). */
+export interface SignedIn {
+  name: string
+  tokenExpiresMs: number | null
+}
+
+/**
+ * Within the fortnight the health pass warns about, the administrator reads it on every view:
+ * the session ends with the token, and whoever holds it is often the last to hear of an alert.
+ */
+function tokenNotice(admin: SignedIn, now: number): Html {
+  if (admin.tokenExpiresMs === null || admin.tokenExpiresMs - now >= EXPIRY_WARN_MS) return html``
+  const days = Math.floor((admin.tokenExpiresMs - now) / 86_400_000)
+  const left = days === 0 ? 'less than a day' : `${days} day${days === 1 ? '' : 's'}`
+  return html`<p id="token-notice" class="notice" role="status">Your administrator token expires on ${time(
+    admin.tokenExpiresMs,
+  )} (${left} left), and this session with it. An operator issues a new one with <code>edgegate admin rotate-token ${admin.name}</code>.</p>`
+}
+
 /** The menu and signed-in bar of every administrator view; `current` is the active path. */
-export function chrome(admin: string, current: string, body: Html): Html {
+export function chrome(admin: SignedIn, current: string, body: Html): Html {
   return html`<a class="skip" href="#main">Skip to content</a>
 <header><strong class="brand">edgegate</strong>
 <nav aria-label="Views"><ul>${VIEWS.map(
     ([path, name]) => html`<li><a href="${path}"${path === current ? html` aria-current="page"` : ''}>${name}</a></li>`,
   )}</ul></nav>
-<span class="who">Signed in as <strong>${admin}</strong> <button id="logout" type="button">Sign out</button></span></header>
+<span class="who">Signed in as <strong>${admin.name}</strong> <button id="logout" type="button">Sign out</button></span></header>
 <main id="main">
-<p id="error" role="alert" hidden></p>
+${tokenNotice(admin, Date.now())}<p id="error" role="alert" hidden></p>
 ${body}
 </main>`
 }

@@ -2,12 +2,12 @@
 import type { SmtpReport } from '@gatehouse/kit/edge-wire.ts'
 import type { NodeRow } from '../db/schema.ts'
 import type { Pair } from '../web/pair-store.ts'
-import { chrome, type Html, html, layout, time } from './html.ts'
+import { chrome, type Html, html, layout, type SignedIn, time } from './html.ts'
 
 /** Evidence rows shown per SMTP report (largest counts first); the rest are counted. */
 const EVIDENCE_SHOWN = 10
 
-export function pairsPage(admin: string, pairs: Pair[], nodes: NodeRow[]): string {
+export function pairsPage(admin: SignedIn, pairs: Pair[], nodes: NodeRow[]): string {
   const web = nodes.filter((n) => n.kind === 'websignal' || n.kind === 'log_watcher').map((n) => n.instance_id)
   const gates = nodes.filter((n) => n.kind === 'tlsgate').map((n) => n.instance_id)
   const select = (name: string, label: string, ids: string[]) =>
@@ -75,7 +75,7 @@ ${shown.map(
 </section>`
 }
 
-export function smtpPage(admin: string, reports: Report[]): string {
+export function smtpPage(admin: SignedIn, reports: Report[]): string {
   const totals: Record<string, number> = {}
   for (const r of reports) for (const [k, v] of Object.entries(r.counts)) totals[k] = (totals[k] ?? 0) + v
   const nodes = new Set(reports.map((r) => r.instance_id)).size
@@ -113,7 +113,7 @@ const AUDIT_FAMILIES = [
 ] as const
 
 /** The audit log: who changed what, when; filtered by action family and actor (GET form). */
-export function auditPage(admin: string, entries: AuditEntry[], f: { action?: string; actor?: string }): string {
+export function auditPage(admin: SignedIn, entries: AuditEntry[], f: { action?: string; actor?: string }): string {
   return layout(
     'edgegate: audit log',
     chrome(

@@ -5,7 +5,7 @@ import type { NodeRow } from '../db/schema.ts'
 import { describeNode } from '../nodes/service.ts'
 import type { Aggregate } from '../observations/merge.ts'
 import { formatMillis } from '../timestamps.ts'
-import { chrome, type Html, html, layout, time } from './html.ts'
+import { chrome, type Html, html, layout, type SignedIn, time } from './html.ts'
 
 export function signInPage(): string {
   return layout(
@@ -21,7 +21,7 @@ export function signInPage(): string {
 }
 
 export interface Overview {
-  admin: string
+  admin: SignedIn
   /** Show only this instance's fingerprints and decisions. */
   instance: string | undefined
   nodes: NodeRow[]

@@ -22,6 +22,7 @@ import { listPairs } from '../web/pair-store.ts'
 import { candidateJson } from '../web/routes.ts'
 import { buildReport, reportInterval } from '../web/service.ts'
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.ts'
+import type { SignedIn } from './html.ts'
 import { auditPage, pairsPage, smtpPage } from './more-views.ts'
 import { overviewPage, signInPage } from './pages.ts'
 import { decisionsPage, signalsPage, webPage } from './views.ts'
@@ -29,7 +30,7 @@ import { decisionsPage, signalsPage, webPage } from './views.ts'
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-type View = (req: FastifyRequest, admin: string) => Promise<string>
+type View = (req: FastifyRequest, admin: SignedIn) => Promise<string>
 
 /** A server-rendered administrator view: the sign-in page without a session. */
 function page(ctx: AppContext, view: View) {
@@ -43,7 +44,7 @@ function page(ctx: AppContext, view: View) {
       principal = undefined
     }
     if (principal?.type !== 'admin') return signInPage()
-    return view(req, principal.name)
+    return view(req, { name: principal.name, tokenExpiresMs: principal.tokenExpiresMs })
   }
 }
 

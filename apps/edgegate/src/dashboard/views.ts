@@ -3,7 +3,7 @@ import type { DecisionRow, SignalRow } from '../db/schema.ts'
 import { toDecision } from '../decisions/service.ts'
 import type { enforcementStatus } from '../enforcement/routes.ts'
 import type { candidateJson } from '../web/routes.ts'
-import { chrome, type Html, html, layout, time } from './html.ts'
+import { chrome, type Html, html, layout, type SignedIn, time } from './html.ts'
 import { verdictButtons } from './pages.ts'
 
 export interface DecisionFilter {
@@ -25,7 +25,7 @@ function sourceCell(d: DecisionRow, now: number): Html {
 }
 
 export function decisionsPage(
-  admin: string,
+  admin: SignedIn,
   rows: DecisionRow[],
   gates: string[],
   f: DecisionFilter,
@@ -107,7 +107,7 @@ nodes: ${list(c.nodes, c.node_count)}${c.cross_node ? html` <span class="badge">
 }
 
 export function webPage(
-  admin: string,
+  admin: SignedIn,
   status: Status,
   report: { from: string; to: string; window_seconds: number; candidates: CandidateJson[]; truncated: boolean },
   window: string,
@@ -132,7 +132,7 @@ ${report.candidates.map(candidateRow)}
   )
 }
 
-export function signalsPage(admin: string, rows: SignalRow[]): string {
+export function signalsPage(admin: SignedIn, rows: SignalRow[]): string {
   return layout(
     'edgegate: signals',
     chrome(
