@@ -9,6 +9,7 @@ import { hostname } from 'node:os'
 import type { Logger } from '@gatehouse/kit'
 import { type CertificateExpiryWatch, watchCertificateExpiry } from '@gatehouse/kit/certificate-expiry.ts'
 import { clockOffsetWarner } from '@gatehouse/kit/control-plane-client.ts'
+import { RepeatedFailure } from '@gatehouse/kit/repeated-failure.ts'
 import { AnalyticsCollector, type HourCounts, VisitorKeys } from './analytics/collector.ts'
 import { AnalyticsSender, closeHours, flushAnalytics } from './analytics/roll.ts'
 import type { Config } from './config.ts'
@@ -52,6 +53,12 @@ export class Agent {
   #analyticsRunning = false
   #analyticsEpoch = 0
   #storeOk = false
+  /** The last ping failed: the store is down or cut off. */
+  #unreachable = false
+  /** Why the store refuses the counts while it answers (a read-only replica, out of memory). */
+  #refusal: string | undefined
+  /** Flushes fail every tick while the store refuses them: logged once a minute. */
+  readonly #flushFailures: RepeatedFailure
   #timers: NodeJS.Timeout[] = []
   #polling = false
   #flushing: Promise<void> | undefined
@@ -61,6 +68,11 @@ export class Agent {
 
   constructor(d: AgentDeps) {
     this.#d = d
+    this.#flushFailures = new RepeatedFailure(d.logger, {
+      failed: 'storing the counts failed: what was read is kept and stored once the store takes it',
+      recovered: 'the store takes the counts again',
+      level: 'warn',
+    })
     const c = d.config
     const lists = loadPatternLists([BUILTIN_PATTERN_DIR, ...c.patternDirs], c.disabledLists)
     this.#agg = new WindowAggregator(c.windowMs, compilePatterns(lists))
@@ -169,7 +181,11 @@ export class Agent {
   /** Readiness: store connected and every input started (a missing file is waited for, not a failure). */
   readiness(): { ready: boolean; failing: Record<string, string> } {
     const failing: Record<string, string> = {}
-    if (!this.#storeOk) failing.store = 'the store is unreachable'
+    if (!this.#storeOk)
+      failing.store =
+        this.#unreachable || this.#refusal === undefined
+          ? 'the store is unreachable'
+          : `the store does not take writes (${this.#refusal})`
     for (const i of this.#inputs) {
       if (!i.tailer.started) failing[`input ${i.pipeline.input.site}`] = `cannot read the log (${i.tailer.error})`
     }
@@ -204,16 +220,20 @@ export class Agent {
   }
 
   async #health(): Promise<void> {
+    let answered = false
     try {
       await this.#d.store.ping()
-      if (!this.#storeOk) {
-        // A store that restarted without persistence lost its schema key: set (or check) it again.
-        await this.#d.store.checkSchema()
-        this.#d.logger.info('store reachable again')
-      }
+      answered = true
+      if (this.#unreachable) this.#d.logger.info('store reachable again')
+      this.#unreachable = false
+      // A store that restarted without persistence lost its schema key: set (or check) it again.
+      if (!this.#storeOk) await this.#d.store.checkSchema()
       this.#storeOk = true
     } catch {
-      if (this.#storeOk) this.#d.logger.warn('store unreachable: not ready until it answers')
+      // One line per outage; a store that answers but refuses the schema check (a read-only
+      // replica) is told by the flush's own line.
+      if (!answered && !this.#unreachable) this.#d.logger.warn('store unreachable: not ready until it answers')
+      this.#unreachable ||= !answered
       this.#storeOk = false
     }
     try {
@@ -250,7 +270,11 @@ export class Agent {
     // Retried next tick. A call that timed out after Redis ran it counts twice:
     // at-least-once counting, documented.
     const failed = flushed.failed
-    if (flushed.failedCalls > 0) m.storeFailures.inc(flushed.failedCalls)
+    if (flushed.failedCalls > 0) {
+      m.storeFailures.inc(flushed.failedCalls)
+      this.#flushFailures.failed(flushed.error)
+      this.#refusal = flushed.error instanceof Error ? flushed.error.message : String(flushed.error)
+    }
     await Promise.all(
       flushed.candidates.map(async ({ aggregate: a, totals: t }) => {
         // The store applied the same rule; this keeps the decision in one readable place.
@@ -278,6 +302,8 @@ export class Agent {
       this.readiness()
       return
     }
+    this.#flushFailures.succeeded()
+    this.#refusal = undefined
     this.#savePositions(positions)
   }
 

@@ -1,7 +1,7 @@
 /** Test support: configs, agents on a real Redis, log lines. */
 import { appendFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createLogger } from '@gatehouse/kit'
+import { createLogger, type Logger } from '@gatehouse/kit'
 import { type Child, startChild, tempDir } from '@gatehouse/testkit'
 import { Agent } from '../src/agent.ts'
 import { type Config, loadWebsignalConfig } from '../src/config.ts'
@@ -47,6 +47,7 @@ export async function testAgent(
   overrides: Record<string, unknown> = {},
   logPath?: string,
   now?: () => number,
+  logger: Logger = createLogger({ name: 'websignal', level: 'silent' }),
 ) {
   const dir = tempDir('websignal-agent-')
   const log = logPath ?? join(dir.path, `access${++seq}.log`)
@@ -66,7 +67,7 @@ export async function testAgent(
     config,
     store,
     metrics,
-    logger: createLogger({ name: 'websignal', level: 'silent' }),
+    logger,
     ...(now ? { now } : {}),
   })
   await agent.pollOnce()

@@ -48,6 +48,8 @@ export interface FlushResult {
   failed: Aggregate[]
   /** Failed script calls (each covers up to `MAX_PER_CALL` aggregates of one bucket). */
   failedCalls: number
+  /** The first call's failure, when any failed (a READONLY replica, OOM, a closed connection). */
+  error?: unknown
   candidates: Array<{ aggregate: Aggregate; totals: WindowTotals }>
 }
 
@@ -174,8 +176,9 @@ export class Store {
         let r: number[]
         try {
           r = (await this.#c.wsFlush(keys.length, ...keys, ...argv)) as number[]
-        } catch {
+        } catch (err) {
           result.failedCalls++
+          result.error ??= err
           for (const a of call) result.failed.push(a)
           return
         }
