@@ -41,7 +41,7 @@ function storedKey(kind: 'account' | 'address', value: string): string {
 }
 
 /** The address an attempt counts against: itself, or for IPv6 its /64. */
-export function throttledAddress(ip: string): string {
+function throttledAddress(ip: string): string {
   let addr: ReturnType<typeof parseIp>
   try {
     addr = parseIp(ip)
