@@ -90,7 +90,12 @@ for (const dialect of DIALECTS) {
         const dave = await call(tls, gate.base, '/api/session', { token: tokenOf(daveAdded.stdout) })
         assert.deepEqual(dave.body, { admin: 'dave', token_expires_at: null })
         const page = await call(tls, gate.base, '/', { headers: { cookie } })
-        assert.match(String(page.body), /id="token-notice"[\s\S]*less than a day left[\s\S]*rotate-token carol/)
+        assert.match(
+          String(page.body),
+          /id="token-notice"[\s\S]*less than a day left\), and this session with it[\s\S]*rotate-token carol/,
+        )
+        const byBearer = await call(tls, gate.base, '/', { token: carol })
+        assert.match(String(byBearer.body), /less than a day left\)\. An operator/, 'no session to speak of')
         const d = await openEdgeDatabase(database, 1)
         try {
           const session = await d.db.selectFrom('sessions').select('expires_ms').executeTakeFirstOrThrow()

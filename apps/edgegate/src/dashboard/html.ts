@@ -55,6 +55,8 @@ export const VIEWS = [
 export interface SignedIn {
   name: string
   tokenExpiresMs: number | null
+  /** Signed in with a session cookie (not a bearer token): the session ends with the token. */
+  session: boolean
 }
 
 /**
@@ -67,7 +69,7 @@ function tokenNotice(admin: SignedIn, now: number): Html {
   const left = days === 0 ? 'less than a day' : `${days} day${days === 1 ? '' : 's'}`
   return html`<p id="token-notice" class="notice" role="status">Your administrator token expires on ${time(
     admin.tokenExpiresMs,
-  )} (${left} left), and this session with it. An operator issues a new one with <code>edgegate admin rotate-token ${admin.name}</code>.</p>`
+  )} (${left} left)${admin.session ? ', and this session with it' : ''}. An operator issues a new one with <code>edgegate admin rotate-token ${admin.name}</code>.</p>`
 }
 
 /** The menu and signed-in bar of every administrator view; `current` is the active path. */

@@ -44,7 +44,11 @@ function page(ctx: AppContext, view: View) {
       principal = undefined
     }
     if (principal?.type !== 'admin') return signInPage()
-    return view(req, { name: principal.name, tokenExpiresMs: principal.tokenExpiresMs })
+    return view(req, {
+      name: principal.name,
+      tokenExpiresMs: principal.tokenExpiresMs,
+      session: principal.via === 'session',
+    })
   }
 }
 
