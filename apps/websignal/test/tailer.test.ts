@@ -10,14 +10,20 @@ const dir = tempDir('websignal-tail-')
 after(() => dir.remove())
 let n = 0
 
-function harness(start?: TailPosition, maxLineBytes = 16 * 1024) {
+function harness(start?: TailPosition, maxLineBytes = 16 * 1024, clock?: { ms: number }) {
   const path = join(dir.path, `log${++n}`)
   const got: string[] = []
   const restarts: string[] = []
   let tooLong = 0
   let position: TailPosition | undefined
   const tailer = new Tailer(
-    { path, maxLineBytes, chunkBytes: 64, ...(start ? { start } : {}) },
+    {
+      path,
+      maxLineBytes,
+      chunkBytes: 64,
+      ...(start ? { start } : {}),
+      ...(clock ? { rotatedGraceMs: 5000, now: () => clock.ms } : {}),
+    },
     {
       lines: (lines, pos) => {
         got.push(...lines)
@@ -68,6 +74,89 @@ test('rename rotation loses nothing: old file drained, new one read from 0', asy
   await h.tailer.poll()
   assert.deepEqual(h.got, ['a', 'b', 'c'])
   assert.deepEqual(h.restarts, ['rotated'])
+})
+
+test('rename rotation: lines the server still writes to the old file are read until it goes quiet', async () => {
+  // nginx writes to the renamed file until it gets USR1 and reopens its log.
+  const clock = { ms: 0 }
+  const h = harness(undefined, 16 * 1024, clock)
+  writeFileSync(h.path, '')
+  await h.tailer.poll()
+  appendFileSync(h.path, 'a\n')
+  await h.tailer.poll()
+  renameSync(h.path, `${h.path}.1`)
+  writeFileSync(h.path, '')
+  await h.tailer.poll()
+  assert.deepEqual(h.restarts, ['rotated'])
+  assert.equal(h.tailer.draining, 1)
+  appendFileSync(`${h.path}.1`, 'late 1\nlate ')
+  clock.ms += 1000
+  await h.tailer.poll()
+  appendFileSync(`${h.path}.1`, '2\n')
+  appendFileSync(h.path, 'new 1\n')
+  clock.ms += 4000
+  await h.tailer.poll()
+  assert.deepEqual(h.got, ['a', 'late 1', 'late 2', 'new 1'])
+  // Old-file lines carry the current file's position: a restart resumes in the new file.
+  const ino = h.position!.ino
+  appendFileSync(`${h.path}.1`, 'late 3\n')
+  clock.ms += 4999
+  await h.tailer.poll()
+  assert.equal(h.got.at(-1), 'late 3')
+  assert.deepEqual(h.position, { dev: h.position!.dev, ino, offset: 'new 1\n'.length })
+  // Quiet for the grace period: the old file is closed, and later writes to it are not read.
+  clock.ms += 5000
+  await h.tailer.poll()
+  assert.equal(h.tailer.draining, 0)
+  appendFileSync(`${h.path}.1`, 'too late\n')
+  appendFileSync(h.path, 'new 2\n')
+  await h.tailer.poll()
+  assert.deepEqual(h.got, ['a', 'late 1', 'late 2', 'new 1', 'late 3', 'new 2'])
+})
+
+test('a deleted file still being written is read while the path is waited for', async () => {
+  const clock = { ms: 0 }
+  const h = harness(undefined, 16 * 1024, clock)
+  writeFileSync(h.path, '')
+  await h.tailer.poll()
+  const { openSync, writeSync, closeSync } = await import('node:fs')
+  const writer = openSync(h.path, 'a')
+  writeSync(writer, 'a\n')
+  rmSync(h.path)
+  await h.tailer.poll()
+  assert.equal(h.tailer.state, 'waiting')
+  writeSync(writer, 'b\n')
+  clock.ms += 1000
+  await h.tailer.poll()
+  closeSync(writer)
+  assert.deepEqual(h.got, ['a', 'b'])
+  writeFileSync(h.path, 'c\n')
+  clock.ms += 6000
+  await h.tailer.poll()
+  assert.deepEqual(h.got, ['a', 'b', 'c'])
+  assert.equal(h.tailer.draining, 0)
+  assert.deepEqual(h.restarts, ['reappeared'])
+})
+
+test("a restart while a line is half-written resumes at that line's start", async () => {
+  const h = harness()
+  writeFileSync(h.path, '')
+  await h.tailer.poll()
+  appendFileSync(h.path, 'one\nhalf')
+  await h.tailer.poll()
+  appendFileSync(h.path, ' more')
+  await h.tailer.poll()
+  assert.equal(h.position?.offset, 'one\n'.length)
+  await h.tailer.close()
+  appendFileSync(h.path, ' done\n')
+  const got: string[] = []
+  const again = new Tailer(
+    { path: h.path, start: h.position!, maxLineBytes: 1024 },
+    { lines: (l) => got.push(...l), tooLong: () => {}, restart: () => {} },
+  )
+  await again.poll()
+  await again.close()
+  assert.deepEqual(got, ['half more done'])
 })
 
 test('copytruncate and truncation: read again from 0 and count it', async () => {
