@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto'
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { StartStack } from '../../packages/kit/src/stack.ts'
-import { ensurePortFree, shownPath, waitHttp } from '../../packages/kit/src/stack-ready.ts'
+import { ensurePortFree, shownPath, supervise, waitHttp } from '../../packages/kit/src/stack-ready.ts'
 import { zipFolder } from './src/cli/zip-folder.ts'
 
 const PORT = 18100
@@ -90,13 +90,15 @@ export const startStack: StartStack = async (ctx) => {
   })
   child.stdout!.pipe(log)
   child.stderr!.pipe(log)
+  const running = supervise(child, { what: 'artsvc', log: ctx.log, logFile })
   try {
     await waitHttp({ app: 'artsvc', url: `${PUBLIC}/readyz`, ready: [204], timeoutMs: 30_000, child, logFile })
   } catch (err) {
-    child.kill('SIGTERM')
+    await running.stop()
     await op.stop()
     throw err
   }
+  running.ready()
   const demoZip = demoSite(ctx.dataDir)
   const token = await op.mintAccessToken({ sub: 'demo', scope: 'artsvc:mcp', expiresIn: 12 * 3600 })
   // Kept in a file so the printed command stays short; the token lives as long as this run's provider.
@@ -121,11 +123,7 @@ export const startStack: StartStack = async (ctx) => {
       `$ bin/artsvc backup ${shownPath(ctx.root, join(ctx.dataDir, 'backup'))}-$(date +%Y%m%d-%H%M%S).db`,
     ],
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r))
-        child.kill('SIGTERM')
-        await exited
-      }
+      await running.stop()
       await op.stop()
       log.end()
     },

@@ -15,7 +15,9 @@ import {
   ensurePortFree,
   ensureUdpPortFree,
   StackError,
+  type SupervisedChild,
   shownPath,
+  supervise,
   waitHttp,
 } from '../../packages/kit/src/stack-ready.ts'
 
@@ -36,22 +38,11 @@ ns1 IN A 127.0.0.1
 www 300 IN A 192.0.2.10
 `
 
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-    child.once('exit', () => {
-      clearTimeout(timer)
-      resolve()
-    })
-    child.kill('SIGTERM')
-  })
-}
-
 async function until(what: string, check: () => Promise<boolean>, child: ChildProcess, logFile: string) {
   const deadline = Date.now() + 20_000
   while (!(await check().catch(() => false))) {
-    if (child.exitCode !== null) throw new StackError(`dnsctl: ${what} exited during startup; see ${logFile}`)
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new StackError(`dnsctl: ${what} exited during startup; see ${logFile}`)
     if (Date.now() > deadline) throw new StackError(`dnsctl: ${what} did not start within 20 s; see ${logFile}`)
     await delay(100)
   }
@@ -134,6 +125,7 @@ export const startStack: StartStack = async (ctx) => {
   const knotd = spawn('/usr/sbin/knotd', ['-c', configFile], { stdio: ['ignore', 'pipe', 'pipe'] })
   knotd.stdout.pipe(knotLog)
   knotd.stderr.pipe(knotLog)
+  const knot = supervise(knotd, { what: 'knotd', log: ctx.log, logFile: knotLogFile })
   await until('knotd', async () => existsSync(socket), knotd, knotLogFile)
 
   // Two kresd processes on one address (SO_REUSEPORT), each in its own folder with its own RPZ
@@ -150,16 +142,17 @@ export const startStack: StartStack = async (ctx) => {
     mkdirSync(join(workDir, 'rpz'), { recursive: true })
     return { instancePort, workDir, rpzFile: join(workDir, 'rpz', 'blocklist.rpz') }
   })
-  const kresds: ChildProcess[] = []
-  for (const { instancePort, workDir, rpzFile } of instances) {
+  const kresds: SupervisedChild[] = []
+  for (const [n, { instancePort, workDir, rpzFile }] of instances.entries()) {
     if (!existsSync(rpzFile)) writeFileSync(rpzFile, EMPTY_RPZ)
     const conf = join(workDir, 'kresd.conf')
     writeFileSync(conf, kresdConfig(cacheDir, resolverPort, instancePort, rpzFile, port))
-    const kresdLog = createWriteStream(join(workDir, 'kresd.log'), { flags: 'a' })
+    const kresdLogFile = join(workDir, 'kresd.log')
+    const kresdLog = createWriteStream(kresdLogFile, { flags: 'a' })
     const kresd = spawn('/usr/sbin/kresd', ['-n', '-c', conf, workDir], { stdio: ['ignore', 'pipe', 'pipe'] })
     kresd.stdout.pipe(kresdLog)
     kresd.stderr.pipe(kresdLog)
-    kresds.push(kresd)
+    kresds.push(supervise(kresd, { what: `kresd instance ${n}`, log: ctx.log, logFile: kresdLogFile }))
   }
 
   const dnsctlLogFile = join(ctx.dataDir, 'dnsctl.log')
@@ -191,10 +184,12 @@ export const startStack: StartStack = async (ctx) => {
   })
   dnsctl.stdout.pipe(dnsctlLog)
   dnsctl.stderr.pipe(dnsctlLog)
+  const server = supervise(dnsctl, { what: 'dnsctl', log: ctx.log, logFile: dnsctlLogFile })
+  const all = [server, ...kresds, knot]
   const stop = async () => {
-    await stopChild(dnsctl)
-    await Promise.all(kresds.map(stopChild))
-    await stopChild(knotd)
+    await server.stop()
+    await Promise.all(kresds.map((k) => k.stop()))
+    await knot.stop()
   }
   try {
     await waitHttp({ app: 'dnsctl', url: `${API}/readyz`, timeoutMs: 20_000, child: dnsctl, logFile: dnsctlLogFile })
@@ -212,6 +207,7 @@ export const startStack: StartStack = async (ctx) => {
     await stop()
     throw err
   }
+  for (const c of all) c.ready()
   return {
     urls: {
       api: API,

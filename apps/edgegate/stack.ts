@@ -8,7 +8,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { StackService, StartStack } from '../../packages/kit/src/stack.ts'
-import { ensurePortFree, shownPath, waitHttp } from '../../packages/kit/src/stack-ready.ts'
+import { ensurePortFree, shownPath, supervise, waitHttp } from '../../packages/kit/src/stack-ready.ts'
 
 const HOST = '127.0.0.1'
 const PORT = 8443
@@ -128,6 +128,7 @@ export const startStack: StartStack = async (ctx) => {
   )
   child.stdout!.pipe(log)
   child.stderr!.pipe(log)
+  const running = supervise(child, { what: 'edgegate', log: ctx.log, logFile })
   try {
     await waitHttp({
       app: 'edgegate',
@@ -138,9 +139,10 @@ export const startStack: StartStack = async (ctx) => {
       logFile,
     })
   } catch (err) {
-    child.kill('SIGTERM')
+    await running.stop()
     throw err
   }
+  running.ready()
   const service: StackService = {
     urls: { dashboard: `${BASE}/`, api: BASE },
     credentials: {
@@ -159,12 +161,7 @@ export const startStack: StartStack = async (ctx) => {
       `$ curl --cacert ${shownPath(ctx.root, tls.ca)} -H "Authorization: Bearer ${c.nodeToken}" "${BASE}/v1/policy?instance_id=${c.nodeId}"`,
     ],
     async stop() {
-      if (child.exitCode !== null) return
-      const exited = new Promise((r) => child.once('exit', r))
-      child.kill('SIGTERM')
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-      await exited
-      clearTimeout(timer)
+      await running.stop()
       log.end()
     },
   }

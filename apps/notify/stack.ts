@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { StackService, StartStack } from '../../packages/kit/src/stack.ts'
-import { ensurePortFree, StackError, shownPath, waitHttp } from '../../packages/kit/src/stack-ready.ts'
+import { ensurePortFree, StackError, shownPath, supervise, waitHttp } from '../../packages/kit/src/stack-ready.ts'
 
 const HOST = '127.0.0.1'
 const PORT = 8480
@@ -79,12 +79,14 @@ export const startStack: StartStack = async (ctx) => {
   })
   child.stdout!.pipe(log)
   child.stderr!.pipe(log)
+  const running = supervise(child, { what: 'notify', log: ctx.log, logFile })
   try {
     await waitHttp({ app: 'notify', url: `${URL_BASE}/readyz`, timeoutMs: 20_000, child, logFile })
   } catch (err) {
-    child.kill('SIGTERM')
+    await running.stop()
     throw err
   }
+  running.ready()
   // A reader API token for the printed curl command (one per start; older ones stay valid).
   const readerToken = await demoReaderToken(URL_BASE, c)
   const tokenFile = join(ctx.dataDir, 'reader-token')
@@ -105,10 +107,7 @@ export const startStack: StartStack = async (ctx) => {
       '$ bin/notify token list',
     ],
     async stop() {
-      if (child.exitCode !== null) return
-      const exited = new Promise((r) => child.once('exit', r))
-      child.kill('SIGTERM')
-      await exited
+      await running.stop()
       log.end()
     },
   }

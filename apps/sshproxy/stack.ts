@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process'
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { StackContext, StackService, StartStack } from '../../packages/kit/src/stack.ts'
-import { ensurePortFree, StackError, shownPath } from '../../packages/kit/src/stack-ready.ts'
+import { ensurePortFree, StackError, shownPath, supervise } from '../../packages/kit/src/stack-ready.ts'
 import { startDemoSshd } from './stack-sshd.ts'
 
 const HOST = '127.0.0.1'
@@ -86,9 +86,9 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
     },
   )
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const running = supervise(child, { what: 'sshproxy', log: ctx.log, logFile: logPath })
   const stop = async () => {
-    if (child.exitCode === null) child.kill('SIGTERM')
-    await exited
+    await running.stop()
     log.end()
     await sshd.stop()
   }
@@ -119,6 +119,7 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
     await stop()
     throw err
   }
+  running.ready()
   const show = (p: string) => shownPath(ctx.root, p)
   const ssh = `ssh -p ${listenPort} -i ${show(sshd.key)} -o IdentitiesOnly=yes -o UserKnownHostsFile=${show(sshd.knownHosts)} ${sshd.user}@${HOST}`
   ctx.log(`SSH gate ${HOST}:${listenPort} -> demo sshd ${HOST}:${sshdPort} (log: ${logPath})`)

@@ -11,7 +11,7 @@ import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import type { StackContext, StackService, StartStack } from '../../packages/kit/src/stack.ts'
-import { ensurePortFree, StackError, shownPath } from '../../packages/kit/src/stack-ready.ts'
+import { ensurePortFree, StackError, shownPath, supervise } from '../../packages/kit/src/stack-ready.ts'
 
 const HOST = '127.0.0.1'
 const LISTEN_PORT = 8444
@@ -26,14 +26,15 @@ async function startLogged(
   args: string[],
   logPath: string,
   ready: (seen: string) => boolean | Promise<boolean>,
+  say: (line: string) => void,
   env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '' },
 ) {
   const log = createWriteStream(logPath, { flags: 'a' })
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env })
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const running = supervise(child, { what: name, log: say, logFile: logPath })
   const stop = async () => {
-    if (child.exitCode === null) child.kill('SIGTERM')
-    await exited
+    await running.stop()
     log.end()
   }
   try {
@@ -71,11 +72,12 @@ async function startLogged(
     await stop()
     throw err
   }
+  running.ready()
   return stop
 }
 
 /** nginx with PROXY protocol on the listener, started in the foreground under `dir`. */
-async function startDemoNginx(dir: string, port: number): Promise<() => Promise<void>> {
+async function startDemoNginx(dir: string, port: number, say: (line: string) => void): Promise<() => Promise<void>> {
   const nginx = '/usr/sbin/nginx'
   if (!existsSync(nginx)) throw new StackError('tlsgate: /usr/sbin/nginx is missing (apt-get install nginx)')
   mkdirSync(join(dir, 'logs'), { recursive: true })
@@ -141,7 +143,7 @@ http {
       s.on('error', () => resolve(false))
     })
   const args = ['-p', dir, '-e', join(dir, 'logs', 'error.log'), '-c', join(dir, 'nginx.conf')]
-  return startLogged('nginx', nginx, args, join(dir, 'logs', 'stdout.log'), listening)
+  return startLogged('nginx', nginx, args, join(dir, 'logs', 'stdout.log'), listening, say)
 }
 
 export const startStack: StartStack = async (ctx: StackContext): Promise<StackService> => {
@@ -149,7 +151,7 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
   await ensurePortFree('tlsgate', HOST, listenPort, 'TLS gate')
   await ensurePortFree('tlsgate', HOST, nginxPort, 'demo nginx')
   await ensurePortFree('tlsgate', HOST, metricsPort, 'metrics')
-  const stopNginx = await startDemoNginx(join(ctx.dataDir, 'nginx'), nginxPort)
+  const stopNginx = await startDemoNginx(join(ctx.dataDir, 'nginx'), nginxPort, ctx.log)
   const db = join(ctx.dataDir, 'tlsgate.db')
   const configPath = join(ctx.dataDir, 'config.json')
   if (!existsSync(configPath)) writeFileSync(configPath, '{}\n')
@@ -174,6 +176,7 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
       ],
       logPath,
       (seen) => seen.includes('"msg":"tlsgate ready"'),
+      ctx.log,
     )
   } catch (err) {
     await stopNginx()

@@ -7,12 +7,12 @@
  * the stack with one line naming it). Signals appear in edgegate under /api/signals; hourly analytics go to
  * analytics.jsonl. Secrets are files (0600) passed through `*_FILE` variables.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { StackContext, StackService, StartStack } from '@gatehouse/kit'
-import { ensurePortFree, shownPath, waitHttp } from '../../packages/kit/src/stack-ready.ts'
+import { ensurePortFree, shownPath, supervise, waitHttp } from '../../packages/kit/src/stack-ready.ts'
 
 const HOST = '127.0.0.1'
 const REDIS_PORT = 6390
@@ -75,14 +75,6 @@ function sampleWriter(path: string): NodeJS.Timeout {
   }, 500)
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve())
-    child.kill('SIGTERM')
-  })
-}
-
 export const startStack: StartStack = async (ctx: StackContext): Promise<StackService> => {
   const redisDir = join(ctx.dataDir, 'redis')
   mkdirSync(redisDir, { recursive: true })
@@ -107,6 +99,7 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
     ],
     { stdio: 'ignore' },
   )
+  const store = supervise(redis, { what: 'redis-server', log: ctx.log, logFile: redisLog })
   const log = join(ctx.dataDir, 'access.log')
   if (!existsSync(log)) writeFileSync(log, '')
   const writer = sampleWriter(log)
@@ -147,10 +140,11 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
   })
   child.stdout!.on('data', (c) => appendFileSync(out, c))
   child.stderr!.on('data', (c) => appendFileSync(out, c))
+  const agent = supervise(child, { what: 'websignal', log: ctx.log, logFile: out })
   const stop = async () => {
     clearInterval(writer)
-    await stopChild(child)
-    await stopChild(redis)
+    await agent.stop()
+    await store.stop()
   }
   try {
     await waitHttp({
@@ -164,6 +158,8 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
     await stop()
     throw err
   }
+  agent.ready()
+  store.ready()
   ctx.log(`tailing ${log} (sample traffic written every 0.5 s), Redis ${HOST}:${redisPort}`)
   return {
     urls: { metrics: `http://${HOST}:${listenPort}/metrics`, readyz: `http://${HOST}:${listenPort}/readyz` },

@@ -154,3 +154,51 @@ export function ensureUdpPortFree(app: string, host: string, port: number, what:
     probe.bind({ address: host, port, exclusive: true }, () => probe.close(() => resolve()))
   })
 }
+
+export interface SupervisedChild {
+  /** From now on an exit is news: startup failures are reported by the wait that saw them. */
+  ready(): void
+  /**
+   * SIGTERM, then SIGKILL after the grace period; resolves once the process is gone, at once
+   * when it already is (exited, or killed by a signal: `exitCode` stays null then).
+   */
+  stop(): Promise<void>
+}
+
+/**
+ * Watch a process the stack started, from right after `spawn`: when it ends between `ready()`
+ * and `stop()` (a crash, an OOM kill, `kill -9`), say so once with its log, so a stack that
+ * looks alive is not silently missing a service, and Ctrl-C still stops the rest.
+ * @example const knot = supervise(spawn('/usr/sbin/knotd', args), { what: 'knotd', log: ctx.log, logFile })
+ */
+export function supervise(
+  child: ChildProcess,
+  options: { what: string; log(line: string): void; logFile?: string; graceMs?: number },
+): SupervisedChild {
+  let watching = false
+  const gone = () => child.exitCode !== null || child.signalCode !== null
+  const exited = new Promise<void>((resolve) => {
+    if (gone()) resolve()
+    else
+      child.once('exit', (code, signal) => {
+        if (watching) {
+          const how = signal ? `was killed by ${signal}` : `exited with code ${code}`
+          options.log(`${options.what} ${how} while the stack ran${options.logFile ? `; see ${options.logFile}` : ''}`)
+        }
+        resolve()
+      })
+  })
+  return {
+    ready() {
+      watching = true
+    },
+    async stop() {
+      watching = false
+      if (gone()) return
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), options.graceMs ?? 10_000)
+      await exited
+      clearTimeout(timer)
+    },
+  }
+}

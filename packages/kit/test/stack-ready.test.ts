@@ -9,6 +9,7 @@ import {
   ensureUdpPortFree,
   StackError,
   shownPath,
+  supervise,
   waitHttp,
   waitSshBanner,
 } from '../src/stack-ready.ts'
@@ -104,6 +105,45 @@ test('waitHttp ends at once when the app exits, saying so', async () => {
     (e: unknown) => e as Error,
   )
   assert.equal((err as Error).message, 'edgegate: exited during startup (code 3)')
+})
+
+test('supervise: a child killed by a signal is named once, and stop() returns at once instead of waiting forever', async () => {
+  const said: string[] = []
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'])
+  const running = supervise(child, { what: 'notify', log: (l) => said.push(l), logFile: '/tmp/notify.log' })
+  running.ready()
+  const gone = new Promise((r) => child.once('exit', r))
+  child.kill('SIGKILL')
+  await gone
+  assert.deepEqual(said, ['notify was killed by SIGKILL while the stack ran; see /tmp/notify.log'])
+  // The old stop() waited for an 'exit' that had already happened: Ctrl-C hung.
+  assert.equal(child.exitCode, null)
+  await running.stop()
+  assert.equal(said.length, 1)
+})
+
+test('supervise: startup exits and stop() itself are not news; a child ignoring SIGTERM is killed after the grace', async () => {
+  const said: string[] = []
+  const early = spawn(process.execPath, ['-e', 'process.exit(4)'])
+  const first = supervise(early, { what: 'early', log: (l) => said.push(l) })
+  await new Promise((r) => early.once('exit', r))
+  first.ready()
+  await first.stop()
+  const stubborn = spawn(process.execPath, [
+    '-e',
+    "process.on('SIGTERM', () => {}); process.stdout.write('up'); setInterval(() => {}, 1000)",
+  ])
+  await new Promise((r) => stubborn.stdout.once('data', r))
+  const second = supervise(stubborn, { what: 'stubborn', log: (l) => said.push(l), graceMs: 200 })
+  second.ready()
+  await second.stop()
+  assert.equal(stubborn.signalCode, 'SIGKILL')
+  assert.equal(said.length, 0)
+  const crash = spawn(process.execPath, ['-e', 'setTimeout(() => process.exit(7), 50)'])
+  const third = supervise(crash, { what: 'crash', log: (l) => said.push(l) })
+  third.ready()
+  await new Promise((r) => crash.once('exit', r))
+  assert.deepEqual(said, ['crash exited with code 7 while the stack ran'])
 })
 
 test('an SSH backend must send its identification: silence and non-SSH greetings are named', async (t) => {
