@@ -122,10 +122,31 @@ export async function runMain(options: RunOptions, start: () => Promise<Stop | S
 
 /** Print an error the way operators should see it, then exit non-zero. */
 export function exitWithError(name: string, err: unknown, code = 1): never {
+  const listen = listenFailure(err)
   if (err instanceof StartupError) {
     for (const line of err.lines) process.stderr.write(`${name}: ${line}\n`)
+  } else if (listen) {
+    process.stderr.write(`${name}: ${listen}\n`)
   } else {
     process.stderr.write(`${name}: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`)
   }
   process.exit(code)
+}
+
+const LISTEN_CAUSES: Record<string, string> = {
+  EADDRINUSE: 'the address is already in use (another service, or this one still running)',
+  EACCES: 'permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE)',
+  EADDRNOTAVAIL: 'no interface on this host has that address',
+}
+
+/**
+ * A listen that failed for a reason the operator can fix, as one line naming the address;
+ * undefined for any other error. It is an operator's mistake, not a bug: no stack trace.
+ */
+export function listenFailure(err: unknown): string | undefined {
+  const e = err as NodeJS.ErrnoException & { address?: string; port?: number }
+  if (e?.syscall !== 'listen' || !e.code || !(e.code in LISTEN_CAUSES)) return undefined
+  const host = e.address?.includes(':') ? `[${e.address}]` : e.address
+  const where = host === undefined ? '' : e.port === undefined ? ` on ${host}` : ` on ${host}:${e.port}`
+  return `cannot listen${where}: ${LISTEN_CAUSES[e.code]}`
 }

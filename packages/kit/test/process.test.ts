@@ -20,6 +20,12 @@ const mode = process.env.STOP_MODE ?? 'ok'
 await runMain({ name: 'demo', drainTimeoutMs: Number(process.env.DRAIN_MS ?? 30000) }, async () => {
   if (mode === 'startup') throw new StartupError(['listen: address in use', 'db: unreachable'])
   if (mode === 'bug') throw new TypeError('undefined is not a function')
+  if (mode === 'port-taken') {
+    const { createServer } = await import('node:net')
+    const port = Number(process.env.PORT)
+    // What a server's listen() rejects with when the port is taken.
+    await new Promise((resolve, reject) => createServer().once('error', reject).listen(port, '127.0.0.1', () => resolve(undefined)))
+  }
   if (mode === 'slow-start') {
     // Startup that takes a while (migrations): a signal now must still end in stop().
     process.stdout.write('starting\\n')
@@ -226,5 +232,20 @@ describe('runMain', () => {
     const [code] = await r.exit
     assert.equal(code, 1)
     assert.match(r.stderr(), /^demo: unexpected error: TypeError: undefined is not a function\n\s+at /)
+  })
+
+  test('a port already taken is one line naming the address, not a stack trace', async (t) => {
+    const { createServer } = await import('node:net')
+    const holder = createServer()
+    await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r))
+    t.after(() => holder.close())
+    const port = (holder.address() as { port: number }).port
+    const r = run({ STOP_MODE: 'port-taken', PORT: String(port) })
+    const [code] = await r.exit
+    assert.equal(code, 1)
+    assert.equal(
+      r.stderr(),
+      `demo: cannot listen on 127.0.0.1:${port}: the address is already in use (another service, or this one still running)\n`,
+    )
   })
 })
