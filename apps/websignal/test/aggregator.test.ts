@@ -77,3 +77,51 @@ test('aggregator: a failed flush folded back merges with what arrived since, one
   )
   assert.equal(failed.find((a) => a.ip === '192.0.2.2')?.requests, 1)
 })
+
+test('patterns: a query string hides no probe and makes no probe; the lists that ask for it see the query', () => {
+  const agg = new WindowAggregator(300_000, compilePatterns(loadPatternLists([BUILTIN_PATTERN_DIR])))
+  const suspicious = (target: string) => {
+    agg.add(req('192.0.2.9', target, 404), 'main', 'h', T0)
+    return agg.drain()[0]!.suspicious === 1
+  }
+  // Anchored at the end of the path: `?x=1` used to hide them.
+  assert.equal(suspicious('/.env?x=1'), true)
+  assert.equal(suspicious('/.git/config?'), true)
+  assert.equal(suspicious('/shell.php?cmd=id'), true)
+  assert.equal(suspicious('/wp-content/plugins/akismet/readme.txt?ver=1'), true)
+  assert.equal(suspicious('/%2eenv?x=1'), true)
+  // Traversal and injection lists see the decoded query.
+  assert.equal(suspicious('/index.php?page=..%2f..%2fetc%2fpasswd'), true)
+  assert.equal(suspicious('/api?cmd=whoami'), true)
+  assert.equal(suspicious('/search?q=%24%7Bjndi:ldap://x%7D'), true)
+  // A query that mentions a sensitive name is an ordinary search, not a probe.
+  assert.equal(suspicious('/search?q=.env'), false)
+  assert.equal(suspicious('/docs?page=backup.sql'), false)
+  assert.equal(suspicious('/products?sort=price'), false)
+})
+
+test('patterns: a site list opts in to the query with its directive line', async () => {
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs')
+  const { join } = await import('node:path')
+  const { tmpdir } = await import('node:os')
+  const dir = mkdtempSync(join(tmpdir(), 'websignal-patterns-'))
+  try {
+    writeFileSync(join(dir, 'site-path.txt'), '# path only\n(^|/)internal-report$\n')
+    writeFileSync(join(dir, 'site-query.txt'), '#@match path+query\n[?&]debug=1\n')
+    const lists = loadPatternLists([dir])
+    assert.deepEqual(
+      lists.map((l) => [l.name, l.withQuery]),
+      [
+        ['site-path', false],
+        ['site-query', true],
+      ],
+    )
+    const m = compilePatterns(lists)
+    assert.equal(m.test('/internal-report', '/internal-report?x=1'), true)
+    assert.equal(m.test('/a', '/a?next=/internal-report'), false)
+    assert.equal(m.test('/a', '/a?debug=1'), true)
+    assert.equal(compilePatterns([]).test('/.env', undefined), false)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

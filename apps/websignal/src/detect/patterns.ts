@@ -1,6 +1,8 @@
 /**
  * Suspicious-URI pattern lists (data files, one regex per line; see patterns/README.md).
- * All lists are combined into one case-insensitive regex so a target is tested once.
+ * All lists are combined into one case-insensitive regex over the decoded path, so a target is
+ * tested once; the lists that opt in with `#@match path+query` are tested on the decoded
+ * path with its query as well.
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
@@ -10,7 +12,12 @@ export const BUILTIN_PATTERN_DIR = join(import.meta.dirname, '..', '..', 'patter
 export interface PatternList {
   name: string
   patterns: string[]
+  /** Also tested against the path with its query string (traversal, injection probes). */
+  withQuery: boolean
 }
+
+/** The directive line that makes a list see the query string too. */
+export const WITH_QUERY_DIRECTIVE = '#@match path+query'
 
 /** A pattern list that does not compile: names the file and line. */
 export class PatternError extends Error {
@@ -31,8 +38,10 @@ export function loadPatternLists(dirs: string[], disabled: string[] = []): Patte
       const name = basename(file, '.txt')
       const text = readFileSync(join(dir, file), 'utf8')
       const patterns: string[] = []
+      let withQuery = false
       text.split('\n').forEach((raw, i) => {
         const line = raw.trim()
+        if (line === WITH_QUERY_DIRECTIVE) withQuery = true
         if (line === '' || line.startsWith('#')) return
         try {
           new RegExp(line, 'i')
@@ -41,18 +50,37 @@ export function loadPatternLists(dirs: string[], disabled: string[] = []): Patte
         }
         patterns.push(line)
       })
-      lists.set(name, { name, patterns })
+      lists.set(name, { name, patterns, withQuery })
     }
   }
   for (const d of disabled) lists.delete(d)
   return [...lists.values()]
 }
 
-/** One regex over every list: `test(target)` says whether a target is suspicious. */
-export function compilePatterns(lists: PatternList[]): RegExp {
-  const all = lists.flatMap((l) => l.patterns)
-  // A regex that never matches when every list is empty or disabled.
-  return all.length === 0 ? /(?!)/ : new RegExp(all.map((p) => `(?:${p})`).join('|'), 'i')
+/** Says whether a request is suspicious, from its decoded path and, for some lists, its query. */
+export interface SuspiciousMatcher {
+  /**
+   * @param path the decoded path, without query or fragment
+   * @param target the decoded request target, with its query; undefined when it has none
+   */
+  test(path: string, target: string | undefined): boolean
+}
+
+function union(patterns: string[]): RegExp | undefined {
+  return patterns.length === 0 ? undefined : new RegExp(patterns.map((p) => `(?:${p})`).join('|'), 'i')
+}
+
+/**
+ * Every list over the path, so an anchored pattern (`\.env$`) is not hidden by `?x=1`; the
+ * lists that opt in over the target with its query too.
+ */
+export function compilePatterns(lists: PatternList[]): SuspiciousMatcher {
+  const onPath = union(lists.flatMap((l) => l.patterns))
+  const onTarget = union(lists.filter((l) => l.withQuery).flatMap((l) => l.patterns))
+  return {
+    test: (path, target) =>
+      (onPath?.test(path) ?? false) || (target !== undefined && (onTarget?.test(target) ?? false)),
+  }
 }
 
 /**

@@ -6,6 +6,7 @@
 import { normalizeIp } from '@gatehouse/kit'
 import type { LogRequest } from '../logs/request.ts'
 import { decodeForMatch, isStaticAsset, pathHash, pathOf } from './classify.ts'
+import type { SuspiciousMatcher } from './patterns.ts'
 
 export interface Aggregate {
   host: string
@@ -56,7 +57,7 @@ interface Scope {
 
 export class WindowAggregator {
   readonly windowMs: number
-  readonly #suspicious: RegExp
+  readonly #suspicious: SuspiciousMatcher
   // Per line the work is a few map lookups: no composite key string is built (building and
   // hashing one per line cost more than parsing the line). The last scope is remembered
   // because consecutive lines almost always share host, site and window.
@@ -69,7 +70,7 @@ export class WindowAggregator {
   #ips = new Map<string, string | null>()
   #targets = new Map<string, TargetFacts>()
 
-  constructor(windowMs: number, suspicious: RegExp) {
+  constructor(windowMs: number, suspicious: SuspiciousMatcher) {
     this.windowMs = windowMs
     this.#suspicious = suspicious
   }
@@ -102,8 +103,12 @@ export class WindowAggregator {
       facts = {
         statik: isStaticAsset(path),
         hash: pathHash(path),
-        // Traversal and backdoor probes often live in the query string: match the decoded target.
-        suspicious: this.#suspicious.test(decodeForMatch(req.target)),
+        // Traversal and injection probes often live in the query string: the lists that say so
+        // see it; the others see the path alone, so `?x=1` hides nothing from an anchored pattern.
+        suspicious: this.#suspicious.test(
+          decodeForMatch(path),
+          path.length === req.target.length ? undefined : decodeForMatch(req.target),
+        ),
       }
       if (this.#targets.size < MAX_CACHED) this.#targets.set(req.target, facts)
     }
