@@ -4,6 +4,7 @@
  * lease holder) publish. Read positions are saved only after the tick's flush succeeded.
  */
 
+import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import type { Logger } from '@gatehouse/kit'
@@ -40,6 +41,12 @@ interface Input {
 
 export class Agent {
   readonly #d: AgentDeps
+  /**
+   * This process's name in the publisher lease: `agent_id/` and a token of its own. Two agents
+   * given one `agent_id` must not both believe they hold it, nor a restarted agent reuse the
+   * lease (and fencing epoch) its previous process left behind.
+   */
+  readonly #leaseOwner: string
   readonly #agg: WindowAggregator
   readonly #inputs: Input[]
   readonly #offsets: OffsetFile
@@ -68,6 +75,7 @@ export class Agent {
 
   constructor(d: AgentDeps) {
     this.#d = d
+    this.#leaseOwner = `${d.config.agentId}/${randomBytes(6).toString('hex')}`
     this.#flushFailures = new RepeatedFailure(d.logger, {
       failed: 'storing the counts failed: what was read is kept and stored once the store takes it',
       recovered: 'the store takes the counts again',
@@ -134,7 +142,7 @@ export class Agent {
         store: d.store,
         client: this.#client,
         cp: c.controlPlane,
-        agentId: c.agentId,
+        owner: this.#leaseOwner,
         metrics: {
           owner: (v) => m.publisherOwner.set(v),
           leaseFailure: () => m.leaseFailures.inc(),
@@ -356,10 +364,7 @@ export class Agent {
     this.#analyticsRunning = true
     const m = this.#d.metrics
     try {
-      const epoch = await this.#d.store.acquire(
-        this.#d.config.agentId,
-        this.#d.config.controlPlane?.leaseTtlMs ?? 10_000,
-      )
+      const epoch = await this.#d.store.acquire(this.#leaseOwner, this.#d.config.controlPlane?.leaseTtlMs ?? 10_000)
       this.#analyticsEpoch = epoch
       if (epoch === 0) return
       const now = this.#now()
@@ -401,7 +406,7 @@ export class Agent {
     while (this.#analyticsRunning) await new Promise((r) => setImmediate(r))
     if (!this.publisher && this.#analyticsEpoch > 0) {
       // Without a signal publisher the analytics roll held the lease: hand it over at once.
-      await this.#d.store.release(this.#d.config.agentId, this.#analyticsEpoch).catch(() => {})
+      await this.#d.store.release(this.#leaseOwner, this.#analyticsEpoch).catch(() => {})
     }
     await this.#client?.close()
     await this.#analyticsSender?.close()

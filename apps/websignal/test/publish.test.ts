@@ -81,7 +81,7 @@ test('three instances: one publisher, owner killed mid-publish, no loss, duplica
     store: a.store,
     client: new DyingClient(a.config.controlPlane!),
     cp: { ...a.config.controlPlane!, batchSize: 5 },
-    agentId: 'a',
+    owner: 'a',
     metrics: { owner: () => {}, leaseFailure: () => {}, publishFailure: () => {}, published: () => {} },
   })
   await dying.round()
@@ -128,7 +128,7 @@ test('three instances: one publisher, owner killed mid-publish, no loss, duplica
     store: a.store,
     client: new SignalClient(a.config.controlPlane!),
     cp: a.config.controlPlane!,
-    agentId: 'a',
+    owner: 'a',
     metrics: { owner: () => {}, leaseFailure: () => {}, publishFailure: () => {}, published: () => {} },
   })
   await back.round()
@@ -193,7 +193,7 @@ test('a lease holder with nothing to send sends an empty batch every 2 minutes, 
     store: a.store,
     client: new Recording(a.config.controlPlane!),
     cp: a.config.controlPlane!,
-    agentId: 'beat',
+    owner: 'beat',
     metrics: { owner: () => {}, leaseFailure: () => {}, publishFailure: () => {}, published: () => {} },
     now: () => now,
   })
@@ -208,4 +208,35 @@ test('a lease holder with nothing to send sends an empty batch every 2 minutes, 
   await publisher.round()
   assert.equal(sent.length, 1, 'the next one in 2 minutes')
   await publisher.stop()
+})
+
+test('two agents given one agent_id: one holds the lease; a restarted agent does not reuse its old lease', async () => {
+  const secrets = tempDir('websignal-secrets-')
+  after(() => secrets.remove())
+  const ns = `twin${process.pid}`
+  const first = await testAgent(redis.url, cpConfig(ns, secrets.path, 'twin'))
+  after(() => first.close())
+  const second = await testAgent(redis.url, cpConfig(ns, secrets.path, 'twin'))
+  after(() => second.close())
+  const [p1, p2] = [first.agent.publisher!, second.agent.publisher!]
+  await p1.round()
+  await p2.round()
+  // Before, the owner was the agent_id alone: both held the lease with the same epoch.
+  assert.ok(p1.epoch > 0)
+  assert.equal(p2.epoch, 0, 'the second agent with the same agent_id does not hold the lease')
+  const held = await first.store.leaseOwner()
+  assert.match(held?.owner ?? '', /^twin\/[0-9a-f]{12}$/)
+  // The first "crashes" (its lease is left behind); a restart under the same agent_id waits for
+  // the lease to expire and then fences it off with a new epoch.
+  const oldEpoch = p1.epoch
+  const restarted = await testAgent(redis.url, cpConfig(ns, secrets.path, 'twin'))
+  after(() => restarted.close())
+  const p3 = restarted.agent.publisher!
+  await p3.round()
+  assert.equal(p3.epoch, 0, 'the old process still holds it')
+  await waitFor('the old lease to expire', async () => {
+    await p3.round()
+    return p3.epoch > 0
+  })
+  assert.ok(p3.epoch > oldEpoch, `epoch ${p3.epoch} after a restart must exceed ${oldEpoch}`)
 })

@@ -28,7 +28,11 @@ export interface PublisherOptions {
   store: Store
   client: SignalClient
   cp: ControlPlane
-  agentId: string
+  /**
+   * This process's name in the lease: its `agent_id` and a token of its own, so two agents
+   * given the same `agent_id` (or one restarted before its old lease expired) never share it.
+   */
+  owner: string
   metrics: PublisherMetrics
   now?: () => number
   log?: (msg: string, extra?: Record<string, unknown>) => void
@@ -81,12 +85,12 @@ export class Publisher {
 
   /** One round: lease, then at most one batch. Exposed for tests. */
   async round(): Promise<void> {
-    const { store, cp, agentId, metrics } = this.#o
+    const { store, cp, owner, metrics } = this.#o
     const asked = this.#now()
     try {
       // Renew while we hold it (owner- and epoch-checked); otherwise try to acquire.
-      const renewed = this.#epoch > 0 && (await store.renew(agentId, this.#epoch, cp.leaseTtlMs))
-      const epoch = renewed ? this.#epoch : await store.acquire(agentId, cp.leaseTtlMs)
+      const renewed = this.#epoch > 0 && (await store.renew(owner, this.#epoch, cp.leaseTtlMs))
+      const epoch = renewed ? this.#epoch : await store.acquire(owner, cp.leaseTtlMs)
       if (epoch > 0) {
         if (epoch !== this.#epoch) this.#o.log?.('publisher lease acquired', { epoch })
         this.#epoch = epoch
@@ -118,7 +122,7 @@ export class Publisher {
       metrics.publishFailure()
       if (err instanceof PublishError && err.code === 'stale_publisher_epoch') {
         this.#o.log?.('control plane refused a stale publisher epoch: giving up the lease', { epoch })
-        await store.release(agentId, epoch).catch(() => {})
+        await store.release(owner, epoch).catch(() => {})
         this.#validUntil = 0
         metrics.owner(0)
         return
@@ -152,7 +156,7 @@ export class Publisher {
     this.#stopped = true
     clearTimeout(this.#timer)
     await this.#running
-    if (this.#epoch > 0) await this.#o.store.release(this.#o.agentId, this.#epoch).catch(() => {})
+    if (this.#epoch > 0) await this.#o.store.release(this.#o.owner, this.#epoch).catch(() => {})
     this.#validUntil = 0
     this.#o.metrics.owner(0)
   }
