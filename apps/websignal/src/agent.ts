@@ -39,6 +39,13 @@ interface Input {
   position: TailPosition | undefined
 }
 
+export interface Readiness {
+  ready: boolean
+  failing: Record<string, string>
+  /** Present while this instance holds the lease and its batches do not reach the control plane. */
+  publishing?: { failing_since: string; cause: string }
+}
+
 export class Agent {
   readonly #d: AgentDeps
   /**
@@ -149,7 +156,7 @@ export class Agent {
           publishFailure: () => m.signalPublishFailures.inc(),
           published: (n) => m.published.inc(n),
         },
-        log: (msg, extra) => d.logger.info(extra ?? {}, msg),
+        logger: d.logger,
       })
       const { auth } = c.controlPlane
       const client = this.#client
@@ -186,8 +193,12 @@ export class Agent {
     return (this.#d.now ?? Date.now)()
   }
 
-  /** Readiness: store connected and every input started (a missing file is waited for, not a failure). */
-  readiness(): { ready: boolean; failing: Record<string, string> } {
+  /**
+   * Readiness: store connected and every input started (a missing file is waited for, not a
+   * failure). Publishing is not part of it (the spec's readiness; signals wait in the outbox),
+   * but a lease holder whose batches fail says since when and why, for `websignal status`.
+   */
+  readiness(): Readiness {
     const failing: Record<string, string> = {}
     if (!this.#storeOk)
       failing.store =
@@ -199,7 +210,10 @@ export class Agent {
     }
     const ready = Object.keys(failing).length === 0
     this.#d.metrics.ready.set(ready ? 1 : 0)
-    return { ready, failing }
+    const f = this.publisher?.epoch ? this.publisher.failing : undefined
+    return f
+      ? { ready, failing, publishing: { failing_since: new Date(f.since).toISOString(), cause: f.cause } }
+      : { ready, failing }
   }
 
   /** Start polling, flushing and publishing. The store was opened by the caller. */

@@ -285,6 +285,7 @@ test('status words the lease only where there is one to hold', async () => {
       ready: true,
       failing: {},
       publisher: true,
+      publish_failing: null as { since: string; cause: string } | null,
       newest_line: new Date(Date.now() - 5000).toISOString(),
       outbox: 3,
       signals_published: 12,
@@ -304,6 +305,21 @@ test('status words the lease only where there is one to hold', async () => {
     /newest line: .* \(5 s ago\); signals waiting: 3, published since start: 12, dropped: 0; store failures: 1/,
   )
   assert.match(text, /^control plane: https:\/\/cp\.example:8443 as web-1$/m)
+  const failing = formatStatus({
+    ...base,
+    agent: {
+      ...base.agent,
+      publish_failing: {
+        since: new Date(Date.now() - 180_000).toISOString(),
+        cause: 'the control plane refused (401)',
+      },
+    },
+  })
+  assert.match(failing, /^agent: running on 127\.0\.0\.1:9466, ready, publishing fails \(holds the lease\)$/m)
+  assert.match(
+    failing,
+    /^ {2}signals do not reach the control plane since .* \(3 min ago\): the control plane refused \(401\)$/m,
+  )
   const standby = formatStatus({ ...base, agent: { ...base.agent, publisher: false } })
   assert.match(standby, /standing by \(another instance holds the lease, or none does yet\)/)
   const shadow = formatStatus({ ...base, shadow: true })

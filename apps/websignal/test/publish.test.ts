@@ -7,10 +7,11 @@ import assert from 'node:assert/strict'
 import { X509Certificate } from 'node:crypto'
 import { copyFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
 import { after, before, test } from 'node:test'
-import type { Signal } from '@gatehouse/kit'
+import { createLogger, type Signal } from '@gatehouse/kit'
 import { metric, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
-import { SignalClient } from '../src/publish/client.ts'
+import { PublishError, SignalClient } from '../src/publish/client.ts'
 import { HEARTBEAT_MS, Publisher } from '../src/publish/publisher.ts'
 import { startEdgegate, type TestEdgegate } from './edgegate.ts'
 import { line, type TestAgent, testAgent, waitFor } from './helpers.ts'
@@ -239,4 +240,81 @@ test('two agents given one agent_id: one holds the lease; a restarted agent does
     return p3.epoch > 0
   })
   assert.ok(p3.epoch > oldEpoch, `epoch ${p3.epoch} after a restart must exceed ${oldEpoch}`)
+})
+
+test('a refused token: one warning naming the fix, the cause in /readyz for status, and a recovery line', async () => {
+  const secrets = tempDir('websignal-secrets-')
+  after(() => secrets.remove())
+  const lines: Array<Record<string, unknown>> = []
+  const sink = new PassThrough().on('data', (chunk: Buffer) => {
+    for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l))
+  })
+  const config = cpConfig(`badtoken${process.pid}`, secrets.path, 'bad')
+  writeFileSync(config.control_plane.token_file, 'egn_not-a-real-token\n')
+  const a = await testAgent(
+    redis.url,
+    config,
+    undefined,
+    undefined,
+    createLogger({ name: 'websignal', level: 'info', destination: sink }),
+  )
+  after(() => a.close())
+  const p = a.agent.publisher!
+  a.append(line('203.0.113.77', '/.env', 404, T0).repeat(3))
+  await a.tick()
+  await p.round()
+  assert.ok(p.epoch > 0)
+  assert.match(p.failing?.cause ?? '', /^the control plane refused this node's credentials \(401 /)
+  assert.match(p.failing?.cause ?? '', /edgegate node rotate-token websignal-1/)
+  // Not a readiness check (the signal waits in the outbox), but said with it, for `status`.
+  assert.equal(a.agent.readiness().publishing?.cause, p.failing?.cause)
+  const warned = lines.filter((l) => l.msg?.toString().startsWith('signals cannot be published'))
+  assert.equal(warned.length, 1)
+  assert.equal(warned[0]!.level, 'warn')
+  // Once batches go again (here: a client that fails once more, then sends), one line says so.
+  let failOnce = true
+  class Recovering extends SignalClient {
+    override async send(signals: Signal[], epoch: number): ReturnType<SignalClient['send']> {
+      if (failOnce) {
+        failOnce = false
+        throw new PublishError('network', 'https://cp.example: connect ECONNREFUSED')
+      }
+      return super.send(signals, epoch)
+    }
+  }
+  const cp = a.config.controlPlane!
+  const good = { ...cp, auth: { kind: 'token' as const, token: eg.nodeToken, ca: eg.ca.caPath } }
+  let now = Date.now()
+  const again = new Publisher({
+    store: a.store,
+    client: new Recovering(good),
+    cp: a.config.controlPlane!,
+    owner: 'recovering',
+    metrics: { owner: () => {}, leaseFailure: () => {}, publishFailure: () => {}, published: () => {} },
+    logger: createLogger({ name: 'websignal', level: 'info', destination: sink }),
+    now: () => now,
+  })
+  await p.stop()
+  await again.round()
+  assert.match(again.failing?.cause ?? '', /ECONNREFUSED/)
+  now += 1500
+  await again.round()
+  assert.equal(again.failing, undefined)
+  assert.ok(lines.some((l) => l.msg === 'signals are published again'))
+  assert.equal(await a.store.outbox('signals').depth(), 0)
+  await again.stop()
+})
+
+test('an unreachable control plane is named by its address', async () => {
+  const secrets = tempDir('websignal-secrets-')
+  after(() => secrets.remove())
+  const config = cpConfig(`noaddr${process.pid}`, secrets.path, 'gone')
+  const dead = 'https://127.0.0.1:9'
+  const a = await testAgent(redis.url, { ...config, control_plane: { ...config.control_plane, url: dead } })
+  after(() => a.close())
+  const p = a.agent.publisher!
+  a.append(line('203.0.113.78', '/.env', 404, T0).repeat(3))
+  await a.tick()
+  await p.round()
+  assert.match(p.failing?.cause ?? '', /^https:\/\/127\.0\.0\.1:9: connect ECONNREFUSED/)
 })

@@ -24,6 +24,8 @@ export interface AgentStatus {
   failing: Record<string, string> | null
   /** Holds the publisher lease (this instance sends the namespace's signals). */
   publisher: boolean | null
+  /** While the lease holder's batches do not reach the control plane: since when and why. */
+  publish_failing: { since: string; cause: string } | null
   /** Time of the newest parsed line, RFC 3339. */
   newest_line: string | null
   outbox: number | null
@@ -114,6 +116,7 @@ async function agentStatus(c: Config): Promise<AgentStatus> {
       ready: null,
       failing: null,
       publisher: null,
+      publish_failing: null,
       newest_line: null,
       outbox: null,
       signals_published: null,
@@ -122,13 +125,19 @@ async function agentStatus(c: Config): Promise<AgentStatus> {
     }
   }
   let failing: Record<string, string> = {}
-  if (ready.status !== 200) {
-    try {
-      failing = (JSON.parse(ready.text) as { error?: { checks?: Record<string, string> } }).error?.checks ?? {}
-    } catch {
-      failing = { readyz: `answered ${ready.status}` }
-    }
+  let body: { error?: { checks?: Record<string, string> }; publishing?: { failing_since?: string; cause?: string } } =
+    {}
+  try {
+    body = JSON.parse(ready.text)
+  } catch {
+    if (ready.status !== 200) failing = { readyz: `answered ${ready.status}` }
   }
+  if (ready.status !== 200 && body.error) failing = body.error.checks ?? {}
+  const pf = body.publishing
+  const publishFailing =
+    typeof pf?.failing_since === 'string' && typeof pf.cause === 'string'
+      ? { since: pf.failing_since, cause: pf.cause }
+      : null
   const m = metrics?.status === 200 ? metrics.text : ''
   const value = (name: string) => (m ? (metricValue(m, name) ?? null) : null)
   const newest = value('websignal_last_observation_timestamp_seconds')
@@ -139,6 +148,7 @@ async function agentStatus(c: Config): Promise<AgentStatus> {
     ready: ready.status === 200,
     failing,
     publisher: owner === null ? null : owner === 1,
+    publish_failing: publishFailing,
     newest_line: newest ? new Date(newest * 1000).toISOString() : null,
     outbox: value('websignal_signal_outbox_depth'),
     signals_published: value('websignal_signals_published_total'),
@@ -199,10 +209,19 @@ export function formatStatus(s: WebsignalStatus, now = Date.now()): string {
         a.publisher === null || s.shadow || !s.control_plane
           ? ''
           : a.publisher
-            ? ', publishing (holds the lease)'
+            ? a.publish_failing
+              ? `, ${paint('red', 'publishing fails')} (holds the lease)`
+              : ', publishing (holds the lease)'
             : ', standing by (another instance holds the lease, or none does yet)'
       }`,
     )
+    if (a.publish_failing)
+      lines.push(
+        paint(
+          'red',
+          `  signals do not reach the control plane since ${a.publish_failing.since} (${ago(a.publish_failing.since, now)}): ${escapeTerminal(a.publish_failing.cause)}`,
+        ),
+      )
     lines.push(
       `  newest line: ${a.newest_line ? `${a.newest_line} (${ago(a.newest_line, now)})` : 'none yet'}; signals waiting: ${a.outbox ?? '?'}, published since start: ${a.signals_published ?? '?'}, dropped: ${a.signals_dropped ?? '?'}; store failures: ${a.store_failures ?? '?'}`,
     )

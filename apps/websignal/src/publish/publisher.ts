@@ -12,7 +12,8 @@
  * then knows this node is alive (it reports a node unheard for 10 minutes as silent; without
  * it, a quiet site and a dead agent looked the same) and the clock-offset check stays current.
  */
-import type { Signal } from '@gatehouse/kit'
+import type { Logger, Signal } from '@gatehouse/kit'
+import { RepeatedFailure } from '@gatehouse/kit/repeated-failure.ts'
 import type { ControlPlane } from '../config.ts'
 import type { Outbox, Store } from '../store/store.ts'
 import { PublishError, type SignalClient } from './client.ts'
@@ -35,7 +36,15 @@ export interface PublisherOptions {
   owner: string
   metrics: PublisherMetrics
   now?: () => number
-  log?: (msg: string, extra?: Record<string, unknown>) => void
+  logger?: Pick<Logger, 'info' | 'warn' | 'error'>
+}
+
+/** Why batches do not reach the control plane, in the words an operator acts on. */
+export function publishFailureCause(err: unknown, instanceId: string): string {
+  if (err instanceof PublishError && (err.status === 401 || err.status === 403)) {
+    return `the control plane refused this node's credentials (${err.status} ${err.code}): check control_plane.token_file (or the client certificate), or issue a new token with \`edgegate node rotate-token ${instanceId}\``
+  }
+  return (err as Error).message
 }
 
 /** With nothing to send, an empty batch this often (the control plane's silence threshold is 10 minutes). */
@@ -57,11 +66,26 @@ export class Publisher {
   #stopped = false
   /** When a batch (or a heartbeat) was last accepted; from start, so the first heartbeat waits too. */
   #lastSentAt: number
+  /** Since when batches have not reached the control plane, and why; undefined while they do. */
+  #failing: { since: number; cause: string } | undefined
+  readonly #failures: RepeatedFailure | undefined
 
   constructor(o: PublisherOptions) {
     this.#o = o
     this.#outbox = o.store.outbox('signals')
     this.#lastSentAt = this.#now()
+    this.#failures =
+      o.logger &&
+      new RepeatedFailure(o.logger as Logger, {
+        failed: 'signals cannot be published: they wait in the outbox and are sent once the control plane takes them',
+        recovered: 'signals are published again',
+        level: 'warn',
+      })
+  }
+
+  /** Since when (ms) the lease holder's batches have failed, and why; undefined while they succeed. */
+  get failing(): { since: number; cause: string } | undefined {
+    return this.#failing
   }
 
   /** The epoch of the lease this instance holds, or 0. */
@@ -92,7 +116,7 @@ export class Publisher {
       const renewed = this.#epoch > 0 && (await store.renew(owner, this.#epoch, cp.leaseTtlMs))
       const epoch = renewed ? this.#epoch : await store.acquire(owner, cp.leaseTtlMs)
       if (epoch > 0) {
-        if (epoch !== this.#epoch) this.#o.log?.('publisher lease acquired', { epoch })
+        if (epoch !== this.#epoch) this.#o.logger?.info({ epoch }, 'publisher lease acquired')
         this.#epoch = epoch
         this.#validUntil = asked + Math.floor((cp.leaseTtlMs * 2) / 3)
       } else this.#validUntil = 0
@@ -121,7 +145,7 @@ export class Publisher {
     } catch (err) {
       metrics.publishFailure()
       if (err instanceof PublishError && err.code === 'stale_publisher_epoch') {
-        this.#o.log?.('control plane refused a stale publisher epoch: giving up the lease', { epoch })
+        this.#o.logger?.info({ epoch }, 'control plane refused a stale publisher epoch: giving up the lease')
         await store.release(owner, epoch).catch(() => {})
         this.#validUntil = 0
         metrics.owner(0)
@@ -129,12 +153,17 @@ export class Publisher {
       }
       this.#backoffUntil = this.#now() + this.#backoff
       this.#backoff = Math.min(this.#backoff * 2, MAX_BACKOFF)
-      this.#o.log?.('signal publish failed, retrying later', {
+      const cause = publishFailureCause(err, cp.instanceId)
+      this.#failing = { since: this.#failing?.since ?? this.#now(), cause }
+      this.#failures?.failed({
+        cause,
         code: err instanceof PublishError ? err.code : 'error',
         retry_in_ms: this.#backoffUntil - this.#now(),
       })
       return
     }
+    this.#failing = undefined
+    this.#failures?.succeeded()
     this.#backoff = MIN_BACKOFF
     this.#lastSentAt = this.#now()
     if (batch.length === 0) return
