@@ -234,6 +234,9 @@ export function loadWebsignalConfig(path: string, env: Record<string, string | u
   }
   for (const h of s.sentinels ?? [])
     if (!/^[^\s:]+:\d{1,5}$/.test(h)) errors.push(`store.sentinels: ${h} is not host:port`)
+  if (!/^\/?(\d{1,5})?$/.test(new URL(s.url).pathname)) {
+    errors.push(`store.url: the path is a database number (redis://host:6379/2), not "${new URL(s.url).pathname}"`)
+  }
   const controlPlane = checkControlPlane(c.control_plane, loaded.sources, errors)
   const analytics = checkAnalytics(c.analytics, c.store.namespace, loaded.sources, errors)
   if (errors.length > 0) throw new ConfigError(errors)
@@ -349,4 +352,12 @@ function checkControlPlane(
     outboxMax: cp.outbox_max,
     batchSize: cp.batch_size,
   }
+}
+
+/** The store as named to an operator: `host:port` and its database when not 0, or the sentinels. */
+export function storeAddress(store: Config['store']): string {
+  if (store.sentinels) return `sentinel ${store.sentinels.name} via ${store.sentinels.hosts.join(', ')}`
+  const u = new URL(store.url)
+  const db = Number(u.pathname.slice(1) || 0)
+  return db === 0 ? u.host : `${u.host}/${db}`
 }

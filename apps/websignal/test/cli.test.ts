@@ -132,6 +132,22 @@ test('the store unreachable at startup: exit 1', async () => {
   c.dir.remove()
 })
 
+test('a store database that does not exist stops startup (it used to fall back to database 0); status names the database', async () => {
+  const c = writeConfig({ inputs: INPUTS, store: { url: `${redis.url}/99`, namespace: 'nodb' } })
+  const r = await run(['serve', '--config', c.path])
+  assert.equal(r.code, 1)
+  assert.match(r.stderr, /^websignal: store database 99 cannot be selected \(ERR DB index is out of range\)/m)
+  assert.doesNotMatch(r.stderr, /\n\s+at /)
+  const word = writeConfig({ inputs: INPUTS, store: { url: `${redis.url}/two` } })
+  const bad = await run(['doctor', '--config', word.path])
+  assert.equal(bad.code, 1)
+  assert.match(bad.stderr, /store\.url: the path is a database number \(redis:\/\/host:6379\/2\), not "\/two"/)
+  const three = writeConfig({ inputs: INPUTS, store: { url: `${redis.url}/3` } })
+  const status = await run(['status', '--config', three.path])
+  assert.match(status.stdout, new RegExp(`^store: ${new URL(redis.url).host}/3, namespace`, 'm'))
+  for (const x of [c, word, three]) x.dir.remove()
+})
+
 test('serve: readiness, metrics, lines counted, an unreadable input keeps it unready, SIGTERM stops', async () => {
   const port = await freePort()
   const notAFile = join(logDir.path, 'dir.log')

@@ -6,7 +6,7 @@ import { accessSync, constants, readFileSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { StartupError } from '@gatehouse/kit'
 import { controlPlaneCertificateReport } from '@gatehouse/kit/certificate-expiry.ts'
-import { configPath, loadWebsignalConfig } from '../config.ts'
+import { configPath, loadWebsignalConfig, storeAddress } from '../config.ts'
 import { BUILTIN_PATTERN_DIR, checkPatternCost, loadPatternLists, PatternError } from '../detect/patterns.ts'
 import type { Io } from './io.ts'
 
@@ -73,9 +73,7 @@ export function doctorCommand(opts: { config?: string }, io: Io): void {
       }
     }
   }
-  const store = c.store.sentinels
-    ? `sentinel ${c.store.sentinels.name} via ${c.store.sentinels.hosts.join(', ')}`
-    : new URL(c.store.url).host
+  const store = storeAddress(c.store)
   lines.push(
     `store ${store}, namespace ${c.store.namespace} (not contacted)`,
     `patterns: ${lists.map((l) => `${l.name} (${l.patterns.length})`).join(', ')}`,

@@ -12,7 +12,7 @@ import { askLocal, metricValue } from '@gatehouse/kit/cli/live-metrics.ts'
 import { paint } from '@gatehouse/kit/cli/output.ts'
 import { formatListenAddress } from '@gatehouse/kit/net.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
-import { type Config, configPath, loadWebsignalConfig } from '../config.ts'
+import { type Config, configPath, loadWebsignalConfig, storeAddress } from '../config.ts'
 import type { Io } from './io.ts'
 
 export interface AgentStatus {
@@ -165,9 +165,7 @@ export async function websignalStatus(c: Config): Promise<WebsignalStatus> {
     agent: await agentStatus(c),
     inputs: c.inputs.map((i) => inputStatus(i, positions[i.path])),
     positions_error: error,
-    store: c.store.sentinels
-      ? `sentinel ${c.store.sentinels.name} via ${c.store.sentinels.hosts.join(', ')}, namespace ${c.store.namespace}`
-      : `${new URL(c.store.url).host}, namespace ${c.store.namespace}`,
+    store: `${storeAddress(c.store)}, namespace ${c.store.namespace}`,
     control_plane: cp ? `${cp.url} as ${cp.instanceId}` : null,
     shadow: c.shadow,
   }

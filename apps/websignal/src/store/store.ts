@@ -19,7 +19,7 @@ export interface StoreConfig {
   commandTimeoutMs: number
 }
 
-/** Raised when the namespace holds data of another, incompatible agent version. */
+/** Raised when the store cannot be used as configured: the namespace holds data of another, incompatible agent version, or the database does not exist. */
 export class SchemaMismatchError extends Error {
   override readonly name = 'SchemaMismatchError'
 }
@@ -107,9 +107,20 @@ export class Store {
     this.#c = this.redis as unknown as Commands
   }
 
-  /** Connect and check (or set) the namespace's schema version (spec: versioning 3). */
+  /** Connect, check the database exists, and check (or set) the namespace's schema version (spec: versioning 3). */
   async open(): Promise<void> {
     await this.redis.connect()
+    // ioredis sends SELECT on connect but goes on in database 0 when it is refused.
+    const db = this.redis.options.db ?? 0
+    if (db !== 0) {
+      try {
+        await this.redis.select(db)
+      } catch (err) {
+        throw new SchemaMismatchError(
+          `store database ${db} cannot be selected (${(err as Error).message}): the server has fewer databases (its "databases" setting), or the URL names the wrong one`,
+        )
+      }
+    }
     await this.checkSchema()
   }
 
