@@ -218,8 +218,12 @@ export function configPath(flag: string | undefined, env = process.env): string 
   return flag ?? env.WEBSIGNAL_CONFIG ?? DEFAULT_CONFIG
 }
 
-export function loadWebsignalConfig(path: string, env: Record<string, string | undefined> = process.env): Config {
-  const loaded = loadConfig(fileSchema, { file: path, env })
+export function loadWebsignalConfig(
+  path: string,
+  env: Record<string, string | undefined> = process.env,
+  options: { readSecretFiles?: boolean } = {},
+): Config {
+  const loaded = loadConfig(fileSchema, { file: path, env, ...options })
   const c = loaded.config
   const errors: string[] = []
   let listen: ListenAddress | undefined

@@ -132,7 +132,7 @@ test('the store unreachable at startup: exit 1', async () => {
   c.dir.remove()
 })
 
-test('a store database that does not exist stops startup (it used to fall back to database 0); status names the database', async () => {
+test('a store database that does not exist stops startup (it used to fall back to database 0); status names the database and reads no secret', async () => {
   const c = writeConfig({ inputs: INPUTS, store: { url: `${redis.url}/99`, namespace: 'nodb' } })
   const r = await run(['serve', '--config', c.path])
   assert.equal(r.code, 1)
@@ -142,9 +142,17 @@ test('a store database that does not exist stops startup (it used to fall back t
   const bad = await run(['doctor', '--config', word.path])
   assert.equal(bad.code, 1)
   assert.match(bad.stderr, /store\.url: the path is a database number \(redis:\/\/host:6379\/2\), not "\/two"/)
-  const three = writeConfig({ inputs: INPUTS, store: { url: `${redis.url}/3` } })
+  const three = writeConfig({
+    inputs: INPUTS,
+    store: { url: `${redis.url}/3` },
+    // Status sends no token: a token file this user cannot read (or one not deployed here) does not stop it.
+    control_plane: { url: 'https://cp.example.test', instance_id: 'web-1', token_file: '/nonexistent/token' },
+  })
   const status = await run(['status', '--config', three.path])
+  assert.equal(status.code, 0, status.stderr)
   assert.match(status.stdout, new RegExp(`^store: ${new URL(redis.url).host}/3, namespace`, 'm'))
+  const doctor = await run(['doctor', '--config', three.path])
+  assert.match(doctor.stderr, /control_plane\.token_file: secret file \/nonexistent\/token cannot be read \(ENOENT\)/)
   for (const x of [c, word, three]) x.dir.remove()
 })
 

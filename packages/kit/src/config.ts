@@ -33,7 +33,16 @@ export interface LoadOptions {
    * itself still rejects unknown keys.
    */
   ignoreUnknownFileKeys?: boolean
+  /**
+   * When false, secrets named by file (`*_FILE`, `"<key>_file"`) are not read: their value is
+   * `SECRET_NOT_READ`. For commands that never use them (`status`), so a file only the service's
+   * user may read, or one not deployed on this host, does not stop them.
+   */
+  readSecretFiles?: boolean
 }
+
+/** The value of a secret whose file was not read (`readSecretFiles: false`). */
+export const SECRET_NOT_READ = '(secret file not read)'
 
 export interface Loaded<S extends Schema> {
   config: ConfigOf<S>
@@ -250,7 +259,10 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
       }
     } else if (o.secret && o.env && env[`${o.env}_FILE`] !== undefined) {
       label = `${o.env}_FILE`
-      raw = readSecretFile(env[`${o.env}_FILE`]!, label, errors, warnings)
+      raw =
+        options.readSecretFiles === false
+          ? SECRET_NOT_READ
+          : readSecretFile(env[`${o.env}_FILE`]!, label, errors, warnings)
       if (raw === undefined) continue
       source = 'env'
     } else if (fileValues.has(path)) {
@@ -263,7 +275,7 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
         errors.push(`${label}: must be a file path string`)
         continue
       }
-      raw = readSecretFile(p, label, errors, warnings)
+      raw = options.readSecretFiles === false ? SECRET_NOT_READ : readSecretFile(p, label, errors, warnings)
       if (raw === undefined) continue
       source = 'file'
     } else if (o.default !== undefined) {

@@ -4,6 +4,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, describe, test } from 'node:test'
+import { SECRET_NOT_READ } from '../src/config.ts'
 import { ConfigError, describeSchema, field, loadConfig, type Schema } from '../src/index.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'kit-config-'))
@@ -281,6 +282,17 @@ describe('loadConfig secrets from files', () => {
       'token_file: must be a file path string',
       `db.password_file: secret file ${missing} cannot be read (ENOENT)`,
     ])
+  })
+
+  test('readSecretFiles: false reads no secret file (status commands), and says so in the value', () => {
+    const missing = join(dir, 'nothing-here')
+    const { config } = loadConfig(schema, {
+      file: json({ db: { password_file: missing } }),
+      env: { APP_TOKEN_FILE: missing },
+      readSecretFiles: false,
+    })
+    assert.equal(config.token, SECRET_NOT_READ)
+    assert.equal(config.db.password, SECRET_NOT_READ)
   })
 
   test('_file is not accepted for fields that are not secret', () => {

@@ -241,7 +241,8 @@ export function formatStatus(s: WebsignalStatus, now = Date.now()): string {
 }
 
 export async function statusCommand(opts: { config?: string; json?: boolean }, io: Io): Promise<void> {
-  const c = loadWebsignalConfig(configPath(opts.config))
+  // Status never sends a token or a secret: the files holding them may be the service user's alone.
+  const c = loadWebsignalConfig(configPath(opts.config), process.env, { readSecretFiles: false })
   const status = await websignalStatus(c)
   io.out(opts.json ? `${terminalJson(status, 2)}\n` : formatStatus(status))
 }
