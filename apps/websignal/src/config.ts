@@ -86,6 +86,14 @@ export function parseInputs(raw: unknown): InputConfig[] {
 
 const name = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 
+/** The aggregation window: the config's `window` and replay's `--window`. */
+export const windowField = field.duration({
+  default: '5m',
+  min: '10s',
+  max: '24h',
+  doc: 'aggregation window (the signal window_seconds)',
+})
+
 export const fileSchema = {
   listen: field.string({ default: DEFAULT_LISTEN, doc: 'host:port of /healthz, /readyz and /metrics' }),
   log_level: field.enum(['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as const, {
@@ -99,12 +107,7 @@ export const fileSchema = {
   }),
   state_dir: field.string({ default: '/var/lib/websignal', minLength: 1, doc: 'read positions (offsets.json)' }),
   inputs: field.custom(parseInputs, { required: true, doc: 'access logs to tail' }),
-  window: field.duration({
-    default: '5m',
-    min: '10s',
-    max: '24h',
-    doc: 'aggregation window (the signal window_seconds)',
-  }),
+  window: windowField,
   flush_interval: field.duration({
     default: '1s',
     min: '50ms',

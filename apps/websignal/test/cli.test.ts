@@ -297,6 +297,18 @@ test('replay prints the signals it would send', async () => {
   assert.match(r.stderr, /4 lines parsed, 0 unmatched, 1 signals/)
   const usage = await run(['replay', '--log', file, '--format', 'apache'])
   assert.equal(usage.code, 2)
+  // The window follows the config's rules (10s to 24h); a bad one is a usage error, not a crash.
+  for (const [window, why] of [
+    ['5x', /^websignal: --window: invalid duration "5x"/],
+    ['0s', /^websignal: --window: must be at least 10s$/],
+    ['25h', /^websignal: --window: must be at most 24h$/],
+  ] as const) {
+    const bad = await run(['replay', '--log', file, '--format', 'combined', '--window', window])
+    assert.equal(bad.code, 2, bad.stderr)
+    assert.match(bad.stderr.trim(), why)
+  }
+  const badSite = await run(['replay', '--log', file, '--format', 'json', '--site', 'bad site!'])
+  assert.equal(badSite.code, 2, badSite.stderr)
 })
 
 test('status words the lease only where there is one to hold', async () => {

@@ -5,8 +5,8 @@
  * `--config` when given, else the defaults.
  */
 import { statSync } from 'node:fs'
-import { AppError, parseDuration } from '@gatehouse/kit'
-import { configPath, loadWebsignalConfig, parseInputs } from '../config.ts'
+import { UsageError } from '@gatehouse/kit/cli/program.ts'
+import { configPath, loadWebsignalConfig, parseInputs, windowField } from '../config.ts'
 import { buildSignal, DEFAULT_THRESHOLDS, isScanner, type Thresholds } from '../detect/detect.ts'
 import { BUILTIN_PATTERN_DIR, compilePatterns, loadPatternLists } from '../detect/patterns.ts'
 import { type Aggregate, WindowAggregator } from '../detect/window.ts'
@@ -38,7 +38,7 @@ export async function replayCommand(o: ReplayOptions, io: Io): Promise<void> {
       },
     ]) as [ReturnType<typeof parseInputs>[number]]
   } catch (err) {
-    throw new AppError(400, 'usage', (err as Error).message.replace(/\[0\]\./g, '--'))
+    throw new UsageError((err as Error).message.replace(/\[0\]\./g, '--'))
   }
   let thresholds: Thresholds = DEFAULT_THRESHOLDS
   let windowMs = 300_000
@@ -51,7 +51,13 @@ export async function replayCommand(o: ReplayOptions, io: Io): Promise<void> {
     dirs = [...dirs, ...c.patternDirs]
     disabled = c.disabledLists
   }
-  if (o.window !== undefined) windowMs = parseDuration(o.window)
+  if (o.window !== undefined) {
+    try {
+      windowMs = windowField.parse(o.window, 'flag')
+    } catch (err) {
+      throw new UsageError(`--window: ${(err as Error).message}`)
+    }
+  }
   const agg = new WindowAggregator(windowMs, compilePatterns(loadPatternLists(dirs, disabled)))
   let parsed = 0
   let unmatched = 0
