@@ -285,7 +285,12 @@ export function credentialReloader(
       const reloaded = reload()
       if (reloaded === undefined) {
         logger.info('SIGHUP changes nothing: no control-plane credential files; other settings are read at start')
-      } else logger.info({ valid_to: reloaded.validTo ?? null }, 'control-plane credentials reloaded')
+      } else if (reloaded.validTo !== undefined) {
+        logger.info({ valid_to: reloaded.validTo }, 'control-plane credentials reloaded')
+      } else {
+        // A bearer token with a CA file: only the CA is a file; the token is read at start.
+        logger.info('control-plane CA reloaded; the bearer token is read at start only (restart to change it)')
+      }
     } catch (err) {
       logger.error(
         { reason: (err as Error).message },

@@ -481,10 +481,17 @@ function installNotFound(app: HttpApp) {
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? '/'
     const allowed = new Set<string>()
-    for (const { regex, methods } of patterns.values()) if (regex.test(path)) for (const m of methods) allowed.add(m)
+    let route: string | undefined
+    for (const [url, { regex, methods }] of patterns) {
+      if (!regex.test(path)) continue
+      route ??= url
+      for (const m of methods) allowed.add(m)
+    }
     if (allowed.size > 0) {
       const allow = [...allowed].sort().join(', ')
-      return sendError(app, kitErrors.method_not_allowed.with({ headers: { allow } }, req.method, path), req, reply, 0)
+      // The route's pattern, not the path: a path may carry a secret (a hook's token).
+      const error = kitErrors.method_not_allowed.with({ headers: { allow } }, req.method, route ?? path)
+      return sendError(app, error, req, reply, 0)
     }
     return sendError(app, kitErrors.not_found(`no route for ${req.method} ${path}`), req, reply, 0)
   })

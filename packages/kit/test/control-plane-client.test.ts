@@ -19,6 +19,7 @@ import {
   type ControlPlaneError,
   type ControlPlaneTarget,
   checkControlPlaneTarget,
+  credentialReloader,
 } from '../src/control-plane-client.ts'
 
 let ca: TestCa
@@ -168,4 +169,31 @@ test('reloadCredentials: the next requests present the renewed client certificat
   const bare = new ControlPlaneClient(target({ auth: { kind: 'token', token: 't' } }))
   assert.equal(bare.hasCredentialFiles, false)
   await bare.close()
+})
+
+test('the SIGHUP reloader says what was read: a certificate and its expiry, a CA alone, nothing, or why not', async () => {
+  const lines: Array<[string, Record<string, unknown>, string?]> = []
+  const logger = {
+    info: (a: Record<string, unknown> | string, b?: string) =>
+      lines.push(typeof a === 'string' ? ['info', {}, a] : ['info', a, b]),
+    error: (a: Record<string, unknown> | string, b?: string) =>
+      lines.push(typeof a === 'string' ? ['error', {}, a] : ['error', a, b]),
+  }
+  await credentialReloader(logger as never, () => ({ validTo: 'Dec  3 08:00:00 2027 GMT' }))()
+  await credentialReloader(logger as never, () => ({}))()
+  await credentialReloader(logger as never, () => undefined)()
+  await credentialReloader(logger as never, () => {
+    throw new Error('key does not match')
+  })()
+  assert.deepEqual(lines, [
+    ['info', { valid_to: 'Dec  3 08:00:00 2027 GMT' }, 'control-plane credentials reloaded'],
+    // A token with a CA: no "valid_to: null" suggesting a certificate that has no expiry.
+    ['info', {}, 'control-plane CA reloaded; the bearer token is read at start only (restart to change it)'],
+    ['info', {}, 'SIGHUP changes nothing: no control-plane credential files; other settings are read at start'],
+    [
+      'error',
+      { reason: 'key does not match' },
+      'control-plane credentials not reloaded; the previous ones stay in use',
+    ],
+  ])
 })
