@@ -5,6 +5,7 @@
  */
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { ConfigError, type ConfigOf, field } from '@gatehouse/kit/config.ts'
+import type { Source } from '@gatehouse/kit/config-fields.ts'
 import { isLoopback, parseListenAddress } from '@gatehouse/kit/net.ts'
 import { CHANNEL_NAME, USERNAME } from './name-patterns.ts'
 
@@ -216,61 +217,79 @@ export interface Config extends RawConfig {
   pushSubject: string
 }
 
-/** Cross-field rules on an already typed config; throws ConfigError listing every violation. */
-export function finishConfig(raw: RawConfig): Config {
+/** Where the values came from, so a rule names each setting the way it was given. */
+export interface ConfigOrigin {
+  sources: Record<string, Source>
+  /** The config file read, if any. */
+  file?: string
+}
+
+/**
+ * Cross-field rules on an already typed config; throws ConfigError listing every violation.
+ * Each setting is named the way it was given: `readerUsername (in /path/config.json)`, `-listen`,
+ * or its environment variable (also when it was not given: that is how to give it).
+ */
+export function finishConfig(raw: RawConfig, origin: ConfigOrigin = { sources: {} }): Config {
   const problems: string[] = []
+  const n = (key: keyof typeof schema): string => {
+    const o = schema[key].options as { env?: string; flag?: string }
+    const source = origin.sources[key]
+    if (source === 'file') return `${key} (in ${origin.file ?? 'the config file'})`
+    if (source === 'flag' && o.flag) return `-${o.flag}`
+    return o.env ?? key
+  }
   const auth = raw.readerPassword !== undefined
   if (raw.retention !== 0 && raw.retention < 86_400_000) {
-    problems.push('NOTIFY_RETENTION: at least 24h, or 0 to keep notifications')
+    problems.push(`${n('retention')}: at least 24h, or 0 to keep notifications`)
   }
   if (raw.auditRetention !== 0 && raw.auditRetention < 86_400_000) {
-    problems.push('NOTIFY_AUDIT_RETENTION: at least 24h, or 0 to keep the audit log')
+    problems.push(`${n('auditRetention')}: at least 24h, or 0 to keep the audit log`)
   }
   if (raw.sessionMaxAge < raw.sessionTtl) {
-    problems.push('NOTIFY_SESSION_MAX_AGE: at least NOTIFY_SESSION_TTL (equal to it: sessions are not renewed)')
+    problems.push(`${n('sessionMaxAge')}: at least ${n('sessionTtl')} (equal to it: sessions are not renewed)`)
   }
   if (raw.readerPassword !== undefined && raw.readerUsername === undefined) {
-    problems.push('NOTIFY_READER_USERNAME: required when NOTIFY_READER_PASSWORD is set')
+    problems.push(`${n('readerUsername')}: required when ${n('readerPassword')} is set`)
   }
   if (raw.readerUsername !== undefined && raw.readerPassword === undefined) {
-    problems.push('NOTIFY_READER_PASSWORD: required when NOTIFY_READER_USERNAME is set')
+    problems.push(`${n('readerPassword')}: required when ${n('readerUsername')} is set`)
   }
   if (raw.readerUsername !== undefined && !USERNAME.test(raw.readerUsername)) {
-    problems.push('NOTIFY_READER_USERNAME: must be lowercase letters, digits, ".", "_" or "-" (at most 64)')
+    problems.push(`${n('readerUsername')}: must be lowercase letters, digits, ".", "_" or "-" (at most 64)`)
   }
   let publicOrigin: string | undefined
   if (raw.publicUrl !== undefined) {
     const u = new URL(raw.publicUrl)
     if ((u.pathname !== '/' && u.pathname !== '') || u.search || u.hash || u.username || u.password) {
-      problems.push('NOTIFY_PUBLIC_URL: must be an origin only (scheme://host[:port]), without path or query')
+      problems.push(`${n('publicUrl')}: must be an origin only (scheme://host[:port]), without path or query`)
     }
     publicOrigin = u.origin
   }
   if (auth && raw.publicUrl === undefined) {
-    problems.push('NOTIFY_PUBLIC_URL: required when reader authentication is on (NOTIFY_READER_PASSWORD is set)')
+    problems.push(`${n('publicUrl')}: required when reader authentication is on (${n('readerPassword')} is set)`)
   }
   try {
     const { host } = parseListenAddress(raw.listen)
     if (!auth && !isLoopbackHost(host)) {
       problems.push(
-        `NOTIFY_LISTEN: ${raw.listen} is not a loopback address; without NOTIFY_READER_PASSWORD the service is unauthenticated and only listens on loopback`,
+        `${n('listen')}: ${raw.listen} is not a loopback address; without ${n('readerPassword')} the service is unauthenticated and only listens on loopback`,
       )
     }
   } catch (err) {
-    problems.push(`NOTIFY_LISTEN: ${(err as Error).message}`)
+    problems.push(`${n('listen')}: ${(err as Error).message}`)
   }
   const oidc = raw.oauthIssuer !== undefined || raw.oidcClientId !== undefined
   if (oidc) {
-    if (raw.oauthIssuer === undefined) problems.push('NOTIFY_OAUTH_ISSUER: required when NOTIFY_OIDC_CLIENT_ID is set')
-    if (raw.oidcClientId === undefined) problems.push('NOTIFY_OIDC_CLIENT_ID: required when NOTIFY_OAUTH_ISSUER is set')
+    if (raw.oauthIssuer === undefined) problems.push(`${n('oauthIssuer')}: required when ${n('oidcClientId')} is set`)
+    if (raw.oidcClientId === undefined) problems.push(`${n('oidcClientId')}: required when ${n('oauthIssuer')} is set`)
     if (!auth)
       problems.push(
-        'NOTIFY_OAUTH_ISSUER: identity-provider sign-in needs reader authentication (NOTIFY_READER_PASSWORD)',
+        `${n('oauthIssuer')}: identity-provider sign-in needs reader authentication (${n('readerPassword')})`,
       )
     if (raw.oauthIssuer !== undefined) {
       const u = new URL(raw.oauthIssuer)
       if (u.protocol === 'http:' && !isLoopbackHost(u.hostname.replace(/^\[|\]$/g, ''))) {
-        problems.push('NOTIFY_OAUTH_ISSUER: must be https (plain http only for a loopback test provider)')
+        problems.push(`${n('oauthIssuer')}: must be https (plain http only for a loopback test provider)`)
       }
     }
   }
@@ -288,6 +307,6 @@ function isLoopbackHost(host: string): boolean {
  * `$NOTIFY_CONFIG`, else `/etc/gatehouse/notify.json` when it exists, names (keys as in `schema`).
  */
 export function readConfig(argv: string[], env: Record<string, string | undefined>): Config {
-  const { config } = loadAppConfig('notify', schema, { argv, env })
-  return finishConfig(config)
+  const { config, sources, file } = loadAppConfig('notify', schema, { argv, env })
+  return finishConfig(config, { sources, ...(file ? { file } : {}) })
 }

@@ -84,18 +84,23 @@ for (const backend of backends) {
     test('user create refuses a bad name, a short password, a taken name and a missing password, writing nothing', async () => {
       const count = async () => (await n.database.db.selectFrom('users').select('id').execute()).length
       const before = await count()
-      const cases: Array<[string[], RegExp, string?]> = [
-        [['user', 'create', 'Bad Name', '--system'], /is not a user name/],
-        [['user', 'create', 'gina', '--password-file', '-'], /12 to 1024 characters/, 'short\n'],
-        [['user', 'create', 'gina', '--password-file', '-'], /holds no password/, '\n'],
-        [['user', 'create', 'gina', '--password-file', join(dir.path, 'missing')], /cannot read the password .*ENOENT/],
-        [['user', 'create', 'gina'], /needs --password-file/],
-        [['user', 'create', 'gina', '--system', '--password-file', '-'], /system reader has no password/, 'x\n'],
-        [['user', 'create', ADMIN, '--system'], /user_exists|already exists|exists/],
+      // Exit 2 for a command written wrong (usage), 1 for one that failed.
+      const cases: Array<[string[], RegExp, number, string?]> = [
+        [['user', 'create', 'Bad Name', '--system'], /is not a user name/, 2],
+        [['user', 'create', 'gina', '--password-file', '-'], /12 to 1024 characters/, 1, 'short\n'],
+        [['user', 'create', 'gina', '--password-file', '-'], /holds no password/, 1, '\n'],
+        [
+          ['user', 'create', 'gina', '--password-file', join(dir.path, 'missing')],
+          /cannot read the password .*ENOENT/,
+          1,
+        ],
+        [['user', 'create', 'gina'], /needs --password-file/, 2],
+        [['user', 'create', 'gina', '--system', '--password-file', '-'], /system reader has no password/, 2, 'x\n'],
+        [['user', 'create', ADMIN, '--system'], /user_exists|already exists|exists/, 1],
       ]
-      for (const [args, message, input] of cases) {
+      for (const [args, message, code, input] of cases) {
         const r = await cli([...args, ...db], env, input)
-        assert.equal(r.code, 1, `${args.join(' ')}: ${r.stdout}`)
+        assert.equal(r.code, code, `${args.join(' ')}: ${r.stdout}`)
         oneLine(r)
         assert.match(r.stderr, message)
       }

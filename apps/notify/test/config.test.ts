@@ -35,6 +35,30 @@ describe('configuration', () => {
     assert.equal(readConfig(['--listen=127.0.0.1:7000'], {}).listen, '127.0.0.1:7000')
   })
 
+  test('cross-field rules name each setting the way it was given: a key of the config file (and which file), a flag, a variable', () => {
+    const dir = tempDir('notify-config-')
+    try {
+      const file = join(dir.path, 'notify.json')
+      writeFileSync(file, JSON.stringify({ readerUsername: 'admin', retention: '1h' }))
+      const err = (() => {
+        try {
+          readConfig(['--config', file, '-listen', '0.0.0.0:8080'], {})
+        } catch (e) {
+          return e as ConfigError
+        }
+        return undefined
+      })()
+      assert.ok(err instanceof ConfigError)
+      assert.deepEqual(err.lines, [
+        `retention (in ${file}): at least 24h, or 0 to keep notifications`,
+        `NOTIFY_READER_PASSWORD: required when readerUsername (in ${file}) is set`,
+        '-listen: 0.0.0.0:8080 is not a loopback address; without NOTIFY_READER_PASSWORD the service is unauthenticated and only listens on loopback',
+      ])
+    } finally {
+      dir.remove()
+    }
+  })
+
   test('cross-field rules are all reported at once', () => {
     const err = (() => {
       try {

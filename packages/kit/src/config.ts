@@ -46,6 +46,8 @@ export const SECRET_NOT_READ = '(secret file not read)'
 
 export interface Loaded<S extends Schema> {
   config: ConfigOf<S>
+  /** The config file read (`options.file`), to name it in later checks; undefined without one. */
+  file: string | undefined
   /** Arguments left after the flags. */
   positionals: string[]
   /** Where each leaf value came from, keyed by dotted path (for `doctor` commands). */
@@ -308,7 +310,7 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
     const exposed = secretExposure(options.file!, `a secret (${inlineSecrets.join(', ')})`)
     if (exposed) warnings.push(exposed)
   }
-  return { config: config as ConfigOf<S>, positionals, sources, warnings }
+  return { config: config as ConfigOf<S>, file: options.file, positionals, sources, warnings }
 }
 
 /** Lines describing every field (flag, env, default, doc), for `--help` output. */

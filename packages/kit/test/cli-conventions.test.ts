@@ -130,3 +130,25 @@ describe('compile cache folder', () => {
     }
   })
 })
+
+describe('a default command', () => {
+  test('an unknown first word is an unknown command, not "too many arguments" for the default one', async () => {
+    const p = program()
+    let ran = 0
+    p.commands
+      .find((c) => c.name() === 'serve')!
+      .action(() => {
+        ran++
+      })
+    let err = ''
+    p.configureOutput({ writeErr: (t) => (err += t) })
+    assert.equal(await runCli(p, ['bogus']), 2)
+    assert.equal(err, "demo: unknown command 'bogus' (see demo --help)\n")
+    assert.equal(ran, 0)
+    // Flags alone still run the default command, and known commands run as before.
+    assert.equal(await runCli(p, ['--listen', '127.0.0.1:9']), 0)
+    assert.equal(ran, 1)
+    assert.equal(await runCli(p, ['serve']), 0)
+    assert.equal(ran, 2)
+  })
+})

@@ -10,7 +10,10 @@ import { buildServer } from '../server.ts'
 export async function serve(flags: Record<string, unknown>, configFile: string | undefined): Promise<void> {
   await runMain({ name: 'notify' }, async () => {
     const loaded = loadAppConfig('notify', schema, { flags, config: configFile })
-    const config = finishConfig(loaded.config)
+    const config = finishConfig(loaded.config, {
+      sources: loaded.sources,
+      ...(loaded.file ? { file: loaded.file } : {}),
+    })
     const logger = createLogger({ name: 'notify', level: config.logLevel })
     for (const warning of loaded.warnings) logger.warn(warning)
     const database = await openNotifyDatabase(config.database, undefined, {

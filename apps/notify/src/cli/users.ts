@@ -7,7 +7,7 @@
  * narrow at once on PostgreSQL (NOTIFY) and within the stream poll interval on SQLite.
  */
 import { printList } from '@gatehouse/kit/cli/output.ts'
-import { CliError } from '@gatehouse/kit/cli/program.ts'
+import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { recordAudit } from '../audit/store.ts'
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../auth/passwords.ts'
@@ -47,7 +47,7 @@ export async function userListCommand(o: Opts): Promise<void> {
 
 function checkUsername(name: string): void {
   if (!USERNAME.test(name))
-    throw new CliError(`${JSON.stringify(name)} is not a user name (a-z, 0-9, '.', '_', '-'; at most 64)`)
+    throw new UsageError(`${JSON.stringify(name)} is not a user name (a-z, 0-9, '.', '_', '-'; at most 64)`)
 }
 
 function password(o: Opts): string {
@@ -68,9 +68,9 @@ export async function userCreateCommand(o: Opts, username: string): Promise<void
   checkUsername(username)
   const system = o.system === true
   if (system && o.passwordFile !== undefined)
-    throw new CliError('a system reader has no password: drop --password-file')
+    throw new UsageError('a system reader has no password: drop --password-file')
   if (!system && o.passwordFile === undefined)
-    throw new CliError('a human reader needs --password-file FILE (or --system for a script identity)')
+    throw new UsageError('a human reader needs --password-file FILE (or --system for a script identity)')
   const secret = system ? undefined : password(o)
   const user = await withDatabase(o, async (d) => {
     const created = await new UserService(d.db, bcryptCost(o)).create({

@@ -160,6 +160,8 @@ export async function runCli(
       write(program.helpInformation())
       return 2
     }
+    const stray = strayCommand(program, argv)
+    if (stray !== undefined) throw new UsageError(`unknown command '${stray}' (see ${name} --help)`)
     const args = options.singleDashFlags ? singleDashLongFlags(program, argv) : argv
     await program.parseAsync(booleanFlagValues(program, args), { from: 'user' })
     // An action that already printed its outcome may set process.exitCode (a refresh job
@@ -205,6 +207,21 @@ function quietOnClosedPipe(): void {
       throw err
     })
   }
+}
+
+/**
+ * With a default command (`notify` is `notify serve`), commander hands an unknown first word to
+ * it as an argument: `notify bogus` said "too many arguments for 'serve'". A first word that is
+ * no command, where the default command takes no arguments, is an unknown command.
+ */
+function strayCommand(program: Command, argv: string[]): string | undefined {
+  if (!hasDefaultCommand(program)) return undefined
+  const first = argv[0]
+  if (first === undefined || first.startsWith('-')) return undefined
+  if (program.commands.some((c) => c.name() === first || c.aliases().includes(first))) return undefined
+  const name = (program as unknown as { _defaultCommandName: string })._defaultCommandName
+  const fallback = program.commands.find((c) => c.name() === name)
+  return fallback && fallback.registeredArguments.length === 0 ? first : undefined
 }
 
 function hasDefaultCommand(program: Command): boolean {
