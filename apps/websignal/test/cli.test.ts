@@ -121,15 +121,30 @@ test('doctor summarises without touching the store; a bad pattern list is named'
   c.dir.remove()
 })
 
-test('the store unreachable at startup: exit 1', async () => {
+test('the store unreachable at startup: exit 1, naming the address and the cause', async () => {
+  const port = await freePort()
   const c = writeConfig({
     inputs: INPUTS,
-    store: { url: `redis://127.0.0.1:${await freePort()}`, command_timeout: '200ms' },
+    store: { url: `redis://127.0.0.1:${port}`, command_timeout: '200ms' },
   })
   const r = await run(['serve', '--config', c.path])
   assert.equal(r.code, 1)
-  assert.match(r.stderr, /the store is unreachable/)
+  assert.equal(
+    r.stderr,
+    `websignal: the store 127.0.0.1:${port} is unreachable: connect ECONNREFUSED 127.0.0.1:${port}\n`,
+  )
   c.dir.remove()
+})
+
+test('a config file that cannot be read or parsed is the one problem reported', async () => {
+  const missing = await run(['serve', '--config', join(logDir.path, 'nothing.json')])
+  assert.equal(missing.code, 1)
+  assert.equal(missing.stderr, `websignal: config file ${join(logDir.path, 'nothing.json')}: cannot be read (ENOENT)\n`)
+  const broken = join(logDir.path, 'broken.json')
+  writeFileSync(broken, '{"inputs": [')
+  const r = await run(['doctor', '--config', broken])
+  assert.equal(r.code, 1)
+  assert.match(r.stderr, /^websignal: config file .*broken\.json: invalid JSON \(.*\)\n$/)
 })
 
 test('a store database that does not exist stops startup (it used to fall back to database 0); status names the database and reads no secret', async () => {

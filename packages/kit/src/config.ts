@@ -231,8 +231,13 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
   }
   const env = options.env ?? {}
   const fileValues = new Map<string, unknown>()
+  // A file that cannot be read or parsed is the one problem to report: the settings it would
+  // have given are not also "required".
+  let fileFailed = false
   if (options.file !== undefined) {
+    const before = errors.length
     const json = readJsonFile(options.file, options.fileRequired ?? true, errors)
+    fileFailed = errors.length > before
     flattenFile(json, schema, '', fileValues, errors, options.ignoreUnknownFileKeys)
   }
 
@@ -285,7 +290,7 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
       source = 'default'
     }
     if (source === undefined) {
-      if (o.required) {
+      if (o.required && !fileFailed) {
         const ways = [
           o.flag && `--${o.flag}`,
           o.env,

@@ -5,7 +5,7 @@
 import { createLogger, runMain, StartupError } from '@gatehouse/kit'
 import { credentialReloader } from '@gatehouse/kit/control-plane-client.ts'
 import { Agent } from '../agent.ts'
-import { configPath, loadWebsignalConfig } from '../config.ts'
+import { configPath, loadWebsignalConfig, storeAddress } from '../config.ts'
 import { PatternError } from '../detect/patterns.ts'
 import { buildListener } from '../http/listener.ts'
 import { agentMetrics } from '../metrics.ts'
@@ -23,7 +23,8 @@ export async function serveCommand(opts: { config?: string }): Promise<void> {
     } catch (err) {
       await store.close()
       if (err instanceof SchemaMismatchError) throw new StartupError(err.message)
-      throw new StartupError(`the store is unreachable: ${(err as Error).message}`)
+      const cause = store.lastError?.message ?? (err as Error).message
+      throw new StartupError(`the store ${storeAddress(config.store)} is unreachable: ${cause}`)
     }
     let agent: Agent
     try {

@@ -63,6 +63,8 @@ function pack(a: Aggregate): string {
 export class Store {
   readonly redis: Redis
   readonly keys: Keys
+  /** The connection's last error (`connect ECONNREFUSED 127.0.0.1:6379`), for startup messages. */
+  lastError: Error | undefined
   readonly #c: Commands
 
   constructor(config: StoreConfig, extra: RedisOptions = {}) {
@@ -90,8 +92,11 @@ export class Store {
         name: config.sentinels.name,
       })
     } else this.redis = new Redis(config.url, base)
-    // Errors surface through the failed calls and readiness; without a listener ioredis logs them itself.
-    this.redis.on('error', () => {})
+    // Errors surface through the failed calls and readiness; without a listener ioredis logs them
+    // itself. The last one is kept: a refused connect says only "Connection is closed."
+    this.redis.on('error', (err: Error) => {
+      this.lastError = err
+    })
     this.keys = keysFor(config.namespace)
     const define = (name: string, keys: number, lua: string) =>
       this.redis.defineCommand(name, { numberOfKeys: keys, lua })
