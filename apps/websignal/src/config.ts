@@ -80,7 +80,7 @@ export function parseInputs(raw: unknown): InputConfig[] {
     if (inp && paths.has(inp.path)) problems.push(`[${i}].path: ${inp.path} is configured twice`)
     if (inp) paths.add(inp.path)
   }
-  if (problems.length > 0) throw new Error(problems.join('; '))
+  if (problems.length > 0) throw new ConfigError(problems)
   return out
 }
 

@@ -40,7 +40,22 @@ test('strict config: every unknown or bad field is named, exit 1', async () => {
   assert.equal(r.code, 1)
   assert.match(r.stderr, /windw: unknown key/)
   assert.match(r.stderr, /window: /)
-  assert.match(r.stderr, /\[0\]\.colour: unknown key/)
+  assert.match(r.stderr, /^websignal: inputs\[0\]\.colour: unknown key/m)
+  // Problems of several entries: one line each.
+  const two = writeConfig({
+    inputs: [
+      { ...INPUTS[0], format: 'nope' },
+      { ...INPUTS[0], path: 'relative.log' },
+    ],
+  })
+  const r2 = await run(['doctor', '--config', two.path])
+  assert.equal(r2.code, 1)
+  assert.match(
+    r2.stderr,
+    /^websignal: inputs\[0\]\.format: must be one of combined, vhost_combined, json, got "nope"$/m,
+  )
+  assert.match(r2.stderr, /^websignal: inputs\[1\]\.path: must be an absolute file path$/m)
+  two.dir.remove()
   c.dir.remove()
 })
 

@@ -307,7 +307,10 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
       setPath(config, path, value)
       sources[path] = source
     } catch (err) {
-      errors.push(`${label}: ${(err as Error).message}`)
+      // A custom field with several problems (a list of entries) names each on its own line.
+      if (err instanceof ConfigError) {
+        for (const line of err.lines) errors.push(/^[[.]/.test(line) ? `${label}${line}` : `${label}: ${line}`)
+      } else errors.push(`${label}: ${(err as Error).message}`)
     }
   }
   if (errors.length > 0) throw new ConfigError(errors)
