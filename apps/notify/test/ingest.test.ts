@@ -130,10 +130,12 @@ for (const backend of backends) {
         [`{"text": "${'x'.repeat(40_001)}"}`, 'application/json'],
         ['{"__proto__": {"admin": true}, "text": ""}', 'application/json'],
       ]
+      // A body that does not parse is invalid_json, as on every endpoint; one that parses but is refused, invalid_payload.
+      const unparseable = new Set(['', 'not json', 'payload=not-json'])
       for (const [raw, type] of bad) {
         const res = await n.client.post(`/hooks/${DEV_TOKEN}`, { raw, type })
         assert.equal(res.status, 400, raw.slice(0, 40))
-        assert.equal(res.body.error.code, 'invalid_payload')
+        assert.equal(res.body.error.code, unparseable.has(raw) ? 'invalid_json' : 'invalid_payload', raw.slice(0, 40))
       }
       const big = await n.client.post(`/hooks/${DEV_TOKEN}`, {
         raw: `{"text":"${'y'.repeat(1_100_000)}"}`,
@@ -210,6 +212,12 @@ for (const backend of backends) {
         assert.equal(res.status, 400, JSON.stringify(body))
         assert.equal(res.body.error.code, 'invalid_message')
       }
+      const broken = await n.client.post('/api/v1/messages', {
+        token: DEV_TOKEN,
+        raw: '{"text":',
+        type: 'application/json',
+      })
+      assert.equal(broken.body.error.code, 'invalid_json')
       const xml = await n.client.post('/api/v1/messages', { token: DEV_TOKEN, raw: '<x/>', type: 'application/xml' })
       assert.equal(xml.status, 400)
       assert.equal(await count(n), before)

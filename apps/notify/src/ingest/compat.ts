@@ -16,6 +16,8 @@
  * empty string counts as absent: templating tools emit it). A payload with neither text
  * nor attachment/block text is refused.
  */
+
+import { kitErrors } from '@gatehouse/kit/errors.ts'
 import { errors } from '../errors.ts'
 import { type Draft, isSafeUrl, titleFrom } from './draft.ts'
 import { JsonError, parseLenientJson } from './lenient-json.ts'
@@ -76,7 +78,8 @@ export function decodeCompatBody(contentType: string | undefined, body: string):
   try {
     value = parseLenientJson(json, 'payload')
   } catch (err) {
-    if (err instanceof JsonError) throw errors.invalid_payload(`body is not valid JSON: ${err.message}`)
+    // The same code as every other endpoint's unparseable body (the kit's).
+    if (err instanceof JsonError) throw kitErrors.invalid_json(err.message)
     throw err
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {

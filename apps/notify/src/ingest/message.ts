@@ -2,6 +2,8 @@
  * Generic messages (POST /api/v1/messages): a text/plain body, or JSON {text, source}
  * with any other field refused.
  */
+
+import { kitErrors } from '@gatehouse/kit/errors.ts'
 import { errors } from '../errors.ts'
 import { type Draft, titleFrom } from './draft.ts'
 import { JsonError, parseLenientJson } from './lenient-json.ts'
@@ -18,7 +20,8 @@ export function parseMessage(contentType: string | undefined, body: string): { t
   try {
     value = parseLenientJson(body)
   } catch (err) {
-    if (err instanceof JsonError) throw errors.invalid_message(`body is not valid JSON: ${err.message}`)
+    // The same code as every other endpoint's unparseable body (the kit's).
+    if (err instanceof JsonError) throw kitErrors.invalid_json(err.message)
     throw err
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
