@@ -384,3 +384,23 @@ test('every HTTP app serves /docs over its OpenAPI document with the version fro
     }
   }
 })
+
+// Last: it ends the stack.
+test('a service killed while the stack runs is named with its log, and Ctrl-C still stops the rest', async () => {
+  // notify is a child of the stack process itself (not of another stack on this machine).
+  const found = spawnSync('pgrep', ['-P', String(stack.pid), '-f', 'apps/notify/src/main.ts serve'], {
+    encoding: 'utf8',
+  })
+  const pid = Number(found.stdout.trim().split('\n')[0])
+  assert.ok(pid > 0, `notify's process under the stack: ${found.stdout}${found.stderr}`)
+  process.kill(pid, 'SIGKILL')
+  await eventually('the notice', 10_000, () =>
+    /^\[notify\] notify was killed by SIGKILL while the stack ran; see .*notify\.log$/m.test(output) ? true : undefined,
+  )
+  const exited = new Promise<number | null>((r) => stack.once('exit', (code) => r(code)))
+  stack.kill('SIGINT')
+  // Stopping used to wait forever for the killed child's 'exit', which had already happened.
+  const code = await Promise.race([exited, delay(60_000).then(() => 'hung' as const)])
+  assert.equal(code, 0, output.slice(-2000))
+  for (const app of ['notify', 'dnsctl', 'edgegate']) assert.match(output, new RegExp(`^stopped ${app}$`, 'm'))
+})
