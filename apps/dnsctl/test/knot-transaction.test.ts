@@ -95,6 +95,25 @@ describe('changes reach knotd as zone transactions', () => {
     await assertServedEqualsFile()
   })
 
+  test('a record too long for a control item (65535 octets of text) goes in by a reload; the process lives on', async () => {
+    // 17,850 octets of RDATA, but every octet of "é" is written \DDD: about 71,000 characters
+    // of presentation, more than one item of the control protocol holds. Encoding it used to
+    // fail after the answers were awaited, and their rejection, unheard, ended the process.
+    const long = Array.from({ length: 70 }, () => `"${'é'.repeat(127)}"`).join(' ')
+    const mark = knot.log().length
+    const body = await change([{ action: 'upsert', name: 'long', type: 'TXT', ttl: 60, records: [long] }])
+    assert.equal(fileLoads(mark), 1, 'reloaded from the file')
+    assert.equal(await knot.soaSerial(ZONE), body.serial)
+    // (knotc zone-read cannot pass such a record either; ask over TCP.)
+    const served = (await knot.kdig('+tcp', '+short', 'long.example.test', 'TXT')).trim().split('" "')
+    assert.equal(served.length, 70)
+    for (const s of served) assert.equal(s.replace(/^"|"$/g, ''), '\\195\\169'.repeat(127))
+    // The server still answers (node:test fails the file on the unhandled rejection, too).
+    const res = await h.call('GET', `/v1/zones/${ZONE}/rrsets`)
+    assert.equal(res.status, 200)
+    assert.equal((await json(res)).serial, body.serial)
+  })
+
   test('an import that changes many records reloads the file instead', async () => {
     const state = await json(await h.call('GET', `/v1/zones/${ZONE}/rrsets`))
     let extra = ''

@@ -129,10 +129,19 @@ class Connection {
   /** Send commands at once; resolves with one answer per command, in order. */
   send(units: ControlUnit[]): Promise<ControlUnit[][]> {
     if (this.#failed) return Promise.reject(this.#failed)
+    // Encode before anything waits for an answer: a unit that cannot be encoded (an item over
+    // 65535 octets) must fail this call only. Waiters pushed first were rejected later, when the
+    // connection closed, with nobody listening: an unhandled rejection that ended the process.
+    let bytes: Buffer
+    try {
+      bytes = Buffer.concat(units.map(encodeCommand))
+    } catch (err) {
+      return Promise.reject(err)
+    }
     const answers = units.map(
       () => new Promise<ControlUnit[]>((resolve, reject) => this.#waiting.push({ resolve, reject })),
     )
-    this.#socket.write(Buffer.concat(units.map(encodeCommand)))
+    this.#socket.write(bytes)
     return Promise.all(answers)
   }
 
