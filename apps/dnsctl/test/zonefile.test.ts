@@ -126,6 +126,12 @@ www 3600 IN AAAA 2001:db8::1
       ['www NS bad!name', /invalid character/],
       ['www TXT', /at least one character-string/],
       [`www TXT "${'x'.repeat(256)}"`, /256 octets; the limit is 255/],
+      [
+        `www TXT ${Array(258)
+          .fill(`"${'x'.repeat(254)}"`)
+          .join(' ')}`,
+        /258 strings make 65790 octets of RDATA; the limit is 65535/,
+      ],
       ['www TXT "\\256"', /not an octet/],
       ['www TXT "\\12"', /three digits/],
       ['www CAA 0 is-sue "x"', /tag must be/],

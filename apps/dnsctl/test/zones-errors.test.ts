@@ -120,6 +120,11 @@ describe('zones API refusals (spec error list)', () => {
     )
     await refuse([upsert('x', 'MX', ['10'])], 400, 'invalid_record', /preference and exchange/)
     await refuse([upsert('x', 'TXT', ['"a\nb"'])], 400, 'invalid_record', /single line/)
+    // Over RDLENGTH's 65535 octets: Knot would refuse the file after the publication began.
+    const long = Array(258)
+      .fill(`"${'x'.repeat(254)}"`)
+      .join(' ')
+    await refuse([upsert('x', 'TXT', [long])], 400, 'invalid_record', /65790 octets of RDATA; the limit is 65535/)
     await refuse([upsert('x', 'PTR', ['host'])], 400, 'unsupported_type', /PTR is not supported/)
     await refuse([upsert('x', 'WHAT', ['1'])], 400, 'invalid_record', /unknown record type/)
     await refuse([upsert('www.example.org.', 'A', ['192.0.2.1'])], 400, 'name_outside_zone', /outside the zone/)

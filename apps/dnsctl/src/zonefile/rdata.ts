@@ -29,6 +29,9 @@ export const TYPE_ORDER: Record<RecordType, number> = {
   CAA: 8,
 }
 
+/** The most octets of RDATA a record can carry (RFC 1035 §3.2.1: RDLENGTH is 16 bits). */
+const MAX_RDATA = 65535
+
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/
 
 class RdataError extends Error {}
@@ -125,7 +128,12 @@ const PARSERS: Record<RecordType, (t: Token[], origin: string) => string> = {
   },
   TXT(t) {
     if (t.length === 0) fail('expected at least one character-string')
-    return t.map((tok, i) => encodeCharString(charString(tok, 255, `string ${i + 1}`))).join(' ')
+    const strings = t.map((tok, i) => charString(tok, 255, `string ${i + 1}`))
+    // RFC 1035 §3.2.1: RDLENGTH is 16 bits; each string costs its length octet too. Knot
+    // refuses a longer record when it loads the file, after the publication has begun.
+    const octets = strings.reduce((n, s) => n + 1 + s.length, 0)
+    if (octets > MAX_RDATA) fail(`${t.length} strings make ${octets} octets of RDATA; the limit is ${MAX_RDATA}`)
+    return strings.map(encodeCharString).join(' ')
   },
   CAA(t) {
     count(t, 3, 'flags, tag and value')
@@ -133,7 +141,7 @@ const PARSERS: Record<RecordType, (t: Token[], origin: string) => string> = {
     const tag = unquoted(t[1]!, 'tag')
     // RFC 8659 §4.1: the tag is 1-15 letters and digits; matching is case-insensitive.
     if (!/^[A-Za-z0-9]{1,15}$/.test(tag)) fail(`tag must be 1 to 15 letters or digits, got ${JSON.stringify(tag)}`)
-    const value = charString(t[2]!, 65535 - 2 - tag.length, 'value')
+    const value = charString(t[2]!, MAX_RDATA - 2 - tag.length, 'value')
     return `${flags} ${tag.toLowerCase()} ${encodeCharString(value)}`
   },
   SOA(t, origin) {
