@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { createSocket } from 'node:dgram'
-import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { type Knot, soaSerial, startKnot, tempDir } from '@gatehouse/testkit'
@@ -13,19 +13,21 @@ import { type ControlProxy, startControlProxy } from './knot-control-proxy.ts'
  * process boundaries the pipeline talks to), that fail on demand, to drive the rollback paths
  * against the real knotd. `fail-reload` and `skip-reload` apply to both ways of loading a
  * change: a reload, and a zone transaction's commit (refused, or answered OK without
- * committing); `fail-transaction` refuses the commit alone.
+ * committing); `fail-transaction` refuses the commit alone; `unreachable` fails every knotc run
+ * the way a stopped knotd does.
  */
 function faultyKnotc(
   dir: string,
   proxy: ControlProxy,
 ): {
   path: string
-  set(flag: 'fail-reload' | 'skip-reload' | 'fail-commit' | 'fail-transaction', on: boolean): void
+  set(flag: 'fail-reload' | 'skip-reload' | 'fail-commit' | 'fail-transaction' | 'unreachable', on: boolean): void
 } {
   const path = join(dir, 'knotc')
   writeFileSync(
     path,
     `#!/bin/sh
+[ -e "${dir}/unreachable" ] && { echo "error: failed to connect to socket '${proxy.path}' (connection refused)" >&2; exit 1; }
 for a in "$@"; do
   case "$a" in
     zone-reload) [ -e "${dir}/fail-reload" ] && { echo "error: simulated reload failure" >&2; exit 1; }
@@ -44,7 +46,8 @@ exec /usr/sbin/knotc "$@"
         if (on) writeFileSync(join(dir, flag), '')
         else rmSync(join(dir, flag), { force: true })
       }
-      if (flag !== 'fail-commit') proxy.mode = !on ? 'pass' : flag === 'skip-reload' ? 'skip' : 'fail'
+      if (flag !== 'fail-commit' && flag !== 'unreachable')
+        proxy.mode = !on ? 'pass' : flag === 'skip-reload' ? 'skip' : 'fail'
     },
   }
 }
@@ -275,6 +278,33 @@ describe('publication pipeline', () => {
     assert.throws(() => readFileSync(join(knot.zonesDir, 'broken.test.zone')))
     assert.equal(await knot.soaSerial('broken.test'), undefined)
     assert.ok(!(await knot.knotc('conf-read', 'zone.domain')).includes('broken.test'))
+  })
+
+  test('a zone create while knotd does not answer its control socket is 503 publication_failed, and nothing is left', async () => {
+    fault.set('unreachable', true)
+    let res: Response
+    try {
+      res = await h.call('PUT', '/v1/zones/unreached.test', {
+        role: 'primary',
+        zone_text: zoneText().replaceAll('example.test', 'unreached.test'),
+      })
+    } finally {
+      fault.set('unreachable', false)
+    }
+    const body = await json(res)
+    assert.equal(res.status, 503, JSON.stringify(body))
+    assert.equal(body.error.code, 'publication_failed')
+    assert.match(body.error.message, /unreached\.test.*failed to connect to socket .*connection refused/)
+    assert.equal((await h.call('GET', '/v1/zones/unreached.test/rrsets')).status, 404)
+    assert.throws(() => readFileSync(join(knot.zonesDir, 'unreached.test.zone')))
+    assert.deepEqual(readdirSync(h.config.journalDir), [])
+    // Once knotd answers again the same request creates the zone.
+    res = await h.call('PUT', '/v1/zones/unreached.test', {
+      role: 'primary',
+      zone_text: zoneText().replaceAll('example.test', 'unreached.test'),
+    })
+    assert.equal(res.status, 201, await res.clone().text())
+    assert.equal(await knot.soaSerial('unreached.test'), 1)
   })
 
   test('reconciliation puts back zones knotd lost (a knotd restart forgets runtime zones)', async () => {

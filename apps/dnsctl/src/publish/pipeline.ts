@@ -167,7 +167,13 @@ export async function restore(deps: PipelineDeps, prior: ZoneState): Promise<voi
 /** Zone create or import of a zone we do not manage yet: file, Knot configuration, verification. */
 export async function createZone(deps: PipelineDeps, next: ZoneState, meta: Meta): Promise<void> {
   const { authority, failpoints, journal } = deps
-  const knotHad = (await authority.knotc.zones()).includes(next.name)
+  let knotHad: boolean
+  try {
+    knotHad = (await authority.knotc.zones()).includes(next.name)
+  } catch (err) {
+    // knotd does not answer its control socket (stopped, restarting): nothing has changed yet.
+    throw errors.publication_failed.with({ cause: err }, next.name, reason(err))
+  }
   const priorFile = knotHad ? ((await authority.readZoneFile(next.name)) ?? null) : null
   await journal.begin({
     op: 'create',
