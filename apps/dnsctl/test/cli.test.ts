@@ -229,6 +229,40 @@ describe('dnsctl CLI over the API', () => {
     }
     const noGlue = await run('zone', 'create', 'glue.test', '--ns', 'ns1')
     assert.deepEqual([noGlue.code, noGlue.stderr.trim().split('\n').length], [2, 1])
+    // zone create's flags are checked before any zone text is made: the flag is named, exit 2
+    // (they reached the server as text it refused at "line 2", TTL "NaN"; a dotted local part
+    // of --email became another mailbox).
+    for (const [flags, message] of [
+      [['--ttl', 'abc'], '--ttl must be an integer from 0 to 2147483647, got "abc"'],
+      [['--ttl', '-5'], '--ttl must be an integer from 0 to 2147483647, got "-5"'],
+      [['--retry', '1h'], '--retry must be an integer from 0 to 2147483647, got "1h"'],
+      [['--minimum', '2147483648'], '--minimum must be an integer from 0 to 2147483647, got "2147483648"'],
+      [['--serial', '4294967296'], '--serial must be an integer from 0 to 4294967295, got "4294967296"'],
+      [['--ns', 'bad ns'], '--ns "bad ns" is not a DNS name'],
+      [['--ns-address', '300.1.1.1'], '--ns-address "300.1.1.1" is not an IPv4 or IPv6 address'],
+      [
+        ['--email', 'first.last@example.com'],
+        '--email "first.last@example.com": give local@domain, with letters, digits, "-" or "_" before the @ (no dots)',
+      ],
+      [
+        ['--email', 'a b@example.com'],
+        '--email "a b@example.com": give local@domain, with letters, digits, "-" or "_" before the @ (no dots)',
+      ],
+    ] as const) {
+      const r = await run('zone', 'create', 'flags.test', '--ns', 'ns1.example.net.', ...flags)
+      assert.deepEqual([r.code, r.stderr], [2, `dnsctl: ${message}\n`], flags.join(' '))
+    }
+    for (const args of [
+      ['diff', 'a.test', '-'],
+      ['zone', 'import', 'a.test', '-'],
+    ]) {
+      const r = await run(...args, '--role', 'tertiary')
+      assert.deepEqual([r.code, r.stderr], [2, 'dnsctl: --role must be primary or secondary, got "tertiary"\n'])
+    }
+    // serve is the default command: a mistyped command is named as one.
+    const typo = await run('zones', 'list')
+    assert.equal(typo.code, 2)
+    assert.match(typo.stderr, /^dnsctl: unknown command 'zones' \(commands: serve, .*zone, rrset.*; dnsctl --help\)\n$/)
     const closed = await freePort()
     const down = await cli(['zone', 'list'], { ...env, DNSCTL_URL: `http://127.0.0.1:${closed}` })
     assert.equal(down.code, 1)
@@ -245,6 +279,60 @@ describe('dnsctl CLI over the API', () => {
       assert.equal(r.code, 0, r.stderr)
       assert.deepEqual(r.packages, ['commander', 'ipaddr.js'], `${args.join(' ')} loads only the CLI's own packages`)
     }
+  })
+
+  test('zone files: errors name the file and line; not UTF-8 is refused, not published as U+FFFD; create of an existing zone; export to a bad path', async () => {
+    const zone = 'files.test'
+    await ok('zone', 'create', zone, '--ns', 'ns1', '--ns-address', '192.0.2.53', '--serial', '3')
+    const again = await run('zone', 'create', zone, '--ns', 'ns1', '--ns-address', '192.0.2.53')
+    assert.deepEqual(
+      [again.code, again.stderr],
+      [
+        1,
+        `dnsctl: zone ${zone} already exists at ${base} (dnsctl zone import replaces it, dnsctl zone delete removes it)\n`,
+      ],
+    )
+    const head = `$ORIGIN ${zone}.\n$TTL 300\n@ IN SOA ns1 hostmaster 9 3600 900 604800 300\n@ IN NS ns1\nns1 IN A 192.0.2.53\n`
+    const file = join(dir.path, 'files.zone')
+    writeFileSync(file, `${head}x ( IN A 192.0.2.1\n`)
+    for (const args of [
+      ['zone', 'import', zone, file],
+      ['diff', zone, file],
+    ]) {
+      const r = await run(...args)
+      assert.deepEqual(
+        [r.code, r.stderr],
+        [1, `dnsctl: ${file}:6: parenthesis opened here is never closed (invalid_zone_text)\n`],
+      )
+    }
+    // "café" in Latin-1: the é (0xE9) is not UTF-8.
+    writeFileSync(file, Buffer.concat([Buffer.from(`${head}t IN TXT "caf`), Buffer.from([0xe9]), Buffer.from('"\n')]))
+    const latin1 = await run('zone', 'import', zone, file)
+    assert.deepEqual(
+      [latin1.code, latin1.stderr],
+      [1, `dnsctl: ${file}:6: not UTF-8 text; write other octets as \\DDD escapes (e.g. "caf\\233")\n`],
+    )
+    const piped = await cli(['diff', zone, '-'], env, readFileSync(file, 'latin1'))
+    assert.equal(piped.code, 0, 'the same text as UTF-8 is fine')
+    writeFileSync(file, '\n')
+    assert.deepEqual((await run('diff', zone, file)).stderr, `dnsctl: ${file} is empty: no zone text to send\n`)
+    assert.equal(await knot.soaSerial(zone), 3, 'nothing was published')
+    // The API refuses such bytes in a text/dns body too, naming the line.
+    const res = await fetch(`${base}/v1/zones/${zone}?dry_run=true`, {
+      method: 'PUT',
+      headers: { 'content-type': 'text/dns' },
+      body: Buffer.concat([Buffer.from(`${head}t IN TXT "caf`), Buffer.from([0xe9]), Buffer.from('"\n')]),
+    })
+    const body = await json(res)
+    assert.equal(res.status, 400, JSON.stringify(body))
+    assert.deepEqual(body.error, {
+      code: 'invalid_zone_text',
+      message: 'line 6: zone text is not UTF-8 text; write other octets as \\DDD escapes (e.g. "caf\\233")',
+    })
+    const nowhere = join(dir.path, 'no-such-folder', 'x.zone')
+    const exported = await run('zone', 'export', zone, nowhere)
+    assert.deepEqual([exported.code, exported.stderr], [1, `dnsctl: cannot write ${nowhere}: ENOENT\n`])
+    await ok('zone', 'delete', zone)
   })
 
   test('the API takes text/dns zone bodies; dry runs answer the record diff', async () => {

@@ -5,9 +5,11 @@
  * with 412 instead of being overwritten.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
+import { isIP } from 'node:net'
 import { paint, printList } from '@gatehouse/kit/cli/output.ts'
 import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
 import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
+import { decodeZoneBytes, NotUtf8Error } from '../zonefile/utf8.ts'
 import type { ZoneDiff } from '../zones/diff.ts'
 import { apiOf, zonePath } from './client.ts'
 
@@ -32,12 +34,29 @@ function printDiff(zone: string, diff: ZoneDiff): void {
   }
 }
 
+/** How errors name a zone file: its path, or stdin for `-`. */
+const sourceName = (file: string) => (file === '-' ? 'stdin' : file)
+
+/**
+ * A zone file's text. Bytes that are not UTF-8 (a Latin-1 file) are refused, naming the line:
+ * decoded leniently they became U+FFFD and were published as other octets than the file's.
+ */
 function readZoneFile(file: string): string {
+  let bytes: Buffer
   try {
-    return file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8')
+    bytes = file === '-' ? readFileSync(0) : readFileSync(file)
   } catch (err) {
     throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
   }
+  let text: string
+  try {
+    text = decodeZoneBytes(bytes)
+  } catch (err) {
+    if (err instanceof NotUtf8Error) throw new CliError(`${sourceName(file)}:${err.line}: ${err.message}`)
+    throw err
+  }
+  if (text.trim() === '') throw new CliError(`${sourceName(file)} is empty: no zone text to send`)
+  return text
 }
 
 /** The zone's current revision, or undefined when dnsctl does not manage it. */
@@ -77,25 +96,71 @@ function absolute(name: string, zone: string): string {
   return `${name}.${zone}.`
 }
 
+const MAX_TTL = 2_147_483_647
+
+/** A flag holding a whole number of seconds (or a serial) from 0 to `max`. */
+function integerFlag(flag: string, value: unknown, max: number): number {
+  const text = String(value)
+  const n = Number(text)
+  if (!/^\d+$/.test(text) || n > max) {
+    throw new UsageError(`${flag} must be an integer from 0 to ${max}, got ${JSON.stringify(text)}`)
+  }
+  return n
+}
+
+/**
+ * The SOA's responsible mailbox (RFC 1035 §8) from --email: `local@domain` becomes
+ * `local.domain.`; a name without `@` is taken as that form already. A dot inside the local part
+ * would need an escape (`first\.last`), which dnsctl's names do not take: refused, rather than
+ * turned into another address (first.last@example.com read back as first@last.example.com).
+ */
+function contact(email: string | undefined, origin: string): string {
+  if (email === undefined) return absolute('hostmaster', origin)
+  const at = email.indexOf('@')
+  if (at === -1) {
+    if (!NAME.test(email)) throw new UsageError(`--email ${JSON.stringify(email)} is not an address or a DNS name`)
+    return absolute(email, origin)
+  }
+  const local = email.slice(0, at)
+  const domain = email.slice(at + 1).replace(/\.$/, '')
+  if (!/^[a-z0-9_-]{1,63}$/i.test(local) || !NAME.test(domain)) {
+    throw new UsageError(
+      `--email ${JSON.stringify(email)}: give local@domain, with letters, digits, "-" or "_" before the @ (no dots)`,
+    )
+  }
+  return `${local}.${domain}.`
+}
+
 /** The zone text `zone create` sends: an SOA and NS records from the flags, with glue for in-zone servers. */
 export function newZoneText(zone: string, o: Opts, now = new Date()): string {
   const origin = `${zone.replace(/\.$/, '').toLowerCase()}`
   if (!NAME.test(origin)) throw new UsageError(`zone name ${JSON.stringify(zone)} is not a DNS name`)
+  for (const n of (o.ns as string[] | undefined) ?? []) {
+    if (!NAME.test(n)) throw new UsageError(`--ns ${JSON.stringify(n)} is not a DNS name`)
+  }
   const ns = ((o.ns as string[] | undefined) ?? ['ns1']).map((n) => absolute(n, origin))
   const addresses = (o.nsAddress as string[] | undefined) ?? []
+  for (const a of addresses) {
+    if (isIP(a) === 0) throw new UsageError(`--ns-address ${JSON.stringify(a)} is not an IPv4 or IPv6 address`)
+  }
   const inZone = ns.filter((n) => n === `${origin}.` || n.endsWith(`.${origin}.`))
   if (inZone.length > 0 && addresses.length === 0) {
     throw new UsageError(
       `name server ${inZone[0]} is inside the zone and needs an address: give --ns-address IP (or --ns with a name outside the zone)`,
     )
   }
-  const serial = Number(o.serial ?? `${now.toISOString().slice(0, 10).replaceAll('-', '')}01`)
-  const rname = absolute((o.email as string | undefined)?.replace('@', '.') ?? 'hostmaster', origin)
-  const ttl = Number(o.ttl)
+  const serial =
+    o.serial === undefined
+      ? Number(`${now.toISOString().slice(0, 10).replaceAll('-', '')}01`)
+      : integerFlag('--serial', o.serial, 4_294_967_295)
+  const rname = contact(o.email as string | undefined, origin)
+  const [ttl, refresh, retry, expire, minimum] = (['ttl', 'refresh', 'retry', 'expire', 'minimum'] as const).map((k) =>
+    integerFlag(`--${k}`, o[k], MAX_TTL),
+  )
   const lines = [
     `$ORIGIN ${origin}.`,
     `$TTL ${ttl}`,
-    `@ IN SOA ${ns[0]} ${rname} ${serial} ${o.refresh} ${o.retry} ${o.expire} ${o.minimum}`,
+    `@ IN SOA ${ns[0]} ${rname} ${serial} ${refresh} ${retry} ${expire} ${minimum}`,
     ...ns.map((n) => `@ IN NS ${n}`),
   ]
   for (const n of inZone) for (const a of addresses) lines.push(`${n} IN ${a.includes(':') ? 'AAAA' : 'A'} ${a}`)
@@ -106,11 +171,15 @@ export async function zoneCreate(o: Opts, zone: string): Promise<void> {
   const api = apiOf(o)
   const text = newZoneText(zone, o)
   const dry = o.dryRun === true
-  const { body } = await api.json<ZoneSummary & { diff?: ZoneDiff; warnings: string[] }>(
-    'PUT',
-    `${zonePath(zone)}?role=primary&dry_run=${dry}`,
-    { text },
-  )
+  // Without a revision the API refuses to replace a zone it has (428): say so in create's terms.
+  const res = await api.request('PUT', `${zonePath(zone)}?role=primary&dry_run=${dry}`, { text, accept: [428] })
+  if (res.status === 428) {
+    await res.text()
+    throw new CliError(
+      `zone ${zone.replace(/\.$/, '')} already exists at ${api.base} (dnsctl zone import replaces it, dnsctl zone delete removes it)`,
+    )
+  }
+  const body = (await res.json()) as ZoneSummary & { diff?: ZoneDiff; warnings: string[] }
   if (dry) return printDiff(body.name, body.diff!)
   out(`zone ${body.name} created: serial ${body.serial}, ${body.records} records, revision ${body.revision}\n`)
   for (const w of body.warnings) process.stderr.write(`dnsctl: warning: ${escapeTerminal(w)}\n`)
@@ -119,25 +188,48 @@ export async function zoneCreate(o: Opts, zone: string): Promise<void> {
 export async function zoneExport(o: Opts, zone: string, file: string | undefined): Promise<void> {
   const { body } = await apiOf(o).json<{ zone_text: string; revision: string }>('GET', zonePath(zone))
   if (file === undefined || file === '-') return out(body.zone_text)
-  writeFileSync(file, body.zone_text)
+  try {
+    writeFileSync(file, body.zone_text)
+  } catch (err) {
+    throw new CliError(`cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+  }
   process.stderr.write(`dnsctl: wrote ${file} (revision ${body.revision})\n`)
 }
 
-/** Import (or diff) a zone file: a dry run returns the record-level difference. */
-async function putText(o: Opts, zone: string, text: string, dry: boolean) {
+/** --role, checked before anything is read. */
+function roleOf(o: Opts): 'primary' | 'secondary' {
+  const role = (o.role as string | undefined) ?? 'primary'
+  if (role !== 'primary' && role !== 'secondary')
+    throw new UsageError(`--role must be primary or secondary, got ${JSON.stringify(role)}`)
+  return role
+}
+
+/**
+ * Import (or diff) a zone text: a dry run returns the record-level difference. `source` names
+ * the text in errors: a refusal at a line of it reads `FILE:LINE: why (code)`, like a compiler's.
+ */
+async function putText(o: Opts, zone: string, text: string, dry: boolean, source: string) {
+  const role = roleOf(o)
   const api = apiOf(o)
   const revision = await currentRevision(api, zone)
-  const role = (o.role as string | undefined) ?? 'primary'
-  return api.json<ZoneSummary & { diff?: ZoneDiff; created: boolean; warnings: string[] }>(
-    'PUT',
-    `${zonePath(zone)}?role=${encodeURIComponent(role)}&dry_run=${dry}`,
-    { text, headers: ifMatch(revision) },
-  )
+  const res = await api.request('PUT', `${zonePath(zone)}?role=${role}&dry_run=${dry}`, {
+    text,
+    headers: ifMatch(revision),
+    accept: [400],
+  })
+  if (res.status === 400) {
+    const error = ((await res.json()) as { error?: { code?: string; message?: string } }).error
+    const at = /^line (\d+): ([\s\S]*)$/.exec(error?.message ?? '')
+    const why = at ? `${source}:${at[1]}: ${at[2]}` : `${source}: ${error?.message ?? 'refused'}`
+    throw new CliError(`${why} (${error?.code ?? 'HTTP 400'})`)
+  }
+  return { body: (await res.json()) as ZoneSummary & { diff?: ZoneDiff; created: boolean; warnings: string[] } }
 }
 
 export async function zoneImport(o: Opts, zone: string, file: string): Promise<void> {
   const dry = o.dryRun === true
-  const { body } = await putText(o, zone, readZoneFile(file), dry)
+  roleOf(o)
+  const { body } = await putText(o, zone, readZoneFile(file), dry, sourceName(file))
   if (dry) return printDiff(body.name, body.diff!)
   out(
     `zone ${body.name} ${body.created ? 'created' : 'imported'}: serial ${body.serial}, ${body.records} records, revision ${body.revision}\n`,
@@ -145,7 +237,8 @@ export async function zoneImport(o: Opts, zone: string, file: string): Promise<v
 }
 
 export async function diff(o: Opts, zone: string, file: string): Promise<void> {
-  const { body } = await putText(o, zone, readZoneFile(file), true)
+  roleOf(o)
+  const { body } = await putText(o, zone, readZoneFile(file), true, sourceName(file))
   if (o.json === true) return out(`${JSON.stringify(body.diff, null, 2)}\n`)
   printDiff(body.name, body.diff!)
 }
@@ -274,7 +367,7 @@ export async function rollback(o: Opts, zone: string, given: string): Promise<vo
     `${zonePath(zone)}/history/${encodeURIComponent(revision)}`,
   )
   const dry = o.dryRun === true
-  const { body } = await putText({ ...o, role: prior.role }, zone, prior.zone_text, dry)
+  const { body } = await putText({ ...o, role: prior.role }, zone, prior.zone_text, dry, `revision ${revision}`)
   if (dry) return printDiff(body.name, body.diff!)
   out(`zone ${body.name} rolled back to the content of ${revision}: serial ${body.serial}, revision ${body.revision}\n`)
 }

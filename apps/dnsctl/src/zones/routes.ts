@@ -3,8 +3,10 @@ import { type HttpApp, kitErrors } from '@gatehouse/kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { Value } from 'typebox/value'
+import { errors } from '../errors.ts'
 import { expectedRevision, notModified } from '../revisions.ts'
 import { relativeName, rrsets } from '../zonefile/index.ts'
+import { decodeZoneBytes, NotUtf8Error } from '../zonefile/utf8.ts'
 import { type ZoneState, zoneNameFromPath } from './model.ts'
 import type { Page, ZoneService } from './service.ts'
 import type { HistorySummary } from './store.ts'
@@ -123,7 +125,14 @@ function summary(state: ZoneState) {
  * `If-Match`.
  */
 function acceptZoneText(app: HttpApp) {
-  app.addContentTypeParser('text/dns', { parseAs: 'string' }, (_req, body, done) => done(null, body))
+  app.addContentTypeParser('text/dns', { parseAs: 'buffer' }, (_req, body, done) => {
+    try {
+      done(null, decodeZoneBytes(body as Buffer))
+    } catch (err) {
+      if (!(err instanceof NotUtf8Error)) throw err
+      done(errors.invalid_zone_text(`line ${err.line}: zone text is ${err.message}`), undefined)
+    }
+  })
 }
 
 const ZoneTextQuery = Type.Object(
