@@ -281,6 +281,33 @@ describe('dnsctl CLI over the API', () => {
     }
   })
 
+  test('rrset set without --ttl keeps the TTL of the apex RRset and of an owner written absolute or in capitals', async () => {
+    const zone = 'ttl.test'
+    await ok('zone', 'create', zone, '--ns', 'ns1', '--ns-address', '192.0.2.53')
+    await ok('rrset', 'set', zone, '@', 'MX', '10 mail', '--ttl', '60')
+    await ok('rrset', 'set', zone, 'www', 'A', '192.0.2.1', '--ttl', '120')
+    await ok('rrset', 'set', zone, '@', 'MX', '20 mail')
+    await ok('rrset', 'set', zone, 'WWW.TTL.test.', 'A', '192.0.2.2')
+    await ok('rrset', 'set', zone, 'Www', 'A', '192.0.2.3')
+    const listed = JSON.parse(await ok('rrset', 'list', zone, '--json')) as {
+      name: string
+      type: string
+      ttl: number
+    }[]
+    assert.deepEqual(
+      listed.filter((r) => r.type === 'MX' || r.name === 'www').map((r) => [r.name, r.type, r.ttl]),
+      [
+        ['@', 'MX', 60],
+        ['www', 'A', 120],
+      ],
+    )
+    // A new RRset still takes the SOA's TTL.
+    await ok('rrset', 'set', zone, 'new', 'A', '192.0.2.4')
+    const added = JSON.parse(await ok('rrset', 'list', zone, '--json')) as { name: string; ttl: number }[]
+    assert.equal(added.find((r) => r.name === 'new')?.ttl, 3600)
+    await ok('zone', 'delete', zone)
+  })
+
   test('zone files: errors name the file and line; not UTF-8 is refused, not published as U+FFFD; create of an existing zone; export to a bad path', async () => {
     const zone = 'files.test'
     await ok('zone', 'create', zone, '--ns', 'ns1', '--ns-address', '192.0.2.53', '--serial', '3')

@@ -272,12 +272,23 @@ export async function rrsetList(o: Opts, zone: string): Promise<void> {
   )
 }
 
+/** An owner name as the rrsets listing shows it: relative to the zone, lower case, "@" for the apex. */
+export function listedName(name: string, zone: string): string {
+  const lower = name.toLowerCase()
+  const origin = `${zone.replace(/\.$/, '').toLowerCase()}.`
+  if (lower === '' || lower === '@' || lower === origin) return '@'
+  return lower.endsWith(`.${origin}`) ? lower.slice(0, -origin.length - 1) : lower
+}
+
 async function change(o: Opts, zone: string, c: Record<string, unknown>): Promise<void> {
   const api = apiOf(o)
   const { body: current, etag } = await api.json<{ rrsets: RRset[] }>('GET', `${zonePath(zone)}/rrsets`)
   if (c.action === 'upsert' && c.ttl === undefined) {
-    // Keep the RRset's TTL when it exists; a new RRset gets the TTL of the apex SOA.
-    const same = current.rrsets.find((s) => s.name === c.name && s.type === c.type)
+    // Keep the RRset's TTL when it exists; a new RRset gets the TTL of the apex SOA. The API
+    // lists owners relative and lower-case, the apex as "@"; the name given may be "" (for
+    // @), absolute or in another case: compare it in the listing's form.
+    const owner = listedName(c.name as string, zone)
+    const same = current.rrsets.find((s) => s.name === owner && s.type === c.type)
     const soa = current.rrsets.find((s) => s.type === 'SOA')
     c.ttl = same?.ttl ?? soa?.ttl ?? 3600
   }
