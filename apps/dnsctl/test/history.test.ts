@@ -5,8 +5,9 @@ import { migrate, openDatabase, sql } from '@gatehouse/kit'
 import { tempDir } from '@gatehouse/testkit'
 import { migrations } from '../src/db/migrations/index.ts'
 import type { DB } from '../src/db/schema.ts'
-import { findHistory, listHistory } from '../src/zones/store.ts'
+import { findHistory, listHistory, saveHistory } from '../src/zones/store.ts'
 import { type Harness, json, startHarness, ZONE, zoneText } from './helpers.ts'
+import { cli } from './processes.ts'
 
 describe('the history store over HTTP', () => {
   let h: Harness
@@ -104,6 +105,32 @@ describe('the history store over HTTP', () => {
       assert.equal(res.status, 400, query)
       assert.equal((await json(res)).error.code, 'invalid_request', query)
     }
+  })
+
+  test('dnsctl rollback SERIAL finds a revision past the newest 1000 of the history', async () => {
+    const listed = await json(await h.call('GET', `/v1/zones/${ZONE}/history?limit=1000`))
+    const oldest = listed.history.at(-1) as { serial: number; revision: string }
+    const saved_at = new Date().toISOString()
+    for (let i = 0; i < 1000; i++) {
+      await saveHistory(h.db, {
+        zone: `${ZONE}.`,
+        revision: `filler${String(i).padStart(21, '0')}`,
+        role: 'primary',
+        serial: 500_000 + i,
+        zone_text: zoneText(500_000 + i),
+        saved_at,
+        request_id: 'filler',
+        reason: 'changes',
+      })
+    }
+    const r = await cli(['rollback', '--dry-run', ZONE, String(oldest.serial)], { DNSCTL_URL: h.base })
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stdout, /^example\.test: \d+ to add, \d+ to remove/)
+    const none = await cli(['rollback', '--dry-run', ZONE, '499999'], { DNSCTL_URL: h.base })
+    assert.deepEqual(
+      [none.code, none.stderr],
+      [1, `dnsctl: the history of ${ZONE} holds no revision with serial 499999 (dnsctl history ${ZONE} lists them)\n`],
+    )
   })
 })
 

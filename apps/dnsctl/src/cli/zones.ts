@@ -360,14 +360,21 @@ export async function history(o: Opts, zone: string): Promise<void> {
  */
 async function priorRevision(api: ReturnType<typeof apiOf>, zone: string, given: string): Promise<string> {
   if (!/^\d{1,10}$/.test(given)) return given
-  const { body } = await api.json<{ history: HistoryItem[] }>('GET', `${zonePath(zone)}/history?limit=1000`)
-  const match = body.history.find((h) => h.serial === Number(given))
-  if (!match) {
-    throw new CliError(
-      `the history of ${zone} holds no revision with serial ${given} (dnsctl history ${zone} lists them)`,
+  // Page through the whole history, newest first: a busy zone keeps more than one page.
+  let before: number | null = null
+  do {
+    const query: string = `limit=1000${before === null ? '' : `&before=${before}`}`
+    const { body } = await api.json<{ history: HistoryItem[]; next_before: number | null }>(
+      'GET',
+      `${zonePath(zone)}/history?${query}`,
     )
-  }
-  return match.revision
+    const match = body.history.find((h) => h.serial === Number(given))
+    if (match) return match.revision
+    before = body.next_before
+  } while (before !== null)
+  throw new CliError(
+    `the history of ${zone} holds no revision with serial ${given} (dnsctl history ${zone} lists them)`,
+  )
 }
 
 export async function rollback(o: Opts, zone: string, given: string): Promise<void> {
