@@ -262,7 +262,10 @@ describe('dnsctl CLI over the API', () => {
     // serve is the default command: a mistyped command is named as one.
     const typo = await run('zones', 'list')
     assert.equal(typo.code, 2)
-    assert.match(typo.stderr, /^dnsctl: unknown command 'zones' \(commands: serve, .*zone, rrset.*; dnsctl --help\)\n$/)
+    assert.match(
+      typo.stderr,
+      /^dnsctl: unknown command 'zones' \(commands: serve, .*zone, rrset.*; see dnsctl --help\)\n$/,
+    )
     const closed = await freePort()
     const down = await cli(['zone', 'list'], { ...env, DNSCTL_URL: `http://127.0.0.1:${closed}` })
     assert.equal(down.code, 1)

@@ -143,7 +143,7 @@ describe('a default command', () => {
     let err = ''
     p.configureOutput({ writeErr: (t) => (err += t) })
     assert.equal(await runCli(p, ['bogus']), 2)
-    assert.equal(err, "demo: unknown command 'bogus' (see demo --help)\n")
+    assert.equal(err, "demo: unknown command 'bogus' (commands: serve, token; see demo --help)\n")
     assert.equal(ran, 0)
     // Flags alone still run the default command, and known commands run as before.
     assert.equal(await runCli(p, ['--listen', '127.0.0.1:9']), 0)

@@ -3,7 +3,7 @@
  * and a CLI over the API. Actions import their module when they run: `--help` and the client
  * commands never load Fastify or the publication pipeline.
  */
-import { type Command, createCli, UsageError, withExamples } from '@gatehouse/kit/cli/program.ts'
+import { type Command, createCli, withExamples } from '@gatehouse/kit/cli/program.ts'
 import { addSchemaOptions, schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
 import { schema } from '../config.ts'
 
@@ -40,18 +40,10 @@ export function buildProgram(): Command {
       schema,
     ),
     ['dnsctl serve --listen 127.0.0.1:8053 --knot-socket /run/knot/knot.sock --knot-address 127.0.0.1:53'],
-  )
-    // serve is the default command, so a mistyped command (`dnsctl zones list`) lands here as
-    // arguments: name it, instead of commander's "too many arguments for 'serve'".
-    .allowExcessArguments(true)
-    .action(async (_o, cmd: Command) => {
-      if (cmd.args.length > 0) {
-        const known = program.commands.map((c) => c.name()).filter((n) => n !== 'help')
-        throw new UsageError(`unknown command '${cmd.args[0]}' (commands: ${known.join(', ')}; dnsctl --help)`)
-      }
-      const o = all(cmd)
-      await (await import('./serve.ts')).serve(schemaFlags(o, schema), o.config as string | undefined)
-    })
+  ).action(async (_o, cmd: Command) => {
+    const o = all(cmd)
+    await (await import('./serve.ts')).serve(schemaFlags(o, schema), o.config as string | undefined)
+  })
 
   const refresh = program
     .command('refresh')

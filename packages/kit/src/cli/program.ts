@@ -161,7 +161,10 @@ export async function runCli(
       return 2
     }
     const stray = strayCommand(program, argv)
-    if (stray !== undefined) throw new UsageError(`unknown command '${stray}' (see ${name} --help)`)
+    if (stray !== undefined) {
+      const known = program.commands.map((c) => c.name()).filter((c) => c !== 'help')
+      throw new UsageError(`unknown command '${stray}' (commands: ${known.join(', ')}; see ${name} --help)`)
+    }
     const args = options.singleDashFlags ? singleDashLongFlags(program, argv) : argv
     await program.parseAsync(booleanFlagValues(program, args), { from: 'user' })
     // An action that already printed its outcome may set process.exitCode (a refresh job
