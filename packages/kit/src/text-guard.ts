@@ -6,6 +6,7 @@
  * of every request; a route that decodes a body itself (a form `payload=`, a lenient JSON
  * parser) calls `refuseNul` on what it decoded.
  */
+import { isUtf8 } from 'node:buffer'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { kitErrors } from './errors.ts'
 
@@ -81,8 +82,14 @@ const nulFree = new WeakSet<object>()
 export function installNulGuard(app: FastifyInstance): void {
   const fastifyParser = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    const text = body as string
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
+    const bytes = body as Buffer
+    const text = bytes.toString('utf8')
+    // Bytes that are not UTF-8 decode to U+FFFD: refuse them rather than store the replacement
+    // (a zone's text, a message). Checked only when one appears, which is rare.
+    if (text.includes('\uFFFD') && !isUtf8(bytes)) {
+      return done(kitErrors.invalid_json('the body is not UTF-8'), undefined)
+    }
     if (text.includes('\\u') || text.includes('proto') || text.includes('constructor'))
       return fastifyParser(req, text, done)
     let value: unknown

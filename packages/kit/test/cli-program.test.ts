@@ -90,6 +90,9 @@ describe('kit app shell (createCli/runCli)', () => {
   test('failures exit 1 with one line and no stack trace', async () => {
     const fail = await run(['fail'])
     assert.deepEqual([fail.code, fail.stderr], [1, 'demo: the thing; failed\n'])
+    // A file name (or a server's words) quoted in a message cannot drive the terminal.
+    const named = await run(['open', 'x\u001b[31mred\u0007'])
+    assert.deepEqual([named.code, named.stderr], [1, 'demo: cannot read x\\e[31mred\\x07: ENOENT\n'])
     const appError = await run(['app-error'])
     assert.deepEqual([appError.code, appError.stderr], [1, 'demo: no such thing\n'])
     const locked = await run(['locked', join(tempDir('cli-program-').path, 'locked.db')])

@@ -122,6 +122,20 @@ describe('createHttpApp parses JSON bodies', () => {
     )
   })
 
+  test('bytes that are not UTF-8 are refused, not stored as U+FFFD; a U+FFFD sent as UTF-8 stays', async () => {
+    const latin1 = Buffer.concat([Buffer.from('{"zone_text": "caf'), Buffer.from([0xe9]), Buffer.from('"}')])
+    const res = await request(`${base}/v1/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: latin1,
+    })
+    assert.equal(res.statusCode, 400)
+    assert.deepEqual(await res.body.json(), {
+      error: { code: 'invalid_json', message: 'request body is not valid JSON: the body is not UTF-8' },
+    })
+    assert.deepEqual(await post('{"a": "\ufffd"}'), { status: 200, json: { body: { a: '\ufffd' } } })
+  })
+
   test('prototype poisoning is refused, written plainly or escaped', async () => {
     for (const text of [
       '{"__proto__": {"admin": true}}',

@@ -11,6 +11,7 @@ import { Command, CommanderError } from 'commander'
 import { isDatabaseUnavailable, unavailableAdvice } from '../db/unavailable.ts'
 import { AppError, StartupError } from '../errors.ts'
 import { packageVersion } from '../package-version.ts'
+import { escapeTerminal } from '../terminal.ts'
 
 export { Command, Option } from 'commander'
 
@@ -75,11 +76,14 @@ function withDashHint(message: string): string {
     : message
 }
 
+/** An error message as one line, with any control character escaped: it may quote a file name or a server's words. */
 function oneLine(text: string): string {
-  return text
-    .trim()
-    .replace(/\.$/, '')
-    .replace(/\s*\n\s*/g, '; ')
+  return escapeTerminal(
+    text
+      .trim()
+      .replace(/\.$/, '')
+      .replace(/\s*\n\s*/g, '; '),
+  )
 }
 
 export interface RunCliOptions {
@@ -174,7 +178,7 @@ export async function runCli(
     const code = options.exitCodeFor?.(err)
     if (err instanceof CommanderError) return code ?? (err.exitCode === 0 ? 0 : 2)
     if (err instanceof StartupError) {
-      for (const line of err.lines) write(`${name}: ${line}\n`)
+      for (const line of err.lines) write(`${name}: ${escapeTerminal(line)}\n`)
       return code ?? 1
     }
     if (err instanceof UsageError || err instanceof CliError || err instanceof AppError) {
