@@ -26,7 +26,14 @@ export const errors = defineErrors({
     status: 409,
     message: () => 'a newer publisher epoch was seen for this node; this publisher has lost its lease',
   },
-  node_not_found: { status: 404, message: (id: string) => `no node with instance_id ${id}` },
+  node_not_found: {
+    status: 404,
+    message: (id: string, kind?: string) =>
+      kind === undefined
+        ? `no node with instance_id ${id}`
+        : `${id} is a ${kind} node: decisions are for sshgate and tlsgate nodes`,
+  },
+  invalid_fingerprint: { status: 400, message: (why: string) => why },
   decision_not_found: { status: 404, message: () => 'no decision for this instance and fingerprint' },
   decision_missing_fields: { status: 400, message: () => 'give a status, a label, an expiry or several' },
   invalid_expiry: {

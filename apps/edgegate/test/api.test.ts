@@ -50,6 +50,7 @@ for (const dialect of DIALECTS) {
         { id: 'ssh1', kind: 'sshgate' },
         { id: 'ssh2', kind: 'sshgate' },
         { id: 'tls1', kind: 'tlsgate' },
+        { id: 'tls3', kind: 'tlsgate' },
         { id: 'web1', kind: 'websignal' },
         { id: 'lw1', kind: 'log_watcher' },
         { id: 'web2', kind: 'websignal' },
@@ -454,6 +455,49 @@ for (const dialect of DIALECTS) {
       )
       const listed = await get('/api/decisions?instance_id=ssh1&status=blocked', admin)
       assert.ok(listed.body.decisions.some((d: Json) => d.fingerprint === fp))
+    })
+
+    test("an SSH gate decision's fingerprint must be the spec's 32 hex; upper case is stored as the gates compute it", async () => {
+      const put = (instance: string, fp: string, body: unknown = { status: 'approved' }) =>
+        call(tls, gate.base, `/api/decisions/${instance}/${encodeURIComponent(fp)}`, {
+          method: 'PUT',
+          body,
+          token: admin,
+        })
+      const start = (await get('/v1/policy?instance_id=ssh1', tokens.ssh1)).body.cursor
+      for (const bad of ['zzz', 'c'.repeat(31), 'c'.repeat(33), 't13d1516h2_8daaf6152771_d8a2da3f94cd']) {
+        const r = await put('ssh1', bad)
+        assert.equal(r.status, 400, bad)
+        assert.equal(r.body.error.code, 'invalid_fingerprint')
+        assert.match(r.body.error.message, /32 hexadecimal characters/)
+      }
+      const web = await put('web1', 'c'.repeat(32))
+      assert.deepEqual([web.status, web.body.error.code], [404, 'node_not_found'])
+      assert.match(web.body.error.message, /web1 is a websignal node/)
+      const none = await get(`/v1/policy?instance_id=ssh1&since=${encodeURIComponent(start)}`, tokens.ssh1)
+      assert.deepEqual(none.body.decisions, [], 'nothing the gate could pull was written')
+
+      const upper = await put('ssh1', 'C'.repeat(32), { status: 'blocked', label: 'scanner' })
+      assert.equal(upper.status, 200)
+      assert.equal(upper.body.fingerprint, 'c'.repeat(32))
+      const label = await put('ssh1', 'C'.repeat(32), { label: 'renamed' })
+      assert.deepEqual([label.status, label.body.fingerprint, label.body.label], [200, 'c'.repeat(32), 'renamed'])
+      const pulled = await get(`/v1/policy?instance_id=ssh1&since=${encodeURIComponent(start)}`, tokens.ssh1)
+      assert.deepEqual(
+        pulled.body.decisions.map((d: Json) => [d.fingerprint, d.status, d.label]),
+        [['c'.repeat(32), 'blocked', 'renamed']],
+      )
+      const del = await call(tls, gate.base, `/api/decisions/ssh1/${'C'.repeat(32)}`, {
+        method: 'DELETE',
+        token: admin,
+      })
+      assert.equal(del.status, 204)
+
+      const ja4 = 't13d1516h2_8daaf6152771_d8a2da3f94cd'
+      const tlsUpper = await put('tls3', ja4.toUpperCase(), { status: 'blocked' })
+      assert.deepEqual([tlsUpper.status, tlsUpper.body.fingerprint], [200, ja4])
+      // The spec leaves the TLS form open: a gate of another make may report another one.
+      assert.equal((await put('tls3', 'x509-like:AbC', { status: 'blocked' })).status, 200)
     })
 
     test('deleting a decision: gates pull an explicit pending, administration sees it absent, a verdict revives it', async () => {

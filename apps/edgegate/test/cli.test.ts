@@ -61,7 +61,7 @@ describe('edgegate CLI', () => {
     )
     assert.equal(both.code, 2)
     const badKind = await run('node', 'add', '--kind', 'mailgate', 'edge-4')
-    assert.equal(badKind.code, 1)
+    assert.equal(badKind.code, 2, 'a kind outside the list is a usage error, as --status is')
     assert.match(badKind.stderr, /kind must be one of sshgate, tlsgate, websignal, log_watcher/)
     const dup = await run('node', 'add', '--kind', 'sshgate', 'edge-1')
     assert.equal(dup.code, 1)
@@ -117,7 +117,7 @@ describe('edgegate CLI', () => {
     assert.equal((await run('decision', 'block', '--instance', 'edge-9', FP)).code, 0)
     assert.equal((await run('decision', 'label', '--instance', 'edge-9', FP, 'scanner')).code, 0)
     const long = await run('decision', 'label', '--instance', 'edge-9', FP, 'x'.repeat(257))
-    assert.equal(long.code, 1)
+    assert.equal(long.code, 2, 'a malformed argument is a usage error')
     assert.match(long.stderr, /at most 256 characters/)
     d = (await call(tls, gate.base, `/api/decisions/edge-9/${FP}`, { token: bob })).body
     assert.deepEqual([d.status, d.label], ['blocked', 'scanner'])
@@ -174,6 +174,57 @@ describe('edgegate CLI', () => {
       'a removed admin token stops working',
     )
     assert.equal((await run('admin', 'remove', 'bob')).code, 1)
+  })
+
+  test("a decision's fingerprint takes the gate's form: malformed ones exit 2, upper case is the gate's lower case", async () => {
+    await run('node', 'add', '--kind', 'sshgate', 'edge-fp')
+    await run('node', 'add', '--kind', 'tlsgate', 'tls-fp')
+    await run('node', 'add', '--kind', 'websignal', 'web-fp')
+    const policy = async () => {
+      const r = await run('decision', 'list', '--instance', 'edge-fp', '--json')
+      return (JSON.parse(r.stdout) as { fingerprint: string; status: string; label: string }[]).map((d) => [
+        d.fingerprint,
+        d.status,
+        d.label,
+      ])
+    }
+    for (const bad of ['zzz', FP.slice(1), `${FP}0`, `${FP.slice(1)}g`, 't13d1516h2_8daaf6152771_d8a2da3f94cd']) {
+      const r = await run('decision', 'approve', '--instance', 'edge-fp', bad)
+      assert.equal(r.code, 2, `${bad}: ${r.stderr}`)
+      assert.match(
+        r.stderr,
+        /^edgegate: ".*" is not a fingerprint of edge-fp: an SSH gate fingerprint is 32 hexadecimal characters/,
+      )
+      assert.equal(r.stderr.trim().split('\n').length, 1)
+    }
+    assert.deepEqual(await policy(), [], 'nothing half-written')
+    // What an operator copies from a tool that prints hex in upper case is the gate's fingerprint.
+    const upper = await run('decision', 'approve', '--instance', 'edge-fp', FP.toUpperCase())
+    assert.equal(upper.code, 0, upper.stderr)
+    assert.match(upper.stdout, new RegExp(`^edge-fp ${FP} approved at `))
+    assert.equal((await run('decision', 'label', '--instance', 'edge-fp', FP.toUpperCase(), 'ops')).code, 0)
+    assert.deepEqual(await policy(), [[FP, 'approved', 'ops']])
+    assert.equal((await run('decision', 'delete', '--instance', 'edge-fp', FP.toUpperCase())).code, 0)
+    assert.deepEqual(await policy(), [])
+
+    const ja4 = 't13d1516h2_8daaf6152771_d8a2da3f94cd'
+    const tls = await run('decision', 'block', '--instance', 'tls-fp', ja4.toUpperCase())
+    assert.equal(tls.code, 0, tls.stderr)
+    assert.match(tls.stdout, new RegExp(`^tls-fp ${ja4} blocked at `))
+    const notGate = await run('decision', 'approve', '--instance', 'web-fp', FP)
+    assert.equal(notGate.code, 1)
+    assert.equal(notGate.stderr, 'edgegate: web-fp is a websignal node: decisions are for sshgate and tlsgate nodes\n')
+    const dir = tempDir('edgegate-import-')
+    const file = join(dir.path, 'gate-list.json')
+    writeFileSync(file, JSON.stringify([{ fingerprint: 'zzz', verdict: 'approved', decided: true, label: '' }]))
+    const importBad = await run('decision', 'import', '--instance', 'edge-fp', file)
+    dir.remove()
+    assert.equal(importBad.code, 1)
+    assert.match(
+      importBad.stderr,
+      /edge-fp\/"zzz": an SSH gate fingerprint is 32 hexadecimal characters; nothing was imported/,
+    )
+    assert.deepEqual(await policy(), [])
   })
 
   test('backup while serve runs: the copy reads as the original; an existing file is never written over', async () => {

@@ -1,6 +1,6 @@
 /** The database of an admin command: from --database, $EDGEGATE_DATABASE or the config file; never created. */
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
-import { CliError } from '@gatehouse/kit/cli/program.ts'
+import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
 import { schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
 import { accessOptions, type DatabaseAccess } from '@gatehouse/kit/db/database.ts'
 import { cliSchema } from '../config.ts'
@@ -18,7 +18,7 @@ export function databaseUrl(opts: Record<string, unknown>): string {
 
 /**
  * Run `fn` on the command's database and close it (`access`: the kit's `DatabaseAccess`). Registry
- * mistakes become CLI errors (exit 1).
+ * mistakes become CLI errors (exit 1), malformed arguments usage errors (exit 2).
  */
 export async function withDatabase<T>(
   opts: Record<string, unknown>,
@@ -29,7 +29,7 @@ export async function withDatabase<T>(
   try {
     return await fn(database)
   } catch (err) {
-    if (err instanceof RegistryError) throw new CliError(err.message)
+    if (err instanceof RegistryError) throw err.usage ? new UsageError(err.message) : new CliError(err.message)
     throw err
   } finally {
     await database.close()

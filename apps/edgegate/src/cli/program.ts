@@ -4,9 +4,18 @@
  */
 import { type Command, createCli, withExamples } from '@gatehouse/kit/cli/program.ts'
 import { addSchemaOptions, schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
+import { AppError } from '@gatehouse/kit/errors.ts'
 import { alertSchema, cliSchema, serveSchema } from '../config.ts'
 
 const VERDICTS = { approve: 'approved', block: 'blocked', pending: 'pending' } as const
+
+/** The service's errors that say an argument is malformed whatever the database holds. */
+const USAGE_CODES: ReadonlySet<string> = new Set(['invalid_fingerprint', 'label_too_long', 'label_invalid'])
+
+/** Exit 2 (usage) for a malformed argument the service refused, as for one commander refused. */
+export function exitCodeFor(err: unknown): number | undefined {
+  return err instanceof AppError && USAGE_CODES.has(err.code) ? 2 : undefined
+}
 
 export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) => void } = {}): Command {
   const program = createCli({
@@ -174,7 +183,7 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
             ? 'block a fingerprint'
             : 'mark a fingerprint pending (stopped, even where unknown clients are let through)',
       )
-      .argument('<fingerprint>', '32 hexadecimal characters')
+      .argument('<fingerprint>', 'as the gate lists it: 32 hexadecimal characters (SSH gate) or a JA4 (TLS gate)')
     if (status === 'approved') cmd.option('--label <text>', 'label stored with the approval')
     cmd.option('--for <duration>', 'only for this long (1m to 8760h, e.g. 4h); then the decision is deleted')
     withExamples(cmd, [

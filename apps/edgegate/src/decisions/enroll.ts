@@ -44,7 +44,8 @@ export interface Enrolled {
 export async function enrollWaiting(db: Kysely<DB>, kind: DatabaseKind, e: Enrollment): Promise<Enrolled[]> {
   checkLabel(e.label)
   const node = await getNode(db, e.instanceId)
-  if (!node || (node.kind !== 'sshgate' && node.kind !== 'tlsgate')) throw errors.node_not_found(e.instanceId)
+  if (!node || (node.kind !== 'sshgate' && node.kind !== 'tlsgate'))
+    throw errors.node_not_found(e.instanceId, node?.kind)
   const waiting = (
     await listFingerprintsByDecision(db, {
       instanceId: e.instanceId,

@@ -23,6 +23,7 @@ import { FINGERPRINT_PATTERN, INSTANCE_ID_PATTERN, type Verdict } from '@gatehou
 import type { Kysely, Transaction } from 'kysely'
 import { audit } from '../admins/store.ts'
 import type { DB, NewDecision } from '../db/schema.ts'
+import { canonicalFingerprint } from './fingerprints.ts'
 import { checkLabel } from './service.ts'
 import { decisionsFor, SCOPE_INSTANCE, tickClock, upsertDecisions } from './store.ts'
 
@@ -131,23 +132,41 @@ export interface ImportResult {
 export async function importDecisions(
   db: Kysely<DB>,
   kind: DatabaseKind,
-  entries: readonly ImportEntry[],
+  given: readonly ImportEntry[],
   actor: string,
   dryRun: boolean,
 ): Promise<ImportResult> {
+  let entries = given
   const instances = [...new Set(entries.map((e) => e.instanceId))]
   if (instances.length > 0) {
     const gates = await db
       .selectFrom('nodes')
-      .select('instance_id')
+      .select(['instance_id', 'kind'])
       .where('instance_id', 'in', instances)
       .where('kind', 'in', ['sshgate', 'tlsgate'])
       .execute()
-    const known = new Set(gates.map((g) => g.instance_id))
+    const known = new Map(gates.map((g) => [g.instance_id, g.kind]))
     const unknown = instances.filter((i) => !known.has(i))
     if (unknown.length > 0) {
       throw new ImportError(`not registered gates: ${unknown.join(', ')} (edgegate node add --kind sshgate|tlsgate)`)
     }
+    // Stored as the gate computes it (lower case); an SSH gate's has one form (the spec's), a TLS
+    // gate's is taken as written when it is not a JA4 (a gate of another make).
+    const seen = new Set<string>()
+    entries = entries.map((e) => {
+      const kind = known.get(e.instanceId)!
+      const canonical = canonicalFingerprint(kind, e.fingerprint)
+      if (canonical === undefined && kind === 'sshgate') {
+        throw new ImportError(
+          `${e.instanceId}/${JSON.stringify(e.fingerprint.slice(0, 80))}: an SSH gate fingerprint is 32 hexadecimal characters`,
+        )
+      }
+      const fingerprint = canonical ?? e.fingerprint
+      const key = `${e.instanceId}/${fingerprint}`
+      if (seen.has(key)) throw new ImportError(`${key} appears twice`)
+      seen.add(key)
+      return { ...e, fingerprint }
+    })
   }
   const run = async (trx: Transaction<DB>) => {
     // The clock first (its lock), then the reads: no verdict can land between the two.

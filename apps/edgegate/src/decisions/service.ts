@@ -9,6 +9,7 @@ import type { DB, DecisionRow, NewDecision } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { getNode } from '../nodes/store.ts'
 import { formatMicros, formatMillis } from '../timestamps.ts'
+import { decisionFingerprint, lookupFingerprint } from './fingerprints.ts'
 import { getDecision, SCOPE_INSTANCE, tickClock, tombstoneDecision, upsertDecision } from './store.ts'
 
 /** Longest label, in characters (the API schema says the same). */
@@ -74,15 +75,27 @@ export async function changeDecision(db: Kysely<DB>, kind: DatabaseKind, c: Deci
     throw errors.decision_missing_fields()
   if (c.label !== undefined) checkLabel(c.label)
   const node = await getNode(db, c.instanceId)
-  if (!node || (node.kind !== 'sshgate' && node.kind !== 'tlsgate')) throw errors.node_not_found(c.instanceId)
+  if (!node || (node.kind !== 'sshgate' && node.kind !== 'tlsgate'))
+    throw errors.node_not_found(c.instanceId, node?.kind)
+  // A verdict is stored under the fingerprint as the gate computes it; a label or expiry alone
+  // changes an existing decision, found by that form or, for a row from before the check, as written.
+  const fingerprint =
+    c.status !== undefined
+      ? decisionFingerprint(c.instanceId, node.kind, c.fingerprint)
+      : lookupFingerprint(node.kind, c.fingerprint)
   return db.transaction().execute(async (trx) => {
     const at = await tickClock(trx, kind)
-    const existing = await getDecision(trx, c.instanceId, c.fingerprint)
+    let found = fingerprint
+    let existing = await getDecision(trx, c.instanceId, found)
+    if (!existing && c.status === undefined && found !== c.fingerprint) {
+      found = c.fingerprint
+      existing = await getDecision(trx, c.instanceId, found)
+    }
     if (!existing && c.status === undefined) throw errors.decision_not_found()
     const row: NewDecision = {
       scope_type: SCOPE_INSTANCE,
       scope_id: c.instanceId,
-      fingerprint: c.fingerprint,
+      fingerprint: found,
       status: c.status ?? existing!.status,
       label: c.label ?? existing?.label ?? '',
       updated_us: at,
@@ -99,7 +112,7 @@ export async function changeDecision(db: Kysely<DB>, kind: DatabaseKind, c: Deci
     await upsertDecision(trx, row)
     const action = c.status ? `decision.${c.status}` : c.label !== undefined ? 'decision.label' : 'decision.expiry'
     const until = row.expires_ms == null ? '' : ` until ${formatMillis(Number(row.expires_ms))}`
-    await audit(trx, c.actor, action, `${c.instanceId}/${c.fingerprint}${until}`)
+    await audit(trx, c.actor, action, `${c.instanceId}/${found}${until}`)
     return toDecision(row)
   })
 }
@@ -117,10 +130,19 @@ export async function removeDecision(
   fingerprint: string,
   actor: string,
 ) {
+  const node = await getNode(db, instanceId)
+  // Found by the gate's form of the fingerprint (`2EDB…` deletes `2edb…`), else as written: a
+  // row from before decisions were checked.
+  const forms = [...new Set([node ? lookupFingerprint(node.kind, fingerprint) : fingerprint, fingerprint])]
   await db.transaction().execute(async (trx) => {
     // Clock first, like every decision write: the same lock order, and the time is unique.
     const at = await tickClock(trx, kind)
-    if (!(await tombstoneDecision(trx, instanceId, fingerprint, at, actor))) throw errors.decision_not_found()
-    await audit(trx, actor, 'decision.delete', `${instanceId}/${fingerprint}`)
+    for (const fp of forms) {
+      if (await tombstoneDecision(trx, instanceId, fp, at, actor)) {
+        await audit(trx, actor, 'decision.delete', `${instanceId}/${fp}`)
+        return
+      }
+    }
+    throw errors.decision_not_found()
   })
 }

@@ -5,9 +5,17 @@
 import type { NodeKind, NodeRow } from '../db/schema.ts'
 import { formatMillis } from '../timestamps.ts'
 
-/** A registry problem (nodes, administrators) the CLI prints as one line (exit 1). */
+/**
+ * A registry problem (nodes, administrators) the CLI prints as one line: exit 1, or 2 (`usage`)
+ * for an argument that is malformed whatever the registry holds (a kind, an id, a fingerprint).
+ */
 export class RegistryError extends Error {
   override readonly name = 'RegistryError'
+  readonly usage: boolean
+  constructor(message: string, usage = false) {
+    super(message)
+    this.usage = usage
+  }
 }
 
 export type Credential =

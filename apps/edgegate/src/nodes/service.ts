@@ -22,14 +22,19 @@ export async function addNode(
   if (!new RegExp(INSTANCE_ID_PATTERN).test(instanceId)) {
     throw new RegistryError(
       `instance id ${JSON.stringify(instanceId)} must be letters, digits, ".", "_" or "-" (at most 128)`,
+      true,
     )
   }
-  if (!NODE_KINDS.includes(kind as NodeKind)) throw new RegistryError(`kind must be one of ${NODE_KINDS.join(', ')}`)
+  if (!NODE_KINDS.includes(kind as NodeKind))
+    throw new RegistryError(`kind must be one of ${NODE_KINDS.join(', ')}`, true)
   if (credential.type === 'cert_fingerprint' && !/^[0-9a-f]{64}$/.test(credential.sha256)) {
-    throw new RegistryError('a certificate fingerprint is 64 lowercase hex characters (SHA-256 of the DER certificate)')
+    throw new RegistryError(
+      'a certificate fingerprint is 64 lowercase hex characters (SHA-256 of the DER certificate)',
+      true,
+    )
   }
   if (credential.type === 'cert_name' && !/^[A-Za-z0-9*._-]{1,253}$/.test(credential.name)) {
-    throw new RegistryError('a certificate name is a subject CN or DNS name')
+    throw new RegistryError('a certificate name is a subject CN or DNS name', true)
   }
   if (await getNode(db, instanceId)) throw new RegistryError(`node ${instanceId} already exists`)
   const now = Date.now()
