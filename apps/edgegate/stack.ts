@@ -103,8 +103,9 @@ export const startStack: StartStack = async (ctx) => {
   await ensurePortFree('edgegate', HOST, port, 'HTTPS')
   const tls = ensureTls(join(ctx.dataDir, 'tls'))
   const database = `sqlite:${join(ctx.dataDir, 'edgegate.db')}`
-  // What bin/edgegate reads by default (EDGEGATE_CONFIG): the admin commands reach this database.
-  writeFileSync(join(ctx.dataDir, 'config.json'), `${JSON.stringify({ database }, null, 2)}\n`)
+  // What bin/edgegate reads by default (EDGEGATE_CONFIG): the admin commands reach this database,
+  // and `status` asks the server at this address whether it answers.
+  writeFileSync(join(ctx.dataDir, 'config.json'), `${JSON.stringify({ database, listen: LISTEN }, null, 2)}\n`)
   const c = credentials(ctx, database)
   const logFile = join(ctx.dataDir, 'edgegate.log')
   const log = createWriteStream(logFile, { flags: 'a' })

@@ -275,6 +275,9 @@ export const alertSchema = { alert_url: serveSchema.alert_url } satisfies Schema
 export const cliSchema = { database } satisfies Schema
 export type CliConfig = ConfigOf<typeof cliSchema>
 
+/** `edgegate status`: the database, and the address serve listens on, to ask whether it answers. */
+export const statusSchema = { database, listen: serveSchema.listen } satisfies Schema
+
 /** Parse a trusted-range file body into canonical CIDRs; throws naming the bad line. */
 export function parseRangeLines(text: string, where: string): string[] {
   const out: string[] = []

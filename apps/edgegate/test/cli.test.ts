@@ -227,6 +227,41 @@ describe('edgegate CLI', () => {
     assert.deepEqual(await policy(), [])
   })
 
+  test('status says whether serve answers at its listen address (flag or config file), not only what the database holds', async () => {
+    const dir = tempDir('edgegate-status-')
+    try {
+      const config = join(dir.path, 'edgegate.json')
+      writeFileSync(config, JSON.stringify({ database, listen: `127.0.0.1:${gate.port}` }))
+      const up = await cli(['status', '--config', config])
+      assert.equal(up.code, 0, up.stderr)
+      assert.match(
+        up.stdout,
+        new RegExp(`^server: answering at https://127\\.0\\.0\\.1:${gate.port} \\(/readyz 200, ready\\)\n`),
+      )
+      assert.match(up.stdout, /^database: sqlite /m)
+
+      const nobody = await freePort()
+      const down = await run('status', '--listen', `127.0.0.1:${nobody}`)
+      assert.equal(down.code, 0, 'a report, not a failure: the database part still holds')
+      assert.match(
+        down.stdout,
+        new RegExp(
+          `^server: not answering at https://127\\.0\\.0\\.1:${nobody} \\(ECONNREFUSED\\): .*is edgegate serve running`,
+        ),
+      )
+      const json = JSON.parse((await run('status', '--listen', `127.0.0.1:${nobody}`, '--json')).stdout)
+      assert.deepEqual(
+        [json.server.answering, json.server.error, json.database.reachable],
+        [false, 'ECONNREFUSED', true],
+      )
+      const bad = await run('status', '--listen', 'bogus')
+      assert.equal(bad.code, 1)
+      assert.match(bad.stderr, /^edgegate: --listen: invalid listen address "bogus"/)
+    } finally {
+      dir.remove()
+    }
+  })
+
   test('backup while serve runs: the copy reads as the original; an existing file is never written over', async () => {
     const dir = tempDir('edgegate-backup-')
     try {

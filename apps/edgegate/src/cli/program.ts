@@ -5,7 +5,7 @@
 import { type Command, createCli, withExamples } from '@gatehouse/kit/cli/program.ts'
 import { addSchemaOptions, schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
 import { AppError } from '@gatehouse/kit/errors.ts'
-import { alertSchema, cliSchema, serveSchema } from '../config.ts'
+import { alertSchema, cliSchema, serveSchema, statusSchema } from '../config.ts'
 
 const VERDICTS = { approve: 'approved', block: 'blocked', pending: 'pending' } as const
 
@@ -112,10 +112,10 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
   ).action(async (dir: string, o: Record<string, unknown>) => (await import('./pki.ts')).pkiList(dir, o))
 
   withExamples(
-    json(admin(program.command('status'))).description(
-      'database, nodes and when each was last seen, decisions and fingerprints waiting for one',
+    json(addSchemaOptions(program.command('status'), statusSchema)).description(
+      'whether serve answers at its --listen address, the database, nodes and when each was last seen, decisions and fingerprints waiting for one',
     ),
-    ['edgegate status', 'edgegate status --json'],
+    ['edgegate status', 'edgegate status --listen 10.0.0.5:8443 --json'],
   ).action(async (_o, cmd: Command) => (await reports()).status(all(cmd)))
 
   const node = program.command('node').description('register, list, disable and re-key gate nodes')

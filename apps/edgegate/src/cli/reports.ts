@@ -2,12 +2,16 @@
  * Read-only reports: `status` (like `cscli lapi status`), `decision list`, `fingerprint list`
  * and `audit list`, as tables for people and `--json` for scripts.
  */
+
+import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { paint, printList } from '@gatehouse/kit/cli/output.ts'
 import { UsageError } from '@gatehouse/kit/cli/program.ts'
+import { schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
 import { parseDatabaseUrl } from '@gatehouse/kit/db/url.ts'
 import { parseDuration } from '@gatehouse/kit/durations.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { listAdmins, listAudit } from '../admins/store.ts'
+import { statusSchema } from '../config.ts'
 import { toDecision } from '../decisions/service.ts'
 import { listDecisions } from '../decisions/store.ts'
 import { describeNode, STATE_STYLE } from '../nodes/registry.ts'
@@ -15,6 +19,7 @@ import { listNodes } from '../nodes/store.ts'
 import { countWaiting, listFingerprintsByDecision } from '../observations/store.ts'
 import { formatMillis, parseMillis } from '../timestamps.ts'
 import { databaseUrl, readDatabase } from './database.ts'
+import { probeServer } from './server-probe.ts'
 
 type Opts = Record<string, unknown>
 const STATUSES = ['approved', 'blocked', 'pending'] as const
@@ -52,7 +57,14 @@ function shownLocation(url: string): string {
 
 export async function status(o: Opts): Promise<void> {
   const url = databaseUrl(o)
-  const report = await readDatabase(o, async (d) => {
+  const { listen } = loadAppConfig('edgegate', statusSchema, {
+    flags: schemaFlags(o, statusSchema),
+    config: o.config as string | undefined,
+    partial: true,
+  }).config
+  // Asked while the database is read: neither waits on the other.
+  const probe = probeServer(listen)
+  const fromDatabase = await readDatabase(o, async (d) => {
     const nodes = (await listNodes(d.db)).map(describeNode)
     const counts = await d.db
       .selectFrom('decisions')
@@ -86,6 +98,8 @@ export async function status(o: Opts): Promise<void> {
       administrators: { count: admins.length, expiring_tokens: expiring },
     }
   })
+  const server = await probe
+  const report = { server: { listen, ...server }, ...fromDatabase }
   if (o.json === true) return out(`${terminalJson(report, 2)}\n`)
   const dayAgo = Date.now() - 86_400_000
   const recent = report.nodes.filter((n) => n.last_seen_at !== null && Date.parse(n.last_seen_at) >= dayAgo).length
@@ -93,13 +107,18 @@ export async function status(o: Opts): Promise<void> {
   const silent = report.nodes.filter((n) => n.state === 'silent').length
   out(
     [
+      server.answering
+        ? `server: ${paint('green', 'answering')} at ${escapeTerminal(server.url)} (/readyz ${server.status}${server.status === 200 || server.status === 204 ? ', ready' : ', not ready'})`
+        : `server: ${paint('red', 'not answering')} at ${escapeTerminal(server.url)} (${escapeTerminal(server.error ?? '')}): gates serve on the verdicts they last pulled and nothing reaches the database; is edgegate serve running, with this --listen (or "listen" in the config file)?`,
       `database: ${report.database.kind} ${escapeTerminal(report.database.location)} (${paint('green', 'reachable')}, migrations applied${
         report.database.writable
           ? ''
           : `, ${paint('red', 'on a read-only file system')}: nothing can be changed until it is writable again`
       })`,
       `nodes: ${report.nodes.length} registered, ${active} active, ${recent} seen in the last 24 hours${
-        silent > 0 ? `, ${paint('yellow', `${silent} silent`)} (not heard from for 10 minutes)` : ''
+        silent > 0
+          ? `, ${paint('yellow', `${silent} silent`)} (not heard from for 10 minutes${server.answering ? '' : ': the server not answering may be why'})`
+          : ''
       }`,
       `decisions: ${report.decisions.approved} approved, ${report.decisions.blocked} blocked, ${report.decisions.pending} pending`,
       `fingerprints: ${report.fingerprints.observed} observed, ${
