@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { createMetrics } from '@gatehouse/kit'
-import { metric } from '@gatehouse/testkit'
+import { freePort, metric } from '@gatehouse/testkit'
 import type { Kysely } from 'kysely'
 import { insertAdmin, removeAdmin, replaceAdminToken } from '../src/admins/store.ts'
 import type { Alert } from '../src/alerts.ts'
@@ -287,11 +287,14 @@ for (const dialect of DIALECTS) {
           ['gate-quiet', 'silent'],
         ],
       )
-      const status = await cli(['status', '--database', url])
+      // No serve runs on this database here: status says so, and that it may be why a node is silent.
+      const nobody = await freePort()
+      const status = await cli(['status', '--database', url, '--listen', `127.0.0.1:${nobody}`])
       assert.equal(status.code, 0, status.stderr)
+      assert.match(status.stdout, /^server: not answering at https:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/)
       assert.match(
         status.stdout,
-        /^nodes: 2 registered, 2 active, 2 seen in the last 24 hours, 1 silent \(not heard from for 10 minutes\)$/m,
+        /^nodes: 2 registered, 2 active, 2 seen in the last 24 hours, 1 silent \(not heard from for 10 minutes: the server not answering may be why\)$/m,
       )
       assert.match(status.stdout, /^gate-quiet +sshgate +silent +/m)
     })
