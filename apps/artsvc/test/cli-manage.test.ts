@@ -1,8 +1,8 @@
 /** The artsvc management commands (login, list, open, share) against a real server. */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { type OidcProvider, startOidcProvider, tempDir } from '@gatehouse/testkit'
 import { credentialsFile, list, login, open, shareCreate, shareList, shareRevoke } from '../src/cli/manage.ts'
@@ -148,4 +148,24 @@ test('the commands from the command line: login, list --json, share create|list|
     assert.match(r.stderr, message)
   }
   assert.equal(await count(), shares, 'a refused share creates nothing')
+})
+
+test('stored logins that cannot be parsed are said, not replaced by one login', async () => {
+  const home = join(dir.path, 'corrupt-home')
+  const e = { HOME: home }
+  const file = credentialsFile(e)
+  mkdirSync(dirname(file), { recursive: true })
+  writeFileSync(file, '{"https://other.example.com": {"token": "kept", "refresh_token": "r"', { mode: 0o600 })
+  const message = {
+    message: `the stored logins in ${file} are not a JSON object: remove the file and run artsvc login again`,
+  }
+  await assert.rejects(list({ url: h.base, env: e }), message)
+  const token = await op.clientCredentialsToken(SCOPE)
+  await assert.rejects(login({ url: h.base, token, env: e }), message)
+  assert.match(readFileSync(file, 'utf8'), /"token": "kept"/, 'the other login is still there')
+  // Saved by replacing the file whole: nothing but the file itself is left in the folder.
+  rmSync(file)
+  await login({ url: h.base, token, env: e })
+  assert.deepEqual(readdirSync(dirname(file)), ['artsvc.json'])
+  assert.equal(statSync(file).mode & 0o777, 0o600)
 })

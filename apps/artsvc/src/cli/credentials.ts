@@ -7,10 +7,12 @@
  * next command trades the refresh token for a new one (RFC 6749 section 6, with the resource
  * indicator of RFC 8707) and saves it, so a login lasts as long as the provider allows.
  */
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { CliError } from '@gatehouse/kit/cli/program.ts'
+import { fileErrorWords } from './file-errors.ts'
 
 export interface StoredLogin {
   token: string
@@ -33,12 +35,26 @@ export function credentialsFile(env: NodeJS.ProcessEnv = process.env): string {
   return join(base, 'gatehouse', 'artsvc.json')
 }
 
+/**
+ * The stored logins; none when the file does not exist. A file that cannot be read or parsed is
+ * said, naming it, rather than taken as empty: `login` would then have replaced every other
+ * server's login (and refresh token) with its one entry.
+ */
 function readStored(file: string): Stored {
+  let text: string
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Stored
-  } catch {
-    return {}
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {}
+    throw new CliError(`cannot read the stored logins in ${file}: ${fileErrorWords(err)}`)
   }
+  try {
+    const stored = JSON.parse(text) as unknown
+    if (typeof stored === 'object' && stored !== null && !Array.isArray(stored)) return stored as Stored
+  } catch {
+    // said below
+  }
+  throw new CliError(`the stored logins in ${file} are not a JSON object: remove the file and run artsvc login again`)
 }
 
 /** Keep `login` for the origin of `url`; returns the file. */
@@ -47,8 +63,16 @@ export function saveLogin(url: string, login: Omit<StoredLogin, 'saved_at'>, env
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
   const stored = readStored(file)
   stored[new URL(url).origin] = { ...login, saved_at: new Date().toISOString() }
-  writeFileSync(file, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 })
-  chmodSync(file, 0o600) // an older file keeps its mode on write
+  // A new owner-only file renamed over the old one: a command reading it meanwhile (another
+  // artsvc refreshing its token) sees the old logins or the new ones, never a half-written file.
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  try {
+    writeFileSync(temp, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600, flag: 'wx' })
+    renameSync(temp, file)
+  } catch (err) {
+    rmSync(temp, { force: true })
+    throw new CliError(`cannot save the login in ${file}: ${fileErrorWords(err)}`)
+  }
   return file
 }
 
