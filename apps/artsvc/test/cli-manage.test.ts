@@ -2,6 +2,8 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { dirname, join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { type OidcProvider, startOidcProvider, tempDir } from '@gatehouse/testkit'
@@ -148,6 +150,58 @@ test('the commands from the command line: login, list --json, share create|list|
     assert.match(r.stderr, message)
   }
   assert.equal(await count(), shares, 'a refused share creates nothing')
+})
+
+const messageOf = (message: string) => ({ name: 'PublishError', message })
+
+test('an address that is not artsvc (a wrong --url, a proxy page, a sign-in redirect) is named with what it answered', async () => {
+  // A stand-in for whatever answers at a mistaken URL.
+  const other = createServer((req, res) => {
+    if (req.url?.startsWith('/api/v1/artifacts/redirect')) {
+      res.writeHead(302, { location: 'https://sso.example.com/login' }).end()
+    } else if (req.method === 'GET' && req.url?.startsWith('/api/v1/artifacts/html')) {
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>portal</title>')
+    } else res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found')
+  })
+  await new Promise<void>((r) => other.listen(0, '127.0.0.1', r))
+  const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`
+  try {
+    const t = { url, token: 'x', env }
+    await assert.rejects(
+      list(t),
+      messageOf(
+        `${url}/api/v1/artifacts: HTTP 404, not an artsvc answer (text/plain): is ${url} the artsvc management URL (--url, ARTSVC_URL)?`,
+      ),
+    )
+    await assert.rejects(
+      open({ ...t, artifact: 'html' }),
+      /\/api\/v1\/artifacts\/html: HTTP 200, not an artsvc answer \(text\/html\)/,
+    )
+    await assert.rejects(
+      open({ ...t, artifact: 'redirect' }),
+      /\/api\/v1\/artifacts\/redirect: HTTP 302, redirected to https:\/\/sso\.example\.com\/login \(not followed\)/,
+    )
+    const sink = { write: () => true } as unknown as NodeJS.WriteStream
+    await assert.rejects(
+      publish(
+        {
+          url,
+          token: 'x',
+          title: 'x',
+          zip: join(dir.path, 'site'),
+          entrypoint: 'index.html',
+          progress: 'never',
+        } as never,
+        sink,
+        false,
+      ),
+      messageOf(
+        `${url}/api/v1/artifacts/uploads: HTTP 404, not an artsvc answer (text/plain): is ${url} the artsvc management URL (--url, ARTSVC_URL)?`,
+      ),
+    )
+  } finally {
+    other.close()
+  }
 })
 
 test('stored logins that cannot be parsed are said, not replaced by one login', async () => {

@@ -8,8 +8,8 @@
  * against the server before it is saved.
  */
 import { request } from 'undici'
+import { PublishError, readAnswer } from './answers.ts'
 import { credentialsFile, type StoredLogin, saveLogin, usableToken } from './credentials.ts'
-import { PublishError } from './publish.ts'
 
 export { credentialsFile }
 
@@ -50,13 +50,7 @@ async function api(t: Target, method: string, path: string, body?: unknown, give
   } catch (err) {
     throw new PublishError(`cannot reach ${url.origin}: ${(err as Error).message}`)
   }
-  const text = await res.body.text()
-  const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {}
-  if (res.statusCode >= 300) {
-    const e = parsed.error as { code?: string; message?: string } | undefined
-    throw new PublishError(`${url.pathname}: HTTP ${res.statusCode}${e ? ` ${e.code}: ${e.message}` : ''}`)
-  }
-  return parsed
+  return readAnswer(url, res)
 }
 
 /** A table with a header row, columns padded to their widest cell. */

@@ -12,8 +12,11 @@ import { Readable, Transform } from 'node:stream'
 import { createTlsAgent } from '@gatehouse/kit'
 import { Agent, type Dispatcher, request } from 'undici'
 import type { PublishConfig } from '../config.ts'
+import { PublishError, readAnswer, stringField } from './answers.ts'
 import { ProgressBar } from './progress.ts'
 import { LINK_FILE, zipFolder } from './zip-folder.ts'
+
+export { PublishError }
 
 interface Link {
   url: string
@@ -29,10 +32,6 @@ function readLink(dir: string, url: string): string | undefined {
   }
 }
 
-export class PublishError extends Error {
-  override readonly name = 'PublishError'
-}
-
 async function call(dispatcher: Dispatcher, url: URL, options: Parameters<typeof request>[1]) {
   let res: Awaited<ReturnType<typeof request>>
   try {
@@ -45,18 +44,7 @@ async function call(dispatcher: Dispatcher, url: URL, options: Parameters<typeof
         .trim(),
     )
   }
-  const text = await res.body.text()
-  let body: Record<string, unknown> = {}
-  try {
-    body = JSON.parse(text)
-  } catch {
-    // not JSON: reported below
-  }
-  if (res.statusCode >= 300) {
-    const e = body.error as { code?: string; message?: string } | undefined
-    throw new PublishError(`${url.pathname}: HTTP ${res.statusCode}${e ? ` ${e.code}: ${e.message}` : ''}`)
-  }
-  return body
+  return readAnswer(url, res)
 }
 
 export async function publish(config: PublishConfig, stderr: NodeJS.WriteStream, isTerminal: boolean): Promise<string> {
@@ -86,8 +74,9 @@ export async function publish(config: PublishConfig, stderr: NodeJS.WriteStream,
         ...(artifactId ? { artifact: artifactId } : {}),
       }),
     })
-    const token = session.upload_token as string
-    const uploadPath = new URL(session.upload_url as string).pathname
+    const created = new URL('/api/v1/artifacts/uploads', base)
+    const token = stringField(created, session, 'upload_token')
+    const uploadPath = new URL(stringField(created, session, 'upload_url')).pathname
     const showBar = config.progress === 'always' || (config.progress === 'auto' && isTerminal)
     const bar = showBar ? new ProgressBar(size, stderr) : undefined
     const meter = new Transform({
@@ -102,7 +91,8 @@ export async function publish(config: PublishConfig, stderr: NodeJS.WriteStream,
       body: (zipped ? Readable.from([zipped]) : createReadStream(config.zip)).pipe(meter),
     })
     bar?.finish()
-    const committed = await call(dispatcher, new URL(`/api/v1/uploads/${session.id}/commit`, base), {
+    const id = stringField(created, session, 'id')
+    const committed = await call(dispatcher, new URL(`/api/v1/uploads/${encodeURIComponent(id)}/commit`, base), {
       method: 'POST',
       headers: { ...auth, 'x-artsvc-upload-token': token },
     })
