@@ -113,7 +113,45 @@ test('errors: usage mistakes exit 2, refused requests exit 1, one line each', as
     ARTSVC_TOKEN: 't',
   })
   assert.equal(missing.code, 1)
-  assert.match(missing.stderr, /cannot read/)
+  assert.equal(missing.stderr, `artsvc: cannot read ${join(dir.path, 'nope.zip')}: no such file or directory\n`)
+  const device = await cli(['--title', 'x', '--zip', '/dev/null'], { ARTSVC_URL: h.base, ARTSVC_TOKEN: 't' })
+  assert.deepEqual([device.code, device.stderr], [1, 'artsvc: cannot read /dev/null: not a ZIP file or a folder\n'])
+  // login --token-file: an unreadable or empty file is named (it was "unexpected error: ENOENT ...").
+  const login = (file: string) =>
+    new Promise<{ code: number; stderr: string }>((resolve) =>
+      execFile(
+        process.execPath,
+        [MAIN, 'login', '--url', h.base, '--token-file', file],
+        { env: { PATH: process.env.PATH ?? '', HOME: dir.path }, encoding: 'utf8' },
+        (err, _out, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stderr }),
+      ),
+    )
+  const noFile = join(dir.path, 'no-token.txt')
+  assert.deepEqual(await login(noFile), {
+    code: 1,
+    stderr: `artsvc: cannot read the token file ${noFile}: no such file or directory\n`,
+  })
+  const empty = join(dir.path, 'empty-token.txt')
+  writeFileSync(empty, '\n')
+  assert.deepEqual(await login(empty), { code: 1, stderr: `artsvc: the token file ${empty} is empty\n` })
+})
+
+test('a folder published but not linkable (its link file cannot be written) still prints its URL, with a warning', async () => {
+  const token = await op.clientCredentialsToken(SCOPE)
+  const env = { ARTSVC_URL: h.base, ARTSVC_TOKEN: token }
+  const site = join(dir.path, 'unlinkable')
+  // A folder in the way of .artsvc.json (any write failure: a read-only checkout, a full disk).
+  mkdirSync(join(site, '.artsvc.json'), { recursive: true })
+  writeFileSync(join(site, 'index.html'), '<!doctype html><title>unlinkable</title>')
+  const r = await cli(['--title', 'Unlinkable', '--zip', site], env)
+  assert.equal(r.code, 0, r.stderr)
+  const url = r.stdout.trim()
+  assert.match(url, new RegExp(`^${h.base}/a/[A-Za-z0-9_-]{16}$`))
+  const id = url.split('/a/')[1]!
+  assert.equal(
+    r.stderr,
+    `published version 1\nartsvc: warning: cannot link the folder to artifact ${id} (${join(site, '.artsvc.json')}: illegal operation on a directory); publish it again with --artifact ${id} to add a version\n`,
+  )
 })
 
 test('through an mTLS proxy: client certificate, key and CA file from the environment', async () => {

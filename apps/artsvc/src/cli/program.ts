@@ -10,6 +10,7 @@ import { addSchemaOptions, schemaFlags, withEnvironmentHelp } from '@gatehouse/k
 import { readFileSync } from '@gatehouse/kit/startup-builtins.ts'
 import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
 import { backupSchema, bridgeSchema, configSchema, publishSchema } from '../config.ts'
+import { fileErrorWords } from './file-errors.ts'
 
 interface Common {
   url?: string
@@ -170,7 +171,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
       )
       return
     }
-    const token = o.tokenFile ? readFileSync(o.tokenFile, 'utf8').trim() : env.ARTSVC_TOKEN
+    const token = o.tokenFile ? tokenFromFile(o.tokenFile) : env.ARTSVC_TOKEN
     if (!token) throw new UsageError('give --browser (sign in at the provider), --token-file FILE or set ARTSVC_TOKEN')
     await run(o, (m) => m.login({ ...target(o), token }))
   })
@@ -225,6 +226,18 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     run(o, (m) => m.shareRevoke({ ...target(o), artifact, share: shareId })),
   )
   return program
+}
+
+/** The token in `login --token-file FILE`; an unreadable or empty file is said with its path (exit 1). */
+function tokenFromFile(file: string): string {
+  let token: string
+  try {
+    token = readFileSync(file, 'utf8').trim()
+  } catch (err) {
+    throw new CliError(`cannot read the token file ${file}: ${fileErrorWords(err)}`)
+  }
+  if (!token) throw new CliError(`the token file ${file} is empty`)
+  return token
 }
 
 /** Parse and run: the exit code (serve and mcp-bridge keep the process running until a signal). */

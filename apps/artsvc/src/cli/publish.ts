@@ -13,6 +13,7 @@ import { createTlsAgent } from '@gatehouse/kit'
 import { Agent, type Dispatcher, request } from 'undici'
 import type { PublishConfig } from '../config.ts'
 import { PublishError, readAnswer, stringField } from './answers.ts'
+import { fileErrorWords } from './file-errors.ts'
 import { ProgressBar } from './progress.ts'
 import { LINK_FILE, zipFolder } from './zip-folder.ts'
 
@@ -48,11 +49,17 @@ async function call(dispatcher: Dispatcher, url: URL, options: Parameters<typeof
 }
 
 export async function publish(config: PublishConfig, stderr: NodeJS.WriteStream, isTerminal: boolean): Promise<string> {
-  const source = await stat(config.zip).catch(() => {
-    throw new PublishError(`cannot read ${config.zip}`)
+  const source = await stat(config.zip).catch((err: Error) => {
+    throw new PublishError(`cannot read ${config.zip}: ${fileErrorWords(err)}`)
   })
   const folder = source.isDirectory() ? config.zip : undefined
-  const zipped = folder ? zipFolder(folder) : undefined
+  if (!folder && !source.isFile()) throw new PublishError(`cannot read ${config.zip}: not a ZIP file or a folder`)
+  let zipped: Buffer | undefined
+  try {
+    zipped = folder ? zipFolder(folder) : undefined
+  } catch (err) {
+    throw new PublishError(`cannot zip the folder ${config.zip}: ${fileErrorWords(err, true)}`)
+  }
   const size = zipped ? zipped.length : source.size
   const base = new URL(config.url)
   const artifactId = config.artifact ?? (folder ? readLink(folder, base.origin) : undefined)
@@ -98,11 +105,19 @@ export async function publish(config: PublishConfig, stderr: NodeJS.WriteStream,
     })
     const artifact = committed.artifact as { id: string; url: string }
     const version = committed.version as { number: number }
-    if (folder) {
-      const link: Link = { url: base.origin, artifact: artifact.id }
-      writeFileSync(join(folder, LINK_FILE), `${JSON.stringify(link, null, 2)}\n`)
-    }
     stderr.write(`published version ${version.number}\n`)
+    if (folder) {
+      // The version is published whatever happens here: say so, and still print its URL.
+      const link: Link = { url: base.origin, artifact: artifact.id }
+      const file = join(folder, LINK_FILE)
+      try {
+        writeFileSync(file, `${JSON.stringify(link, null, 2)}\n`)
+      } catch (err) {
+        stderr.write(
+          `artsvc: warning: cannot link the folder to artifact ${artifact.id} (${fileErrorWords(err, true)}); publish it again with --artifact ${artifact.id} to add a version\n`,
+        )
+      }
+    }
     return artifact.url
   } finally {
     await dispatcher.close()
