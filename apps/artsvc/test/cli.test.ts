@@ -195,6 +195,19 @@ test('through an mTLS proxy: client certificate, key and CA file from the enviro
     assert.equal(noCert.stderr.split('\n').filter(Boolean).length, 1)
     const half = await cli(['--title', 'x', '--zip', zip], { ...env, ARTSVC_CLIENT_CERT: client.certPath })
     assert.equal(half.code, 2)
+    // A missing or non-PEM file is named (it was "unexpected error: ENOENT ...").
+    const gone = join(dir.path, 'gone.crt')
+    const missingCert = await cli(['--title', 'x', '--zip', zip], {
+      ...env,
+      ARTSVC_CLIENT_CERT: gone,
+      ARTSVC_CLIENT_KEY: client.keyPath,
+    })
+    assert.deepEqual(
+      [missingCert.code, missingCert.stderr],
+      [1, `artsvc: TLS certificate ${gone} cannot be read (ENOENT)\n`],
+    )
+    const notPem = await cli(['--title', 'x', '--zip', zip], { ...env, ARTSVC_CA_FILE: zip })
+    assert.deepEqual([notPem.code, notPem.stderr], [1, `artsvc: TLS CA bundle ${zip} is not a PEM file\n`])
   } finally {
     proxy.closeAllConnections()
     proxy.close()

@@ -9,7 +9,7 @@ import { createReadStream, readFileSync, writeFileSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Readable, Transform } from 'node:stream'
-import { createTlsAgent } from '@gatehouse/kit'
+import { createTlsAgent, loadTlsMaterial } from '@gatehouse/kit'
 import { Agent, type Dispatcher, request } from 'undici'
 import type { PublishConfig } from '../config.ts'
 import { PublishError, readAnswer, stringField } from './answers.ts'
@@ -65,10 +65,13 @@ export async function publish(config: PublishConfig, stderr: NodeJS.WriteStream,
   const artifactId = config.artifact ?? (folder ? readLink(folder, base.origin) : undefined)
   const dispatcher: Dispatcher =
     config.clientCert || config.caFile
-      ? createTlsAgent({
-          ...(config.caFile ? { ca: readFileSync(config.caFile) } : {}),
-          ...(config.clientCert ? { cert: readFileSync(config.clientCert), key: readFileSync(config.clientKey!) } : {}),
-        })
+      ? // The kit's PEM loader: a missing or non-PEM file is one line naming it (StartupError, exit 1).
+        createTlsAgent(
+          loadTlsMaterial({
+            ...(config.caFile ? { ca: config.caFile } : {}),
+            ...(config.clientCert ? { cert: config.clientCert, key: config.clientKey! } : {}),
+          }),
+        )
       : new Agent({ headersTimeout: 120_000, bodyTimeout: 120_000 })
   const auth = { authorization: `Bearer ${config.token}` }
   try {
