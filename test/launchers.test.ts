@@ -65,6 +65,11 @@ test("the launchers keep Node's compile cache in the user's own cache folder, ow
     0,
   )
   assert.equal(existsSync(join(off, '.cache')), false, 'NODE_DISABLE_COMPILE_CACHE=1 turns it off')
+  // Without HOME (env -i, a service unit) no folder is made: as root, "/nonexistent/.cache" was.
+  const { HOME: _home, ...noHome } = cleanEnv
+  const existed = existsSync('/nonexistent')
+  assert.equal(sh(join(root, 'bin', 'notify'), ['--help'], noHome).status, 0)
+  if (!existed) assert.equal(existsSync('/nonexistent'), false, 'no cache folder is made without HOME')
 })
 
 test('a launcher reached through a symlink in another folder still finds the repository', (t) => {
