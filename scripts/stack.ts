@@ -70,6 +70,9 @@ async function main() {
 
   say('')
   say(`Gatehouse local stack (state in ${home}); run the commands below from ${root}:`)
+  // The bin/<app> launchers find the stack's config files through GATEHOUSE_HOME: a shell
+  // without it would look in ./.gatehouse (or /etc) and not find this stack.
+  if (process.env.GATEHOUSE_HOME !== undefined) say(`  $ cd ${root} && export GATEHOUSE_HOME=${home}`)
   if (available.length === 0) say('  no apps exist yet, so none were started')
   for (const [app, svc] of Object.entries(started)) {
     say(`  ${app}`)

@@ -7,8 +7,8 @@
  * approved by clicking in the edgegate dashboard (Chromium), as the printed note suggests.
  *
  * The stack runs with its state in a temporary GATEHOUSE_HOME and every port shifted by
- * GATEHOUSE_PORT_OFFSET, so it does not meet a demo already running on this machine; the pasted
- * commands get that GATEHOUSE_HOME too (the bin/<app> launchers read it) and nothing else.
+ * GATEHOUSE_PORT_OFFSET, so it does not meet a demo already running on this machine; each pasted
+ * command follows the line the stack prints for that (`cd <repo> && export GATEHOUSE_HOME=...`).
  */
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
@@ -35,12 +35,24 @@ let output = ''
 let commands: string[] = []
 
 function cleanEnv(): Record<string, string> {
-  return { PATH: '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', GATEHOUSE_HOME: home }
+  return { PATH: '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' }
+}
+
+/** The line the stack prints first for a shell to reach it (its GATEHOUSE_HOME). */
+function setupLine(): string {
+  const line = commands.find((c) => c.includes('export GATEHOUSE_HOME='))
+  assert.ok(line, `the stack printed no export GATEHOUSE_HOME line:\n${output}`)
+  return line
 }
 
 /** Run one pasted line in /bin/sh from the repository root. */
 function paste(line: string) {
-  const r = spawnSync('/bin/sh', ['-c', line], { cwd: root, env: cleanEnv(), encoding: 'utf8', timeout: 60_000 })
+  const r = spawnSync('/bin/sh', ['-c', `${setupLine()} && ${line}`], {
+    cwd: root,
+    env: cleanEnv(),
+    encoding: 'utf8',
+    timeout: 60_000,
+  })
   return { status: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 

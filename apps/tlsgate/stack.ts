@@ -7,11 +7,11 @@
  * section to config.json to try it). A taken port stops this app with one line saying so.
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import type { StackContext, StackService, StartStack } from '../../packages/kit/src/stack.ts'
-import { ensurePortFree, StackError, shownPath, supervise } from '../../packages/kit/src/stack-ready.ts'
+import { ensurePortFree, StackError, supervise } from '../../packages/kit/src/stack-ready.ts'
 
 const HOST = '127.0.0.1'
 const LISTEN_PORT = 8444
@@ -154,7 +154,10 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
   const stopNginx = await startDemoNginx(join(ctx.dataDir, 'nginx'), nginxPort, ctx.log)
   const db = join(ctx.dataDir, 'tlsgate.db')
   const configPath = join(ctx.dataDir, 'config.json')
-  if (!existsSync(configPath)) writeFileSync(configPath, '{}\n')
+  // bin/tlsgate reads this file by default: with the database and the metrics address in it,
+  // list, block and status reach this gate without flags. Other keys an operator added stay.
+  const kept = existsSync(configPath) ? (JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>) : {}
+  writeFileSync(configPath, `${JSON.stringify({ ...kept, db, metrics_listen: `${HOST}:${metricsPort}` }, null, 2)}\n`)
   const logPath = join(ctx.dataDir, 'tlsgate.log')
   let stopGate: () => Promise<void>
   try {
@@ -182,18 +185,17 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
     await stopNginx()
     throw err
   }
-  const dbFlag = `--db ${shownPath(ctx.root, db)}`
   ctx.log(`TLS gate ${HOST}:${listenPort} -> demo nginx ${HOST}:${nginxPort} (log: ${logPath})`)
   return {
     urls: { 'tls gate': `https://localhost:${listenPort}/`, metrics: `http://${HOST}:${metricsPort}/metrics` },
     notes: [
       'visit the site through the gate (self-signed certificate), then see the client fingerprints:',
       `$ curl -k https://localhost:${listenPort}/`,
-      `$ bin/tlsgate list ${dbFlag}`,
+      '$ bin/tlsgate list',
       'block curl and try again (refused with a TLS alert before nginx sees it):',
-      `$ bin/tlsgate block ${dbFlag} <fingerprint>`,
+      '$ bin/tlsgate block <fingerprint>',
       'what the gate did (asks the running gate through its metrics endpoint):',
-      `$ bin/tlsgate status ${dbFlag} --metrics-listen ${HOST}:${metricsPort}`,
+      '$ bin/tlsgate status',
     ],
     async stop() {
       await stopGate()
