@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { loadedPackages, tempDir } from '@gatehouse/testkit'
+import { freePort, loadedPackages, tempDir } from '@gatehouse/testkit'
 import { openStore } from '../src/db/index.ts'
 import { recordObservations } from '../src/fingerprints/store.ts'
 import { applyDecisions, setSyncState } from '../src/fingerprints/sync-store.ts'
@@ -78,7 +78,7 @@ describe('sshproxy status', () => {
         'fingerprints: 4 stored of at most 100000: 1 approved, 1 blocked, 1 pending, 1 new',
         'enrolled connections: 3',
         `last client seen: ${later}`,
-        'control plane: https://cp.example.test:8443 as edge-1; last upload acknowledged 2026-11-21T11:00:00.000Z; last policy change never; 0 trusted ranges',
+        'control plane: https://cp.example.test:8443 as edge-1; last upload acknowledged 2026-11-21T11:00:00.000Z; last policy pull never; 0 trusted ranges',
         '',
       ].join('\n'),
     )
@@ -105,6 +105,16 @@ describe('sshproxy status', () => {
     await reopened.close()
     const expiring = JSON.parse((await cli(['status', '--json', ...args])).stdout)
     assert.deepEqual(expiring.fingerprints, { total: 6, approved: 1, blocked: 2, pending: 2, new: 1 })
+    // An entry a pulled decision made (never a connection) is not the last client seen.
+    const pulledAt = new Date(Date.parse(later) + 3_600_000).toISOString()
+    const again = await openStore(db)
+    await applyDecisions(
+      again.db,
+      [{ fingerprint: fp('g'), status: 'approved', label: '', updated_at: pulledAt, actor: 'cp' }],
+      pulledAt,
+    )
+    await again.close()
+    assert.equal(JSON.parse((await cli(['status', '--json', ...args])).stdout).last_client_seen, later)
     const list = await cli(['list', '--db', db])
     assert.match(list.stdout, new RegExp(`${fp('e')}\\s+pending \\(expired\\)\\s`))
     assert.match(list.stdout, new RegExp(`${fp('f')}\\s+blocked until ${future.replace(/\./g, '\\.')}\\s`))
@@ -165,6 +175,7 @@ describe('sshproxy status', () => {
       assert.equal(live.gate.running, true)
       const human = await cli(['status', ...args])
       assert.match(human.stdout, /^gate: running; connections since it started: 1 protocol_error$/m)
+      assert.equal(live.sync, null, 'no control plane: no sync line')
       await gate.stop()
       const down = await cli(['status', ...args])
       assert.equal(down.code, 0, 'a stopped gate is a state, not a failure of status')
@@ -172,6 +183,31 @@ describe('sshproxy status', () => {
         down.stdout,
         new RegExp(`^gate: not answering on 127\\.0\\.0\\.1:${gate.metricsPort} \\(not running\\?\\)$`, 'm'),
       )
+    } finally {
+      await gate.stop()
+      await backend.close()
+    }
+  })
+
+  test('with a control plane that does not answer, status says the sync fails (the log said so; status did not)', async () => {
+    const backend = await fakeBackend()
+    const cp = { url: `https://127.0.0.1:${await freePort()}`, instance_id: 'edge-1', token: 'x'.repeat(40) }
+    const gate = await startGate(backend.port, [], undefined, { control_plane: cp })
+    try {
+      const config = join(dir.path, 'cp-down.json')
+      writeFileSync(config, JSON.stringify({ db: gate.dbPath, control_plane: cp }))
+      const args = ['--config', config, '--metrics-listen', `127.0.0.1:${gate.metricsPort}`]
+      const report = await waitFor('a failed sync cycle', async () => {
+        const r = JSON.parse((await cli(['status', '--json', ...args])).stdout)
+        return r.sync?.failed_cycles > 0 ? r : undefined
+      })
+      assert.equal(report.sync.last_success, null)
+      const human = await cli(['status', ...args])
+      assert.match(
+        human.stdout,
+        /^sync: last success never since the gate started; \d+ failed cycles since it started \(failing: see the gate's log\)$/m,
+      )
+      assert.doesNotMatch(human.stdout, new RegExp('x'.repeat(40)), 'the token is never printed')
     } finally {
       await gate.stop()
       await backend.close()

@@ -76,7 +76,7 @@ describe('tlsgate status', () => {
         'fingerprints: 4 stored of at most 100000: 1 approved, 1 blocked, 1 pending, 1 new',
         'refused connections: 5',
         `last client seen: ${later}`,
-        'control plane: https://cp.example.test:8443 as web-1; last upload acknowledged 2026-11-21T11:00:00.000Z; last policy change never; 0 trusted ranges',
+        'control plane: https://cp.example.test:8443 as web-1; last upload acknowledged 2026-11-21T11:00:00.000Z; last policy pull never; 0 trusted ranges',
         '',
       ].join('\n'),
     )

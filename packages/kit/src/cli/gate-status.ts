@@ -11,7 +11,7 @@ import { type GateStoreDB, POLICY_CURSOR_KEY, UPLOAD_ACK_KEY } from '../gate-sto
 import { gateStatusOf } from '../gate-verdict.ts'
 import { formatListenAddress } from '../net.ts'
 import { escapeTerminal } from '../terminal.ts'
-import { askLocal, metricSamples } from './live-metrics.ts'
+import { askLocal, metricSamples, metricValue } from './live-metrics.ts'
 import { paint } from './output.ts'
 
 export interface GateStatusInputs {
@@ -39,6 +39,8 @@ export interface GateStatusReport {
   routes: Array<{ listen: string; backend: string }>
   /** `running` null: no metrics address to ask. */
   gate: { running: boolean | null; connections: Record<string, number> | null }
+  /** From the running gate, with a control plane: its last successful sync and the failed cycles since it started. */
+  sync: { last_success: string | null; failed_cycles: number } | null
   database: string
   unknown_clients: string
   fingerprints: { total: number; approved: number; blocked: number; pending: number; new: number }
@@ -49,7 +51,8 @@ export interface GateStatusReport {
     url: string
     instance_id: string
     last_upload_acknowledged: string | null
-    last_policy_change: string | null
+    /** When the gate last stored a policy cursor (every pull, changed or not). */
+    last_policy_pull: string | null
     policy_cursor: string | null
     trusted_ranges: number
   } | null
@@ -57,12 +60,29 @@ export interface GateStatusReport {
   [counter: string]: unknown
 }
 
-/** `<app>_connection_results_total` summed over routes; undefined when the gate does not answer. */
+/**
+ * `<app>_connection_results_total` summed over routes, and the sync metrics; undefined when the
+ * gate does not answer.
+ */
 async function liveResults(app: string, address: { host: string; port: number }) {
   const res = await askLocal(address, '/metrics')
   if (res?.status !== 200) return undefined
-  return metricSamples(res.text, `${app}_connection_results_total`, 'result')
+  const lastSuccess = metricValue(res.text, `${app}_sync_last_success_timestamp_seconds`)
+  const failed = metricSamples(res.text, `${app}_sync_cycles_total`, 'result').failed
+  return {
+    connections: metricSamples(res.text, `${app}_connection_results_total`, 'result'),
+    sync:
+      lastSuccess === undefined
+        ? null
+        : {
+            last_success: lastSuccess > 0 ? new Date(lastSuccess * 1000).toISOString() : null,
+            failed_cycles: failed ?? 0,
+          },
+  }
 }
+
+/** A sync is shown as failing when it has failed since start and not succeeded for this long. */
+const SYNC_STALE_MS = 5 * 60_000
 
 /** The status as data (`--json` prints it); `db` is the store, opened by the caller. */
 export async function gateStatusReport(inputs: GateStatusInputs, db: Kysely<StatusDB>): Promise<GateStatusReport> {
@@ -74,7 +94,8 @@ export async function gateStatusReport(inputs: GateStatusInputs, db: Kysely<Stat
       eb.fn.countAll<number>().as('n'),
       // The gate's own column, outside the shared table type.
       sql<number | null>`sum(${sql.ref(inputs.counter.column)})`.as('counted'),
-      eb.fn.max('last_seen').as('last_seen'),
+      // A client seen: an entry made by a pulled decision (count 0) was never a connection.
+      sql<string | null>`max(case when count > 0 then last_seen end)`.as('last_seen'),
       eb('decided_at', 'is', null).as('undecided'),
     ])
     .groupBy(['verdict', 'undecided'])
@@ -118,9 +139,10 @@ export async function gateStatusReport(inputs: GateStatusInputs, db: Kysely<Stat
     routes: inputs.routes.map((r) => ({ listen: r.listen, backend: r.backend })),
     gate: inputs.metricsListen
       ? live
-        ? { running: true, connections: live }
+        ? { running: true, connections: live.connections }
         : { running: false, connections: null }
       : { running: null, connections: null },
+    sync: cp && live ? live.sync : null,
     database: inputs.dbPath,
     unknown_clients: inputs.unknownClients,
     fingerprints,
@@ -132,7 +154,7 @@ export async function gateStatusReport(inputs: GateStatusInputs, db: Kysely<Stat
           url: cp.url,
           instance_id: cp.instanceId,
           last_upload_acknowledged: at(UPLOAD_ACK_KEY),
-          last_policy_change: at(POLICY_CURSOR_KEY),
+          last_policy_pull: at(POLICY_CURSOR_KEY),
           policy_cursor: state.find((s) => s.key === POLICY_CURSOR_KEY)?.value ?? null,
           trusted_ranges: Number(ranges.n),
         }
@@ -167,8 +189,16 @@ export function formatGateStatus(inputs: GateStatusInputs, report: GateStatusRep
     `${inputs.counter.label}: ${report[inputs.counter.key]}`,
     `last client seen: ${report.last_client_seen ?? 'never'}`,
     cp
-      ? `control plane: ${escapeTerminal(cp.url)} as ${escapeTerminal(cp.instance_id)}; last upload acknowledged ${cp.last_upload_acknowledged ?? 'never'}; last policy change ${cp.last_policy_change ?? 'never'}; ${cp.trusted_ranges} trusted ranges`
+      ? `control plane: ${escapeTerminal(cp.url)} as ${escapeTerminal(cp.instance_id)}; last upload acknowledged ${cp.last_upload_acknowledged ?? 'never'}; last policy pull ${cp.last_policy_pull ?? 'never'}; ${cp.trusted_ranges} trusted ranges`
       : 'control plane: sync disabled (no control_plane.url)',
   ]
+  const sync = report.sync
+  if (sync) {
+    const stale =
+      sync.failed_cycles > 0 &&
+      (sync.last_success === null || Date.now() - Date.parse(sync.last_success) > SYNC_STALE_MS)
+    const text = `sync: last success ${sync.last_success ?? 'never since the gate started'}; ${sync.failed_cycles} failed cycles since it started`
+    lines.push(stale ? paint('red', `${text} (failing: see the gate's log)`) : text)
+  }
   return `${lines.join('\n')}\n`
 }
