@@ -2,6 +2,7 @@
  * Optimistic concurrency on the wire: the revision a mutation names, from If-Match (RFC 9110
  * entity tag, quoted or bare) or the body field expected_revision; both given must agree.
  */
+import { kitErrors } from '@gatehouse/kit/errors.ts'
 import { errors } from './errors.ts'
 
 /** If-Match (with or without quotes) and expected_revision: the one revision the caller names. */
@@ -9,6 +10,12 @@ export function expectedRevision(ifMatch: string | undefined, bodyRevision: stri
   let header: string | undefined
   if (ifMatch !== undefined) {
     header = ifMatch.trim().replace(/^W\//, '')
+    // One revision is named: "*" (any) or a list would read as a revision that is never current.
+    if (header === '*' || /^"[^"]*"\s*,/.test(header)) {
+      throw kitErrors.invalid_request(
+        `If-Match must name one revision ("<revision>"), not ${JSON.stringify(header)}: * and lists are not supported`,
+      )
+    }
     if (header.startsWith('"') && header.endsWith('"') && header.length >= 2) header = header.slice(1, -1)
   }
   if (header !== undefined && bodyRevision !== undefined && header !== bodyRevision) {

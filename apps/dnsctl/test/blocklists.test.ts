@@ -79,6 +79,15 @@ describe('blocklist configuration', () => {
     const cases: [unknown, Record<string, string> | null, number, string, RegExp?][] = [
       [ok, null, 428, 'revision_required'],
       [ok, { 'if-match': '"old"' }, 412, 'revision_mismatch'],
+      // One revision is named: "*" and lists are refused, not read as a revision never current.
+      [
+        ok,
+        { 'if-match': '*' },
+        400,
+        'invalid_request',
+        /If-Match must name one revision .* \* and lists are not supported/,
+      ],
+      [ok, { 'if-match': `"${current.revision}", "old"` }, 400, 'invalid_request', /not supported/],
       [{ ...ok, sources: ['http://lists.example.net/a'] }, {}, 400, 'invalid_blocklist_source', /must use HTTPS/],
       [{ ...ok, sources: ['ftp://x'] }, {}, 400, 'invalid_blocklist_source'],
       [{ ...ok, sources: ['not a url'] }, {}, 400, 'invalid_blocklist_source', /not an absolute URL/],

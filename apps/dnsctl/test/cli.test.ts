@@ -357,7 +357,7 @@ describe('dnsctl CLI over the API', () => {
     assert.equal(res.status, 400, JSON.stringify(body))
     assert.deepEqual(body.error, {
       code: 'invalid_zone_text',
-      message: 'line 6: zone text is not UTF-8 text; write other octets as \\DDD escapes (e.g. "caf\\233")',
+      message: 'line 6: not UTF-8 text; write other octets as \\DDD escapes (e.g. "caf\\233")',
     })
     const nowhere = join(dir.path, 'no-such-folder', 'x.zone')
     const exported = await run('zone', 'export', zone, nowhere)

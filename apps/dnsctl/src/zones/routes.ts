@@ -130,7 +130,7 @@ function acceptZoneText(app: HttpApp) {
       done(null, decodeZoneBytes(body as Buffer))
     } catch (err) {
       if (!(err instanceof NotUtf8Error)) throw err
-      done(errors.invalid_zone_text(`line ${err.line}: zone text is ${err.message}`), undefined)
+      done(errors.invalid_zone_text(`line ${err.line}: ${err.message}`), undefined)
     }
   })
 }
