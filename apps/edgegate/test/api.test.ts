@@ -487,6 +487,11 @@ for (const dialect of DIALECTS) {
         pulled.body.decisions.map((d: Json) => [d.fingerprint, d.status, d.label]),
         [['c'.repeat(32), 'blocked', 'renamed']],
       )
+      // Read as it is written to: upper case finds the stored lower-case decision.
+      const read = await get(`/api/decisions/ssh1/${'C'.repeat(32)}`, admin)
+      assert.deepEqual([read.status, read.body.fingerprint], [200, 'c'.repeat(32)])
+      const unknown = await get('/api/decisions?instance_id=nosuch', admin)
+      assert.deepEqual([unknown.status, unknown.body.error.code], [404, 'node_not_found'])
       const del = await call(tls, gate.base, `/api/decisions/ssh1/${'C'.repeat(32)}`, {
         method: 'DELETE',
         token: admin,

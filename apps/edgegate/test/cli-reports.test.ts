@@ -110,6 +110,11 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await decisions('--source', 'controller'), [])
       assert.equal((await decisions('--source', 'manual')).length, 2)
       assert.deepEqual(await decisions('--limit', '1'), [[B, 'blocked', 'manual', 'admin']])
+      const nosuch = await run('decision', 'list', '--instance', 'nosuch')
+      assert.deepEqual(
+        [nosuch.code, nosuch.stderr],
+        [1, 'edgegate: no node with instance_id nosuch (edgegate node list shows them)\n'],
+      )
       const table = await run('decision', 'list', 'extra-argument-is-refused')
       assert.equal(table.code, 2)
       const bad = await run('decision', 'list', '--status', 'maybe')

@@ -5,7 +5,7 @@
 
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { paint, printList } from '@gatehouse/kit/cli/output.ts'
-import { UsageError } from '@gatehouse/kit/cli/program.ts'
+import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
 import { schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
 import { parseDatabaseUrl } from '@gatehouse/kit/db/url.ts'
 import { parseDuration } from '@gatehouse/kit/durations.ts'
@@ -15,7 +15,7 @@ import { statusSchema } from '../config.ts'
 import { toDecision } from '../decisions/service.ts'
 import { listDecisions } from '../decisions/store.ts'
 import { describeNode, STATE_STYLE } from '../nodes/registry.ts'
-import { listNodes } from '../nodes/store.ts'
+import { getNode, listNodes } from '../nodes/store.ts'
 import { countWaiting, listFingerprintsByDecision } from '../observations/store.ts'
 import { formatMillis, parseMillis } from '../timestamps.ts'
 import { databaseUrl, readDatabase } from './database.ts'
@@ -149,15 +149,18 @@ export async function decisionList(o: Opts): Promise<void> {
   // Up to what `decision import` takes: the list is also the export.
   const limit = limitOf(o, 100_000)
   const st = statusOf(o, STATUSES)
-  const rows = await readDatabase(o, (d) =>
-    listDecisions(d.db, {
+  const rows = await readDatabase(o, async (d) => {
+    // An instance that is not there is a mistake to name, not an empty list.
+    if (o.instance !== undefined && !(await getNode(d.db, o.instance as string)))
+      throw new CliError(`no node with instance_id ${o.instance as string} (edgegate node list shows them)`)
+    return listDecisions(d.db, {
       ...(o.instance !== undefined ? { scopeId: o.instance as string } : {}),
       ...(st !== undefined ? { status: st } : {}),
       ...(o.source !== undefined ? { source: o.source as string } : {}),
       limit,
       offset: 0,
-    }),
-  )
+    })
+  })
   const decisions = rows.map((r) => ({ ...toDecision(r), source: r.source }))
   printList(
     decisions,

@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import { adminOf } from '../auth/guards.ts'
 import type { AppContext } from '../context.ts'
 import { errors } from '../errors.ts'
+import { getNode } from '../nodes/store.ts'
 import { changeDecision, parseExpiry, removeDecision, toDecision } from './service.ts'
 import { getDecision, listDecisions } from './store.ts'
 
@@ -50,6 +51,8 @@ export function decisionRoutes(app: HttpApp, ctx: AppContext) {
       },
     },
     async (req) => {
+      if (req.query.instance_id !== undefined && !(await getNode(ctx.database.db, req.query.instance_id)))
+        throw errors.node_not_found(req.query.instance_id)
       const rows = await listDecisions(ctx.database.db, {
         ...(req.query.instance_id !== undefined ? { scopeId: req.query.instance_id } : {}),
         ...(req.query.status !== undefined ? { status: req.query.status } : {}),
@@ -68,7 +71,11 @@ export function decisionRoutes(app: HttpApp, ctx: AppContext) {
       schema: { summary: 'Get the decision on a fingerprint', params: Params, response: { 200: Decision } },
     },
     async (req) => {
-      const row = await getDecision(ctx.database.db, req.params.instance_id, req.params.fingerprint)
+      const { instance_id: id, fingerprint } = req.params
+      // Stored as the gate computes it (lower case), as PUT and DELETE look it up; else as written.
+      const row =
+        (await getDecision(ctx.database.db, id, fingerprint.toLowerCase())) ??
+        (await getDecision(ctx.database.db, id, fingerprint))
       if (!row) throw errors.decision_not_found()
       return toDecision(row)
     },
