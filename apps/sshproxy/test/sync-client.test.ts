@@ -435,3 +435,54 @@ describe('sync client against a real edgegate', () => {
     }
   })
 })
+
+describe('a gate pulling from a control plane of another version', () => {
+  test('a fingerprint the gate never computes is skipped and counted; upper case is stored as the gate computes it', async () => {
+    const { fakeBackend, readEntries, startGate, metric } = await import('./helpers.ts')
+    // A CA of its own: the other suite's is removed when that suite ends.
+    const ownCa = createTestCa()
+    const port = await freePort()
+    const cert = ownCa.issueServer()
+    const now = new Date().toISOString()
+    const decision = (fingerprint: string) => ({
+      scope_type: 'instance',
+      scope_id: 'edge-1',
+      fingerprint,
+      status: 'blocked',
+      label: '',
+      updated_at: now,
+      actor: 'admin:old',
+    })
+    const fake = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
+      res.setHeader('content-type', 'application/json')
+      if (req.url?.startsWith('/v1/observations/batch')) return res.end('{"accepted":0,"duplicates":0}')
+      res.end(JSON.stringify({ cursor: now, decisions: [decision('zzz'), decision('C'.repeat(32))], more: false }))
+    })
+    await new Promise<void>((r) => fake.listen(port, '127.0.0.1', r))
+    const backend = await fakeBackend()
+    const gate = await startGate(backend.port, [], undefined, {
+      control_plane: {
+        url: `https://127.0.0.1:${port}`,
+        instance_id: 'edge-1',
+        token: 'x'.repeat(40),
+        ca: ownCa.caPath,
+        sync_interval: '1s',
+      },
+    })
+    try {
+      await waitFor('the pull applied', async () => (await readEntries(gate.dbPath)).length > 0)
+      const entries = await readEntries(gate.dbPath)
+      assert.deepEqual(
+        entries.map((e) => [e.fingerprint, e.verdict]),
+        [['c'.repeat(32), 'blocked']],
+      )
+      assert.ok((metric(await gate.metrics(), 'sshproxy_sync_decisions_skipped_total') ?? 0) >= 1)
+      assert.match(gate.log(), /pulled decisions for fingerprints this gate never computes were skipped/)
+    } finally {
+      await gate.stop()
+      await backend.close()
+      fake.close()
+      ownCa.remove()
+    }
+  })
+})

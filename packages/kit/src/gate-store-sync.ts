@@ -36,6 +36,12 @@ export interface GateStoreSyncOptions {
   metrics: AppMetrics
   /** Called after every cycle, after the metrics (tlsgate uploads its SMTP reports here). */
   onCycle?: (result: CycleResult) => void
+  /**
+   * A pulled fingerprint as this gate computes it (lower case), or undefined when the gate never
+   * computes one of that form: such a decision could match no client, and the gate's own CLI
+   * refuses to name it, so it is skipped (logged and counted) instead of stored.
+   */
+  pulledFingerprint?: (fingerprint: string) => string | undefined
 }
 
 export function startGateStoreSync(o: GateStoreSyncOptions): SyncHandle {
@@ -55,6 +61,11 @@ export function startGateStoreSync(o: GateStoreSyncOptions): SyncHandle {
     'sync_resync_dropped_total',
     'Pulled verdicts dropped by a resync because the control plane no longer has them (its database went back in time)',
   )
+  const skipped = o.metrics.counter(
+    'sync_decisions_skipped_total',
+    'Pulled decisions skipped because their fingerprint is not of the form this gate computes',
+  )
+  const canonical = o.pulledFingerprint ?? ((f: string) => f)
   for (const result of ['ok', 'failed']) cycles.inc({ result }, 0)
   lastSuccess.set(0)
   managed.set({ source: 'static' }, o.bypass.staticRanges.length)
@@ -71,7 +82,24 @@ export function startGateStoreSync(o: GateStoreSyncOptions): SyncHandle {
     },
     sink: {
       cursor: () => getSyncState(db, POLICY_CURSOR_KEY),
-      applyDecisions: async (decisions, cursor, authoritative) => {
+      applyDecisions: async (pulled, cursor, authoritative) => {
+        const decisions: Array<(typeof pulled)[number]> = []
+        let refused: string | undefined
+        let refusedCount = 0
+        for (const d of pulled) {
+          const fingerprint = canonical(d.fingerprint)
+          if (fingerprint === undefined) {
+            refused ??= d.fingerprint
+            refusedCount++
+          } else decisions.push(fingerprint === d.fingerprint ? d : { ...d, fingerprint })
+        }
+        if (refusedCount > 0) {
+          skipped.inc(refusedCount)
+          log.warn(
+            { skipped: refusedCount, example: JSON.stringify(refused!.slice(0, 80)) },
+            'pulled decisions for fingerprints this gate never computes were skipped',
+          )
+        }
         await applyDecisions(
           db,
           decisions,
@@ -82,7 +110,9 @@ export function startGateStoreSync(o: GateStoreSyncOptions): SyncHandle {
       },
       resyncPending: async () => (await getSyncState(db, POLICY_RESYNC_KEY)) !== undefined,
       startResync: () => setSyncState(db, POLICY_RESYNC_KEY, '1', new Date().toISOString()),
-      finishResync: async (listed) => {
+      finishResync: async (listedAsPulled) => {
+        const listed = new Set<string>()
+        for (const f of listedAsPulled) listed.add(canonical(f) ?? f)
         const dropped = await dropUnlistedPulled(db, listed, new Date().toISOString())
         resyncDropped.inc(dropped.length)
         return dropped.length

@@ -31,5 +31,7 @@ export function startGateSync(o: GateSyncOptions): SyncHandle {
     bypass: o.bypass,
     logger: o.logger,
     metrics: o.metrics,
+    // The spec's SSH fingerprint: 32 hex characters, computed in lower case.
+    pulledFingerprint: (f) => (/^[0-9a-f]{32}$/i.test(f) ? f.toLowerCase() : undefined),
   })
 }

@@ -10,6 +10,7 @@ import { POLICY_CURSOR_KEY, startGateStoreSync, UPLOAD_ACK_KEY } from '@gatehous
 import type { SyncControlPlane, SyncHandle } from '@gatehouse/kit/gate-sync.ts'
 import type { Logger } from '@gatehouse/kit/logger.ts'
 import type { AppMetrics } from '@gatehouse/kit/metrics.ts'
+import { JA4_PATTERN } from '../cli/validate.ts'
 import type { Store } from '../db/index.ts'
 import { changedSince } from '../fingerprints/sync-store.ts'
 import { hourStart, type SmtpReporter } from '../smtp/index.ts'
@@ -69,6 +70,8 @@ export function startGateSync(o: GateSyncOptions): GateSync {
     logger: o.logger,
     metrics: o.metrics,
     onCycle: () => void uploadSmtpReports(),
+    // The gate computes JA4, in lower case; another form would match no client.
+    pulledFingerprint: (f) => (JA4_PATTERN.test(f.toLowerCase()) ? f.toLowerCase() : undefined),
   })
   return {
     ...handle,
