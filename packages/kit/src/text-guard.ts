@@ -84,12 +84,10 @@ export function installNulGuard(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
     const bytes = body as Buffer
+    // Bytes that are not UTF-8 would decode to U+FFFD: refuse them rather than store the
+    // replacement (a zone's text, a message). simdutf's check costs about 1 % of the parse.
+    if (!isUtf8(bytes)) return done(kitErrors.invalid_json('the body is not UTF-8'), undefined)
     const text = bytes.toString('utf8')
-    // Bytes that are not UTF-8 decode to U+FFFD: refuse them rather than store the replacement
-    // (a zone's text, a message). Checked only when one appears, which is rare.
-    if (text.includes('\uFFFD') && !isUtf8(bytes)) {
-      return done(kitErrors.invalid_json('the body is not UTF-8'), undefined)
-    }
     if (text.includes('\\u') || text.includes('proto') || text.includes('constructor'))
       return fastifyParser(req, text, done)
     let value: unknown
