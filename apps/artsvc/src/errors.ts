@@ -73,6 +73,10 @@ export const errors = defineErrors({
   share_session_required: { status: 401, message: () => 'open the share link first' },
   ticket_invalid: { status: 403, message: () => 'viewer ticket is invalid or expired; reload the viewer' },
   file_not_found: { status: 404, message: () => 'no such file in this bundle' },
+  range_not_satisfiable: {
+    status: 416,
+    message: (size: number) => `the range asked for starts past the end of the file (${size} bytes)`,
+  },
   login_unavailable: {
     status: 404,
     message: (mode: string) => `sign-in through this service is off (auth mode ${mode})`,

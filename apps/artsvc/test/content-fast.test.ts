@@ -72,6 +72,75 @@ for (const dbName of ['sqlite', 'postgres'] as const) {
     })
     after(() => h?.close())
 
+    test('byte ranges of files other than HTML: 206 with Content-Range, 416 past the end, the whole file otherwise', async () => {
+      const small = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251))
+      const large = Buffer.alloc(300 * 1024 + 7, 0x61)
+      large.write('tail-marker', large.length - 11)
+      const p = await mustPublish(
+        h,
+        owner,
+        sampleBundle([
+          { name: 'clip.bin', data: small },
+          { name: 'fresh.bin', data: small },
+          { name: 'movie.mp4', data: large },
+        ]),
+      )
+      const frame = frameOf(await (await fetch(`${h.base}/a/${p.artifact}`, { headers: owner })).text())
+      const clip = frame.replace('index.html', 'clip.bin')
+      const whole = await fetchBoth(clip)
+      assert.equal(whole.r.headers.get('accept-ranges'), 'bytes')
+      const etag = whole.r.headers.get('etag')!
+      const ranged = async (url: string, range: string, extra: Record<string, string> = {}) => {
+        const r = await fetchBoth(url, { headers: { range, ...extra } })
+        assert.equal(r.fast, false, 'a range takes the full route')
+        return r
+      }
+      for (const [range, start, end] of [
+        ['bytes=2-5', 2, 5],
+        ['bytes=990-', 990, 999],
+        ['bytes=-3', 997, 999],
+        ['bytes=995-5000', 995, 999],
+        ['bytes=0-0', 0, 0],
+      ] as const) {
+        // From the small-file cache (the whole file was fetched above).
+        const r = await ranged(clip, range)
+        assert.equal(r.r.status, 206, range)
+        assert.equal(r.r.headers.get('content-range'), `bytes ${start}-${end}/1000`, range)
+        assert.equal(Number(r.r.headers.get('content-length')), end - start + 1, range)
+        assert.ok(r.body.equals(small.subarray(start, end + 1)), range)
+        assert.equal(r.r.headers.get('etag'), etag)
+      }
+      // Not cached: read from the store as a range.
+      const fresh = await ranged(frame.replace('index.html', 'fresh.bin'), 'bytes=10-19')
+      assert.equal(fresh.r.status, 206)
+      assert.ok(fresh.body.equals(small.subarray(10, 20)))
+      const past = await ranged(clip, 'bytes=1000-')
+      assert.equal(past.r.status, 416)
+      assert.equal(past.r.headers.get('content-range'), 'bytes */1000')
+      assert.equal(JSON.parse(past.body.toString()).error.code, 'range_not_satisfiable')
+      // The whole file: several ranges, a range that does not parse, If-Range of another version.
+      for (const [range, extra] of [
+        ['bytes=0-1,5-6', {}],
+        ['items=0-1', {}],
+        ['bytes=5-2', {}],
+        ['bytes=0-1', { 'if-range': '"another-version"' }],
+      ] as const) {
+        const r = await ranged(clip, range, extra)
+        assert.equal(r.r.status, 200, range)
+        assert.ok(r.body.equals(small), range)
+      }
+      assert.equal((await ranged(clip, 'bytes=0-1', { 'if-range': etag })).r.status, 206)
+      // Larger than the small-file cache: read from the store as a range.
+      const movie = await ranged(frame.replace('index.html', 'movie.mp4'), `bytes=${large.length - 11}-`)
+      assert.equal(movie.r.status, 206)
+      assert.equal(movie.body.toString(), 'tail-marker')
+      // HTML is always whole (the shim is inserted), and says nothing of ranges.
+      const html = await ranged(frame, 'bytes=0-3')
+      assert.equal(html.r.status, 200)
+      assert.equal(html.r.headers.get('accept-ranges'), null)
+      assert.match(html.body.toString(), /storage-shim/)
+    })
+
     test('the lean path answers cache hits exactly like the full route', async () => {
       const p = await mustPublish(
         h,

@@ -91,6 +91,14 @@ test('published files are stored in the bucket byte for byte and served by the c
   assert.equal(served.status, 200)
   assert.ok(Buffer.from(await served.arrayBuffer()).equals(payload))
   assert.equal((await fetch(`${h.base}/readyz`)).status, 204)
+  // A byte range of a file larger than the small-file cache is read from S3 as a range.
+  const large = randomBytes(400_000)
+  const q = await mustPublish(h, alice, sampleBundle([{ name: 'video.mp4', data: large }]))
+  const qFrame = frameOf(await (await fetch(`${h.base}/a/${q.artifact}`, { headers: alice })).text())
+  const part = await fetch(qFrame.replace('index.html', 'video.mp4'), { headers: { range: 'bytes=300000-300099' } })
+  assert.equal(part.status, 206)
+  assert.equal(part.headers.get('content-range'), `bytes 300000-300099/${large.length}`)
+  assert.ok(Buffer.from(await part.arrayBuffer()).equals(large.subarray(300_000, 300_100)))
 })
 
 test('two commits of one upload at once: one version, and the loser removes the manifest it wrote', async () => {

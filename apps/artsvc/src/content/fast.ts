@@ -81,8 +81,17 @@ export function fileHeaders(fixed: Record<string, string>, file: VersionFileRow)
   let h = headerCache.get(file)
   if (!h) {
     const etag = `"${file.sha256}"`
-    const common = [...Object.entries(fixed).flat(), 'content-type', file.content_type, 'etag', etag]
-    const length = Number(file.size) + (isHtml(file.content_type) ? SHIM_TAG.length : 0)
+    const html = isHtml(file.content_type)
+    const common = [
+      ...Object.entries(fixed).flat(),
+      'content-type',
+      file.content_type,
+      'etag',
+      etag,
+      // Ranges of the stored bytes (a video seeking); not of HTML, whose bytes get the shim.
+      ...(html ? [] : ['accept-ranges', 'bytes']),
+    ]
+    const length = Number(file.size) + (html ? SHIM_TAG.length : 0)
     h = { ok: [...common, 'content-length', String(length)], notModified: common, etag }
     headerCache.set(file, h)
   }
@@ -127,6 +136,8 @@ export function installContentFastPath(
     if (method !== 'GET' && method !== 'HEAD') return undefined
     const url = req.url
     if (url === undefined || !url.startsWith('/t/')) return undefined
+    // A byte range takes the full path (routes.ts), as every unusual request does.
+    if (req.headers.range !== undefined) return undefined
     const host = req.headers.host
     if (typeof host !== 'string' || (!hosts.has(host) && !hosts.has(host.toLowerCase()))) return undefined
     const slash = url.indexOf('/', 3)

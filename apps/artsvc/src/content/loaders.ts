@@ -9,6 +9,7 @@ import { sql } from 'kysely'
 import type { AppContext } from '../context.ts'
 import type { VersionFileRow } from '../db/schema.ts'
 import { shareLiveUntil } from '../shares/store.ts'
+import type { ByteRange } from '../storage/blob-store.ts'
 import { SMALL_BLOB } from './caches.ts'
 
 export interface ContentLoaders {
@@ -21,6 +22,8 @@ export interface ContentLoaders {
   manifest(versionId: string): Promise<Map<string, VersionFileRow>>
   /** A file's bytes: cached up to SMALL_BLOB, a stream above. */
   body(sha256: string, size: number): Promise<Buffer | NodeJS.ReadableStream>
+  /** Bytes `start` to `end` of a file: from the cache when it holds the file, else read from the store. */
+  range(sha256: string, range: ByteRange): Promise<Buffer | NodeJS.ReadableStream>
 }
 
 export function contentLoaders(ctx: AppContext): ContentLoaders {
@@ -66,6 +69,12 @@ export function contentLoaders(ctx: AppContext): ContentLoaders {
       const bytes = await buffer(stream)
       caches.blobs.set(sha256, bytes)
       return bytes
+    },
+
+    async range(sha256, range) {
+      const cached = caches.blobs.get(sha256)
+      if (cached) return cached.subarray(range.start, range.end + 1)
+      return ctx.store.read(sha256, range)
     },
   }
 }

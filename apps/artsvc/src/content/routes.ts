@@ -14,6 +14,7 @@ import { errors } from '../errors.ts'
 import { CONTENT_ROUTE, fileHeaders, htmlBody, installContentFastPath } from './fast.ts'
 import type { ContentLoaders } from './loaders.ts'
 import { contentSecurityPolicy, injectShim, STORAGE_SHIM } from './policy.ts'
+import { requestedRange } from './ranges.ts'
 
 const TicketParams = Type.Object({ ticket: Type.String({ maxLength: 300 }), '*': Type.String({ maxLength: 2048 }) })
 
@@ -33,6 +34,7 @@ export function contentRoutes(app: HttpApp, ctx: AppContext, loaders: ContentLoa
   const fixedHeaders = contentFixedHeaders(ctx)
   const origin = { origin: 'content' }
   const { live, manifest, body } = loaders
+  const one = (h: string | string[] | undefined) => (Array.isArray(h) ? h[0] : h)
 
   app.route({
     method: ['GET', 'HEAD'],
@@ -55,6 +57,26 @@ export function contentRoutes(app: HttpApp, ctx: AppContext, loaders: ContentLoa
       if (req.headers['if-none-match'] === headers.etag) {
         set(headers.notModified)
         return reply.code(304).send()
+      }
+      const size = Number(file.size)
+      const range =
+        req.method === 'GET' && !isHtml(file.content_type)
+          ? requestedRange(one(req.headers.range), one(req.headers['if-range']), size, headers.etag)
+          : undefined
+      if (range === 'unsatisfiable') {
+        throw errors.range_not_satisfiable.with({ headers: { 'content-range': `bytes */${size}` } }, size)
+      }
+      if (range !== undefined) {
+        set(headers.notModified)
+        reply.header('content-range', `bytes ${range.start}-${range.end}/${size}`)
+        reply.header('content-length', String(range.end - range.start + 1))
+        let part: Buffer | NodeJS.ReadableStream
+        try {
+          part = await loaders.range(file.sha256, range)
+        } catch (err) {
+          throw errors.storage_unavailable.with({ cause: err })
+        }
+        return reply.code(206).send(part)
       }
       set(headers.ok)
       if (req.method === 'HEAD') return reply.code(200).send()

@@ -8,6 +8,12 @@
  */
 import type { Readable } from 'node:stream'
 
+/** Bytes `start` to `end` of a blob, both included (an HTTP byte range). */
+export interface ByteRange {
+  start: number
+  end: number
+}
+
 export interface BlobStore {
   readonly kind: 'filesystem' | 's3'
   /** Store a local file's bytes under its SHA-256 (idempotent); the temp file is consumed. */
@@ -16,8 +22,8 @@ export interface BlobStore {
   putManifest(name: string, body: string): Promise<void>
   /** Remove the manifest of a version whose publication failed: no version refers to it. */
   removeUnpublishedManifest(name: string): Promise<void>
-  /** Stream a blob (for the content origin). */
-  read(sha256: string): Promise<Readable>
+  /** Stream a blob, or its bytes `start` to `end` inclusive (for the content origin). */
+  read(sha256: string, range?: ByteRange): Promise<Readable>
   /** Throws while the backend is unusable (for /readyz and startup). */
   check(): Promise<void>
 }

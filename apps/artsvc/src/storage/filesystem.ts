@@ -7,7 +7,7 @@ import { open, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { mkdirPrivate, PRIVATE_FILE_MODE } from '@gatehouse/kit'
-import { type BlobStore, blobKey } from './blob-store.ts'
+import { type BlobStore, type ByteRange, blobKey } from './blob-store.ts'
 
 export class FilesystemBlobStore implements BlobStore {
   readonly kind = 'filesystem'
@@ -43,9 +43,9 @@ export class FilesystemBlobStore implements BlobStore {
     await rm(join(this.root, 'manifests', `${name}.json`), { force: true })
   }
 
-  async read(sha256: string): Promise<Readable> {
+  async read(sha256: string, range?: ByteRange): Promise<Readable> {
     const path = join(this.root, blobKey(sha256))
-    const stream = createReadStream(path)
+    const stream = createReadStream(path, range ? { start: range.start, end: range.end } : {})
     await new Promise<void>((resolve, reject) => {
       stream.once('open', () => resolve())
       stream.once('error', reject)

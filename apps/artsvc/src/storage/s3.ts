@@ -15,7 +15,7 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3'
-import { type BlobStore, blobKey } from './blob-store.ts'
+import { type BlobStore, type ByteRange, blobKey } from './blob-store.ts'
 
 export interface S3Options {
   bucket: string
@@ -83,9 +83,13 @@ export class S3BlobStore implements BlobStore {
     )
   }
 
-  async read(sha256: string): Promise<Readable> {
+  async read(sha256: string, range?: ByteRange): Promise<Readable> {
     const out = await this.client.send(
-      new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + blobKey(sha256) }),
+      new GetObjectCommand({
+        Bucket: this.bucket,
+        Key: this.prefix + blobKey(sha256),
+        ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+      }),
     )
     if (!(out.Body instanceof Readable)) throw new Error('S3 returned no body stream')
     endWhenSilent(out.Body as IncomingMessage, this.#timeoutMs)
