@@ -89,7 +89,7 @@ describe('binaries', () => {
         // alone cannot tell an outage of the control plane from silent nodes. That needs TLS.
         const asksServer = app === 'edgegate' && args[0] === 'status'
         const loaded = (JSON.parse(readFileSync(file, 'utf8')) as string[]).filter(
-          (m) => costly.test(m) && !(asksServer && /^NativeModule (net|tls|https|crypto)$/.test(m)),
+          (m) => costly.test(m) && !(asksServer && /^NativeModule (net|tls|crypto)$/.test(m)),
         )
         assert.deepEqual(loaded, [], `${command} loads ${loaded.join(', ')}`)
       }

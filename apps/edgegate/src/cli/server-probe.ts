@@ -3,7 +3,7 @@
  * control plane down the registry still read "active" for every node, and ten minutes later
  * "silent", which blamed the nodes for an outage of the control plane itself.
  */
-import { request } from 'node:https'
+import { connect } from 'node:tls'
 import { parseListenAddress } from '@gatehouse/kit/net.ts'
 
 export interface ServerProbe {
@@ -28,19 +28,43 @@ export function probeUrl(listen: string): string {
 /**
  * GET /readyz at the listen address. Nothing is sent but the path (no credential), so the
  * server's certificate is not verified: the question is whether edgegate answers there, and the
- * CA that issued its certificate is often not on the machine that runs the CLI.
+ * CA that issued its certificate is often not on the machine that runs the CLI. The request is
+ * written on a TLS socket and only the status line read: `node:https` would load Node's whole
+ * HTTP client for one line (about 10 ms and 4 MiB of a status command, #22).
  */
 export function probeServer(listen: string): Promise<ServerProbe> {
   const url = probeUrl(listen)
+  const { host, port } = new URL(url)
+  const hostname = host.replace(/:\d+$/, '')
+  const address = hostname.replace(/^\[|\]$/g, '')
   return new Promise((resolve) => {
-    const req = request(`${url}/readyz`, { method: 'GET', rejectUnauthorized: false, timeout: PROBE_MS }, (res) => {
-      res.resume()
-      resolve({ url, answering: true, status: res.statusCode ?? 0 })
+    let done = false
+    const finish = (probe: ServerProbe) => {
+      if (done) return
+      done = true
+      socket.destroy()
+      resolve(probe)
+    }
+    const socket = connect({
+      host: address,
+      port: Number(port),
+      rejectUnauthorized: false,
+      ALPNProtocols: ['http/1.1'],
     })
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${PROBE_MS / 1000} s`)))
-    req.on('error', (err: NodeJS.ErrnoException) =>
-      resolve({ url, answering: false, error: err.code && err.code !== 'ERR_UNHANDLED' ? err.code : err.message }),
+    socket.setTimeout(PROBE_MS, () => finish({ url, answering: false, error: `no answer within ${PROBE_MS / 1000} s` }))
+    socket.once('secureConnect', () => {
+      socket.end(`GET /readyz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
+    })
+    let head = ''
+    socket.on('data', (chunk: Buffer) => {
+      head += chunk.toString('latin1')
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(head)
+      if (m) finish({ url, answering: true, status: Number(m[1]) })
+      else if (head.includes('\r\n') || head.length > 1024) finish({ url, answering: false, error: 'not HTTP' })
+    })
+    socket.once('end', () => finish({ url, answering: false, error: 'closed without answering' }))
+    socket.once('error', (err: NodeJS.ErrnoException) =>
+      finish({ url, answering: false, error: err.code ?? err.message }),
     )
-    req.end()
   })
 }
