@@ -63,7 +63,11 @@ export const errors = defineErrors({
   upload_expired: { status: 410, message: () => 'the upload session has expired' },
   upload_not_received: { status: 409, message: () => 'no bundle has been uploaded to this session yet' },
   upload_committed: { status: 409, message: () => 'this upload has already been committed' },
-  upload_in_progress: { status: 409, message: () => 'a bundle is being received for this session' },
+  upload_in_progress: {
+    status: 409,
+    message: () =>
+      'a bundle is being received for this session; if that upload was cut off (a crash, a dropped connection), PUT the bundle again',
+  },
   bundle_too_large: { status: 413, message: (limit: number) => `the bundle exceeds the limit of ${limit} bytes` },
   bundle_invalid: { status: 422, message: (why: string) => `bundle rejected: ${why}` },
   invalid_entrypoint: { status: 400, message: (why: string) => `entrypoint ${why}` },

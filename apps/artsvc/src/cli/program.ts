@@ -59,7 +59,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     ),
     [
       'artsvc publish --url https://artifacts.example.com --title "Q3 report" --zip ./site',
-      'artsvc publish --title "Q3 report" --zip report.zip --artifact a_1234 --progress never',
+      'artsvc publish --title "Q3 report" --zip report.zip --artifact Xq3vT9kLm2Pw7RzA --progress never',
     ],
   ).action(async (o: Record<string, unknown>) =>
     (await import('./publish-command.ts')).publishCommand(schemaFlags(o, publishSchema), env),
@@ -182,7 +182,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   ]).action((o: Common) => run(o, (m) => m.list(target(o))))
 
   withExamples(common(program.command('open')).description("print an artifact's viewer URL").argument('<artifact>'), [
-    'artsvc open a_1234',
+    'artsvc open Xq3vT9kLm2Pw7RzA',
   ]).action((artifact: string, o: Common) => run(o, (m) => m.open({ ...target(o), artifact })))
 
   const share = program.command('share').description('create, list and revoke share links of an artifact')
@@ -194,7 +194,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
       .option('--expires-in <duration>', 'the link stops working after this long, e.g. 24h or 168h (a week)')
       .option('--expires-at <time>', 'or at this RFC 3339 time, e.g. 2027-01-31T00:00:00Z')
       .option('--max-views <n>', 'stop after this many views'),
-    ['artsvc share create a_1234 --label reviewers --expires-in 168h --max-views 20'],
+    ['artsvc share create Xq3vT9kLm2Pw7RzA --label reviewers --expires-in 168h --max-views 20'],
   ).action(
     async (
       artifact: string,
@@ -217,11 +217,11 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     },
   )
   withExamples(common(share.command('list')).description('the share links of an artifact').argument('<artifact>'), [
-    'artsvc share list a_1234',
+    'artsvc share list Xq3vT9kLm2Pw7RzA',
   ]).action((artifact: string, o: Common) => run(o, (m) => m.shareList({ ...target(o), artifact })))
   withExamples(
     common(share.command('revoke')).description('revoke a share link').argument('<artifact>').argument('<share>'),
-    ['artsvc share revoke a_1234 s_5678'],
+    ['artsvc share revoke Xq3vT9kLm2Pw7RzA s_5678'],
   ).action((artifact: string, shareId: string, o: Common) =>
     run(o, (m) => m.shareRevoke({ ...target(o), artifact, share: shareId })),
   )

@@ -20,6 +20,11 @@ export interface BlobStore {
   putFile(sha256: string, tempPath: string, size: number): Promise<void>
   /** Store a small JSON document (version manifests) under `manifests/<name>.json`. */
   putManifest(name: string, body: string): Promise<void>
+  /**
+   * Make the names given by `putFile` and `putManifest` so far durable (the folders' entries
+   * reach the disk), before the database says the version exists. Each folder once per call.
+   */
+  flush(): Promise<void>
   /** Remove the manifest of a version whose publication failed: no version refers to it. */
   removeUnpublishedManifest(name: string): Promise<void>
   /** Stream a blob, or its bytes `start` to `end` inclusive (for the content origin). */

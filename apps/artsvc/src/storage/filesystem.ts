@@ -12,6 +12,8 @@ import { type BlobStore, type ByteRange, blobKey } from './blob-store.ts'
 export class FilesystemBlobStore implements BlobStore {
   readonly kind = 'filesystem'
   readonly root: string
+  /** Folders that gained a name since the last flush. */
+  readonly #renamedIn = new Set<string>()
 
   constructor(root: string) {
     this.root = root
@@ -29,6 +31,24 @@ export class FilesystemBlobStore implements BlobStore {
       await handle.close()
     }
     await rename(tempPath, dest)
+    this.#renamedIn.add(dirname(dest))
+  }
+
+  async flush(): Promise<void> {
+    // A rename is durable once its folder is synced: without this, a power cut after the
+    // database commit could leave a version whose blob has no name on disk.
+    const dirs = [...this.#renamedIn]
+    this.#renamedIn.clear()
+    await Promise.all(
+      dirs.map(async (dir) => {
+        const handle = await open(dir, 'r')
+        try {
+          await handle.sync()
+        } finally {
+          await handle.close()
+        }
+      }),
+    )
   }
 
   async putManifest(name: string, body: string): Promise<void> {
@@ -37,6 +57,7 @@ export class FilesystemBlobStore implements BlobStore {
     const temp = `${dest}.tmp-${process.pid}`
     await writeFile(temp, body, { flush: true, mode: PRIVATE_FILE_MODE })
     await rename(temp, dest)
+    this.#renamedIn.add(dirname(dest))
   }
 
   async removeUnpublishedManifest(name: string): Promise<void> {

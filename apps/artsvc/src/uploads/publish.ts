@@ -75,6 +75,7 @@ export async function commitUpload(ctx: AppContext, principal: Principal, upload
         versionId,
         JSON.stringify({ version: versionId, upload: upload.id, entrypoint: upload.entrypoint, files }),
       )
+      await ctx.store.flush()
     } catch (err) {
       throw errors.storage_unavailable.with({ cause: err })
     }
