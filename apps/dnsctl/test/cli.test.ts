@@ -266,6 +266,17 @@ describe('dnsctl CLI over the API', () => {
       typo.stderr,
       /^dnsctl: unknown command 'zones' \(commands: serve, .*zone, rrset.*; see dnsctl --help\)\n$/,
     )
+    // An address without a scheme, or of another scheme, is a usage error naming where it came from.
+    const noScheme = await run('zone', 'list', '--url', '127.0.0.1:8053')
+    assert.deepEqual(
+      [noScheme.code, noScheme.stderr],
+      [2, 'dnsctl: --url: "127.0.0.1:8053" is not a URL (e.g. http://127.0.0.1:8053)\n'],
+    )
+    const ftp = await cli(['zone', 'list'], { ...env, DNSCTL_URL: 'ftp://x' })
+    assert.deepEqual(
+      [ftp.code, ftp.stderr],
+      [2, 'dnsctl: $DNSCTL_URL: "ftp://x" must start with http:// or https://\n'],
+    )
     const closed = await freePort()
     const down = await cli(['zone', 'list'], { ...env, DNSCTL_URL: `http://127.0.0.1:${closed}` })
     assert.equal(down.code, 1)

@@ -3,7 +3,7 @@
  * config file's `listen`; API errors become one line (message and code); a refused connection
  * says how to point at the server.
  */
-import { CliError } from '@gatehouse/kit/cli/program.ts'
+import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
 import { apiUrlFromConfig } from '../config.ts'
 
 export interface Api {
@@ -26,14 +26,16 @@ export function apiOf(opts: Record<string, unknown>, env = process.env): Api {
     env.DNSCTL_URL ??
     apiUrlFromConfig(env, opts.config as string | undefined)
   ).replace(/\/+$/, '')
+  // Where the address came from, to name it: a mistyped address is a usage error (exit 2).
+  const from = opts.url !== undefined ? '--url' : env.DNSCTL_URL !== undefined ? '$DNSCTL_URL' : 'the config file'
   let parsed: URL
   try {
     parsed = new URL(base)
   } catch {
-    throw new CliError(`--url ${JSON.stringify(base)} is not a URL (http://127.0.0.1:8053)`)
+    throw new UsageError(`${from}: ${JSON.stringify(base)} is not a URL (e.g. http://127.0.0.1:8053)`)
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw new CliError(`--url must be http:// or https://`)
+    throw new UsageError(`${from}: ${JSON.stringify(base)} must start with http:// or https://`)
   const request = async (method: string, path: string, o: RequestOptions = {}) => {
     const headers: Record<string, string> = { 'x-dns-actor': actor(), ...o.headers }
     let body: string | undefined
