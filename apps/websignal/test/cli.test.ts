@@ -239,11 +239,12 @@ test('serve: readiness, metrics, lines counted, an unreadable input keeps it unr
     const r = await run(['status', '--json', '--config', c.path])
     assert.equal(r.code, 0, r.stderr)
     const s = JSON.parse(r.stdout)
-    return s.inputs[0].state === 'caught_up' && s
+    // Four probes of /.env (the query hides nothing): a scanner signal, queued (no control plane).
+    return s.inputs[0].state === 'caught_up' && s.agent.outbox === 1 && s
   })
   assert.equal(status.agent.running, true)
   assert.equal(status.agent.ready, true)
-  assert.equal(status.agent.outbox, 0)
+  assert.equal(status.agent.outbox, 1)
   assert.equal(status.agent.newest_line, new Date(T0).toISOString())
   assert.deepEqual(
     [status.inputs[0].path, status.inputs[0].behind, status.inputs[0].position],
