@@ -20,6 +20,8 @@ const PNG = Buffer.from(
   'base64',
 )
 const HTML = '<img src=x onerror=alert(1)>'
+// An unbroken value (a digest, a token, a long URL) must wrap inside the card.
+const DIGEST = `sha256:${'9f86d081884c7d65'.repeat(12)}`
 
 for (const backend of backends) {
   test(`every card component is drawn from data (${backend.name})`, async (t) => {
@@ -54,7 +56,10 @@ for (const backend of backends) {
           { primary: 'eu-west-1', secondary: 'primary region', tags: ['canary', HTML], emphasis: 'strong' },
           { primary: 'us-east-1' },
         ],
-        fields: [{ label: 'service', value: `checkout ${HTML}` }],
+        fields: [
+          { label: 'service', value: `checkout ${HTML}` },
+          { label: 'image digest', value: DIGEST },
+        ],
         badges: [{ text: 'SLO', tone: 'danger' }, { text: 'paged', tone: 'info' }, { text: 'plain' }],
         images: [{ url: 'https://images.invalid/latency.png', alt: 'Latency graph of the last hour' }],
         links: [{ label: 'Dashboard', url: 'https://grafana.invalid/d/checkout' }],
@@ -85,7 +90,16 @@ for (const backend of backends) {
     assert.equal(await rows.count(), 2)
     assert.equal(await rows.first().getAttribute('class'), 'strong')
     assert.deepEqual(await rows.first().locator('.badge').allTextContents(), ['canary', HTML])
-    assert.deepEqual(await card.locator('dl.fields dd').allTextContents(), [`checkout ${HTML}`])
+    assert.deepEqual(await card.locator('dl.fields dd').allTextContents(), [`checkout ${HTML}`, DIGEST])
+    // Nothing widens the page: the long value wraps within the card, the card within the window.
+    const widths = await page.evaluate(() => ({
+      page: document.documentElement.scrollWidth,
+      window: document.documentElement.clientWidth,
+      card: Math.round(document.querySelector('li.card')?.getBoundingClientRect().right ?? 0),
+      value: Math.round(document.querySelectorAll('li.card dl.fields dd')[1]?.getBoundingClientRect().right ?? 0),
+    }))
+    assert.ok(widths.page <= widths.window, `no horizontal scrolling: ${JSON.stringify(widths)}`)
+    assert.ok(widths.value <= widths.card && widths.card <= widths.window, JSON.stringify(widths))
     for (const [text, tone] of [
       ['SLO', 'danger'],
       ['paged', 'info'],
