@@ -119,6 +119,16 @@ for (const backend of backends) {
       await mia.page.getByRole('button', { name: /war-room/ }).waitFor()
       await publish(n, priv.token, 'inside the war room')
       await card(mia.page, 'inside the war room').waitFor()
+      // On the phone's channel strip an unread count stands apart from its channel's name.
+      const all = mia.page.getByRole('button', { name: /All channels/ })
+      await all.locator('span.count', { hasText: '1' }).waitFor()
+      const gap = await all.evaluate((button) => {
+        const range = document.createRange()
+        range.selectNodeContents(button.firstChild as Node)
+        const count = button.querySelector('span.count') as HTMLElement
+        return count.getBoundingClientRect().left - range.getBoundingClientRect().right
+      })
+      assert.ok(gap >= 4, `the count touches the channel name (${gap}px apart)`)
       await mia.page.screenshot({ path: join(OUT, `inbox-phone-${backend.name}.png`) })
       // nils is not a member: a later public item arrives, the private one and channel never do.
       await publish(n, priv.token, 'still private')
