@@ -195,6 +195,19 @@ describe('console: zones, RRsets, history', () => {
     assert.equal(await edit.evaluate((el) => el === document.activeElement), true)
   })
 
+  test('keyboard: the skip link moves to the content and stays on the view', async () => {
+    await page.goto(`${h.consoleBase}/console/#/zones/${ZONE}`)
+    await page.getByRole('button', { name: 'Edit www A' }).waitFor()
+    const skip = page.getByRole('link', { name: 'Skip to content' })
+    await skip.focus()
+    assert.ok(await skip.isVisible(), 'visible while focused')
+    await page.keyboard.press('Enter')
+    await page.waitForTimeout(300)
+    assert.equal(new URL(page.url()).hash, `#/zones/${ZONE}`, 'still on the zone')
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'main')
+    await page.getByRole('button', { name: 'Edit www A' }).waitFor()
+  })
+
   test('a phone-sized screen keeps every part reachable', async () => {
     const phone = await signedInPage(browser, h, { width: 390, height: 844 })
     await phone.getByRole('link', { name: ZONE }).click()

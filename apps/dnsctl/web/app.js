@@ -111,6 +111,13 @@ async function route() {
   main.focus({ preventScroll: true })
 }
 
+// The skip link's #main would be read as a route (hashchange) and leave the view for the zone
+// list; it moves the focus to the content instead and keeps the address as it is.
+document.querySelector('a.skip')?.addEventListener('click', (event) => {
+  event.preventDefault()
+  main.focus()
+})
+
 async function boot() {
   hooks.signedOut = () => {
     session.csrf = ''
