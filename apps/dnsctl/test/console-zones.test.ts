@@ -210,8 +210,23 @@ describe('console: zones, RRsets, history', () => {
 
   test('a phone-sized screen keeps every part reachable', async () => {
     const phone = await signedInPage(browser, h, { width: 390, height: 844 })
+    // Zone list and RRsets without their column headings: each number says what it is.
+    const headingOf = (cell: ReturnType<Page['locator']>) =>
+      cell.evaluate((td) => getComputedStyle(td, '::before').content)
+    const zoneRow = phone.locator('table.zones tbody tr', { hasText: ZONE })
+    assert.deepEqual(await Promise.all([2, 3, 4, 5].map((i) => headingOf(zoneRow.locator(`td:nth-child(${i})`)))), [
+      '"Role "',
+      '"Serial "',
+      '"Records "',
+      '"Revision "',
+    ])
+    await screenshot(phone, 'zones-phone')
     await phone.getByRole('link', { name: ZONE }).click()
     await phone.getByRole('button', { name: 'Edit www A' }).waitFor()
+    assert.equal(
+      await headingOf(phone.locator('table.rrsets tbody tr', { hasText: 'www' }).locator('td.ttl')),
+      '"TTL "',
+    )
     await screenshot(phone, 'rrsets-phone')
     // History and audit: each row a block, each value beside its heading; nothing scrolls sideways.
     await phone.getByRole('link', { name: 'History and rollback' }).click()

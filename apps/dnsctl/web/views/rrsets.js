@@ -51,7 +51,7 @@ export async function render(container, { zone }) {
       {},
       h('td', {}, set.name || '@'),
       h('td', {}, set.type),
-      h('td', {}, String(set.ttl)),
+      h('td', { class: 'ttl', 'data-label': 'TTL' }, String(set.ttl)),
       h(
         'td',
         { class: 'rdata' },
