@@ -157,6 +157,10 @@ for (const backend of backends) {
       await page.getByRole('tab', { name: 'Audit log' }).click()
       await page.locator('.audit li', { hasText: 'user.update' }).first().waitFor()
       await page.locator('.audit li', { hasText: 'member.set' }).first().waitFor()
+      // Details are words, not a JSON object.
+      const memberSet = page.locator('.audit li', { hasText: 'member.set' }).first()
+      assert.match(await memberSet.innerText(), /member\.set ops\/vera role: operator$/)
+      assert.equal(await page.locator('.audit li', { hasText: /[{}]/ }).count(), 0)
       await page.screenshot({ path: join(OUT, `audit-laptop-${backend.name}.png`) })
 
       await page.getByRole('tab', { name: 'Action targets' }).click()

@@ -259,6 +259,11 @@ async function reloadWith(reload, message) {
 async function renderAudit(ui) {
   const { h, api } = ui
   const list = h('ol', { class: 'audit', 'aria-label': 'Audit log' })
+  // Details read as "role: operator, admin: false", not as a JSON object.
+  const detailText = (details) =>
+    Object.entries(details)
+      .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
+      .join(', ')
   const more = h('button', { class: 'more' }, 'Load older')
   const load = async (before) => {
     const q = before ? `?limit=50&before=${before}` : '?limit=50'
@@ -273,7 +278,7 @@ async function renderAudit(ui) {
           h('strong', {}, e.actor),
           ` ${e.action} `,
           h('code', {}, e.target),
-          Object.keys(e.details).length ? h('span', { class: 'muted' }, ` ${JSON.stringify(e.details)}`) : '',
+          Object.keys(e.details).length ? h('span', { class: 'muted' }, ` ${detailText(e.details)}`) : '',
         ),
       ),
     )
