@@ -161,6 +161,8 @@ for (const backend of backends) {
       const memberSet = page.locator('.audit li', { hasText: 'member.set' }).first()
       assert.match(await memberSet.innerText(), /member\.set ops\/vera role: operator$/)
       assert.equal(await page.locator('.audit li', { hasText: /[{}]/ }).count(), 0)
+      // Fewer entries than a page: there is nothing older to load, so no Load older button.
+      assert.equal(await page.getByRole('button', { name: 'Load older' }).isVisible(), false)
       await page.screenshot({ path: join(OUT, `audit-laptop-${backend.name}.png`) })
 
       await page.getByRole('tab', { name: 'Action targets' }).click()
