@@ -195,6 +195,14 @@ describe('console: zones, RRsets, history', () => {
     assert.equal(await edit.evaluate((el) => el === document.activeElement), true)
   })
 
+  test('the RRset table keeps its rows whole: the actions cell is a table cell as tall as its row', async () => {
+    await page.goto(`${h.consoleBase}/console/#/zones/${ZONE}`)
+    const row = page.locator('table.rrsets tbody tr', { hasText: 'www' })
+    await row.getByRole('button', { name: 'Edit www A' }).waitFor()
+    const [cell, tr] = await Promise.all([row.locator('td.row-actions').boundingBox(), row.boundingBox()])
+    assert.ok(cell && tr && Math.abs(cell.y + cell.height - (tr.y + tr.height)) <= 1, JSON.stringify({ cell, tr }))
+  })
+
   test('keyboard: the skip link moves to the content and stays on the view', async () => {
     await page.goto(`${h.consoleBase}/console/#/zones/${ZONE}`)
     await page.getByRole('button', { name: 'Edit www A' }).waitFor()
