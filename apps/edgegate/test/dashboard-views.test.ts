@@ -123,6 +123,37 @@ describe('dashboard views', () => {
         'a token node has no certificate',
       )
       await shot('overview')
+      // An empty table says why it is empty instead of showing headings over nothing.
+      const noReports = page.locator('p[data-empty=smtp]')
+      assert.equal(await noReports.isVisible(), true, 'the overview says there are no SMTP reports')
+      assert.match((await noReports.textContent()) ?? '', /^No SMTP reports yet/)
+      assert.equal(await page.locator('#smtp').isVisible(), false, 'no empty SMTP table')
+      assert.equal(await page.locator('p[data-empty]').count(), 1, 'the other tables have rows')
+      // An error from a row's button far down a phone's page shows where the user is looking.
+      await page.setViewportSize(PHONE)
+      await page.waitForLoadState('load') // the deferred script has attached its handlers
+      const labelled = page.locator(`#fingerprints tr[data-fingerprint="${FP2}"]`)
+      await labelled.locator('input[name=label]').evaluate((i) => {
+        ;(i as HTMLInputElement).value = 'x'.repeat(300)
+      })
+      await labelled.getByRole('button', { name: 'Save label' }).click()
+      const error = page.locator('#error')
+      await error.waitFor()
+      assert.doesNotMatch((await error.textContent()) ?? '', /[{}]/, 'a message, not JSON')
+      const box = await error.boundingBox()
+      const headerBottom = await page.locator('header').evaluate((h) => h.getBoundingClientRect().bottom)
+      assert.ok(
+        box && box.y >= headerBottom && box.y + box.height <= PHONE.height,
+        `the error is on screen below the sticky header (${JSON.stringify(box)}, header ends at ${headerBottom})`,
+      )
+      await shot('overview-error-phone')
+      // The refused request is the only problem so far; the rest of the test counts from here.
+      assert.deepEqual(problems.splice(0), [
+        'Failed to load resource: the server responded with a status of 400 (Bad Request)',
+      ])
+      await page.setViewportSize(LAPTOP)
+      await page.reload()
+      await page.locator(`tr[data-fingerprint="${FP}"]`).first().waitFor()
 
       // Keyboard: the skip link is the first stop; the menu is reachable by Tab and Enter.
       await page.keyboard.press('Tab')

@@ -15,7 +15,11 @@ async function send(method, path, body) {
 }
 function show(err) {
   const box = document.getElementById('error')
-  if (box) { box.textContent = err.message; box.hidden = false }
+  if (!box) return
+  box.textContent = err.message
+  box.hidden = false
+  // The box opens the page; a row's button may be screens further down (on a phone always).
+  box.scrollIntoView({ block: 'center' })
 }
 // On a phone a table's rows become cards (the stylesheet's table.cards): each cell is labelled
 // with its column's heading. Without this script the tables scroll sideways instead, as do the
@@ -131,6 +135,7 @@ code { font-size: 12px; }
 #error { background: #fee; border: 1px solid #c66; padding: .5rem; }
 .notice { background: #fff6d6; border: 1px solid #d9b84a; padding: .5rem; margin-top: 1rem; }
 .notice code { overflow-wrap: anywhere; }
+.table-wrap:has(+ p.empty) { display: none; }
 header { display: flex; justify-content: space-between; align-items: center; }
 @media (max-width: 40rem) {
   body { margin: 0 .6rem .6rem; } td, th { padding: .25rem .3rem; }

@@ -12,7 +12,7 @@ export function signInPage(): string {
     'edgegate: sign in',
     html`<h1>edgegate</h1>
 <p>Sign in with an administrator token (<code>edgegate admin add NAME</code> prints one).</p>
-<p id="error" hidden></p>
+<p id="error" role="alert" hidden></p>
 <form id="login">
 <label>Administrator token <input name="token" type="password" autocomplete="off" required></label>
 <button type="submit">Sign in</button>
@@ -93,6 +93,11 @@ function certificateCell(at: string | null, now: number): Html {
   return html`<td>${time(at)}</td>`
 }
 
+/** What an empty table of the overview says instead of a row of headings with nothing under them. */
+function empty(rows: unknown[], table: string, text: string | Html): Html {
+  return rows.length === 0 ? html`<p class="muted empty" data-empty="${table}">${text}</p>` : html``
+}
+
 export function overviewPage(o: Overview): string {
   const nodes = o.nodes.map(describeNode)
   const now = Date.now()
@@ -106,14 +111,17 @@ export function overviewPage(o: Overview): string {
 <div class="table-wrap"><table id="nodes"><thead><tr><th>Instance</th><th>Kind</th><th>State</th><th>Auth</th><th>Last seen</th><th>Certificate expires</th></tr></thead><tbody>
 ${nodes.map((n) => html`<tr><td><a href="/?instance=${encodeURIComponent(n.instance_id)}">${n.instance_id}</a></td><td>${n.kind}</td><td class="node-${n.state}">${n.state === 'silent' ? 'silent (not heard from for 10 min)' : n.state}</td><td>${n.auth}</td><td>${n.last_seen_at ? time(n.last_seen_at) : 'never'}</td>${certificateCell(n.certificate_expires_at, now)}</tr>`)}
 </tbody></table></div>
+${empty(nodes, 'nodes', html`No nodes registered yet: <code>edgegate node add</code> registers one.`)}
 <h2>Fingerprints${o.instance === undefined ? '' : html` of ${o.instance} <a href="/" class="muted">(all instances)</a>`}</h2>
 <div class="table-wrap"><table id="fingerprints"><thead><tr><th>Instance</th><th>Fingerprint</th><th>Decision</th><th>Label</th><th>Gate reports</th><th>Count</th><th>First / last seen</th><th>IPs</th><th>Details</th><th><span class="sr">Actions</span></th></tr></thead><tbody>
 ${o.fingerprints.map(fingerprintRow)}
 </tbody></table></div>
+${empty(o.fingerprints, 'fingerprints', o.instance === undefined ? 'No fingerprints observed yet: gates report what they see on their next sync.' : html`No fingerprints observed on ${o.instance} yet.`)}
 <h2>Recent decisions <a href="/decisions" class="muted">(all, with filters)</a></h2>
 <div class="table-wrap"><table><thead><tr><th>Instance</th><th>Fingerprint</th><th>Status</th><th>Label</th><th>Updated</th><th>Actor</th></tr></thead><tbody>
 ${o.decisions.map((d) => html`<tr><td>${d.scope_id}</td><td><code>${d.fingerprint}</code></td>${statusCell(d)}<td>${d.label}</td><td>${time(d.updated_at)}</td><td>${d.actor}</td></tr>`)}
 </tbody></table></div>
+${empty(o.decisions, 'decisions', 'No decisions yet: approve or block a fingerprint above.')}
 <h2>SMTP reports</h2>
 <div class="table-wrap"><table id="smtp"><thead><tr><th>Node</th><th>Namespace</th><th>Listener</th><th>Generated</th><th>Coverage</th><th>Counts</th><th>Evidence</th></tr></thead><tbody>
 ${o.reports.map(
@@ -124,7 +132,8 @@ ${o.reports.map(
       .map(([k, v]) => `${k}: ${v}`)
       .join(', ')}</td><td>${r.evidence.length} item(s)</td></tr>`,
 )}
-</tbody></table></div>`,
+</tbody></table></div>
+${empty(o.reports, 'smtp', 'No SMTP reports yet: SMTP gates send one per namespace and listener.')}`,
     ),
   )
 }
