@@ -147,6 +147,13 @@ describe('dashboard views', () => {
         `the error is on screen below the sticky header (${JSON.stringify(box)}, header ends at ${headerBottom})`,
       )
       await shot('overview-error-phone')
+      // On a phone every overview card fits the screen, TLS fingerprints (long, unbroken) included.
+      for (const table of ['#nodes', '#fingerprints', '#recent']) {
+        const wide = await page
+          .locator(table)
+          .evaluate((t) => t.parentElement!.scrollWidth - t.parentElement!.clientWidth)
+        assert.ok(wide <= 0, `${table} is ${wide}px wider than a phone`)
+      }
       // The refused request is the only problem so far; the rest of the test counts from here.
       assert.deepEqual(problems.splice(0), [
         'Failed to load resource: the server responded with a status of 400 (Bad Request)',

@@ -147,6 +147,7 @@ header { display: flex; justify-content: space-between; align-items: center; }
   table.cards > tbody > tr > td[data-label=""] { padding-left: 0; }
   table.cards > tbody > tr > td[data-label=""]::before { content: none; }
   #candidates td:first-child, #decisions td:first-child { white-space: normal; }
+  table.cards > tbody > tr > td code { overflow-wrap: anywhere; }
 }
 .muted { color: #666; font-size: 12px; }
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }

@@ -118,7 +118,7 @@ ${o.fingerprints.map(fingerprintRow)}
 </tbody></table></div>
 ${empty(o.fingerprints, 'fingerprints', o.instance === undefined ? 'No fingerprints observed yet: gates report what they see on their next sync.' : html`No fingerprints observed on ${o.instance} yet.`)}
 <h2>Recent decisions <a href="/decisions" class="muted">(all, with filters)</a></h2>
-<div class="table-wrap"><table><thead><tr><th>Instance</th><th>Fingerprint</th><th>Status</th><th>Label</th><th>Updated</th><th>Actor</th></tr></thead><tbody>
+<div class="table-wrap"><table id="recent"><thead><tr><th>Instance</th><th>Fingerprint</th><th>Status</th><th>Label</th><th>Updated</th><th>Actor</th></tr></thead><tbody>
 ${o.decisions.map((d) => html`<tr><td>${d.scope_id}</td><td><code>${d.fingerprint}</code></td>${statusCell(d)}<td>${d.label}</td><td>${time(d.updated_at)}</td><td>${d.actor}</td></tr>`)}
 </tbody></table></div>
 ${empty(o.decisions, 'decisions', 'No decisions yet: approve or block a fingerprint above.')}
