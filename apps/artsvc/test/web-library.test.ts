@@ -423,3 +423,33 @@ test('mutations from another origin are refused even with the session cookie', a
   )
   await context.close()
 })
+
+test('a long title in one word wraps on a phone: library card, share dialog and viewer stay on screen', async () => {
+  const title = 'Quarterly_revenue_forecast_for_the_northern_region_2026_final_v3'
+  const published = await mustPublish(
+    rig.h,
+    await bearer(rig.op, 'frank'),
+    buildZip([{ name: 'index.html', data: 'q' }]),
+    { title },
+  )
+  const { context, page } = await signIn(rig, 'frank')
+  await page.setViewportSize({ width: 375, height: 740 })
+  const sideways = () =>
+    page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+  await page.locator('.card h3', { hasText: title }).waitFor()
+  assert.equal(await sideways(), 0, 'the library does not scroll sideways')
+  await page.getByRole('button', { name: `Share ${title}` }).click()
+  const heading = page.getByRole('dialog').getByRole('heading', { name: `Share “${title}”` })
+  const box = (await heading.boundingBox())!
+  assert.ok(box.x + box.width <= 375, `the dialog's title fits the screen (${JSON.stringify(box)})`)
+  await shot(page, 'long-title-share-phone')
+  await page.keyboard.press('Escape')
+  await page.goto(`${rig.h.base}/a/${published.artifact}`)
+  await page.locator('.viewer-bar .artifact-title').waitFor()
+  assert.equal(await sideways(), 0, 'the viewer does not scroll sideways')
+  await shot(page, 'long-title-viewer-phone')
+  await page.goto(`${rig.h.base}/`)
+  await page.locator('.card h3', { hasText: title }).waitFor()
+  await shot(page, 'long-title-library-phone')
+  await context.close()
+})
