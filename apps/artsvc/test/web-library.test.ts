@@ -392,6 +392,17 @@ test('refusals in the browser are themed pages; API clients keep the JSON error'
   const unknownShare = await page.goto(`${rig.h.base}/s/${'x'.repeat(43)}`)
   assert.equal(unknownShare?.status(), 404)
   await page.getByText('no such share').waitFor()
+  // A link cut short when copied: a page in words, not the id's schema pattern.
+  const cut = await page.goto(`${rig.h.base}/a/AAAAAAAA`)
+  assert.equal(cut?.status(), 400)
+  await page.getByRole('heading', { name: 'Not a valid link' }).waitFor()
+  const said = (await page.locator('[data-code]').textContent()) ?? ''
+  assert.match(said, /copied whole/)
+  assert.doesNotMatch(said, /params|pattern|\^/)
+  await shot(page, 'invalid-link')
+  const cutApi = await fetch(`${rig.h.base}/a/AAAAAAAA`, { headers: { cookie: `artsvc_session=${cookie.value}` } })
+  assert.equal(cutApi.status, 400, 'API clients keep the JSON error')
+  assert.match(((await cutApi.json()) as { error: { message: string } }).error.message, /pattern/)
   await context.close()
 })
 

@@ -108,18 +108,34 @@ export function htmlErrors<Req extends { headers: Record<string, string | string
   theme: () => Promise<PageTheme>,
   user: (req: Req) => Promise<PageUser | undefined>,
 ) {
-  return async (err: Error & { statusCode?: number; code?: string }, req: Req, reply: FastifyReply) => {
+  return async (
+    err: Error & { statusCode?: number; code?: string; validation?: unknown },
+    req: Req,
+    reply: FastifyReply,
+  ) => {
     const status = err.statusCode ?? 500
     const accept = String(req.headers.accept ?? '')
     if (status < 400 || status >= 500 || typeof err.code !== 'string' || !accept.includes('text/html')) throw err
-    const heading = status === 410 ? 'No longer available' : status === 404 ? 'Not found' : 'Not allowed'
+    // An address whose id or query does not parse (a link cut short when copied): say so in
+    // words, not with the schema's pattern.
+    const malformed = err.validation !== undefined
+    const heading = malformed
+      ? 'Not a valid link'
+      : status === 410
+        ? 'No longer available'
+        : status === 404
+          ? 'Not found'
+          : 'Not allowed'
+    const message = malformed
+      ? 'This address does not name an artifact or a share link: check that it was copied whole.'
+      : err.message
     return sendPage(
       reply,
       {
         title: heading,
         theme: await theme(),
         user: await user(req).catch(() => undefined),
-        body: `<section class="panel narrow"><h1>${heading}</h1><p class="error-text" data-code="${escapeHtml(err.code)}">${escapeHtml(err.message)}</p></section>`,
+        body: `<section class="panel narrow"><h1>${heading}</h1><p class="error-text" data-code="${escapeHtml(err.code)}">${escapeHtml(message)}</p></section>`,
       },
       status,
     )
