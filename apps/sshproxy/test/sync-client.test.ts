@@ -477,7 +477,10 @@ describe('a gate pulling from a control plane of another version', () => {
         [['c'.repeat(32), 'blocked']],
       )
       assert.ok((metric(await gate.metrics(), 'sshproxy_sync_decisions_skipped_total') ?? 0) >= 1)
-      assert.match(gate.log(), /pulled decisions for fingerprints this gate never computes were skipped/)
+      // The log reaches its file after the store write: wait for it rather than race it.
+      await waitFor('the skip logged', () =>
+        /pulled decisions for fingerprints this gate never computes were skipped/.test(gate.log()),
+      )
     } finally {
       await gate.stop()
       await backend.close()

@@ -268,6 +268,9 @@ test('a refused token: one warning naming the fix, the cause in /readyz for stat
   assert.match(p.failing?.cause ?? '', /edgegate node rotate-token websignal-1/)
   // Not a readiness check (the signal waits in the outbox), but said with it, for `status`.
   assert.equal(a.agent.readiness().publishing?.cause, p.failing?.cause)
+  await waitFor('the warning logged', () =>
+    lines.some((l) => l.msg?.toString().startsWith('signals cannot be published')),
+  )
   const warned = lines.filter((l) => l.msg?.toString().startsWith('signals cannot be published'))
   assert.equal(warned.length, 1)
   assert.equal(warned[0]!.level, 'warn')
@@ -300,7 +303,7 @@ test('a refused token: one warning naming the fix, the cause in /readyz for stat
   now += 1500
   await again.round()
   assert.equal(again.failing, undefined)
-  assert.ok(lines.some((l) => l.msg === 'signals are published again'))
+  await waitFor('the recovery logged', () => lines.some((l) => l.msg === 'signals are published again'))
   assert.equal(await a.store.outbox('signals').depth(), 0)
   await again.stop()
 })
