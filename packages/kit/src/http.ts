@@ -129,6 +129,13 @@ export interface HttpAppOptions {
   metrics?: AppMetrics
   /** For a listener that relies on being loopback-only: refuse other Host headers (see host-guard.ts). */
   hostGuard?: HostGuardOptions
+  /**
+   * The app's own "not found" page for a browser: a GET or HEAD that asks for HTML (its `Accept`
+   * names `text/html`) at an address no route takes gets this page with status 404 instead of the
+   * JSON error. Return undefined to keep the JSON answer (an API path). The page is the app's own
+   * shell, so it carries the app's headers (its CSP) like any other page.
+   */
+  notFoundPage?: (path: string) => string | undefined
 }
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
@@ -352,7 +359,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   })
 
   app.setErrorHandler((err: FastifyError | AppError | Error, req, reply) => sendError(app, err, req, reply, bodyLimit))
-  installNotFound(app)
+  installNotFound(app, options.notFoundPage)
 
   const routes = options.routes ?? {}
   if (routes.openapi !== false) {

@@ -478,6 +478,31 @@ describe('slow clients', () => {
   })
 })
 
+test("a browser at an unknown address gets the app's own page; API clients and other methods keep the JSON 404", async (t) => {
+  const s = await start(
+    { notFoundPage: (path) => (path.startsWith('/v1/') ? undefined : `<p>nothing at ${path.length}</p>`) },
+    defaultRoutes,
+  )
+  t.after(() => s.app.close())
+  const browser = { headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } }
+  const page = await call(s.base, '/nowhere?x=1', browser)
+  assert.equal(page.status, 404)
+  assert.match(page.headers.get('content-type') ?? '', /^text\/html/)
+  assert.equal(page.text, '<p>nothing at 8</p>')
+  // Under the API the app declines, and fetch()'s default Accept is not a browser's navigation.
+  const api = await call(s.base, '/v1/nothing', browser)
+  assert.equal(api.status, 404)
+  assert.deepEqual(api.body, { error: { code: 'not_found', message: 'no route for GET /v1/nothing' } })
+  const plain = await call(s.base, '/nowhere')
+  assert.deepEqual(plain.body, { error: { code: 'not_found', message: 'no route for GET /nowhere' } })
+  const post = await call(s.base, '/nowhere', { method: 'POST', ...browser })
+  assert.equal(post.status, 404)
+  assert.match(post.headers.get('content-type') ?? '', /json/)
+  // A known route with another method stays a 405.
+  const put = await call(s.base, '/v1/items/abc', { method: 'PUT', ...browser })
+  assert.equal(put.status, 405)
+})
+
 test('a closed app refuses new connections', async () => {
   const s = await start()
   await s.app.close()
