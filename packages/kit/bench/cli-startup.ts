@@ -15,7 +15,7 @@
  *
  *   npm run bench:startup -w packages/kit -- --runs=15
  */
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -46,6 +46,52 @@ for (const [gate, file] of [
   ])
 }
 
+// A TLS server answering `GET /readyz` 200 with a P-256 certificate (edgegate's own key type), in
+// a child process since the bench blocks in spawnSync: `edgegate status` against a control plane
+// that answers costs a TLS handshake the row against a closed port does not.
+execFileSync(
+  'openssl',
+  [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-keyout',
+    join(dir, 'probe.key'),
+    '-out',
+    join(dir, 'probe.crt'),
+  ],
+  { stdio: 'ignore' },
+)
+const probeServer = spawn(
+  node,
+  [
+    '-e',
+    `
+  const { readFileSync } = require('node:fs')
+  const server = require('node:tls').createServer({ key: readFileSync(process.argv[1] + '/probe.key'), cert: readFileSync(process.argv[1] + '/probe.crt'), ALPNProtocols: ['http/1.1'] }, (socket) => {
+    socket.once('data', () => socket.end('HTTP/1.1 200 OK\\r\\ncontent-length: 0\\r\\nconnection: close\\r\\n\\r\\n'))
+    socket.on('error', () => {})
+  })
+  server.listen(0, '127.0.0.1', () => console.log(server.address().port))
+`,
+    dir,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+)
+const probePort = await new Promise<number>((resolve, reject) => {
+  probeServer.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())))
+  probeServer.once('exit', (code) => reject(new Error(`the probe server exited ${code}`)))
+})
+process.on('exit', () => probeServer.kill())
+
 /** A row: what it runs (`node` with arguments, or a launcher) and in which environment. */
 type Case = [label: string, command: string, args: string[], env: NodeJS.ProcessEnv]
 const cases: Case[] = [
@@ -69,6 +115,12 @@ const cases: Case[] = [
   ],
   ['edgegate node list (SQLite)', bin('edgegate'), ['node', 'list', '--database', edb], env],
   ['edgegate status (SQLite)', bin('edgegate'), ['status', '--database', edb], env],
+  [
+    'edgegate status, a server answering',
+    bin('edgegate'),
+    ['status', '--database', edb, '--listen', `127.0.0.1:${probePort}`],
+    env,
+  ],
   ['sshproxy list', bin('sshproxy'), ['list', '--db', join(dir, 's.db')], env],
   [
     'sshproxy status',
