@@ -89,11 +89,7 @@ export async function refreshBlocklists(options: RefreshOptions): Promise<Refres
     const compiledFile = join(compiledDir, 'blocklist.rpz')
     await writeRpz(compiledFile, list, generation)
     const problems = outcomes.filter((o) => !o.ok).map((o) => `${o.url}: ${o.error}`)
-    try {
-      await rollOut(compiledFile, generation, options.instances, options.loadTimeoutMs)
-    } catch (err) {
-      problems.push((err as Error).message)
-    }
+    problems.push(...(await rollOut(compiledFile, generation, options.instances, options.loadTimeoutMs)))
     const previous = await readResult(options.resultsDir, 'blocklist-refresh.json')
     const finished = now().toISOString()
     const ok = problems.length === 0

@@ -14,7 +14,22 @@ export interface Address {
   port: number
 }
 
-export function exchange(to: Address, packet: Buffer, id: number, timeoutMs: number): Promise<dnsPacket.DecodedPacket> {
+export interface ExchangeOptions {
+  /**
+   * Connect the UDP socket to `to` first. The kernel then reports an ICMP port unreachable
+   * (nothing listens on the address: the process is not running) as ECONNREFUSED at once,
+   * which an unconnected socket never sees; it also drops datagrams from any other source.
+   */
+  connect?: boolean
+}
+
+export function exchange(
+  to: Address,
+  packet: Buffer,
+  id: number,
+  timeoutMs: number,
+  options: ExchangeOptions = {},
+): Promise<dnsPacket.DecodedPacket> {
   return new Promise((resolve, reject) => {
     const socket = createSocket(isIPv6(to.host) ? 'udp6' : 'udp4')
     const timer = setTimeout(() => {
@@ -38,7 +53,8 @@ export function exchange(to: Address, packet: Buffer, id: number, timeoutMs: num
       socket.close()
       reject(err)
     })
-    socket.send(packet, to.port, to.host)
+    if (options.connect) socket.connect(to.port, to.host, () => socket.send(packet))
+    else socket.send(packet, to.port, to.host)
   })
 }
 
