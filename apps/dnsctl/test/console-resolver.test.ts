@@ -119,7 +119,11 @@ describe('console: blocklists, refresh health, metrics, query analytics', () => 
   test('metrics history: four charts per range, from the sampled resolver counters', async () => {
     // The hour before this test, as the sampler would have stored it (one delta a minute) ...
     const now = Math.floor(Date.now() / 1000)
+    // It stops two minutes short of now (the live sampler fills the current minute, so one step is
+    // missing) and has a five-minute hole (the sampler was down): the first must not cut the
+    // latest point off the line, the second must stay a gap.
     for (let m = 60; m >= 2; m--) {
+      if (m >= 36 && m <= 40) continue
       const q = 600 + 400 * Math.sin(m / 6)
       await addDelta(h.db, now - m * 60, {
         seconds: 60,
@@ -143,6 +147,18 @@ describe('console: blocklists, refresh health, metrics, query analytics', () => 
       const chart = page.getByRole('img', { name: new RegExp(`^${title}: latest`) })
       await chart.waitFor()
       assert.ok((await chart.locator('polyline').count()) >= 1, title)
+    }
+    // The latest point is the end of the line, drawn with a marker, not a dot of its own.
+    for (const title of ['Query rate', 'Cache entries']) {
+      const chart = page.getByRole('img', { name: new RegExp(`^${title}: latest`) })
+      const shape = await chart.evaluate((svg) => ({
+        lines: [...svg.querySelectorAll('polyline')].map((l) => l.getAttribute('points')!.split(' ')),
+        dots: svg.querySelectorAll('.dot').length,
+        latest: svg.querySelector('.latest')?.getAttribute('d'),
+      }))
+      assert.equal(shape.lines.length, 2, `${title}: the five-minute hole splits the line in two`)
+      assert.equal(shape.dots, 0, `${title}: no lone dots`)
+      assert.equal(shape.latest, `M${shape.lines[1]!.at(-1)}h0`, `${title}: the latest marker ends the line`)
     }
     await screenshot(page, 'metrics')
     await page.getByRole('button', { name: '24h' }).click()

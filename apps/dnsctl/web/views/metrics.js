@@ -25,14 +25,17 @@ export function chart(series, data) {
   const max = series.max ?? (Math.max(...values, 0) * 1.1 || 1)
   const x = (t) => PAD.left + ((t - from) / (to - from)) * (W - PAD.left - PAD.right)
   const y = (v) => H - PAD.bottom - (v / max) * (H - PAD.top - PAD.bottom)
-  // One polyline per run of consecutive samples: a missing step or a null value breaks the line.
+  // One polyline per run of samples. A single missing step is bridged: the newest bucket is
+  // still filling and the sampler's ticks need not land in every bucket (a tick delayed past a
+  // boundary left the latest point as a lone dot beside the line). A longer hole, or a null
+  // value, breaks the line: gaps in the samples stay gaps.
   const runs = []
   let run = []
   let prev
   for (const p of data.points) {
     const t = Date.parse(p.time)
     const v = p[series.key]
-    if (v === null || (prev !== undefined && t - prev > data.step_seconds * 1000 * 1.5)) {
+    if (v === null || (prev !== undefined && t - prev > data.step_seconds * 1000 * 2.5)) {
       if (run.length) runs.push(run)
       run = []
     }
@@ -40,6 +43,9 @@ export function chart(series, data) {
     prev = t
   }
   if (run.length) runs.push(run)
+  // A zero-length path with a round cap: a round dot whatever the chart's aspect ratio (a circle
+  // is stretched with preserveAspectRatio none).
+  const dot = (xy, cls) => s('path', { d: `M${xy}h0`, class: cls })
   const last = values.at(-1)
   const label = `${series.title}: ${last === undefined ? 'no samples' : `latest ${series.format(last)}${series.unit}`}, ${data.range}`
   const svg = s(
@@ -47,11 +53,9 @@ export function chart(series, data) {
     { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': label, class: 'chart', preserveAspectRatio: 'none' },
     s('line', { x1: PAD.left, x2: W - PAD.right, y1: H - PAD.bottom, y2: H - PAD.bottom, class: 'axis' }),
     s('line', { x1: PAD.left, x2: W - PAD.right, y1: PAD.top, y2: PAD.top, class: 'grid' }),
-    ...runs.map((r) =>
-      r.length === 1
-        ? s('circle', { cx: r[0].split(',')[0], cy: r[0].split(',')[1], r: 2.5, class: 'dot' })
-        : s('polyline', { points: r.join(' '), class: 'line' }),
-    ),
+    ...runs.map((r) => (r.length === 1 ? dot(r[0], 'dot') : s('polyline', { points: r.join(' '), class: 'line' }))),
+    // The latest value marked where its line ends.
+    runs.length ? dot(runs.at(-1).at(-1), 'latest') : null,
   )
   return h(
     'figure',
