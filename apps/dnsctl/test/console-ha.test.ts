@@ -88,6 +88,10 @@ describe('console: HA status of both peers, promotion', () => {
     await self.getByText('in sync', { exact: true }).waitFor({ timeout: 20_000 })
     assert.match(await self.locator('table.replication').innerText(), new RegExp(`${ZONE}\\s+10\\s+10\\s+yes`))
     assert.equal(await page.getByRole('button', { name: 'Promote to primary' }).count(), 0)
+    // Counts agree with their nouns: one zone is "1 zone".
+    await self.getByText('1 zone, last').waitFor()
+    await self.getByText('1/1 zone in sync', { exact: false }).waitFor()
+    assert.doesNotMatch(await page.locator('main').innerText(), /\b1 zones\b/)
     await screenshot(page, 'ha-primary')
   })
 

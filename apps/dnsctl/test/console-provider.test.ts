@@ -113,7 +113,7 @@ describe('console: external provider', () => {
     await page.getByLabel('Records (one per line)').fill('192.0.2.10\n192.0.2.12')
     await page.getByRole('button', { name: 'Plan', exact: true }).click()
     const plan = page.getByRole('region', { name: 'Plan' })
-    await plan.getByText('Plan: 1 deletes, 0 updates, 1 creates (of 5 records)').waitFor()
+    await plan.getByText('Plan: 1 delete, 0 updates, 1 create (of 5 records)').waitFor()
     await plan.getByText(`delete ${id}: www 300 A 192.0.2.11`).waitFor()
     await plan.getByText('create www 300 A 192.0.2.12 (proxied)').waitFor()
     await screenshot(page, 'provider-plan')

@@ -73,7 +73,7 @@ describe('console: blocklists, refresh health, metrics, query analytics', () => 
       .fill('https://lists.example/ads.txt\nhttps://lists.example/ads.txt')
     await page.getByLabel('Deny (always blocked)').fill('Tracker.Example.\nads.example')
     await page.getByRole('button', { name: 'Validate' }).click()
-    await page.getByText(/Valid: 1 sources, 0 allowed, 2 denied/).waitFor()
+    await page.getByText(/Valid: 1 source, 0 allowed, 2 denied/).waitFor()
     assert.equal(await page.getByLabel('Deny (always blocked)').inputValue(), 'ads.example\ntracker.example')
     const before = await json(await h.call('GET', '/v1/blocklists/config'))
     assert.deepEqual(before.deny, [], 'validation publishes nothing')
@@ -162,9 +162,9 @@ describe('console: blocklists, refresh health, metrics, query analytics', () => 
     }
     await screenshot(page, 'metrics')
     await page.getByRole('button', { name: '24h' }).click()
-    await page.getByText(/points of 15 min/).waitFor()
+    await page.getByText(/points? of 15 min/).waitFor()
     await page.getByRole('button', { name: '7d' }).click()
-    await page.getByText(/points of 60 min/).waitFor()
+    await page.getByText(/points? of 60 min/).waitFor()
     await screenshot(page, 'metrics-7d')
     // A phone: the charts stack and keep their labels.
     await page.setViewportSize({ width: 390, height: 844 })

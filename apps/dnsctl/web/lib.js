@@ -219,3 +219,8 @@ export function download(filename, text) {
 }
 
 export const enc = encodeURIComponent
+
+/** "1 zone", "3 zones", "0 zones": a count with its noun in agreement (`plural` when not noun + s). */
+export function count(n, noun, plural = `${noun}s`) {
+  return `${typeof n === 'number' ? n.toLocaleString() : n} ${n === 1 ? noun : plural}`
+}

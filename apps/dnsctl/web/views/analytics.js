@@ -69,7 +69,12 @@ export async function render(container) {
       h(
         'div',
         { class: 'stats' },
-        h('div', { class: 'stat' }, h('span', { class: 'big' }, total.toLocaleString()), h('span', {}, 'queries')),
+        h(
+          'div',
+          { class: 'stat' },
+          h('span', { class: 'big' }, total.toLocaleString()),
+          h('span', {}, total === 1 ? 'query' : 'queries'),
+        ),
         h(
           'div',
           { class: 'stat' },

@@ -1,7 +1,7 @@
 // Blocklist configuration (sources, allow, deny) and refresh health. "Validate" is the API's dry
 // run (normalised, deduplicated, sorted lists come back); "Publish" writes the three files at the
 // revision the page loaded; compilation follows at the next scheduled refresh.
-import { api, errorBox, h, labelled, notice, when } from '../lib.js'
+import { api, count, errorBox, h, labelled, notice, when } from '../lib.js'
 
 const lines = (text) =>
   text
@@ -57,7 +57,7 @@ function healthCard(s) {
               h(
                 'span',
                 { class: s.differential_check.mismatches ? 'bad' : 'ok' },
-                `${s.differential_check.mismatches} mismatches`,
+                count(s.differential_check.mismatches, 'mismatch', 'mismatches'),
               ),
               ' ',
               when(s.differential_check.checked_at),
@@ -99,7 +99,7 @@ export async function render(container) {
       status.replaceChildren(
         notice(
           dryRun
-            ? `Valid: ${body.sources.length} sources, ${body.allow.length} allowed, ${body.deny.length} denied (normalised below; nothing published).`
+            ? `Valid: ${count(body.sources.length, 'source')}, ${body.allow.length} allowed, ${body.deny.length} denied (normalised below; nothing published).`
             : body.published
               ? 'Published; the resolvers get it at the next blocklist refresh.'
               : 'Nothing changed.',

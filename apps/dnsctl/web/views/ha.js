@@ -1,7 +1,7 @@
 // HA status of both peers side by side (GET /v1/status/ha: this node, and the peer as fetched from
 // its metrics listener), the HA events, and promotion of a secondary (POST /v1/ha/promote, which
 // the API refuses while the old primary is still writable). Refreshes itself while open.
-import { api, errorBox, h, notice, table, when } from '../lib.js'
+import { api, count, errorBox, h, notice, table, when } from '../lib.js'
 
 const REFRESH_MS = 10_000
 
@@ -58,9 +58,9 @@ function nodeCard(title, s, extra = []) {
           { class: rep.state === 'in_sync' ? 'ok' : rep.state === 'not_configured' ? 'muted' : 'bad' },
           rep.state.replaceAll('_', ' '),
         ),
-        ` · ${rep.zones_in_sync}/${rep.zones.length} zones in sync, max lag ${rep.max_lag_seconds} s`,
+        ` · ${rep.zones_in_sync}/${count(rep.zones.length, 'zone')} in sync, max lag ${rep.max_lag_seconds} s`,
       ),
-      row('Zone snapshot', `${s.snapshot.zones} zones, last `, when(s.snapshot.last_at)),
+      row('Zone snapshot', `${count(s.snapshot.zones, 'zone')}, last `, when(s.snapshot.last_at)),
     ),
     rep.zones.length
       ? table(
@@ -132,7 +132,7 @@ export async function render(container) {
         const { body } = await api('POST', '/v1/ha/promote', reason.value ? { reason: reason.value } : {})
         await load().catch((err) => errors.show(err))
         status.replaceChildren(
-          notice(`Promoted: now ${body.role} at epoch ${body.epoch}, ${body.zones.length} zones taken over.`),
+          notice(`Promoted: now ${body.role} at epoch ${body.epoch}, ${count(body.zones.length, 'zone')} taken over.`),
           ...body.warnings.map((w) => h('p', { class: 'warn' }, w)),
         )
       } catch (err) {

@@ -1,6 +1,6 @@
 // Metrics history: the spec's four fixed series for a named range, one SVG line chart each, drawn
 // with DOM APIs (no chart library, nothing inline for the CSP). Gaps in the samples stay gaps.
-import { api, errorBox, h, s } from '../lib.js'
+import { api, count, errorBox, h, s } from '../lib.js'
 
 const RANGES = ['1h', '6h', '24h', '7d']
 const SERIES = [
@@ -94,7 +94,7 @@ export async function render(container) {
     errors.clear()
     try {
       const { body } = await api('GET', `/v1/metrics/history?range=${range}`)
-      summary.textContent = `${body.points.length} points of ${body.step_seconds / 60} min from the resolvers' counters`
+      summary.textContent = `${count(body.points.length, 'point')} of ${body.step_seconds / 60} min from the resolvers' counters`
       charts.replaceChildren(...SERIES.map((series) => chart(series, body)))
     } catch (err) {
       errors.show(err)

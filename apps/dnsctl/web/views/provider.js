@@ -2,7 +2,7 @@
 // revision, the committed revisions), the records of an allowlisted zone, and RRset changes
 // planned first (exact record-ID deletes, updates, creates, and the safety guards) and applied
 // with confirm:true at the revision the plan was made for.
-import { api, enc, errorBox, h, labelled, notice, table, when } from '../lib.js'
+import { api, count, enc, errorBox, h, labelled, notice, table, when } from '../lib.js'
 
 const BASE = '/v1/providers/extdns'
 const TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SRV', 'CAA', 'NS']
@@ -65,7 +65,7 @@ function allowlistCard(reloadZones) {
       status.replaceChildren(
         notice(
           dryRun
-            ? `Valid syntax: ${body.zones.length} zones (nothing committed).`
+            ? `Valid syntax: ${count(body.zones.length, 'zone')} (nothing committed).`
             : `Allowlist committed as revision ${body.revision}.`,
         ),
       )
@@ -102,7 +102,7 @@ function planView(p) {
     h(
       'h3',
       {},
-      `Plan: ${p.summary.deletes} deletes, ${p.summary.updates} updates, ${p.summary.creates} creates (of ${p.summary.existing_records} records)`,
+      `Plan: ${count(p.summary.deletes, 'delete')}, ${count(p.summary.updates, 'update')}, ${count(p.summary.creates, 'create')} (of ${count(p.summary.existing_records, 'record')})`,
     ),
     h(
       'ul',
@@ -167,7 +167,7 @@ function zoneView(zone, outlet) {
         `Revision ${state.revision}; assigned nameservers ${state.name_servers.join(', ') || '—'}`,
       ),
       table(
-        `${state.records.length} records at the provider`,
+        `${count(state.records.length, 'record')} at the provider`,
         ['Name', 'Type', 'TTL', 'Content', 'Proxied', 'Comment', 'Tags', 'ID'],
         state.records.map((r) => [
           r.name,

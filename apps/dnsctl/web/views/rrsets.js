@@ -1,7 +1,7 @@
 // One zone's RRsets with inline editing: every edit, addition and deletion is previewed as a
 // dry run (POST /v1/zones/{zone}/changes with dry_run) at the revision the page shows, then
 // committed with the same body; a concurrent change elsewhere answers 412 instead of being lost.
-import { api, enc, errorBox, h, labelled, notice, planThenCommit } from '../lib.js'
+import { api, count, enc, errorBox, h, labelled, notice, planThenCommit } from '../lib.js'
 
 const TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SRV', 'CAA', 'NS']
 /** Rows drawn at most; the filter narrows a big zone down. */
@@ -149,7 +149,7 @@ export async function render(container, { zone }) {
     const q = filter.value.trim().toLowerCase()
     const sets = state.rrsets.filter((s) => !q || `${s.name || '@'} ${s.type}`.toLowerCase().includes(q))
     body.replaceChildren(...sets.slice(0, MAX_ROWS).map(row))
-    summary.textContent = `${state.role} zone, serial ${state.serial}, revision ${state.revision.slice(0, 10)}; ${sets.length} RRsets${sets.length > MAX_ROWS ? ` (first ${MAX_ROWS} shown: filter to narrow)` : ''}`
+    summary.textContent = `${state.role} zone, serial ${state.serial}, revision ${state.revision.slice(0, 10)}; ${count(sets.length, 'RRset')}${sets.length > MAX_ROWS ? ` (first ${MAX_ROWS} shown: filter to narrow)` : ''}`
   }
 
   async function load() {

@@ -1,6 +1,6 @@
 // Zones: the list, "create from a few fields", import of zone text (file or pasted) and export.
 // Create and import are PUT /v1/zones/{zone} with dry_run first (the diff), then for real.
-import { api, download, enc, errorBox, h, labelled, notice, planThenCommit, table } from '../lib.js'
+import { api, count, download, enc, errorBox, h, labelled, notice, planThenCommit, table } from '../lib.js'
 
 const words = (text) => text.split(/[\s,]+/).filter(Boolean)
 const absolute = (name, origin) => (name.endsWith('.') ? name : `${name}.${origin}.`)
@@ -123,7 +123,7 @@ function importForm(list, status, zones) {
       label: current ? 'Replace zone' : 'Create zone',
       done: async (r) => {
         await list()
-        status.replaceChildren(notice(`Zone ${r.name} imported: serial ${r.serial}, ${r.records} records.`))
+        status.replaceChildren(notice(`Zone ${r.name} imported: serial ${r.serial}, ${count(r.records, 'record')}.`))
       },
     })
   })
@@ -166,7 +166,7 @@ export async function render(container) {
       zones.length === 0
         ? h('p', { class: 'muted' }, 'No zones yet: create one below, or import a zone file.')
         : table(
-            `${zones.length} managed zone${zones.length === 1 ? '' : 's'}`,
+            `${count(zones.length, 'managed zone')}`,
             ['Zone', 'Role', 'Serial', 'Records', 'Revision', ''],
             zones.map((z) => [
               h('a', { href: `#/zones/${enc(z.name)}` }, z.name),
