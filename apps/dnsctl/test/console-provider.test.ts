@@ -101,7 +101,32 @@ describe('console: external provider', () => {
     const records = page.locator('table.provider-records')
     await records.getByRole('cell', { name: '192.0.2.11' }).waitFor()
     assert.equal(await records.locator('tbody tr').count(), 5)
-    await screenshot(page, 'provider')
+    // The "Change" select is as wide as its longest choice, on a laptop and on a phone.
+    const change = page.getByLabel('Change', { exact: true })
+    const widths = () =>
+      change.evaluate((select) => {
+        const probe = select.cloneNode(true) as HTMLSelectElement
+        probe.removeAttribute('id')
+        probe.style.width = 'max-content'
+        probe.style.position = 'absolute'
+        select.parentElement!.append(probe)
+        const needed = probe.getBoundingClientRect().width
+        probe.remove()
+        return { needed, shown: select.getBoundingClientRect().width }
+      })
+    for (const viewport of [
+      { width: 1280, height: 800 },
+      { width: 390, height: 844 },
+    ]) {
+      await page.setViewportSize(viewport)
+      const { needed, shown } = await widths()
+      assert.ok(
+        shown >= needed - 0.5,
+        `${viewport.width}px: the Change select is ${shown}px wide, its text needs ${needed}px`,
+      )
+      await screenshot(page, viewport.width < 600 ? 'provider-phone' : 'provider')
+    }
+    await page.setViewportSize({ width: 1280, height: 860 })
   })
 
   test('a plan shows the exact record-ID delete and the create; applying verifies it', async () => {

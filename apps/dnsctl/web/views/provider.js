@@ -256,7 +256,7 @@ function zoneView(zone, outlet) {
     h('h3', { id: 'pchange-title' }, `Change an RRset of ${zone}`),
     h(
       'div',
-      { class: 'grid' },
+      { class: 'grid change-grid' },
       labelled('Name', name),
       labelled('Type', type),
       labelled('Change', action),
