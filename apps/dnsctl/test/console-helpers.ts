@@ -57,3 +57,68 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 }
 
 export { launchChromium }
+
+/**
+ * Text on the page whose colour contrast against what is behind it is below WCAG AA (4.5:1,
+ * 3:1 for large text), as `tag.class "text" ratio`. Disabled controls are exempt (WCAG 1.4.3);
+ * the background is the nearest ancestor's opaque one, translucent layers blended in.
+ */
+export function lowContrast(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const rgba = (c: string) => {
+      const m = /rgba?\(([^)]+)\)/.exec(c)
+      if (!m) return [0, 0, 0, 0]
+      const parts = m[1]!
+        .split(/[\s,/]+/)
+        .filter(Boolean)
+        .map(Number)
+      return [parts[0]!, parts[1]!, parts[2]!, parts[3] ?? 1]
+    }
+    const over = (top: number[], under: number[]) => {
+      const a = top[3]!
+      return [0, 1, 2].map((i) => top[i]! * a + under[i]! * (1 - a)).concat(1)
+    }
+    const luminance = (c: number[]) => {
+      const [r, g, b] = c.slice(0, 3).map((v) => {
+        const s = v / 255
+        return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4
+      })
+      return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!
+    }
+    const background = (el: Element): number[] => {
+      const layers: number[][] = []
+      for (let e: Element | null = el; e; e = e.parentElement) {
+        const c = rgba(getComputedStyle(e).backgroundColor)
+        if (c[3]! > 0) layers.push(c)
+        if (c[3] === 1) break
+      }
+      const dark = matchMedia('(prefers-color-scheme: dark)').matches
+      let out = dark ? [18, 18, 18, 1] : [255, 255, 255, 1]
+      for (const layer of layers.reverse()) out = over(layer, out)
+      return out
+    }
+    const bad: string[] = []
+    for (const el of document.querySelectorAll('body *')) {
+      const own = [...el.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent!.trim())
+      if (!own || el.closest('.sr, [hidden], option, dialog:not([open])')) continue
+      if ((el as HTMLButtonElement).disabled || el.closest('button:disabled')) continue
+      const rect = el.getBoundingClientRect()
+      // Not drawn, or parked off-screen (the skip link until it has the focus).
+      if (rect.width === 0 || rect.height === 0 || rect.right <= 0 || rect.bottom <= 0) continue
+      const style = getComputedStyle(el)
+      if (style.visibility === 'hidden') continue
+      const bg = background(el)
+      const fg = over(rgba(style.color), bg)
+      const [l1, l2] = [luminance(fg), luminance(bg)].sort((a, b) => b - a)
+      const ratio = (l1! + 0.05) / (l2! + 0.05)
+      const size = Number.parseFloat(style.fontSize)
+      const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700)
+      if (ratio < (large ? 3 : 4.5)) {
+        bad.push(
+          `${el.tagName.toLowerCase()}.${el.className} "${el.textContent!.trim().slice(0, 30)}" ${ratio.toFixed(2)}`,
+        )
+      }
+    }
+    return bad
+  })
+}

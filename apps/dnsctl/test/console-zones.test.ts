@@ -11,6 +11,7 @@ import { type Browser, dnsQuery, type Page } from '@gatehouse/testkit'
 import {
   type ConsoleHarness,
   launchChromium,
+  lowContrast,
   pageProblems,
   screenshot,
   signedInPage,
@@ -263,6 +264,48 @@ describe('console: zones, RRsets, history', () => {
     await page.getByText(/Aggregate privacy mode: clients are shown as their network/).waitFor()
     await page.getByText('No queries in this range.').first().waitFor()
     assert.equal(await page.getByRole('heading', { name: 'Recent queries' }).count(), 0)
+  })
+
+  test('dark mode: every main screen is readable (WCAG AA contrast), on a laptop and a phone', async () => {
+    const dark = await signedInPage(browser, h)
+    // Each screen's name, address, heading and what shows that its data has arrived.
+    const screens: [string, string, string, string][] = [
+      ['zones', '#/zones', 'Zones', 'table.zones'],
+      ['rrsets', `#/zones/${ZONE}`, ZONE, 'table.rrsets tbody tr'],
+      ['history', `#/zones/${ZONE}/history`, `History of ${ZONE}`, 'table.audit'],
+      ['blocklists', '#/blocklists', 'Blocklists', '#health-title'],
+      ['metrics', '#/metrics', 'Metrics history', 'figure.chart-card'],
+      ['analytics', '#/analytics', 'Query analytics', '.stats'],
+      ['ha', '#/ha', 'HA status', '.peers > *'],
+      ['provider', '#/provider', 'External DNS provider', '.view :is([role=alert]:not([hidden]), p.muted, table)'],
+    ]
+    const unreadable: string[] = []
+    for (const scheme of ['light', 'dark'] as const) {
+      await dark.emulateMedia({ colorScheme: scheme })
+      for (const viewport of [
+        { width: 1280, height: 800 },
+        { width: 390, height: 844 },
+      ]) {
+        await dark.setViewportSize(viewport)
+        for (const [name, hash, heading, loaded] of screens) {
+          await dark.goto(`${h.consoleBase}/console/${hash}`)
+          await dark.getByRole('heading', { name: heading, exact: true }).waitFor()
+          await dark.locator(loaded).first().waitFor()
+          if (name === 'rrsets') {
+            // The dry-run diff's colours too.
+            await dark.getByRole('button', { name: 'Edit www A' }).click()
+            await dark.getByRole('button', { name: 'Preview' }).first().click()
+            await dark.locator('.diff').waitFor()
+          }
+          for (const problem of await lowContrast(dark))
+            unreadable.push(`${scheme} ${name} ${viewport.width}px: ${problem}`)
+          if (scheme === 'dark') await screenshot(dark, `dark-${name}${viewport.width < 600 ? '-phone' : ''}`)
+        }
+      }
+    }
+    assert.deepEqual(unreadable, [])
+    assert.deepEqual(pageProblems(dark), [])
+    await dark.close()
   })
 
   test('signing out ends the session here and in every other tab', async () => {
