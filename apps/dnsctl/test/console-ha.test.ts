@@ -100,9 +100,32 @@ describe('console: HA status of both peers, promotion', () => {
     const sp = await signedInPage(browser, s)
     await sp.goto(`${s.consoleBase}/console/#/ha`)
     await sp.getByRole('region', { name: 'This node' }).getByText('secondary · read-only').waitFor()
-    sp.on('dialog', (d) => d.accept())
     await sp.getByLabel('Reason (audited)').fill('VIP moved')
-    await sp.getByRole('button', { name: 'Promote to primary' }).click()
+    const form = sp.getByRole('form', { name: 'Promote this secondary' })
+    const trigger = form.getByRole('button', { name: 'Promote to primary' })
+    const dialog = sp.getByRole('dialog', { name: 'Promote this node?' })
+    // Keyboard: the confirmation takes the focus (on Cancel: the safe choice); Escape cancels and
+    // gives the focus back; Tab reaches the action, Enter confirms.
+    await trigger.focus()
+    await sp.keyboard.press('Enter')
+    await dialog.waitFor()
+    assert.equal(
+      await dialog.getByRole('button', { name: 'Cancel' }).evaluate((b) => b === document.activeElement),
+      true,
+    )
+    await screenshot(sp, 'ha-promote-dialog')
+    await sp.keyboard.press('Escape')
+    await dialog.waitFor({ state: 'detached' })
+    assert.equal(await trigger.evaluate((b) => b === document.activeElement), true)
+    await sp.keyboard.press('Enter')
+    await dialog.waitFor()
+    await sp.keyboard.press('Shift+Tab')
+    assert.equal(
+      await dialog.getByRole('button', { name: 'Promote to primary' }).evaluate((b) => b === document.activeElement),
+      true,
+    )
+    await sp.keyboard.press('Enter')
+    await dialog.waitFor({ state: 'detached' })
     await sp
       .getByRole('alert')
       .getByText(/peer_still_writable/)
@@ -114,7 +137,8 @@ describe('console: HA status of both peers, promotion', () => {
     await page.close()
     await p.close()
     p = undefined as unknown as ConsoleHarness
-    await sp.getByRole('button', { name: 'Promote to primary' }).click()
+    await trigger.click()
+    await dialog.getByRole('button', { name: 'Promote to primary' }).click()
     await sp.getByText(/Promoted: now primary/).waitFor({ timeout: 20_000 })
     await sp.getByRole('region', { name: 'This node' }).getByText('primary · read-write').waitFor()
     await sp.getByRole('cell', { name: 'console:tester' }).first().waitFor()

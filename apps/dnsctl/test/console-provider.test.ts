@@ -167,7 +167,17 @@ describe('console: external provider', () => {
       .waitFor()
     await page.getByLabel(/Force/).waitFor()
     await screenshot(page, 'provider-guard')
-    await page.getByRole('button', { name: 'Cancel' }).click()
+    // Keyboard: the plan has the focus; Escape closes it and gives the focus back to Plan.
+    assert.equal(
+      await page.getByRole('button', { name: 'Apply at the provider' }).evaluate((b) => b === document.activeElement),
+      true,
+    )
+    await page.keyboard.press('Escape')
+    await page.getByRole('group', { name: 'Plan at the provider' }).waitFor({ state: 'detached' })
+    assert.equal(
+      await page.getByRole('button', { name: 'Plan', exact: true }).evaluate((b) => b === document.activeElement),
+      true,
+    )
   })
 
   test('the allowlist: validated at the provider, committed as a revision by the console user', async () => {

@@ -266,6 +266,76 @@ describe('console: zones, RRsets, history', () => {
     assert.equal(await page.getByRole('heading', { name: 'Recent queries' }).count(), 0)
   })
 
+  test('keyboard: a rollback plan takes the focus; Escape or Cancel closes it, the focus returns to its button', async () => {
+    await page.goto(`${h.consoleBase}/console/#/zones/${ZONE}/history`)
+    const rollback = page.getByRole('button', { name: /^Roll back to/ }).first()
+    const name = (await rollback.getAttribute('aria-label'))!
+    const focused = () => page.evaluate(() => document.activeElement?.textContent?.trim() ?? '')
+    const focusedLabel = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))
+    const plan = page.getByRole('group', { name: 'Dry run' })
+    // Escape.
+    await rollback.focus()
+    await page.keyboard.press('Enter')
+    await plan.getByRole('button', { name }).waitFor()
+    assert.equal(await focused(), name, 'the focus moves to the commit button')
+    await page.keyboard.press('Escape')
+    await plan.waitFor({ state: 'detached' })
+    assert.equal(await focusedLabel(), name, 'back on the button that opened it')
+    // Tab to Cancel, Enter.
+    await page.keyboard.press('Enter')
+    await plan.getByRole('button', { name }).waitFor()
+    await page.keyboard.press('Tab')
+    assert.equal(await focused(), 'Cancel')
+    await page.keyboard.press('Enter')
+    await plan.waitFor({ state: 'detached' })
+    assert.equal(await focusedLabel(), name)
+    // Committed from the keyboard: the page redraws, the focus lands on the same row's button.
+    await page.keyboard.press('Enter')
+    await plan.getByRole('button', { name }).waitFor()
+    await page.keyboard.press('Enter')
+    await page.getByText(/rolled back to the content of/).waitFor()
+    assert.equal(await focusedLabel(), name)
+  })
+
+  test('keyboard: deleting a zone asks in a modal dialog; Escape cancels, typing the name confirms', async () => {
+    const GONE = 'gone.test'
+    const put = await h.call('PUT', `/v1/zones/${GONE}`, {
+      role: 'primary',
+      zone_text: `$ORIGIN ${GONE}.\n@ 3600 IN SOA ns1 hostmaster 1 3600 900 604800 300\n@ 3600 IN NS ns1\nns1 3600 IN A 192.0.2.1\n`,
+    })
+    assert.equal(put.status, 201)
+    await page.goto(`${h.consoleBase}/console/#/zones/${GONE}`)
+    const trigger = page.getByRole('button', { name: 'Delete zone…' })
+    const dialog = page.getByRole('dialog', { name: `Delete ${GONE}?` })
+    const input = dialog.getByLabel(`Type ${GONE} to confirm`)
+    const inDialog = () => page.evaluate(() => !!document.activeElement?.closest('dialog[open]'))
+    await trigger.focus()
+    await page.keyboard.press('Enter')
+    await input.waitFor()
+    assert.equal(await input.evaluate((el) => el === document.activeElement), true, 'the focus moves into the dialog')
+    assert.equal(await dialog.getByRole('button', { name: 'Delete zone' }).isDisabled(), true)
+    // The page behind is inert: Tab goes round the dialog's own controls.
+    for (let i = 0; i < 3; i++) {
+      await page.keyboard.press('Tab')
+      assert.equal(await inDialog(), true, `Tab ${i + 1} stays in the dialog`)
+    }
+    await screenshot(page, 'zone-delete-dialog')
+    await page.keyboard.press('Escape')
+    await dialog.waitFor({ state: 'detached' })
+    assert.equal(await trigger.evaluate((el) => el === document.activeElement), true, 'back on Delete zone…')
+    assert.equal((await h.call('GET', `/v1/zones/${GONE}`)).status, 200, 'Escape deleted nothing')
+    // A wrong name confirms nothing; the right one and Enter delete the zone.
+    await page.keyboard.press('Enter')
+    await input.waitFor()
+    await page.keyboard.type('gone.tes')
+    await page.keyboard.press('Enter')
+    assert.equal(await dialog.isVisible(), true, 'Enter with a wrong name keeps the dialog open')
+    await page.keyboard.type('t')
+    await page.keyboard.press('Enter')
+    await page.getByRole('heading', { name: 'Zones' }).waitFor()
+    assert.equal((await h.call('GET', `/v1/zones/${GONE}`)).status, 404)
+  })
+
   test('dark mode: every main screen is readable (WCAG AA contrast), on a laptop and a phone', async () => {
     const dark = await signedInPage(browser, h)
     // Each screen's name, address, heading and what shows that its data has arrived.

@@ -107,43 +107,139 @@ export function diffView(diff, title = 'Dry run') {
 }
 
 /**
+ * Put the focus back on the control that opened a panel or dialog. A view that redrew after
+ * the change replaced that control: its namesake (same aria-label, or text) in the new markup
+ * takes the focus, else the main region does.
+ */
+export function returnFocus(trigger) {
+  if (!(trigger instanceof HTMLElement) || trigger === document.body) return
+  if (trigger.isConnected) return trigger.focus()
+  const label = trigger.getAttribute('aria-label')
+  const text = trigger.textContent
+  const twins = [...document.querySelectorAll(trigger.tagName)].filter((el) =>
+    label ? el.getAttribute('aria-label') === label : el.textContent === text,
+  )
+  ;(twins.length === 1 ? twins[0] : document.getElementById('main'))?.focus()
+}
+
+/**
+ * A confirmation panel inside the page (a dry run's plan with its Commit): Escape closes it
+ * like its Cancel button, and closing it, either way, returns the focus to `trigger`.
+ * Returns `close(after)`, which empties `container`, then runs `after` and returns the focus.
+ */
+export function closablePanel(container, panel, trigger) {
+  const close = async (after) => {
+    container.replaceChildren()
+    try {
+      await after?.()
+    } finally {
+      returnFocus(trigger)
+    }
+  }
+  panel.addEventListener('keydown', (e) => {
+    if (e.key !== 'Escape') return
+    e.stopPropagation()
+    close()
+  })
+  return close
+}
+
+/**
  * Two-step change: `plan()` runs the dry run and resolves to its diff; the panel shows it with
- * "Commit" and "Cancel"; `commit()` runs the change for real. Resolves when done or cancelled.
+ * "Commit" and "Cancel" (or Escape); `commit()` runs the change for real. The focus moves to
+ * Commit, and back to the control that asked for the plan once the panel closes.
  */
 export function planThenCommit(container, { plan, commit, label = 'Commit', done }) {
+  const trigger = document.activeElement
   const errors = errorBox()
-  const panel = h('div', { class: 'plan' }, errors)
+  const panel = h('div', { class: 'plan', role: 'group', 'aria-label': 'Dry run' }, errors)
   container.replaceChildren(panel)
+  const close = closablePanel(container, panel, trigger)
   plan().then(
     (diff) => {
       const commitButton = h('button', { class: 'primary', type: 'button' }, label)
-      const cancel = h('button', { type: 'button', onclick: () => container.replaceChildren() }, 'Cancel')
+      const cancel = h('button', { type: 'button', onclick: () => close() }, 'Cancel')
       commitButton.addEventListener('click', async () => {
         commitButton.disabled = true
         errors.clear()
+        let result
         try {
-          const result = await commit()
-          container.replaceChildren()
-          done?.(result)
+          result = await commit()
         } catch (err) {
           errors.show(err)
           commitButton.disabled = false
+          return
         }
+        await close(() => done?.(result))
       })
       panel.append(diffView(diff), h('div', { class: 'actions' }, commitButton, cancel))
       commitButton.focus()
     },
     (err) => {
       errors.show(err)
-      panel.append(
-        h(
-          'div',
-          { class: 'actions' },
-          h('button', { type: 'button', onclick: () => container.replaceChildren() }, 'Close'),
-        ),
-      )
+      const closeButton = h('button', { type: 'button', onclick: () => close() }, 'Close')
+      panel.append(h('div', { class: 'actions' }, closeButton))
+      closeButton.focus()
     },
   )
+}
+
+/**
+ * A modal confirmation (<dialog> opened with showModal: the rest of the page is inert, the
+ * focus moves into it, Escape cancels) that returns the focus to the control that opened it.
+ * With `typed`, the action stays disabled until that text is typed (deleting a zone). Resolves
+ * true when confirmed, false when cancelled.
+ */
+export function confirmDialog({ title, message, action, danger = false, typed }) {
+  const trigger = document.activeElement
+  return new Promise((resolve) => {
+    const confirmButton = h('button', { type: 'submit', class: danger ? 'danger' : 'primary' }, action)
+    const cancel = h('button', { type: 'button' }, 'Cancel')
+    const input = typed
+      ? h('input', { autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'confirm-message' })
+      : null
+    const form = h(
+      'form',
+      { method: 'dialog' },
+      h('h2', { id: 'confirm-title' }, title),
+      h('p', { id: 'confirm-message' }, message),
+      input ? labelled(`Type ${typed} to confirm`, input) : null,
+      h('div', { class: 'actions' }, confirmButton, cancel),
+    )
+    const dialog = h('dialog', { class: 'confirm', 'aria-labelledby': 'confirm-title' }, form)
+    let confirmed = false
+    if (input) {
+      confirmButton.disabled = true
+      input.addEventListener('input', () => {
+        confirmButton.disabled = input.value.trim() !== typed
+      })
+    }
+    form.addEventListener('submit', (e) => {
+      if (input && input.value.trim() !== typed) return e.preventDefault()
+      confirmed = true
+    })
+    cancel.addEventListener('click', () => dialog.close())
+    // The page behind is inert, but Tab would leave for the browser's own controls: it goes
+    // round the dialog's instead.
+    dialog.addEventListener('keydown', (e) => {
+      if (e.key !== 'Tab') return
+      const focusable = [...dialog.querySelectorAll('input, button')].filter((el) => !el.disabled)
+      const [first, last] = [focusable[0], focusable.at(-1)]
+      if (e.shiftKey ? document.activeElement === first : document.activeElement === last) {
+        e.preventDefault()
+        ;(e.shiftKey ? last : first).focus()
+      }
+    })
+    dialog.addEventListener('close', () => {
+      dialog.remove()
+      returnFocus(trigger)
+      resolve(confirmed)
+    })
+    document.body.append(dialog)
+    dialog.showModal()
+    // A destructive action starts on what cannot do harm: the text box, or Cancel.
+    ;(input ?? (danger ? cancel : confirmButton)).focus()
+  })
 }
 
 /**

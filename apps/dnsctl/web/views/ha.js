@@ -1,7 +1,7 @@
 // HA status of both peers side by side (GET /v1/status/ha: this node, and the peer as fetched from
 // its metrics listener), the HA events, and promotion of a secondary (POST /v1/ha/promote, which
 // the API refuses while the old primary is still writable). Refreshes itself while open.
-import { api, count, errorBox, h, notice, table, when } from '../lib.js'
+import { api, confirmDialog, count, errorBox, h, notice, table, when } from '../lib.js'
 
 const REFRESH_MS = 10_000
 
@@ -125,7 +125,13 @@ export async function render(container) {
     )
     form.addEventListener('submit', async (e) => {
       e.preventDefault()
-      if (!confirm('Make this node the writable primary?')) return
+      const confirmed = await confirmDialog({
+        title: 'Promote this node?',
+        message: 'This node becomes the writable primary and takes over every replicated zone.',
+        action: 'Promote to primary',
+        danger: true,
+      })
+      if (!confirmed) return
       button.disabled = true
       errors.clear()
       try {
@@ -173,6 +179,7 @@ export async function render(container) {
   if (!(await load())) return
   const timer = setInterval(() => {
     if (!container.isConnected) return clearInterval(timer)
-    if (!promote.contains(document.activeElement)) load()
+    // Not under the user's hands: a form being filled in, or its confirmation open.
+    if (!promote.contains(document.activeElement) && !document.querySelector('dialog[open]')) load()
   }, REFRESH_MS)
 }

@@ -2,7 +2,7 @@
 // revision, the committed revisions), the records of an allowlisted zone, and RRset changes
 // planned first (exact record-ID deletes, updates, creates, and the safety guards) and applied
 // with confirm:true at the revision the plan was made for.
-import { api, count, enc, errorBox, h, labelled, notice, table, when } from '../lib.js'
+import { api, closablePanel, count, enc, errorBox, h, labelled, notice, table, when } from '../lib.js'
 
 const BASE = '/v1/providers/extdns'
 const TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SRV', 'CAA', 'NS']
@@ -198,6 +198,7 @@ function zoneView(zone, outlet) {
     ]
   }
   async function makePlan() {
+    const trigger = document.activeElement
     errors.clear()
     status.replaceChildren()
     const body = { changes: changes(), expected_revision: state.revision }
@@ -208,6 +209,8 @@ function zoneView(zone, outlet) {
       errors.show(err)
       return
     }
+    const panel = h('div', { class: 'plan', role: 'group', 'aria-label': 'Plan at the provider' })
+    const close = closablePanel(plan, panel, trigger)
     const force = h('input', { type: 'checkbox', id: 'force' })
     const apply = h('button', { type: 'button', class: 'primary' }, 'Apply at the provider')
     apply.addEventListener('click', async () => {
@@ -220,9 +223,8 @@ function zoneView(zone, outlet) {
             ...(force.checked ? { force: true } : {}),
           })
         ).body
-        plan.replaceChildren()
         // Applied: a failing reload must not offer the same change again.
-        await load().catch((err) => errors.show(err))
+        await close(() => load().catch((err) => errors.show(err)))
         status.replaceChildren(
           notice(
             `${r.applied ? 'Applied' : 'Nothing applied'}: API state ${r.api_verified ? 'verified' : 'NOT verified'}, nameservers ${r.dns_verified === null ? 'not checked' : r.dns_verified ? 'verified' : 'not serving it yet'}${r.rolled_back ? ', rolled back' : ''}.`,
@@ -234,20 +236,12 @@ function zoneView(zone, outlet) {
         apply.disabled = false
       }
     })
-    plan.replaceChildren(
-      h(
-        'div',
-        { class: 'plan' },
-        planView(p),
-        p.safety.safe ? null : h('label', { class: 'check' }, force, ' Force (override the safety guard)'),
-        h(
-          'div',
-          { class: 'actions' },
-          apply,
-          h('button', { type: 'button', onclick: () => plan.replaceChildren() }, 'Cancel'),
-        ),
-      ),
+    panel.append(
+      planView(p),
+      ...(p.safety.safe ? [] : [h('label', { class: 'check' }, force, ' Force (override the safety guard)')]),
+      h('div', { class: 'actions' }, apply, h('button', { type: 'button', onclick: () => close() }, 'Cancel')),
     )
+    plan.replaceChildren(panel)
     apply.focus()
   }
   const form = h(

@@ -1,7 +1,7 @@
 // One zone's RRsets with inline editing: every edit, addition and deletion is previewed as a
 // dry run (POST /v1/zones/{zone}/changes with dry_run) at the revision the page shows, then
 // committed with the same body; a concurrent change elsewhere answers 412 instead of being lost.
-import { api, count, enc, errorBox, h, labelled, notice, planThenCommit } from '../lib.js'
+import { api, confirmDialog, count, enc, errorBox, h, labelled, notice, planThenCommit } from '../lib.js'
 
 const TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SRV', 'CAA', 'NS']
 /** Rows drawn at most; the filter narrows a big zone down. */
@@ -211,7 +211,14 @@ export async function render(container, { zone }) {
 
   const removeZone = h('button', { type: 'button', class: 'danger' }, 'Delete zone…')
   removeZone.addEventListener('click', async () => {
-    if (prompt(`Type ${zone} to stop serving it (its history is kept).`) !== zone) return
+    const confirmed = await confirmDialog({
+      title: `Delete ${zone}?`,
+      message: `Knot stops serving ${zone}. Its history is kept: importing the zone again brings it back.`,
+      action: 'Delete zone',
+      danger: true,
+      typed: zone,
+    })
+    if (!confirmed) return
     try {
       await api('DELETE', `/v1/zones/${enc(zone)}`, { expected_revision: state.revision })
       location.hash = '#/zones'
