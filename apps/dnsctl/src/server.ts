@@ -21,6 +21,7 @@ import { type Schedule, scheduleRefresh } from './blocklists/job.ts'
 import { blocklistRoutes } from './blocklists/routes.ts'
 import { BlocklistService } from './blocklists/service.ts'
 import type { Config } from './config.ts'
+import { consoleNotFoundPage } from './console/not-found-page.ts'
 import { type Console, consoleHostNames, consoleRoutes } from './console/routes.ts'
 import type { DB } from './db/schema.ts'
 import { errors } from './errors.ts'
@@ -84,6 +85,8 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
         ...consoleHostNames(config).filter((h) => !isUnspecified(h)),
       ],
     },
+    // A browser's navigation to an address the console does not have: the console's own page.
+    notFoundPage: consoleNotFoundPage,
     openapi: {
       title: 'dnsctl',
       description: 'DNS management API (zones, RRsets, blocklist configuration, refresh health)',

@@ -378,6 +378,63 @@ describe('console: zones, RRsets, history', () => {
     await dark.close()
   })
 
+  test('a browser sent to an address the console lacks gets its 404 page; API clients keep the JSON', async () => {
+    const missing = '/console/no-such-page/%3Cscript%3Ealert(1)%3C%2Fscript%3E?q=%22%3E%3Cb%3E'
+    for (const [viewport, scheme, name] of [
+      [{ width: 1280, height: 800 }, 'light', 'not-found'],
+      [{ width: 390, height: 844 }, 'light', 'not-found-phone'],
+      [{ width: 1280, height: 800 }, 'dark', 'dark-not-found'],
+    ] as const) {
+      await page.setViewportSize(viewport)
+      await page.emulateMedia({ colorScheme: scheme })
+      const res = await page.goto(`${h.consoleBase}${missing}`)
+      assert.equal(res?.status(), 404)
+      assert.match(res!.headers()['content-type'] ?? '', /^text\/html/)
+      assert.match(res!.headers()['content-security-policy'] ?? '', /script-src 'self'/)
+      await page.getByRole('heading', { name: 'Page not found' }).waitFor()
+      assert.equal(await page.title(), 'Page not found · dnsctl console')
+      // In the console's shell (its stylesheet applied: the header bar), the address not echoed.
+      assert.equal(await page.locator('header.top').evaluate((el) => getComputedStyle(el).display), 'flex')
+      const html = await res!.text()
+      assert.ok(!/no-such-page|script|alert/i.test(html.replace(/<link[^>]*>|<\/?(html|head|body)[^>]*>/g, '')), html)
+      assert.deepEqual(await lowContrast(page), [], `${scheme} ${viewport.width}px`)
+      await screenshot(page, name)
+    }
+    await page.setViewportSize({ width: 1280, height: 860 })
+    await page.emulateMedia({ colorScheme: 'light' })
+    // Keyboard: the way back is a link, and it leads into the console (still signed in).
+    const back = page.getByRole('link', { name: 'Go to the console' })
+    await back.focus()
+    await page.keyboard.press('Enter')
+    await page.getByRole('link', { name: ZONE }).waitFor()
+    // Signed out (a fresh browser): the same page, not a sign-in error.
+    const stranger = await (await browser.newContext()).newPage()
+    const res = await stranger.goto(`${h.consoleBase}/nowhere`)
+    assert.equal(res?.status(), 404)
+    await stranger.getByRole('heading', { name: 'Page not found' }).waitFor()
+    await stranger.close()
+    // The API keeps its coded JSON: fetch() from the page, a navigation to an API path, and any
+    // browser on the API listener (which has no console).
+    const fetched = await page.evaluate(async () => {
+      const r = await fetch('/v1/no-such-route')
+      return { status: r.status, type: r.headers.get('content-type'), body: await r.json() }
+    })
+    assert.equal(fetched.status, 404)
+    assert.match(fetched.type ?? '', /^application\/json/)
+    assert.equal(fetched.body.error.code, 'not_found')
+    const navigated = await page.goto(`${h.consoleBase}/v1/no-such-route`)
+    assert.equal(navigated?.status(), 404)
+    assert.equal(JSON.parse(await navigated!.text()).error.code, 'not_found')
+    const api = await fetch(`${h.base}/console/nowhere`, { headers: { accept: 'text/html,*/*;q=0.8' } })
+    assert.equal(api.status, 404)
+    assert.equal(((await api.json()) as { error: { code: string } }).error.code, 'not_found')
+    const apiMiss = await fetch(`${h.base}/nowhere`, { headers: { accept: 'text/html' } })
+    assert.equal(apiMiss.status, 404)
+    assert.match(apiMiss.headers.get('content-type') ?? '', /^application\/json/)
+    await page.goto(`${h.consoleBase}/console/#/zones`)
+    await page.getByRole('link', { name: ZONE }).waitFor()
+  })
+
   test('signing out ends the session here and in every other tab', async () => {
     const other = await page.context().newPage()
     await other.goto(`${h.consoleBase}/console/#/zones`)

@@ -12,8 +12,9 @@
  */
 import { kitErrors } from '@gatehouse/kit'
 import { readCookie } from '@gatehouse/kit/credentials.ts'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../errors.ts'
+import { CSP } from './csp.ts'
 import type { ConsoleListener } from './listener.ts'
 import type { ConsoleSession, ConsoleSessions } from './sessions.ts'
 
@@ -51,14 +52,29 @@ function checkOrigin(req: FastifyRequest) {
   if (host === undefined || host !== req.headers.host) throw errors.origin_mismatch()
 }
 
+// A browser's navigation: its Accept names text/html (fetch() and curl send JSON or "*/*").
+function wantsHtml(req: FastifyRequest): boolean {
+  return /(^|,)\s*text\/html\s*(;|,|$)/i.test(req.headers.accept ?? '')
+}
+
 export function consoleGuard(listener: ConsoleListener, sessions: ConsoleSessions) {
-  return async (req: FastifyRequest) => {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
     const route = routeOf(req)
     if (!listener.owns(req.raw)) {
       if (isConsolePath(route) && route !== LINKS_PATH) throw kitErrors.not_found()
+      // The API listener has no console: a miss there stays the coded JSON even for a browser
+      // (the kit's notFoundPage sees only the path, not the listener; the page's stylesheet
+      // is not served here).
+      if (route === '' && wantsHtml(req)) req.headers.accept = 'application/json'
       return
     }
     if (route === LINKS_PATH) throw kitErrors.not_found()
+    // A browser's navigation to an address no route takes: the console's "not found" page
+    // (not-found-page.ts, no data in it), under the console's CSP, signed in or not.
+    if (route === '' && SAFE_METHODS.has(req.method) && wantsHtml(req)) {
+      reply.header('content-security-policy', CSP).header('referrer-policy', 'no-referrer')
+      return
+    }
     const isSignIn = route === `${CONSOLE_PREFIX}/session` && req.method === 'POST'
     if (isSignIn) return checkOrigin(req)
     // The page and its modules carry no data: served to anyone who reaches the listener.

@@ -15,23 +15,12 @@ import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Config } from '../config.ts'
 import { errors } from '../errors.ts'
+import { CSP } from './csp.ts'
 import { CONSOLE_PREFIX, consoleGuard, LINKS_PATH, SESSION_COOKIE } from './guard.ts'
 import { ConsoleListener } from './listener.ts'
 import { ConsoleSessions } from './sessions.ts'
 
 const WEB = join(import.meta.dirname, '..', '..', 'web')
-
-/** Nothing leaves the origin; charts are SVG built with DOM APIs, so no inline code of any kind. */
-export const CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ')
 
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[\\x21-\\x7e][\\x20-\\x7e]*$' })
 const LinkBody = Type.Union([Type.Object({ name: Type.Optional(Name) }, { additionalProperties: false }), Type.Null()])
