@@ -72,6 +72,7 @@ export interface Dnsctl {
 
 export async function buildServer(config: Config, deps: ServerDeps): Promise<Dnsctl> {
   const now = deps.now ?? (() => new Date())
+  let webConsole: ReturnType<typeof consoleRoutes> | undefined
   const app = await createHttpApp({
     name: 'dnsctl',
     version: packageVersion(import.meta.dirname),
@@ -85,8 +86,9 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
         ...consoleHostNames(config).filter((h) => !isUnspecified(h)),
       ],
     },
-    // A browser's navigation to an address the console does not have: the console's own page.
-    notFoundPage: consoleNotFoundPage,
+    // A browser's navigation to an address the console does not have: the console's own page
+    // (the API listener has no pages: its misses stay the coded JSON even for a browser).
+    notFoundPage: (path, req) => (webConsole?.listener.owns(req.raw) ? consoleNotFoundPage(path) : undefined),
     openapi: {
       title: 'dnsctl',
       description: 'DNS management API (zones, RRsets, blocklist configuration, refresh health)',
@@ -161,7 +163,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
     })
     haMetricsRoutes(metricsApp, ha)
   }
-  const webConsole = consoleRoutes(app, config)
+  webConsole = consoleRoutes(app, config)
   zoneRoutes(app, zones)
   const providerCa = readCaFile(config.provider.caFile)
   const providerClient = new ProviderClient({

@@ -70,7 +70,7 @@ function translate(err: FastifyError, bodyLimit: number): AppError {
 
 // Fastify answers an unknown method on a known path with 404; the design wants 405 with
 // `Allow`, so keep each route's pattern and test the path against them.
-export function installNotFound(app: HttpApp, page?: (path: string) => string | undefined) {
+export function installNotFound(app: HttpApp, page?: (path: string, req: FastifyRequest) => string | undefined) {
   const patterns = new Map<string, { regex: RegExp; methods: Set<string> }>()
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
@@ -101,14 +101,14 @@ export function installNotFound(app: HttpApp, page?: (path: string) => string | 
       return sendError(app, error, req, reply, 0)
     }
     if (page && (req.method === 'GET' || req.method === 'HEAD') && wantsHtml(req.headers.accept)) {
-      const html = page(path)
+      const html = page(path, req)
       if (html !== undefined) return reply.code(404).type('text/html; charset=utf-8').send(html)
     }
     return sendError(app, kitErrors.not_found(`no route for ${req.method} ${path}`), req, reply, 0)
   })
 }
 
-// A browser's navigation names text/html; fetch() and curl send `*/*` or JSON and keep the coded answer.
-function wantsHtml(accept: string | undefined): boolean {
+/** Whether a request's Accept names text/html: a browser's navigation does; fetch() and curl ask for any type or for JSON. */
+export function wantsHtml(accept: string | undefined): boolean {
   return accept !== undefined && /(^|,)\s*text\/html\s*(;|,|$)/i.test(accept)
 }

@@ -10,7 +10,7 @@
  *                     and an Origin equal to the console's own. Changes are audited as
  *                     `console:<name>`, whatever X-Dns-Actor the browser sent.
  */
-import { kitErrors } from '@gatehouse/kit'
+import { kitErrors, wantsHtml } from '@gatehouse/kit'
 import { readCookie } from '@gatehouse/kit/credentials.ts'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../errors.ts'
@@ -52,26 +52,17 @@ function checkOrigin(req: FastifyRequest) {
   if (host === undefined || host !== req.headers.host) throw errors.origin_mismatch()
 }
 
-// A browser's navigation: its Accept names text/html (fetch() and curl send JSON or "*/*").
-function wantsHtml(req: FastifyRequest): boolean {
-  return /(^|,)\s*text\/html\s*(;|,|$)/i.test(req.headers.accept ?? '')
-}
-
 export function consoleGuard(listener: ConsoleListener, sessions: ConsoleSessions) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     const route = routeOf(req)
     if (!listener.owns(req.raw)) {
       if (isConsolePath(route) && route !== LINKS_PATH) throw kitErrors.not_found()
-      // The API listener has no console: a miss there stays the coded JSON even for a browser
-      // (the kit's notFoundPage sees only the path, not the listener; the page's stylesheet
-      // is not served here).
-      if (route === '' && wantsHtml(req)) req.headers.accept = 'application/json'
       return
     }
     if (route === LINKS_PATH) throw kitErrors.not_found()
     // A browser's navigation to an address no route takes: the console's "not found" page
     // (not-found-page.ts, no data in it), under the console's CSP, signed in or not.
-    if (route === '' && SAFE_METHODS.has(req.method) && wantsHtml(req)) {
+    if (route === '' && SAFE_METHODS.has(req.method) && wantsHtml(req.headers.accept)) {
       reply.header('content-security-policy', CSP).header('referrer-policy', 'no-referrer')
       return
     }

@@ -5,7 +5,7 @@
  * text: the address asked for is not echoed (nothing a link's author wrote reaches the page),
  * and it carries no script, so the console's CSP holds as on every other page.
  *
- * API paths keep the coded JSON answer, as does the API listener as a whole (guard.ts).
+ * API paths keep the coded JSON answer, as does the API listener as a whole (server.ts).
  */
 import { CONSOLE_PREFIX } from './guard.ts'
 
