@@ -148,6 +148,9 @@ export async function startChild(options: StartOptions): Promise<Child> {
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (!exited) {
         killQuietly(child.pid, signal)
+        // A test may have paused the process (SIGSTOP); stopped, it would take the signal only
+        // when continued, so the stop waited the whole 10 s before SIGKILL.
+        killQuietly(child.pid, 'SIGCONT')
         const timer = setTimeout(() => killQuietly(child.pid), 10_000)
         await exitPromise
         clearTimeout(timer)

@@ -59,3 +59,16 @@ test('log() holds every line received, the ready line included, as soon as it ar
   assert.match(seen, /^1\n2\n/)
   assert.match(seen, /\n20000\nready ✓\n$/)
 })
+
+test('stop() ends a paused (SIGSTOPped) child with its signal, not the SIGKILL that follows 10 s later', async (t) => {
+  const paused = shell(t, 'paused', "trap 'echo terminated; exit 0' TERM; echo ready; while :; do sleep 0.1; done")
+  const child = await paused.start()
+  child.process.kill('SIGSTOP')
+  const exit = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.process.once('exit', (code, signal) => resolve([code, signal])),
+  )
+  await child.stop()
+  // SIGKILL would leave signal 'SIGKILL' and no "terminated" line: the trap ran, so SIGTERM did.
+  assert.deepEqual(await exit, [0, null])
+  assert.match(paused.log(), /terminated/)
+})
