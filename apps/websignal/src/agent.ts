@@ -20,6 +20,7 @@ import { WindowAggregator } from './detect/window.ts'
 import type { Metrics } from './metrics.ts'
 import { InputPipeline } from './pipeline.ts'
 import { SignalClient } from './publish/client.ts'
+import { CredentialReload } from './publish/credentials.ts'
 import { Publisher } from './publish/publisher.ts'
 import type { Outbox, Store } from './store/store.ts'
 import { OffsetFile } from './tail/offsets.ts'
@@ -61,6 +62,7 @@ export class Agent {
   readonly publisher: Publisher | undefined
   readonly #client: SignalClient | undefined
   readonly #certificateExpiry: CertificateExpiryWatch[] = []
+  readonly #credentials: CredentialReload
   readonly #analytics: AnalyticsCollector | undefined
   readonly #analyticsSender: AnalyticsSender | undefined
   #analyticsRetry: HourCounts[] = []
@@ -146,6 +148,7 @@ export class Agent {
         if (offsetMs !== undefined) m.clockOffset.set(Math.round(offsetMs) / 1000)
       })
       this.publisher = new Publisher({
+        credentialsRefused: () => this.#credentials.refused(),
         store: d.store,
         client: this.#client,
         cp: c.controlPlane,
@@ -184,6 +187,15 @@ export class Agent {
         )
       }
     }
+    this.#credentials = new CredentialReload({
+      client: this.#client,
+      cp: c.controlPlane,
+      logger: d.logger,
+      reloaded: () => {
+        this.publisher?.retryNow()
+        for (const w of this.#certificateExpiry) w.check()
+      },
+    })
     m.publisherOwner.set(0)
   }
 
@@ -398,14 +410,11 @@ export class Agent {
   }
 
   /**
-   * Re-read the control-plane credential files (SIGHUP); undefined when nothing is read from a
-   * file (shadow mode, no control plane, a token without a CA). Throws, changing nothing, on
-   * unreadable or mismatched files.
+   * SIGHUP: read the control-plane token, client certificate, key and CA again and log the
+   * outcome; the next batch uses them. What cannot be read keeps the previous ones (false).
    */
-  reloadCredentials(): { validTo?: string } | undefined {
-    const reloaded = this.#client?.reloadCredentials()
-    for (const w of this.#certificateExpiry) w.check()
-    return reloaded
+  reloadCredentials(): boolean {
+    return this.#credentials.sighup()
   }
 
   /** Stop tailing, flush what was read, stop publishing (releasing the lease). */

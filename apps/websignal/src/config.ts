@@ -5,8 +5,9 @@
  * `<key>_file` in the JSON file; a missing or unreadable file stops startup. The only file
  * that reads `process.env`.
  */
+import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
-import { ConfigError, field, loadConfig, secretExposure } from '@gatehouse/kit/config.ts'
+import { ConfigError, field, loadConfig, SECRET_NOT_READ, secretExposure } from '@gatehouse/kit/config.ts'
 import { type ListenAddress, parseListenAddress } from '@gatehouse/kit/net.ts'
 import { DEFAULT_THRESHOLDS, type Thresholds } from './detect/thresholds.ts'
 import { DEFAULT_JSON_FIELDS, type JsonFields } from './logs/json.ts'
@@ -193,6 +194,22 @@ export interface ControlPlane {
   leaseTtlMs: number
   outboxMax: number
   batchSize: number
+  /**
+   * With a bearer token: reads it again from where it came from (SIGHUP, or a batch refused for
+   * its credentials), with the environment the config was loaded with. Throws, with the reason,
+   * when it cannot be read or is not a token.
+   */
+  readToken?: () => TokenRead
+}
+
+export interface TokenRead {
+  token: string
+  /** Where it was read: the token file, the config file, or `$WEBSIGNAL_CONTROL_PLANE_TOKEN`. */
+  from: string
+  /** From `$WEBSIGNAL_CONTROL_PLANE_TOKEN`: a running process is never given it anew. */
+  fixed: boolean
+  /** A token file every user of the host may read. */
+  warnings: string[]
 }
 
 export interface Config {
@@ -245,6 +262,7 @@ export function loadWebsignalConfig(
     errors.push(`store.url: the path is a database number (redis://host:6379/2), not "${new URL(s.url).pathname}"`)
   }
   const controlPlane = checkControlPlane(c.control_plane, loaded.sources, errors)
+  if (controlPlane?.auth.kind === 'token') controlPlane.readToken = () => readControlPlaneToken(path, env)
   const analytics = checkAnalytics(c.analytics, c.store.namespace, loaded.sources, errors)
   if (errors.length > 0) throw new ConfigError(errors)
   const d = c.detection
@@ -336,6 +354,8 @@ function checkControlPlane(
   }
   if (cp.instance_id === undefined) errors.push('control_plane.instance_id: required when control_plane.url is set')
   const anyMtls = cp.client_cert !== undefined || cp.client_key !== undefined
+  const badToken = cp.token === undefined || cp.token === SECRET_NOT_READ ? undefined : tokenProblem(cp.token)
+  if (badToken) errors.push(`control_plane.token: ${badToken}`)
   if (cp.token !== undefined && anyMtls) {
     errors.push('control_plane: configure exactly one auth method: token, or client_cert + client_key + ca (not both)')
   } else if (cp.token === undefined && !anyMtls) {
@@ -358,6 +378,61 @@ function checkControlPlane(
     leaseTtlMs: cp.lease_ttl,
     outboxMax: cp.outbox_max,
     batchSize: cp.batch_size,
+  }
+}
+
+const TOKEN_ENV = 'WEBSIGNAL_CONTROL_PLANE_TOKEN'
+
+/**
+ * What no bearer token holds (RFC 6750's b64token is visible ASCII): a second line or a stray
+ * space in the token file would otherwise show up only as a refused batch, or as undici's
+ * complaint about a header. Never echoes the token.
+ */
+function tokenProblem(token: string): string | undefined {
+  if (/^[\x21-\x7e]+$/.test(token)) return undefined
+  return 'holds a space, a line break, a control or a non-ASCII character, which no bearer token has (the file must hold the token alone, one trailing newline allowed)'
+}
+
+/**
+ * The control-plane token as the configuration gives it now: `$WEBSIGNAL_CONTROL_PLANE_TOKEN`,
+ * else the file of `$WEBSIGNAL_CONTROL_PLANE_TOKEN_FILE`, else the config file's
+ * `control_plane.token` or `token_file`, read by the same rules as at start (one trailing
+ * newline dropped). Only this key of the config file is taken: other settings need a restart.
+ */
+export function readControlPlaneToken(path: string, env: Record<string, string | undefined> = process.env): TokenRead {
+  let loaded: ReturnType<typeof loadConfig<{ control_plane: { token: typeof fileSchema.control_plane.token } }>>
+  try {
+    loaded = loadConfig(
+      { control_plane: { token: fileSchema.control_plane.token } },
+      { file: path, env, ignoreUnknownFileKeys: true },
+    )
+  } catch (err) {
+    if (err instanceof ConfigError) throw new Error(err.lines.join('; '))
+    throw err
+  }
+  const token = loaded.config.control_plane.token
+  const from =
+    env[TOKEN_ENV] !== undefined
+      ? `$${TOKEN_ENV}`
+      : (env[`${TOKEN_ENV}_FILE`] ?? tokenFileOf(path) ?? `control_plane.token in ${path}`)
+  if (token === undefined) {
+    throw new Error(
+      `no control-plane token is configured any more (control_plane.token, token_file or $${TOKEN_ENV}_FILE); to authenticate another way, restart`,
+    )
+  }
+  const problem = tokenProblem(token)
+  if (problem) throw new Error(`the token in ${from} ${problem}`)
+  return { token, from, fixed: env[TOKEN_ENV] !== undefined, warnings: loaded.warnings }
+}
+
+/** The config file's `control_plane.token_file`, to name it in the log (the loader read it already). */
+function tokenFileOf(path: string): string | undefined {
+  try {
+    const file = JSON.parse(readFileSync(path, 'utf8')) as { control_plane?: { token_file?: unknown } }
+    const p = file.control_plane?.token_file
+    return typeof p === 'string' ? p : undefined
+  } catch {
+    return undefined
   }
 }
 

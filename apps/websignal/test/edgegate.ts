@@ -20,6 +20,10 @@ export interface TestEdgegate {
   post(body: unknown): Promise<{ status: number; body: { error?: { code: string } } & Record<string, unknown> }>
   /** Event ids stored for the node (admin API). */
   eventIds(): Promise<string[]>
+  /** `edgegate node add --kind websignal <id>`: another node, its token. */
+  addNode(id: string): string
+  /** `edgegate node rotate-token <id>`: the new token (the old one stops working). */
+  rotateToken(id: string): string
   stop(): Promise<void>
 }
 
@@ -89,6 +93,8 @@ export async function startEdgegate(nodeId: string): Promise<TestEdgegate> {
       const r = await call('/api/signals?limit=1000', adminToken)
       return (r.body as { signals: Array<{ event_id: string }> }).signals.map((s) => s.event_id).sort()
     },
+    addNode: (id) => /token: (\S+)/.exec(cli(database, ['node', 'add', '--kind', 'websignal', id]))![1]!,
+    rotateToken: (id) => /token: (\S+)/.exec(cli(database, ['node', 'rotate-token', id]))![1]!,
     async stop() {
       await child.stop()
       await agent.close()

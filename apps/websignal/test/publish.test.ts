@@ -172,7 +172,7 @@ test('a client certificate for the control plane: its expiry is a metric, follow
   const renewed = eg.ca.issueClient(NODE)
   copyFileSync(renewed.certPath, cert)
   copyFileSync(renewed.keyPath, key)
-  assert.deepEqual(a.agent.reloadCredentials(), { validTo: new X509Certificate(renewed.cert).validTo })
+  assert.equal(a.agent.reloadCredentials(), true)
   assert.equal(await expiry(), seconds(renewed.cert))
 })
 

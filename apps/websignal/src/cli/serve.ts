@@ -3,7 +3,6 @@
  * answer at startup (exit 1 otherwise), then run until SIGTERM/SIGINT.
  */
 import { createLogger, runMain, StartupError } from '@gatehouse/kit'
-import { credentialReloader } from '@gatehouse/kit/control-plane-client.ts'
 import { Agent } from '../agent.ts'
 import { configPath, loadWebsignalConfig, storeAddress } from '../config.ts'
 import { PatternError } from '../detect/patterns.ts'
@@ -46,9 +45,12 @@ export async function serveCommand(opts: { config?: string }): Promise<void> {
       },
       'websignal started',
     )
-    // SIGHUP (a renewal's deploy hook, `systemctl reload`): the control-plane client takes the
-    // certificate, key and CA its files hold now; a bad set keeps the previous ones.
-    const reload = credentialReloader(logger, () => agent.reloadCredentials())
+    // SIGHUP (a renewal's deploy hook, `systemctl reload`, a rotated token put in place): the
+    // control-plane client takes the token, certificate, key and CA its files hold now; a bad
+    // set keeps the previous ones. The agent logs the outcome.
+    const reload = async () => {
+      agent.reloadCredentials()
+    }
     const stop = async () => {
       await agent.stop()
       await app.close()

@@ -37,14 +37,23 @@ export interface PublisherOptions {
   metrics: PublisherMetrics
   now?: () => number
   logger?: Pick<Logger, 'info' | 'warn' | 'error'>
+  /**
+   * A batch was refused for its credentials (401, 403): read them again. True when new ones
+   * are in use, which the next round tries at once.
+   */
+  credentialsRefused?: () => boolean
 }
 
 /** Why batches do not reach the control plane, in the words an operator acts on. */
 export function publishFailureCause(err: unknown, instanceId: string): string {
-  if (err instanceof PublishError && (err.status === 401 || err.status === 403)) {
-    return `the control plane refused this node's credentials (${err.status} ${err.code}): check control_plane.token_file (or the client certificate), or issue a new token with \`edgegate node rotate-token ${instanceId}\``
+  if (isRefusedCredentials(err)) {
+    return `the control plane refused this node's credentials (${err.status} ${err.code}): issue a new token with \`edgegate node rotate-token ${instanceId}\` and write it to the token file (it is read again after each refusal, and on SIGHUP), or check the client certificate`
   }
   return (err as Error).message
+}
+
+function isRefusedCredentials(err: unknown): err is PublishError {
+  return err instanceof PublishError && (err.status === 401 || err.status === 403)
 }
 
 /** With nothing to send, an empty batch this often (the control plane's silence threshold is 10 minutes). */
@@ -155,6 +164,8 @@ export class Publisher {
       this.#backoff = Math.min(this.#backoff * 2, MAX_BACKOFF)
       const cause = publishFailureCause(err, cp.instanceId)
       this.#failing = { since: this.#failing?.since ?? this.#now(), cause }
+      const retry = isRefusedCredentials(err) && this.#o.credentialsRefused?.() === true
+      if (retry) this.retryNow()
       this.#failures?.failed({
         cause,
         code: err instanceof PublishError ? err.code : 'error',
@@ -178,6 +189,12 @@ export class Publisher {
       // Not acknowledged: the batch is sent again; the control plane deduplicates by event id.
       metrics.leaseFailure()
     }
+  }
+
+  /** Credentials were replaced: the next round sends without waiting out the backoff. */
+  retryNow(): void {
+    this.#backoffUntil = 0
+    this.#backoff = MIN_BACKOFF
   }
 
   /** Stop after the round in flight and release the lease so another instance takes over at once. */
