@@ -125,7 +125,12 @@ export class Agent {
       const pipeline = new InputPipeline(input, this.#agg, counters, fallbackHost, this.#analytics)
       const entry: Input = { pipeline, tailer: undefined as never, position: saved[input.path] }
       entry.tailer = new Tailer(
-        { path: input.path, start: saved[input.path], maxLineBytes: 16 * 1024 },
+        {
+          path: input.path,
+          start: saved[input.path],
+          maxLineBytes: 16 * 1024,
+          ...(d.now ? { now: d.now } : {}),
+        },
         {
           lines: (lines, pos) => {
             pipeline.lines(lines, this.#now())
@@ -135,6 +140,14 @@ export class Agent {
           restart: (reason) => {
             m.tailRestarts.inc({ reason })
             d.logger.info({ input: input.path, reason }, 'input switched files')
+          },
+          lost: (file) => {
+            d.logger.warn(
+              { input: input.path, file: file.path ?? '(deleted)', offset: file.offset, reason: file.reason },
+              file.reason === 'gone'
+                ? 'a rotated log file read before the restart is gone: the lines written to it past the saved position are not counted'
+                : 'a rotated log file read before the restart was replaced by another: the lines written to it past the saved position are not counted',
+            )
           },
         },
       )

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { tempDir } from '@gatehouse/testkit'
 import { OffsetFile } from '../src/tail/offsets.ts'
-import { Tailer, type TailPosition } from '../src/tail/tailer.ts'
+import { type LostFile, Tailer, type TailPosition } from '../src/tail/tailer.ts'
 
 const dir = tempDir('websignal-tail-')
 after(() => dir.remove())
@@ -97,17 +97,22 @@ test('rename rotation: lines the server still writes to the old file are read un
   clock.ms += 4000
   await h.tailer.poll()
   assert.deepEqual(h.got, ['a', 'late 1', 'late 2', 'new 1'])
-  // Old-file lines carry the current file's position: a restart resumes in the new file.
+  // Old-file lines carry the current file's position, and the old file's under its new name:
+  // a restart resumes in both.
   const ino = h.position!.ino
   appendFileSync(`${h.path}.1`, 'late 3\n')
   clock.ms += 4999
   await h.tailer.poll()
   assert.equal(h.got.at(-1), 'late 3')
-  assert.deepEqual(h.position, { dev: h.position!.dev, ino, offset: 'new 1\n'.length })
+  assert.deepEqual(
+    [h.position!.ino, h.position!.offset, h.position!.draining?.map((d) => [d.path, d.offset])],
+    [ino, 'new 1\n'.length, [[`${h.path}.1`, 'a\nlate 1\nlate 2\nlate 3\n'.length]]],
+  )
   // Quiet for the grace period: the old file is closed, and later writes to it are not read.
   clock.ms += 5000
   await h.tailer.poll()
   assert.equal(h.tailer.draining, 0)
+  assert.equal(h.position!.draining, undefined, 'the closed file leaves the position')
   appendFileSync(`${h.path}.1`, 'too late\n')
   appendFileSync(h.path, 'new 2\n')
   await h.tailer.poll()
@@ -211,7 +216,7 @@ test('a file that does not exist yet, then deletion and reappearance', async () 
   assert.deepEqual(h.restarts, ['reappeared', 'reappeared'])
 })
 
-test('restart resumes from the saved offset; a file rotated while down is read whole', async () => {
+test('restart resumes from the saved offset; a file rotated while down: its rest (found as .1) and the new one whole', async () => {
   const first = harness()
   writeFileSync(first.path, '')
   await first.tailer.poll()
@@ -222,23 +227,100 @@ test('restart resumes from the saved offset; a file rotated while down is read w
   state.save({ [first.path]: first.position! })
   appendFileSync(first.path, 'c\n')
   const saved = new OffsetFile(join(dir.path, 'state')).load()[first.path]!
-  const again = new Tailer(
-    { path: first.path, start: saved, maxLineBytes: 1024 },
-    { lines: (l) => first.got.push(...l), tooLong: () => {}, restart: (r) => first.restarts.push(r) },
-  )
+  let position: TailPosition | undefined
+  const lost: LostFile[] = []
+  const events = {
+    lines: (l: string[], p: TailPosition) => {
+      first.got.push(...l)
+      position = p
+    },
+    tooLong: () => {},
+    restart: (r: string) => first.restarts.push(r),
+    lost: (f: LostFile) => lost.push(f),
+  }
+  const again = new Tailer({ path: first.path, start: saved, maxLineBytes: 1024 }, events)
   await again.poll()
   assert.deepEqual(first.got, ['a', 'b', 'c'])
   await again.close()
+  // Written, then rotated away while no agent ran.
+  appendFileSync(first.path, 'c2\n')
   renameSync(first.path, `${first.path}.1`)
   writeFileSync(first.path, 'd\n')
-  const third = new Tailer(
-    { path: first.path, start: saved, maxLineBytes: 1024 },
-    { lines: (l) => first.got.push(...l), tooLong: () => {}, restart: (r) => first.restarts.push(r) },
-  )
+  const third = new Tailer({ path: first.path, start: position!, maxLineBytes: 1024 }, events)
   await third.poll()
   await third.close()
-  assert.deepEqual(first.got, ['a', 'b', 'c', 'd'])
+  assert.deepEqual(first.got, ['a', 'b', 'c', 'c2', 'd'])
   assert.deepEqual(first.restarts, ['rotated'])
+  // Rotated away and removed while down (compressed, say): the new file whole, and the loss said.
+  // (The new file is made before the old ones go, so it cannot get one of their inodes.)
+  const fourthStart = position!
+  assert.equal(fourthStart.draining?.[0]?.path, `${first.path}.1`, 'the file still drained, by its new name')
+  appendFileSync(first.path, 'e\n')
+  writeFileSync(`${first.path}.new`, 'f\n')
+  rmSync(`${first.path}.1`)
+  rmSync(first.path)
+  renameSync(`${first.path}.new`, first.path)
+  const fourth = new Tailer({ path: first.path, start: fourthStart, maxLineBytes: 1024 }, events)
+  await fourth.poll()
+  await fourth.close()
+  assert.deepEqual(first.got, ['a', 'b', 'c', 'c2', 'd', 'f'])
+  assert.deepEqual(lost, [
+    { path: `${first.path}.1`, offset: 'a\nb\nc\nc2\n'.length, reason: 'gone' },
+    { path: undefined, offset: 'd\n'.length, reason: 'gone' },
+  ])
+})
+
+test('a restart finds a rotated file by its inode only if its first bytes are those it read', async () => {
+  const clock = { ms: 0 }
+  const h = harness(undefined, 16 * 1024, clock)
+  writeFileSync(h.path, '')
+  await h.tailer.poll()
+  appendFileSync(h.path, 'a\n')
+  await h.tailer.poll()
+  renameSync(h.path, `${h.path}.1`)
+  writeFileSync(h.path, '')
+  await h.tailer.poll()
+  await h.tailer.close()
+  const stored = h.position!
+  assert.equal(stored.draining?.length, 1)
+  appendFileSync(`${h.path}.1`, 'late\n')
+  // As if the file had been removed and its inode given to another one beside it.
+  const other = { ...stored, draining: [{ ...stored.draining![0]!, head: '0000000000000000' }] }
+  const lost: LostFile[] = []
+  const got: string[] = []
+  const events = { lines: (l: string[]) => got.push(...l), tooLong: () => {}, restart: () => {} }
+  const again = new Tailer({ path: h.path, start: other, maxLineBytes: 1024 }, { ...events, lost: (f) => lost.push(f) })
+  await again.poll()
+  await again.close()
+  assert.deepEqual(got, [])
+  assert.deepEqual(lost, [{ path: `${h.path}.1`, offset: 2, reason: 'replaced' }])
+  // With the true fingerprint it is read on.
+  const right = new Tailer({ path: h.path, start: stored, maxLineBytes: 1024 }, events)
+  await right.poll()
+  await right.close()
+  assert.deepEqual(got, ['late'])
+})
+
+test('a file truncated and written past the saved offset while the agent was down is read from its start', async () => {
+  const first = harness()
+  writeFileSync(first.path, '')
+  await first.tailer.poll()
+  appendFileSync(first.path, 'one\n')
+  await first.tailer.poll()
+  await first.tailer.close()
+  // copytruncate while down, then more than the saved offset written.
+  truncateSync(first.path, 0)
+  appendFileSync(first.path, 'two\nthree\n')
+  const restarts: string[] = []
+  const got: string[] = []
+  const again = new Tailer(
+    { path: first.path, start: first.position!, maxLineBytes: 1024 },
+    { lines: (l) => got.push(...l), tooLong: () => {}, restart: (r) => restarts.push(r) },
+  )
+  await again.poll()
+  await again.close()
+  assert.deepEqual(got, ['two', 'three'])
+  assert.deepEqual(restarts, ['truncated'])
 })
 
 test('a line over the bound is dropped and counted; the next line is intact', async () => {

@@ -47,6 +47,11 @@ export interface InputStatus {
   state: 'caught_up' | 'behind' | 'no_position' | 'rotated' | 'missing' | 'unreadable'
   /** For `unreadable`: the error code. */
   error?: string
+  /**
+   * Rotated-away files the agent was still reading at the saved position (until the server
+   * reopens its log): where each is now, and how much of it is not read yet (null: not found).
+   */
+  draining: Array<{ path: string | null; behind: number | null }>
 }
 
 export interface WebsignalStatus {
@@ -60,7 +65,20 @@ export interface WebsignalStatus {
   shadow: boolean
 }
 
-type Position = { dev: number; ino: number; offset: number }
+type FilePosition = { dev: number; ino: number; offset: number }
+type Position = FilePosition & { draining?: Array<FilePosition & { path?: string }> }
+
+/** A rotated file still read: unread bytes, when it is still where the agent last saw it. */
+function drainingStatus(d: FilePosition & { path?: string }): InputStatus['draining'][number] {
+  if (typeof d.path !== 'string') return { path: null, behind: null }
+  try {
+    const st = statSync(d.path)
+    if (st.ino === d.ino && st.dev === d.dev) return { path: d.path, behind: Math.max(0, st.size - d.offset) }
+  } catch {
+    // Gone: said as not found.
+  }
+  return { path: d.path, behind: null }
+}
 
 /** The saved positions (`state_dir/offsets.json`), read without creating anything. */
 function readPositions(stateDir: string): { positions: Record<string, Position>; error: string | null } {
@@ -80,7 +98,8 @@ function readPositions(stateDir: string): { positions: Record<string, Position>;
 }
 
 function inputStatus(input: Config['inputs'][number], saved: Position | undefined): InputStatus {
-  const base = { path: input.path, site: input.site, format: input.format }
+  const draining = Array.isArray(saved?.draining) ? saved.draining.map(drainingStatus) : []
+  const base = { path: input.path, site: input.site, format: input.format, draining }
   let size: number
   let ino: number
   let dev: number
@@ -224,10 +243,17 @@ export function formatStatus(s: WebsignalStatus, now = Date.now()): string {
       `  newest line: ${a.newest_line ? `${a.newest_line} (${ago(a.newest_line, now)})` : 'none yet'}; signals waiting: ${a.outbox ?? '?'}, published since start: ${a.signals_published ?? '?'}, dropped: ${a.signals_dropped ?? '?'}; store failures: ${a.store_failures ?? '?'}`,
     )
   }
-  for (const i of s.inputs)
+  for (const i of s.inputs) {
     lines.push(
       `input ${escapeTerminal(i.path)} (site ${escapeTerminal(i.site)}, ${i.format}): ${INPUT_STATE[i.state](i)}`,
     )
+    for (const d of i.draining)
+      lines.push(
+        d.behind === null
+          ? `  rotated file ${d.path === null ? '(deleted)' : escapeTerminal(d.path)} still read at the saved position: not found (a restart cannot read the rest of it)`
+          : `  rotated file ${escapeTerminal(d.path!)} still read until the server reopens its log: ${d.behind === 0 ? 'caught up' : `${bytes(d.behind)} behind`}`,
+      )
+  }
   if (s.positions_error) lines.push(paint('red', `read positions cannot be read: ${escapeTerminal(s.positions_error)}`))
   lines.push(`store: ${escapeTerminal(s.store)} (not contacted)`)
   lines.push(

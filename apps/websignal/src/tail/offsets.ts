@@ -1,11 +1,35 @@
 /**
  * Persisted read positions, one JSON file in the state directory, replaced atomically
  * (write + rename). Positions are saved only after the lines before them were flushed to
- * the store, so a crash recounts at most one tick of lines and never skips any.
+ * the store, so a crash recounts at most one tick of lines and never skips any. Per input:
+ * `{dev, ino, offset, head?, headLength?, draining?: [{dev, ino, offset, head?, headLength?, path?}]}`,
+ * `draining` being the rotated-away files still read.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { TailPosition } from './tailer.ts'
+import type { DrainingPosition, FilePosition, TailPosition } from './tailer.ts'
+
+/** A stored file position, or undefined when it is not one (an older or damaged file). */
+function filePosition(v: unknown): FilePosition | undefined {
+  const p = v as Partial<FilePosition> | null
+  if (!p || !Number.isSafeInteger(p.offset) || !Number.isSafeInteger(p.ino) || !Number.isSafeInteger(p.dev)) return
+  const head =
+    typeof p.head === 'string' && Number.isSafeInteger(p.headLength) ? { head: p.head, headLength: p.headLength! } : {}
+  return { dev: p.dev!, ino: p.ino!, offset: p.offset!, ...head }
+}
+
+function tailPosition(v: unknown): TailPosition | undefined {
+  const main = filePosition(v)
+  if (!main) return
+  const raw = (v as { draining?: unknown }).draining
+  const draining: DrainingPosition[] = []
+  for (const d of Array.isArray(raw) ? raw : []) {
+    const p = filePosition(d)
+    const path = (d as { path?: unknown }).path
+    if (p) draining.push({ ...p, ...(typeof path === 'string' ? { path } : {}) })
+  }
+  return draining.length > 0 ? { ...main, draining } : main
+}
 
 export class OffsetFile {
   readonly path: string
@@ -25,11 +49,11 @@ export class OffsetFile {
       throw err
     }
     try {
-      const obj = JSON.parse(text) as Record<string, TailPosition>
+      const obj = JSON.parse(text) as Record<string, unknown>
       const out: Record<string, TailPosition> = {}
       for (const [k, v] of Object.entries(obj)) {
-        if (v && Number.isSafeInteger(v.offset) && Number.isSafeInteger(v.ino) && Number.isSafeInteger(v.dev))
-          out[k] = v
+        const p = tailPosition(v)
+        if (p) out[k] = p
       }
       this.#saved = text
       return out
