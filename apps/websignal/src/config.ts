@@ -5,10 +5,11 @@
  * `<key>_file` in the JSON file; a missing or unreadable file stops startup. The only file
  * that reads `process.env`.
  */
-import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { ConfigError, field, loadConfig, SECRET_NOT_READ, secretExposure } from '@gatehouse/kit/config.ts'
 import { type ListenAddress, parseListenAddress } from '@gatehouse/kit/net.ts'
+// Not `node:fs`: its ES module facade loads the stream classes into every `--help`.
+import { readFileSync } from '@gatehouse/kit/startup-builtins.ts'
 import { DEFAULT_THRESHOLDS, type Thresholds } from './detect/thresholds.ts'
 import { DEFAULT_JSON_FIELDS, type JsonFields } from './logs/json.ts'
 import { LOG_FORMATS } from './logs/parser.ts'
