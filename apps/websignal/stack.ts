@@ -168,8 +168,11 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
         ? `publishes to edgegate as ${NODE_ID}: a scanner appears every 5 s; see the signals with GET /api/signals (administrator token)`
         : 'edgegate is not running: signals are detected and queued, not published',
       `config: ${configPath}; analytics (hourly): ${join(ctx.dataDir, 'analytics.jsonl')}`,
-      'try it (detection over the sample log, the signals it would send):',
-      `$ bin/websignal replay --log ${shownPath(ctx.root, log)} --format combined`,
+      'how the agent is doing (ready, lease, signals waiting, how far the log is read), and its config checked:',
+      `$ bin/websignal status --config ${shownPath(ctx.root, configPath)}`,
+      `$ bin/websignal doctor --config ${shownPath(ctx.root, configPath)}`,
+      "detection over the sample log with the agent's window and thresholds (the signals it would send):",
+      `$ bin/websignal replay --log ${shownPath(ctx.root, log)} --format combined --site demo --host www.example.test --config ${shownPath(ctx.root, configPath)}`,
     ],
     stop,
   }

@@ -244,7 +244,19 @@ export function loadWebsignalConfig(
   env: Record<string, string | undefined> = process.env,
   options: { readSecretFiles?: boolean } = {},
 ): Config {
-  const loaded = loadConfig(fileSchema, { file: path, env, ...options })
+  let loaded: ReturnType<typeof loadConfig<typeof fileSchema>>
+  try {
+    loaded = loadConfig(fileSchema, { file: path, env, ...options })
+  } catch (err) {
+    // `websignal status` typed bare on a host whose config lives elsewhere: say how to name it.
+    const missing = `config file ${DEFAULT_CONFIG}: cannot be read (ENOENT)`
+    if (path === DEFAULT_CONFIG && err instanceof ConfigError && err.lines.includes(missing)) {
+      throw new ConfigError(
+        `config file ${DEFAULT_CONFIG} (the default) does not exist: name the agent's config with --config FILE or $WEBSIGNAL_CONFIG`,
+      )
+    }
+    throw err
+  }
   const c = loaded.config
   const errors: string[] = []
   let listen: ListenAddress | undefined

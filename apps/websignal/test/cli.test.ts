@@ -1,6 +1,6 @@
 /** The `websignal` binary as a child process: serve, doctor, replay, and startup failures. */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { appendFileSync, chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -155,6 +155,13 @@ test('a config file that cannot be read or parsed is the one problem reported', 
   const missing = await run(['serve', '--config', join(logDir.path, 'nothing.json')])
   assert.equal(missing.code, 1)
   assert.equal(missing.stderr, `websignal: config file ${join(logDir.path, 'nothing.json')}: cannot be read (ENOENT)\n`)
+  // Without --config nor $WEBSIGNAL_CONFIG (the default file is not on this host): how to name one.
+  const bare = spawnSync(process.execPath, [MAIN, 'status'], { encoding: 'utf8', env: { PATH: process.env.PATH } })
+  assert.equal(bare.status, 1)
+  assert.equal(
+    bare.stderr,
+    "websignal: config file /etc/gatehouse/websignal.json (the default) does not exist: name the agent's config with --config FILE or $WEBSIGNAL_CONFIG\n",
+  )
   const broken = join(logDir.path, 'broken.json')
   writeFileSync(broken, '{"inputs": [')
   const r = await run(['doctor', '--config', broken])
@@ -325,7 +332,11 @@ test('replay prints the signals it would send', async () => {
   assert.equal(signals.length, 1)
   assert.equal(signals[0].ip, '198.51.100.9')
   assert.equal(signals[0].host, 'web.example')
-  assert.match(r.stderr, /4 lines parsed, 0 unmatched, 1 signals/)
+  assert.match(r.stderr, /4 lines parsed, 0 unmatched, 1 signal$/m)
+  // A file that is not there is named in words, with its code.
+  const missing = await run(['replay', '--log', join(logDir.path, 'none.log'), '--format', 'combined'])
+  assert.equal(missing.code, 1)
+  assert.match(missing.stderr.trim(), /^websignal: cannot read .*none\.log: no such file \(ENOENT\)$/)
   const usage = await run(['replay', '--log', file, '--format', 'apache'])
   assert.equal(usage.code, 2)
   // The window follows the config's rules (10s to 24h); a bad one is a usage error, not a crash.
@@ -361,6 +372,7 @@ test('status words the lease only where there is one to hold', async () => {
     },
     inputs: [],
     positions_error: null,
+    positions_saved_at: null,
     store: 'redis:6379, namespace web',
     control_plane: 'https://cp.example:8443 as web-1',
     shadow: false,
@@ -392,4 +404,53 @@ test('status words the lease only where there is one to hold', async () => {
   const shadow = formatStatus({ ...base, shadow: true })
   assert.doesNotMatch(shadow, /lease/)
   assert.match(shadow, /^shadow mode: nothing is published$/m)
+})
+
+test('status: a running agent a tick ahead of its saved position is reading, not behind', async () => {
+  const { formatStatus } = await import('../src/cli/status.ts')
+  const now = Date.now()
+  const input = {
+    path: '/var/log/nginx/access.log',
+    site: 'main',
+    format: 'combined',
+    size: 3072,
+    position: 2048,
+    behind: 1024,
+    state: 'behind' as const,
+    draining: [{ path: '/var/log/nginx/access.log.1', behind: 0 }],
+  }
+  const base = {
+    config: '/etc/gatehouse/websignal.json',
+    agent: {
+      listen: '127.0.0.1:9466',
+      running: true,
+      ready: true,
+      failing: {},
+      publisher: null,
+      publish_failing: null,
+      newest_line: null,
+      outbox: 0,
+      signals_published: 0,
+      signals_dropped: 0,
+      store_failures: 0,
+    },
+    inputs: [input],
+    positions_error: null,
+    positions_saved_at: new Date(now - 1000).toISOString(),
+    store: 'redis:6379, namespace web',
+    control_plane: null,
+    shadow: false,
+  }
+  assert.match(
+    formatStatus(base, now),
+    /^input \/var\/log\/nginx\/access\.log \(site main, combined\): reading: 1\.0 KiB written since the position saved 1 s ago \(at 2\.0 KiB of 3\.0 KiB\)$/m,
+  )
+  assert.match(
+    formatStatus(base, now),
+    /^ {2}rotated file \/var\/log\/nginx\/access\.log\.1 still read until the server reopens its log: caught up$/m,
+  )
+  const stopped = formatStatus({ ...base, agent: { ...base.agent, running: false } }, now)
+  assert.match(stopped, /: 1\.0 KiB behind \(at 2\.0 KiB of 3\.0 KiB\), position saved 1 s ago$/m)
+  const stale = formatStatus({ ...base, positions_saved_at: new Date(now - 600_000).toISOString() }, now)
+  assert.match(stale, /: 1\.0 KiB behind \(at 2\.0 KiB of 3\.0 KiB\), position saved 10 min ago$/m)
 })

@@ -11,6 +11,8 @@ import { PassThrough } from 'node:stream'
 import { after, before, test } from 'node:test'
 import { createLogger } from '@gatehouse/kit'
 import { freePort, startChild, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
+import { PublishError } from '../src/publish/client.ts'
+import { publishFailureCause } from '../src/publish/publisher.ts'
 import { startEdgegate, type TestEdgegate } from './edgegate.ts'
 import { line, MAIN, testAgent, waitFor, writeConfig } from './helpers.ts'
 
@@ -229,4 +231,17 @@ test('a token that no bearer token can be is refused at start, without echoing i
     ])
     return !err.message.includes('egn_secret')
   })
+})
+
+test('a refusal names the fix for the credential in use: a new token, or the client certificate', () => {
+  const refused = new PublishError('unauthorized', 'POST /v1/signals/batch: 401 unauthorized', 401)
+  const token = publishFailureCause(refused, { instanceId: 'web-1', auth: { kind: 'token', token: 'x' } })
+  assert.match(token, /`edgegate node rotate-token web-1` and put it in the token file/)
+  assert.doesNotMatch(token, /certificate/)
+  const mtls = publishFailureCause(refused, {
+    instanceId: 'web-1',
+    auth: { kind: 'mtls', clientCert: '/c', clientKey: '/k', ca: '/ca' },
+  })
+  assert.match(mtls, /check the client certificate with `websignal doctor`/)
+  assert.doesNotMatch(mtls, /rotate-token/)
 })

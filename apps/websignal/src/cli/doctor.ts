@@ -6,7 +6,7 @@ import { accessSync, constants, readFileSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { StartupError } from '@gatehouse/kit'
 import { controlPlaneCertificateReport } from '@gatehouse/kit/certificate-expiry.ts'
-import { configPath, loadWebsignalConfig, storeAddress } from '../config.ts'
+import { type ControlPlane, configPath, loadWebsignalConfig, storeAddress } from '../config.ts'
 import { BUILTIN_PATTERN_DIR, checkPatternCost, loadPatternLists, PatternError } from '../detect/patterns.ts'
 import type { Io } from './io.ts'
 
@@ -81,11 +81,21 @@ export function doctorCommand(opts: { config?: string }, io: Io): void {
     c.shadow
       ? 'shadow mode: detection only, nothing sent or queued'
       : cp
-        ? `publishing to ${cp.url} as ${cp.instanceId} (${cp.auth.kind === 'token' ? 'bearer token' : 'mutual TLS'}; not contacted)`
+        ? `publishing to ${cp.url} as ${cp.instanceId} (${cp.auth.kind === 'token' ? `bearer token from ${tokenSource(cp)}` : 'mutual TLS'}; not contacted; SIGHUP reads the credentials again)`
         : 'no control_plane: signals are detected but not published',
     `listen ${c.listen.host}:${c.listen.port}`,
   )
   if (problems.length > 0) throw new StartupError(problems)
   for (const w of c.warnings) lines.push(`warning: ${w}`)
   io.out(`${lines.join('\n')}\n`)
+}
+
+/** Where the bearer token was read (a file, the config file, the environment), never the token. */
+function tokenSource(cp: ControlPlane): string {
+  try {
+    return cp.readToken?.().from ?? 'the config'
+  } catch {
+    // Read a moment ago by the config loader; a file replaced since is the next SIGHUP's concern.
+    return 'the config'
+  }
 }

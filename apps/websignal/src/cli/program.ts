@@ -12,6 +12,21 @@ import { type Io, processIo } from './io.ts'
 
 const CONFIG_HELP = `JSON config file (default: $WEBSIGNAL_CONFIG, then ${DEFAULT_CONFIG})`
 
+/** What `serve --help` adds: the settings that are not flags, and the signals (README: Configuration). */
+const SERVE_HELP = `Environment:
+  WEBSIGNAL_CONFIG                   the config file when --config is not given
+  WEBSIGNAL_LOG_LEVEL                overrides log_level
+  WEBSIGNAL_CONTROL_PLANE_TOKEN      the control-plane bearer token (or ..._FILE, a file holding it)
+  WEBSIGNAL_ANALYTICS_TOKEN          the analytics https output's bearer token (or ..._FILE)
+  WEBSIGNAL_ANALYTICS_SECRET         the visitor-hash secret (or ..._FILE)
+
+Signals:
+  SIGTERM, SIGINT   flush what was read, save read positions, release the lease and exit
+                    (a second one exits at once)
+  SIGHUP            read the control-plane token, client certificate, key and CA files again
+                    (after \`edgegate node rotate-token\` or a renewal); other settings need a restart.
+                    Run in a terminal, SIGHUP (the terminal closed) stops it like SIGTERM`
+
 export function buildProgram(io: Io = processIo): Command {
   const program = createCli({
     name: 'websignal',
@@ -27,17 +42,23 @@ export function buildProgram(io: Io = processIo): Command {
     'websignal replay --log /var/log/nginx/access.log --format combined',
   ])
 
-  program
-    .command('serve')
-    .description('tail the configured logs, aggregate in the store, detect and publish')
-    .option('--config <file>', CONFIG_HELP)
+  withExamples(
+    program
+      .command('serve')
+      .description('tail the configured logs, aggregate in the store, detect and publish')
+      .option('--config <file>', CONFIG_HELP),
+    ['websignal serve --config /etc/gatehouse/websignal.json'],
+  )
+    .addHelpText('after', SERVE_HELP)
     .action(async (o) => (await import('./serve.ts')).serveCommand(o))
 
-  program
-    .command('doctor')
-    .description('validate the config, secret files, patterns and inputs without touching the store or the network')
-    .option('--config <file>', CONFIG_HELP)
-    .action(async (o) => (await import('./doctor.ts')).doctorCommand(o, io))
+  withExamples(
+    program
+      .command('doctor')
+      .description('validate the config, secret files, patterns and inputs without touching the store or the network')
+      .option('--config <file>', CONFIG_HELP),
+    ['websignal doctor --config /etc/gatehouse/websignal.json'],
+  ).action(async (o) => (await import('./doctor.ts')).doctorCommand(o, io))
 
   withExamples(
     program
@@ -50,16 +71,26 @@ export function buildProgram(io: Io = processIo): Command {
     ['websignal status', 'websignal status --json --config /etc/gatehouse/websignal.json'],
   ).action(async (o) => (await import('./status.ts')).statusCommand(o, io))
 
-  program
-    .command('replay')
-    .description('run detection over a log file and print the signals it would send (JSON lines)')
-    .requiredOption('--log <file>', 'access log to read from the start')
-    .addOption(new Option('--format <format>', 'log format').choices([...LOG_FORMATS]).makeOptionMandatory())
-    .option('--syslog', 'the lines are wrapped in a syslog envelope')
-    .option('--site <name>', 'site name for the signals', 'replay')
-    .option('--host <name>', 'host name when the log has none')
-    .option('--window <duration>', 'aggregation window (default from --config, else 5m)')
-    .option('--config <file>', 'take thresholds, window and pattern lists from this config')
+  withExamples(
+    program
+      .command('replay')
+      .description('run detection over a log file and print the signals it would send (JSON lines)')
+      .requiredOption('--log <file>', 'access log to read from the start (required)')
+      .addOption(
+        new Option('--format <format>', 'log format (required)').choices([...LOG_FORMATS]).makeOptionMandatory(),
+      )
+      .option('--syslog', 'the lines are wrapped in a syslog envelope')
+      .option('--site <name>', 'site name for the signals', 'replay')
+      .option('--host <name>', 'host name for lines that carry none (default: "replay")')
+      .option('--window <duration>', 'aggregation window (default from --config, else 5m)')
+      .option('--config <file>', 'take thresholds, window and pattern lists from this config'),
+    [
+      'websignal replay --log /var/log/nginx/access.log --format combined',
+      'websignal replay --log /var/log/nginx/access.log.1 --format combined --config /etc/gatehouse/websignal.json',
+      'websignal replay --log access.json --format json --window 1m --site shop --host www.example.org',
+    ],
+  )
+    .addHelpText('after', 'Nothing is sent and the store is not touched; a summary goes to standard error.')
     .action(async (o) => (await import('./replay.ts')).replayCommand(o, io))
   return program
 }

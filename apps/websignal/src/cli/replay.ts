@@ -75,7 +75,7 @@ export async function replayCommand(o: ReplayOptions, io: Io): Promise<void> {
   try {
     st = statSync(input.path)
   } catch (err) {
-    throw errors.log_unreadable(o.log, (err as NodeJS.ErrnoException).code ?? 'error')
+    throw errors.log_unreadable(o.log, why((err as NodeJS.ErrnoException).code))
   }
   const totals = new Map<string, Aggregate>()
   const tailer = new Tailer(
@@ -105,7 +105,7 @@ export async function replayCommand(o: ReplayOptions, io: Io): Promise<void> {
   )
   await tailer.poll()
   await tailer.close()
-  if (tailer.error) throw errors.log_unreadable(o.log, tailer.error)
+  if (tailer.error) throw errors.log_unreadable(o.log, why(tailer.error))
   let signals = 0
   for (const a of [...totals.values()].sort((x, y) => x.windowStart - y.windowStart || (x.ip < y.ip ? -1 : 1))) {
     const t = { ...a, distinctPaths: a.paths.size }
@@ -113,5 +113,19 @@ export async function replayCommand(o: ReplayOptions, io: Io): Promise<void> {
     signals++
     io.out(`${JSON.stringify(buildSignal(a, t, a.lastSeenMs, windowMs))}\n`)
   }
-  io.err(`replay: ${parsed} lines parsed, ${unmatched} unmatched, ${signals} signals\n`)
+  const n = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`
+  io.err(`replay: ${n(parsed, 'line')} parsed, ${unmatched} unmatched, ${n(signals, 'signal')}\n`)
+}
+
+/** A file error in words, with its code (`no such file (ENOENT)`). */
+function why(code: string | undefined): string {
+  const words: Record<string, string> = {
+    ENOENT: 'no such file',
+    EACCES: 'permission denied',
+    EPERM: 'permission denied',
+    EISDIR: 'a directory, not a file',
+    ENOTDIR: 'a part of the path is not a directory',
+  }
+  if (code === undefined) return 'error'
+  return words[code] ? `${words[code]} (${code})` : code
 }

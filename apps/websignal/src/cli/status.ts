@@ -60,6 +60,8 @@ export interface WebsignalStatus {
   inputs: InputStatus[]
   /** Saved positions could not be read (the state directory's permissions): why. */
   positions_error: string | null
+  /** When the positions were last saved (a running agent saves them each tick while it reads), RFC 3339. */
+  positions_saved_at: string | null
   store: string
   control_plane: string | null
   shadow: boolean
@@ -81,19 +83,26 @@ function drainingStatus(d: FilePosition & { path?: string }): InputStatus['drain
 }
 
 /** The saved positions (`state_dir/offsets.json`), read without creating anything. */
-function readPositions(stateDir: string): { positions: Record<string, Position>; error: string | null } {
+function readPositions(stateDir: string): {
+  positions: Record<string, Position>
+  error: string | null
+  savedAt: string | null
+} {
+  const file = join(stateDir, 'offsets.json')
   let text: string
+  let savedAt: string | null = null
   try {
-    text = readFileSync(join(stateDir, 'offsets.json'), 'utf8')
+    text = readFileSync(file, 'utf8')
+    savedAt = statSync(file).mtime.toISOString()
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
-    return { positions: {}, error: code === 'ENOENT' ? null : `${join(stateDir, 'offsets.json')}: ${code}` }
+    return { positions: {}, error: code === 'ENOENT' ? null : `${file}: ${code}`, savedAt: null }
   }
   try {
-    return { positions: JSON.parse(text) as Record<string, Position>, error: null }
+    return { positions: JSON.parse(text) as Record<string, Position>, error: null, savedAt }
   } catch {
     // The agent treats a damaged file as absent; so does this.
-    return { positions: {}, error: null }
+    return { positions: {}, error: null, savedAt: null }
   }
 }
 
@@ -177,13 +186,14 @@ async function agentStatus(c: Config): Promise<AgentStatus> {
 }
 
 export async function websignalStatus(c: Config): Promise<WebsignalStatus> {
-  const { positions, error } = readPositions(c.stateDir)
+  const { positions, error, savedAt } = readPositions(c.stateDir)
   const cp = c.controlPlane
   return {
     config: c.configPath,
     agent: await agentStatus(c),
     inputs: c.inputs.map((i) => inputStatus(i, positions[i.path])),
     positions_error: error,
+    positions_saved_at: savedAt,
     store: `${storeAddress(c.store)}, namespace ${c.store.namespace}`,
     control_plane: cp ? `${cp.url} as ${cp.instanceId}` : null,
     shadow: c.shadow,
@@ -202,9 +212,21 @@ function ago(iso: string, now: number): string {
   return s < 120 ? `${s} s ago` : s < 7200 ? `${Math.round(s / 60)} min ago` : `${Math.round(s / 3600)} h ago`
 }
 
-const INPUT_STATE: Record<InputStatus['state'], (i: InputStatus) => string> = {
+/** Younger than this, a saved position a little behind is a running agent's normal state. */
+const FRESH_POSITION_MS = 10_000
+
+const INPUT_STATE: Record<InputStatus['state'], (i: InputStatus, s: WebsignalStatus, now: number) => string> = {
   caught_up: (i) => paint('green', `caught up (${bytes(i.size!)} read)`),
-  behind: (i) => paint('yellow', `${bytes(i.behind!)} behind (at ${bytes(i.position!)} of ${bytes(i.size!)})`),
+  behind: (i, s, now) => {
+    const at = `(at ${bytes(i.position!)} of ${bytes(i.size!)})`
+    const saved = s.positions_saved_at
+    // The agent saves what it stored, once a tick: a log written to all the time is always a
+    // little ahead of the saved position, which is no backlog.
+    if (s.agent.running && saved !== null && now - Date.parse(saved) < FRESH_POSITION_MS) {
+      return `reading: ${bytes(i.behind!)} written since the position saved ${ago(saved, now)} ${at}`
+    }
+    return paint('yellow', `${bytes(i.behind!)} behind ${at}${saved ? `, position saved ${ago(saved, now)}` : ''}`)
+  },
   no_position: () => 'no read position saved yet (the agent has not run, or has read nothing of it)',
   rotated: (i) => `rotated since the last saved position (the new file, ${bytes(i.size!)}, is read from its start)`,
   missing: () => 'not there yet (waited for; read from its start when it appears)',
@@ -245,7 +267,7 @@ export function formatStatus(s: WebsignalStatus, now = Date.now()): string {
   }
   for (const i of s.inputs) {
     lines.push(
-      `input ${escapeTerminal(i.path)} (site ${escapeTerminal(i.site)}, ${i.format}): ${INPUT_STATE[i.state](i)}`,
+      `input ${escapeTerminal(i.path)} (site ${escapeTerminal(i.site)}, ${i.format}): ${INPUT_STATE[i.state](i, s, now)}`,
     )
     for (const d of i.draining)
       lines.push(

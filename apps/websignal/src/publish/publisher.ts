@@ -45,9 +45,12 @@ export interface PublisherOptions {
 }
 
 /** Why batches do not reach the control plane, in the words an operator acts on. */
-export function publishFailureCause(err: unknown, instanceId: string): string {
+export function publishFailureCause(err: unknown, cp: Pick<ControlPlane, 'instanceId' | 'auth'>): string {
   if (isRefusedCredentials(err)) {
-    return `the control plane refused this node's credentials (${err.status} ${err.code}): issue a new token with \`edgegate node rotate-token ${instanceId}\` and write it to the token file (it is read again after each refusal, and on SIGHUP), or check the client certificate`
+    const refused = `the control plane refused this node's credentials (${err.status} ${err.code})`
+    return cp.auth.kind === 'token'
+      ? `${refused}: issue a new token with \`edgegate node rotate-token ${cp.instanceId}\` and put it in the token file (read again after each refusal, and on SIGHUP)`
+      : `${refused}: check the client certificate with \`websignal doctor\` (expired, or not issued for node ${cp.instanceId}); renew it, then send SIGHUP`
   }
   return (err as Error).message
 }
@@ -162,7 +165,7 @@ export class Publisher {
       }
       this.#backoffUntil = this.#now() + this.#backoff
       this.#backoff = Math.min(this.#backoff * 2, MAX_BACKOFF)
-      const cause = publishFailureCause(err, cp.instanceId)
+      const cause = publishFailureCause(err, cp)
       this.#failing = { since: this.#failing?.since ?? this.#now(), cause }
       const retry = isRefusedCredentials(err) && this.#o.credentialsRefused?.() === true
       if (retry) this.retryNow()
