@@ -11,7 +11,9 @@ import { PassThrough } from 'node:stream'
 import { after, before, test } from 'node:test'
 import { createLogger } from '@gatehouse/kit'
 import { freePort, startChild, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
-import { PublishError } from '../src/publish/client.ts'
+import { loadWebsignalConfig } from '../src/config.ts'
+import { PublishError, SignalClient } from '../src/publish/client.ts'
+import { CredentialReload } from '../src/publish/credentials.ts'
 import { publishFailureCause } from '../src/publish/publisher.ts'
 import { startEdgegate, type TestEdgegate } from './edgegate.ts'
 import { line, MAIN, testAgent, waitFor, writeConfig } from './helpers.ts'
@@ -244,4 +246,49 @@ test('a refusal names the fix for the credential in use: a new token, or the cli
   })
   assert.match(mtls, /check the client certificate with `websignal doctor`/)
   assert.doesNotMatch(mtls, /rotate-token/)
+})
+
+test('a token given in $WEBSIGNAL_CONTROL_PLANE_TOKEN itself: SIGHUP says only a restart changes it; a file given by $..._FILE is read again', async () => {
+  const c = writeConfig({
+    inputs: [{ path: '/var/log/nginx/access.log', format: 'combined', site: 'main' }],
+    control_plane: { url: eg.base, instance_id: 'websignal-env', ca: eg.ca.caPath },
+  })
+  after(() => c.dir.remove())
+  const reload = (env: Record<string, string>) => {
+    const { lines, logger } = memoryLogger()
+    const cp = loadWebsignalConfig(c.path, env).controlPlane!
+    const client = new SignalClient(cp)
+    after(() => client.close())
+    let reloaded = 0
+    return {
+      client,
+      lines,
+      r: new CredentialReload({ client, cp, logger, reloaded: () => reloaded++ }),
+      reloaded: () => reloaded,
+    }
+  }
+  const fixed = reload({ WEBSIGNAL_CONTROL_PLANE_TOKEN: 'egn_from-env' })
+  assert.equal(fixed.r.sighup(), true)
+  await waitFor(
+    'the CA reload said',
+    () =>
+      has(
+        fixed.lines,
+        'control-plane CA reloaded; the token comes from $WEBSIGNAL_CONTROL_PLANE_TOKEN, which only a restart changes',
+      ).length,
+  )
+  assert.equal(fixed.client.token, 'egn_from-env')
+  assert.equal(fixed.r.refused(), false, 'a refusal reads nothing new either')
+
+  const file = join(c.dir.path, 'env-token')
+  writeFileSync(file, 'egn_first\n', { mode: 0o600 })
+  const fromFile = reload({ WEBSIGNAL_CONTROL_PLANE_TOKEN_FILE: file })
+  writeFileSync(file, 'egn_second\n', { mode: 0o600 })
+  assert.equal(fromFile.r.sighup(), true)
+  const line = await waitFor('the reload said', () =>
+    has(fromFile.lines, 'control-plane token reloaded: the next batches carry the new one').at(0),
+  )
+  assert.equal(line.token_from, file)
+  assert.equal(fromFile.client.token, 'egn_second')
+  assert.equal(fromFile.reloaded(), 1)
 })
