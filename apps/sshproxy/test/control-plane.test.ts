@@ -189,6 +189,45 @@ describe('control plane end to end (edgegate + sshproxy serve + sshd + OpenSSH)'
     assert.equal(gate.child.process.exitCode, null)
   })
 
+  // `edgegate node rotate-token` ends the old token at once: the gate's syncs fail until it has
+  // the new one, which SIGHUP takes from the file the config names. No restart, no dropped client.
+  test('SIGHUP: a rotated bearer token is read again from its file and syncs succeed again', async (t) => {
+    const first = await edgegateToken(eg.database, ['node', 'add', '--kind', 'sshgate', 'gate-rotate'])
+    const dir = tempDir('sshproxy-rotate-')
+    t.after(() => dir.remove())
+    const tokenFile = join(dir.path, 'token')
+    writeFileSync(tokenFile, `${first}\n`, { mode: 0o600 })
+    const gate = await startGate(sshd.port, [], undefined, {
+      control_plane: {
+        url: eg.base,
+        instance_id: 'gate-rotate',
+        token_file: tokenFile,
+        ca: ca.caPath,
+        sync_interval: '1s',
+      },
+    })
+    t.after(() => gate.stop())
+    const ok = async () => metric(await gate.metrics(), 'sshproxy_sync_cycles_total', { result: 'ok' }) ?? 0
+    await waitFor('a first sync', async () => (await ok()) >= 1, 30_000)
+    const rotated = await edgegateToken(eg.database, ['node', 'rotate-token', 'gate-rotate'])
+    await waitFor('a sync refused for the old token', () => /control plane sync failed/.test(gate.log()), 30_000)
+    // A file that holds nothing usable keeps the old token, and says why.
+    writeFileSync(tokenFile, 'two words\n')
+    process.kill(gate.child.pid, 'SIGHUP')
+    await waitFor('the refusal logged', () =>
+      /"msg":"control-plane credentials not reloaded; the previous ones stay in use"/.test(gate.log()),
+    )
+    writeFileSync(tokenFile, `${rotated}\n`)
+    const before = await ok()
+    process.kill(gate.child.pid, 'SIGHUP')
+    await waitFor('the token reloaded', () =>
+      /"msg":"control-plane token reloaded: the next sync uses the new one"/.test(gate.log()),
+    )
+    await waitFor('a sync with the new token', async () => (await ok()) > before, 30_000)
+    assert.doesNotMatch(gate.log(), new RegExp(rotated), 'the token is never logged')
+    assert.equal(gate.child.process.exitCode, null)
+  })
+
   test('a control plane restored from a backup: the gate pulls everything again, drops what was lost, keeps its own verdicts', async (t) => {
     const dir = tempDir('sshproxy-restore-')
     t.after(() => dir.remove())

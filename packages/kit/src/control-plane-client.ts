@@ -153,19 +153,36 @@ export class ControlPlaneClient {
 
   /**
    * Read the client certificate, key and CA files again (a renewal replaced them) for the
-   * requests from now on; those in flight finish on the old connections. A file that cannot be
-   * read, or a key that does not match its certificate, throws and changes nothing. Returns the
-   * client certificate's expiry when there is one.
+   * requests from now on; those in flight finish on the old connections. With a bearer token,
+   * `token` (read again from where the config found it, after `edgegate node rotate-token`)
+   * replaces it. A file that cannot be read, or a key that does not match its certificate,
+   * throws and changes nothing. Returns the client certificate's expiry when there is one, and
+   * whether the token changed when one was given.
    */
-  reloadCredentials(): { validTo?: string } {
-    const { agent, cert, ca } = this.#newAgent(true)
-    const validTo = cert ? new X509Certificate(cert).validTo : undefined
-    const old = this.#agent
-    this.#agent = agent
-    this.#certificateExpiresAt = cert ? certificateExpiresAt(cert) : undefined
-    this.#caExpiry = ca ? bundleExpiry(ca) : undefined
-    void old.close().catch(() => {})
-    return validTo === undefined ? {} : { validTo }
+  reloadCredentials(token?: string): { validTo?: string; token?: 'changed' | 'unchanged' } {
+    if (token !== undefined && this.#target.auth.kind !== 'token') {
+      throw new TypeError('the control plane is configured with mutual TLS, not a token; restart to change the method')
+    }
+    if (token !== undefined && (token === '' || /[\s\u0000-\u001f\u007f]/.test(token))) {
+      throw new TypeError('the new token is empty or holds white space or control characters')
+    }
+    let validTo: string | undefined
+    if (this.hasCredentialFiles) {
+      const { agent, cert, ca } = this.#newAgent(true)
+      validTo = cert ? new X509Certificate(cert).validTo : undefined
+      const old = this.#agent
+      this.#agent = agent
+      this.#certificateExpiresAt = cert ? certificateExpiresAt(cert) : undefined
+      this.#caExpiry = ca ? bundleExpiry(ca) : undefined
+      void old.close().catch(() => {})
+    }
+    let changed: 'changed' | 'unchanged' | undefined
+    if (token !== undefined) {
+      const header = `Bearer ${token}`
+      changed = header === this.#headers.authorization ? 'unchanged' : 'changed'
+      this.#headers.authorization = header
+    }
+    return { ...(validTo === undefined ? {} : { validTo }), ...(changed === undefined ? {} : { token: changed }) }
   }
 
   #newAgent(check = false): { agent: ReturnType<typeof createTlsAgent>; cert?: Buffer; ca?: Buffer } {
@@ -278,7 +295,7 @@ export class ControlPlaneClient {
  */
 export function credentialReloader(
   logger: Pick<Logger, 'info' | 'error'>,
-  reload: () => { validTo?: string } | undefined,
+  reload: () => { validTo?: string; token?: 'changed' | 'unchanged' } | undefined,
 ): () => Promise<void> {
   return async () => {
     try {
@@ -287,8 +304,12 @@ export function credentialReloader(
         logger.info('SIGHUP changes nothing: no control-plane credential files; other settings are read at start')
       } else if (reloaded.validTo !== undefined) {
         logger.info({ valid_to: reloaded.validTo }, 'control-plane credentials reloaded')
+      } else if (reloaded.token === 'changed') {
+        logger.info('control-plane token reloaded: the next sync uses the new one')
+      } else if (reloaded.token === 'unchanged') {
+        logger.info('control-plane token unchanged (its source holds the token in use)')
       } else {
-        // A bearer token with a CA file: only the CA is a file; the token is read at start.
+        // A bearer token with a CA file, and no new token read: only the CA is a file.
         logger.info('control-plane CA reloaded; the bearer token is read at start only (restart to change it)')
       }
     } catch (err) {

@@ -16,6 +16,8 @@ export interface GateServeConfig {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent'
   /** Logged once the logger exists (a secret in a file every user may read). */
   warnings?: string[]
+  /** The control plane to sync with; SIGHUP takes a new bearer token from a config read again. */
+  controlPlane?: { auth: { kind: string; token?: string } } | undefined
 }
 
 export interface ServedGate {
@@ -87,8 +89,20 @@ export async function runGateServe<
     }
     logger.info(o.ready(config, gate), `${o.name} ready`)
     // SIGHUP (a renewal's deploy hook, `systemctl reload`): the control-plane client takes the
-    // certificate, key and CA its files hold now; a bad set keeps the previous ones.
-    const reload = credentialReloader(logger, () => sync?.reloadCredentials())
+    // certificate, key and CA its files hold now, and the bearer token the config gives now
+    // (after `edgegate node rotate-token`: in the config file, or the file its `_FILE` variable
+    // names); a bad set, or a config that no longer loads, keeps the previous ones.
+    const reload = credentialReloader(logger, () => {
+      if (sync === undefined) return undefined
+      let token: string | undefined
+      if (config.controlPlane?.auth.kind === 'token') {
+        token = o.readConfig().controlPlane?.auth.token
+        if (token === undefined) {
+          throw new Error('the config no longer gives a control-plane token; restart to change how the gate signs in')
+        }
+      }
+      return sync.reloadCredentials(token)
+    })
     const stop = async () => {
       logger.info('stopping: no new connections')
       await gate.stop(drainMs)

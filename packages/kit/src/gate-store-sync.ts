@@ -161,8 +161,8 @@ export function startGateStoreSync(o: GateStoreSyncOptions): SyncHandle {
   if (watches.length === 0) return handle
   return {
     ...handle,
-    reloadCredentials() {
-      const reloaded = handle.reloadCredentials()
+    reloadCredentials(token?: string) {
+      const reloaded = handle.reloadCredentials(token)
       for (const w of watches) w.check()
       return reloaded
     },

@@ -102,11 +102,12 @@ export interface SyncHandle {
   /** Stop scheduling, abort requests in flight, wait for the running cycle. */
   stop(): Promise<void>
   /**
-   * Read the client certificate, key and CA files again for the next requests (the client's
-   * `reloadCredentials`); undefined when the credentials come from no file (a token without a
-   * CA). Throws, changing nothing, when the files are unreadable or do not match.
+   * Read the client certificate, key and CA files again for the next requests, and take
+   * `token`, the bearer token as the config holds it now (the client's `reloadCredentials`);
+   * undefined when there is nothing to read (a token given in the environment, without a CA).
+   * Throws, changing nothing, when the files are unreadable or do not match.
    */
-  reloadCredentials(): { validTo?: string } | undefined
+  reloadCredentials(token?: string): { validTo?: string; token?: 'changed' | 'unchanged' } | undefined
   /** When the client certificate in use expires (ms since the epoch); undefined with a token. */
   clientCertificateExpiresAt(): number | undefined
   /** The first certificate of `control_plane.ca` to expire; undefined without a `ca`. */
@@ -280,7 +281,8 @@ export function startSync(options: SyncOptions): SyncHandle {
 
   void run()
   return {
-    reloadCredentials: () => (client.hasCredentialFiles ? client.reloadCredentials() : undefined),
+    reloadCredentials: (token) =>
+      client.hasCredentialFiles || token !== undefined ? client.reloadCredentials(token) : undefined,
     clientCertificateExpiresAt: () => client.clientCertificateExpiresAt,
     caExpiry: () => client.caExpiry,
     syncNow: () => (stopped ? Promise.reject(new Error('sync is stopped')) : run()),

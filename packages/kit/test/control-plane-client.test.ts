@@ -171,7 +171,30 @@ test('reloadCredentials: the next requests present the renewed client certificat
   await bare.close()
 })
 
-test('the SIGHUP reloader says what was read: a certificate and its expiry, a CA alone, nothing, or why not', async () => {
+test('a token read again replaces the one in use for the next requests; a bad one or an mTLS client changes nothing', async () => {
+  const client = new ControlPlaneClient(target())
+  try {
+    answer = (_req, res) => res.end('{"decisions":[],"next_cursor":"c1","resync":false}')
+    assert.deepEqual(client.reloadCredentials('t0k'), { token: 'unchanged' })
+    assert.deepEqual(client.reloadCredentials('rotated'), { token: 'changed' })
+    await client.policy(undefined).catch(() => {})
+    assert.equal(seen.at(-1)?.auth, 'Bearer rotated')
+    assert.throws(() => client.reloadCredentials('two words'), /white space or control characters/)
+    assert.throws(() => client.reloadCredentials(''), /empty/)
+    await client.policy(undefined).catch(() => {})
+    assert.equal(seen.at(-1)?.auth, 'Bearer rotated', 'the refused token is not used')
+  } finally {
+    await client.close()
+  }
+  const first = ca.issueClient('gate-1')
+  const mtls = new ControlPlaneClient(
+    target({ auth: { kind: 'mtls', clientCert: first.certPath, clientKey: first.keyPath, ca: ca.caPath } }),
+  )
+  assert.throws(() => mtls.reloadCredentials('t'), /mutual TLS, not a token/)
+  await mtls.close()
+})
+
+test('the SIGHUP reloader says what was read: a certificate and its expiry, a CA alone, a token, nothing, or why not', async () => {
   const lines: Array<[string, Record<string, unknown>, string?]> = []
   const logger = {
     info: (a: Record<string, unknown> | string, b?: string) =>
@@ -181,6 +204,8 @@ test('the SIGHUP reloader says what was read: a certificate and its expiry, a CA
   }
   await credentialReloader(logger as never, () => ({ validTo: 'Dec  3 08:00:00 2027 GMT' }))()
   await credentialReloader(logger as never, () => ({}))()
+  await credentialReloader(logger as never, () => ({ token: 'changed' }))()
+  await credentialReloader(logger as never, () => ({ token: 'unchanged' }))()
   await credentialReloader(logger as never, () => undefined)()
   await credentialReloader(logger as never, () => {
     throw new Error('key does not match')
@@ -189,6 +214,8 @@ test('the SIGHUP reloader says what was read: a certificate and its expiry, a CA
     ['info', { valid_to: 'Dec  3 08:00:00 2027 GMT' }, 'control-plane credentials reloaded'],
     // A token with a CA: no "valid_to: null" suggesting a certificate that has no expiry.
     ['info', {}, 'control-plane CA reloaded; the bearer token is read at start only (restart to change it)'],
+    ['info', {}, 'control-plane token reloaded: the next sync uses the new one'],
+    ['info', {}, 'control-plane token unchanged (its source holds the token in use)'],
     ['info', {}, 'SIGHUP changes nothing: no control-plane credential files; other settings are read at start'],
     [
       'error',

@@ -76,9 +76,9 @@ export function startGateSync(o: GateSyncOptions): GateSync {
   return {
     ...handle,
     uploadSmtpReports,
-    reloadCredentials() {
-      const reloaded = handle.reloadCredentials()
-      if (reloaded) reportsClient?.reloadCredentials()
+    reloadCredentials(token?: string) {
+      const reloaded = handle.reloadCredentials(token)
+      if (reloaded) reportsClient?.reloadCredentials(token)
       return reloaded
     },
     async stop() {
