@@ -15,6 +15,28 @@ export { type ConfigOf, type Field, type FieldOptions, field, type Schema } from
 /** All configuration violations, one line each (`key: what is wrong`). */
 export class ConfigError extends StartupError {
   override readonly name = 'ConfigError'
+  /**
+   * Set by `loadConfig` when some settings were bad: what did load, so an app's cross-field
+   * rules can still run on the good ones and the operator sees every problem at once
+   * (`loadWithChecks`). Undefined when the config file could not be read or parsed, since
+   * nothing is then known about the settings it holds.
+   */
+  readonly partial: PartialLoad | undefined
+  constructor(lines: string | string[], options?: { cause?: unknown; partial?: PartialLoad }) {
+    super(lines, options?.cause === undefined ? undefined : { cause: options.cause })
+    this.partial = options?.partial
+  }
+}
+
+/** What `loadConfig` loaded beside its errors (`ConfigError.partial`). */
+export interface PartialLoad {
+  /**
+   * The settings that loaded; a setting in `invalid`, or a required one that is missing, is
+   * undefined here whatever the schema's type says.
+   */
+  loaded: Loaded<Schema>
+  /** Dotted paths of settings that were given but cannot be used (a bad value, an unreadable secret file). */
+  invalid: ReadonlySet<string>
 }
 
 export interface LoadOptions {
@@ -244,6 +266,7 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
   const config: Record<string, unknown> = {}
   const sources: Record<string, Source> = {}
   const warnings: string[] = []
+  const invalid = new Set<string>()
   // Secrets written in the file itself, whichever source wins: the file holds them either way.
   const inlineSecrets = all.filter((l) => l.field.options.secret && fileValues.has(l.path)).map((l) => l.path)
   for (const { path, field: f } of all) {
@@ -262,6 +285,7 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
       label = o.env
       if (o.secret && env[`${o.env}_FILE`] !== undefined) {
         errors.push(`${o.env}: set either ${o.env} or ${o.env}_FILE, not both`)
+        invalid.add(path)
         continue
       }
     } else if (o.secret && o.env && env[`${o.env}_FILE`] !== undefined) {
@@ -270,7 +294,10 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
         options.readSecretFiles === false
           ? SECRET_NOT_READ
           : readSecretFile(env[`${o.env}_FILE`]!, label, errors, warnings)
-      if (raw === undefined) continue
+      if (raw === undefined) {
+        invalid.add(path)
+        continue
+      }
       source = 'env'
     } else if (fileValues.has(path)) {
       raw = fileValues.get(path)
@@ -280,10 +307,14 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
       const p = fileValues.get(`${path}#file`)
       if (typeof p !== 'string') {
         errors.push(`${label}: must be a file path string`)
+        invalid.add(path)
         continue
       }
       raw = options.readSecretFiles === false ? SECRET_NOT_READ : readSecretFile(p, label, errors, warnings)
-      if (raw === undefined) continue
+      if (raw === undefined) {
+        invalid.add(path)
+        continue
+      }
       source = 'file'
     } else if (o.default !== undefined) {
       raw = o.default
@@ -307,18 +338,60 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
       setPath(config, path, value)
       sources[path] = source
     } catch (err) {
+      invalid.add(path)
       // A custom field with several problems (a list of entries) names each on its own line.
       if (err instanceof ConfigError) {
         for (const line of err.lines) errors.push(/^[[.]/.test(line) ? `${label}${line}` : `${label}: ${line}`)
       } else errors.push(`${label}: ${(err as Error).message}`)
     }
   }
-  if (errors.length > 0) throw new ConfigError(errors)
   if (inlineSecrets.length > 0) {
     const exposed = secretExposure(options.file!, `a secret (${inlineSecrets.join(', ')})`)
     if (exposed) warnings.push(exposed)
   }
-  return { config: config as ConfigOf<S>, file: options.file, positionals, sources, warnings }
+  const loaded = { config: config as ConfigOf<S>, file: options.file, positionals, sources, warnings }
+  if (errors.length > 0) throw new ConfigError(errors, fileFailed ? {} : { partial: { loaded, invalid } })
+  return loaded
+}
+
+/**
+ * Load, then run the app's cross-field rules (`check`, which throws `ConfigError`) also when
+ * some settings were bad, and throw one `ConfigError` with both sets of lines, the per-field
+ * ones first. `check` gets the settings that loaded and the paths of those that did not (see
+ * `PartialLoad`): a rule that reads a setting in `invalid` must skip itself, a rule that only
+ * asks whether a setting was given may count it as given. A file that could not be read or
+ * parsed is reported alone.
+ *
+ * @example
+ * const config = loadWithChecks(
+ *   () => loadConfig(schema, { env: process.env }),
+ *   ({ config }, invalid) => finish(config, invalid),
+ * )
+ */
+export function loadWithChecks<S extends Schema, T>(
+  load: () => Loaded<S>,
+  check: (loaded: Loaded<S>, invalid: ReadonlySet<string>) => T,
+): T {
+  let loaded: Loaded<S>
+  let invalid: ReadonlySet<string> = new Set()
+  let fieldErrors: ConfigError | undefined
+  try {
+    loaded = load()
+  } catch (err) {
+    if (!(err instanceof ConfigError) || err.partial === undefined) throw err
+    fieldErrors = err
+    loaded = err.partial.loaded as Loaded<S>
+    invalid = err.partial.invalid
+  }
+  let result: T
+  try {
+    result = check(loaded, invalid)
+  } catch (err) {
+    if (fieldErrors === undefined || !(err instanceof ConfigError)) throw err
+    throw new ConfigError([...fieldErrors.lines, ...err.lines], { partial: { loaded, invalid } })
+  }
+  if (fieldErrors) throw fieldErrors
+  return result
 }
 
 /** Lines describing every field (flag, env, default, doc), for `--help` output. */

@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { SECRET_NOT_READ } from '../src/config.ts'
+import { loadWithChecks, SECRET_NOT_READ } from '../src/config.ts'
 import { ConfigError, describeSchema, field, loadConfig, type Schema } from '../src/index.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'kit-config-'))
@@ -239,6 +239,96 @@ describe('loadConfig errors', () => {
       problems(() => loadConfig(s, { env: { APP_KEY: 'k' }, file: json({ db: { url: 'http://x' } }) })),
       ['db.url: must use postgres, got http'],
     )
+  })
+})
+
+describe('cross-field rules beside per-field errors', () => {
+  const pair = {
+    min: field.int({ env: 'APP_MIN', flag: 'min', default: 1 }),
+    max: field.int({ env: 'APP_MAX', flag: 'max', default: 10 }),
+    workers: field.int({ env: 'APP_WORKERS', min: 1, default: 4 }),
+    token: field.string({ env: 'APP_TOKEN', secret: true, minLength: 8 }),
+    user: field.string({ env: 'APP_USER' }),
+  }
+  type Pair = { min: number; max: number; token: string | undefined; user: string | undefined }
+  // An app's rules: each skips itself when a setting it reads is bad; "given" counts a bad one.
+  function rules({ config, sources }: { config: Pair; sources: Record<string, string> }, invalid: ReadonlySet<string>) {
+    const lines: string[] = []
+    if (!invalid.has('min') && !invalid.has('max') && config.max < config.min) lines.push('max: at least min')
+    const tokenGiven = config.token !== undefined || invalid.has('token')
+    if (tokenGiven && config.user === undefined) lines.push('APP_USER: required when APP_TOKEN is set')
+    if (lines.length > 0) throw new ConfigError(lines)
+    return { ...config, from: sources.max }
+  }
+
+  test('a bad setting leaves out only itself: ConfigError.partial holds what loaded and names what did not', () => {
+    const path = json({ max: 5, workers: 0 })
+    try {
+      loadConfig(pair, { argv: ['--min', '7'], env: { APP_TOKEN: 'short' }, file: path })
+      assert.fail('expected failure')
+    } catch (err) {
+      assert.ok(err instanceof ConfigError)
+      assert.deepEqual(err.lines, ['workers: must be at least 1, got 0', 'APP_TOKEN: must be at least 8 characters'])
+      assert.ok(err.partial)
+      assert.deepEqual([...err.partial.invalid].sort(), ['token', 'workers'])
+      assert.deepEqual(err.partial.loaded.config, { min: 7, max: 5, user: undefined })
+      assert.deepEqual(err.partial.loaded.sources, { min: 'flag', max: 'file' })
+      assert.equal(err.partial.loaded.file, path)
+    }
+  })
+
+  test('loadWithChecks reports the per-field errors and the rules whose settings are good together', () => {
+    const path = json({ max: 5, workers: 0 })
+    const lines = problems(() =>
+      loadWithChecks(() => loadConfig(pair, { argv: ['--min', '7'], env: { APP_TOKEN: 'short' }, file: path }), rules),
+    )
+    assert.deepEqual(lines, [
+      'workers: must be at least 1, got 0',
+      'APP_TOKEN: must be at least 8 characters',
+      'max: at least min',
+      'APP_USER: required when APP_TOKEN is set',
+    ])
+    // A rule that reads a bad setting is skipped rather than judged on a value that is not there.
+    assert.deepEqual(
+      problems(() => loadWithChecks(() => loadConfig(pair, { env: { APP_MIN: 'x', APP_MAX: '0' } }), rules)),
+      ['APP_MIN: must be an integer, got string "x"'],
+    )
+    // Only rule problems, and none at all.
+    assert.deepEqual(
+      problems(() => loadWithChecks(() => loadConfig(pair, { env: { APP_MIN: '3', APP_MAX: '2' } }), rules)),
+      ['max: at least min'],
+    )
+    assert.deepEqual(
+      loadWithChecks(() => loadConfig(pair, { env: { APP_MAX: '20' } }), rules),
+      { min: 1, max: 20, workers: 4, token: undefined, user: undefined, from: 'env' },
+    )
+  })
+
+  test('a secret file that cannot be read counts as given but bad', () => {
+    const lines = problems(() =>
+      loadWithChecks(() => loadConfig(pair, { env: { APP_TOKEN_FILE: join(dir, 'no-such-file') } }), rules),
+    )
+    assert.deepEqual(lines, [
+      `APP_TOKEN_FILE: secret file ${join(dir, 'no-such-file')} cannot be read (ENOENT)`,
+      'APP_USER: required when APP_TOKEN is set',
+    ])
+  })
+
+  test('a config file that cannot be parsed is reported alone: its settings are unknown', () => {
+    const path = file('{"max": 0,')
+    let error: unknown
+    try {
+      loadConfig(pair, { file: path })
+    } catch (err) {
+      error = err
+    }
+    assert.ok(error instanceof ConfigError)
+    assert.equal(error.partial, undefined)
+    const lines = problems(() =>
+      loadWithChecks(() => loadConfig(pair, { file: path, env: { APP_TOKEN: 'longtoken' } }), rules),
+    )
+    assert.equal(lines.length, 1)
+    assert.match(lines[0]!, /^config file .*: invalid JSON/)
   })
 })
 
