@@ -3,8 +3,8 @@
  * reads process.env. Flags use the spec's single-dash form (`-listen`, `-hook-id`); the
  * kit's parser also takes `--listen` and `--listen=value`.
  */
-import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
-import { ConfigError, type ConfigOf, field } from '@gatehouse/kit/config.ts'
+import { type AppConfigOptions, loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
+import { ConfigError, type ConfigOf, field, loadWithChecks } from '@gatehouse/kit/config.ts'
 import type { Source } from '@gatehouse/kit/config-fields.ts'
 import { isLoopback, parseListenAddress } from '@gatehouse/kit/net.ts'
 import { CHANNEL_NAME, USERNAME } from './name-patterns.ts'
@@ -222,6 +222,11 @@ export interface ConfigOrigin {
   sources: Record<string, Source>
   /** The config file read, if any. */
   file?: string
+  /**
+   * Settings given with a bad value, already reported by the loader (their value is undefined
+   * here): a rule that reads one is skipped, a rule that asks whether it was given counts it.
+   */
+  invalid?: ReadonlySet<string>
 }
 
 /**
@@ -238,20 +243,23 @@ export function finishConfig(raw: RawConfig, origin: ConfigOrigin = { sources: {
     if (source === 'flag' && o.flag) return `-${o.flag}`
     return o.env ?? key
   }
-  const auth = raw.readerPassword !== undefined
-  if (raw.retention !== 0 && raw.retention < 86_400_000) {
+  const invalid = origin.invalid ?? new Set<string>()
+  const ok = (...keys: (keyof typeof schema)[]) => keys.every((k) => !invalid.has(k))
+  const given = (key: keyof typeof schema) => raw[key] !== undefined || invalid.has(key)
+  const auth = given('readerPassword')
+  if (ok('retention') && raw.retention !== 0 && raw.retention < 86_400_000) {
     problems.push(`${n('retention')}: at least 24h, or 0 to keep notifications`)
   }
-  if (raw.auditRetention !== 0 && raw.auditRetention < 86_400_000) {
+  if (ok('auditRetention') && raw.auditRetention !== 0 && raw.auditRetention < 86_400_000) {
     problems.push(`${n('auditRetention')}: at least 24h, or 0 to keep the audit log`)
   }
-  if (raw.sessionMaxAge < raw.sessionTtl) {
+  if (ok('sessionMaxAge', 'sessionTtl') && raw.sessionMaxAge < raw.sessionTtl) {
     problems.push(`${n('sessionMaxAge')}: at least ${n('sessionTtl')} (equal to it: sessions are not renewed)`)
   }
-  if (raw.readerPassword !== undefined && raw.readerUsername === undefined) {
+  if (given('readerPassword') && !given('readerUsername')) {
     problems.push(`${n('readerUsername')}: required when ${n('readerPassword')} is set`)
   }
-  if (raw.readerUsername !== undefined && raw.readerPassword === undefined) {
+  if (given('readerUsername') && !given('readerPassword')) {
     problems.push(`${n('readerPassword')}: required when ${n('readerUsername')} is set`)
   }
   if (raw.readerUsername !== undefined && !USERNAME.test(raw.readerUsername)) {
@@ -265,23 +273,25 @@ export function finishConfig(raw: RawConfig, origin: ConfigOrigin = { sources: {
     }
     publicOrigin = u.origin
   }
-  if (auth && raw.publicUrl === undefined) {
+  if (auth && !given('publicUrl')) {
     problems.push(`${n('publicUrl')}: required when reader authentication is on (${n('readerPassword')} is set)`)
   }
-  try {
-    const { host } = parseListenAddress(raw.listen)
-    if (!auth && !isLoopbackHost(host)) {
-      problems.push(
-        `${n('listen')}: ${raw.listen} is not a loopback address; without ${n('readerPassword')} the service is unauthenticated and only listens on loopback`,
-      )
+  if (ok('listen')) {
+    try {
+      const { host } = parseListenAddress(raw.listen)
+      if (!auth && !isLoopbackHost(host)) {
+        problems.push(
+          `${n('listen')}: ${raw.listen} is not a loopback address; without ${n('readerPassword')} the service is unauthenticated and only listens on loopback`,
+        )
+      }
+    } catch (err) {
+      problems.push(`${n('listen')}: ${(err as Error).message}`)
     }
-  } catch (err) {
-    problems.push(`${n('listen')}: ${(err as Error).message}`)
   }
-  const oidc = raw.oauthIssuer !== undefined || raw.oidcClientId !== undefined
+  const oidc = given('oauthIssuer') || given('oidcClientId')
   if (oidc) {
-    if (raw.oauthIssuer === undefined) problems.push(`${n('oauthIssuer')}: required when ${n('oidcClientId')} is set`)
-    if (raw.oidcClientId === undefined) problems.push(`${n('oidcClientId')}: required when ${n('oauthIssuer')} is set`)
+    if (!given('oauthIssuer')) problems.push(`${n('oauthIssuer')}: required when ${n('oidcClientId')} is set`)
+    if (!given('oidcClientId')) problems.push(`${n('oidcClientId')}: required when ${n('oauthIssuer')} is set`)
     if (!auth)
       problems.push(
         `${n('oauthIssuer')}: identity-provider sign-in needs reader authentication (${n('readerPassword')})`,
@@ -303,10 +313,22 @@ function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * Load from argv and environment, and the JSON file `--config FILE` (or `-config`), else
- * `$NOTIFY_CONFIG`, else `/etc/gatehouse/notify.json` when it exists, names (keys as in `schema`).
+ * The service's settings: flags > environment > the JSON file (`--config FILE`, else
+ * `$NOTIFY_CONFIG`, else `/etc/gatehouse/notify.json` when it exists) > defaults, with the
+ * cross-field rules. Bad values and broken rules are reported together, so fixing one does not
+ * reveal the next; `warnings` are the loader's (a secret every user may read).
  */
+export function loadServiceConfig(options: AppConfigOptions): { config: Config; warnings: string[] } {
+  return loadWithChecks(
+    () => loadAppConfig('notify', schema, options),
+    ({ config, sources, file, warnings }, invalid) => ({
+      config: finishConfig(config, { sources, invalid, ...(file ? { file } : {}) }),
+      warnings,
+    }),
+  )
+}
+
+/** `loadServiceConfig` from raw arguments (`--config FILE` or `-config` among them) and an environment. */
 export function readConfig(argv: string[], env: Record<string, string | undefined>): Config {
-  const { config, sources, file } = loadAppConfig('notify', schema, { argv, env })
-  return finishConfig(config, { sources, ...(file ? { file } : {}) })
+  return loadServiceConfig({ argv, env }).config
 }

@@ -59,6 +59,38 @@ describe('configuration', () => {
     }
   })
 
+  test('bad values and broken cross-field rules are reported together, each named as given; a rule reading a bad value is skipped', () => {
+    const dir = tempDir('notify-config-')
+    try {
+      const file = join(dir.path, 'notify.json')
+      writeFileSync(file, JSON.stringify({ retention: '1h', bodyLimit: 'lots', sessionTtl: '1m' }))
+      const err = (() => {
+        try {
+          readConfig(['--config', file, '-listen', '0.0.0.0:8080', '-session-max-age', '10m'], {
+            NOTIFY_READER_PASSWORD: 'short',
+          })
+        } catch (e) {
+          return e as ConfigError
+        }
+        return undefined
+      })()
+      assert.ok(err instanceof ConfigError)
+      assert.deepEqual(err.lines, [
+        'NOTIFY_READER_PASSWORD: must be at least 12 characters',
+        'sessionTtl: must be at least 5m',
+        'bodyLimit: invalid size "lots" (use e.g. 1048576, 512KiB, 25MiB, 1GB)',
+        // The cross-field rules whose settings are good; a short password still counts as given,
+        // so the listener is not refused for being unauthenticated, and the session rule, which
+        // reads the bad sessionTtl, is left out.
+        `retention (in ${file}): at least 24h, or 0 to keep notifications`,
+        'NOTIFY_READER_USERNAME: required when NOTIFY_READER_PASSWORD is set',
+        'NOTIFY_PUBLIC_URL: required when reader authentication is on (NOTIFY_READER_PASSWORD is set)',
+      ])
+    } finally {
+      dir.remove()
+    }
+  })
+
   test('cross-field rules are all reported at once', () => {
     const err = (() => {
       try {
@@ -103,6 +135,30 @@ describe('startup failures (child process)', () => {
     assert.equal(r.status, 1)
     assert.match(r.stderr, /^notify: NOTIFY_PUBLIC_URL: required when reader authentication is on/m)
     assert.doesNotMatch(r.stderr, /\n\s+at /)
+  })
+
+  test('a config file with a bad value and a cross-field problem: both reported, one line each, exit 1', () => {
+    const dir = tempDir('notify-config-')
+    try {
+      const file = join(dir.path, 'notify.json')
+      writeFileSync(file, JSON.stringify({ retention: '1h', pushTtl: '1y' }))
+      const r = run(['--config', file], { NOTIFY_AUDIT_RETENTION: '2h', NOTIFY_BCRYPT_COST: '40' })
+      assert.equal(r.status, 1)
+      assert.deepEqual(r.stderr.trimEnd().split('\n'), [
+        'notify: NOTIFY_BCRYPT_COST: must be at most 15, got 40',
+        `notify: pushTtl: invalid duration "1y" at "1y" (use e.g. 500ms, 30s, 15m, 12h, 1h30m)`,
+        `notify: retention (in ${file}): at least 24h, or 0 to keep notifications`,
+        'notify: NOTIFY_AUDIT_RETENTION: at least 24h, or 0 to keep the audit log',
+      ])
+      // A file that is not JSON is the one problem: the settings it holds are unknown.
+      writeFileSync(file, '{"retention": "1h",')
+      const broken = run(['--config', file], { NOTIFY_AUDIT_RETENTION: '2h' })
+      assert.equal(broken.status, 1)
+      assert.equal(broken.stderr.trimEnd().split('\n').length, 1, broken.stderr)
+      assert.match(broken.stderr, /^notify: config file .*: invalid JSON/)
+    } finally {
+      dir.remove()
+    }
   })
 
   test('unauthenticated mode on a non-loopback address is refused', () => {

@@ -1,21 +1,16 @@
 /** `notify serve` (also bare `notify`): open the database (migrations run), listen, drain on SIGTERM/SIGINT. */
-import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { createLogger } from '@gatehouse/kit/logger.ts'
 import { parseListenAddress } from '@gatehouse/kit/net.ts'
 import { runMain } from '@gatehouse/kit/process.ts'
-import { finishConfig, schema } from '../config.ts'
+import { loadServiceConfig } from '../config.ts'
 import { openNotifyDatabase } from '../db/open.ts'
 import { buildServer } from '../server.ts'
 
 export async function serve(flags: Record<string, unknown>, configFile: string | undefined): Promise<void> {
   await runMain({ name: 'notify' }, async () => {
-    const loaded = loadAppConfig('notify', schema, { flags, config: configFile })
-    const config = finishConfig(loaded.config, {
-      sources: loaded.sources,
-      ...(loaded.file ? { file: loaded.file } : {}),
-    })
+    const { config, warnings } = loadServiceConfig({ flags, config: configFile })
     const logger = createLogger({ name: 'notify', level: config.logLevel })
-    for (const warning of loaded.warnings) logger.warn(warning)
+    for (const warning of warnings) logger.warn(warning)
     const database = await openNotifyDatabase(config.database, undefined, {
       backgroundCheckpoints: true,
       onWarning: (message) => logger.warn(message),
