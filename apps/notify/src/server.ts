@@ -40,6 +40,7 @@ import { ActionKeys } from './settings/action-key.ts'
 import { readerTokenRoutes } from './tokens/routes.ts'
 import { userRoutes } from './users/routes.ts'
 import { UserService } from './users/service.ts'
+import { notFoundPage } from './web/not-found.ts'
 import { webRoutes } from './web/routes.ts'
 import { webhookRoutes } from './webhooks/routes.ts'
 import { ensureDevelopmentHook } from './webhooks/service.ts'
@@ -79,6 +80,7 @@ export async function buildServer(config: Config, deps: Deps): Promise<HttpApp> 
     logger,
     bodyLimit: config.bodyLimit,
     trustProxy: false,
+    notFoundPage,
     // Development mode has no authentication and relies on loopback: refuse DNS rebinding.
     ...(config.auth ? {} : { hostGuard: {} }),
     openapi: {

@@ -8,6 +8,7 @@
  *   GET /push.js                the push notifications view
  *   GET /unread.js, /markdown.js, /channel-admin.js, /webhook-import.js   the client's other modules
  * (every file of apps/notify/web/ at its own name; index.html at /)
+ * Any other address a browser navigates to gets the page of not-found.ts, under the same CSP.
  */
 import { join } from 'node:path'
 import type { HttpApp } from '@gatehouse/kit'
@@ -29,6 +30,13 @@ export const CSP = [
 ].join('; ')
 
 export function webRoutes(app: HttpApp) {
+  // Pages not answered by a route below (the kit's not-found page) get the same policy.
+  app.addHook('onSend', async (_req, reply) => {
+    const type = reply.getHeader('content-type')
+    if (typeof type === 'string' && type.startsWith('text/html') && !reply.hasHeader('content-security-policy')) {
+      reply.header('content-security-policy', CSP).header('referrer-policy', 'no-referrer')
+    }
+  })
   for (const [name, asset] of loadWebAssets(WEB)) {
     const path = name === 'index.html' ? '/' : `/${name}`
     app.get(path, { schema: { hide: true } }, async (req, reply) => {
