@@ -149,7 +149,7 @@ export async function renderAdmin(ui, section) {
       hooks.map((w) =>
         h(
           'tr',
-          {},
+          { 'data-key': `hook:${w.id}` },
           h('td', {}, w.channel),
           h('td', {}, w.channel_locked ? 'yes' : 'no'),
           h('td', {}, w.kind),

@@ -4,7 +4,8 @@
 // This module holds the client's state, sign-in, the inbox (loading, toolbar, keyboard)
 // and the navigation; the other views and parts live in their own modules: dom.js (h, api,
 // toast), cards.js, stream.js (realtime), admin.js, channel-admin.js, panel.js, push.js,
-// actions.js, desktop.js, unread.js, webhook-import.js, markdown.js.
+// actions.js, desktop.js, unread.js, webhook-import.js, markdown.js, focus.js (focus kept
+// across redraws).
 
 import { commandBar } from './actions.js'
 import { renderAdmin } from './admin.js'
@@ -12,12 +13,14 @@ import { card } from './cards.js'
 import { channelAdminView, managesChannels } from './channel-admin.js'
 import { DESKTOP_ROUTE, providerButton, renderDesktopApproval } from './desktop.js'
 import { api, h, relative, session, toast } from './dom.js'
+import { keepFocus } from './focus.js'
 import { openPanel } from './panel.js'
 import { pushView, revokeThisBrowser } from './push.js'
 import { connect as connectStream } from './stream.js'
 import { refreshUnread, unreadBadge } from './unread.js'
 
 const app = document.getElementById('app')
+keepFocus(app)
 const state = {
   me: undefined,
   channels: [],
@@ -226,6 +229,7 @@ function navigation() {
         h(
           'button',
           {
+            'data-key': 'channel:',
             'aria-current': state.channel === undefined && state.view === undefined ? 'true' : 'false',
             onclick: () => choose(undefined),
           },
@@ -240,6 +244,7 @@ function navigation() {
           h(
             'button',
             {
+              'data-key': `channel:${c.name}`,
               style: { '--chan': c.accent_color },
               'aria-current': state.channel === c.name && state.view === undefined ? 'true' : 'false',
               onclick: () => choose(c.name),

@@ -71,7 +71,7 @@ async function channelCard(c, me, rerender) {
   const rows = members.map((m) =>
     h(
       'tr',
-      {},
+      { 'data-key': `member:${c.name}/${m.username}` },
       h('td', {}, m.username),
       h(
         'td',

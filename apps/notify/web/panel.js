@@ -11,14 +11,36 @@ const VIEWS = [
 /** Open one panel view inside the app's layout. */
 export async function openPanel(ui, view = 'users') {
   const { h } = ui
-  const body = h('div', { class: 'panel-body' }, h('p', { class: 'muted' }, 'Loading…'))
+  const body = h(
+    'div',
+    { class: 'panel-body', role: 'tabpanel', id: 'panel-body', 'aria-labelledby': `tab-${view}` },
+    h('p', { class: 'muted' }, 'Loading…'),
+  )
+  // The tabs pattern of WAI-ARIA: one tab in the Tab order, arrows and Home/End move between
+  // them (and open the one they reach, with focus on it).
+  const move = (e) => {
+    const at = VIEWS.findIndex(([id]) => id === view)
+    const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: VIEWS.length - 1 }[e.key]
+    if (to === undefined) return
+    e.preventDefault()
+    const next = VIEWS[(to + VIEWS.length) % VIEWS.length][0]
+    void openPanel(ui, next)
+    document.getElementById(`tab-${next}`)?.focus()
+  }
   const tabs = h(
     'div',
-    { class: 'tabs', role: 'tablist' },
+    { class: 'tabs', role: 'tablist', 'aria-label': 'Users and access', onkeydown: move },
     VIEWS.map(([id, label]) =>
       h(
         'button',
-        { role: 'tab', 'aria-selected': id === view ? 'true' : 'false', onclick: () => openPanel(ui, id) },
+        {
+          role: 'tab',
+          id: `tab-${id}`,
+          'aria-selected': id === view ? 'true' : 'false',
+          'aria-controls': 'panel-body',
+          tabindex: id === view ? '0' : '-1',
+          onclick: () => openPanel(ui, id),
+        },
         label,
       ),
     ),

@@ -154,7 +154,7 @@ export async function pushView(rerender) {
         subscriptions.map((s) =>
           h(
             'li',
-            {},
+            { 'data-key': `browser:${s.id}` },
             h('span', {}, s.label, s === here ? ' (this browser)' : ''),
             ' ',
             h(
