@@ -103,6 +103,11 @@ async function focusIs(page: Page, want: { name?: string | RegExp; in?: string }
   )
 }
 
+/** How much wider than the screen the page is (0 or less: it fits). */
+function overflow(page: Page) {
+  return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+}
+
 /** WCAG contrast ratio of an element's text on its own background. */
 function contrast(page: Page, selector: string) {
   return page
@@ -226,7 +231,7 @@ for (const backend of backends) {
   })
 }
 
-test('dark mode at laptop and phone: text on the accent colour is readable', async (t) => {
+test('dark mode at laptop and phone: text on the accent colour is readable, no view wider than the screen', async (t) => {
   const n = await startNotify(backends[0]!)
   t.after(() => n.close())
   const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
@@ -249,13 +254,25 @@ test('dark mode at laptop and phone: text on the accent colour is readable', asy
     await s.page.getByRole('heading', { name: 'disk almost full on db-1' }).waitFor()
     assert.ok((await contrast(s.page, 'nav span.count:not(:empty)')) >= 4.5, `${name}: unread count contrast`)
     await s.page.screenshot({ path: join(OUT, `dark-inbox-${name}.png`), fullPage: true })
+    assert.ok((await overflow(s.page)) <= 0, `${name}: the inbox view is wider than the screen`)
     await s.page.getByRole('button', { name: 'Administration' }).click()
     await s.page.locator('table.hooks').waitFor()
     assert.ok((await contrast(s.page, 'button.primary')) >= 4.5, `${name}: Create channel button contrast`)
     await s.page.screenshot({ path: join(OUT, `dark-admin-${name}.png`), fullPage: true })
+    assert.ok((await overflow(s.page)) <= 0, `${name}: the admin view is wider than the screen`)
     await s.page.getByRole('button', { name: 'Users', exact: true }).click()
     await s.page.locator('table.users').waitFor()
     await s.page.screenshot({ path: join(OUT, `dark-users-${name}.png`), fullPage: true })
+    assert.ok((await overflow(s.page)) <= 0, `${name}: the users view is wider than the screen`)
+    for (const view of ['Manage channels', 'Push notifications']) {
+      await s.page.getByRole('button', { name: view }).click()
+      await s.page.getByRole('heading', { name: view, level: 2 }).waitFor()
+      await s.page.screenshot({
+        path: join(OUT, `dark-${view.split(' ')[0]!.toLowerCase()}-${name}.png`),
+        fullPage: true,
+      })
+      assert.ok((await overflow(s.page)) <= 0, `${name}: ${view} is wider than the screen`)
+    }
     assert.deepEqual(s.problems, [])
   }
 })

@@ -131,70 +131,75 @@ export async function renderAdmin(ui, section) {
     h('button', { class: 'primary', type: 'submit' }, 'Create webhook'),
   )
 
+  // In a scrolling box: on a phone the table is wider than the screen, and the page must not be.
   const hookRows = h(
-    'table',
-    { class: 'hooks' },
+    'div',
+    { class: 'table-wrap' },
     h(
-      'thead',
-      {},
+      'table',
+      { class: 'hooks' },
       h(
-        'tr',
+        'thead',
         {},
-        ['Channel', 'Locked', 'Kind', 'Created', 'Status', ''].map((t) => h('th', {}, t)),
-      ),
-    ),
-    h(
-      'tbody',
-      {},
-      hooks.map((w) =>
         h(
           'tr',
-          { 'data-key': `hook:${w.id}` },
-          h('td', {}, w.channel),
-          h('td', {}, w.channel_locked ? 'yes' : 'no'),
-          h('td', {}, w.kind),
-          h('td', {}, h('time', { datetime: w.created_at, title: w.created_at }, relative(w.created_at))),
-          h('td', {}, w.active ? 'active' : 'revoked'),
+          {},
+          ['Channel', 'Locked', 'Kind', 'Created', 'Status', ''].map((t) => h('th', {}, t)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        hooks.map((w) =>
           h(
-            'td',
-            {},
-            w.active
-              ? [
-                  h(
-                    'button',
-                    {
-                      onclick: async () => {
-                        try {
-                          const r = await api('POST', `/api/v1/webhooks/${encodeURIComponent(w.id)}/new-url`)
-                          await renderAdmin(ui)
-                          document
-                            .querySelector('.admin-result')
-                            ?.replaceChildren(secretOnce('Webhook URL', origin + r.webhook.path))
-                        } catch (err) {
-                          fail(err)
-                        }
+            'tr',
+            { 'data-key': `hook:${w.id}` },
+            h('td', {}, w.channel),
+            h('td', {}, w.channel_locked ? 'yes' : 'no'),
+            h('td', {}, w.kind),
+            h('td', {}, h('time', { datetime: w.created_at, title: w.created_at }, relative(w.created_at))),
+            h('td', {}, w.active ? 'active' : 'revoked'),
+            h(
+              'td',
+              {},
+              w.active
+                ? [
+                    h(
+                      'button',
+                      {
+                        onclick: async () => {
+                          try {
+                            const r = await api('POST', `/api/v1/webhooks/${encodeURIComponent(w.id)}/new-url`)
+                            await renderAdmin(ui)
+                            document
+                              .querySelector('.admin-result')
+                              ?.replaceChildren(secretOnce('Webhook URL', origin + r.webhook.path))
+                          } catch (err) {
+                            fail(err)
+                          }
+                        },
                       },
-                    },
-                    'New URL',
-                  ),
-                  ' ',
-                  h(
-                    'button',
-                    {
-                      onclick: async () => {
-                        if (!confirm(`Revoke this ${w.channel} webhook? Deliveries stop at once.`)) return
-                        try {
-                          await api('POST', `/api/v1/webhooks/${encodeURIComponent(w.id)}/revoke`)
-                          await renderAdmin(ui)
-                        } catch (err) {
-                          fail(err)
-                        }
+                      'New URL',
+                    ),
+                    ' ',
+                    h(
+                      'button',
+                      {
+                        onclick: async () => {
+                          if (!confirm(`Revoke this ${w.channel} webhook? Deliveries stop at once.`)) return
+                          try {
+                            await api('POST', `/api/v1/webhooks/${encodeURIComponent(w.id)}/revoke`)
+                            await renderAdmin(ui)
+                          } catch (err) {
+                            fail(err)
+                          }
+                        },
                       },
-                    },
-                    'Revoke',
-                  ),
-                ]
-              : '',
+                      'Revoke',
+                    ),
+                  ]
+                : '',
+            ),
           ),
         ),
       ),
