@@ -340,9 +340,11 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
     } catch (err) {
       invalid.add(path)
       // A custom field with several problems (a list of entries) names each on its own line.
-      if (err instanceof ConfigError) {
-        for (const line of err.lines) errors.push(/^[[.]/.test(line) ? `${label}${line}` : `${label}: ${line}`)
-      } else errors.push(`${label}: ${(err as Error).message}`)
+      const lines = err instanceof ConfigError ? err.lines : [(err as Error).message]
+      // A field's message may quote the value ("got …"): never a secret's, which reaches logs.
+      const shown = o.secret ? lines.map((line) => hideValue(line, raw)) : lines
+      // A custom field with several problems (a list of entries) names each on its own line.
+      for (const line of shown) errors.push(/^[[.]/.test(line) ? `${label}${line}` : `${label}: ${line}`)
     }
   }
   if (inlineSecrets.length > 0) {
@@ -352,6 +354,14 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
   const loaded = { config: config as ConfigOf<S>, file: options.file, positionals, sources, warnings }
   if (errors.length > 0) throw new ConfigError(errors, fileFailed ? {} : { partial: { loaded, invalid } })
   return loaded
+}
+
+/** A message about a secret's value without the value, however the field quoted it. */
+function hideValue(line: string, raw: unknown): string {
+  if (typeof raw !== 'string' && typeof raw !== 'number') return line
+  // Fields quote a value as JSON (`got "…"`), whole or trimmed.
+  const quoted = [JSON.stringify(raw), ...(typeof raw === 'string' ? [JSON.stringify(raw.trim())] : [])]
+  return quoted.reduce((text, q) => text.replaceAll(q, '(the value, not shown)'), line)
 }
 
 /**

@@ -28,6 +28,8 @@ export {
   type Loaded,
   type LoadOptions,
   loadConfig,
+  loadWithChecks,
+  type PartialLoad,
   type Schema,
 } from './config.ts'
 export { type BaseContext, type Clock, systemClock } from './context.ts'

@@ -350,6 +350,25 @@ describe('loadConfig secrets from files', () => {
     )
   })
 
+  test("a secret's bad value is not quoted in the error, however it was given", () => {
+    const strict = {
+      key: field.string({ secret: true, env: 'APP_KEY', pattern: /^[a-f0-9]{8}$/, patternDoc: '8 hex digits' }),
+      mode: field.enum(['a', 'b'] as const, { secret: true, env: 'APP_MODE' }),
+    }
+    const lines = problems(() =>
+      loadConfig(strict, { env: { APP_KEY_FILE: file('hunter2-password\n'), APP_MODE: 'topsecret' } }),
+    )
+    assert.deepEqual(lines, [
+      'APP_KEY_FILE: must be 8 hex digits, got (the value, not shown)',
+      'APP_MODE: must be one of a, b, got (the value, not shown)',
+    ])
+    // Not a secret: the value helps and is shown.
+    assert.deepEqual(
+      problems(() => loadConfig({ k: field.string({ env: 'APP_K', pattern: /^x$/ }) }, { env: { APP_K: 'y' } })),
+      ['APP_K: must be of the form /^x$/, got "y"'],
+    )
+  })
+
   test('setting both VAR and VAR_FILE is an error', () => {
     assert.deepEqual(
       problems(() => loadConfig(schema, { env: { APP_TOKEN: 'a', APP_TOKEN_FILE: file('b') } })),
