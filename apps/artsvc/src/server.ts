@@ -12,8 +12,8 @@ import {
   createMetrics,
   type HttpApp,
   type Logger,
-  mkdirPrivate,
   packageVersion,
+  parseDatabaseUrl,
 } from '@gatehouse/kit'
 import { adminRoutes } from './admin/routes.ts'
 import { artifactRoutes } from './artifacts/routes.ts'
@@ -39,6 +39,7 @@ import { mcpRoutes } from './mcp/routes.ts'
 import { artsvcMetrics } from './metrics.ts'
 import { shareRoutes } from './shares/routes.ts'
 import { createBlobStore } from './storage/index.ts'
+import { prepareDatabaseFolder, prepareStorageRoot } from './storage/root.ts'
 import { uiRoutes } from './ui/routes.ts'
 import { uploadRoutes } from './uploads/routes.ts'
 import { viewerRoutes } from './viewer/routes.ts'
@@ -68,6 +69,15 @@ function hostOf(header: string | undefined, defaultPort: string): string {
 
 export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): Promise<Artsvc> {
   const log = deps.logger ?? createLogger({ name: 'artsvc', level: config.logLevel })
+  // Before the database, whose default SQLite file lives under the root. Owner-only: staged
+  // and extracted bundles are private artifacts.
+  await prepareStorageRoot(config.storageRoot, [
+    'staging',
+    'tmp',
+    ...(config.storageBackend === 'filesystem' ? ['objects'] : []),
+  ])
+  const { kind, location } = parseDatabaseUrl(config.database)
+  if (kind === 'sqlite') await prepareDatabaseFolder(location)
   const database = await openArtsvcDatabase(config.database)
   const store = await createBlobStore(config, deps.s3Credentials)
   const now = deps.now ?? Date.now
@@ -81,9 +91,6 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
       : undefined
   const stagingDir = join(config.storageRoot, 'staging')
   const tmpDir = join(config.storageRoot, 'tmp')
-  // Owner-only: staged and extracted bundles are private artifacts.
-  await mkdirPrivate(stagingDir)
-  await mkdirPrivate(tmpDir)
   const metrics = createMetrics('artsvc')
   const ctx: AppContext = {
     config,
