@@ -9,6 +9,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { type Browser, freePort, launchChromium, type OidcProvider, startOidcProvider } from '@gatehouse/testkit'
 import { AUDIENCE, bearer, type Harness, mustPublish, SCOPE, startArtsvc } from './helpers/harness.ts'
+import { OUTPUT } from './helpers/ui.ts'
 import { webBundle } from './helpers/web-bundle.ts'
 
 let op: OidcProvider
@@ -115,5 +116,71 @@ test('share links in Chromium: /s/ sets the share session, /shared/ shows the pi
   assert.equal(result.wasm, 5)
   const cookies = await context.cookies(`${h.base}/shared/${share.id}/`)
   assert.ok(cookies.some((c) => c.name === 'artsvc_share' && c.httpOnly && c.path === `/shared/${share.id}`))
+  await context.close()
+})
+
+test("an unknown address in the browser: the site's own 404 page; API paths and the content origin keep JSON", async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  const path = '/no/such/<page>?secret=abc'
+  const response = await page.goto(`${h.base}${path}`)
+  assert.equal(response?.status(), 404)
+  const headers = response!.headers()
+  assert.match(headers['content-type']!, /^text\/html/)
+  assert.match(headers['content-security-policy']!, /^default-src 'none'; script-src 'self'/)
+  assert.equal(headers['x-frame-options'], 'DENY')
+  assert.equal(headers['cache-control'], 'no-store')
+  await page.getByRole('heading', { name: 'Page not found' }).waitFor()
+  const html = await response!.text()
+  assert.ok(!html.includes('no/such') && !html.includes('secret'), 'the path is not echoed')
+  assert.ok(!html.includes('<script'), 'no script at all on this page')
+  // The site's stylesheet applies, and the way home works from the keyboard.
+  assert.equal(await page.locator('header.site').evaluate((el) => getComputedStyle(el).display), 'flex')
+  const home = page.getByRole('link', { name: 'Go to the library' })
+  assert.equal(await home.getAttribute('href'), '/')
+  await home.focus()
+  await page.keyboard.press('Enter')
+  await page.waitForURL(`${h.base}/`)
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor()
+  await page.goto(`${h.base}/nowhere`)
+  await page.screenshot({ path: `${OUTPUT}/not-found-laptop.png` })
+  await page.setViewportSize({ width: 390, height: 844 })
+  await page.screenshot({ path: `${OUTPUT}/not-found-phone.png` })
+  assert.equal(
+    await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
+    0,
+  )
+  // Signed in, the header shows who and the library link.
+  op.loginAs('alice')
+  await page.goto(`${h.base}/`)
+  await page.getByRole('link', { name: 'Sign in' }).click()
+  await page.waitForURL(`${h.base}/`)
+  await page.goto(`${h.base}/nowhere`)
+  await page.getByRole('heading', { name: 'Page not found' }).waitFor()
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Library' }).waitFor()
+  // A browser at an API, MCP or upload address, and at the content origin, gets the coded JSON.
+  for (const [url, code] of [
+    [`${h.base}/api/v1/nothing`, 'not_found'],
+    [`${h.base}/mcp/nothing`, 'not_found'],
+    [`${h.base}/upload`, 'not_found'],
+    [`${h.content}/nowhere`, 'wrong_origin'],
+    [`${h.content}/s/abc`, 'wrong_origin'],
+    [`${h.content}/a/abc`, 'wrong_origin'],
+  ] as const) {
+    const r = await page.goto(url)
+    assert.equal(r?.status(), 404, url)
+    assert.match(r!.headers()['content-type']!, /^application\/json/, url)
+    assert.equal(((await r!.json()) as { error: { code: string } }).error.code, code, url)
+  }
+  // fetch() and curl (no text/html in Accept) keep the JSON, and so does any other method.
+  const plain = await fetch(`${h.base}/nowhere`)
+  assert.equal(plain.status, 404)
+  assert.equal(((await plain.json()) as { error: { code: string } }).error.code, 'not_found')
+  const post = await fetch(`${h.base}/nowhere`, { method: 'POST', headers: { accept: 'text/html' } })
+  assert.match(post.headers.get('content-type')!, /^application\/json/)
+  const head = await fetch(`${h.base}/nowhere`, { method: 'HEAD', headers: { accept: 'text/html' } })
+  assert.equal(head.status, 404)
+  assert.match(head.headers.get('content-type')!, /^text\/html/)
+  assert.ok(head.headers.get('content-security-policy'))
   await context.close()
 })

@@ -87,16 +87,20 @@ ${header(o)}
 `
 }
 
+/** The response headers of every management page. */
+export function pageHeaders(frameOrigin?: string): Record<string, string> {
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': csp(frameOrigin),
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'cache-control': 'no-store',
+  }
+}
+
 export function sendPage(reply: FastifyReply, o: PageOptions, status = 200) {
-  return reply
-    .code(status)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('content-security-policy', csp(o.frameOrigin))
-    .header('x-frame-options', 'DENY')
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    .header('cache-control', 'no-store')
-    .send(renderPage(o))
+  return reply.code(status).headers(pageHeaders(o.frameOrigin)).send(renderPage(o))
 }
 
 /**
@@ -116,6 +120,8 @@ export function htmlErrors<Req extends { headers: Record<string, string | string
     const status = err.statusCode ?? 500
     const accept = String(req.headers.accept ?? '')
     if (status < 400 || status >= 500 || typeof err.code !== 'string' || !accept.includes('text/html')) throw err
+    // Not our management origin (the content origin, another Host): no page of ours, no theme.
+    if (err.code === 'wrong_origin' || err.code === 'misdirected_request') throw err
     // An address whose id or query does not parse (a link cut short when copied): say so in
     // words, not with the schema's pattern.
     const malformed = err.validation !== undefined
