@@ -184,3 +184,77 @@ test("an unknown address in the browser: the site's own 404 page; API paths and 
   assert.ok(head.headers.get('content-security-policy'))
   await context.close()
 })
+
+test('the share viewer on a phone and a laptop: the frame fills the screen below a compact bar', async () => {
+  const alice = await bearer(op, 'alice')
+  const title = 'Quarterly revenue dashboard for the northern region, every department and cost centre by month'
+  const p = await mustPublish(h, alice, webBundle(h.base), { title })
+  await mustPublish(h, alice, webBundle(h.base), { title, artifact: p.artifact })
+  const share = (await (
+    await fetch(`${h.base}/api/v1/artifacts/${p.artifact}/shares`, {
+      method: 'POST',
+      headers: { ...alice, 'content-type': 'application/json' },
+      body: '{}',
+    })
+  ).json()) as { url: string }
+  const layout = (page: import('@gatehouse/testkit').Page) =>
+    page.evaluate(() => {
+      const box = (sel: string) => document.querySelector(sel)!.getBoundingClientRect()
+      const title = document.querySelector('.artifact-title')!
+      return {
+        sideways: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        downwards: document.documentElement.scrollHeight - document.documentElement.clientHeight,
+        viewport: window.innerHeight,
+        frameTop: box('#artifact').top,
+        frameBottom: box('#artifact').bottom,
+        titleLines: Math.round(box('.artifact-title').height / Number.parseFloat(getComputedStyle(title).lineHeight)),
+        bar: box('.viewer-bar').height,
+        button: box('.viewer-bar .button'),
+      }
+    })
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 } })
+  const page = await context.newPage()
+  await page.goto(share.url)
+  await frameResult(page)
+  const phone = await layout(page)
+  assert.equal(phone.sideways, 0, 'nothing scrolls sideways')
+  assert.equal(phone.downwards, 0, 'the page itself does not scroll: the frame does')
+  assert.equal(Math.round(phone.frameBottom), phone.viewport, 'the frame reaches the bottom of the screen')
+  assert.ok(
+    phone.viewport - phone.frameTop >= 0.8 * phone.viewport,
+    `the frame keeps most of the screen (${phone.frameTop})`,
+  )
+  assert.ok(phone.titleLines <= 2, `a long title takes two lines at most (${phone.titleLines})`)
+  assert.ok(phone.button.height >= 24 && phone.button.right <= 390, 'Open in new tab is a whole, tappable target')
+  // The title is cut on screen only: the heading, the page and the frame keep all of it.
+  assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), title)
+  assert.equal(await page.locator('#artifact').getAttribute('title'), title)
+  await page.screenshot({ path: `${OUTPUT}/share-viewer-phone.png` })
+
+  await page.setViewportSize({ width: 1280, height: 800 })
+  const laptop = await layout(page)
+  assert.equal(laptop.sideways, 0)
+  assert.equal(laptop.downwards, 0)
+  assert.equal(Math.round(laptop.frameBottom), 800)
+  assert.ok(laptop.titleLines <= 2)
+  assert.ok(laptop.viewport - laptop.frameTop >= 0.8 * laptop.viewport, `the frame keeps most (${laptop.frameTop})`)
+  await page.screenshot({ path: `${OUTPUT}/share-viewer-laptop.png` })
+  await context.close()
+
+  // The owner's viewer on a phone: the switcher keeps its label for screen readers and shares a row.
+  op.loginAs('alice')
+  const owner = await browser.newContext({ viewport: { width: 390, height: 844 } })
+  const ownerPage = await owner.newPage()
+  await ownerPage.goto(`${h.base}/a/${p.artifact}`)
+  await frameResult(ownerPage)
+  assert.equal(await ownerPage.getByLabel('Version').inputValue(), '2')
+  const mine = await layout(ownerPage)
+  assert.equal(mine.sideways, 0)
+  assert.equal(mine.downwards, 0)
+  assert.ok(
+    mine.viewport - mine.frameTop >= 0.75 * mine.viewport,
+    `the frame keeps most of the screen (${mine.frameTop})`,
+  )
+  await ownerPage.screenshot({ path: `${OUTPUT}/viewer-phone.png` })
+  await owner.close()
+})
