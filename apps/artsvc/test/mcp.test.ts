@@ -230,6 +230,54 @@ for (const dbName of ['sqlite', 'postgres'] as const) {
         assert.ok(mine.includes(action), `${action} in ${mine.join()}`)
     })
 
+    test('arguments the schema refuses answer the coded error body naming the field; expiries take any offset', async () => {
+      const erin = await as('erin')
+      const refusals: [string, Record<string, unknown>, string][] = [
+        ['artsvc_list', { everything: true }, 'arguments of artsvc_list: Unrecognized key: "everything"'],
+        [
+          'artsvc_publish',
+          { title: '', files: { 'index.html': 'x' } },
+          'arguments of artsvc_publish: title: Too small: expected string to have >=1 characters',
+        ],
+        [
+          'artsvc_get',
+          { artifact: 'abc', version: 0 },
+          'arguments of artsvc_get: artifact: Invalid string: must match pattern /^[A-Za-z0-9_-]{16}$/; version: Too small: expected number to be >=1',
+        ],
+        [
+          'artsvc_set_visibility',
+          { artifact: 'AAAAAAAAAAAAAAAA', visibility: 'public' },
+          'arguments of artsvc_set_visibility: visibility: Invalid option: expected one of "private"|"authenticated"',
+        ],
+        [
+          'artsvc_share',
+          { artifact: 'AAAAAAAAAAAAAAAA', expires_at: 'tomorrow' },
+          'arguments of artsvc_share: expires_at: Invalid ISO datetime',
+        ],
+      ]
+      for (const [tool, args, message] of refusals) {
+        const raw = await erin.client.callTool({ name: tool, arguments: args })
+        assert.equal(raw.isError, true, tool)
+        const text = (raw.content as { type: string; text: string }[])[0]!.text
+        assert.deepEqual(JSON.parse(text), { error: { code: 'invalid_request', message } }, tool)
+      }
+      // Nothing was published by the refused call.
+      assert.deepEqual(
+        (await erin.call('artsvc_list')).out.artifacts.filter((a: { role: string }) => a.role === 'owner'),
+        [],
+      )
+
+      // An expiry with an offset, as REST takes it, is stored and answered in UTC.
+      const published = await erin.call('artsvc_publish', { title: 'Offsets', files: { 'index.html': 'x' } })
+      const id = published.out.artifact.id as string
+      const year = new Date().getUTCFullYear() + 1
+      const share = await erin.call('artsvc_share', { artifact: id, expires_at: `${year}-06-30T20:00:00+02:00` })
+      assert.ok(share.ok, JSON.stringify(share.error))
+      assert.equal(share.out.expires_at, `${year}-06-30T18:00:00.000Z`)
+      const zulu = await erin.call('artsvc_share', { artifact: id, expires_at: `${year}-06-30T18:00:00Z` })
+      assert.equal(zulu.out.expires_at, `${year}-06-30T18:00:00.000Z`)
+    })
+
     test('the upload pair serves bundles above the inline bound; the refusal names it', async () => {
       const alice = await as('alice')
       // 4.5 MiB of incompressible data: over the 4 MiB request bound, under ARTSVC_MAX_BUNDLE_BYTES.

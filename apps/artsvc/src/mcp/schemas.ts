@@ -120,7 +120,13 @@ export const inputs = {
     artifact: artifactId,
     version: z.number().int().min(1).optional().describe('Version to pin (default: the newest now)'),
     follow_latest: z.boolean().optional().describe('Follow the newest version instead of pinning one'),
-    expires_at: z.iso.datetime().optional().describe('RFC 3339 expiry in the future; omit for no expiry'),
+    // Any offset, as REST accepts (the service stores UTC): agents often write +00:00 or local time.
+    expires_at: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe(
+        'RFC 3339 expiry in the future, e.g. 2027-01-31T18:00:00Z or 2027-01-31T19:00:00+01:00; omit for no expiry',
+      ),
     max_views: z.number().int().min(1).max(1_000_000_000).optional().describe('How many times the link can be opened'),
     label: z.string().max(200).optional().describe('Note for yourself, e.g. who received the link'),
   }),

@@ -7,7 +7,7 @@
  * Administrators' tools are registered only on administrators' instances: nobody else
  * sees them in tools/list.
  */
-import { AppError } from '@gatehouse/kit'
+import { AppError, kitErrors } from '@gatehouse/kit'
 import { fromJsonSchema, type JsonSchemaType, McpServer } from '@modelcontextprotocol/server'
 import type * as z from 'zod'
 import { adminDeleteArtifact, adminListArtifacts, adminRevokeShare } from '../admin/service.ts'
@@ -127,6 +127,45 @@ export function outputSchema<S extends z.ZodType>(schema: S): S {
 /** The JSON Schema dialect the SDK lists tool schemas in. */
 const JSON_SCHEMA_TARGET = 'draft-2020-12'
 
+/** Arguments the input schema refused: handed to the tool, which answers the coded error. */
+const REFUSED = Symbol('refused arguments')
+type Refused = { [REFUSED]: string }
+type Issue = { message: string; path?: readonly (PropertyKey | { key: PropertyKey })[] }
+
+/**
+ * An input schema as the SDK sees it: listed as the same JSON Schema (cached), but arguments
+ * it refuses reach the tool as a `Refused` value instead of the SDK's own plain-text error
+ * ("Input validation error: …"), so a refused call answers the documented `{"error":{code,
+ * message}}` body like every other refusal (code `invalid_request`, as REST's).
+ */
+const inputChecked = new WeakMap<object, object>()
+function inputSchema<S extends z.ZodType>(schema: S): S {
+  let wrapped = inputChecked.get(schema)
+  if (!wrapped) {
+    const listed = cached(schema)['~standard'] as unknown as StandardJson
+    const original = schema['~standard'].validate as (value: unknown) => unknown
+    const answer = (result: { value?: unknown; issues?: readonly Issue[] }) =>
+      result.issues && result.issues.length > 0 ? { value: { [REFUSED]: describeIssues(result.issues) } } : result
+    const validate = (value: unknown) => {
+      const result = original(value) as { value?: unknown; issues?: readonly Issue[] }
+      return result instanceof Promise ? result.then(answer) : answer(result)
+    }
+    wrapped = { '~standard': { ...listed, validate } }
+    inputChecked.set(schema, wrapped)
+  }
+  return wrapped as S
+}
+
+/** `title: Too small: expected string to have >=1 characters; artifact: …` (the field, then why). */
+function describeIssues(issues: readonly Issue[]): string {
+  return issues
+    .map((issue) => {
+      const path = (issue.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p)).join('.')
+      return path ? `${path}: ${issue.message}` : issue.message
+    })
+    .join('; ')
+}
+
 /** Register a tool whose handler runs a service call through `run`. */
 function toolDefiner(ctx: AppContext, server: McpServer, admin: boolean): DefineTool {
   return (name, config, fn) => {
@@ -135,7 +174,7 @@ function toolDefiner(ctx: AppContext, server: McpServer, admin: boolean): Define
       {
         title: config.title,
         description: config.description,
-        inputSchema: cached(config.input),
+        inputSchema: inputSchema(config.input),
         outputSchema: outputSchema(config.output),
         annotations: {
           readOnlyHint: config.readOnly ?? false,
@@ -149,6 +188,8 @@ function toolDefiner(ctx: AppContext, server: McpServer, admin: boolean): Define
           ctx,
           name,
           async () => {
+            if (args && typeof args === 'object' && REFUSED in args)
+              throw kitErrors.invalid_request(`arguments of ${name}: ${(args as Refused)[REFUSED]}`)
             const p = callerOf(extra)
             // An instance serves one audience; the route picks it from the same principal.
             if (admin && !p.isAdmin) throw new TypeError('administrator tools called by a non-administrator')
