@@ -73,10 +73,42 @@ export function modal(titleText, ...content) {
     '×',
   )
   fill(dialog, h('div', { class: 'modal-head' }, h('h2', { id: titleId }, titleText), close), ...content)
-  dialog.addEventListener('close', () => dialog.remove())
+  const opener = document.activeElement
+  dialog.addEventListener('close', () => {
+    dialog.remove()
+    // The browser returns focus to the opener, unless the page was rebuilt meanwhile (a
+    // share created, a version published): then to the control that took its place.
+    if (!document.activeElement || document.activeElement === document.body) refocus(opener)
+  })
   document.body.append(dialog)
   dialog.showModal()
   return dialog
+}
+
+/**
+ * Focus `el`, or, when a re-render replaced it, the control that took its place (the same
+ * aria-label outside any dialog): a keyboard user keeps their place instead of starting over
+ * at the top of the page.
+ */
+export function refocus(el) {
+  if (!el || el === document.body || !(el instanceof HTMLElement)) return
+  if (el.isConnected) return el.focus()
+  const label = el.getAttribute('aria-label')
+  if (!label) return
+  for (const candidate of document.querySelectorAll('[aria-label]')) {
+    if (candidate.getAttribute('aria-label') === label && !candidate.closest('dialog')) return candidate.focus()
+  }
+}
+
+/**
+ * After a list was rebuilt under a keyboard user (a revoke, a removal), the button they
+ * pressed is gone and focus fell to the page: put it on `target` (a list gets tabindex -1),
+ * so the next Tab continues there and a screen reader says where they are.
+ */
+export function keepFocus(target) {
+  if (document.activeElement && document.activeElement !== document.body) return
+  if (!target.hasAttribute('tabindex') && target.tabIndex < 0) target.setAttribute('tabindex', '-1')
+  target.focus()
 }
 
 /** Ask before a destructive action; resolves true only when confirmed. */

@@ -1,7 +1,7 @@
 // "People with access" in the sharing dialog (owners): private viewer and editor grants to
 // accounts that have signed in once, by their subject; list, add, change and remove.
 import { api, explain } from './api.js'
-import { field, fill, h } from './dom.js'
+import { field, fill, h, keepFocus } from './dom.js'
 
 export function grantsSection(artifact, say) {
   const list = h('ul', { class: 'shares grants', 'aria-label': 'People with access' })
@@ -37,6 +37,7 @@ export function grantsSection(artifact, say) {
                       await api('DELETE', `/api/v1/artifacts/${artifact.id}/grants/${g.user}`)
                       say(`${g.subject} no longer has access.`)
                       await refresh()
+                      keepFocus(list)
                     } catch (err) {
                       e.target.disabled = false
                       say(undefined, explain(err))

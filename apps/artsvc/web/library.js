@@ -3,7 +3,7 @@
 // of each; publishing and sharing. Everything is a real link, button or form control.
 import './header.js'
 import { api, explain } from './api.js'
-import { bytes, field, fill, h, modal, uid, when } from './dom.js'
+import { bytes, field, fill, h, modal, refocus, uid, when } from './dom.js'
 import { publishPanel } from './publish.js'
 import { openShareDialog } from './share-dialog.js'
 
@@ -176,6 +176,7 @@ function card(a) {
 }
 
 function render() {
+  const focused = document.activeElement
   const q = state.query.trim().toLowerCase()
   const shown = artifacts.filter((a) => !q || a.title.toLowerCase().includes(q)).sort(SORTS[state.sort])
   fill(status, q ? `${shown.length} of ${artifacts.length} artifacts match “${state.query.trim()}”.` : '')
@@ -194,6 +195,9 @@ function render() {
       )
     }),
   )
+  // The cards are new: a keyboard user on one of their buttons stays on it (an open dialog
+  // keeps focus; it gives it back when it closes, dom.js).
+  if (focused && !focused.isConnected && !document.querySelector('dialog[open]')) refocus(focused)
 }
 
 const search = h('input', { type: 'search', placeholder: 'Search by title', autocomplete: 'off' })

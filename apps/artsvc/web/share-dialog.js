@@ -2,7 +2,7 @@
 // default, or following the newest; optional expiry and view limit), copy it once, list
 // and revoke shares, and change the artifact's visibility.
 import { api, explain } from './api.js'
-import { field, fill, h, modal, when } from './dom.js'
+import { field, fill, h, keepFocus, modal, when } from './dom.js'
 import { grantsSection } from './grants.js'
 
 const LATEST = 'latest'
@@ -63,10 +63,11 @@ export async function openShareDialog(artifact, onChanged) {
       list,
       shares.length
         ? shares.map((s) =>
-            shareRow(artifact, s, (m, e) => {
+            shareRow(artifact, s, async (m, e) => {
               say(m, e)
-              void refresh()
               onChanged?.()
+              await refresh()
+              keepFocus(list)
             }),
           )
         : h('li', { class: 'muted' }, 'No shares yet.'),

@@ -2,7 +2,7 @@
 // with their rules shown before upload) and the saved-theme selector (edit, activate,
 // delete inactive themes). Saving goes through PUT /api/v1/admin/branding.
 import { api, explain } from './api.js'
-import { bytes, confirmAction, field, fill, h } from './dom.js'
+import { bytes, confirmAction, field, fill, h, keepFocus } from './dom.js'
 
 const DEFAULT_PALETTE = { primary: '#1f4fd1', background: '#f5f6f8', text: '#1b1f29', accent: '#1f4fd1' }
 const COLORS = [
@@ -277,6 +277,8 @@ export function appearanceSection() {
             say(`Theme ${t.name} is now active.`)
             applyToPage(data.themes.find((x) => x.name === t.name))
             renderList()
+            // The pressed button is gone with the old row: stay on the same theme's row.
+            keepFocus(list.querySelector(`li[data-theme="${t.name}"] button`) ?? list)
           }),
       t.active
         ? null
@@ -291,6 +293,7 @@ export function appearanceSection() {
             data = await api('GET', '/api/v1/admin/branding')
             say(`Theme ${t.name} deleted.`)
             renderList()
+            keepFocus(list)
           }),
     )
 
