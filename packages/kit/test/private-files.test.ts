@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
-import { existsSync, statSync } from 'node:fs'
+import { existsSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { tempDir } from '@gatehouse/testkit'
 import { mkdirPrivate, openDatabase, sql } from '../src/index.ts'
+import { mkdirPrivateSync } from '../src/private-files.ts'
 
 const mode = (path: string) => statSync(path).mode & 0o777
 
@@ -42,5 +43,25 @@ describe('owner-only state files', () => {
     const before = mode(dir.path)
     await mkdirPrivate(dir.path)
     assert.equal(mode(dir.path), before)
+  })
+
+  test('nested folders are each 0700; a place where none can be made fails at once, naming why', async () => {
+    const deep = join(dir.path, 'a', 'b', 'c')
+    await mkdirPrivate(deep)
+    mkdirPrivateSync(join(deep, 'd', 'e'))
+    for (const p of ['a', 'a/b', 'a/b/c', 'a/b/c/d', 'a/b/c/d/e']) assert.equal(mode(join(dir.path, p)), 0o700, p)
+    // Two at once: the one that loses the race finds a folder there.
+    await Promise.all([mkdirPrivate(join(dir.path, 'x', 'y')), mkdirPrivate(join(dir.path, 'x', 'y'))])
+    // /proc answers ENOENT to mkdir in a folder that exists: Node's recursive mkdir never
+    // returned there (and, sync, blocked the process).
+    await assert.rejects(mkdirPrivate('/proc/self/gatehouse/x'), { code: 'ENOENT' })
+    assert.throws(() => mkdirPrivateSync('/proc/self/gatehouse/x'), { code: 'ENOENT' })
+    writeFileSync(join(dir.path, 'file'), '')
+    const below = join(dir.path, 'file', 'sub', 'x')
+    await assert.rejects(mkdirPrivate(below), {
+      code: 'ENOTDIR',
+      message: `${join(dir.path, 'file')} is a file, not a folder`,
+    })
+    assert.throws(() => mkdirPrivateSync(join(dir.path, 'file')), { message: /is a file, not a folder/ })
   })
 })
