@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { type Dashboard, LAPTOP, openPage, PHONE, startDashboard } from './dashboard-session.ts'
+import { type Dashboard, LAPTOP, openPage, PHONE, startDashboard, unreadableText } from './dashboard-session.ts'
 import { call, type Json, observation } from './helpers.ts'
 
 const FP = 't13d1516h2_8daaf6152771_nosni0000000'
@@ -173,6 +173,28 @@ describe('dashboard pairings and SMTP reports', () => {
       await shot('audit')
       await page.setViewportSize(PHONE)
       await shot('audit-phone')
+      assert.deepEqual(problems, [])
+    } finally {
+      await context.close()
+    }
+  })
+
+  test('dark: SMTP reports (panels, counts, evidence tables) and pairings readable on a laptop and a phone', async () => {
+    const { context, page, problems, shot } = await openPage(dash, '/smtp', { colorScheme: 'dark' })
+    try {
+      for (const path of ['/smtp', '/pairs']) {
+        await page.goto(`${gate.base}${path}`)
+        await page.locator('h1').waitFor()
+        if (path === '/smtp') assert.equal(await page.locator('section.report').count(), 2, 'reports to read')
+        for (const [size, viewport] of [
+          ['laptop', LAPTOP],
+          ['phone', PHONE],
+        ] as const) {
+          await page.setViewportSize(viewport)
+          assert.deepEqual(await unreadableText(page), [], `${path}, ${size}`)
+          await shot(`dark${path.replace('/', '-')}-${size}`)
+        }
+      }
       assert.deepEqual(problems, [])
     } finally {
       await context.close()

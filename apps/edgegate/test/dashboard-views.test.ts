@@ -8,8 +8,9 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { VIEWS } from '../src/dashboard/html.ts'
 import { openEdgeDatabase } from '../src/db/open.ts'
-import { type Dashboard, LAPTOP, openPage, PHONE, startDashboard } from './dashboard-session.ts'
+import { type Dashboard, LAPTOP, openPage, PHONE, startDashboard, unreadableText } from './dashboard-session.ts'
 import { call, type Json, observation, waitFor } from './helpers.ts'
 
 const FP = 't13d1516h2_8daaf6152771_b0da82dd1658'
@@ -235,6 +236,84 @@ describe('dashboard views', () => {
       await page.waitForLoadState('load') // the deferred script has attached its handlers
       await page.locator('#kill-switch', { hasText: 'Release' }).click()
       await page.locator('[data-testid=mode]', { hasText: 'enforce' }).waitFor()
+      assert.deepEqual(problems, [])
+    } finally {
+      await context.close()
+    }
+  })
+
+  test('light and dark: every view readable on a laptop and a phone, where the header is compact and scrolls away', async () => {
+    const sizes = [
+      ['laptop', LAPTOP],
+      ['phone', PHONE],
+    ] as const
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const signIn = await openPage(dash, '/', { signIn: false, colorScheme })
+      try {
+        for (const [size, viewport] of sizes) {
+          await signIn.page.setViewportSize(viewport)
+          assert.deepEqual(await unreadableText(signIn.page), [], `sign-in, ${colorScheme}, ${size}`)
+          if (colorScheme === 'dark') await signIn.shot(`dark-sign-in-${size}`)
+        }
+      } finally {
+        await signIn.context.close()
+      }
+      const { context, page, problems, shot } = await openPage(dash, '/', { colorScheme })
+      try {
+        for (const [path, name] of VIEWS) {
+          await page.goto(`${gate.base}${path}`)
+          await page.locator('nav a[aria-current=page]', { hasText: name }).waitFor()
+          for (const [size, viewport] of sizes) {
+            await page.setViewportSize(viewport)
+            assert.deepEqual(await unreadableText(page), [], `${name}, ${colorScheme}, ${size}`)
+            if (colorScheme === 'dark') await shot(`dark-${name.toLowerCase().replace(/ /g, '-')}-${size}`)
+          }
+        }
+        // The error box, in the scheme too: a label the API refuses.
+        await page.goto(`${gate.base}/`)
+        await page.waitForLoadState('load') // the deferred script has attached its handlers
+        const row = page.locator(`#fingerprints tr[data-fingerprint="${FP2}"]`)
+        await row.locator('input[name=label]').fill('\u001b[31m')
+        await row.getByRole('button', { name: 'Save label' }).click()
+        await page.locator('#error').waitFor()
+        assert.deepEqual(await unreadableText(page), [], `the error box, ${colorScheme}`)
+        assert.deepEqual(problems.splice(0), [
+          'Failed to load resource: the server responded with a status of 400 (Bad Request)',
+        ])
+
+        // A phone's header: two short rows that scroll away with the page, not a sticky fifth of the screen.
+        await page.goto(`${gate.base}/`)
+        const header = page.locator('header')
+        const height = await header.evaluate((h) => h.getBoundingClientRect().height)
+        assert.ok(height <= PHONE.height / 9, `the header is ${height}px high on a phone`)
+        await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight))
+        await page.waitForFunction(() => window.scrollY > 0)
+        const bottom = await header.evaluate((h) => h.getBoundingClientRect().bottom)
+        assert.ok(bottom <= 0, `scrolled down, the header still covers ${bottom}px of the screen`)
+        // A laptop keeps the menu in sight.
+        await page.setViewportSize(LAPTOP)
+        await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight))
+        await page.waitForFunction(() => window.scrollY > 0)
+        assert.equal(await header.evaluate((h) => h.getBoundingClientRect().top), 0)
+        assert.deepEqual(problems, [])
+      } finally {
+        await context.close()
+      }
+    }
+  })
+
+  test('an instance without decisions says so, while other instances have some', async () => {
+    const { context, page, problems, shot } = await openPage(dash, '/')
+    try {
+      await page.locator('#recent tbody tr').first().waitFor()
+      assert.equal(await page.locator('p[data-empty=decisions]').count(), 0, 'the whole overview lists decisions')
+      await page.locator('#nodes a', { hasText: 'ssh-bastion' }).click()
+      await page.locator('h2', { hasText: 'Recent decisions of ssh-bastion' }).waitFor()
+      const empty = page.locator('p[data-empty=decisions]')
+      assert.equal((await empty.textContent())?.trim(), 'No decisions for ssh-bastion yet.')
+      assert.equal(await page.locator('#recent').isVisible(), false)
+      await page.setViewportSize(PHONE)
+      await shot('overview-instance-no-decisions-phone')
       assert.deepEqual(problems, [])
     } finally {
       await context.close()

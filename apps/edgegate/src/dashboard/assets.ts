@@ -97,28 +97,51 @@ document.addEventListener('DOMContentLoaded', () => {
 `
 
 export const DASHBOARD_CSS = `
-body { font: 14px/1.4 system-ui, sans-serif; margin: 0 1.5rem 1.5rem; color: #1d1d1f; }
+/* Colours are variables so that the dark scheme below changes them all at once; each pair of text
+   and background keeps WCAG's 4.5:1 contrast in both schemes (dashboard-views.test.ts checks). */
+:root {
+  color-scheme: light dark;
+  --bg: #fff; --fg: #1d1d1f; --muted: #666; --label: #555; --reasons: #444;
+  --line: #ddd; --frame: #ccc; --link: #1a4fa0;
+  --ok: #116611; --bad: #aa1111; --warn: #886600;
+  --badge: #eee; --badge-auto: #e8e0ff; --would-block: #ffd9d9; --already-blocked: #f1c0c0; --protected: #d6f5d6;
+  --danger-bg: #aa1111; --danger-fg: #fff; --danger-line: #800;
+  --error-bg: #fee; --error-line: #c66; --notice-bg: #fff6d6; --notice-line: #d9b84a;
+}
+@media (prefers-color-scheme: dark) {
+  :root {
+    --bg: #16181b; --fg: #e6e8eb; --muted: #a3abb5; --label: #a9b1bb; --reasons: #b8bfc8;
+    --line: #343a42; --frame: #4a515a; --link: #82b1ff;
+    --ok: #6fd08c; --bad: #ff8a80; --warn: #e3b54a;
+    --badge: #2e333a; --badge-auto: #3b3160; --would-block: #5e2222; --already-blocked: #4d1b1b; --protected: #1f4a29;
+    --danger-bg: #b3261e; --danger-fg: #fff; --danger-line: #e06a62;
+    --error-bg: #3b1715; --error-line: #a5483f; --notice-bg: #3a3112; --notice-line: #8a7322;
+  }
+}
+body { font: 14px/1.4 system-ui, sans-serif; margin: 0 1.5rem 1.5rem; color: var(--fg); background: var(--bg); }
+a { color: var(--link); }
 h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
-.skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: .5rem; background: #fff; padding: .3rem; z-index: 2; }
-header { gap: 1rem; flex-wrap: wrap; border-bottom: 1px solid #ddd; padding: .6rem 0; position: sticky; top: 0; background: #fff; z-index: 1; }
+.skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: .5rem; background: var(--bg); padding: .3rem; z-index: 2; }
+header { gap: 1rem; flex-wrap: wrap; border-bottom: 1px solid var(--line); padding: .6rem 0; position: sticky; top: 0; background: var(--bg); z-index: 1; }
+.brand { font-weight: 700; color: var(--fg); text-decoration: none; }
 nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: .2rem 1rem; margin: 0; padding: 0; }
-nav a { text-decoration: none; color: #1a4fa0; padding: .2rem 0; } nav a[aria-current=page] { font-weight: 700; border-bottom: 2px solid #1a4fa0; }
-a:focus-visible, button:focus-visible, select:focus-visible, input:focus-visible { outline: 3px solid #1a4fa0; outline-offset: 2px; }
+nav a { text-decoration: none; color: var(--link); padding: .2rem 0; } nav a[aria-current=page] { font-weight: 700; border-bottom: 2px solid var(--link); }
+a:focus-visible, button:focus-visible, select:focus-visible, input:focus-visible, summary:focus-visible { outline: 3px solid var(--link); outline-offset: 2px; }
 button { font: inherit; padding: .2rem .6rem; margin: .1rem 0; cursor: pointer; }
-button.danger { background: #aa1111; color: #fff; border: 1px solid #800; }
+button.danger { background: var(--danger-bg); color: var(--danger-fg); border: 1px solid var(--danger-line); }
 .table-wrap { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; }
 .filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; margin: .5rem 0; }
-.panel { border: 1px solid #ccc; border-radius: 6px; padding: .2rem 1rem 1rem; max-width: 44rem; }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; } dt { color: #555; } dd { margin: 0; }
-.badge { display: inline-block; font-size: 12px; padding: 0 .4rem; border-radius: 3px; background: #eee; }
-.badge.auto { background: #e8e0ff; } .shadow-would_block { background: #ffd9d9; } .shadow-already_blocked { background: #f1c0c0; }
-.shadow-protected { background: #d6f5d6; } .shadow-insufficient_evidence { background: #eee; }
-.mode-enforce { color: #aa1111; } .mode-canary { color: #886600; } .mode-disabled { color: #555; }
-ul.reasons { margin: .2rem 0 0; padding-left: 1rem; font-size: 12px; color: #444; }
+.panel { border: 1px solid var(--frame); border-radius: 6px; padding: .2rem 1rem 1rem; max-width: 44rem; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; } dt { color: var(--label); } dd { margin: 0; }
+.badge { display: inline-block; font-size: 12px; padding: 0 .4rem; border-radius: 3px; background: var(--badge); color: var(--fg); }
+.badge.auto { background: var(--badge-auto); } .shadow-would_block { background: var(--would-block); } .shadow-already_blocked { background: var(--already-blocked); }
+.shadow-protected { background: var(--protected); } .shadow-insufficient_evidence { background: var(--badge); }
+.mode-enforce { color: var(--bad); } .mode-canary { color: var(--warn); } .mode-disabled { color: var(--label); }
+ul.reasons { margin: .2rem 0 0; padding-left: 1rem; font-size: 12px; color: var(--reasons); }
 td.actions { min-width: 8rem; }
 td.actions button, td.actions select, td.actions input { display: block; width: 100%; box-sizing: border-box; }
-details summary { cursor: pointer; color: #1a4fa0; }
+details summary { cursor: pointer; color: var(--link); }
 details pre { margin-top: .3rem; }
 select[data-for] { display: block; max-width: 100%; margin-bottom: .3rem; }
 time { white-space: nowrap; font-size: 13px; }
@@ -126,34 +149,41 @@ time { white-space: nowrap; font-size: 13px; }
 #candidates td:first-child, #decisions td:first-child { white-space: nowrap; }
 .panel h2 { margin-top: 1rem; }
 pre.ips { white-space: pre; word-break: normal; }
-th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #ddd; vertical-align: top; }
+th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 code { font-size: 12px; }
-.status-approved { color: #116611; font-weight: 600; } .status-blocked { color: #aa1111; font-weight: 600; }
-.status-pending, .status-none { color: #886600; }
-.node-silent { color: #886600; font-weight: 600; } .node-disabled { color: #aa1111; }
-.cert-soon { color: #886600; font-weight: 600; } .cert-expired { color: #aa1111; font-weight: 600; }
-#error { background: #fee; border: 1px solid #c66; padding: .5rem; }
-.notice { background: #fff6d6; border: 1px solid #d9b84a; padding: .5rem; margin-top: 1rem; }
+.status-approved { color: var(--ok); font-weight: 600; } .status-blocked { color: var(--bad); font-weight: 600; }
+.status-pending, .status-none { color: var(--warn); }
+.node-silent { color: var(--warn); font-weight: 600; } .node-disabled { color: var(--bad); }
+.cert-soon { color: var(--warn); font-weight: 600; } .cert-expired { color: var(--bad); font-weight: 600; }
+#error { background: var(--error-bg); border: 1px solid var(--error-line); padding: .5rem; }
+.notice { background: var(--notice-bg); border: 1px solid var(--notice-line); padding: .5rem; margin-top: 1rem; }
 .notice code { overflow-wrap: anywhere; }
 .table-wrap:has(+ p.empty) { display: none; }
 header { display: flex; justify-content: space-between; align-items: center; }
 @media (max-width: 40rem) {
   body { margin: 0 .6rem .6rem; } td, th { padding: .25rem .3rem; }
+  /* A sticky header of three rows took a fifth of a phone's screen on every view: here it is two
+     rows (name and sign-out, then the menu) and scrolls away with the page. */
+  header { position: static; display: grid; grid-template-columns: 1fr auto; gap: .3rem .6rem; padding: .4rem 0; }
+  header nav { grid-column: 1 / -1; grid-row: 2; }
+  nav ul { gap: .1rem .8rem; }
+  .who { font-size: 13px; }
+  .who button { padding: .1rem .5rem; margin: 0; }
   table.cards > thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
   table.cards, table.cards > tbody, table.cards > tbody > tr { display: block; }
-  table.cards > tbody > tr { border: 1px solid #ccc; border-radius: 6px; margin: 0 0 .6rem; padding: .3rem .6rem; }
+  table.cards > tbody > tr { border: 1px solid var(--frame); border-radius: 6px; margin: 0 0 .6rem; padding: .3rem .6rem; }
   table.cards > tbody > tr > td { display: flow-root; border: 0; padding: .15rem 0 .15rem 6.8rem; }
-  table.cards > tbody > tr > td::before { content: attr(data-label); float: left; width: 6.3rem; margin-left: -6.8rem; color: #555; font-size: 14px; font-weight: 400; }
+  table.cards > tbody > tr > td::before { content: attr(data-label); float: left; width: 6.3rem; margin-left: -6.8rem; color: var(--label); font-size: 14px; font-weight: 400; }
   table.cards > tbody > tr > td[data-label=""] { padding-left: 0; }
   table.cards > tbody > tr > td[data-label=""]::before { content: none; }
   #candidates td:first-child, #decisions td:first-child { white-space: normal; }
   table.cards > tbody > tr > td code { overflow-wrap: anywhere; }
 }
-.muted { color: #666; font-size: 12px; }
+.muted { color: var(--muted); font-size: 12px; }
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .lead { max-width: 48rem; }
 .report { margin-top: 1.2rem; max-width: 60rem; }
 dl.counts { grid-template-columns: repeat(auto-fill, minmax(7rem, max-content) minmax(4rem, max-content)); margin: 0; }
-caption { text-align: left; color: #555; padding: .3rem 0; }
+caption { text-align: left; color: var(--label); padding: .3rem 0; }
 pre { white-space: pre-wrap; word-break: break-all; max-width: 22rem; margin: 0; }
 `

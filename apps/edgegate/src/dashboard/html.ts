@@ -92,6 +92,7 @@ export function layout(title: string, body: Html): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
 <title>${title}</title>
 <link rel="stylesheet" href="/dashboard.css">
 <script src="/dashboard.js" defer></script>

@@ -117,11 +117,18 @@ ${empty(nodes, 'nodes', html`No nodes registered yet: <code>edgegate node add</c
 ${o.fingerprints.map(fingerprintRow)}
 </tbody></table></div>
 ${empty(o.fingerprints, 'fingerprints', o.instance === undefined ? 'No fingerprints observed yet: gates report what they see on their next sync.' : html`No fingerprints observed on ${o.instance} yet.`)}
-<h2>Recent decisions <a href="/decisions" class="muted">(all, with filters)</a></h2>
+<h2>Recent decisions${o.instance === undefined ? '' : html` of ${o.instance}`} <a href="/decisions" class="muted">(all, with filters)</a></h2>
 <div class="table-wrap"><table id="recent"><thead><tr><th>Instance</th><th>Fingerprint</th><th>Status</th><th>Label</th><th>Updated</th><th>Actor</th></tr></thead><tbody>
 ${o.decisions.map((d) => html`<tr><td>${d.scope_id}</td><td><code>${d.fingerprint}</code></td>${statusCell(d)}<td>${d.label}</td><td>${time(d.updated_at)}</td><td>${d.actor}</td></tr>`)}
 </tbody></table></div>
-${empty(o.decisions, 'decisions', 'No decisions yet: approve or block a fingerprint above.')}
+${empty(
+  o.decisions,
+  'decisions',
+  // Narrowed to one instance, "no decisions yet" read as if there were none anywhere.
+  o.instance === undefined
+    ? 'No decisions yet: approve or block a fingerprint above.'
+    : html`No decisions for ${o.instance} yet.`,
+)}
 <h2>SMTP reports</h2>
 <div class="table-wrap"><table id="smtp"><thead><tr><th>Node</th><th>Namespace</th><th>Listener</th><th>Generated</th><th>Coverage</th><th>Counts</th><th>Evidence</th></tr></thead><tbody>
 ${o.reports.map(
