@@ -16,6 +16,7 @@ import { SESSION_COOKIE } from './auth/principal.ts'
 import { sessionRoutes } from './auth/routes.ts'
 import type { ServeConfig } from './config.ts'
 import type { AppContext } from './context.ts'
+import { notFoundPage } from './dashboard/html.ts'
 import { dashboardRoutes } from './dashboard/routes.ts'
 import type { EdgeDatabase } from './db/open.ts'
 import { decisionRoutes } from './decisions/routes.ts'
@@ -52,6 +53,7 @@ export async function buildServer(
     version: VERSION,
     logger: deps.logger,
     bodyLimit: 1024 * 1024,
+    notFoundPage,
     // Client certificates are requested, never required: token nodes and browsers connect without one.
     https: httpsServerOptions({ ...tls, requestClientCert: config.client_ca !== undefined }),
     openapi: {

@@ -320,6 +320,65 @@ describe('dashboard views', () => {
     }
   })
 
+  test('an address no route takes: the dashboard page for a browser, coded JSON for the API', async () => {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const { context, page, problems, response, shot } = await openPage(dash, '/no/such-view?<b>x</b>', {
+        signIn: false,
+        colorScheme,
+      })
+      try {
+        assert.equal(response?.status(), 404)
+        assert.match(response?.headers()['content-type'] ?? '', /^text\/html/)
+        assert.match(response?.headers()['content-security-policy'] ?? '', /script-src 'self'/)
+        assert.equal(await page.title(), 'edgegate: page not found')
+        assert.equal((await page.locator('h1').textContent())?.trim(), 'Page not found')
+        const text = (await page.locator('body').textContent()) ?? ''
+        assert.doesNotMatch(text, /such-view|<b>/, 'the address is not echoed')
+        assert.equal(await page.locator('b').count(), 0)
+        // The dashboard's stylesheet and header.
+        assert.equal(await page.evaluate(() => (document.styleSheets[0]?.cssRules.length ?? 0) > 0), true)
+        assert.equal(await page.locator('header a.brand').getAttribute('href'), '/')
+        for (const [size, viewport] of [
+          ['laptop', LAPTOP],
+          ['phone', PHONE],
+        ] as const) {
+          await page.setViewportSize(viewport)
+          assert.deepEqual(await unreadableText(page), [], `${colorScheme}, ${size}`)
+          await shot(`not-found-${colorScheme}-${size}`)
+        }
+        // Home by keyboard.
+        let onHome = false
+        for (let i = 0; i < 4 && !onHome; i++) {
+          await page.keyboard.press('Tab')
+          onHome = (await page.evaluate(() => document.activeElement?.id)) === 'home'
+        }
+        assert.ok(onHome, 'Tab reaches the link home')
+        await page.keyboard.press('Enter')
+        await page.locator('#login').waitFor()
+        assert.equal(new URL(page.url()).pathname, '/')
+
+        // The API keeps its coded answers, for a browser's navigation and for fetch().
+        for (const path of ['/api/nope', '/v1/nope']) {
+          const api = await page.goto(`${gate.base}${path}`)
+          assert.equal(api?.status(), 404)
+          assert.match(api?.headers()['content-type'] ?? '', /^application\/json/)
+          assert.equal(JSON.parse(await api!.text()).error.code, 'not_found')
+        }
+        const fetched = await page.evaluate(async () => {
+          const r = await fetch('/no/such-view')
+          return [r.status, r.headers.get('content-type'), (await r.json()).error.code]
+        })
+        assert.deepEqual(fetched, [404, 'application/json; charset=utf-8', 'not_found'])
+        assert.deepEqual(
+          problems.filter((p) => !/status of 404/.test(p)),
+          [],
+        )
+      } finally {
+        await context.close()
+      }
+    }
+  })
+
   test('an administrator whose token expires within a fortnight reads so on every view, laptop and phone', async () => {
     const setExpiry = async (expiresMs: number | null) => {
       const d = await openEdgeDatabase(dash.database, 1)

@@ -86,6 +86,26 @@ ${body}
 </main>`
 }
 
+/**
+ * The page a browser gets at an address no route takes (the kit's `notFoundPage`), in the
+ * dashboard's shell: its stylesheet, header and a way home. It names no path: the address
+ * is in the browser's bar already, and echoing it would put a stranger's text on our page.
+ * The gates' and the administration API (`/v1/`, `/api/`) keep the kit's coded JSON.
+ */
+export function notFoundPage(path: string): string | undefined {
+  if (path.startsWith('/api/') || path.startsWith('/v1/')) return undefined
+  return layout(
+    'edgegate: page not found',
+    html`<a class="skip" href="#main">Skip to content</a>
+<header><a class="brand" href="/">edgegate</a></header>
+<main id="main">
+<h1>Page not found</h1>
+<p>There is no dashboard page at this address. It may have been mistyped, or the link that led here is out of date.</p>
+<p><a href="/" id="home">Go to the overview</a></p>
+</main>`,
+  )
+}
+
 export function layout(title: string, body: Html): string {
   return html`<!doctype html>
 <html lang="en">

@@ -32,11 +32,17 @@ const CSP =
 
 type View = (req: FastifyRequest, admin: SignedIn) => Promise<string>
 
+function pageHeaders(reply: FastifyReply): FastifyReply {
+  return reply
+    .header('content-security-policy', CSP)
+    .header('x-frame-options', 'DENY')
+    .header('cache-control', 'no-store')
+}
+
 /** A server-rendered administrator view: the sign-in page without a session. */
 function page(ctx: AppContext, view: View) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
-    reply.header('content-security-policy', CSP).header('x-frame-options', 'DENY').header('cache-control', 'no-store')
-    reply.type('text/html; charset=utf-8')
+    pageHeaders(reply).type('text/html; charset=utf-8')
     let principal: Awaited<ReturnType<typeof resolvePrincipal>>
     try {
       principal = await resolvePrincipal(ctx.database.db, req)
@@ -59,6 +65,12 @@ function param(req: FastifyRequest, name: string): string | undefined {
 }
 
 export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
+  // The kit answers an address no route takes; its HTML page (html.ts notFoundPage) is one of
+  // ours and gets the views' headers, its CSP above all.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (reply.statusCode === 404 && String(reply.getHeader('content-type')).startsWith('text/html')) pageHeaders(reply)
+    return payload
+  })
   app.get(
     '/',
     { schema: { hide: true } },
