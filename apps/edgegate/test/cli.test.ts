@@ -4,8 +4,10 @@
  */
 import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { createServer as createTlsServer } from 'node:tls'
 import { freePort, tempDir } from '@gatehouse/testkit'
 import { call, cli, type Edgegate, makeTls, newDatabase, startEdgegate } from './helpers.ts'
 
@@ -227,7 +229,7 @@ describe('edgegate CLI', () => {
     assert.deepEqual(await policy(), [])
   })
 
-  test('status says whether serve answers at its listen address (flag or config file), not only what the database holds', async () => {
+  test('status says whether serve answers at its listen address (flag, environment, config file or default, and which), not only what the database holds', async () => {
     const dir = tempDir('edgegate-status-')
     try {
       const config = join(dir.path, 'edgegate.json')
@@ -236,9 +238,38 @@ describe('edgegate CLI', () => {
       assert.equal(up.code, 0, up.stderr)
       assert.match(
         up.stdout,
-        new RegExp(`^server: answering at https://127\\.0\\.0\\.1:${gate.port} \\(/readyz 200, ready\\)\n`),
+        new RegExp(
+          `^server: answering at https://127\\.0\\.0\\.1:${gate.port} \\(/readyz 200, ready; listen address from the config file ${config}\\)\n`,
+        ),
       )
       assert.match(up.stdout, /^database: sqlite /m)
+      // The environment over the file, as for serve; the flag over both; each named in the answer.
+      const elsewhere = await freePort()
+      writeFileSync(config, JSON.stringify({ database, listen: `127.0.0.1:${elsewhere}` }))
+      const fromEnv = await cli(['status', '--config', config, '--json'], { EDGEGATE_LISTEN: `127.0.0.1:${gate.port}` })
+      assert.deepEqual(
+        (({ listen, listen_from, answering }) => ({ listen, listen_from, answering }))(
+          JSON.parse(fromEnv.stdout).server,
+        ),
+        { listen: `127.0.0.1:${gate.port}`, listen_from: '$EDGEGATE_LISTEN', answering: true },
+      )
+      const viaConfigEnv = await cli(['status'], { EDGEGATE_CONFIG: config })
+      assert.match(
+        viaConfigEnv.stdout,
+        new RegExp(
+          `^server: not answering at https://127\\.0\\.0\\.1:${elsewhere} \\(ECONNREFUSED; listen address from the config file ${config}\\)`,
+        ),
+      )
+      const fromFlag = await cli(['status', '--config', config, '--listen', `127.0.0.1:${gate.port}`], {
+        EDGEGATE_LISTEN: `127.0.0.1:${elsewhere}`,
+      })
+      assert.match(fromFlag.stdout, /^server: answering at .*; listen address from --listen\)/)
+      writeFileSync(config, JSON.stringify({ database }))
+      const byDefault = await cli(['status', '--config', config, '--json'])
+      assert.deepEqual((({ listen, listen_from }) => ({ listen, listen_from }))(JSON.parse(byDefault.stdout).server), {
+        listen: '127.0.0.1:8443',
+        listen_from: `the default, as no --listen, $EDGEGATE_LISTEN or "listen" in the config file ${config} names one`,
+      })
 
       const nobody = await freePort()
       const down = await run('status', '--listen', `127.0.0.1:${nobody}`)
@@ -246,7 +277,7 @@ describe('edgegate CLI', () => {
       assert.match(
         down.stdout,
         new RegExp(
-          `^server: not answering at https://127\\.0\\.0\\.1:${nobody} \\(ECONNREFUSED\\): .*is edgegate serve running`,
+          `^server: not answering at https://127\\.0\\.0\\.1:${nobody} \\(ECONNREFUSED; listen address from --listen\\): .*is edgegate serve running`,
         ),
       )
       const json = JSON.parse((await run('status', '--listen', `127.0.0.1:${nobody}`, '--json')).stdout)
@@ -254,6 +285,28 @@ describe('edgegate CLI', () => {
         [json.server.answering, json.server.error, json.database.reachable],
         [false, 'ECONNREFUSED', true],
       )
+      // A TLS server that answers the handshake and then trickles bytes, never a status line: one
+      // deadline ends the probe (its idle timeout, restarted by every byte, waited as long as the
+      // bytes came, here 1024 of them at 10 a second).
+      const trickle = createTlsServer({ cert: tls.server.cert, key: tls.server.key }, (socket) => {
+        const drip = setInterval(() => socket.write('H'), 100)
+        socket.on('close', () => clearInterval(drip))
+        socket.on('error', () => clearInterval(drip))
+      })
+      await new Promise<void>((resolve) => trickle.listen(0, '127.0.0.1', resolve))
+      try {
+        const port = (trickle.address() as AddressInfo).port
+        const stuck = await run('status', '--listen', `127.0.0.1:${port}`)
+        assert.equal(stuck.code, 0, stuck.stderr)
+        assert.match(
+          stuck.stdout,
+          new RegExp(
+            `^server: not answering at https://127\\.0\\.0\\.1:${port} \\(no answer within 3 s; listen address from --listen\\)`,
+          ),
+        )
+      } finally {
+        trickle.close()
+      }
       const bad = await run('status', '--listen', 'bogus')
       assert.equal(bad.code, 1)
       assert.match(bad.stderr, /^edgegate: --listen: invalid listen address "bogus"/)

@@ -55,13 +55,26 @@ function shownLocation(url: string): string {
   }
 }
 
+/** Where the listen address came from, in the words of `status`. */
+function listenSource(source: string, file: string | undefined): string {
+  if (source === 'flag') return '--listen'
+  if (source === 'env') return '$EDGEGATE_LISTEN'
+  if (source === 'file') return `the config file ${file ?? ''}`.trimEnd()
+  return `the default, as no --listen, $EDGEGATE_LISTEN or "listen" in ${file ? `the config file ${file}` : 'a config file'} names one`
+}
+
 export async function status(o: Opts): Promise<void> {
   const url = databaseUrl(o)
-  const { listen } = loadAppConfig('edgegate', statusSchema, {
+  // The address serve listens on, resolved as serve resolves it (flag, environment, the config
+  // file, the default); where it came from is said with the answer, so a report about the wrong
+  // server shows why.
+  const loaded = loadAppConfig('edgegate', statusSchema, {
     flags: schemaFlags(o, statusSchema),
     config: o.config as string | undefined,
     partial: true,
-  }).config
+  })
+  const { listen } = loaded.config
+  const listenFrom = listenSource(loaded.sources.listen ?? 'default', loaded.file)
   // Asked while the database is read: neither waits on the other.
   const probe = probeServer(listen)
   const fromDatabase = await readDatabase(o, async (d) => {
@@ -99,7 +112,7 @@ export async function status(o: Opts): Promise<void> {
     }
   })
   const server = await probe
-  const report = { server: { listen, ...server }, ...fromDatabase }
+  const report = { server: { listen, listen_from: listenFrom, ...server }, ...fromDatabase }
   if (o.json === true) return out(`${terminalJson(report, 2)}\n`)
   const dayAgo = Date.now() - 86_400_000
   const recent = report.nodes.filter((n) => n.last_seen_at !== null && Date.parse(n.last_seen_at) >= dayAgo).length
@@ -108,8 +121,8 @@ export async function status(o: Opts): Promise<void> {
   out(
     [
       server.answering
-        ? `server: ${paint('green', 'answering')} at ${escapeTerminal(server.url)} (/readyz ${server.status}${server.status === 200 || server.status === 204 ? ', ready' : ', not ready'})`
-        : `server: ${paint('red', 'not answering')} at ${escapeTerminal(server.url)} (${escapeTerminal(server.error ?? '')}): gates serve on the verdicts they last pulled and nothing reaches the database; is edgegate serve running, with this --listen (or "listen" in the config file)?`,
+        ? `server: ${paint('green', 'answering')} at ${escapeTerminal(server.url)} (/readyz ${server.status}${server.status === 200 || server.status === 204 ? ', ready' : ', not ready'}; listen address from ${escapeTerminal(listenFrom)})`
+        : `server: ${paint('red', 'not answering')} at ${escapeTerminal(server.url)} (${escapeTerminal(server.error ?? '')}; listen address from ${escapeTerminal(listenFrom)}): gates serve on the verdicts they last pulled and nothing reaches the database; is edgegate serve running, with this --listen (or "listen" in the config file)?`,
       `database: ${report.database.kind} ${escapeTerminal(report.database.location)} (${paint('green', 'reachable')}, migrations applied${
         report.database.writable
           ? ''

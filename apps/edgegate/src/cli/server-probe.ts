@@ -42,6 +42,7 @@ export function probeServer(listen: string): Promise<ServerProbe> {
     const finish = (probe: ServerProbe) => {
       if (done) return
       done = true
+      clearTimeout(deadline)
       socket.destroy()
       resolve(probe)
     }
@@ -51,7 +52,13 @@ export function probeServer(listen: string): Promise<ServerProbe> {
       rejectUnauthorized: false,
       ALPNProtocols: ['http/1.1'],
     })
-    socket.setTimeout(PROBE_MS, () => finish({ url, answering: false, error: `no answer within ${PROBE_MS / 1000} s` }))
+    // One deadline for the whole probe. socket.setTimeout is an idle timeout that every byte
+    // restarts: a peer that accepted and then trickled bytes (a stuck proxy, another protocol)
+    // held status for as long as it went on.
+    const deadline = setTimeout(
+      () => finish({ url, answering: false, error: `no answer within ${PROBE_MS / 1000} s` }),
+      PROBE_MS,
+    )
     socket.once('secureConnect', () => {
       socket.end(`GET /readyz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
     })
