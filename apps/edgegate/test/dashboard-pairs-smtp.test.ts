@@ -115,6 +115,8 @@ describe('dashboard pairings and SMTP reports', () => {
       assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Pair')
       await page.keyboard.press('Enter')
       await page.locator('#pairs tr[data-tlsgate="tls-edge-1"]').waitFor()
+      // After the reload focus is back on the button that acted.
+      await page.waitForFunction(() => document.activeElement?.textContent === 'Pair')
       assert.match((await page.locator('#pairs tbody').textContent()) ?? '', /web-shop\s*tls-edge-1\s*admin:/)
       assert.equal(await candidates(), 1, 'the pairing correlates the stored signal with the SNI-less sighting')
       await shot('pairs')
@@ -127,6 +129,8 @@ describe('dashboard pairings and SMTP reports', () => {
       await page.locator('#pairs button[data-unpair]').focus()
       await page.keyboard.press('Enter')
       await page.locator('#pairs tbody tr').first().waitFor({ state: 'detached' })
+      // Its row is gone: focus lands on the form that adds one, not the top of the page.
+      await page.waitForFunction(() => document.activeElement?.textContent === 'Pair')
       assert.equal(await candidates(), 0, 'removing the pairing removes its matches')
 
       // SMTP report summaries: totals over both listeners, each report's counts and top evidence.

@@ -302,6 +302,72 @@ describe('dashboard views', () => {
     }
   })
 
+  test('keyboard only: a verdict for a while and the kill switch; after the reload focus is back on the control that acted', async () => {
+    const { context, page, problems, shot } = await openPage(dash, '/')
+    try {
+      // On a phone the row is screens down: the reload must not leave the user at the top.
+      await page.setViewportSize(PHONE)
+      const row = `#fingerprints tr[data-fingerprint="${FP2}"]`
+      await page.locator(`${row} select[data-for]`).focus()
+      await page.keyboard.press('ArrowDown') // permanent -> for 1 hour
+      assert.equal(await page.locator(`${row} select[data-for]`).inputValue(), '1h')
+      await page.keyboard.press('Tab')
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Approve')
+      await page.keyboard.press('Enter')
+      await page
+        .locator(`${row} [data-testid=decision]`)
+        .filter({ hasText: /^approved\s*until / })
+        .waitFor()
+      await page.waitForFunction(
+        (selector) => document.activeElement === document.querySelector(selector),
+        `${row} button[data-status="approved"]`,
+      )
+      const box = await page.locator(`${row} button[data-status="approved"]`).boundingBox()
+      assert.ok(
+        box && box.y >= 0 && box.y + box.height <= PHONE.height,
+        `the focused button is on screen: ${JSON.stringify(box)}`,
+      )
+      await shot('keyboard-verdict-focus-phone')
+      // Its label, by keyboard: type, Enter; focus back on Save label.
+      await page.locator(`${row} input[name=label]`).focus()
+      await page.keyboard.type('night scanner')
+      await page.keyboard.press('Enter')
+      await page
+        .locator(`${row} td`)
+        .filter({ hasText: /^night scanner$/ })
+        .waitFor()
+      await page.waitForFunction(
+        (selector) => document.activeElement === document.querySelector(selector),
+        `${row} form.label button`,
+      )
+      const api = await call(tls, gate.base, `/api/decisions/tls-edge-1/${FP2}`, { token: admin })
+      assert.deepEqual(
+        [api.body.status, api.body.label, api.body.expires_at !== null],
+        ['approved', 'night scanner', true],
+      )
+      await call(tls, gate.base, `/api/decisions/tls-edge-1/${FP2}`, { method: 'DELETE', token: admin })
+
+      // The kill switch: Enter engages it, and Enter on the same (focused) button releases it.
+      await page.setViewportSize(LAPTOP)
+      await page.goto(`${gate.base}/web`)
+      await page.locator('#kill-switch').focus()
+      await page.keyboard.press('Enter')
+      await page.locator('[data-testid=kill]', { hasText: 'engaged' }).waitFor()
+      await page.waitForFunction(() => document.activeElement?.id === 'kill-switch')
+      await page.keyboard.press('Enter')
+      await page.locator('[data-testid=kill]', { hasText: 'off' }).waitFor()
+      await page.waitForFunction(() => document.activeElement?.id === 'kill-switch')
+      // A plain reload later does not move focus: the remembered control is used once.
+      await page.reload()
+      await page.locator('h1', { hasText: 'Web candidates' }).waitFor()
+      await page.waitForLoadState('load')
+      assert.equal(await page.evaluate(() => document.activeElement?.localName), 'body')
+      assert.deepEqual(problems, [])
+    } finally {
+      await context.close()
+    }
+  })
+
   test('an instance without decisions says so, while other instances have some', async () => {
     const { context, page, problems, shot } = await openPage(dash, '/')
     try {

@@ -44,8 +44,35 @@ function labelCells() {
     table.classList.add('cards')
   }
 }
+// An action reloads the page to show what the server now holds, and a keyboard user's place went
+// with it: focus back at the top of a long page, the row they acted on screens away. The control
+// that acted is remembered for the reload of this same address and focused again (which also
+// scrolls it into view); \`fallback\` when the action removed it (a pairing's row).
+const FOCUS_KEY = 'edgegate.focus'
+function reloadFocusing(selector, fallback) {
+  try {
+    sessionStorage.setItem(FOCUS_KEY, JSON.stringify({ at: location.pathname + location.search, selector, fallback }))
+  } catch {}
+  location.reload()
+}
+function restoreFocus() {
+  let saved = null
+  try {
+    saved = JSON.parse(sessionStorage.getItem(FOCUS_KEY) || 'null')
+    sessionStorage.removeItem(FOCUS_KEY)
+  } catch {}
+  if (!saved || saved.at !== location.pathname + location.search) return
+  const target = document.querySelector(saved.selector) || (saved.fallback && document.querySelector(saved.fallback))
+  if (target) target.focus()
+}
+function rowSelector(row) {
+  const table = row.closest('table')
+  return (table && table.id ? '#' + table.id + ' ' : '') + 'tr[data-instance="' + CSS.escape(row.dataset.instance) +
+    '"][data-fingerprint="' + CSS.escape(row.dataset.fingerprint) + '"]'
+}
 document.addEventListener('DOMContentLoaded', () => {
   labelCells()
+  restoreFocus()
   const login = document.getElementById('login')
   if (login) {
     login.addEventListener('submit', (e) => {
@@ -62,13 +89,13 @@ document.addEventListener('DOMContentLoaded', () => {
       const howLong = row.querySelector('select[data-for]')
       const body = { status: button.dataset.status }
       if (howLong && howLong.value) body.expires_in = howLong.value
-      send('PUT', path, body).then(() => location.reload(), show)
+      send('PUT', path, body).then(() => reloadFocusing(rowSelector(row) + ' button[data-status="' + button.dataset.status + '"]'), show)
     })
   }
   const kill = document.getElementById('kill-switch')
   if (kill) {
     kill.addEventListener('click', () => {
-      send('PUT', '/api/web-enforcement/kill-switch', { engaged: kill.dataset.engaged === 'true' }).then(() => location.reload(), show)
+      send('PUT', '/api/web-enforcement/kill-switch', { engaged: kill.dataset.engaged === 'true' }).then(() => reloadFocusing('#kill-switch'), show)
     })
   }
   const pairPath = (w, g) => '/api/web-pairs/' + encodeURIComponent(w) + '/' + encodeURIComponent(g)
@@ -76,13 +103,20 @@ document.addEventListener('DOMContentLoaded', () => {
   if (pairAdd) {
     pairAdd.addEventListener('submit', (e) => {
       e.preventDefault()
-      send('PUT', pairPath(pairAdd.elements.websignal_id.value, pairAdd.elements.tlsgate_id.value)).then(() => location.reload(), show)
+      const w = pairAdd.elements.websignal_id.value
+      const g = pairAdd.elements.tlsgate_id.value
+      send('PUT', pairPath(w, g)).then(() => reloadFocusing('#pair-add button[type=submit]'), show)
     })
   }
   for (const button of document.querySelectorAll('button[data-unpair]')) {
     button.addEventListener('click', () => {
       const row = button.closest('tr')
-      send('DELETE', pairPath(row.dataset.websignal, row.dataset.tlsgate)).then(() => location.reload(), show)
+      // The row is gone after the reload: the next pairing's Remove, else the form to add one.
+      const next = row.nextElementSibling || row.previousElementSibling
+      const selector = next
+        ? '#pairs tr[data-websignal="' + CSS.escape(next.dataset.websignal) + '"][data-tlsgate="' + CSS.escape(next.dataset.tlsgate) + '"] button[data-unpair]'
+        : '#pair-add button[type=submit]'
+      send('DELETE', pairPath(row.dataset.websignal, row.dataset.tlsgate)).then(() => reloadFocusing(selector, '#pair-add button[type=submit]'), show)
     })
   }
   for (const form of document.querySelectorAll('form.label')) {
@@ -90,7 +124,7 @@ document.addEventListener('DOMContentLoaded', () => {
       e.preventDefault()
       const row = form.closest('tr')
       const path = '/api/decisions/' + encodeURIComponent(row.dataset.instance) + '/' + encodeURIComponent(row.dataset.fingerprint)
-      send('PUT', path, { label: form.elements.label.value }).then(() => location.reload(), show)
+      send('PUT', path, { label: form.elements.label.value }).then(() => reloadFocusing(rowSelector(row) + ' form.label button'), show)
     })
   }
 })
