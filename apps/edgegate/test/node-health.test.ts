@@ -291,7 +291,10 @@ for (const dialect of DIALECTS) {
       const nobody = await freePort()
       const status = await cli(['status', '--database', url, '--listen', `127.0.0.1:${nobody}`])
       assert.equal(status.code, 0, status.stderr)
-      assert.match(status.stdout, /^server: not answering at https:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/)
+      assert.match(
+        status.stdout,
+        /^server: not answering at https:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED; listen address from --listen\)/,
+      )
       assert.match(
         status.stdout,
         /^nodes: 2 registered, 2 active, 2 seen in the last 24 hours, 1 silent \(not heard from for 10 minutes: the server not answering may be why\)$/m,
