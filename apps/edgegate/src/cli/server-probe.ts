@@ -3,7 +3,8 @@
  * control plane down the registry still read "active" for every node, and ten minutes later
  * "silent", which blamed the nodes for an outage of the control plane itself.
  */
-import { connect } from 'node:tls'
+import { connect, isIP } from 'node:net'
+import type { TLSSocket } from 'node:tls'
 import { parseListenAddress } from '@gatehouse/kit/net.ts'
 
 export interface ServerProbe {
@@ -30,7 +31,10 @@ export function probeUrl(listen: string): string {
  * server's certificate is not verified: the question is whether edgegate answers there, and the
  * CA that issued its certificate is often not on the machine that runs the CLI. The request is
  * written on a TLS socket and only the status line read: `node:https` would load Node's whole
- * HTTP client for one line (about 10 ms and 4 MiB of a status command, #22).
+ * HTTP client for one line (about 10 ms and 4 MiB of a status command, #22). TLS starts only
+ * once the port accepts, on the connected socket: a control plane that is down costs no TLS at
+ * all, and with no CA to verify against, the context loads none (`ca: []`; Node's default
+ * context parses its whole root store, about 10 ms of CPU).
  */
 export function probeServer(listen: string): Promise<ServerProbe> {
   const url = probeUrl(listen)
@@ -39,19 +43,17 @@ export function probeServer(listen: string): Promise<ServerProbe> {
   const address = hostname.replace(/^\[|\]$/g, '')
   return new Promise((resolve) => {
     let done = false
+    let secure: TLSSocket | undefined
     const finish = (probe: ServerProbe) => {
       if (done) return
       done = true
       clearTimeout(deadline)
+      secure?.destroy()
       socket.destroy()
       resolve(probe)
     }
-    const socket = connect({
-      host: address,
-      port: Number(port),
-      rejectUnauthorized: false,
-      ALPNProtocols: ['http/1.1'],
-    })
+    const failed = (err: NodeJS.ErrnoException) => finish({ url, answering: false, error: err.code ?? err.message })
+    const socket = connect({ host: address, port: Number(port) })
     // One deadline for the whole probe. socket.setTimeout is an idle timeout that every byte
     // restarts: a peer that accepted and then trickled bytes (a stuck proxy, another protocol)
     // held status for as long as it went on.
@@ -59,19 +61,29 @@ export function probeServer(listen: string): Promise<ServerProbe> {
       () => finish({ url, answering: false, error: `no answer within ${PROBE_MS / 1000} s` }),
       PROBE_MS,
     )
-    socket.once('secureConnect', () => {
-      socket.end(`GET /readyz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
+    socket.once('error', failed)
+    socket.once('connect', () => {
+      const tls = process.getBuiltinModule('node:tls')
+      const tlsSocket = tls.connect({
+        socket,
+        ca: [],
+        rejectUnauthorized: false,
+        ALPNProtocols: ['http/1.1'],
+        ...(isIP(address) ? {} : { servername: address }),
+      })
+      secure = tlsSocket
+      tlsSocket.once('secureConnect', () => {
+        tlsSocket.end(`GET /readyz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
+      })
+      let head = ''
+      tlsSocket.on('data', (chunk: Buffer) => {
+        head += chunk.toString('latin1')
+        const m = /^HTTP\/1\.[01] (\d{3})/.exec(head)
+        if (m) finish({ url, answering: true, status: Number(m[1]) })
+        else if (head.includes('\r\n') || head.length > 1024) finish({ url, answering: false, error: 'not HTTP' })
+      })
+      tlsSocket.once('end', () => finish({ url, answering: false, error: 'closed without answering' }))
+      tlsSocket.once('error', failed)
     })
-    let head = ''
-    socket.on('data', (chunk: Buffer) => {
-      head += chunk.toString('latin1')
-      const m = /^HTTP\/1\.[01] (\d{3})/.exec(head)
-      if (m) finish({ url, answering: true, status: Number(m[1]) })
-      else if (head.includes('\r\n') || head.length > 1024) finish({ url, answering: false, error: 'not HTTP' })
-    })
-    socket.once('end', () => finish({ url, answering: false, error: 'closed without answering' }))
-    socket.once('error', (err: NodeJS.ErrnoException) =>
-      finish({ url, answering: false, error: err.code ?? err.message }),
-    )
   })
 }
