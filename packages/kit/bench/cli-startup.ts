@@ -90,6 +90,9 @@ const probePort = await new Promise<number>((resolve, reject) => {
   probeServer.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())))
   probeServer.once('exit', (code) => reject(new Error(`the probe server exited ${code}`)))
 })
+// Neither the server nor its pipe keeps the bench alive; the bench's exit ends the server.
+probeServer.unref()
+probeServer.stdout.destroy()
 process.on('exit', () => probeServer.kill())
 
 /** A row: what it runs (`node` with arguments, or a launcher) and in which environment. */
