@@ -19,6 +19,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createTestCa } from '@gatehouse/testkit'
 
 const root = join(import.meta.dirname, '..', '..', '..')
 const runs = Number(process.argv.find((a) => a.startsWith('--runs='))?.slice(7) ?? 15)
@@ -46,43 +47,25 @@ for (const [gate, file] of [
   ])
 }
 
-// A TLS server answering `GET /readyz` 200 with a P-256 certificate (edgegate's own key type), in
-// a child process since the bench blocks in spawnSync: `edgegate status` against a control plane
-// that answers costs a TLS handshake the row against a closed port does not.
-execFileSync(
-  'openssl',
-  [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-keyout',
-    join(dir, 'probe.key'),
-    '-out',
-    join(dir, 'probe.crt'),
-  ],
-  { stdio: 'ignore' },
-)
+// A TLS server answering `GET /readyz` 200 with a P-256 certificate (edgegate's own key type,
+// which testkit's CA issues), in a child process since the bench blocks in spawnSync: `edgegate
+// status` against a control plane that answers costs a TLS handshake the closed port does not.
+const probeCa = createTestCa()
+const probeCert = probeCa.issueServer(['127.0.0.1'])
 const probeServer = spawn(
   node,
   [
     '-e',
     `
   const { readFileSync } = require('node:fs')
-  const server = require('node:tls').createServer({ key: readFileSync(process.argv[1] + '/probe.key'), cert: readFileSync(process.argv[1] + '/probe.crt'), ALPNProtocols: ['http/1.1'] }, (socket) => {
+  const server = require('node:tls').createServer({ key: readFileSync(process.argv[1]), cert: readFileSync(process.argv[2]), ALPNProtocols: ['http/1.1'] }, (socket) => {
     socket.once('data', () => socket.end('HTTP/1.1 200 OK\\r\\ncontent-length: 0\\r\\nconnection: close\\r\\n\\r\\n'))
     socket.on('error', () => {})
   })
   server.listen(0, '127.0.0.1', () => console.log(server.address().port))
 `,
-    dir,
+    probeCert.keyPath,
+    probeCert.certPath,
   ],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 )
@@ -93,7 +76,10 @@ const probePort = await new Promise<number>((resolve, reject) => {
 // Neither the server nor its pipe keeps the bench alive; the bench's exit ends the server.
 probeServer.unref()
 probeServer.stdout.destroy()
-process.on('exit', () => probeServer.kill())
+process.on('exit', () => {
+  probeServer.kill()
+  probeCa.remove()
+})
 
 /** A row: what it runs (`node` with arguments, or a launcher) and in which environment. */
 type Case = [label: string, command: string, args: string[], env: NodeJS.ProcessEnv]

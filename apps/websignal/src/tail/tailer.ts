@@ -111,6 +111,21 @@ interface Cursor {
   path: string | undefined
 }
 
+/** A cursor at `pos`, nothing read yet. */
+function newCursor(fh: FileHandle, pos: TailPosition, grewAt: number, path: string | undefined): Cursor {
+  return {
+    fh,
+    pos,
+    complete: { ...pos },
+    partial: undefined,
+    skipping: false,
+    head: undefined,
+    headHash: undefined,
+    grewAt,
+    path,
+  }
+}
+
 function fingerprint(head: Buffer): string {
   return createHash('sha256').update(head).digest('hex').slice(0, 16)
 }
@@ -287,17 +302,7 @@ export class Tailer {
       return real.ino === w.ino && real.dev === w.dev ? 'replaced' : undefined
     }
     const pos = { dev: w.dev, ino: w.ino, offset: w.offset }
-    const c: Cursor = {
-      fh,
-      pos,
-      complete: { ...pos },
-      partial: undefined,
-      skipping: false,
-      head: undefined,
-      headHash: undefined,
-      grewAt: this.#now(),
-      path,
-    }
+    const c = newCursor(fh, pos, this.#now(), path)
     await this.#rememberHead(c)
     return c
   }
@@ -379,17 +384,7 @@ export class Tailer {
     const real = await fh.stat()
     // The path may have been replaced between stat and open: trust the descriptor.
     const pos = { dev: real.dev, ino: real.ino, offset: real.ino === st.ino ? offset : 0 }
-    this.#cur = {
-      fh,
-      pos,
-      complete: { ...pos },
-      partial: undefined,
-      skipping: false,
-      head: undefined,
-      headHash: undefined,
-      grewAt: 0,
-      path: undefined,
-    }
+    this.#cur = newCursor(fh, pos, 0, undefined)
   }
 
   /** Read to the current end of a file; returns the bytes read. */
