@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { type Browser, launchChromium, type Page } from '@gatehouse/testkit'
+import { type Browser, launchChromium } from '@gatehouse/testkit'
 import { APP, type Edgegate, makeTls, newDatabase, seed, startEdgegate, type Tls } from './helpers.ts'
 
 export const OUT = join(APP, 'test-output')
@@ -88,69 +88,4 @@ export async function openPage(
   return { context, page, problems, response, shot }
 }
 
-/**
- * Text on the page whose contrast with what is behind it is under WCAG's 4.5:1 (3:1 for large
- * text): visible elements with text of their own, form controls, and the column labels that
- * phone cards draw with ::before. The background is the nearest one painted (translucent ones
- * blended over the next), down to the page's canvas.
- */
-export function unreadableText(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    type Rgba = [number, number, number, number]
-    const parse = (c: string): Rgba => {
-      const n = (c.match(/[\d.]+/g) ?? []).map(Number)
-      return [n[0] ?? 0, n[1] ?? 0, n[2] ?? 0, n[3] ?? 1]
-    }
-    const over = (top: Rgba, under: Rgba): Rgba => {
-      const a = top[3]
-      return [0, 1, 2].map((i) => top[i]! * a + under[i]! * (1 - a)).concat(1) as Rgba
-    }
-    const canvas = parse(getComputedStyle(document.documentElement).backgroundColor)
-    const backdrop = (el: Element | null): Rgba => {
-      if (!el) return canvas[3] === 0 ? [255, 255, 255, 1] : canvas
-      const bg = parse(getComputedStyle(el).backgroundColor)
-      if (bg[3] === 0) return backdrop(el.parentElement)
-      return bg[3] === 1 ? bg : over(bg, backdrop(el.parentElement))
-    }
-    const luminance = (c: Rgba) => {
-      const [r, g, b] = [c[0], c[1], c[2]].map((v) => {
-        const s = v / 255
-        return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4
-      })
-      return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!
-    }
-    const ratio = (a: Rgba, b: Rgba) => {
-      const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p)
-      return (x! + 0.05) / (y! + 0.05)
-    }
-    const problems: string[] = []
-    const check = (el: Element, style: CSSStyleDeclaration, text: string, what: string) => {
-      const size = Number.parseFloat(style.fontSize)
-      const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700)
-      const fg = parse(style.color)
-      const bg = backdrop(el)
-      const r = ratio(fg[3] === 1 ? fg : over(fg, bg), bg)
-      if (r < (large ? 3 : 4.5))
-        problems.push(
-          `${what} "${text.slice(0, 40)}": ${r.toFixed(2)}:1 (${style.color} on rgb(${bg.slice(0, 3).join(', ')}))`,
-        )
-    }
-    for (const el of document.body.querySelectorAll('*')) {
-      if (!el.checkVisibility({ visibilityProperty: true }) || el.closest('.sr, .skip:not(:focus)')) continue
-      const style = getComputedStyle(el)
-      const own = [...el.childNodes]
-        .filter((n) => n.nodeType === Node.TEXT_NODE)
-        .map((n) => n.textContent ?? '')
-        .join('')
-        .trim()
-      const name = `${el.localName}${el.id ? `#${el.id}` : ''}${el.className && typeof el.className === 'string' ? `.${el.className.split(' ').join('.')}` : ''}`
-      if (own !== '') check(el, style, own, name)
-      else if (el instanceof HTMLInputElement && el.value !== '') check(el, style, el.value, name)
-      else if (el instanceof HTMLSelectElement) check(el, style, el.selectedOptions[0]?.text ?? '', name)
-      const before = getComputedStyle(el, '::before')
-      if (before.content !== 'none' && before.content !== 'normal' && before.content !== '""')
-        check(el, before, before.content, `${name}::before`)
-    }
-    return problems
-  })
-}
+export { unreadableText } from '@gatehouse/testkit'

@@ -2,6 +2,7 @@ export { createTestCa, type IssuedCert, type IssueOptions, type TestCa } from '.
 export { type Child, type StartOptions, startChild } from './child.ts'
 export { type Browser, type BrowserContext, CHROMIUM_FLAGS, launchChromium, type Page } from './chromium.ts'
 export { killQuietly, onExit, removeQuietly } from './cleanup.ts'
+export { unreadableText } from './contrast.ts'
 export { type DnsAnswer, dnsQuery, soaSerial } from './dns.ts'
 export { EDGEGATE_MAIN, startTestEdgegate, type TestEdgegate, type TestEdgegateOptions } from './edgegate.ts'
 export { freePort, isRoot, MissingBinaryError, requireBinary, type TempDir, tempDir, userIds } from './env.ts'
