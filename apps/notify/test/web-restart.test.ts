@@ -91,9 +91,13 @@ for (const backend of backends) {
         bodies.map((b) => b.trim()),
         ['after the restart', 'meanwhile 3', 'meanwhile 2', 'meanwhile 1', 'before the crash'],
       )
-      // The refused reconnections are the only console errors.
+      // The only console errors are the crash's own: refused reconnections, and a request that
+      // was in flight at the SIGKILL (the stream, an unread count), which the kernel reset or
+      // cut short; which of these a run sees depends on what was on the wire at that moment.
       assert.deepEqual(
-        s.problems.filter((p) => !/ERR_CONNECTION_REFUSED/.test(p)),
+        s.problems.filter(
+          (p) => !/net::ERR_(CONNECTION_REFUSED|CONNECTION_RESET|EMPTY_RESPONSE|INCOMPLETE_CHUNKED_ENCODING)\b/.test(p),
+        ),
         [],
       )
       assert.match(notify.output(), /notify listening/)
