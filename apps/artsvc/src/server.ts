@@ -40,7 +40,7 @@ import { artsvcMetrics } from './metrics.ts'
 import { shareRoutes } from './shares/routes.ts'
 import { createBlobStore } from './storage/index.ts'
 import { prepareDatabaseFolder, prepareStorageRoot } from './storage/root.ts'
-import { notFoundPage, notFoundPageHooks } from './ui/not-found.ts'
+import { notFoundPage } from './ui/not-found.ts'
 import { uiRoutes } from './ui/routes.ts'
 import { uploadRoutes } from './uploads/routes.ts'
 import { viewerRoutes } from './viewer/routes.ts'
@@ -128,7 +128,7 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
     // at 64 KiB/s, so a slow uplink is not cut off while a stalled client still is.
     requestTimeoutMs: Math.max(300_000, Math.ceil(config.maxBundleBytes / 65_536) * 1000),
     readyStatus: 204,
-    notFoundPage,
+    notFoundPage: notFoundPage(ctx),
     version: packageVersion(import.meta.dirname),
     metrics,
     openapi: {
@@ -197,7 +197,6 @@ export async function buildServer(config: ArtsvcConfig, deps: ServerDeps = {}): 
   brandingRoutes(app, ctx)
   viewerRoutes(app, ctx)
   uiRoutes(app, ctx)
-  notFoundPageHooks(app, ctx)
   const loaders = contentLoaders(ctx)
   contentRoutes(app, ctx, loaders)
   installContentPath(app, ctx, loaders)

@@ -17,7 +17,7 @@ import { sessionRoutes } from './auth/routes.ts'
 import type { ServeConfig } from './config.ts'
 import type { AppContext } from './context.ts'
 import { notFoundPage } from './dashboard/html.ts'
-import { dashboardRoutes } from './dashboard/routes.ts'
+import { dashboardRoutes, PAGE_HEADERS } from './dashboard/routes.ts'
 import type { EdgeDatabase } from './db/open.ts'
 import { decisionRoutes } from './decisions/routes.ts'
 import { enforcementRoutes } from './enforcement/routes.ts'
@@ -53,7 +53,10 @@ export async function buildServer(
     version: VERSION,
     logger: deps.logger,
     bodyLimit: 1024 * 1024,
-    notFoundPage,
+    notFoundPage: (path) => {
+      const html = notFoundPage(path)
+      return html === undefined ? undefined : { html, headers: PAGE_HEADERS }
+    },
     // Client certificates are requested, never required: token nodes and browsers connect without one.
     https: httpsServerOptions({ ...tls, requestClientCert: config.client_ca !== undefined }),
     openapi: {

@@ -70,7 +70,18 @@ function translate(err: FastifyError, bodyLimit: number): AppError {
 
 // Fastify answers an unknown method on a known path with 404; the design wants 405 with
 // `Allow`, so keep each route's pattern and test the path against them.
-export function installNotFound(app: HttpApp, page?: (path: string, req: FastifyRequest) => string | undefined) {
+/** An app's "not found" page and the headers it goes with (its CSP above all). */
+export interface NotFoundPage {
+  html: string
+  headers?: Record<string, string>
+}
+
+export type NotFoundPageFn = (
+  path: string,
+  req: FastifyRequest,
+) => NotFoundPage | undefined | Promise<NotFoundPage | undefined>
+
+export function installNotFound(app: HttpApp, page?: NotFoundPageFn) {
   const patterns = new Map<string, { regex: RegExp; methods: Set<string> }>()
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
@@ -85,7 +96,7 @@ export function installNotFound(app: HttpApp, page?: (path: string, req: Fastify
     }
     for (const m of methods) entry.methods.add(m)
   })
-  app.setNotFoundHandler((req, reply) => {
+  app.setNotFoundHandler(async (req, reply) => {
     const path = req.url.split('?')[0] ?? '/'
     const allowed = new Set<string>()
     let route: string | undefined
@@ -101,8 +112,17 @@ export function installNotFound(app: HttpApp, page?: (path: string, req: Fastify
       return sendError(app, error, req, reply, 0)
     }
     if (page && (req.method === 'GET' || req.method === 'HEAD') && wantsHtml(req.headers.accept)) {
-      const html = page(path, req)
-      if (html !== undefined) return reply.code(404).type('text/html; charset=utf-8').send(html)
+      let answer: NotFoundPage | undefined
+      try {
+        answer = await page(path, req)
+      } catch (err) {
+        // The page could not be made (its theme's database is down): the JSON 404 still says it.
+        req.log.warn({ err }, 'not-found page failed; answering JSON')
+      }
+      if (answer !== undefined) {
+        if (answer.headers) reply.headers(answer.headers)
+        return reply.code(404).type('text/html; charset=utf-8').send(answer.html)
+      }
     }
     return sendError(app, kitErrors.not_found(`no route for ${req.method} ${path}`), req, reply, 0)
   })

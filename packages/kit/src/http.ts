@@ -11,17 +11,11 @@ import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Ajv, type Options as AjvOptions } from 'ajv'
 import addFormatsModule from 'ajv-formats'
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyRequest,
-  LogController,
-} from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify'
 import { type OpenApiExtras, openApiErrorParts, registerDocs } from './docs.ts'
 import { AppError, kitErrors } from './errors.ts'
 import { type HostGuardOptions, installHostGuard } from './host-guard.ts'
-import { installNotFound, sendError } from './http-errors.ts'
+import { installNotFound, type NotFoundPageFn, sendError } from './http-errors.ts'
 import { installLane } from './http-lane.ts'
 import { HttpRequestMetrics } from './http-metrics.ts'
 import { fixedFieldLogger, type Logger, requestIdFrom } from './logger.ts'
@@ -138,12 +132,13 @@ export interface HttpAppOptions {
   /**
    * The app's own "not found" page for a browser: a GET or HEAD that asks for HTML (its `Accept`
    * names `text/html`) at an address no route takes gets this page with status 404 instead of the
-   * JSON error. Return undefined to keep the JSON answer (an API path, or a listener without
-   * pages: `req.raw.socket` says which one took the request). The app's hooks run first as for
-   * any request (an `onRequest` guard may answer instead, and the headers it sets, a CSP, stay);
-   * headers a route handler would set do not reach this page.
+   * JSON error, with the headers the answer names (the pages' CSP: no route handler runs for
+   * it). Return undefined to keep the JSON answer (an API path, or a listener without pages:
+   * `req.raw.socket` says which one took the request). It may be async (a page themed from the
+   * database); if it throws, the JSON answer goes out and the log says why. The app's hooks run
+   * first as for any request (an `onRequest` guard may answer instead).
    */
-  notFoundPage?: (path: string, req: FastifyRequest) => string | undefined
+  notFoundPage?: NotFoundPageFn
 }
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv

@@ -98,7 +98,7 @@ export {
   type ReadinessCheck,
 } from './http.ts'
 export { type ClientRequest, type ClientResponse, HttpClientError, requestNoRedirect } from './http-client.ts'
-export { wantsHtml } from './http-errors.ts'
+export { type NotFoundPage, type NotFoundPageFn, wantsHtml } from './http-errors.ts'
 export { createLogger, fixedFieldLogger, type Logger, type LoggerConfig, requestIdFrom } from './logger.ts'
 export { type AppMetrics, Counter, createMetrics, Gauge, Histogram, Registry } from './metrics.ts'
 export {

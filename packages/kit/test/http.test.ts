@@ -480,7 +480,12 @@ describe('slow clients', () => {
 
 test("a browser at an unknown address gets the app's own page; API clients and other methods keep the JSON 404", async (t) => {
   const s = await start(
-    { notFoundPage: (path) => (path.startsWith('/v1/') ? undefined : `<p>nothing at ${path.length}</p>`) },
+    {
+      notFoundPage: (path) =>
+        path.startsWith('/v1/')
+          ? undefined
+          : { html: `<p>nothing at ${path.length}</p>`, headers: { 'content-security-policy': "default-src 'none'" } },
+    },
     defaultRoutes,
   )
   t.after(() => s.app.close())
@@ -489,6 +494,7 @@ test("a browser at an unknown address gets the app's own page; API clients and o
   assert.equal(page.status, 404)
   assert.match(page.headers.get('content-type') ?? '', /^text\/html/)
   assert.equal(page.text, '<p>nothing at 8</p>')
+  assert.equal(page.headers.get('content-security-policy'), "default-src 'none'")
   // Under the API the app declines, and fetch()'s default Accept is not a browser's navigation.
   const api = await call(s.base, '/v1/nothing', browser)
   assert.equal(api.status, 404)
@@ -501,6 +507,28 @@ test("a browser at an unknown address gets the app's own page; API clients and o
   // A known route with another method stays a 405.
   const put = await call(s.base, '/v1/items/abc', { method: 'PUT', ...browser })
   assert.equal(put.status, 405)
+})
+
+test('an async not-found page is awaited; one that fails leaves the JSON 404 and a log line', async (t) => {
+  const s = await start(
+    {
+      notFoundPage: async (path) => {
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        if (path === '/broken') throw new Error('theme store down')
+        return { html: '<p>themed</p>' }
+      },
+    },
+    defaultRoutes,
+  )
+  t.after(() => s.app.close())
+  const browser = { headers: { accept: 'text/html' } }
+  const page = await call(s.base, '/somewhere', browser)
+  assert.equal(page.status, 404)
+  assert.equal(page.text, '<p>themed</p>')
+  const broken = await call(s.base, '/broken', browser)
+  assert.equal(broken.status, 404)
+  assert.deepEqual(broken.body, { error: { code: 'not_found', message: 'no route for GET /broken' } })
+  assert.ok(s.logs().some((l) => l.msg === 'not-found page failed; answering JSON'))
 })
 
 test('a closed app refuses new connections', async () => {

@@ -5,12 +5,10 @@
  * The content origin never gets here: its unknown paths are refused before routing
  * (`wrong_origin`, server.ts), as before. The path is never echoed.
  *
- * The kit's `notFoundPage` is synchronous and knows only the path, so it answers a default
- * frame; an `onSend` hook then renders it with the active theme and the signed-in user, and
- * gives it the pages' security headers (CSP and the rest) that the kit does not set.
+ * The page has the active theme and the signed-in user, and the pages' security headers (CSP
+ * and the rest): no route handler runs for it. With the database down it is the default frame.
  */
-import type { HttpApp } from '@gatehouse/kit'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { NotFoundPageFn } from '@gatehouse/kit'
 import type { AppContext } from '../context.ts'
 import { pageHeaders, renderPage } from './html.ts'
 import { pageUser } from './routes.ts'
@@ -36,24 +34,18 @@ function page(theme: PageTheme, user?: Parameters<typeof renderPage>[0]['user'])
 }
 
 /** For `createHttpApp({ notFoundPage })`. */
-export function notFoundPage(path: string): string | undefined {
-  if (API_PREFIXES.some((prefix) => path === prefix.replace(/\/$/, '') || path.startsWith(prefix))) return undefined
-  return page(DEFAULT_THEME)
-}
-
-/** The theme, the user and the headers for that page (see above). */
-export function notFoundPageHooks(app: HttpApp, ctx: AppContext) {
-  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload) => {
-    if (!req.is404 || reply.statusCode !== 404) return payload
-    if (!String(reply.getHeader('content-type') ?? '').startsWith('text/html')) return payload
-    reply.headers(pageHeaders())
+export function notFoundPage(ctx: AppContext): NotFoundPageFn {
+  return async (path, req) => {
+    if (API_PREFIXES.some((prefix) => path === prefix.replace(/\/$/, '') || path.startsWith(prefix))) return undefined
+    let html: string
     try {
       const [theme, principal] = await Promise.all([pageTheme(ctx), ctx.auth.principal(req).catch(() => undefined)])
-      return page(theme, principal && pageUser(principal))
+      html = page(theme, principal && pageUser(principal))
     } catch (err) {
       // The database is unavailable: the default frame still says what happened.
       req.log.warn({ err }, 'not-found page without the theme')
-      return payload
+      html = page(DEFAULT_THEME)
     }
-  })
+    return { html, headers: pageHeaders() }
+  }
 }

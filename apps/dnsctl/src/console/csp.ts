@@ -11,3 +11,6 @@ export const CSP = [
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join('; ')
+
+/** The headers of the console's pages, its "not found" page's too (not-found-page.ts). */
+export const PAGE_HEADERS: Record<string, string> = { 'content-security-policy': CSP, 'referrer-policy': 'no-referrer' }

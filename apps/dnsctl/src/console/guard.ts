@@ -12,9 +12,8 @@
  */
 import { kitErrors, wantsHtml } from '@gatehouse/kit'
 import { readCookie } from '@gatehouse/kit/credentials.ts'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import { errors } from '../errors.ts'
-import { CSP } from './csp.ts'
 import type { ConsoleListener } from './listener.ts'
 import type { ConsoleSession, ConsoleSessions } from './sessions.ts'
 
@@ -53,7 +52,7 @@ function checkOrigin(req: FastifyRequest) {
 }
 
 export function consoleGuard(listener: ConsoleListener, sessions: ConsoleSessions) {
-  return async (req: FastifyRequest, reply: FastifyReply) => {
+  return async (req: FastifyRequest) => {
     const route = routeOf(req)
     if (!listener.owns(req.raw)) {
       if (isConsolePath(route) && route !== LINKS_PATH) throw kitErrors.not_found()
@@ -61,11 +60,8 @@ export function consoleGuard(listener: ConsoleListener, sessions: ConsoleSession
     }
     if (route === LINKS_PATH) throw kitErrors.not_found()
     // A browser's navigation to an address no route takes: the console's "not found" page
-    // (not-found-page.ts, no data in it), under the console's CSP, signed in or not.
-    if (route === '' && SAFE_METHODS.has(req.method) && wantsHtml(req.headers.accept)) {
-      reply.header('content-security-policy', CSP).header('referrer-policy', 'no-referrer')
-      return
-    }
+    // (not-found-page.ts, no data in it, its own CSP), signed in or not.
+    if (route === '' && SAFE_METHODS.has(req.method) && wantsHtml(req.headers.accept)) return
     const isSignIn = route === `${CONSOLE_PREFIX}/session` && req.method === 'POST'
     if (isSignIn) return checkOrigin(req)
     // The page and its modules carry no data: served to anyone who reaches the listener.

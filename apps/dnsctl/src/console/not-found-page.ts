@@ -7,6 +7,8 @@
  *
  * API paths keep the coded JSON answer, as does the API listener as a whole (server.ts).
  */
+import type { NotFoundPage } from '@gatehouse/kit'
+import { PAGE_HEADERS } from './csp.ts'
 import { CONSOLE_PREFIX } from './guard.ts'
 
 /** Addresses whose misses are API misses, answered in JSON even to a browser. */
@@ -39,7 +41,7 @@ const PAGE = `<!doctype html>
 `
 
 /** The page for `path`, or undefined where the JSON error must stay. */
-export function consoleNotFoundPage(path: string): string | undefined {
+export function consoleNotFoundPage(path: string): NotFoundPage | undefined {
   if (path === '/v1' || path === '/api' || API_PREFIXES.some((p) => path.startsWith(p))) return undefined
-  return PAGE
+  return { html: PAGE, headers: PAGE_HEADERS }
 }

@@ -32,11 +32,15 @@ const CSP =
 
 type View = (req: FastifyRequest, admin: SignedIn) => Promise<string>
 
+/** Every dashboard page's headers, the "not found" page's too (server.ts). */
+export const PAGE_HEADERS: Record<string, string> = {
+  'content-security-policy': CSP,
+  'x-frame-options': 'DENY',
+  'cache-control': 'no-store',
+}
+
 function pageHeaders(reply: FastifyReply): FastifyReply {
-  return reply
-    .header('content-security-policy', CSP)
-    .header('x-frame-options', 'DENY')
-    .header('cache-control', 'no-store')
+  return reply.headers(PAGE_HEADERS)
 }
 
 /** A server-rendered administrator view: the sign-in page without a session. */
@@ -65,12 +69,6 @@ function param(req: FastifyRequest, name: string): string | undefined {
 }
 
 export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
-  // The kit answers an address no route takes; its HTML page (html.ts notFoundPage) is one of
-  // ours and gets the views' headers, its CSP above all.
-  app.addHook('onSend', async (_req, reply, payload) => {
-    if (reply.statusCode === 404 && String(reply.getHeader('content-type')).startsWith('text/html')) pageHeaders(reply)
-    return payload
-  })
   app.get(
     '/',
     { schema: { hide: true } },

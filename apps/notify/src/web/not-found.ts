@@ -3,6 +3,8 @@
  * the client's own look, a way home, status 404. API and hook paths keep the kit's coded JSON,
  * which their callers read. The page never repeats the address: a hook's address is its token.
  */
+import type { NotFoundPage } from '@gatehouse/kit'
+import { PAGE_HEADERS } from './routes.ts'
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -28,6 +30,6 @@ const PAGE = `<!doctype html>
 const MACHINE_PATHS = /^\/(api|hooks)(\/|$)/
 
 /** For `HttpAppOptions.notFoundPage`: the page, or undefined for the API's and hooks' paths. */
-export function notFoundPage(path: string): string | undefined {
-  return MACHINE_PATHS.test(path) ? undefined : PAGE
+export function notFoundPage(path: string): NotFoundPage | undefined {
+  return MACHINE_PATHS.test(path) ? undefined : { html: PAGE, headers: PAGE_HEADERS }
 }

@@ -29,18 +29,14 @@ export const CSP = [
   "frame-ancestors 'none'",
 ].join('; ')
 
+/** The client's pages' headers, its "not found" page's too (not-found.ts). */
+export const PAGE_HEADERS: Record<string, string> = { 'content-security-policy': CSP, 'referrer-policy': 'no-referrer' }
+
 export function webRoutes(app: HttpApp) {
-  // Pages not answered by a route below (the kit's not-found page) get the same policy.
-  app.addHook('onSend', async (_req, reply) => {
-    const type = reply.getHeader('content-type')
-    if (typeof type === 'string' && type.startsWith('text/html') && !reply.hasHeader('content-security-policy')) {
-      reply.header('content-security-policy', CSP).header('referrer-policy', 'no-referrer')
-    }
-  })
   for (const [name, asset] of loadWebAssets(WEB)) {
     const path = name === 'index.html' ? '/' : `/${name}`
     app.get(path, { schema: { hide: true } }, async (req, reply) => {
-      reply.header('content-security-policy', CSP).header('referrer-policy', 'no-referrer')
+      reply.headers(PAGE_HEADERS)
       return sendWebAsset(req, reply, asset)
     })
   }
