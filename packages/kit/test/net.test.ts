@@ -27,6 +27,38 @@ describe('parseIp', () => {
     assert.equal(normalizeIp(' 127.0.0.1 '), '127.0.0.1')
   })
 
+  test("normalizeIp's dotted-quad shortcut agrees with the full parse on any dotted text", () => {
+    // The full parse, without the shortcut: what normalizeIp gave before it.
+    const full = (t: string) => {
+      try {
+        return parseIp(t).toString()
+      } catch (err) {
+        return err instanceof AddressError ? 'refused' : 'threw'
+      }
+    }
+    const viaNormalize = (t: string) => {
+      try {
+        return normalizeIp(t)
+      } catch (err) {
+        return err instanceof AddressError ? 'refused' : 'threw'
+      }
+    }
+    const part = fc.oneof(
+      fc.integer({ min: 0, max: 999 }).map(String),
+      fc.constantFrom('', '00', '01', '007', '0x1', ' 1', '1 ', '255', '256', '-1', '+1', '1e2', '٣'),
+    )
+    fc.assert(
+      fc.property(fc.array(part, { minLength: 1, maxLength: 6 }), (parts) => {
+        const text = parts.join('.')
+        assert.equal(viaNormalize(text), full(text), text)
+      }),
+      { numRuns: 5000 },
+    )
+    for (const t of ['0.0.0.0', '255.255.255.255', '10.0.0.1', '192.168.1.254']) assert.equal(normalizeIp(t), t)
+    for (const t of ['010.0.0.1', '1.2.3.04', '256.0.0.1', '1.2.3.4.', '.1.2.3.4', '1..2.3'])
+      assert.equal(viaNormalize(t), full(t), t)
+  })
+
   for (const bad of [
     '10.1',
     '1.2.3',
