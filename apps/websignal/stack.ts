@@ -172,7 +172,7 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
       `$ bin/websignal status --config ${shownPath(ctx.root, configPath)}`,
       `$ bin/websignal doctor --config ${shownPath(ctx.root, configPath)}`,
       "detection over the sample log with the agent's window and thresholds (the signals it would send):",
-      `$ bin/websignal replay --log ${shownPath(ctx.root, log)} --format combined --site demo --host www.example.test --config ${shownPath(ctx.root, configPath)}`,
+      `$ bin/websignal replay --log ${shownPath(ctx.root, log)} --config ${shownPath(ctx.root, configPath)}`,
     ],
     stop,
   }

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
 import { appendFileSync, chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { createTestCa, freePort, startChild, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
@@ -351,6 +352,97 @@ test('replay prints the signals it would send', async () => {
   }
   const badSite = await run(['replay', '--log', file, '--format', 'json', '--site', 'bad site!'])
   assert.equal(badSite.code, 2, badSite.stderr)
+})
+
+test('replay --config reads the log as serve reads its input (format, syslog, JSON fields, site, host); flags override', async () => {
+  const dir = join(logDir.path, 'replay-config')
+  mkdirSync(dir)
+  const shop = join(dir, 'shop.json.log')
+  const blog = join(dir, 'blog.log')
+  const json = (ip: string, uri: string) =>
+    `${JSON.stringify({ client: ip, vhost: 'ignored because not a host!', uri, code: 404, t: new Date(T0).toISOString() })}\n`
+  // JSON lines with the input's own field names: read with the defaults, nothing would parse.
+  writeFileSync(shop, json('198.51.100.20', '/.env').repeat(3))
+  writeFileSync(`${shop}.1`, json('198.51.100.21', '/.git/config').repeat(3))
+  writeFileSync(blog, `<190>Nov 25 10:00:00 web1 nginx: ${line('198.51.100.30', '/wp-login.php', 404, T0)}`.repeat(3))
+  const c = writeConfig({
+    inputs: [
+      {
+        path: shop,
+        format: 'json',
+        site: 'shop',
+        host: 'www.shop.example',
+        json_fields: { ip: 'client', host: 'vhost', target: 'uri', status: 'code', time: 't' },
+      },
+      { path: blog, format: 'combined', syslog: true, site: 'blog' },
+    ],
+    // The agent's token file, which this user may not be able to read: replay sends nothing and does not read it.
+    control_plane: { url: 'https://cp.example.test', instance_id: 'web-1', token_file: '/nonexistent/token' },
+  })
+  const signals = (stdout: string) =>
+    stdout
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { ip: string; host: string; site: string })
+      .map((x) => [x.ip, x.host, x.site])
+  try {
+    const exact = await run(['replay', '--log', shop, '--config', c.path])
+    assert.equal(exact.code, 0, exact.stderr)
+    assert.deepEqual(signals(exact.stdout), [['198.51.100.20', 'www.shop.example', 'shop']])
+    assert.match(
+      exact.stderr,
+      /^replay: read as the input \S+shop\.json\.log of \S+ \(json, site shop, host www\.shop\.example\)$/m,
+    )
+    assert.match(exact.stderr, /^replay: 3 lines parsed, 0 unmatched, 1 signal$/m)
+    // A rotated file beside the input, named relative to the working directory, is that input's.
+    const rotated = spawnSync(process.execPath, [MAIN, 'replay', '--log', 'shop.json.log.1', '--config', c.path], {
+      cwd: dir,
+      encoding: 'utf8',
+    })
+    assert.equal(rotated.status, 0, rotated.stderr)
+    assert.deepEqual(signals(rotated.stdout), [['198.51.100.21', 'www.shop.example', 'shop']])
+    // Syslog-wrapped, and no host in the input: the machine's host name, as serve names such lines.
+    const wrapped = await run(['replay', '--log', blog, '--config', c.path])
+    assert.equal(wrapped.code, 0, wrapped.stderr)
+    assert.deepEqual(signals(wrapped.stdout), [['198.51.100.30', hostname().toLowerCase(), 'blog']])
+    assert.match(wrapped.stderr, /\(combined in syslog, site blog, host \S+ \(this machine\)\)$/m)
+    // Flags still win over the input's settings.
+    const flags = await run(['replay', '--log', blog, '--config', c.path, '--site', 'tuning', '--host', 'h.example'])
+    assert.equal(flags.code, 0, flags.stderr)
+    assert.deepEqual(signals(flags.stdout), [['198.51.100.30', 'h.example', 'tuning']])
+    assert.match(flags.stderr, /, with --site, --host from the command line$/m)
+    const asCombined = await run(['replay', '--log', shop, '--config', c.path, '--format', 'combined'])
+    assert.equal(asCombined.code, 0, asCombined.stderr)
+    assert.match(asCombined.stderr, /^replay: 0 lines parsed, 3 unmatched, 0 signals$/m)
+    // A copy elsewhere, with two inputs to choose from: which one is not guessed.
+    const copy = join(logDir.path, 'copy.log')
+    writeFileSync(copy, readFileSync(blog))
+    const open = await run(['replay', '--log', copy, '--config', c.path])
+    assert.equal(open.code, 2, open.stderr)
+    assert.equal(
+      open.stderr,
+      `websignal: --format: required: ${copy} is not one of the config's inputs (${shop}, ${blog}) nor a rotated name of one\n`,
+    )
+    const named = await run(['replay', '--log', copy, '--config', c.path, '--format', 'combined', '--syslog'])
+    assert.equal(named.code, 0, named.stderr)
+    assert.deepEqual(signals(named.stdout), [['198.51.100.30', 'replay', 'replay']])
+    assert.doesNotMatch(named.stderr, /read as the input/)
+    // With one input, a copy taken elsewhere is read as that input.
+    const one = writeConfig({
+      inputs: [{ path: blog, format: 'combined', syslog: true, site: 'blog', host: 'b.example' }],
+    })
+    const single = await run(['replay', '--log', copy, '--config', one.path])
+    assert.equal(single.code, 0, single.stderr)
+    assert.deepEqual(signals(single.stdout), [['198.51.100.30', 'b.example', 'blog']])
+    one.dir.remove()
+    // Without --config the format is still required.
+    const bare = await run(['replay', '--log', copy])
+    assert.equal(bare.code, 2)
+    assert.equal(bare.stderr, 'websignal: --format: required (or --config with the input this log belongs to)\n')
+  } finally {
+    c.dir.remove()
+  }
 })
 
 test('status words the lease only where there is one to hold', async () => {

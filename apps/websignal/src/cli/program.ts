@@ -27,6 +27,16 @@ Signals:
                     (after \`edgegate node rotate-token\` or a renewal); other settings need a restart.
                     Run in a terminal, SIGHUP (the terminal closed) stops it like SIGTERM`
 
+/** What `replay --help` adds: which input of the config a log is read as (README: Commands). */
+const REPLAY_HELP = `With --config, the log is read as serve reads the input it belongs to: the input at that
+path, else the one it is a rotated name of (access.log.1, access.log-20261125 beside access.log),
+else the config's only input. That input's format, syslog, JSON fields, site and host are used
+(lines without a host: the machine's host name when the input names none, as serve does);
+--format, --syslog, --site and --host override them. Without --config, --format is required and
+site and host are "replay".
+
+Nothing is sent and the store is not touched; a summary goes to standard error.`
+
 export function buildProgram(io: Io = processIo): Command {
   const program = createCli({
     name: 'websignal',
@@ -77,20 +87,23 @@ export function buildProgram(io: Io = processIo): Command {
       .description('run detection over a log file and print the signals it would send (JSON lines)')
       .requiredOption('--log <file>', 'access log to read from the start (required)')
       .addOption(
-        new Option('--format <format>', 'log format (required)').choices([...LOG_FORMATS]).makeOptionMandatory(),
+        new Option(
+          '--format <format>',
+          "log format (default: the --config input's; required without --config)",
+        ).choices([...LOG_FORMATS]),
       )
-      .option('--syslog', 'the lines are wrapped in a syslog envelope')
-      .option('--site <name>', 'site name for the signals', 'replay')
-      .option('--host <name>', 'host name for lines that carry none (default: "replay")')
+      .option('--syslog', 'the lines are wrapped in a syslog envelope (default: as the --config input says)')
+      .option('--site <name>', 'site name for the signals (default: the --config input\'s, else "replay")')
+      .option('--host <name>', "host name for lines that carry none (default: the --config input's, see below)")
       .option('--window <duration>', 'aggregation window (default from --config, else 5m)')
-      .option('--config <file>', 'take thresholds, window and pattern lists from this config'),
+      .option('--config <file>', "the agent's config: thresholds, window, pattern lists and how to read the log"),
     [
       'websignal replay --log /var/log/nginx/access.log --format combined',
-      'websignal replay --log /var/log/nginx/access.log.1 --format combined --config /etc/gatehouse/websignal.json',
+      'websignal replay --log /var/log/nginx/access.log.1 --config /etc/gatehouse/websignal.json',
       'websignal replay --log access.json --format json --window 1m --site shop --host www.example.org',
     ],
   )
-    .addHelpText('after', 'Nothing is sent and the store is not touched; a summary goes to standard error.')
+    .addHelpText('after', REPLAY_HELP)
     .action(async (o) => (await import('./replay.ts')).replayCommand(o, io))
   return program
 }

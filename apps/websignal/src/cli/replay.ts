@@ -1,12 +1,16 @@
 /**
- * `websignal replay --log FILE --format F`: run detection over a whole file in memory and
- * print, one JSON line each, the signals the agent would send (for tuning thresholds).
- * Nothing is sent and the store is not touched. Thresholds and window come from
- * `--config` when given, else the defaults.
+ * `websignal replay --log FILE`: run detection over a whole file in memory and print, one JSON
+ * line each, the signals the agent would send (for tuning thresholds). Nothing is sent and the
+ * store is not touched. With `--config`, thresholds, window and pattern lists come from that
+ * config, and the log is read as `serve` reads the input it belongs to (format, syslog, JSON
+ * fields, site, host); flags override. Without it, the defaults and `--format` (required).
  */
+
 import { statSync } from 'node:fs'
+import { hostname } from 'node:os'
+import { basename, dirname, resolve } from 'node:path'
 import { UsageError } from '@gatehouse/kit/cli/program.ts'
-import { configPath, loadWebsignalConfig, parseInputs, windowField } from '../config.ts'
+import { configPath, type InputConfig, loadWebsignalConfig, parseInputs, windowField } from '../config.ts'
 import { buildSignal, DEFAULT_THRESHOLDS, isScanner, type Thresholds } from '../detect/detect.ts'
 import { BUILTIN_PATTERN_DIR, compilePatterns, loadPatternLists } from '../detect/patterns.ts'
 import { type Aggregate, WindowAggregator } from '../detect/window.ts'
@@ -17,7 +21,7 @@ import type { Io } from './io.ts'
 
 export interface ReplayOptions {
   log: string
-  format: string
+  format?: string
   site?: string
   host?: string
   syslog?: boolean
@@ -25,18 +29,57 @@ export interface ReplayOptions {
   config?: string
 }
 
+/**
+ * The config's input a log file belongs to: the one at that path, else the one it is a rotated
+ * name of (`access.log.1`, `access.log-20261125` beside `access.log`, the names the tailer looks
+ * for), else the only input when there is one (a copy taken elsewhere to tune on). Undefined
+ * when several inputs leave it open.
+ */
+export function inputForLog(inputs: InputConfig[], log: string): InputConfig | undefined {
+  const exact = inputs.find((i) => i.path === log)
+  if (exact) return exact
+  const rotated = inputs
+    .filter((i) => dirname(i.path) === dirname(log) && basename(log).startsWith(basename(i.path)))
+    // `access.log.1` belongs to `access.log`, not to an `access` beside it.
+    .sort((a, b) => b.path.length - a.path.length)
+  if (rotated[0]) return rotated[0]
+  return inputs.length === 1 ? inputs[0] : undefined
+}
+
 export async function replayCommand(o: ReplayOptions, io: Io): Promise<void> {
-  let input: ReturnType<typeof parseInputs>[number]
+  const path = resolve(o.log)
+  // Nothing is sent: the secrets the config names are not read (they may be the agent user's only).
+  const config =
+    o.config === undefined
+      ? undefined
+      : loadWebsignalConfig(configPath(o.config), process.env, { readSecretFiles: false })
+  const from = config === undefined ? undefined : inputForLog(config.inputs, path)
+  if (o.format === undefined && from === undefined) {
+    throw new UsageError(
+      config === undefined
+        ? '--format: required (or --config with the input this log belongs to)'
+        : `--format: required: ${path} is not one of the config's inputs (${config.inputs.map((i) => i.path).join(', ')}) nor a rotated name of one`,
+    )
+  }
+  const format = o.format ?? from!.format
+  const host = o.host ?? from?.host
+  // `serve` names lines that carry no host by the machine's host name: an input of the config is read the same way.
+  const fallbackHost = from ? hostname().toLowerCase() : 'replay'
+  let input: InputConfig
   try {
     ;[input] = parseInputs([
       {
-        path: o.log.startsWith('/') ? o.log : `${process.cwd()}/${o.log}`,
-        format: o.format,
-        site: o.site ?? 'replay',
-        ...(o.host ? { host: o.host } : {}),
-        ...(o.syslog ? { syslog: true } : {}),
+        path,
+        format,
+        site: o.site ?? from?.site ?? 'replay',
+        ...(host === undefined ? {} : { host }),
+        ...(o.syslog || from?.syslog ? { syslog: true } : {}),
+        // Field names belong to the input's JSON format: not to another format a flag asks for.
+        ...(format === 'json' && from?.format === 'json' && Object.keys(from.jsonFields).length > 0
+          ? { json_fields: from.jsonFields }
+          : {}),
       },
-    ]) as [ReturnType<typeof parseInputs>[number]]
+    ]) as [InputConfig]
   } catch (err) {
     throw new UsageError((err as Error).message.replace(/\[0\]\./g, '--'))
   }
@@ -44,12 +87,11 @@ export async function replayCommand(o: ReplayOptions, io: Io): Promise<void> {
   let windowMs = 300_000
   let dirs = [BUILTIN_PATTERN_DIR]
   let disabled: string[] = []
-  if (o.config !== undefined) {
-    const c = loadWebsignalConfig(configPath(o.config))
-    thresholds = c.thresholds
-    windowMs = c.windowMs
-    dirs = [...dirs, ...c.patternDirs]
-    disabled = c.disabledLists
+  if (config !== undefined) {
+    thresholds = config.thresholds
+    windowMs = config.windowMs
+    dirs = [...dirs, ...config.patternDirs]
+    disabled = config.disabledLists
   }
   if (o.window !== undefined) {
     try {
@@ -57,6 +99,14 @@ export async function replayCommand(o: ReplayOptions, io: Io): Promise<void> {
     } catch (err) {
       throw new UsageError(`--window: ${(err as Error).message}`)
     }
+  }
+  if (from !== undefined) {
+    const given = [o.format && '--format', o.site && '--site', o.host && '--host', o.syslog && '--syslog'].filter(
+      Boolean,
+    )
+    io.err(
+      `replay: read as the input ${from.path} of ${config!.configPath} (${input.format}${input.syslog ? ' in syslog' : ''}, site ${input.site}, host ${input.host ?? `${fallbackHost} (this machine)`})${given.length > 0 ? `, with ${given.join(', ')} from the command line` : ''}\n`,
+    )
   }
   const agg = new WindowAggregator(windowMs, compilePatterns(loadPatternLists(dirs, disabled)))
   let parsed = 0
@@ -69,7 +119,7 @@ export async function replayCommand(o: ReplayOptions, io: Io): Promise<void> {
       unmatched: (_r, n = 1) => (unmatched += n),
       observed: () => {},
     },
-    o.host ?? 'replay',
+    fallbackHost,
   )
   let st: ReturnType<typeof statSync>
   try {
