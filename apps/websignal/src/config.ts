@@ -6,6 +6,7 @@
  * that reads `process.env`.
  */
 import { hostname } from 'node:os'
+import { CONFIG_DIR } from '@gatehouse/kit/cli/config-file.ts'
 import { ConfigError, field, loadConfig, SECRET_NOT_READ, secretExposure } from '@gatehouse/kit/config.ts'
 import { type ListenAddress, parseListenAddress } from '@gatehouse/kit/net.ts'
 // Not `node:fs`: its ES module facade loads the stream classes into every `--help`.
@@ -15,7 +16,8 @@ import { DEFAULT_JSON_FIELDS, type JsonFields } from './logs/json.ts'
 import { LOG_FORMATS } from './logs/parser.ts'
 import type { LogFormat } from './logs/request.ts'
 
-export const DEFAULT_CONFIG = '/etc/gatehouse/websignal.json'
+/** The config file when neither `--config` nor `$WEBSIGNAL_CONFIG` names one (unless `$WEBSIGNAL_CONFIG_DIR` moves it). */
+export const DEFAULT_CONFIG = `${CONFIG_DIR}/websignal.json`
 export const DEFAULT_LISTEN = '127.0.0.1:9466'
 
 export interface InputConfig {
@@ -234,9 +236,18 @@ export interface Config {
   warnings: string[]
 }
 
-/** The config file path: `--config`, then `WEBSIGNAL_CONFIG`, then the default. */
-export function configPath(flag: string | undefined, env = process.env): string {
-  return flag ?? env.WEBSIGNAL_CONFIG ?? DEFAULT_CONFIG
+/**
+ * The config file path: `--config`, then `$WEBSIGNAL_CONFIG`, then the default: `websignal.json`
+ * in `$WEBSIGNAL_CONFIG_DIR` (a host or package that keeps its config elsewhere; tests, which
+ * cannot count on what /etc holds), else in /etc/gatehouse.
+ */
+export function configPath(flag: string | undefined, env: Record<string, string | undefined> = process.env): string {
+  return flag ?? env.WEBSIGNAL_CONFIG ?? defaultConfig(env)
+}
+
+function defaultConfig(env: Record<string, string | undefined>): string {
+  const dir = env.WEBSIGNAL_CONFIG_DIR
+  return dir ? `${dir.replace(/\/+$/, '')}/websignal.json` : DEFAULT_CONFIG
 }
 
 export function loadWebsignalConfig(
@@ -249,10 +260,14 @@ export function loadWebsignalConfig(
     loaded = loadConfig(fileSchema, { file: path, env, ...options })
   } catch (err) {
     // `websignal status` typed bare on a host whose config lives elsewhere: say how to name it.
-    const missing = `config file ${DEFAULT_CONFIG}: cannot be read (ENOENT)`
-    if (path === DEFAULT_CONFIG && err instanceof ConfigError && err.lines.includes(missing)) {
+    const fallback = defaultConfig(env)
+    if (
+      path === fallback &&
+      err instanceof ConfigError &&
+      err.lines.includes(`config file ${path}: cannot be read (ENOENT)`)
+    ) {
       throw new ConfigError(
-        `config file ${DEFAULT_CONFIG} (the default) does not exist: name the agent's config with --config FILE or $WEBSIGNAL_CONFIG`,
+        `config file ${path} (the default) does not exist: name the agent's config with --config FILE or $WEBSIGNAL_CONFIG`,
       )
     }
     throw err

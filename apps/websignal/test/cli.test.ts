@@ -6,6 +6,7 @@ import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { createTestCa, freePort, startChild, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
+import { configPath } from '../src/config.ts'
 import { line, MAIN, waitFor, writeConfig } from './helpers.ts'
 
 let redis: TestRedis
@@ -156,13 +157,31 @@ test('a config file that cannot be read or parsed is the one problem reported', 
   const missing = await run(['serve', '--config', join(logDir.path, 'nothing.json')])
   assert.equal(missing.code, 1)
   assert.equal(missing.stderr, `websignal: config file ${join(logDir.path, 'nothing.json')}: cannot be read (ENOENT)\n`)
-  // Without --config nor $WEBSIGNAL_CONFIG (the default file is not on this host): how to name one.
-  const bare = spawnSync(process.execPath, [MAIN, 'status'], { encoding: 'utf8', env: { PATH: process.env.PATH } })
+  // Without --config nor $WEBSIGNAL_CONFIG: how to name one. The default is looked for in a
+  // folder of the test's own ($WEBSIGNAL_CONFIG_DIR), whatever this host's /etc holds.
+  assert.equal(configPath(undefined, {}), '/etc/gatehouse/websignal.json')
+  const etc = join(logDir.path, 'etc')
+  mkdirSync(etc)
+  const bare = spawnSync(process.execPath, [MAIN, 'status'], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, WEBSIGNAL_CONFIG_DIR: etc },
+  })
   assert.equal(bare.status, 1)
   assert.equal(
     bare.stderr,
-    "websignal: config file /etc/gatehouse/websignal.json (the default) does not exist: name the agent's config with --config FILE or $WEBSIGNAL_CONFIG\n",
+    `websignal: config file ${etc}/websignal.json (the default) does not exist: name the agent's config with --config FILE or $WEBSIGNAL_CONFIG\n`,
   )
+  // Once there, the default is the file read.
+  writeFileSync(
+    join(etc, 'websignal.json'),
+    JSON.stringify({ listen: `127.0.0.1:${await freePort()}`, state_dir: join(etc, 'state'), inputs: INPUTS }),
+  )
+  const found = spawnSync(process.execPath, [MAIN, 'status'], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, WEBSIGNAL_CONFIG_DIR: `${etc}/` },
+  })
+  assert.equal(found.status, 0, found.stderr)
+  assert.match(found.stdout, new RegExp(`^config: ${etc}/websignal\\.json$`, 'm'))
   const broken = join(logDir.path, 'broken.json')
   writeFileSync(broken, '{"inputs": [')
   const r = await run(['doctor', '--config', broken])

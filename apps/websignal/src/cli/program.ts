@@ -15,6 +15,8 @@ const CONFIG_HELP = `JSON config file (default: $WEBSIGNAL_CONFIG, then ${DEFAUL
 /** What `serve --help` adds: the settings that are not flags, and the signals (README: Configuration). */
 const SERVE_HELP = `Environment:
   WEBSIGNAL_CONFIG                   the config file when --config is not given
+  WEBSIGNAL_CONFIG_DIR               where the default config websignal.json is when neither names
+                                     one (default /etc/gatehouse)
   WEBSIGNAL_LOG_LEVEL                overrides log_level
   WEBSIGNAL_CONTROL_PLANE_TOKEN      the control-plane bearer token (or ..._FILE, a file holding it)
   WEBSIGNAL_ANALYTICS_TOKEN          the analytics https output's bearer token (or ..._FILE)
