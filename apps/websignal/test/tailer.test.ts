@@ -301,6 +301,116 @@ test('a restart finds a rotated file by its inode only if its first bytes are th
   assert.deepEqual(got, ['late'])
 })
 
+test('a rotated file renamed back to the path while the agent was down is read on where it stood, each line once', async () => {
+  const clock = { ms: 0 }
+  const h = harness(undefined, 16 * 1024, clock)
+  writeFileSync(h.path, '')
+  await h.tailer.poll()
+  appendFileSync(h.path, 'a\nb\n')
+  await h.tailer.poll()
+  renameSync(h.path, `${h.path}.1`)
+  writeFileSync(h.path, 'c\n')
+  await h.tailer.poll()
+  assert.deepEqual(h.got, ['a', 'b', 'c'])
+  await h.tailer.close()
+  // What offsets.json holds: the new file, and the rotated one still drained under its new name.
+  const state = new OffsetFile(join(dir.path, `state-back-${n}`))
+  state.save({ [h.path]: h.position! })
+  const stored = new OffsetFile(join(dir.path, `state-back-${n}`)).load()[h.path]!
+  assert.deepEqual(
+    stored.draining?.map((d) => [d.path, d.offset, typeof d.head]),
+    [[`${h.path}.1`, 'a\nb\n'.length, 'string']],
+  )
+  // While no agent runs, the rotation is undone: the new file is moved aside (and written to),
+  // the old one renamed back to the log's path, where the server writes on.
+  appendFileSync(h.path, 'c2\n')
+  renameSync(h.path, `${h.path}.new`)
+  renameSync(`${h.path}.1`, h.path)
+  appendFileSync(h.path, 'd\n')
+  const got: string[] = []
+  const restarts: string[] = []
+  const lost: LostFile[] = []
+  let position: TailPosition | undefined
+  const events = {
+    lines: (l: string[], p: TailPosition) => {
+      got.push(...l)
+      position = p
+    },
+    tooLong: () => {},
+    restart: (r: 'rotated' | 'truncated' | 'reappeared') => restarts.push(r),
+    lost: (f: LostFile) => lost.push(f),
+  }
+  const again = new Tailer(
+    { path: h.path, start: stored, maxLineBytes: 1024, rotatedGraceMs: 5000, now: () => clock.ms },
+    events,
+  )
+  await again.poll()
+  assert.deepEqual(got.toSorted(), ['c2', 'd'], 'a and b are not read again')
+  assert.deepEqual(lost, [])
+  // The file at the path is the current one again, at its end; the moved-aside one is drained.
+  const size = 'a\nb\nd\n'.length
+  assert.deepEqual(
+    [position?.offset, position?.draining?.map((d) => [d.path, d.offset])],
+    [size, [[`${h.path}.new`, 'c\nc2\n'.length]]],
+  )
+  appendFileSync(h.path, 'e\n')
+  clock.ms += 6000
+  await again.poll()
+  await again.close()
+  assert.deepEqual(got.toSorted(), ['c2', 'd', 'e'])
+  assert.equal(position?.draining, undefined, 'the moved-aside file went quiet and was closed')
+  // Another restart from there reads nothing twice either.
+  const third = new Tailer({ path: h.path, start: position!, maxLineBytes: 1024 }, events)
+  await third.poll()
+  await third.close()
+  assert.deepEqual(got.toSorted(), ['c2', 'd', 'e'])
+  // Renamed back over the new file, which is then gone: its loss is said, the old one read on.
+  const fourthStart = position!
+  renameSync(h.path, `${h.path}.1`)
+  writeFileSync(h.path, 'f\n')
+  const fourth = new Tailer({ path: h.path, start: fourthStart, maxLineBytes: 1024 }, events)
+  await fourth.poll()
+  await fourth.close()
+  assert.deepEqual(got.toSorted(), ['c2', 'd', 'e', 'f'])
+  const fifthStart = position!
+  appendFileSync(`${h.path}.1`, 'g\n')
+  renameSync(`${h.path}.1`, h.path)
+  const fifth = new Tailer({ path: h.path, start: fifthStart, maxLineBytes: 1024 }, events)
+  await fifth.poll()
+  await fifth.close()
+  assert.deepEqual(got.toSorted(), ['c2', 'd', 'e', 'f', 'g'])
+  assert.deepEqual(lost, [{ path: undefined, offset: 'f\n'.length, reason: 'gone' }])
+})
+
+test('a rotated file renamed back to the path while it is read is read on where it stood', async () => {
+  const clock = { ms: 0 }
+  const h = harness(undefined, 16 * 1024, clock)
+  writeFileSync(h.path, '')
+  await h.tailer.poll()
+  appendFileSync(h.path, 'a\n')
+  await h.tailer.poll()
+  // Rotated, then the rotation undone over the new file.
+  renameSync(h.path, `${h.path}.1`)
+  writeFileSync(h.path, 'b\n')
+  await h.tailer.poll()
+  renameSync(`${h.path}.1`, h.path)
+  appendFileSync(h.path, 'c\n')
+  clock.ms += 1000
+  await h.tailer.poll()
+  assert.deepEqual(h.got, ['a', 'b', 'c'])
+  assert.equal(h.tailer.draining, 1, 'the replaced new file, open, drained until it goes quiet')
+  // Moved away (the path missing for a poll) and back.
+  renameSync(h.path, `${h.path}.tmp`)
+  await h.tailer.poll()
+  assert.equal(h.tailer.state, 'waiting')
+  renameSync(`${h.path}.tmp`, h.path)
+  appendFileSync(h.path, 'd\n')
+  await h.tailer.poll()
+  assert.deepEqual(h.got, ['a', 'b', 'c', 'd'])
+  assert.deepEqual(h.restarts, ['rotated', 'rotated', 'reappeared'])
+  assert.equal(h.position?.offset, 'a\nc\nd\n'.length)
+})
+
 test('a file truncated and written past the saved offset while the agent was down is read from its start', async () => {
   const first = harness()
   writeFileSync(first.path, '')

@@ -10,7 +10,9 @@
  *   The position handed out names the old file too (device, inode, offset, and its new name
  *   when found beside the path: `access.log.1`), so a restart in those seconds finds it again
  *   and reads on where it stopped; a file stored as current but rotated away while the agent
- *   was down is looked for the same way. One not found is reported (`lost`).
+ *   was down is looked for the same way. One not found is reported (`lost`). A rotated-away
+ *   file renamed back to the path (while running or while the agent was down) becomes the
+ *   current file again and is read on where it stood, not from 0.
  * - Copytruncate / truncation (size below our offset, or the file's first bytes changed:
  *   it was truncated and written past our offset between two polls): read again from 0 and
  *   count a truncation. Lines written between the copy and the truncate are lost
@@ -200,7 +202,7 @@ export class Tailer {
         this.#retired.push(cur)
         this.#cur = undefined
         if (st) {
-          await this.#openAt(st, 0)
+          if (!this.#takeBack(st)) await this.#openAt(st, 0)
           this.#events.restart('rotated')
         }
         moved = true
@@ -216,7 +218,12 @@ export class Tailer {
     } else if (st) {
       const s = this.#start
       this.#start = undefined
-      if (s && s.ino === st.ino && s.dev === st.dev && s.offset <= st.size) {
+      if (this.#takeBack(st)) {
+        // A rotated-away file still read is back at the path (renamed back, or the path had
+        // been moved away): read on where it stood, not from 0.
+        this.#events.restart(s ? 'rotated' : 'reappeared')
+        moved = true
+      } else if (s && s.ino === st.ino && s.dev === st.dev && s.offset <= st.size) {
         await this.#openAt(st, s.offset)
         const c = this.#cur!
         if (!(await this.#headIs(c.fh, s))) {
@@ -271,12 +278,16 @@ export class Tailer {
     // Rotated away while the agent was down: read on as a rotated file (the file now at the
     // path is a new one, read from its start by the first poll).
     if (!atPath(start)) wanted.push(start)
-    const seen = new Set<string>()
+    // The stored current file, still at the path, is read on by the first poll itself.
+    const seen = new Set<string>(atPath(start) ? [`${start.dev}:${start.ino}`] : [])
     for (const w of wanted) {
       const id = `${w.dev}:${w.ino}`
-      if (seen.has(id) || atPath(w)) continue
+      if (seen.has(id)) continue
       seen.add(id)
-      const path = await this.#findRenamed(w, w.path)
+      // A file that was being drained and is back at the path (renamed back while the agent was
+      // down) is opened here, checked like any rotated one, and the first poll reads on in it
+      // as the current file: read from 0 as a new file, its lines would count twice.
+      const path = atPath(w) ? this.path : await this.#findRenamed(w, w.path)
       const opened = path === undefined ? undefined : await this.#openRotated(path, w)
       if (opened === 'replaced' || opened === undefined) {
         this.#events.lost?.({ path: path ?? w.path, offset: w.offset, reason: opened ?? 'gone' })
@@ -333,6 +344,19 @@ export class Tailer {
     }
     for (const c of new Set(candidates)) if (await same(c)) return c
     return undefined
+  }
+
+  /**
+   * When the file now at the path (`st`) is one of the rotated-away files still read, make it the
+   * current file again, where reading stood in it. True when it was one.
+   */
+  #takeBack(st: Stats): boolean {
+    const i = this.#retired.findIndex((c) => c.pos.ino === st.ino && c.pos.dev === st.dev)
+    if (i === -1) return false
+    const [c] = this.#retired.splice(i, 1)
+    c!.path = undefined
+    this.#cur = c
+    return true
   }
 
   /** Read what rotated-away files gained; close those that stopped growing. True when one was closed. */
