@@ -7,7 +7,14 @@
  */
 import { hostname } from 'node:os'
 import { CONFIG_DIR } from '@gatehouse/kit/cli/config-file.ts'
-import { ConfigError, field, loadConfig, SECRET_NOT_READ, secretExposure } from '@gatehouse/kit/config.ts'
+import {
+  ConfigError,
+  field,
+  loadConfig,
+  loadWithChecks,
+  SECRET_NOT_READ,
+  secretExposure,
+} from '@gatehouse/kit/config.ts'
 import { type ListenAddress, parseListenAddress } from '@gatehouse/kit/net.ts'
 // Not `node:fs`: its ES module facade loads the stream classes into every `--help`.
 import { readFileSync } from '@gatehouse/kit/startup-builtins.ts'
@@ -255,9 +262,13 @@ export function loadWebsignalConfig(
   env: Record<string, string | undefined> = process.env,
   options: { readSecretFiles?: boolean } = {},
 ): Config {
-  let loaded: ReturnType<typeof loadConfig<typeof fileSchema>>
   try {
-    loaded = loadConfig(fileSchema, { file: path, env, ...options })
+    // The cross-field rules run on what loaded even when some fields are bad, so every
+    // problem is named at once rather than the next one only after the first are fixed.
+    return loadWithChecks(
+      () => loadConfig(fileSchema, { file: path, env, ...options }),
+      (loaded, invalid) => finishConfig(loaded, invalid, path, env),
+    )
   } catch (err) {
     // `websignal status` typed bare on a host whose config lives elsewhere: say how to name it.
     const fallback = defaultConfig(env)
@@ -272,26 +283,44 @@ export function loadWebsignalConfig(
     }
     throw err
   }
+}
+
+type Loaded = ReturnType<typeof loadConfig<typeof fileSchema>>
+
+/**
+ * The cross-field rules, and the config they leave. `invalid` holds the settings given with a
+ * value the loader refused (already reported, undefined here): a rule that reads one is skipped,
+ * a rule that asks whether it was given counts it as given.
+ */
+function finishConfig(
+  loaded: Loaded,
+  invalid: ReadonlySet<string>,
+  path: string,
+  env: Record<string, string | undefined>,
+): Config {
   const c = loaded.config
   const errors: string[] = []
   let listen: ListenAddress | undefined
-  try {
-    listen = parseListenAddress(c.listen)
-  } catch (err) {
-    errors.push(`listen: ${(err as Error).message}`)
+  if (!invalid.has('listen')) {
+    try {
+      listen = parseListenAddress(c.listen)
+    } catch (err) {
+      errors.push(`listen: ${(err as Error).message}`)
+    }
   }
   const s = c.store
-  if ((s.sentinels ?? []).length > 0 !== (s.sentinel_name !== undefined)) {
+  const sentinels = invalid.has('store.sentinels') || (s.sentinels ?? []).length > 0
+  if (sentinels !== (invalid.has('store.sentinel_name') || s.sentinel_name !== undefined)) {
     errors.push('store: sentinels and sentinel_name go together')
   }
   for (const h of s.sentinels ?? [])
     if (!/^[^\s:]+:\d{1,5}$/.test(h)) errors.push(`store.sentinels: ${h} is not host:port`)
-  if (!/^\/?(\d{1,5})?$/.test(new URL(s.url).pathname)) {
+  if (!invalid.has('store.url') && !/^\/?(\d{1,5})?$/.test(new URL(s.url).pathname)) {
     errors.push(`store.url: the path is a database number (redis://host:6379/2), not "${new URL(s.url).pathname}"`)
   }
-  const controlPlane = checkControlPlane(c.control_plane, loaded.sources, errors)
+  const controlPlane = checkControlPlane(c.control_plane, loaded.sources, invalid, errors)
   if (controlPlane?.auth.kind === 'token') controlPlane.readToken = () => readControlPlaneToken(path, env)
-  const analytics = checkAnalytics(c.analytics, c.store.namespace, loaded.sources, errors)
+  const analytics = checkAnalytics(c.analytics, c.store.namespace, loaded.sources, invalid, errors)
   if (errors.length > 0) throw new ConfigError(errors)
   const d = c.detection
   return {
@@ -332,26 +361,32 @@ function keyWarning(cp: ControlPlane | undefined): string[] {
 }
 
 function checkAnalytics(
-  a: ReturnType<typeof loadConfig<typeof fileSchema>>['config']['analytics'],
+  a: Loaded['config']['analytics'],
   namespace: string,
   sources: Record<string, string>,
+  invalid: ReadonlySet<string>,
   errors: string[],
 ): AnalyticsConfig | undefined {
-  const given = Object.keys(sources).filter((k) => k.startsWith('analytics.') && sources[k] !== 'default')
+  const given = [
+    ...Object.keys(sources).filter((k) => k.startsWith('analytics.') && sources[k] !== 'default'),
+    ...[...invalid].filter((k) => k.startsWith('analytics.')),
+  ]
+  // A setting given with a bad value counts as given; its value is not read.
+  const has = (key: keyof typeof a) => a[key] !== undefined || invalid.has(`analytics.${key}`)
   if (a.output === undefined) {
-    if (given.length > 0)
+    if (given.length > 0 && !invalid.has('analytics.output'))
       errors.push(`analytics.output: required when analytics is configured (${given.join(', ')} set)`)
     return undefined
   }
   const before = errors.length
-  if (a.secret === undefined) {
+  if (!has('secret')) {
     errors.push('analytics.secret: required (or WEBSIGNAL_ANALYTICS_SECRET / WEBSIGNAL_ANALYTICS_SECRET_FILE)')
   }
-  if (a.output === 'file' && a.file === undefined) errors.push('analytics.file: required with output file')
-  if (a.output === 'https' && (a.url === undefined || a.token === undefined)) {
+  if (a.output === 'file' && !has('file')) errors.push('analytics.file: required with output file')
+  if (a.output === 'https' && !(has('url') && has('token'))) {
     errors.push('analytics: output https needs url and token (or WEBSIGNAL_ANALYTICS_TOKEN_FILE)')
   }
-  if (errors.length > before) return undefined
+  if (errors.length > before || invalid.size > 0) return undefined
   return {
     output:
       a.output === 'file'
@@ -366,13 +401,19 @@ function checkAnalytics(
 
 /** Spec, Authentication 1-2: HTTPS only, instance_id with url, exactly one auth method. */
 function checkControlPlane(
-  cp: ReturnType<typeof loadConfig<typeof fileSchema>>['config']['control_plane'],
+  cp: Loaded['config']['control_plane'],
   sources: Record<string, string>,
+  invalid: ReadonlySet<string>,
   errors: string[],
 ): ControlPlane | undefined {
-  const given = Object.keys(sources).filter((k) => k.startsWith('control_plane.') && sources[k] !== 'default')
+  const given = [
+    ...Object.keys(sources).filter((k) => k.startsWith('control_plane.') && sources[k] !== 'default'),
+    ...[...invalid].filter((k) => k.startsWith('control_plane.')),
+  ]
+  // A setting given with a bad value counts as given; its value is not read.
+  const has = (key: keyof typeof cp) => cp[key] !== undefined || invalid.has(`control_plane.${key}`)
   if (cp.url === undefined) {
-    if (given.length > 0)
+    if (given.length > 0 && !invalid.has('control_plane.url'))
       errors.push(`control_plane.url: required when control_plane is configured (${given.join(', ')} set)`)
     return undefined
   }
@@ -380,20 +421,20 @@ function checkControlPlane(
   if (u.username || u.password || u.search || u.hash) {
     errors.push('control_plane.url: must be a plain base URL (no credentials, query or fragment)')
   }
-  if (cp.instance_id === undefined) errors.push('control_plane.instance_id: required when control_plane.url is set')
-  const anyMtls = cp.client_cert !== undefined || cp.client_key !== undefined
+  if (!has('instance_id')) errors.push('control_plane.instance_id: required when control_plane.url is set')
+  const anyMtls = has('client_cert') || has('client_key')
   const badToken = cp.token === undefined || cp.token === SECRET_NOT_READ ? undefined : tokenProblem(cp.token)
   if (badToken) errors.push(`control_plane.token: ${badToken}`)
-  if (cp.token !== undefined && anyMtls) {
+  if (has('token') && anyMtls) {
     errors.push('control_plane: configure exactly one auth method: token, or client_cert + client_key + ca (not both)')
-  } else if (cp.token === undefined && !anyMtls) {
+  } else if (!has('token') && !anyMtls) {
     errors.push(
       'control_plane: an auth method is required: token (or WEBSIGNAL_CONTROL_PLANE_TOKEN_FILE), or client_cert + client_key + ca',
     )
-  } else if (anyMtls && (cp.client_cert === undefined || cp.client_key === undefined || cp.ca === undefined)) {
+  } else if (anyMtls && !(has('client_cert') && has('client_key') && has('ca'))) {
     errors.push('control_plane: mutual TLS needs client_cert, client_key and ca')
   }
-  if (errors.length > 0 || cp.instance_id === undefined) return undefined
+  if (errors.length > 0 || invalid.size > 0 || cp.instance_id === undefined) return undefined
   return {
     url: cp.url.replace(/\/+$/, ''),
     instanceId: cp.instance_id,

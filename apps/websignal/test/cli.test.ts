@@ -37,10 +37,17 @@ writeFileSync(LOG, '')
 const INPUTS = [{ path: LOG, format: 'combined', site: 'main' }]
 
 test('strict config: every unknown or bad field is named, exit 1', async () => {
-  const c = writeConfig({ inputs: [{ ...INPUTS[0], colour: 'red' }], windw: '5m', window: 'soon' })
+  const c = writeConfig({
+    inputs: [{ ...INPUTS[0], colour: 'red' }],
+    windw: '5m',
+    window: 'soon',
+    store: { sentinel_name: 'mymaster' },
+  })
   const r = await run(['serve', '--config', c.path])
   assert.equal(r.code, 1)
   assert.match(r.stderr, /windw: unknown key/)
+  // A rule across fields is named in the same run, after the fields.
+  assert.match(r.stderr, /window: .*\n(.*\n)*websignal: store: sentinels and sentinel_name go together\n$/)
   assert.match(r.stderr, /window: /)
   assert.match(r.stderr, /^websignal: inputs\[0\]\.colour: unknown key/m)
   // Problems of several entries: one line each.
