@@ -1,12 +1,13 @@
 /** The `websignal` binary as a child process: serve, doctor, replay, and startup failures. */
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { appendFileSync, chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { createTestCa, freePort, startChild, startRedis, type Redis as TestRedis, tempDir } from '@gatehouse/testkit'
 import { configPath } from '../src/config.ts'
+import { OffsetFile } from '../src/tail/offsets.ts'
 import { line, MAIN, waitFor, writeConfig } from './helpers.ts'
 
 let redis: TestRedis
@@ -522,6 +523,41 @@ test('status words the lease only where there is one to hold', async () => {
   const shadow = formatStatus({ ...base, shadow: true })
   assert.doesNotMatch(shadow, /lease/)
   assert.match(shadow, /^shadow mode: nothing is published$/m)
+})
+
+test('status: a rotated file renamed back to the log while the agent was stopped is behind by what it has not read, not whole', async () => {
+  const { websignalStatus } = await import('../src/cli/status.ts')
+  const dir = join(logDir.path, 'status-back')
+  mkdirSync(dir)
+  const log = join(dir, 'access.log')
+  const aside = join(dir, 'access.log.new')
+  writeFileSync(log, 'read 1\nread 2\nnot yet\n')
+  writeFileSync(aside, 'new\n')
+  const st = statSync(log)
+  const other = statSync(aside)
+  const c = writeConfig({
+    listen: `127.0.0.1:${await freePort()}`,
+    inputs: [{ path: log, format: 'combined', site: 'main' }],
+  })
+  try {
+    // What the agent saved: the new file current, the old one drained as access.log.1, since
+    // renamed back to access.log.
+    new OffsetFile(join(c.dir.path, 'state')).save({
+      [log]: {
+        dev: other.dev,
+        ino: other.ino,
+        offset: 4,
+        draining: [{ dev: st.dev, ino: st.ino, offset: 'read 1\nread 2\n'.length, path: `${log}.1` }],
+      },
+    })
+    const s = await websignalStatus(c.load())
+    assert.deepEqual(
+      [s.inputs[0]?.state, s.inputs[0]?.position, s.inputs[0]?.behind, s.inputs[0]?.draining],
+      ['behind', 'read 1\nread 2\n'.length, 'not yet\n'.length, []],
+    )
+  } finally {
+    c.dir.remove()
+  }
 })
 
 test('status: a running agent a tick ahead of its saved position is reading, not behind', async () => {

@@ -107,8 +107,8 @@ function readPositions(stateDir: string): {
 }
 
 function inputStatus(input: Config['inputs'][number], saved: Position | undefined): InputStatus {
-  const draining = Array.isArray(saved?.draining) ? saved.draining.map(drainingStatus) : []
-  const base = { path: input.path, site: input.site, format: input.format, draining }
+  const stored = Array.isArray(saved?.draining) ? saved.draining : []
+  const base = { path: input.path, site: input.site, format: input.format, draining: stored.map(drainingStatus) }
   let size: number
   let ino: number
   let dev: number
@@ -129,9 +129,13 @@ function inputStatus(input: Config['inputs'][number], saved: Position | undefine
   }
   if (!saved || !Number.isSafeInteger(saved.offset))
     return { ...base, size, position: null, behind: null, state: 'no_position' }
-  if (saved.ino !== ino || saved.dev !== dev) return { ...base, size, position: null, behind: size, state: 'rotated' }
-  const behind = Math.max(0, size - saved.offset)
-  return { ...base, size, position: saved.offset, behind, state: behind === 0 ? 'caught_up' : 'behind' }
+  // A rotated file still read and since renamed back to the path: the agent reads on in it there.
+  const back = stored.find((d) => d.ino === ino && d.dev === dev && Number.isSafeInteger(d.offset))
+  const at = saved.ino === ino && saved.dev === dev ? saved : back
+  if (!at) return { ...base, size, position: null, behind: size, state: 'rotated' }
+  const draining = back ? stored.filter((d) => d !== back).map(drainingStatus) : base.draining
+  const behind = Math.max(0, size - at.offset)
+  return { ...base, draining, size, position: at.offset, behind, state: behind === 0 ? 'caught_up' : 'behind' }
 }
 
 async function agentStatus(c: Config): Promise<AgentStatus> {
