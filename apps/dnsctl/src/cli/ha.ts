@@ -21,6 +21,7 @@ export async function haStatus(o: Opts): Promise<void> {
   out(
     `replication: ${body.replication.state}, ${body.replication.zones_in_sync}/${body.replication.zones.length} zones in sync\n`,
   )
+  if (body.replication.error) out(paint('red', `  ${escapeTerminal(body.replication.error)}\n`))
   const peer = body.peer
   if (peer) {
     const st = peer.status

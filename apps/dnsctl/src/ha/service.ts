@@ -160,7 +160,7 @@ export class HaService {
     const behind = new Set<string>()
     for (const z of primaryZones) {
       const zone = `${z.zone}.`
-      const local = await this.#serial(config.knot.address, zone)
+      const { serial: local } = await this.#serial(config.knot.address, zone)
       if (z.primary_serial === null || local === z.primary_serial) continue
       behind.add(zone)
       if (!this.#lagging.has(zone)) continue
@@ -258,12 +258,13 @@ export class HaService {
     return this.deps.zones.list().map((z) => z.name)
   }
 
-  async #serial(server: Address, zone: string): Promise<number | null> {
+  /** The serial `server` answers for `zone`, or null and why not (an error, not a refusal by rcode). */
+  async #serial(server: Address, zone: string): Promise<{ serial: number | null; error?: string }> {
     try {
       const a = await querySoa(server, zone, this.deps.config.ha.peerTimeout)
-      return a.rcode === 'NOERROR' && a.authoritative && a.serial !== undefined ? a.serial : null
-    } catch {
-      return null
+      return { serial: a.rcode === 'NOERROR' && a.authoritative && a.serial !== undefined ? a.serial : null }
+    } catch (err) {
+      return { serial: null, error: (err as Error).message }
     }
   }
 
@@ -282,9 +283,14 @@ export class HaService {
     }
     const local = config.knot.address
     const [primary, secondary] = this.#role === 'primary' ? [local, peerKnot] : [peerKnot, local]
+    // Why the peer's knotd did not answer (the first zone's reason): a stopped knotd is refused
+    // at once (connected socket), one that drops packets costs --ha-peer-timeout.
+    let peerError: string | undefined
     const items: ZoneReplicationItem[] = await Promise.all(
       zones.map(async (zone) => {
-        const [p, s] = await Promise.all([this.#serial(primary, zone), this.#serial(secondary, zone)])
+        const [pa, sa] = await Promise.all([this.#serial(primary, zone), this.#serial(secondary, zone)])
+        peerError ??= this.#role === 'primary' ? sa.error : pa.error
+        const [p, s] = [pa.serial, sa.serial]
         const inSync = p !== null && p === s
         let lag: number | null = null
         if (inSync) {
@@ -309,7 +315,14 @@ export class HaService {
           : 'lagging'
     if (state === 'in_sync') this.#lastInSyncAt = checkedAt.toISOString()
     const maxLag = Math.max(0, ...items.map((z) => z.lag_seconds ?? 0))
-    return { state, checked_at: checkedAt.toISOString(), zones_in_sync: inSync, max_lag_seconds: maxLag, zones: items }
+    return {
+      state,
+      checked_at: checkedAt.toISOString(),
+      zones_in_sync: inSync,
+      max_lag_seconds: maxLag,
+      zones: items,
+      ...(state === 'peer_unreachable' && peerError ? { error: `the peer's knotd: ${peerError}` } : {}),
+    }
   }
 
   /** This node's side of the status (what the peer fetches). */

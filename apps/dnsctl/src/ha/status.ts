@@ -47,6 +47,8 @@ export const LocalStatus = Type.Object({
     zones_in_sync: Type.Integer(),
     max_lag_seconds: Type.Number(),
     zones: Type.Array(ZoneReplication),
+    /** With `peer_unreachable`: why the peer's knotd did not answer (refused, or no answer in time). */
+    error: Type.Optional(Type.String()),
   }),
   snapshot: Type.Object({
     /** Zones this node serves (managed on a primary, replicated on a secondary). */

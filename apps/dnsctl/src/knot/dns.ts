@@ -18,9 +18,25 @@ export interface ExchangeOptions {
   /**
    * Connect the UDP socket to `to` first. The kernel then reports an ICMP port unreachable
    * (nothing listens on the address: the process is not running) as ECONNREFUSED at once,
-   * which an unconnected socket never sees; it also drops datagrams from any other source.
+   * where an unconnected socket never sees it and waits out the whole timeout. A host that
+   * silently drops the query still costs the timeout. A connected socket also only accepts
+   * datagrams whose source is `to`: an answer forged from any other address is dropped by the
+   * kernel, which is what a DNS client should do (the random id is the only other check).
    */
   connect?: boolean
+}
+
+/**
+ * The error of a refused query: it keeps the code ECONNREFUSED (callers tell "not running" from
+ * "not answering" by it) and says in words what `recvmsg ECONNREFUSED` means.
+ */
+function refused(to: Address, err: NodeJS.ErrnoException): Error {
+  return Object.assign(
+    new Error(`${to.host}:${to.port} refused the query: nothing listens there (the server is not running)`, {
+      cause: err,
+    }),
+    { code: err.code },
+  )
 }
 
 export function exchange(
@@ -48,10 +64,10 @@ export function exchange(
       socket.close()
       resolve(res)
     })
-    socket.on('error', (err) => {
+    socket.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer)
       socket.close()
-      reject(err)
+      reject(err.code === 'ECONNREFUSED' ? refused(to, err) : err)
     })
     if (options.connect) socket.connect(to.port, to.host, () => socket.send(packet))
     else socket.send(packet, to.port, to.host)
@@ -68,7 +84,10 @@ export interface SoaAnswer {
   serial: number | undefined
 }
 
-/** Ask `server` for the SOA of `zone`. */
+/**
+ * Ask `server` for the SOA of `zone` (connected: a server that is not running rejects at once
+ * with ECONNREFUSED instead of after `timeoutMs`).
+ */
 export async function querySoa(server: Address, zone: string, timeoutMs = 2000): Promise<SoaAnswer> {
   const id = newId()
   const packet = dnsPacket.encode({
@@ -77,7 +96,9 @@ export async function querySoa(server: Address, zone: string, timeoutMs = 2000):
     flags: 0,
     questions: [{ type: 'SOA', name: zone, class: 'IN' }],
   })
-  const res = (await exchange(server, packet, id, timeoutMs)) as dnsPacket.DecodedPacket & { rcode?: string }
+  const res = (await exchange(server, packet, id, timeoutMs, { connect: true })) as dnsPacket.DecodedPacket & {
+    rcode?: string
+  }
   const soa = (res.answers ?? []).find((a) => a.type === 'SOA') as dnsPacket.SoaAnswer | undefined
   return {
     rcode: res.rcode ?? 'NOERROR',
@@ -86,7 +107,10 @@ export async function querySoa(server: Address, zone: string, timeoutMs = 2000):
   }
 }
 
-/** Send NOTIFY for `zone` to one replica and wait for its answer; rejects with why it failed. */
+/**
+ * Send NOTIFY for `zone` to one replica and wait for its answer; rejects with why it failed (a
+ * replica that is not running at once, through the connected socket).
+ */
 export async function sendNotify(to: Address, zone: string, timeoutMs: number): Promise<void> {
   const id = newId()
   const packet = dnsPacket.encode({
@@ -95,6 +119,8 @@ export async function sendNotify(to: Address, zone: string, timeoutMs: number): 
     flags: (OPCODE_NOTIFY << 11) | dnsPacket.AUTHORITATIVE_ANSWER,
     questions: [{ type: 'SOA', name: zone, class: 'IN' }],
   })
-  const res = (await exchange(to, packet, id, timeoutMs)) as dnsPacket.DecodedPacket & { rcode?: string }
+  const res = (await exchange(to, packet, id, timeoutMs, { connect: true })) as dnsPacket.DecodedPacket & {
+    rcode?: string
+  }
   if ((res.rcode ?? 'NOERROR') !== 'NOERROR') throw new Error(`${to.host}:${to.port} answered ${res.rcode}`)
 }

@@ -59,6 +59,7 @@ function nodeCard(title, s, extra = []) {
           rep.state.replaceAll('_', ' '),
         ),
         ` · ${rep.zones_in_sync}/${count(rep.zones.length, 'zone')} in sync, max lag ${rep.max_lag_seconds} s`,
+        rep.error ? h('div', { class: 'bad' }, rep.error) : '',
       ),
       row('Zone snapshot', `${count(s.snapshot.zones, 'zone')}, last `, when(s.snapshot.last_at)),
     ),

@@ -1,0 +1,127 @@
+/**
+ * A replica / HA peer whose knotd is not running: NOTIFY and the HA peer's SOA check go over a
+ * connected UDP socket, so the ICMP port unreachable of the closed port fails them at once with
+ * a message that says so, instead of after the whole timeout. The timeouts here are two minutes:
+ * a check that waited for them instead would say "no answer ... within 120000 ms" (and outlast
+ * the test's patience), not "refused".
+ */
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { after, before, describe, test } from 'node:test'
+import { promisify } from 'node:util'
+import { freePort, type Knot, startKnot, waitFor } from '@gatehouse/testkit'
+import { type Harness, json, startHarness, ZONE, zoneText } from './helpers.ts'
+import { MAIN } from './processes.ts'
+
+const run = promisify(execFile)
+
+/** Make `replica` a Knot secondary of `zones` on `primaryPort`, accepting NOTIFY from loopback. */
+async function replicate(replica: Knot, primaryPort: number, zones: string[]): Promise<void> {
+  const steps = [
+    ['conf-set', 'remote[primary]'],
+    ['conf-set', 'remote[primary].address', `127.0.0.1@${primaryPort}`],
+    ['conf-set', 'acl[from-primary]'],
+    ['conf-set', 'acl[from-primary].address', '127.0.0.1'],
+    ['conf-set', 'acl[from-primary].action', 'notify'],
+    ...zones.flatMap((z) => [
+      ['conf-set', `zone[${z}]`],
+      ['conf-set', `zone[${z}].master`, 'primary'],
+      ['conf-set', `zone[${z}].acl`, 'from-primary'],
+    ]),
+  ]
+  await replica.knotc('conf-begin')
+  for (const step of steps) await replica.knotc(...step)
+  await replica.knotc('conf-commit')
+}
+
+describe('a replica or HA peer knotd that is not running', () => {
+  let primary: Knot
+  let replica: Knot
+  let h: Harness
+  let replicaStopped = false
+
+  before(async () => {
+    ;[primary, replica] = await Promise.all([startKnot(), startKnot()])
+    await replicate(replica, primary.port, [ZONE, 'other.test'])
+    const [metrics, peerApi] = [await freePort(), await freePort()]
+    h = await startHarness({
+      knot: primary,
+      env: {
+        DNSCTL_NOTIFY_REPLICAS: `127.0.0.1:${replica.port}`,
+        DNSCTL_NOTIFY_TIMEOUT: '2m',
+        DNSCTL_HA_ROLE: 'primary',
+        DNSCTL_METRICS_LISTEN: `127.0.0.1:${metrics}`,
+        // Nothing listens there: the peer's dnsctl is not the subject here.
+        DNSCTL_HA_PEER_API: `127.0.0.1:${peerApi}`,
+        DNSCTL_HA_PEER_KNOT: `127.0.0.1:${replica.port}`,
+        DNSCTL_HA_PEER_TIMEOUT: '2m',
+      },
+    })
+  })
+
+  after(async () => {
+    await h?.close()
+    await primary?.stop()
+    if (!replicaStopped) await replica?.stop()
+  })
+
+  test('a running replica acknowledges the NOTIFY, transfers the zone, and the HA status sees it in sync', async () => {
+    const res = await h.call('PUT', `/v1/zones/${ZONE}`, { role: 'primary', zone_text: zoneText(10) })
+    const body = await json(res)
+    assert.equal(res.status, 201, JSON.stringify(body))
+    assert.deepEqual(body.warnings, [])
+    await waitFor('the replica to serve serial 10', async () => (await replica.soaSerial(ZONE)) === 10)
+    assert.match(replica.log(), /\[example\.test\.\] notify, incoming, remote 127\.0\.0\.1@\d+/i)
+    const st = await waitFor('the HA status to see the replica in sync', async () => {
+      const s = await json(await h.call('GET', '/v1/status/ha?include_peer=false'))
+      return s.replication.state === 'in_sync' ? s : undefined
+    })
+    assert.deepEqual(st.replication.zones, [
+      { zone: ZONE, primary_serial: 10, secondary_serial: 10, in_sync: true, lag_seconds: 0 },
+    ])
+    assert.equal(st.replication.error, undefined)
+  })
+
+  test('a stopped replica: NOTIFY fails at once as refused, the HA status says peer_unreachable and why', async () => {
+    const port = replica.port
+    await replica.stop()
+    replicaStopped = true
+    const refused = new RegExp(`127\\.0\\.0\\.1:${port} refused the query: nothing listens there`)
+
+    const res = await h.call('PUT', '/v1/zones/other.test', {
+      role: 'primary',
+      zone_text: zoneText(5).replaceAll('example.test', 'other.test'),
+    })
+    const body = await json(res)
+    assert.equal(res.status, 201, JSON.stringify(body))
+    assert.equal(body.warnings.length, 1, JSON.stringify(body.warnings))
+    assert.match(body.warnings[0], /^NOTIFY for other\.test\. to 127\.0\.0\.1:\d+ failed \(/)
+    assert.match(body.warnings[0], refused)
+    assert.match(body.warnings[0], /next SOA poll/)
+    // The zone itself was published: a dead replica costs a warning, nothing else.
+    assert.equal(await primary.soaSerial('other.test'), 5)
+
+    const st = await json(await h.call('GET', '/v1/status/ha?include_peer=false'))
+    assert.equal(st.replication.state, 'peer_unreachable')
+    assert.match(st.replication.error, /^the peer's knotd: /)
+    assert.match(st.replication.error, refused)
+    assert.deepEqual(
+      st.replication.zones.map((z: { zone: string; primary_serial: number; secondary_serial: null }) => [
+        z.zone,
+        z.primary_serial,
+        z.secondary_serial,
+      ]),
+      [
+        [ZONE, 10, null],
+        ['other.test', 5, null],
+      ],
+    )
+
+    // The operator's command shows the reason under the replication line.
+    const { stdout } = await run(process.execPath, [MAIN, 'ha', 'status', '--url', h.base], {
+      env: { ...process.env, NO_COLOR: '1' },
+    })
+    assert.match(stdout, /^replication: peer_unreachable, 0\/2 zones in sync$/m)
+    assert.match(stdout, refused)
+  })
+})
