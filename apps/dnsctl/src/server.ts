@@ -197,7 +197,13 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
         timeoutMs: config.metricsPrometheus.timeout,
       })
     : undefined
-  const history = new HistoryService(deps.db, config.resolver.controlDirs, now, prometheus)
+  const history = new HistoryService(
+    deps.db,
+    config.resolver.controlDirs,
+    now,
+    prometheus,
+    config.resolver.sampleInterval,
+  )
   historyRoutes(app, history)
   let sampler: PeriodicJob | undefined
   const analytics = new AnalyticsService(config.analytics.privacy, now)

@@ -148,6 +148,7 @@ describe('metrics history from a Prometheus upstream', () => {
       assert.equal(body.source, 'prometheus')
       assert.equal(body.range, range)
       assert.equal(body.step_seconds, step)
+      assert.equal(body.sample_seconds, step, 'Prometheus answers one point per step')
       assert.deepEqual(body.series, ['query_rate', 'cache_hit_ratio', 'nxdomain_rate', 'cache_entries'])
       assert.ok(body.points.length >= 1, JSON.stringify(body))
       assert.ok(body.points.length <= (range === '1h' ? 60 : range === '6h' ? 72 : range === '24h' ? 96 : 168))

@@ -36,14 +36,23 @@ export class HistoryService {
   readonly controlDirs: readonly string[]
   /** When set, the history comes from Prometheus alone (and nothing is sampled into the store). */
   readonly upstream: PrometheusUpstream | undefined
+  /** --resolver-sample-interval: how far apart the stored samples are meant to be. */
+  readonly sampleIntervalMs: number
   #previous = new Map<string, InstanceStats>()
   #lastTick: number | undefined
 
-  constructor(db: Kysely<DB>, controlDirs: readonly string[], now: () => Date, upstream?: PrometheusUpstream) {
+  constructor(
+    db: Kysely<DB>,
+    controlDirs: readonly string[],
+    now: () => Date,
+    upstream?: PrometheusUpstream,
+    sampleIntervalMs = 15_000,
+  ) {
     this.db = db
     this.controlDirs = controlDirs
     this.now = now
     this.upstream = upstream
+    this.sampleIntervalMs = sampleIntervalMs
   }
 
   async history(range: Range) {
@@ -55,6 +64,10 @@ export class HistoryService {
       range,
       source,
       step_seconds: r.step,
+      // How far apart samples are meant to be. A sampler slower than the step leaves steps
+      // without a point that are not missing data: a chart bridges them (a client cannot tell
+      // them from an outage otherwise). Prometheus answers one point per step.
+      sample_seconds: source === 'embedded' ? this.sampleIntervalMs / 1000 : r.step,
       from: new Date(from * 1000).toISOString(),
       to: new Date(to * 1000).toISOString(),
       series: ['query_rate', 'cache_hit_ratio', 'nxdomain_rate', 'cache_entries'],

@@ -25,17 +25,23 @@ export function chart(series, data) {
   const max = series.max ?? (Math.max(...values, 0) * 1.1 || 1)
   const x = (t) => PAD.left + ((t - from) / (to - from)) * (W - PAD.left - PAD.right)
   const y = (v) => H - PAD.bottom - (v / max) * (H - PAD.top - PAD.bottom)
-  // One polyline per run of samples. A single missing step is bridged: the newest bucket is
-  // still filling and the sampler's ticks need not land in every bucket (a tick delayed past a
-  // boundary left the latest point as a lone dot beside the line). A longer hole, or a null
-  // value, breaks the line: gaps in the samples stay gaps.
+  // One polyline per run of samples. Points are as far apart as the sampler's interval (when it
+  // is longer than the step, most steps have no point, and that is not missing data) rounded up
+  // to whole steps, and one step more where a tick landed past a bucket boundary. A single
+  // further missing step is bridged too: the newest bucket is still filling and the sampler's
+  // ticks need not land in every bucket (a tick delayed past a boundary left the latest point as
+  // a lone dot beside the line). A longer hole (a sample really missing), or a null value, breaks
+  // the line: gaps in the samples stay gaps.
+  const step = data.step_seconds * 1000
+  const expected = Math.ceil((data.sample_seconds ?? data.step_seconds) / data.step_seconds) * step
+  const maxGap = Math.max(expected, step) + step * 1.5
   const runs = []
   let run = []
   let prev
   for (const p of data.points) {
     const t = Date.parse(p.time)
     const v = p[series.key]
-    if (v === null || (prev !== undefined && t - prev > data.step_seconds * 1000 * 2.5)) {
+    if (v === null || (prev !== undefined && t - prev > maxGap)) {
       if (run.length) runs.push(run)
       run = []
     }
@@ -94,7 +100,12 @@ export async function render(container) {
     errors.clear()
     try {
       const { body } = await api('GET', `/v1/metrics/history?range=${range}`)
-      summary.textContent = `${count(body.points.length, 'point')} of ${body.step_seconds / 60} min from the resolvers' counters`
+      // A sampler slower than the step explains why the points are further apart than that.
+      const sampled =
+        body.sample_seconds > body.step_seconds
+          ? `, sampled every ${body.sample_seconds % 60 ? `${body.sample_seconds} s` : `${body.sample_seconds / 60} min`}`
+          : ''
+      summary.textContent = `${count(body.points.length, 'point')} of ${body.step_seconds / 60} min from the resolvers' counters${sampled}`
       charts.replaceChildren(...SERIES.map((series) => chart(series, body)))
     } catch (err) {
       errors.show(err)
