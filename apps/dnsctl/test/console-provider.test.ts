@@ -15,7 +15,9 @@ import { type Browser, createTestCa, type Knot, type Page, startKnot, type TestC
 import {
   type ConsoleHarness,
   launchChromium,
+  lowContrast,
   pageProblems,
+  SHOTS,
   screenshot,
   signedInPage,
   startConsoleHarness,
@@ -198,6 +200,41 @@ describe('console: external provider', () => {
     await listed.getByRole('cell', { name: 'missing.test' }).waitFor({ state: 'detached' })
     assert.equal(await listed.locator('tbody tr').count(), 1)
     await screenshot(page, 'provider-allowlist')
+  })
+
+  test('the allowlist: its buttons keep a space above the revisions heading, light and dark, laptop and phone', async () => {
+    if (!provider) return
+    const card = page.getByRole('region', { name: 'Zone allowlist' })
+    const heading = card.getByRole('heading', { name: 'Committed revisions' })
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme })
+      for (const viewport of [
+        { width: 1280, height: 800 },
+        { width: 390, height: 844 },
+      ]) {
+        await page.setViewportSize(viewport)
+        // Fresh, as the view first shows it: no validation table or notice between the two.
+        await page.goto(`${h.consoleBase}/console/#/zones`)
+        await page.reload()
+        await page.getByRole('link', { name: 'Provider' }).click()
+        await card.getByRole('cell', { name: 'console:tester' }).waitFor()
+        assert.equal(await card.getByRole('table', { name: 'Validation at the provider' }).count(), 0)
+        const buttons = await card.getByRole('button', { name: 'Commit allowlist' }).boundingBox()
+        const top = (await heading.boundingBox())!.y
+        const gap = top - (buttons!.y + buttons!.height)
+        assert.ok(gap >= 12, `${scheme} ${viewport.width}px: ${gap.toFixed(1)} px between the buttons and the heading`)
+        // The revisions fit inside the card (on a phone each becomes a block).
+        assert.ok(
+          await card.evaluate((el) => [...el.querySelectorAll('table')].every((t) => t.scrollWidth <= el.clientWidth)),
+          `${scheme} ${viewport.width}px: the revisions table overflows the card`,
+        )
+        assert.deepEqual(await lowContrast(page), [], `${scheme} ${viewport.width}px`)
+        const name = `provider-allowlist-card-${scheme}${viewport.width < 600 ? '-phone' : ''}`
+        await card.screenshot({ path: join(SHOTS, `${name}.png`) })
+      }
+    }
+    await page.emulateMedia({ colorScheme: 'light' })
+    await page.setViewportSize({ width: 1280, height: 860 })
   })
 
   test('no script errors or CSP violations on the way', () => {

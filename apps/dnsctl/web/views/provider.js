@@ -88,6 +88,7 @@ function allowlistCard(reloadZones) {
             '',
             ['Committed', 'Revision', 'Zones', 'By'],
             revs.map((r) => [when(r.committed_at), h('code', {}, r.revision), r.zones.join(', '), r.actor]),
+            { class: 'allowlist-revisions' },
           ),
     )
   }
