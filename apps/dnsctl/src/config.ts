@@ -5,7 +5,7 @@
  */
 import { join, resolve } from 'node:path'
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
-import { ConfigError, type ConfigOf, field } from '@gatehouse/kit/config.ts'
+import { ConfigError, type ConfigOf, field, loadWithChecks } from '@gatehouse/kit/config.ts'
 import { isLoopback, type ListenAddress, parseListenAddress } from '@gatehouse/kit/net.ts'
 import { address } from './config-address.ts'
 import { haProblems, haSchema, metricsListenField } from './ha/config-fields.ts'
@@ -302,41 +302,48 @@ export interface Config extends Omit<RawConfig, 'listen' | 'database' | 'blockli
   journalDir: string
 }
 
-/** Fill the defaults that depend on other fields and check cross-field rules. */
-export function finishConfig(raw: RawConfig): Config {
+/**
+ * Fill the defaults that depend on other fields and check cross-field rules. `invalid` holds the
+ * dotted paths of settings that were given but did not load (see the kit's `loadWithChecks`): a
+ * rule reading such a setting skips itself, a rule asking only whether a setting was given
+ * counts it as given, so a bad value is not also reported as missing.
+ */
+export function finishConfig(raw: RawConfig, invalid: ReadonlySet<string> = new Set()): Config {
   const problems: string[] = []
-  const listen = parseListenAddress(raw.listen)
-  if (!raw.allowNonLoopback && !isLoopback(listen.host)) {
+  const ok = (...paths: string[]) => paths.every((p) => !invalid.has(p))
+  const given = (path: string, value: unknown) => value !== undefined || invalid.has(path)
+  const listen = ok('listen') ? parseListenAddress(raw.listen) : undefined
+  if (listen && ok('allowNonLoopback') && !raw.allowNonLoopback && !isLoopback(listen.host)) {
     problems.push(
       `listen: ${listen.host} is not a loopback address; the API has no authentication (set --allow-non-loopback to acknowledge)`,
     )
   }
-  if (raw.resolver.rpzFiles.length !== raw.resolver.addresses.length) {
+  if (ok('resolver.rpzFiles', 'resolver.addresses') && raw.resolver.rpzFiles.length !== raw.resolver.addresses.length) {
     problems.push(
       `resolver: ${raw.resolver.rpzFiles.length} RPZ files but ${raw.resolver.addresses.length} addresses; give one address per RPZ file`,
     )
   }
   const consoleListen = raw.console.listen === undefined ? undefined : parseListenAddress(raw.console.listen)
-  if (consoleListen && consoleListen.port !== 0 && consoleListen.port === listen.port) {
+  if (listen && consoleListen && consoleListen.port !== 0 && consoleListen.port === listen.port) {
     problems.push('console.listen: the console needs a port of its own (it is the API listen port)')
   }
-  if (consoleListen && !raw.allowNonLoopback && !isLoopback(consoleListen.host)) {
+  if (consoleListen && ok('allowNonLoopback') && !raw.allowNonLoopback && !isLoopback(consoleListen.host)) {
     problems.push(
       `console.listen: ${consoleListen.host} is not a loopback address (set --allow-non-loopback to acknowledge; serve it over TLS)`,
     )
   }
-  if (raw.transfer.zones.length > 0 && raw.transfer.primary === undefined) {
+  if (ok('transfer.zones') && raw.transfer.zones.length > 0 && !given('transfer.primary', raw.transfer.primary)) {
     problems.push('transfer: if transfer zones are set, transfer.primary (--transfer-primary) must be set')
   }
-  if (raw.auditRetention !== 0 && raw.auditRetention < 86_400_000) {
+  if (ok('auditRetention') && raw.auditRetention !== 0 && raw.auditRetention < 86_400_000) {
     problems.push('audit_retention: at least 24h, or 0 to keep every event')
   }
-  problems.push(...haProblems(raw), ...providerProblems(raw), ...prometheusProblems(raw))
+  problems.push(...haProblems(raw, invalid), ...providerProblems(raw, invalid), ...prometheusProblems(raw))
   if (problems.length > 0) throw new ConfigError(problems)
   const stateDir = resolve(raw.stateDir)
   return {
     ...raw,
-    listen,
+    listen: listen!,
     console: { ...raw.console, listen: consoleListen },
     stateDir,
     database: raw.database ?? `sqlite:${join(stateDir, 'dnsctl.db')}`,
@@ -349,21 +356,27 @@ export function finishConfig(raw: RawConfig): Config {
 
 /**
  * Load from flags (raw `argv`, or `flags` parsed by the CLI) and the environment; the JSON file is
- * `--config FILE`, else `$DNSCTL_CONFIG`, else `/etc/gatehouse/dnsctl.json` when it exists.
+ * `--config FILE`, else `$DNSCTL_CONFIG`, else `/etc/gatehouse/dnsctl.json` when it exists. Bad
+ * values and broken cross-field rules are reported together, so fixing one does not reveal the next.
  */
 export function loadDnsctlConfig(
   argv: string[],
   env: Record<string, string | undefined> = process.env,
   options: { flags?: Record<string, unknown>; config?: string | undefined } = {},
 ): Config & { warnings: string[] } {
-  const { config, positionals, warnings } = loadAppConfig('dnsctl', schema, {
-    argv,
-    env,
-    ...(options.flags ? { flags: options.flags } : {}),
-    ...(options.config !== undefined ? { config: options.config } : {}),
-  })
-  if (positionals.length > 0) throw new ConfigError(`unexpected argument ${JSON.stringify(positionals[0])}`)
-  return { ...finishConfig(config), warnings }
+  return loadWithChecks(
+    () =>
+      loadAppConfig('dnsctl', schema, {
+        argv,
+        env,
+        ...(options.flags ? { flags: options.flags } : {}),
+        ...(options.config !== undefined ? { config: options.config } : {}),
+      }),
+    ({ config, positionals, warnings }, invalid) => {
+      if (positionals.length > 0) throw new ConfigError(`unexpected argument ${JSON.stringify(positionals[0])}`)
+      return { ...finishConfig(config, invalid), warnings }
+    },
+  )
 }
 
 /** The API's base URL as the config names it, for the CLI (`http://127.0.0.1:8053` by default). */

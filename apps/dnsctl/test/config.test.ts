@@ -71,6 +71,62 @@ describe('configuration and startup', () => {
     )
   })
 
+  test('a bad value and a cross-field conflict are reported together, not one after the other', () => {
+    assert.throws(
+      () =>
+        loadDnsctlConfig(['--notify-timeout', 'soon'], {
+          DNSCTL_HA_ROLE: 'primary',
+          DNSCTL_HA_PEER_KNOT: '127.0.0.1:5300',
+        }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError)
+        assert.deepEqual(err.lines, [
+          err.lines[0],
+          'ha: if ha.role is primary, metricsListen (--metrics-listen) must be set (the peer checks this node there)',
+        ])
+        assert.match(err.lines[0]!, /^--notify-timeout: /)
+        return true
+      },
+    )
+    // A setting given with a bad value is reported once, as bad, and not again as missing by
+    // the rule that needs it; a bad role checks no HA rule at all.
+    assert.throws(
+      () =>
+        loadDnsctlConfig([], {
+          DNSCTL_HA_ROLE: 'secondary',
+          DNSCTL_HA_PEER_KNOT: 'nonsense',
+          DNSCTL_HA_PEER_API: '127.0.0.1:9153',
+          DNSCTL_METRICS_LISTEN: '127.0.0.1:9154',
+          DNSCTL_AUDIT_RETENTION: '1h',
+        }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError)
+        assert.equal(err.lines.length, 2, err.message)
+        assert.match(err.lines[0]!, /^DNSCTL_HA_PEER_KNOT: /)
+        assert.equal(err.lines[1], 'audit_retention: at least 24h, or 0 to keep every event')
+        return true
+      },
+    )
+    assert.throws(
+      () => loadDnsctlConfig([], { DNSCTL_HA_ROLE: 'leader' }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError)
+        assert.equal(err.lines.length, 1, err.message)
+        assert.match(err.lines[0]!, /^DNSCTL_HA_ROLE: /)
+        return true
+      },
+    )
+  })
+
+  test('the process: a bad value and a cross-field conflict stop startup with both lines', async () => {
+    const r = await runMain(['--resolver-rpz-file', '/tmp/a.rpz', '--verify-timeout', '10'])
+    assert.equal(r.code, 1)
+    const lines = r.stderr.trim().split('\n')
+    assert.equal(lines.length, 2, r.stderr)
+    assert.match(lines[0]!, /^dnsctl: --verify-timeout: /)
+    assert.match(lines[1]!, /resolver: 1 RPZ files but 0 addresses; give one address per RPZ file$/)
+  })
+
   test('the process: refuses a public listen address with one line and exit 1', async () => {
     const r = await runMain(['--listen', '0.0.0.0:8053'])
     assert.equal(r.code, 1)

@@ -66,24 +66,32 @@ export const metricsListenField = field.custom(address, {
   doc: 'host:port of the read-only listener (/metrics, /healthz, /readyz, GET /v1/status/ha) that the HA peer and monitoring may reach; unset: none',
 })
 
-/** Cross-field rules of the HA settings, as lines for the ConfigError. */
-export function haProblems(raw: {
-  ha: ConfigOf<typeof haSchema>
-  metricsListen?: ListenAddress | undefined
-}): string[] {
+/**
+ * Cross-field rules of the HA settings, as lines for the ConfigError. `invalid`: paths of settings
+ * given with a bad value (reported already): a bad role checks nothing, a bad address counts as set.
+ */
+export function haProblems(
+  raw: {
+    ha: ConfigOf<typeof haSchema>
+    metricsListen?: ListenAddress | undefined
+  },
+  invalid: ReadonlySet<string> = new Set(),
+): string[] {
   const { role, peerApi, peerKnot } = raw.ha
   const problems: string[] = []
-  if (role !== 'standalone' && peerKnot === undefined) {
+  if (invalid.has('ha.role')) return problems
+  const missing = (path: string, value: unknown) => value === undefined && !invalid.has(path)
+  if (role !== 'standalone' && missing('ha.peerKnot', peerKnot)) {
     problems.push(
       `ha: if ha.role is ${role}, ha.peerKnot (--ha-peer-knot) must be set (replication runs between the two knotd)`,
     )
   }
-  if (role === 'secondary' && peerApi === undefined) {
+  if (role === 'secondary' && missing('ha.peerApi', peerApi)) {
     problems.push(
       "ha: if ha.role is secondary, ha.peerApi (--ha-peer-api) must be set (the primary's zone list comes from it)",
     )
   }
-  if (role !== 'standalone' && raw.metricsListen === undefined) {
+  if (role !== 'standalone' && missing('metricsListen', raw.metricsListen)) {
     problems.push(
       `ha: if ha.role is ${role}, metricsListen (--metrics-listen) must be set (the peer checks this node there)`,
     )

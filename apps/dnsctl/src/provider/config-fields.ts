@@ -63,7 +63,12 @@ export const providerSchema = {
   }),
 }
 
-export function providerProblems(raw: { provider: ConfigOf<typeof providerSchema> }): string[] {
+/** `invalid`: paths of settings given with a bad value (reported already); a bad token file counts as set. */
+export function providerProblems(
+  raw: { provider: ConfigOf<typeof providerSchema> },
+  invalid: ReadonlySet<string> = new Set(),
+): string[] {
+  if (invalid.has('provider.zones') || invalid.has('provider.tokenFile')) return []
   if (raw.provider.zones.length > 0 && raw.provider.tokenFile === undefined) {
     return ['provider: if provider.zones is set, provider.tokenFile (--provider-token-file) must be set']
   }
