@@ -5,7 +5,14 @@
  */
 import { join } from 'node:path'
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
-import { ConfigError, type ConfigOf, field, type LoadOptions, loadConfig } from '@gatehouse/kit/config.ts'
+import {
+  ConfigError,
+  type ConfigOf,
+  field,
+  type LoadOptions,
+  loadConfig,
+  loadWithChecks,
+} from '@gatehouse/kit/config.ts'
 import { isLoopback } from '@gatehouse/kit/net.ts'
 import { type PublisherViewers, parsePublisherViewers } from './grants/publisher-viewers-setting.ts'
 
@@ -122,31 +129,48 @@ export function isLoopbackUrl(url: URL): boolean {
   return LOOPBACK_NAMES.test(host) || isLoopback(host)
 }
 
-/** Load and cross-check; throws ConfigError listing every problem. */
+/**
+ * Load and cross-check; throws ConfigError listing every problem: bad values and broken
+ * cross-field rules together (`loadWithChecks`), so fixing one does not reveal the next.
+ */
 export function loadArtsvcConfig(options: LoadOptions): ArtsvcConfig {
-  const { config } = loadConfig(configSchema, options)
-  return finishConfig(config)
+  return loadWithChecks(
+    () => loadConfig(configSchema, options),
+    ({ config }, invalid) => finishConfig(config, invalid),
+  )
 }
 
-/** Cross-field checks and derived values (also used by tests building configs in code). */
-export function finishConfig(config: ConfigOf<typeof configSchema>): ArtsvcConfig {
+/**
+ * Cross-field checks and derived values (also used by tests building configs in code).
+ * `invalid` names the settings the loader already refused (their value is undefined here, as
+ * is a missing required one): a rule that reads one skips itself, a rule that only asks
+ * whether a setting was given counts it as given.
+ */
+export function finishConfig(
+  config: ConfigOf<typeof configSchema>,
+  invalid: ReadonlySet<string> = new Set(),
+): ArtsvcConfig {
   const errors: string[] = []
-  const pub = new URL(config.publicUrl)
-  const content = new URL(config.contentUrl)
+  const given = (key: keyof typeof configSchema) => config[key] !== undefined || invalid.has(key)
+  const url = (value: string | undefined) => (value === undefined ? undefined : new URL(value))
+  const pub = url(config.publicUrl)
+  const content = url(config.contentUrl)
   for (const [name, u] of [
     ['ARTSVC_PUBLIC_URL', pub],
     ['ARTSVC_CONTENT_URL', content],
   ] as const) {
+    if (u === undefined) continue
     if (u.protocol !== 'https:' && !isLoopbackUrl(u))
       errors.push(`${name}: must use https (plain http only on loopback)`)
     if (u.pathname !== '/' || u.search || u.hash || u.username) errors.push(`${name}: must be an origin without a path`)
   }
-  if (pub.hostname.toLowerCase() === content.hostname.toLowerCase()) {
+  if (pub && content && pub.hostname.toLowerCase() === content.hostname.toLowerCase()) {
     errors.push('ARTSVC_CONTENT_URL: must use a different hostname from ARTSVC_PUBLIC_URL')
   }
-  if (Buffer.byteLength(config.cookieSecret) < 32) errors.push('ARTSVC_COOKIE_SECRET: must be at least 32 bytes')
+  if (config.cookieSecret !== undefined && Buffer.byteLength(config.cookieSecret) < 32)
+    errors.push('ARTSVC_COOKIE_SECRET: must be at least 32 bytes')
   if (config.storageBackend === 's3') {
-    if (!config.s3Bucket) errors.push('ARTSVC_S3_BUCKET: required when ARTSVC_STORAGE_BACKEND is s3')
+    if (!given('s3Bucket')) errors.push('ARTSVC_S3_BUCKET: required when ARTSVC_STORAGE_BACKEND is s3')
     if (config.s3Endpoint) {
       const e = new URL(config.s3Endpoint)
       if (e.protocol !== 'https:' && !isLoopbackUrl(e))
@@ -164,25 +188,31 @@ export function finishConfig(config: ConfigOf<typeof configSchema>): ArtsvcConfi
   httpsOrLoopback('ARTSVC_OIDC_ISSUER', config.oidcIssuer)
   httpsOrLoopback('ARTSVC_EDGE_ACCESS_TEAM_DOMAIN', config.edgeAccessTeamDomain)
   httpsOrLoopback('ARTSVC_EDGE_ACCESS_JWKS_URL', config.edgeAccessJwksUrl)
+  // An unknown ARTSVC_AUTH_MODE is already reported: which settings it needs is then unknown.
   if (config.authMode === 'oidc') {
-    for (const [name, v] of [
-      ['ARTSVC_OIDC_ISSUER', config.oidcIssuer],
-      ['ARTSVC_OIDC_CLIENT_ID', config.oidcClientId],
-      ['ARTSVC_OIDC_CLIENT_SECRET', config.oidcClientSecret],
+    for (const [name, key] of [
+      ['ARTSVC_OIDC_ISSUER', 'oidcIssuer'],
+      ['ARTSVC_OIDC_CLIENT_ID', 'oidcClientId'],
+      ['ARTSVC_OIDC_CLIENT_SECRET', 'oidcClientSecret'],
     ] as const) {
-      if (!v) errors.push(`${name}: required when ARTSVC_AUTH_MODE is oidc`)
+      if (!given(key) || config[key] === '') errors.push(`${name}: required when ARTSVC_AUTH_MODE is oidc`)
     }
-  } else {
-    if (!config.edgeAccessTeamDomain)
+  } else if (config.authMode === 'edge_access') {
+    if (!given('edgeAccessTeamDomain'))
       errors.push('ARTSVC_EDGE_ACCESS_TEAM_DOMAIN: required when ARTSVC_AUTH_MODE is edge_access')
-    if (!config.edgeAccessAud) errors.push('ARTSVC_EDGE_ACCESS_AUD: required when ARTSVC_AUTH_MODE is edge_access')
+    if (!given('edgeAccessAud') || config.edgeAccessAud === '')
+      errors.push('ARTSVC_EDGE_ACCESS_AUD: required when ARTSVC_AUTH_MODE is edge_access')
   }
-  if (config.oauthAudience && !config.oidcIssuer)
+  if (config.oauthAudience && !given('oidcIssuer'))
     errors.push('ARTSVC_OIDC_ISSUER: required when ARTSVC_OAUTH_AUDIENCE is set')
-  if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(config.oauthScope)) errors.push('ARTSVC_OAUTH_SCOPE: must be one scope token')
+  if (config.oauthScope !== undefined && !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(config.oauthScope))
+    errors.push('ARTSVC_OAUTH_SCOPE: must be one scope token')
   const viewers = parsePublisherViewers(config.publisherViewers)
   errors.push(...viewers.problems)
   if (errors.length > 0) throw new ConfigError(errors)
+  // Only through loadWithChecks, whose own lines already name what is missing or refused.
+  if (pub === undefined || content === undefined || config.cookieSecret === undefined || invalid.size > 0)
+    throw new ConfigError([])
   return {
     ...config,
     publisherViewerMap: viewers.value,
@@ -275,16 +305,21 @@ export function loadBridgeConfig(flags: Record<string, unknown>): ConfigOf<typeo
 
 /** `flags` as the CLI parsed them; `env` may add the token `artsvc login` stored. */
 export function loadPublishConfig(flags: Record<string, unknown>, env = process.env): PublishConfig {
-  const { config } = loadConfig(publishSchema, { flags, env })
-  const errors: string[] = []
-  if ((config.clientCert === undefined) !== (config.clientKey === undefined)) {
-    errors.push('ARTSVC_CLIENT_CERT and ARTSVC_CLIENT_KEY: set both or neither')
-  }
-  const u = new URL(config.url)
-  if (u.protocol !== 'https:' && !isLoopbackUrl(u))
-    errors.push('ARTSVC_URL: must use https (plain http only on loopback)')
-  if (errors.length > 0) throw new ConfigError(errors)
-  return config
+  return loadWithChecks(
+    () => loadConfig(publishSchema, { flags, env }),
+    ({ config }) => {
+      const errors: string[] = []
+      if ((config.clientCert === undefined) !== (config.clientKey === undefined)) {
+        errors.push('ARTSVC_CLIENT_CERT and ARTSVC_CLIENT_KEY: set both or neither')
+      }
+      // Undefined when missing or refused: the loader's own line says so.
+      const u = config.url === undefined ? undefined : new URL(config.url)
+      if (u && u.protocol !== 'https:' && !isLoopbackUrl(u))
+        errors.push('ARTSVC_URL: must use https (plain http only on loopback)')
+      if (errors.length > 0) throw new ConfigError(errors)
+      return config
+    },
+  )
 }
 
 /**
@@ -296,8 +331,10 @@ export function loadServerConfig(
   flags: Record<string, unknown>,
   configFile: string | undefined,
 ): ArtsvcConfig & { warnings: string[] } {
-  const loaded = loadAppConfig('artsvc', configSchema, { flags, config: configFile, env: process.env })
-  return { ...finishConfig(loaded.config), warnings: loaded.warnings }
+  return loadWithChecks(
+    () => loadAppConfig('artsvc', configSchema, { flags, config: configFile, env: process.env }),
+    ({ config, warnings }, invalid) => ({ ...finishConfig(config, invalid), warnings }),
+  )
 }
 
 export function stderrIsTerminal(): boolean {

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process'
 import { test } from 'node:test'
 import { ConfigError } from '@gatehouse/kit'
 import { freePort } from '@gatehouse/testkit'
-import { loadArtsvcConfig } from '../src/config.ts'
+import { loadArtsvcConfig, loadPublishConfig } from '../src/config.ts'
 
 const base = {
   ARTSVC_PUBLIC_URL: 'https://artifacts.example.com',
@@ -82,6 +82,44 @@ test('every violation is listed at once, naming the variable', () => {
   ])
 })
 
+test('a bad value and a broken cross-field rule are reported together, in one run', () => {
+  // Before: the bad ARTSVC_MAX_FILES alone, and the two origins' clash only once it was fixed.
+  assert.deepEqual(
+    problems({ ...base, ARTSVC_MAX_FILES: 'many', ARTSVC_CONTENT_URL: 'https://artifacts.example.com' }),
+    [
+      'ARTSVC_MAX_FILES: must be an integer, got string "many"',
+      'ARTSVC_CONTENT_URL: must use a different hostname from ARTSVC_PUBLIC_URL',
+    ],
+  )
+  // A rule that depends on a refused setting skips itself; one that asks whether it was given counts it.
+  const lines = problems({
+    ...base,
+    ARTSVC_AUTH_MODE: 'magic',
+    ARTSVC_OIDC_ISSUER: 'not a url',
+    ARTSVC_OAUTH_AUDIENCE: 'https://artifacts.example.com',
+    ARTSVC_COOKIE_SECRET: 'short',
+  })
+  assert.equal(lines.length, 3, lines.join(' | '))
+  assert.match(lines[0]!, /^ARTSVC_AUTH_MODE: /)
+  assert.match(lines[1]!, /^ARTSVC_OIDC_ISSUER: /)
+  assert.equal(lines[2], 'ARTSVC_COOKIE_SECRET: must be at least 32 bytes')
+  // A missing required setting beside a cross-field problem: both lines, no crash on the gap.
+  const { ARTSVC_PUBLIC_URL: _p, ...noPublic } = base
+  assert.deepEqual(problems({ ...noPublic, ARTSVC_STORAGE_BACKEND: 's3' }), [
+    'publicUrl: required (set ARTSVC_PUBLIC_URL or "publicUrl" in the config file)',
+    'ARTSVC_S3_BUCKET: required when ARTSVC_STORAGE_BACKEND is s3',
+  ])
+})
+
+test('startup: a bad value and a cross-field conflict are both on stderr, one line each', () => {
+  const r = runServer({ ...base, ARTSVC_SESSION_TTL: 'forever', ARTSVC_CONTENT_URL: base.ARTSVC_PUBLIC_URL })
+  assert.equal(r.status, 1)
+  const lines = r.stderr.trim().split('\n')
+  assert.equal(lines.length, 2, r.stderr)
+  assert.match(lines[0]!, /^artsvc: ARTSVC_SESSION_TTL: /)
+  assert.equal(lines[1], 'artsvc: ARTSVC_CONTENT_URL: must use a different hostname from ARTSVC_PUBLIC_URL')
+})
+
 test('mode-specific requirements', () => {
   assert.deepEqual(problems({ ...base, ARTSVC_STORAGE_BACKEND: 's3' }), [
     'ARTSVC_S3_BUCKET: required when ARTSVC_STORAGE_BACKEND is s3',
@@ -136,4 +174,18 @@ test('serve --help lists every setting', () => {
   assert.equal(r.status, 0)
   for (const v of ['ARTSVC_PUBLIC_URL', 'ARTSVC_CONTENT_URL', 'ARTSVC_S3_BUCKET', 'ARTSVC_AUDIT_RETENTION'])
     assert.match(r.stdout, new RegExp(v))
+})
+
+test('artsvc publish: missing flags and a half mTLS pair are reported together', () => {
+  let lines: string[] = []
+  try {
+    loadPublishConfig({ title: 'Build 42' }, { ARTSVC_TOKEN: 't', ARTSVC_CLIENT_CERT: '/etc/artsvc/client.crt' })
+  } catch (err) {
+    assert.ok(err instanceof ConfigError)
+    lines = err.lines
+  }
+  assert.equal(lines.length, 3, lines.join(' | '))
+  assert.match(lines[0]!, /^url: required/)
+  assert.match(lines[1]!, /^zip: required/)
+  assert.equal(lines[2], 'ARTSVC_CLIENT_CERT and ARTSVC_CLIENT_KEY: set both or neither')
 })
