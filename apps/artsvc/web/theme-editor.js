@@ -319,7 +319,22 @@ export function appearanceSection() {
     h('h3', {}, 'Saved themes'),
     list,
     h('h3', {}, 'Edit a theme'),
-    h('div', { class: 'editor' }, form, h('div', { class: 'preview-col' }, h('h4', {}, 'Live preview'), preview)),
+    h(
+      'div',
+      { class: 'editor' },
+      form,
+      h(
+        'div',
+        { class: 'preview-col' },
+        h('h4', {}, 'Live preview'),
+        preview,
+        h(
+          'p',
+          { class: 'hint' },
+          'A browser set to dark mode keeps this header; a light background, text and accent give way to dark ones there.',
+        ),
+      ),
+    ),
     status,
     alert,
   )

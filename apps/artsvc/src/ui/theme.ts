@@ -34,18 +34,42 @@ export async function pageTheme(ctx: AppContext): Promise<PageTheme> {
   }
 }
 
-/** CSS custom properties for a palette; colours are re-checked so nothing but `#rrggbb` reaches CSS. */
+/**
+ * CSS custom properties for a palette; colours are re-checked so nothing but `#rrggbb` reaches
+ * CSS. The header keeps the theme's primary colour in both schemes. A light theme's background,
+ * text and accent apply in the light scheme only: a browser that prefers dark gets app.css's
+ * dark surfaces under the theme's header (a light theme's accent was picked for a light page and
+ * rarely reads on a dark one). A dark theme is dark in both schemes, with the dark surfaces and
+ * status colours app.css defines for it.
+ */
 export function themeCss(palette: Palette | null): string {
   if (!palette) return '/* no active theme: the built-in palette of app.css applies */\n'
   const safe = (c: string | undefined) => (c !== undefined && COLOR.test(c) ? c : undefined)
-  const vars = [
+  const declare = (vars: [string, string | undefined][]) =>
+    vars
+      .filter((v): v is [string, string] => v[1] !== undefined)
+      .map(([k, v]) => `${k}:${v}`)
+      .join(';')
+  const always = declare([
     ['--brand-primary', safe(palette.primary)],
+    ['--brand-on-primary', safe(palette.primary) && onColor(palette.primary)],
+  ])
+  const surfaces = declare([
     ['--brand-bg', safe(palette.background)],
     ['--brand-text', safe(palette.text)],
     ['--brand-accent', safe(palette.accent) ?? safe(palette.primary)],
-    ['--brand-on-primary', safe(palette.primary) && onColor(palette.primary)],
-  ].filter((v): v is [string, string] => v[1] !== undefined)
-  return `:root{${vars.map(([k, v]) => `${k}:${v}`).join(';')}}\n`
+  ])
+  const background = safe(palette.background)
+  if (background !== undefined && onColor(background) === '#ffffff') {
+    const dark = declare([
+      ['color-scheme', 'dark'],
+      ['--panel', 'color-mix(in srgb,var(--brand-text) 6%,var(--brand-bg))'],
+      ['--danger', 'var(--danger-on-dark)'],
+      ['--ok', 'var(--ok-on-dark)'],
+    ])
+    return `:root{${[always, surfaces, dark].filter(Boolean).join(';')}}\n`
+  }
+  return `:root{${always}}\n@media not (prefers-color-scheme: dark){:root{${surfaces}}}\n`
 }
 
 /**

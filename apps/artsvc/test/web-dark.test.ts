@@ -1,0 +1,340 @@
+/**
+ * The management pages in the dark scheme (prefers-color-scheme), against a real artsvc and the
+ * testkit OpenID provider in Chromium: every main screen (sign-in, library, publish and sharing
+ * dialogs, viewer, share viewer and its refusal, /admin with its confirmation, the 403 and 404
+ * pages) has no text under WCAG AA contrast in light and dark, at laptop and phone sizes, and a
+ * visible focus ring (3:1 against what is behind it) on the header and on the page; then an
+ * active light theme keeps its header in the dark scheme, and a dark theme is dark in both.
+ * Screenshots: test-output/dark-*.png.
+ */
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { type Page, unreadableText } from '@gatehouse/testkit'
+import { bearer, mustPublish } from './helpers/harness.ts'
+import { dropFile, shot, signIn, startUiRig, type UiRig } from './helpers/ui.ts'
+import { webBundle } from './helpers/web-bundle.ts'
+import { buildZip } from './helpers/zip-builder.ts'
+
+type Locator = ReturnType<Page['locator']>
+
+let rig: UiRig
+
+before(async () => {
+  rig = await startUiRig()
+})
+after(async () => {
+  await rig?.close()
+})
+
+const SIZES = {
+  laptop: { width: 1280, height: 800 },
+  phone: { width: 390, height: 844 },
+} as const
+
+/**
+ * testkit's unreadableText with one workaround: it reads a computed colour's numbers as 0-255
+ * channels, but Chromium computes color-mix() (artsvc's --muted, the dark --panel) to
+ * `color(srgb r g b)` with 0-1 channels, which it then takes for near-black (false alarms on
+ * a dark page, false passes on a light one). Until its parse() reads that form, the page's
+ * getComputedStyle hands it those colours as the same rgba().
+ */
+async function readable(page: Page): Promise<string[]> {
+  await page.evaluate(() => {
+    const w = window as unknown as { artsvcSrgbAsRgb?: boolean }
+    if (w.artsvcSrgbAsRgb) return
+    w.artsvcSrgbAsRgb = true
+    const original = window.getComputedStyle.bind(window)
+    const toRgb = (v: string) =>
+      v.replace(
+        /color\(srgb ([\d.e-]+) ([\d.e-]+) ([\d.e-]+)(?: \/ ([\d.]+))?\)/g,
+        (_m, r: string, g: string, b: string, a: string | undefined) =>
+          `rgba(${[r, g, b].map((x) => Math.round(Number(x) * 255)).join(', ')}, ${a ?? 1})`,
+      )
+    window.getComputedStyle = (el: Element, pseudo?: string | null) =>
+      new Proxy(original(el, pseudo), {
+        get(target, prop) {
+          const v = Reflect.get(target, prop, target)
+          if (typeof v === 'function') return v.bind(target)
+          return typeof v === 'string' && (prop === 'color' || prop === 'backgroundColor') ? toRgb(v) : v
+        },
+      })
+  })
+  return unreadableText(page)
+}
+
+/** The page's own background luminance (WCAG), to tell which palette applies. */
+function pageLuminance(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const bg = getComputedStyle(document.body).backgroundColor
+    const k = bg.startsWith('color(srgb') ? 255 : 1
+    const [r, g, b] = (bg.match(/[\d.]+/g) ?? []).map((v) => Number(v) * k)
+    const lin = (v: number) => {
+      const s = v / 255
+      return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4
+    }
+    return 0.2126 * lin(r ?? 0) + 0.7152 * lin(g ?? 0) + 0.0722 * lin(b ?? 0)
+  })
+}
+
+/**
+ * The screen as it is, in light then dark, at both sizes: no unreadable text, the palette the
+ * scheme asks for (unless a theme fixes it), and a dark screenshot of each size.
+ */
+async function checkScreen(page: Page, name: string, expectDark: { light: boolean; dark: boolean } = DEFAULT) {
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme })
+    for (const [size, viewport] of Object.entries(SIZES)) {
+      await page.setViewportSize(viewport)
+      assert.deepEqual(await readable(page), [], `${name}, ${scheme}, ${size}`)
+      const luminance = await pageLuminance(page)
+      assert.equal(luminance < 0.05, expectDark[scheme], `${name}, ${scheme}: page luminance ${luminance.toFixed(3)}`)
+      if (scheme === 'dark') await shot(page, `dark-${name}-${size}`)
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'dark' })
+  await page.setViewportSize(SIZES.laptop)
+}
+const DEFAULT = { light: false, dark: true }
+
+/**
+ * The focused element's ring: drawn (an outline of 2px or more) and 3:1 or more against the
+ * nearest painted background behind the element (WCAG 1.4.11; the ring sits just outside it).
+ */
+function focusRing(page: Page): Promise<{ what: string; ratio: number; outline: string }> {
+  return page.evaluate(() => {
+    type Rgba = [number, number, number, number]
+    // rgb()/rgba(), or color(srgb …) with 0-1 channels (what color-mix() computes to).
+    const parse = (c: string): Rgba => {
+      const n = (c.match(/[\d.]+/g) ?? []).map(Number)
+      const k = c.startsWith('color(srgb') ? 255 : 1
+      return [(n[0] ?? 0) * k, (n[1] ?? 0) * k, (n[2] ?? 0) * k, n[3] ?? 1]
+    }
+    const over = (top: Rgba, under: Rgba): Rgba =>
+      [0, 1, 2].map((i) => top[i]! * top[3] + under[i]! * (1 - top[3])).concat(1) as Rgba
+    const root = getComputedStyle(document.documentElement)
+    const canvas = parse(root.backgroundColor)
+    const backdrop = (el: Element | null): Rgba => {
+      if (!el) return canvas[3] === 0 ? [255, 255, 255, 1] : canvas
+      const bg = parse(getComputedStyle(el).backgroundColor)
+      if (bg[3] === 0) return backdrop(el.parentElement)
+      return bg[3] === 1 ? bg : over(bg, backdrop(el.parentElement))
+    }
+    const lum = (c: Rgba) => {
+      const [r, g, b] = [c[0], c[1], c[2]].map((v) => {
+        const s = v / 255
+        return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4
+      })
+      return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!
+    }
+    const el = document.activeElement as HTMLElement
+    const what = `${el.localName}${el.id ? `#${el.id}` : ''} "${(el.textContent ?? '').trim().slice(0, 30)}"`
+    const s = getComputedStyle(el)
+    if (!el.matches(':focus-visible') || s.outlineStyle === 'none' || Number.parseFloat(s.outlineWidth) < 2)
+      return { what, ratio: 0, outline: `${s.outlineStyle} ${s.outlineWidth}` }
+    const ring = parse(s.outlineColor)
+    const behind = backdrop(el.parentElement)
+    const [x, y] = [lum(ring[3] === 1 ? ring : over(ring, behind)), lum(behind)].sort((p, q) => q - p)
+    return { what, ratio: (x! + 0.05) / (y! + 0.05), outline: `${s.outlineColor} on rgb(${behind.slice(0, 3)})` }
+  })
+}
+
+/** Focus each control from the keyboard's side (after a Tab, so :focus-visible applies) and check its ring. */
+async function checkRings(page: Page, controls: Locator[]) {
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme })
+    for (const control of controls) {
+      await page.keyboard.press('Tab')
+      await control.focus()
+      const ring = await focusRing(page)
+      assert.ok(ring.ratio >= 3, `${scheme}: focus ring of ${ring.what}: ${ring.ratio.toFixed(2)}:1 (${ring.outline})`)
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'dark' })
+}
+
+async function createShare(artifact: string, owner: string, label: string) {
+  const res = await fetch(`${rig.h.base}/api/v1/artifacts/${artifact}/shares`, {
+    method: 'POST',
+    headers: { ...(await bearer(rig.op, owner)), 'content-type': 'application/json' },
+    body: JSON.stringify({ label }),
+  })
+  assert.equal(res.status, 201)
+  return (await res.json()) as { id: string; url: string }
+}
+
+test('the sign-in page and the not-found page, light and dark', async () => {
+  const context = await rig.browser.newContext()
+  const page = await context.newPage()
+  await page.goto(`${rig.h.base}/`)
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor()
+  await checkScreen(page, 'sign-in')
+  await checkRings(page, [page.locator('a.brand'), page.getByRole('link', { name: 'Sign in' })])
+  await page.goto(`${rig.h.base}/no/such/page`)
+  await page.getByRole('heading', { name: 'Page not found' }).waitFor()
+  await checkScreen(page, 'not-found')
+  await context.close()
+})
+
+test('library, publish and sharing dialogs, viewer, share viewer and its refusal, light and dark', async () => {
+  const dana = await bearer(rig.op, 'dana')
+  const app = await mustPublish(rig.h, dana, webBundle(rig.h.base), { title: 'Night build' })
+  await mustPublish(rig.h, dana, webBundle(rig.h.base), { title: 'Night build', artifact: app.artifact })
+  const open = await mustPublish(rig.h, dana, buildZip([{ name: 'index.html', data: '<p>open</p>' }]), {
+    title: 'Team handbook',
+  })
+  const visible = await fetch(`${rig.h.base}/api/v1/artifacts/${open.artifact}/visibility`, {
+    method: 'PUT',
+    headers: { ...dana, 'content-type': 'application/json' },
+    body: '{"visibility":"authenticated"}',
+  })
+  assert.equal(visible.status, 200)
+  const revoked = await createShare(app.artifact, 'dana', 'old link')
+  const gone = await fetch(`${rig.h.base}/api/v1/artifacts/${app.artifact}/shares/${revoked.id}`, {
+    method: 'DELETE',
+    headers: dana,
+  })
+  assert.ok(gone.ok)
+
+  const { context, page } = await signIn(rig, 'dana', 'Dana Night')
+  await page.emulateMedia({ colorScheme: 'dark' })
+  const card = page.locator('.card', { hasText: 'Night build' })
+  await card.getByRole('button', { name: /Details/ }).click()
+  await card.locator('.card-details').waitFor()
+  await checkScreen(page, 'library')
+  await checkRings(page, [
+    page.locator('a.brand'),
+    page.getByRole('button', { name: 'Sign out' }),
+    page.getByRole('button', { name: 'Publish…' }),
+    page.getByLabel('Search by title'),
+    card.getByRole('link', { name: 'Night build' }),
+  ])
+
+  // Publish: a bundle dropped, its entrypoint choice and title filled in; then a refusal shown.
+  await page.getByRole('button', { name: 'Publish…' }).click()
+  await dropFile(page, '.dropzone', 'dark.zip', webBundle(rig.h.base), 'application/zip')
+  await page.getByLabel('Entrypoint', { exact: true }).waitFor()
+  await checkScreen(page, 'publish')
+  // On a phone the file choosers stay inside the drop zone (they used to spill past its border).
+  await page.setViewportSize(SIZES.phone)
+  const spill = await page.evaluate(() => {
+    const zone = document.querySelector('.dropzone')!.getBoundingClientRect()
+    return [...document.querySelectorAll('.dropzone input[type=file]')]
+      .map((i) => i.getBoundingClientRect())
+      .filter((r) => r.left < zone.left || r.right > zone.right)
+      .map((r) => `${r.left}-${r.right} outside ${zone.left}-${zone.right}`)
+  })
+  assert.deepEqual(spill, [])
+  await page.setViewportSize(SIZES.laptop)
+  const dup = buildZip([
+    { name: 'index.html', data: '<h1>one</h1>' },
+    { name: 'INDEX.html', data: '<h1>two</h1>' },
+  ])
+  await dropFile(page, '.dropzone', 'dup.zip', dup, 'application/zip')
+  await page.getByLabel('Title', { exact: true }).fill('Broken')
+  await page.locator('form.publish').getByRole('button', { name: 'Publish' }).click()
+  await page.locator('form.publish [role=alert]').filter({ hasText: 'Not published' }).waitFor()
+  await checkScreen(page, 'publish-error')
+  await page.reload()
+
+  // Sharing: a grant refused (the server's message), a link created and shown once, the list.
+  await page.getByRole('button', { name: 'Share Night build' }).click()
+  const dialog = page.getByRole('dialog', { name: 'Share “Night build”' })
+  await dialog.getByLabel('Label (optional)').fill('reviewers')
+  await dialog.getByRole('button', { name: 'Create link' }).click()
+  await dialog.getByLabel('Share link (shown once)').waitFor()
+  await checkScreen(page, 'share-dialog')
+  await checkRings(page, [dialog.getByRole('button', { name: 'Copy link' }), dialog.getByLabel('Label (optional)')])
+  const link = await dialog.getByLabel('Share link (shown once)').inputValue()
+  await page.keyboard.press('Escape')
+
+  // The viewer: its chrome follows the scheme, the published content keeps its own white canvas.
+  await page.goto(`${rig.h.base}/a/${app.artifact}`)
+  await page.frameLocator('#artifact').locator('#result').filter({ hasNotText: 'pending' }).waitFor()
+  await checkScreen(page, 'viewer')
+  await checkRings(page, [page.getByLabel('Version'), page.getByRole('link', { name: 'Open in new tab' })])
+  assert.equal(
+    await page.locator('#artifact').evaluate((f) => getComputedStyle(f).backgroundColor),
+    'rgb(255, 255, 255)',
+    "the bundle's canvas is not themed",
+  )
+  await context.close()
+
+  const guest = await rig.browser.newContext()
+  const guestPage = await guest.newPage()
+  await guestPage.goto(link)
+  await guestPage.frameLocator('#artifact').locator('#result').filter({ hasNotText: 'pending' }).waitFor()
+  await checkScreen(guestPage, 'share-viewer')
+  const refused = await guestPage.goto(revoked.url)
+  assert.equal(refused?.status(), 410)
+  await guestPage.getByRole('heading', { name: 'No longer available' }).waitFor()
+  await checkScreen(guestPage, 'share-refused')
+  await guest.close()
+})
+
+test('/admin with its confirmation and the appearance editor, and the 403 page, light and dark', async () => {
+  const erin = await bearer(rig.op, 'erin')
+  const p = await mustPublish(rig.h, erin, buildZip([{ name: 'index.html', data: 'x' }]), { title: 'Ops report' })
+  await createShare(p.artifact, 'erin', 'board')
+
+  const { context: refusedContext, page: refusedPage } = await signIn(rig, 'erin')
+  const refused = await refusedPage.goto(`${rig.h.base}/admin`)
+  assert.equal(refused?.status(), 403)
+  await checkScreen(refusedPage, 'admin-refused')
+  await refusedContext.close()
+
+  const { context, page } = await signIn(rig, 'root-admin', 'Root Admin')
+  await page.goto(`${rig.h.base}/admin`)
+  const row = page.locator(`tr[data-artifact="${p.artifact}"]`)
+  await row.waitFor()
+  await page.locator('form.theme-form').getByLabel('Theme name').fill('night')
+  await checkScreen(page, 'admin')
+  await checkRings(page, [
+    page.getByRole('link', { name: 'Admin' }),
+    row.getByRole('button', { name: 'Delete Ops report' }),
+    page.locator('form.theme-form').getByLabel('Theme name'),
+  ])
+  await row.getByRole('button', { name: 'Delete Ops report' }).click()
+  const confirm = page.getByRole('dialog', { name: 'Delete “Ops report”?' })
+  await confirm.waitFor()
+  await checkScreen(page, 'admin-confirm')
+  await checkRings(page, [confirm.getByRole('button', { name: 'Cancel' })])
+  await confirm.getByRole('button', { name: 'Cancel' }).click()
+  await context.close()
+})
+
+test('an active light theme keeps its header in the dark scheme; a dark theme is dark in both', async () => {
+  const admin = { ...(await bearer(rig.op, 'root-admin')), 'content-type': 'application/json' }
+  const save = async (name: string, palette: Record<string, string>) => {
+    const res = await fetch(`${rig.h.base}/api/v1/admin/branding`, {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({
+        theme: { name, site_name: `Acme ${name}`, message: 'Internal previews: do not forward.', palette },
+        activate: name,
+      }),
+    })
+    assert.equal(res.status, 200, await res.text())
+  }
+  await mustPublish(rig.h, await bearer(rig.op, 'fay'), buildZip([{ name: 'index.html', data: 'f' }]), {
+    title: 'Themed notes',
+  })
+  // A light theme whose accent (dark green) was picked for a light page.
+  await save('daylight', { primary: '#0b6e4f', background: '#fbfaf5', text: '#202020', accent: '#0b6e4f' })
+  const { context, page } = await signIn(rig, 'fay')
+  await page.locator('.card', { hasText: 'Themed notes' }).waitFor()
+  await checkScreen(page, 'themed-light')
+  const header = () => page.locator('header.site').evaluate((h) => getComputedStyle(h).backgroundColor)
+  await page.emulateMedia({ colorScheme: 'dark' })
+  assert.equal(await header(), 'rgb(11, 110, 79)', "the theme's header in the dark scheme")
+  await checkRings(page, [page.locator('a.brand'), page.getByRole('button', { name: 'Publish…' })])
+
+  // A dark theme: dark surfaces and status colours in both schemes, its own header.
+  await save('midnight', { primary: '#f2b705', background: '#101418', text: '#e8e6e3', accent: '#f2b705' })
+  await page.reload()
+  await page.locator('.card', { hasText: 'Themed notes' }).waitFor()
+  await checkScreen(page, 'themed-dark', { light: true, dark: true })
+  await page.emulateMedia({ colorScheme: 'light' })
+  assert.equal(await header(), 'rgb(242, 183, 5)')
+  await checkRings(page, [page.locator('a.brand'), page.getByRole('button', { name: 'Publish…' })])
+  await context.close()
+})
