@@ -15,6 +15,7 @@ import {
 } from '@gatehouse/kit/config.ts'
 import { isLoopback } from '@gatehouse/kit/net.ts'
 import { type PublisherViewers, parsePublisherViewers } from './grants/publisher-viewers-setting.ts'
+import { ID_PATTERN } from './id-pattern.ts'
 
 const durationOpts = { min: '1s' } as const
 
@@ -307,7 +308,7 @@ export function loadBridgeConfig(flags: Record<string, unknown>): ConfigOf<typeo
 export function loadPublishConfig(flags: Record<string, unknown>, env = process.env): PublishConfig {
   return loadWithChecks(
     () => loadConfig(publishSchema, { flags, env }),
-    ({ config }) => {
+    ({ config, sources }) => {
       const errors: string[] = []
       if ((config.clientCert === undefined) !== (config.clientKey === undefined)) {
         errors.push('ARTSVC_CLIENT_CERT and ARTSVC_CLIENT_KEY: set both or neither')
@@ -315,7 +316,11 @@ export function loadPublishConfig(flags: Record<string, unknown>, env = process.
       // Undefined when missing or refused: the loader's own line says so.
       const u = config.url === undefined ? undefined : new URL(config.url)
       if (u && u.protocol !== 'https:' && !isLoopbackUrl(u))
-        errors.push('ARTSVC_URL: must use https (plain http only on loopback)')
+        errors.push(`${sources.url === 'flag' ? '--url' : 'ARTSVC_URL'}: must use https (plain http only on loopback)`)
+      if (config.artifact !== undefined && !new RegExp(ID_PATTERN).test(config.artifact))
+        errors.push(
+          `--artifact: ${JSON.stringify(config.artifact)} is not an artifact id (16 letters, digits, - or _; artsvc list shows them)`,
+        )
       if (errors.length > 0) throw new ConfigError(errors)
       return config
     },

@@ -10,7 +10,7 @@ export function newId(): string {
   }
 }
 
-export const ID_PATTERN = '^[A-Za-z0-9_-]{16}$'
+export { ID_PATTERN } from './id-pattern.ts'
 
 /** RFC 3339 UTC from epoch milliseconds (null stays null). */
 export function iso(ms: number): string

@@ -150,6 +150,42 @@ test('the commands from the command line: login, list --json, share create|list|
     assert.match(r.stderr, message)
   }
   assert.equal(await count(), shares, 'a refused share creates nothing')
+
+  // A mistyped or cut id is a usage error naming it (not the API's pattern), and nothing changes.
+  const badIds = [
+    [['open', '../../etc'], '"../../etc" is not an artifact id'],
+    [['share', 'create', artifact.slice(0, -1)], `"${artifact.slice(0, -1)}" is not an artifact id`],
+    [['share', 'list', 'nosuchartifact'], '"nosuchartifact" is not an artifact id'],
+    [['share', 'revoke', artifact, 'nosuchshare'], '"nosuchshare" is not a share id'],
+    [
+      ['publish', '--title', 'X', '--zip', join(dir.path, 'site'), '--artifact', 'nosuch'],
+      '--artifact: "nosuch" is not an artifact id',
+    ],
+  ] as const
+  for (const [args, words] of badIds) {
+    const r = await cli([...args])
+    assert.deepEqual([r.status, r.stdout], [2, ''], args.join(' '))
+    assert.ok(r.stderr.startsWith(`artsvc: ${words} (16 letters, digits, - or _; `), r.stderr)
+    assert.equal(r.stderr.split('\n').length, 2, r.stderr)
+  }
+  assert.equal(await count(), shares, 'a refused id creates nothing')
+  const listedAfter = JSON.parse((await cli(['list', '--json'])).stdout) as { id: string; latest_version: number }[]
+  assert.equal(listedAfter.find((a) => a.id === artifact)?.latest_version, 1, 'no version published')
+
+  // The token travels with every request: plain http only to loopback, other schemes refused.
+  for (const [args, extra, words] of [
+    [['list', '--url', 'http://example.com'], {}, '--url "http://example.com": must use https'],
+    [['list'], { ARTSVC_URL: 'http://example.com' }, 'ARTSVC_URL "http://example.com": must use https'],
+    [['list', '--url', 'ftp://127.0.0.1'], {}, '--url "ftp://127.0.0.1": must use https'],
+  ] as const) {
+    const r = await cli([...args], extra)
+    assert.equal(r.status, 2, r.stderr)
+    assert.ok(r.stderr.startsWith(`artsvc: ${words} (plain http only on loopback)`), r.stderr)
+  }
+  // publish says the same rather than "not logged in" (no login is kept for such a URL).
+  const plain = await cli(['publish', '--title', 'X', '--zip', join(dir.path, 'site'), '--url', 'http://example.com'])
+  assert.equal(plain.status, 2)
+  assert.match(plain.stderr, /--url: must use https \(plain http only on loopback\)/)
 })
 
 const messageOf = (message: string) => ({ name: 'PublishError', message })

@@ -9,7 +9,8 @@ import { CliError, type Command, createCli, runCli, UsageError, withExamples } f
 import { addSchemaOptions, schemaFlags, withEnvironmentHelp } from '@gatehouse/kit/cli/schema-options.ts'
 import { readFileSync } from '@gatehouse/kit/startup-builtins.ts'
 import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
-import { backupSchema, bridgeSchema, configSchema, publishSchema } from '../config.ts'
+import { backupSchema, bridgeSchema, configSchema, isLoopbackUrl, publishSchema } from '../config.ts'
+import { ID_PATTERN } from '../id-pattern.ts'
 import { fileErrorWords } from './file-errors.ts'
 
 interface Common {
@@ -108,13 +109,29 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   const target = (o: Common) => {
     const url = o.url ?? env.ARTSVC_URL
     if (!url) throw new UsageError('give --url or set ARTSVC_URL (the management URL)')
+    const name = o.url === undefined ? 'ARTSVC_URL' : '--url'
+    let u: URL
     try {
-      new URL(url)
+      u = new URL(url)
     } catch {
-      throw new UsageError(`--url ${JSON.stringify(url)} is not a URL`)
+      throw new UsageError(`${name} ${JSON.stringify(url)} is not a URL`)
     }
+    // The token goes with every request: never in clear over a network (publish's rule too).
+    if (u.protocol !== 'https:' && !(u.protocol === 'http:' && isLoopbackUrl(u)))
+      throw new UsageError(`${name} ${JSON.stringify(url)}: must use https (plain http only on loopback)`)
     return { url, env, ...(env.ARTSVC_TOKEN ? { token: env.ARTSVC_TOKEN } : {}) }
   }
+  // Checked here, so a mistyped or cut id is a usage error that names it, not the API's pattern.
+  const ID = new RegExp(ID_PATTERN)
+  const id = (kind: 'artifact' | 'share', value: string, hint: string) => {
+    if (!ID.test(value))
+      throw new UsageError(
+        `${JSON.stringify(value)} is not ${kind === 'artifact' ? 'an artifact' : 'a share'} id (16 letters, digits, - or _; ${hint})`,
+      )
+    return value
+  }
+  const ARTIFACTS = 'artsvc list shows them'
+  const SHARES = 'artsvc share list <artifact> shows them'
   const run = async (
     o: Common,
     work: (m: typeof import('./manage.ts')) => Promise<{ lines: string[]; json: unknown }>,
@@ -183,7 +200,9 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
 
   withExamples(common(program.command('open')).description("print an artifact's viewer URL").argument('<artifact>'), [
     'artsvc open Xq3vT9kLm2Pw7RzA',
-  ]).action((artifact: string, o: Common) => run(o, (m) => m.open({ ...target(o), artifact })))
+  ]).action((artifact: string, o: Common) =>
+    run(o, (m) => m.open({ ...target(o), artifact: id('artifact', artifact, ARTIFACTS) })),
+  )
 
   const share = program.command('share').description('create, list and revoke share links of an artifact')
   withExamples(
@@ -200,6 +219,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
       artifact: string,
       o: Common & { label?: string; expiresIn?: string; expiresAt?: string; maxViews?: string },
     ) => {
+      id('artifact', artifact, ARTIFACTS)
       const maxViews = o.maxViews === undefined ? undefined : Number(o.maxViews)
       if (maxViews !== undefined && (!Number.isInteger(maxViews) || maxViews < 1)) {
         throw new UsageError(`--max-views must be a whole number of at least 1, got ${JSON.stringify(o.maxViews)}`)
@@ -218,13 +238,17 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   )
   withExamples(common(share.command('list')).description('the share links of an artifact').argument('<artifact>'), [
     'artsvc share list Xq3vT9kLm2Pw7RzA',
-  ]).action((artifact: string, o: Common) => run(o, (m) => m.shareList({ ...target(o), artifact })))
+  ]).action((artifact: string, o: Common) =>
+    run(o, (m) => m.shareList({ ...target(o), artifact: id('artifact', artifact, ARTIFACTS) })),
+  )
   withExamples(
     common(share.command('revoke')).description('revoke a share link').argument('<artifact>').argument('<share>'),
-    ['artsvc share revoke Xq3vT9kLm2Pw7RzA s_5678'],
-  ).action((artifact: string, shareId: string, o: Common) =>
-    run(o, (m) => m.shareRevoke({ ...target(o), artifact, share: shareId })),
-  )
+    ['artsvc share revoke Xq3vT9kLm2Pw7RzA Hk2pW9sQ4mTz7LcB'],
+  ).action((artifact: string, shareId: string, o: Common) => {
+    id('artifact', artifact, ARTIFACTS)
+    id('share', shareId, SHARES)
+    return run(o, (m) => m.shareRevoke({ ...target(o), artifact, share: shareId }))
+  })
   return program
 }
 

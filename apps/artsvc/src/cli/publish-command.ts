@@ -6,7 +6,7 @@
 import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
 import { ConfigError } from '@gatehouse/kit/config.ts'
 import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
-import { loadPublishConfig, type PublishConfig, stderrIsTerminal } from '../config.ts'
+import { isLoopbackUrl, loadPublishConfig, type PublishConfig, stderrIsTerminal } from '../config.ts'
 import { usableToken } from './credentials.ts'
 import { PublishError, publish } from './publish.ts'
 
@@ -33,7 +33,10 @@ async function withStoredToken(flags: Record<string, unknown>, env: NodeJS.Proce
   const url = (flags.url as string | undefined) ?? env.ARTSVC_URL
   let origin: string
   try {
-    origin = new URL(url ?? '').origin
+    const u = new URL(url ?? '')
+    // Plain http off loopback is refused by the loader: say that, not "not logged in".
+    if (u.protocol !== 'https:' && !(u.protocol === 'http:' && isLoopbackUrl(u))) return env
+    origin = u.origin
   } catch {
     return env // no URL or not one: the loader says so
   }
