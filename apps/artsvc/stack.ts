@@ -60,6 +60,8 @@ export const startStack: StartStack = async (ctx) => {
     redirectUris: [`${PUBLIC}/api/v1/auth/oidc/callback`],
     audience: AUDIENCE,
     scopes: ['artsvc:mcp'],
+    // The CLI's public client (README, `login --browser`), so that sign-in works against the demo too.
+    nativeClientId: 'artsvc-cli',
   })
   op.loginAs('demo')
   const logFile = join(ctx.dataDir, 'artsvc.log')
@@ -119,6 +121,10 @@ export const startStack: StartStack = async (ctx) => {
     notes: [
       'publish the demo site (then open the printed URL in a browser):',
       `$ ARTSVC_URL=${PUBLIC} ARTSVC_TOKEN=$(cat ${shownPath(ctx.root, tokenFile)}) bin/artsvc publish --title Demo --zip ${shownPath(ctx.root, demoZip)}`,
+      'or sign the CLI in through the local provider (open the printed link), then manage from the command line:',
+      `$ export ARTSVC_URL=${PUBLIC}`,
+      `$ bin/artsvc login --browser --audience ${AUDIENCE}`,
+      '$ bin/artsvc list',
       'a consistent copy of its database while it runs (bin/artsvc reads the config file the stack wrote):',
       `$ bin/artsvc backup ${shownPath(ctx.root, join(ctx.dataDir, 'backup'))}-$(date +%Y%m%d-%H%M%S).db`,
     ],
