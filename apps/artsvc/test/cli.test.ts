@@ -93,6 +93,51 @@ test('publishes a folder zipped on the fly; the folder is linked, so publishing 
   assert.equal(detail.versions.length, 2)
 })
 
+test('a link file that is broken or names a gone artifact stops the publish, kept as it was', async () => {
+  const token = await op.clientCredentialsToken(SCOPE)
+  const env = { ARTSVC_URL: h.base, ARTSVC_TOKEN: token }
+  const site = join(dir.path, 'linked')
+  mkdirSync(site, { recursive: true })
+  writeFileSync(join(site, 'index.html'), '<!doctype html><title>linked</title>')
+  const link = join(site, '.artsvc.json')
+  const count = async () =>
+    (
+      (await (await fetch(`${h.base}/api/v1/artifacts`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+        artifacts: unknown[]
+      }
+    ).artifacts.length
+  const before = await count()
+  const cases = [
+    [
+      '{"url": "http://half',
+      /^artsvc: the link file .*\.artsvc\.json is not \{"url": …, "artifact": …\}; fix it, delete it/,
+    ],
+    [
+      JSON.stringify({ url: h.base, artifact: '../x' }),
+      /^artsvc: the link file .*\.artsvc\.json names "\.\.\/x", which is not an artifact id; fix it/,
+    ],
+    [
+      JSON.stringify({ url: h.base, artifact: 'AAAAAAAAAAAAAAAA' }),
+      /^artsvc: \/api\/v1\/artifacts\/uploads: HTTP 404 artifact_not_found: .* \(artifact AAAAAAAAAAAAAAAA, from the link file .*\.artsvc\.json: delete that file to publish a new artifact, or give --artifact\)\n$/,
+    ],
+  ] as const
+  for (const [content, message] of cases) {
+    writeFileSync(link, content)
+    const r = await cli(['--title', 'Linked', '--zip', site], env)
+    assert.deepEqual([r.code, r.stdout], [1, ''], r.stderr)
+    assert.match(r.stderr, message)
+    assert.equal(readFileSync(link, 'utf8'), content, 'the link file is left as it was')
+  }
+  assert.equal(await count(), before, 'no new artifact')
+  // --artifact wins over a broken link file (it is not read), which then links the folder anew.
+  const first = await cli(['--title', 'Linked', '--zip', join(dir.path, 'site')], env)
+  const id = first.stdout.trim().split('/a/')[1]!
+  writeFileSync(link, '{broken')
+  const forced = await cli(['--title', 'Linked', '--zip', site, '--artifact', id], env)
+  assert.equal(forced.code, 0, forced.stderr)
+  assert.deepEqual(JSON.parse(readFileSync(link, 'utf8')), { url: h.base, artifact: id })
+})
+
 test('errors: usage mistakes exit 2, refused requests exit 1, one line each', async () => {
   const usage = await cli(['--title', 'x'], { ARTSVC_URL: h.base, ARTSVC_TOKEN: 't' })
   assert.equal(usage.code, 2)

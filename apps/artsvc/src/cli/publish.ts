@@ -12,6 +12,7 @@ import { Readable, Transform } from 'node:stream'
 import { createTlsAgent, loadTlsMaterial } from '@gatehouse/kit'
 import { Agent, type Dispatcher, request } from 'undici'
 import type { PublishConfig } from '../config.ts'
+import { ID_PATTERN } from '../id-pattern.ts'
 import { PublishError, readAnswer, stringField } from './answers.ts'
 import { fileErrorWords } from './file-errors.ts'
 import { ProgressBar } from './progress.ts'
@@ -24,13 +25,39 @@ interface Link {
   artifact: string
 }
 
+const ID = new RegExp(ID_PATTERN)
+
+/**
+ * The artifact the folder is linked to on this server, if any. A link file that cannot be read
+ * or is not one stops the publish: ignoring it would publish a new artifact and write over the
+ * only record of the old one (the folder's link), when the user meant to add a version.
+ */
 function readLink(dir: string, url: string): string | undefined {
+  const file = join(dir, LINK_FILE)
+  const fix = 'fix it, delete it to publish a new artifact, or give --artifact'
+  let text: string
   try {
-    const link = JSON.parse(readFileSync(join(dir, LINK_FILE), 'utf8')) as Partial<Link>
-    return link.url === url && typeof link.artifact === 'string' ? link.artifact : undefined
-  } catch {
-    return undefined
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    // No link yet (a directory of that name is no link either: publish, and warn when linking fails).
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'EISDIR') return undefined
+    throw new PublishError(`cannot read the link file ${file}: ${fileErrorWords(err)}; ${fix}`)
   }
+  let link: Partial<Link> | undefined
+  try {
+    link = JSON.parse(text) as Partial<Link>
+  } catch {
+    link = undefined
+  }
+  if (typeof link !== 'object' || link === null || typeof link.url !== 'string' || typeof link.artifact !== 'string')
+    throw new PublishError(`the link file ${file} is not {"url": …, "artifact": …}; ${fix}`)
+  if (link.url !== url) return undefined
+  if (!ID.test(link.artifact))
+    throw new PublishError(
+      `the link file ${file} names ${JSON.stringify(link.artifact)}, which is not an artifact id; ${fix}`,
+    )
+  return link.artifact
 }
 
 async function call(dispatcher: Dispatcher, url: URL, options: Parameters<typeof request>[1]) {
@@ -62,7 +89,8 @@ export async function publish(config: PublishConfig, stderr: NodeJS.WriteStream,
   }
   const size = zipped ? zipped.length : source.size
   const base = new URL(config.url)
-  const artifactId = config.artifact ?? (folder ? readLink(folder, base.origin) : undefined)
+  const linked = config.artifact === undefined && folder ? readLink(folder, base.origin) : undefined
+  const artifactId = config.artifact ?? linked
   const dispatcher: Dispatcher =
     config.clientCert || config.caFile
       ? // The kit's PEM loader: a missing or non-PEM file is one line naming it (StartupError, exit 1).
@@ -83,6 +111,13 @@ export async function publish(config: PublishConfig, stderr: NodeJS.WriteStream,
         entrypoint: config.entrypoint,
         ...(artifactId ? { artifact: artifactId } : {}),
       }),
+    }).catch((err: Error) => {
+      // The link names an artifact since deleted, or one this account may not publish to: say where the id came from.
+      if (linked && / (artifact_not_found|access_denied): /.test(err.message))
+        throw new PublishError(
+          `${err.message} (artifact ${linked}, from the link file ${join(folder!, LINK_FILE)}: delete that file to publish a new artifact, or give --artifact)`,
+        )
+      throw err
     })
     const created = new URL('/api/v1/artifacts/uploads', base)
     const token = stringField(created, session, 'upload_token')
