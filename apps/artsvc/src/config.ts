@@ -13,6 +13,7 @@ import {
   loadConfig,
   loadWithChecks,
 } from '@gatehouse/kit/config.ts'
+import type { Source } from '@gatehouse/kit/config-fields.ts'
 import { isLoopback } from '@gatehouse/kit/net.ts'
 import { type PublisherViewers, parsePublisherViewers } from './grants/publisher-viewers-setting.ts'
 import { ID_PATTERN } from './id-pattern.ts'
@@ -137,7 +138,7 @@ export function isLoopbackUrl(url: URL): boolean {
 export function loadArtsvcConfig(options: LoadOptions): ArtsvcConfig {
   return loadWithChecks(
     () => loadConfig(configSchema, options),
-    ({ config }, invalid) => finishConfig(config, invalid),
+    ({ config, sources, file }, invalid) => finishConfig(config, invalid, { sources, file }),
   )
 }
 
@@ -150,15 +151,25 @@ export function loadArtsvcConfig(options: LoadOptions): ArtsvcConfig {
 export function finishConfig(
   config: ConfigOf<typeof configSchema>,
   invalid: ReadonlySet<string> = new Set(),
+  origin: { sources?: Record<string, Source>; file?: string | undefined } = {},
 ): ArtsvcConfig {
   const errors: string[] = []
+  // Each setting named the way it was given: `contentUrl (in /etc/gatehouse/artsvc.json)`,
+  // `--listen`, else its variable (also when it was not given: that is how to give it).
+  const n = (key: keyof typeof configSchema): string => {
+    const o = configSchema[key].options as { env?: string; flag?: string }
+    const source = origin.sources?.[key]
+    if (source === 'file') return `${key} (in ${origin.file ?? 'the config file'})`
+    if (source === 'flag' && o.flag) return `--${o.flag}`
+    return o.env ?? key
+  }
   const given = (key: keyof typeof configSchema) => config[key] !== undefined || invalid.has(key)
   const url = (value: string | undefined) => (value === undefined ? undefined : new URL(value))
   const pub = url(config.publicUrl)
   const content = url(config.contentUrl)
   for (const [name, u] of [
-    ['ARTSVC_PUBLIC_URL', pub],
-    ['ARTSVC_CONTENT_URL', content],
+    [n('publicUrl'), pub],
+    [n('contentUrl'), content],
   ] as const) {
     if (u === undefined) continue
     if (u.protocol !== 'https:' && !isLoopbackUrl(u))
@@ -166,48 +177,44 @@ export function finishConfig(
     if (u.pathname !== '/' || u.search || u.hash || u.username) errors.push(`${name}: must be an origin without a path`)
   }
   if (pub && content && pub.hostname.toLowerCase() === content.hostname.toLowerCase()) {
-    errors.push('ARTSVC_CONTENT_URL: must use a different hostname from ARTSVC_PUBLIC_URL')
+    errors.push(`${n('contentUrl')}: must use a different hostname from ${n('publicUrl')}`)
   }
   if (config.cookieSecret !== undefined && Buffer.byteLength(config.cookieSecret) < 32)
-    errors.push('ARTSVC_COOKIE_SECRET: must be at least 32 bytes')
+    errors.push(`${n('cookieSecret')}: must be at least 32 bytes`)
   if (config.storageBackend === 's3') {
-    if (!given('s3Bucket')) errors.push('ARTSVC_S3_BUCKET: required when ARTSVC_STORAGE_BACKEND is s3')
+    if (!given('s3Bucket')) errors.push(`${n('s3Bucket')}: required when ${n('storageBackend')} is s3`)
     if (config.s3Endpoint) {
       const e = new URL(config.s3Endpoint)
       if (e.protocol !== 'https:' && !isLoopbackUrl(e))
-        errors.push('ARTSVC_S3_ENDPOINT: must use https (plain http only on loopback)')
+        errors.push(`${n('s3Endpoint')}: must use https (plain http only on loopback)`)
     }
   }
   if (config.s3Prefix && !/^[A-Za-z0-9!_.*'()/-]*$/.test(config.s3Prefix)) {
-    errors.push("ARTSVC_S3_PREFIX: may only hold letters, digits and !_.*'()/-")
+    errors.push(`${n('s3Prefix')}: may only hold letters, digits and !_.*'()/-`)
   }
   const httpsOrLoopback = (name: string, value: string | undefined) => {
     if (value && new URL(value).protocol !== 'https:' && !isLoopbackUrl(new URL(value))) {
       errors.push(`${name}: must use https (plain http only on loopback)`)
     }
   }
-  httpsOrLoopback('ARTSVC_OIDC_ISSUER', config.oidcIssuer)
-  httpsOrLoopback('ARTSVC_EDGE_ACCESS_TEAM_DOMAIN', config.edgeAccessTeamDomain)
-  httpsOrLoopback('ARTSVC_EDGE_ACCESS_JWKS_URL', config.edgeAccessJwksUrl)
+  httpsOrLoopback(n('oidcIssuer'), config.oidcIssuer)
+  httpsOrLoopback(n('edgeAccessTeamDomain'), config.edgeAccessTeamDomain)
+  httpsOrLoopback(n('edgeAccessJwksUrl'), config.edgeAccessJwksUrl)
   // An unknown ARTSVC_AUTH_MODE is already reported: which settings it needs is then unknown.
   if (config.authMode === 'oidc') {
-    for (const [name, key] of [
-      ['ARTSVC_OIDC_ISSUER', 'oidcIssuer'],
-      ['ARTSVC_OIDC_CLIENT_ID', 'oidcClientId'],
-      ['ARTSVC_OIDC_CLIENT_SECRET', 'oidcClientSecret'],
-    ] as const) {
-      if (!given(key) || config[key] === '') errors.push(`${name}: required when ARTSVC_AUTH_MODE is oidc`)
+    for (const key of ['oidcIssuer', 'oidcClientId', 'oidcClientSecret'] as const) {
+      if (!given(key) || config[key] === '') errors.push(`${n(key)}: required when ${n('authMode')} is oidc`)
     }
   } else if (config.authMode === 'edge_access') {
     if (!given('edgeAccessTeamDomain'))
-      errors.push('ARTSVC_EDGE_ACCESS_TEAM_DOMAIN: required when ARTSVC_AUTH_MODE is edge_access')
+      errors.push(`${n('edgeAccessTeamDomain')}: required when ${n('authMode')} is edge_access`)
     if (!given('edgeAccessAud') || config.edgeAccessAud === '')
-      errors.push('ARTSVC_EDGE_ACCESS_AUD: required when ARTSVC_AUTH_MODE is edge_access')
+      errors.push(`${n('edgeAccessAud')}: required when ${n('authMode')} is edge_access`)
   }
   if (config.oauthAudience && !given('oidcIssuer'))
-    errors.push('ARTSVC_OIDC_ISSUER: required when ARTSVC_OAUTH_AUDIENCE is set')
+    errors.push(`${n('oidcIssuer')}: required when ${n('oauthAudience')} is set`)
   if (config.oauthScope !== undefined && !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(config.oauthScope))
-    errors.push('ARTSVC_OAUTH_SCOPE: must be one scope token')
+    errors.push(`${n('oauthScope')}: must be one scope token`)
   const viewers = parsePublisherViewers(config.publisherViewers)
   errors.push(...viewers.problems)
   if (errors.length > 0) throw new ConfigError(errors)
@@ -338,7 +345,10 @@ export function loadServerConfig(
 ): ArtsvcConfig & { warnings: string[] } {
   return loadWithChecks(
     () => loadAppConfig('artsvc', configSchema, { flags, config: configFile, env: process.env }),
-    ({ config, warnings }, invalid) => ({ ...finishConfig(config, invalid), warnings }),
+    ({ config, warnings, sources, file }, invalid) => ({
+      ...finishConfig(config, invalid, { sources, file }),
+      warnings,
+    }),
   )
 }
 

@@ -1,6 +1,9 @@
 /** Configuration: defaults, strict checks listed at once, and startup failures as one clear line (child process). */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
 import { ConfigError } from '@gatehouse/kit'
 import { freePort } from '@gatehouse/testkit'
@@ -118,6 +121,33 @@ test('startup: a bad value and a cross-field conflict are both on stderr, one li
   assert.equal(lines.length, 2, r.stderr)
   assert.match(lines[0]!, /^artsvc: ARTSVC_SESSION_TTL: /)
   assert.equal(lines[1], 'artsvc: ARTSVC_CONTENT_URL: must use a different hostname from ARTSVC_PUBLIC_URL')
+})
+
+test('a cross-field problem names each setting the way it was given (file key, flag or variable)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'artsvc-config-'))
+  try {
+    const file = join(dir, 'artsvc.json')
+    writeFileSync(
+      file,
+      JSON.stringify({ publicUrl: 'https://a.example', contentUrl: 'https://a.example:8443', maxFiles: 'x' }),
+    )
+    const { ARTSVC_PUBLIC_URL: _p, ARTSVC_CONTENT_URL: _c, ...rest } = base
+    let lines: string[] = []
+    try {
+      loadArtsvcConfig({ env: { ...rest, ARTSVC_AUTH_MODE: 'edge_access' }, file })
+    } catch (err) {
+      assert.ok(err instanceof ConfigError)
+      lines = err.lines
+    }
+    assert.deepEqual(lines, [
+      'maxFiles: must be an integer, got string "x"',
+      `contentUrl (in ${file}): must use a different hostname from publicUrl (in ${file})`,
+      'ARTSVC_EDGE_ACCESS_TEAM_DOMAIN: required when ARTSVC_AUTH_MODE is edge_access',
+      'ARTSVC_EDGE_ACCESS_AUD: required when ARTSVC_AUTH_MODE is edge_access',
+    ])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 test('mode-specific requirements', () => {
