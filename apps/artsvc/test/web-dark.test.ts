@@ -31,37 +31,6 @@ const SIZES = {
   phone: { width: 390, height: 844 },
 } as const
 
-/**
- * testkit's unreadableText with one workaround: it reads a computed colour's numbers as 0-255
- * channels, but Chromium computes color-mix() (artsvc's --muted, the dark --panel) to
- * `color(srgb r g b)` with 0-1 channels, which it then takes for near-black (false alarms on
- * a dark page, false passes on a light one). Until its parse() reads that form, the page's
- * getComputedStyle hands it those colours as the same rgba().
- */
-async function readable(page: Page): Promise<string[]> {
-  await page.evaluate(() => {
-    const w = window as unknown as { artsvcSrgbAsRgb?: boolean }
-    if (w.artsvcSrgbAsRgb) return
-    w.artsvcSrgbAsRgb = true
-    const original = window.getComputedStyle.bind(window)
-    const toRgb = (v: string) =>
-      v.replace(
-        /color\(srgb ([\d.e-]+) ([\d.e-]+) ([\d.e-]+)(?: \/ ([\d.]+))?\)/g,
-        (_m, r: string, g: string, b: string, a: string | undefined) =>
-          `rgba(${[r, g, b].map((x) => Math.round(Number(x) * 255)).join(', ')}, ${a ?? 1})`,
-      )
-    window.getComputedStyle = (el: Element, pseudo?: string | null) =>
-      new Proxy(original(el, pseudo), {
-        get(target, prop) {
-          const v = Reflect.get(target, prop, target)
-          if (typeof v === 'function') return v.bind(target)
-          return typeof v === 'string' && (prop === 'color' || prop === 'backgroundColor') ? toRgb(v) : v
-        },
-      })
-  })
-  return unreadableText(page)
-}
-
 /** The page's own background luminance (WCAG), to tell which palette applies. */
 function pageLuminance(page: Page): Promise<number> {
   return page.evaluate(() => {
@@ -85,7 +54,7 @@ async function checkScreen(page: Page, name: string, expectDark: { light: boolea
     await page.emulateMedia({ colorScheme: scheme })
     for (const [size, viewport] of Object.entries(SIZES)) {
       await page.setViewportSize(viewport)
-      assert.deepEqual(await readable(page), [], `${name}, ${scheme}, ${size}`)
+      assert.deepEqual(await unreadableText(page), [], `${name}, ${scheme}, ${size}`)
       const luminance = await pageLuminance(page)
       assert.equal(luminance < 0.05, expectDark[scheme], `${name}, ${scheme}: page luminance ${luminance.toFixed(3)}`)
       if (scheme === 'dark') await shot(page, `dark-${name}-${size}`)

@@ -18,9 +18,20 @@ import type { Page } from 'playwright-core'
 export function unreadableText(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     type Rgba = [number, number, number, number]
+    // A computed colour is rgb()/rgba() with 0–255 channels, except where Chromium keeps another
+    // space: color-mix() computes to `color(srgb r g b)` with 0–1 channels, oklch() stays oklch.
+    // Those go through a 1-pixel canvas, which converts any CSS colour to sRGB bytes.
+    const pixel = document.createElement('canvas').getContext('2d', { willReadFrequently: true })
     const parse = (c: string): Rgba => {
-      const n = (c.match(/[\d.]+/g) ?? []).map(Number)
-      return [n[0] ?? 0, n[1] ?? 0, n[2] ?? 0, n[3] ?? 1]
+      if (/^rgba?\(/.test(c) || pixel === null) {
+        const n = (c.match(/[\d.]+/g) ?? []).map(Number)
+        return [n[0] ?? 0, n[1] ?? 0, n[2] ?? 0, n[3] ?? 1]
+      }
+      pixel.clearRect(0, 0, 1, 1)
+      pixel.fillStyle = c
+      pixel.fillRect(0, 0, 1, 1)
+      const [r, g, b, a] = pixel.getImageData(0, 0, 1, 1).data
+      return [r ?? 0, g ?? 0, b ?? 0, (a ?? 255) / 255]
     }
     const over = (top: Rgba, under: Rgba): Rgba => {
       const a = top[3]

@@ -43,3 +43,18 @@ test('unreadableText names faint text, in light and dark, and exempts disabled c
   assert.ok(dark.includes('p#ok'), dark.join('\n'))
   assert.ok(!dark.includes('p#faint'), dark.join('\n'))
 })
+
+test('unreadableText reads colours Chromium keeps outside rgb(): color-mix() and oklch()', async () => {
+  const browser = await launchChromium()
+  after(() => browser.close())
+  const page = await browser.newPage()
+  // color-mix() computes to `color(srgb r g b)` with 0–1 channels: read as 0–255 it was near
+  // black, so light text on a mixed dark panel was a false alarm and faint mixed text passed.
+  await page.setContent(`<div style="background:color-mix(in srgb, #000 90%, #fff)">
+      <p id=light-on-mixed style="color:#eee">light on a mixed dark panel</p></div>
+    <p id=faint-mixed style="color:color-mix(in srgb, #fff 70%, #000)">faint mixed grey on white</p>
+    <p id=oklch-dark style="color:oklch(0.25 0 0)">dark oklch on white</p>
+    <p id=oklch-faint style="color:oklch(0.85 0 0)">faint oklch on white</p>`)
+  const problems = (await unreadableText(page)).map((l) => l.split(' ')[0])
+  assert.deepEqual(problems, ['p#faint-mixed', 'p#oklch-faint'])
+})
