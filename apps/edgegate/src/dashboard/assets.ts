@@ -193,6 +193,10 @@ code { font-size: 12px; }
 .notice { background: var(--notice-bg); border: 1px solid var(--notice-line); padding: .5rem; margin-top: 1rem; }
 .notice code { overflow-wrap: anywhere; }
 .table-wrap:has(+ p.empty) { display: none; }
+.empty-state { border: 1px dashed var(--frame); border-radius: 6px; padding: 0 1rem .6rem; margin-top: 1rem; max-width: 44rem; }
+.empty-state h2 { font-size: 1rem; margin: .8rem 0 .4rem; }
+.empty-state p, .empty-state ul { margin: .4rem 0; } .empty-state ul { padding-left: 1.2rem; }
+.empty-state code { overflow-wrap: anywhere; }
 header { display: flex; justify-content: space-between; align-items: center; }
 @media (max-width: 40rem) {
   body { margin: 0 .6rem .6rem; } td, th { padding: .25rem .3rem; }

@@ -40,6 +40,17 @@ export function time(value: string | number | null | undefined): Html {
   return html`<time datetime="${iso}" title="${iso}">${short}</time>`
 }
 
+/**
+ * What a view shows in place of a table with no rows: a row of headings over nothing says neither
+ * what would be listed nor how it gets there. `view` names it for the stylesheet and the tests.
+ */
+export function emptyState(view: string, title: string, body: Html): Html {
+  return html`<section class="empty-state" data-empty="${view}" aria-labelledby="empty-${view}">
+<h2 id="empty-${view}">${title}</h2>
+${body}
+</section>`
+}
+
 /** The dashboard's views, in menu order: path and name. */
 export const VIEWS = [
   ['/', 'Overview'],

@@ -2,7 +2,7 @@
 import type { SmtpReport } from '@gatehouse/kit/edge-wire.ts'
 import type { NodeRow } from '../db/schema.ts'
 import type { Pair } from '../web/pair-store.ts'
-import { chrome, type Html, html, layout, type SignedIn, time } from './html.ts'
+import { chrome, emptyState, type Html, html, layout, type SignedIn, time } from './html.ts'
 
 /** Evidence rows shown per SMTP report (largest counts first); the rest are counted. */
 const EVIDENCE_SHOWN = 10
@@ -112,6 +112,25 @@ const AUDIT_FAMILIES = [
   ['web_enforcement', 'web enforcement'],
 ] as const
 
+/** An empty audit log: filtered to nothing, or nothing privileged has happened (or all of it aged out). */
+function noAudit(f: { action?: string; actor?: string }): Html {
+  if (f.action || f.actor)
+    return emptyState(
+      'audit',
+      'No entries match these filters',
+      html`<p>${f.actor ? html`No entry by an actor named exactly <code>${f.actor}</code>` : 'No entry'}${
+        f.action ? ` for ${AUDIT_FAMILIES.find(([v]) => v === f.action)?.[1] ?? f.action}` : ''
+      }. Actors read like <code>cli:root</code> or <code>admin:alice</code>. <a href="/audit">Show every entry</a></p>`,
+    )
+  return emptyState(
+    'audit',
+    'No audit entries yet',
+    html`<p>Every privileged change is recorded here with who made it and when: decisions, nodes, administrators,
+pairings and the kill switch, made on the dashboard, the API or the CLI (<code>edgegate node add</code>, for one).
+Entries are kept for <code>--audit-retention</code> (a year by default); <code>edgegate audit list</code> reads the same log.</p>`,
+  )
+}
+
 /** The audit log: who changed what, when; filtered by action family and actor (GET form). */
 export function auditPage(admin: SignedIn, entries: AuditEntry[], f: { action?: string; actor?: string }): string {
   return layout(
@@ -128,10 +147,14 @@ export function auditPage(admin: SignedIn, entries: AuditEntry[], f: { action?: 
 <label>Actor <input name="actor" value="${f.actor ?? ''}" placeholder="cli:root, admin:alice" size="18"></label>
 <button type="submit">Filter</button>
 </form>
-<p class="muted">${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}, newest first (at most 500). The same log: <code>edgegate audit list</code>.</p>
+${
+  entries.length === 0
+    ? noAudit(f)
+    : html`<p class="muted">${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}, newest first (at most 500). The same log: <code>edgegate audit list</code>.</p>
 <div class="table-wrap"><table id="audit"><thead><tr><th>At</th><th>Actor</th><th>Action</th><th>Target</th></tr></thead><tbody>
 ${entries.map((e) => html`<tr><td>${time(Number(e.at_ms))}</td><td>${e.actor}</td><td>${e.action}</td><td><code>${e.target}</code></td></tr>`)}
-</tbody></table></div>`,
+</tbody></table></div>`
+}`,
     ),
   )
 }

@@ -136,9 +136,10 @@ export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
       const asked = param(req, 'window')
       const window = asked && ['5m', '15m', '30m'].includes(asked) ? asked : undefined
       const interval = reportInterval(window ? { window } : {}, ctx.web.windowMs, now)
-      const [status, report] = await Promise.all([
+      const [status, report, nodes] = await Promise.all([
         enforcementStatus(ctx),
         buildReport(ctx.database.db, ctx.database.kind, interval, ctx.web.policy, now),
+        listNodes(ctx.database.db, ['tlsgate', 'websignal', 'log_watcher']),
       ])
       const covered = await coverage(ctx.database.db, status.enforcement_mode, ctx.web.canaryNodes)
       return webPage(
@@ -152,6 +153,10 @@ export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
           candidates: report.candidates.map((c) => candidateJson(c, covered(c.instance_id))),
         },
         window ?? formatDuration(ctx.web.windowMs),
+        {
+          tlsgate: nodes.filter((n) => n.kind === 'tlsgate').map((n) => n.instance_id),
+          websignal: nodes.filter((n) => n.kind !== 'tlsgate').map((n) => n.instance_id),
+        },
       )
     }),
   )
@@ -160,7 +165,15 @@ export function dashboardRoutes(app: HttpApp, ctx: AppContext) {
     '/signals',
     { schema: { hide: true } },
     page(ctx, async (_req, admin) => {
-      return signalsPage(admin, await recentSignals(ctx.database.db, 200))
+      const [rows, nodes] = await Promise.all([
+        recentSignals(ctx.database.db, 200),
+        listNodes(ctx.database.db, ['websignal', 'log_watcher']),
+      ])
+      return signalsPage(
+        admin,
+        rows,
+        nodes.map((n) => n.instance_id),
+      )
     }),
   )
   app.get(

@@ -3,7 +3,7 @@ import type { DecisionRow, SignalRow } from '../db/schema.ts'
 import { toDecision } from '../decisions/service.ts'
 import type { enforcementStatus } from '../enforcement/routes.ts'
 import type { candidateJson } from '../web/routes.ts'
-import { chrome, type Html, html, layout, type SignedIn, time } from './html.ts'
+import { chrome, emptyState, type Html, html, layout, type SignedIn, time } from './html.ts'
 import { verdictButtons } from './pages.ts'
 
 export interface DecisionFilter {
@@ -22,6 +22,40 @@ function sourceCell(d: DecisionRow, now: number): Html {
   const until = expires === undefined ? '' : html`<br><span class="muted">${state} ${time(expires)}</span>`
   if (d.source === 'manual') return html`<td>manual${until}</td>`
   return html`<td><span class="badge auto">automated</span> ${d.source}${until}</td>`
+}
+
+/** An empty decision list: filtered to nothing, nothing to decide for yet, or nothing decided yet. */
+function noDecisions(gates: string[], f: DecisionFilter): Html {
+  if (f.instance || f.status || f.source) {
+    const asked = [
+      f.instance ? `instance ${f.instance}` : '',
+      f.status ? `status ${f.status}` : '',
+      f.source ? `source ${f.source}` : '',
+    ].filter(Boolean)
+    return emptyState(
+      'decisions',
+      'No decisions match these filters',
+      html`<p>Nothing live for ${asked.join(', ')}. <a href="/decisions">Show every decision</a></p>`,
+    )
+  }
+  const what = html`<p>A decision is a verdict (approved, blocked or pending) on one fingerprint a gate saw, for that gate
+only; the gate pulls it on its next sync. Decisions made here, on the API or with the CLI are listed here, newest first.</p>`
+  if (gates.length === 0)
+    return emptyState(
+      'decisions',
+      'No decisions yet',
+      html`${what}<p>No gate is registered to decide for. Register one, and its fingerprints appear on the
+<a href="/">overview</a> as it syncs:</p>
+<p><code>edgegate node add --kind sshgate edge-ssh-1</code> <span class="muted">(or <code>--kind tlsgate</code>)</span></p>`,
+    )
+  return emptyState(
+    'decisions',
+    'No decisions yet',
+    html`${what}<p>Decide with the buttons beside a fingerprint on the <a href="/">overview</a> or on
+<a href="/web">Web candidates</a>, or from a shell:</p>
+<p><code>edgegate decision block --instance ${gates[0]} FINGERPRINT</code></p>
+<p class="muted"><code>approve</code> and <code>pending</code> work the same way; <code>--for 24h</code> makes a verdict temporary.</p>`,
+  )
 }
 
 export function decisionsPage(
@@ -43,7 +77,10 @@ export function decisionsPage(
 <label>Source <select name="source">${option('', 'all', f.source ?? '')}${option('manual', 'manual', f.source)}${option('web-controller', 'automated (web controller)', f.source)}</select></label>
 <button type="submit">Filter</button>
 </form>
-<p class="muted">${rows.length} decision(s), newest first (at most 500).</p>
+${
+  rows.length === 0
+    ? noDecisions(gates, f)
+    : html`<p class="muted">${rows.length} decision(s), newest first (at most 500).</p>
 <div class="table-wrap"><table id="decisions"><thead><tr><th>Instance</th><th>Fingerprint</th><th>Status</th><th>Source</th><th>Label</th><th>Updated</th><th>Actor</th><th></th></tr></thead><tbody>
 ${rows.map((r) => {
   const d = toDecision(r)
@@ -51,7 +88,8 @@ ${rows.map((r) => {
 <td>${d.scope_id}</td><td><code>${d.fingerprint}</code></td><td class="status-${d.status}">${d.status}</td>${sourceCell(r, now)}
 <td>${d.label}</td><td>${time(d.updated_at)}</td><td>${d.actor}</td><td class="actions">${verdictButtons()}</td></tr>`
 })}
-</tbody></table></div>`,
+</tbody></table></div>`
+}`,
     ),
   )
 }
@@ -106,12 +144,44 @@ nodes: ${list(c.nodes, c.node_count)}${c.cross_node ? html` <span class="badge">
 </tr>`
 }
 
-export function webPage(
-  admin: SignedIn,
-  status: Status,
-  report: { from: string; to: string; window_seconds: number; candidates: CandidateJson[]; truncated: boolean },
-  window: string,
-): string {
+type Report = { from: string; to: string; window_seconds: number; candidates: CandidateJson[]; truncated: boolean }
+
+/** Registered nodes by kind: what an empty view can tell is missing. */
+export interface NodeKinds {
+  tlsgate: string[]
+  websignal: string[]
+}
+
+/** Nodes of a kind, or the command that registers the first one. */
+function nodeItem(what: string, ids: string[], add: string): Html {
+  return ids.length > 0
+    ? html`<li>${what}: ${ids.join(', ')}</li>`
+    : html`<li>${what}: none registered yet, <code>${add}</code></li>`
+}
+
+/**
+ * No candidate in the interval. A candidate needs both halves of the evidence, so the state
+ * names each: the nodes that send it (registered or not) and where to look at what arrived.
+ */
+function noCandidates(report: Report, window: string, nodes: NodeKinds): Html {
+  return emptyState(
+    'candidates',
+    `No candidates in the last ${window}`,
+    html`<p>A candidate is a TLS client fingerprint whose sightings on a TLS gate share the client IP and host (the
+TLS server name) with web signals (scanner behaviour in an access log) within five minutes; signals observed
+${time(report.from)} – ${time(report.to)} are matched. It needs both:</p>
+<ul>
+${nodeItem('TLS gates sending sightings', nodes.tlsgate, 'edgegate node add --kind tlsgate tls-1')}
+${nodeItem('web signal nodes sending signals', nodes.websignal, 'edgegate node add --kind websignal web-1')}
+</ul>
+<p>What arrived: <a href="/signals">Signals</a>, and the TLS fingerprints on the <a href="/">overview</a>. Clients that send no
+server name match only through a <a href="/pairs">pairing</a>.${
+      window === '30m' ? '' : html` A longer window: <a href="/web?window=30m">the last 30 minutes</a>.`
+    }</p>`,
+  )
+}
+
+export function webPage(admin: SignedIn, status: Status, report: Report, window: string, nodes: NodeKinds): string {
   return layout(
     'edgegate: web candidates',
     chrome(
@@ -124,28 +194,55 @@ ${enforcementPanel(status)}
 <label>Window <select name="window">${['5m', '15m', '30m'].map((w) => option(w, w, window))}</select></label>
 <button type="submit">Show</button>
 </form>
-<p class="muted">Signals observed ${time(report.from)} – ${time(report.to)}, matched with TLS sightings of the same client IP and host within five minutes. ${report.candidates.length} candidate(s)${report.truncated ? ' (truncated)' : ''}. Simulation only: a shadow verdict never blocks.</p>
+${
+  report.candidates.length === 0
+    ? noCandidates(report, window, nodes)
+    : html`<p class="muted">Signals observed ${time(report.from)} – ${time(report.to)}, matched with TLS sightings of the same client IP and host within five minutes. ${report.candidates.length} candidate(s)${report.truncated ? ' (truncated)' : ''}. Simulation only: a shadow verdict never blocks.</p>
 <div class="table-wrap"><table id="candidates"><thead><tr><th>Gate</th><th>TLS fingerprint</th><th>Shadow verdict</th><th>Signals</th><th>Networks</th><th>Sites and nodes</th><th>First / last</th><th>Decision</th><th>Covered</th><th></th></tr></thead><tbody>
 ${report.candidates.map(candidateRow)}
-</tbody></table></div>`,
+</tbody></table></div>`
+}`,
     ),
   )
 }
 
-export function signalsPage(admin: SignedIn, rows: SignalRow[]): string {
+/** No signal stored: what sends them, and whether anything is registered to. */
+function noSignals(websignal: string[]): Html {
+  return emptyState(
+    'signals',
+    'No web signals yet',
+    html`<p>A web signal node (<code>websignal</code>) reads a web server's access log and sends a signal when a client
+behaves like a scanner: failing requests for paths such as <code>/.env</code> or <code>/wp-login.php</code>. Only
+aggregates arrive (host, site, client IP, counts); signals are kept for <code>--signal-retention</code> (8 days by default).</p>
+${
+  websignal.length === 0
+    ? html`<p>No web signal node is registered. Register one and give the agent its token (its config's
+<code>control_plane</code> section):</p>
+<p><code>edgegate node add --kind websignal web-1</code></p>`
+    : html`<p>Registered: ${websignal.join(', ')}. None has sent a signal that is still kept; on the agent's host,
+<code>websignal status</code> says whether it publishes.</p>`
+}`,
+  )
+}
+
+export function signalsPage(admin: SignedIn, rows: SignalRow[], websignal: string[]): string {
   return layout(
     'edgegate: signals',
     chrome(
       admin,
       '/signals',
       html`<h1>Web signals</h1>
-<p class="muted">The ${rows.length} newest signals. Aggregates only: no request target or user agent is ever stored.</p>
+${
+  rows.length === 0
+    ? noSignals(websignal)
+    : html`<p class="muted">The ${rows.length} newest signals. Aggregates only: no request target or user agent is ever stored.</p>
 <div class="table-wrap"><table id="signals"><thead><tr><th>Observed</th><th>Node</th><th>Host</th><th>Site</th><th>Client IP</th><th>Trigger</th><th>Connections</th><th>Errors</th><th>Successes</th><th>Window</th></tr></thead><tbody>
 ${rows.map(
   (s) =>
     html`<tr><td>${time(Number(s.observed_ms))}</td><td>${s.instance_id}</td><td>${s.host}</td><td>${s.site}</td><td>${s.ip}</td><td>${s.trigger}</td><td>${s.connections}</td><td>${s.errors}</td><td>${s.successes}</td><td>${s.window_seconds}s</td></tr>`,
 )}
-</tbody></table></div>`,
+</tbody></table></div>`
+}`,
     ),
   )
 }
