@@ -1,8 +1,9 @@
 /**
  * `npm start` support: runs edgegate on embedded defaults (SQLite under ctx.dataDir, HTTPS on
- * 127.0.0.1:8443) with a locally generated CA and server certificate, an administrator token
- * and an `sshgate` node (instance `sshgate-1`) for the SSH gate. Everything generated is kept
- * in ctx.dataDir (credentials.json, tls/) so a restart reuses it.
+ * 127.0.0.1:8443) with a locally generated CA and server certificate, an administrator token,
+ * an `sshgate` node (instance `sshgate-1`) for the SSH gate and a `tlsgate` node (`tlsgate-1`)
+ * for the TLS gate; both gates read their token from credentials.json and sync with it.
+ * Everything generated is kept in ctx.dataDir (credentials.json, tls/) so a restart reuses it.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -13,11 +14,15 @@ import { ensurePortFree, shownPath, supervise, waitHttp } from '../../packages/k
 const HOST = '127.0.0.1'
 const PORT = 8443
 const NODE_ID = 'sshgate-1'
+const TLS_NODE_ID = 'tlsgate-1'
 
 interface Credentials {
   adminToken: string
+  /** The SSH gate's node (the field names predate the TLS gate's, and stay for kept files). */
   nodeId: string
   nodeToken: string
+  tlsgateId?: string
+  tlsgateToken?: string
 }
 
 /** A throwaway CA and a server certificate for 127.0.0.1 / localhost (openssl CLI). */
@@ -73,7 +78,6 @@ function ensureTls(dir: string): { ca: string; cert: string; key: string } {
 
 function credentials(ctx: Parameters<StartStack>[0], database: string): Credentials {
   const file = join(ctx.dataDir, 'credentials.json')
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Credentials
   const main = join(ctx.root, 'apps', 'edgegate', 'src', 'main.ts')
   const run = (args: string[]) => {
     const r = spawnSync(ctx.node, [main, ...args], {
@@ -84,6 +88,29 @@ function credentials(ctx: Parameters<StartStack>[0], database: string): Credenti
     if (r.status !== 0 || !token) throw new Error(`edgegate ${args.join(' ')} failed: ${r.stderr.trim()}`)
     return token
   }
+  const save = (c: Credentials) => writeFileSync(file, `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600 })
+  if (existsSync(file)) {
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as Credentials
+    if (kept.tlsgateToken) return kept
+    // Kept by a stack from before the TLS gate synced: register it now. Someone who followed the
+    // old hint (node add --kind tlsgate tlsgate-1 by hand) has the node but not its token, which
+    // is shown once: a new token for it is the only way to have one here.
+    let token: string
+    try {
+      token = run(['node', 'add', '--kind', 'tlsgate', TLS_NODE_ID])
+    } catch {
+      try {
+        token = run(['node', 'rotate-token', TLS_NODE_ID])
+      } catch (err) {
+        ctx.log(`could not register ${TLS_NODE_ID} (${(err as Error).message}): the TLS gate will not sync`)
+        return kept
+      }
+    }
+    const c = { ...kept, tlsgateId: TLS_NODE_ID, tlsgateToken: token }
+    save(c)
+    ctx.log(`registered the TLS gate as node ${TLS_NODE_ID} (kind tlsgate)`)
+    return c
+  }
   // Admin commands refuse a database that does not exist: create it first.
   const migrated = spawnSync(ctx.node, [main, 'migrate'], { env: { ...process.env, EDGEGATE_DATABASE: database } })
   if (migrated.status !== 0) throw new Error(`edgegate migrate failed: ${String(migrated.stderr).trim()}`)
@@ -91,8 +118,10 @@ function credentials(ctx: Parameters<StartStack>[0], database: string): Credenti
     adminToken: run(['admin', 'add', 'admin']),
     nodeId: NODE_ID,
     nodeToken: run(['node', 'add', '--kind', 'sshgate', NODE_ID]),
+    tlsgateId: TLS_NODE_ID,
+    tlsgateToken: run(['node', 'add', '--kind', 'tlsgate', TLS_NODE_ID]),
   }
-  writeFileSync(file, `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600 })
+  save(c)
   return c
 }
 
@@ -149,6 +178,7 @@ export const startStack: StartStack = async (ctx) => {
     credentials: {
       'administrator token (dashboard sign-in, /api/*)': c.adminToken,
       [`node ${c.nodeId} (sshgate) token`]: c.nodeToken,
+      ...(c.tlsgateToken ? { [`node ${c.tlsgateId} (tlsgate) token`]: c.tlsgateToken } : {}),
       'CA certificate (trust it to reach the control plane)': tls.ca,
       kept: join(ctx.dataDir, 'credentials.json'),
     },

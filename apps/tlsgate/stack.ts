@@ -2,9 +2,11 @@
  * `npm start`: the TLS gate on embedded defaults in front of a demo nginx: the gate listens on
  * 127.0.0.1:8444 with PROXY protocol v2 to nginx on 127.0.0.1:8445 (a self-signed certificate
  * for `localhost`, made once with openssl under the data folder), metrics on 127.0.0.1:9123.
- * Local verdicts only: the stack's edgegate registers no tlsgate node yet, so there is no sync
- * (register one with `bin/edgegate node add --kind tlsgate tlsgate-1` and add a control_plane
- * section to config.json to try it). A taken port stops this app with one line saying so.
+ * When the stack started edgegate first, the gate syncs with it every 5 s as node `tlsgate-1`
+ * (registered by edgegate's stack; bearer token from its credentials.json, its local CA): it
+ * uploads its fingerprints with their IP/port sightings and SNI, the TLS half of edgegate's web
+ * evidence, and pulls the decisions made there for it. Without edgegate: local verdicts only.
+ * A taken port stops this app with one line saying so.
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -18,6 +20,40 @@ const LISTEN_PORT = 8444
 const NGINX_PORT = 8445
 const METRICS_PORT = 9123
 const READY_MS = 20_000
+
+interface ControlPlane {
+  config: Record<string, unknown>
+  token: string
+  url: string
+  instance: string
+}
+
+/** edgegate's stack keeps its node credentials and CA under its own data folder (as for sshproxy). */
+function controlPlane(ctx: StackContext): ControlPlane | undefined {
+  const edgegate = ctx.started.edgegate
+  if (!edgegate) return undefined
+  const dir = join(ctx.dataDir, '..', 'edgegate')
+  const file = join(dir, 'credentials.json')
+  const ca = join(dir, 'tls', 'ca.crt')
+  if (!existsSync(file) || !existsSync(ca)) {
+    ctx.log(`edgegate is running but ${file} or ${ca} is missing: sync disabled`)
+    return undefined
+  }
+  const c = JSON.parse(readFileSync(file, 'utf8')) as { tlsgateId?: string; tlsgateToken?: string }
+  const url = edgegate.urls.api
+  if (!c.tlsgateId || !c.tlsgateToken || !url) {
+    ctx.log(`${file} has no tlsgateId/tlsgateToken (or edgegate printed no api URL): sync disabled`)
+    return undefined
+  }
+  // The token goes through the environment, so config.json holds no secret. A short interval
+  // makes a decision on the dashboard reach the gate within seconds in the demo.
+  return {
+    config: { url, instance_id: c.tlsgateId, ca, sync_interval: '5s' },
+    token: c.tlsgateToken,
+    url,
+    instance: c.tlsgateId,
+  }
+}
 
 /** A child process whose output goes to `logPath`, ready when `ready` appears in it. */
 async function startLogged(
@@ -155,9 +191,20 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
   const db = join(ctx.dataDir, 'tlsgate.db')
   const configPath = join(ctx.dataDir, 'config.json')
   // bin/tlsgate reads this file by default: with the database and the metrics address in it,
-  // list, block and status reach this gate without flags. Other keys an operator added stay.
-  const kept = existsSync(configPath) ? (JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>) : {}
-  writeFileSync(configPath, `${JSON.stringify({ ...kept, db, metrics_listen: `${HOST}:${metricsPort}` }, null, 2)}\n`)
+  // list, block and status reach this gate without flags. Other keys an operator added stay;
+  // control_plane is the stack's: written while edgegate runs in it, removed when it does not
+  // (its token comes from the stack, so a section left behind would stop the gate at start).
+  const cp = controlPlane(ctx)
+  const { control_plane: _managed, ...kept } = existsSync(configPath)
+    ? (JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>)
+    : {}
+  const fileConfig = {
+    ...kept,
+    db,
+    metrics_listen: `${HOST}:${metricsPort}`,
+    ...(cp ? { control_plane: cp.config } : {}),
+  }
+  writeFileSync(configPath, `${JSON.stringify(fileConfig, null, 2)}\n`)
   const logPath = join(ctx.dataDir, 'tlsgate.log')
   let stopGate: () => Promise<void>
   try {
@@ -180,12 +227,17 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
       logPath,
       (seen) => seen.includes('"msg":"tlsgate ready"'),
       ctx.log,
+      { PATH: process.env.PATH ?? '', ...(cp ? { TLSGATE_CONTROL_PLANE_TOKEN: cp.token } : {}) },
     )
   } catch (err) {
     await stopNginx()
     throw err
   }
-  ctx.log(`TLS gate ${HOST}:${listenPort} -> demo nginx ${HOST}:${nginxPort} (log: ${logPath})`)
+  ctx.log(
+    `TLS gate ${HOST}:${listenPort} -> demo nginx ${HOST}:${nginxPort} (log: ${logPath})${
+      cp ? `, syncing with ${cp.url} as ${cp.instance} every 5 s` : ', local verdicts only (edgegate is not running)'
+    }`,
+  )
   return {
     urls: { 'tls gate': `https://localhost:${listenPort}/`, metrics: `http://${HOST}:${metricsPort}/metrics` },
     notes: [
@@ -194,7 +246,15 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
       '$ bin/tlsgate list',
       'block curl and try again (refused with a TLS alert before nginx sees it):',
       '$ bin/tlsgate block <fingerprint>',
-      'what the gate did (asks the running gate through its metrics endpoint):',
+      ...(cp
+        ? [
+            `or block it on the control plane, for this gate only (the gate syncs with ${cp.url} as ${cp.instance} every 5 s):`,
+            `$ bin/edgegate decision block --instance ${cp.instance} <fingerprint>`,
+            'what edgegate has from this gate, client IPs (SNI with --json): the TLS half of its web evidence (Web candidates):',
+            `$ bin/edgegate fingerprint list --instance ${cp.instance}`,
+          ]
+        : ['edgegate is not running: local verdicts only, no control-plane sync']),
+      'what the gate did, and its last sync (asks the running gate through its metrics endpoint):',
       '$ bin/tlsgate status',
     ],
     async stop() {
