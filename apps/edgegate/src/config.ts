@@ -2,7 +2,8 @@
  * edgegate configuration: flags > environment > JSON file (`--config`, `$EDGEGATE_CONFIG`, else
  * `/etc/gatehouse/edgegate.json` when it exists) > defaults, loaded by the kit's app shell.
  */
-import { ConfigError, type ConfigOf, field, type Schema } from '@gatehouse/kit/config.ts'
+import { type AppConfigOptions, loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
+import { ConfigError, type ConfigOf, field, type Loaded, loadWithChecks, type Schema } from '@gatehouse/kit/config.ts'
 import { parseDatabaseUrl } from '@gatehouse/kit/db/url.ts'
 import { INSTANCE_ID_PATTERN } from '@gatehouse/kit/edge-limits.ts'
 import { isLoopback, parseCidr } from '@gatehouse/kit/net.ts'
@@ -227,35 +228,57 @@ export const serveSchema = {
 
 export type ServeConfig = ConfigOf<typeof serveSchema>
 
-/** Cross-field rules of `serve`; throws ConfigError listing every violation. */
-export function checkServeConfig(config: ServeConfig): ServeConfig {
+/**
+ * Cross-field rules of `serve`; throws ConfigError listing every violation. `invalid` names the
+ * settings the loader already refused (their value is undefined here): a rule that reads one
+ * is skipped, so it is reported once, by the loader.
+ */
+export function checkServeConfig(config: ServeConfig, invalid: ReadonlySet<string> = new Set()): ServeConfig {
   const problems: string[] = []
+  const ok = (...keys: (keyof ServeConfig)[]) => keys.every((k) => !invalid.has(k))
   const mode = config.web_enforcement_mode
   const canary = config.web_enforcement_canary_nodes ?? []
-  if (mode !== 'disabled' && !config.web_shadow_enabled) {
+  if (ok('web_enforcement_mode', 'web_shadow_enabled') && mode !== 'disabled' && !config.web_shadow_enabled) {
     problems.push(
       `web_enforcement_mode: ${mode} needs --web-shadow-enabled (the controller blocks what the shadow policy scores would_block)`,
     )
   }
-  if (mode === 'canary' && canary.length === 0) {
-    problems.push('web_enforcement_canary_nodes: canary mode needs at least one TLS gate instance id')
+  if (ok('web_enforcement_mode', 'web_enforcement_canary_nodes')) {
+    if (mode === 'canary' && canary.length === 0) {
+      problems.push('web_enforcement_canary_nodes: canary mode needs at least one TLS gate instance id')
+    }
+    if (mode !== 'canary' && canary.length > 0) {
+      problems.push(`web_enforcement_canary_nodes: only used in canary mode (the mode is ${mode})`)
+    }
   }
-  if (mode !== 'canary' && canary.length > 0) {
-    problems.push(`web_enforcement_canary_nodes: only used in canary mode (the mode is ${mode})`)
-  }
-  if (config.audit_retention !== 0 && config.audit_retention < 86_400_000) {
+  if (ok('audit_retention') && config.audit_retention !== 0 && config.audit_retention < 86_400_000) {
     problems.push('audit_retention: at least 24h, or 0 to keep every entry')
   }
-  if (config.deleted_decision_retention !== 0 && config.deleted_decision_retention < 86_400_000) {
+  if (
+    ok('deleted_decision_retention') &&
+    config.deleted_decision_retention !== 0 &&
+    config.deleted_decision_retention < 86_400_000
+  ) {
     problems.push('deleted_decision_retention: at least 24h, or 0 to keep deleted decisions')
   }
-  if (config.fingerprint_retention !== 0 && config.fingerprint_retention < 86_400_000) {
+  if (ok('fingerprint_retention') && config.fingerprint_retention !== 0 && config.fingerprint_retention < 86_400_000) {
     problems.push('fingerprint_retention: at least 24h, or 0 to keep undecided aggregates')
   }
-  const alertUrl = alertUrlProblem(config.alert_url)
+  const alertUrl = ok('alert_url') ? alertUrlProblem(config.alert_url) : undefined
   if (alertUrl) problems.push(alertUrl)
   if (problems.length > 0) throw new ConfigError(problems)
   return config
+}
+
+/**
+ * `serve`'s settings with the cross-field rules: bad values and broken rules are reported
+ * together (the kit's `loadWithChecks`), so fixing one does not reveal the next.
+ */
+export function loadServeConfig(options: AppConfigOptions): Loaded<typeof serveSchema> {
+  return loadWithChecks(
+    () => loadAppConfig('edgegate', serveSchema, options),
+    (loaded, invalid) => ({ ...loaded, config: checkServeConfig(loaded.config, invalid) }),
+  )
 }
 
 /** Why `alert_url` cannot be used, or undefined. */

@@ -2,14 +2,13 @@
 
 import { readFileSync } from 'node:fs'
 import { bundleExpiry, watchCertificateExpiry } from '@gatehouse/kit/certificate-expiry.ts'
-import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { secretExposure } from '@gatehouse/kit/config.ts'
 import { StartupError } from '@gatehouse/kit/errors.ts'
 import { createLogger } from '@gatehouse/kit/logger.ts'
 import { parseListenAddress } from '@gatehouse/kit/net.ts'
 import { runMain } from '@gatehouse/kit/process.ts'
 import { createTlsAgent, loadTlsMaterial, reloadServerTls } from '@gatehouse/kit/tls.ts'
-import { checkServeConfig, serveSchema } from '../config.ts'
+import { loadServeConfig } from '../config.ts'
 import { openEdgeDatabase } from '../db/open.ts'
 import { startExpirySweep } from '../decisions/expiry.ts'
 import { startController } from '../enforcement/controller.ts'
@@ -20,8 +19,8 @@ import { TrustedRanges } from '../trusted/ranges.ts'
 
 export async function serve(flags: Record<string, unknown>, configFile: string | undefined): Promise<void> {
   await runMain({ name: 'edgegate' }, async () => {
-    const loaded = loadAppConfig('edgegate', serveSchema, { flags, config: configFile })
-    const config = checkServeConfig(loaded.config)
+    const loaded = loadServeConfig({ flags, config: configFile })
+    const config = loaded.config
     const logger = createLogger({ name: 'edgegate', level: config.log_level })
     const keyExposed = secretExposure(config.tls_key, 'the TLS private key (--tls-key)')
     for (const warning of [...loaded.warnings, ...(keyExposed ? [keyExposed] : [])]) logger.warn(warning)
