@@ -213,10 +213,20 @@ describe('dashboard views', () => {
       assert.match((await page.locator('#signals').textContent()) ?? '', /<img src=x onerror=alert\(1\)>/)
       await shot('signals')
 
-      // The kill switch, by keyboard: focus the button and press Enter.
+      // The kill switch, by keyboard: focus the button and press Enter; it asks first (Cancel has
+      // the focus), and Tab, Enter on its Engage button engages.
       await page.locator('nav a', { hasText: 'Web candidates' }).click()
       await page.waitForURL(/\/web$/) // waits for the load event: the handlers are attached
       await page.locator('#kill-switch').focus()
+      await page.keyboard.press('Enter')
+      await page.locator('#kill-confirm[open]').waitFor()
+      assert.equal((await page.locator('[data-testid=automated]').textContent())?.trim(), '1')
+      assert.match(
+        (await page.locator('#kill-confirm').textContent()) ?? '',
+        /The 1 automated block in force becomes pending at once; gates drop it on their next pull\./,
+      )
+      await page.keyboard.press('Tab')
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'kill-confirm-engage')
       await page.keyboard.press('Enter')
       await page.locator('[data-testid=mode]', { hasText: 'disabled' }).waitFor()
       assert.match((await page.locator('[data-testid=kill]').textContent()) ?? '', /engaged/)
@@ -347,10 +357,14 @@ describe('dashboard views', () => {
       )
       await call(tls, gate.base, `/api/decisions/tls-edge-1/${FP2}`, { method: 'DELETE', token: admin })
 
-      // The kill switch: Enter engages it, and Enter on the same (focused) button releases it.
+      // The kill switch: Enter, then Tab and Enter on the dialog's Engage engage it, and Enter on
+      // the same (focused) button releases it.
       await page.setViewportSize(LAPTOP)
       await page.goto(`${gate.base}/web`)
       await page.locator('#kill-switch').focus()
+      await page.keyboard.press('Enter')
+      await page.locator('#kill-confirm[open]').waitFor()
+      await page.keyboard.press('Tab')
       await page.keyboard.press('Enter')
       await page.locator('[data-testid=kill]', { hasText: 'engaged' }).waitFor()
       await page.waitForFunction(() => document.activeElement?.id === 'kill-switch')
@@ -365,6 +379,51 @@ describe('dashboard views', () => {
       assert.deepEqual(problems, [])
     } finally {
       await context.close()
+    }
+  })
+
+  test('engaging the kill switch asks first in a dialog: Escape and Cancel change nothing, focus back on the button; light and dark, laptop and phone', async () => {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const { context, page, problems, shot } = await openPage(dash, '/web', { colorScheme })
+      try {
+        await page.locator('[data-testid=kill]', { hasText: 'off' }).waitFor()
+        const blocks = (await page.locator('[data-testid=automated]').textContent())?.trim()
+        const dialog = page.locator('#kill-confirm')
+        assert.equal(await dialog.isVisible(), false)
+        for (const [size, viewport] of [
+          ['laptop', LAPTOP],
+          ['phone', PHONE],
+        ] as const) {
+          await page.setViewportSize(viewport)
+          await page.locator('#kill-switch').focus()
+          await page.keyboard.press('Enter')
+          await dialog.and(page.locator('[open]')).waitFor()
+          // Cancel has the focus: a second stray Enter does nothing.
+          assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Cancel')
+          // The scanner's block was made manual (approved) by the first test: none is automated now.
+          assert.equal(blocks, '0')
+          assert.match(
+            (await page.getByRole('dialog', { name: 'Engage the kill switch?' }).textContent()) ?? '',
+            /No automated block is in force now\.\sNo edgegate process makes new automated blocks until the switch is released/,
+          )
+          const box = await dialog.boundingBox()
+          assert.ok(box && box.x >= 0 && box.x + box.width <= viewport.width, `${size}: ${JSON.stringify(box)}`)
+          assert.deepEqual(await unreadableText(page), [], `${colorScheme}, ${size}`)
+          await shot(`kill-switch-confirm-${colorScheme}-${size}`)
+          await page.keyboard.press(size === 'laptop' ? 'Escape' : 'Enter')
+          await page.waitForFunction(() => document.getElementById('kill-confirm')?.hasAttribute('open') === false)
+          assert.equal(await page.evaluate(() => document.activeElement?.id), 'kill-switch', 'focus back on the button')
+        }
+        // Nothing was sent: the switch is off and the blocks are in force.
+        await page.reload()
+        assert.match((await page.locator('[data-testid=kill]').textContent()) ?? '', /^off/)
+        assert.equal((await page.locator('[data-testid=automated]').textContent())?.trim(), blocks)
+        const state = await call(tls, gate.base, '/api/web-enforcement', { token: admin })
+        assert.equal(state.body.kill_switch.engaged, false)
+        assert.deepEqual(problems, [])
+      } finally {
+        await context.close()
+      }
     }
   })
 

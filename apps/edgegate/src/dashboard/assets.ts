@@ -93,9 +93,25 @@ document.addEventListener('DOMContentLoaded', () => {
     })
   }
   const kill = document.getElementById('kill-switch')
+  const setKill = (engaged) =>
+    send('PUT', '/api/web-enforcement/kill-switch', { engaged }).then(() => reloadFocusing('#kill-switch'), show)
+  // Engaging asks first in a modal <dialog> (views.ts killConfirm): the browser keeps focus in it,
+  // closes it on Escape and gives focus back to the button; only its Engage button acts.
+  const confirmKill = document.getElementById('kill-confirm')
+  if (confirmKill) {
+    confirmKill.addEventListener('close', () => {
+      if (confirmKill.returnValue === 'engage') setKill(true)
+    })
+  }
   if (kill) {
     kill.addEventListener('click', () => {
-      send('PUT', '/api/web-enforcement/kill-switch', { engaged: kill.dataset.engaged === 'true' }).then(() => reloadFocusing('#kill-switch'), show)
+      const engage = kill.dataset.engaged === 'true'
+      if (engage && confirmKill) {
+        confirmKill.returnValue = ''
+        confirmKill.showModal()
+      } else {
+        setKill(engage)
+      }
     })
   }
   const pairPath = (w, g) => '/api/web-pairs/' + encodeURIComponent(w) + '/' + encodeURIComponent(g)
@@ -197,6 +213,10 @@ code { font-size: 12px; }
 .empty-state h2 { font-size: 1rem; margin: .8rem 0 .4rem; }
 .empty-state p, .empty-state ul { margin: .4rem 0; } .empty-state ul { padding-left: 1.2rem; }
 .empty-state code { overflow-wrap: anywhere; }
+dialog { background: var(--bg); color: var(--fg); border: 1px solid var(--frame); border-radius: 6px; padding: .2rem 1.2rem 1rem; max-width: min(32rem, calc(100vw - 3rem)); }
+dialog::backdrop { background: rgb(0 0 0 / .55); }
+dialog h2 { margin-top: 1rem; }
+.dialog-actions { display: flex; flex-wrap: wrap; gap: .6rem; justify-content: flex-end; margin-top: 1rem; }
 header { display: flex; justify-content: space-between; align-items: center; }
 @media (max-width: 40rem) {
   body { margin: 0 .6rem .6rem; } td, th { padding: .25rem .3rem; }

@@ -97,6 +97,36 @@ ${rows.map((r) => {
 type Status = Awaited<ReturnType<typeof enforcementStatus>>
 type CandidateJson = ReturnType<typeof candidateJson>
 
+/**
+ * Engaging asks first: it revokes every automated block at once, and releasing does not bring
+ * them back (the controller blocks again only on evidence newer than theirs), so a stray click
+ * or Enter costs real blocks. Cancel has the focus, so a second stray Enter changes nothing;
+ * Escape closes it too. Releasing acts at once: it only lets the controller run again.
+ */
+function revoked(blocks: number): string {
+  if (blocks === 0) return 'No automated block is in force now.'
+  const what =
+    blocks === 1 ? 'The 1 automated block in force becomes' : `All ${blocks} automated blocks in force become`
+  return `${what} pending at once; gates drop ${blocks === 1 ? 'it' : 'them'} on their next pull.`
+}
+
+function killConfirm(blocks: number): Html {
+  return html`<dialog id="kill-confirm" aria-labelledby="kill-confirm-title" aria-describedby="kill-confirm-text">
+<form method="dialog">
+<h2 id="kill-confirm-title">Engage the kill switch?</h2>
+<div id="kill-confirm-text">
+<p>${revoked(blocks)}
+No edgegate process makes new automated blocks until the switch is released, and once it is, a revoked block comes back
+only with newer evidence. Manual decisions are not touched.</p>
+</div>
+<div class="dialog-actions">
+<button type="submit" value="cancel" autofocus>Cancel</button>
+<button type="submit" value="engage" class="danger" id="kill-confirm-engage">Engage the kill switch</button>
+</div>
+</form>
+</dialog>`
+}
+
 function enforcementPanel(s: Status): Html {
   const engaged = s.kill_switch.engaged
   return html`<section class="panel" id="enforcement" aria-labelledby="enforcement-title">
@@ -117,7 +147,8 @@ function enforcementPanel(s: Status): Html {
 ${
   engaged
     ? html`<button type="button" id="kill-switch" data-engaged="false">Release the kill switch</button>`
-    : html`<button type="button" id="kill-switch" class="danger" data-engaged="true">Engage the kill switch (revoke every automated block)</button>`
+    : html`<button type="button" id="kill-switch" class="danger" data-engaged="true" aria-haspopup="dialog">Engage the kill switch (revoke every automated block)</button>
+${killConfirm(s.automated_blocks)}`
 }
 </section>`
 }
