@@ -231,8 +231,10 @@ export interface ConfigOrigin {
 
 /**
  * Cross-field rules on an already typed config; throws ConfigError listing every violation.
- * Each setting is named the way it was given: `readerUsername (in /path/config.json)`, `-listen`,
- * or its environment variable (also when it was not given: that is how to give it).
+ * Each setting is named the way it was given: `readerUsername (in /path/config.json)`, `--listen`,
+ * or its environment variable (also when it was not given: that is how to give it). A flag is
+ * written `--listen` however it was typed, as the kit's loader writes it (packages/kit/src/config.ts),
+ * so the loader's lines and these, reported together, name a flag one way.
  */
 export function finishConfig(raw: RawConfig, origin: ConfigOrigin = { sources: {} }): Config {
   const problems: string[] = []
@@ -240,7 +242,7 @@ export function finishConfig(raw: RawConfig, origin: ConfigOrigin = { sources: {
     const o = schema[key].options as { env?: string; flag?: string }
     const source = origin.sources[key]
     if (source === 'file') return `${key} (in ${origin.file ?? 'the config file'})`
-    if (source === 'flag' && o.flag) return `-${o.flag}`
+    if (source === 'flag' && o.flag) return `--${o.flag}`
     return o.env ?? key
   }
   const invalid = origin.invalid ?? new Set<string>()

@@ -52,11 +52,48 @@ describe('configuration', () => {
       assert.deepEqual(err.lines, [
         `retention (in ${file}): at least 24h, or 0 to keep notifications`,
         `NOTIFY_READER_PASSWORD: required when readerUsername (in ${file}) is set`,
-        '-listen: 0.0.0.0:8080 is not a loopback address; without NOTIFY_READER_PASSWORD the service is unauthenticated and only listens on loopback',
+        '--listen: 0.0.0.0:8080 is not a loopback address; without NOTIFY_READER_PASSWORD the service is unauthenticated and only listens on loopback',
       ])
     } finally {
       dir.remove()
     }
+  })
+
+  test("a flag is named --flag in every line, however it was typed: the kit loader's bad values and notify's cross-field rules alike", () => {
+    const err = (() => {
+      try {
+        readConfig(
+          [
+            '-body-limit',
+            'lots',
+            '-listen',
+            '0.0.0.0:8080',
+            '-retention',
+            '1h',
+            '--session-ttl=2h',
+            '-session-max-age',
+            '1h',
+            '-reader-username',
+            'admin',
+          ],
+          {},
+        )
+      } catch (e) {
+        return e as ConfigError
+      }
+      return undefined
+    })()
+    assert.ok(err instanceof ConfigError)
+    assert.deepEqual(err.lines, [
+      // The kit's line (packages/kit/src/config.ts) ...
+      '--body-limit: invalid size "lots" (use e.g. 1048576, 512KiB, 25MiB, 1GB)',
+      // ... and notify's, one naming for both.
+      '--retention: at least 24h, or 0 to keep notifications',
+      '--session-max-age: at least --session-ttl (equal to it: sessions are not renewed)',
+      'NOTIFY_READER_PASSWORD: required when --reader-username is set',
+      '--listen: 0.0.0.0:8080 is not a loopback address; without NOTIFY_READER_PASSWORD the service is unauthenticated and only listens on loopback',
+    ])
+    for (const line of err.lines) assert.doesNotMatch(line, /(^|[\s(])-[a-z]/, 'no setting named with one dash')
   })
 
   test('bad values and broken cross-field rules are reported together, each named as given; a rule reading a bad value is skipped', () => {
