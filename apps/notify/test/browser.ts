@@ -1,7 +1,9 @@
 /**
  * Browser tests' shared set-up: one Debian Chromium per test file (closed after it), fresh
  * contexts, and a signed-in page per reader that collects page errors and console errors as
- * `problems` (so a test can assert there were none). Confirm dialogs are accepted.
+ * `problems` (so a test can assert there were none). The client asks its questions in its own
+ * dialog (web/confirm.js, answered with `confirmAction`); a browser dialog (confirm(), alert())
+ * is a problem.
  */
 import { after } from 'node:test'
 import { type Browser, type BrowserContext, launchChromium, type Page } from '@gatehouse/testkit'
@@ -61,11 +63,24 @@ export async function signIn(
     if (m.type() === 'error' && !expected.test(m.text())) problems.push(m.text())
   })
   page.on('pageerror', (e) => problems.push(String(e)))
-  page.on('dialog', (d) => void d.accept())
+  page.on('dialog', (d) => {
+    problems.push(`browser dialog: ${d.message()}`)
+    void d.dismiss()
+  })
   await page.goto(n.base)
   await page.getByLabel('Username').fill(username)
   await page.getByLabel('Password').fill(password)
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.getByText(`Signed in as ${username}`).waitFor()
   return { page, context, problems, close: () => context.close() }
+}
+
+/**
+ * Answer the client's confirmation dialog (web/confirm.js) with its `action` button, and wait
+ * for it to close.
+ */
+export async function confirmAction(page: Page, action: string): Promise<void> {
+  const dialog = page.getByRole('alertdialog')
+  await dialog.getByRole('button', { name: action, exact: true }).click()
+  await dialog.waitFor({ state: 'detached' })
 }

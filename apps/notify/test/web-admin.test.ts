@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import type { Page } from '@gatehouse/testkit'
-import { signIn } from './browser.ts'
+import { confirmAction, signIn } from './browser.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, member, reader, startNotify } from './helpers.ts'
 
 const OUT = join(import.meta.dirname, '..', 'test-output')
@@ -97,6 +97,7 @@ for (const backend of backends) {
     await page.screenshot({ path: join(OUT, 'channels-phone.png'), fullPage: true })
     await page.setViewportSize({ width: 1280, height: 860 })
     await page.getByRole('button', { name: 'Remove otto from ops' }).click()
+    await confirmAction(page, 'Remove member')
     await page.getByLabel('Role of otto in ops').waitFor({ state: 'detached' })
     const members = await n.client.get('/api/v1/channels/ops/members', { cookie: admin })
     assert.deepEqual(

@@ -2,17 +2,19 @@
  * The web client by keyboard alone, in Debian's Chromium against a real notify (SQLite and
  * PostgreSQL): focus stays on the control a reader is on while the view is redrawn (a live
  * card, a card marked read, a panel reloaded after a change); the confirmations (Revoke a
- * webhook, Remove a member) cancel with focus back on their button and, confirmed, leave
- * focus in the list; the user panel's tabs follow the arrow keys. Dark mode at laptop
- * (1280x800) and phone (390x844): text on the accent colour stays readable. Screenshots go to
- * apps/notify/test-output/.
+ * webhook, Remove a member) ask in the client's dialog (web/confirm.js) with focus on Cancel,
+ * cancel (Escape, or Enter on Cancel) with focus back on their button and, confirmed (Tab,
+ * Enter), leave focus in the list; the user panel's tabs follow the arrow keys. Dark mode at
+ * laptop (1280x800) and phone (390x844): text on the accent colour stays readable; the
+ * confirmation dialog in light and dark at both sizes (screenshots `confirm-*.png`). Screenshots
+ * go to apps/notify/test-output/.
  */
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import type { Page } from '@gatehouse/testkit'
-import { sharedBrowser } from './browser.ts'
+import { type Page, unreadableText } from '@gatehouse/testkit'
+import { confirmAction, sharedBrowser } from './browser.ts'
 import {
   ADMIN,
   ADMIN_PASSWORD,
@@ -34,11 +36,9 @@ const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true }
 interface Signed {
   page: Page
   problems: string[]
-  /** What the next confirm() gets: true accepts, false dismisses (the reader's Escape). */
-  answer: boolean[]
 }
 
-/** A page signed in by keyboard; confirmations are answered from `answer`, and counted. */
+/** A page signed in by keyboard; a browser dialog (confirm(), alert()) is a problem. */
 async function signInByKeyboard(
   t: { after(fn: () => Promise<void>): void },
   n: Notify,
@@ -49,15 +49,14 @@ async function signInByKeyboard(
   const context = await (await sharedBrowser()).newContext(options)
   t.after(() => context.close())
   const page = await context.newPage()
-  const s: Signed = { page, problems: [], answer: [] }
+  const s: Signed = { page, problems: [] }
   page.on('console', (m) => {
     if (m.type() === 'error' && !/status of 401/.test(m.text())) s.problems.push(m.text())
   })
   page.on('pageerror', (e) => s.problems.push(String(e)))
   page.on('dialog', (d) => {
-    const yes = s.answer.shift()
-    if (yes === undefined) s.problems.push(`unexpected dialog: ${d.message()}`)
-    void (yes ? d.accept() : d.dismiss())
+    s.problems.push(`browser dialog: ${d.message()}`)
+    void d.dismiss()
   })
   await page.goto(n.base)
   // The form focuses the user name; the rest is typing and Tab.
@@ -100,6 +99,13 @@ async function focusIs(page: Page, want: { name?: string | RegExp; in?: string }
       want.name instanceof RegExp,
       want.in ?? null,
     ] as const,
+  )
+}
+
+/** A dialog's accessible description: the text its aria-describedby names. */
+function description(dialog: ReturnType<Page['getByRole']>) {
+  return dialog.evaluate(
+    (d) => document.getElementById(d.getAttribute('aria-describedby') ?? '')?.textContent?.trim() ?? '',
   )
 }
 
@@ -168,42 +174,68 @@ for (const backend of backends) {
       await page.locator(`li.card[data-id="${second}"] .state`, { hasText: 'acknowledged' }).waitFor()
       await focusIs(page, { in: String(second) })
 
-      // Administration: Revoke asks first. Escape (dismiss) keeps focus on Revoke and the hook.
+      // Administration: Revoke asks first, in the client's dialog, focus on its Cancel.
       await page.getByRole('button', { name: 'Administration' }).focus()
       await page.keyboard.press('Enter')
       const row = page.locator(`table.hooks tr[data-key="hook:${ops.webhookId}"]`)
       await row.waitFor()
       await row.getByRole('button', { name: 'Revoke' }).focus()
-      s.answer.push(false)
       await page.keyboard.press('Enter')
+      const revokeQuestion = page.getByRole('alertdialog', { name: 'Revoke this ops webhook?' })
+      await revokeQuestion.waitFor()
+      // Opened by keyboard: Cancel shows its focus ring.
+      if (backend.name === 'sqlite') await page.screenshot({ path: join(OUT, 'confirm-keyboard-laptop.png') })
+      assert.deepEqual(await focused(page), { name: 'Cancel', tag: 'BUTTON', in: '' })
+      assert.equal(await page.evaluate(() => document.activeElement?.closest('dialog')?.open), true)
+      assert.match(await description(revokeQuestion), /refused at once/)
+      // The page behind it is out of reach: Tab goes from Cancel to the action.
+      await page.keyboard.press('Tab')
+      assert.deepEqual(await focused(page), { name: 'Revoke webhook', tag: 'BUTTON', in: '' })
+      // Escape cancels: focus back on Revoke in the hook's row, nothing revoked.
+      await page.keyboard.press('Escape')
+      await revokeQuestion.waitFor({ state: 'detached' })
       assert.deepEqual(await focused(page), { name: 'Revoke', tag: 'BUTTON', in: `hook:${ops.webhookId}` })
-      assert.equal(
+      const revoked = async () =>
         (await n.client.get('/api/v1/webhooks', { cookie: admin })).body.webhooks.filter(
           (w: { active: boolean }) => !w.active,
-        ).length,
-        0,
-      )
-      // Confirmed: the hook is revoked, its row keeps no button, focus goes to the next
-      // webhook's Revoke rather than to the top of the page.
-      s.answer.push(true)
+        ).length
+      assert.equal(await revoked(), 0)
+      // Confirmed (Tab to the action, Enter): the hook is revoked, its row keeps no button,
+      // focus goes to the next webhook's Revoke rather than to the top of the page.
+      await page.keyboard.press('Enter')
+      await revokeQuestion.waitFor()
+      await page.keyboard.press('Tab')
       await page.keyboard.press('Enter')
       await row.getByText('revoked').waitFor()
       await focusIs(page, { name: 'Revoke' })
       assert.notEqual((await focused(page)).in, `hook:${ops.webhookId}`)
-      assert.equal(s.answer.length, 0, 'each confirmation was asked')
+      assert.equal(await revoked(), 1)
 
-      // Manage channels: Remove a member asks first; Escape keeps focus, confirmed moves it on.
+      // Manage channels: Remove a member asks first; Enter on Cancel (where focus starts)
+      // cancels with focus back on Remove, confirmed moves it on to the next member.
       await page.getByRole('button', { name: 'Manage channels' }).focus()
       await page.keyboard.press('Enter')
       const remove = page.getByRole('button', { name: 'Remove vera from ops' })
       await remove.focus()
-      s.answer.push(false)
       await page.keyboard.press('Enter')
+      const removeQuestion = page.getByRole('alertdialog', { name: 'Remove vera from ops?' })
+      await removeQuestion.waitFor()
+      assert.match(await description(removeQuestion), /^vera loses the viewer role in ops; the channel is public/)
+      await page.keyboard.press('Enter')
+      await removeQuestion.waitFor({ state: 'detached' })
       assert.deepEqual(await focused(page), { name: 'Remove vera from ops', tag: 'BUTTON', in: 'member:ops/vera' })
-      s.answer.push(true)
+      await page.keyboard.press('Enter')
+      await removeQuestion.waitFor()
+      await page.keyboard.press('Tab')
       await page.keyboard.press('Enter')
       await remove.waitFor({ state: 'detached' })
       await focusIs(page, { in: 'member:ops/otto' })
+      assert.deepEqual(
+        (await n.client.get('/api/v1/channels/ops/members', { cookie: admin })).body.members.map(
+          (m: { username: string }) => m.username,
+        ),
+        ['otto'],
+      )
 
       // Users: the tabs are one Tab stop, arrows move between them, focus follows.
       await page.getByRole('button', { name: 'Users', exact: true }).focus()
@@ -275,4 +307,63 @@ test('dark mode at laptop and phone: text on the accent colour is readable, no v
     }
     assert.deepEqual(s.problems, [])
   }
+})
+
+test('the confirmation dialog in light and dark, at laptop and phone: readable, within the screen; a click beside it cancels; an action target is revoked through it', async (t) => {
+  const n = await startNotify(backends[0]!, { env: { NOTIFY_ACTION_KEY: Buffer.alloc(32, 5).toString('base64') } })
+  t.after(() => n.close())
+  const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+  const ops = await channel(n, admin, 'ops')
+  const saved = await n.client.put('/api/v1/action-targets/restart', {
+    cookie: admin,
+    body: { url: 'https://ops.example.org/hooks/restart', credential: 'super-secret-credential' },
+  })
+  assert.equal(saved.status, 201, saved.text)
+  for (const colorScheme of ['light', 'dark'] as const) {
+    for (const [size, options] of [
+      ['laptop', LAPTOP],
+      ['phone', PHONE],
+    ] as const) {
+      const { page, problems } = await signInByKeyboard(t, n, ADMIN, ADMIN_PASSWORD, { ...options, colorScheme })
+      await page.getByRole('button', { name: 'Administration' }).click()
+      const revoke = page.locator(`table.hooks tr[data-key="hook:${ops.webhookId}"]`).getByRole('button', {
+        name: 'Revoke',
+      })
+      await revoke.click()
+      const question = page.getByRole('alertdialog', { name: 'Revoke this ops webhook?' })
+      await question.waitFor()
+      await page.screenshot({ path: join(OUT, `confirm-${colorScheme}-${size}.png`) })
+      assert.deepEqual(await unreadableText(page), [], `${colorScheme}, ${size}`)
+      const box = await question.boundingBox()
+      assert.ok(
+        box && box.x >= 0 && box.x + box.width <= options.viewport.width,
+        `${colorScheme}, ${size}: the dialog is within the screen (${JSON.stringify(box)})`,
+      )
+      assert.ok((await overflow(page)) <= 0, `${colorScheme}, ${size}: the page is wider than the screen`)
+      // A click beside the box (on the backdrop) cancels, as Escape does; focus is back on Revoke.
+      await page.mouse.click(3, 3)
+      await question.waitFor({ state: 'detached' })
+      assert.deepEqual(await focused(page), { name: 'Revoke', tag: 'BUTTON', in: `hook:${ops.webhookId}` })
+      assert.deepEqual(problems, [], `${colorScheme}, ${size}`)
+    }
+  }
+  const active = await n.client.get('/api/v1/webhooks', { cookie: admin })
+  assert.ok(
+    active.body.webhooks.every((w: { active: boolean }) => w.active),
+    'no webhook revoked by a cancelled question',
+  )
+
+  // Revoking an action target deletes it and its credential: asked first, too.
+  const { page, problems } = await signInByKeyboard(t, n, ADMIN, ADMIN_PASSWORD)
+  await page.getByRole('button', { name: 'Users', exact: true }).click()
+  await page.getByRole('tab', { name: 'Action targets' }).click()
+  await page.locator('tr[data-target="restart"]').getByRole('button', { name: 'Revoke' }).click()
+  const question = page.getByRole('alertdialog', { name: 'Revoke the action target restart?' })
+  await question.waitFor()
+  assert.match(await description(question), /Card buttons that call it fail .* stored credential is deleted/)
+  await page.screenshot({ path: join(OUT, 'confirm-target-laptop.png') })
+  await confirmAction(page, 'Revoke target')
+  await page.locator('tr[data-target="restart"]').waitFor({ state: 'detached' })
+  assert.deepEqual((await n.client.get('/api/v1/action-targets', { cookie: admin })).body.targets, [])
+  assert.deepEqual(problems, [])
 })

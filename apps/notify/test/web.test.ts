@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import type { Page } from '@gatehouse/testkit'
-import { signIn } from './browser.ts'
+import { confirmAction, signIn } from './browser.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, member, publish, reader, startNotify } from './helpers.ts'
 
 const OUT = join(import.meta.dirname, '..', 'test-output')
@@ -270,6 +270,7 @@ for (const backend of backends) {
     while ((await activeRows.count()) > 0) {
       const left = await activeRows.count()
       await activeRows.first().getByRole('button', { name: 'Revoke' }).click()
+      await confirmAction(page, 'Revoke webhook')
       await activeNight(left - 1)
     }
     for (const url of [hookUrl, second]) assert.equal((await post(url)).status, 401, 'a revoked URL stops at once')

@@ -1,6 +1,7 @@
 // The administration view (administrators): create channels, set members' roles, create,
 // renew and revoke webhooks (a new URL is shown once), import webhooks.
 
+import { confirmDialog } from './confirm.js'
 import { api, h, relative } from './dom.js'
 import { webhookImportSection } from './webhook-import.js'
 
@@ -185,8 +186,17 @@ export async function renderAdmin(ui, section) {
                     h(
                       'button',
                       {
-                        onclick: async () => {
-                          if (!confirm(`Revoke this ${w.channel} webhook? Deliveries stop at once.`)) return
+                        onclick: async (e) => {
+                          const yes = await confirmDialog(
+                            {
+                              title: `Revoke this ${w.channel} webhook?`,
+                              message:
+                                'Deliveries to its URL are refused at once; the notifications it delivered stay.',
+                              action: 'Revoke webhook',
+                            },
+                            e.currentTarget,
+                          )
+                          if (!yes) return
                           try {
                             await api('POST', `/api/v1/webhooks/${encodeURIComponent(w.id)}/revoke`)
                             await renderAdmin(ui)

@@ -5,7 +5,7 @@
 // and the navigation; the other views and parts live in their own modules: dom.js (h, api,
 // toast), cards.js, stream.js (realtime), admin.js, channel-admin.js, panel.js, push.js,
 // actions.js, desktop.js, unread.js, webhook-import.js, markdown.js, focus.js (focus kept
-// across redraws).
+// across redraws), confirm.js (the confirmation dialog).
 
 import { commandBar } from './actions.js'
 import { renderAdmin } from './admin.js'
@@ -476,6 +476,8 @@ document.addEventListener('keydown', (e) => {
     !state.me ||
     e.target instanceof HTMLInputElement ||
     e.target instanceof HTMLSelectElement ||
+    // A question on screen (confirm.js): its keys answer it, not the inbox behind.
+    e.target.closest?.('dialog') ||
     e.ctrlKey ||
     e.metaKey ||
     e.altKey

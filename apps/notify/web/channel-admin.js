@@ -1,6 +1,7 @@
 // "Manage channels": for administrators and channel admins. Edit a channel's display name,
 // description, accent colour and (administrators) visibility; the URL name never changes.
 // Members: change a role, remove a member, add one.
+import { confirmDialog } from './confirm.js'
 import { api, h, toast } from './dom.js'
 
 const ROLES = ['viewer', 'operator', 'channel_admin']
@@ -35,6 +36,7 @@ async function channelCard(c, me, rerender) {
         if (me.admin) body.visibility = f.get('visibility')
         try {
           await api('PATCH', path, body)
+          if (body.visibility) c.visibility = body.visibility
           out.replaceChildren(status(`Saved ${c.name}.`))
         } catch (err) {
           fail(err)
@@ -83,6 +85,7 @@ async function channelCard(c, me, rerender) {
             onchange: async (e) => {
               try {
                 await setRole(m.username, e.target.value)
+                m.role = e.target.value // what Remove's question names
                 out.replaceChildren(status(`${m.username} is ${e.target.value} of ${c.name}.`))
               } catch (err) {
                 fail(err)
@@ -99,8 +102,19 @@ async function channelCard(c, me, rerender) {
           'button',
           {
             'aria-label': `Remove ${m.username} from ${c.name}`,
-            onclick: async () => {
-              if (!confirm(`Remove ${m.username} from ${c.name}?`)) return
+            onclick: async (e) => {
+              const yes = await confirmDialog(
+                {
+                  title: `Remove ${m.username} from ${c.name}?`,
+                  message:
+                    c.visibility === 'private'
+                      ? `${m.username} loses the ${m.role} role and no longer sees ${c.name}, a private channel.`
+                      : `${m.username} loses the ${m.role} role in ${c.name}; the channel is public, so they still read it.`,
+                  action: 'Remove member',
+                },
+                e.currentTarget,
+              )
+              if (!yes) return
               try {
                 await api('DELETE', `${path}/members/${encodeURIComponent(m.username)}`)
                 await rerender()

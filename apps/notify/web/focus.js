@@ -12,6 +12,7 @@ const HOLDER = HOLDERS.map((a) => `[${a}]`).join(',')
 const FOCUSABLE = 'button:not([disabled]), a[href], input:not([disabled]), select:not([disabled]), textarea, [tabindex]'
 
 let mark // the focused control, described; undefined when nothing is to be restored
+let root // the element followed (keepFocus)
 
 function nameOf(el) {
   return el.dataset.key ?? el.getAttribute('aria-label') ?? el.textContent.trim()
@@ -64,13 +65,26 @@ function find(root, m) {
   return undefined
 }
 
-/** Start following focus inside `root` (the client's main element). */
-export function keepFocus(root) {
+/**
+ * Focus back from a dialog (confirm.js) to `opener`, the control that opened it; when a redraw
+ * removed it meanwhile, to the control standing for it now.
+ */
+export function returnFocus(opener) {
+  if (!(opener instanceof HTMLElement)) return
+  if (opener.isConnected) opener.focus()
+  else if (mark?.el === opener) find(root, mark)?.focus()
+}
+
+/** Start following focus inside `main` (the client's main element). */
+export function keepFocus(main) {
+  root = main
   document.addEventListener('focusin', (e) => {
     if (root.contains(e.target)) mark = describe(e.target)
   })
   document.addEventListener('focusout', (e) => {
     const left = e.target
+    // Into a dialog opened from here: focus comes back when it closes (returnFocus).
+    if (e.relatedTarget instanceof Element && e.relatedTarget.closest('dialog')) return
     // Still in the page: the reader moved focus away on purpose (a click on the page's
     // background); nothing to restore. Removed: the view was redrawn under it.
     queueMicrotask(() => {
@@ -81,6 +95,8 @@ export function keepFocus(root) {
     if (!mark || mark.el.isConnected) return
     const active = document.activeElement
     if (active && active !== document.body && root.contains(active)) return
+    // A modal dialog holds focus, and the page behind it is inert: its closing returns focus.
+    if (document.querySelector('dialog[open]')) return
     const el = find(root, mark)
     // A view still loading has no match yet: the mark waits for the next change.
     if (el) el.focus({ preventScroll: false })

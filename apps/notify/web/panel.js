@@ -2,6 +2,8 @@
 // for administrators. Loaded by app.js, which hands over its DOM helpers (`ui`). Secrets
 // typed here (passwords, credentials, slash tokens) are sent once and never shown again.
 
+import { confirmDialog } from './confirm.js'
+
 const VIEWS = [
   ['users', 'Users'],
   ['audit', 'Audit log'],
@@ -331,7 +333,24 @@ async function renderTargets(ui, reload) {
         h(
           'button',
           {
-            onclick: async () => {
+            onclick: async (e) => {
+              const yes = await confirmDialog(
+                {
+                  title:
+                    t.kind === 'slash'
+                      ? `Revoke the slash command /${t.trigger}?`
+                      : `Revoke the action target ${t.name}?`,
+                  message: [
+                    t.kind === 'slash'
+                      ? 'The command stops working at once, on every node.'
+                      : 'Card buttons that call it fail from now on, on every node; the cards stay.',
+                    t.has_credential ? ' Its stored credential is deleted: registering it again needs it again.' : '',
+                  ].join(''),
+                  action: 'Revoke target',
+                },
+                e.currentTarget,
+              )
+              if (!yes) return
               try {
                 await api('DELETE', `/api/v1/action-targets/${encodeURIComponent(t.name)}`)
                 await reload()
