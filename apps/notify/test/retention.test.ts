@@ -6,8 +6,9 @@
  * NOTIFY_AUDIT_RETENTION go the same way, and expired reader tokens 30 days on.
  */
 import assert from 'node:assert/strict'
+import { PassThrough } from 'node:stream'
 import { describe, test } from 'node:test'
-import { loadConfig, sql } from '@gatehouse/kit'
+import { createLogger, loadConfig, sql } from '@gatehouse/kit'
 import { waitFor } from '@gatehouse/testkit'
 import { finishConfig, schema } from '../src/config.ts'
 import { purgeAudit, purgeNotifications } from '../src/housekeeping.ts'
@@ -46,6 +47,73 @@ async function ids(
     .select(sql<number>`${sql.ref(column)}`.as('id'))
     .execute()
   return [...new Set(rows.map((r) => Number(r.id)))].sort((a, b) => a - b)
+}
+
+/**
+ * What the hourly job saw and did, for a wait on it that timed out: the rows it should remove
+ * (with the cutoffs of a run starting now), its counters, what the server logged (a run that
+ * failed says why), and on PostgreSQL every other session of the database with what it waits
+ * for, and the locks not granted (a run stuck behind a lock waits silently for the 60 s query
+ * timeout). A wait that fails under load tells, next time, which of these it was.
+ */
+async function jobState(n: Notify, logged: string[]): Promise<string> {
+  const db = n.database.db
+  const now = Date.now()
+  const part = async (name: string, read: () => Promise<unknown>) => {
+    try {
+      return `${name}: ${JSON.stringify(await read())}`
+    } catch (err) {
+      return `${name}: (unreadable: ${(err as Error).message})`
+    }
+  }
+  const lines = [
+    `now ${new Date(now).toISOString()}; a run now removes notifications created before ${new Date(now - 30 * DAY_MS).toISOString()}, reader tokens expired before ${new Date(now - 30 * DAY_MS).toISOString()}, audit entries before ${new Date(now - 365 * DAY_MS).toISOString()}`,
+    await part('notifications', () => db.selectFrom('notifications').select(['id', 'state', 'created_at']).execute()),
+    await part('notification_purges', () => db.selectFrom('notification_purges').selectAll().execute()),
+    await part('reader_tokens', () => db.selectFrom('reader_tokens').select(['id', 'expires_at']).execute()),
+    await part('admin_audit older than 300 days', () =>
+      db
+        .selectFrom('admin_audit')
+        .select(['id', 'target', 'created_at'])
+        .where('created_at', '<', new Date(now - 300 * DAY_MS).toISOString())
+        .execute(),
+    ),
+    await part('audit_purges', () => db.selectFrom('audit_purges').selectAll().execute()),
+    await part('login_attempts', () => db.selectFrom('login_attempts').select(['window_end']).execute()),
+    await part('counters', async () =>
+      (await n.app.metrics.registry.metrics())
+        .split('\n')
+        .filter((l) => l.startsWith('notify_housekeeping_removed_total')),
+    ),
+  ]
+  if (n.database.kind === 'postgres') {
+    lines.push(
+      await part('other sessions', async () => {
+        const r = await sql<Record<string, unknown>>`select pid, state, wait_event_type, wait_event,
+            round(extract(epoch from now() - xact_start)::numeric, 3) as xact_seconds,
+            round(extract(epoch from now() - query_start)::numeric, 3) as query_seconds, left(query, 300) as query
+          from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`.execute(db)
+        return r.rows
+      }),
+      await part('locks not granted', async () => {
+        const r = await sql<Record<string, unknown>>`select pid, locktype, relation::regclass::text as relation,
+            transactionid::text as transaction, mode, pg_blocking_pids(pid) as blocked_by
+          from pg_locks where not granted`.execute(db)
+        return r.rows
+      }),
+    )
+  }
+  lines.push(`server log (warn and housekeeping lines):\n${logged.join('') || '(nothing)'}`)
+  return lines.join('\n')
+}
+
+/** `waitFor`, with the hourly job's state in the message when it times out. */
+async function waitForJob(n: Notify, logged: string[], what: string, check: () => Promise<boolean>) {
+  try {
+    await waitFor(what, check)
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${await jobState(n, logged)}`, { cause: err })
+  }
 }
 
 for (const backend of backends) {
@@ -154,7 +222,18 @@ for (const backend of backends) {
     })
 
     test('the hourly job applies NOTIFY_RETENTION and NOTIFY_AUDIT_RETENTION and removes long-expired reader tokens and ended sign-in counts; a retention under a day is refused', async (t) => {
-      const n = await startNotify(backend, { env: { NOTIFY_RETENTION: '720h' }, housekeepingIntervalMs: 100 })
+      // The server's log is kept for a failure message: warnings (a run that failed) and the
+      // job's own lines (what a run removed, and when).
+      const logged: string[] = []
+      const sink = new PassThrough().on('data', (line: Buffer) => {
+        const text = line.toString()
+        if (/"level":"(warn|error|fatal)"|removed/.test(text)) logged.push(text)
+      })
+      const n = await startNotify(backend, {
+        env: { NOTIFY_RETENTION: '720h' },
+        housekeepingIntervalMs: 100,
+        logger: createLogger({ name: 'notify', level: 'info', destination: sink }),
+      })
       t.after(() => n.close())
       const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
       const ops = await channel(n, admin, 'ops')
@@ -191,10 +270,15 @@ for (const backend of backends) {
         .updateTable('login_attempts')
         .set({ window_end: new Date(Date.now() - 1000).toISOString() })
         .execute()
-      await waitFor('the old notification removed', async () => (await ids(n, 'notifications')).length === 1)
+      await waitForJob(
+        n,
+        logged,
+        'the old notification removed',
+        async () => (await ids(n, 'notifications')).length === 1,
+      )
       assert.deepEqual(await ids(n, 'notifications'), [kept])
       // Counted once the run ends, a moment after its delete is visible.
-      await waitFor('the removals counted', async () => {
+      await waitForJob(n, logged, 'the removals counted', async () => {
         const metrics = await n.app.metrics.registry.metrics()
         return (
           /^notify_housekeeping_removed_total\{what="notifications"\} 1$/m.test(metrics) &&
