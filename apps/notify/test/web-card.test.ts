@@ -10,6 +10,7 @@ import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { unreadableText } from '@gatehouse/testkit'
 import { signIn } from './browser.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, member, reader, startNotify } from './helpers.ts'
 
@@ -60,7 +61,13 @@ for (const backend of backends) {
           { label: 'service', value: `checkout ${HTML}` },
           { label: 'image digest', value: DIGEST },
         ],
-        badges: [{ text: 'SLO', tone: 'danger' }, { text: 'paged', tone: 'info' }, { text: 'plain' }],
+        badges: [
+          { text: 'SLO', tone: 'danger' },
+          { text: 'paged', tone: 'info' },
+          { text: 'plain' },
+          { text: 'degraded', tone: 'warning' },
+          { text: 'canary ok', tone: 'success' },
+        ],
         images: [{ url: 'https://images.invalid/latency.png', alt: 'Latency graph of the last hour' }],
         links: [{ label: 'Dashboard', url: 'https://grafana.invalid/d/checkout' }],
         actions: [
@@ -104,6 +111,8 @@ for (const backend of backends) {
       ['SLO', 'danger'],
       ['paged', 'info'],
       ['plain', 'neutral'],
+      ['degraded', 'warning'],
+      ['canary ok', 'success'],
     ])
       await card.locator(`.badge.tone-${tone}`, { hasText: text }).waitFor()
     const img = card.getByRole('img', { name: 'Latency graph of the last hour' })
@@ -122,7 +131,10 @@ for (const backend of backends) {
     assert.equal(await cross.locator('li.strong').textContent(), `payments ${HTML} — prometheus`)
     assert.equal(await page.locator('li.card img').count(), 1, 'the only image is the card image')
     await page.screenshot({ path: join(OUT, `card-components-${backend.name}.png`), fullPage: true })
+    // The badges' small text in every tone, the severity's and the rest, in both schemes.
+    assert.deepEqual(await unreadableText(page), [], 'light')
     await page.emulateMedia({ colorScheme: 'dark' })
+    assert.deepEqual(await unreadableText(page), [], 'dark')
     const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor)
     assert.notEqual(background, 'rgb(255, 255, 255)', `dark mode follows the system (${background})`)
     await page.screenshot({ path: join(OUT, `card-components-dark-${backend.name}.png`), fullPage: true })
