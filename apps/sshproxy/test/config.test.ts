@@ -307,6 +307,40 @@ describe('doctor', () => {
     assert.match(r.stderr, /--max-connections: must be at least 1/)
   })
 
+  test('bad values and rules between settings are named in one run, each problem once', async () => {
+    const r = await cliInProcess([
+      'doctor',
+      '--handshake-timeout',
+      'soon',
+      '--config',
+      configFile({ max_fingerprints: -2, control_plane: { url: 'https://cp.example.test', sync_interval: 'often' } }),
+    ])
+    assert.equal(r.code, 1)
+    assert.deepEqual(r.stderr.trim().split('\n').sort(), [
+      'sshproxy: --handshake-timeout: invalid duration "soon" at "soon" (use e.g. 500ms, 30s, 15m, 12h, 1h30m)',
+      'sshproxy: --route: at least one route is required (--route LISTEN=BACKEND)',
+      'sshproxy: control_plane.instance_id: required when control_plane.url is set',
+      'sshproxy: control_plane.sync_interval: invalid duration "often" at "often" (use e.g. 500ms, 30s, 15m, 12h, 1h30m)',
+      'sshproxy: control_plane: an auth method is required: token, or client_cert + client_key + ca',
+      'sshproxy: max_fingerprints: must be at least -1, got -2',
+    ])
+    // A refused setting counts as given and is named once: a bad route is not also "required",
+    // a refused url not also missing, a refused token still an auth method.
+    const refused = await cliInProcess([
+      'doctor',
+      '--route',
+      'nonsense',
+      '--config',
+      configFile({ control_plane: { url: 'http://cp.example.test', instance_id: 'gate-1', token: '' } }),
+    ])
+    assert.equal(refused.code, 1)
+    const lines = refused.stderr.trim().split('\n')
+    assert.equal(lines.length, 3, refused.stderr)
+    assert.match(refused.stderr, /--route: element 0 "nonsense"/)
+    assert.match(refused.stderr, /control_plane\.url: must use https, got http/)
+    assert.match(refused.stderr, /control_plane\.token: /)
+  })
+
   test('a named config file that does not exist stops doctor and serve', async () => {
     const missing = join(dir.path, 'missing.json')
     const results = await Promise.all(

@@ -53,9 +53,20 @@ export function readControlPlaneSection(
   errors: string[],
   /** `false` (a command that only names the control plane, `status`): no auth method is no error, and no sync. */
   needAuth = true,
+  /**
+   * Settings whose value the loader refused (`ConfigError.partial`): each counts as given, and
+   * no rule names it again.
+   */
+  invalid: ReadonlySet<string> = new Set(),
 ): (SyncControlPlane & { syncIntervalMs: number }) | undefined {
-  const given = Object.keys(sources).filter((k) => k.startsWith('control_plane.') && sources[k] !== 'default')
-  if (cp.url === undefined) {
+  const refused = (key: string) => invalid.has(`control_plane.${key}`)
+  const given = [
+    ...new Set([
+      ...Object.keys(sources).filter((k) => k.startsWith('control_plane.') && sources[k] !== 'default'),
+      ...[...invalid].filter((k) => k.startsWith('control_plane.')),
+    ]),
+  ]
+  if (cp.url === undefined && !refused('url')) {
     if (given.length > 0) {
       errors.push(
         `control_plane.url: required when control_plane is configured (${given.join(', ')} set); omit the section to disable sync`,
@@ -64,23 +75,28 @@ export function readControlPlaneSection(
     return undefined
   }
   const before = errors.length
-  const u = new URL(cp.url)
-  if (u.username || u.password) errors.push('control_plane.url: must not carry credentials (use token or mTLS)')
-  if (u.search || u.hash) errors.push('control_plane.url: must be a base URL without query or fragment')
-  if (cp.instance_id === undefined) errors.push('control_plane.instance_id: required when control_plane.url is set')
-  const anyMtls = cp.client_cert !== undefined || cp.client_key !== undefined
-  if (cp.token !== undefined && anyMtls) {
+  if (cp.url !== undefined) {
+    const u = new URL(cp.url)
+    if (u.username || u.password) errors.push('control_plane.url: must not carry credentials (use token or mTLS)')
+    if (u.search || u.hash) errors.push('control_plane.url: must be a base URL without query or fragment')
+  }
+  if (cp.instance_id === undefined && !refused('instance_id'))
+    errors.push('control_plane.instance_id: required when control_plane.url is set')
+  const has = (key: 'token' | 'client_cert' | 'client_key' | 'ca') => cp[key] !== undefined || refused(key)
+  const anyMtls = has('client_cert') || has('client_key')
+  if (has('token') && anyMtls) {
     errors.push('control_plane: configure exactly one auth method: token, or client_cert + client_key + ca (not both)')
-  } else if (cp.token === undefined && !anyMtls) {
+  } else if (!has('token') && !anyMtls) {
     if (needAuth) errors.push('control_plane: an auth method is required: token, or client_cert + client_key + ca')
     else return undefined
   } else if (anyMtls) {
-    const missing = (['client_cert', 'client_key', 'ca'] as const).filter((k) => cp[k] === undefined)
+    const missing = (['client_cert', 'client_key', 'ca'] as const).filter((k) => !has(k))
     if (missing.length > 0) {
       errors.push(`control_plane: mutual TLS needs client_cert, client_key and ca (missing ${missing.join(', ')})`)
     }
   }
-  if (errors.length > before || cp.instance_id === undefined) return undefined
+  const anyRefused = [...invalid].some((k) => k.startsWith('control_plane.'))
+  if (errors.length > before || cp.url === undefined || cp.instance_id === undefined || anyRefused) return undefined
   return {
     url: cp.url.replace(/\/+$/, ''),
     instanceId: cp.instance_id,

@@ -151,8 +151,10 @@ export interface GateInputs<F extends Schema, G extends Schema> {
 }
 
 /**
- * Load flags and file; `check` adds the gate's own cross-checks to `errors` (called only when
- * both loaded). Throws one ConfigError listing every problem.
+ * Load flags and file; `check` adds the gate's own cross-checks to `errors`. Throws one
+ * ConfigError listing every problem: a bad value and a rule between settings are named in one
+ * run (the cross-checks run on what did load, and skip a setting whose value was refused, so it
+ * is named once), except where the file could not be read or parsed at all.
  */
 export function loadGateInputs<F extends BaseFlags & Schema, G extends BaseFile & Schema>(
   flagSchema: F,
@@ -168,33 +170,45 @@ export function loadGateInputs<F extends BaseFlags & Schema, G extends BaseFile 
      */
     inspect?: boolean
   },
-  check: (flags: ConfigOf<F>, errors: string[]) => void = () => {},
+  check: (flags: ConfigOf<F>, errors: string[], invalid: ReadonlySet<string>) => void = () => {},
 ): GateInputs<F, G> {
   const errors: string[] = []
   let flags: Loaded<F> | undefined
+  let badFlags: ReadonlySet<string> = new Set()
   try {
     flags = loadConfig(flagSchema, { flags: options.flags, env: options.env })
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err
     errors.push(...err.lines)
+    if (err.partial) {
+      flags = err.partial.loaded as Loaded<F>
+      badFlags = err.partial.invalid
+    }
   }
   const base = flags?.config as ConfigOf<BaseFlags> | undefined
-  const configPath = base?.config ?? String(flagSchema.config.options.default)
+  // A refused --config names no file to read: its error is enough.
+  const configPath = badFlags.has('config') ? undefined : (base?.config ?? String(flagSchema.config.options.default))
   // The file is optional at its default path; a path the operator named must exist.
   const named = flags !== undefined && flags.sources.config !== 'default'
-  const configFileFound = options.fileExists(configPath)
+  const configFileFound = configPath !== undefined && options.fileExists(configPath)
   let file: Loaded<G> | undefined
+  let badFile: ReadonlySet<string> = new Set()
   try {
-    file = loadConfig(fileSchema, { file: configPath, fileRequired: named, env: options.env })
+    if (configPath !== undefined)
+      file = loadConfig(fileSchema, { file: configPath, fileRequired: named, env: options.env })
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err
     errors.push(...err.lines)
+    if (err.partial) {
+      file = err.partial.loaded as Loaded<G>
+      badFile = err.partial.invalid
+    }
   }
   const fileConfig = file?.config as ConfigOf<BaseFile> | undefined
   const sectionErrors = errors.length
   const controlPlane =
     file && fileConfig
-      ? readControlPlaneSection(fileConfig.control_plane, file.sources, errors, !options.inspect)
+      ? readControlPlaneSection(fileConfig.control_plane ?? {}, file.sources, errors, !options.inspect, badFile)
       : undefined
   const cpSection = fileConfig?.control_plane
   const controlPlaneTarget =
@@ -202,7 +216,7 @@ export function loadGateInputs<F extends BaseFlags & Schema, G extends BaseFile 
       ? { url: cpSection.url.replace(/\/+$/, ''), instanceId: cpSection.instance_id }
       : undefined
   const routes = (base?.route ?? []) as Array<{ name: string; listen: ListenAddress }>
-  if (base && routes.length === 0 && !options.inspect)
+  if (base && routes.length === 0 && !options.inspect && !badFlags.has('route'))
     errors.push('--route: at least one route is required (--route LISTEN=BACKEND)')
   const seen = new Set<string>()
   for (const r of routes) {
@@ -212,7 +226,8 @@ export function loadGateInputs<F extends BaseFlags & Schema, G extends BaseFile 
   }
   const metricsText = base?.metrics_listen ?? fileConfig?.metrics_listen
   let metricsListen: ListenAddress | undefined
-  if (metricsText !== undefined && metricsText.trim() !== '') {
+  const metricsRefused = badFlags.has('metrics_listen') || badFile.has('metrics_listen')
+  if (metricsText !== undefined && metricsText.trim() !== '' && !metricsRefused) {
     try {
       metricsListen = parseListenAddress(metricsText)
     } catch (err) {
@@ -220,8 +235,9 @@ export function loadGateInputs<F extends BaseFlags & Schema, G extends BaseFile 
       errors.push(`${where}: ${(err as AddressError).message}`)
     }
   }
-  if (flags) check(flags.config, errors)
-  if (errors.length > 0 || !flags || !file || !base || !fileConfig) throw new ConfigError(errors)
+  if (flags) check(flags.config, errors, badFlags)
+  if (errors.length > 0 || !flags || !file || !base || !fileConfig || configPath === undefined)
+    throw new ConfigError(errors)
   const max = fileConfig.max_fingerprints
   return {
     flags,
