@@ -6,9 +6,10 @@
  * from edgegate's credentials.json, its local CA). config.json is regenerated on every start.
  */
 import { spawn } from 'node:child_process'
-import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { createWriteStream, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { StackContext, StackService, StartStack } from '../../packages/kit/src/stack.ts'
+import { stackControlPlane } from '../../packages/kit/src/stack-control-plane.ts'
 import { ensurePortFree, StackError, shownPath, supervise } from '../../packages/kit/src/stack-ready.ts'
 import { startDemoSshd } from './stack-sshd.ts'
 
@@ -18,47 +19,13 @@ const SSHD_PORT = 2200
 const METRICS_PORT = 9122
 const READY_MS = 20_000
 
-interface ControlPlane {
-  config: Record<string, unknown>
-  token: string
-  url: string
-  instance: string
-}
-
-/** edgegate's stack keeps its node credentials and CA under its own data folder. */
-function controlPlane(ctx: StackContext): ControlPlane | undefined {
-  const edgegate = ctx.started.edgegate
-  if (!edgegate) return undefined
-  const dir = join(ctx.dataDir, '..', 'edgegate')
-  const file = join(dir, 'credentials.json')
-  const ca = join(dir, 'tls', 'ca.crt')
-  if (!existsSync(file) || !existsSync(ca)) {
-    ctx.log(`edgegate is running but ${file} or ${ca} is missing: sync disabled`)
-    return undefined
-  }
-  const c = JSON.parse(readFileSync(file, 'utf8')) as { nodeId?: string; nodeToken?: string }
-  const url = edgegate.urls.api
-  if (!c.nodeId || !c.nodeToken || !url) {
-    ctx.log(`${file} has no nodeId/nodeToken (or edgegate printed no api URL): sync disabled`)
-    return undefined
-  }
-  // The token goes through the environment, so config.json holds no secret. A short interval
-  // makes an approval on the dashboard reach the gate within seconds in the demo.
-  return {
-    config: { url, instance_id: c.nodeId, ca, sync_interval: '5s' },
-    token: c.nodeToken,
-    url,
-    instance: c.nodeId,
-  }
-}
-
 export const startStack: StartStack = async (ctx: StackContext): Promise<StackService> => {
   const [listenPort, sshdPort, metricsPort] = [ctx.port(LISTEN_PORT), ctx.port(SSHD_PORT), ctx.port(METRICS_PORT)]
   await ensurePortFree('sshproxy', HOST, listenPort, 'SSH gate')
   await ensurePortFree('sshproxy', HOST, metricsPort, 'metrics')
   const db = join(ctx.dataDir, 'sshproxy.db')
   const configPath = join(ctx.dataDir, 'config.json')
-  const cp = controlPlane(ctx)
+  const cp = stackControlPlane(ctx, { id: 'nodeId', token: 'nodeToken' })
   // The database and the metrics address are in the config file too, so bin/sshproxy list and
   // status (which read this file by default) find the store and the running gate without flags.
   const metricsListen = `${HOST}:${metricsPort}`

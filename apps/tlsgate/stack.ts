@@ -13,6 +13,7 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync }
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import type { StackContext, StackService, StartStack } from '../../packages/kit/src/stack.ts'
+import { stackControlPlane } from '../../packages/kit/src/stack-control-plane.ts'
 import { ensurePortFree, StackError, supervise } from '../../packages/kit/src/stack-ready.ts'
 
 const HOST = '127.0.0.1'
@@ -20,40 +21,6 @@ const LISTEN_PORT = 8444
 const NGINX_PORT = 8445
 const METRICS_PORT = 9123
 const READY_MS = 20_000
-
-interface ControlPlane {
-  config: Record<string, unknown>
-  token: string
-  url: string
-  instance: string
-}
-
-/** edgegate's stack keeps its node credentials and CA under its own data folder (as for sshproxy). */
-function controlPlane(ctx: StackContext): ControlPlane | undefined {
-  const edgegate = ctx.started.edgegate
-  if (!edgegate) return undefined
-  const dir = join(ctx.dataDir, '..', 'edgegate')
-  const file = join(dir, 'credentials.json')
-  const ca = join(dir, 'tls', 'ca.crt')
-  if (!existsSync(file) || !existsSync(ca)) {
-    ctx.log(`edgegate is running but ${file} or ${ca} is missing: sync disabled`)
-    return undefined
-  }
-  const c = JSON.parse(readFileSync(file, 'utf8')) as { tlsgateId?: string; tlsgateToken?: string }
-  const url = edgegate.urls.api
-  if (!c.tlsgateId || !c.tlsgateToken || !url) {
-    ctx.log(`${file} has no tlsgateId/tlsgateToken (or edgegate printed no api URL): sync disabled`)
-    return undefined
-  }
-  // The token goes through the environment, so config.json holds no secret. A short interval
-  // makes a decision on the dashboard reach the gate within seconds in the demo.
-  return {
-    config: { url, instance_id: c.tlsgateId, ca, sync_interval: '5s' },
-    token: c.tlsgateToken,
-    url,
-    instance: c.tlsgateId,
-  }
-}
 
 /** A child process whose output goes to `logPath`, ready when `ready` appears in it. */
 async function startLogged(
@@ -194,7 +161,7 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
   // list, block and status reach this gate without flags. Other keys an operator added stay;
   // control_plane is the stack's: written while edgegate runs in it, removed when it does not
   // (its token comes from the stack, so a section left behind would stop the gate at start).
-  const cp = controlPlane(ctx)
+  const cp = stackControlPlane(ctx, { id: 'tlsgateId', token: 'tlsgateToken' })
   const { control_plane: _managed, ...kept } = existsSync(configPath)
     ? (JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>)
     : {}
