@@ -11,6 +11,8 @@ import {
   SECRET_NOT_READ,
   secretExposure,
 } from '@gatehouse/kit/config.ts'
+import type { ControlPlaneTarget } from '@gatehouse/kit/control-plane-client.ts'
+import { controlPlaneTarget } from '@gatehouse/kit/control-plane-config.ts'
 import { INSTANCE_ID_PATTERN } from '@gatehouse/kit/edge-limits.ts'
 // Not `node:fs`: its ES module facade loads the stream classes into every `--help`.
 import { readFileSync } from '@gatehouse/kit/startup-builtins.ts'
@@ -36,13 +38,7 @@ export const controlPlaneSchema = {
   batch_size: field.int({ default: 500, min: 1, max: 500 }),
 }
 
-export interface ControlPlane {
-  url: string
-  instanceId: string
-  auth:
-    | { kind: 'token'; token: string; ca?: string }
-    | { kind: 'mtls'; clientCert: string; clientKey: string; ca: string }
-  serverName?: string
+export interface ControlPlane extends ControlPlaneTarget {
   publishIntervalMs: number
   leaseTtlMs: number
   outboxMax: number
@@ -108,13 +104,7 @@ export function checkControlPlane(
   }
   if (errors.length > 0 || invalid.size > 0 || cp.instance_id === undefined) return undefined
   return {
-    url: cp.url.replace(/\/+$/, ''),
-    instanceId: cp.instance_id,
-    auth:
-      cp.token !== undefined
-        ? { kind: 'token', token: cp.token, ...(cp.ca ? { ca: cp.ca } : {}) }
-        : { kind: 'mtls', clientCert: cp.client_cert!, clientKey: cp.client_key!, ca: cp.ca! },
-    ...(cp.server_name ? { serverName: cp.server_name } : {}),
+    ...controlPlaneTarget({ ...cp, url: cp.url, instance_id: cp.instance_id }),
     publishIntervalMs: cp.publish_interval,
     leaseTtlMs: cp.lease_ttl,
     outboxMax: cp.outbox_max,

@@ -9,6 +9,7 @@
  * const cp = readControlPlaneSection(file.config.control_plane, file.sources, errors) // undefined: sync off
  */
 import { field } from './config-fields.ts'
+import type { ControlPlaneTarget } from './control-plane-client.ts'
 import type { SyncControlPlane } from './gate-sync.ts'
 
 /** The section's fields; the token may come from `<PREFIX>_CONTROL_PLANE_TOKEN` or `..._FILE`. */
@@ -98,6 +99,25 @@ export function readControlPlaneSection(
   const anyRefused = [...invalid].some((k) => k.startsWith('control_plane.'))
   if (errors.length > before || cp.url === undefined || cp.instance_id === undefined || anyRefused) return undefined
   return {
+    ...controlPlaneTarget({ ...cp, url: cp.url, instance_id: cp.instance_id }),
+    syncIntervalMs: cp.sync_interval,
+  }
+}
+
+/**
+ * The target of a `control_plane` section whose rules passed (url and instance_id set, a token
+ * or all three mTLS files): websignal's section builds its target the same way.
+ */
+export function controlPlaneTarget(cp: {
+  url: string
+  instance_id: string
+  token?: string | undefined
+  client_cert?: string | undefined
+  client_key?: string | undefined
+  ca?: string | undefined
+  server_name?: string | undefined
+}): ControlPlaneTarget {
+  return {
     url: cp.url.replace(/\/+$/, ''),
     instanceId: cp.instance_id,
     auth:
@@ -105,6 +125,5 @@ export function readControlPlaneSection(
         ? { kind: 'token', token: cp.token, ...(cp.ca ? { ca: cp.ca } : {}) }
         : { kind: 'mtls', clientCert: cp.client_cert!, clientKey: cp.client_key!, ca: cp.ca! },
     ...(cp.server_name ? { serverName: cp.server_name } : {}),
-    syncIntervalMs: cp.sync_interval,
   }
 }
