@@ -184,6 +184,9 @@ for (const backend of backends) {
       await card(sam.page, 'before the session ends').waitFor()
       await publish(n, ops.token, 'after signing in again')
       await card(sam.page, 'after signing in again').waitFor()
+      // The card's arrival refreshes the unread badges 150 ms later (web/unread.js): let that
+      // call answer first (three unread), or its 401 rather than the click's ends the session.
+      await sam.page.locator('[data-unread-all]').filter({ hasText: /^3$/ }).first().waitFor()
       // A session gone behind the stream's back (removed from the database, no stream change):
       // the next call's 401 brings the sign-in form too, not an error beside a stale inbox.
       await n.database.db.deleteFrom('sessions').where('user_id', '=', id).execute()
