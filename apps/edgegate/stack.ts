@@ -134,7 +134,14 @@ export const startStack: StartStack = async (ctx) => {
   const database = `sqlite:${join(ctx.dataDir, 'edgegate.db')}`
   // What bin/edgegate reads by default (EDGEGATE_CONFIG): the admin commands reach this database,
   // and `status` asks the server at this address whether it answers.
-  writeFileSync(join(ctx.dataDir, 'config.json'), `${JSON.stringify({ database, listen: LISTEN }, null, 2)}\n`)
+  // The control socket lets `bin/edgegate status` ask serve without TLS; off when the stack's
+  // folder is too deep for a Unix socket's path.
+  const socket = join(ctx.dataDir, 'control.sock')
+  const controlSocket = Buffer.byteLength(socket) <= 100 ? socket : ''
+  writeFileSync(
+    join(ctx.dataDir, 'config.json'),
+    `${JSON.stringify({ database, listen: LISTEN, control_socket: controlSocket }, null, 2)}\n`,
+  )
   const c = credentials(ctx, database)
   const logFile = join(ctx.dataDir, 'edgegate.log')
   const log = createWriteStream(logFile, { flags: 'a' })
@@ -153,6 +160,8 @@ export const startStack: StartStack = async (ctx) => {
       tls.key,
       '--client-ca',
       tls.ca,
+      '--control-socket',
+      controlSocket,
     ],
     { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   )
@@ -186,6 +195,7 @@ export const startStack: StartStack = async (ctx) => {
       'the certificate is issued by a local CA:',
       `$ curl --cacert ${shownPath(ctx.root, tls.ca)} ${BASE}/readyz`,
       'administer it (bin/edgegate reads the database from the config file the stack wrote):',
+      '$ bin/edgegate status',
       '$ bin/edgegate node list',
       '$ bin/edgegate admin list',
       'the policy a gate pulls:',

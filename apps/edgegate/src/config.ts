@@ -2,6 +2,7 @@
  * edgegate configuration: flags > environment > JSON file (`--config`, `$EDGEGATE_CONFIG`, else
  * `/etc/gatehouse/edgegate.json` when it exists) > defaults, loaded by the kit's app shell.
  */
+import { dirname, isAbsolute } from 'node:path'
 import { type AppConfigOptions, loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { ConfigError, type ConfigOf, field, type Loaded, loadWithChecks, type Schema } from '@gatehouse/kit/config.ts'
 import { parseDatabaseUrl } from '@gatehouse/kit/db/url.ts'
@@ -22,6 +23,18 @@ const database = field.custom(databaseUrl, {
   doc: 'sqlite:<file> (embedded default) or postgres://user@host/db (several edgegate processes share one)',
 })
 
+/** Where a packaged edgegate's runtime folder puts the control socket (see `control_socket`). */
+export const DEFAULT_CONTROL_SOCKET = '/run/edgegate/control.sock'
+
+// A Unix socket's path is limited to 107 bytes (sun_path): refused here, not at listen time.
+function controlSocketPath(raw: unknown): string {
+  if (typeof raw !== 'string') throw new Error('must be a string')
+  if (raw === '') return raw
+  if (!isAbsolute(raw)) throw new Error(`must be an absolute path, got "${raw}"`)
+  if (Buffer.byteLength(raw) > 100) throw new Error('must be at most 100 bytes long (a Unix socket path)')
+  return raw
+}
+
 export const serveSchema = {
   listen: field.listen({
     env: 'EDGEGATE_LISTEN',
@@ -30,6 +43,12 @@ export const serveSchema = {
     doc: 'HTTPS listen address (host:port)',
   }),
   database,
+  control_socket: field.custom(controlSocketPath, {
+    env: 'EDGEGATE_CONTROL_SOCKET',
+    flag: 'control-socket',
+    default: DEFAULT_CONTROL_SOCKET,
+    doc: `Unix socket where serve answers /readyz and /healthz in plain HTTP for commands on this host (\`edgegate status\` asks it first: no TLS to start); the default is used only when ${dirname(DEFAULT_CONTROL_SOCKET)} exists (systemd's RuntimeDirectory=edgegate); an empty value turns it off`,
+  }),
   tls_cert: field.string({
     env: 'EDGEGATE_TLS_CERT',
     flag: 'tls-cert',
@@ -298,8 +317,12 @@ export const alertSchema = { alert_url: serveSchema.alert_url } satisfies Schema
 export const cliSchema = { database } satisfies Schema
 export type CliConfig = ConfigOf<typeof cliSchema>
 
-/** `edgegate status`: the database, and the address serve listens on, to ask whether it answers. */
-export const statusSchema = { database, listen: serveSchema.listen } satisfies Schema
+/** `edgegate status`: the database, and where serve listens (its control socket, else its address), to ask whether it answers. */
+export const statusSchema = {
+  database,
+  listen: serveSchema.listen,
+  control_socket: serveSchema.control_socket,
+} satisfies Schema
 
 /** Parse a trusted-range file body into canonical CIDRs; throws naming the bad line. */
 export function parseRangeLines(text: string, where: string): string[] {

@@ -73,10 +73,10 @@ export async function status(o: Opts): Promise<void> {
     config: o.config as string | undefined,
     partial: true,
   })
-  const { listen } = loaded.config
+  const { listen, control_socket: controlSocket } = loaded.config
   const listenFrom = listenSource(loaded.sources.listen ?? 'default', loaded.file)
   // Asked while the database is read: neither waits on the other.
-  const probe = probeServer(listen)
+  const probe = probeServer(listen, controlSocket)
   const fromDatabase = await readDatabase(o, async (d) => {
     const nodes = (await listNodes(d.db)).map(describeNode)
     const counts = await d.db
@@ -121,7 +121,7 @@ export async function status(o: Opts): Promise<void> {
   out(
     [
       server.answering
-        ? `server: ${paint('green', 'answering')} at ${escapeTerminal(server.url)} (/readyz ${server.status}${server.status === 200 || server.status === 204 ? ', ready' : ', not ready'}; listen address from ${escapeTerminal(listenFrom)})`
+        ? `server: ${paint('green', 'answering')} at ${escapeTerminal(server.url)} (/readyz ${server.status}${server.status === 200 || server.status === 204 ? ', ready' : ', not ready'}; listen address from ${escapeTerminal(listenFrom)}${server.control_socket ? `; asked on the control socket ${escapeTerminal(server.control_socket)}` : ''})`
         : `server: ${paint('red', 'not answering')} at ${escapeTerminal(server.url)} (${escapeTerminal(server.error ?? '')}; listen address from ${escapeTerminal(listenFrom)}): gates serve on the verdicts they last pulled and nothing reaches the database; is edgegate serve running, with this --listen (or "listen" in the config file)?`,
       `database: ${report.database.kind} ${escapeTerminal(report.database.location)} (${paint('green', 'reachable')}, migrations applied${
         report.database.writable

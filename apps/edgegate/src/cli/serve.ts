@@ -5,10 +5,11 @@ import { bundleExpiry, watchCertificateExpiry } from '@gatehouse/kit/certificate
 import { secretExposure } from '@gatehouse/kit/config.ts'
 import { StartupError } from '@gatehouse/kit/errors.ts'
 import { createLogger } from '@gatehouse/kit/logger.ts'
-import { parseListenAddress } from '@gatehouse/kit/net.ts'
+import { formatListenAddress, parseListenAddress } from '@gatehouse/kit/net.ts'
 import { runMain } from '@gatehouse/kit/process.ts'
 import { createTlsAgent, loadTlsMaterial, reloadServerTls } from '@gatehouse/kit/tls.ts'
 import { loadServeConfig } from '../config.ts'
+import { openControlSocket } from '../control-socket.ts'
 import { openEdgeDatabase } from '../db/open.ts'
 import { startExpirySweep } from '../decisions/expiry.ts'
 import { startController } from '../enforcement/controller.ts'
@@ -16,6 +17,7 @@ import { startNodeHealth } from '../nodes/health.ts'
 import { startRetention } from '../observations/retention.ts'
 import { buildServer } from '../server.ts'
 import { TrustedRanges } from '../trusted/ranges.ts'
+import { probeUrl } from './server-probe.ts'
 
 export async function serve(flags: Record<string, unknown>, configFile: string | undefined): Promise<void> {
   await runMain({ name: 'edgegate' }, async () => {
@@ -46,6 +48,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
     let stopController: (() => Promise<void>) | undefined
     let stopNodeHealth: (() => Promise<void>) | undefined
     let stopExpiry: (() => Promise<void>) | undefined
+    let closeControlSocket: (() => Promise<void>) | undefined
     try {
       await trusted?.start()
       const {
@@ -66,6 +69,12 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
         { listen: `${host}:${actual}`, database: database.kind },
         `edgegate listening on https://${host.includes(':') ? `[${host}]` : host}:${actual}`,
       )
+      closeControlSocket = await openControlSocket(app, {
+        path: config.control_socket,
+        explicit: (loaded.sources.control_socket ?? 'default') !== 'default',
+        listenUrl: probeUrl(formatListenAddress({ host, port: actual })),
+        log: { info: (m) => logger.info(m), warn: (m) => logger.warn(m) },
+      })
       stopRetention = startRetention(
         database.db,
         database.kind,
@@ -149,6 +158,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
       }
       const stop = async () => {
         for (const w of expiry) w.stop()
+        await closeControlSocket?.()
         await app.close()
         await stopController?.()
         await stopNodeHealth?.()
@@ -160,6 +170,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
       }
       return { stop, reload }
     } catch (err) {
+      await closeControlSocket?.()
       await stopController?.()
       await stopNodeHealth?.()
       await stopExpiry?.()
