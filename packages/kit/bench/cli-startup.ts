@@ -62,10 +62,19 @@ const probeServer = spawn(
     socket.once('data', () => socket.end('HTTP/1.1 200 OK\\r\\ncontent-length: 0\\r\\nconnection: close\\r\\n\\r\\n'))
     socket.on('error', () => {})
   })
-  server.listen(0, '127.0.0.1', () => console.log(server.address().port))
+  server.listen(0, '127.0.0.1', () => {
+    const port = server.address().port
+    // serve's control socket (apps/edgegate/src/control-socket.ts): the same answer, naming
+    // the HTTPS address it stands for, in plain HTTP.
+    require('node:net').createServer((socket) => {
+      socket.once('data', () => socket.end('HTTP/1.1 200 OK\\r\\nedgegate-listen: https://127.0.0.1:' + port + '\\r\\ncontent-length: 0\\r\\nconnection: close\\r\\n\\r\\n'))
+      socket.on('error', () => {})
+    }).listen(process.argv[3], () => console.log(port))
+  })
 `,
     probeCert.keyPath,
     probeCert.certPath,
+    join(dir, 'control.sock'),
   ],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 )
@@ -108,6 +117,12 @@ const cases: Case[] = [
     'edgegate status, a server answering',
     bin('edgegate'),
     ['status', '--database', edb, '--listen', `127.0.0.1:${probePort}`],
+    env,
+  ],
+  [
+    'edgegate status, via control socket',
+    bin('edgegate'),
+    ['status', '--database', edb, '--listen', `127.0.0.1:${probePort}`, '--control-socket', join(dir, 'control.sock')],
     env,
   ],
   ['sshproxy list', bin('sshproxy'), ['list', '--db', join(dir, 's.db')], env],
