@@ -183,7 +183,7 @@ describe('startup failures (child process)', () => {
       assert.equal(r.status, 1)
       assert.deepEqual(r.stderr.trimEnd().split('\n'), [
         'notify: NOTIFY_BCRYPT_COST: must be at most 15, got 40',
-        `notify: pushTtl: invalid duration "1y" at "1y" (use e.g. 500ms, 30s, 15m, 12h, 1h30m)`,
+        `notify: pushTtl: invalid duration "1y" (use e.g. 500ms, 30s, 15m, 12h, 1h30m)`,
         `notify: retention (in ${file}): at least 24h, or 0 to keep notifications`,
         'notify: NOTIFY_AUDIT_RETENTION: at least 24h, or 0 to keep the audit log',
       ])

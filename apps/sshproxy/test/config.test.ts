@@ -317,10 +317,10 @@ describe('doctor', () => {
     ])
     assert.equal(r.code, 1)
     assert.deepEqual(r.stderr.trim().split('\n').sort(), [
-      'sshproxy: --handshake-timeout: invalid duration "soon" at "soon" (use e.g. 500ms, 30s, 15m, 12h, 1h30m)',
+      'sshproxy: --handshake-timeout: invalid duration "soon" (use e.g. 500ms, 30s, 15m, 12h, 1h30m)',
       'sshproxy: --route: at least one route is required (--route LISTEN=BACKEND)',
       'sshproxy: control_plane.instance_id: required when control_plane.url is set',
-      'sshproxy: control_plane.sync_interval: invalid duration "often" at "often" (use e.g. 500ms, 30s, 15m, 12h, 1h30m)',
+      'sshproxy: control_plane.sync_interval: invalid duration "often" (use e.g. 500ms, 30s, 15m, 12h, 1h30m)',
       'sshproxy: control_plane: an auth method is required: token, or client_cert + client_key + ca',
       'sshproxy: max_fingerprints: must be at least -1, got -2',
     ])

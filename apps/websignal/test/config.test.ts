@@ -23,7 +23,7 @@ function problems(obj: Record<string, unknown>, env: Record<string, string> = {}
 
 test('one bad field and one cross-field conflict: both are named, the field first', () => {
   assert.deepEqual(problems({ inputs: INPUTS, window: 'soon', store: { sentinel_name: 'mymaster' } }), [
-    'window: invalid duration "soon" at "soon" (use e.g. 500ms, 30s, 15m, 12h, 1h30m)',
+    'window: invalid duration "soon" (use e.g. 500ms, 30s, 15m, 12h, 1h30m)',
     'store: sentinels and sentinel_name go together',
   ])
   // The same with the control plane's rules: two auth methods, beside a bad publish interval.

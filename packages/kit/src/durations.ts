@@ -18,7 +18,7 @@ export class DurationError extends Error {
  */
 export function parseDuration(text: string): number {
   const input = text.trim()
-  if (input === '') throw new DurationError('empty duration (use e.g. 500ms, 30s, 15m, 12h, 1h30m)')
+  if (input === '') throw new DurationError(`empty duration ${EXAMPLES}`)
   if (input === '0') return 0
   let total = 0
   let lastUnit = -1
@@ -26,11 +26,7 @@ export function parseDuration(text: string): number {
   while (PART.lastIndex < input.length) {
     const at = PART.lastIndex
     const m = PART.exec(input)
-    if (!m) {
-      throw new DurationError(
-        `invalid duration ${JSON.stringify(text)} at ${JSON.stringify(input.slice(at))} (use e.g. 500ms, 30s, 15m, 12h, 1h30m)`,
-      )
-    }
+    if (!m) throw new DurationError(invalid(text, input.slice(at), at === 0))
     const unit = ORDER.indexOf(m[2]!)
     if (unit <= lastUnit) {
       throw new DurationError(
@@ -42,6 +38,22 @@ export function parseDuration(text: string): number {
   }
   if (!Number.isSafeInteger(total)) throw new DurationError(`duration ${JSON.stringify(text)} is too large`)
   return total
+}
+
+const EXAMPLES = '(use e.g. 500ms, 30s, 15m, 12h, 1h30m)'
+
+/** Why `text` is not a duration, from the part that did not parse (`rest`). */
+function invalid(text: string, rest: string, whole: boolean): string {
+  const shown = JSON.stringify(text)
+  // Days and weeks are what people write for expiries: say the hours they mean.
+  const days = /^(\d+)(d|w)$/.exec(rest)
+  if (days) {
+    const hours = Number(days[1]) * (days[2] === 'd' ? 24 : 168)
+    return `invalid duration ${shown}: the largest unit is h, so ${days[1]}${days[2]} is ${hours}h`
+  }
+  return whole
+    ? `invalid duration ${shown} ${EXAMPLES}`
+    : `invalid duration ${shown} at ${JSON.stringify(rest)} ${EXAMPLES}`
 }
 
 /**

@@ -183,7 +183,7 @@ describe('loadConfig errors', () => {
       }),
     )
     assert.deepEqual(lines.sort(), [
-      '--timeout: invalid duration "1d" at "1d" (use e.g. 500ms, 30s, 15m, 12h, 1h30m)',
+      '--timeout: invalid duration "1d": the largest unit is h, so 1d is 24h',
       'APP_VERBOSE: must be true or false, got "perhaps"',
       'db.bogus: unknown key',
       'db.pool: must be an integer, got number 1.5',

@@ -25,7 +25,11 @@ describe('parseDuration', () => {
   const invalid: Array<[string, RegExp]> = [
     ['', /empty duration/],
     ['   ', /empty duration/],
-    ['1d', /invalid duration "1d"/],
+    ['1d', /^invalid duration "1d": the largest unit is h, so 1d is 24h$/],
+    ['2w', /^invalid duration "2w": the largest unit is h, so 2w is 336h$/],
+    // The part that did not parse is named only when it is not the whole text.
+    ['soon', /^invalid duration "soon" \(use e\.g\. 500ms, 30s, 15m, 12h, 1h30m\)$/],
+    ['1h30', /^invalid duration "1h30" at "30" \(use e\.g\./],
     ['1m1h', /largest to smallest/],
     ['1h1h', /largest to smallest/],
     ['-5s', /invalid duration "-5s"/],
@@ -49,7 +53,7 @@ describe('parseDuration', () => {
   }
 
   test('errors suggest the accepted syntax', () => {
-    assert.throws(() => parseDuration('1d'), /use e\.g\. 500ms, 30s, 15m, 12h, 1h30m/)
+    assert.throws(() => parseDuration('1x'), /use e\.g\. 500ms, 30s, 15m, 12h, 1h30m/)
   })
 })
 
