@@ -9,11 +9,12 @@ import {
   ConfigError,
   type ConfigOf,
   field,
+  type Loaded,
   type LoadOptions,
   loadConfig,
   loadWithChecks,
+  settingName,
 } from '@gatehouse/kit/config.ts'
-import type { Source } from '@gatehouse/kit/config-fields.ts'
 import { isLoopback } from '@gatehouse/kit/net.ts'
 import { type PublisherViewers, parsePublisherViewers } from './grants/publisher-viewers-setting.ts'
 import { ID_PATTERN } from './id-pattern.ts'
@@ -138,7 +139,7 @@ export function isLoopbackUrl(url: URL): boolean {
 export function loadArtsvcConfig(options: LoadOptions): ArtsvcConfig {
   return loadWithChecks(
     () => loadConfig(configSchema, options),
-    ({ config, sources, file }, invalid) => finishConfig(config, invalid, { sources, file }),
+    ({ config, sources, labels, file }, invalid) => finishConfig(config, invalid, { sources, labels, file }),
   )
 }
 
@@ -151,18 +152,12 @@ export function loadArtsvcConfig(options: LoadOptions): ArtsvcConfig {
 export function finishConfig(
   config: ConfigOf<typeof configSchema>,
   invalid: ReadonlySet<string> = new Set(),
-  origin: { sources?: Record<string, Source>; file?: string | undefined } = {},
+  origin: Partial<Pick<Loaded<typeof configSchema>, 'sources' | 'labels' | 'file'>> = {},
 ): ArtsvcConfig {
   const errors: string[] = []
   // Each setting named the way it was given: `contentUrl (in /etc/gatehouse/artsvc.json)`,
   // `--listen`, else its variable (also when it was not given: that is how to give it).
-  const n = (key: keyof typeof configSchema): string => {
-    const o = configSchema[key].options as { env?: string; flag?: string }
-    const source = origin.sources?.[key]
-    if (source === 'file') return `${key} (in ${origin.file ?? 'the config file'})`
-    if (source === 'flag' && o.flag) return `--${o.flag}`
-    return o.env ?? key
-  }
+  const n = (key: keyof typeof configSchema): string => settingName(configSchema, origin, key)
   const given = (key: keyof typeof configSchema) => config[key] !== undefined || invalid.has(key)
   const url = (value: string | undefined) => (value === undefined ? undefined : new URL(value))
   const pub = url(config.publicUrl)
@@ -345,8 +340,8 @@ export function loadServerConfig(
 ): ArtsvcConfig & { warnings: string[] } {
   return loadWithChecks(
     () => loadAppConfig('artsvc', configSchema, { flags, config: configFile, env: process.env }),
-    ({ config, warnings, sources, file }, invalid) => ({
-      ...finishConfig(config, invalid, { sources, file }),
+    ({ config, warnings, sources, labels, file }, invalid) => ({
+      ...finishConfig(config, invalid, { sources, labels, file }),
       warnings,
     }),
   )

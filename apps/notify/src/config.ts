@@ -4,7 +4,7 @@
  * kit's parser also takes `--listen` and `--listen=value`.
  */
 import { type AppConfigOptions, loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
-import { ConfigError, type ConfigOf, field, loadWithChecks } from '@gatehouse/kit/config.ts'
+import { ConfigError, type ConfigOf, field, loadWithChecks, settingName } from '@gatehouse/kit/config.ts'
 import type { Source } from '@gatehouse/kit/config-fields.ts'
 import { isLoopback, parseListenAddress } from '@gatehouse/kit/net.ts'
 import { CHANNEL_NAME, USERNAME } from './name-patterns.ts'
@@ -220,6 +220,8 @@ export interface Config extends RawConfig {
 /** Where the values came from, so a rule names each setting the way it was given. */
 export interface ConfigOrigin {
   sources: Record<string, Source>
+  /** How each setting given was written (the loader's `labels`): `NOTIFY_READER_PASSWORD_FILE`. */
+  labels?: Record<string, string>
   /** The config file read, if any. */
   file?: string
   /**
@@ -238,13 +240,7 @@ export interface ConfigOrigin {
  */
 export function finishConfig(raw: RawConfig, origin: ConfigOrigin = { sources: {} }): Config {
   const problems: string[] = []
-  const n = (key: keyof typeof schema): string => {
-    const o = schema[key].options as { env?: string; flag?: string }
-    const source = origin.sources[key]
-    if (source === 'file') return `${key} (in ${origin.file ?? 'the config file'})`
-    if (source === 'flag' && o.flag) return `--${o.flag}`
-    return o.env ?? key
-  }
+  const n = (key: keyof typeof schema): string => settingName(schema, origin, key)
   const invalid = origin.invalid ?? new Set<string>()
   const ok = (...keys: (keyof typeof schema)[]) => keys.every((k) => !invalid.has(k))
   const given = (key: keyof typeof schema) => raw[key] !== undefined || invalid.has(key)
@@ -323,8 +319,8 @@ function isLoopbackHost(host: string): boolean {
 export function loadServiceConfig(options: AppConfigOptions): { config: Config; warnings: string[] } {
   return loadWithChecks(
     () => loadAppConfig('notify', schema, options),
-    ({ config, sources, file, warnings }, invalid) => ({
-      config: finishConfig(config, { sources, invalid, ...(file ? { file } : {}) }),
+    ({ config, sources, labels, file, warnings }, invalid) => ({
+      config: finishConfig(config, { sources, labels, invalid, ...(file ? { file } : {}) }),
       warnings,
     }),
   )

@@ -96,6 +96,29 @@ describe('configuration', () => {
     for (const line of err.lines) assert.doesNotMatch(line, /(^|[\s(])-[a-z]/, 'no setting named with one dash')
   })
 
+  test('a secret given as a file is named by the variable that was set, NOTIFY_READER_PASSWORD_FILE', () => {
+    const dir = tempDir('notify-config-')
+    try {
+      const secret = join(dir.path, 'reader-password')
+      writeFileSync(secret, 'a-long-enough-password\n', { mode: 0o600 })
+      const err = (() => {
+        try {
+          readConfig([], { NOTIFY_READER_PASSWORD_FILE: secret })
+        } catch (e) {
+          return e as ConfigError
+        }
+        return undefined
+      })()
+      assert.ok(err instanceof ConfigError)
+      assert.deepEqual(err.lines, [
+        'NOTIFY_READER_USERNAME: required when NOTIFY_READER_PASSWORD_FILE is set',
+        'NOTIFY_PUBLIC_URL: required when reader authentication is on (NOTIFY_READER_PASSWORD_FILE is set)',
+      ])
+    } finally {
+      dir.remove()
+    }
+  })
+
   test('bad values and broken cross-field rules are reported together, each named as given; a rule reading a bad value is skipped', () => {
     const dir = tempDir('notify-config-')
     try {

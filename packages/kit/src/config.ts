@@ -75,6 +75,13 @@ export interface Loaded<S extends Schema> {
   /** Where each leaf value came from, keyed by dotted path (for `doctor` commands). */
   sources: Record<string, Source>
   /**
+   * How each setting given was written, keyed by dotted path, as the loader's own errors name
+   * it: `--listen`, `APP_TOKEN`, `APP_TOKEN_FILE`, `token_file` or the path in the file. Also
+   * for a setting given with a bad value; a default has none. Cross-field rules name settings
+   * with it, so that a rule and the loader name one setting one way.
+   */
+  labels: Record<string, string>
+  /**
    * Problems that do not stop the program, for its log: a secret in a file every user of the
    * host may read (`secretExposure`).
    */
@@ -265,6 +272,7 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
 
   const config: Record<string, unknown> = {}
   const sources: Record<string, Source> = {}
+  const labels: Record<string, string> = {}
   const warnings: string[] = []
   const invalid = new Set<string>()
   // Secrets written in the file itself, whichever source wins: the file holds them either way.
@@ -286,6 +294,7 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
       if (o.secret && env[`${o.env}_FILE`] !== undefined) {
         errors.push(`${o.env}: set either ${o.env} or ${o.env}_FILE, not both`)
         invalid.add(path)
+        labels[path] = label
         continue
       }
     } else if (o.secret && o.env && env[`${o.env}_FILE`] !== undefined) {
@@ -296,6 +305,7 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
           : readSecretFile(env[`${o.env}_FILE`]!, label, errors, warnings)
       if (raw === undefined) {
         invalid.add(path)
+        labels[path] = label
         continue
       }
       source = 'env'
@@ -308,11 +318,13 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
       if (typeof p !== 'string') {
         errors.push(`${label}: must be a file path string`)
         invalid.add(path)
+        labels[path] = label
         continue
       }
       raw = options.readSecretFiles === false ? SECRET_NOT_READ : readSecretFile(p, label, errors, warnings)
       if (raw === undefined) {
         invalid.add(path)
+        labels[path] = label
         continue
       }
       source = 'file'
@@ -320,6 +332,7 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
       raw = o.default
       source = 'default'
     }
+    if (source !== undefined && source !== 'default') labels[path] = label
     if (source === undefined) {
       if (o.required && !fileFailed) {
         const ways = [
@@ -351,7 +364,7 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
     const exposed = secretExposure(options.file!, `a secret (${inlineSecrets.join(', ')})`)
     if (exposed) warnings.push(exposed)
   }
-  const loaded = { config: config as ConfigOf<S>, file: options.file, positionals, sources, warnings }
+  const loaded = { config: config as ConfigOf<S>, file: options.file, positionals, sources, labels, warnings }
   if (errors.length > 0) throw new ConfigError(errors, fileFailed ? {} : { partial: { loaded, invalid } })
   return loaded
 }
@@ -402,6 +415,27 @@ export function loadWithChecks<S extends Schema, T>(
   }
   if (fieldErrors) throw fieldErrors
   return result
+}
+
+/**
+ * A setting named in a cross-field rule's message the way it was given, as the loader's own
+ * errors name it: `--listen`, `NOTIFY_READER_PASSWORD_FILE`, `listen (in /etc/gatehouse/x.json)`.
+ * One not given is named by its variable, else its flag, else its path: how to give it.
+ *
+ * @example settingName(schema, loaded, 'publicUrl') // 'NOTIFY_PUBLIC_URL' when not given
+ */
+export function settingName(
+  schema: Schema,
+  origin: Partial<Pick<Loaded<Schema>, 'labels' | 'sources' | 'file'>>,
+  path: string,
+): string {
+  const label = origin.labels?.[path]
+  if (label !== undefined) {
+    return origin.sources?.[path] === 'file' ? `${label} (in ${origin.file ?? 'the config file'})` : label
+  }
+  const o = leaves(schema).find((l) => l.path === path)?.field.options
+  if (o === undefined) throw new TypeError(`settingName: no setting ${path} in the schema`)
+  return o.env ?? (o.flag ? `--${o.flag}` : path)
 }
 
 /** Lines describing every field (flag, env, default, doc), for `--help` output. */

@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { loadWithChecks, SECRET_NOT_READ } from '../src/config.ts'
+import { loadWithChecks, SECRET_NOT_READ, settingName } from '../src/config.ts'
 import { ConfigError, describeSchema, field, loadConfig, type Schema } from '../src/index.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'kit-config-'))
@@ -312,6 +312,28 @@ describe('cross-field rules beside per-field errors', () => {
       `APP_TOKEN_FILE: secret file ${join(dir, 'no-such-file')} cannot be read (ENOENT)`,
       'APP_USER: required when APP_TOKEN is set',
     ])
+  })
+
+  test('settingName: a rule names a setting the way it was given, as the loader does; one not given, how to give it', () => {
+    const secretFile = join(dir, 'app-token')
+    writeFileSync(secretFile, 'longtoken\n')
+    const path = json({ max: 5, user: 'ops' })
+    const loaded = loadConfig(pair, { argv: ['--min', '7'], env: { APP_TOKEN_FILE: secretFile }, file: path })
+    assert.deepEqual(loaded.labels, { min: '--min', max: 'max', token: 'APP_TOKEN_FILE', user: 'user' })
+    assert.deepEqual(
+      ['min', 'max', 'token', 'user', 'workers'].map((key) => settingName(pair, loaded, key)),
+      ['--min', `max (in ${path})`, 'APP_TOKEN_FILE', `user (in ${path})`, 'APP_WORKERS'],
+    )
+    // Given with a bad value: named as given too, beside the loader's own line.
+    const err = (() => {
+      try {
+        loadConfig(pair, { env: { APP_TOKEN: 'short' } })
+      } catch (e) {
+        return e as ConfigError
+      }
+    })()
+    assert.equal(settingName(pair, err!.partial!.loaded, 'token'), 'APP_TOKEN')
+    assert.throws(() => settingName(pair, loaded, 'nope'), /no setting nope/)
   })
 
   test('a config file that cannot be parsed is reported alone: its settings are unknown', () => {
