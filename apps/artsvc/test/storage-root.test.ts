@@ -9,7 +9,16 @@ import { execFile, execFileSync } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { freePort, mountSmallDisk, type Postgres, startChild, startPostgres, tempDir } from '@gatehouse/testkit'
+import {
+  freePort,
+  metric,
+  mountSmallDisk,
+  type Postgres,
+  startChild,
+  startPostgres,
+  tempDir,
+  waitFor,
+} from '@gatehouse/testkit'
 import { baseEnv } from './helpers/harness.ts'
 
 const MAIN = new URL('../src/main.ts', import.meta.url).pathname
@@ -148,4 +157,25 @@ test('a new storage root is made owner-only with its folders, and the server sta
   assert.ok(statSync(join(root, 'artsvc.db')).isFile())
   for (const path of [join(dir.path, 'fresh'), join(dir.path, 'fresh', 'nested'), root, join(root, 'staging')])
     assert.equal(statSync(path).mode & 0o777, 0o700, path)
+})
+
+test('the maintenance job says in /metrics when it last ended well, so its stopping is an alert', async (t) => {
+  const root = join(dir.path, 'job-metrics')
+  const port = await freePort()
+  const child = await startChild({
+    name: 'artsvc',
+    command: process.execPath,
+    args: [MAIN, 'serve'],
+    env: { ...serveEnv(port), ARTSVC_STORAGE_ROOT: root, ARTSVC_MAINTENANCE_INTERVAL: '1s' },
+    logFile: join(dir.path, 'job-metrics.log'),
+    probe: async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 204,
+  })
+  t.after(() => child.stop())
+  const text = await waitFor('a maintenance run in /metrics', async () => {
+    const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+    return metric(body, 'artsvc_job_last_success_timestamp_seconds', { job: 'maintenance' }) !== undefined && body
+  })
+  const at = metric(text, 'artsvc_job_last_success_timestamp_seconds', { job: 'maintenance' })!
+  assert.ok(Math.abs(at - Date.now() / 1000) < 60, String(at))
+  assert.equal(metric(text, 'artsvc_job_failures_total', { job: 'maintenance' }), 0)
 })

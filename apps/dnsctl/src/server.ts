@@ -227,6 +227,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
       // A pass waits for knotd per zone: one outlasting the interval is joined, not doubled.
       reconciler = periodic(() => zones.reconcile(), {
         intervalMs: config.knot.reconcileInterval,
+        metrics: { app: app.metrics, job: 'reconcile' },
         onError: (err) => deps.logger.error({ err }, 'reconciling zones with knotd failed'),
       })
       if (config.auditRetention > 0) {
@@ -242,6 +243,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
           {
             intervalMs: deps.auditSweepIntervalMs ?? 3_600_000,
             firstRunMs: deps.auditSweepIntervalMs ?? 60_000,
+            metrics: { app: app.metrics, job: 'audit_retention' },
             onError: (err) => deps.logger.warn({ err }, 'removing old audit events failed; it runs again in an hour'),
           },
         )
@@ -259,6 +261,7 @@ export async function buildServer(config: Config, deps: ServerDeps): Promise<Dns
         })
         sampler = periodic(() => history.sample(), {
           intervalMs: config.resolver.sampleInterval,
+          metrics: { app: app.metrics, job: 'resolver_sampler' },
           onError: (err) => failures.failed(err),
           onSuccess: () => failures.succeeded(),
         })

@@ -70,6 +70,8 @@ describe('zones API against a real knotd', () => {
     assert.match(metrics, /^dnsctl_publications_total\{action="changes",outcome="committed"\} 1$/m)
     assert.match(metrics, /^dnsctl_publications_total\{action="create",outcome="committed"\} 1$/m)
     assert.match(metrics, /^dnsctl_zones\{role="primary"\} 1$/m)
+    // The background jobs' series exist from the start (the kit's periodic), for rate() and absent().
+    assert.match(metrics, /^dnsctl_job_failures_total\{job="reconcile"\} 0$/m)
 
     res = await h.call('DELETE', `/v1/zones/${ZONE}`, { expected_revision: changed.revision })
     assert.equal(res.status, 200, JSON.stringify(await res.clone().json()))

@@ -81,6 +81,21 @@ for (const dialect of DIALECTS) {
       }
     }
 
+    test('/metrics says when each background job last ended well (a job that stops succeeding is an alert)', async () => {
+      // Every job runs once at start-up.
+      const text = await waitFor('every job to have ended well once', async () => {
+        const t = (await get('/metrics')).body as string
+        const jobs = ['retention', 'web_enforcement', 'node_health', 'decision_expiry']
+        return jobs.every((job) => metric(t, 'edgegate_job_last_success_timestamp_seconds', { job }) !== undefined) && t
+      })
+      for (const job of ['retention', 'web_enforcement', 'node_health', 'decision_expiry']) {
+        const at = metric(text, 'edgegate_job_last_success_timestamp_seconds', { job })!
+        assert.ok(at > Date.now() / 1000 - 600 && at <= Date.now() / 1000 + 1, `${job}: ${at}`)
+        assert.equal(metric(text, 'edgegate_job_failures_total', { job }), 0, job)
+        assert.ok(metric(text, 'edgegate_job_duration_seconds', { job })! >= 0, job)
+      }
+    })
+
     test('every node endpoint: none 401, bad token 401, admin 403, wrong kind 403, inactive 403, wrong instance 403, right 2xx', async () => {
       const endpoints: NodeEndpoint[] = [
         {

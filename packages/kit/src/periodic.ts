@@ -7,6 +7,8 @@
  * process alive, and `stop()` ends the timers and then waits for the run in progress.
  */
 
+import type { AppMetrics, Counter, Gauge } from './metrics.ts'
+
 export interface PeriodicOptions {
   /** Between runs. */
   intervalMs: number
@@ -16,6 +18,39 @@ export interface PeriodicOptions {
   onError(err: unknown): void
   /** A run that ended well (with `onError`, a `RepeatedFailure`'s two halves). */
   onSuccess?(): void
+  /**
+   * Export the job's runs as `<app>_job_last_success_timestamp_seconds{job}`,
+   * `<app>_job_duration_seconds{job}` (the last run) and `<app>_job_failures_total{job}`:
+   * a job that stopped succeeding is an alert (`time() - …last_success… > 3 * interval`),
+   * not a log line nobody reads.
+   */
+  metrics?: { app: JobMetricsHost; job: string }
+}
+
+type JobMetricsHost = Pick<AppMetrics, 'gauge' | 'counter'>
+
+interface JobMetrics {
+  lastSuccess: Gauge<'job'>
+  duration: Gauge<'job'>
+  failures: Counter<'job'>
+}
+
+// One set per registry: every job of an app shares the three metrics, by its `job` label.
+const jobMetrics = new WeakMap<JobMetricsHost, JobMetrics>()
+
+function metricsOf(app: JobMetricsHost): JobMetrics {
+  let m = jobMetrics.get(app)
+  if (m === undefined) {
+    m = {
+      lastSuccess: app.gauge('job_last_success_timestamp_seconds', 'Unix time a background job last ended well', [
+        'job',
+      ]),
+      duration: app.gauge('job_duration_seconds', "How long a background job's last run took", ['job']),
+      failures: app.counter('job_failures_total', 'Runs of a background job that failed', ['job']),
+    }
+    jobMetrics.set(app, m)
+  }
+  return m
 }
 
 export interface PeriodicJob {
@@ -33,16 +68,31 @@ export interface PeriodicJob {
 export function periodic(task: () => Promise<unknown>, o: PeriodicOptions): PeriodicJob {
   let running: Promise<void> | undefined
   let stopped = false
+  const m = o.metrics ? metricsOf(o.metrics.app) : undefined
+  const job = { job: o.metrics?.job ?? '' }
+  if (m) m.failures.inc(job, 0) // the series exists from the start: rate() and absent() work
+  let started = 0
   let timer: NodeJS.Timeout | undefined
   const run = (): Promise<void> => {
     if (stopped) return running ?? Promise.resolve()
     // Settled a turn later at the earliest, so `running` is cleared after it is set, even when
     // `task` throws at once.
     running ??= Promise.resolve()
-      .then(task)
+      .then(() => {
+        started = performance.now()
+        return task()
+      })
       .then(
-        () => o.onSuccess?.(),
-        (err: unknown) => o.onError(err),
+        () => {
+          m?.duration.set(job, (performance.now() - started) / 1000)
+          m?.lastSuccess.set(job, Date.now() / 1000)
+          o.onSuccess?.()
+        },
+        (err: unknown) => {
+          m?.duration.set(job, (performance.now() - started) / 1000)
+          m?.failures.inc(job)
+          o.onError(err)
+        },
       )
       .finally(() => {
         running = undefined

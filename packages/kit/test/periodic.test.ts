@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { PassThrough } from 'node:stream'
 import { test } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
-import { createLogger, periodic, RepeatedFailure } from '../src/index.ts'
+import { createLogger, createMetrics, periodic, RepeatedFailure } from '../src/index.ts'
 
 /** A task whose runs end when the test says so. */
 function controlledTask() {
@@ -171,4 +171,43 @@ test('a job failing run after run logs the first failure, then one line per inte
   failures.failed(new Error('down again'))
   await until(() => lines.length === 4)
   assert.equal(lines[3]!.err?.message, 'down again')
+})
+
+test('with metrics, each job exports when it last ended well, how long its last run took and its failures', async () => {
+  const app = createMetrics('demo')
+  let fail = true
+  const t = controlledTask()
+  const sweep = periodic(
+    async () => {
+      if (fail) throw new Error('database away')
+    },
+    { intervalMs: 60_000, onError: () => undefined, metrics: { app, job: 'sweep' } },
+  )
+  const other = periodic(t.task, { intervalMs: 60_000, onError: assert.fail, metrics: { app, job: 'report' } })
+  const values = async (name: string) =>
+    Object.fromEntries(
+      ((await app.registry.getSingleMetric(`demo_${name}`)?.get())?.values ?? []).map((v) => [v.labels.job, v.value]),
+    )
+  // Before any run: the failure counters exist at 0, so `rate()` and `absent()` work from the start.
+  assert.deepEqual(await values('job_failures_total'), { sweep: 0, report: 0 })
+  assert.deepEqual(await values('job_last_success_timestamp_seconds'), {})
+  await sweep.run()
+  assert.deepEqual(await values('job_failures_total'), { sweep: 1, report: 0 })
+  assert.deepEqual(await values('job_last_success_timestamp_seconds'), {})
+  fail = false
+  const before = Date.now() / 1000
+  await sweep.run()
+  const ran = other.run()
+  await until(() => t.runs.length === 1)
+  await delay(30)
+  t.runs[0]!()
+  await ran
+  const last = await values('job_last_success_timestamp_seconds')
+  assert.ok(last.sweep! >= before && last.sweep! <= Date.now() / 1000, String(last.sweep))
+  assert.ok(last.report! >= last.sweep!)
+  const took = await values('job_duration_seconds')
+  assert.ok(took.report! >= 0.025 && took.report! < 10, String(took.report))
+  assert.deepEqual(await values('job_failures_total'), { sweep: 1, report: 0 })
+  await sweep.stop()
+  await other.stop()
 })

@@ -28,6 +28,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
     // Stopped before the close, after the run in progress: the database stays open under it.
     const maintenance = periodic(() => svc.maintenance(), {
       intervalMs: config.maintenanceInterval,
+      metrics: { app: svc.app.metrics, job: 'maintenance' },
       onError: (err) => svc.ctx.logger.error({ err }, 'maintenance failed'),
     })
     return async () => {

@@ -99,7 +99,7 @@ export async function serve(flags: Record<string, unknown>, configFile: string |
         metrics: app.metrics,
       })
       stopNodeHealth = startNodeHealth({ db: database.db, metrics: app.metrics, logger, alert: ctx.alert }).stop
-      stopExpiry = startExpirySweep(database.db, database.kind, logger)
+      stopExpiry = startExpirySweep(database.db, database.kind, logger, app.metrics)
       let certificateExpiresAt = startExpiry
       const readClientCa = () => (config.client_ca ? bundleExpiry(readFileSync(config.client_ca)) : undefined)
       let clientCa = readClientCa()

@@ -7,7 +7,7 @@
  * the policy also sent the expiry with the decision, so a TLS gate ends it on time by itself.
  * Automated blocks are the web controller's: its pass revokes them.
  */
-import type { Logger } from '@gatehouse/kit'
+import type { AppMetrics, Logger } from '@gatehouse/kit'
 import { type DatabaseKind, sql } from '@gatehouse/kit/db/database.ts'
 import { periodic } from '@gatehouse/kit/periodic.ts'
 import { RepeatedFailure } from '@gatehouse/kit/repeated-failure.ts'
@@ -56,7 +56,12 @@ export async function expireDecisions(db: Kysely<DB>, kind: DatabaseKind, nowMs:
 }
 
 /** Run the sweep now and every `EXPIRY_SWEEP_MS`; returns a stop function that waits for a sweep running. */
-export function startExpirySweep(db: Kysely<DB>, kind: DatabaseKind, log: Logger): () => Promise<void> {
+export function startExpirySweep(
+  db: Kysely<DB>,
+  kind: DatabaseKind,
+  log: Logger,
+  metrics?: Pick<AppMetrics, 'counter' | 'gauge'>,
+): () => Promise<void> {
   const failures = new RepeatedFailure(log, {
     failed: 'ending expired decisions failed; tried again shortly',
     recovered: 'ending expired decisions works again',
@@ -70,6 +75,7 @@ export function startExpirySweep(db: Kysely<DB>, kind: DatabaseKind, log: Logger
     {
       intervalMs: EXPIRY_SWEEP_MS,
       firstRunMs: 0,
+      ...(metrics ? { metrics: { app: metrics, job: 'decision_expiry' } } : {}),
       // Every ten seconds: while the database stays unusable, a line a minute.
       onError: (err) => failures.failed(err),
       onSuccess: () => failures.succeeded(),

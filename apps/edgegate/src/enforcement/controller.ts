@@ -34,6 +34,7 @@ export function startController(o: ControllerOptions): () => Promise<void> {
     {
       intervalMs: o.intervalMs,
       firstRunMs: 0,
+      metrics: { app: o.metrics, job: 'web_enforcement' },
       onError: (err) => {
         passes.inc({ result: 'failed' })
         o.log.error({ err }, 'web enforcement pass failed (rolled back)')

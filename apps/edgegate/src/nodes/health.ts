@@ -36,7 +36,7 @@ const KINDS: readonly NodeKind[] = ['sshgate', 'tlsgate', 'websignal', 'log_watc
 
 export function startNodeHealth(o: {
   db: Kysely<DB>
-  metrics: Pick<AppMetrics, 'gauge'>
+  metrics: Pick<AppMetrics, 'gauge' | 'counter'>
   logger: Pick<Logger, 'warn' | 'info'>
   /** Each transition also goes here (`--alert-url`). */
   alert?: AlertSink
@@ -172,6 +172,7 @@ export function startNodeHealth(o: {
   const job = periodic(pass, {
     intervalMs: o.intervalMs ?? 60_000,
     firstRunMs: 0,
+    metrics: { app: o.metrics, job: 'node_health' },
     // A pass that fails (the database is down) keeps the last counts: the outage is reported elsewhere.
     onError: () => {},
   })

@@ -41,7 +41,7 @@ export function startRetention(
   kind: DatabaseKind,
   settings: RetentionSettings,
   log: Logger,
-  metrics?: Pick<AppMetrics, 'counter'>,
+  metrics?: Pick<AppMetrics, 'counter' | 'gauge'>,
 ): () => Promise<void> {
   const removed = metrics?.counter(
     'fingerprint_aggregates_removed_total',
@@ -97,6 +97,7 @@ export function startRetention(
     {
       intervalMs: settings.intervalMs,
       firstRunMs: 0,
+      ...(metrics ? { metrics: { app: metrics, job: 'retention' } } : {}),
       onError: (err) =>
         log.error(
           { err },
