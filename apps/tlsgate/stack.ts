@@ -6,12 +6,15 @@
  * (registered by edgegate's stack; bearer token from its credentials.json, its local CA): it
  * uploads its fingerprints with their IP/port sightings and SNI, the TLS half of edgegate's web
  * evidence, and pulls the decisions made there for it. Without edgegate: local verdicts only.
- * A taken port stops this app with one line saying so.
+ * A taken port stops this app with one line saying so. nginx writes its access log, with the
+ * client addresses the gate passed on, to nginx/logs/access.log under the data folder: when the
+ * stack runs websignal too, websignal's stack tails that file and sends demo visitors and a
+ * scanner through this gate (apps/websignal/stack.ts).
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { StackContext, StackService, StartStack } from '../../packages/kit/src/stack.ts'
 import { stackControlPlane } from '../../packages/kit/src/stack-control-plane.ts'
 import { ensurePortFree, StackError, supervise } from '../../packages/kit/src/stack-ready.ts'
@@ -21,6 +24,16 @@ const LISTEN_PORT = 8444
 const NGINX_PORT = 8445
 const METRICS_PORT = 9123
 const READY_MS = 20_000
+
+/** The demo site (under nginx/www/). */
+const DEMO_PAGES: Record<string, string> = {
+  'index.html': '<h1>Behind the Gatehouse TLS gate</h1>\n',
+  'about/index.html': '<h1>About</h1>\n',
+  'blog/hello/index.html': '<h1>Hello</h1>\n',
+  'static/app.css': 'body { font-family: sans-serif; }\n',
+  'img/logo.svg':
+    '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16"><rect width="16" height="16"/></svg>\n',
+}
 
 /** A child process whose output goes to `logPath`, ready when `ready` appears in it. */
 async function startLogged(
@@ -112,7 +125,12 @@ async function startDemoNginx(dir: string, port: number, say: (line: string) => 
       { stdio: 'ignore' },
     )
   }
-  writeFileSync(join(dir, 'www', 'index.html'), '<h1>Behind the Gatehouse TLS gate</h1>\n')
+  // The pages websignal's demo visitors ask for (apps/websignal/stack-traffic.ts): visitors are
+  // answered 200, so only the scanner's probes are errors in the access log.
+  for (const [path, body] of Object.entries(DEMO_PAGES)) {
+    mkdirSync(dirname(join(dir, 'www', path)), { recursive: true })
+    writeFileSync(join(dir, 'www', path), body)
+  }
   writeFileSync(
     join(dir, 'nginx.conf'),
     `daemon off;
@@ -208,7 +226,8 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
   return {
     urls: { 'tls gate': `https://localhost:${listenPort}/`, metrics: `http://${HOST}:${metricsPort}/metrics` },
     notes: [
-      'visit the site through the gate (self-signed certificate), then see the client fingerprints:',
+      // websignal's stack, when it runs, sends demo traffic through the gate from other loopback addresses.
+      'visit the site through the gate (self-signed certificate), then see the client fingerprints (curl is the one from 127.0.0.1):',
       `$ curl -k https://localhost:${listenPort}/`,
       '$ bin/tlsgate list',
       'block curl and try again (refused with a TLS alert before nginx sees it):',
