@@ -9,62 +9,16 @@
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { setTimeout as delay } from 'node:timers/promises'
-import type { StackContext, StackService } from '../../../packages/kit/src/stack.ts'
+import { stackHarness } from '@gatehouse/testkit'
+import type { StackService } from '../../../packages/kit/src/stack.ts'
 import { startStack as startEdgegate } from '../../edgegate/stack.ts'
 import { startStack as startTlsgate } from '../stack.ts'
 
-const root = join(import.meta.dirname, '..', '..', '..')
-// Below the ephemeral range (other tests bind port 0 there) and off the demo's own ports.
-const OFFSET = 12_000 + Math.floor(Math.random() * 100) * 100
-const port = (base: number) => base + OFFSET
-
-let home: string
-const said: string[] = []
-
-function context(app: string, started: Record<string, StackService>): StackContext {
-  const dataDir = join(home, app)
-  mkdirSync(dataDir, { recursive: true })
-  return {
-    root,
-    dataDir,
-    node: process.execPath,
-    log: (line) => said.push(`[${app}] ${line}`),
-    started,
-    port,
-  }
-}
-
-/** One pasted line in /bin/sh from the repository root, as a user's clean shell runs it. */
-function paste(line: string) {
-  const r = spawnSync('/bin/sh', ['-c', line], {
-    cwd: root,
-    env: { PATH: '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', GATEHOUSE_HOME: home },
-    encoding: 'utf8',
-    timeout: 60_000,
-  })
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr }
-}
-
-async function eventually<T>(what: string, ms: number, check: () => T | undefined): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = check()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms / 1000} s\n${said.join('\n')}`)
-    await delay(250)
-  }
-}
-
-function command(service: StackService, prefix: string): string {
-  const line = service.notes?.map((n) => /^\$ (.+)$/.exec(n)?.[1]).find((c) => c?.startsWith(prefix))
-  assert.ok(line, `no printed command starting with ${prefix}:\n${service.notes?.join('\n')}`)
-  return line
-}
+const stack = stackHarness('tlsgate-stack-', 0)
+const { home, said, port, context, paste, command, eventually } = stack
 
 describe('the stack: tlsgate-1 syncs with the stack edgegate', () => {
   let edgegate: StackService
@@ -85,7 +39,6 @@ describe('the stack: tlsgate-1 syncs with the stack edgegate', () => {
   }
 
   before(async () => {
-    home = mkdtempSync(join(tmpdir(), 'tlsgate-stack-'))
     const started: Record<string, StackService> = {}
     edgegate = await startEdgegate(context('edgegate', started))
     started.edgegate = edgegate
@@ -98,7 +51,7 @@ describe('the stack: tlsgate-1 syncs with the stack edgegate', () => {
   after(async () => {
     await tlsgate?.stop()
     await edgegate?.stop()
-    rmSync(home, { recursive: true, force: true })
+    stack.remove()
   })
 
   test('edgegate registers tlsgate-1 and prints its token; the gate syncs as it, and its start-up lines say so', async () => {

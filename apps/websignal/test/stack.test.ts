@@ -10,58 +10,18 @@
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { setTimeout as delay } from 'node:timers/promises'
-import type { StackContext, StackService } from '../../../packages/kit/src/stack.ts'
+import { stackHarness } from '@gatehouse/testkit'
+import type { StackService } from '../../../packages/kit/src/stack.ts'
 import { startStack as startEdgegate } from '../../edgegate/stack.ts'
 import { startStack as startTlsgate } from '../../tlsgate/stack.ts'
 import { startStack as startWebsignal } from '../stack.ts'
 import { SCANNERS, VISITORS } from '../stack-traffic.ts'
 
-const root = join(import.meta.dirname, '..', '..', '..')
-// Below the ephemeral range (other tests bind port 0 there), off the demo's own ports and off
-// the offsets tlsgate's stack test draws (multiples of 100).
-const OFFSET = 13_050 + Math.floor(Math.random() * 100) * 100
-const port = (base: number) => base + OFFSET
-
-let home: string
-const said: string[] = []
-
-function context(app: string, started: Record<string, StackService>): StackContext {
-  const dataDir = join(home, app)
-  mkdirSync(dataDir, { recursive: true })
-  return { root, dataDir, node: process.execPath, log: (line) => said.push(`[${app}] ${line}`), started, port }
-}
-
-/** One pasted line in /bin/sh from the repository root, as a user's clean shell runs it. */
-function paste(line: string) {
-  const r = spawnSync('/bin/sh', ['-c', line], {
-    cwd: root,
-    env: { PATH: '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', GATEHOUSE_HOME: home },
-    encoding: 'utf8',
-    timeout: 60_000,
-  })
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr }
-}
-
-async function eventually<T>(what: string, ms: number, check: () => T | undefined): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = check()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms / 1000} s\n${said.join('\n')}`)
-    await delay(500)
-  }
-}
-
-function command(service: StackService, prefix: string): string {
-  const line = service.notes?.map((n) => /^\$ (.+)$/.exec(n)?.[1]).find((c) => c?.startsWith(prefix))
-  assert.ok(line, `no printed command starting with ${prefix}:\n${service.notes?.join('\n')}`)
-  return line
-}
+const stack = stackHarness('websignal-stack-', 3)
+const { home, said, port, context, paste, command, eventually } = stack
 
 type Candidate = { instance_id: string; fingerprint: string; networks: string[]; ip_count: number; errors: number }
 type Fingerprint = { fingerprint: string; sightings: { ip: string }[] }
@@ -96,7 +56,6 @@ describe('the stack: the scanner through the TLS gate becomes a web candidate on
     (api('/api/fingerprints?instance_id=tlsgate-1') as { fingerprints: Fingerprint[] }).fingerprints
 
   before(async () => {
-    home = mkdtempSync(join(tmpdir(), 'websignal-stack-'))
     const started: Record<string, StackService> = {}
     // The order of scripts/stack.ts.
     for (const [app, start] of [
@@ -114,7 +73,7 @@ describe('the stack: the scanner through the TLS gate becomes a web candidate on
   })
   after(async () => {
     for (const app of ['websignal', 'tlsgate', 'edgegate']) await services[app]?.stop()
-    rmSync(home, { recursive: true, force: true })
+    stack.remove()
   })
 
   test("websignal tails the demo nginx's access log under the gate's host name, and says so", () => {

@@ -51,5 +51,6 @@ export {
   sshVersion,
   startSshd,
 } from './ssh.ts'
+export { type StackHarness, stackHarness } from './stack-harness.ts'
 export { startTcpRelay, type TcpRelay } from './tcp-relay.ts'
 export { waitFor } from './wait.ts'
