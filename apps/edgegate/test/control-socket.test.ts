@@ -32,6 +32,13 @@ describe('control socket', () => {
   after(() => dir.remove())
   const database = `sqlite:${join(dir.path, 'edgegate.db')}`
   const socket = join(dir.path, 'control.sock')
+  // A serve expected to stop at start-up (it exits by itself).
+  const serveOnce = async (controlSocket: string) =>
+    cli([
+      'serve',
+      ...['--listen', `127.0.0.1:${await freePort()}`, '--database', database],
+      ...['--tls-cert', tls.server.certPath, '--tls-key', tls.server.keyPath, '--control-socket', controlSocket],
+    ])
   const status = async (listen: string, extra: string[] = []) => {
     const r = await cli(['status', '--database', database, '--listen', listen, '--control-socket', socket, ...extra])
     assert.equal(r.code, 0, r.stderr)
@@ -81,19 +88,7 @@ describe('control socket', () => {
       )
 
       // A second serve on the same socket is refused, naming why; the first keeps it.
-      const second = await cli([
-        'serve',
-        '--listen',
-        `127.0.0.1:${await freePort()}`,
-        '--database',
-        database,
-        '--tls-cert',
-        tls.server.certPath,
-        '--tls-key',
-        tls.server.keyPath,
-        '--control-socket',
-        socket,
-      ])
+      const second = await serveOnce(socket)
       assert.equal(second.code, 1)
       assert.match(second.stderr, /control socket .*control\.sock: another process answers there/)
       assert.equal((await ask(socket, '/readyz')).status, 200)
@@ -119,19 +114,7 @@ describe('control socket', () => {
 
   test('a control socket that cannot be used is a clear error when given, and a bad path is refused before start', async () => {
     const missing = join(dir.path, 'no-such-folder', 'control.sock')
-    const r = await cli([
-      'serve',
-      '--listen',
-      `127.0.0.1:${await freePort()}`,
-      '--database',
-      database,
-      '--tls-cert',
-      tls.server.certPath,
-      '--tls-key',
-      tls.server.keyPath,
-      '--control-socket',
-      missing,
-    ])
+    const r = await serveOnce(missing)
     assert.equal(r.code, 1)
     assert.match(
       r.stderr,
