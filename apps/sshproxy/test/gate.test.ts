@@ -215,6 +215,10 @@ describe('sshproxy serve in front of a real sshd', () => {
     assert.ok(metric(m, 'sshproxy_connection_results_total', { route, result: 'allowed' })! >= 4)
     assert.ok(metric(m, 'sshproxy_proxied_bytes_total', { route, direction: 'backend_to_client' })! > 0)
     assert.match(m, /sshproxy_build_info\{version="0\.1\.0"/)
+    // The store's maintenance ran at start-up (the kit's gate runtime): its last success is a time.
+    const maintained = metric(m, 'sshproxy_job_last_success_timestamp_seconds', { job: 'store_maintenance' })
+    assert.ok(maintained! > Date.now() / 1000 - 600, String(maintained))
+    assert.equal(metric(m, 'sshproxy_job_failures_total', { job: 'store_maintenance' }), 0)
     assert.match(m, /^process_cpu_user_seconds_total /m)
     assert.match(m, /^nodejs_eventloop_lag_seconds /m)
     assert.doesNotMatch(m, /127\.0\.0\.1"|client_ip|fingerprint/)

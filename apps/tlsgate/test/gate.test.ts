@@ -139,6 +139,7 @@ describe('curl through the gate to nginx', () => {
     const text = await (await fetch(`http://127.0.0.1:${at.port}/metrics`)).text()
     assert.match(text, /tlsgate_connection_results_total\{route="127\.0\.0\.1:0",result="allowed"\} 1/)
     assert.match(text, /tlsgate_build_info/)
+    assert.match(text, /^tlsgate_job_last_success_timestamp_seconds\{job="store_maintenance"\} \d/m)
     assert.doesNotMatch(text, /t13d/, 'fingerprints are never labels')
     assert.equal((await fetch(`http://127.0.0.1:${at.port}/readyz`)).ok, true)
   })

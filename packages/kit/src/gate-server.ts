@@ -108,6 +108,7 @@ export async function gateRuntime<R extends GateRoute>(o: GateRuntimeOptions<R>)
       }
       maintenance = periodic(maintain, {
         intervalMs: o.maintenanceIntervalMs ?? 60_000,
+        metrics: { app: o.metrics, job: 'store_maintenance' },
         onError: (err) => logger.error({ reason: (err as Error).message }, 'store maintenance failed'),
       })
       await maintenance.run()
