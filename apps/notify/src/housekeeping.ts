@@ -204,7 +204,7 @@ export function startHousekeeping(
   kind: DatabaseKind,
   settings: HousekeepingSettings,
   log: Logger,
-  metrics?: Pick<AppMetrics, 'counter'>,
+  metrics?: Pick<AppMetrics, 'counter' | 'gauge'>,
 ): Housekeeping {
   const removedTotal = metrics?.counter(
     'housekeeping_removed_total',
@@ -241,6 +241,7 @@ export function startHousekeeping(
     {
       intervalMs: settings.intervalMs ?? INTERVAL_MS,
       firstRunMs: settings.intervalMs ?? FIRST_RUN_MS,
+      ...(metrics ? { metrics: { app: metrics, job: 'housekeeping' } } : {}),
       onError: (err) => log.warn({ err }, 'housekeeping failed; it runs again in an hour'),
     },
   )

@@ -284,7 +284,10 @@ for (const backend of backends) {
           /^notify_housekeeping_removed_total\{what="notifications"\} 1$/m.test(metrics) &&
           /^notify_housekeeping_removed_total\{what="reader_tokens"\} 1$/m.test(metrics) &&
           /^notify_housekeeping_removed_total\{what="audit"\} 1$/m.test(metrics) &&
-          /^notify_housekeeping_removed_total\{what="login_attempts"\} 2$/m.test(metrics)
+          /^notify_housekeeping_removed_total\{what="login_attempts"\} 2$/m.test(metrics) &&
+          // The kit's job metrics: when the run last ended well, for an alert when it stops.
+          /^notify_job_last_success_timestamp_seconds\{job="housekeeping"\} \d/m.test(metrics) &&
+          /^notify_job_failures_total\{job="housekeeping"\} 0$/m.test(metrics)
         )
       })
       assert.equal((await n.database.db.selectFrom('reader_tokens').select('id').execute()).length, 0)
