@@ -123,7 +123,7 @@ test('an administrator edits, previews and activates a theme; it applies everywh
   await editor.getByLabel('Text', { exact: true }).fill('#221100')
   await editor.getByLabel('Accent (links, focus)').fill('#005577')
   // Live preview follows the form before anything is saved.
-  const preview = page.locator('.theme-preview')
+  const preview = page.getByRole('group', { name: 'Light preview' })
   assert.equal(
     await preview.locator('.preview-header').evaluate((el) => getComputedStyle(el).backgroundColor),
     'rgb(170, 51, 0)',

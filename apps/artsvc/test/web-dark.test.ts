@@ -4,12 +4,14 @@
  * dialogs, viewer, share viewer and its refusal, /admin with its confirmation, the 403 and 404
  * pages) has no text under WCAG AA contrast in light and dark, at laptop and phone sizes, and a
  * visible focus ring (3:1 against what is behind it) on the header and on the page; then an
- * active light theme keeps its header in the dark scheme, and a dark theme is dark in both.
+ * active light theme keeps its header in the dark scheme with its own accent lightened (same
+ * hue) to read there, and a dark theme is dark in both; the theme editor previews both looks.
  * Screenshots: test-output/dark-*.png.
  */
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { type Page, unreadableText } from '@gatehouse/testkit'
+import { DARK_SURFACES, darkAccent, toHsl } from '../src/ui/theme.ts'
 import { bearer, mustPublish } from './helpers/harness.ts'
 import { dropFile, shot, signIn, startUiRig, type UiRig } from './helpers/ui.ts'
 import { webBundle } from './helpers/web-bundle.ts'
@@ -119,6 +121,23 @@ async function checkRings(page: Page, controls: Locator[]) {
     }
   }
   await page.emulateMedia({ colorScheme: 'dark' })
+}
+
+/** Hue distance in degrees, around the circle. */
+const hueGap = (a: number, b: number) => Math.min(Math.abs(a - b), 360 - Math.abs(a - b))
+const rgb = (hex: string) => `rgb(${[1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16)).join(', ')})`
+
+/** Save a theme and make it the active one. */
+async function saveActive(name: string, palette: Record<string, string>) {
+  const res = await fetch(`${rig.h.base}/api/v1/admin/branding`, {
+    method: 'PUT',
+    headers: { ...(await bearer(rig.op, 'root-admin')), 'content-type': 'application/json' },
+    body: JSON.stringify({
+      theme: { name, site_name: `Acme ${name}`, message: 'Internal previews: do not forward.', palette },
+      activate: name,
+    }),
+  })
+  assert.equal(res.status, 200, await res.text())
 }
 
 async function createShare(artifact: string, owner: string, label: string) {
@@ -272,23 +291,11 @@ test('/admin with its confirmation and the appearance editor, and the 403 page, 
 })
 
 test('an active light theme keeps its header in the dark scheme; a dark theme is dark in both', async () => {
-  const admin = { ...(await bearer(rig.op, 'root-admin')), 'content-type': 'application/json' }
-  const save = async (name: string, palette: Record<string, string>) => {
-    const res = await fetch(`${rig.h.base}/api/v1/admin/branding`, {
-      method: 'PUT',
-      headers: admin,
-      body: JSON.stringify({
-        theme: { name, site_name: `Acme ${name}`, message: 'Internal previews: do not forward.', palette },
-        activate: name,
-      }),
-    })
-    assert.equal(res.status, 200, await res.text())
-  }
   await mustPublish(rig.h, await bearer(rig.op, 'fay'), buildZip([{ name: 'index.html', data: 'f' }]), {
     title: 'Themed notes',
   })
   // A light theme whose accent (dark green) was picked for a light page.
-  await save('daylight', { primary: '#0b6e4f', background: '#fbfaf5', text: '#202020', accent: '#0b6e4f' })
+  await saveActive('daylight', { primary: '#0b6e4f', background: '#fbfaf5', text: '#202020', accent: '#0b6e4f' })
   const { context, page } = await signIn(rig, 'fay')
   await page.locator('.card', { hasText: 'Themed notes' }).waitFor()
   await checkScreen(page, 'themed-light')
@@ -296,9 +303,29 @@ test('an active light theme keeps its header in the dark scheme; a dark theme is
   await page.emulateMedia({ colorScheme: 'dark' })
   assert.equal(await header(), 'rgb(11, 110, 79)', "the theme's header in the dark scheme")
   await checkRings(page, [page.locator('a.brand'), page.getByRole('button', { name: 'Publish…' })])
+  // Links and focus rings keep the theme's green, lightened for the dark page, not the built-in blue.
+  const accent = () =>
+    page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--brand-accent').trim())
+  assert.equal(await accent(), darkAccent('#0b6e4f'))
+  assert.ok(hueGap(toHsl(await accent())[0], toHsl('#0b6e4f')[0]) <= 2, await accent())
+  await page.emulateMedia({ colorScheme: 'light' })
+  assert.equal(await accent(), '#0b6e4f', 'the light scheme keeps the accent as set')
+
+  // A strong brand red on white: its accent stays red in the dark scheme and every text reads.
+  await saveActive('signal', { primary: '#c8102e', background: '#ffffff', text: '#1a1a1a', accent: '#c8102e' })
+  await page.reload()
+  await page.locator('.card', { hasText: 'Themed notes' }).waitFor()
+  await checkScreen(page, 'themed-brand')
+  await page.emulateMedia({ colorScheme: 'dark' })
+  assert.ok(hueGap(toHsl(await accent())[0], toHsl('#c8102e')[0]) <= 2, await accent())
+  assert.equal(
+    await page.locator('.card a', { hasText: 'Themed notes' }).evaluate((a) => getComputedStyle(a).color),
+    rgb(darkAccent('#c8102e')),
+  )
+  await checkRings(page, [page.getByLabel('Search by title'), page.locator('.card a', { hasText: 'Themed notes' })])
 
   // A dark theme: dark surfaces and status colours in both schemes, its own header.
-  await save('midnight', { primary: '#f2b705', background: '#101418', text: '#e8e6e3', accent: '#f2b705' })
+  await saveActive('midnight', { primary: '#f2b705', background: '#101418', text: '#e8e6e3', accent: '#f2b705' })
   await page.reload()
   await page.locator('.card', { hasText: 'Themed notes' }).waitFor()
   await checkScreen(page, 'themed-dark', { light: true, dark: true })
@@ -307,3 +334,79 @@ test('an active light theme keeps its header in the dark scheme; a dark theme is
   await checkRings(page, [page.locator('a.brand'), page.getByRole('button', { name: 'Publish…' })])
   await context.close()
 })
+
+test('the theme editor previews the light and the dark look side by side, from the keyboard', async () => {
+  // The page around the editor in a light theme (light, and dark in the dark scheme).
+  await saveActive('paper', { primary: '#1f4fd1', background: '#ffffff', text: '#1b1f29', accent: '#1f4fd1' })
+  const { context, page } = await signIn(rig, 'root-admin', 'Root Admin')
+  await page.goto(`${rig.h.base}/admin`)
+  const editor = page.locator('form.theme-form')
+  await page.locator('#image-rules').filter({ hasText: 'PNG' }).waitFor()
+  const light = page.getByRole('group', { name: 'Light preview' })
+  const dark = page.getByRole('group', { name: 'Dark preview' })
+  const look = (preview: Locator) =>
+    preview.evaluate((box) => {
+      const link = box.querySelector('a')!
+      const header = box.querySelector('.preview-header')!
+      return {
+        background: getComputedStyle(box).backgroundColor,
+        text: getComputedStyle(box).color,
+        link: getComputedStyle(link).color,
+        header: getComputedStyle(header).backgroundColor,
+      }
+    })
+
+  // Keyboard only: type the name, then each colour field reached with Tab and typed into.
+  await editor.getByLabel('Theme name').focus()
+  await page.keyboard.press('ControlOrMeta+A')
+  await page.keyboard.type('harbour')
+  await page.keyboard.press('Tab')
+  await page.keyboard.press('ControlOrMeta+A')
+  await page.keyboard.type('Harbour Docs')
+  const colours: [string, string][] = [
+    ['Primary (header, buttons)', '#7a1f5c'],
+    ['Background', '#fffdf7'],
+    ['Text', '#2b2118'],
+    ['Accent (links, focus)', '#8c2f39'],
+  ]
+  for (const [label, value] of colours) {
+    const input = editor.getByLabel(label, { exact: true })
+    while (!(await input.evaluate((el) => el === document.activeElement))) await page.keyboard.press('Tab')
+    // A colour input takes no typing in headless Chromium: set it as the picker would.
+    await input.fill(value)
+  }
+  assert.deepEqual(await look(light), {
+    background: 'rgb(255, 253, 247)',
+    text: 'rgb(43, 33, 24)',
+    link: 'rgb(140, 47, 57)',
+    header: 'rgb(122, 31, 92)',
+  })
+  assert.deepEqual(await look(dark), {
+    background: rgb(DARK_SURFACES.background),
+    text: 'rgb(230, 233, 239)',
+    link: rgb(darkAccent('#8c2f39')),
+    header: 'rgb(122, 31, 92)',
+  })
+  // Both looks in view together, beside the colour being edited, on a laptop.
+  for (const preview of [light, dark]) assert.ok(await preview.evaluate(inView), 'preview in view')
+  // The previews hold no tab stop: the next Tab goes on through the form.
+  await page.keyboard.press('Tab')
+  assert.equal(await page.evaluate(() => document.activeElement?.closest('.theme-preview') ?? null), null)
+  await checkScreen(page, 'editor-previews')
+  await page.setViewportSize(SIZES.laptop)
+  await page.emulateMedia({ colorScheme: 'light' })
+  await light.scrollIntoViewIfNeeded()
+  await shot(page, 'editor-previews-light-laptop')
+
+  // A dark theme looks the same in both previews.
+  await editor.getByLabel('Background', { exact: true }).fill('#101418')
+  await editor.getByLabel('Text', { exact: true }).fill('#e8e6e3')
+  assert.deepEqual(await look(dark), await look(light))
+  await context.close()
+})
+
+/** The element wholly inside the viewport. */
+function inView(el: Element): boolean {
+  const r = el.getBoundingClientRect()
+  return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth
+}

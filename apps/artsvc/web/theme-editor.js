@@ -3,6 +3,7 @@
 // delete inactive themes). Saving goes through PUT /api/v1/admin/branding.
 import { api, explain } from './api.js'
 import { bytes, confirmAction, field, fill, h, keepFocus } from './dom.js'
+import { DARK_SURFACES, darkAccent, isDarkTheme, onColor } from './palette.js'
 
 const DEFAULT_PALETTE = { primary: '#1f4fd1', background: '#f5f6f8', text: '#1b1f29', accent: '#1f4fd1' }
 const COLORS = [
@@ -11,15 +12,6 @@ const COLORS = [
   ['text', 'Text'],
   ['accent', 'Accent (links, focus)'],
 ]
-
-/** Black or white text on `hex`, as the server's theme stylesheet picks it (ui/theme.ts). */
-function onColor(hex) {
-  const channel = (i) => {
-    const c = Number.parseInt(hex.slice(i, i + 2), 16) / 255
-    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4
-  }
-  return 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5) > 0.179 ? '#000000' : '#ffffff'
-}
 
 function readBase64(file) {
   return new Promise((resolve, reject) => {
@@ -78,38 +70,56 @@ export function appearanceSection() {
   const removeLogo = h('input', { type: 'checkbox', id: 'remove-logo' })
   const removeFavicon = h('input', { type: 'checkbox', id: 'remove-favicon' })
 
-  // Live preview: the same custom properties the site uses, set on the preview box only.
-  const previewLogo = h('img', { class: 'logo', alt: '', hidden: true })
-  const previewName = h('span', { class: 'site-name' })
-  const previewMessage = h('p', { class: 'preview-message' })
-  const preview = h(
-    'div',
-    { class: 'theme-preview', 'aria-label': 'Preview', role: 'group' },
-    h('div', { class: 'preview-header' }, previewLogo, previewName),
-    previewMessage,
-    h(
+  // Live previews, light and dark side by side: the custom properties theme.css would set in
+  // each scheme, set on the preview box only.
+  const makePreview = (scheme, label) => {
+    const logo = h('img', { class: 'logo', alt: '', hidden: true })
+    const siteTitle = h('span', { class: 'site-name' })
+    const note = h('p', { class: 'preview-message' })
+    const box = h(
       'div',
-      { class: 'preview-body' },
+      { class: `theme-preview ${scheme}`, 'aria-label': label, role: 'group', 'data-scheme': scheme },
+      h('div', { class: 'preview-header' }, logo, siteTitle),
+      note,
       h(
-        'p',
-        {},
-        'Artifacts look like this. ',
-        h('a', { href: '#', tabindex: '-1', onclick: (e) => e.preventDefault() }, 'A link'),
+        'div',
+        { class: 'preview-body' },
+        h(
+          'p',
+          {},
+          'Artifacts look like this. ',
+          h('a', { href: '#', tabindex: '-1', onclick: (e) => e.preventDefault() }, 'A link'),
+        ),
+        h('span', { class: 'button primary', 'aria-hidden': 'true' }, 'A button'),
       ),
-      h('span', { class: 'button primary', 'aria-hidden': 'true' }, 'A button'),
-    ),
-  )
+    )
+    return { scheme, box, logo, siteTitle, note }
+  }
+  const previews = [makePreview('light', 'Light preview'), makePreview('dark', 'Dark preview')]
+  /** What each scheme shows for the palette in the form (src/ui/theme.ts themeCss). */
+  const schemeColors = (palette, scheme) =>
+    scheme === 'light' || isDarkTheme(palette)
+      ? palette
+      : {
+          ...palette,
+          background: DARK_SURFACES.background,
+          text: DARK_SURFACES.text,
+          accent: darkAccent(palette.accent),
+        }
   let logoPreviewUrl
   const updatePreview = () => {
-    for (const [key] of COLORS)
-      preview.style.setProperty(`--brand-${key === 'background' ? 'bg' : key}`, colors[key].value)
-    preview.style.setProperty('--brand-on-primary', onColor(colors.primary.value))
-    previewName.textContent = siteName.value || 'Site name'
-    previewMessage.textContent = message.value
-    previewMessage.hidden = !message.value
+    const palette = Object.fromEntries(COLORS.map(([key]) => [key, colors[key].value]))
     const url = images.logo === null || removeLogo.checked ? null : (logoPreviewUrl ?? editing?.logo_url ?? null)
-    previewLogo.hidden = !url
-    if (url) previewLogo.src = url
+    for (const p of previews) {
+      const shown = schemeColors(palette, p.scheme)
+      for (const [key] of COLORS) p.box.style.setProperty(`--brand-${key === 'background' ? 'bg' : key}`, shown[key])
+      p.box.style.setProperty('--brand-on-primary', onColor(shown.primary))
+      p.siteTitle.textContent = siteName.value || 'Site name'
+      p.note.textContent = message.value
+      p.note.hidden = !message.value
+      p.logo.hidden = !url
+      if (url) p.logo.src = url
+    }
   }
 
   const chooseImage = (which, input) => async () => {
@@ -327,11 +337,17 @@ export function appearanceSection() {
         'div',
         { class: 'preview-col' },
         h('h4', {}, 'Live preview'),
-        preview,
+        h(
+          'div',
+          { class: 'previews' },
+          previews.map((p) =>
+            h('figure', {}, p.box, h('figcaption', {}, p.scheme === 'light' ? 'Light mode' : 'Dark mode')),
+          ),
+        ),
         h(
           'p',
           { class: 'hint' },
-          'A browser set to dark mode keeps this header; a light background, text and accent give way to dark ones there.',
+          'Dark mode keeps the header. A light theme gets dark surfaces there and its accent lightened to stay readable; a dark theme looks the same in both.',
         ),
       ),
     ),
