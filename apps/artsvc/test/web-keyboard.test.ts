@@ -2,12 +2,15 @@
  * Every dialog and confirmation of the management pages walked with the keyboard alone in
  * Chromium (Tab, Shift+Tab, Enter, Escape): the sharing dialog (create, revoke, give and
  * remove access), the admin's confirmations (delete an artifact, delete a theme) and theme
- * activation. Focus stays inside an open dialog, goes back to the button that opened it, and
- * never falls to the page when the button a user pressed is rebuilt away.
+ * activation; and publishing a folder on a phone. Focus stays inside an open dialog, goes back
+ * to the button that opened it, and never falls to the page when the button a user pressed is
+ * rebuilt away or busy.
  */
 import assert from 'node:assert/strict'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import type { Page } from '@gatehouse/testkit'
+import { type Page, tempDir } from '@gatehouse/testkit'
 import { bearer, mustPublish } from './helpers/harness.ts'
 import { shot, signIn, startUiRig, type UiRig } from './helpers/ui.ts'
 import { buildZip } from './helpers/zip-builder.ts'
@@ -175,5 +178,55 @@ test("the admin's confirmations and theme buttons with the keyboard alone", asyn
   await page.waitForFunction(() => document.activeElement !== document.body)
   assert.equal((await focused(page)).inDialog, false)
   await shot(page, 'keyboard-admin')
+  await context.close()
+})
+
+test('publish a folder with the keyboard alone on a phone: the focus lands on the result, once', async (t) => {
+  const dir = tempDir('artsvc-keyboard-folder-')
+  t.after(() => dir.remove())
+  mkdirSync(join(dir.path, 'notes', 'css'), { recursive: true })
+  writeFileSync(join(dir.path, 'notes', 'index.html'), '<h1 id="t">pocket notes</h1>')
+  writeFileSync(join(dir.path, 'notes', 'css', 'a.css'), 'h1{color:teal}')
+  const { context, page } = await signIn(rig, 'hugo')
+  await page.setViewportSize({ width: 390, height: 844 })
+  let uploads = 0
+  page.on('request', (r) => r.method() === 'PUT' && r.url().includes('/upload/') && uploads++)
+
+  await tabTo(page, 'Publish…')
+  await page.keyboard.press('Enter')
+  await tabTo(page, 'Folder')
+  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.keyboard.press('Enter')])
+  await chooser.setFiles(join(dir.path, 'notes'))
+  // The bundle is read: the title (the folder's name) has focus, ready to be typed over.
+  await page.waitForFunction(() => (document.activeElement as HTMLInputElement | null)?.value === 'notes')
+  assert.equal((await focused(page)).label, 'Title')
+  await page.keyboard.press('ControlOrMeta+A')
+  await page.keyboard.type('Pocket notes')
+  await tabTo(page, 'Publish')
+  await page.keyboard.press('Enter')
+  await page.getByRole('status').filter({ hasText: 'Published version 1 of “Pocket notes”' }).waitFor()
+  // The pressed button was busy during the upload, not disabled (which drops the focus to the
+  // page's body); then the focus goes to the result.
+  await page.waitForFunction(() => document.activeElement?.textContent === 'Open it')
+  assert.deepEqual(await focused(page), { tag: 'a', label: 'Open it', inDialog: false })
+  assert.equal(uploads, 1)
+  // The bundle is spent: submitting the form again publishes nothing more.
+  assert.equal(await page.getByRole('button', { name: 'Publish', exact: true }).isVisible(), false)
+  await page.locator('form.publish').evaluate((f) => (f as HTMLFormElement).requestSubmit())
+  await page.getByRole('link', { name: 'Pocket notes' }).waitFor()
+  const mine = (await (
+    await fetch(`${rig.h.base}/api/v1/artifacts`, { headers: await bearer(rig.op, 'hugo') })
+  ).json()) as { artifacts: { title: string }[] }
+  assert.deepEqual(
+    mine.artifacts.map((a) => a.title),
+    ['Pocket notes'],
+  )
+  assert.equal(uploads, 1)
+  await shot(page, 'keyboard-publish-phone')
+
+  await page.keyboard.press('Enter')
+  await page.waitForURL(/\/a\/[A-Za-z0-9_-]{16}$/)
+  assert.equal(await page.frameLocator('#artifact').locator('#t').textContent(), 'pocket notes')
+  await tabTo(page, 'Open in new tab')
   await context.close()
 })

@@ -67,6 +67,7 @@ function putWithProgress(url, token, blob, onProgress) {
  */
 export function publishPanel({ artifact, title, entrypoint, onPublished } = {}) {
   let bundle
+  let busy = false
   const alert = h('p', { class: 'error-text', role: 'alert' })
   const status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' })
   const progress = h('progress', { max: 100, value: 0, hidden: true, 'aria-label': 'Upload progress' })
@@ -149,14 +150,17 @@ export function publishPanel({ artifact, title, entrypoint, onPublished } = {}) 
 
   form.addEventListener('submit', async (e) => {
     e.preventDefault()
-    if (!bundle) return
+    if (!bundle || busy) return
     if (!titleInput.value.trim()) {
       fill(alert, 'give the artifact a title')
       titleInput.focus()
       return
     }
     reset()
-    publish.disabled = true
+    // aria-disabled, not disabled: a disabled button loses the focus, and a keyboard user who
+    // pressed it would be left on the page's body while the upload runs.
+    busy = true
+    publish.setAttribute('aria-disabled', 'true')
     progress.hidden = false
     progress.value = 0
     try {
@@ -183,18 +187,24 @@ export function publishPanel({ artifact, title, entrypoint, onPublished } = {}) 
       if (!res.ok) throw await errorFrom(res.status, text)
       const result = JSON.parse(text)
       progress.value = 100
-      fill(
-        status,
-        `Published version ${result.version.number} of “${result.artifact.title}”. `,
-        h('a', { href: `/a/${encodeURIComponent(result.artifact.id)}` }, 'Open it'),
-      )
+      const open = h('a', { href: `/a/${encodeURIComponent(result.artifact.id)}` }, 'Open it')
+      fill(status, `Published version ${result.version.number} of “${result.artifact.title}”. `, open)
+      // The bundle is spent: pressing Publish again must not make a second artifact of it. The
+      // form is ready for the next bundle, and the focus goes to the result.
+      bundle = undefined
+      details.hidden = true
+      zipInput.value = ''
+      folderInput.value = ''
+      titleInput.value = title ?? ''
+      open.focus()
       onPublished?.(result)
     } catch (err) {
       progress.hidden = true
       fill(status, '')
       fill(alert, `Not published: ${explain(err)}`)
     } finally {
-      publish.disabled = false
+      busy = false
+      publish.removeAttribute('aria-disabled')
     }
   })
   return form
