@@ -230,3 +230,34 @@ test('publish a folder with the keyboard alone on a phone: the focus lands on th
   await tabTo(page, 'Open in new tab')
   await context.close()
 })
+
+test('the version switcher with the arrow keys: each version opens and the focus stays on the switcher', async () => {
+  const ivy = await bearer(rig.op, 'ivy')
+  const page1 = (n: number) => buildZip([{ name: 'index.html', data: `<h1 id="n">edition ${n}</h1>` }])
+  const first = await mustPublish(rig.h, ivy, page1(1), { title: 'Editions' })
+  await mustPublish(rig.h, ivy, page1(2), { title: 'Editions', artifact: first.artifact })
+  await mustPublish(rig.h, ivy, page1(3), { title: 'Editions', artifact: first.artifact })
+  const { context, page } = await signIn(rig, 'ivy')
+  await page.setViewportSize({ width: 390, height: 844 })
+  await page.goto(`${rig.h.base}/a/${first.artifact}`)
+  const edition = () => page.frameLocator('#artifact').locator('#n').textContent()
+  assert.equal(await edition(), 'edition 3')
+  await tabTo(page, 'Version')
+  for (const n of [2, 1]) {
+    await page.keyboard.press('ArrowDown')
+    await page.waitForURL(`${rig.h.base}/a/${first.artifact}?version=${n}`)
+    assert.equal(await edition(), `edition ${n}`)
+    await page.waitForFunction(() => document.activeElement?.id === 'version-select')
+    assert.equal((await focused(page)).label, 'Version')
+  }
+  // Back up with the other arrow, and on to the rest of the page with Tab.
+  await page.keyboard.press('ArrowUp')
+  await page.waitForURL(`${rig.h.base}/a/${first.artifact}?version=2`)
+  await page.waitForFunction(() => document.activeElement?.id === 'version-select')
+  await page.keyboard.press('Tab')
+  assert.equal((await focused(page)).label, 'Show')
+  // Arriving from elsewhere (a link, a reload) starts at the top as usual.
+  await page.goto(`${rig.h.base}/a/${first.artifact}?version=1`)
+  assert.equal(await page.evaluate(() => document.activeElement === document.body), true)
+  await context.close()
+})
