@@ -266,13 +266,19 @@ export const publishSchema = {
   clientCert: field.string({ env: 'ARTSVC_CLIENT_CERT', doc: 'PEM client certificate (mTLS at the proxy)' }),
   clientKey: field.string({ env: 'ARTSVC_CLIENT_KEY', doc: 'PEM client key' }),
   caFile: field.string({ env: 'ARTSVC_CA_FILE', doc: 'PEM CA bundle to trust' }),
-  title: field.string({ flag: 'title', required: true, doc: 'artifact title' }),
+  title: field.string({
+    flag: 'title',
+    doc: "artifact title (required for a new artifact; a new version keeps the artifact's)",
+  }),
   zip: field.string({
     flag: 'zip',
     required: true,
     doc: 'ZIP file, or a folder to zip on the fly (linked to its artifact by .artsvc.json)',
   }),
-  entrypoint: field.string({ flag: 'entrypoint', default: 'index.html', doc: 'file opened by the viewer' }),
+  entrypoint: field.string({
+    flag: 'entrypoint',
+    doc: "file opened by the viewer (default index.html; a new version keeps the artifact's)",
+  }),
   artifact: field.string({ flag: 'artifact', doc: 'publish a new version of this artifact' }),
   progress: field.enum(['auto', 'always', 'never'], {
     flag: 'progress',

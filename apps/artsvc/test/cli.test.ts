@@ -93,6 +93,55 @@ test('publishes a folder zipped on the fly; the folder is linked, so publishing 
   assert.equal(detail.versions.length, 2)
 })
 
+test('a new version keeps the title and entrypoint unless given; a new artifact needs --title', async () => {
+  const token = await op.clientCredentialsToken(SCOPE)
+  const env = { ARTSVC_URL: h.base, ARTSVC_TOKEN: token }
+  const site = join(dir.path, 'handbook')
+  mkdirSync(site, { recursive: true })
+  writeFileSync(join(site, 'home.html'), '<!doctype html><title>v1</title>')
+  const count = async () =>
+    (
+      (await (await fetch(`${h.base}/api/v1/artifacts`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+        artifacts: unknown[]
+      }
+    ).artifacts.length
+  const before = await count()
+  const untitled = await cli(['--zip', site, '--entrypoint', 'home.html'], env)
+  assert.deepEqual([untitled.code, untitled.stdout], [2, ''], untitled.stderr)
+  assert.match(
+    untitled.stderr,
+    /^artsvc: --title: required for a new artifact \(a new version, of a linked folder or --artifact, keeps the artifact's title\)\n/,
+  )
+  assert.equal(await count(), before, 'nothing published')
+
+  const first = await cli(['--title', 'Handbook', '--entrypoint', 'home.html', '--zip', site], env)
+  assert.equal(first.code, 0, first.stderr)
+  const id = first.stdout.trim().split('/a/')[1]!
+  // The linked folder again, with --zip alone: version 2 under the same title and entrypoint.
+  writeFileSync(join(site, 'home.html'), '<!doctype html><title>v2</title>')
+  const again = await cli(['--zip', site], env)
+  assert.equal(again.code, 0, again.stderr)
+  assert.match(again.stderr, /published version 2/)
+  const read = async () =>
+    (await (
+      await fetch(`${h.base}/api/v1/artifacts/${id}`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as { title: string; versions: { number: number; title: string; entrypoint: string }[] }
+  assert.deepEqual(
+    (await read()).versions.map((v) => [v.number, v.title, v.entrypoint]),
+    [
+      [2, 'Handbook', 'home.html'],
+      [1, 'Handbook', 'home.html'],
+    ],
+  )
+  // Either can still be given: a new title, with the kept entrypoint.
+  const renamed = await cli(['--title', 'Team handbook', '--zip', site], env)
+  assert.equal(renamed.code, 0, renamed.stderr)
+  const detail = await read()
+  assert.equal(detail.title, 'Team handbook')
+  assert.deepEqual([detail.versions[0]!.number, detail.versions[0]!.entrypoint], [3, 'home.html'])
+  assert.equal(await count(), before + 1)
+})
+
 test('a link file that is broken or names a gone artifact stops the publish, kept as it was', async () => {
   const token = await op.clientCredentialsToken(SCOPE)
   const env = { ARTSVC_URL: h.base, ARTSVC_TOKEN: token }
@@ -118,7 +167,7 @@ test('a link file that is broken or names a gone artifact stops the publish, kep
     ],
     [
       JSON.stringify({ url: h.base, artifact: 'AAAAAAAAAAAAAAAA' }),
-      /^artsvc: \/api\/v1\/artifacts\/uploads: HTTP 404 artifact_not_found: .* \(artifact AAAAAAAAAAAAAAAA, from the link file .*\.artsvc\.json: delete that file to publish a new artifact, or give --artifact\)\n$/,
+      /^artsvc: \/api\/v1\/artifacts\/AAAAAAAAAAAAAAAA: HTTP 404 artifact_not_found: .* \(artifact AAAAAAAAAAAAAAAA, from the link file .*\.artsvc\.json: delete that file to publish a new artifact, or give --artifact\)\n$/,
     ],
   ] as const
   for (const [content, message] of cases) {

@@ -11,6 +11,11 @@ export class PublishError extends Error {
   override readonly name = 'PublishError'
 }
 
+/** A flag missing for what the command turned out to do (exit 2), e.g. no --title for a new artifact. */
+export class PublishUsageError extends Error {
+  override readonly name = 'PublishUsageError'
+}
+
 export interface Answer {
   statusCode: number
   headers: Record<string, string | string[] | undefined>

@@ -8,7 +8,7 @@ import { ConfigError } from '@gatehouse/kit/config.ts'
 import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
 import { isLoopbackUrl, loadPublishConfig, type PublishConfig, stderrIsTerminal } from '../config.ts'
 import { usableToken } from './credentials.ts'
-import { PublishError, publish } from './publish.ts'
+import { PublishError, PublishUsageError, publish } from './publish.ts'
 
 export async function publishCommand(flags: Record<string, unknown>, env = process.env): Promise<void> {
   let config: PublishConfig
@@ -23,6 +23,7 @@ export async function publishCommand(flags: Record<string, unknown>, env = proce
   } catch (err) {
     // The message may quote the server's refusal (bundle entry names): escaped.
     if (err instanceof PublishError) throw new CliError(escapeTerminal(err.message))
+    if (err instanceof PublishUsageError) throw new UsageError(err.message)
     throw err
   }
 }

@@ -1,5 +1,5 @@
 /**
- * `artsvc publish --title T --zip FILE|DIR [--artifact ID] [--entrypoint index.html]`:
+ * `artsvc publish [--title T] --zip FILE|DIR [--artifact ID] [--entrypoint index.html]`:
  * create an upload session, stream the ZIP with the upload token, commit, print the URL.
  * A folder is zipped on the fly and linked to its artifact like a Netlify linked site: the
  * first publish writes `.artsvc.json` ({url, artifact}) in the folder (never uploaded), and
@@ -13,12 +13,12 @@ import { createTlsAgent, loadTlsMaterial } from '@gatehouse/kit'
 import { Agent, type Dispatcher, request } from 'undici'
 import type { PublishConfig } from '../config.ts'
 import { ID_PATTERN } from '../id-pattern.ts'
-import { PublishError, readAnswer, stringField } from './answers.ts'
+import { PublishError, PublishUsageError, readAnswer, stringField } from './answers.ts'
 import { fileErrorWords } from './file-errors.ts'
 import { ProgressBar } from './progress.ts'
 import { LINK_FILE, zipFolder } from './zip-folder.ts'
 
-export { PublishError }
+export { PublishError, PublishUsageError }
 
 interface Link {
   url: string
@@ -91,6 +91,10 @@ export async function publish(config: PublishConfig, stderr: NodeJS.WriteStream,
   const base = new URL(config.url)
   const linked = config.artifact === undefined && folder ? readLink(folder, base.origin) : undefined
   const artifactId = config.artifact ?? linked
+  if (!artifactId && config.title === undefined)
+    throw new PublishUsageError(
+      `--title: required for a new artifact (a new version, of a linked folder or --artifact, keeps the artifact's title)`,
+    )
   const dispatcher: Dispatcher =
     config.clientCert || config.caFile
       ? // The kit's PEM loader: a missing or non-PEM file is one line naming it (StartupError, exit 1).
@@ -102,23 +106,33 @@ export async function publish(config: PublishConfig, stderr: NodeJS.WriteStream,
         )
       : new Agent({ headersTimeout: 120_000, bodyTimeout: 120_000 })
   const auth = { authorization: `Bearer ${config.token}` }
+  // The link names an artifact since deleted, or one this account may not publish to: say where the id came from.
+  const fromLink = (err: Error): never => {
+    if (linked && / (artifact_not_found|access_denied): /.test(err.message))
+      throw new PublishError(
+        `${err.message} (artifact ${linked}, from the link file ${join(folder!, LINK_FILE)}: delete that file to publish a new artifact, or give --artifact)`,
+      )
+    throw err
+  }
   try {
+    // A new version keeps the artifact's title and entrypoint unless told otherwise, as the
+    // browser's "New version…" does: republishing a folder needs no flag but --zip.
+    let { title, entrypoint } = config
+    if (artifactId && (title === undefined || entrypoint === undefined)) {
+      const at = new URL(`/api/v1/artifacts/${encodeURIComponent(artifactId)}`, base)
+      const current = await call(dispatcher, at, { method: 'GET', headers: auth }).catch(fromLink)
+      title ??= stringField(at, current, 'title')
+      entrypoint ??= stringField(at, current, 'entrypoint')
+    }
     const session = await call(dispatcher, new URL('/api/v1/artifacts/uploads', base), {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json' },
       body: JSON.stringify({
-        title: config.title,
-        entrypoint: config.entrypoint,
+        title,
+        entrypoint: entrypoint ?? 'index.html',
         ...(artifactId ? { artifact: artifactId } : {}),
       }),
-    }).catch((err: Error) => {
-      // The link names an artifact since deleted, or one this account may not publish to: say where the id came from.
-      if (linked && / (artifact_not_found|access_denied): /.test(err.message))
-        throw new PublishError(
-          `${err.message} (artifact ${linked}, from the link file ${join(folder!, LINK_FILE)}: delete that file to publish a new artifact, or give --artifact)`,
-        )
-      throw err
-    })
+    }).catch(fromLink)
     const created = new URL('/api/v1/artifacts/uploads', base)
     const token = stringField(created, session, 'upload_token')
     const uploadPath = new URL(stringField(created, session, 'upload_url')).pathname
