@@ -309,13 +309,13 @@ export const bridgeSchema = {
 
 /** `flags` as the CLI parsed them, keyed by flag name. */
 export function loadBridgeConfig(flags: Record<string, unknown>): ConfigOf<typeof bridgeSchema> {
-  return loadConfig(bridgeSchema, { flags, env: process.env }).config
+  return loadConfig(bridgeSchema, { flags, env: process.env, configFile: false }).config
 }
 
 /** `flags` as the CLI parsed them; `env` may add the token `artsvc login` stored. */
 export function loadPublishConfig(flags: Record<string, unknown>, env = process.env): PublishConfig {
   return loadWithChecks(
-    () => loadConfig(publishSchema, { flags, env }),
+    () => loadConfig(publishSchema, { flags, env, configFile: false }),
     ({ config, sources }) => {
       const errors: string[] = []
       if ((config.clientCert === undefined) !== (config.clientKey === undefined)) {

@@ -50,6 +50,11 @@ export interface LoadOptions {
   /** When false, a missing file is the same as an empty one. Default true. */
   fileRequired?: boolean
   /**
+   * False for a command that reads no config file at all (a client command set by flags and
+   * the environment): a required setting's error then offers only its flag and variable.
+   */
+  configFile?: boolean
+  /**
    * Ignore keys of the file this schema does not know. For commands that read only part of a
    * program's config file (an admin CLI reading the server's file for `database`); the server
    * itself still rejects unknown keys.
@@ -339,7 +344,7 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
           o.flag && `--${o.flag}`,
           o.env,
           o.secret && o.env && `${o.env}_FILE`,
-          `"${path}" in the config file`,
+          options.configFile !== false && `"${path}" in the config file`,
         ]
         errors.push(`${path}: required (set ${ways.filter(Boolean).join(' or ')})`)
       } else setPath(config, path, undefined)

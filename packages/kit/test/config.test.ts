@@ -239,6 +239,11 @@ describe('loadConfig errors', () => {
       problems(() => loadConfig(s, { env: { APP_KEY: 'k' }, file: json({ db: { url: 'http://x' } }) })),
       ['db.url: must use postgres, got http'],
     )
+    // A command that reads no config file does not offer one.
+    assert.deepEqual(
+      problems(() => loadConfig({ key: s.key }, { configFile: false })),
+      ['key: required (set --key or APP_KEY or APP_KEY_FILE)'],
+    )
   })
 })
 
