@@ -117,7 +117,8 @@ test('the commands from the command line: login, list --json, share create|list|
   assert.equal(created.status, 0, created.stderr)
   const share = JSON.parse(created.stdout) as { id: string }
   assert.equal((await cli(['share', 'create', artifact, '--max-views', 'many'])).status, 2)
-  assert.match((await cli(['share', 'list', artifact])).stdout, new RegExp(share.id))
+  // The view limit beside the count, as on the web page.
+  assert.match((await cli(['share', 'list', artifact])).stdout, new RegExp(`^${share.id}\\s+active\\s+0/3\\s`, 'm'))
   const revoked = await cli(['share', 'revoke', artifact, share.id])
   assert.equal(revoked.status, 0, revoked.stderr)
   assert.equal(revoked.stdout, `revoked ${share.id}\n`)

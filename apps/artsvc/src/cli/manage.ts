@@ -108,6 +108,7 @@ interface ShareJson {
   status: string
   label?: string | null
   views?: number
+  max_views?: number | null
   expires_at?: string | null
 }
 
@@ -129,7 +130,14 @@ export async function shareList(t: Target & { artifact: string }): Promise<Outpu
   return {
     lines: table(
       ['ID', 'STATUS', 'VIEWS', 'EXPIRES', 'LABEL'],
-      shares.map((s) => [s.id, s.status, String(s.views ?? 0), s.expires_at ?? '', s.label ?? '']),
+      // The limit beside the count, as the web page shows it: "1/20".
+      shares.map((s) => [
+        s.id,
+        s.status,
+        `${s.views ?? 0}${typeof s.max_views === 'number' ? `/${s.max_views}` : ''}`,
+        s.expires_at ?? '',
+        s.label ?? '',
+      ]),
     ),
     json: shares,
   }
