@@ -81,6 +81,11 @@ test('an administrator revokes a share and soft-deletes an artifact after confir
 
   // Cancel first: nothing happens.
   const doomedRow = page.locator(`tr[data-artifact="${doomed.artifact}"]`)
+  // Named with its owner and version: two artifacts of one title have buttons a screen reader tells apart.
+  assert.equal(
+    await doomedRow.getByRole('button', { name: 'Delete Old draft' }).getAttribute('aria-label'),
+    'Delete Old draft by alice, version 1',
+  )
   await doomedRow.getByRole('button', { name: 'Delete Old draft' }).click()
   const confirm = page.getByRole('dialog', { name: 'Delete “Old draft”?' })
   assert.match((await confirm.textContent())!, /at once and its active share link stops working/)

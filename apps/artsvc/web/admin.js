@@ -70,7 +70,8 @@ function row(a) {
     {
       type: 'button',
       class: 'danger',
-      'aria-label': `Delete ${a.title}`,
+      // Two artifacts may share a title: the owner and version tell their buttons apart.
+      'aria-label': `Delete ${a.title} by ${a.owner}, version ${a.latest_version}`,
       onclick: async () => {
         const ok = await confirmAction(
           `Delete “${a.title}”?`,
