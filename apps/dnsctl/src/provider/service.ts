@@ -307,7 +307,9 @@ export class ProviderService {
     const warnings = dns.verified
       ? []
       : [
-          `propagation lag: the assigned nameservers do not serve the change yet (${dns.mismatches.join('; ')}); not rolled back`,
+          dns.refused
+            ? `not verified by DNS: the assigned nameservers are not running (${dns.mismatches.join('; ')}); the change is applied at the provider, not rolled back`
+            : `propagation lag: the assigned nameservers do not serve the change yet (${dns.mismatches.join('; ')}); not rolled back`,
         ]
     const newRevision = revisionOf(after)
     await this.#audit(zone, meta, 'committed', revision, newRevision, {

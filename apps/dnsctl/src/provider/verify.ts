@@ -3,6 +3,12 @@
  * DNS query (UDP) per changed RRset to every address of every nameserver, repeated until they
  * all answer with the new data or the deadline passes. A nameserver that still answers the old
  * data is propagation lag: reported, never rolled back.
+ *
+ * The queries go over a connected UDP socket (see `exchange`): a nameserver address where nothing
+ * listens refuses at once instead of costing a per-query timeout, and an answer from any other
+ * source address is dropped by the kernel rather than taken as the nameserver's. A nameserver
+ * that refuses on every address is not lagging, it is not running: waiting out the deadline
+ * cannot change that, so when only refusals are left the verification ends at once.
  */
 import { lookup } from 'node:dns/promises'
 import { setTimeout as delay } from 'node:timers/promises'
@@ -25,6 +31,8 @@ export interface DnsVerification {
   verified: boolean
   /** One line per nameserver and RRset that did not answer as expected at the deadline. */
   mismatches: string[]
+  /** Every mismatch is a nameserver that refused the queries on all its addresses (not running). */
+  refused: boolean
 }
 
 function bytes(b: unknown): Uint8Array {
@@ -63,7 +71,7 @@ function answerText(a: dnsPacket.Answer): string | undefined {
 async function answer(server: { host: string; port: number }, name: string, type: RecordType, timeoutMs: number) {
   const id = Math.floor(Math.random() * 65536)
   const packet = dnsPacket.encode({ type: 'query', id, flags: 0, questions: [{ type, name, class: 'IN' }] })
-  const res = await exchange(server, packet, id, timeoutMs)
+  const res = await exchange(server, packet, id, timeoutMs, { connect: true })
   return (res.answers ?? []).filter((a) => a.type === type && a.name.toLowerCase() === name)
 }
 
@@ -79,11 +87,12 @@ export async function verifyAtNameservers(
   options: { port: number; timeoutMs: number },
 ): Promise<DnsVerification> {
   if (nameservers.length === 0)
-    return { verified: false, mismatches: ['the provider names no nameservers for the zone'] }
+    return { verified: false, mismatches: ['the provider names no nameservers for the zone'], refused: false }
   const deadline = Date.now() + options.timeoutMs
   const perQuery = Math.max(50, Math.min(2000, options.timeoutMs))
   for (;;) {
     const mismatches: string[] = []
+    let refusals = 0
     for (const ns of nameservers) {
       let addresses: string[]
       try {
@@ -96,7 +105,8 @@ export async function verifyAtNameservers(
         const name = absoluteName(rr.name, zone)
         const want = [...rr.values].sort()
         let ok = false
-        let last = 'no address'
+        let last = `${ns} has no address`
+        let refusedAll = addresses.length > 0
         for (const host of addresses) {
           try {
             const got = (await answer({ host, port: options.port }, name, rr.type, perQuery))
@@ -104,21 +114,26 @@ export async function verifyAtNameservers(
               .filter((t): t is string => t !== undefined)
               .map((t) => canonicalValue(rr.type, t, zone))
               .sort()
+            refusedAll = false
             const match = rr.proxied ? got.length > 0 === want.length > 0 : JSON.stringify(got) === JSON.stringify(want)
             if (match) {
               ok = true
               break
             }
-            last = got.length === 0 ? 'no records' : got.join(', ')
+            last = `${ns} answers ${name} ${rr.type} with ${got.length === 0 ? 'no records' : got.join(', ')}`
           } catch (err) {
-            last = (err as Error).message
+            if ((err as NodeJS.ErrnoException).code !== 'ECONNREFUSED') refusedAll = false
+            last = `${ns} did not answer ${name} ${rr.type}: ${(err as Error).message}`
           }
         }
-        if (!ok) mismatches.push(`${ns} answers ${name} ${rr.type} with ${last}`)
+        if (ok) continue
+        mismatches.push(last)
+        if (refusedAll) refusals++
       }
     }
-    if (mismatches.length === 0) return { verified: true, mismatches }
-    if (Date.now() >= deadline) return { verified: false, mismatches }
+    if (mismatches.length === 0) return { verified: true, mismatches, refused: false }
+    const refused = refusals === mismatches.length
+    if (refused || Date.now() >= deadline) return { verified: false, mismatches, refused }
     await delay(Math.min(250, Math.max(0, deadline - Date.now())))
   }
 }
