@@ -3,14 +3,23 @@
  * connected UDP socket, so the ICMP port unreachable of the closed port fails them at once with
  * a message that says so, instead of after the whole timeout. The timeouts here are two minutes:
  * a check that waited for them instead would say "no answer ... within 120000 ms" (and outlast
- * the test's patience), not "refused".
+ * the test's patience), not "refused". The console's HA view shows the same reason, in Chromium.
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
-import { freePort, type Knot, startKnot, waitFor } from '@gatehouse/testkit'
-import { type Harness, json, startHarness, ZONE, zoneText } from './helpers.ts'
+import { type Browser, freePort, type Knot, startKnot, waitFor } from '@gatehouse/testkit'
+import {
+  type ConsoleHarness,
+  launchChromium,
+  lowContrast,
+  pageProblems,
+  screenshot,
+  signedInPage,
+  startConsoleHarness,
+} from './console-helpers.ts'
+import { json, ZONE, zoneText } from './helpers.ts'
 import { MAIN } from './processes.ts'
 
 const run = promisify(execFile)
@@ -37,14 +46,15 @@ async function replicate(replica: Knot, primaryPort: number, zones: string[]): P
 describe('a replica or HA peer knotd that is not running', () => {
   let primary: Knot
   let replica: Knot
-  let h: Harness
+  let h: ConsoleHarness
+  let browser: Browser | undefined
   let replicaStopped = false
 
   before(async () => {
     ;[primary, replica] = await Promise.all([startKnot(), startKnot()])
     await replicate(replica, primary.port, [ZONE, 'other.test'])
     const [metrics, peerApi] = [await freePort(), await freePort()]
-    h = await startHarness({
+    h = await startConsoleHarness({
       knot: primary,
       env: {
         DNSCTL_NOTIFY_REPLICAS: `127.0.0.1:${replica.port}`,
@@ -60,6 +70,7 @@ describe('a replica or HA peer knotd that is not running', () => {
   })
 
   after(async () => {
+    await browser?.close()
     await h?.close()
     await primary?.stop()
     if (!replicaStopped) await replica?.stop()
@@ -123,5 +134,56 @@ describe('a replica or HA peer knotd that is not running', () => {
     })
     assert.match(stdout, /^replication: peer_unreachable, 0\/2 zones in sync$/m)
     assert.match(stdout, refused)
+  })
+
+  test("the console's HA view shows why the peer is unreachable, by keyboard, light and dark, laptop and phone", async () => {
+    assert.ok(replicaStopped, 'runs after the replica was stopped')
+    const refused =
+      /^the peer's knotd: 127\.0\.0\.1:\d+ refused the query: nothing listens there \(the server is not running\)$/
+    browser = await launchChromium()
+    const page = await signedInPage(browser, h)
+    // Keyboard only: Tab along the navigation to the HA link, Enter.
+    const link = page.getByRole('link', { name: 'HA' })
+    for (let i = 0; i < 30 && !(await link.evaluate((a) => a === document.activeElement)); i++)
+      await page.keyboard.press('Tab')
+    assert.equal(await link.evaluate((a) => a === document.activeElement), true, 'Tab reaches the HA link')
+    await page.keyboard.press('Enter')
+    await page.getByRole('heading', { name: 'HA status', exact: true }).waitFor()
+
+    const self = page.getByRole('region', { name: 'This node' })
+    const replication = self.locator('.kv', { has: page.locator('dt', { hasText: 'Replication' }) })
+    await replication.getByText('peer unreachable', { exact: true }).waitFor()
+    assert.match(await replication.locator('dd').innerText(), /0\/2 zones in sync/)
+    const reason = replication.locator('dd div.bad')
+    assert.match((await reason.innerText()).trim(), refused)
+    // Shown as text, not markup: the reason is the element's only content.
+    assert.equal(await reason.evaluate((el) => el.children.length), 0)
+    assert.match(await self.locator('table.replication').innerText(), new RegExp(`${ZONE}\\s+10\\s+—\\s+no\\s`))
+
+    const problems: string[] = []
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme })
+      for (const [viewport, suffix] of [
+        [{ width: 1280, height: 800 }, ''],
+        [{ width: 390, height: 844 }, '-phone'],
+      ] as const) {
+        await page.setViewportSize(viewport)
+        await reason.waitFor()
+        for (const p of await lowContrast(page)) problems.push(`${scheme} ${viewport.width}px: ${p}`)
+        // The long reason wraps inside its card instead of pushing the page sideways.
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+        if (overflow > 0)
+          problems.push(`${scheme} ${viewport.width}px: the page is ${overflow}px wider than the screen`)
+        const inside = await reason.evaluate((el) => {
+          const card = el.closest('section')?.getBoundingClientRect()
+          const box = el.getBoundingClientRect()
+          return card !== undefined && box.right <= card.right + 0.5
+        })
+        if (!inside) problems.push(`${scheme} ${viewport.width}px: the reason runs out of its card`)
+        await screenshot(page, `ha-peer-down${scheme === 'dark' ? '-dark' : ''}${suffix}`)
+      }
+    }
+    assert.deepEqual(problems, [])
+    assert.deepEqual(pageProblems(page), [])
   })
 })
