@@ -12,6 +12,11 @@ import type { Config } from './config.ts'
 import { transferOptions } from './transfer/job.ts'
 import { refreshTransfers } from './transfer/refresh.ts'
 
+/** `1 blocked domain`, `2 blocked domains`. */
+function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`
+}
+
 /** `dnsctl refresh blocklists`: returns the process exit code. */
 export async function refreshBlocklistsCommand(
   config: Config,
@@ -25,14 +30,14 @@ export async function refreshBlocklistsCommand(
   } else {
     for (const s of report.sources) {
       const what = s.ok
-        ? `${s.domains} domains (${s.origin.replace(/_/g, ' ')})`
+        ? `${counted(s.domains, 'domain')} (${s.origin.replace(/_/g, ' ')})`
         : `FAILED: ${escapeTerminal(s.error ?? '')}`
       out.write(
-        `${escapeTerminal(s.url)}\n  ${what}${!s.ok && s.origin === 'last_good_copy' ? `; using the last good copy (${s.domains} domains)` : ''}\n`,
+        `${escapeTerminal(s.url)}\n  ${what}${!s.ok && s.origin === 'last_good_copy' ? `; using the last good copy (${counted(s.domains, 'domain')})` : ''}\n`,
       )
     }
     out.write(
-      `${report.ok ? 'ok' : 'failed'}: ${report.domain_count} blocked domains, ${report.passthru_count} allowed exceptions, ${report.duration_ms} ms\n`,
+      `${report.ok ? 'ok' : 'failed'}: ${counted(report.domain_count, 'blocked domain')}, ${counted(report.passthru_count, 'allowed exception')}, ${report.duration_ms} ms\n`,
     )
     if (!report.ok) err.write(`dnsctl: blocklist refresh failed: ${escapeTerminal(report.error ?? '')}\n`)
   }

@@ -332,6 +332,18 @@ describe('blocklist refresh with two kresd processes', () => {
     assert.equal(status.blocklist_refresh?.ok, true)
   })
 
+  test('the summary counts one of a kind in the singular', async () => {
+    lists.routes.set('/one.txt', { body: 'one.single.test\n' })
+    await configure([`${lists.base}/one.txt`], ['keep.one.single.test'])
+    const run = await runCli(env)
+    assert.equal(run.code, 0, run.stderr)
+    assert.match(
+      run.stdout,
+      new RegExp(`^${lists.base.replaceAll('.', '\\.')}/one\\.txt\n  1 domain \\(downloaded\\)$`, 'm'),
+    )
+    assert.match(run.stdout, /^ok: 1 blocked domain, 1 allowed exception, \d+ ms$/m)
+  })
+
   test('resolution never stops while the two processes reload a 200k-name list in turn', async () => {
     const generation = (n: number) =>
       `always.blocked.test\n${Array.from({ length: 100_000 }, (_, i) => `gen${n}-${i}.bulk.test`).join('\n')}\n`
