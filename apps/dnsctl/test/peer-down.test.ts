@@ -49,11 +49,13 @@ describe('a replica or HA peer knotd that is not running', () => {
   let h: ConsoleHarness
   let browser: Browser | undefined
   let replicaStopped = false
+  let peerApi: number
 
   before(async () => {
     ;[primary, replica] = await Promise.all([startKnot(), startKnot()])
     await replicate(replica, primary.port, [ZONE, 'other.test'])
-    const [metrics, peerApi] = [await freePort(), await freePort()]
+    const metrics = await freePort()
+    peerApi = await freePort()
     h = await startConsoleHarness({
       knot: primary,
       env: {
@@ -114,6 +116,13 @@ describe('a replica or HA peer knotd that is not running', () => {
 
     const st = await json(await h.call('GET', '/v1/status/ha?include_peer=false'))
     assert.equal(st.replication.state, 'peer_unreachable')
+    // Nothing listens on the peer API address either: said in words, like the knotd check.
+    const withPeer = await json(await h.call('GET', '/v1/status/ha'))
+    assert.equal(withPeer.peer.reachable, false)
+    assert.equal(
+      withPeer.peer.error,
+      `the peer's dnsctl: 127.0.0.1:${peerApi} refused the connection: nothing listens there (its dnsctl is not running, or not with --metrics-listen 127.0.0.1:${peerApi})`,
+    )
     assert.match(st.replication.error, /^the peer's knotd: /)
     assert.match(st.replication.error, refused)
     assert.deepEqual(
@@ -158,6 +167,12 @@ describe('a replica or HA peer knotd that is not running', () => {
     assert.match((await reason.innerText()).trim(), refused)
     // Shown as text, not markup: the reason is the element's only content.
     assert.equal(await reason.evaluate((el) => el.children.length), 0)
+    const peerCard = page.getByRole('region', { name: 'Peer' })
+    await peerCard
+      .getByText(`the peer's dnsctl: 127.0.0.1:${peerApi} refused the connection: nothing listens there`, {
+        exact: false,
+      })
+      .waitFor()
     assert.match(await self.locator('table.replication').innerText(), new RegExp(`${ZONE}\\s+10\\s+—\\s+no\\s`))
 
     const problems: string[] = []

@@ -31,6 +31,18 @@ export async function checkPeer(peer: ListenAddress, timeoutMs: number, now: () 
     }
     return { reachable: true, latency_ms, checked_at, error: null, status }
   } catch (err) {
-    return { reachable: false, latency_ms: null, checked_at, error: (err as Error).message, status: null }
+    return { reachable: false, latency_ms: null, checked_at, error: peerError(peer, err), status: null }
   }
+}
+
+/**
+ * Why the peer's status could not be fetched. A refused connection (`connect ECONNREFUSED ...`)
+ * is said in words, as the knotd check says a refused query: nothing listens on the peer API
+ * address, so the peer's dnsctl is down or runs without that --metrics-listen.
+ */
+function peerError(peer: ListenAddress, err: unknown): string {
+  const cause = (err as { cause?: NodeJS.ErrnoException }).cause
+  if (cause?.code !== 'ECONNREFUSED') return (err as Error).message
+  const host = peer.host.includes(':') ? `[${peer.host}]` : peer.host
+  return `the peer's dnsctl: ${host}:${peer.port} refused the connection: nothing listens there (its dnsctl is not running, or not with --metrics-listen ${host}:${peer.port})`
 }
