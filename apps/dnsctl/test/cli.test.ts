@@ -322,6 +322,35 @@ describe('dnsctl CLI over the API', () => {
     await ok('zone', 'delete', zone)
   })
 
+  test('rrset set: a bad record is named by its argument; a record split over several arguments is told to be quoted; nothing changes', async () => {
+    const zone = 'args.test'
+    await ok('zone', 'create', zone, '--ns', 'ns1', '--ns-address', '192.0.2.53', '--serial', '4')
+    const split = await run('rrset', 'set', zone, '@', 'MX', '10', 'mail')
+    assert.deepEqual(
+      [split.code, split.stderr],
+      [
+        1,
+        'dnsctl: record 1 of 2 ("10"): MX record: expected preference and exchange (2 fields), got 1; each RECORD is one argument: quote a record that has spaces, e.g. "10 mail" (invalid_record)\n',
+      ],
+    )
+    const second = await run('rrset', 'set', zone, 'www', 'A', '192.0.2.1', '999.1.1.1')
+    assert.deepEqual(
+      [second.code, second.stderr],
+      [1, 'dnsctl: record 2 of 2 ("999.1.1.1"): A record: invalid IPv4 address "999.1.1.1" (invalid_record)\n'],
+    )
+    // Errors of the change as a whole keep their message, without the request's field path.
+    const twice = await run('rrset', 'set', zone, 'www', 'A', '192.0.2.1', '192.0.2.1')
+    assert.deepEqual([twice.code, twice.stderr], [1, 'dnsctl: duplicate record www A 192.0.2.1 (duplicate_record)\n'])
+    assert.deepEqual(
+      (JSON.parse(await ok('rrset', 'list', zone, '--json')) as { type: string }[]).map((r) => r.type),
+      ['SOA', 'NS', 'A'],
+      'nothing was published',
+    )
+    assert.equal((await dnsQuery(knot.port, zone, 'SOA')).answers.length, 1)
+    assert.deepEqual(await answers(`www.${zone}`, 'A'), [])
+    await ok('zone', 'delete', zone)
+  })
+
   test('zone files: errors name the file and line; not UTF-8 is refused, not published as U+FFFD; create of an existing zone; export to a bad path', async () => {
     const zone = 'files.test'
     await ok('zone', 'create', zone, '--ns', 'ns1', '--ns-address', '192.0.2.53', '--serial', '3')

@@ -293,15 +293,37 @@ async function change(o: Opts, zone: string, c: Record<string, unknown>): Promis
     c.ttl = same?.ttl ?? soa?.ttl ?? 3600
   }
   const dry = o.dryRun === true
-  const { body } = await api.json<{ zone: string; serial: number; revision: string; diff?: ZoneDiff }>(
-    'POST',
-    `${zonePath(zone)}/changes`,
-    { body: { changes: [c], dry_run: dry }, headers: ifMatch(etag) },
-  )
+  const { body } = await api
+    .json<{ zone: string; serial: number; revision: string; diff?: ZoneDiff }>('POST', `${zonePath(zone)}/changes`, {
+      body: { changes: [c], dry_run: dry },
+      headers: ifMatch(etag),
+    })
+    .catch((err: unknown) => {
+      throw err instanceof CliError ? new CliError(inArguments(err.message, (c.records as string[]) ?? [])) : err
+    })
   if (dry) return printDiff(body.zone, body.diff!)
   out(
     `${body.zone}: ${c.action === 'upsert' ? 'set' : 'deleted'} ${escapeTerminal(`${c.name || '@'} ${c.type}`)}; serial ${body.serial}, revision ${body.revision}\n`,
   )
+}
+
+/**
+ * The API names a bad record by its place in the request body (`changes[0].records[1]: ...`),
+ * which the user of `rrset set` never wrote: name it by the argument instead. Each RECORD is one
+ * argument, so `rrset set ZONE @ MX 10 mail` sends the records "10" and "mail"; when a record
+ * has too few fields and there were several arguments, say to quote it.
+ */
+function inArguments(message: string, records: readonly string[]): string {
+  const bad = /^changes\[0\]\.records\[(\d+)\]: (.*)$/s.exec(message)
+  if (!bad) return message.replace(/^changes\[0\]: /, '')
+  const i = Number(bad[1])
+  // The API's message ends with its code: a hint goes before it.
+  const [, why, code = ''] = /^(.*?)( \(\w+\))?$/s.exec(bad[2]!)!
+  const hint =
+    records.length > 1 && /\(\d+ fields?\), got \d+/.test(why!)
+      ? `; each RECORD is one argument: quote a record that has spaces, e.g. "${records.join(' ')}"`
+      : ''
+  return `record ${i + 1} of ${records.length} (${JSON.stringify(records[i] ?? '')}): ${why}${hint}${code}`
 }
 
 export function rrsetSet(o: Opts, zone: string, name: string, type: string, records: string[]): Promise<void> {
