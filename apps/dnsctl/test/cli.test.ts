@@ -322,7 +322,7 @@ describe('dnsctl CLI over the API', () => {
     await ok('zone', 'delete', zone)
   })
 
-  test('rrset set: a bad record is named by its argument; a record split over several arguments is told to be quoted; nothing changes', async () => {
+  test('rrset set: a bad record is named by its argument; a record split over several arguments is told to be quoted; nothing changes; an empty history says so', async () => {
     const zone = 'args.test'
     await ok('zone', 'create', zone, '--ns', 'ns1', '--ns-address', '192.0.2.53', '--serial', '4')
     const split = await run('rrset', 'set', zone, '@', 'MX', '10', 'mail')
@@ -339,6 +339,16 @@ describe('dnsctl CLI over the API', () => {
       [1, 'dnsctl: record 2 of 2 ("999.1.1.1"): A record: invalid IPv4 address "999.1.1.1" (invalid_record)\n'],
     )
     // Errors of the change as a whole keep their message, without the request's field path.
+    // A new zone has no prior revision yet: said, not a bare header; a name that was never a
+    // zone is an error, not an empty history.
+    assert.equal(
+      await ok('history', zone),
+      `${zone} has no prior revisions yet: every change (rrset set, import, rollback) keeps the one it replaces\n`,
+    )
+    assert.equal(await ok('history', zone, '--json'), '[]\n')
+    const never = await run('history', 'never.test')
+    assert.equal(never.code, 1)
+    assert.match(never.stderr, /^dnsctl: .*never\.test.* \(zone_not_found\)\n$/)
     const twice = await run('rrset', 'set', zone, 'www', 'A', '192.0.2.1', '192.0.2.1')
     assert.deepEqual([twice.code, twice.stderr], [1, 'dnsctl: duplicate record www A 192.0.2.1 (duplicate_record)\n'])
     assert.deepEqual(

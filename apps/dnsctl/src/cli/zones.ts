@@ -360,7 +360,17 @@ export async function history(o: Opts, zone: string): Promise<void> {
   const limit = Number(o.limit)
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
     throw new UsageError('--limit must be an integer from 1 to 1000')
-  const { body } = await apiOf(o).json<{ history: HistoryItem[] }>('GET', `${zonePath(zone)}/history?limit=${limit}`)
+  const api = apiOf(o)
+  const { body } = await api.json<{ history: HistoryItem[] }>('GET', `${zonePath(zone)}/history?limit=${limit}`)
+  if (body.history.length === 0 && o.json !== true) {
+    // A bare header says nothing: a zone with no prior revision yet, or a name that was never a
+    // zone (a mistyped one), which the zone's own endpoint tells apart (404 zone_not_found).
+    const { body: z } = await api.json<{ zone: string }>('GET', `${zonePath(zone)}/rrsets`)
+    out(
+      `${escapeTerminal(z.zone)} has no prior revisions yet: every change (rrset set, import, rollback) keeps the one it replaces\n`,
+    )
+    return
+  }
   printList(
     body.history,
     [
