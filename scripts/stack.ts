@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { StackService, StartStack } from '../packages/kit/src/stack.ts'
+import { setStackStopping } from '../packages/kit/src/stack-ready.ts'
 
 const root = join(import.meta.dirname, '..')
 // GATEHOUSE_HOME and GATEHOUSE_PORT_OFFSET let a test run a second stack beside one in use;
@@ -39,6 +40,7 @@ async function main() {
   const onSignal = () => {
     if (stopping) process.exit(1)
     stopping = true
+    setStackStopping()
     say('\nstopping (Ctrl-C again to exit at once)')
     stopAll().then(() => process.exit(0))
   }

@@ -83,6 +83,9 @@ before(async () => {
     cwd: root,
     env: { ...process.env, GATEHOUSE_HOME: home, GATEHOUSE_PORT_OFFSET: String(OFFSET) },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, as a terminal gives `npm start`: the last test's Ctrl-C
+    // reaches every service at once, as a user's does.
+    detached: true,
   })
   stack.stdout!.on('data', (c: Buffer) => {
     output += c.toString()
@@ -421,9 +424,13 @@ test('a service killed while the stack runs is named with its log, and Ctrl-C st
     /^\[notify\] notify was killed by SIGKILL while the stack ran; see .*notify\.log$/m.test(output) ? true : undefined,
   )
   const exited = new Promise<number | null>((r) => stack.once('exit', (code) => r(code)))
-  stack.kill('SIGINT')
+  // Ctrl-C in a terminal: SIGINT to the whole process group, the services as well as the stack.
+  process.kill(-stack.pid!, 'SIGINT')
   // Stopping used to wait forever for the killed child's 'exit', which had already happened.
   const code = await Promise.race([exited, delay(60_000).then(() => 'hung' as const)])
   assert.equal(code, 0, output.slice(-2000))
   for (const app of ['notify', 'dnsctl', 'edgegate']) assert.match(output, new RegExp(`^stopped ${app}$`, 'm'))
+  // The services exit on the Ctrl-C they got too: a normal stop, not reported as a crash.
+  const stopping = output.slice(output.indexOf('stopping (Ctrl-C again'))
+  assert.doesNotMatch(stopping, /while the stack ran/, stopping)
 })

@@ -165,6 +165,18 @@ export interface SupervisedChild {
   stop(): Promise<void>
 }
 
+let stackStopping = false
+
+/**
+ * The stack is stopping (scripts/stack.ts, on SIGINT, SIGTERM or SIGHUP): from now on a child's
+ * exit is not news. Ctrl-C in a terminal reaches every process of the stack at once, so the
+ * services exit on their own while the stack stops them in order, and each exit read as a crash
+ * (`tlsgate exited with code 0 while the stack ran`). `false` again is for tests.
+ */
+export function setStackStopping(stopping = true): void {
+  stackStopping = stopping
+}
+
 /**
  * Watch a process the stack started, from right after `spawn`: when it ends between `ready()`
  * and `stop()` (a crash, an OOM kill, `kill -9`), say so once with its log, so a stack that
@@ -181,7 +193,7 @@ export function supervise(
     if (gone()) resolve()
     else
       child.once('exit', (code, signal) => {
-        if (watching) {
+        if (watching && !stackStopping) {
           const how = signal ? `was killed by ${signal}` : `exited with code ${code}`
           options.log(`${options.what} ${how} while the stack ran${options.logFile ? `; see ${options.logFile}` : ''}`)
         }

@@ -8,6 +8,7 @@ import {
   ensurePortFree,
   ensureUdpPortFree,
   StackError,
+  setStackStopping,
   shownPath,
   supervise,
   waitHttp,
@@ -144,6 +145,20 @@ test('supervise: startup exits and stop() itself are not news; a child ignoring 
   third.ready()
   await new Promise((r) => crash.once('exit', r))
   assert.deepEqual(said, ['crash exited with code 7 while the stack ran'])
+})
+
+test('supervise: once the stack is stopping, a child that exits on the Ctrl-C it got too is not news', async (t) => {
+  t.after(() => setStackStopping(false))
+  const said: string[] = []
+  const child = spawn(process.execPath, ['-e', "process.stdout.write('up'); setInterval(() => {}, 1000)"])
+  await new Promise((r) => child.stdout.once('data', r))
+  const running = supervise(child, { what: 'tlsgate', log: (l) => said.push(l) })
+  running.ready()
+  setStackStopping()
+  child.kill('SIGINT')
+  await new Promise((r) => child.once('exit', r))
+  await running.stop()
+  assert.deepEqual(said, [])
 })
 
 test('an SSH backend must send its identification: silence and non-SSH greetings are named', async (t) => {
