@@ -94,15 +94,20 @@ function credentials(ctx: Parameters<StartStack>[0], database: string): Credenti
     if (kept.tlsgateToken) return kept
     // Kept by a stack from before the TLS gate synced: register it now. Someone who followed the
     // old hint (node add --kind tlsgate tlsgate-1 by hand) has the node but not its token, which
-    // is shown once: a new token for it is the only way to have one here.
+    // is shown once: a new token for it is the only way to have one here. Rotated only when the
+    // node is a tlsgate one: one added by hand with another kind would get 403 wrong_node_kind on
+    // every pull with its new token, so the gate runs without sync and this says why.
     let token: string
     try {
       token = run(['node', 'add', '--kind', 'tlsgate', TLS_NODE_ID])
     } catch {
       try {
-        token = run(['node', 'rotate-token', TLS_NODE_ID])
+        token = run(['node', 'rotate-token', '--kind', 'tlsgate', TLS_NODE_ID])
       } catch (err) {
-        ctx.log(`could not register ${TLS_NODE_ID} (${(err as Error).message}): the TLS gate will not sync`)
+        ctx.log(
+          `could not register ${TLS_NODE_ID} (${(err as Error).message}): the TLS gate will not sync. ` +
+            `Check the node with: bin/edgegate node show ${TLS_NODE_ID}; the demo registers it itself in a fresh data folder (move ${shownPath(ctx.root, ctx.dataDir)} away)`,
+        )
         return kept
       }
     }

@@ -4,7 +4,13 @@ import { defineErrors } from '@gatehouse/kit/errors.ts'
 export const errors = defineErrors({
   unauthorized: { status: 401, message: (why = 'credentials are missing or invalid') => why },
   node_inactive: { status: 403, message: () => 'this node is disabled' },
-  wrong_node_kind: { status: 403, message: (kind: string) => `nodes of kind ${kind} may not use this endpoint` },
+  // The node learns its own id and kind and what the endpoint wants: a gate registered under the
+  // wrong kind (node add --kind) says so in its log instead of a bare 403.
+  wrong_node_kind: {
+    status: 403,
+    message: (id: string, kind: string, wanted: readonly string[]) =>
+      `node ${id} is registered as kind ${kind}; this endpoint is for ${wanted.join(' or ')} nodes (check with: edgegate node show ${id})`,
+  },
   instance_mismatch: { status: 403, message: () => 'instance_id is not this node’s instance' },
   admin_required: { status: 403, message: () => 'an administrator is required' },
   node_required: { status: 403, message: () => 'this endpoint is for gate nodes; administrators cannot use it' },

@@ -99,6 +99,69 @@ describe('edgegate CLI', () => {
     assert.equal((await run('node', 'disable', 'nope')).code, 1)
   })
 
+  test("a node's kind shows before its token is of use: node show, add and rotate-token say it; rotate-token --kind refuses another", async () => {
+    // A TLS gate registered by hand with the SSH gate's kind: the mistake behind a bare 403.
+    const add = await run('node', 'add', '--kind', 'sshgate', 'tls-wrong')
+    assert.equal(add.code, 0, add.stderr)
+    assert.match(add.stdout, /^node tls-wrong added \(sshgate\)$/m)
+    const token = tokenOf(add.stdout)
+    // The SMTP report is the TLS gate's own endpoint (both gate kinds pull policy); the guard
+    // answers before the body is read.
+    const pull = (t: string) =>
+      call(tls, gate.base, '/v1/smtp/reports?instance_id=tls-wrong', { method: 'POST', body: {}, token: t })
+    const refused = await pull(token)
+    assert.equal(refused.status, 403)
+    assert.equal(refused.body.error.code, 'wrong_node_kind')
+    assert.equal(refused.body.error.kind, 'sshgate')
+    assert.equal(
+      refused.body.error.message,
+      'node tls-wrong is registered as kind sshgate; this endpoint is for tlsgate nodes (check with: edgegate node show tls-wrong)',
+    )
+
+    const show = await run('node', 'show', 'tls-wrong')
+    assert.equal(show.code, 0, show.stderr)
+    assert.match(show.stdout, /^instance:\s+tls-wrong$/m)
+    assert.match(show.stdout, /^kind:\s+sshgate$/m)
+    assert.match(show.stdout, /^auth:\s+token$/m)
+    assert.match(show.stdout, /^last seen:\s+never$/m, 'a refused request is not heard from')
+    assert.ok(!show.stdout.includes(token), 'never the token')
+    const json = JSON.parse((await run('node', 'show', '--json', 'tls-wrong')).stdout)
+    assert.equal(json.instance_id, 'tls-wrong')
+    assert.equal(json.kind, 'sshgate')
+    const missing = await run('node', 'show', 'nope')
+    assert.equal(missing.code, 1)
+    assert.match(missing.stderr, /^edgegate: no node nope \(edgegate node list shows them all\)$/m)
+
+    const again = await run('node', 'add', '--kind', 'tlsgate', 'tls-wrong')
+    assert.equal(again.code, 1)
+    assert.match(
+      again.stderr,
+      /node tls-wrong already exists \(kind sshgate, not tlsgate\); see edgegate node show tls-wrong/,
+    )
+
+    const mismatch = await run('node', 'rotate-token', '--kind', 'tlsgate', 'tls-wrong')
+    assert.equal(mismatch.code, 1)
+    assert.match(
+      mismatch.stderr,
+      /node tls-wrong is registered as kind sshgate, not tlsgate: its token was not rotated/,
+    )
+    assert.equal(mismatch.stdout, '')
+    assert.equal(
+      (await pull(token)).body.error.code,
+      'wrong_node_kind',
+      'the old token still authenticates: nothing changed',
+    )
+    const badKind = await run('node', 'rotate-token', '--kind', 'mailgate', 'tls-wrong')
+    assert.equal(badKind.code, 2)
+
+    const rotated = await run('node', 'rotate-token', '--kind', 'sshgate', 'tls-wrong')
+    assert.equal(rotated.code, 0, rotated.stderr)
+    assert.match(rotated.stdout, /^node tls-wrong \(sshgate\): new token$/m)
+    const plain = await run('node', 'rotate-token', 'tls-wrong')
+    assert.match(plain.stdout, /^node tls-wrong \(sshgate\): new token$/m)
+    assert.equal((await pull(token)).status, 401)
+  })
+
   test('admin add|list|remove, and decisions from the CLI with their actor', async () => {
     const add = await run('admin', 'add', 'bob')
     let bob = tokenOf(add.stdout)

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
@@ -104,4 +104,41 @@ test('both demo gates are registered, their tokens printed and kept; a kept fold
   await running.stop()
   running = await startStack(ctx())
   assert.deepEqual(kept(), again)
+})
+
+test('a tlsgate-1 registered by hand with another kind keeps its token: the stack says why the TLS gate will not sync', async () => {
+  await running?.stop()
+  running = undefined
+  rmSync(dataDir, { recursive: true, force: true })
+  // A folder from before the TLS gate synced, where tlsgate-1 was added by hand as an sshgate.
+  const byCli = (args: string[]) => {
+    const r = spawnSync(process.execPath, [join(root, 'apps', 'edgegate', 'src', 'main.ts'), ...args], {
+      env: { ...process.env, EDGEGATE_DATABASE: `sqlite:${join(dataDir, 'edgegate.db')}` },
+      encoding: 'utf8',
+    })
+    assert.equal(r.status, 0, r.stderr)
+    return /token: (\S+)/.exec(r.stdout)?.[1] ?? ''
+  }
+  mkdirSync(dataDir, { recursive: true })
+  byCli(['migrate'])
+  const older = {
+    adminToken: byCli(['admin', 'add', 'admin']),
+    nodeId: 'sshgate-1',
+    nodeToken: byCli(['node', 'add', '--kind', 'sshgate', 'sshgate-1']),
+  }
+  writeFileSync(join(dataDir, 'credentials.json'), `${JSON.stringify(older, null, 2)}\n`)
+  const handToken = byCli(['node', 'add', '--kind', 'sshgate', 'tlsgate-1'])
+  said.length = 0
+
+  running = await startStack(ctx())
+  assert.equal(kept().tlsgateToken, undefined, 'no token kept that would only get 403 wrong_node_kind')
+  assert.equal(running.credentials?.['node tlsgate-1 (tlsgate) token'], undefined)
+  const line = said.find((l) => l.startsWith('could not register tlsgate-1'))
+  assert.ok(line, said.join('\n'))
+  assert.match(line, /node tlsgate-1 is registered as kind sshgate, not tlsgate: its token was not rotated/)
+  assert.match(line, /bin\/edgegate node show tlsgate-1/)
+  assert.equal(pull('tlsgate-1', handToken), 200, 'the token given by hand still works: nothing was rotated')
+  const audit = edgegateCli(['audit', 'list', '--action', 'node.rotate_token', '--json'])
+  assert.equal(audit.status, 0, audit.stderr)
+  assert.deepEqual(JSON.parse(audit.stdout), [])
 })

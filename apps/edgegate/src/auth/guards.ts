@@ -52,7 +52,8 @@ export function makeGuards(db: Kysely<DB>) {
       if (!p) throw errors.unauthorized()
       if (p.type !== 'node') throw errors.node_required()
       if (p.node.active !== 1) throw errors.node_inactive()
-      if (!kinds.includes(p.node.kind)) throw errors.wrong_node_kind(p.node.kind)
+      if (!kinds.includes(p.node.kind))
+        throw errors.wrong_node_kind.with({ details: { kind: p.node.kind } }, p.node.instance_id, p.node.kind, kinds)
       const q = (req.query as Record<string, unknown>).instance_id
       if (typeof q === 'string' && q !== p.node.instance_id) throw errors.instance_mismatch()
       req.principal = p

@@ -11,7 +11,7 @@ import type { Verdict } from '@gatehouse/kit/edge-wire.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { audit, insertAdmin, listAdmins, removeAdmin, replaceAdminToken } from '../admins/store.ts'
 import { type Credential, describeNode, STATE_STYLE } from '../nodes/registry.ts'
-import { listNodes } from '../nodes/store.ts'
+import { getNode, listNodes } from '../nodes/store.ts'
 import { formatMillis } from '../timestamps.ts'
 import { readDatabase, withDatabase } from './database.ts'
 
@@ -88,9 +88,28 @@ export async function nodeActive(o: Opts, id: string, active: boolean): Promise<
   out(`node ${esc(id)} ${active ? 'enabled' : 'disabled'}`)
 }
 
+/** One node, every field `node list` has (and when it was registered): what to check first when a gate gets 403. */
+export async function nodeShow(o: Opts, id: string): Promise<void> {
+  const row = await readDatabase(o, (d) => getNode(d.db, id))
+  if (!row) throw new CliError(`no node ${esc(id)} (edgegate node list shows them all)`)
+  const n = describeNode(row)
+  if (o.json === true) return out(terminalJson(n, 2))
+  const rows: [string, string][] = [
+    ['instance', n.instance_id],
+    ['kind', n.kind],
+    ['state', n.state],
+    ['auth', n.auth],
+    ['registered', n.created_at],
+    ['last seen', n.last_seen_at ?? 'never'],
+    ['cert expires', n.certificate_expires_at ?? '-'],
+  ]
+  for (const [k, v] of rows) out(`${`${k}:`.padEnd(14)}${esc(v)}`)
+}
+
 export async function nodeRotate(o: Opts, id: string): Promise<void> {
   const { rotateNodeToken } = await nodeService()
-  const token = await withDatabase(o, (d) => rotateNodeToken(d.db, id, actor()))
+  const { token, kind } = await withDatabase(o, (d) => rotateNodeToken(d.db, id, actor(), o.kind as string | undefined))
+  out(`node ${esc(id)} (${kind}): new token`)
   out(`token: ${token}`)
   out('The previous token no longer works. Store this one now: it is shown only once.')
 }

@@ -140,10 +140,21 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
       .argument('<instance-id>')
       .action(async (id: string, _o, cmd: Command) => (await commands()).nodeActive(all(cmd), id, active))
   }
-  admin(node.command('rotate-token'))
-    .description("replace a token node's bearer token (the old one stops working)")
-    .argument('<instance-id>')
-    .action(async (id: string, _o, cmd: Command) => (await commands()).nodeRotate(all(cmd), id))
+  withExamples(
+    json(admin(node.command('show')))
+      .description(
+        'one node: its kind (a gate of another kind gets 403 wrong_node_kind), state, credential type, last seen',
+      )
+      .argument('<instance-id>'),
+    ['edgegate node show edge-1', 'edgegate node show edge-1 --json'],
+  ).action(async (id: string, _o, cmd: Command) => (await commands()).nodeShow(all(cmd), id))
+  withExamples(
+    admin(node.command('rotate-token'))
+      .description("replace a token node's bearer token (the old one stops working); prints the node's kind")
+      .option('--kind <kind>', 'refuse, changing nothing, unless the node is of this kind')
+      .argument('<instance-id>'),
+    ['edgegate node rotate-token edge-1', 'edgegate node rotate-token --kind tlsgate tls-1'],
+  ).action(async (id: string, _o, cmd: Command) => (await commands()).nodeRotate(all(cmd), id))
 
   const adminGroup = program.command('admin').description('dashboard and API administrators')
   const expiryOptions = (cmd: Command) =>

@@ -36,7 +36,13 @@ export async function addNode(
   if (credential.type === 'cert_name' && !/^[A-Za-z0-9*._-]{1,253}$/.test(credential.name)) {
     throw new RegistryError('a certificate name is a subject CN or DNS name', true)
   }
-  if (await getNode(db, instanceId)) throw new RegistryError(`node ${instanceId} already exists`)
+  const existing = await getNode(db, instanceId)
+  if (existing) {
+    // Its kind is the first thing to check: a node added with the wrong one gets 403 wrong_node_kind.
+    throw new RegistryError(
+      `node ${instanceId} already exists (kind ${existing.kind}${existing.kind === kind ? '' : `, not ${kind}`}); see edgegate node show ${instanceId}`,
+    )
+  }
   const now = Date.now()
   const token = credential.type === 'token' ? newToken('node') : undefined
   await db.transaction().execute(async (trx) => {
@@ -64,14 +70,30 @@ export async function setNodeActive(db: Kysely<DB>, instanceId: string, active: 
   await audit(db, actor, active ? 'node.enable' : 'node.disable', instanceId)
 }
 
-/** Replace a token node's token; the old one stops working at once. */
-export async function rotateNodeToken(db: Kysely<DB>, instanceId: string, actor: string): Promise<string> {
+/**
+ * Replace a token node's token; the old one stops working at once. With `kind`, a node of
+ * another kind is refused before anything changes: its new token would only get 403
+ * wrong_node_kind from the endpoints a gate of that kind uses.
+ */
+export async function rotateNodeToken(
+  db: Kysely<DB>,
+  instanceId: string,
+  actor: string,
+  kind?: string,
+): Promise<{ token: string; kind: NodeKind }> {
+  if (kind !== undefined && !NODE_KINDS.includes(kind as NodeKind))
+    throw new RegistryError(`kind must be one of ${NODE_KINDS.join(', ')}`, true)
   const node = await getNode(db, instanceId)
   if (!node) throw new RegistryError(`no node ${instanceId}`)
+  if (kind !== undefined && node.kind !== kind) {
+    throw new RegistryError(
+      `node ${instanceId} is registered as kind ${node.kind}, not ${kind}: its token was not rotated (a node's kind cannot change; register the gate under another instance id with node add --kind ${kind})`,
+    )
+  }
   if (!node.token_hash)
     throw new RegistryError(`node ${instanceId} authenticates with a client certificate, not a token`)
   const token = newToken('node')
   await updateNode(db, instanceId, { token_hash: token.hash, updated_ms: Date.now() })
   await audit(db, actor, 'node.rotate_token', instanceId)
-  return token.token
+  return { token: token.token, kind: node.kind }
 }
