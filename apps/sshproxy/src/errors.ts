@@ -8,7 +8,8 @@ export const errors = defineErrors({
   invalid_fingerprint: {
     status: 400,
     message: (given: string) =>
-      `fingerprint must be 32 lowercase hexadecimal characters, got ${JSON.stringify(given.slice(0, 80))}`,
+      // Upper case is taken (and stored lower case): the message does not ask for lower case.
+      `fingerprint must be 32 hexadecimal characters, as sshproxy list shows them, got ${JSON.stringify(given.slice(0, 80))}`,
   },
   invalid_label: { status: 400, message: (why: string) => `label ${why}` },
   invalid_window: { status: 400, message: (why: string) => `--window: ${why}` },

@@ -184,7 +184,10 @@ describe('store commands (child processes)', () => {
       `sshproxy: fingerprint ${UNKNOWN} is not in the store (sshproxy list shows the stored ones)\n`,
     )
     assert.equal(badFp.code, 2)
-    assert.match(badFp.stderr, /^sshproxy: fingerprint must be 32 lowercase hexadecimal characters, got "xyz"\n$/)
+    assert.match(
+      badFp.stderr,
+      /^sshproxy: fingerprint must be 32 hexadecimal characters, as sshproxy list shows them, got "xyz"\n$/,
+    )
     assert.equal(lateFlag.code, 2)
     assert.match(lateFlag.stderr, /too many arguments.*\(flags go before the fingerprint\)\n$/)
     assert.equal(noDb.code, 1)
