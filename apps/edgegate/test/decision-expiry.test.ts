@@ -94,7 +94,9 @@ for (const dialect of DIALECTS) {
       const env = { EDGEGATE_DATABASE: database }
       const blocked = await cli(['decision', 'block', '--instance', 'x2', '--for', '24h', FP], env)
       assert.equal(blocked.code, 0, blocked.stderr)
-      assert.match(blocked.stdout, new RegExp(`^x2 ${FP} blocked at \\S+Z until \\S+Z\\n$`))
+      // Both times as `decision list` shows them (milliseconds), not the wire's microseconds.
+      const ms = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z'
+      assert.match(blocked.stdout, new RegExp(`^x2 ${FP} blocked at ${ms} until ${ms}\\n$`))
       const listed = await cli(['decision', 'list', '--json'], env)
       const row = JSON.parse(listed.stdout).find((x: { fingerprint: string }) => x.fingerprint === FP)
       assert.ok(Math.abs(Date.parse(row.expires_at) - (Date.now() + 24 * HOUR)) < 60_000, row.expires_at)

@@ -12,7 +12,7 @@ import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { audit, insertAdmin, listAdmins, removeAdmin, replaceAdminToken } from '../admins/store.ts'
 import { type Credential, describeNode, STATE_STYLE } from '../nodes/registry.ts'
 import { getNode, listNodes } from '../nodes/store.ts'
-import { formatMillis } from '../timestamps.ts'
+import { formatMillis, parseMillis } from '../timestamps.ts'
 import { readDatabase, withDatabase } from './database.ts'
 
 type Opts = Record<string, unknown>
@@ -218,9 +218,9 @@ export async function decide(o: Opts, status: Verdict, fp: string): Promise<void
     }),
   )
   const until = d.expires_at ? ` until ${d.expires_at}` : ''
-  out(
-    `${esc(d.scope_id)} ${d.fingerprint} ${d.status}${d.label ? ` (${esc(d.label)})` : ''} at ${d.updated_at}${until}`,
-  )
+  // Decision times carry microseconds on the wire; here they read as in `decision list`.
+  const at = formatMillis(parseMillis(d.updated_at) ?? Date.now())
+  out(`${esc(d.scope_id)} ${d.fingerprint} ${d.status}${d.label ? ` (${esc(d.label)})` : ''} at ${at}${until}`)
 }
 
 export async function decisionImport(o: Opts, file: string): Promise<void> {
