@@ -6,7 +6,7 @@
  * Everything generated is kept in ctx.dataDir (credentials.json, tls/) so a restart reuses it.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { StackService, StartStack } from '../../packages/kit/src/stack.ts'
 import { ensurePortFree, shownPath, supervise, waitHttp } from '../../packages/kit/src/stack-ready.ts'
@@ -143,10 +143,15 @@ export const startStack: StartStack = async (ctx) => {
   // folder is too deep for a Unix socket's path.
   const socket = join(ctx.dataDir, 'control.sock')
   const controlSocket = Buffer.byteLength(socket) <= 100 ? socket : ''
+  // Owner-only: `database` is a secret field (a PostgreSQL URL carries its password), and every
+  // command reading a world-readable file holding one warns about it. A kept file is tightened too.
+  const configFile = join(ctx.dataDir, 'config.json')
   writeFileSync(
-    join(ctx.dataDir, 'config.json'),
+    configFile,
     `${JSON.stringify({ database, listen: LISTEN, control_socket: controlSocket }, null, 2)}\n`,
+    { mode: 0o600 },
   )
+  chmodSync(configFile, 0o600)
   const c = credentials(ctx, database)
   const logFile = join(ctx.dataDir, 'edgegate.log')
   const log = createWriteStream(logFile, { flags: 'a' })

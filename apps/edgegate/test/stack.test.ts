@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
@@ -80,6 +80,7 @@ test('both demo gates are registered, their tokens printed and kept; a kept fold
   assert.equal(running.credentials?.['node tlsgate-1 (tlsgate) token'], first.tlsgateToken)
   assert.equal(pull('tlsgate-1', first.tlsgateToken!), 200)
   assert.equal(pull('sshgate-1', first.nodeToken), 200)
+  assert.equal(statSync(join(dataDir, 'config.json')).mode & 0o077, 0, 'config.json is owner-only')
   const nodes = edgegateCli(['node', 'list'])
   assert.equal(nodes.status, 0, nodes.stderr)
   assert.match(nodes.stdout, /^sshgate-1\s+sshgate\s/m)
@@ -100,10 +101,13 @@ test('both demo gates are registered, their tokens printed and kept; a kept fold
   assert.equal(pull('tlsgate-1', first.tlsgateToken!), 401)
   assert.ok(said.includes('registered the TLS gate as node tlsgate-1 (kind tlsgate)'), said.join('\n'))
 
-  // A restart with everything kept changes nothing.
+  // A restart with everything kept changes nothing, but tightens a config file a stack from
+  // before left readable by everyone (serve run by hand warned about it).
   await running.stop()
+  chmodSync(join(dataDir, 'config.json'), 0o644)
   running = await startStack(ctx())
   assert.deepEqual(kept(), again)
+  assert.equal(statSync(join(dataDir, 'config.json')).mode & 0o077, 0, 'config.json is owner-only')
 })
 
 test('a tlsgate-1 registered by hand with another kind keeps its token: the stack says why the TLS gate will not sync', async () => {
