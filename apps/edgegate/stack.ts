@@ -7,6 +7,7 @@
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { get as httpsGet } from 'node:https'
 import { join } from 'node:path'
 import type { StackService, StartStack } from '../../packages/kit/src/stack.ts'
 import { ensurePortFree, shownPath, supervise, waitHttp } from '../../packages/kit/src/stack-ready.ts'
@@ -76,19 +77,74 @@ function ensureTls(dir: string): { ca: string; cert: string; key: string } {
   return { ca, cert, key }
 }
 
+/** An edgegate admin command on the stack's database; its printed token. */
+function runCli(ctx: Parameters<StartStack>[0], database: string, args: string[]): string {
+  const main = join(ctx.root, 'apps', 'edgegate', 'src', 'main.ts')
+  const r = spawnSync(ctx.node, [main, ...args], {
+    env: { ...process.env, EDGEGATE_DATABASE: database },
+    encoding: 'utf8',
+  })
+  const token = /token: (\S+)/.exec(r.stdout)?.[1]
+  if (r.status !== 0 || !token) throw new Error(`edgegate ${args.join(' ')} failed: ${r.stderr.trim()}`)
+  return token
+}
+
+const saveCredentials = (dataDir: string, c: Credentials) =>
+  writeFileSync(join(dataDir, 'credentials.json'), `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600 })
+
+/** GET /v1/policy as the node: its HTTP status (401 once its token was rotated), 0 when nothing answered. */
+function policyStatus(base: string, ca: Buffer, id: string, token: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = httpsGet(
+      `${base}/v1/policy?instance_id=${encodeURIComponent(id)}`,
+      { ca, headers: { authorization: `Bearer ${token}` }, timeout: 5000 },
+      (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      },
+    )
+    req.on('timeout', () => req.destroy())
+    req.on('error', () => resolve(0))
+  })
+}
+
+/**
+ * A kept gate token the server no longer takes (someone ran `node rotate-token` on a demo node,
+ * as the gates' READMEs describe) would leave that gate failing every sync, also after a
+ * restart: re-key it, of its kind only, and keep the new token for the gate started next.
+ */
+async function rekeyStale(
+  ctx: Parameters<StartStack>[0],
+  database: string,
+  base: string,
+  ca: Buffer,
+  c: Credentials,
+): Promise<Credentials> {
+  const nodes = [
+    { id: c.nodeId, kind: 'sshgate', token: c.nodeToken, key: 'nodeToken' as const },
+    ...(c.tlsgateId && c.tlsgateToken
+      ? [{ id: c.tlsgateId, kind: 'tlsgate', token: c.tlsgateToken, key: 'tlsgateToken' as const }]
+      : []),
+  ]
+  let out = c
+  for (const n of nodes) {
+    if ((await policyStatus(base, ca, n.id, n.token)) !== 401) continue
+    try {
+      out = { ...out, [n.key]: runCli(ctx, database, ['node', 'rotate-token', '--kind', n.kind, n.id]) }
+      saveCredentials(ctx.dataDir, out)
+      ctx.log(`the kept token of node ${n.id} no longer worked (rotated by hand?): it has a new one, kept for its gate`)
+    } catch (err) {
+      ctx.log(`the kept token of node ${n.id} no longer works and it could not be re-keyed (${(err as Error).message})`)
+    }
+  }
+  return out
+}
+
 function credentials(ctx: Parameters<StartStack>[0], database: string): Credentials {
   const file = join(ctx.dataDir, 'credentials.json')
   const main = join(ctx.root, 'apps', 'edgegate', 'src', 'main.ts')
-  const run = (args: string[]) => {
-    const r = spawnSync(ctx.node, [main, ...args], {
-      env: { ...process.env, EDGEGATE_DATABASE: database },
-      encoding: 'utf8',
-    })
-    const token = /token: (\S+)/.exec(r.stdout)?.[1]
-    if (r.status !== 0 || !token) throw new Error(`edgegate ${args.join(' ')} failed: ${r.stderr.trim()}`)
-    return token
-  }
-  const save = (c: Credentials) => writeFileSync(file, `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600 })
+  const run = (args: string[]) => runCli(ctx, database, args)
+  const save = (c: Credentials) => saveCredentials(ctx.dataDir, c)
   if (existsSync(file)) {
     const kept = JSON.parse(readFileSync(file, 'utf8')) as Credentials
     if (kept.tlsgateToken) return kept
@@ -152,7 +208,7 @@ export const startStack: StartStack = async (ctx) => {
     { mode: 0o600 },
   )
   chmodSync(configFile, 0o600)
-  const c = credentials(ctx, database)
+  let c = credentials(ctx, database)
   const logFile = join(ctx.dataDir, 'edgegate.log')
   const log = createWriteStream(logFile, { flags: 'a' })
   const child = spawn(
@@ -192,6 +248,7 @@ export const startStack: StartStack = async (ctx) => {
     throw err
   }
   running.ready()
+  c = await rekeyStale(ctx, database, BASE, readFileSync(tls.ca), c)
   const service: StackService = {
     urls: { dashboard: `${BASE}/`, api: BASE },
     credentials: {

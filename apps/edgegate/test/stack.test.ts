@@ -108,6 +108,28 @@ test('both demo gates are registered, their tokens printed and kept; a kept fold
   running = await startStack(ctx())
   assert.deepEqual(kept(), again)
   assert.equal(statSync(join(dataDir, 'config.json')).mode & 0o077, 0, 'config.json is owner-only')
+
+  // sshgate-1 re-keyed by hand (as sshproxy's README describes), its new token not kept: the
+  // next start gives it one it keeps, instead of a gate failing every sync with 401 for good.
+  await running.stop()
+  running = undefined
+  const byHand = edgegateCli(['node', 'rotate-token', 'sshgate-1'])
+  assert.equal(byHand.status, 0, byHand.stderr)
+  const handToken = /token: (\S+)/.exec(byHand.stdout)![1]!
+  said.length = 0
+  running = await startStack(ctx())
+  const rekeyed = kept()
+  assert.notEqual(rekeyed.nodeToken, again.nodeToken)
+  assert.notEqual(rekeyed.nodeToken, handToken)
+  assert.equal(pull('sshgate-1', rekeyed.nodeToken), 200)
+  assert.equal(running.credentials?.['node sshgate-1 (sshgate) token'], rekeyed.nodeToken, 'printed for the gate')
+  assert.equal(rekeyed.tlsgateToken, again.tlsgateToken, 'a token that works is kept')
+  assert.ok(
+    said.includes(
+      'the kept token of node sshgate-1 no longer worked (rotated by hand?): it has a new one, kept for its gate',
+    ),
+    said.join('\n'),
+  )
 })
 
 test('a tlsgate-1 registered by hand with another kind keeps its token: the stack says why the TLS gate will not sync', async () => {
