@@ -3,10 +3,11 @@
  * (stack-sshd.ts): the gate listens on 127.0.0.1:2222, sshd on 127.0.0.1:2200, metrics on
  * 127.0.0.1:9122 (a port already taken stops this app with one line saying so). When the stack
  * started edgegate first, the gate syncs with it every 5 s as node `sshgate-1` (bearer token
- * from edgegate's credentials.json, its local CA). config.json is regenerated on every start.
+ * from edgegate's credentials.json, written to control-plane.token, which config.json names; its
+ * local CA). config.json and the token file are regenerated on every start.
  */
 import { spawn } from 'node:child_process'
-import { createWriteStream, writeFileSync } from 'node:fs'
+import { chmodSync, createWriteStream, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { StackContext, StackService, StartStack } from '../../packages/kit/src/stack.ts'
 import { stackControlPlane } from '../../packages/kit/src/stack-control-plane.ts'
@@ -29,7 +30,19 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
   // The database and the metrics address are in the config file too, so bin/sshproxy list and
   // status (which read this file by default) find the store and the running gate without flags.
   const metricsListen = `${HOST}:${metricsPort}`
-  const fileConfig = { db, metrics_listen: metricsListen, ...(cp ? { control_plane: cp.config } : {}) }
+  // The token in a file of its own (owner-only) that config.json names: bin/sshproxy doctor and
+  // status find it as serve does, and a token rotated by hand can be written there and taken on
+  // SIGHUP, as the README describes. Rewritten from edgegate's credentials.json on every start.
+  const tokenFile = join(ctx.dataDir, 'control-plane.token')
+  if (cp) {
+    writeFileSync(tokenFile, `${cp.token}\n`, { mode: 0o600 })
+    chmodSync(tokenFile, 0o600)
+  }
+  const fileConfig = {
+    db,
+    metrics_listen: metricsListen,
+    ...(cp ? { control_plane: { ...cp.config, token_file: tokenFile } } : {}),
+  }
   writeFileSync(configPath, `${JSON.stringify(fileConfig, null, 2)}\n`)
   const sshd = await startDemoSshd(join(ctx.dataDir, 'sshd'), sshdPort, listenPort)
   const main = join(import.meta.dirname, 'src', 'main.ts')
@@ -49,7 +62,7 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '', ...(cp ? { SSHPROXY_CONTROL_PLANE_TOKEN: cp.token } : {}) },
+      env: { PATH: process.env.PATH ?? '' },
     },
   )
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
@@ -105,6 +118,8 @@ export const startStack: StartStack = async (ctx: StackContext): Promise<StackSe
         : '$ bin/sshproxy approve <fingerprint>',
       'then run the ssh command again: the demo sshd greets you; what the gate did, and its last sync:',
       '$ bin/sshproxy status',
+      'its settings checked, as serve read them (the route is given by flag):',
+      `$ bin/sshproxy doctor --route ${HOST}:${listenPort}=${HOST}:${sshdPort}`,
     ],
     stop,
   }
