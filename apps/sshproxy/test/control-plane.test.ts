@@ -357,6 +357,30 @@ describe('control plane end to end (edgegate + sshproxy serve + sshd + OpenSSH)'
     assert.equal(JSON.parse(json.stdout)[0].expires_at, e.expires_at)
   })
 
+  test('a gate registered with the wrong kind: each failed sync logs 403 wrong_node_kind naming the kind and the command that shows it', async (t) => {
+    const token = await edgegateToken(eg.database, ['node', 'add', '--kind', 'websignal', 'gate-kind'])
+    const gate = await startGate(sshd.port, [], undefined, {
+      control_plane: { url: eg.base, instance_id: 'gate-kind', token, ca: ca.caPath, sync_interval: '1s' },
+    })
+    t.after(() => gate.stop())
+    const line = await waitFor('the refusal in the log', () =>
+      gate
+        .log()
+        .split('\n')
+        .find((l) => l.includes('control plane sync failed')),
+    )
+    const entry = JSON.parse(line)
+    assert.equal(entry.code, 'wrong_node_kind')
+    assert.equal(entry.status, 403)
+    assert.match(
+      entry.msg_detail,
+      /node gate-kind is registered as kind websignal; this endpoint is for sshgate or tlsgate nodes \(check with: edgegate node show gate-kind\)/,
+    )
+    const show = await edgegateCli(eg.database, ['node', 'show', 'gate-kind'])
+    assert.equal(show.code, 0, show.stderr)
+    assert.match(show.stdout, /^kind:\s+websignal$/m)
+  })
+
   test('a redirecting control-plane URL is refused and logged; the gate keeps serving on local verdicts', async (t) => {
     const token = await edgegateToken(eg.database, ['node', 'add', '--kind', 'sshgate', 'gate-redirect'])
     const cert = ca.issueServer()
