@@ -5,33 +5,24 @@
  * no secret.
  */
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import type { StackContext, StackService } from '../../../packages/kit/src/stack.ts'
+import { stackHarness } from '@gatehouse/testkit'
+import type { StackService } from '../../../packages/kit/src/stack.ts'
 import { startStack as startEdgegate } from '../../edgegate/stack.ts'
 import { startStack } from '../stack.ts'
 import { cli, waitFor } from './helpers.ts'
 
-const root = join(import.meta.dirname, '..', '..', '..')
-// Every port (base 2200 to 9122, plus this) below the ephemeral range where other tests bind
-// port 0, and ending in digits neither the demo's offsets (multiples of 100) nor edgegate's
-// stack test (offsets ending in 50) give.
-const OFFSET = 2_030 + Math.floor(Math.random() * 100) * 100
-const home = mkdtempSync(join(tmpdir(), 'sshproxy-stack-'))
+// Lane 7: ports ending in digits no other stack test's draws give (testkit's stackHarness).
+const stack = stackHarness('sshproxy-stack-', 7)
+const { home, context: ctx } = stack
 const running: StackService[] = []
 
 after(async () => {
   for (const s of running.reverse()) await s.stop()
-  rmSync(home, { recursive: true, force: true })
+  stack.remove()
 })
-
-function ctx(app: string, started: Record<string, StackService>): StackContext {
-  const dataDir = join(home, app)
-  mkdirSync(dataDir, { recursive: true })
-  return { root, dataDir, node: process.execPath, log: () => {}, started, port: (base) => base + OFFSET }
-}
 
 test('the demo gate reads its control-plane token from a file config.json names: doctor and status find it as serve does', async () => {
   const edgegate = await startEdgegate(ctx('edgegate', {}))
