@@ -175,6 +175,63 @@ for (const backend of backends) {
       }
     })
 
+    test('the list counts the sessions and reader tokens in force, which the panel names in its questions', async () => {
+      const count = async (username: string) => {
+        const users = (await n.client.get('/api/v1/users', { cookie: admin })).body.users
+        const u = users.find((x: { username: string }) => x.username === username)
+        return { sessions: u.sessions, reader_tokens: u.reader_tokens }
+      }
+      const first = await reader(n, admin, 'cora')
+      await n.client.login('cora', 'cora-password-123')
+      const token = await n.client.post('/api/v1/me/tokens', { cookie: first, body: { name: 'backup script' } })
+      assert.equal(token.status, 201, token.text)
+      // An expired session and an expired token are not in force: not counted.
+      const cora = await n.database.db
+        .selectFrom('users')
+        .select('id')
+        .where('username', '=', 'cora')
+        .executeTakeFirstOrThrow()
+      const past = new Date(Date.now() - 60_000).toISOString()
+      await n.database.db
+        .insertInto('sessions')
+        .values({
+          token_hash: `expired-${randomUUID()}`,
+          user_id: cora.id,
+          created_at: past,
+          expires_at: past,
+          renew_until: past,
+        })
+        .execute()
+      await n.database.db
+        .insertInto('reader_tokens')
+        .values({
+          id: randomUUID(),
+          user_id: cora.id,
+          name: 'old script',
+          token_hash: `expired-${randomUUID()}`,
+          created_at: past,
+          last_used_at: null,
+          expires_at: past,
+        })
+        .execute()
+      assert.deepEqual(await count('cora'), { sessions: 2, reader_tokens: 1 })
+      const revoked = await n.client.post('/api/v1/users/cora/revoke-sessions', { cookie: admin })
+      assert.equal(revoked.body.revoked, 2, 'the sessions in force; the expired one goes uncounted')
+      assert.deepEqual(await count('cora'), { sessions: 0, reader_tokens: 1 })
+      const left = await n.database.db
+        .selectFrom('sessions')
+        .select('token_hash')
+        .where('user_id', '=', cora.id)
+        .execute()
+      assert.deepEqual(left, [], 'the expired session is deleted too')
+      const never = await n.client.post('/api/v1/users', {
+        cookie: admin,
+        body: { username: 'nell', password: 'nell-password-123' },
+      })
+      assert.equal(never.status, 201)
+      assert.deepEqual(await count('nell'), { sessions: 0, reader_tokens: 0 })
+    })
+
     test('revoke sessions and reset a local password', async () => {
       const cookie = await reader(n, admin, 'pia')
       const revoked = await n.client.post('/api/v1/users/pia/revoke-sessions', { cookie: admin })

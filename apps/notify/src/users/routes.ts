@@ -1,7 +1,7 @@
 /**
  * Reader administration, the user panel (administrators only).
  *   POST  /api/v1/users                              create a reader
- *   GET   /api/v1/users                              list readers
+ *   GET   /api/v1/users                              list readers, with their sessions and reader tokens in force
  *   PATCH /api/v1/users/{username}                   {admin?, enabled?}: promote, demote, enable, disable
  *   POST  /api/v1/users/{username}/revoke-sessions   end every session of the reader
  *   POST  /api/v1/users/{username}/password          {password}: reset a local password
@@ -15,7 +15,7 @@ import type { Context } from '../context.ts'
 import { Username } from '../names.ts'
 import { changeUser, resetPassword, revokeSessions } from './panel.ts'
 import { userResponse } from './service.ts'
-import { listUsers } from './store.ts'
+import { credentialCounts, listUsers } from './store.ts'
 
 const CreateUser = Type.Object(
   {
@@ -48,7 +48,15 @@ export function userRoutes(app: HttpApp, ctx: Context) {
     '/api/v1/users',
     { onRequest: ctx.guard.admin, schema: { summary: 'List readers (administrator)', tags: ['users'] } },
     async () => {
-      return { users: (await listUsers(ctx.database.db)).map(userResponse) }
+      const [users, counts] = await Promise.all([listUsers(ctx.database.db), credentialCounts(ctx.database.db)])
+      // What the panel's questions name: how many sessions and reader tokens a change ends.
+      return {
+        users: users.map((u) => ({
+          ...userResponse(u),
+          sessions: counts.get(u.id)?.sessions ?? 0,
+          reader_tokens: counts.get(u.id)?.tokens ?? 0,
+        })),
+      }
     },
   )
 
