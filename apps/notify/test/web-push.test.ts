@@ -1,6 +1,6 @@
 /**
  * The web client's push view in Debian's Chromium: per-channel choices, the reader's
- * browsers with Revoke, turning push on (the service worker registers; this offline
+ * browsers with Revoke (asked first in the client's dialog), turning push on (the service worker registers; this offline
  * Chromium has no push service to subscribe with, which the view must say clearly), and
  * the service worker showing a delivered push as a system notification (delivered through
  * the DevTools protocol, as a push service would). Screenshot: test-output/push.png.
@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { createTestCa, startPushService } from '@gatehouse/testkit'
-import { signIn } from './browser.ts'
+import { confirmAction, signIn } from './browser.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, publish, reader, startNotify } from './helpers.ts'
 
 const OUT = join(import.meta.dirname, '..', 'test-output')
@@ -58,13 +58,28 @@ test('push view: channel choices, revoke a browser, turn on, and the service wor
   await page.getByText('Firefox on a laptop: sent').waitFor()
   assert.equal(JSON.parse(push.received.at(-1)?.plaintext ?? '{}').title, 'Test from Notify')
 
-  // Revoke from the list: gone on the server too.
-  await page
-    .locator('.push-browsers li', { hasText: 'Firefox on a laptop' })
-    .getByRole('button', { name: 'Revoke' })
-    .click()
+  // Revoke from the list asks first (focus on Cancel); Escape keeps the browser subscribed.
+  const subscriptions = async () =>
+    (await n.client.get('/api/v1/push/subscriptions', { cookie: veraCookie })).body.subscriptions.length
+  const revoke = page.getByRole('button', { name: 'Revoke Firefox on a laptop' })
+  await revoke.focus()
+  await page.keyboard.press('Enter')
+  const question = page.getByRole('alertdialog', { name: 'Stop push to Firefox on a laptop?' })
+  await question.getByText('Firefox on a laptop stops receiving your push notifications at once').waitFor()
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Cancel')
+  await page.screenshot({ path: join(OUT, 'push-revoke-question.png') })
+  await page.keyboard.press('Escape')
+  await question.waitFor({ state: 'detached' })
+  assert.equal(
+    await page.evaluate(() => document.activeElement?.getAttribute('aria-label')),
+    'Revoke Firefox on a laptop',
+  )
+  assert.equal(await subscriptions(), 1, 'a cancelled question revokes nothing')
+  // Confirmed: gone on the server too.
+  await revoke.click()
+  await confirmAction(page, 'Revoke browser')
   await page.getByText('No browser receives your push notifications.').waitFor()
-  assert.equal((await n.client.get('/api/v1/push/subscriptions', { cookie: veraCookie })).body.subscriptions.length, 0)
+  assert.equal(await subscriptions(), 0)
 
   // Turn on: the service worker registers; without a reachable push service the view says so.
   await page.getByRole('button', { name: 'Turn on for this browser' }).click()

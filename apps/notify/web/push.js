@@ -1,5 +1,6 @@
 // Push notifications view: turn Web Push on or off for this browser, choose per channel
 // what is pushed, and see (and revoke) the reader's other subscribed browsers.
+import { confirmDialog } from './confirm.js'
 import { api, h, toast } from './dom.js'
 
 export function pushSupported() {
@@ -84,14 +85,17 @@ export async function pushView(rerender) {
     thisBrowser().catch(() => null),
   ])
   const here = current && subscriptions.find((s) => s.endpoint === current.endpoint)
-  const run = (fn) => async (e) => {
-    e.target.disabled = true
+  /** A button's handler: asks `question` first (confirm.js), when there is one. */
+  const run = (fn, question) => async (e) => {
+    const button = e.currentTarget
+    if (question && !(await confirmDialog(question, button))) return
+    button.disabled = true
     try {
       await fn()
       await rerender()
     } catch (err) {
       toast(err.message)
-      e.target.disabled = false
+      button.disabled = false
     }
   }
   const status = !pushSupported()
@@ -170,10 +174,25 @@ export async function pushView(rerender) {
             h(
               'button',
               {
-                onclick: run(async () => {
-                  if (s === here) await revokeThisBrowser()
-                  else await api('DELETE', `/api/v1/push/subscriptions/${encodeURIComponent(s.id)}`)
-                }),
+                'aria-label': `Revoke ${s.label}${s === here ? ' (this browser)' : ''}`,
+                onclick: run(
+                  async () => {
+                    if (s === here) await revokeThisBrowser()
+                    else await api('DELETE', `/api/v1/push/subscriptions/${encodeURIComponent(s.id)}`)
+                  },
+                  s === here
+                    ? {
+                        title: 'Stop push to this browser?',
+                        message:
+                          'This browser stops receiving your push notifications at once; "Turn on for this browser" subscribes it again.',
+                        action: 'Revoke browser',
+                      }
+                    : {
+                        title: `Stop push to ${s.label}?`,
+                        message: `${s.label} stops receiving your push notifications at once; to have them there again, turn push on in that browser.`,
+                        action: 'Revoke browser',
+                      },
+                ),
               },
               'Revoke',
             ),
