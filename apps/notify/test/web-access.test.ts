@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { freePort, startOidcProvider } from '@gatehouse/testkit'
-import { newContext, signIn as signInAs } from './browser.ts'
+import { confirmAction, newContext, signIn as signInAs } from './browser.ts'
 import { startCallbackServer } from './callback-server.ts'
 import { ADMIN, ADMIN_PASSWORD, backends, channel, member, type Notify, reader, startNotify } from './helpers.ts'
 
@@ -111,6 +111,8 @@ for (const backend of backends) {
       await channel(n, adminCookie, 'ops')
       await reader(n, adminCookie, 'vera')
       let walt = await reader(n, adminCookie, 'walt')
+      const waltToken = await n.client.post('/api/v1/me/tokens', { cookie: walt, body: { name: 'cron' } })
+      assert.equal(waltToken.status, 201, waltToken.text)
       // A reader created and never signed in: the panel says so (the others signed in above).
       await n.client.post('/api/v1/users', {
         cookie: adminCookie,
@@ -125,6 +127,24 @@ for (const backend of backends) {
       await vera.getByText('signed in just now').waitFor()
       await vera.getByRole('button', { name: 'Make administrator' }).click()
       await page.getByText('vera promoted').waitFor()
+      // Removing an administrator asks first: Cancel leaves vera one, confirming demotes her.
+      const isAdmin = async (username: string) =>
+        (await n.client.get('/api/v1/users', { cookie: adminCookie })).body.users.find(
+          (u: { username: string }) => u.username === username,
+        ).admin
+      await vera.getByRole('button', { name: 'Remove administrator' }).click()
+      const demote = page.getByRole('alertdialog', { name: 'Remove vera as administrator?' })
+      await demote.getByText('vera no longer manages users, channels, webhooks or action targets').waitFor()
+      await demote.getByRole('button', { name: 'Cancel' }).click()
+      await demote.waitFor({ state: 'detached' })
+      assert.equal(await isAdmin('vera'), true, 'a cancelled question demotes nobody')
+      await vera.getByRole('button', { name: 'Remove administrator' }).click()
+      await confirmAction(page, 'Remove administrator')
+      await page.getByText('vera demoted').waitFor()
+      assert.equal(await isAdmin('vera'), false)
+      // Making an administrator asks nothing; vera is one again for her phone below.
+      await vera.getByRole('button', { name: 'Make administrator' }).click()
+      await page.getByText('vera promoted').waitFor()
       await vera.getByRole('button', { name: 'Remove administrator' }).waitFor()
       await vera.getByLabel('Channel for vera').selectOption('ops')
       await vera.getByLabel('Role for vera').selectOption('operator')
@@ -137,15 +157,41 @@ for (const backend of backends) {
       // Disable and enable, revoke sessions, reset a password: each ends walt's session.
       const me = (cookie: string) => n.client.get('/api/v1/auth/me', { cookie })
       const waltRow = page.locator('tr[data-user="walt"]')
+      // Disable asks first, naming what ends: Cancel leaves walt in, confirming shuts him out.
       await waltRow.getByRole('button', { name: 'Disable' }).click()
+      const disable = page.getByRole('alertdialog', { name: 'Disable walt?' })
+      await disable
+        .getByText(
+          'walt can no longer sign in; their 1 session (browsers and desktop apps) ends at once, and their 1 reader token stops working.',
+        )
+        .waitFor()
+      await page.screenshot({ path: join(OUT, `confirm-disable-${backend.name}.png`) })
+      await disable.getByRole('button', { name: 'Cancel' }).click()
+      await disable.waitFor({ state: 'detached' })
+      assert.equal((await me(walt)).status, 200, 'a cancelled question disables nobody')
+      await waltRow.getByRole('button', { name: 'Disable' }).click()
+      await confirmAction(page, 'Disable reader')
       await page.getByText('walt disabled').waitFor()
       await waltRow.getByText('disabled').waitFor()
       assert.equal((await me(walt)).status, 401)
       await waltRow.getByRole('button', { name: 'Enable' }).click()
       await page.getByText('walt enabled').waitFor()
       walt = await n.client.login('walt', 'walt-password-123')
+      // The list counts walt's new session once it loads again.
+      await page.getByRole('tab', { name: 'Users' }).click()
       await waltRow.getByRole('button', { name: 'Revoke sessions' }).click()
-      await page.getByText('walt: sessions revoked').waitFor()
+      const revoke = page.getByRole('alertdialog', { name: 'End every session of walt?' })
+      await revoke
+        .getByText(
+          "walt's 1 session (browsers and desktop apps) ends at once; they sign in again to go on. Their 1 reader token keeps working.",
+        )
+        .waitFor()
+      await page.keyboard.press('Escape')
+      await revoke.waitFor({ state: 'detached' })
+      assert.equal((await me(walt)).status, 200, 'a cancelled question ends no session')
+      await waltRow.getByRole('button', { name: 'Revoke sessions' }).click()
+      await confirmAction(page, 'Revoke sessions')
+      await page.getByText('walt: sessions revoked (1 session ended)').waitFor()
       assert.equal((await me(walt)).status, 401)
       walt = await n.client.login('walt', 'walt-password-123')
       await page.getByLabel('New password for walt').fill('walt-new-password-456')

@@ -2,9 +2,10 @@
  * The web client by keyboard alone, in Debian's Chromium against a real notify (SQLite and
  * PostgreSQL): focus stays on the control a reader is on while the view is redrawn (a live
  * card, a card marked read, a panel reloaded after a change); the confirmations (Revoke a
- * webhook, Remove a member) ask in the client's dialog (web/confirm.js) with focus on Cancel,
- * cancel (Escape, or Enter on Cancel) with focus back on their button and, confirmed (Tab,
- * Enter), leave focus in the list; the user panel's tabs follow the arrow keys. Dark mode at
+ * webhook, Remove a member, Remove administrator, Disable, Revoke sessions) ask in the client's
+ * dialog (web/confirm.js) with focus on Cancel, cancel (Escape, or Enter on Cancel) with focus
+ * back on their button and, confirmed (Tab, Enter), leave focus in the list; the user panel's
+ * tabs follow the arrow keys. Dark mode at
  * laptop (1280x800) and phone (390x844): text on the accent colour stays readable; the
  * confirmation dialog in light and dark at both sizes (screenshots `confirm-*.png`). Screenshots
  * go to apps/notify/test-output/.
@@ -258,6 +259,47 @@ for (const backend of backends) {
       await page.keyboard.press('Enter')
       await page.locator('tr[data-user="otto"]').getByRole('button', { name: 'Remove administrator' }).waitFor()
       await focusIs(page, { name: 'Remove administrator', in: 'otto' })
+      // Remove administrator asks first, focus on Cancel; Escape cancels back to the button.
+      const isAdmin = async () =>
+        (await n.client.get('/api/v1/users', { cookie: admin })).body.users.find(
+          (u: { username: string }) => u.username === 'otto',
+        ).admin
+      await page.keyboard.press('Enter')
+      const demote = page.getByRole('alertdialog', { name: 'Remove otto as administrator?' })
+      await demote.waitFor()
+      assert.deepEqual(await focused(page), { name: 'Cancel', tag: 'BUTTON', in: '' })
+      assert.match(await description(demote), /^otto no longer manages users/)
+      await page.keyboard.press('Escape')
+      await demote.waitFor({ state: 'detached' })
+      assert.deepEqual(await focused(page), { name: 'Remove administrator', tag: 'BUTTON', in: 'otto' })
+      assert.equal(await isAdmin(), true, 'a cancelled question demotes nobody')
+      // Confirmed (Tab, Enter): otto is a reader again, focus stays in his row.
+      await page.keyboard.press('Enter')
+      await demote.waitFor()
+      await page.keyboard.press('Tab')
+      assert.deepEqual(await focused(page), { name: 'Remove administrator', tag: 'BUTTON', in: '' })
+      await page.keyboard.press('Enter')
+      await page.locator('tr[data-user="otto"]').getByRole('button', { name: 'Make administrator' }).waitFor()
+      await focusIs(page, { in: 'otto' })
+      assert.equal(await isAdmin(), false)
+      // Disable and Revoke sessions ask too: Escape from each leaves otto as he was.
+      for (const [button, question] of [
+        ['Disable', 'Disable otto?'],
+        ['Revoke sessions', 'End every session of otto?'],
+      ] as const) {
+        await page.locator('tr[data-user="otto"]').getByRole('button', { name: button, exact: true }).focus()
+        await page.keyboard.press('Enter')
+        const q = page.getByRole('alertdialog', { name: question })
+        await q.waitFor()
+        assert.deepEqual(await focused(page), { name: 'Cancel', tag: 'BUTTON', in: '' })
+        await page.keyboard.press('Escape')
+        await q.waitFor({ state: 'detached' })
+        assert.deepEqual(await focused(page), { name: button, tag: 'BUTTON', in: 'otto' })
+      }
+      const ottoNow = (await n.client.get('/api/v1/users', { cookie: admin })).body.users.find(
+        (u: { username: string }) => u.username === 'otto',
+      )
+      assert.deepEqual([ottoNow.enabled, ottoNow.sessions], [true, 1])
       assert.deepEqual(s.problems, [])
     })
   })

@@ -91,13 +91,18 @@ async function renderUsers(ui, reload) {
   const { h, api } = ui
   const { users } = await api('GET', '/api/v1/users')
   const note = feedback(ui)
+  // `message`: the feedback once `fn` is done, or a function of what `fn` answered.
   const run = async (fn, message) => {
     try {
-      await fn()
-      await reloadWith(reload, message)
+      const answer = await fn()
+      await reloadWith(reload, typeof message === 'function' ? message(answer) : message)
     } catch (err) {
       note.fail(err)
     }
+  }
+  /** A button's handler that asks `question` (confirm.js) before it runs `fn`. */
+  const asking = (question, fn, message) => async (e) => {
+    if (await confirmDialog(question, e.currentTarget)) await run(fn, message)
   }
   const channels = ui.state.channels
   const rows = users.map((u) => {
@@ -153,8 +158,9 @@ async function renderUsers(ui, reload) {
         h(
           'button',
           {
-            onclick: () =>
-              run(() => api('PATCH', path, { admin: !u.admin }), `${u.username} ${u.admin ? 'demoted' : 'promoted'}`),
+            onclick: u.admin
+              ? asking(demoteQuestion(u, self), () => api('PATCH', path, { admin: false }), `${u.username} demoted`)
+              : () => run(() => api('PATCH', path, { admin: true }), `${u.username} promoted`),
           },
           u.admin ? 'Remove administrator' : 'Make administrator',
         ),
@@ -163,22 +169,20 @@ async function renderUsers(ui, reload) {
           : h(
               'button',
               {
-                onclick: () =>
-                  run(
-                    () => api('PATCH', path, { enabled: !u.enabled }),
-                    `${u.username} ${u.enabled ? 'disabled' : 'enabled'}`,
-                  ),
+                onclick: u.enabled
+                  ? asking(disableQuestion(u), () => api('PATCH', path, { enabled: false }), `${u.username} disabled`)
+                  : () => run(() => api('PATCH', path, { enabled: true }), `${u.username} enabled`),
               },
               u.enabled ? 'Disable' : 'Enable',
             ),
         h(
           'button',
           {
-            onclick: () =>
-              run(async () => {
-                const { revoked } = await api('POST', `${path}/revoke-sessions`)
-                return revoked
-              }, `${u.username}: sessions revoked`),
+            onclick: asking(
+              revokeQuestion(u, self),
+              async () => (await api('POST', `${path}/revoke-sessions`)).revoked,
+              (revoked) => `${u.username}: sessions revoked (${counted(revoked, 'session')} ended)`,
+            ),
           },
           'Revoke sessions',
         ),
@@ -268,6 +272,61 @@ async function renderUsers(ui, reload) {
     ),
     create,
   ]
+}
+
+/** "1 session", "3 sessions". */
+const counted = (n, noun) => `${n} ${noun}${n === 1 ? '' : 's'}`
+
+/** What the reader's sessions and reader tokens are, in the panel's questions. */
+function credentials(u, whose) {
+  return {
+    sessions:
+      u.sessions > 0
+        ? `${whose} ${counted(u.sessions, 'session')} (browsers and desktop apps) end${u.sessions === 1 ? 's' : ''} at once`
+        : '',
+    tokens: u.reader_tokens > 0 ? `${whose} ${counted(u.reader_tokens, 'reader token')}` : '',
+  }
+}
+
+function revokeQuestion(u, self) {
+  const { sessions, tokens } = credentials(u, self ? 'your' : `${u.username}'s`)
+  const ended = self
+    ? sessions
+      ? `${sessions[0].toUpperCase()}${sessions.slice(1)}, this one too: you sign in again.`
+      : 'Every session of yours ends, this one too: you sign in again.'
+    : sessions
+      ? `${sessions}; they sign in again to go on.`
+      : `${u.username} had no session open when this list was loaded; any opened since ends.`
+  return {
+    title: self ? 'End all your sessions?' : `End every session of ${u.username}?`,
+    message: `${ended}${tokens ? ` ${self ? 'Your' : 'Their'} ${counted(u.reader_tokens, 'reader token')} keep${u.reader_tokens === 1 ? 's' : ''} working.` : ''}`,
+    action: 'Revoke sessions',
+  }
+}
+
+function disableQuestion(u) {
+  const { sessions, tokens } = credentials(u, 'their')
+  const ends = [sessions, tokens && `${tokens} stop${u.reader_tokens === 1 ? 's' : ''} working`].filter(Boolean)
+  return {
+    title: `Disable ${u.username}?`,
+    message: `${u.username} can no longer sign in${ends.length ? `; ${ends.join(', and ')}` : ''}. Enable gives access back${tokens ? ' (reader tokens work again; sessions do not come back)' : ''}.`,
+    action: 'Disable reader',
+  }
+}
+
+function demoteQuestion(u, self) {
+  return self
+    ? {
+        title: 'Remove your own administrator role?',
+        message:
+          'You lose the administration views (users, channels, webhooks, action targets) at once, and the private channels you are not a member of; only another administrator can give the role back.',
+        action: 'Remove administrator',
+      }
+    : {
+        title: `Remove ${u.username} as administrator?`,
+        message: `${u.username} no longer manages users, channels, webhooks or action targets, and no longer sees the private channels they are not a member of. Their sessions stay.`,
+        action: 'Remove administrator',
+      }
 }
 
 let flash // a success message for the next render of the panel (set just before a reload)
