@@ -4,7 +4,8 @@
  * card, a card marked read, a panel reloaded after a change); the confirmations (Revoke a
  * webhook, Remove a member, Remove administrator, Disable, Revoke sessions) ask in the client's
  * dialog (web/confirm.js) with focus on Cancel, cancel (Escape, or Enter on Cancel) with focus
- * back on their button and, confirmed (Tab, Enter), leave focus in the list; the user panel's
+ * back on their button and, confirmed (Tab, Enter), leave focus in the list; a question open when
+ * the session ends goes with the page, the sign-in form taking the keyboard; the user panel's
  * tabs follow the arrow keys. Dark mode at
  * laptop (1280x800) and phone (390x844): text on the accent colour stays readable; the
  * confirmation dialog in light and dark at both sizes (screenshots `confirm-*.png`). Screenshots
@@ -304,6 +305,39 @@ for (const backend of backends) {
     })
   })
 }
+
+test('a question open when the session ends closes with it: the sign-in form takes the keyboard at once', async (t) => {
+  const n = await startNotify(backends[0]!)
+  t.after(() => n.close())
+  const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+  await reader(n, admin, 'otto')
+  const { page, problems } = await signInByKeyboard(t, n, ADMIN, ADMIN_PASSWORD)
+  await page.getByRole('button', { name: 'Users', exact: true }).click()
+  await page.locator('tr[data-user="otto"]').getByRole('button', { name: 'Revoke sessions' }).focus()
+  await page.keyboard.press('Enter')
+  const question = page.getByRole('alertdialog', { name: 'End every session of otto?' })
+  await question.waitFor()
+  // Elsewhere, every session of the administrator ends (this page's too): its stream is refused.
+  assert.equal((await n.client.post(`/api/v1/users/${ADMIN}/revoke-sessions`, { cookie: admin })).status, 200)
+  await page.getByText('Your session has ended. Sign in again.').waitFor()
+  // The question went with the page it was asked on: no modal over the form, which has focus.
+  await question.waitFor({ state: 'detached' })
+  assert.equal(await page.locator('dialog').count(), 0)
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('name')), 'username')
+  await page.screenshot({ path: join(OUT, 'session-ended-question.png') })
+  await page.keyboard.type(ADMIN)
+  await page.keyboard.press('Tab')
+  await page.keyboard.type(ADMIN_PASSWORD)
+  await page.keyboard.press('Enter')
+  await page.getByText(`Signed in as ${ADMIN}`).waitFor()
+  // The question was not answered: otto's session is still in force.
+  const again = await n.client.login(ADMIN, ADMIN_PASSWORD)
+  const otto = (await n.client.get('/api/v1/users', { cookie: again })).body.users.find(
+    (u: { username: string }) => u.username === 'otto',
+  )
+  assert.equal(otto.sessions, 1)
+  assert.deepEqual(problems, [])
+})
 
 test('dark mode at laptop and phone: text on the accent colour is readable, no view wider than the screen', async (t) => {
   const n = await startNotify(backends[0]!)

@@ -11,6 +11,7 @@ import { commandBar } from './actions.js'
 import { renderAdmin } from './admin.js'
 import { card } from './cards.js'
 import { channelAdminView, managesChannels } from './channel-admin.js'
+import { dismissConfirmation } from './confirm.js'
 import { DESKTOP_ROUTE, providerButton, renderDesktopApproval } from './desktop.js'
 import { api, h, relative, session, toast } from './dom.js'
 import { keepFocus } from './focus.js'
@@ -45,6 +46,7 @@ const state = {
 function signIn(message) {
   // Renders of the views behind it (a late answer, a timer) stay away from the form.
   state.view = 'signin'
+  dismissConfirmation()
   const error = h('p', { class: 'error', role: 'alert' }, message ?? '')
   const form = h(
     'form',

@@ -71,3 +71,14 @@ export function confirmDialog({ title, message, action }, opener = document.acti
     cancel.focus()
   })
 }
+
+/**
+ * Cancel the question on screen, if any, with focus left where it is: the page behind it is
+ * gone (the sign-in form, after the session ended), and a modal left open would cover the form
+ * and keep it inert. The question answers false, so nothing it asked about is done.
+ */
+export function dismissConfirmation() {
+  const dialog = asking
+  asking = undefined // (no focus back to the opener: it is no longer on the page)
+  dialog?.close()
+}
