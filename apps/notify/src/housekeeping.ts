@@ -52,6 +52,10 @@ const CLOSED: LifecycleState[] = ['received', 'resolved']
  * per transaction; returns how many. A notification acknowledged meanwhile is left alone: each
  * transaction tests the states again as it deletes (SQLite: under its write lock; PostgreSQL: the
  * delete's own condition, checked again on a row another transaction changed).
+ *
+ * The id range only narrows the search: with no notification recent when it is read, it is
+ * open-ended, and one arriving meanwhile (the batches of a backlog take a while) falls inside
+ * it. So the age is tested again, with the state, by every candidate read and every delete.
  */
 export async function purgeNotifications(
   db: Kysely<DB>,
@@ -59,9 +63,9 @@ export async function purgeNotifications(
   beforeMs: number,
   batch = 500,
 ): Promise<number> {
+  const before = new Date(beforeMs).toISOString()
   // Ids grow with time, so the first recent notification ends the range.
-  const end =
-    (await firstIdFrom(db, 'notifications', 'created_at', new Date(beforeMs).toISOString())) ?? Number.MAX_SAFE_INTEGER
+  const end = (await firstIdFrom(db, 'notifications', 'created_at', before)) ?? Number.MAX_SAFE_INTEGER
   let after = 0
   let total = 0
   for (;;) {
@@ -71,6 +75,7 @@ export async function purgeNotifications(
       .where('id', '>', after)
       .where('id', '<', end)
       .where('state', 'in', CLOSED)
+      .where('created_at', '<', before)
       .orderBy('id')
       .limit(batch)
       .execute()
@@ -89,6 +94,7 @@ export async function purgeNotifications(
         // the statement's end). Per row, a lock and a statement each cost what the delete does.
         const r = await sql<{ n: string }>`with closed as (
             delete from notifications where id in (${sql.join(listed)}) and state in ('received', 'resolved')
+              and created_at < ${before}
             returning id),
           e as (delete from notification_events where notification_id in (select id from closed)),
           r as (delete from notification_reads where notification_id in (select id from closed)),
@@ -98,7 +104,12 @@ export async function purgeNotifications(
         await trx.deleteFrom('notification_purges').execute()
         return Number(r.rows[0]?.n ?? 0)
       }
-      const closed = trx.selectFrom('notifications').select('id').where('id', 'in', listed).where('state', 'in', CLOSED)
+      const closed = trx
+        .selectFrom('notifications')
+        .select('id')
+        .where('id', 'in', listed)
+        .where('state', 'in', CLOSED)
+        .where('created_at', '<', before)
       const ids = (await closed.execute()).map((r) => Number(r.id))
       if (ids.length > 0) {
         // External-content FTS5 forgets a row when told its indexed text; rows past the

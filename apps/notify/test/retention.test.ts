@@ -221,6 +221,45 @@ for (const backend of backends) {
       )
     })
 
+    test('a notification arriving while a purge runs stays, though nothing was recent when the purge began', async (t) => {
+      const n = await startNotify(backend)
+      t.after(() => n.close())
+      const admin = await n.client.login(ADMIN, ADMIN_PASSWORD)
+      const ops = await channel(n, admin, 'ops')
+      const old = await publish(n, ops.token, 'last quarter')
+      await age(n, [old], 100)
+      // The purge's first read (where the old range ends: nowhere, nothing is recent) is
+      // answered only once a new notification has arrived, as one may between two batches.
+      let arrived: number | undefined
+      const db = n.database.db
+      const slowed = new Proxy(db, {
+        get(target, key) {
+          if (key === 'getExecutor' && arrived === undefined) {
+            const executor = target.getExecutor()
+            return () =>
+              new Proxy(executor, {
+                get(e, k) {
+                  if (k !== 'executeQuery') {
+                    const v = Reflect.get(e, k, e)
+                    return typeof v === 'function' ? v.bind(e) : v
+                  }
+                  return async (...args: Parameters<typeof executor.executeQuery>) => {
+                    const result = await e.executeQuery(...args)
+                    arrived ??= await publish(n, ops.token, 'just now')
+                    return result
+                  }
+                },
+              })
+          }
+          const v = Reflect.get(target, key, target)
+          return typeof v === 'function' ? v.bind(target) : v
+        },
+      })
+      assert.equal(await purgeNotifications(slowed, n.database.kind, Date.now() - 30 * DAY_MS, 1), 1)
+      assert.ok(arrived, 'the new notification arrived during the purge')
+      assert.deepEqual(await ids(n, 'notifications'), [arrived])
+    })
+
     test('the hourly job applies NOTIFY_RETENTION and NOTIFY_AUDIT_RETENTION and removes long-expired reader tokens and ended sign-in counts; a retention under a day is refused', async (t) => {
       // The server's log is kept for a failure message: warnings (a run that failed) and the
       // job's own lines (what a run removed, and when).
