@@ -309,7 +309,8 @@ function disableQuestion(u) {
   const ends = [sessions, tokens && `${tokens} stop${u.reader_tokens === 1 ? 's' : ''} working`].filter(Boolean)
   return {
     title: `Disable ${u.username}?`,
-    message: `${u.username} can no longer sign in${ends.length ? `; ${ends.join(', and ')}` : ''}. Enable gives access back${tokens ? ' (reader tokens work again; sessions do not come back)' : ''}.`,
+    // A system reader never signs in: its reader tokens are its access.
+    message: `${u.username} ${u.kind === 'system' ? 'loses all access' : 'can no longer sign in'}${ends.length ? `; ${ends.join(', and ')}` : ''}. Enable gives access back${tokens ? ' (reader tokens work again; sessions do not come back)' : ''}.`,
     action: 'Disable reader',
   }
 }
