@@ -163,13 +163,17 @@ test("the admin's confirmations and theme buttons with the keyboard alone", asyn
   assert.deepEqual(await focused(page), { tag: 'ul', label: 'Saved themes', inDialog: false })
 
   // Delete an artifact: Cancel first, then confirm; focus goes to the table, not the page.
-  await tabTo(page, 'Delete Keyboard doomed', 'Shift+Tab')
+  await tabTo(page, 'Delete Keyboard doomed by alice, version 1', 'Shift+Tab')
   await page.keyboard.press('Enter')
   const sure = page.getByRole('dialog', { name: 'Delete “Keyboard doomed”?' })
   await sure.waitFor()
   await page.keyboard.press('Enter')
   await sure.waitFor({ state: 'detached' })
-  assert.equal((await focused(page)).label, 'Delete Keyboard doomed', 'Cancel returns to the button')
+  assert.equal(
+    (await focused(page)).label,
+    'Delete Keyboard doomed by alice, version 1',
+    'Cancel returns to the button',
+  )
   await page.keyboard.press('Enter')
   await sure.waitFor()
   await page.keyboard.press('Tab')
