@@ -10,7 +10,7 @@
  * command asking about another address (a second edgegate on the host) does not take this
  * serve's answer for it.
  */
-import { chmodSync, existsSync, statSync, unlinkSync } from 'node:fs'
+import { chmodSync, existsSync, lstatSync, statSync, unlinkSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { connect } from 'node:net'
 import { dirname } from 'node:path'
@@ -93,8 +93,11 @@ export async function openControlSocket(
     try {
       await listenOn(server, o.path)
     } catch (err) {
-      // A socket file left by a serve that was killed: nothing answers on it, so it is ours to replace.
-      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || (await answers(o.path))) throw err
+      // A socket file left by a serve that was killed: nothing answers on it, so it is ours to
+      // replace. Anything else at the path (a mistyped file name) is never removed.
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err
+      if (!lstatSync(o.path).isSocket()) throw new Error('a file that is not a socket is there; it was left as it is')
+      if (await answers(o.path)) throw err
       unlinkSync(o.path)
       await listenOn(server, o.path)
     }

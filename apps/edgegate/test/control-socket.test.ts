@@ -3,7 +3,7 @@
  * socket for commands on the host, and `status` asks it before the HTTPS port.
  */
 import assert from 'node:assert/strict'
-import { existsSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
@@ -122,6 +122,16 @@ describe('control socket', () => {
         `control socket ${missing.replace(/[.]/g, '\\.')}: its folder .*no-such-folder does not exist \\(--control-socket "" turns it off\\)`,
       ),
     )
+    // A path naming a file that is not a socket (a typo): refused, and the file left as it was.
+    const notSocket = join(dir.path, 'edgegate.db')
+    const before = readFileSync(notSocket)
+    const onFile = await serveOnce(notSocket)
+    assert.equal(onFile.code, 1)
+    assert.match(
+      onFile.stderr,
+      /control socket .*edgegate\.db: a file that is not a socket is there; it was left as it is/,
+    )
+    assert.deepEqual(readFileSync(notSocket), before)
     const relative = await cli(['status', '--database', database, '--control-socket', 'control.sock'])
     assert.equal(relative.code, 1)
     assert.match(relative.stderr, /--control-socket: must be an absolute path, got "control\.sock"/)
