@@ -4,14 +4,25 @@
  */
 import { type Dispatcher, request } from 'undici'
 
+// undici's own deadlines: a dispatcher's timeouts can fire before the request's signal.
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
+
 export class HttpClientError extends Error {
   override readonly name = 'HttpClientError'
   readonly code: 'redirect_refused' | 'bad_status' | 'too_large' | 'network'
   readonly statusCode: number | undefined
+  /**
+   * A `network` failure that was a deadline: the request's own (`timeoutMs`) or the
+   * dispatcher's (undici's headers, body or connect timeout), whichever fired first.
+   */
+  readonly timedOut: boolean
   constructor(code: HttpClientError['code'], message: string, options: { statusCode?: number; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.code = code
     this.statusCode = options.statusCode
+    const cause = options.cause as { name?: string; code?: string } | undefined
+    this.timedOut =
+      cause?.name === 'TimeoutError' || cause?.name === 'AbortError' || TIMEOUT_CODES.has(cause?.code ?? '')
   }
 }
 

@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
+import { Agent } from 'undici'
 import { HttpClientError, requestNoRedirect } from '../src/index.ts'
 
 // Plain-HTTP cases; the mTLS cases live in tls.test.ts.
@@ -103,8 +104,25 @@ describe('requestNoRedirect', () => {
     await assert.rejects(requestNoRedirect(`${base}/hang`, { timeoutMs: 100 }), (err: unknown) => {
       assert.ok(err instanceof HttpClientError)
       assert.equal(err.code, 'network')
+      assert.equal(err.timedOut, true)
       return true
     })
+    // The dispatcher's headers timeout firing first (the same length, under load) is a deadline too.
+    const agent = new Agent({ headersTimeout: 100 })
+    try {
+      await assert.rejects(
+        requestNoRedirect(`${base}/hang`, { timeoutMs: 5000, dispatcher: agent }),
+        (err: unknown) => {
+          assert.ok(err instanceof HttpClientError)
+          assert.equal(err.code, 'network')
+          assert.match(err.message, /Headers Timeout/)
+          assert.equal(err.timedOut, true)
+          return true
+        },
+      )
+    } finally {
+      await agent.close()
+    }
   })
 
   test('a closed port is a network error naming the origin only', async () => {

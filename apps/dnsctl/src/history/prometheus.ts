@@ -184,8 +184,7 @@ export class PrometheusUpstream {
 
   #clientError(err: unknown) {
     if (err instanceof HttpClientError) {
-      const cause = err.cause as { name?: string } | undefined
-      if (err.code === 'network' && (cause?.name === 'TimeoutError' || cause?.name === 'AbortError')) {
+      if (err.code === 'network' && err.timedOut) {
         return errors.metrics_upstream_timeout(
           `Prometheus at ${this.origin} did not answer within ${this.options.timeoutMs} ms`,
         )

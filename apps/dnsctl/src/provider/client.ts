@@ -87,8 +87,8 @@ export class ProviderClient {
         res = await send()
       }
     } catch (err) {
-      const cause = (err as { cause?: { name?: string } }).cause
-      if (cause?.name === 'TimeoutError' || cause?.name === 'AbortError') {
+      // The request's deadline or the agent's headers timeout (the same length): both a timeout.
+      if (err instanceof HttpClientError && err.timedOut) {
         throw new ProviderApiError(
           'timeout',
           `the provider API did not answer ${method} ${path} within ${timeoutMs} ms`,
