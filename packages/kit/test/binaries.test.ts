@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
@@ -105,6 +105,23 @@ describe('binaries', () => {
         encoding: 'utf8',
       })
       assert.match(out, /^\d+\.\d+\.\d+\n$/, `bin/${app} --version`)
+    }
+  })
+
+  test('a launcher names its program the way it was run: bin/APP in a checkout, APP when on the PATH', () => {
+    const env = { PATH: '/usr/bin:/bin', HOME: '/nonexistent' }
+    const typed = execFileSync('bin/notify', ['token', '--help'], { cwd: root, env, encoding: 'utf8' })
+    assert.match(typed, /^Usage: bin\/notify token \[options\] \[command\]$/m)
+    const onPath = mkdtempSync(join(tmpdir(), 'gatehouse-path-'))
+    try {
+      symlinkSync(join(root, 'bin', 'notify'), join(onPath, 'notify'))
+      const installed = execFileSync('notify', ['token', '--help'], {
+        env: { ...env, PATH: `${onPath}:${env.PATH}` },
+        encoding: 'utf8',
+      })
+      assert.match(installed, /^Usage: notify token \[options\] \[command\]$/m)
+    } finally {
+      rmSync(onPath, { recursive: true, force: true })
     }
   })
 })

@@ -12,6 +12,7 @@ import { isDatabaseUnavailable, unavailableAdvice } from '../db/unavailable.ts'
 import { AppError, StartupError } from '../errors.ts'
 import { packageVersion } from '../package-version.ts'
 import { escapeTerminal } from '../terminal.ts'
+import { typedCommands } from './invoked-as.ts'
 
 export { Command, Option } from 'commander'
 
@@ -36,6 +37,7 @@ export interface CliOptions {
   err?: (text: string) => void
 }
 
+export { invokedAs, typedCommands } from './invoked-as.ts'
 export { packageVersion }
 
 /**
@@ -50,18 +52,27 @@ export { packageVersion }
 export function createCli(options: CliOptions): Command {
   const out = options.out ?? ((t: string) => void process.stdout.write(t))
   const err = options.err ?? ((t: string) => void process.stderr.write(t))
-  return new Command(options.name)
+  const program = new Command(options.name)
+  // Help (usage lines, examples) and errors (`see edgegate node list`) name the program the way
+  // the user ran it: every line runCli and commander print goes through these two.
+  const typed = (text: string) => typedCommands(text, options.name, commandWords(program))
+  return program
     .description(options.description)
     .version(packageVersion(options.packageJson), '-V, --version', 'print the version and exit')
     .helpOption('-h, --help', 'show help for the command')
     .exitOverride()
     .showSuggestionAfterError(true)
     .configureOutput({
-      writeOut: out,
-      writeErr: err,
+      writeOut: (text) => out(typed(text)),
+      writeErr: (text) => err(typed(text)),
       // commander's messages start with "error: " and may end with a period; make them ours.
       outputError: (text, write) => write(`${options.name}: ${withDashHint(oneLine(text.replace(/^error: /, '')))}\n`),
     })
+}
+
+/** The words that may follow the program's name in a command: its subcommands and their aliases. */
+function commandWords(program: Command): string[] {
+  return program.commands.flatMap((c) => [c.name(), ...c.aliases()])
 }
 
 /** Add an "Examples:" block to a command's `--help`. */
