@@ -5,7 +5,7 @@
 import { dirname, isAbsolute } from 'node:path'
 import { type AppConfigOptions, loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { ConfigError, type ConfigOf, field, type Loaded, loadWithChecks, type Schema } from '@gatehouse/kit/config.ts'
-import { parseDatabaseUrl } from '@gatehouse/kit/db/url.ts'
+import { databaseUrlMayHoldSecret, parseDatabaseUrl } from '@gatehouse/kit/db/url.ts'
 import { INSTANCE_ID_PATTERN } from '@gatehouse/kit/edge-limits.ts'
 import { isLoopback, parseCidr } from '@gatehouse/kit/net.ts'
 
@@ -18,7 +18,8 @@ function databaseUrl(raw: unknown): string {
 const database = field.custom(databaseUrl, {
   env: 'EDGEGATE_DATABASE',
   flag: 'database',
-  secret: true,
+  // A PostgreSQL URL may carry a password; a sqlite: path in a readable config file is no secret.
+  secret: databaseUrlMayHoldSecret,
   default: 'sqlite:/var/lib/edgegate/edgegate.db',
   doc: 'sqlite:<file> (embedded default) or postgres://user@host/db (several edgegate processes share one)',
 })

@@ -12,8 +12,13 @@ export interface FieldOptions<T> {
   env?: string
   /** Flag name without dashes, e.g. `listen` for `--listen` (and `-listen`). */
   flag?: string
-  /** Also accept `<VAR>_FILE` / `<key>_file` holding the value. */
-  secret?: boolean
+  /**
+   * Also accept `<VAR>_FILE` / `<key>_file` holding the value; the value is never quoted in an
+   * error, and a config file holding it that every user may read is warned about. A function
+   * says which values are secret (a database URL with a password, not a `sqlite:` path): the
+   * others are quoted and not warned about, and `_FILE` is accepted either way.
+   */
+  secret?: boolean | ((value: unknown) => boolean)
   required?: boolean
   default?: T | string
   /** One line for `--help` and the README. */

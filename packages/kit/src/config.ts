@@ -6,7 +6,15 @@
  * `runMain` prints those lines without a stack trace. Secret fields also accept
  * `<VAR>_FILE` in the environment and `<key>_file` in the JSON file.
  */
-import { type ConfigOf, describe, type Field, isField, type Schema, type Source } from './config-fields.ts'
+import {
+  type ConfigOf,
+  describe,
+  type Field,
+  type FieldOptions,
+  isField,
+  type Schema,
+  type Source,
+} from './config-fields.ts'
 import { StartupError } from './errors.ts'
 import { readFileSync, statSync } from './startup-builtins.ts'
 
@@ -281,7 +289,9 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
   const warnings: string[] = []
   const invalid = new Set<string>()
   // Secrets written in the file itself, whichever source wins: the file holds them either way.
-  const inlineSecrets = all.filter((l) => l.field.options.secret && fileValues.has(l.path)).map((l) => l.path)
+  const inlineSecrets = all
+    .filter((l) => fileValues.has(l.path) && isSecretValue(l.field.options, fileValues.get(l.path)))
+    .map((l) => l.path)
   for (const { path, field: f } of all) {
     const o = f.options
     const name = o.flag && flags.has(o.flag) ? `--${o.flag}` : undefined
@@ -360,7 +370,7 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
       // A custom field with several problems (a list of entries) names each on its own line.
       const lines = err instanceof ConfigError ? err.lines : [(err as Error).message]
       // A field's message may quote the value ("got …"): never a secret's, which reaches logs.
-      const shown = o.secret ? lines.map((line) => hideValue(line, raw)) : lines
+      const shown = isSecretValue(o, raw) ? lines.map((line) => hideValue(line, raw)) : lines
       // A custom field with several problems (a list of entries) names each on its own line.
       for (const line of shown) errors.push(/^[[.]/.test(line) ? `${label}${line}` : `${label}: ${line}`)
     }
@@ -372,6 +382,11 @@ export function loadConfig<S extends Schema>(schema: S, options: LoadOptions = {
   const loaded = { config: config as ConfigOf<S>, file: options.file, positionals, sources, labels, warnings }
   if (errors.length > 0) throw new ConfigError(errors, fileFailed ? {} : { partial: { loaded, invalid } })
   return loaded
+}
+
+/** Whether `value` of a field is secret: every value of a `secret: true` field, or as its function says. */
+function isSecretValue(o: FieldOptions<unknown>, value: unknown): boolean {
+  return typeof o.secret === 'function' ? o.secret(value) : o.secret === true
 }
 
 /** A message about a secret's value without the value, however the field quoted it. */

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { loadWithChecks, SECRET_NOT_READ, settingName } from '../src/config.ts'
+import { databaseUrlMayHoldSecret } from '../src/db/url.ts'
 import { ConfigError, describeSchema, field, loadConfig, type Schema } from '../src/index.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'kit-config-'))
@@ -479,6 +480,29 @@ describe('loadConfig: a secret every user of the host may read', () => {
       loadConfig(schema, { file: config, env: { APP_TOKEN: 'from-env' } }).warnings,
       loadConfig(schema, { file: config }).warnings,
       'the file holds the token even when the environment overrides it',
+    )
+  })
+
+  test('a field whose function says which values are secret: only those are warned about and hidden', () => {
+    const dbSchema = {
+      database: field.string({ env: 'APP_DATABASE', secret: databaseUrlMayHoldSecret }),
+      port: field.string({ env: 'APP_PORT', pattern: /^\d+$/, secret: databaseUrlMayHoldSecret }),
+    }
+    const sqlite = withMode(json({ database: 'sqlite:/var/lib/app/app.db' }), 0o644)
+    assert.deepEqual(loadConfig(dbSchema, { file: sqlite }).warnings, [], 'a SQLite path is no secret')
+    const pg = withMode(json({ database: 'postgres://app:pw@db/app' }), 0o644)
+    assert.deepEqual(loadConfig(dbSchema, { file: pg }).warnings, [
+      `${pg} holds a secret (database) and every user of this host can read it (mode 0644); chmod o-r ${pg}`,
+    ])
+    // A refused value is quoted in its error only when it is no secret.
+    const shown = problems(() => loadConfig(dbSchema, { file: json({ port: 'sqlite:x' }) }))
+    assert.match(shown.join('\n'), /"sqlite:x"/)
+    const hidden = problems(() => loadConfig(dbSchema, { file: json({ port: 'postgres://app:pw@db' }) }))
+    assert.doesNotMatch(hidden.join('\n'), /pw@db/)
+    assert.equal(
+      loadConfig(dbSchema, { env: { APP_DATABASE_FILE: withMode(file('sqlite:/a.db'), 0o600) } }).config.database,
+      'sqlite:/a.db',
+      '_FILE still accepted',
     )
   })
 })

@@ -24,3 +24,12 @@ export function parseDatabaseUrl(url: string): { kind: DatabaseKind; location: s
   }
   throw new StartupError('database URL must start with sqlite: or postgres://')
 }
+
+/**
+ * Whether a database setting's value may hold a password: a PostgreSQL URL may, a `sqlite:` path
+ * never does. For a field's `secret` option, so a config file naming a SQLite file is no secret
+ * to warn about.
+ */
+export function databaseUrlMayHoldSecret(value: unknown): boolean {
+  return !(typeof value === 'string' && value.startsWith('sqlite:'))
+}
