@@ -161,3 +161,21 @@ test('pki refuses bad input with one line and leaves nothing behind', async (t) 
   const short = await cli(['pki', 'issue', pki, '--client', 'edge-1', '--days', '20'])
   assert.equal(short.code, 0, short.stderr)
 })
+
+test('the next steps pki prints name edgegate the way it was run (bin/edgegate in a checkout)', async (t) => {
+  const dir = tempDir('edgegate-pki-typed-')
+  t.after(() => dir.remove())
+  const pki = join(dir.path, 'pki')
+  const init = await cli(['pki', 'init', pki], { GATEHOUSE_INVOKED_AS: 'bin/edgegate' })
+  assert.equal(init.code, 0, init.stderr)
+  assert.match(init.stdout, new RegExp(`^ {2}bin/edgegate pki issue ${pki} --server `, 'm'))
+  const client = await cli(['pki', 'issue', pki, '--client', 'edge-1'], { GATEHOUSE_INVOKED_AS: 'bin/edgegate' })
+  assert.match(
+    client.stdout,
+    /^ {2}bin\/edgegate node add --kind <sshgate\|tlsgate\|websignal> --cert-name edge-1 edge-1$/m,
+  )
+  const missing = await cli(['pki', 'issue', join(dir.path, 'none'), '--client', 'edge-1'], {
+    GATEHOUSE_INVOKED_AS: 'bin/edgegate',
+  })
+  assert.match(missing.stderr, /^edgegate: .*: run bin\/edgegate pki init /)
+})

@@ -18,12 +18,14 @@ import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { isIP } from 'node:net'
 import { dirname, join, resolve } from 'node:path'
-import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
+import { CliError, typedCommands, UsageError } from '@gatehouse/kit/cli/program.ts'
 import { INSTANCE_ID_PATTERN } from '@gatehouse/kit/edge-limits.ts'
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '@gatehouse/kit/private-files.ts'
 import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
 
 const out = (line: string) => void process.stdout.write(`${line}\n`)
+/** A next step, spelled the way the user ran edgegate (`bin/edgegate pki issue …` in a checkout). */
+const next = (command: string) => out(typedCommands(command, 'edgegate'))
 const DNS_NAME =
   /^(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
 /** A path as one shell word, so a printed next step works when pasted. */
@@ -100,8 +102,8 @@ export async function pkiInit(dirArg: string, o: Record<string, unknown>): Promi
   out(`  ${d}/${CA_CERT}  give it to edgegate (--client-ca) and to every node (control_plane.ca)`)
   out(`  ${d}/${CA_KEY}  the CA's private key: keep it here, owner-only, and back it up offline`)
   out('Next:')
-  out(`  edgegate pki issue ${d} --server <control plane host name or address>...`)
-  out(`  edgegate pki issue ${d} --client <node instance id>`)
+  next(`  edgegate pki issue ${d} --server <control plane host name or address>...`)
+  next(`  edgegate pki issue ${d} --client <node instance id>`)
 }
 
 /**
@@ -226,13 +228,13 @@ export async function pkiIssue(dirArg: string, o: Record<string, unknown>): Prom
   )
   if (client !== undefined) {
     out('Next:')
-    out(`  edgegate node add --kind <sshgate|tlsgate|websignal> --cert-name ${client} ${client}`)
+    next(`  edgegate node add --kind <sshgate|tlsgate|websignal> --cert-name ${client} ${client}`)
     const files = { client_cert: join(dir, certFile), client_key: join(dir, keyFile), ca: join(dir, CA_CERT) }
     out(`  copy the three files to the node (here at the same paths), then in its config file:`)
     out(`  "control_plane": ${escapeTerminal(JSON.stringify(files))}`)
   } else {
     out('Next:')
-    out(`  edgegate serve --tls-cert ${d}/${certFile} --tls-key ${d}/${keyFile} --client-ca ${d}/${CA_CERT}`)
+    next(`  edgegate serve --tls-cert ${d}/${certFile} --tls-key ${d}/${keyFile} --client-ca ${d}/${CA_CERT}`)
     out('  a running serve takes a renewed pair on SIGHUP')
   }
 }

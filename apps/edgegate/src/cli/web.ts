@@ -5,6 +5,7 @@
  */
 import { userInfo } from 'node:os'
 import { paint, printList } from '@gatehouse/kit/cli/output.ts'
+import { typedCommands } from '@gatehouse/kit/cli/program.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { setKillSwitch } from '../enforcement/service.ts'
 import { automatedBlockCounts, readState } from '../enforcement/store.ts'
@@ -42,7 +43,7 @@ export async function enforcementStatus(o: Opts): Promise<void> {
   out(
     [
       s.kill_switch.engaged
-        ? `kill switch: ${paint('red', 'engaged')}${by}: no automated blocks in any process (edgegate enforcement enable releases it)`
+        ? `kill switch: ${paint('red', 'engaged')}${by}: no automated blocks in any process (${typedCommands('edgegate enforcement enable', 'edgegate')} releases it)`
         : `kill switch: ${paint('green', 'released')}${by}: each serve process follows its --web-enforcement-mode`,
       `automated blocks in force: ${s.automated_blocks}${
         s.automated_blocks > 0
