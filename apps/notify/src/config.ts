@@ -6,6 +6,7 @@
 import { type AppConfigOptions, loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { ConfigError, type ConfigOf, field, loadWithChecks, settingName } from '@gatehouse/kit/config.ts'
 import type { Source } from '@gatehouse/kit/config-fields.ts'
+import { databaseUrlMayHoldSecret } from '@gatehouse/kit/db/url.ts'
 import { isLoopback, parseListenAddress } from '@gatehouse/kit/net.ts'
 import { CHANNEL_NAME, USERNAME } from './name-patterns.ts'
 
@@ -19,6 +20,9 @@ export const schema = {
   database: field.string({
     env: 'NOTIFY_DATABASE_URL',
     flag: 'database',
+    // A PostgreSQL URL may carry its password: NOTIFY_DATABASE_URL_FILE (or `database_file`) keeps
+    // it out of the environment, and a config file every user may read that holds one is warned about.
+    secret: databaseUrlMayHoldSecret,
     default: 'sqlite:notify.db',
     doc: 'sqlite:<file> (one node) or postgres://user@host/db (several nodes)',
   }),

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { ConfigError, loadConfig } from '@gatehouse/kit'
 import { freePort, tempDir } from '@gatehouse/testkit'
-import { finishConfig, readConfig, schema } from '../src/config.ts'
+import { finishConfig, loadServiceConfig, readConfig, schema } from '../src/config.ts'
 
 const main = join(import.meta.dirname, '..', 'src', 'main.ts')
 
@@ -287,5 +287,30 @@ describe('startup failures (child process)', () => {
     child.kill('SIGTERM')
     assert.equal(await exited, 0)
     dir.remove()
+  })
+})
+
+describe('the database URL as a secret', () => {
+  test('a PostgreSQL URL may come from NOTIFY_DATABASE_URL_FILE, and one in a config file every user may read is warned about; a sqlite: path is not', () => {
+    const dir = tempDir('notify-database-secret-')
+    try {
+      const url = join(dir.path, 'database-url')
+      writeFileSync(url, 'postgres://notify:pw@db.internal/notify\n')
+      chmodSync(url, 0o600)
+      assert.equal(
+        readConfig([], { NOTIFY_DATABASE_URL_FILE: url }).database,
+        'postgres://notify:pw@db.internal/notify',
+      )
+      const file = join(dir.path, 'notify.json')
+      writeFileSync(file, JSON.stringify({ database: 'postgres://notify:pw@db.internal/notify' }))
+      chmodSync(file, 0o644)
+      assert.deepEqual(loadServiceConfig({ argv: ['--config', file], env: {} }).warnings, [
+        `${file} holds a secret (database) and every user of this host can read it (mode 0644); chmod o-r ${file}`,
+      ])
+      writeFileSync(file, JSON.stringify({ database: `sqlite:${join(dir.path, 'n.db')}` }))
+      assert.deepEqual(loadServiceConfig({ argv: ['--config', file], env: {} }).warnings, [])
+    } finally {
+      dir.remove()
+    }
   })
 })
