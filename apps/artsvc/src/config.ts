@@ -15,6 +15,7 @@ import {
   loadWithChecks,
   settingName,
 } from '@gatehouse/kit/config.ts'
+import { databaseUrlMayHoldSecret } from '@gatehouse/kit/db/url.ts'
 import { isLoopback } from '@gatehouse/kit/net.ts'
 import { type PublisherViewers, parsePublisherViewers } from './grants/publisher-viewers-setting.ts'
 import { ID_PATTERN } from './id-pattern.ts'
@@ -44,7 +45,8 @@ export const configSchema = {
   listen: field.listen({ env: 'ARTSVC_LISTEN', flag: 'listen', default: '127.0.0.1:18100', doc: 'host:port' }),
   databaseUrl: field.string({
     env: 'ARTSVC_DATABASE_URL',
-    secret: true,
+    // A PostgreSQL URL may carry a password; a sqlite: path is no secret to warn about.
+    secret: databaseUrlMayHoldSecret,
     doc: 'sqlite:<file> or postgres://...; default sqlite:<storage root>/artsvc.db',
   }),
   storageBackend: field.enum(['filesystem', 's3'], { env: 'ARTSVC_STORAGE_BACKEND', default: 'filesystem' }),
@@ -232,7 +234,7 @@ export const backupSchema = {
   databaseUrl: field.string({
     env: 'ARTSVC_DATABASE_URL',
     flag: 'database',
-    secret: true,
+    secret: databaseUrlMayHoldSecret,
     doc: 'sqlite:<file> or postgres://...; default sqlite:<storage root>/artsvc.db',
   }),
   storageRoot: field.string({
