@@ -198,8 +198,13 @@ test('publish a folder with the keyboard alone on a phone: the focus lands on th
 
   await tabTo(page, 'Publish…')
   await page.keyboard.press('Enter')
+  // Listening for the chooser turns on Chromium's interception of it, and Playwright sends that
+  // without waiting: started just before the key press, a loaded machine let the press open the
+  // (headless, invisible) chooser first and no event came. Started before tabbing, it is in place.
+  const choosing = page.waitForEvent('filechooser')
   await tabTo(page, 'Folder')
-  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.keyboard.press('Enter')])
+  await page.keyboard.press('Enter')
+  const chooser = await choosing
   await chooser.setFiles(join(dir.path, 'notes'))
   // The bundle is read: the title (the folder's name) has focus, ready to be typed over.
   await page.waitForFunction(() => (document.activeElement as HTMLInputElement | null)?.value === 'notes')
