@@ -46,6 +46,9 @@ for (const dialect of DIALECTS) {
       assert.match(empty.stdout, new RegExp(`^database: ${dialect} `, 'm'))
       assert.match(empty.stdout, /^nodes: 0 registered, 0 active, 0 seen in the last 24 hours$/m)
       assert.match(empty.stdout, /^no nodes yet: edgegate node add/m)
+      // Run as bin/edgegate in a checkout, the next step is printed that way, ready to paste.
+      const typed = await cli(['status'], { EDGEGATE_DATABASE: database, GATEHOUSE_INVOKED_AS: 'bin/edgegate' })
+      assert.match(typed.stdout, /^no nodes yet: bin\/edgegate node add --kind sshgate INSTANCE_ID$/m)
       const none = await run('decision', 'list')
       assert.equal(
         none.stdout,

@@ -5,7 +5,7 @@
 
 import { loadAppConfig } from '@gatehouse/kit/cli/config-file.ts'
 import { paint, printList } from '@gatehouse/kit/cli/output.ts'
-import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
+import { CliError, invokedAs, UsageError } from '@gatehouse/kit/cli/program.ts'
 import { schemaFlags } from '@gatehouse/kit/cli/schema-options.ts'
 import { parseDatabaseUrl } from '@gatehouse/kit/db/url.ts'
 import { parseDuration } from '@gatehouse/kit/durations.ts'
@@ -65,6 +65,9 @@ function listenSource(source: string, file: string | undefined): string {
 
 export async function status(o: Opts): Promise<void> {
   const url = databaseUrl(o)
+  // The next steps it prints are spelled the way the user ran edgegate (`bin/edgegate` in a checkout).
+  const edgegate = invokedAs('edgegate')
+  const rotateHint = ` (${edgegate} admin rotate-token NAME)`
   // The address serve listens on, resolved as serve resolves it (flag, environment, the config
   // file, the default); where it came from is said with the answer, so a report about the wrong
   // server shows why.
@@ -145,11 +148,11 @@ export async function status(o: Opts): Promise<void> {
             ? `, ${paint('red', `${escapeTerminal(t.name)}'s token expired ${t.expires_at}`)}`
             : `, ${paint('yellow', `${escapeTerminal(t.name)}'s token expires ${t.expires_at}`)}`,
         )
-        .join('')}${report.administrators.expiring_tokens.length > 0 ? ' (edgegate admin rotate-token NAME)' : ''}`,
+        .join('')}${report.administrators.expiring_tokens.length > 0 ? rotateHint : ''}`,
       '',
     ].join('\n'),
   )
-  if (report.nodes.length === 0) return out('no nodes yet: edgegate node add --kind sshgate INSTANCE_ID\n')
+  if (report.nodes.length === 0) return out(`no nodes yet: ${edgegate} node add --kind sshgate INSTANCE_ID\n`)
   printList(report.nodes, [
     { header: 'INSTANCE', value: (n) => n.instance_id },
     { header: 'KIND', value: (n) => n.kind },
