@@ -224,7 +224,10 @@ describe('sync client against a real edgegate', () => {
         [...gate.decisions.entries()].map(([fp, d]) => [fp, d.status]),
         [[B, 'approved']],
       )
-      assert.match(cp.child.log(), /"msg":"a gate pulled from before deleted decisions that retention removed/)
+      // The server writes its log asynchronously: the line may follow the answer by a moment.
+      await waitFor('the warning about the pull from before the removed deletions', () =>
+        /"msg":"a gate pulled from before deleted decisions that retention removed/.test(cp.child.log()),
+      )
       // Then plain incremental pulls again.
       const next = await sync.syncNow()
       assert.deepEqual([next.ok, next.dropped], [true, undefined])
