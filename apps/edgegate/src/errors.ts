@@ -40,7 +40,11 @@ export const errors = defineErrors({
         : `${id} is a ${kind} node: decisions are for sshgate and tlsgate nodes`,
   },
   invalid_fingerprint: { status: 400, message: (why: string) => why },
-  decision_not_found: { status: 404, message: () => 'no decision for this instance and fingerprint' },
+  decision_not_found: {
+    status: 404,
+    message: (instanceId: string, fingerprint: string) =>
+      `node ${JSON.stringify(instanceId)} has no decision on fingerprint ${JSON.stringify(fingerprint)}`,
+  },
   decision_missing_fields: { status: 400, message: () => 'give a status, a label, an expiry or several' },
   invalid_expiry: {
     status: 400,

@@ -572,6 +572,11 @@ for (const dialect of DIALECTS) {
       const gone = await get(`/api/decisions/ssh2/${fp}`, admin)
       assert.equal(gone.status, 404)
       assert.equal(gone.body.error.code, 'decision_not_found')
+      assert.equal(
+        gone.body.error.message,
+        `node "ssh2" has no decision on fingerprint "${fp}"`,
+        'names what was asked',
+      )
       const listAll = (await get('/api/decisions?instance_id=ssh2&limit=1000', admin)).body.decisions
       assert.ok(!listAll.some((d: Json) => d.fingerprint === fp), 'lists exclude it')
       assert.ok(listAll.some((d: Json) => d.fingerprint === other))

@@ -76,7 +76,7 @@ export function decisionRoutes(app: HttpApp, ctx: AppContext) {
       const row =
         (await getDecision(ctx.database.db, id, fingerprint.toLowerCase())) ??
         (await getDecision(ctx.database.db, id, fingerprint))
-      if (!row) throw errors.decision_not_found()
+      if (!row) throw errors.decision_not_found(id, fingerprint)
       return toDecision(row)
     },
   )

@@ -91,7 +91,7 @@ export async function changeDecision(db: Kysely<DB>, kind: DatabaseKind, c: Deci
       found = c.fingerprint
       existing = await getDecision(trx, c.instanceId, found)
     }
-    if (!existing && c.status === undefined) throw errors.decision_not_found()
+    if (!existing && c.status === undefined) throw errors.decision_not_found(c.instanceId, c.fingerprint)
     const row: NewDecision = {
       scope_type: SCOPE_INSTANCE,
       scope_id: c.instanceId,
@@ -143,6 +143,6 @@ export async function removeDecision(
         return
       }
     }
-    throw errors.decision_not_found()
+    throw errors.decision_not_found(instanceId, fingerprint)
   })
 }
