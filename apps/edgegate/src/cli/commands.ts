@@ -88,6 +88,15 @@ export async function nodeActive(o: Opts, id: string, active: boolean): Promise<
   out(`node ${esc(id)} ${active ? 'enabled' : 'disabled'}`)
 }
 
+export async function nodeRemove(o: Opts, id: string): Promise<void> {
+  const { removeNode, describeNodeData } = await nodeService()
+  const { kind, removed } = await withDatabase(o, (d) => removeNode(d.db, d.kind, id, actor(), o.purge === true))
+  const purged = describeNodeData(removed)
+  out(`node ${esc(id)} (${kind}) removed${purged === '' ? '' : ` with ${purged}`}`)
+  if (removed.decisions > 0)
+    out('Its decisions stay as deletions until retention removes them: a gate that returns under this id drops them.')
+}
+
 /** One node, every field `node list` has (and when it was registered): what to check first when a gate gets 403. */
 export async function nodeShow(o: Opts, id: string): Promise<void> {
   const row = await readDatabase(o, (d) => getNode(d.db, id))

@@ -118,7 +118,7 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
     ['edgegate status', 'edgegate status --listen 10.0.0.5:8443 --json'],
   ).action(async (_o, cmd: Command) => (await reports()).status(all(cmd)))
 
-  const node = program.command('node').description('register, list, disable and re-key gate nodes')
+  const node = program.command('node').description('register, list, disable, re-key and remove gate nodes')
   withExamples(
     admin(node.command('add'))
       .description('register a node; a token node gets its bearer token printed once')
@@ -155,6 +155,17 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
       .argument('<instance-id>'),
     ['edgegate node rotate-token edge-1', 'edgegate node rotate-token --kind tlsgate tls-1'],
   ).action(async (id: string, _o, cmd: Command) => (await commands()).nodeRotate(all(cmd), id))
+
+  withExamples(
+    admin(node.command('remove'))
+      .description('remove a node: its credential stops working; one that has been seen must be disabled first')
+      .option(
+        '--purge',
+        'also remove its fingerprints, signals and reports; its decisions become deletions its id pulls',
+      )
+      .argument('<instance-id>'),
+    ['edgegate node remove edge-typo', 'edgegate node disable edge-1 && edgegate node remove --purge edge-1'],
+  ).action(async (id: string, _o, cmd: Command) => (await commands()).nodeRemove(all(cmd), id))
 
   const adminGroup = program.command('admin').description('dashboard and API administrators')
   const expiryOptions = (cmd: Command) =>

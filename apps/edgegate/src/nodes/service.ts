@@ -1,11 +1,13 @@
-/** Node registry rules: kinds, exactly one credential per node, enable/disable, token rotation. */
+/** Node registry rules: kinds, exactly one credential per node, enable/disable, token rotation, removal. */
+import type { DatabaseKind } from '@gatehouse/kit/db/database.ts'
 import { INSTANCE_ID_PATTERN } from '@gatehouse/kit/edge-limits.ts'
 import type { Kysely } from 'kysely'
 import { audit } from '../admins/store.ts'
 import { newToken } from '../auth/tokens.ts'
 import type { DB, NodeKind } from '../db/schema.ts'
+import { SCOPE_INSTANCE, tickClock, tombstoneDecision } from '../decisions/store.ts'
 import { type Credential, RegistryError } from './registry.ts'
-import { getNode, insertNode, updateNode } from './store.ts'
+import { countNodeData, deleteNodeAndData, getNode, insertNode, type NodeData, updateNode } from './store.ts'
 
 export { type Credential, describeNode, RegistryError } from './registry.ts'
 
@@ -87,7 +89,7 @@ export async function rotateNodeToken(
   if (!node) throw new RegistryError(`no node ${instanceId}`)
   if (kind !== undefined && node.kind !== kind) {
     throw new RegistryError(
-      `node ${instanceId} is registered as kind ${node.kind}, not ${kind}: its token was not rotated (a node's kind cannot change; register the gate under another instance id with node add --kind ${kind})`,
+      `node ${instanceId} is registered as kind ${node.kind}, not ${kind}: its token was not rotated (a node's kind cannot change: remove it with edgegate node remove and add it again with --kind ${kind}, or register the gate under another instance id)`,
     )
   }
   if (!node.token_hash)
@@ -96,4 +98,70 @@ export async function rotateNodeToken(
   await updateNode(db, instanceId, { token_hash: token.hash, updated_ms: Date.now() })
   await audit(db, actor, 'node.rotate_token', instanceId)
   return { token: token.token, kind: node.kind }
+}
+
+/** "120 fingerprints, 3 decisions": the non-zero counts, or '' for none. */
+export function describeNodeData(data: NodeData): string {
+  const names: [keyof NodeData, string][] = [
+    ['fingerprints', 'fingerprint'],
+    ['decisions', 'decision'],
+    ['signals', 'signal'],
+    ['smtp_reports', 'SMTP report'],
+    ['web_sightings', 'web sighting'],
+  ]
+  return names
+    .filter(([key]) => data[key] > 0)
+    .map(([key, name]) => `${data[key]} ${name}${data[key] === 1 ? '' : 's'}`)
+    .join(', ')
+}
+
+/**
+ * Remove a node from the registry: its credential stops working at once. A node that has been
+ * seen must be disabled first (`setNodeActive`), so no request of its gate is half-way through a
+ * write when its data goes; one never seen (a mistyped id, the wrong kind) is removed at once.
+ * What is stored under its id is removed only with `purge`, else the removal is refused naming
+ * it: fingerprints, signals and reports without their node would be listed by no one. Its live
+ * decisions become tombstones (not deleted), so a gate that comes back under the same id, once
+ * added again, pulls them as pending and drops the old verdicts. The audit log keeps everything.
+ */
+export async function removeNode(
+  db: Kysely<DB>,
+  kind: DatabaseKind,
+  instanceId: string,
+  actor: string,
+  purge: boolean,
+): Promise<{ kind: NodeKind; removed: NodeData }> {
+  return db.transaction().execute(async (trx) => {
+    const node = await getNode(trx, instanceId)
+    if (!node) throw new RegistryError(`no node ${instanceId} (edgegate node list shows them all)`)
+    if (node.active === 1 && node.last_seen_ms !== null) {
+      throw new RegistryError(
+        `node ${instanceId} is active: disable it first (edgegate node disable ${instanceId}), so its gate stops syncing, then remove it`,
+      )
+    }
+    const data = await countNodeData(trx, instanceId)
+    const held = describeNodeData(data)
+    if (held !== '' && !purge) {
+      throw new RegistryError(
+        `node ${instanceId} still has ${held}: remove them with it (edgegate node remove --purge ${instanceId}), or keep the node disabled`,
+      )
+    }
+    if (data.decisions > 0) {
+      // Clock first, like every decision write: the same lock order, and each tombstone its own time.
+      const live = await trx
+        .selectFrom('decisions')
+        .select('fingerprint')
+        .where('scope_type', '=', SCOPE_INSTANCE)
+        .where('scope_id', '=', instanceId)
+        .where('deleted', '=', 0)
+        .orderBy('fingerprint')
+        .execute()
+      const first = await tickClock(trx, kind, live.length)
+      for (const [i, { fingerprint }] of live.entries())
+        await tombstoneDecision(trx, instanceId, fingerprint, first + i, actor)
+    }
+    await deleteNodeAndData(trx, instanceId)
+    await audit(trx, actor, purge && held !== '' ? 'node.remove_purge' : 'node.remove', instanceId)
+    return { kind: node.kind, removed: data }
+  })
 }

@@ -86,3 +86,67 @@ export async function claimedSilent(db: Db): Promise<string[]> {
   const rows = await db.selectFrom('node_alerts').select('instance_id').where('what', '=', 'silent').execute()
   return rows.map((r) => r.instance_id)
 }
+
+/** What is stored under a node's instance id: what `node remove --purge` removes with it. */
+export interface NodeData {
+  fingerprints: number
+  /** Live decisions scoped to the node (tombstones are not counted). */
+  decisions: number
+  signals: number
+  smtp_reports: number
+  web_sightings: number
+}
+
+export async function countNodeData(db: Db, instanceId: string): Promise<NodeData> {
+  const count = async (table: 'fingerprints' | 'signals' | 'smtp_reports' | 'web_sightings') =>
+    Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('instance_id', '=', instanceId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
+  const decisions = await db
+    .selectFrom('decisions')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('scope_type', '=', 'instance')
+    .where('scope_id', '=', instanceId)
+    .where('deleted', '=', 0)
+    .executeTakeFirstOrThrow()
+  return {
+    fingerprints: await count('fingerprints'),
+    decisions: Number(decisions.n),
+    signals: await count('signals'),
+    smtp_reports: await count('smtp_reports'),
+    web_sightings: await count('web_sightings'),
+  }
+}
+
+/**
+ * Delete the node's row and everything stored under its instance id but its decisions (which
+ * the caller turns into tombstones first) and the audit log. Inside the caller's transaction.
+ */
+export async function deleteNodeAndData(trx: Transaction<DB>, instanceId: string): Promise<void> {
+  for (const table of [
+    'fingerprints',
+    'web_sightings',
+    'signals',
+    'signal_publishers',
+    'smtp_reports',
+    'node_alerts',
+  ] as const) {
+    await trx.deleteFrom(table).where('instance_id', '=', instanceId).execute()
+  }
+  await trx
+    .deleteFrom('web_evidence')
+    .where((eb) => eb.or([eb('gate', '=', instanceId), eb('node', '=', instanceId)]))
+    .execute()
+  await trx.deleteFrom('web_evidence_groups').where('gate', '=', instanceId).execute()
+  await trx
+    .deleteFrom('web_node_pairs')
+    .where((eb) => eb.or([eb('websignal_id', '=', instanceId), eb('tlsgate_id', '=', instanceId)]))
+    .execute()
+  await trx.deleteFrom('nodes').where('instance_id', '=', instanceId).execute()
+}
