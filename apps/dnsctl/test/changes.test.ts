@@ -4,6 +4,7 @@ import { AppError } from '@gatehouse/kit'
 import fc from 'fast-check'
 import { parseZone, renderZone, validateZone } from '../src/zonefile/index.ts'
 import { applyChanges, type RRsetChange } from '../src/zones/changes.ts'
+import { sameRecordsBesidesSerial, withSerial } from '../src/zones/model.ts'
 import { zoneText } from './helpers.ts'
 
 const zone = parseZone(zoneText(1, 'mail 300 IN MX 10 www\n'), { origin: 'example.test.' })
@@ -23,6 +24,24 @@ describe('RRset changes in memory', () => {
     assert.match(text, /^txt 60 IN TXT "a b" "c"$/m)
     assert.doesNotMatch(text, /^mail /m)
     assert.equal(renderZone(zone).includes('mail 300 IN MX'), true, 'the input zone is not changed')
+  })
+
+  test('unchanged: the same records whatever the SOA serial; any other SOA field, TTL or record is a change', () => {
+    const parse = (text: string) => parseZone(text, { origin: 'example.test.' })
+    const extra = 'mail 300 IN MX 10 www\n'
+    assert.equal(sameRecordsBesidesSerial(zone, withSerial(zone, 2026120401)), true)
+    assert.equal(sameRecordsBesidesSerial(zone, parse(zoneText(4_000_000_000, extra))), true)
+    for (const other of [
+      zoneText(1, extra).replace('3600 900 604800 300', '3600 900 604800 301'),
+      zoneText(1, extra).replace('hostmaster', 'admin'),
+      zoneText(1, extra).replace('$TTL 3600', '$TTL 3601'),
+      zoneText(1, 'mail 301 IN MX 10 www\n'),
+      zoneText(1, 'mail 300 IN MX 20 www\n'),
+      zoneText(1),
+      zoneText(1, `${extra}mail 300 IN MX 20 www\n`),
+    ]) {
+      assert.equal(sameRecordsBesidesSerial(zone, parse(other)), false, other)
+    }
   })
 
   test('arbitrary batches: a valid zone or a clear 4xx error, never a crash', () => {
@@ -52,6 +71,8 @@ describe('RRset changes in memory', () => {
           const next = applyChanges(zone, changes)
           validateZone(next)
           assert.deepEqual(parseZone(renderZone(next), { origin: 'example.test.' }), next)
+          // A batch can never touch the SOA: "unchanged" is exactly "the same zone text".
+          assert.equal(sameRecordsBesidesSerial(zone, next), renderZone(next) === renderZone(zone))
         } catch (err) {
           assert.ok(err instanceof AppError, String((err as Error).stack))
           assert.ok(err.statusCode >= 400 && err.statusCode < 500)

@@ -120,7 +120,11 @@ describe('dnsctl CLI over the API', () => {
     assert.match(await ok('zone', 'import', zone, file), /^zone cli\.test imported: serial 11/)
     assert.deepEqual(await answers('www.cli.test', 'A'), ['192.0.2.13'])
     const stdin = await cli(['diff', zone, '-'], env, readFileSync(file, 'utf8'))
-    assert.match(stdin.stdout, /^cli\.test: 1 to add, 1 to remove/m, 'only the SOA serial would move')
+    assert.match(
+      stdin.stdout,
+      /^cli\.test: 0 to add, 0 to remove, \d+ unchanged \(no changes\)$/m,
+      'a serial alone is no change',
+    )
 
     assert.match(await ok('rrset', 'delete', zone, 'txt', 'TXT'), /deleted txt TXT; serial 12/)
     const missing = await run('rrset', 'delete', zone, 'txt', 'TXT')
@@ -150,6 +154,63 @@ describe('dnsctl CLI over the API', () => {
     assert.equal(badRev.stderr.trim().split('\n').length, 1)
     assert.match(await ok('zone', 'delete', zone), /deleted/)
     assert.equal((await run('zone', 'list', '--json')).stdout, '[]\n')
+  })
+
+  test('zone import of an unchanged file, rrset set of the records an RRset has and a rollback to the current content publish nothing', async () => {
+    const zone = 'same.test'
+    await ok('zone', 'create', zone, '--ns', 'ns1', '--ns-address', '192.0.2.53', '--serial', '2026120401')
+    await ok('rrset', 'set', zone, 'www', 'A', '192.0.2.10', '192.0.2.11', '--ttl', '300')
+    const file = join(dir.path, 'same.test.zone')
+    await ok('zone', 'export', zone, file)
+    const zoneFile = join(knot.zonesDir, `${zone}.zone`)
+    const traces = async () => ({
+      served: await knot.soaSerial(zone),
+      list: await ok('zone', 'list', '--json'),
+      history: await ok('history', zone, '--json'),
+      audit: await (await fetch(`${base}/v1/zones/${zone}/audit`)).text(),
+      file: readFileSync(zoneFile, 'utf8'),
+      mtime: statSync(zoneFile).mtimeMs,
+    })
+    const before = await traces()
+    assert.equal(before.served, 2026120402)
+
+    const unchanged = 'zone same.test unchanged (serial 2026120402): nothing published\n'
+    assert.equal(await ok('zone', 'import', zone, file), unchanged)
+    // The file as kept in a config repository: its own serial, its own layout.
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8')
+        .replace(' 2026120402 ', ' 2026120499 ')
+        .replace(/^www 300 IN A /gm, 'www.same.test. 5m A '),
+    )
+    assert.equal(await ok('zone', 'import', zone, file), unchanged)
+    assert.equal((await cli(['zone', 'import', zone, '-'], env, readFileSync(file, 'utf8'))).stdout, unchanged)
+    assert.equal(
+      await ok('zone', 'import', zone, file, '--dry-run'),
+      'same.test: 0 to add, 0 to remove, 5 unchanged (no changes)\n',
+    )
+    assert.equal(await ok('diff', zone, file), 'same.test: 0 to add, 0 to remove, 5 unchanged (no changes)\n')
+    assert.equal(
+      await ok('rrset', 'set', zone, 'www', 'A', '192.0.2.11', '192.0.2.10'),
+      'same.test: www A unchanged (serial 2026120402): nothing published\n',
+    )
+    assert.deepEqual(await traces(), before, 'no serial, revision, history, audit or zone file change')
+
+    // A real change moves the serial once; a rollback to the content the zone has again is unchanged.
+    assert.match(await ok('rrset', 'set', zone, 'www', 'A', '192.0.2.12'), /set www A; serial 2026120403,/)
+    assert.match(await ok('zone', 'import', zone, file), /^zone same\.test imported: serial 2026120499, 5 records/)
+    const history = JSON.parse(await ok('history', zone, '--json')) as { revision: string; serial: number }[]
+    assert.deepEqual(
+      history.map((h) => h.serial),
+      [2026120403, 2026120402, 2026120401],
+    )
+    assert.equal(
+      await ok('rollback', zone, '2026120402'),
+      `zone same.test unchanged (serial 2026120499): it already has the content of ${history[1]!.revision}, nothing published\n`,
+    )
+    assert.equal(await knot.soaSerial(zone), 2026120499)
+    assert.equal((JSON.parse(await ok('history', zone, '--json')) as unknown[]).length, 3)
+    await ok('zone', 'delete', zone)
   })
 
   test('backup while serve runs, restored into a new state folder and a new knotd: the zones, history and blocklist configuration', async () => {

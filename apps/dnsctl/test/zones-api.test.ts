@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { dnsQuery } from '@gatehouse/testkit'
 import { type Harness, json, startHarness, ZONE, zoneText } from './helpers.ts'
@@ -106,6 +107,192 @@ describe('history retention', () => {
       )
     } finally {
       await h.close()
+    }
+  })
+})
+
+describe('an import or change batch that leaves the zone as it is', () => {
+  let h: Harness
+  before(async () => {
+    h = await startHarness()
+  })
+  after(() => h.close())
+
+  const put = (zoneTextBody: string, headers: Record<string, string>, extra: Record<string, unknown> = {}) =>
+    h.call('PUT', `/v1/zones/${ZONE}`, { role: 'primary', zone_text: zoneTextBody, ...extra }, headers)
+  const upsertWww = (records: string[], headers: Record<string, string>, extra: Record<string, unknown> = {}) =>
+    h.call(
+      'POST',
+      `/v1/zones/${ZONE}/changes`,
+      { changes: [{ action: 'upsert', name: 'www', type: 'A', ttl: 300, records }], ...extra },
+      headers,
+    )
+
+  /** Everything a publication leaves a trace in. */
+  async function traces() {
+    const file = join(h.knot.zonesDir, `${ZONE}.zone`)
+    const metrics = await (await h.call('GET', '/metrics')).text()
+    return {
+      served: await h.knot.soaSerial(ZONE),
+      file: readFileSync(file, 'utf8'),
+      fileMtime: statSync(file).mtimeMs,
+      history: (await json(await h.call('GET', `/v1/zones/${ZONE}/history`))).history.length as number,
+      audit: (await json(await h.call('GET', `/v1/zones/${ZONE}/audit`))).events.length as number,
+      publications: metrics.split('\n').filter((l) => l.startsWith('dnsctl_publications_total{')),
+      knotLog: h.knot.log().length,
+    }
+  }
+
+  test('answers changed: false and publishes nothing: no serial, revision, history, audit or knotd change', async () => {
+    let res = await put(zoneText(7, 'mail 300 IN A 192.0.2.25\nmail 300 IN A 192.0.2.26\n'), {})
+    const created = await json(res)
+    assert.equal(res.status, 201, JSON.stringify(created))
+    assert.equal(created.changed, true)
+    const revision = created.revision as string
+    const ifMatch = { 'if-match': `"${revision}"` }
+    const before = await traces()
+    assert.equal(before.served, 7)
+
+    // The same file again, with the serial the zone has, a later one or an earlier one; and
+    // the same records written another way (order, absolute names, TTL units, comments).
+    const same = [
+      zoneText(7, 'mail 300 IN A 192.0.2.25\nmail 300 IN A 192.0.2.26\n'),
+      zoneText(2026120401, 'mail 300 IN A 192.0.2.25\nmail 300 IN A 192.0.2.26\n'),
+      zoneText(3, 'mail 300 IN A 192.0.2.25\nmail 300 IN A 192.0.2.26\n'),
+      [
+        '$ORIGIN example.test.',
+        'mail.example.test. 5m IN A 192.0.2.26 ; listed first',
+        'mail 300 A 192.0.2.25',
+        'www 300 IN A 192.0.2.10',
+        'ns1.example.test. 1h IN A 192.0.2.1',
+        '@ 3600 IN NS ns1.example.test.',
+        '@ 1h IN SOA ns1 hostmaster.example.test. ( 8 1h 15m 1w 5m )',
+        '',
+      ].join('\n'),
+    ]
+    for (const text of same) {
+      res = await put(text, ifMatch)
+      const body = await json(res)
+      assert.equal(res.status, 200, JSON.stringify(body))
+      assert.equal(res.headers.get('etag'), `"${revision}"`)
+      assert.deepEqual(
+        [body.changed, body.created, body.dry_run, body.serial, body.revision, body.warnings],
+        [false, false, false, 7, revision, []],
+        text,
+      )
+    }
+    // The text/dns body (what `curl --data-binary @file` sends) alike.
+    res = await fetch(`${h.base}/v1/zones/${ZONE}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'text/dns', ...ifMatch },
+      body: same[1],
+    })
+    assert.deepEqual([res.status, (await json(res)).changed], [200, false])
+
+    // A dry run says so too: no record to add or remove, the SOA included.
+    res = await put(same[1]!, ifMatch, { dry_run: true })
+    const dry = await json(res)
+    assert.equal(res.status, 200, JSON.stringify(dry))
+    assert.deepEqual([dry.changed, dry.dry_run, dry.serial, dry.revision], [false, true, 7, revision])
+    assert.deepEqual(dry.diff, { added: 0, removed: 0, unchanged: 6, records: [] })
+
+    // An upsert of the records an RRset already has (also written another way), and as a dry run.
+    res = await upsertWww(['192.0.2.10'], ifMatch)
+    const batch = await json(res)
+    assert.equal(res.status, 200, JSON.stringify(batch))
+    assert.equal(res.headers.get('etag'), `"${revision}"`)
+    assert.deepEqual(
+      [batch.changed, batch.dry_run, batch.serial, batch.revision, batch.previous_revision, batch.applied],
+      [false, false, 7, revision, revision, 1],
+    )
+    res = await h.call(
+      'POST',
+      `/v1/zones/${ZONE}/changes`,
+      {
+        changes: [
+          { action: 'upsert', name: 'MAIL.example.test.', type: 'a', ttl: 300, records: ['192.0.2.26', '192.0.2.25'] },
+        ],
+      },
+      ifMatch,
+    )
+    assert.deepEqual([res.status, (await json(res)).changed], [200, false])
+    res = await upsertWww(['192.0.2.10'], ifMatch, { dry_run: true })
+    const dryBatch = await json(res)
+    assert.deepEqual(
+      [dryBatch.changed, dryBatch.serial, dryBatch.diff],
+      [false, 7, { added: 0, removed: 0, unchanged: 6, records: [] }],
+    )
+
+    // The revision is still checked first: a stale or missing one is refused as before.
+    for (const [send, status, code] of [
+      [() => put(same[0]!, { 'if-match': '"stale"' }), 412, 'revision_mismatch'],
+      [() => put(same[0]!, {}), 428, 'revision_required'],
+      [() => put(same[0]!, { 'if-match': '"stale"' }, { dry_run: true }), 412, 'revision_mismatch'],
+      [() => upsertWww(['192.0.2.10'], { 'if-match': '"stale"' }), 412, 'revision_mismatch'],
+    ] as const) {
+      res = await send()
+      assert.deepEqual([res.status, (await json(res)).error.code], [status, code])
+    }
+
+    assert.deepEqual(await traces(), before, 'nothing was published')
+    assert.deepEqual(
+      (await json(await h.call('GET', `/v1/zones/${ZONE}/audit`))).events.map((e: { action: string }) => e.action),
+      ['create'],
+    )
+  })
+
+  test('a real change still moves the serial once; a role change is a change', async () => {
+    const current = await json(await h.call('GET', `/v1/zones/${ZONE}`))
+    const before = await traces()
+    // Only the TTL of www differs.
+    let res = await h.call(
+      'POST',
+      `/v1/zones/${ZONE}/changes`,
+      { changes: [{ action: 'upsert', name: 'www', type: 'A', ttl: 60, records: ['192.0.2.10'] }] },
+      { 'if-match': `"${current.revision}"` },
+    )
+    const changed = await json(res)
+    assert.equal(res.status, 200, JSON.stringify(changed))
+    assert.deepEqual([changed.changed, changed.serial], [true, 8])
+    assert.notEqual(changed.revision, current.revision)
+    assert.equal(await h.knot.soaSerial(ZONE), 8)
+
+    // An import of the text as it was: a change back, serial 9 (not 7, and not twice).
+    res = await put(current.zone_text, { 'if-match': `"${changed.revision}"` })
+    const imported = await json(res)
+    assert.equal(res.status, 200, JSON.stringify(imported))
+    assert.deepEqual([imported.changed, imported.serial], [true, 9])
+    assert.equal(await h.knot.soaSerial(ZONE), 9)
+
+    // The same text as secondary: a new role is a change.
+    res = await h.call(
+      'PUT',
+      `/v1/zones/${ZONE}`,
+      { role: 'secondary', zone_text: current.zone_text },
+      { 'if-match': `"${imported.revision}"` },
+    )
+    const secondary = await json(res)
+    assert.equal(res.status, 200, JSON.stringify(secondary))
+    assert.deepEqual([secondary.changed, secondary.role, secondary.serial], [true, 'secondary', 10])
+    assert.equal(await h.knot.soaSerial(ZONE), 10)
+
+    const after = await traces()
+    assert.equal(after.history, before.history + 3)
+    assert.equal(after.audit, before.audit + 3)
+    assert.ok(after.knotLog > before.knotLog, 'knotd saw the publications')
+    assert.deepEqual(
+      (await json(await h.call('GET', `/v1/zones/${ZONE}/history`))).history.map((r: { serial: number }) => r.serial),
+      [9, 8, 7],
+    )
+  })
+
+  test('the OpenAPI document describes the changed field of both answers', async () => {
+    const doc = await json(await h.call('GET', '/openapi.json'))
+    const put = doc.paths['/v1/zones/{zone}'].put.responses['200'].content['application/json'].schema
+    const changes = doc.paths['/v1/zones/{zone}/changes'].post.responses['200'].content['application/json'].schema
+    for (const schema of [put, changes]) {
+      assert.equal(schema.properties.changed.type, 'boolean')
+      assert.ok(schema.required.includes('changed'))
     }
   })
 })

@@ -122,7 +122,9 @@ export function buildProgram(): Command {
     )
   withExamples(
     dryRun(zone.command('import'))
-      .description('replace (or create) a zone from a zone file; the current revision is checked')
+      .description(
+        'replace (or create) a zone from a zone file; the current revision is checked; a file with the records the zone has (whatever its serial) publishes nothing',
+      )
       .argument('<zone>')
       .argument('<file>', 'zone file; - for stdin')
       .option('--role <role>', 'primary or secondary', 'primary'),
@@ -180,7 +182,9 @@ export function buildProgram(): Command {
   ).action(async (name: string, _o, cmd: Command) => (await zones()).history(all(cmd), name))
   withExamples(
     dryRun(program.command('rollback'))
-      .description('publish the content of a prior revision again (the serial still moves forward)')
+      .description(
+        'publish the content of a prior revision again (the serial still moves forward, unless the zone has that content already)',
+      )
       .argument('<zone>')
       .argument('<revision>', 'a revision from dnsctl history, or its serial (the newest with it)'),
     ['dnsctl rollback example.com Hq3kB2c9x1n8v0m4s6d7f5g2h1j', 'dnsctl rollback example.com 2026112901 --dry-run'],

@@ -223,7 +223,14 @@ async function putText(o: Opts, zone: string, text: string, dry: boolean, source
     const why = at ? `${source}:${at[1]}: ${at[2]}` : `${source}: ${error?.message ?? 'refused'}`
     throw new CliError(`${why} (${error?.code ?? 'HTTP 400'})`)
   }
-  return { body: (await res.json()) as ZoneSummary & { diff?: ZoneDiff; created: boolean; warnings: string[] } }
+  return {
+    body: (await res.json()) as ZoneSummary & {
+      diff?: ZoneDiff
+      created: boolean
+      changed?: boolean
+      warnings: string[]
+    },
+  }
 }
 
 export async function zoneImport(o: Opts, zone: string, file: string): Promise<void> {
@@ -231,6 +238,8 @@ export async function zoneImport(o: Opts, zone: string, file: string): Promise<v
   roleOf(o)
   const { body } = await putText(o, zone, readZoneFile(file), dry, sourceName(file))
   if (dry) return printDiff(body.name, body.diff!)
+  // An API from before `changed` existed always published.
+  if (body.changed === false) return out(`zone ${body.name} unchanged (serial ${body.serial}): nothing published\n`)
   out(
     `zone ${body.name} ${body.created ? 'created' : 'imported'}: serial ${body.serial}, ${body.records} records, revision ${body.revision}\n`,
   )
@@ -294,14 +303,23 @@ async function change(o: Opts, zone: string, c: Record<string, unknown>): Promis
   }
   const dry = o.dryRun === true
   const { body } = await api
-    .json<{ zone: string; serial: number; revision: string; diff?: ZoneDiff }>('POST', `${zonePath(zone)}/changes`, {
-      body: { changes: [c], dry_run: dry },
-      headers: ifMatch(etag),
-    })
+    .json<{ zone: string; serial: number; revision: string; changed?: boolean; diff?: ZoneDiff }>(
+      'POST',
+      `${zonePath(zone)}/changes`,
+      {
+        body: { changes: [c], dry_run: dry },
+        headers: ifMatch(etag),
+      },
+    )
     .catch((err: unknown) => {
       throw err instanceof CliError ? new CliError(inArguments(err.message, (c.records as string[]) ?? [])) : err
     })
   if (dry) return printDiff(body.zone, body.diff!)
+  if (body.changed === false) {
+    return out(
+      `${body.zone}: ${escapeTerminal(`${c.name || '@'} ${c.type}`)} unchanged (serial ${body.serial}): nothing published\n`,
+    )
+  }
   out(
     `${body.zone}: ${c.action === 'upsert' ? 'set' : 'deleted'} ${escapeTerminal(`${c.name || '@'} ${c.type}`)}; serial ${body.serial}, revision ${body.revision}\n`,
   )
@@ -419,5 +437,10 @@ export async function rollback(o: Opts, zone: string, given: string): Promise<vo
   const dry = o.dryRun === true
   const { body } = await putText({ ...o, role: prior.role }, zone, prior.zone_text, dry, `revision ${revision}`)
   if (dry) return printDiff(body.name, body.diff!)
+  if (body.changed === false) {
+    return out(
+      `zone ${body.name} unchanged (serial ${body.serial}): it already has the content of ${revision}, nothing published\n`,
+    )
+  }
   out(`zone ${body.name} rolled back to the content of ${revision}: serial ${body.serial}, revision ${body.revision}\n`)
 }

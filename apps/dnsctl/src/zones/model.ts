@@ -83,6 +83,24 @@ export function withSerial(zone: Zone, serial: number): Zone {
   return { origin: zone.origin, records }
 }
 
+/**
+ * Whether two versions of a zone hold the same records, the SOA serial aside: publishing the one
+ * over the other would change nothing but the serial (and bring replicas a transfer of the same
+ * data). Both hold their records in canonical order, SOA first, so one walk compares them.
+ */
+export function sameRecordsBesidesSerial(a: Zone, b: Zone): boolean {
+  if (a.origin !== b.origin || a.records.length !== b.records.length) return false
+  for (let i = 0; i < a.records.length; i++) {
+    const x = a.records[i]!
+    const y = b.records[i]!
+    if (x.name !== y.name || x.type !== y.type || x.ttl !== y.ttl) return false
+    if (x.rdata === y.rdata) continue
+    if (i > 0 || x.type !== 'SOA') return false
+    if (soaText({ ...soaFields(x.rdata), serial: 0 }) !== soaText({ ...soaFields(y.rdata), serial: 0 })) return false
+  }
+  return true
+}
+
 /** The next serial: one more than the current one (mod 2^32), or the given one when it is already later. */
 export function nextSerial(current: number, proposed?: number): number {
   if (proposed !== undefined && serialAfter(proposed, current)) return proposed

@@ -85,6 +85,45 @@ const ChangesBody = Type.Object(
   { additionalProperties: false },
 )
 
+const Diff = Type.Object({
+  added: Type.Integer(),
+  removed: Type.Integer(),
+  unchanged: Type.Integer(),
+  records: Type.Array(
+    Type.Object({ op: Type.Union([Type.Literal('add'), Type.Literal('remove')]), record: Type.String() }),
+  ),
+})
+
+const Changed = Type.Boolean({
+  description:
+    'false when the zone already has this content (records and role; the SOA serial aside): nothing was published, the serial and revision stay',
+})
+
+const PutZoneResult = Type.Object({
+  name: Type.String(),
+  role: Type.Union([Type.Literal('primary'), Type.Literal('secondary')]),
+  revision: Type.String(),
+  serial: Type.Integer(),
+  records: Type.Integer(),
+  dry_run: Type.Boolean(),
+  created: Type.Boolean(),
+  changed: Changed,
+  warnings: Type.Array(Type.String()),
+  diff: Type.Optional(Diff),
+})
+
+const ChangesResult = Type.Object({
+  zone: Type.String(),
+  dry_run: Type.Boolean(),
+  changed: Changed,
+  revision: Type.String(),
+  previous_revision: Type.String(),
+  serial: Type.Integer(),
+  applied: Type.Integer(),
+  records: Type.Integer(),
+  diff: Type.Optional(Diff),
+})
+
 /** The actor named in X-Dns-Actor (recorded in the audit event), or "local". */
 export function actorOf(req: FastifyRequest): string {
   const raw = req.headers['x-dns-actor']
@@ -209,6 +248,7 @@ export function zoneRoutes(app: HttpApp, service: ZoneService) {
         tags: ['zones'],
         params: ZoneParams,
         body: PutZoneBody,
+        response: { 200: PutZoneResult, 201: PutZoneResult },
       },
       preValidation: zoneTextBody,
     },
@@ -229,6 +269,7 @@ export function zoneRoutes(app: HttpApp, service: ZoneService) {
         ...summary(result.state),
         dry_run: result.dryRun,
         created: result.created,
+        changed: result.changed,
         warnings: result.warnings,
         ...(result.diff ? { diff: result.diff } : {}),
       }
@@ -255,6 +296,7 @@ export function zoneRoutes(app: HttpApp, service: ZoneService) {
         tags: ['zones'],
         params: ZoneParams,
         body: ChangesBody,
+        response: { 200: ChangesResult },
       },
     },
     async (req, reply) => {
@@ -271,6 +313,7 @@ export function zoneRoutes(app: HttpApp, service: ZoneService) {
       return {
         zone: publicName(name),
         dry_run: result.dryRun,
+        changed: result.changed,
         revision: result.revision,
         previous_revision: result.before.revision,
         serial: result.serial,

@@ -11,10 +11,18 @@ import { KeyedMutex } from '../publish/mutex.ts'
 import type { Notifier } from '../publish/notifier.ts'
 import { createZone, deleteZone, type Meta, type PipelineDeps, publishZone } from '../publish/pipeline.ts'
 import { recover } from '../publish/recovery.ts'
-import { parseZone } from '../zonefile/index.ts'
+import { parseZone, soaFields } from '../zonefile/index.ts'
 import { applyChanges, type RRsetChange } from './changes.ts'
 import { diffZones, type ZoneDiff } from './diff.ts'
-import { nextSerial, parseZoneText, type Role, stateOf, withSerial, type ZoneState } from './model.ts'
+import {
+  nextSerial,
+  parseZoneText,
+  type Role,
+  sameRecordsBesidesSerial,
+  stateOf,
+  withSerial,
+  type ZoneState,
+} from './model.ts'
 import { deleteZoneRow, findHistory, insertZoneRow, listHistory, listZoneRows } from './store.ts'
 
 /** One page of a newest-first listing: at most `limit` rows with ids below `before`. */
@@ -39,6 +47,8 @@ export interface ChangeResult {
   serial: number
   records: number
   dryRun: boolean
+  /** False when the batch leaves the zone as it is: nothing is (or would be) published. */
+  changed: boolean
   /** Dry runs: the records the batch would add and remove (SOA serial included). */
   diff?: ZoneDiff
 }
@@ -47,6 +57,8 @@ export interface PutResult {
   state: ZoneState
   created: boolean
   dryRun: boolean
+  /** False when the zone text and role are the ones the zone has: nothing is (or would be) published. */
+  changed: boolean
   warnings: string[]
   /** Dry runs: the records the import would add and remove. */
   diff?: ZoneDiff
@@ -158,20 +170,51 @@ export class ZoneService {
         if (expected !== undefined) throw errors.revision_mismatch(expected, '(none: the zone does not exist)')
         const state = stateOf(name, input.role, parsed)
         if (input.dry_run)
-          return { state, created: true, dryRun: true, warnings: [], diff: diffZones(undefined, state.zone) }
+          return {
+            state,
+            created: true,
+            dryRun: true,
+            changed: true,
+            warnings: [],
+            diff: diffZones(undefined, state.zone),
+          }
         await createZone(this.deps, state, meta)
         this.#zones.set(name, state)
         const warnings = await this.deps.notifier.notify(name)
-        return { state, created: true, dryRun: false, warnings }
+        return { state, created: true, dryRun: false, changed: true, warnings }
       }
       checkRevision(`replacing zone ${name}`, expected, current)
-      const given = stateOf(name, input.role, parsed)
-      const next = stateOf(name, input.role, withSerial(parsed, nextSerial(current.serial, given.serial)))
+      // An import re-run from a config repository with nothing changed (octoDNS says "No
+      // changes") must not move the serial: that would add a history row, an audit event and a
+      // knotd reload, and every secondary would be notified and transfer the same data again. A
+      // given serial alone is no change: the serial is dnsctl's to advance.
+      if (input.role === current.role && sameRecordsBesidesSerial(current.zone, parsed)) {
+        return {
+          state: current,
+          created: false,
+          dryRun: input.dry_run,
+          changed: false,
+          warnings: [],
+          ...(input.dry_run ? { diff: diffZones(current.zone, current.zone) } : {}),
+        }
+      }
+      const next = stateOf(
+        name,
+        input.role,
+        withSerial(parsed, nextSerial(current.serial, soaFields(parsed.records[0]!.rdata).serial)),
+      )
       if (input.dry_run)
-        return { state: next, created: false, dryRun: true, warnings: [], diff: diffZones(current.zone, next.zone) }
+        return {
+          state: next,
+          created: false,
+          dryRun: true,
+          changed: true,
+          warnings: [],
+          diff: diffZones(current.zone, next.zone),
+        }
       await publishZone(this.deps, current, next, meta, 'import', { role: input.role })
       this.#zones.set(name, next)
-      return { state: next, created: false, dryRun: false, warnings: [] }
+      return { state: next, created: false, dryRun: false, changed: true, warnings: [] }
     })
   }
 
@@ -248,6 +291,19 @@ export class ZoneService {
       if (current.role === 'secondary') throw errors.zone_is_secondary(name)
       // 2 and 3. Apply in memory and validate the complete zone.
       const applied = applyChanges(current.zone, input.changes)
+      // A batch that leaves the zone as it is (an upsert of the records an RRset already has)
+      // commits nothing, for the same reasons as an unchanged import.
+      if (sameRecordsBesidesSerial(current.zone, applied)) {
+        return {
+          before: current,
+          revision: current.revision,
+          serial: current.serial,
+          records: applied.records.length,
+          dryRun: input.dry_run,
+          changed: false,
+          ...(input.dry_run ? { diff: diffZones(current.zone, current.zone) } : {}),
+        }
+      }
       // 4. Advance the SOA serial once.
       const serial = nextSerial(current.serial)
       // A dry run stops here: rendering and hashing the new zone would only cost time.
@@ -258,6 +314,7 @@ export class ZoneService {
           serial,
           records: applied.records.length,
           dryRun: true,
+          changed: true,
           diff: diffZones(current.zone, withSerial(applied, serial)),
         }
       const next = stateOf(name, current.role, withSerial(applied, serial))
@@ -265,7 +322,14 @@ export class ZoneService {
         changes: input.changes.map((c) => ({ action: c.action, name: c.name, type: c.type })),
       })
       this.#zones.set(name, next)
-      return { before: current, revision: next.revision, serial, records: applied.records.length, dryRun: false }
+      return {
+        before: current,
+        revision: next.revision,
+        serial,
+        records: applied.records.length,
+        dryRun: false,
+        changed: true,
+      }
     })
   }
 }

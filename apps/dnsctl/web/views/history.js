@@ -49,7 +49,11 @@ export async function render(container, { zone }) {
         done: async (r) => {
           await load().catch((err) => errors.show(err))
           status.replaceChildren(
-            notice(`${zone} rolled back to the content of ${entry.revision.slice(0, 10)}: serial ${r.serial}.`),
+            notice(
+              r.changed === false
+                ? `${zone} unchanged (serial ${r.serial}): it already has the content of ${entry.revision.slice(0, 10)}, nothing published.`
+                : `${zone} rolled back to the content of ${entry.revision.slice(0, 10)}: serial ${r.serial}.`,
+            ),
           )
         },
       })

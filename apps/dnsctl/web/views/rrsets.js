@@ -39,7 +39,13 @@ export async function render(container, { zone }) {
       done: async (r) => {
         after?.()
         await load()
-        status.replaceChildren(notice(`${what} committed: serial ${r.serial}, revision ${r.revision.slice(0, 10)}.`))
+        status.replaceChildren(
+          notice(
+            r.changed === false
+              ? `${what}: nothing published, the zone is unchanged (serial ${r.serial}).`
+              : `${what} committed: serial ${r.serial}, revision ${r.revision.slice(0, 10)}.`,
+          ),
+        )
       },
     })
 

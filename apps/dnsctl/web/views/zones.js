@@ -123,7 +123,13 @@ function importForm(list, status, zones) {
       label: current ? 'Replace zone' : 'Create zone',
       done: async (r) => {
         await list()
-        status.replaceChildren(notice(`Zone ${r.name} imported: serial ${r.serial}, ${count(r.records, 'record')}.`))
+        status.replaceChildren(
+          notice(
+            r.changed === false
+              ? `Zone ${r.name} unchanged (serial ${r.serial}): nothing published.`
+              : `Zone ${r.name} imported: serial ${r.serial}, ${count(r.records, 'record')}.`,
+          ),
+        )
       },
     })
   })
