@@ -141,6 +141,8 @@ for (const dialect of DIALECTS) {
           [A, 'pending', ''],
           [B, 'pending', ''],
         ])
+        const times = full.body.decisions.map((x: Json) => x.updated_at)
+        assert.equal(new Set(times).size, 2, `each tombstone has a time of its own: ${times}`)
       } finally {
         await gate.stop()
       }
