@@ -17,13 +17,14 @@ import type { ChannelRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { appendChange } from '../realtime/changes.ts'
 import { canManageMembers, visibleChannel } from './access.ts'
-import { channelResponse } from './routes.ts'
+import { ACCENT_COLOR, DESCRIPTION_MAX, DISPLAY_NAME_MAX } from './service.ts'
+import { channelResponse } from './store.ts'
 
 const EditChannel = Type.Object(
   {
-    display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-    description: Type.Optional(Type.String({ maxLength: 1000 })),
-    accent_color: Type.Optional(Type.String({ pattern: '^#[0-9a-fA-F]{6}$' })),
+    display_name: Type.Optional(Type.String({ minLength: 1, maxLength: DISPLAY_NAME_MAX })),
+    description: Type.Optional(Type.String({ maxLength: DESCRIPTION_MAX })),
+    accent_color: Type.Optional(Type.String({ pattern: ACCENT_COLOR.source })),
     visibility: Type.Optional(Type.Union([Type.Literal('public'), Type.Literal('private')])),
   },
   { additionalProperties: false, minProperties: 1 },

@@ -8,26 +8,25 @@
  *   PUT    /api/v1/channels/{id}/members/{username}    administrator or channel_admin; {role}
  *   DELETE /api/v1/channels/{id}/members/{username}    administrator or channel_admin
  */
-import { type HttpApp, isUniqueViolation } from '@gatehouse/kit'
+import type { HttpApp } from '@gatehouse/kit'
 import { Type } from 'typebox'
 import { recordAudit } from '../audit/store.ts'
 import { readerOf } from '../auth/guard.ts'
 import type { Context } from '../context.ts'
-import type { ChannelRole, ChannelRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
 import { ChannelName, Username } from '../names.ts'
 import { appendChange } from '../realtime/changes.ts'
 import { findUserByName } from '../users/store.ts'
-import { issueWebhook } from '../webhooks/service.ts'
 import { canManageMembers, visibleChannel } from './access.ts'
-import { deleteMember, insertChannel, listMembers, listVisibleChannels, upsertMember } from './store.ts'
+import { ACCENT_COLOR, createChannel, DESCRIPTION_MAX, DISPLAY_NAME_MAX } from './service.ts'
+import { channelResponse, deleteMember, listMembers, listVisibleChannels, upsertMember } from './store.ts'
 
 const CreateChannel = Type.Object(
   {
     name: ChannelName,
-    display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-    description: Type.Optional(Type.String({ maxLength: 1000 })),
-    accent_color: Type.Optional(Type.String({ pattern: '^#[0-9a-fA-F]{6}$' })),
+    display_name: Type.Optional(Type.String({ minLength: 1, maxLength: DISPLAY_NAME_MAX })),
+    description: Type.Optional(Type.String({ maxLength: DESCRIPTION_MAX })),
+    accent_color: Type.Optional(Type.String({ pattern: ACCENT_COLOR.source })),
     visibility: Type.Optional(Type.Union([Type.Literal('public'), Type.Literal('private')])),
   },
   { additionalProperties: false },
@@ -36,19 +35,6 @@ const CreateChannel = Type.Object(
 const Role = Type.Union([Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('channel_admin')])
 const ChannelParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
 const MemberParams = Type.Object({ id: Type.String({ maxLength: 64 }), username: Username })
-
-export function channelResponse(c: ChannelRow, role?: ChannelRole | null) {
-  return {
-    id: c.name,
-    name: c.name,
-    display_name: c.display_name,
-    description: c.description,
-    accent_color: c.accent_color,
-    visibility: c.visibility,
-    created_at: c.created_at,
-    ...(role === undefined ? {} : { role }),
-  }
-}
 
 export function channelRoutes(app: HttpApp, ctx: Context) {
   const { guard } = ctx
@@ -65,34 +51,9 @@ export function channelRoutes(app: HttpApp, ctx: Context) {
       },
     },
     async (req, reply) => {
-      const b = req.body
-      const row: ChannelRow = {
-        name: b.name,
-        display_name: b.display_name ?? b.name,
-        description: b.description ?? '',
-        accent_color: (b.accent_color ?? '#4f6bed').toLowerCase(),
-        visibility: b.visibility ?? 'public',
-        created_at: new Date().toISOString(),
-      }
-      const hook = await db
-        .transaction()
-        .execute(async (tx) => {
-          await insertChannel(tx, row)
-          const hook = await issueWebhook(tx, row.name, true, 'channel')
-          await recordAudit(tx, readerOf(req), 'channel.create', row.name, { visibility: row.visibility })
-          await appendChange(tx, kind, {
-            kind: 'channel',
-            channel: row.name,
-            data: { change: 'created', channel: channelResponse(row) },
-          })
-          return hook
-        })
-        .catch((err) => {
-          if (isUniqueViolation(err)) throw errors.channel_exists(b.name)
-          throw err
-        })
+      const { channel, hook } = await createChannel(db, kind, readerOf(req), req.body)
       return reply.code(201).send({
-        channel: channelResponse(row),
+        channel: channelResponse(channel),
         publishing: { webhook_id: hook.id, token: hook.token, path: hook.path },
       })
     },

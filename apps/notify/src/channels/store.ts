@@ -11,6 +11,25 @@ export async function insertChannel(db: Db, row: ChannelRow): Promise<void> {
   await db.insertInto('channels').values(row).execute()
 }
 
+/** Every channel, by name (an administrator's view: private ones too). */
+export function listChannels(db: Db): Promise<ChannelRow[]> {
+  return db.selectFrom('channels').selectAll().orderBy('name').execute()
+}
+
+/** A channel as the API and `notify channel list --json` show it; `role`: the reader's, when asked. */
+export function channelResponse(c: ChannelRow, role?: ChannelRole | null) {
+  return {
+    id: c.name,
+    name: c.name,
+    display_name: c.display_name,
+    description: c.description,
+    accent_color: c.accent_color,
+    visibility: c.visibility,
+    created_at: c.created_at,
+    ...(role === undefined ? {} : { role }),
+  }
+}
+
 /** Channels the reader may see: all for administrators, else public ones and those they belong to. */
 export function listVisibleChannels(
   db: Db,

@@ -1,12 +1,13 @@
 /**
- * The admin commands of the user panel, action targets, the audit log and Web Push on the
- * command line (`notify user|target|audit|push ...`), registered on the notify program.
+ * The admin commands of the user panel, channels and their hooks, action targets, the audit
+ * log and Web Push on the command line (`notify user|channel|hook|target|audit|push ...`),
+ * registered on the notify program.
  * Each action imports its module when it runs.
  */
 import type { Command } from '@gatehouse/kit/cli/program.ts'
 import { withExamples } from '@gatehouse/kit/cli/program.ts'
 import { addSchemaOptions } from '@gatehouse/kit/cli/schema-options.ts'
-import { adminSchema, passwordSchema, targetSchema } from './admin-schema.ts'
+import { adminSchema, hookSchema, passwordSchema, targetSchema } from './admin-schema.ts'
 
 const all = (cmd: Command): Record<string, unknown> => cmd.optsWithGlobals()
 const json = (cmd: Command) => cmd.option('--json', 'print JSON for scripts instead of text')
@@ -58,6 +59,7 @@ export function addUserCommands(user: Command): void {
 
 export function addAdminCommands(program: Command): void {
   const admin = (cmd: Command) => addSchemaOptions(cmd, adminSchema)
+  addChannelCommands(program)
   const targets = () => import('./targets.ts')
   const target = program
     .command('target')
@@ -109,4 +111,52 @@ export function addAdminCommands(program: Command): void {
       .option('--user <name>', "only this reader's subscriptions"),
     ['notify push list', 'notify push list --user alice --json'],
   ).action(async (_o, cmd: Command) => (await import('./push.ts')).pushListCommand(all(cmd)))
+}
+
+function addChannelCommands(program: Command): void {
+  const admin = (cmd: Command) => addSchemaOptions(cmd, adminSchema)
+  const channels = () => import('./channels.ts')
+  const hooks = () => import('./hooks.ts')
+  const channel = program.command('channel').description('channels: where notifications are stored and read')
+  withExamples(json(admin(channel.command('list'))).description('list every channel, private ones too'), [
+    'notify channel list',
+    'notify channel list --json',
+  ]).action(async (_o, cmd: Command) => (await channels()).channelListCommand(all(cmd)))
+  withExamples(
+    json(addSchemaOptions(channel.command('create'), hookSchema))
+      .description("create a channel and its publishing hook, whose URL is printed once (the API's rules)")
+      .argument('<name>', 'the URL name, which cannot change later (a-z, 0-9, _, -)')
+      .option('--display-name <text>', 'the name readers see (default: the URL name)')
+      .option('--description <text>', 'what the channel is for')
+      .option('--private', 'only administrators and members read it (default: public)')
+      .option('--color <#rrggbb>', 'accent colour (default #4f6bed)'),
+    [
+      'notify channel create deploys --display-name Deploys --description "CI deployments"',
+      "notify channel create security --private --color '#d93f0b'",
+      'notify channel create alerts --json',
+    ],
+  ).action(async (name: string, _o, cmd: Command) => (await channels()).channelCreateCommand(all(cmd), name))
+
+  const hook = program
+    .command('hook')
+    .description('incoming webhooks: secret URLs (/hooks/<token>) that publish to a channel')
+  withExamples(
+    json(admin(hook.command('list')))
+      .description('list hooks (never their tokens), oldest first')
+      .option('--channel <name>', "only this channel's hooks"),
+    ['notify hook list', 'notify hook list --channel deploys --json'],
+  ).action(async (_o, cmd: Command) => (await hooks()).hookListCommand(all(cmd)))
+  withExamples(
+    json(addSchemaOptions(hook.command('create'), hookSchema))
+      .description('create a hook on an existing channel; prints its URL once')
+      .requiredOption('--channel <name>', 'the channel it publishes to')
+      .option('--lock-channel', "ignore a payload's channel (default: a payload may pick another public channel)"),
+    ['notify hook create --channel deploys', 'notify hook create --channel deploys --lock-channel --json'],
+  ).action(async (_o, cmd: Command) => (await hooks()).hookCreateCommand(all(cmd)))
+  withExamples(
+    json(admin(hook.command('revoke')))
+      .description('revoke a hook: deliveries to its URL are refused at once; what it delivered stays')
+      .argument('<id>', 'the hook id (from notify hook list)'),
+    ['notify hook revoke wh_0123456789abcdefghij'],
+  ).action(async (id: string, _o, cmd: Command) => (await hooks()).hookRevokeCommand(all(cmd), id))
 }

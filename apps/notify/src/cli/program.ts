@@ -28,6 +28,8 @@ export function buildProgram(io: { out?: (t: string) => void; err?: (t: string) 
     'notify token list --json',
     'notify user list',
     'notify user disable alice',
+    'notify channel create deploys --display-name Deploys',
+    'notify hook create --channel deploys',
     'notify target list',
     'notify audit list --limit 20',
     'notify push keys',

@@ -13,8 +13,8 @@ import { readerOf } from '../auth/guard.ts'
 import type { Context } from '../context.ts'
 import { ChannelName } from '../names.ts'
 import { importWebhooks } from './import.ts'
-import { createWebhook, metadata, newUrl, revoke } from './service.ts'
-import { listWebhooks } from './store.ts'
+import { createWebhook, newUrl, revoke } from './service.ts'
+import { listWebhooks, metadata } from './store.ts'
 
 const CreateWebhook = Type.Object(
   { channel: ChannelName, channel_locked: Type.Optional(Type.Boolean()) },
@@ -54,11 +54,12 @@ export function webhookRoutes(app: HttpApp, ctx: Context) {
       },
     },
     async (req, reply) => {
-      const hook = await createWebhook(ctx.database.db, req.body.channel, req.body.channel_locked ?? false)
-      await recordAudit(ctx.database.db, readerOf(req), 'webhook.create', hook.id, {
-        channel: req.body.channel,
-        channel_locked: req.body.channel_locked ?? false,
-      })
+      const hook = await createWebhook(
+        ctx.database.db,
+        readerOf(req),
+        req.body.channel,
+        req.body.channel_locked ?? false,
+      )
       return reply.code(201).send({ webhook: hook })
     },
   )
@@ -73,9 +74,8 @@ export function webhookRoutes(app: HttpApp, ctx: Context) {
     '/api/v1/webhooks/:id/revoke',
     { ...admin, schema: { summary: 'Revoke a webhook', tags: ['webhooks'], params: IdParams } },
     async (req) => {
-      const webhook = metadata(await revoke(ctx.database.db, req.params.id))
-      await recordAudit(ctx.database.db, readerOf(req), 'webhook.revoke', req.params.id)
-      return { webhook }
+      const { hook } = await revoke(ctx.database.db, readerOf(req), req.params.id)
+      return { webhook: metadata(hook) }
     },
   )
 

@@ -2,44 +2,26 @@
  * Incoming webhooks and channel publishing tokens. A token is 32 random bytes shown
  * exactly once; only its SHA-256 hash is stored. Revocation takes effect on the next
  * request: every delivery looks its token up in the database (no cache, see
- * ingest/lookups.ts), so all nodes sharing a database agree at once.
+ * ingest/lookups.ts), so all nodes sharing a database agree at once. Creating and revoking
+ * are shared by the API and `notify hook create|revoke`, audit entry included.
  */
-import { generateToken, hashToken } from '@gatehouse/kit'
+// Not the kit's index: `notify hook create` would load the HTTP stack with it.
+import { generateToken, hashToken } from '@gatehouse/kit/secrets.ts'
 import type { Kysely, Transaction } from 'kysely'
+import { recordAudit } from '../audit/store.ts'
+import type { Reader } from '../auth/guard.ts'
 import { findChannel, insertChannel } from '../channels/store.ts'
 import type { DB, WebhookKind, WebhookRow } from '../db/schema.ts'
 import { errors } from '../errors.ts'
-import { findWebhook, insertWebhook, revokeWebhook, updateWebhook } from './store.ts'
+import { findWebhook, insertWebhook, metadata, revokeWebhook, updateWebhook, type WebhookMetadata } from './store.ts'
 
 export const DEVELOPMENT_HOOK_ID = 'development'
-
-export interface WebhookMetadata {
-  id: string
-  channel: string
-  channel_locked: boolean
-  kind: WebhookKind
-  active: boolean
-  created_at: string
-  revoked_at: string | null
-}
 
 export interface IssuedWebhook extends WebhookMetadata {
   /** Shown once: the secret publishing path `/hooks/{token}`. */
   path: string
   /** Shown once: the same token for `Authorization: Bearer`. */
   token: string
-}
-
-export function metadata(row: WebhookRow): WebhookMetadata {
-  return {
-    id: row.id,
-    channel: row.channel,
-    channel_locked: row.channel_locked === 1,
-    kind: row.kind,
-    active: row.revoked_at === null,
-    created_at: row.created_at,
-    revoked_at: row.revoked_at,
-  }
 }
 
 export function newWebhookId(): string {
@@ -67,9 +49,21 @@ export async function issueWebhook(
   return { ...metadata(row), path: `/hooks/${token}`, token }
 }
 
-export async function createWebhook(db: Kysely<DB>, channel: string, channelLocked: boolean): Promise<IssuedWebhook> {
-  if (!(await findChannel(db, channel))) throw errors.channel_not_found(channel)
-  return issueWebhook(db, channel, channelLocked, 'webhook')
+type Actor = Pick<Reader, 'id' | 'username'>
+
+/** A new hook on an existing channel (channel_not_found otherwise), audited as `webhook.create`. */
+export function createWebhook(
+  db: Kysely<DB>,
+  actor: Actor,
+  channel: string,
+  channelLocked: boolean,
+): Promise<IssuedWebhook> {
+  return db.transaction().execute(async (tx) => {
+    if (!(await findChannel(tx, channel))) throw errors.channel_not_found(channel)
+    const hook = await issueWebhook(tx, channel, channelLocked, 'webhook')
+    await recordAudit(tx, actor, 'webhook.create', hook.id, { channel, channel_locked: channelLocked })
+    return hook
+  })
 }
 
 /** "New URL": another active hook with the same channel and override policy. */
@@ -80,11 +74,19 @@ export async function newUrl(db: Kysely<DB>, id: string): Promise<IssuedWebhook>
   return issueWebhook(db, hook.channel, hook.channel_locked === 1, hook.kind === 'channel' ? 'channel' : 'webhook')
 }
 
-export async function revoke(db: Kysely<DB>, id: string): Promise<WebhookRow> {
-  const hook = await findWebhook(db, id)
-  if (!hook) throw errors.webhook_not_found(id)
-  await revokeWebhook(db, id, new Date().toISOString())
-  return (await findWebhook(db, id))!
+/**
+ * Revoke a hook: deliveries with its token are refused from the next one on; what it
+ * delivered stays. Revoking a revoked hook changes nothing (it keeps its first revocation
+ * time) and is not an error; each request is audited as `webhook.revoke`.
+ */
+export function revoke(db: Kysely<DB>, actor: Actor, id: string): Promise<{ hook: WebhookRow; changed: boolean }> {
+  return db.transaction().execute(async (tx) => {
+    const before = await findWebhook(tx, id)
+    if (!before) throw errors.webhook_not_found(id)
+    await revokeWebhook(tx, id, new Date().toISOString())
+    await recordAudit(tx, actor, 'webhook.revoke', id)
+    return { hook: (await findWebhook(tx, id))!, changed: before.revoked_at === null }
+  })
 }
 
 /**

@@ -1,7 +1,30 @@
 import type { Kysely, Transaction } from 'kysely'
-import type { DB, WebhookRow } from '../db/schema.ts'
+import type { DB, WebhookKind, WebhookRow } from '../db/schema.ts'
 
 type Db = Kysely<DB> | Transaction<DB>
+
+export interface WebhookMetadata {
+  id: string
+  channel: string
+  channel_locked: boolean
+  kind: WebhookKind
+  active: boolean
+  created_at: string
+  revoked_at: string | null
+}
+
+/** A hook as GET /api/v1/webhooks and `notify hook list` show it: never its token or hash. */
+export function metadata(row: WebhookRow): WebhookMetadata {
+  return {
+    id: row.id,
+    channel: row.channel,
+    channel_locked: row.channel_locked === 1,
+    kind: row.kind,
+    active: row.revoked_at === null,
+    created_at: row.created_at,
+    revoked_at: row.revoked_at,
+  }
+}
 
 export async function insertWebhook(db: Db, row: WebhookRow): Promise<void> {
   await db.insertInto('webhooks').values(row).execute()
@@ -16,8 +39,11 @@ export function findWebhooksByTokenHashes(db: Db, hashes: string[]): Promise<Web
   return db.selectFrom('webhooks').selectAll().where('token_hash', 'in', hashes).execute()
 }
 
-export function listWebhooks(db: Db): Promise<WebhookRow[]> {
-  return db.selectFrom('webhooks').selectAll().orderBy('created_at').orderBy('id').execute()
+/** Oldest first; `channel`: only that channel's hooks. */
+export function listWebhooks(db: Db, channel?: string): Promise<WebhookRow[]> {
+  let q = db.selectFrom('webhooks').selectAll()
+  if (channel !== undefined) q = q.where('channel', '=', channel)
+  return q.orderBy('created_at').orderBy('id').execute()
 }
 
 export async function revokeWebhook(db: Db, id: string, at: string): Promise<void> {
