@@ -28,6 +28,8 @@ const systemPackages = {
   openssl: '/usr/bin/openssl',
   nginx: '/usr/sbin/nginx',
   unzip: '/usr/bin/unzip',
+  // The READMEs' script examples read a command's --json output with it (notify hook create).
+  jq: '/usr/bin/jq',
   // websignal's benchmark compares against GoAccess in the same run.
   goaccess: '/usr/bin/goaccess',
   // dnsctl's optional metrics-history upstream is tested against a real Prometheus.
