@@ -208,6 +208,22 @@ export async function tombstoneDecision(
   return Number(r.numUpdatedRows) > 0
 }
 
+/**
+ * Turn every live decision of a scope into a tombstone (as `tombstoneDecision`), the n-th in
+ * fingerprint order at `firstUs + n - 1`: reserve that many times with `tickClock` first, in the
+ * same transaction. One statement, so the clock's lock is held for one round trip, not one per
+ * decision. Returns how many.
+ */
+export async function tombstoneScope(trx: Transaction<DB>, scopeId: string, firstUs: number, actor: string) {
+  const r = await sql`update decisions as d
+    set status = 'pending', label = '', updated_us = ${firstUs} + r.n - 1, actor = ${actor},
+        source = 'manual', expires_ms = null, evidence = null, deleted = 1
+    from (select fingerprint, row_number() over (order by fingerprint) as n from decisions
+          where scope_type = ${SCOPE_INSTANCE} and scope_id = ${scopeId} and deleted = 0) as r
+    where d.scope_type = ${SCOPE_INSTANCE} and d.scope_id = ${scopeId} and d.fingerprint = r.fingerprint`.execute(trx)
+  return Number(r.numAffectedRows ?? 0)
+}
+
 export interface DecisionQuery {
   scopeId?: string
   status?: string

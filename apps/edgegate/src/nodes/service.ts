@@ -1,11 +1,11 @@
 /** Node registry rules: kinds, exactly one credential per node, enable/disable, token rotation, removal. */
 import type { DatabaseKind } from '@gatehouse/kit/db/database.ts'
 import { INSTANCE_ID_PATTERN } from '@gatehouse/kit/edge-limits.ts'
-import { type Kysely, sql } from 'kysely'
+import type { Kysely } from 'kysely'
 import { audit } from '../admins/store.ts'
 import { newToken } from '../auth/tokens.ts'
 import type { DB, NodeKind } from '../db/schema.ts'
-import { SCOPE_INSTANCE, tickClock } from '../decisions/store.ts'
+import { tickClock, tombstoneScope } from '../decisions/store.ts'
 import { type Credential, RegistryError } from './registry.ts'
 import { countNodeData, deleteNodeAndData, getNode, insertNode, type NodeData, updateNode } from './store.ts'
 
@@ -146,20 +146,8 @@ export async function removeNode(
         `node ${instanceId} still has ${held}: remove them with it (edgegate node remove --purge ${instanceId}), or keep the node disabled`,
       )
     }
-    if (data.decisions > 0) {
-      // Clock first, like every decision write: the same lock order. One statement gives each
-      // tombstone its own time: a statement per decision held the clock's lock (every decision
-      // write in every process waits on it) for seconds on a gate with tens of thousands.
-      const first = await tickClock(trx, kind, data.decisions)
-      await sql`update decisions as d
-        set status = 'pending', label = '', updated_us = ${first} + r.n - 1, actor = ${actor},
-            source = 'manual', expires_ms = null, evidence = null, deleted = 1
-        from (select fingerprint, row_number() over (order by fingerprint) as n from decisions
-              where scope_type = ${SCOPE_INSTANCE} and scope_id = ${instanceId} and deleted = 0) as r
-        where d.scope_type = ${SCOPE_INSTANCE} and d.scope_id = ${instanceId} and d.fingerprint = r.fingerprint`.execute(
-        trx,
-      )
-    }
+    // Clock first, like every decision write: the same lock order, a time of its own each.
+    if (data.decisions > 0) await tombstoneScope(trx, instanceId, await tickClock(trx, kind, data.decisions), actor)
     await deleteNodeAndData(trx, instanceId)
     await audit(trx, actor, purge && held !== '' ? 'node.remove_purge' : 'node.remove', instanceId)
     return { kind: node.kind, removed: data }

@@ -1,6 +1,7 @@
 /** SQL for the node registry. */
 import { type Kysely, sql, type Transaction } from 'kysely'
 import type { AlertSubject, DB, NodeKind, NodeRow, NodeTable } from '../db/schema.ts'
+import { SCOPE_INSTANCE } from '../decisions/store.ts'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -111,7 +112,7 @@ export async function countNodeData(db: Db, instanceId: string): Promise<NodeDat
   const decisions = await db
     .selectFrom('decisions')
     .select((eb) => eb.fn.countAll().as('n'))
-    .where('scope_type', '=', 'instance')
+    .where('scope_type', '=', SCOPE_INSTANCE)
     .where('scope_id', '=', instanceId)
     .where('deleted', '=', 0)
     .executeTakeFirstOrThrow()
