@@ -1,5 +1,5 @@
 /**
- * `notify channel list|create` and `notify hook list|create|revoke` as an operator runs them
+ * `notify channel list|create` and `notify hook list|create|new-url|revoke` as an operator runs them
  * (child processes, on the database of a running server, both backends): a channel and a
  * hook made on the command line take deliveries on the server at once, into that channel; a
  * list never shows a token; a revocation refuses the next delivery as the API's does; bad
@@ -234,8 +234,50 @@ for (const backend of backends) {
       const cliHook = await json<Hook & { path: string }>(['hook', 'create', '--channel', 'ops-alerts'])
       assert.equal((await n.client.post(`/api/v1/webhooks/${cliHook.id}/revoke`, { cookie })).status, 200)
       assert.equal((await n.client.post(cliHook.path, { body: { text: 'x' } })).status, 401)
+      // Only the revocation that cut the hook off is on record, not the three that asked again.
       const revokes = (await audit()).filter((e) => e.action === 'webhook.revoke' && e.target === hook.id)
-      assert.ok(revokes.some((e) => e.actor.startsWith('cli:')))
+      assert.equal(revokes.length, 1)
+      assert.match(revokes[0]!.actor, /^cli:/)
+    })
+
+    test('hook new-url: a second URL on the same channel and policy, printed once; the old one works until revoked', async () => {
+      const first = await json<Hook & { path: string }>(['hook', 'create', '--channel', 'ops-alerts', '--lock-channel'])
+      const printed = await run(['hook', 'new-url', first.id])
+      const issued =
+        /^hook (wh_\S+) issued for channel ops-alerts beside (\S+), which works until revoked \(notify hook revoke \2\): (\S+)\nStore it now: it is shown only once\./.exec(
+          printed,
+        )
+      assert.ok(issued, printed)
+      assert.equal(issued[2], first.id)
+      const url = new URL(issued[3]!)
+      assert.equal(url.origin, n.base)
+      const second = await json<Hook & { path: string; token: string; url: string }>(['hook', 'new-url', first.id])
+      assert.equal(second.url, `${n.base}${second.path}`)
+      assert.deepEqual([second.channel, second.channel_locked, second.kind], ['ops-alerts', true, 'webhook'])
+      // All three URLs deliver, into the hook's channel whatever the payload names (locked).
+      for (const [i, path] of [first.path, url.pathname, second.path].entries()) {
+        const text = `rotation ${i}`
+        assert.equal((await n.client.post(path, { body: { text, channel: 'general' } })).status, 200)
+        assert.equal(await storedIn(text), 'ops-alerts')
+      }
+      const listed = await json<Hook[]>(['hook', 'list', '--channel', 'ops-alerts'])
+      for (const id of [first.id, issued[1]!, second.id]) assert.ok(listed.some((h) => h.id === id && h.active))
+      const entries = (await audit()).filter((e) => e.action === 'webhook.new_url' && e.target === first.id)
+      assert.deepEqual(entries.map((e) => e.details.new_webhook).sort(), [issued[1], second.id].sort())
+      assert.ok(entries.every((e) => e.actor.startsWith('cli:')))
+
+      // The rotation's second step; then the revoked id issues nothing more (as the API's 409).
+      await run(['hook', 'revoke', first.id])
+      assert.equal((await n.client.post(first.path, { body: { text: 'old url' } })).status, 401)
+      assert.equal((await n.client.post(second.path, { body: { text: 'new url' } })).status, 200)
+      const hooksBefore = (await json<Hook[]>(['hook', 'list'])).length
+      const refused = await cli(['hook', 'new-url', first.id, ...db], env)
+      assert.equal(refused.code, 1)
+      assert.equal(refused.stdout, '')
+      oneLine(refused)
+      assert.match(refused.stderr, new RegExp(`^notify: webhook "${first.id}" is revoked\n$`))
+      assert.equal((await n.client.post(`/api/v1/webhooks/${first.id}/new-url`, { cookie })).status, 409)
+      assert.equal((await json<Hook[]>(['hook', 'list'])).length, hooksBefore)
     })
 
     test('bad input: one line, exit 2 when written wrong and 1 when refused, nothing written; the API refuses it too', async () => {
@@ -316,6 +358,13 @@ for (const backend of backends) {
           1,
           ['/api/v1/webhooks/wh_missing/revoke', undefined, 404],
         ],
+        [
+          ['hook', 'new-url', 'wh_missing'],
+          /^notify: no webhook "wh_missing" \(notify hook list shows the hooks\)\n$/,
+          1,
+          ['/api/v1/webhooks/wh_missing/new-url', undefined, 404],
+        ],
+        [['hook', 'new-url'], /missing required argument/, 2],
         [['hook', 'list', '--channel', 'nope'], /no channel "nope"/, 1],
         [['channel', 'create'], /missing required argument/, 2],
       ]

@@ -1,8 +1,8 @@
 /**
- * `notify hook list|create|revoke`: incoming webhooks on the command line, through the same
- * code as POST /api/v1/webhooks and POST /api/v1/webhooks/{id}/revoke (webhooks/service.ts):
+ * `notify hook list|create|new-url|revoke`: incoming webhooks on the command line, through the
+ * same code as POST /api/v1/webhooks, …/{id}/new-url and …/{id}/revoke (webhooks/service.ts):
  * the channel must exist, the same audit entries (actor `cli:<login>`). A hook's token is
- * printed once, when it is created, and never listed.
+ * printed once, when it is issued, and never listed.
  */
 import { printList } from '@gatehouse/kit/cli/output.ts'
 import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
@@ -91,6 +91,20 @@ export async function hookCreateCommand(o: Opts): Promise<void> {
   else {
     const policy = locked ? 'locked to it' : 'a payload may name another public channel'
     out(`hook ${hook.id} created on channel ${escapeTerminal(channel)} (${policy}): `)
+    out(issuedText(url, hook.path))
+  }
+}
+
+/** Another URL for a hook, as a rotation's first step: hand it out, then revoke the old id. */
+export async function hookNewUrlCommand(o: Opts, id: string): Promise<void> {
+  const origin = publicOrigin(o)
+  const { newUrl } = await import('../webhooks/service.ts')
+  const hook = await withDatabase(o, (d) => newUrl(d.db, cliActor(), id)).catch(withHint)
+  const url = origin === undefined ? null : `${origin}${hook.path}`
+  if (o.json === true) out(`${terminalJson({ ...hook, url }, 2)}\n`)
+  else {
+    out(`hook ${hook.id} issued for channel ${escapeTerminal(hook.channel)} beside ${escapeTerminal(id)}, `)
+    out(`which works until revoked (notify hook revoke ${escapeTerminal(id)}): `)
     out(issuedText(url, hook.path))
   }
 }

@@ -154,6 +154,14 @@ function addChannelCommands(program: Command): void {
     ['notify hook create --channel deploys', 'notify hook create --channel deploys --lock-channel --json'],
   ).action(async (_o, cmd: Command) => (await hooks()).hookCreateCommand(all(cmd)))
   withExamples(
+    json(addSchemaOptions(hook.command('new-url'), hookSchema))
+      .description(
+        'issue another URL for a hook (same channel and policy), printed once; the old one works until revoked',
+      )
+      .argument('<id>', 'the hook id (from notify hook list)'),
+    ['notify hook new-url wh_0123456789abcdefghij', 'notify hook new-url wh_0123456789abcdefghij --json'],
+  ).action(async (id: string, _o, cmd: Command) => (await hooks()).hookNewUrlCommand(all(cmd), id))
+  withExamples(
     json(admin(hook.command('revoke')))
       .description('revoke a hook: deliveries to its URL are refused at once; what it delivered stays')
       .argument('<id>', 'the hook id (from notify hook list)'),

@@ -90,8 +90,7 @@ export function webhookRoutes(app: HttpApp, ctx: Context) {
       },
     },
     async (req, reply) => {
-      const webhook = await newUrl(ctx.database.db, req.params.id)
-      await recordAudit(ctx.database.db, readerOf(req), 'webhook.new_url', req.params.id, { new_webhook: webhook.id })
+      const webhook = await newUrl(ctx.database.db, readerOf(req), req.params.id)
       return reply.code(201).send({ webhook })
     },
   )

@@ -66,26 +66,36 @@ export function createWebhook(
   })
 }
 
-/** "New URL": another active hook with the same channel and override policy. */
-export async function newUrl(db: Kysely<DB>, id: string): Promise<IssuedWebhook> {
-  const hook = await findWebhook(db, id)
-  if (!hook) throw errors.webhook_not_found(id)
-  if (hook.revoked_at !== null) throw errors.webhook_revoked(id)
-  return issueWebhook(db, hook.channel, hook.channel_locked === 1, hook.kind === 'channel' ? 'channel' : 'webhook')
+/**
+ * "New URL": another active hook with the same channel and override policy, audited as
+ * `webhook.new_url` in the same transaction (a URL handed out is always on record).
+ */
+export function newUrl(db: Kysely<DB>, actor: Actor, id: string): Promise<IssuedWebhook> {
+  return db.transaction().execute(async (tx) => {
+    const hook = await findWebhook(tx, id)
+    if (!hook) throw errors.webhook_not_found(id)
+    if (hook.revoked_at !== null) throw errors.webhook_revoked(id)
+    const kind = hook.kind === 'channel' ? 'channel' : 'webhook'
+    const issued = await issueWebhook(tx, hook.channel, hook.channel_locked === 1, kind)
+    await recordAudit(tx, actor, 'webhook.new_url', id, { new_webhook: issued.id })
+    return issued
+  })
 }
 
 /**
  * Revoke a hook: deliveries with its token are refused from the next one on; what it
  * delivered stays. Revoking a revoked hook changes nothing (it keeps its first revocation
- * time) and is not an error; each request is audited as `webhook.revoke`.
+ * time) and is not an error; only the revocation that changed the hook is audited as
+ * `webhook.revoke`, so the log says who cut a hook off, not who asked again.
  */
 export function revoke(db: Kysely<DB>, actor: Actor, id: string): Promise<{ hook: WebhookRow; changed: boolean }> {
   return db.transaction().execute(async (tx) => {
     const before = await findWebhook(tx, id)
     if (!before) throw errors.webhook_not_found(id)
-    await revokeWebhook(tx, id, new Date().toISOString())
-    await recordAudit(tx, actor, 'webhook.revoke', id)
-    return { hook: (await findWebhook(tx, id))!, changed: before.revoked_at === null }
+    // The UPDATE's own count decides: two revokes at once both read the hook active.
+    const changed = before.revoked_at === null && (await revokeWebhook(tx, id, new Date().toISOString()))
+    if (changed) await recordAudit(tx, actor, 'webhook.revoke', id)
+    return { hook: (await findWebhook(tx, id))!, changed }
   })
 }
 

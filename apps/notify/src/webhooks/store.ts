@@ -46,13 +46,15 @@ export function listWebhooks(db: Db, channel?: string): Promise<WebhookRow[]> {
   return q.orderBy('created_at').orderBy('id').execute()
 }
 
-export async function revokeWebhook(db: Db, id: string, at: string): Promise<void> {
-  await db
+/** Whether this call revoked the hook (false: it was revoked already, or does not exist). */
+export async function revokeWebhook(db: Db, id: string, at: string): Promise<boolean> {
+  const result = await db
     .updateTable('webhooks')
     .set({ revoked_at: at })
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
-    .execute()
+    .executeTakeFirst()
+  return result.numUpdatedRows > 0n
 }
 
 export async function updateWebhook(db: Db, id: string, patch: Partial<Omit<WebhookRow, 'id'>>): Promise<void> {
