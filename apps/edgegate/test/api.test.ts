@@ -5,7 +5,11 @@
 import assert from 'node:assert/strict'
 import { X509Certificate } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
+import { hashToken } from '@gatehouse/kit'
 import { createTestCa, metric, waitFor } from '@gatehouse/testkit'
+import { openEdgeDatabase } from '../src/db/open.ts'
+import { decisionsSince, nodeWithDecisionsSince } from '../src/decisions/store.ts'
+import { findByTokenHash } from '../src/nodes/store.ts'
 import {
   call,
   DIALECTS,
@@ -44,8 +48,9 @@ for (const dialect of DIALECTS) {
     const pinned = tls.ca.issueClient('pinned-by-fingerprint')
     const stranger = tls.ca.issueClient('not-registered')
 
+    let database: string
     before(async () => {
-      const database = await newDatabase(dialect, pg.get)
+      database = await newDatabase(dialect, pg.get)
       ;({ tokens, admin } = await seed(database, [
         { id: 'ssh1', kind: 'sshgate' },
         { id: 'ssh2', kind: 'sshgate' },
@@ -113,6 +118,17 @@ for (const dialect of DIALECTS) {
           wrongKind: 'lw1',
           inactive: 'off1',
           req: (id: string) => ({ method: 'GET', path: `/v1/policy?instance_id=${id}` }),
+        },
+        // With a cursor, after the pulls above read the decision clock: on PostgreSQL the token
+        // and the decisions are read in one statement (policy/routes.ts), and the same refusals hold.
+        {
+          kinds: ['ssh1', 'tls1'],
+          wrongKind: 'lw1',
+          inactive: 'off1',
+          req: (id: string) => ({
+            method: 'GET',
+            path: `/v1/policy?instance_id=${id}&since=${encodeURIComponent('1970-01-01T00:00:00.000000Z')}`,
+          }),
         },
         {
           kinds: ['web1', 'lw1'],
@@ -470,6 +486,72 @@ for (const dialect of DIALECTS) {
       )
       const listed = await get('/api/decisions?instance_id=ssh1&status=blocked', admin)
       assert.ok(listed.body.decisions.some((d: Json) => d.fingerprint === fp))
+    })
+
+    test("an incremental pull: the node its token names and only that node's decisions, as the two reads give them", async () => {
+      const fps = ['1', '2', '3'].map((c) => c.repeat(32))
+      const start = (await get('/v1/policy?instance_id=tls3', tokens.tls3)).body.cursor
+      for (const [i, fp] of fps.entries()) {
+        const put = await call(tls, gate.base, `/api/decisions/tls3/${fp}`, {
+          method: 'PUT',
+          body: { status: i === 1 ? 'blocked' : 'approved', label: `d${i}` },
+          token: admin,
+        })
+        assert.equal(put.status, 200)
+        // Another node's decision on the same fingerprint is never in tls3's answer.
+        await call(tls, gate.base, `/api/decisions/ssh2/${fp}`, {
+          method: 'PUT',
+          body: { status: 'blocked' },
+          token: admin,
+        })
+      }
+      const since = (cursor: string) => `/v1/policy?instance_id=tls3&since=${encodeURIComponent(cursor)}`
+      const inc = await get(since(start), tokens.tls3)
+      assert.equal(inc.status, 200)
+      assert.deepEqual(
+        inc.body.decisions.map((d: Json) => [d.scope_id, d.fingerprint, d.status, d.label]),
+        fps.map((fp, i) => ['tls3', fp, i === 1 ? 'blocked' : 'approved', `d${i}`]),
+      )
+      const after = await get(since(inc.body.decisions[1].updated_at), tokens.tls3)
+      assert.deepEqual(
+        after.body.decisions.map((d: Json) => d.fingerprint),
+        [fps[2]],
+      )
+      assert.deepEqual((await get(since(inc.body.cursor), tokens.tls3)).body.decisions, [])
+      // A node disabled since: refused with its decisions pending for it, none in the answer.
+      const d = await openEdgeDatabase(database, 1)
+      try {
+        await d.db.updateTable('nodes').set({ active: 0 }).where('instance_id', '=', 'tls3').execute()
+        const refused = await get(since(start), tokens.tls3)
+        assert.equal(refused.status, 403)
+        assert.equal(refused.body.error.code, 'node_inactive')
+        assert.equal(refused.body.decisions, undefined)
+        if (dialect === 'postgres') {
+          // The one-statement read itself: the row findByTokenHash gives, and decisionsSince's rows.
+          const hash = hashToken(tokens.tls3!)
+          const found = await nodeWithDecisionsSince(d.db, hash, 0, 100)
+          const node = (await findByTokenHash(d.db, hash))!
+          // pg gives a bigint column as text, JSON as a number: the same values either way.
+          const numeric = (row: object) =>
+            Object.fromEntries(
+              Object.entries(row).map(([k, v]) => [k, typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v]),
+            )
+          assert.deepEqual(numeric(found!.node), numeric(node))
+          assert.equal(found!.node.instance_id, 'tls3')
+          assert.deepEqual(found!.rows, await decisionsSince(d.db, 'tls3', 0, 100))
+          assert.equal(found!.rows.length, 3)
+          assert.deepEqual(await nodeWithDecisionsSince(d.db, hash, 0, 2), {
+            node: found!.node,
+            rows: found!.rows.slice(0, 2),
+          })
+          const last = Number(found!.rows[2]!.updated_us)
+          assert.deepEqual((await nodeWithDecisionsSince(d.db, hash, last, 100))!.rows, [])
+          assert.equal(await nodeWithDecisionsSince(d.db, hashToken(admin), 0, 100), undefined)
+        }
+      } finally {
+        await d.db.updateTable('nodes').set({ active: 1 }).where('instance_id', '=', 'tls3').execute()
+        await d.close()
+      }
     })
 
     test("an SSH gate decision's fingerprint must be the spec's 32 hex; upper case is stored as the gates compute it", async () => {

@@ -45,19 +45,24 @@ export function makeGuards(db: Kysely<DB>) {
     updateNode(db, node.instance_id, { last_seen_ms: now, ...cert }).catch(() => {})
   }
 
+  /** Admit a node found by its credential: active, of one of `kinds`, its own instance in `?instance_id=`. */
+  function admitNode(req: FastifyRequest, p: Principal & { type: 'node' }, kinds: readonly NodeKind[]): void {
+    if (p.node.active !== 1) throw errors.node_inactive()
+    if (!kinds.includes(p.node.kind))
+      throw errors.wrong_node_kind.with({ details: { kind: p.node.kind } }, p.node.instance_id, p.node.kind, kinds)
+    const q = (req.query as Record<string, unknown>).instance_id
+    if (typeof q === 'string' && q !== p.node.instance_id) throw errors.instance_mismatch()
+    req.principal = p
+    touch(p)
+  }
+
   /** Gate nodes of these kinds, active, whose own instance is in `?instance_id=`. */
   function requireNode(kinds: readonly NodeKind[]) {
     return async (req: FastifyRequest, _reply: FastifyReply) => {
       const p = await resolvePrincipal(db, req)
       if (!p) throw errors.unauthorized()
       if (p.type !== 'node') throw errors.node_required()
-      if (p.node.active !== 1) throw errors.node_inactive()
-      if (!kinds.includes(p.node.kind))
-        throw errors.wrong_node_kind.with({ details: { kind: p.node.kind } }, p.node.instance_id, p.node.kind, kinds)
-      const q = (req.query as Record<string, unknown>).instance_id
-      if (typeof q === 'string' && q !== p.node.instance_id) throw errors.instance_mismatch()
-      req.principal = p
-      touch(p)
+      admitNode(req, p, kinds)
     }
   }
 
@@ -70,7 +75,7 @@ export function makeGuards(db: Kysely<DB>) {
     req.principal = p
   }
 
-  return { requireNode, requireAdmin }
+  return { requireNode, admitNode, requireAdmin }
 }
 
 /** Cookie-authenticated writes need `Origin` equal to `https://<Host>` (CSRF defence beside SameSite=Strict). */

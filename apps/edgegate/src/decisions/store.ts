@@ -16,7 +16,7 @@
  */
 import { type DatabaseKind, sql } from '@gatehouse/kit/db/database.ts'
 import type { Kysely, Transaction } from 'kysely'
-import type { DB, DecisionRow, NewDecision } from '../db/schema.ts'
+import type { DB, DecisionRow, NewDecision, NodeRow } from '../db/schema.ts'
 
 type Db = Kysely<DB> | Transaction<DB>
 
@@ -256,4 +256,32 @@ export function decisionsSince(db: Db, scopeId: string, sinceUs: number, limit: 
     .orderBy('updated_us')
     .limit(limit)
     .execute()
+}
+
+/**
+ * PostgreSQL: the node a bearer token belongs to and `decisionsSince` for that node's own
+ * instance, in one statement; undefined when no node has the token. A gate's incremental pull
+ * is then one round trip instead of two: under saturating ingest each wait for the database
+ * also waits behind the uploads' work on the event loop, and that second wait was most of the
+ * pull's tail (docs/performance/edgegate.md, 2026-12-04). Only the node's own decisions are
+ * read, and the caller refuses the request before using them when the node may not pull.
+ */
+export async function nodeWithDecisionsSince(
+  db: Kysely<DB>,
+  tokenHash: string,
+  sinceUs: number,
+  limit: number,
+): Promise<{ node: NodeRow; rows: DecisionRow[] } | undefined> {
+  const { rows } = await sql<DecisionRow & { node_row: NodeRow }>`select to_json(n) as node_row, d.* from nodes n
+    left join lateral (select * from decisions where scope_type = ${SCOPE_INSTANCE} and scope_id = n.instance_id
+      and updated_us > ${sinceUs} order by updated_us limit ${limit}) d on true
+    where n.token_hash = ${tokenHash}`.execute(db)
+  const first = rows[0]
+  if (first === undefined) return undefined
+  // No decision after the cursor: the outer join's one row, its decision columns null.
+  if (first.scope_id === null) return { node: first.node_row, rows: [] }
+  return {
+    node: first.node_row,
+    rows: rows.map(({ node_row: _, ...decision }) => decision),
+  }
 }

@@ -3,19 +3,67 @@
  * `resync` when the gate must pull everything again (its cursor is past this database's
  * decisions, or before deleted decisions that retention removed).
  */
-import { type HttpApp, PolicyResponse } from '@gatehouse/kit'
+import { type HttpApp, hashToken, PolicyResponse } from '@gatehouse/kit'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { nodeOf } from '../auth/guards.ts'
+import { bearerFrom } from '../auth/tokens.ts'
 import type { AppContext } from '../context.ts'
+import type { DecisionRow } from '../db/schema.ts'
 import { toDecision } from '../decisions/service.ts'
-import { decisionsSince, MIN_TOMBSTONE_AGE_US, readDecisionClock, readPurgedThrough } from '../decisions/store.ts'
+import {
+  decisionsSince,
+  MIN_TOMBSTONE_AGE_US,
+  nodeWithDecisionsSince,
+  readDecisionClock,
+  readPurgedThrough,
+} from '../decisions/store.ts'
 import { errors } from '../errors.ts'
 import { claimNodeAlert } from '../nodes/store.ts'
 import { formatMicros, parseMicros } from '../timestamps.ts'
 
+const GATE_KINDS = ['sshgate', 'tlsgate'] as const
+
+/** An incremental pull read with its node's credential (nodeWithDecisionsSince), for the handler. */
+interface Prefetched {
+  sinceUs: number
+  clockUs: number
+  rows: DecisionRow[]
+}
+
 export function policyRoutes(app: HttpApp, ctx: AppContext) {
   const pulls = ctx.metrics.counter('policy_pulls_total', 'Policy responses served', ['kind'])
   const cursorAhead = cursorAheadCheck(ctx)
+  const requireGate = ctx.guards.requireNode(GATE_KINDS)
+  const prefetched = new WeakMap<FastifyRequest, Prefetched>()
+
+  /**
+   * PostgreSQL, an incremental pull with a bearer token and a cursor that needs no clock read
+   * first (nearly every pull): the token and the decisions in one round trip, the node then
+   * admitted by the same checks as requireNode. Anything else (no token or cursor, a token no
+   * node has, SQLite, whose reads do not cross a socket) goes through requireNode as before.
+   */
+  const guard =
+    ctx.database.kind !== 'postgres'
+      ? requireGate
+      : async (req: FastifyRequest, reply: FastifyReply) => {
+          const bearer = bearerFrom(req.headers.authorization)
+          const since = (req.query as Record<string, unknown>).since
+          const sinceUs = typeof since === 'string' ? parseMicros(since) : undefined
+          if (typeof bearer !== 'string' || sinceUs === undefined || !cursorAhead.fresh(sinceUs))
+            return requireGate(req, reply)
+          // Read before the decisions: every decision up to it is committed (decisions/store.ts).
+          const clockUs = cursorAhead.newestUs
+          const found = await nodeWithDecisionsSince(
+            ctx.database.db,
+            hashToken(bearer),
+            sinceUs,
+            ctx.settings.policyPageSize + 1,
+          )
+          if (!found) return requireGate(req, reply)
+          ctx.guards.admitNode(req, { type: 'node', node: found.node, via: 'token' }, GATE_KINDS)
+          prefetched.set(req, { sinceUs, clockUs, rows: found.rows })
+        }
   const purged = ctx.metrics.counter(
     'policy_cursor_purged_total',
     'Policy pulls from before deleted decisions that retention removed (the gate is told to resync)',
@@ -23,7 +71,7 @@ export function policyRoutes(app: HttpApp, ctx: AppContext) {
   app.get(
     '/v1/policy',
     {
-      onRequest: ctx.guards.requireNode(['sshgate', 'tlsgate']),
+      onRequest: guard,
       schema: {
         summary: 'Pull the decisions changed since a cursor (gate policy)',
         querystring: Type.Object(
@@ -35,19 +83,21 @@ export function policyRoutes(app: HttpApp, ctx: AppContext) {
     },
     async (req) => {
       const node = nodeOf(req)
-      let sinceUs = 0
-      if (req.query.since !== undefined) {
-        const parsed = parseMicros(req.query.since)
-        if (parsed === undefined) throw errors.invalid_timestamp('since')
-        sinceUs = parsed
+      const limit = ctx.settings.policyPageSize
+      let { sinceUs, clockUs, rows } = prefetched.get(req) ?? { sinceUs: 0, clockUs: 0, rows: undefined }
+      if (rows === undefined) {
+        if (req.query.since !== undefined) {
+          const parsed = parseMicros(req.query.since)
+          if (parsed === undefined) throw errors.invalid_timestamp('since')
+          sinceUs = parsed
+        }
+        if (!cursorAhead.fresh(sinceUs)) await cursorAhead.refresh()
+        // Read before the decisions: every decision up to it is committed (decisions/store.ts).
+        clockUs = cursorAhead.newestUs
+        rows = await decisionsSince(ctx.database.db, node.instance_id, sinceUs, limit + 1)
       }
-      if (sinceUs > cursorAhead.newestUs || Date.now() > cursorAhead.staleAt) await cursorAhead.refresh()
-      // Read before the decisions: every decision up to it is committed (decisions/store.ts).
-      const clockUs = cursorAhead.newestUs
       let resync: PolicyResponse['resync_reason'] = cursorAhead.behind(sinceUs) ? 'behind' : undefined
       if (resync) cursorAhead.report(node.instance_id, sinceUs)
-      const limit = ctx.settings.policyPageSize
-      const rows = await decisionsSince(ctx.database.db, node.instance_id, sinceUs, limit + 1)
       // After the decisions: a tombstone this read missed because retention removed it has moved the mark.
       if (!resync && (await missedPurge(ctx, sinceUs, clockUs))) {
         resync = 'purged'
@@ -139,6 +189,10 @@ function cursorAheadCheck(ctx: AppContext) {
       read = true
       state.newestUs = newest
       state.staleAt = Date.now() + 60_000
+    },
+    /** Whether a pull from `sinceUs` may use the newest time as read (else `refresh` first). */
+    fresh(sinceUs: number): boolean {
+      return sinceUs <= state.newestUs && Date.now() <= state.staleAt
     },
     behind(sinceUs: number): boolean {
       if (sinceUs > state.newestUs) return true
