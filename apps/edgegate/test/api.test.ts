@@ -9,6 +9,7 @@ import { hashToken } from '@gatehouse/kit'
 import { createTestCa, metric, waitFor } from '@gatehouse/testkit'
 import { openEdgeDatabase } from '../src/db/open.ts'
 import { decisionsSince, nodeWithDecisionsSince } from '../src/decisions/store.ts'
+import { addNode } from '../src/nodes/service.ts'
 import { findByTokenHash } from '../src/nodes/store.ts'
 import {
   call,
@@ -264,6 +265,67 @@ for (const dialect of DIALECTS) {
       } finally {
         foreign.remove()
       }
+    })
+
+    test('client-certificate nodes pull incrementally: their own decisions, and the refusals of a full pull', async () => {
+      const pull = (id: string, since: string, as: { cert: Buffer; key: Buffer }) =>
+        call(tls, gate.base, `/v1/policy?instance_id=${id}&since=${encodeURIComponent(since)}`, { cert: as })
+      // A full pull first reads the decision clock, so the pulls below need no read of it (on
+      // PostgreSQL, one statement each).
+      const start = (await call(tls, gate.base, '/v1/policy?instance_id=cert1', { cert })).body.cursor
+      const fp = '4'.repeat(32)
+      for (const id of ['cert1', 'cert2', 'ssh1']) {
+        const put = await call(tls, gate.base, `/api/decisions/${id}/${fp}`, {
+          method: 'PUT',
+          body: { status: 'blocked', label: `for ${id}` },
+          token: admin,
+        })
+        assert.equal(put.status, 200)
+      }
+      const own = async (id: string, as: { cert: Buffer; key: Buffer }) => {
+        const res = await pull(id, start, as)
+        assert.equal(res.status, 200, JSON.stringify(res.body))
+        return res.body.decisions.map((d: Json) => [d.scope_id, d.fingerprint, d.label])
+      }
+      assert.deepEqual(await own('cert1', cert), [['cert1', fp, 'for cert1']], 'by certificate name')
+      assert.deepEqual(await own('cert2', pinned), [['cert2', fp, 'for cert2']], 'by pinned fingerprint')
+      const refused = async (id: string, as: { cert: Buffer; key: Buffer }, status: number, code: string) => {
+        const res = await pull(id, start, as)
+        assert.equal(res.status, status, `${id}: ${JSON.stringify(res.body)}`)
+        assert.equal(res.body.error.code, code)
+        assert.equal(res.body.decisions, undefined)
+      }
+      await refused('ssh1', cert, 403, 'instance_mismatch')
+      await refused('cert1', pinned, 403, 'instance_mismatch')
+      await refused('cert1', stranger, 401, 'unauthorized')
+      const d = await openEdgeDatabase(database, 1)
+      try {
+        if (dialect === 'postgres') {
+          const claims = async (instanceId: string, as: { fingerprint: string }, names: string[]) =>
+            (
+              await nodeWithDecisionsSince(
+                d.db,
+                { instanceId, certFingerprint: as.fingerprint, certNames: names },
+                0,
+                10,
+              )
+            )?.claims
+          assert.deepEqual(await claims('cert1', cert, ['gate-cert-1']), { byFingerprint: 0, byName: 1 })
+          assert.deepEqual(await claims('cert2', pinned, ['pinned-by-fingerprint']), { byFingerprint: 1, byName: 0 })
+          assert.equal(await claims('nosuch', cert, ['gate-cert-1']), undefined)
+        }
+        // A second node claiming the same name: the certificate identifies nobody (fail closed).
+        await addNode(d.db, 'cert-twin', 'sshgate', { type: 'cert_name', name: 'gate-cert-1' }, 'test')
+        await refused('cert1', cert, 401, 'unauthorized')
+        await d.db.deleteFrom('nodes').where('instance_id', '=', 'cert-twin').execute()
+        await d.db.updateTable('nodes').set({ active: 0 }).where('instance_id', '=', 'cert1').execute()
+        await refused('cert1', cert, 403, 'node_inactive')
+      } finally {
+        await d.db.deleteFrom('nodes').where('instance_id', '=', 'cert-twin').execute()
+        await d.db.updateTable('nodes').set({ active: 1 }).where('instance_id', '=', 'cert1').execute()
+        await d.close()
+      }
+      assert.deepEqual(await own('cert1', cert), [['cert1', fp, 'for cert1']])
     })
 
     test('observations merge within the bounds, keep the IP/port pairing, and a re-sent page changes nothing', async () => {
@@ -529,7 +591,7 @@ for (const dialect of DIALECTS) {
         if (dialect === 'postgres') {
           // The one-statement read itself: the row findByTokenHash gives, and decisionsSince's rows.
           const hash = hashToken(tokens.tls3!)
-          const found = await nodeWithDecisionsSince(d.db, hash, 0, 100)
+          const found = await nodeWithDecisionsSince(d.db, { tokenHash: hash }, 0, 100)
           const node = (await findByTokenHash(d.db, hash))!
           // pg gives a bigint column as text, JSON as a number: the same values either way.
           const numeric = (row: object) =>
@@ -540,13 +602,13 @@ for (const dialect of DIALECTS) {
           assert.equal(found!.node.instance_id, 'tls3')
           assert.deepEqual(found!.rows, await decisionsSince(d.db, 'tls3', 0, 100))
           assert.equal(found!.rows.length, 3)
-          assert.deepEqual(await nodeWithDecisionsSince(d.db, hash, 0, 2), {
+          assert.deepEqual(await nodeWithDecisionsSince(d.db, { tokenHash: hash }, 0, 2), {
             node: found!.node,
             rows: found!.rows.slice(0, 2),
           })
           const last = Number(found!.rows[2]!.updated_us)
-          assert.deepEqual((await nodeWithDecisionsSince(d.db, hash, last, 100))!.rows, [])
-          assert.equal(await nodeWithDecisionsSince(d.db, hashToken(admin), 0, 100), undefined)
+          assert.deepEqual((await nodeWithDecisionsSince(d.db, { tokenHash: hash }, last, 100))!.rows, [])
+          assert.equal(await nodeWithDecisionsSince(d.db, { tokenHash: hashToken(admin) }, 0, 100), undefined)
         }
       } finally {
         await d.db.updateTable('nodes').set({ active: 1 }).where('instance_id', '=', 'tls3').execute()

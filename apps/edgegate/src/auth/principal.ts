@@ -89,18 +89,19 @@ export async function noteAdminUse(db: Kysely<DB>, admin: AdminRow): Promise<voi
   await recordAdminUse(db, admin.name, now).catch(() => undefined)
 }
 
-async function nodeFromCertificate(
-  db: Kysely<DB>,
-  req: FastifyRequest,
-): Promise<{ node: NodeRow; expiresMs: number } | undefined> {
+/** A verified client certificate a request presented: its SHA-256 (DER), its CN and DNS names, its expiry. */
+export interface PresentedCertificate {
+  fingerprint: string
+  names: string[]
+  expiresMs: number
+}
+
+/** The client certificate of the request's TLS connection, when the client CA verified it. */
+export function presentedCertificate(req: FastifyRequest): PresentedCertificate | undefined {
   const socket = req.raw.socket as TLSSocket
   if (typeof socket.getPeerCertificate !== 'function' || !socket.authorized) return undefined
   const cert = socket.getPeerCertificate()
   if (!cert?.raw) return undefined
-  const expiresMs = Date.parse(cert.valid_to)
-  const fingerprint = createHash('sha256').update(cert.raw).digest('hex')
-  const byFingerprint = await findByCertFingerprint(db, fingerprint)
-  if (byFingerprint) return { node: byFingerprint, expiresMs }
   const names = new Set<string>()
   const cn = cert.subject?.CN
   if (typeof cn === 'string') names.add(cn)
@@ -108,7 +109,38 @@ async function nodeFromCertificate(
     const m = /^\s*DNS:(.+)$/.exec(part)
     if (m) names.add(m[1]!.trim())
   }
-  const matches = await findByCertNames(db, [...names])
+  return {
+    fingerprint: createHash('sha256').update(cert.raw).digest('hex'),
+    names: [...names],
+    expiresMs: Date.parse(cert.valid_to),
+  }
+}
+
+/**
+ * Whether `node` is the node a certificate authenticates, given how many nodes pin its
+ * fingerprint and how many (up to two) claim one of its names: the node pinning the
+ * fingerprint, else the only node claiming a name (nodeFromCertificate's rule, for a read
+ * that found the node and those counts in one statement).
+ */
+export function isCertificateNode(
+  node: NodeRow,
+  cert: PresentedCertificate,
+  claims: { byFingerprint: number; byName: number },
+): boolean {
+  if (claims.byFingerprint > 0) return node.cert_fingerprint === cert.fingerprint
+  return claims.byName === 1 && node.cert_name !== null && cert.names.includes(node.cert_name)
+}
+
+async function nodeFromCertificate(
+  db: Kysely<DB>,
+  req: FastifyRequest,
+): Promise<{ node: NodeRow; expiresMs: number } | undefined> {
+  const cert = presentedCertificate(req)
+  if (!cert) return undefined
+  const { expiresMs } = cert
+  const byFingerprint = await findByCertFingerprint(db, cert.fingerprint)
+  if (byFingerprint) return { node: byFingerprint, expiresMs }
+  const matches = await findByCertNames(db, cert.names)
   // Two nodes claiming one certificate name is a registry mistake: fail closed.
   if (matches.length !== 1) {
     if (matches.length > 1) throw errors.unauthorized('the client certificate matches more than one node')

@@ -259,29 +259,55 @@ export function decisionsSince(db: Db, scopeId: string, sinceUs: number, limit: 
 }
 
 /**
- * PostgreSQL: the node a bearer token belongs to and `decisionsSince` for that node's own
- * instance, in one statement; undefined when no node has the token. A gate's incremental pull
- * is then one round trip instead of two: under saturating ingest each wait for the database
- * also waits behind the uploads' work on the event loop, and that second wait was most of the
- * pull's tail (docs/performance/edgegate.md, 2026-12-04). Only the node's own decisions are
- * read, and the caller refuses the request before using them when the node may not pull.
+ * Who a pull's credential names: a bearer token's hash, or the instance a verified client
+ * certificate asks for, with the certificate's fingerprint and names.
+ */
+export type PullCredential =
+  | { tokenHash: string }
+  | { instanceId: string; certFingerprint: string; certNames: string[] }
+
+export interface NodeWithDecisions {
+  node: NodeRow
+  rows: DecisionRow[]
+  /** With a certificate: how many nodes pin its fingerprint, and claim one of its names (at most 2). */
+  claims?: { byFingerprint: number; byName: number }
+}
+
+/**
+ * PostgreSQL: a pull's node and `decisionsSince` for that node's own instance, in one statement:
+ * the node its token belongs to, or the instance a certificate asks for along with the counts
+ * that tell whether the certificate is that node's (auth/principal.ts isCertificateNode);
+ * undefined when there is no such node. A gate's incremental pull is then one round trip instead
+ * of two: under saturating ingest each wait for the database also waits behind the uploads' work
+ * on the event loop, and that second wait was most of the pull's tail
+ * (docs/performance/edgegate.md, 2026-12-04). Only that node's decisions are read, and the caller
+ * refuses the request before using them when the node may not pull.
  */
 export async function nodeWithDecisionsSince(
   db: Kysely<DB>,
-  tokenHash: string,
+  credential: PullCredential,
   sinceUs: number,
   limit: number,
-): Promise<{ node: NodeRow; rows: DecisionRow[] } | undefined> {
-  const { rows } = await sql<DecisionRow & { node_row: NodeRow }>`select to_json(n) as node_row, d.* from nodes n
+): Promise<NodeWithDecisions | undefined> {
+  const byToken = 'tokenHash' in credential
+  const claims = byToken
+    ? sql``
+    : sql`, (select count(*) from nodes where cert_fingerprint = ${credential.certFingerprint})::int as by_fingerprint,
+      (select count(*) from (select 1 from nodes where cert_name = any(${credential.certNames}::text[]) limit 2) named)::int
+        as by_name`
+  const where = byToken ? sql`n.token_hash = ${credential.tokenHash}` : sql`n.instance_id = ${credential.instanceId}`
+  const { rows } = await sql<DecisionRow & { node_row: NodeRow; by_fingerprint?: number; by_name?: number }>`
+    select to_json(n) as node_row${claims}, d.* from nodes n
     left join lateral (select * from decisions where scope_type = ${SCOPE_INSTANCE} and scope_id = n.instance_id
       and updated_us > ${sinceUs} order by updated_us limit ${limit}) d on true
-    where n.token_hash = ${tokenHash}`.execute(db)
+    where ${where}`.execute(db)
   const first = rows[0]
   if (first === undefined) return undefined
-  // No decision after the cursor: the outer join's one row, its decision columns null.
-  if (first.scope_id === null) return { node: first.node_row, rows: [] }
-  return {
+  const found: NodeWithDecisions = {
     node: first.node_row,
-    rows: rows.map(({ node_row: _, ...decision }) => decision),
+    // No decision after the cursor: the outer join's one row, its decision columns null.
+    rows: first.scope_id === null ? [] : rows.map(({ node_row: _, by_fingerprint: _f, by_name: _n, ...d }) => d),
   }
+  if (!byToken) found.claims = { byFingerprint: first.by_fingerprint!, byName: first.by_name! }
+  return found
 }

@@ -7,6 +7,7 @@ import { type HttpApp, hashToken, PolicyResponse } from '@gatehouse/kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { nodeOf } from '../auth/guards.ts'
+import { isCertificateNode, presentedCertificate } from '../auth/principal.ts'
 import { bearerFrom } from '../auth/tokens.ts'
 import type { AppContext } from '../context.ts'
 import type { DecisionRow } from '../db/schema.ts'
@@ -15,6 +16,7 @@ import {
   decisionsSince,
   MIN_TOMBSTONE_AGE_US,
   nodeWithDecisionsSince,
+  type PullCredential,
   readDecisionClock,
   readPurgedThrough,
 } from '../decisions/store.ts'
@@ -24,7 +26,7 @@ import { formatMicros, parseMicros } from '../timestamps.ts'
 
 const GATE_KINDS = ['sshgate', 'tlsgate'] as const
 
-/** An incremental pull read with its node's credential (nodeWithDecisionsSince), for the handler. */
+/** An incremental pull read with its node (nodeWithDecisionsSince), for the handler. */
 interface Prefetched {
   sinceUs: number
   clockUs: number
@@ -38,30 +40,49 @@ export function policyRoutes(app: HttpApp, ctx: AppContext) {
   const prefetched = new WeakMap<FastifyRequest, Prefetched>()
 
   /**
-   * PostgreSQL, an incremental pull with a bearer token and a cursor that needs no clock read
-   * first (nearly every pull): the token and the decisions in one round trip, the node then
-   * admitted by the same checks as requireNode. Anything else (no token or cursor, a token no
-   * node has, SQLite, whose reads do not cross a socket) goes through requireNode as before.
+   * PostgreSQL, an incremental pull whose cursor needs no clock read first (nearly every pull),
+   * with a bearer token or, with no other credential, a verified client certificate: the node and
+   * its decisions in one round trip (nodeWithDecisionsSince), the node then admitted by the same
+   * checks as requireNode. Anything else (no credential or cursor, a token no node has, a
+   * certificate that is not the asked instance's, SQLite, whose reads do not cross a socket) goes
+   * through requireNode as before, which answers it as it always has.
    */
   const guard =
     ctx.database.kind !== 'postgres'
       ? requireGate
       : async (req: FastifyRequest, reply: FastifyReply) => {
+          const query = req.query as Record<string, unknown>
+          const sinceUs = typeof query.since === 'string' ? parseMicros(query.since) : undefined
+          if (sinceUs === undefined || !cursorAhead.fresh(sinceUs)) return requireGate(req, reply)
           const bearer = bearerFrom(req.headers.authorization)
-          const since = (req.query as Record<string, unknown>).since
-          const sinceUs = typeof since === 'string' ? parseMicros(since) : undefined
-          if (typeof bearer !== 'string' || sinceUs === undefined || !cursorAhead.fresh(sinceUs))
-            return requireGate(req, reply)
+          const cert =
+            req.headers.authorization === undefined && req.headers.cookie === undefined
+              ? presentedCertificate(req)
+              : undefined
+          let credential: PullCredential
+          if (typeof bearer === 'string') credential = { tokenHash: hashToken(bearer) }
+          else if (cert && typeof query.instance_id === 'string')
+            credential = { instanceId: query.instance_id, certFingerprint: cert.fingerprint, certNames: cert.names }
+          else return requireGate(req, reply)
           // Read before the decisions: every decision up to it is committed (decisions/store.ts).
           const clockUs = cursorAhead.newestUs
           const found = await nodeWithDecisionsSince(
             ctx.database.db,
-            hashToken(bearer),
+            credential,
             sinceUs,
             ctx.settings.policyPageSize + 1,
           )
           if (!found) return requireGate(req, reply)
-          ctx.guards.admitNode(req, { type: 'node', node: found.node, via: 'token' }, GATE_KINDS)
+          if (cert && found.claims) {
+            if (!isCertificateNode(found.node, cert, found.claims)) return requireGate(req, reply)
+            const principal = {
+              type: 'node',
+              node: found.node,
+              via: 'certificate',
+              certExpiresMs: cert.expiresMs,
+            } as const
+            ctx.guards.admitNode(req, principal, GATE_KINDS)
+          } else ctx.guards.admitNode(req, { type: 'node', node: found.node, via: 'token' }, GATE_KINDS)
           prefetched.set(req, { sinceUs, clockUs, rows: found.rows })
         }
   const purged = ctx.metrics.counter(
