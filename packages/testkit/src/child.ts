@@ -3,7 +3,7 @@
  * startup fails), readiness by a log line or a probe, and a stop that escalates.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { createWriteStream, readFileSync } from 'node:fs'
+import { createWriteStream, openSync, readFileSync } from 'node:fs'
 import { StringDecoder } from 'node:string_decoder'
 import { setTimeout as delay } from 'node:timers/promises'
 import { killQuietly, onExit } from './cleanup.ts'
@@ -60,7 +60,10 @@ async function settle(p: Promise<void>, ms: number): Promise<void> {
 
 /** Start a server process and wait until it is ready; on failure the error carries its log tail. */
 export async function startChild(options: StartOptions): Promise<Child> {
-  const out = createWriteStream(options.logFile, { flags: 'a' })
+  // Opened here, not by the stream: its asynchronous open waits for a thread of libuv's pool,
+  // and on a busy machine ran after a short test had ended and removed the log's folder (ENOENT
+  // raised outside any test). A log file that cannot be opened is an error of start() itself.
+  const out = createWriteStream(options.logFile, { fd: openSync(options.logFile, 'a') })
   const child = spawn(options.command, options.args, {
     env: options.env ?? process.env,
     cwd: options.cwd,

@@ -60,6 +60,37 @@ test('log() holds every line received, the ready line included, as soon as it ar
   assert.match(seen, /\n20000\nready ✓\n$/)
 })
 
+test("the log file is open once start() resolves, however busy libuv's thread pool", async (t) => {
+  // CI saw the file's asynchronous open run after the test had ended and removed its folder
+  // (ENOENT raised outside the test). Here the pool's threads are all busy while the child starts.
+  const uncaught: Error[] = []
+  const onUncaught = (err: Error) => uncaught.push(err)
+  process.on('uncaughtException', onUncaught)
+  t.after(() => process.off('uncaughtException', onUncaught))
+  const dir = tempDir('testkit-child-')
+  const { pbkdf2 } = await import('node:crypto')
+  const busy = Array.from(
+    { length: 8 },
+    () => new Promise((r) => pbkdf2('x', 'salt', 400_000, 32, 'sha256', () => r(undefined))),
+  )
+  const child = await startChild({
+    name: 'early',
+    command: '/bin/sh',
+    args: ['-c', 'echo ready; exec sleep 100'],
+    logFile: join(dir.path, 'early.log'),
+    readyLine: /ready/,
+  })
+  dir.remove()
+  await child.stop()
+  await Promise.all(busy)
+  await new Promise((r) => setImmediate(r))
+  assert.deepEqual(
+    uncaught.map((e) => e.message),
+    [],
+  )
+  assert.equal(child.log(), 'ready\n')
+})
+
 test('stop() ends a paused (SIGSTOPped) child with its signal, not the SIGKILL that follows 10 s later', async (t) => {
   const paused = shell(t, 'paused', "trap 'echo terminated; exit 0' TERM; echo ready; while :; do sleep 0.1; done")
   const child = await paused.start()
