@@ -40,6 +40,26 @@ function walTable() {
   return { path, raw }
 }
 
+/** What the serving connection was told to run, by the connection (servingSide). */
+const servingExecs = new WeakMap<DatabaseSync, string[]>()
+
+/** `raw` as startBackgroundCheckpoints sees it, recording the statements it runs on it. */
+function servingSide(raw: DatabaseSync): DatabaseSync {
+  const execs: string[] = []
+  servingExecs.set(raw, execs)
+  return new Proxy(raw, {
+    get(target, key) {
+      if (key === 'exec')
+        return (text: string) => {
+          execs.push(text)
+          return target.exec(text)
+        }
+      const value = Reflect.get(target, key, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
 const walBytes = (path: string) => (existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0)
 const payload = 'x'.repeat(1000)
 
@@ -93,18 +113,29 @@ describe('SQLite checkpoints in the background', () => {
       release: () => inner.release(),
     }
     const maxLogBytes = 256 * 1024
-    const checkpoints = await startBackgroundCheckpoints(path, raw, lock, { intervalMs: 20, maxLogBytes })
+    const checkpoints = await startBackgroundCheckpoints(path, servingSide(raw), lock, { intervalMs: 20, maxLogBytes })
     assert.equal(raw.prepare('pragma wal_autocheckpoint').get()?.wal_autocheckpoint, 0)
     assert.equal(raw.prepare('pragma journal_size_limit').get()?.journal_size_limit, maxLogBytes)
-    // One long transaction, holding the lock as a Kysely transaction would: the log outgrows its bound.
+    // Holding the lock as a Kysely transaction would, two transactions outgrow the log's bound;
+    // a reader (another process's snapshot) keeps the worker from copying the second: the log
+    // is not wholly copied, so the serving thread is asked to catch up.
     await lock.acquire()
-    raw.exec('begin immediate')
     const insert = raw.prepare('insert into t (v) values (?)')
-    for (let j = 0; j < 2000; j++) insert.run(payload)
-    raw.exec('commit')
+    const write = (rows: number) => {
+      raw.exec('begin immediate')
+      for (let j = 0; j < rows; j++) insert.run(payload)
+      raw.exec('commit')
+    }
+    write(100)
+    const reader = new DatabaseSync(path)
+    reader.exec('begin')
+    assert.equal(reader.prepare('select count(*) as n from t').get()?.n, 100)
+    write(1900)
     assert.ok(walBytes(path) > 1_000_000)
     // The serving thread is asked to catch up, and waits for the connection to be let go.
     await waitFor('the catch-up to ask for the connection', () => asked === 2)
+    reader.exec('commit')
+    reader.close()
     lock.release()
     await waitFor('the log to be copied', () => {
       const { frames, backfilled } = walIndex(path)
@@ -117,8 +148,49 @@ describe('SQLite checkpoints in the background', () => {
     assert.ok(walIndex(path).frames < 10, `the log starts over (${walIndex(path).frames} frames)`)
     assert.ok(walBytes(path) <= maxLogBytes, `file cut back to ${walBytes(path)} bytes`)
     assert.equal(raw.prepare('select count(*) as n from t').get()?.n, 2001)
+    // The copy was the worker's: the serving connection set its pragmas and checkpointed nothing.
+    assert.deepEqual(
+      servingExecs.get(raw)!.filter((text) => /checkpoint\(/i.test(text)),
+      [],
+    )
     await checkpoints.stop()
     assert.equal(raw.prepare('pragma wal_autocheckpoint').get()?.wal_autocheckpoint, 1000)
+    raw.close()
+  })
+
+  test('stopping while a catch-up waits for the connection lets it go', async () => {
+    const { path, raw } = walTable()
+    const inner = new ConnectionLock()
+    let asked = 0
+    const lock = {
+      acquire: () => {
+        asked++
+        return inner.acquire()
+      },
+      release: () => inner.release(),
+    }
+    const checkpoints = await startBackgroundCheckpoints(path, raw, lock, { intervalMs: 20, maxLogBytes: 64 * 1024 })
+    await lock.acquire()
+    const insert = raw.prepare('insert into t (v) values (?)')
+    insert.run(payload)
+    // A reader's snapshot keeps the worker from copying the rest (as in the test above).
+    const reader = new DatabaseSync(path)
+    reader.exec('begin')
+    reader.prepare('select count(*) as n from t').get()
+    raw.exec('begin immediate')
+    for (let j = 0; j < 499; j++) insert.run(payload)
+    raw.exec('commit')
+    await waitFor('the catch-up to ask for the connection', () => asked === 2)
+    reader.exec('commit')
+    reader.close()
+    const stopped = checkpoints.stop()
+    lock.release()
+    await stopped
+    // The catch-up took the connection and gave it back: the lock is free, commits checkpoint again.
+    await lock.acquire()
+    lock.release()
+    assert.equal(raw.prepare('pragma wal_autocheckpoint').get()?.wal_autocheckpoint, 1000)
+    assert.equal(raw.prepare('select count(*) as n from t').get()?.n, 500)
     raw.close()
   })
 
@@ -161,6 +233,37 @@ describe('SQLite checkpoints in the background', () => {
     )
     const r = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 20_000 })
     assert.equal(r.stdout.trim(), 'open', r.stderr)
+    assert.equal(r.status, 0, `exit ${r.status} ${r.signal ?? ''}: ${r.stderr}`)
+  })
+
+  test('a script whose only work is writing is not ended by a catch-up it waits for', () => {
+    // Writes that outgrow the log's bound, with nothing else pending: while the worker copies,
+    // the awaited lock is the process's only work, and the worker's answer must keep it alive.
+    const script = join(dir, 'writes-only.mjs')
+    writeFileSync(
+      script,
+      `import { DatabaseSync } from 'node:sqlite'
+      import { ConnectionLock } from ${JSON.stringify(join(import.meta.dirname, '..', 'src', 'db', 'sqlite-adapter.ts'))}
+      import { startBackgroundCheckpoints } from ${JSON.stringify(join(import.meta.dirname, '..', 'src', 'db', 'sqlite-checkpoint.ts'))}
+      const path = ${JSON.stringify(join(dir, 'writes-only.db'))}
+      const raw = new DatabaseSync(path)
+      raw.exec('pragma journal_mode = wal')
+      raw.exec('create table t (v text)')
+      const lock = new ConnectionLock()
+      await startBackgroundCheckpoints(path, raw, lock, { intervalMs: 5, maxLogBytes: 64 * 1024 })
+      const insert = raw.prepare('insert into t (v) values (?)')
+      for (let i = 0; i < 200; i++) {
+        await lock.acquire()
+        raw.exec('begin immediate')
+        for (let j = 0; j < 20; j++) insert.run('x'.repeat(1000))
+        raw.exec('commit')
+        lock.release()
+        await new Promise((r) => setTimeout(r, 1))
+      }
+      console.log(raw.prepare('select count(*) as n from t').get().n)`,
+    )
+    const r = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 60_000 })
+    assert.equal(r.stdout.trim(), '4000', r.stderr)
     assert.equal(r.status, 0, `exit ${r.status} ${r.signal ?? ''}: ${r.stderr}`)
   })
 
