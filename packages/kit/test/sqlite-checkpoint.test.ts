@@ -60,6 +60,20 @@ function servingSide(raw: DatabaseSync): DatabaseSync {
   })
 }
 
+/** A connection's lock, counting who asks for it (the test itself and the catch-ups). */
+function countingLock() {
+  const inner = new ConnectionLock()
+  const lock = {
+    asked: 0,
+    acquire: () => {
+      lock.asked++
+      return inner.acquire()
+    },
+    release: () => inner.release(),
+  }
+  return lock
+}
+
 const walBytes = (path: string) => (existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0)
 const payload = 'x'.repeat(1000)
 
@@ -102,16 +116,7 @@ describe('SQLite checkpoints in the background', () => {
 
   test('a log past its bound is caught up between two transactions, then starts over cut back; stopping restores checkpoints on commit', async () => {
     const { path, raw } = walTable()
-    // The connection's lock, counting who asks for it besides this test.
-    const inner = new ConnectionLock()
-    let asked = 0
-    const lock = {
-      acquire: () => {
-        asked++
-        return inner.acquire()
-      },
-      release: () => inner.release(),
-    }
+    const lock = countingLock()
     const maxLogBytes = 256 * 1024
     const checkpoints = await startBackgroundCheckpoints(path, servingSide(raw), lock, { intervalMs: 20, maxLogBytes })
     assert.equal(raw.prepare('pragma wal_autocheckpoint').get()?.wal_autocheckpoint, 0)
@@ -133,7 +138,7 @@ describe('SQLite checkpoints in the background', () => {
     write(1900)
     assert.ok(walBytes(path) > 1_000_000)
     // The serving thread is asked to catch up, and waits for the connection to be let go.
-    await waitFor('the catch-up to ask for the connection', () => asked === 2)
+    await waitFor('the catch-up to ask for the connection', () => lock.asked === 2)
     reader.exec('commit')
     reader.close()
     lock.release()
@@ -160,15 +165,7 @@ describe('SQLite checkpoints in the background', () => {
 
   test('stopping while a catch-up waits for the connection lets it go', async () => {
     const { path, raw } = walTable()
-    const inner = new ConnectionLock()
-    let asked = 0
-    const lock = {
-      acquire: () => {
-        asked++
-        return inner.acquire()
-      },
-      release: () => inner.release(),
-    }
+    const lock = countingLock()
     const checkpoints = await startBackgroundCheckpoints(path, raw, lock, { intervalMs: 20, maxLogBytes: 64 * 1024 })
     await lock.acquire()
     const insert = raw.prepare('insert into t (v) values (?)')
@@ -180,7 +177,7 @@ describe('SQLite checkpoints in the background', () => {
     raw.exec('begin immediate')
     for (let j = 0; j < 499; j++) insert.run(payload)
     raw.exec('commit')
-    await waitFor('the catch-up to ask for the connection', () => asked === 2)
+    await waitFor('the catch-up to ask for the connection', () => lock.asked === 2)
     reader.exec('commit')
     reader.close()
     const stopped = checkpoints.stop()
