@@ -2,10 +2,10 @@
  * What SQLite's checkpoints cost a serving thread under steady writes: SQLite's default (the
  * commit that takes the log past 1,000 pages copies it and syncs, on the serving thread) against
  * the kit's `startBackgroundCheckpoints` (a worker thread copies; when writes outrun it and the
- * log passes its bound, the worker copies the rest while the serving thread's connection waits,
- * its event loop free). The writer commits transactions of 100 rows of 1 kB, letting the event
- * loop turn between them, as a server's group commit does; the log's bound is 16 MiB here (64 in
- * the servers) so that a short run crosses it several times.
+ * log passes its bound, the serving thread copies the rest between two transactions). The writer
+ * commits transactions of 100 rows of 1 kB, letting the event loop turn between them, as a
+ * server's group commit does; the log's bound is 16 MiB here (64 in the servers) so that a short
+ * run crosses it several times.
  *
  * Figures, each variant in alternating rounds: wall time, the serving thread's CPU time, the
  * event loop's delay (p99, max: what every other request waits behind) and how long a

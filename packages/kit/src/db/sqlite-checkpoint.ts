@@ -34,27 +34,20 @@ export interface BackgroundCheckpointOptions {
  * the file every `intervalMs` while the serving thread writes. A PASSIVE checkpoint takes no lock
  * a writer waits on. SQLite starts the log over only when a writer finds it wholly copied, which
  * continuous writes can prevent (the worker copies what was there when it began, and more has come
- * meanwhile): when the log holds more than `maxLogBytes`, the worker says so (`full`), the serving
- * thread takes its connection's lock between two transactions and asks for the rest (CATCH_UP),
- * and lets the connection go once the worker has copied it (`caught-up`), so its next transaction
- * starts the log over. The copy and its fsync happen here either way: until 2026-12-05 the serving
- * thread copied the rest itself, its event loop stopped for the copy and the sync (under edgegate's
- * SQLite ingest bench, 106 stops of 1-97 ms, about a second in all; docs/performance/kit.md).
- *
- * `control[0]` is how the serving thread speaks to it while it sleeps in `Atomics.wait`: RUN,
- * CATCH_UP or STOP.
+ * meanwhile): when the log holds more than `maxLogBytes`, the worker says so (`full`) and the
+ * serving thread copies the rest between two of its transactions, so its next one starts the log
+ * over. (Having the worker copy that rest while the serving thread held its connection, its
+ * event loop free, was tried on 2026-12-05: edgegate's SQLite ingest lost ~8 % and its pull tail
+ * gained nothing measurable, docs/performance/kit.md.)
  *
  * Plain JavaScript run by `eval`, not a TypeScript module: a worker loading a .ts file loads
  * Node's type stripper into its own heap first (measured: 26 MB and 55 ms to start against 17 MB
  * and 39 ms).
  */
-const RUN = 0
-const CATCH_UP = 1
-const STOP = 2
 const WORKER = `
 const { DatabaseSync } = require('node:sqlite')
 const { parentPort, workerData } = require('node:worker_threads')
-const { path, intervalMs, maxLogBytes, control } = workerData
+const { path, intervalMs, maxLogBytes, stop } = workerData
 const db = new DatabaseSync(path, { timeout: 1000 })
 const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
 const pageBytes = db.prepare('PRAGMA page_size').get().page_size
@@ -62,21 +55,20 @@ parentPort.postMessage('started')
 let failing = false
 // The log's frames when it was last reported full.
 let reported = -1
-// Sleeps until the interval ends or the serving thread changes control[0] and notifies.
-for (;;) {
-  Atomics.wait(control, 0, ${RUN}, intervalMs)
-  const asked = Atomics.load(control, 0)
-  if (asked === ${STOP}) break
+// Sleeps until the interval ends or the serving thread sets stop[0] to 1 and notifies.
+while (Atomics.load(stop, 0) === 0) {
+  Atomics.wait(stop, 0, 0, intervalMs)
+  if (Atomics.load(stop, 0) !== 0) break
   try {
     // log: the committed frames (pages) in the log since it last started over; checkpointed: how
     // many of them are in the database file. Wholly copied is not enough: a transaction in
     // flight adds frames before the next one begins, and that one starts the log over only if
     // it finds them copied too. But a log that has not moved since it was last reported and is
     // wholly copied has had no writes: it is not reported again (an idle server's serving
-    // thread was asked every interval).
+    // thread caught up with nothing every interval).
     const { log, checkpointed } = passive.get()
     failing = false
-    if (asked !== ${CATCH_UP} && log * pageBytes > maxLogBytes && !(log === checkpointed && log === reported)) {
+    if (log * pageBytes > maxLogBytes && !(log === checkpointed && log === reported)) {
       reported = log
       parentPort.postMessage('full')
     }
@@ -85,10 +77,6 @@ for (;;) {
     if (!failing) parentPort.postMessage({ error: err.message })
     failing = true
   }
-  // Answered whether or not the copy worked: the serving thread holds its connection until then.
-  // Not if STOP came meanwhile (stop() lets the connection go when the worker exits).
-  if (asked === ${CATCH_UP} && Atomics.compareExchange(control, 0, ${CATCH_UP}, ${RUN}) === ${CATCH_UP})
-    parentPort.postMessage('caught-up')
 }
 db.close()
 `
@@ -113,7 +101,7 @@ export async function startBackgroundCheckpoints(
   lock: Lock,
   options: BackgroundCheckpointOptions = {},
 ): Promise<BackgroundCheckpoints> {
-  const control = new Int32Array(new SharedArrayBuffer(4))
+  const stop = new Int32Array(new SharedArrayBuffer(4))
   const maxLogBytes = options.maxLogBytes ?? 64 * 1024 * 1024
   const worker = new Worker(WORKER, {
     eval: true,
@@ -121,7 +109,7 @@ export async function startBackgroundCheckpoints(
       path,
       intervalMs: options.intervalMs ?? 100,
       maxLogBytes,
-      control,
+      stop,
     },
     // Its own small heap: it holds one statement.
     resourceLimits: { maxOldGenerationSizeMb: 16 },
@@ -145,36 +133,23 @@ export async function startBackgroundCheckpoints(
   connection.exec(`PRAGMA journal_size_limit=${maxLogBytes}`)
   let running = true
   let catchingUp = false
-  /** Resolves the catch-up waiting for the worker's answer (or its exit). */
-  let caughtUp: (() => void) | undefined
-  // The log outgrew its bound: between two transactions of this connection, the worker copies
-  // the rest (most of it is copied already), so the next transaction starts the log over. The
-  // connection stays held meanwhile; the event loop does not wait.
+  // The log outgrew its bound: copy the rest between two transactions of this connection (the
+  // worker has copied most of it already), so the next one starts the log over.
   const catchUp = async () => {
     if (catchingUp) return
     catchingUp = true
     await lock.acquire()
     try {
-      if (!running || !connection.isOpen) return
-      const answered = new Promise<void>((resolve) => {
-        caughtUp = resolve
-      })
-      // Until it answers, the answer keeps the process alive: the lock's waiters are the
-      // process's work (a script's writes, with nothing else pending, would end mid-way).
-      worker.ref()
-      Atomics.store(control, 0, CATCH_UP)
-      Atomics.notify(control, 0)
-      await answered
+      if (connection.isOpen) connection.exec('PRAGMA wal_checkpoint(PASSIVE)')
+    } catch (err) {
+      options.onError?.(`catching up with the write-ahead log: ${(err as Error).message}`)
     } finally {
-      if (running) worker.unref()
-      caughtUp = undefined
       lock.release()
       catchingUp = false
     }
   }
-  worker.on('message', (m: 'full' | 'caught-up' | { error?: string }) => {
+  worker.on('message', (m: 'full' | { error?: string }) => {
     if (m === 'full') void catchUp()
-    else if (m === 'caught-up') caughtUp?.()
     // The worker's connection says only what failed ("disk I/O error"): say what it was doing.
     else if (typeof m === 'object' && m.error) options.onError?.(`checkpointing the write-ahead log: ${m.error}`)
   })
@@ -187,8 +162,6 @@ export async function startBackgroundCheckpoints(
     if (running) options.onError?.('the checkpoint worker stopped; checkpoints run on commit again')
     running = false
     restore()
-    // A catch-up it will not answer lets the connection go.
-    caughtUp?.()
   })
   return {
     async stop() {
@@ -197,8 +170,8 @@ export async function startBackgroundCheckpoints(
       const exited = once(worker, 'exit')
       // Held until it is gone: stopping is part of closing the database, which callers await.
       worker.ref()
-      Atomics.store(control, 0, STOP)
-      Atomics.notify(control, 0)
+      Atomics.store(stop, 0, 1)
+      Atomics.notify(stop, 0)
       await exited
     },
   }
