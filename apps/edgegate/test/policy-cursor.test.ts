@@ -338,23 +338,38 @@ for (const dialect of DIALECTS) {
       }
       // Two processes on the restored database, alerting to one channel.
       const alerts = await alertCatcher()
-      const alerting = ['--alert-url', alerts.url, '--alert-group-wait', '300ms']
+      // The group wait spans the two gates' pulls; under a loaded CI host 300 ms did not always (r1 and r2 then alert apart).
+      const alerting = ['--alert-url', alerts.url, '--alert-group-wait', '3s']
       const restored = await startEdgegate(database, tls, ['--log-level', 'info', ...alerting])
       const other = await startEdgegate(database, tls, alerting)
       try {
         const behind = await pull(restored, cursor)
         assert.equal(behind.status, 200)
         assert.deepEqual([behind.body.decisions, behind.body.cursor, behind.body.resync], [[], cursor, true])
-        await waitFor('the warning naming the gate', () =>
-          /"msg":"node r1 has decisions up to \S+Z, later than any in this database \(1970-01-01T00:00:00\.000000Z\): the database was restored/.test(
-            restored.child.log(),
-          ),
-        )
         // Gate r2 behind too, and both gates asking the other process: one alert names both.
         const r2 = await call(tls, restored.base, `/v1/policy?instance_id=r2&since=${encodeURIComponent(cursor)}`, {
           token: tokens.r2,
         })
         assert.equal(r2.body.resync, true)
+        // The claims are written after the answers; the other process must find them, not race them.
+        const claims = await openEdgeDatabase(database, 1)
+        try {
+          await waitFor('both claims written', async () => {
+            const rows = await claims.db
+              .selectFrom('node_alerts')
+              .select('instance_id')
+              .where('what', '=', 'database-behind')
+              .execute()
+            return rows.length === 2
+          })
+        } finally {
+          await claims.close()
+        }
+        await waitFor('the warning naming the gate', () =>
+          /"msg":"node r1 has decisions up to \S+Z, later than any in this database \(1970-01-01T00:00:00\.000000Z\): the database was restored/.test(
+            restored.child.log(),
+          ),
+        )
         for (const [id, token] of Object.entries(tokens)) {
           const res = await call(tls, other.base, `/v1/policy?instance_id=${id}&since=${encodeURIComponent(cursor)}`, {
             token,
