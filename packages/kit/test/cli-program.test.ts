@@ -121,6 +121,14 @@ describe('kit app shell (createCli/runCli)', () => {
     ])
   })
 
+  test('an empty list says so in words; its JSON is still an array; the words are escaped too', async () => {
+    const none = await run(['list', '--none', 'state=\x1b[2Jgone'])
+    assert.equal(none.code, 0)
+    assert.equal(none.stdout, 'no things match state=\\e[2Jgone\n')
+    const json = await run(['list', '--none', 'x', '--json'])
+    assert.deepEqual(JSON.parse(json.stdout), [])
+  })
+
   test('a reader that closes the pipe early (| head) ends the program quietly with 0', async () => {
     const clean = { ...process.env }
     delete clean.FORCE_COLOR

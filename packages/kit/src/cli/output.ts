@@ -68,14 +68,16 @@ export function formatTable<Row>(
 
 /**
  * Print a list the way every `list` command does: JSON (an array, stable for scripts) with
- * `json`, a table otherwise.
+ * `json`, a table otherwise. `empty` is what a person reads instead of a bare header when there
+ * are no rows (`no decisions yet: ...`, as `cscli decisions list` says so); JSON stays `[]`.
  */
 export function printList<Row>(
   rows: Row[],
   columns: Column<Row>[],
-  options: { json?: boolean; toJson?: (row: Row) => unknown; out?: (text: string) => void } = {},
+  options: { json?: boolean; toJson?: (row: Row) => unknown; out?: (text: string) => void; empty?: string } = {},
 ): void {
   const out = options.out ?? ((t: string) => void process.stdout.write(t))
   if (options.json) out(`${terminalJson(options.toJson ? rows.map(options.toJson) : rows, 2)}\n`)
+  else if (rows.length === 0 && options.empty !== undefined) out(`${escapeTerminal(options.empty)}\n`)
   else out(formatTable(columns, rows))
 }
