@@ -42,6 +42,7 @@ for (const dialect of DIALECTS) {
         assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr)
       }
       assert.deepEqual(JSON.parse((await run('admin', 'list', '--json')).stdout), [], 'nobody was added')
+      assert.equal((await run('admin', 'list')).stdout, 'no administrators yet: edgegate admin add NAME\n')
 
       const before = Date.now()
       const added = await run('admin', 'add', 'carol', '--expires-in', '2h')

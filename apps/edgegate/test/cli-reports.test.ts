@@ -49,12 +49,19 @@ for (const dialect of DIALECTS) {
       // Run as bin/edgegate in a checkout, the next step is printed that way, ready to paste.
       const typed = await cli(['status'], { EDGEGATE_DATABASE: database, GATEHOUSE_INVOKED_AS: 'bin/edgegate' })
       assert.match(typed.stdout, /^no nodes yet: bin\/edgegate node add --kind sshgate INSTANCE_ID$/m)
+      // Empty lists say so in words, with the next step; their JSON is an empty array.
       const none = await run('decision', 'list')
-      assert.equal(
-        none.stdout,
-        'INSTANCE  FINGERPRINT  STATUS  SOURCE  ACTOR  UPDATED  EXPIRES  LABEL\n',
-        'the header alone',
+      assert.deepEqual(
+        [none.code, none.stdout],
+        [
+          0,
+          'no decisions yet: edgegate decision block --instance INSTANCE_ID FINGERPRINT makes one; gates report what they see (fingerprint list)\n',
+        ],
       )
+      assert.equal((await run('decision', 'list', '--json')).stdout, '[]\n')
+      assert.match((await run('fingerprint', 'list')).stdout, /^no fingerprints yet: the gates report/)
+      assert.match((await run('node', 'list')).stdout, /^no nodes yet: edgegate node add --kind sshgate INSTANCE_ID\n$/)
+      assert.match((await run('pair', 'list')).stdout, /^no pairs: /)
 
       const { tokens, admin } = await seed(database, [
         { id: 'edge-1', kind: 'sshgate' },
@@ -111,6 +118,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await decisions('--status', 'approved'), [[A, 'approved', 'manual', 'cli']])
       assert.deepEqual(await decisions('--instance', 'edge-2'), [])
       assert.deepEqual(await decisions('--source', 'controller'), [])
+      assert.equal(
+        (await run('decision', 'list', '--source', 'controller', '--status', 'blocked')).stdout,
+        'no decisions match --status blocked --source controller\n',
+      )
       assert.equal((await decisions('--source', 'manual')).length, 2)
       assert.deepEqual(await decisions('--limit', '1'), [[B, 'blocked', 'manual', 'admin']])
       const nosuch = await run('decision', 'list', '--instance', 'nosuch')
@@ -151,6 +162,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await fps('--status', 'none'), [[C, null, 1, ['192.0.2.10']]])
       assert.deepEqual(await fps('--status', 'blocked'), [[B, 'blocked', 1, ['192.0.2.10']]])
       assert.deepEqual(await fps('--instance', 'edge-2'), [])
+      assert.equal(
+        (await run('fingerprint', 'list', '--instance', 'edge-2')).stdout,
+        'no fingerprints match --instance edge-2\n',
+      )
       const fpTable = await run('fingerprint', 'list', '--status', 'none')
       assert.equal(fpTable.code, 0)
       assert.match(fpTable.stdout, /^INSTANCE +FINGERPRINT +DECISION +COUNT +IPS +LAST SEEN +LABEL$/m)
@@ -271,6 +286,10 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await entries('--action', 'decision'), all.slice(1, 3), 'a family')
         assert.deepEqual(await entries('--action', 'decision.blocked'), [all[1]])
         assert.deepEqual(await entries('--action', 'decision.b'), [], 'a family is whole words')
+        assert.equal(
+          (await run('audit', 'list', '--action', 'decision.b')).stdout,
+          'no audit entries match --action decision.b\n',
+        )
         assert.deepEqual(await entries('--target', `edge-1/${A}`), [all[2]])
         assert.deepEqual(await entries('--actor', 'test'), all.slice(3))
         assert.deepEqual(await entries('--since', '1h', '--limit', '2'), all.slice(0, 2))

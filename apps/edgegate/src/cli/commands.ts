@@ -6,7 +6,7 @@
  */
 import { userInfo } from 'node:os'
 import { printList } from '@gatehouse/kit/cli/output.ts'
-import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
+import { CliError, invokedAs, UsageError } from '@gatehouse/kit/cli/program.ts'
 import type { Verdict } from '@gatehouse/kit/edge-wire.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { audit, insertAdmin, listAdmins, removeAdmin, replaceAdminToken } from '../admins/store.ts'
@@ -68,7 +68,7 @@ export async function nodeList(o: Opts): Promise<void> {
         style: (n) => expiryStyle(n.certificate_expires_at),
       },
     ],
-    { json: o.json === true },
+    { json: o.json === true, empty: `no nodes yet: ${invokedAs('edgegate')} node add --kind sshgate INSTANCE_ID` },
   )
 }
 
@@ -171,7 +171,7 @@ export async function adminList(o: Opts): Promise<void> {
         style: (a) => expiryStyle(a.expires_at),
       },
     ],
-    { json: o.json === true },
+    { json: o.json === true, empty: `no administrators yet: ${invokedAs('edgegate')} admin add NAME` },
   )
 }
 

@@ -26,6 +26,14 @@ const STATUSES = ['approved', 'blocked', 'pending'] as const
 type Status = (typeof STATUSES)[number]
 const verdictStyle = (s: string | null) => (s === 'approved' ? 'green' : s === 'blocked' ? 'red' : 'yellow')
 const out = (text: string) => void process.stdout.write(text)
+
+/** The filters a list was asked with, spelled as flags (`--status blocked --instance edge-1`), for the words an empty list prints. */
+function filtersGiven(o: Opts, flags: string[]): string {
+  return flags
+    .filter((f) => o[f] !== undefined)
+    .map((f) => `--${f} ${String(o[f])}`)
+    .join(' ')
+}
 /** The fortnight before a token's expiry that the health pass and `admin list` warn about (as for certificates). */
 const TOKEN_WARN_MS = 14 * 86_400_000
 
@@ -178,6 +186,7 @@ export async function decisionList(o: Opts): Promise<void> {
     })
   })
   const decisions = rows.map((r) => ({ ...toDecision(r), source: r.source }))
+  const filters = filtersGiven(o, ['instance', 'status', 'source'])
   printList(
     decisions,
     [
@@ -191,7 +200,13 @@ export async function decisionList(o: Opts): Promise<void> {
       { header: 'EXPIRES', value: (d) => d.expires_at ?? '-' },
       { header: 'LABEL', value: (d) => d.label },
     ],
-    { json: o.json === true },
+    {
+      json: o.json === true,
+      empty:
+        filters !== ''
+          ? `no decisions match ${filters}`
+          : `no decisions yet: ${invokedAs('edgegate')} decision block --instance INSTANCE_ID FINGERPRINT makes one; gates report what they see (fingerprint list)`,
+    },
   )
 }
 
@@ -218,6 +233,7 @@ export async function fingerprintList(o: Opts): Promise<void> {
     last_seen: formatMillis(Number(r.last_seen_ms)),
     metadata: JSON.parse(r.metadata) as Record<string, unknown>,
   }))
+  const filters = filtersGiven(o, ['instance', 'status'])
   printList(
     fingerprints,
     [
@@ -232,7 +248,13 @@ export async function fingerprintList(o: Opts): Promise<void> {
       { header: 'LAST SEEN', value: (f) => f.last_seen },
       { header: 'LABEL', value: (f) => f.label },
     ],
-    { json: o.json === true },
+    {
+      json: o.json === true,
+      empty:
+        filters !== ''
+          ? `no fingerprints match ${filters}`
+          : `no fingerprints yet: the gates report the clients they see (${invokedAs('edgegate')} status shows when each gate was last seen)`,
+    },
   )
 }
 
@@ -258,6 +280,7 @@ export async function auditList(o: Opts): Promise<void> {
       limit,
     }),
   )
+  const filters = filtersGiven(o, ['since', 'actor', 'action', 'target'])
   printList(
     rows.map((r) => ({ at: formatMillis(Number(r.at_ms)), actor: r.actor, action: r.action, target: r.target })),
     [
@@ -266,6 +289,12 @@ export async function auditList(o: Opts): Promise<void> {
       { header: 'ACTION', value: (r) => r.action },
       { header: 'TARGET', value: (r) => r.target },
     ],
-    { json: o.json === true },
+    {
+      json: o.json === true,
+      empty:
+        filters !== ''
+          ? `no audit entries match ${filters}`
+          : 'the audit log is empty: every change made through the CLI, the API or the dashboard is entered here',
+    },
   )
 }

@@ -5,7 +5,7 @@
  */
 import { userInfo } from 'node:os'
 import { paint, printList } from '@gatehouse/kit/cli/output.ts'
-import { typedCommands } from '@gatehouse/kit/cli/program.ts'
+import { invokedAs, typedCommands } from '@gatehouse/kit/cli/program.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { setKillSwitch } from '../enforcement/service.ts'
 import { automatedBlockCounts, readState } from '../enforcement/store.ts'
@@ -79,7 +79,10 @@ export async function pairList(o: Opts): Promise<void> {
       { header: 'BY', value: (p) => p.actor },
       { header: 'SINCE', value: (p) => p.created_at },
     ],
-    { json: o.json === true },
+    {
+      json: o.json === true,
+      empty: `no pairs: web signals match TLS gates' sightings by host name (SNI) only; ${invokedAs('edgegate')} pair add WEBSIGNAL_ID TLSGATE_ID matches a gate's sightings whatever the SNI`,
+    },
   )
 }
 
