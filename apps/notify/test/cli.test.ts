@@ -50,8 +50,25 @@ describe('notify command line', () => {
     assert.match(missing.stderr, /fresh\.db does not exist; .*notify migrate/)
     const migrated = await cli(['migrate', '-database', database])
     assert.deepEqual([migrated.code, migrated.stdout], [0, 'database (sqlite) is up to date\n'], migrated.stderr)
-    const empty = await cli(['token', 'list', '--database', database])
-    assert.deepEqual([empty.code, empty.stdout], [0, 'ID  USER  NAME  CREATED  LAST USED  EXPIRES\n'], empty.stderr)
+    // Each empty list says so, with the command that makes the first entry; its JSON is [].
+    const lists: [string[], string][] = [
+      [['token', 'list'], 'no tokens yet: notify token create --user USER --name NAME\n'],
+      [['user', 'list'], 'no users yet: notify user create NAME --admin --password-file FILE\n'],
+      [['channel', 'list'], 'no channels yet: notify channel create NAME\n'],
+      [['hook', 'list'], 'no hooks yet: notify hook create --channel CHANNEL\n'],
+      [['target', 'list'], 'no action targets yet: notify target set NAME --url URL\n'],
+      [['push', 'list'], 'no push subscriptions: a reader turns push on in the web app (Push notifications)\n'],
+      [['audit', 'list'], 'the audit log is empty\n'],
+      [['audit', 'list', '--before', '5'], 'no audit entries older than id 5\n'],
+    ]
+    for (const [args, text] of lists) {
+      const empty = await cli([...args, '--database', database])
+      assert.deepEqual([empty.code, empty.stdout], [0, text], empty.stderr)
+      const json = await cli([...args, '--json', '--database', database])
+      assert.deepEqual([json.code, json.stdout], [0, '[]\n'], `${args.join(' ')} --json: ${json.stderr}`)
+    }
+    const nobody = await cli(['token', 'list', '--user', 'nobody', '--database', database])
+    assert.deepEqual([nobody.code, nobody.stderr], [1, 'notify: no user "nobody"\n'])
   })
 
   test('--help and the token commands never load the server stack (Fastify, undici, pg, TypeBox)', async () => {

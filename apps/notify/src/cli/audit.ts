@@ -25,6 +25,10 @@ export async function auditListCommand(o: Record<string, unknown>): Promise<void
       { header: 'TARGET', value: (e) => e.target },
       { header: 'DETAILS', value: (e) => (Object.keys(e.details).length === 0 ? '' : JSON.stringify(e.details)) },
     ],
-    { json: o.json === true, toJson: (e) => e },
+    {
+      json: o.json === true,
+      toJson: (e) => e,
+      empty: before === undefined ? 'the audit log is empty' : `no audit entries older than id ${before}`,
+    },
   )
 }

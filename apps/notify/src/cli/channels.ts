@@ -5,7 +5,7 @@
  * audit entry (actor `cli:<login>`) and the same change on readers' realtime streams.
  */
 import { printList } from '@gatehouse/kit/cli/output.ts'
-import { UsageError } from '@gatehouse/kit/cli/program.ts'
+import { invokedAs, UsageError } from '@gatehouse/kit/cli/program.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import type { NewChannel } from '../channels/service.ts'
 import { channelResponse, listChannels } from '../channels/store.ts'
@@ -32,7 +32,11 @@ export async function channelListCommand(o: Opts): Promise<void> {
       // Last: the longest and free text, so it does not push the other columns apart.
       { header: 'DESCRIPTION', value: (c) => c.description },
     ],
-    { json: o.json === true, toJson: (c) => channelResponse(c) },
+    {
+      json: o.json === true,
+      toJson: (c) => channelResponse(c),
+      empty: `no channels yet: ${invokedAs('notify')} channel create NAME`,
+    },
   )
 }
 

@@ -5,7 +5,7 @@
  * printed once, when it is issued, and never listed.
  */
 import { printList } from '@gatehouse/kit/cli/output.ts'
-import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
+import { CliError, invokedAs, UsageError } from '@gatehouse/kit/cli/program.ts'
 import { AppError } from '@gatehouse/kit/errors.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { findChannel } from '../channels/store.ts'
@@ -75,7 +75,10 @@ export async function hookListCommand(o: Opts): Promise<void> {
         style: (w) => (w.active ? 'green' : 'red'),
       },
     ],
-    { json: o.json === true },
+    {
+      json: o.json === true,
+      empty: `no hooks${channel === undefined ? '' : ` on ${channel}`} yet: ${invokedAs('notify')} hook create --channel ${channel ?? 'CHANNEL'}`,
+    },
   )
 }
 

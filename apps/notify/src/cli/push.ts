@@ -74,6 +74,7 @@ export async function pushListCommand(o: Opts): Promise<void> {
     {
       json: o.json === true,
       toJson: ({ endpoint, ...s }) => ({ ...s, push_service: origin(endpoint) }),
+      empty: `no push subscriptions${typeof o.user === 'string' ? ` for ${o.user}` : ''}: a reader turns push on in the web app (Push notifications)`,
     },
   )
 }

@@ -6,7 +6,7 @@
  * credential is read from a file, never from the command line, and never printed.
  */
 import { printList } from '@gatehouse/kit/cli/output.ts'
-import { CliError } from '@gatehouse/kit/cli/program.ts'
+import { CliError, invokedAs } from '@gatehouse/kit/cli/program.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { listTargets, TARGET_NAME, targetResponse } from '../actions/target-rows.ts'
 import { cliActor, readSecretFile } from './admin-actor.ts'
@@ -28,7 +28,11 @@ export async function targetListCommand(o: Opts): Promise<void> {
       { header: 'CREDENTIAL', value: (t) => (t.credential === null ? 'none' : 'set') },
       { header: 'UPDATED', value: (t) => t.updated_at },
     ],
-    { json: o.json === true, toJson: targetResponse },
+    {
+      json: o.json === true,
+      toJson: targetResponse,
+      empty: `no action targets yet: ${invokedAs('notify')} target set NAME --url URL`,
+    },
   )
 }
 

@@ -5,7 +5,7 @@
  */
 import { type ExpiryOptions, expiryOf } from '@gatehouse/kit/cli/expiry.ts'
 import { printList } from '@gatehouse/kit/cli/output.ts'
-import { CliError } from '@gatehouse/kit/cli/program.ts'
+import { CliError, invokedAs } from '@gatehouse/kit/cli/program.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import type { Kysely } from 'kysely'
 import { openNotifyDatabase } from '../db/open.ts'
@@ -62,7 +62,12 @@ export async function tokenCreateCommand(o: Opts): Promise<void> {
 }
 
 export async function tokenListCommand(o: Opts): Promise<void> {
-  const rows = await readDatabase(o, (d) => listReaderTokensWithOwner(d.db, o.user as string | undefined))
+  const rows = await readDatabase(o, async (d) => {
+    // A mistyped name is a mistake to name, not an empty list (as push list).
+    if (typeof o.user === 'string' && !(await findUserByName(d.db, o.user)))
+      throw new CliError(`no user ${JSON.stringify(o.user)}`)
+    return listReaderTokensWithOwner(d.db, o.user as string | undefined)
+  })
   const now = new Date().toISOString()
   printList(
     rows,
@@ -78,7 +83,11 @@ export async function tokenListCommand(o: Opts): Promise<void> {
           r.expires_at === null ? 'never' : r.expires_at <= now ? `${r.expires_at} (expired)` : r.expires_at,
       },
     ],
-    { json: o.json === true, toJson: (r) => ({ ...readerTokenResponse(r), user: r.username }) },
+    {
+      json: o.json === true,
+      toJson: (r) => ({ ...readerTokenResponse(r), user: r.username }),
+      empty: `no tokens${o.user === undefined ? '' : ` for ${String(o.user)}`} yet: ${invokedAs('notify')} token create --user ${o.user === undefined ? 'USER' : String(o.user)} --name NAME`,
+    },
   )
 }
 

@@ -7,7 +7,7 @@
  * narrow at once on PostgreSQL (NOTIFY) and within the stream poll interval on SQLite.
  */
 import { printList } from '@gatehouse/kit/cli/output.ts'
-import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
+import { CliError, invokedAs, UsageError } from '@gatehouse/kit/cli/program.ts'
 import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { recordAudit } from '../audit/store.ts'
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../auth/passwords.ts'
@@ -41,7 +41,11 @@ export async function userListCommand(o: Opts): Promise<void> {
       { header: 'LAST SIGN-IN', value: (u) => u.last_sign_in_at ?? 'never' },
     ],
     // Never the password hash or the identity provider's subject.
-    { json: o.json === true, toJson: userResponse },
+    {
+      json: o.json === true,
+      toJson: userResponse,
+      empty: `no users yet: ${invokedAs('notify')} user create NAME --admin --password-file FILE`,
+    },
   )
 }
 
