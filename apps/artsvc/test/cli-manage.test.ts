@@ -60,7 +60,9 @@ test('list and open use the stored token; list prints a table with a header and 
   assert.deepEqual(opened.lines, [`${h.base}/a/${artifact}`])
 })
 
-test('share create, list and revoke', async () => {
+test('share create, list and revoke; no share links yet says so', async () => {
+  const none = await shareList({ url: h.base, env, artifact })
+  assert.deepEqual([none.lines, none.json], [[`no share links yet: artsvc share create ${artifact} makes one`], []])
   const created = await shareCreate({ url: h.base, env, artifact, label: 'for review' })
   const share = created.json as { id: string; url: string }
   assert.match(created.lines[0]!, /^http:\/\/.+/)

@@ -65,6 +65,7 @@ describe('dnsctl CLI over the API', () => {
       ].join('\n'),
     )
     assert.equal((await run('zone', 'list', '--json')).stdout, '[]\n', 'a dry run creates nothing')
+    assert.match((await run('zone', 'list')).stdout, /^no zones yet: dnsctl zone create example\.com --ns ns1 /)
     assert.match(
       await ok('zone', 'create', zone, '--ns', 'ns1', '--ns-address', '192.0.2.53', '--serial', '7'),
       /^zone cli\.test created: serial 7, 3 records/,

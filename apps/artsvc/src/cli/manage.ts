@@ -7,6 +7,7 @@
  * the browser sign-in got a refresh token); ARTSVC_TOKEN still wins over it. The token is checked
  * against the server before it is saved.
  */
+import { invokedAs } from '@gatehouse/kit/cli/program.ts'
 import { request } from 'undici'
 import { PublishError, readAnswer } from './answers.ts'
 import { credentialsFile, type StoredLogin, saveLogin, usableToken } from './credentials.ts'
@@ -127,6 +128,8 @@ export async function shareList(t: Target & { artifact: string }): Promise<Outpu
   const { shares } = (await api(t, 'GET', `/api/v1/artifacts/${encodeURIComponent(t.artifact)}/shares`)) as {
     shares: ShareJson[]
   }
+  if (shares.length === 0)
+    return { lines: [`no share links yet: ${invokedAs('artsvc')} share create ${t.artifact} makes one`], json: shares }
   return {
     lines: table(
       ['ID', 'STATUS', 'VIEWS', 'EXPIRES', 'LABEL'],

@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { paint, printList } from '@gatehouse/kit/cli/output.ts'
-import { CliError, UsageError } from '@gatehouse/kit/cli/program.ts'
+import { CliError, invokedAs, UsageError } from '@gatehouse/kit/cli/program.ts'
 import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
 import { decodeZoneBytes, NotUtf8Error } from '../zonefile/utf8.ts'
 import type { ZoneDiff } from '../zones/diff.ts'
@@ -85,7 +85,10 @@ export async function zoneList(o: Opts): Promise<void> {
       { header: 'RECORDS', value: (z) => z.records },
       { header: 'REVISION', value: (z) => z.revision },
     ],
-    { json: o.json === true },
+    {
+      json: o.json === true,
+      empty: `no zones yet: ${invokedAs('dnsctl')} zone create example.com --ns ns1 --ns-address 192.0.2.1 (or zone import a zone file)`,
+    },
   )
 }
 
