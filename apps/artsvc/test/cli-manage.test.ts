@@ -58,6 +58,12 @@ test('list and open use the stored token; list prints a table with a header and 
   assert.equal(items.find((a) => a.id === artifact)?.latest_version, 1)
   const opened = await open({ url: h.base, env, artifact })
   assert.deepEqual(opened.lines, [`${h.base}/a/${artifact}`])
+  // Someone who can see nothing yet reads that, with the command that publishes.
+  const newcomer = await list({ url: h.base, env, token: await op.mintAccessToken({ sub: 'newcomer' }) })
+  assert.deepEqual(
+    [newcomer.lines, newcomer.json],
+    [['no artifacts you can see yet: artsvc publish --title TITLE --zip DIR publishes one'], []],
+  )
 })
 
 test('share create, list and revoke; no share links yet says so', async () => {

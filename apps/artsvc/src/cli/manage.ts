@@ -88,6 +88,11 @@ interface ArtifactJson {
 
 export async function list(t: Target): Promise<Output> {
   const { artifacts } = (await api(t, 'GET', '/api/v1/artifacts')) as { artifacts: ArtifactJson[] }
+  if (artifacts.length === 0)
+    return {
+      lines: [`no artifacts you can see yet: ${invokedAs('artsvc')} publish --title TITLE --zip DIR publishes one`],
+      json: artifacts,
+    }
   return {
     lines: table(
       ['ID', 'TITLE', 'VERSION', 'UPDATED', 'ROLE', 'URL'],
