@@ -14,6 +14,7 @@ import { type Credential, describeNode, STATE_STYLE } from '../nodes/registry.ts
 import { getNode, listNodes } from '../nodes/store.ts'
 import { formatMillis, parseMillis } from '../timestamps.ts'
 import { readDatabase, withDatabase } from './database.ts'
+import { noNodesYet } from './next-steps.ts'
 
 type Opts = Record<string, unknown>
 
@@ -68,7 +69,7 @@ export async function nodeList(o: Opts): Promise<void> {
         style: (n) => expiryStyle(n.certificate_expires_at),
       },
     ],
-    { json: o.json === true, empty: `no nodes yet: ${invokedAs('edgegate')} node add --kind sshgate INSTANCE_ID` },
+    { json: o.json === true, empty: noNodesYet() },
   )
 }
 

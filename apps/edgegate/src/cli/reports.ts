@@ -19,6 +19,7 @@ import { getNode, listNodes } from '../nodes/store.ts'
 import { countWaiting, listFingerprintsByDecision } from '../observations/store.ts'
 import { formatMillis, parseMillis } from '../timestamps.ts'
 import { databaseUrl, readDatabase } from './database.ts'
+import { noNodesYet } from './next-steps.ts'
 import { probeServer } from './server-probe.ts'
 
 type Opts = Record<string, unknown>
@@ -160,7 +161,7 @@ export async function status(o: Opts): Promise<void> {
       '',
     ].join('\n'),
   )
-  if (report.nodes.length === 0) return out(`no nodes yet: ${edgegate} node add --kind sshgate INSTANCE_ID\n`)
+  if (report.nodes.length === 0) return out(`${noNodesYet()}\n`)
   printList(report.nodes, [
     { header: 'INSTANCE', value: (n) => n.instance_id },
     { header: 'KIND', value: (n) => n.kind },

@@ -62,11 +62,11 @@ export async function tokenCreateCommand(o: Opts): Promise<void> {
 }
 
 export async function tokenListCommand(o: Opts): Promise<void> {
+  const user = typeof o.user === 'string' ? o.user : undefined
   const rows = await readDatabase(o, async (d) => {
     // A mistyped name is a mistake to name, not an empty list (as push list).
-    if (typeof o.user === 'string' && !(await findUserByName(d.db, o.user)))
-      throw new CliError(`no user ${JSON.stringify(o.user)}`)
-    return listReaderTokensWithOwner(d.db, o.user as string | undefined)
+    if (user !== undefined && !(await findUserByName(d.db, user))) throw new CliError(`no user ${JSON.stringify(user)}`)
+    return listReaderTokensWithOwner(d.db, user)
   })
   const now = new Date().toISOString()
   printList(
@@ -86,7 +86,7 @@ export async function tokenListCommand(o: Opts): Promise<void> {
     {
       json: o.json === true,
       toJson: (r) => ({ ...readerTokenResponse(r), user: r.username }),
-      empty: `no tokens${o.user === undefined ? '' : ` for ${String(o.user)}`} yet: ${invokedAs('notify')} token create --user ${o.user === undefined ? 'USER' : String(o.user)} --name NAME`,
+      empty: `no tokens${user === undefined ? '' : ` for ${user}`} yet: ${invokedAs('notify')} token create --user ${user ?? 'USER'} --name NAME`,
     },
   )
 }
