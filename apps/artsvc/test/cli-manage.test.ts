@@ -131,6 +131,28 @@ test('the commands from the command line: login, list --json, share create|list|
   assert.equal(revoked.status, 0, revoked.stderr)
   assert.equal(revoked.stdout, `revoked ${share.id}\n`)
 
+  // A label is anyone's text: the table and --json print its controls and bidirectional
+  // overrides as escapes (the ESC of a colour, a C1 CSI, a right-to-left override), and
+  // --json still reads back as the label itself.
+  const label = 'x\u001b[2J\u009b31m\u202eevil'
+  const marked = await cli(['share', 'create', artifact, '--label', label, '--json'])
+  assert.equal(marked.status, 0, marked.stderr)
+  const markedId = (JSON.parse(marked.stdout) as { id: string }).id
+  const raw = /[\u001b\u009b\u202e]/
+  const plainList = await cli(['share', 'list', artifact])
+  assert.doesNotMatch(plainList.stdout, raw)
+  assert.match(
+    plainList.stdout,
+    new RegExp(`^${markedId}\\s+active\\s+0\\s+-\\s+x\\\\e\\[2J\\\\x9b31m\\\\u202eevil$`, 'm'),
+  )
+  const jsonList = await cli(['share', 'list', artifact, '--json'])
+  assert.doesNotMatch(jsonList.stdout, raw)
+  assert.equal(
+    (JSON.parse(jsonList.stdout) as { id: string; label: string }[]).find((s) => s.id === markedId)?.label,
+    label,
+  )
+  assert.equal((await cli(['share', 'revoke', artifact, markedId])).status, 0)
+
   // A share for a while: --expires-in counts from now; a bad time is a usage error and creates nothing.
   const before = Date.now()
   const week = await cli(['share', 'create', artifact, '--expires-in', '168h', '--json'])

@@ -7,6 +7,7 @@
  * the browser sign-in got a refresh token); ARTSVC_TOKEN still wins over it. The token is checked
  * against the server before it is saved.
  */
+import { type Column, formatTable } from '@gatehouse/kit/cli/output.ts'
 import { invokedAs } from '@gatehouse/kit/cli/program.ts'
 import { request } from 'undici'
 import { PublishError, readAnswer } from './answers.ts'
@@ -17,6 +18,8 @@ export { credentialsFile }
 export interface Output {
   lines: string[]
   json: unknown
+  /** The lines are a kit table, escaped cell by cell (and styled on a terminal): printed as they are. */
+  escaped?: true
 }
 
 export interface Target {
@@ -54,15 +57,9 @@ async function api(t: Target, method: string, path: string, body?: unknown, give
   return readAnswer(url, res)
 }
 
-/** A table with a header row, columns padded to their widest cell. */
-export function table(header: string[], rows: string[][]): string[] {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
-      .join('  ')
-      .trimEnd()
-  return [line(header), ...rows.map(line)]
+/** Rows as the kit's table (the same layout, escaping and header style as every other list). */
+function tableOutput<Row>(columns: Column<Row>[], rows: Row[]): Output {
+  return { lines: formatTable(columns, rows).trimEnd().split('\n'), json: rows, escaped: true }
 }
 
 /** Check a token against the server, then keep it for the server's origin (owner-only file). */
@@ -93,13 +90,17 @@ export async function list(t: Target): Promise<Output> {
       lines: [`no artifacts you can see yet: ${invokedAs('artsvc')} publish --title TITLE --zip DIR publishes one`],
       json: artifacts,
     }
-  return {
-    lines: table(
-      ['ID', 'TITLE', 'VERSION', 'UPDATED', 'ROLE', 'URL'],
-      artifacts.map((a) => [a.id, a.title, String(a.latest_version), a.updated_at, a.role ?? '', a.url]),
-    ),
-    json: artifacts,
-  }
+  return tableOutput<ArtifactJson>(
+    [
+      { header: 'ID', value: (a) => a.id },
+      { header: 'TITLE', value: (a) => a.title },
+      { header: 'VERSION', value: (a) => a.latest_version },
+      { header: 'UPDATED', value: (a) => a.updated_at },
+      { header: 'ROLE', value: (a) => a.role },
+      { header: 'URL', value: (a) => a.url },
+    ],
+    artifacts,
+  )
 }
 
 /** The artifact's URL (the shell opens it in a browser when there is one). */
@@ -135,20 +136,17 @@ export async function shareList(t: Target & { artifact: string }): Promise<Outpu
   }
   if (shares.length === 0)
     return { lines: [`no share links yet: ${invokedAs('artsvc')} share create ${t.artifact} makes one`], json: shares }
-  return {
-    lines: table(
-      ['ID', 'STATUS', 'VIEWS', 'EXPIRES', 'LABEL'],
+  return tableOutput<ShareJson>(
+    [
+      { header: 'ID', value: (s) => s.id },
+      { header: 'STATUS', value: (s) => s.status },
       // The limit beside the count, as the web page shows it: "1/20".
-      shares.map((s) => [
-        s.id,
-        s.status,
-        `${s.views ?? 0}${typeof s.max_views === 'number' ? `/${s.max_views}` : ''}`,
-        s.expires_at ?? '',
-        s.label ?? '',
-      ]),
-    ),
-    json: shares,
-  }
+      { header: 'VIEWS', value: (s) => `${s.views ?? 0}${typeof s.max_views === 'number' ? `/${s.max_views}` : ''}` },
+      { header: 'EXPIRES', value: (s) => s.expires_at },
+      { header: 'LABEL', value: (s) => s.label },
+    ],
+    shares,
+  )
 }
 
 export async function shareRevoke(t: Target & { artifact: string; share: string }): Promise<Output> {

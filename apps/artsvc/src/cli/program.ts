@@ -8,7 +8,7 @@
 import { CliError, type Command, createCli, runCli, UsageError, withExamples } from '@gatehouse/kit/cli/program.ts'
 import { addSchemaOptions, schemaFlags, withEnvironmentHelp } from '@gatehouse/kit/cli/schema-options.ts'
 import { readFileSync } from '@gatehouse/kit/startup-builtins.ts'
-import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
+import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { backupSchema, bridgeSchema, configSchema, isLoopbackUrl, publishSchema } from '../config.ts'
 import { ID_PATTERN } from '../id-pattern.ts'
 import { fileErrorWords } from './file-errors.ts'
@@ -132,12 +132,9 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   }
   const ARTIFACTS = 'artsvc list shows them'
   const SHARES = 'artsvc share list <artifact> shows them'
-  const run = async (
-    o: Common,
-    work: (m: typeof import('./manage.ts')) => Promise<{ lines: string[]; json: unknown }>,
-  ) => {
+  const run = async (o: Common, work: (m: typeof import('./manage.ts')) => Promise<import('./manage.ts').Output>) => {
     const manage = await import('./manage.ts')
-    let out: { lines: string[]; json: unknown }
+    let out: import('./manage.ts').Output
     try {
       out = await work(manage)
     } catch (err) {
@@ -147,8 +144,10 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
         throw new CliError(escapeTerminal((err as Error).message))
       throw err
     }
-    if (o.json) process.stdout.write(`${JSON.stringify(out.json, null, 2)}\n`)
-    else for (const line of out.lines) process.stdout.write(`${escapeTerminal(line)}\n`)
+    // Titles, labels and names are other people's text: C1 controls and bidirectional
+    // overrides, which JSON.stringify leaves raw, are written as \u escapes (terminalJson).
+    if (o.json) process.stdout.write(`${terminalJson(out.json, 2)}\n`)
+    else for (const line of out.lines) process.stdout.write(`${out.escaped ? line : escapeTerminal(line)}\n`)
   }
 
   withExamples(
