@@ -130,6 +130,12 @@ describe('store commands (child processes)', () => {
     assert.equal(r.code, 0, r.stderr)
     e = (await stored(FP))!
     assert.deepEqual([e.verdict, e.label], ['pending', 'build server'])
+    // A right-to-left override is allowed in a label (not a control character), stored as
+    // given, and echoed as an escape, never raw to the terminal.
+    r = await cli(['label', '--db', db, FP, 'build \u202eserver'])
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal(r.stdout, `${FP} label "build \\u202eserver"\n`)
+    assert.equal((await stored(FP))!.label, 'build \u202eserver')
     r = await cli(['label', '--db', db, FP, 'renamed'])
     assert.equal(r.code, 0, r.stderr)
     assert.equal((await stored(FP))!.label, 'renamed')

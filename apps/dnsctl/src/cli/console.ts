@@ -3,7 +3,7 @@
  * for a one-time sign-in link to the web console, and print it.
  */
 import { UsageError } from '@gatehouse/kit/cli/program.ts'
-import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
+import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { apiOf } from './client.ts'
 
 export async function consoleLink(o: Record<string, unknown>): Promise<void> {
@@ -16,7 +16,7 @@ export async function consoleLink(o: Record<string, unknown>): Promise<void> {
     body: { name },
   })
   if (o.json === true) {
-    process.stdout.write(`${JSON.stringify(body)}\n`)
+    process.stdout.write(`${terminalJson(body)}\n`)
     return
   }
   process.stdout.write(

@@ -1,6 +1,6 @@
 /** `dnsctl ha status` and `dnsctl ha promote`: the CLI over the HA endpoints. */
 import { paint, printList } from '@gatehouse/kit/cli/output.ts'
-import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
+import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import type { HaStatus, PromoteResultBody } from '../ha/status.ts'
 import { apiOf } from './client.ts'
 
@@ -13,7 +13,7 @@ function yesNo(v: boolean | null | undefined): string {
 
 export async function haStatus(o: Opts): Promise<void> {
   const { body } = await apiOf(o).json<HaStatus>('GET', '/v1/status/ha')
-  if (o.json === true) return out(`${JSON.stringify(body, null, 2)}\n`)
+  if (o.json === true) return out(`${terminalJson(body, 2)}\n`)
   const mode = body.write_mode === 'read-write' ? paint('green', body.write_mode) : paint('yellow', body.write_mode)
   out(`role: ${body.role} (epoch ${body.epoch}), ${mode}\n`)
   if (body.read_only_reason) out(`  ${escapeTerminal(body.read_only_reason)}\n`)
@@ -50,7 +50,7 @@ export async function haPromote(o: Opts): Promise<void> {
   const { body } = await apiOf(o).json<PromoteResultBody>('POST', '/v1/ha/promote', {
     body: reason === undefined ? {} : { reason },
   })
-  if (o.json === true) return out(`${JSON.stringify(body, null, 2)}\n`)
+  if (o.json === true) return out(`${terminalJson(body, 2)}\n`)
   out(`promoted to primary (epoch ${body.epoch}); ${body.zones.length} zones taken over\n`)
   for (const z of body.zones) out(`  ${escapeTerminal(z.zone)} serial ${z.serial}\n`)
   for (const w of body.warnings) out(`${paint('yellow', `warning: ${escapeTerminal(w)}`)}\n`)
@@ -61,6 +61,6 @@ export async function haDemote(o: Opts): Promise<void> {
   const { body } = await apiOf(o).json<{ role: string; epoch: number; zones: string[] }>('POST', '/v1/ha/demote', {
     body: reason === undefined ? {} : { reason },
   })
-  if (o.json === true) return out(`${JSON.stringify(body, null, 2)}\n`)
+  if (o.json === true) return out(`${terminalJson(body, 2)}\n`)
   out(`demoted to secondary (epoch ${body.epoch}); ${body.zones.length} zones now replicate from the peer\n`)
 }

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { paint, printList } from '@gatehouse/kit/cli/output.ts'
 import { CliError, invokedAs, UsageError } from '@gatehouse/kit/cli/program.ts'
-import { escapeTerminal } from '@gatehouse/kit/terminal.ts'
+import { escapeTerminal, terminalJson } from '@gatehouse/kit/terminal.ts'
 import { decodeZoneBytes, NotUtf8Error } from '../zonefile/utf8.ts'
 import type { ZoneDiff } from '../zones/diff.ts'
 import { apiOf, zonePath } from './client.ts'
@@ -251,7 +251,7 @@ export async function zoneImport(o: Opts, zone: string, file: string): Promise<v
 export async function diff(o: Opts, zone: string, file: string): Promise<void> {
   roleOf(o)
   const { body } = await putText(o, zone, readZoneFile(file), true, sourceName(file))
-  if (o.json === true) return out(`${JSON.stringify(body.diff, null, 2)}\n`)
+  if (o.json === true) return out(`${terminalJson(body.diff, 2)}\n`)
   printDiff(body.name, body.diff!)
 }
 

@@ -6,6 +6,7 @@
 import { formatGateStatus, type GateStatusInputs, gateStatusReport } from '@gatehouse/kit/cli/gate-status.ts'
 import { formatListenAddress } from '@gatehouse/kit/net.ts'
 import { existsSync } from '@gatehouse/kit/startup-builtins.ts'
+import { terminalJson } from '@gatehouse/kit/terminal.ts'
 import { loadServeConfig } from '../config.ts'
 import { readStore } from './entries.ts'
 import type { Io } from './io.ts'
@@ -23,5 +24,5 @@ export async function statusCommand(flags: Record<string, unknown>, json: boolea
     maxFingerprints: config.maxFingerprints,
   }
   const report = await readStore(config.dbPath, ({ db }) => gateStatusReport(inputs, db))
-  io.out(json ? `${JSON.stringify(report, null, 2)}\n` : formatGateStatus(inputs, report))
+  io.out(json ? `${terminalJson(report, 2)}\n` : formatGateStatus(inputs, report))
 }

@@ -10,6 +10,7 @@ import { statSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { basename, dirname, resolve } from 'node:path'
 import { UsageError } from '@gatehouse/kit/cli/program.ts'
+import { terminalJson } from '@gatehouse/kit/terminal.ts'
 import { configPath, type InputConfig, loadWebsignalConfig, parseInputs, windowField } from '../config.ts'
 import { buildSignal, DEFAULT_THRESHOLDS, isScanner, type Thresholds } from '../detect/detect.ts'
 import { BUILTIN_PATTERN_DIR, compilePatterns, loadPatternLists } from '../detect/patterns.ts'
@@ -161,7 +162,7 @@ export async function replayCommand(o: ReplayOptions, io: Io): Promise<void> {
     const t = { ...a, distinctPaths: a.paths.size }
     if (!isScanner(t, thresholds)) continue
     signals++
-    io.out(`${JSON.stringify(buildSignal(a, t, a.lastSeenMs, windowMs))}\n`)
+    io.out(`${terminalJson(buildSignal(a, t, a.lastSeenMs, windowMs))}\n`)
   }
   const n = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`
   io.err(`replay: ${n(parsed, 'line')} parsed, ${unmatched} unmatched, ${n(signals, 'signal')}\n`)

@@ -86,14 +86,14 @@ export function gateEntryCommands<S extends GateStore>(o: GateEntryCommandsOptio
       )
       if (!ok) throw o.notFound(fp)
       const until = expiresAt === undefined ? '' : ` until ${expiresAt}`
-      io.out(`${fp} ${verdict}${until}${label === undefined ? '' : ` (label ${JSON.stringify(label)})`}\n`)
+      io.out(`${fp} ${verdict}${until}${label === undefined ? '' : ` (label ${terminalJson(label)})`}\n`)
     },
     async labelCommand(dbPath: string, fingerprint: string, label: string, io: { out(text: string): void }) {
       const fp = o.checkFingerprint(fingerprint)
       const checked = o.checkLabel(label)
       const ok = await withStore(dbPath, (s) => setLabel(s.db, fp, checked, new Date().toISOString()))
       if (!ok) throw o.notFound(fp)
-      io.out(`${fp} label ${JSON.stringify(checked)}\n`)
+      io.out(`${fp} label ${terminalJson(checked)}\n`)
     },
     /** `backup FILE`: a consistent copy of the store (`cli/backup.ts`, loaded only here). */
     async backupCommand(dbPath: string, file: string, io: { out(text: string): void }) {
